@@ -1,0 +1,33 @@
+# Two commands on a fresh machine: `make demo` (the app on its demo project) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test install lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/rageval-desktop --demo
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+bench: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/bench_import.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/bench_startup.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,3 @@
+from rageval_desktop.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""What every import shares: reading + mapping + layout choice, and the report it returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.importers.cells import Cells
+from rageval_desktop.core.importers.layouts import Layout, choose_layout
+from rageval_desktop.core.importers.readers import read_records
+
+
+@dataclass
+class ImportReport:
+    kind: str
+    file: str
+    layout: str
+    rows_read: int
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    run: str | None = None
+    linked: int = 0
+    unlinked: int = 0
+    unlinked_examples: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        if self.kind == "run":
+            text = (f"imported run '{self.run}': {self.added} rows from {self.file} ({self.layout} format); "
+                    f"{self.linked} linked to golden rows, {self.unlinked} unlinked")
+        else:
+            text = (f"imported {self.kind} from {self.file} ({self.layout} format): {self.added} added, "
+                    f"{self.updated} updated, {self.unchanged} unchanged")
+        return text
+
+
+def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] | None) -> tuple[Layout, list, str]:
+    """Read the file, rename mapped columns, pick the layout and convert: (layout, records, file name)."""
+    path = Path(path)
+    rows, columns = read_records(path)
+    if mapping:
+        absent = [src for src in mapping if src not in columns]
+        if absent:
+            raise ImportFailed(f"--map names column(s) the file does not have: {', '.join(absent)} "
+                               f"(found: {', '.join(columns)})", file=path.name)
+        columns = [mapping.get(col, col) for col in columns]
+        rows = [{mapping.get(k, k): v for k, v in row.items()} for row in rows]
+    layout = choose_layout(kind, columns, fmt, path.name)
+    return layout, layout.convert(rows, Cells(path.name)), path.name
+
+
+def check_unique(values: list[tuple[int, str | None]], file: str, column: str, what: str) -> None:
+    """Fail on the first repeated value, naming both rows."""
+    seen: dict[str, int] = {}
+    for row, value in values:
+        if value is None:
+            continue
+        if value in seen:
+            raise ImportFailed(f"duplicate {what} '{value[:80]}' (first seen on row {seen[value]})",
+                               file=file, row=row, column=column)
+        seen[value] = row

@@ -1,0 +1,129 @@
+"""Import a golden set: all rows in one transaction, each change recorded in the edit history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rageval_desktop.core.importers.common import ImportReport, check_unique, load
+from rageval_desktop.core.importers.layouts import GoldenRecord
+from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.text import normalise_question, short_hash
+
+CONTENT_FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "metadata")
+
+
+def golden_id_for(question: str) -> str:
+    return "g-" + short_hash(normalise_question(question))
+
+
+def _content(rec: GoldenRecord) -> dict[str, Any]:
+    return {"question": rec.question, "gold_answer": rec.gold_answer, "gold_chunk_ids": rec.gold_chunk_ids,
+            "slice_tag": rec.slice_tag, "metadata": rec.metadata}
+
+
+def _stored_content(row: tuple) -> dict[str, Any]:
+    question, answer, ids, slice_tag, metadata = row
+    return {"question": question, "gold_answer": answer, "gold_chunk_ids": json.loads(ids),
+            "slice_tag": slice_tag, "metadata": json.loads(metadata)}
+
+
+def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
+                  mapping: dict[str, str] | None = None, default_slice: str | None = None,
+                  source: str = "import", ctx: TaskContext | None = None) -> ImportReport:
+    ctx = ctx or TaskContext()
+    layout, records, file = load(path, "golden", fmt, mapping)
+    check_unique([(r.row, r.id) for r in records], file, "id", "id")
+    check_unique([(r.row, normalise_question(r.question)) for r in records if r.id is None], file,
+                 layout.required[0], "question")
+    report = ImportReport(kind="golden set", file=file, layout=layout.name, rows_read=len(records))
+    ctx.report(0, len(records), "writing golden rows", force=True)
+    with project.write("import golden set", changed=("golden",)) as conn:
+        chunk_by_text = _chunks_by_text(conn, records)
+        known_slices = {r[0] for r in conn.execute("SELECT name FROM slices")}
+        new_slices: set[str] = set()
+        now = utcnow()
+        for done, rec in enumerate(records, start=1):
+            if done % 500 == 0:
+                ctx.check()
+                ctx.report(done, len(records), "writing golden rows")
+            rec.slice_tag = rec.slice_tag or default_slice
+            if rec.slice_tag and rec.slice_tag not in known_slices:
+                new_slices.add(rec.slice_tag)
+            if not rec.gold_chunk_ids and rec.gold_context:
+                found = chunk_by_text.get(rec.gold_context.strip())
+                if found:
+                    rec.gold_chunk_ids = [found]
+                else:
+                    rec.metadata.setdefault("gold_context", rec.gold_context)
+            gid = rec.id or golden_id_for(rec.question)
+            _upsert(project, conn, gid, rec, source, now, report)
+        for position, name in enumerate(sorted(new_slices), start=len(known_slices)):
+            conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (name, position))
+            report.warnings.append(f"new slice '{name}' added to the project")
+        missing = _unknown_chunk_ids(conn, records)
+        if missing:
+            report.warnings.append(f"{missing} gold chunk id(s) are not in the project's corpus")
+        ctx.check()
+        project.audit(conn, "import", "golden", None, file=file, layout=layout.name, added=report.added,
+                      updated=report.updated, unchanged=report.unchanged)
+    ctx.report(len(records), len(records), "done", force=True)
+    return report
+
+
+def _upsert(project: Project, conn, gid: str, rec: GoldenRecord, source: str, now: str,
+            report: ImportReport) -> None:
+    new = _content(rec)
+    row = conn.execute("SELECT question, gold_answer, gold_chunk_ids, slice_tag, metadata, revision "
+                       "FROM golden_rows WHERE id = ?", (gid,)).fetchone()
+    values = (rec.question, normalise_question(rec.question), rec.gold_answer, json.dumps(rec.gold_chunk_ids),
+              rec.slice_tag, json.dumps(rec.metadata, ensure_ascii=False))
+    if row is None:
+        conn.execute("INSERT INTO golden_rows (question, question_norm, gold_answer, gold_chunk_ids, slice_tag, "
+                     "metadata, id, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (*values, gid, source, now, now))
+        _edit(conn, project, gid, 1, "create", now, f"imported from {report.file}", None, new)
+        report.added += 1
+        return
+    old = _stored_content(row[:5])
+    if old == new:
+        report.unchanged += 1
+        return
+    revision = row[5] + 1
+    conn.execute("UPDATE golden_rows SET question = ?, question_norm = ?, gold_answer = ?, gold_chunk_ids = ?, "
+                 "slice_tag = ?, metadata = ?, revision = ?, updated_at = ? WHERE id = ?",
+                 (*values, revision, now, gid))
+    _edit(conn, project, gid, revision, "update", now, f"imported from {report.file}", old, new)
+    report.updated += 1
+
+
+def _edit(conn, project: Project, gid: str, revision: int, op: str, now: str, reason: str,
+          before: dict | None, after: dict | None) -> None:
+    conn.execute("INSERT INTO golden_edits (golden_id, revision, op, author, at, reason, before, after) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (gid, revision, op, project.actor, now, reason,
+                  None if before is None else json.dumps(before, ensure_ascii=False),
+                  None if after is None else json.dumps(after, ensure_ascii=False)))
+
+
+def _chunks_by_text(conn, records: list[GoldenRecord]) -> dict[str, str]:
+    wanted = {r.gold_context.strip() for r in records if r.gold_context and not r.gold_chunk_ids}
+    if not wanted:
+        return {}
+    found = {}
+    for chunk_id, text in conn.execute("SELECT chunk_id, text FROM corpus_chunks"):
+        key = text.strip()
+        if key in wanted and key not in found:
+            found[key] = chunk_id
+    return found
+
+
+def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
+    ids = {cid for r in records for cid in r.gold_chunk_ids}
+    if not ids or conn.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0] == 0:
+        return 0
+    known = {r[0] for r in conn.execute("SELECT chunk_id FROM corpus_chunks")}
+    return len(ids - known)
+

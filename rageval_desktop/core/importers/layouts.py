@@ -1,0 +1,298 @@
+"""The layouts we read, each turned into the same canonical records.
+
+Detection looks at column names only; `--format` overrides it and `--map new=old` renames columns first,
+so any other layout can be read as a native one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.importers.cells import Cells
+
+
+@dataclass
+class GoldenRecord:
+    row: int
+    id: str | None
+    question: str
+    gold_answer: str | None
+    gold_chunk_ids: list[str]
+    slice_tag: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    gold_context: str | None = None  # text of the gold chunk when the layout has no chunk ids
+
+
+@dataclass
+class Passage:
+    chunk_id: str | None
+    text: str | None
+    score: float | None = None
+    in_prompt: bool | None = None
+
+
+@dataclass
+class RunRecord:
+    row: int
+    external_id: str | None
+    golden_id: str | None
+    question: str
+    answer: str | None
+    retrieved: list[Passage]
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    kind: str  # "golden" or "run"
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    convert: Callable[[list[dict], Cells], list]
+    description: str
+    one_of: tuple[str, ...] = ()  # at least one of these columns must be present
+
+    def missing(self, present: set[str]) -> list[str]:
+        missing = [col for col in self.required if col not in present]
+        if self.one_of and not present & set(self.one_of):
+            missing.append(" or ".join(self.one_of))
+        return missing
+
+    @property
+    def known(self) -> set[str]:
+        return set(self.required) | set(self.optional)
+
+
+# --- golden layouts ----------------------------------------------------------------------------
+def _native_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    known = set(NATIVE_GOLDEN.known)
+    return [GoldenRecord(
+        row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
+        gold_answer=c.text(r, "gold_answer", i), gold_chunk_ids=c.id_list(r, "gold_chunk_ids", i),
+        slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i))
+        for i, r in enumerate(records, start=1)]
+
+
+def _ragas_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    known = set(RAGAS_GOLDEN.known) | set(RAGAS_RUN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        contexts = c.text_list(r, "reference_contexts", i) if "reference_contexts" in r else []
+        out.append(GoldenRecord(
+            row=i, id=c.text(r, "id", i), question=c.text(r, "user_input", i, required=True),
+            gold_answer=c.text(r, "reference", i), gold_chunk_ids=c.id_list(r, "reference_context_ids", i),
+            slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
+            gold_context=contexts[0] if len(contexts) == 1 else None))
+    return out
+
+
+def _cookbook_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    known = set(COOKBOOK_GOLDEN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        meta = c.extras(r, known, i)
+        for col in ("source_doc", "groundedness_score", "relevance_score", "standalone_score"):
+            if not c.missing(r.get(col)):
+                meta[col] = c.number(r, col, i) if col.endswith("_score") else c.text(r, col, i)
+        out.append(GoldenRecord(
+            row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
+            gold_answer=c.text(r, "answer", i), gold_chunk_ids=[], slice_tag=c.text(r, "slice_tag", i),
+            metadata=meta, gold_context=c.text(r, "context", i)))
+    return out
+
+
+# --- run layouts -------------------------------------------------------------------------------
+def _numbers(r: dict, c: Cells, i: int, cost_col: str = "cost_usd") -> dict[str, Any]:
+    return dict(latency_ms=c.number(r, "latency_ms", i), cost_usd=c.number(r, cost_col, i),
+                prompt_tokens=c.number(r, "prompt_tokens", i, integer=True),
+                completion_tokens=c.number(r, "completion_tokens", i, integer=True))
+
+
+def _passages_native(r: dict, c: Cells, i: int) -> list[Passage]:
+    out = []
+    for n, item in enumerate(c.listing(r, "retrieved", i), start=1):
+        if isinstance(item, str):
+            out.append(Passage(chunk_id=None, text=item))
+            continue
+        if not isinstance(item, dict) or not ({"chunk_id", "text"} & set(item)):
+            raise c.fail(f"retrieved item {n} must be an object with chunk_id and/or text, got "
+                         f"{str(item)[:40]!r}", i, "retrieved")
+        probe = {"chunk_id": item.get("chunk_id"), "text": item.get("text"), "score": item.get("score"),
+                 "in_prompt": item.get("in_prompt")}
+        col = f"retrieved[{n}]"
+        in_prompt = probe["in_prompt"]
+        if in_prompt is not None and not isinstance(in_prompt, bool):
+            raise c.fail(f"in_prompt must be true or false, got {in_prompt!r}", i, col)
+        out.append(Passage(chunk_id=_id_or_none(c, probe, "chunk_id", i, col),
+                           text=_text_or_none(c, probe, i, col),
+                           score=c.number(probe, "score", i, minimum=None), in_prompt=in_prompt))
+    return out
+
+
+def _id_or_none(c: Cells, probe: dict, key: str, i: int, col: str) -> str | None:
+    value = probe.get(key)
+    if c.missing(value):
+        return None
+    if isinstance(value, (dict, list, bool)):
+        raise c.fail(f"{key} must be text or a number, got {type(value).__name__}", i, col)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _text_or_none(c: Cells, probe: dict, i: int, col: str) -> str | None:
+    value = probe.get("text")
+    if c.missing(value):
+        return None
+    if not isinstance(value, str):
+        raise c.fail(f"text must be a string, got {type(value).__name__}", i, col)
+    c.check_size(value, i, col)
+    return value
+
+
+def _native_run(records: list[dict], c: Cells) -> list[RunRecord]:
+    known = set(NATIVE_RUN.known)
+    return [RunRecord(
+        row=i, external_id=c.text(r, "id", i), golden_id=c.text(r, "golden_id", i),
+        question=c.text(r, "question", i, required=True), answer=c.text(r, "answer", i),
+        retrieved=_passages_native(r, c, i), metadata=c.extras(r, known, i), **_numbers(r, c, i))
+        for i, r in enumerate(records, start=1)]
+
+
+def _zip_passages(ids: list[str], texts: list[str], c: Cells, i: int, col: str) -> list[Passage]:
+    if ids and texts and len(ids) != len(texts):
+        raise c.fail(f"{len(ids)} context ids but {len(texts)} contexts", i, col)
+    n = max(len(ids), len(texts))
+    return [Passage(chunk_id=ids[k] if ids else None, text=texts[k] if texts else None) for k in range(n)]
+
+
+def _ragas_run(records: list[dict], c: Cells) -> list[RunRecord]:
+    known = set(RAGAS_RUN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        passages = _zip_passages(c.id_list(r, "retrieved_context_ids", i),
+                                 c.text_list(r, "retrieved_contexts", i), c, i, "retrieved_context_ids")
+        out.append(RunRecord(
+            row=i, external_id=c.text(r, "id", i), golden_id=c.text(r, "golden_id", i),
+            question=c.text(r, "user_input", i, required=True), answer=c.text(r, "response", i),
+            retrieved=passages, metadata=c.extras(r, known, i), **_numbers(r, c, i)))
+    return out
+
+
+def _cookbook_run(records: list[dict], c: Cells) -> list[RunRecord]:
+    known = set(COOKBOOK_RUN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        meta = c.extras(r, known, i)
+        if not c.missing(r.get("source_doc")):
+            meta["source_doc"] = c.text(r, "source_doc", i)
+        out.append(RunRecord(
+            row=i, external_id=c.text(r, "id", i), golden_id=None,
+            question=c.text(r, "question", i, required=True), answer=c.text(r, "generated_answer", i),
+            retrieved=[Passage(None, t) for t in c.text_list(r, "retrieved_docs", i)], metadata=meta))
+    return out
+
+
+def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
+    """One row per passage; the answer sits on the first row of each (query_id, query_run) group."""
+    groups: dict[tuple[str, str], RunRecord] = {}
+    runs_per_query: dict[str, set[str]] = {}
+    for i, r in enumerate(records, start=1):
+        qid = c.text(r, "query_id", i, required=True)
+        qrun = c.text(r, "query_run", i) or "1"
+        question = c.text(r, "query", i, required=True)
+        key = (qid, qrun)
+        rec = groups.get(key)
+        if rec is None:
+            rec = groups[key] = RunRecord(row=i, external_id=qid, golden_id=None, question=question,
+                                          answer=None, retrieved=[], metadata={"query_run": qrun})
+            runs_per_query.setdefault(qid, set()).add(qrun)
+        elif rec.question != question:
+            raise c.fail(f"query_id {qid} has another question on row {rec.row}", i, "query")
+        answer = c.text(r, "generated_answer", i)
+        if answer is not None:
+            if rec.answer is not None and answer != rec.answer:
+                raise c.fail(f"a second, different answer for {qid} (run {qrun})", i, "generated_answer")
+            rec.answer = answer
+        passage_id, passage = c.text(r, "passage_id", i), c.text(r, "passage", i)
+        if passage_id is not None or passage is not None:
+            rec.retrieved.append(Passage(chunk_id=passage_id, text=passage))
+    for (qid, qrun), rec in groups.items():
+        if len(runs_per_query[qid]) > 1:
+            rec.external_id = f"{qid}#run{qrun}"
+    return list(groups.values())
+
+
+NATIVE_GOLDEN = Layout("native", "golden", ("question",), ("id", "gold_answer", "gold_chunk_ids", "slice_tag"),
+                       _native_golden, "question, gold_answer, gold_chunk_ids, slice_tag (+ id)",
+                       one_of=("gold_answer", "gold_chunk_ids"))
+RAGAS_GOLDEN = Layout("ragas", "golden", ("user_input",),
+                      ("id", "reference", "reference_context_ids", "reference_contexts", "slice_tag"),
+                      _ragas_golden, "ragas: user_input, reference, reference_context_ids")
+COOKBOOK_GOLDEN = Layout("hf-cookbook", "golden", ("question", "answer", "context"),
+                         ("id", "source_doc", "slice_tag", "groundedness_score", "relevance_score",
+                          "standalone_score"), _cookbook_golden,
+                         "HF cookbook eval set: question, answer, context, source_doc")
+NATIVE_RUN = Layout("native", "run", ("question", "answer", "retrieved"),
+                    ("id", "golden_id", "latency_ms", "cost_usd", "prompt_tokens", "completion_tokens"),
+                    _native_run, "question, answer, retrieved [{chunk_id, text, score}] (+ id, golden_id, ...)")
+RAGAS_RUN = Layout("ragas", "run", ("user_input", "response"),
+                   ("id", "golden_id", "retrieved_contexts", "retrieved_context_ids", "reference",
+                    "reference_context_ids", "reference_contexts", "latency_ms", "cost_usd", "prompt_tokens",
+                    "completion_tokens"), _ragas_run,
+                   "ragas: user_input, response, retrieved_contexts, retrieved_context_ids")
+OPEN_RAG_EVAL = Layout("open-rag-eval", "run", ("query_id", "query", "passage_id", "passage", "generated_answer"),
+                       ("query_run",), _open_rag_eval,
+                       "open-rag-eval CSV: query_id, query, [query_run], passage_id, passage, generated_answer")
+COOKBOOK_RUN = Layout("hf-cookbook", "run", ("question", "generated_answer", "retrieved_docs"),
+                      ("id", "true_answer", "source_doc"), _cookbook_run,
+                      "HF cookbook test output: question, generated_answer, retrieved_docs")
+
+LAYOUTS: dict[str, tuple[Layout, ...]] = {
+    # most specific first: detection takes the first layout whose required columns are all present
+    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, NATIVE_GOLDEN),
+    "run": (OPEN_RAG_EVAL, RAGAS_RUN, COOKBOOK_RUN, NATIVE_RUN),
+}
+
+
+def parse_mapping(spec: str | None) -> dict[str, str]:
+    """'question=query,gold_answer=expected' -> {'query': 'question', 'expected': 'gold_answer'}."""
+    if not spec:
+        return {}
+    mapping = {}
+    for part in spec.split(","):
+        if "=" not in part:
+            raise ImportFailed(f"column mapping '{part}' must look like target=source")
+        target, source = (s.strip() for s in part.split("=", 1))
+        if not target or not source:
+            raise ImportFailed(f"column mapping '{part}' must look like target=source")
+        mapping[source] = target
+    return mapping
+
+
+def choose_layout(kind: str, columns: list[str], forced: str | None, file: str) -> Layout:
+    layouts = LAYOUTS[kind]
+    present = set(columns)
+    if forced:
+        matches = [lay for lay in layouts if lay.name == forced]
+        if not matches:
+            names = ", ".join(lay.name for lay in layouts)
+            raise ImportFailed(f"unknown {kind} format '{forced}'; choose one of: {names}", file=file)
+        layout = matches[0]
+        missing = layout.missing(present)
+        if missing:
+            raise ImportFailed(f"missing required column(s) for the {layout.name} {kind} format: "
+                               f"{', '.join(missing)} (found: {', '.join(columns)})", file=file)
+        return layout
+    for layout in layouts:
+        if not layout.missing(present):
+            return layout
+    wanted = "; ".join(lay.description for lay in layouts)
+    raise ImportFailed(f"missing required columns: no {kind} format matches the columns "
+                       f"{', '.join(columns)}. Expected one of: {wanted}. Use --map target=source to rename "
+                       "columns, or --format to choose a format", file=file)

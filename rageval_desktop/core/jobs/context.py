@@ -1,0 +1,42 @@
+"""The Qt-free progress and cancel object that every long operation receives."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class Cancelled(Exception):
+    """Raised inside an operation when the user cancelled; the operation's transaction rolls back."""
+
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass
+class TaskContext:
+    on_progress: ProgressCallback | None = None
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    min_interval_s: float = 0.05  # progress is throttled so a fast loop does not flood the GUI
+    _last: float = 0.0
+
+    def report(self, done: int, total: int, message: str = "", *, force: bool = False) -> None:
+        if self.on_progress is None:
+            return
+        now = time.monotonic()
+        if force or done >= total or now - self._last >= self.min_interval_s:
+            self._last = now
+            self.on_progress(done, total, message)
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def check(self) -> None:
+        if self.cancel_event.is_set():
+            raise Cancelled("cancelled by the user; nothing was changed")

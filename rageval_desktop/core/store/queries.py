@@ -1,0 +1,113 @@
+"""Read-side facts about a project, shared by the CLI, the GUI and reports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from rageval_desktop.core.errors import NotFound
+from rageval_desktop.core.store.project import Project
+
+
+def project_info(project: Project) -> dict[str, Any]:
+    conn = project.reader()
+
+    def count(sql: str) -> int:
+        return conn.execute(sql).fetchone()[0]
+
+    runs = [{"name": name, "rows": rows, "linked": linked, "created_at": created}
+            for name, rows, linked, created in conn.execute(
+                "SELECT r.name, COUNT(rr.id), COUNT(rr.golden_id), r.created_at FROM runs r "
+                "LEFT JOIN run_rows rr ON rr.run_id = r.id GROUP BY r.id ORDER BY r.id")]
+    slices = {name: n for name, n in conn.execute(
+        "SELECT s.name, COUNT(g.id) FROM slices s LEFT JOIN golden_rows g ON g.slice_tag = s.name "
+        "AND g.status != 'retired' GROUP BY s.name ORDER BY s.position")}
+    return {
+        "path": str(project.path),
+        "name": project.meta("name"),
+        "schema_version": project.schema_version(),
+        "golden_rows": count("SELECT COUNT(*) FROM golden_rows WHERE status != 'retired'"),
+        "golden_rows_retired": count("SELECT COUNT(*) FROM golden_rows WHERE status = 'retired'"),
+        "slices": slices,
+        "corpus_chunks": count("SELECT COUNT(*) FROM corpus_chunks"),
+        "runs": runs,
+        "judges": count("SELECT COUNT(*) FROM judges"),
+        "judgments": count("SELECT COUNT(*) FROM judgments"),
+        "human_ratings": count("SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL"),
+        "jobs": count("SELECT COUNT(*) FROM jobs"),
+    }
+
+
+def run_id(project: Project, name: str) -> int:
+    row = project.reader().execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        names = [r[0] for r in project.reader().execute("SELECT name FROM runs ORDER BY id")]
+        raise NotFound(f"no run named '{name}' (runs: {', '.join(names) or 'none'})")
+    return row[0]
+
+
+@dataclass(frozen=True)
+class Passage:
+    rank: int
+    chunk_id: str | None
+    text: str
+    score: float | None
+    is_gold: bool
+
+
+@dataclass(frozen=True)
+class RowDetail:
+    """Everything the detail pane and the review screen show about one row."""
+
+    title: str
+    question: str
+    answer: str | None
+    gold_answer: str | None
+    gold_chunk_ids: list[str]
+    slice_tag: str | None
+    passages: list[Passage]
+    facts: dict[str, Any]
+
+
+def run_row_detail(project: Project, row_id: int) -> RowDetail:
+    conn = project.reader()
+    row = conn.execute(
+        "SELECT rr.external_id, rr.question, rr.answer, rr.latency_ms, rr.cost_usd, rr.prompt_tokens, "
+        "rr.completion_tokens, g.id, g.gold_answer, g.gold_chunk_ids, g.slice_tag, r.name "
+        "FROM run_rows rr JOIN runs r ON r.id = rr.run_id LEFT JOIN golden_rows g ON g.id = rr.golden_id "
+        "WHERE rr.id = ?", (row_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"run row {row_id} does not exist")
+    ext, question, answer, latency, cost, pt, ct, gid, gold_answer, gold_ids, slice_tag, run = row
+    gold = json.loads(gold_ids) if gold_ids else []
+    passages = [Passage(rank, cid, text if text is not None else _chunk_text(conn, cid), score, cid in gold)
+                for rank, cid, text, score in conn.execute(
+                    "SELECT rank, chunk_id, text, score FROM retrieved_passages WHERE run_row_id = ? ORDER BY rank",
+                    (row_id,))]
+    return RowDetail(
+        title=f"{run} · {ext}", question=question, answer=answer, gold_answer=gold_answer, gold_chunk_ids=gold,
+        slice_tag=slice_tag, passages=passages,
+        facts={"golden row": gid or "unlinked", "latency ms": latency, "cost USD": cost,
+               "prompt tokens": pt, "completion tokens": ct})
+
+
+def golden_row_detail(project: Project, golden_id: str) -> RowDetail:
+    conn = project.reader()
+    row = conn.execute("SELECT question, gold_answer, gold_chunk_ids, slice_tag, source, status, revision "
+                       "FROM golden_rows WHERE id = ?", (golden_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"golden row {golden_id} does not exist")
+    question, gold_answer, gold_ids, slice_tag, source, status, revision = row
+    gold = json.loads(gold_ids)
+    passages = [Passage(n, cid, _chunk_text(conn, cid), None, True) for n, cid in enumerate(gold, start=1)]
+    return RowDetail(title=f"golden · {golden_id}", question=question, answer=None, gold_answer=gold_answer,
+                     gold_chunk_ids=gold, slice_tag=slice_tag, passages=passages,
+                     facts={"source": source, "status": status, "revision": revision})
+
+
+def _chunk_text(conn, chunk_id: str | None) -> str:
+    if chunk_id is None:
+        return ""
+    row = conn.execute("SELECT text FROM corpus_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+    return row[0] if row else "(chunk not in the project's corpus)"

@@ -1,0 +1,291 @@
+"""The schema, as forward migrations. Version N of the file = migrations 1..N applied.
+
+Each migration is plain DDL run inside one transaction together with the `user_version` bump, so a
+failed migration leaves the file at its previous version (a backup is taken before any of them).
+DDL is written out rather than generated so CHECK constraints and foreign keys stay reviewable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# 'RAGE' in ASCII: tells our files apart from any other SQLite database.
+APPLICATION_ID = 0x52414745
+
+SCHEMA_V1 = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE slices (
+    name     TEXT PRIMARY KEY,
+    target   INTEGER,               -- wanted number of golden rows (balance panel)
+    position INTEGER NOT NULL DEFAULT 0
+);
+
+-- Golden set: the contract for "is the new version better". Rows are never deleted, only retired.
+CREATE TABLE golden_rows (
+    id             TEXT PRIMARY KEY,
+    question       TEXT NOT NULL CHECK (length(trim(question)) > 0),
+    question_norm  TEXT NOT NULL,   -- normalised question, to link run rows that carry no id
+    gold_answer    TEXT,
+    gold_chunk_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(gold_chunk_ids)),
+    slice_tag      TEXT,
+    source         TEXT NOT NULL DEFAULT 'import'
+                   CHECK (source IN ('import', 'manual', 'synthetic', 'production_failure')),
+    status         TEXT NOT NULL DEFAULT 'approved' CHECK (status IN ('draft', 'approved', 'retired')),
+    revision       INTEGER NOT NULL DEFAULT 1,
+    metadata       TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+CREATE INDEX golden_rows_question_norm ON golden_rows (question_norm);
+CREATE INDEX golden_rows_slice ON golden_rows (slice_tag);
+
+-- Edit history: who, when, why, before and after, for every change of a golden row.
+CREATE TABLE golden_edits (
+    id        INTEGER PRIMARY KEY,
+    golden_id TEXT NOT NULL REFERENCES golden_rows (id) ON DELETE CASCADE,
+    revision  INTEGER NOT NULL,
+    op        TEXT NOT NULL CHECK (op IN ('create', 'update', 'retire', 'restore', 'approve')),
+    author    TEXT NOT NULL,
+    at        TEXT NOT NULL,
+    reason    TEXT,
+    before    TEXT CHECK (before IS NULL OR json_valid(before)),
+    after     TEXT CHECK (after IS NULL OR json_valid(after))
+);
+CREATE INDEX golden_edits_row ON golden_edits (golden_id, revision);
+
+CREATE TABLE golden_versions (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    author     TEXT NOT NULL,
+    note       TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE golden_version_rows (
+    version_id INTEGER NOT NULL REFERENCES golden_versions (id) ON DELETE CASCADE,
+    golden_id  TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    data       TEXT NOT NULL CHECK (json_valid(data)),
+    PRIMARY KEY (version_id, golden_id)
+) WITHOUT ROWID;
+
+-- What gold_chunk_ids point at.
+CREATE TABLE corpus_chunks (
+    chunk_id    TEXT PRIMARY KEY,
+    doc_id      TEXT NOT NULL,
+    position    INTEGER NOT NULL DEFAULT 0,
+    text        TEXT NOT NULL,
+    token_count INTEGER,
+    metadata    TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata))
+);
+CREATE INDEX corpus_chunks_doc ON corpus_chunks (doc_id, position);
+
+-- One version of the user's RAG system.
+CREATE TABLE runs (
+    id                 INTEGER PRIMARY KEY,
+    name               TEXT NOT NULL UNIQUE CHECK (length(trim(name)) > 0),
+    source_file        TEXT,
+    format             TEXT,
+    config             TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config)),
+    notes              TEXT,
+    golden_fingerprint TEXT,         -- golden set state when imported ("golden set changed since")
+    created_at         TEXT NOT NULL
+);
+
+CREATE TABLE run_rows (
+    id                INTEGER PRIMARY KEY,
+    run_id            INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position          INTEGER NOT NULL,
+    external_id       TEXT NOT NULL,
+    golden_id         TEXT REFERENCES golden_rows (id) ON DELETE SET NULL,
+    question          TEXT NOT NULL,
+    answer            TEXT,
+    latency_ms        REAL,
+    cost_usd          REAL,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    metadata          TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+    UNIQUE (run_id, external_id)
+);
+CREATE INDEX run_rows_run_position ON run_rows (run_id, position);
+CREATE INDEX run_rows_golden ON run_rows (golden_id);
+
+-- Retrieved passages of a run row, in rank order (rank 1 = best).
+CREATE TABLE retrieved_passages (
+    run_row_id INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    rank       INTEGER NOT NULL CHECK (rank >= 1),
+    chunk_id   TEXT,
+    text       TEXT,
+    score      REAL,
+    in_prompt  INTEGER CHECK (in_prompt IN (0, 1)),   -- reached the generator's prompt (reranker cut)
+    PRIMARY KEY (run_row_id, rank)
+) WITHOUT ROWID;
+
+-- Rubric prompt templates; editing one stores a new version, judgments point at the exact version.
+CREATE TABLE rubrics (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL,
+    version       INTEGER NOT NULL,
+    metric        TEXT NOT NULL,
+    output_format TEXT NOT NULL,
+    scale_min     REAL NOT NULL,
+    scale_max     REAL NOT NULL,
+    template      TEXT NOT NULL,
+    origin        TEXT,
+    created_at    TEXT NOT NULL,
+    UNIQUE (name, version)
+);
+
+-- A judge = a metric + a method. API keys are referenced by name only (api_key_ref), never stored.
+CREATE TABLE judges (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    metric        TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('llm', 'embedding', 'lexical')),
+    rubric_id     INTEGER REFERENCES rubrics (id),
+    model         TEXT,
+    base_url      TEXT,
+    api_key_ref   TEXT,
+    params        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+    status        TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'retired')),
+    status_at     TEXT,
+    status_reason TEXT,
+    parent_id     INTEGER REFERENCES judges (id),
+    created_at    TEXT NOT NULL
+);
+
+CREATE TABLE jobs (
+    id             INTEGER PRIMARY KEY,
+    kind           TEXT NOT NULL,
+    params         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+    status         TEXT NOT NULL DEFAULT 'queued'
+                   CHECK (status IN ('queued', 'running', 'cancelled', 'failed', 'done', 'interrupted')),
+    progress_done  INTEGER NOT NULL DEFAULT 0,
+    progress_total INTEGER,
+    message        TEXT,
+    pid            INTEGER,
+    heartbeat_at   TEXT,
+    created_at     TEXT NOT NULL,
+    started_at     TEXT,
+    finished_at    TEXT
+);
+
+-- A judge's verdict on a run row (passage_rank = 0) or on one retrieved passage (rank >= 1).
+-- idem_key = judge + rubric version + model + target: a resumed job skips what it already has.
+CREATE TABLE judgments (
+    id                INTEGER PRIMARY KEY,
+    judge_id          INTEGER NOT NULL REFERENCES judges (id) ON DELETE CASCADE,
+    run_row_id        INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    passage_rank      INTEGER NOT NULL DEFAULT 0,
+    idem_key          TEXT NOT NULL UNIQUE,
+    status            TEXT NOT NULL CHECK (status IN ('ok', 'unparsed', 'error')),
+    error_kind        TEXT,
+    score             REAL,
+    label             TEXT,
+    rationale         TEXT,
+    raw_output        TEXT,
+    attempts          INTEGER NOT NULL DEFAULT 1,
+    repair_retries    INTEGER NOT NULL DEFAULT 0,
+    latency_ms        REAL,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    cost_usd          REAL,
+    request_id        TEXT,
+    job_id            INTEGER REFERENCES jobs (id) ON DELETE SET NULL,
+    created_at        TEXT NOT NULL,
+    CHECK (status != 'ok' OR score IS NOT NULL)
+);
+CREATE INDEX judgments_row ON judgments (run_row_id, judge_id);
+CREATE INDEX judgments_judge ON judgments (judge_id, status);
+
+CREATE TABLE review_samples (
+    id         INTEGER PRIMARY KEY,
+    run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    metric     TEXT NOT NULL,
+    seed       INTEGER NOT NULL,
+    params     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+    created_at TEXT NOT NULL
+);
+CREATE TABLE review_sample_rows (
+    sample_id  INTEGER NOT NULL REFERENCES review_samples (id) ON DELETE CASCADE,
+    run_row_id INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    stratum    TEXT,
+    PRIMARY KEY (sample_id, run_row_id)
+) WITHOUT ROWID;
+
+-- Human ratings live beside judgments and never overwrite them. Undo marks a rating withdrawn.
+CREATE TABLE human_ratings (
+    id            INTEGER PRIMARY KEY,
+    run_row_id    INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    metric        TEXT NOT NULL,
+    passage_rank  INTEGER NOT NULL DEFAULT 0,
+    reviewer      TEXT NOT NULL,
+    score         REAL,
+    skipped       INTEGER NOT NULL DEFAULT 0 CHECK (skipped IN (0, 1)),
+    comment       TEXT,
+    seconds_taken REAL,
+    sample_id     INTEGER REFERENCES review_samples (id) ON DELETE SET NULL,
+    created_at    TEXT NOT NULL,
+    withdrawn_at  TEXT,
+    CHECK (skipped = 1 OR score IS NOT NULL)
+);
+CREATE INDEX human_ratings_row ON human_ratings (run_row_id, metric, reviewer);
+
+CREATE TABLE agreement_reports (
+    id         INTEGER PRIMARY KEY,
+    judge_id   INTEGER NOT NULL REFERENCES judges (id) ON DELETE CASCADE,
+    metric     TEXT NOT NULL,
+    sample_id  INTEGER REFERENCES review_samples (id) ON DELETE SET NULL,
+    n          INTEGER NOT NULL,
+    statistic  TEXT NOT NULL,
+    value      REAL,
+    ci_low     REAL,
+    ci_high    REAL,
+    verdict    TEXT NOT NULL CHECK (verdict IN ('pass', 'retire', 'not_enough_ratings')),
+    details    TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details)),
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE audit_log (
+    id        INTEGER PRIMARY KEY,
+    at        TEXT NOT NULL,
+    actor     TEXT NOT NULL,
+    action    TEXT NOT NULL,
+    entity    TEXT,
+    entity_id TEXT,
+    details   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details))
+);
+CREATE INDEX audit_log_at ON audit_log (at);
+"""
+
+# v2: the embedding cache (text hash + model id) that the MiniLM judge, dedupe and the retrieval lab share.
+SCHEMA_V2 = """
+CREATE TABLE embeddings (
+    text_hash TEXT NOT NULL,
+    model_id  TEXT NOT NULL,
+    dim       INTEGER NOT NULL,
+    vector    BLOB NOT NULL,
+    PRIMARY KEY (text_hash, model_id)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", SCHEMA_V1),
+    Migration(2, "embedding cache", SCHEMA_V2),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+DEFAULT_SLICES = ("easy", "edge", "adversarial", "time-sensitive", "multi-hop", "keyword-heavy")

@@ -68,6 +68,7 @@ class RowDetail:
     slice_tag: str | None
     passages: list[Passage]
     facts: dict[str, Any]
+    kind: str = "run"  # "run" or "golden"
 
 
 def run_row_detail(project: Project, row_id: int) -> RowDetail:
@@ -103,7 +104,7 @@ def golden_row_detail(project: Project, golden_id: str) -> RowDetail:
     passages = [Passage(n, cid, _chunk_text(conn, cid), None, True) for n, cid in enumerate(gold, start=1)]
     return RowDetail(title=f"golden · {golden_id}", question=question, answer=None, gold_answer=gold_answer,
                      gold_chunk_ids=gold, slice_tag=slice_tag, passages=passages,
-                     facts={"source": source, "status": status, "revision": revision})
+                     facts={"source": source, "status": status, "revision": revision}, kind="golden")
 
 
 def _chunk_text(conn, chunk_id: str | None) -> str:

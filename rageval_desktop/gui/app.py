@@ -1,0 +1,75 @@
+"""`rageval-desktop [PROJECT] [--demo] [--screenshot PATH]`.
+
+Start-up imports only Qt and the store: torch, sentence-transformers, pandas, faiss and matplotlib load
+later, inside workers (tests/gui/test_startup.py checks it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from rageval_desktop.core.paths import resources_dir
+from rageval_desktop.gui.main_window import MainWindow
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="rageval-desktop", description="RAGEval Desktop")
+    parser.add_argument("project", nargs="?", help="a .rageval project to open")
+    parser.add_argument("--demo", action="store_true", help="open the bundled demo project (made on first use)")
+    parser.add_argument("--screenshot", metavar="PNG", help="render the main window to PNG and exit")
+    parser.add_argument("--run", metavar="NAME", help="show this run first (default: the golden set)")
+    parser.add_argument("--slice", metavar="TAG", help="show this slice first")
+    return parser.parse_args(argv)
+
+
+def make_app(argv: Sequence[str] = ()) -> QApplication:
+    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    app.setApplicationName("RAGEval Desktop")
+    app.setOrganizationName("RAGEval")
+    app.setStyle("Fusion")
+    style = resources_dir() / "styles" / "app.qss"
+    if style.exists():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    return app
+
+
+def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication) -> None:
+    """Grab after the project is open and painted; exit 1 if opening failed, so scripts notice."""
+
+    def grab() -> None:
+        window.grab().save(str(path))
+        print(f"screenshot written to {path}")
+        app.exit(0)
+
+    window.project_opened.connect(lambda _p: QTimer.singleShot(150, grab))
+    window.task_finished.connect(lambda kind: kind == "failed" and app.exit(1))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    app = make_app()
+    window = MainWindow()
+    window.show()
+    if args.run or args.slice:
+        window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))
+    if args.screenshot:
+        target = Path(args.screenshot)
+        if args.project or args.demo:
+            screenshot_when_ready(window, target, app)
+        else:
+            QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
+    if args.project:
+        window.open_path(args.project)
+    elif args.demo:
+        window.open_demo()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,480 @@
+"""The main window: navigation (golden set, runs), a lazy table, the row detail pane, the status bar.
+
+Every project operation runs in a worker; the window only reacts to signals. The project tells what an
+operation changed (`Project.listeners`), and the views reload from that — never from a manual refresh.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rageval_desktop.core.paths import user_data_dir
+from rageval_desktop.core.store import browse, queries
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.models.lazy_table import LazyTableModel
+from rageval_desktop.gui.views.detail_pane import DetailPane
+from rageval_desktop.gui.views.import_dialog import ImportDialog
+from rageval_desktop.gui.views.welcome import WelcomePage
+
+ROW_HEIGHT = 24
+MAX_RECENT = 8
+BACKUP_EVERY_MS = 10 * 60 * 1000
+SHORTCUTS = [
+    ("Ctrl+N", "New project"), ("Ctrl+O", "Open project"), ("Ctrl+I", "Import a file"),
+    ("Ctrl+1", "Focus the navigation list"), ("Ctrl+2", "Focus the table"), ("Ctrl+3", "Focus the detail pane"),
+    ("Ctrl+L", "Choose the slice"), ("Up / Down, PgUp / PgDn", "Move through rows"),
+    ("Esc", "Cancel the running task"), ("F1", "This list"), ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
+]
+
+
+class ProjectEvents(QObject):
+    """Carries `Project.listeners` calls (any thread) to the GUI thread."""
+
+    changed = Signal(str, object)
+
+
+def settings() -> QSettings:
+    return QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat)
+
+
+class MainWindow(QMainWindow):
+    project_opened = Signal(object)
+    task_finished = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.project: Project | None = None
+        self.events = ProjectEvents(self)
+        self.events.changed.connect(self._on_project_changed)
+        self._task: workers.Worker | None = None
+        self.setWindowTitle("RAGEval Desktop")
+        self.setAcceptDrops(True)
+        self.resize(1360, 820)
+        self._build()
+        self._build_actions()
+        self.backup_timer = QTimer(self)
+        self.backup_timer.setInterval(BACKUP_EVERY_MS)
+        self.backup_timer.timeout.connect(self._periodic_backup)
+
+    # --- layout --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.stack = QStackedWidget()
+        self.welcome = WelcomePage(self)
+        self.stack.addWidget(self.welcome)
+
+        self.nav = QListWidget()
+        self.nav.setObjectName("nav")
+        self.nav.setFixedWidth(210)
+        self.nav.currentItemChanged.connect(self._on_nav)
+
+        self.slice_box = QComboBox()
+        self.slice_box.setObjectName("sliceBox")
+        self.slice_box.currentIndexChanged.connect(self._on_slice)
+        self.view_title = QLabel()
+        self.view_title.setObjectName("viewTitle")
+        slice_label = QLabel("S&lice:")
+        slice_label.setBuddy(self.slice_box)
+        top = QHBoxLayout()
+        top.addWidget(self.view_title)
+        top.addStretch(1)
+        top.addWidget(slice_label)
+        top.addWidget(self.slice_box)
+
+        self.table = QTableView()
+        self.table.setObjectName("rows")
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        vh = self.table.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # never ResizeToContents (72 s at 100k rows)
+        vh.setDefaultSectionSize(ROW_HEIGHT)
+        vh.setMinimumWidth(44)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setHighlightSections(False)
+
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.setContentsMargins(12, 10, 6, 6)
+        cl.addLayout(top)
+        cl.addWidget(self.table)
+        self.detail = DetailPane()
+        self.splitter = QSplitter()
+        self.splitter.addWidget(self.nav)
+        self.splitter.addWidget(center)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([210, 760, 420])
+        self.stack.addWidget(self.splitter)
+        self.setCentralWidget(self.stack)
+
+        self.path_label = QLabel("No project")
+        self.rows_label = QLabel()
+        self.task_label = QLabel()
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.setVisible(False)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel_task)
+        bar = self.statusBar()
+        bar.addWidget(self.path_label, 1)
+        bar.addPermanentWidget(self.rows_label)
+        bar.addPermanentWidget(self.task_label)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
+
+    def _build_actions(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+
+        def action(menu: Any, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
+            act = QAction(text, self)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
+            act.setStatusTip(tip)
+            act.triggered.connect(slot)
+            menu.addAction(act)
+            return act
+
+        action(file_menu, "&New Project…", self.new_project, QKeySequence.StandardKey.New, "Create a project file")
+        action(file_menu, "&Open Project…", self.choose_project, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        action(file_menu, "Open &Demo Project", self.open_demo, None, "The bundled Python-docs demo")
+        file_menu.addSeparator()
+        self.import_action = action(file_menu, "&Import File…", self.choose_import, "Ctrl+I",
+                                    "Golden set, run or corpus: CSV, JSONL, JSON, Parquet, XLSX")
+        self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
+        file_menu.addSeparator()
+        self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
+        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        view_menu = self.menuBar().addMenu("&View")
+        action(view_menu, "&Navigation", lambda: self.nav.setFocus(), "Ctrl+1")
+        action(view_menu, "&Table", lambda: self.table.setFocus(), "Ctrl+2")
+        action(view_menu, "&Detail", lambda: self.detail.setFocus(), "Ctrl+3")
+        action(view_menu, "&Slice…", lambda: (self.slice_box.setFocus(), self.slice_box.showPopup()), "Ctrl+L")
+        help_menu = self.menuBar().addMenu("&Help")
+        action(help_menu, "&Keyboard Shortcuts", self.show_shortcuts, "F1")
+        action(help_menu, "&About", self.show_about)
+        cancel = QAction(self)
+        cancel.setShortcut(QKeySequence("Esc"))
+        cancel.triggered.connect(self.cancel_task)
+        self.addAction(cancel)
+        self._set_project_actions(False)
+
+    def _set_project_actions(self, enabled: bool) -> None:
+        for act in (self.import_action, self.backup_action, self.close_action):
+            act.setEnabled(enabled)
+
+    # --- opening -------------------------------------------------------------------------------
+    def open_path(self, path: str | Path) -> None:
+        path = Path(path)
+        self.run_task(f"Opening {path.name}", operations.open_project, path, on_done=self._opened)
+
+    def open_demo(self) -> None:
+        self.run_task("Preparing the demo project", operations.ensure_demo_project, on_done=self.open_path)
+
+    def _opened(self, project: Project) -> None:
+        self.close_project()
+        self.project = project
+        project.listeners.append(self.events.changed.emit)
+        self._remember(project.path)
+        self.setWindowTitle(f"{project.meta('name') or project.path.stem} — RAGEval Desktop")
+        self.path_label.setText(str(project.path))
+        self.path_label.setToolTip(str(project.path))
+        self._fill_slices()
+        self._fill_nav()
+        self.stack.setCurrentWidget(self.splitter)
+        self._set_project_actions(True)
+        self.backup_timer.start()
+        self.table.setFocus()
+        self.project_opened.emit(project)
+
+    def close_project(self) -> None:
+        if self.project is None:
+            return
+        self.backup_timer.stop()
+        project, self.project = self.project, None
+        self.table.setModel(None)
+        self.detail.show_detail(None)
+        self.nav.clear()
+        project.listeners.clear()
+        workers.pool().waitForDone(5000)
+        if project.changes_since_backup:
+            project.backup("on-close")
+        project.close()
+        self.stack.setCurrentWidget(self.welcome)
+        self.path_label.setText("No project")
+        self.rows_label.clear()
+        self.setWindowTitle("RAGEval Desktop")
+        self._set_project_actions(False)
+
+    def new_project(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New project", str(Path.home() / "evaluation.rageval"),
+                                              "RAGEval projects (*.rageval)")
+        if path:
+            if not path.endswith(".rageval"):
+                path += ".rageval"
+            self.run_task("Creating the project", operations.create_project, Path(path), on_done=self._opened)
+
+    def choose_project(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", str(Path.home()), "RAGEval projects (*.rageval)")
+        if path:
+            self.open_path(path)
+
+    def recent_projects(self) -> list[str]:
+        value = settings().value("recent", [])
+        items = [value] if isinstance(value, str) else list(value or [])
+        return [p for p in items if Path(p).exists()]
+
+    def _remember(self, path: Path) -> None:
+        items = [str(path.resolve())] + [p for p in self.recent_projects() if p != str(path.resolve())]
+        settings().setValue("recent", items[:MAX_RECENT])
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent_projects():
+            act = self.recent_menu.addAction(Path(path).name)
+            act.setStatusTip(path)
+            act.triggered.connect(lambda _=False, p=path: self.open_path(p))
+        if self.recent_menu.isEmpty():
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    # --- navigation ----------------------------------------------------------------------------
+    def _fill_slices(self) -> None:
+        assert self.project is not None
+        keep = self.slice_box.currentData()
+        self.slice_box.blockSignals(True)
+        self.slice_box.clear()
+        self.slice_box.addItem("All slices", None)
+        for name in browse.list_slices(self.project):
+            self.slice_box.addItem(name, name)
+        index = self.slice_box.findData(keep)
+        self.slice_box.setCurrentIndex(max(index, 0))
+        self.slice_box.blockSignals(False)
+
+    def _fill_nav(self) -> None:
+        assert self.project is not None
+        keep = self.nav.currentItem().data(Qt.ItemDataRole.UserRole) if self.nav.currentItem() else ("golden", None)
+        info = queries.project_info(self.project)
+        self.nav.blockSignals(True)
+        self.nav.clear()
+        self._nav_item(f"Golden set  ({info['golden_rows']})", ("golden", None))
+        header = QListWidgetItem("RUNS")
+        header.setFlags(Qt.ItemFlag.NoItemFlags)
+        header.setData(Qt.ItemDataRole.UserRole, None)
+        self.nav.addItem(header)
+        for run_id, name, rows in browse.list_runs(self.project):
+            self._nav_item(f"{name}  ({rows:,})", ("run", (run_id, name)))
+        self.nav.blockSignals(False)
+        for i in range(self.nav.count()):
+            if self.nav.item(i).data(Qt.ItemDataRole.UserRole) == keep:
+                self.nav.setCurrentRow(i)
+                return
+        self.nav.setCurrentRow(0)
+
+    def _nav_item(self, text: str, key: tuple) -> None:
+        item = QListWidgetItem(text)
+        item.setData(Qt.ItemDataRole.UserRole, key)
+        self.nav.addItem(item)
+
+    def select(self, run: str | None = None, slice_tag: str | None = None) -> None:
+        """Show a run (by name) and/or a slice; used by the command line and by other views."""
+        if slice_tag is not None:
+            self.slice_box.setCurrentIndex(max(self.slice_box.findData(slice_tag), 0))
+        if run is not None:
+            for i in range(self.nav.count()):
+                key = self.nav.item(i).data(Qt.ItemDataRole.UserRole)
+                if key and key[0] == "run" and key[1][1] == run:
+                    self.nav.setCurrentRow(i)
+
+    def _on_nav(self, *_: Any) -> None:
+        self._show_current()
+
+    def _on_slice(self, *_: Any) -> None:
+        self._show_current()
+
+    def current_source(self) -> browse.TableSource | None:
+        item = self.nav.currentItem()
+        if item is None or self.project is None or item.data(Qt.ItemDataRole.UserRole) is None:
+            return None
+        kind, arg = item.data(Qt.ItemDataRole.UserRole)
+        slice_tag = self.slice_box.currentData()
+        return browse.golden_source(slice_tag) if kind == "golden" else browse.run_source(*arg, slice_tag)
+
+    def _show_current(self) -> None:
+        source = self.current_source()
+        if source is None or self.project is None:
+            return
+        model = LazyTableModel(self.project, source, self.table)
+        old = self.table.model()
+        self.table.setModel(model)
+        if old is not None:
+            old.deleteLater()
+        for col, spec in enumerate(source.columns):
+            self.table.setColumnWidth(col, spec.width)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.view_title.setText(source.title)
+        self.rows_label.setText(f"{model.rowCount():,} rows")
+        self.detail.show_detail(None)
+        if model.rowCount():
+            self.table.selectRow(0)
+
+    def _on_row(self, current: Any, _previous: Any = None) -> None:
+        model = self.table.model()
+        if self.project is None or model is None or not current.isValid():
+            return
+        row_id = model.row_id(current.row())
+        if model.source.key.startswith("golden"):
+            self.detail.show_detail(queries.golden_row_detail(self.project, row_id))
+        else:
+            self.detail.show_detail(queries.run_row_detail(self.project, row_id))
+
+    def _on_project_changed(self, op: str, changed: Any) -> None:
+        if self.project is None:
+            return
+        if set(changed) & {"golden", "runs", "corpus"}:
+            self._fill_slices()
+            self._fill_nav()
+            self._show_current()
+
+    # --- import --------------------------------------------------------------------------------
+    def choose_import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import", str(Path.home()),
+            "Tables (*.csv *.jsonl *.ndjson *.json *.parquet *.xlsx *.gz);;All files (*)")
+        if path:
+            self.import_file(Path(path))
+
+    def import_file(self, path: Path, *, ask: bool = True, kind: str = "run", run_name: str | None = None,
+                    fmt: str | None = None) -> None:
+        if self.project is None:
+            self.show_error("Open or create a project before importing files.")
+            return
+        if ask:
+            dialog = ImportDialog(path, {n for _, n, _ in browse.list_runs(self.project)}, self)
+            if dialog.exec() != ImportDialog.DialogCode.Accepted:
+                return
+            kind, run_name, fmt = dialog.choice()
+        self.run_task(f"Importing {path.name}", operations.import_file, self.project, path, kind, run_name, fmt,
+                      on_done=lambda report: self.statusBar().showMessage(report.summary(), 10_000))
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls()]
+        event.acceptProposedAction()
+        for path in paths[:1]:  # one at a time: each import asks what the file is
+            if path.suffix == ".rageval":
+                self.open_path(path)
+            else:
+                self.import_file(path)
+
+    # --- tasks ---------------------------------------------------------------------------------
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> workers.Worker | None:
+        if self._task is not None:
+            self.show_error(f"Please wait: {self.task_label.text()} is still running.")
+            return None
+        self.task_label.setText(label)
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
+        self.cancel_button.setVisible(True)
+
+        def finish(kind: str, message: str = "") -> None:
+            self._task = None
+            self.task_label.setText(message)
+            self.progress.setVisible(False)
+            self.cancel_button.setVisible(False)
+            self.task_finished.emit(kind)
+
+        def done(result: Any) -> None:
+            finish("done")
+            if on_done:
+                on_done(result)
+
+        def failed(message: str, details: str) -> None:
+            finish("failed")
+            self.show_error(message, details)
+
+        self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self._on_progress,
+                                   on_cancel=lambda m: (finish("cancelled", "Cancelled"),
+                                                        self.statusBar().showMessage(m, 8000)))
+        return self._task
+
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+        if message:
+            self.progress.setFormat(f"{message} %p%")
+            self.progress.setToolTip(message)
+
+    def cancel_task(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self.task_label.setText("Cancelling…")
+
+    def backup_now(self) -> None:
+        if self.project is not None:
+            self.run_task("Backing up", operations.backup, self.project,
+                          on_done=lambda p: self.statusBar().showMessage(f"Backup written to {p}", 10_000))
+
+    def _periodic_backup(self) -> None:
+        if self.project is not None and self.project.changes_since_backup and self._task is None:
+            self.run_task("Backing up", operations.periodic_backup, self.project)
+
+    # --- messages ------------------------------------------------------------------------------
+    def show_error(self, message: str, details: str = "") -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, "RAGEval Desktop", message, QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        if details:
+            box.setDetailedText(details)
+        box.open()
+        self.last_error = message
+
+    def show_shortcuts(self) -> None:
+        text = "\n".join(f"{keys:<26}{what}" for keys, what in SHORTCUTS)
+        box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", text, QMessageBox.StandardButton.Close, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setStyleSheet("QLabel { font-family: monospace; }")
+        box.open()
+
+    def show_about(self) -> None:
+        from rageval_desktop import __version__
+
+        QMessageBox.about(self, "About RAGEval Desktop",
+                          f"RAGEval Desktop {__version__}\nHuman-in-the-loop evaluation of RAG systems.")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        workers.pool().waitForDone(10_000)
+        self.close_project()
+        super().closeEvent(event)

@@ -1,0 +1,99 @@
+"""A QAbstractTableModel over a core TableSource: holds ids only and fetches visible rows in pages."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from rageval_desktop.core.store.browse import TableSource
+from rageval_desktop.core.store.project import Project
+
+PAGE = 200
+MAX_PAGES = 50          # ~10k rows cached; memory stays flat however far one scrolls
+PREVIEW_CHARS = 300     # table cells show a one-line preview; the detail pane shows all
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class LazyTableModel(QAbstractTableModel):
+    def __init__(self, project: Project, source: TableSource, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.project, self.source = project, source
+        self._ids: list[Any] = source.ids(project)
+        self._pages: OrderedDict[int, dict[Any, tuple]] = OrderedDict()
+
+    # --- Qt API --------------------------------------------------------------------------------
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.source.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            if orientation == Qt.Orientation.Horizontal:
+                return self.source.columns[section].header
+            return section + 1
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        col = self.source.columns[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(self.row_values(index.row())[index.column()], col.kind)
+        if role == Qt.ItemDataRole.ToolTipRole and col.kind == "text":
+            value = self.row_values(index.row())[index.column()]
+            return None if value is None else str(value)[:1000]
+        if role == Qt.ItemDataRole.TextAlignmentRole and col.kind in ("number", "money", "ms", "count"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and col.header == "gold in top 5":
+            value = self.row_values(index.row())[index.column()]
+            return QColor("#1f7a4d") if value == "yes" else QColor("#b3261e") if value == "no" else None
+        return None
+
+    # --- ours ----------------------------------------------------------------------------------
+    def row_id(self, row: int) -> Any:
+        return self._ids[row]
+
+    def row_of(self, row_id: Any) -> int:
+        try:
+            return self._ids.index(row_id)
+        except ValueError:
+            return -1
+
+    def row_values(self, row: int) -> tuple:
+        page_no = row // PAGE
+        page = self._pages.get(page_no)
+        if page is None:
+            ids = self._ids[page_no * PAGE:(page_no + 1) * PAGE]
+            page = self.source.page(self.project, ids)
+            self._pages[page_no] = page
+            while len(self._pages) > MAX_PAGES:
+                self._pages.popitem(last=False)
+        else:
+            self._pages.move_to_end(page_no)
+        return page.get(self._ids[row]) or (None,) * len(self.source.columns)
+
+    def reload(self) -> None:
+        """Re-read ids and drop cached pages (after an operation said this listing changed)."""
+        self.beginResetModel()
+        self._ids = self.source.ids(self.project)
+        self._pages.clear()
+        self.endResetModel()
+
+    @staticmethod
+    def _display(value: Any, kind: str) -> str:
+        if value is None:
+            return ""
+        if kind == "ms":
+            return f"{value:,.0f} ms"
+        if kind == "money":
+            return f"${value:.5f}"
+        if isinstance(value, str):
+            text = value[:PREVIEW_CHARS]
+            return " ".join(text.split())
+        return str(value)

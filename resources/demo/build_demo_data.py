@@ -20,7 +20,6 @@ import re
 import sys
 import time
 from pathlib import Path
-
 from pydoc_data.topics import topics
 
 HERE = Path(__file__).resolve().parent
@@ -30,8 +29,9 @@ TOP_K = 50          # passages logged per question (recall@50 needs 50)
 IN_PROMPT = {"v1": 3, "v2": 5}
 PRICE_IN, PRICE_OUT = 0.15e-6, 0.60e-6  # USD per token (a small hosted model)
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?")
-STOP = set("a an the of to in is are was be by for on and or not it its this that with as at from do does "
-           "what which how when why who whom can i my me you your we".split())
+STOP = frozenset(
+    "a an the of to in is are was be by for on and or not it its this that with as at from do does "
+    "what which how when why who whom can i my me you your we".split())
 
 
 def norm(text: str) -> str:
@@ -108,7 +108,7 @@ def easy_rows(corpus: list[dict]) -> list[dict]:
 
 def keyword_rows(corpus: list[dict], rng: random.Random) -> list[dict]:
     found = []
-    for topic, text in topics.items():
+    for _topic, text in topics.items():
         for m in re.finditer(r"^ *object\.(__\w+__)\(([^)]*)\)\n((?:\n? {3,}\S.*)+)", text, re.M):
             body = first_sentence(m.group(3))
             if len(body.split()) >= 6:
@@ -134,7 +134,7 @@ def time_rows(corpus: list[dict], rng: random.Random) -> list[dict]:
             found.append((topic, title, m.group(1).lower(), m.group(2), norm(m.group(0))))
     rng.shuffle(found)
     rows, seen = [], set()
-    for topic, title, kind, version, sentence in found:
+    for _topic, title, kind, version, sentence in found:
         if (title, version) in seen or len(sentence.split()) < 8:
             continue
         seen.add((title, version))
@@ -197,7 +197,8 @@ ADVERSARIAL = [
      "causes the listed identifiers to refer to previously bound variables in the nearest enclosing scope"),
     ("How can I check a condition only while debugging and crash if it is false?",
      "Assert statements are a convenient way to insert debugging assertions"),
-    ("What placeholder does nothing at all when it runs?", "is a null operation — when it is executed, nothing happens"),
+    ("What placeholder does nothing at all when it runs?",
+     "is a null operation — when it is executed, nothing happens"),
     ("How do I make a function hand back values one at a time lazily?", "Yield expressions and statements"),
     ("How do I unbind a name so it no longer refers to anything?",
      "Deletion of a name removes the binding of that name"),
@@ -249,7 +250,7 @@ def extractive_answer(question: str, passages: list[str]) -> tuple[str, int]:
 def make_run(name: str, golden: list[dict], corpus: list[dict], ranked: list[list[tuple[int, float]]],
              rng: random.Random, extra_ms: float) -> list[dict]:
     rows = []
-    for g, hits in zip(golden, ranked):
+    for g, hits in zip(golden, ranked, strict=False):
         k = IN_PROMPT[name]
         prompt_texts = [corpus[i]["text"] for i, _ in hits[:k]]
         answer, cited = extractive_answer(g["question"], prompt_texts)
@@ -290,7 +291,8 @@ def dense_ranking(corpus: list[dict], questions: list[str]) -> list[list[tuple[i
     index = faiss.IndexFlatIP(docs.shape[1])
     index.add(docs)
     scores, ids = index.search(model.encode(questions, normalize_embeddings=True), TOP_K)
-    return [[(int(i), float(s)) for i, s in zip(row_ids, row_scores)] for row_ids, row_scores in zip(ids, scores)]
+    return [[(int(i), float(s)) for i, s in zip(row_ids, row_scores, strict=True)]
+            for row_ids, row_scores in zip(ids, scores, strict=True)]
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:

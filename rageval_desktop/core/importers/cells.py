@@ -35,7 +35,7 @@ class Cells:
             if required:
                 raise self.fail("is empty; a value is required", row, column)
             return None
-        if isinstance(value, bool) or isinstance(value, (list, dict, tuple)):
+        if isinstance(value, (bool, list, dict, tuple)):
             raise self.fail(f"expected text, got {type(value).__name__}", row, column)
         if isinstance(value, float) and value.is_integer():
             value = int(value)

@@ -98,7 +98,7 @@ def _golden_index(conn) -> tuple[set[str], dict[str, str]]:
     by_id: set[str] = set()
     by_question: dict[str, str] = {}
     # approved rows win over drafts when two rows share a question; retired rows still link (history)
-    for gid, norm, status in conn.execute(
+    for gid, norm, _status in conn.execute(
             "SELECT id, question_norm, status FROM golden_rows ORDER BY status = 'approved' DESC, id"):
         by_id.add(gid)
         by_question.setdefault(norm, gid)

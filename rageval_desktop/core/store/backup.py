@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 KEEP = 10
@@ -24,7 +24,7 @@ def list_backups(project_path: Path) -> list[Path]:
 def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str, keep: int = KEEP) -> Path:
     folder = backup_dir(project_path)
     folder.mkdir(exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     safe_reason = re.sub(r"[^A-Za-z0-9_.-]+", "-", reason)[:60]
     out = folder / f"{project_path.stem}-{stamp}-{safe_reason}.rageval"
     tmp = out.with_suffix(".partial")

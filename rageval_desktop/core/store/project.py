@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ EXTENSION = ".rageval"
 
 
 def utcnow() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def default_actor() -> str:
@@ -126,6 +126,7 @@ class Project:
                 ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
             w.executemany("INSERT INTO slices (name, position) VALUES (?, ?)",
                           [(s, i) for i, s in enumerate(DEFAULT_SLICES)])
+        project.changes_since_backup = 0  # nothing a backup would save yet
         return project
 
     @classmethod

@@ -1,0 +1,96 @@
+"""The CLI contract later issues and CI rely on: commands, exit codes, first stderr line, info --json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rageval_desktop.cli import main
+from tests.conftest import table_dump
+from tests.core.test_importers import GOLDEN, RUN, write
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rageval_desktop", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_end_to_end_in_a_subprocess(tmp_path):
+    project = tmp_path / "p.rageval"
+    assert run_cli("new", str(project)).returncode == 0
+    r = run_cli("import", "golden", str(project), str(write(tmp_path / "g.jsonl", GOLDEN)))
+    assert r.returncode == 0, r.stderr
+    assert "3 added" in r.stdout
+    r = run_cli("import", "run", str(project), str(write(tmp_path / "r.jsonl", RUN)), "--run", "v1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["linked"] == 2
+    r = run_cli("info", str(project), "--json")
+    info = json.loads(r.stdout)
+    assert info["schema_version"] >= 1
+    assert info["golden_rows"] == 3
+    assert info["runs"] == [{"name": "v1", "rows": 3, "linked": 2, "created_at": info["runs"][0]["created_at"]}]
+    assert (info["judges"], info["judgments"], info["human_ratings"]) == (0, 0, 0)
+
+
+def test_bad_input_exits_1_with_plain_first_line_and_no_change(tmp_path, capsys):
+    project = tmp_path / "p.rageval"
+    assert main(["new", str(project)]) == 0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,answer\nq,a\n")
+    before = table_dump(project)
+    capsys.readouterr()
+    assert main(["import", "run", str(project), str(bad), "--run", "v1"]) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("error: bad.csv: missing required columns")
+    assert table_dump(project) == before
+
+
+def test_refused_file_exits_1(tmp_path, capsys):
+    other = tmp_path / "notes.rageval"
+    other.write_text("not a database")
+    assert main(["info", str(other)]) == 1
+    assert "not a RAGEval project" in capsys.readouterr().err.splitlines()[0]
+
+
+@pytest.mark.parametrize("argv", [[], ["import", "run", "p.rageval", "f.csv"], ["frobnicate"], ["info"]])
+def test_usage_errors_exit_2_with_the_problem_first(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[0].startswith("error: ")
+
+
+def test_new_refuses_wrong_extension_as_usage_error(tmp_path, capsys):
+    assert main(["new", str(tmp_path / "p.db")]) == 2
+    assert ".rageval" in capsys.readouterr().err
+
+
+def test_new_refuses_existing_project(tmp_path, capsys):
+    project = tmp_path / "p.rageval"
+    assert main(["new", str(project)]) == 0
+    assert main(["new", str(project)]) == 1
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_demo_command_writes_a_project(tmp_path, capsys):
+    assert main(["demo", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "demo.rageval"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["golden_rows"] >= 60 and len(info["runs"]) == 2
+    assert main(["demo", str(tmp_path)]) == 1  # never overwrites without --force
+    assert main(["demo", str(tmp_path), "--force"]) == 0
+
+
+def test_mapping_on_the_command_line(tmp_path, capsys):
+    project = tmp_path / "p.rageval"
+    main(["new", str(project)])
+    capsys.readouterr()
+    path = write(tmp_path / "c.csv", [{"q": "Why?", "a": "Because", "ids": "[]"}])
+    assert main(["import", "golden", str(project), str(path), "--map", "question=q,gold_answer=a,gold_chunk_ids=ids",
+                 "--slice", "edge", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == 1
+    assert main(["import", "golden", str(project), str(path), "--map", "nonsense"]) == 1

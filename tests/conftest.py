@@ -1,0 +1,52 @@
+"""Shared fixtures. Every test gets its own data folder, so settings and the demo never touch $HOME."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+DEMO = REPO / "resources" / "demo"
+
+
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture
+def project(tmp_path):
+    from rageval_desktop.core.store.project import Project
+
+    p = Project.create(tmp_path / "t.rageval", actor="tester")
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="session")
+def demo_file(tmp_path_factory) -> Path:
+    from rageval_desktop.core.demo import write_demo_project
+
+    return write_demo_project(tmp_path_factory.mktemp("demo") / "demo.rageval")
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def table_dump(path: Path) -> dict[str, list]:
+    """Every row of every table: equal dumps = the project is unchanged."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(map(repr, conn.execute(f'SELECT * FROM "{t}"'))) for t in tables}
+    finally:
+        conn.close()

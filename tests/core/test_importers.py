@@ -1,0 +1,293 @@
+"""Importers: every layout, every file type, and every kind of bad input leaves the project unchanged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.importers import import_corpus, import_golden, import_run, parse_mapping
+from tests.conftest import SHARED, table_dump
+
+GOLDEN = [
+    {"id": "g1", "question": "What does assert do?", "gold_answer": "It checks a condition.",
+     "gold_chunk_ids": ["c1"], "slice_tag": "easy"},
+    {"id": "g2", "question": "How do break and continue differ?", "gold_answer": "One exits, one skips.",
+     "gold_chunk_ids": ["c2", "c3"], "slice_tag": "multi-hop"},
+    {"id": "g3", "question": "What is object.__len__ for?", "gold_answer": "len()", "gold_chunk_ids": [],
+     "slice_tag": "keyword-heavy"},
+]
+RUN = [
+    {"id": "g1", "question": "What does assert do?", "answer": "Checks things [1]",
+     "retrieved": [{"chunk_id": "c1", "text": "assert checks", "score": 0.9},
+                   {"chunk_id": "c9", "text": "other", "score": 0.1}],
+     "latency_ms": 812.5, "cost_usd": 0.0002, "prompt_tokens": 300, "completion_tokens": 20},
+    {"question": "  how do BREAK and continue differ ", "answer": "No idea",
+     "retrieved": [{"chunk_id": "c3", "text": "continue skips", "score": 0.5}]},
+    {"question": "A question nobody asked", "answer": "?", "retrieved": []},
+]
+
+
+def write(path, rows, lists_as_json=True):
+    """Write rows in the format the suffix names; list cells become JSON text in CSV/XLSX."""
+    suffix = path.suffix
+    if suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    elif suffix == ".json":
+        path.write_text(json.dumps(rows), encoding="utf-8")
+    else:
+        frame = pd.DataFrame(rows)
+        if suffix in (".csv", ".xlsx") and lists_as_json:
+            for col in frame.columns:
+                frame[col] = [json.dumps(v) if isinstance(v, (list, dict)) else v for v in frame[col]]
+        if suffix == ".csv":
+            frame.to_csv(path, index=False)
+        elif suffix == ".parquet":
+            frame.to_parquet(path, index=False)
+        elif suffix == ".xlsx":
+            frame.to_excel(path, index=False)
+    return path
+
+
+def golden_rows(project):
+    return {r[0]: r[1:] for r in project.reader().execute(
+        "SELECT id, question, gold_answer, gold_chunk_ids, slice_tag FROM golden_rows")}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json", ".parquet", ".xlsx"])
+def test_native_golden_every_file_type(project, tmp_path, suffix):
+    report = import_golden(project, write(tmp_path / f"golden{suffix}", GOLDEN))
+    assert (report.layout, report.added) == ("native", 3)
+    rows = golden_rows(project)
+    assert rows["g2"] == ("How do break and continue differ?", "One exits, one skips.", '["c2", "c3"]', "multi-hop")
+    assert json.loads(rows["g3"][2]) == []
+    edits = project.reader().execute("SELECT COUNT(*) FROM golden_edits WHERE op = 'create'").fetchone()[0]
+    assert edits == 3
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json", ".parquet", ".xlsx"])
+def test_native_run_every_file_type_links_rows(project, tmp_path, suffix):
+    import_golden(project, write(tmp_path / "g.jsonl", GOLDEN))
+    report = import_run(project, write(tmp_path / f"run{suffix}", RUN), "v1")
+    assert (report.added, report.linked, report.unlinked) == (3, 2, 1)
+    assert report.unlinked_examples == ["A question nobody asked"]
+    conn = project.reader()
+    links = dict(conn.execute("SELECT external_id, golden_id FROM run_rows"))
+    assert links == {"g1": "g1", "row-2": "g2", "row-3": None}  # by id, by normalised question, none
+    first = conn.execute("SELECT latency_ms, cost_usd, prompt_tokens, completion_tokens FROM run_rows "
+                         "WHERE external_id = 'g1'").fetchone()
+    assert first == (812.5, 0.0002, 300, 20)
+    passages = conn.execute("SELECT rank, chunk_id, text, score FROM retrieved_passages p JOIN run_rows r "
+                            "ON r.id = p.run_row_id WHERE r.external_id = 'g1' ORDER BY rank").fetchall()
+    assert passages == [(1, "c1", "assert checks", 0.9), (2, "c9", "other", 0.1)]
+
+
+def test_reimport_golden_is_idempotent_and_records_changes(project, tmp_path):
+    import_golden(project, write(tmp_path / "g.jsonl", GOLDEN))
+    again = import_golden(project, write(tmp_path / "g.jsonl", GOLDEN))
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 3)
+    changed = [dict(GOLDEN[0], gold_answer="It raises AssertionError when false.")] + GOLDEN[1:]
+    report = import_golden(project, write(tmp_path / "g2.jsonl", changed))
+    assert (report.updated, report.unchanged) == (1, 2)
+    edit = project.reader().execute("SELECT revision, before, after FROM golden_edits WHERE op = 'update'").fetchone()
+    assert edit[0] == 2
+    assert json.loads(edit[1])["gold_answer"] == "It checks a condition."
+    assert json.loads(edit[2])["gold_answer"] == "It raises AssertionError when false."
+
+
+def test_ragas_layouts(project, tmp_path):
+    rows = [{"user_input": "What does assert do?", "response": "checks", "retrieved_contexts": ["a", "b"],
+             "retrieved_context_ids": ["c1", "c2"], "reference": "It checks.", "reference_context_ids": ["c1"]}]
+    # ragas CSVs hold Python reprs of lists, as pandas writes them
+    path = tmp_path / "ragas.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    golden = import_golden(project, path)
+    assert golden.layout == "ragas"
+    assert json.loads(golden_rows(project)[next(iter(golden_rows(project)))][2]) == ["c1"]
+    run = import_run(project, path, "ragas-run")
+    assert (run.layout, run.linked) == ("ragas", 1)
+    ps = project.reader().execute("SELECT chunk_id, text FROM retrieved_passages ORDER BY rank").fetchall()
+    assert ps == [("c1", "a"), ("c2", "b")]
+
+
+def test_open_rag_eval_real_file(project, tmp_path):
+    src = SHARED / "data" / "open-rag-eval" / "test_csv_connector.csv"
+    if not src.exists():
+        pytest.skip("shared data not present")
+    report = import_run(project, src, "ore")
+    assert report.layout == "open-rag-eval"
+    source = pd.read_csv(src)
+    groups = source.groupby(["query_id", "query_run"]).size()
+    assert report.added == len(groups)
+    conn = project.reader()
+    answer = conn.execute("SELECT answer FROM run_rows WHERE external_id = 'query_4'").fetchone()[0]
+    assert answer.startswith("Based on the provided sources") and "\n\nSources: [1], [2]" in answer
+    ps = conn.execute("SELECT p.rank, p.chunk_id, p.text FROM retrieved_passages p JOIN run_rows r "
+                      "ON r.id = p.run_row_id WHERE r.external_id = 'query_1' ORDER BY p.rank").fetchall()
+    assert ps == [(1, "[1]", "Blackholes are big."), (2, "[2]", "Blackholes are dense."),
+                  (3, "[3]", "The earth is round.")]
+
+
+def test_open_rag_eval_repeated_query_runs(project, tmp_path):
+    base = {"query_id": "q1", "query": "Q?", "passage_id": "[1]", "passage": "p"}
+    rows = [dict(base, query_run=1, generated_answer="A1"), dict(base, query_run=2, generated_answer="A2")]
+    report = import_run(project, write(tmp_path / "ore.csv", rows), "r")
+    assert report.added == 2
+    ids = dict(project.reader().execute("SELECT external_id, answer FROM run_rows"))
+    assert ids == {"q1#run1": "A1", "q1#run2": "A2"}
+
+
+def test_hf_cookbook_layouts(project, tmp_path):
+    import_corpus(project, write(tmp_path / "corpus.jsonl", [{"chunk_id": "doc#0", "doc_id": "doc",
+                                                              "text": "Paris is the capital of France."}]))
+    golden = [{"question": "What is the capital of France?", "answer": "Paris",
+               "context": "Paris is the capital of France.", "source_doc": "doc", "groundedness_score": 5}]
+    report = import_golden(project, write(tmp_path / "eval.csv", golden))
+    assert report.layout == "hf-cookbook"
+    gid, row = next(iter(golden_rows(project).items()))
+    assert json.loads(row[2]) == ["doc#0"]  # context text resolved to the corpus chunk
+    meta = json.loads(project.reader().execute("SELECT metadata FROM golden_rows").fetchone()[0])
+    assert meta["groundedness_score"] == 5 and meta["source_doc"] == "doc"
+    outputs = [{"question": "What is the capital of France?", "true_answer": "Paris", "source_doc": "doc",
+                "generated_answer": "Paris.", "retrieved_docs": ["Paris is the capital of France.", "x"]}]
+    run = import_run(project, write(tmp_path / "out.json", outputs), "cookbook")
+    assert (run.layout, run.linked) == ("hf-cookbook", 1)
+
+
+def test_mapping_and_format_override(project, tmp_path):
+    rows = [{"query": "Q one?", "expected": "A", "ids": '["c1"]', "bucket": "edge"}]
+    path = write(tmp_path / "custom.csv", rows)
+    with pytest.raises(ImportFailed, match="missing required columns"):
+        import_golden(project, path)
+    report = import_golden(project, path, fmt="native", mapping=parse_mapping(
+        "question=query,gold_answer=expected,gold_chunk_ids=ids,slice_tag=bucket"))
+    assert report.added == 1
+    assert list(golden_rows(project).values())[0][2:] == ('["c1"]', "edge")
+    with pytest.raises(ImportFailed, match="unknown golden format"):
+        import_golden(project, path, fmt="nope")
+
+
+def test_run_name_clash_and_replace(project, tmp_path):
+    path = write(tmp_path / "run.jsonl", RUN)
+    import_run(project, path, "v1")
+    with pytest.raises(ImportFailed, match="already exists"):
+        import_run(project, path, "v1")
+    report = import_run(project, write(tmp_path / "run2.jsonl", RUN[:1]), "v1", replace=True)
+    assert report.added == 1
+    assert project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 1
+
+
+# --- bad input: clear error naming file/row/column, project unchanged ---------------------------------
+def bad_cases(tmp_path):
+    big = "x" * (10 * 1024 * 1024)
+    cases = {
+        "wrong extension": (tmp_path / "golden.txt", "golden", "unsupported file type", None, None),
+        "not utf-8": (tmp_path / "latin1.csv", "golden", "line 3 is not UTF-8", None, None),
+        "missing columns": (tmp_path / "nocols.csv", "run", "missing required columns", None, None),
+        "wrong type": (tmp_path / "types.jsonl", "run", "expected a number", 2, "latency_ms"),
+        "empty file": (tmp_path / "empty.csv", "golden", "the file is empty", None, None),
+        "header only": (tmp_path / "header.csv", "golden", "no data rows", None, None),
+        "duplicate ids": (tmp_path / "dupes.jsonl", "golden", "duplicate id 'g1' \\(first seen on row 1\\)", 3, "id"),
+        "10 MB cell": (tmp_path / "big.jsonl", "golden", "limit is 1 million", 2, "gold_answer"),
+        "list not a list": (tmp_path / "notlist.csv", "golden", "expected a list", 1, "gold_chunk_ids"),
+        "retrieved not a list": (tmp_path / "retr.jsonl", "run", "expected a list", 1, "retrieved"),
+        "bad json line": (tmp_path / "broken.jsonl", "golden", "line 2 is not valid JSON", None, None),
+        "empty question": (tmp_path / "noq.csv", "golden", "is empty; a value is required", 2, "question"),
+    }
+    (tmp_path / "golden.txt").write_text("question\nq\n")
+    (tmp_path / "latin1.csv").write_bytes("question,gold_answer\nq1,a\nq2,caf\xe9\n".encode("latin-1"))
+    write(tmp_path / "nocols.csv", [{"question": "q", "answer": "a"}])
+    write(tmp_path / "types.jsonl", [dict(RUN[0]), dict(RUN[1], latency_ms="fast")])
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("question,gold_answer\n")
+    write(tmp_path / "dupes.jsonl", [GOLDEN[0], GOLDEN[1], dict(GOLDEN[2], id="g1")])
+    write(tmp_path / "big.jsonl", [GOLDEN[0], dict(GOLDEN[1], gold_answer=big)])
+    (tmp_path / "notlist.csv").write_text("question,gold_chunk_ids\nq,c1\n")
+    write(tmp_path / "retr.jsonl", [dict(RUN[0], retrieved="c1")])
+    (tmp_path / "broken.jsonl").write_text(json.dumps(GOLDEN[0]) + "\n{\"question\": \n")
+    (tmp_path / "noq.csv").write_text("question,gold_answer\nq,a\n  ,b\n")
+    return cases
+
+
+BAD = ["wrong extension", "not utf-8", "missing columns", "wrong type", "empty file", "header only",
+       "duplicate ids", "10 MB cell", "list not a list", "retrieved not a list", "bad json line", "empty question"]
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_fails_clearly_and_changes_nothing(project, tmp_path, case):
+    import_golden(project, write(tmp_path / "seed.jsonl", GOLDEN[:1]))
+    import_run(project, write(tmp_path / "seedrun.jsonl", RUN[:1]), "seed")
+    path, kind, message, row, column = bad_cases(tmp_path)[case]
+    before = table_dump(project.path)
+    with pytest.raises(ImportFailed, match=message) as info:
+        if kind == "golden":
+            import_golden(project, path)
+        else:
+            import_run(project, path, "new-run")
+    err = info.value
+    assert str(err).startswith(path.name)  # names the file first
+    assert (err.row, err.column) == (row, column)
+    assert table_dump(project.path) == before
+
+
+def test_failure_late_in_a_large_import_rolls_back_everything(project, tmp_path):
+    rows = [dict(RUN[0], id=f"r{i}") for i in range(12_000)]
+    rows[-1]["retrieved"] = [{"chunk_id": "c", "text": "t"}, {"chunk_id": "c", "text": 5}]
+    before = table_dump(project.path)
+    with pytest.raises(ImportFailed, match="text must be a string") as info:
+        import_run(project, write(tmp_path / "big.jsonl", rows), "big")
+    assert info.value.row == 12_000
+    assert table_dump(project.path) == before
+
+
+def test_cancel_rolls_back(project, tmp_path):
+    from rageval_desktop.core.jobs.context import Cancelled, TaskContext
+
+    rows = [dict(RUN[0], id=f"r{i}") for i in range(12_000)]
+    ctx = TaskContext(on_progress=lambda done, total, msg: ctx.cancel() if done >= 5000 else None)
+    before = table_dump(project.path)
+    with pytest.raises(Cancelled):
+        import_run(project, write(tmp_path / "big.jsonl", rows), "big", ctx=ctx)
+    assert table_dump(project.path) == before
+
+
+def test_gzip_and_bom(project, tmp_path):
+    import gzip
+
+    src = tmp_path / "g.csv"
+    write(src, GOLDEN)
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + src.read_bytes())
+    assert import_golden(project, bom).added == 3
+    gz = tmp_path / "g2.jsonl.gz"
+    gz.write_bytes(gzip.compress("".join(json.dumps(dict(r, id=r["id"] + "z")) + "\n" for r in GOLDEN).encode()))
+    assert import_golden(project, gz).added == 3
+
+
+def test_demo_project_is_realistic(demo_file, tmp_path):
+    from rageval_desktop.core.store.project import Project
+    from rageval_desktop.core.store.queries import project_info
+
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    with Project.open(copy) as p:
+        info = project_info(p)
+        assert info["golden_rows"] >= 60
+        assert all(n >= 8 for n in info["slices"].values()) and len(info["slices"]) == 6
+        assert [r["name"] for r in info["runs"]] == ["v1", "v2"]
+        assert all(r["linked"] == r["rows"] == info["golden_rows"] for r in info["runs"])
+        conn = p.reader()
+        # gold ids point into the corpus, and the two retrievers really differ
+        missing = conn.execute("SELECT COUNT(*) FROM golden_rows g, json_each(g.gold_chunk_ids) j "
+                               "WHERE j.value NOT IN (SELECT chunk_id FROM corpus_chunks)").fetchone()[0]
+        assert missing == 0
+        hits = dict(conn.execute("""
+            SELECT r.name, AVG(EXISTS (SELECT 1 FROM retrieved_passages p, json_each(g.gold_chunk_ids) j
+                                       WHERE p.run_row_id = rr.id AND p.rank <= 5 AND p.chunk_id = j.value))
+            FROM run_rows rr JOIN runs r ON r.id = rr.run_id JOIN golden_rows g ON g.id = rr.golden_id
+            WHERE json_array_length(g.gold_chunk_ids) > 0 GROUP BY r.name"""))
+        assert 0.2 < hits["v1"] < 1.0 and 0.2 < hits["v2"] < 1.0 and hits["v1"] != hits["v2"]
+        assert conn.execute("SELECT MIN(latency_ms) > 0, MIN(cost_usd) > 0 FROM run_rows").fetchone() == (1, 1)

@@ -1,0 +1,200 @@
+"""The project file: creation, refusal, migration, the writer lane, backups, concurrent processes."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from rageval_desktop.core.errors import ProjectExists, ProjectRefused
+from rageval_desktop.core.store import backup as backups
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from tests.conftest import file_digest
+
+EXPECTED_TABLES = {
+    "meta", "slices", "golden_rows", "golden_edits", "golden_versions", "golden_version_rows", "corpus_chunks",
+    "runs", "run_rows", "retrieved_passages", "rubrics", "judges", "jobs", "judgments", "review_samples",
+    "review_sample_rows", "human_ratings", "agreement_reports", "audit_log", "embeddings",
+}
+
+
+def test_create_sets_identity_wal_and_schema(tmp_path):
+    path = tmp_path / "p.rageval"
+    Project.create(path).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables >= EXPECTED_TABLES
+    slices = [r[0] for r in conn.execute("SELECT name FROM slices ORDER BY position")]
+    assert slices == ["easy", "edge", "adversarial", "time-sensitive", "multi-hop", "keyword-heavy"]
+
+
+def test_connections_enforce_foreign_keys_and_busy_timeout(project):
+    conn = project.reader()
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    with pytest.raises(sqlite3.IntegrityError), project.write("bad") as w:
+        w.execute("INSERT INTO run_rows (run_id, position, external_id, question) VALUES (999, 1, 'x', 'q')")
+
+
+def test_create_refuses_existing_file(tmp_path):
+    path = tmp_path / "p.rageval"
+    path.write_text("keep me")
+    with pytest.raises(ProjectExists):
+        Project.create(path)
+    assert path.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty"),
+    (b"hello, I am a text file\n" * 10, "not an SQLite database"),
+])
+def test_refuses_non_databases_untouched(tmp_path, content, message):
+    path = tmp_path / "x.rageval"
+    path.write_bytes(content)
+    with pytest.raises(ProjectRefused, match=message):
+        Project.open(path)
+    assert path.read_bytes() == content
+
+
+def test_refuses_other_application_untouched(tmp_path):
+    path = tmp_path / "other.rageval"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.commit()
+    conn.close()
+    before = file_digest(path)
+    with pytest.raises(ProjectRefused, match="another application"):
+        Project.open(path)
+    assert file_digest(path) == before
+    assert not (tmp_path / "other.rageval-wal").exists()
+
+
+def test_refuses_newer_schema_untouched(tmp_path):
+    path = tmp_path / "new.rageval"
+    Project.create(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    before = file_digest(path)
+    with pytest.raises(ProjectRefused, match="newer RAGEval"):
+        Project.open(path)
+    assert file_digest(path) == before
+
+
+def test_refuses_damaged_file_untouched(tmp_path):
+    path = tmp_path / "bad.rageval"
+    with Project.create(path) as p, p.write("fill") as w:
+        w.executemany("INSERT INTO corpus_chunks (chunk_id, doc_id, text) VALUES (?, 'd', ?)",
+                      [(f"c{i}", "text " * 200) for i in range(400)])
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")  # fold the WAL in so the damage lands in the main file
+    conn.close()
+    raw = bytearray(path.read_bytes())
+    page = 4096
+    for offset in range(3 * page, 12 * page, page):  # smash b-tree page headers
+        raw[offset:offset + 64] = b"\xff" * 64
+    path.write_bytes(bytes(raw))
+    before = file_digest(path)
+    with pytest.raises(ProjectRefused, match="damaged"):
+        Project.open(path)
+    assert file_digest(path) == before
+
+
+def _make_v1(path):
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.executescript(MIGRATIONS[0].sql + "\nPRAGMA user_version = 1;")
+    conn.execute("INSERT INTO meta VALUES ('name', 'old')")
+    conn.commit()
+    conn.close()
+
+
+def test_migration_takes_a_backup_first_and_upgrades(tmp_path):
+    path = tmp_path / "old.rageval"
+    _make_v1(path)
+    with Project.open(path) as p:
+        assert p.schema_version() == SCHEMA_VERSION
+        assert p.meta("name") == "old"
+        tables = {r[0] for r in p.reader().execute("SELECT name FROM sqlite_master")}
+        assert "embeddings" in tables
+        actions = [r[0] for r in p.reader().execute("SELECT action FROM audit_log")]
+        assert "migrate" in actions
+    saved = backups.list_backups(path)
+    assert len(saved) == 1 and "pre-migration-v1" in saved[0].name
+    conn = sqlite3.connect(saved[0])
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("SELECT value FROM meta WHERE key = 'name'").fetchone()[0] == "old"
+    conn.close()
+
+
+def test_open_without_migrate_refuses_old_schema(tmp_path):
+    path = tmp_path / "old.rageval"
+    _make_v1(path)
+    with pytest.raises(ProjectRefused, match="needs migrating"):
+        Project.open(path, migrate=False)
+
+
+def test_failed_write_rolls_back(project):
+    with pytest.raises(RuntimeError), project.write("half") as w:
+        w.execute("INSERT INTO meta VALUES ('a', 'b')")
+        raise RuntimeError("boom")
+    assert project.meta("a") is None
+
+
+def test_listeners_hear_what_changed(project):
+    heard = []
+    project.listeners.append(lambda op, changed: heard.append((op, changed)))
+    with project.write("rename", changed=("meta",)) as w:
+        w.execute("UPDATE meta SET value = 'x' WHERE key = 'name'")
+    assert heard == [("rename", ("meta",))]
+
+
+def test_backups_rotate_and_are_consistent(project):
+    for i in range(backups.KEEP + 3):
+        with project.write("n") as w:
+            w.execute("INSERT OR REPLACE INTO meta VALUES ('n', ?)", (str(i),))
+        project.backup(f"step{i}")
+    saved = backups.list_backups(project.path)
+    assert len(saved) == backups.KEEP
+    newest = sqlite3.connect(saved[-1])
+    assert newest.execute("SELECT value FROM meta WHERE key = 'n'").fetchone()[0] == str(backups.KEEP + 2)
+    assert newest.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    newest.close()
+
+
+def test_periodic_backup_only_when_changed(project):
+    assert project.backup_if_changed(min_interval_s=0) is None
+    with project.write("n") as w:
+        w.execute("INSERT INTO meta VALUES ('k', 'v')")
+    assert project.backup_if_changed(min_interval_s=0) is not None
+    assert project.backup_if_changed(min_interval_s=0) is None
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from rageval_desktop.core.store.project import Project
+    p = Project.open(sys.argv[1])
+    for i in range(300):
+        with p.write("w") as w:
+            w.execute("INSERT INTO corpus_chunks (chunk_id, doc_id, text) VALUES (?, 'd', 'x')",
+                      (f"{sys.argv[2]}-{i}",))
+    p.close()
+""")
+
+
+def test_two_processes_write_safely(tmp_path):
+    path = tmp_path / "shared.rageval"
+    Project.create(path).close()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag]) for tag in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    with Project.open(path) as p:
+        assert p.reader().execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0] == 600
+        assert p.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"

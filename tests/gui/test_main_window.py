@@ -1,0 +1,138 @@
+"""The main window, driven offscreen through its main paths."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from rageval_desktop.gui import workers
+from rageval_desktop.gui.main_window import MainWindow
+from tests.conftest import table_dump
+from tests.core.test_importers import GOLDEN, write
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.close()
+    assert workers.active() == 0  # no thread outlives the window
+
+
+@pytest.fixture
+def opened(window, qtbot, demo_file, tmp_path):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    with qtbot.waitSignal(window.project_opened, timeout=20_000):
+        window.open_path(copy)
+    return window
+
+
+def test_opens_demo_and_shows_golden_rows(opened):
+    model = opened.table.model()
+    assert model.rowCount() >= 60
+    assert model.index(0, 2).data() == "What does the assert statement do?"
+    assert opened.rows_label.text() == f"{model.rowCount()} rows"
+    assert "demo.rageval" in opened.path_label.text()
+    nav = [opened.nav.item(i).text() for i in range(opened.nav.count())]
+    assert nav[0].startswith("Golden set") and any(t.startswith("v1") for t in nav)
+
+
+def test_run_view_detail_marks_gold_passages_as_plain_text(opened, qtbot):
+    opened.select(run="v1")
+    model = opened.table.model()
+    assert model.source.title == "Run v1"
+    assert model.rowCount() == 72
+    opened.table.selectRow(0)
+    text = opened.detail.toPlainText()
+    assert "QUESTION\nWhat does the assert statement do?" in text
+    assert "★ GOLD" in text and "assert#000" in text
+    assert "RETRIEVED PASSAGES (50; gold chunks: assert#000)" in text
+
+
+def test_slice_filter_carries_across_views(opened):
+    opened.select(slice_tag="keyword-heavy")
+    assert opened.table.model().rowCount() == 12
+    opened.select(run="v2")
+    assert opened.table.model().rowCount() == 12
+    assert {opened.table.model().index(r, 1).data() for r in range(12)} == {"keyword-heavy"}
+
+
+def test_keyboard_moves_through_rows_and_updates_detail(opened, qtbot):
+    opened.table.setFocus()
+    opened.table.selectRow(0)
+    first = opened.detail.toPlainText()
+    qtbot.keyClick(opened.table, Qt.Key.Key_Down)
+    assert opened.table.currentIndex().row() == 1
+    assert opened.detail.toPlainText() != first
+
+
+def test_import_through_the_window_refreshes_views(opened, qtbot, tmp_path):
+    path = write(tmp_path / "extra.jsonl", [dict(GOLDEN[0], id="new-1", question="A brand new question?")])
+    before = opened.table.model().rowCount()
+    with qtbot.waitSignal(opened.task_finished, timeout=20_000) as signal:
+        opened.import_file(path, ask=False, kind="golden")
+    assert signal.args == ["done"]
+    qtbot.waitUntil(lambda: opened.table.model().rowCount() == before + 1, timeout=5000)
+
+
+def test_bad_import_shows_readable_error_and_changes_nothing(opened, qtbot, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,answer\nq,a\n")
+    before = table_dump(opened.project.path)
+    with qtbot.waitSignal(opened.task_finished, timeout=20_000) as signal:
+        opened.import_file(bad, ask=False, kind="run", run_name="x")
+    assert signal.args == ["failed"]
+    assert opened.last_error.startswith("bad.csv: missing required columns")
+    assert table_dump(opened.project.path) == before
+
+
+def test_drop_a_project_file_opens_it(window, qtbot, demo_file, tmp_path):
+    copy = tmp_path / "dropped.rageval"
+    shutil.copy(demo_file, copy)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(copy))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.project_opened, timeout=20_000):
+        window.dropEvent(event)
+    assert window.project.path == copy
+
+
+def test_refused_file_shows_error(window, qtbot, tmp_path):
+    bad = tmp_path / "bad.rageval"
+    bad.write_text("nope")
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):
+        window.open_path(bad)
+    assert "not a RAGEval project" in window.last_error
+    assert window.project is None
+
+
+def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
+    from rageval_desktop.core.store.browse import run_source
+    from rageval_desktop.core.store.project import Project
+    from rageval_desktop.gui.models.lazy_table import PAGE, LazyTableModel
+
+    with Project.create(tmp_path / "big.rageval") as p:
+        with p.write("fill") as w:
+            w.execute("INSERT INTO runs (name, created_at) VALUES ('big', 'now')")
+            w.executemany("INSERT INTO run_rows (run_id, position, external_id, question, answer) "
+                          "VALUES (1, ?, ?, ?, 'a')", [(i, f"r{i}", f"question {i}") for i in range(20_000)])
+        model = LazyTableModel(p, run_source(1, "big"))
+        assert model.rowCount() == 20_000 and not model._pages
+        assert model.index(19_999, 2).data() == "question 19999"
+        assert list(model._pages) == [19_999 // PAGE]
+
+
+def test_shortcut_sheet_lists_keys(window, qtbot):
+    from PySide6.QtWidgets import QMessageBox
+
+    window.show_shortcuts()
+    box = window.findChild(QMessageBox)
+    assert box is not None and "Ctrl+I" in box.text() and "F1" in box.text()
+    box.close()

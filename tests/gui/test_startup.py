@@ -1,0 +1,45 @@
+"""Start-up: the first window appears without torch, sentence-transformers, pandas, faiss or matplotlib."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from tests.conftest import REPO
+
+HEAVY = ["torch", "sentence_transformers", "pandas", "faiss", "matplotlib", "sqlite_utils", "openai"]
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    t0 = time.perf_counter()
+    from rageval_desktop.gui import app as gui_app
+    from PySide6.QtCore import QTimer
+    seen = {}
+    real_make = gui_app.MainWindow
+    class Probe(real_make):
+        def showEvent(self, event):
+            super().showEvent(event)
+            seen.setdefault("first_window_s", time.perf_counter() - t0)
+            seen.setdefault("loaded_at_window", [m for m in HEAVY if m in sys.modules])
+    gui_app.MainWindow = Probe
+    code = gui_app.main([sys.argv[1], "--screenshot", sys.argv[2]])
+    seen["loaded_after_open"] = [m for m in HEAVY if m in sys.modules]
+    seen["exit"] = code
+    print(json.dumps(seen))
+""")
+
+
+def test_first_window_has_no_heavy_imports(demo_file, tmp_path):
+    shot = tmp_path / "shot.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n" + SCRIPT, str(demo_file), str(shot)],
+                            capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["exit"] == 0
+    assert seen["loaded_at_window"] == []
+    assert seen["loaded_after_open"] == []   # opening and showing a project needs none of them either
+    assert shot.stat().st_size > 10_000      # a real picture of the window was written

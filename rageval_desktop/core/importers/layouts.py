@@ -6,12 +6,13 @@ so any other layout can be read as a native one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.errors import ImportFailed
-from rageval_desktop.core.importers.cells import Cells
+from rageval_desktop.core.importers.cells import MAX_CELL_CHARS, Cells
 
 
 @dataclass
@@ -121,6 +122,14 @@ def _passages_native(r: dict, c: Cells, i: int) -> list[Passage]:
         if isinstance(item, str):
             out.append(Passage(chunk_id=None, text=item))
             continue
+        if isinstance(item, dict):  # fast path: well-typed items skip the per-field checks below
+            cid, text, score, in_prompt = (item.get("chunk_id"), item.get("text"), item.get("score"),
+                                           item.get("in_prompt"))
+            score_ok = score is None or (type(score) in (float, int) and math.isfinite(score))
+            if (type(cid) is str and type(text) is str and len(text) <= MAX_CELL_CHARS and score_ok
+                    and (in_prompt is None or type(in_prompt) is bool)):
+                out.append(Passage(cid, text, None if score is None else float(score), in_prompt))
+                continue
         if not isinstance(item, dict) or not ({"chunk_id", "text"} & set(item)):
             raise c.fail(f"retrieved item {n} must be an object with chunk_id and/or text, got "
                          f"{str(item)[:40]!r}", i, "retrieved")

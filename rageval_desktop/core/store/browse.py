@@ -44,7 +44,7 @@ def golden_source(slice_tag: str | None = None) -> TableSource:
     where, params = ("WHERE slice_tag = ?", (slice_tag,)) if slice_tag else ("", ())
     return TableSource(
         key=f"golden:{slice_tag or '*'}", title="Golden set",
-        columns=(Column("id", width=90), Column("slice", "tag", 110), Column("question", width=360),
+        columns=(Column("id", width=70), Column("slice", "tag", 100), Column("question", width=330),
                  Column("gold answer", width=360), Column("gold chunks", "count", 90), Column("status", width=80),
                  Column("source", width=80)),
         ids_sql=f"SELECT id FROM golden_rows {where} ORDER BY created_at, id", params=params,
@@ -59,18 +59,18 @@ def run_source(run_id: int, run_name: str, slice_tag: str | None = None) -> Tabl
         params = (run_id, slice_tag)
     return TableSource(
         key=f"run:{run_id}:{slice_tag or '*'}", title=f"Run {run_name}",
-        columns=(Column("id", width=90), Column("slice", "tag", 110), Column("question", width=320),
-                 Column("answer", width=360), Column("passages", "count", 70), Column("gold in top 5", "text", 90),
-                 Column("latency", "ms", 80), Column("cost", "money", 80)),
+        columns=(Column("id", width=70), Column("slice", "tag", 100), Column("question", width=250),
+                 Column("gold@5", "text", 64), Column("latency", "ms", 75), Column("cost", "money", 80),
+                 Column("passages", "count", 65), Column("answer", width=360)),
         ids_sql=f"SELECT rr.id FROM run_rows rr {where} ORDER BY rr.position", params=params,
         page_sql="""
-            SELECT rr.id, rr.external_id, g.slice_tag, rr.question, rr.answer,
-                   (SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id),
+            SELECT rr.id, rr.external_id, g.slice_tag, rr.question,
                    CASE WHEN g.id IS NULL OR json_array_length(g.gold_chunk_ids) = 0 THEN '—'
                         WHEN EXISTS (SELECT 1 FROM retrieved_passages p, json_each(g.gold_chunk_ids) j
                                      WHERE p.run_row_id = rr.id AND p.rank <= 5 AND p.chunk_id = j.value)
                         THEN 'yes' ELSE 'no' END,
-                   rr.latency_ms, rr.cost_usd
+                   rr.latency_ms, rr.cost_usd,
+                   (SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id), rr.answer
             FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id
             WHERE rr.id IN ({ids})""")
 

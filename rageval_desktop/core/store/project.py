@@ -117,15 +117,21 @@ class Project:
         if not path.parent.exists():
             raise ProjectRefused(f"{path.parent}: no such folder")
         project = cls(path, actor=actor)
-        conn = project._connect()
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        project._writer = conn
-        project._migrate(from_version=0)
-        with project.write("create project") as w:
-            w.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
-                ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
-            w.executemany("INSERT INTO slices (name, position) VALUES (?, ?)",
-                          [(s, i) for i, s in enumerate(DEFAULT_SLICES)])
+        try:
+            conn = project._connect()
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            project._writer = conn
+            project._migrate(from_version=0)
+            with project.write("create project") as w:
+                w.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
+                    ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
+                w.executemany("INSERT INTO slices (name, position) VALUES (?, ?)",
+                              [(s, i) for i, s in enumerate(DEFAULT_SLICES)])
+        except BaseException:  # never leave a half-made project behind
+            project.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            raise
         project.changes_since_backup = 0  # nothing a backup would save yet
         return project
 

@@ -50,7 +50,7 @@ class LazyTableModel(QAbstractTableModel):
             return None if value is None else str(value)[:1000]
         if role == Qt.ItemDataRole.TextAlignmentRole and col.kind in ("number", "money", "ms", "count"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and col.header == "gold in top 5":
+        if role == Qt.ItemDataRole.ForegroundRole and col.header == "gold@5":
             value = self.row_values(index.row())[index.column()]
             return QColor("#1f7a4d") if value == "yes" else QColor("#b3261e") if value == "no" else None
         return None

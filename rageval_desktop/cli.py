@@ -109,6 +109,96 @@ def cmd_backup(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_judges(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.judges import registry
+
+    with _open(args.project) as project:
+        if args.action == "list":
+            judges = [registry.judge_summary(j) for j in registry.list_judges(project)]
+            text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} {j['status']}"
+                             for j in judges) or "no judges yet"
+            _print(args, judges, text)
+            return EXIT_OK
+        params: dict[str, Any] = {}
+        for key in ("concurrency", "max_tokens", "timeout", "seed", "temperature", "rpm", "passages_k", "measure",
+                    "threshold"):
+            value = getattr(args, key, None)
+            if value is not None:
+                params[key] = value
+        judge = registry.add_judge(project, args.name, args.metric, args.kind, rubric=args.rubric, model=args.model,
+                                   base_url=args.base_url, api_key_ref=args.api_key_env or args.api_key_keyring,
+                                   params=params)
+        _print(args, registry.judge_summary(judge), f"added judge '{judge.name}' ({judge.metric}, {judge.kind})")
+    return EXIT_OK
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.jobs.judge_job import JobSpec
+
+    spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, only_failed=args.only_failed,
+                   redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
+                   budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache)
+    return _run_job(args, spec)
+
+
+def _run_job(args: argparse.Namespace, spec: Any) -> int:
+    from rageval_desktop.core.jobs.context import TaskContext
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+
+    def progress(done: int, total: int, message: str) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
+
+    with _open(args.project) as project:
+        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
+        try:
+            stats = run_judge_job(project, spec, ctx)
+        except KeyboardInterrupt:
+            print("error: interrupted; every judgment already saved is kept — run the same command to resume",
+                  file=sys.stderr)
+            return EXIT_FAILED
+    out = stats.as_dict()
+    if stats.stopped == "fatal":
+        print(f"error: the job stopped: {stats.message}", file=sys.stderr)
+    elif stats.stopped == "budget":
+        print(f"warning: {stats.message}", file=sys.stderr)
+    text = (f"{stats.rows} to judge ({stats.skipped} already judged): {stats.ok} ok, {stats.unparsed} unparsed, "
+            f"{stats.errors} errors{' ' + str(stats.errors_by_kind) if stats.errors else ''}; {stats.calls} calls, "
+            f"{stats.cache_hits} from cache, ${stats.cost_usd:.4f}, {stats.seconds:.1f} s")
+    _print(args, out, text)
+    return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
+
+
+def cmd_prices(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.judges import prices
+
+    with _open(args.project) as project:
+        if args.action == "set":
+            prices.set_price(project, args.model, args.input, args.output)
+        table = prices.all_prices(project)
+    _print(args, {m: {"input_per_mtok": i, "output_per_mtok": o} for m, (i, o) in table.items()},
+           "\n".join(f"{m:<28} ${i:g} in / ${o:g} out per million tokens" for m, (i, o) in sorted(table.items())))
+    return EXIT_OK
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.jobs import records
+    from rageval_desktop.core.jobs.judge_job import JobSpec
+
+    with _open(args.project) as project:
+        records.mark_interrupted(project)
+        if args.action == "list":
+            jobs = records.list_jobs(project)
+            _print(args, jobs, "\n".join(f"#{j['id']:<4} {j['kind']:<8} {j['status']:<12} {j['done']}/{j['total']} "
+                                         f"{j['message'] or ''}" for j in jobs) or "no jobs yet")
+            return EXIT_OK
+        job = records.get(project, args.id)
+    if job["kind"] != "judge":
+        raise UsageError(f"job {args.id} is a {job['kind']} job; only judge jobs resume")
+    known = set(JobSpec.__dataclass_fields__)
+    return _run_job(args, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -153,6 +243,71 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="file to create (or a folder, to create demo.rageval in it)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--json", action="store_true")
+
+    p = command("judges", cmd_judges, "add and list judges")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list", help="list the project's judges")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("add", help="add a judge: an LLM endpoint + rubric, or an embedded scorer")
+    q.add_argument("project")
+    q.add_argument("--name", required=True)
+    q.add_argument("--metric", required=True,
+                   help="correctness, correctness_binary, faithfulness, answer_relevance, passage_relevance")
+    q.add_argument("--kind", required=True, choices=["llm", "embedding", "lexical"])
+    q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")
+    q.add_argument("--model", help="model name at the endpoint (LLM judges)")
+    q.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI)")
+    q.add_argument("--api-key-env", help="NAME of the environment variable holding the key (never the key)")
+    q.add_argument("--api-key-keyring", metavar="keyring:SERVICE:USER", help="or a keyring entry")
+    q.add_argument("--concurrency", type=int)
+    q.add_argument("--rpm", type=float, help="requests-per-minute cap")
+    q.add_argument("--max-tokens", type=int)
+    q.add_argument("--timeout", type=float, help="seconds per call (default 120)")
+    q.add_argument("--seed", type=int)
+    q.add_argument("--temperature", type=float)
+    q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance)")
+    q.add_argument("--measure", choices=["f1", "rougeL"], help="lexical judges")
+    q.add_argument("--threshold", type=float, help="similarity counted as correct (binary metrics)")
+    q.add_argument("--json", action="store_true")
+
+    p = command("judge", cmd_judge, "run judges over a run's rows (resumable: judged rows are skipped)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--judge", action="append", help="judge name (repeatable; default: every active judge)")
+    p.add_argument("--slice", help="only rows of this slice")
+    p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's, 16)")
+    p.add_argument("--rpm", type=float, help="requests-per-minute cap")
+    p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")
+    p.add_argument("--timeout", type=float, help="seconds per call")
+    p.add_argument("--only-missing", action="store_true",
+                   help="only rows without a final judgment (the default behaviour; kept for scripts)")
+    p.add_argument("--only-failed", action="store_true", help="only rows whose judgment is an error or unparsed")
+    p.add_argument("--redo-unparsed", action="store_true", help="also redo rows whose reply did not parse")
+    p.add_argument("--no-cache", action="store_true", help="do not use or fill the request cache")
+    p.add_argument("--json", action="store_true")
+
+    p = command("prices", cmd_prices, "the price table used for cost accounting")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("set")
+    q.add_argument("project")
+    q.add_argument("model")
+    q.add_argument("--input", type=float, required=True, help="USD per million prompt tokens")
+    q.add_argument("--output", type=float, required=True, help="USD per million completion tokens")
+    q.add_argument("--json", action="store_true")
+
+    p = command("jobs", cmd_jobs, "list jobs, resume an interrupted one")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("resume")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--json", action="store_true")
 
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
     p.add_argument("project")

@@ -18,7 +18,7 @@ from tests.conftest import file_digest
 EXPECTED_TABLES = {
     "meta", "slices", "golden_rows", "golden_edits", "golden_versions", "golden_version_rows", "corpus_chunks",
     "runs", "run_rows", "retrieved_passages", "rubrics", "judges", "jobs", "judgments", "review_samples",
-    "review_sample_rows", "human_ratings", "agreement_reports", "audit_log", "embeddings",
+    "review_sample_rows", "human_ratings", "agreement_reports", "audit_log", "embeddings", "llm_cache", "prices",
 }
 
 

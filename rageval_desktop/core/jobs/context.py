@@ -19,6 +19,7 @@ ProgressCallback = Callable[[int, int, str], None]
 class TaskContext:
     on_progress: ProgressCallback | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event)
+    on_stats: Callable[[dict], None] | None = None  # structured progress (rate, ETA, errors, cost) for panels
     min_interval_s: float = 0.05  # progress is throttled so a fast loop does not flood the GUI
     _last: float = 0.0
 

@@ -274,6 +274,30 @@ CREATE TABLE embeddings (
 """
 
 
+# v3: the judging engine's exact-match request cache, per-model prices, and cache hits on judgments.
+SCHEMA_V3 = """
+CREATE TABLE llm_cache (
+    key               TEXT PRIMARY KEY,    -- sha256 of endpoint, model, messages and sampling parameters
+    model             TEXT NOT NULL,
+    content           TEXT NOT NULL,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    request_id        TEXT,
+    created_at        TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE prices (
+    model            TEXT PRIMARY KEY,
+    input_per_mtok   REAL NOT NULL CHECK (input_per_mtok >= 0),   -- USD per million prompt tokens
+    output_per_mtok  REAL NOT NULL CHECK (output_per_mtok >= 0),
+    updated_at       TEXT NOT NULL
+);
+
+ALTER TABLE judgments ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rubrics ADD COLUMN system TEXT NOT NULL DEFAULT '';
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -284,6 +308,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", SCHEMA_V1),
     Migration(2, "embedding cache", SCHEMA_V2),
+    Migration(3, "request cache, prices", SCHEMA_V3),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,426 @@
+"""Run judges over a run's rows: an asyncio loop of its own (one AsyncOpenAI client per endpoint), adaptive
+concurrency, bounded retries, an exact-match request cache, a budget, and judgments committed in small batches
+(every 250 ms or 100 results) through the project's single writer — a killed process loses only the calls in
+flight, and a re-run skips everything already judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.jobs import records
+from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+from rageval_desktop.core.jobs.work import Item, plan, select_rows
+from rageval_desktop.core.judges import embedded, llm, parsers, prices, rubrics
+from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges, resolve_api_key
+from rageval_desktop.core.store.project import Project, utcnow
+
+BATCH_ROWS = 100
+BATCH_SECONDS = 0.25
+
+
+@dataclass
+class JobSpec:
+    run: str
+    judges: list[str] | None = None       # None: every active judge that scores run rows
+    slice_tag: str | None = None
+    sample_id: int | None = None
+    redo_failed: bool = False             # also redo unparsed rows (errors are always retried)
+    only_failed: bool = False             # only rows whose judgment is an error or unparsed
+    concurrency: int | None = None
+    rpm: float | None = None
+    budget_usd: float | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    use_cache: bool = True
+
+
+@dataclass
+class JobStats:
+    job_id: int | None = None
+    rows: int = 0                 # work items in this job (after skipping what was already judged)
+    skipped: int = 0              # already judged by the same judge, rubric version and model
+    done: int = 0
+    ok: int = 0
+    unparsed: int = 0
+    errors: int = 0
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    retries: int = 0
+    repair_retries: int = 0
+    cache_hits: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    stopped: str | None = None    # None (ran to the end) | "cancelled" | "fatal" | "budget"
+    message: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["rows_per_s"] = round(self.done / self.seconds, 2) if self.seconds else 0.0
+        return out
+
+
+class _Fatal(Exception):
+    pass
+
+
+class JudgeJob:
+    def __init__(self, project: Project, spec: JobSpec, ctx: TaskContext) -> None:
+        self.project, self.spec, self.ctx = project, spec, ctx
+        self.stats = JobStats()
+        self.kinds: Counter[str] = Counter()
+        self.pending: list[tuple[Item, dict[str, Any], list[dict[str, Any]]]] = []
+        self.started = time.monotonic()
+        self.in_flight_estimate = 0.0
+
+    # --- planning ------------------------------------------------------------------------------
+    def judges(self) -> list[Judge]:
+        if self.spec.judges:
+            return [get_judge(self.project, name) for name in self.spec.judges]
+        found = [j for j in list_judges(self.project) if j.status == "active"]
+        if not found:
+            raise RagevalError("the project has no active judge; add one (rageval judges add ...)")
+        return found
+
+    def run(self) -> JobStats:
+        records.mark_interrupted(self.project)
+        judges = self.judges()
+        rows = select_rows(self.project, self.spec.run, self.spec.slice_tag, self.spec.sample_id)
+        items, skipped = plan(self.project, judges, rows, redo_failed=self.spec.redo_failed,
+                              only_failed=self.spec.only_failed)
+        self.stats.rows, self.stats.skipped = len(items), skipped
+        self.check_budget_possible(items)
+        params = {k: v for k, v in asdict(self.spec).items() if v is not None}
+        self.stats.job_id = records.start(self.project, "judge", params, len(items))
+        status, message = "done", None
+        try:
+            self.report(force=True)
+            llm_items = [i for i in items if i.judge.kind == "llm" and not i.missing]
+            self.run_local([i for i in items if i.judge.kind != "llm" or i.missing])
+            if llm_items and self.stats.stopped is None:
+                asyncio.run(self.run_llm(llm_items))
+        except _Fatal as exc:
+            status, message = "failed", str(exc)
+            self.stats.stopped, self.stats.message = "fatal", str(exc)
+        except BaseException as exc:
+            self.flush()
+            records.finish(self.project, self.stats.job_id, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        self.flush()
+        if self.stats.stopped == "cancelled":
+            status, message = "cancelled", "cancelled by the user; resume to finish"
+        elif self.stats.stopped == "budget":
+            status, message = "done", self.stats.message
+        self.stats.seconds = round(time.monotonic() - self.started, 3)
+        records.finish(self.project, self.stats.job_id, status, message)
+        self.report(force=True)
+        return self.stats
+
+    def check_budget_possible(self, items: list[Item]) -> None:
+        if self.spec.budget_usd is None:
+            return
+        for judge in {i.judge.id: i.judge for i in items if i.judge.kind == "llm"}.values():
+            if prices.price(self.project, judge.model) is None:
+                raise RagevalError(f"no price for model '{judge.model}', so the budget cannot be kept; set one "
+                                   f"with: rageval prices set PROJECT {judge.model} --input USD --output USD")
+
+    # --- results -------------------------------------------------------------------------------
+    def record(self, item: Item, status: str, *, verdict: parsers.Verdict | None = None, raw: str | None = None,
+               error_kind: str | None = None, attempts: int = 1, repairs: int = 0, latency_ms: float | None = None,
+               prompt_tokens: int | None = None, completion_tokens: int | None = None, cost: float | None = None,
+               request_id: str | None = None, cache_hit: bool = False, caches: tuple[dict[str, Any], ...] = (),
+               note: str | None = None) -> None:
+        row = {"judge_id": item.judge.id, "run_row_id": item.run_row_id, "passage_rank": item.passage_rank,
+               "idem_key": item.idem_key, "status": status, "error_kind": error_kind,
+               "score": verdict.score if verdict else None, "label": verdict.label if verdict else None,
+               "rationale": verdict.rationale if verdict else note, "raw_output": raw, "attempts": attempts,
+               "repair_retries": repairs, "latency_ms": latency_ms, "prompt_tokens": prompt_tokens,
+               "completion_tokens": completion_tokens, "cost_usd": cost, "request_id": request_id,
+               "job_id": self.stats.job_id, "created_at": utcnow(), "cache_hit": int(cache_hit)}
+        self.pending.append((item, row, [c for c in caches if c]))
+        s = self.stats
+        s.done += 1
+        s.ok += status == "ok"
+        s.unparsed += status == "unparsed"
+        if status == "error":
+            s.errors += 1
+            self.kinds[error_kind or "error"] += 1
+            s.errors_by_kind = dict(self.kinds)
+        s.cost_usd += cost or 0.0
+        s.cache_hits += cache_hit
+        s.repair_retries += repairs
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        cols = list(batch[0][1])
+        update = ", ".join(f"{c} = excluded.{c}" for c in cols if c != "idem_key")
+        with self.project.write("save judgments", changed=("judgments",)) as conn:
+            conn.executemany(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+                             f"ON CONFLICT (idem_key) DO UPDATE SET {update}", [tuple(r.values()) for _, r, _ in batch])
+            caches = [c for _, _, cs in batch for c in cs]
+            if caches:
+                conn.executemany("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, "
+                                 "completion_tokens, request_id, created_at) VALUES (:key, :model, :content, "
+                                 ":prompt_tokens, :completion_tokens, :request_id, :created_at)", caches)
+            records.progress(conn, self.stats.job_id, self.stats.done)
+
+    def report(self, force: bool = False) -> None:
+        s = self.stats
+        s.seconds = round(time.monotonic() - self.started, 3)
+        rate = s.done / s.seconds if s.seconds > 0 else 0.0
+        eta = (s.rows - s.done) / rate if rate > 0 else None
+        bits = [f"{s.done}/{s.rows}", f"{rate:.1f} rows/s"]
+        if eta is not None and s.done < s.rows:
+            bits.append(f"ETA {eta:.0f} s")
+        if s.errors:
+            bits.append(f"{s.errors} errors")
+        if s.unparsed:
+            bits.append(f"{s.unparsed} unparsed")
+        if s.cost_usd:
+            bits.append(f"${s.cost_usd:.4f}")
+        self.ctx.report(s.done, s.rows, " · ".join(bits), force=force)
+        if self.ctx.on_stats:
+            self.ctx.on_stats({**s.as_dict(), "eta_s": eta})
+
+    # --- embedded judges -----------------------------------------------------------------------
+    def run_local(self, items: list[Item]) -> None:
+        for item in [i for i in items if i.missing]:
+            self.record(item, "error", error_kind=f"no_{item.missing}",
+                        raw=f"nothing to judge: the {item.missing} is empty", attempts=0)
+        local = [i for i in items if not i.missing]
+        by_judge: dict[int, list[Item]] = {}
+        for item in local:
+            by_judge.setdefault(item.judge.id, []).append(item)
+        for group in by_judge.values():
+            judge = group[0].judge
+            for start in range(0, len(group), 256):
+                if self.ctx.cancelled:
+                    self.stats.stopped = "cancelled"
+                    return
+                chunk = group[start:start + 256]
+                began = time.perf_counter()
+                sims = self.similarities(judge, chunk)
+                each_ms = (time.perf_counter() - began) * 1000 / len(chunk)
+                low, high = judge.spec.low, judge.spec.high
+                for item, sim in zip(chunk, sims, strict=True):
+                    score = embedded.to_scale(sim, low, high, binary_threshold=judge.params.get("threshold", 0.5))
+                    verdict = parsers.Verdict(score, None, f"{judge.model_id} similarity {sim:.3f}")
+                    self.record(item, "ok", verdict=verdict, latency_ms=round(each_ms, 3), cost=0.0)
+                self.flush()
+                self.report()
+
+    def similarities(self, judge: Judge, items: list[Item]) -> list[float]:
+        pairs = [(i.fields["answer"], i.fields["reference"]) for i in items]
+        if judge.kind == "lexical":
+            measure = embedded.rouge_l if judge.params.get("measure") == "rougeL" else embedded.token_f1
+            return [measure(a, r) for a, r in pairs]
+        model_id = judge.params.get("model", embedded.MINILM_ID)
+        vectors = embedded.embed(self.project, [t for pair in pairs for t in pair], model_id)
+        return [float(vectors[embedded.text_hash(a)] @ vectors[embedded.text_hash(r)]) for a, r in pairs]
+
+    # --- LLM judges ----------------------------------------------------------------------------
+    async def run_llm(self, items: list[Item]) -> None:
+        clients: dict[tuple, Any] = {}
+        limiters: dict[tuple, AdaptiveLimiter] = {}
+        rubric_cache: dict[int, rubrics.Rubric] = {}
+        conn = self.project.reader()
+        for item in items:
+            j = item.judge
+            endpoint = (j.base_url, j.api_key_ref)
+            if endpoint not in clients:
+                try:
+                    key = resolve_api_key(j.api_key_ref)
+                except RagevalError as exc:
+                    raise _Fatal(str(exc)) from None
+                clients[endpoint] = llm.make_client(j.base_url, key, self.timeout(j))
+                limiters[endpoint] = AdaptiveLimiter(self.spec.concurrency or j.param("concurrency"),
+                                                     self.spec.rpm or j.param("rpm"))
+            if j.rubric_id not in rubric_cache:
+                rubric_cache[j.rubric_id] = rubrics.load(conn, j.rubric_id)
+        self.fatal: str | None = None
+        flusher = asyncio.create_task(self.flush_loop())
+        tasks: set[asyncio.Task] = set()
+        try:
+            for item in items:
+                endpoint = (item.judge.base_url, item.judge.api_key_ref)
+                limiter = limiters[endpoint]
+                await limiter.acquire()
+                if self.fatal or self.ctx.cancelled or self.over_budget(item):  # stop dispatching; finish in flight
+                    await limiter.release("other")
+                    break
+                task = asyncio.create_task(self.guarded(item, self.judge_one(
+                    item, rubric_cache[item.judge.rubric_id], clients[endpoint], limiter)))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            flusher.cancel()
+            for client in clients.values():
+                await client.close()
+        if self.fatal:
+            raise _Fatal(self.fatal)
+        if self.ctx.cancelled and self.stats.stopped is None:
+            self.stats.stopped = "cancelled"
+
+    def timeout(self, judge: Judge) -> float:
+        return float(self.spec.timeout or judge.param("timeout"))
+
+    def over_budget(self, item: Item) -> bool:
+        if self.spec.budget_usd is None:
+            return False
+        price = prices.price(self.project, item.judge.model)
+        calls = self.stats.calls or 0
+        if calls:
+            per_call = self.stats.cost_usd / max(1, self.stats.done - self.stats.cache_hits)
+        else:  # before any reply: the prompt's length and the most the judge may write
+            chars = sum(len(v) for v in item.fields.values())
+            per_call = prices.cost(price, chars // 4 + 200, item.judge.param("max_tokens")) or 0.0
+        if self.stats.cost_usd + self.in_flight_estimate + per_call > self.spec.budget_usd:
+            self.stats.stopped = "budget"
+            self.stats.message = (f"stopped before the budget of ${self.spec.budget_usd:.4f} would be exceeded "
+                                  f"(spent ${self.stats.cost_usd:.4f}); resume with a larger budget to finish")
+            return True
+        self.in_flight_estimate += per_call
+        item.fields["__estimate"] = per_call  # type: ignore[assignment]
+        return False
+
+    async def flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(BATCH_SECONDS)
+            if self.pending:
+                await asyncio.to_thread(self.flush)
+            self.report()
+
+    async def after_record(self) -> None:
+        if len(self.pending) >= BATCH_ROWS:
+            await asyncio.to_thread(self.flush)
+
+    async def guarded(self, item: Item, work: Any) -> None:
+        """A bug in scoring one row becomes that row's recorded error, not a silently lost row."""
+        try:
+            await work
+        except Exception as exc:
+            self.record(item, "error", error_kind="internal", raw=f"{type(exc).__name__}: {exc}", attempts=0)
+
+    async def judge_one(self, item: Item, rubric: rubrics.Rubric, client: Any, limiter: AdaptiveLimiter) -> None:
+        """Starts holding the limiter slot the dispatcher acquired; `call` releases it."""
+        judge = item.judge
+        estimate = item.fields.pop("__estimate", 0.0)  # type: ignore[arg-type]
+        messages = rubric.render(item.fields)
+        params = {"temperature": judge.param("temperature"), "max_tokens": judge.param("max_tokens"),
+                  "seed": judge.param("seed")}
+        price = prices.price(self.project, judge.model)
+        try:
+            first = await self.call(item, client, limiter, messages, params, holding_slot=True)
+            if first is None:
+                return
+            reply, hit, attempts = first
+            caches = [self.cache_row(item, messages, params, reply, hit)]
+            raw, repairs, last = reply.content, 0, reply
+            tokens_in, tokens_out = reply.prompt_tokens or 0, reply.completion_tokens or 0
+            latency = reply.latency_ms
+            try:
+                verdict = parsers.parse(rubric.output_format, reply.content, rubric.scale_min, rubric.scale_max)
+            except parsers.ParseError as first_error:  # one repair retry, counted
+                repair = [*messages, {"role": "assistant", "content": reply.content},
+                          {"role": "user", "content": "Your reply did not follow the required format ("
+                           f"{first_error}). {parsers.FORMAT_REMINDERS[rubric.output_format]}"}]
+                second = await self.call(item, client, limiter, repair, params, holding_slot=False)
+                if second is None:
+                    return
+                last, hit2, attempts2 = second
+                caches.append(self.cache_row(item, repair, params, last, hit2))
+                repairs, attempts, hit = 1, attempts + attempts2, hit and hit2
+                raw = f"{reply.content}\n\n--- reply to the format reminder ---\n{last.content}"
+                tokens_in += last.prompt_tokens or 0
+                tokens_out += last.completion_tokens or 0
+                latency += last.latency_ms
+                try:
+                    verdict = parsers.parse(rubric.output_format, last.content, rubric.scale_min, rubric.scale_max)
+                except parsers.ParseError as second_error:
+                    self.record(item, "unparsed", raw=raw, error_kind="unparsed", attempts=attempts, repairs=repairs,
+                                note=f"did not parse: {first_error}; after the reminder: {second_error}",
+                                latency_ms=latency, prompt_tokens=tokens_in, completion_tokens=tokens_out,
+                                cost=0.0 if hit else prices.cost(price, tokens_in, tokens_out),
+                                request_id=last.request_id, cache_hit=hit, caches=tuple(caches))
+                    return
+            self.record(item, "ok", verdict=verdict, raw=raw, attempts=attempts, repairs=repairs, latency_ms=latency,
+                        prompt_tokens=tokens_in, completion_tokens=tokens_out,
+                        cost=0.0 if hit else prices.cost(price, tokens_in, tokens_out),
+                        request_id=last.request_id, cache_hit=hit, caches=tuple(caches))
+        finally:
+            self.in_flight_estimate = max(0.0, self.in_flight_estimate - estimate)
+            await self.after_record()
+
+    def cache_row(self, item: Item, messages: list[dict], params: dict, reply: llm.Reply,
+                  hit: bool) -> dict[str, Any] | None:
+        """The cache entry for a reply fetched now (None for a reply that came from the cache)."""
+        if hit or not self.spec.use_cache:
+            return None
+        return {"key": llm.cache_key(item.judge.base_url, item.judge.model, messages, params),
+                "model": item.judge.model, "content": reply.content, "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens, "request_id": reply.request_id, "created_at": utcnow()}
+
+    async def call(self, item: Item, client: Any, limiter: AdaptiveLimiter, messages: list[dict], params: dict,
+                   holding_slot: bool) -> tuple[llm.Reply, bool, int] | None:
+        """(reply, from cache, attempts), or None when the item ended as an error (recorded here) or the job is
+        stopping (left to do). Takes a limiter slot for each HTTP attempt and always gives it back."""
+        judge = item.judge
+        if self.spec.use_cache:
+            key = llm.cache_key(judge.base_url, judge.model, messages, params)
+            row = self.project.reader().execute(
+                "SELECT content, prompt_tokens, completion_tokens, request_id FROM llm_cache WHERE key = ?",
+                (key,)).fetchone()
+            if row:
+                if holding_slot:
+                    await limiter.release("other")
+                return llm.Reply(row[0], row[1], row[2], row[3], 0.0), True, 0
+        retries = self.spec.max_retries if self.spec.max_retries is not None else judge.param("max_retries")
+        attempt = 0
+        while True:
+            if not holding_slot:
+                await limiter.acquire()
+            holding_slot = False
+            if self.fatal or self.ctx.cancelled:
+                await limiter.release("other")
+                return None
+            attempt += 1
+            self.stats.calls += 1
+            try:
+                try:
+                    reply = await llm.chat(client, judge.model, messages, params, self.timeout(judge))
+                except llm.CallFailed:
+                    raise
+                except Exception as exc:  # anything unforeseen is this row's error, never a lost row or slot
+                    raise llm.CallFailed("internal", f"{type(exc).__name__}: {exc}") from exc
+            except llm.CallFailed as failure:
+                await limiter.release("overload" if failure.overload and failure.kind == "rate_limit" else
+                                      "timeout" if failure.kind == "timeout" else "other")
+                if failure.fatal:
+                    self.fatal = self.fatal or str(failure)
+                    return None
+                if not failure.retryable or attempt > retries:
+                    self.record(item, "error", error_kind=failure.kind, raw=str(failure), attempts=attempt)
+                    return None
+                self.stats.retries += 1
+                if failure.retry_after is not None:  # the server said when: honour it, plus a little jitter
+                    await asyncio.sleep(failure.retry_after + random.uniform(0, 0.1))
+                else:
+                    await asyncio.sleep(min(30.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
+                continue
+            await limiter.release("ok")
+            return reply, False, attempt
+
+
+def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:
+    return JudgeJob(project, spec, ctx or TaskContext()).run()

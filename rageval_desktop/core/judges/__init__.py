@@ -1,0 +1,1 @@
+"""Judges: rubrics (safe templates), output parsers, LLM and embedded scorers."""

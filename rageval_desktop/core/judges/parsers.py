@@ -1,0 +1,114 @@
+"""One parser per output format. A reply that does not parse raises ParseError: the job stores it as
+`unparsed` with its raw text. Nothing here ever invents a default score.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+
+class ParseError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float
+    label: str | None
+    rationale: str | None
+
+
+_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
+_RESULT = re.compile(r"\[RESULT\]\s*\(?\s*" + _NUMBER + r"\s*\)?", re.IGNORECASE)
+_TOTAL = re.compile(r"total\s+rating\s*[:=]\s*\(?\s*" + _NUMBER, re.IGNORECASE)
+_SCORE_LINE = re.compile(r"(?:^|\n)\s*(?:##\s*)?(?:final\s+)?score\s*[:=]\s*\(?\s*" + _NUMBER, re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def _in_scale(value: float, low: float, high: float, what: str) -> float:
+    if not low <= value <= high:
+        raise ParseError(f"{what} {value:g} is outside the scale {low:g}–{high:g}")
+    return value
+
+
+def parse_prometheus(text: str, low: float, high: float) -> Verdict:
+    """`Feedback: … [RESULT] N` (HF cookbook / Prometheus). The last [RESULT] wins."""
+    found = _RESULT.findall(text)
+    if not found:
+        raise ParseError("no '[RESULT] N' in the reply")
+    score = _in_scale(float(found[-1]), low, high, "[RESULT]")
+    feedback = text.split("[RESULT]")[0]
+    feedback = re.sub(r"^\s*(###)?\s*feedback\s*:\s*", "", feedback, flags=re.IGNORECASE).strip()
+    return Verdict(score, None, feedback or None)
+
+
+def parse_total_rating(text: str, low: float, high: float) -> Verdict:
+    """`Evaluation: … Total rating: N` (the cookbook's critique agents)."""
+    found = _TOTAL.findall(text)
+    if not found:
+        raise ParseError("no 'Total rating: N' in the reply")
+    score = _in_scale(float(found[-1]), low, high, "Total rating")
+    rationale = re.split(r"total\s+rating", text, flags=re.IGNORECASE)[0]
+    rationale = re.sub(r"^\s*evaluation\s*:\s*", "", rationale, flags=re.IGNORECASE).strip()
+    return Verdict(score, None, rationale or None)
+
+
+def parse_umbrela(text: str, low: float, high: float) -> Verdict:
+    """A final `Score: N` line (0–3); a reply that is just the digit also counts."""
+    stripped = text.strip()
+    if re.fullmatch(r"[0-9]", stripped):
+        return Verdict(_in_scale(float(stripped), low, high, "score"), None, None)
+    found = _SCORE_LINE.findall(text)
+    if not found:
+        raise ParseError("no 'Score: N' line in the reply")
+    score = _in_scale(float(found[-1]), low, high, "Score")
+    if score != int(score):
+        raise ParseError(f"UMBRELA scores are whole numbers, got {score:g}")
+    rationale = _SCORE_LINE.split(text)[0].strip()
+    return Verdict(score, None, rationale or None)
+
+
+def parse_json_binary(text: str, low: float, high: float) -> Verdict:
+    """`{"is_correct": bool, "reasoning": str}`, bare or in a ```json fence; 1 = correct, 0 = not."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            obj = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and "is_correct" in obj:
+            value = obj["is_correct"]
+            if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+                value = value.strip().lower() == "true"
+            if not isinstance(value, bool):
+                raise ParseError(f"is_correct must be true or false, got {value!r}")
+            reasoning = obj.get("reasoning")
+            return Verdict(1.0 if value else 0.0, "correct" if value else "incorrect",
+                           reasoning if isinstance(reasoning, str) else None)
+    raise ParseError('no JSON object with "is_correct" in the reply')
+
+
+PARSERS = {
+    "prometheus": parse_prometheus,
+    "total_rating": parse_total_rating,
+    "umbrela": parse_umbrela,
+    "json_binary": parse_json_binary,
+}
+
+FORMAT_REMINDERS = {
+    "prometheus": 'Reply exactly as: "Feedback: <your feedback> [RESULT] <an integer in the scale>"',
+    "total_rating": 'Reply exactly as:\nEvaluation: <your rationale>\nTotal rating: <a number in the scale>',
+    "umbrela": 'Reply with one sentence of reasoning, then a final line "Score: N" with N in 0, 1, 2, 3.',
+    "json_binary": 'Reply with only a JSON object: {"is_correct": true or false, "reasoning": "<why>"}',
+}
+
+
+def parse(output_format: str, text: str | None, low: float, high: float) -> Verdict:
+    if not text or not text.strip():
+        raise ParseError("the reply is empty")
+    return PARSERS[output_format](text, low, high)

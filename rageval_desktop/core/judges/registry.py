@@ -1,0 +1,177 @@
+"""Judges stored in the project: a metric + a method (LLM endpoint + rubric, or an embedded scorer).
+
+API keys are never stored: a judge keeps a reference (`env:VAR` or `keyring:SERVICE:USER`), resolved only
+in the process that makes the calls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.store.project import Project, utcnow
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    low: float
+    high: float
+    level: str            # "row": one score per run row; "passage": one per retrieved passage
+    needs_reference: bool = False
+    default_rubric: str | None = None
+    pass_mark: float | None = None  # a score under it counts as a failure
+
+
+METRICS: dict[str, MetricSpec] = {m.name: m for m in (
+    MetricSpec("correctness", 1, 5, "row", True, "correctness", 4),
+    MetricSpec("correctness_binary", 0, 1, "row", True, "correctness_binary", 1),
+    MetricSpec("faithfulness", 1, 5, "row", False, "faithfulness", 4),
+    MetricSpec("answer_relevance", 1, 5, "row", False, "answer_relevance", 4),
+    MetricSpec("passage_relevance", 0, 3, "passage", False, "passage_relevance_umbrela", 2),
+)}
+KINDS = ("llm", "embedding", "lexical")
+LLM_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 512, "seed": 0, "timeout": 120.0,
+                                "concurrency": 16, "max_retries": 4, "rpm": None, "passages_k": 5}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class JudgeConfigError(RagevalError):
+    pass
+
+
+@dataclass
+class Judge:
+    id: int
+    name: str
+    metric: str
+    kind: str
+    rubric_id: int | None
+    model: str | None
+    base_url: str | None
+    api_key_ref: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+    status: str = "active"
+
+    @property
+    def spec(self) -> MetricSpec:
+        return METRICS[self.metric]
+
+    def param(self, key: str) -> Any:
+        return self.params.get(key, LLM_DEFAULTS.get(key))
+
+    @property
+    def model_id(self) -> str:
+        """What the idempotency key and the cache know this judge's method by."""
+        if self.kind == "llm":
+            return f"{self.base_url}|{self.model}"
+        return f"{self.kind}:{self.params.get('measure') or self.params.get('model') or 'default'}"
+
+
+def check_key_ref(ref: str | None) -> str | None:
+    """Accept `VAR`, `env:VAR` or `keyring:SERVICE:USER`; refuse anything that looks like a key itself."""
+    if ref is None or ref == "":
+        return None
+    if ref.startswith("keyring:"):
+        parts = ref.split(":")
+        if len(parts) != 3 or not all(parts[1:]):
+            raise JudgeConfigError("a keyring reference looks like keyring:SERVICE:USER")
+        return ref
+    name = ref[4:] if ref.startswith("env:") else ref
+    if not _ENV_NAME.match(name) or len(name) > 64:
+        raise JudgeConfigError("give the NAME of an environment variable that holds the API key (for example "
+                               "OPENAI_API_KEY), or keyring:SERVICE:USER — never the key itself")
+    return f"env:{name}"
+
+
+def resolve_api_key(ref: str | None) -> str:
+    """The key for a call. Local servers (vLLM, Ollama, llama.cpp) need none: a placeholder is sent."""
+    if ref is None:
+        return "not-needed"
+    if ref.startswith("env:"):
+        value = os.environ.get(ref[4:])
+        if not value:
+            raise JudgeConfigError(f"the environment variable {ref[4:]} that should hold the API key is not set")
+        return value
+    import keyring
+
+    _, service, user = ref.split(":")
+    value = keyring.get_password(service, user)
+    if not value:
+        raise JudgeConfigError(f"no keyring entry for service '{service}', user '{user}'")
+    return value
+
+
+def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: str | None = None,
+              model: str | None = None, base_url: str | None = None, api_key_ref: str | None = None,
+              params: dict[str, Any] | None = None) -> Judge:
+    if metric not in METRICS:
+        raise JudgeConfigError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
+    if kind not in KINDS:
+        raise JudgeConfigError(f"unknown kind '{kind}'; choose one of {', '.join(KINDS)}")
+    spec = METRICS[metric]
+    params = dict(params or {})
+    if kind == "llm":
+        if not model:
+            raise JudgeConfigError("an LLM judge needs --model")
+        api_key_ref = check_key_ref(api_key_ref)
+        base = rubrics.library().get(rubric or spec.default_rubric or "")
+        if base is None:
+            raise JudgeConfigError(f"no rubric named '{rubric}' (bundled: {', '.join(rubrics.library())})")
+        if base.metric != metric:
+            raise JudgeConfigError(f"rubric '{base.name}' scores {base.metric}, not {metric}")
+    else:
+        if spec.level != "row" or not spec.needs_reference:
+            raise JudgeConfigError(f"embedded judges compare the answer with the reference; they cannot score "
+                                   f"{metric} (use correctness or correctness_binary)")
+        if api_key_ref or base_url:
+            raise JudgeConfigError("embedded judges make no network calls: drop --base-url and --api-key-env")
+        base = None
+        if kind == "lexical":
+            params.setdefault("measure", "f1")
+            if params["measure"] not in ("f1", "rougeL"):
+                raise JudgeConfigError("a lexical judge measures f1 or rougeL")
+        else:
+            params.setdefault("model", "all-MiniLM-L6-v2")
+    with project.write("add judge", changed=("judges",)) as conn:
+        if conn.execute("SELECT 1 FROM judges WHERE name = ?", (name,)).fetchone():
+            raise JudgeConfigError(f"a judge named '{name}' already exists")
+        rubric_id = rubrics.ensure_stored(conn, base).id if base else None
+        conn.execute(
+            "INSERT INTO judges (name, metric, kind, rubric_id, model, base_url, api_key_ref, params, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (name, metric, kind, rubric_id, model, base_url, api_key_ref, json.dumps(params), utcnow()))
+        project.audit(conn, "add judge", "judge", name, metric=metric, kind=kind, model=model, base_url=base_url)
+    return get_judge(project, name)
+
+
+_COLUMNS = "id, name, metric, kind, rubric_id, model, base_url, api_key_ref, params, status"
+
+
+def _judge(row: tuple) -> Judge:
+    *head, params, status = row
+    return Judge(*head, params=json.loads(params), status=status)
+
+
+def list_judges(project: Project) -> list[Judge]:
+    return [_judge(r) for r in project.reader().execute(f"SELECT {_COLUMNS} FROM judges ORDER BY id")]
+
+
+def get_judge(project: Project, name: str) -> Judge:
+    row = project.reader().execute(f"SELECT {_COLUMNS} FROM judges WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        names = ", ".join(j.name for j in list_judges(project)) or "none"
+        raise NotFound(f"no judge named '{name}' (judges: {names})")
+    return _judge(row)
+
+
+def judge_summary(judge: Judge) -> dict[str, Any]:
+    """What `judges list --json` shows: everything but secrets (there are none to hide: only references)."""
+    return {"name": judge.name, "metric": judge.metric, "kind": judge.kind, "model": judge.model,
+            "base_url": judge.base_url, "api_key_ref": judge.api_key_ref, "params": judge.params,
+            "status": judge.status, "rubric_id": judge.rubric_id}

@@ -1,0 +1,155 @@
+"""Rubric prompt templates: a versioned library in resources/rubrics, edited copies stored in the project.
+
+Templates use `string.Template` (`${question}`) over a whitelist of fields. Its identifier pattern has no
+dots or brackets, so `${x.__class__}` cannot even be written; `str.format` is never applied to a template.
+Untrusted values are inserted inside tagged blocks; a value cannot close its block early, because closing tags
+of the template's own blocks are neutralised in every value.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.paths import resources_dir
+from rageval_desktop.core.store.project import utcnow
+
+FIELDS = {
+    "question": "the question (golden row or run row)",
+    "answer": "the run's answer",
+    "reference": "the golden row's reference answer",
+    "contexts": "the retrieved passages that reached the prompt, numbered",
+    "passage": "one retrieved passage (passage-level metrics)",
+    "context": "the source chunk of a generated question (critiques)",
+}
+OUTPUT_FORMATS = ("prometheus", "json_binary", "total_rating", "umbrela")
+_CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w-]*)\s*>")
+
+
+class RubricInvalid(RagevalError):
+    pass
+
+
+@dataclass(frozen=True)
+class Rubric:
+    name: str
+    version: int
+    metric: str
+    output_format: str
+    scale_min: float
+    scale_max: float
+    template: str
+    system: str = ""
+    origin: str = ""
+    id: int | None = None
+
+    @property
+    def fields(self) -> list[str]:
+        return sorted(set(string.Template(self.template).get_identifiers()))
+
+    def render(self, values: dict[str, str]) -> list[dict[str, str]]:
+        """Chat messages for one judgment."""
+        tags = {m.group(1).lower() for m in _CLOSING_TAG.finditer(self.template)}
+
+        def neutral(text: str) -> str:
+            return _CLOSING_TAG.sub(lambda m: f"</ {m.group(1)}>" if m.group(1).lower() in tags else m.group(0), text)
+
+        safe = {k: neutral(values.get(k) or "") for k in self.fields}
+        prompt = string.Template(self.template).substitute(safe)
+        messages = [{"role": "system", "content": self.system}] if self.system else []
+        return [*messages, {"role": "user", "content": prompt}]
+
+
+def validate_template(template: str, output_format: str) -> list[str]:
+    """The fields a template uses; RubricInvalid naming the problem otherwise. Run whenever one is saved."""
+    if output_format not in OUTPUT_FORMATS:
+        raise RubricInvalid(f"unknown output format '{output_format}'; use one of {', '.join(OUTPUT_FORMATS)}")
+    if not template.strip():
+        raise RubricInvalid("the template is empty")
+    tpl = string.Template(template)
+    if not tpl.is_valid():
+        bad = next(m for m in tpl.pattern.finditer(template) if m.group("invalid") is not None)
+        line = template.count("\n", 0, bad.start()) + 1
+        snippet = template[bad.start():bad.start() + 25].split("\n")[0]
+        raise RubricInvalid(f"line {line}: '{snippet}' is not a field; write fields as ${{question}} "
+                            f"(allowed: {', '.join(FIELDS)}), and a literal dollar sign as $$")
+    used = sorted(set(tpl.get_identifiers()))
+    unknown = [f for f in used if f not in FIELDS]
+    if unknown:
+        raise RubricInvalid(f"unknown field(s) {', '.join('${' + f + '}' for f in unknown)}; "
+                            f"allowed: {', '.join(FIELDS)}")
+    if not used:
+        raise RubricInvalid("the template uses no field, so every prompt would be the same")
+    return used
+
+
+def parse_rubric_text(text: str, source: str = "rubric") -> Rubric:
+    head, sep, body = text.partition("\n---\n")
+    if not sep:
+        raise RubricInvalid(f"{source}: expected a header, a line '---', then the template")
+    meta = {}
+    for line in head.splitlines():
+        if line.strip():
+            key, _, value = line.partition(":")
+            meta[key.strip()] = value.strip()
+    try:
+        low, high = (float(x) for x in meta["scale"].split("-"))
+        rubric = Rubric(name=meta["name"], version=int(meta["version"]), metric=meta["metric"],
+                        output_format=meta["output_format"], scale_min=low, scale_max=high,
+                        template=body.strip("\n") + "\n", system=meta.get("system", ""), origin=meta.get("origin", ""))
+    except (KeyError, ValueError) as exc:
+        raise RubricInvalid(f"{source}: bad or missing header field ({exc})") from None
+    validate_template(rubric.template, rubric.output_format)
+    return rubric
+
+
+def library() -> dict[str, Rubric]:
+    """The bundled rubrics by name."""
+    folder = resources_dir() / "rubrics"
+    out = {}
+    for path in sorted(Path(folder).glob("*.txt")):
+        rubric = parse_rubric_text(path.read_text(encoding="utf-8"), path.name)
+        out[rubric.name] = rubric
+    return out
+
+
+_COLUMNS = "id, name, version, metric, output_format, scale_min, scale_max, template, system, origin"
+
+
+def _from_row(row: tuple) -> Rubric:
+    rid, name, version, metric, fmt, low, high, template, system, origin = row
+    return Rubric(name, version, metric, fmt, low, high, template, system or "", origin or "", rid)
+
+
+def ensure_stored(conn, rubric: Rubric) -> Rubric:
+    """The project's copy of a rubric (same name and version), stored on first use."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM rubrics WHERE name = ? AND version = ?",
+                       (rubric.name, rubric.version)).fetchone()
+    if row:
+        return _from_row(row)
+    cur = conn.execute(
+        "INSERT INTO rubrics (name, version, metric, output_format, scale_min, scale_max, template, system, "
+        "origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (rubric.name, rubric.version, rubric.metric, rubric.output_format, rubric.scale_min, rubric.scale_max,
+         rubric.template, rubric.system, rubric.origin, utcnow()))
+    return replace(rubric, id=cur.lastrowid)
+
+
+def save_new_version(conn, base: Rubric, template: str, system: str | None = None) -> Rubric:
+    """An edited rubric never changes the old one: it becomes version max+1, validated first."""
+    validate_template(template, base.output_format)
+    version = conn.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM rubrics WHERE name = ?",
+                           (base.name,)).fetchone()[0]
+    edited = replace(base, version=version, template=template, system=base.system if system is None else system,
+                     origin=f"edited from {base.name} v{base.version}", id=None)
+    return ensure_stored(conn, edited)
+
+
+def load(conn, rubric_id: int) -> Rubric:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM rubrics WHERE id = ?", (rubric_id,)).fetchone()
+    if row is None:
+        raise RubricInvalid(f"rubric {rubric_id} is not in the project")
+    return _from_row(row)

@@ -1,0 +1,276 @@
+"""The judging engine against a real HTTP server on 127.0.0.1, with the real openai client."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.importers import import_golden, import_run
+from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.judges import prices
+from rageval_desktop.core.judges.registry import JudgeConfigError, add_judge, check_key_ref
+from rageval_desktop.core.store.project import Project
+from tests.conftest import REPO
+from tests.support.fake_openai import FakeOpenAI, Reply, default_content, question_of
+
+KEY = "sk-test-DO-NOT-STORE-4f9a8b7c6d5e"
+
+
+def make_project(path, n: int = 20) -> Project:
+    project = Project.create(path, actor="tester")
+    golden = [{"id": f"g{i}", "question": f"Question number {i}?", "gold_answer": f"The answer is {i}.",
+               "gold_chunk_ids": [f"c{i}"], "slice_tag": "easy" if i % 2 else "edge"} for i in range(n)]
+    run = [{"id": f"g{i}", "question": f"Question number {i}?", "answer": f"The answer is {i}, I think.",
+            "retrieved": [{"chunk_id": f"c{i}", "text": f"Chunk {i} says the answer is {i}.", "score": 0.9},
+                          {"chunk_id": f"x{i}", "text": "Unrelated text.", "score": 0.1}]} for i in range(n)]
+    (path.parent / "g.jsonl").write_text("".join(json.dumps(r) + "\n" for r in golden))
+    (path.parent / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in run))
+    import_golden(project, path.parent / "g.jsonl")
+    import_run(project, path.parent / "r.jsonl", "v1")
+    return project
+
+
+@pytest.fixture
+def proj(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    p = make_project(tmp_path / "j.rageval")
+    yield p
+    p.close()
+
+
+def llm_judge(project, server, name="judge", metric="correctness", **params):
+    return add_judge(project, name, metric, "llm", model="gpt-4o-mini", base_url=server.url, api_key_ref="JUDGE_KEY",
+                     params={"timeout": 2.0, "max_retries": 3, **params})
+
+
+def judgments(project):
+    return project.reader().execute("SELECT run_row_id, passage_rank, status, error_kind, score, attempts, "
+                                    "repair_retries, raw_output, rationale, request_id FROM judgments").fetchall()
+
+
+def test_happy_path_scores_every_row_with_accounting(proj):
+    with FakeOpenAI() as server:
+        llm_judge(proj, server)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert (stats.rows, stats.ok, stats.errors, stats.unparsed, stats.calls) == (20, 20, 0, 0, 20)
+    rows = proj.reader().execute("SELECT score, rationale, prompt_tokens, completion_tokens, cost_usd, request_id, "
+                                 "latency_ms FROM judgments").fetchall()
+    assert {r[0] for r in rows} == {4.0}
+    assert all(r[1].startswith("The response matches") for r in rows)
+    assert all(r[2] > 0 and r[3] > 0 and r[4] > 0 and r[5].startswith("req-") and r[6] > 0 for r in rows)
+    expected = sum(prices.cost(prices.bundled()["gpt-4o-mini"], r[2], r[3]) for r in rows)
+    assert stats.cost_usd == pytest.approx(expected)
+    assert server.auth_headers[0] == f"Bearer {KEY}"
+    # the prompt carries the row's data inside its delimited blocks
+    first = next(r for r in server.requests if question_of(r) == "Question number 0?")
+    assert "<reference>\nThe answer is 0.\n</reference>" in first["messages"][-1]["content"]
+    assert {question_of(r) for r in server.requests} == {f"Question number {i}?" for i in range(20)}
+    assert server.requests[0]["temperature"] == 0.0 and server.requests[0]["seed"] == 0
+
+
+def test_fault_mix_every_row_gets_an_honest_status(proj):
+    attempts: dict[str, int] = {}
+    repair_seen: list[str] = []
+
+    def script(body: dict, n: int) -> Reply:
+        q = question_of(body)
+        attempts[q] = attempts.get(q, 0) + 1
+        a = attempts[q]
+        normal = default_content(body["messages"][0]["content"] + body["messages"][-1]["content"])
+        if len(body["messages"]) > 2:  # the format reminder
+            repair_seen.append(q)
+            return Reply("Feedback: fixed [RESULT] 3") if q == "Question number 5?" else Reply("still no score")
+        return {
+            "Question number 1?": Reply(status=429, headers={"Retry-After": "0"}) if a == 1 else Reply(normal),
+            "Question number 2?": Reply(status=500) if a <= 2 else Reply(normal),
+            "Question number 3?": Reply(delay=3.0) if a == 1 else Reply(normal),     # hangs past the timeout once
+            "Question number 4?": Reply(""),                                           # empty content
+            "Question number 5?": Reply("I think it is fine."),                        # no [RESULT]: repaired
+            "Question number 6?": Reply("Feedback: meh [RESULT] 9"),                   # outside 1-5, twice
+            "Question number 7?": Reply(raw_body=b"{not json"),                        # malformed body, always
+            "Question number 8?": Reply(status=400, error={"message": "context too long", "type": "invalid"}),
+            "Question number 9?": Reply(status=500),                                   # never recovers
+        }.get(q, Reply(normal))
+
+    with FakeOpenAI(script) as server:
+        llm_judge(proj, server)
+        stats = run_judge_job(proj, JobSpec(run="v1", max_retries=2))
+    by_q = {}
+    for row_id, _, status, kind, score, tries, repairs, raw, note, _ in judgments(proj):
+        q = proj.reader().execute("SELECT question FROM run_rows WHERE id = ?", (row_id,)).fetchone()[0]
+        by_q[q] = (status, kind, score, tries, repairs, raw, note)
+    assert by_q["Question number 1?"][:4] == ("ok", None, 4.0, 2)
+    assert by_q["Question number 2?"][:4] == ("ok", None, 4.0, 3)
+    assert by_q["Question number 3?"][:4] == ("ok", None, 4.0, 2)
+    assert by_q["Question number 4?"][0] == "unparsed" and by_q["Question number 4?"][4] == 1
+    assert by_q["Question number 5?"][:5] == ("ok", None, 3.0, 2, 1)
+    six = by_q["Question number 6?"]
+    assert six[0] == "unparsed" and six[2] is None and "[RESULT] 9" in six[5] and "outside the scale" in six[6]
+    assert by_q["Question number 7?"][:2] == ("error", "bad_response")
+    assert by_q["Question number 8?"][:4] == ("error", "bad_request", None, 1)  # not retried
+    assert by_q["Question number 9?"][:4] == ("error", "server_error", None, 3)
+    assert sorted(set(repair_seen)) == ["Question number 4?", "Question number 5?", "Question number 6?"]
+    assert (stats.ok, stats.unparsed, stats.errors) == (20 - 5, 2, 3)
+    assert stats.errors_by_kind == {"bad_response": 1, "bad_request": 1, "server_error": 1}
+    # no score was invented for anything that did not parse or failed
+    assert proj.reader().execute("SELECT COUNT(*) FROM judgments WHERE status != 'ok' AND score IS NOT NULL"
+                                 ).fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("reply, kind", [
+    (Reply(status=401, error={"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}),
+     "refused the API key"),
+    (Reply(status=404, error={"message": "no such model", "type": "invalid_request_error", "code": "model_not_found"}),
+     "was not found"),
+    (Reply(status=429, error={"message": "You exceeded your current quota", "type": "insufficient_quota",
+                              "code": "insufficient_quota"}), "no quota left"),
+])
+def test_fatal_errors_stop_the_job_at_once(proj, reply, kind):
+    with FakeOpenAI(lambda body, n: reply) as server:
+        llm_judge(proj, server, concurrency=2)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.stopped == "fatal" and kind in stats.message
+    assert server.calls <= 3  # stopped at once, not after trying every row
+    assert proj.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 0  # rows stay to do
+    status, message = proj.reader().execute("SELECT status, message FROM jobs").fetchone()
+    assert status == "failed" and kind in message
+
+
+def test_rerun_skips_and_cache_makes_zero_calls(proj):
+    with FakeOpenAI() as server:
+        llm_judge(proj, server)
+        run_judge_job(proj, JobSpec(run="v1"))
+        first = server.calls
+        again = run_judge_job(proj, JobSpec(run="v1"))
+        assert (again.rows, again.skipped, server.calls) == (0, 20, first)
+        with proj.write("forget") as w:
+            w.execute("DELETE FROM judgments")
+        third = run_judge_job(proj, JobSpec(run="v1"))
+        assert server.calls == first          # identical requests: answered from the project's cache
+        assert (third.ok, third.cache_hits, third.cost_usd) == (20, 20, 0.0)
+
+
+def test_budget_stops_cleanly_before_exceeding(proj):
+    prices.set_price(proj, "gpt-4o-mini", 1000.0, 1000.0)  # expensive, so a few calls reach the budget
+    with FakeOpenAI(latency=0.02) as server:
+        llm_judge(proj, server, concurrency=2)
+        stats = run_judge_job(proj, JobSpec(run="v1", budget_usd=1.0))
+    assert stats.stopped == "budget" and "budget" in stats.message
+    assert 0 < stats.ok < 20
+    assert stats.cost_usd <= 1.0
+    assert proj.reader().execute("SELECT SUM(cost_usd) FROM judgments").fetchone()[0] <= 1.0
+
+
+def test_budget_needs_a_price(proj):
+    with FakeOpenAI() as server:
+        add_judge(proj, "local", "correctness", "llm", model="llama-local", base_url=server.url)
+        with pytest.raises(RagevalError, match="no price for model 'llama-local'"):
+            run_judge_job(proj, JobSpec(run="v1", budget_usd=1.0))
+
+
+def test_api_key_never_enters_project_backups_or_output(proj, tmp_path, capsys):
+    with FakeOpenAI(lambda b, n: Reply(status=500) if n % 3 == 0 else Reply(default_content(
+            b["messages"][-1]["content"]))) as server:
+        llm_judge(proj, server)
+        stats = run_judge_job(proj, JobSpec(run="v1", max_retries=0))
+        assert server.auth_headers[0] == f"Bearer {KEY}"
+    proj.backup("check")
+    assert stats.errors > 0  # error messages were written too
+    proj.close()
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+    assert KEY not in capsys.readouterr().out
+
+
+def test_key_references_refuse_keys():
+    assert check_key_ref("OPENAI_API_KEY") == "env:OPENAI_API_KEY"
+    assert check_key_ref("keyring:openai:me") == "keyring:openai:me"
+    with pytest.raises(JudgeConfigError, match="never the key itself"):
+        check_key_ref("sk-proj-abc123-def456")
+
+
+def test_missing_reference_is_an_error_without_a_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    p = make_project(tmp_path / "m.rageval", n=3)
+    with p.write("blank") as w:
+        w.execute("UPDATE golden_rows SET gold_answer = NULL WHERE id = 'g1'")
+    with FakeOpenAI() as server:
+        llm_judge(p, server)
+        stats = run_judge_job(p, JobSpec(run="v1"))
+        assert server.calls == 2
+    assert stats.errors_by_kind == {"no_reference": 1}
+    p.close()
+
+
+def test_aimd_finds_a_concurrency_cap(proj):
+    with FakeOpenAI(latency=0.1, max_in_flight=4, retry_after="0") as server:
+        llm_judge(proj, server, concurrency=12)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.ok == 20 and stats.errors == 0     # rate limits cost retries, never rows
+    assert server.peak_in_flight <= 4
+    assert server.rejected < 20
+
+
+def test_lexical_and_passage_level_judges(proj):
+    add_judge(proj, "f1", "correctness", "lexical")
+    add_judge(proj, "rouge", "correctness_binary", "lexical", params={"measure": "rougeL", "threshold": 0.5})
+    with FakeOpenAI() as server:
+        llm_judge(proj, server, name="umbrela", metric="passage_relevance", passages_k=2)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.ok == 20 + 20 + 40
+    rows = dict(proj.reader().execute(
+        "SELECT j.name, COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id GROUP BY j.name"))
+    assert rows == {"f1": 20, "rouge": 20, "umbrela": 40}
+    # "The answer is 0, I think." vs "The answer is 0.": F1 = 2*(4/6*4/4)/(4/6+1) = 0.8 -> 1 + 4*0.8 = 4.2
+    f1 = proj.reader().execute("SELECT score FROM judgments x JOIN judges j ON j.id = x.judge_id "
+                               "WHERE j.name = 'f1' LIMIT 1").fetchone()[0]
+    assert f1 == pytest.approx(4.2)
+    ranks = {r[0] for r in proj.reader().execute("SELECT DISTINCT passage_rank FROM judgments x JOIN judges j "
+                                                  "ON j.id = x.judge_id WHERE j.name = 'umbrela'")}
+    assert ranks == {1, 2}
+
+
+KILL_SCRIPT = """
+import sys
+from rageval_desktop.cli import main
+sys.exit(main(["judge", sys.argv[1], "--run", "v1", "--concurrency", "4", "--json"]))
+"""
+
+
+def test_kill_mid_job_then_resume_keeps_everything_and_redoes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    path = tmp_path / "k.rageval"
+    p = make_project(path, n=300)
+    with FakeOpenAI(latency=0.03) as server:
+        llm_judge(p, server)
+        p.close()
+        proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(path)], cwd=REPO,
+                                env={**os.environ, "JUDGE_KEY": KEY}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while server.calls < 120 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        calls_before = server.calls
+        with Project.open(path) as p:
+            kept = p.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            assert 0 < kept < 300
+            stats = run_judge_job(p, JobSpec(run="v1", concurrency=4))
+            resumed_calls = server.calls - calls_before
+            total, distinct = p.reader().execute(
+                "SELECT COUNT(*), COUNT(DISTINCT run_row_id) FROM judgments").fetchone()
+            statuses = dict(p.reader().execute("SELECT id, status FROM jobs"))
+    assert (total, distinct) == (300, 300)          # nothing lost, nothing duplicated
+    assert stats.skipped == kept and stats.rows == 300 - kept
+    assert resumed_calls == 300 - kept              # only the rows not committed were asked again
+    assert calls_before - kept <= 4 + 100           # the kill lost at most what was in flight or unflushed
+    assert statuses[1] == "interrupted" and statuses[2] == "done"

@@ -68,6 +68,7 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -145,3 +146,27 @@ def question_of(body: dict) -> str:
     text = "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
     m = re.search(r"<(instruction|question|query)>((?:(?!<\1>).)*?)</\1>", text, re.S)
     return m.group(2).strip() if m else ""
+
+
+def main() -> None:
+    """Serve from a process of its own (benchmarks: the server must not share the client's GIL)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--max-in-flight", type=int)
+    parser.add_argument("--retry-after", default="1")
+    args = parser.parse_args()
+    with FakeOpenAI(latency=args.latency, max_in_flight=args.max_in_flight, retry_after=args.retry_after) as server:
+        print(server.url, flush=True)
+        try:
+            while True:
+                time.sleep(1)
+                print(json.dumps({"calls": server.calls, "rejected": server.rejected,
+                                  "peak_in_flight": server.peak_in_flight}), flush=True)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

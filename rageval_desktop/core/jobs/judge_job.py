@@ -79,6 +79,13 @@ class JudgeJob:
         self.pending: list[tuple[Item, dict[str, Any], list[dict[str, Any]]]] = []
         self.started = time.monotonic()
         self.in_flight_estimate = 0.0
+        self._prices: dict[str | None, tuple[float, float] | None] = {}
+
+    def price(self, model: str | None) -> tuple[float, float] | None:
+        """Looked up once per job: the table does not change while a job runs."""
+        if model not in self._prices:
+            self._prices[model] = prices.price(self.project, model)
+        return self._prices[model]
 
     # --- planning ------------------------------------------------------------------------------
     def judges(self) -> list[Judge]:
@@ -127,7 +134,7 @@ class JudgeJob:
         if self.spec.budget_usd is None:
             return
         for judge in {i.judge.id: i.judge for i in items if i.judge.kind == "llm"}.values():
-            if prices.price(self.project, judge.model) is None:
+            if self.price(judge.model) is None:
                 raise RagevalError(f"no price for model '{judge.model}', so the budget cannot be kept; set one "
                                    f"with: rageval prices set PROJECT {judge.model} --input USD --output USD")
 
@@ -278,7 +285,7 @@ class JudgeJob:
     def over_budget(self, item: Item) -> bool:
         if self.spec.budget_usd is None:
             return False
-        price = prices.price(self.project, item.judge.model)
+        price = self.price(item.judge.model)
         calls = self.stats.calls or 0
         if calls:
             per_call = self.stats.cost_usd / max(1, self.stats.done - self.stats.cache_hits)
@@ -319,7 +326,7 @@ class JudgeJob:
         messages = rubric.render(item.fields)
         params = {"temperature": judge.param("temperature"), "max_tokens": judge.param("max_tokens"),
                   "seed": judge.param("seed")}
-        price = prices.price(self.project, judge.model)
+        price = self.price(judge.model)
         try:
             first = await self.call(item, client, limiter, messages, params, holding_slot=True)
             if first is None:

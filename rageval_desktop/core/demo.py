@@ -10,12 +10,19 @@ from pathlib import Path
 
 from rageval_desktop.core.importers import import_corpus, import_golden, import_run
 from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.core.store.project import Project
 
 
 def demo_dir() -> Path:
     return resources_dir() / "demo"
+
+
+def add_demo_judges(project: Project) -> None:
+    """Judges that need no network, so a new user can run a real evaluation offline in one click."""
+    add_judge(project, "minilm-similarity", "correctness", "embedding")
+    add_judge(project, "token-f1", "correctness_binary", "lexical", params={"measure": "f1", "threshold": 0.5})
 
 
 def write_demo_project(path: str | Path, ctx: TaskContext | None = None) -> Path:
@@ -32,6 +39,7 @@ def write_demo_project(path: str | Path, ctx: TaskContext | None = None) -> Path
             steps.append((f"run {name}", lambda name=name, info=info: import_run(
                 project, src / f"run_{name}.jsonl.gz", name, config=info,
                 notes=f"{info['retriever']}; {info['passages_in_prompt']} passages in the prompt", ctx=ctx)))
+        steps.append(("embedded judges", lambda: add_demo_judges(project)))
         for done, (label, step) in enumerate(steps):
             ctx.report(done, len(steps), f"importing {label}", force=True)
             step()

@@ -274,3 +274,27 @@ def test_kill_mid_job_then_resume_keeps_everything_and_redoes_nothing(tmp_path, 
     assert resumed_calls == 300 - kept              # only the rows not committed were asked again
     assert calls_before - kept <= 4 + 100           # the kill lost at most what was in flight or unflushed
     assert statuses[1] == "interrupted" and statuses[2] == "done"
+
+
+def test_demo_embedded_judges_run_offline_and_cache_embeddings(demo_file, tmp_path):
+    """The one-click offline evaluation: MiniLM similarity + token F1 over a demo run (loads torch: seconds)."""
+    import shutil
+
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    with Project.open(copy) as p:
+        stats = run_judge_job(p, JobSpec(run="v2"))
+        assert (stats.ok, stats.errors, stats.unparsed, stats.calls) == (144, 0, 0, 0)
+        conn = p.reader()
+        low, high = conn.execute("SELECT MIN(score), MAX(score) FROM judgments x JOIN judges j ON j.id = x.judge_id "
+                                 "WHERE j.name = 'minilm-similarity'").fetchone()
+        assert 1 <= low < high <= 5
+        assert {r[0] for r in conn.execute("SELECT DISTINCT score FROM judgments x JOIN judges j "
+                                           "ON j.id = x.judge_id WHERE j.name = 'token-f1'")} <= {0.0, 1.0}
+        cached = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        assert cached > 72
+        with p.write("forget") as w:
+            w.execute("DELETE FROM judgments")
+        again = run_judge_job(p, JobSpec(run="v2", judges=["minilm-similarity"]))
+        assert again.ok == 72
+        assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == cached  # nothing re-embedded

@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -37,6 +38,10 @@ from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.import_dialog import ImportDialog
+from rageval_desktop.gui.views.jobs_view import JobsView
+from rageval_desktop.gui.views.judge_dialog import JudgeDialog
+from rageval_desktop.gui.views.judges_view import JudgesView
+from rageval_desktop.gui.views.rubric_editor import RubricEditor
 from rageval_desktop.gui.views.welcome import WelcomePage
 
 ROW_HEIGHT = 24
@@ -46,7 +51,8 @@ SHORTCUTS = [
     ("Ctrl+N", "New project"), ("Ctrl+O", "Open project"), ("Ctrl+I", "Import a file"),
     ("Ctrl+1", "Focus the navigation list"), ("Ctrl+2", "Focus the table"), ("Ctrl+3", "Focus the detail pane"),
     ("Ctrl+L", "Choose the slice"), ("Up / Down, PgUp / PgDn", "Move through rows"),
-    ("Esc", "Cancel the running task"), ("F1", "This list"), ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
+    ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),
+    ("F1", "This list"), ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
 ]
 
 
@@ -63,6 +69,7 @@ def settings() -> QSettings:
 class MainWindow(QMainWindow):
     project_opened = Signal(object)
     task_finished = Signal(str)
+    job_finished = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
@@ -70,6 +77,7 @@ class MainWindow(QMainWindow):
         self.events = ProjectEvents(self)
         self.events.changed.connect(self._on_project_changed)
         self._task: workers.Worker | None = None
+        self._job: workers.Worker | None = None
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
@@ -123,13 +131,29 @@ class MainWindow(QMainWindow):
         cl.addLayout(top)
         cl.addWidget(self.table)
         self.detail = DetailPane()
+        self.raw_toggle = QCheckBox("Show raw judge &outputs")
+        self.raw_toggle.toggled.connect(self.detail.set_show_raw)
+        detail_box = QWidget()
+        dl = QVBoxLayout(detail_box)
+        dl.setContentsMargins(0, 6, 0, 0)
+        dl.addWidget(self.raw_toggle)
+        dl.addWidget(self.detail)
+        self.rows_page = QSplitter()
+        self.rows_page.addWidget(center)
+        self.rows_page.addWidget(detail_box)
+        self.rows_page.setStretchFactor(0, 3)
+        self.rows_page.setStretchFactor(1, 2)
+        self.rows_page.setSizes([760, 420])
+        self.judges_view = JudgesView(self)
+        self.jobs_view = JobsView(self)
+        self.pages = QStackedWidget()
+        for page in (self.rows_page, self.judges_view, self.jobs_view):
+            self.pages.addWidget(page)
         self.splitter = QSplitter()
         self.splitter.addWidget(self.nav)
-        self.splitter.addWidget(center)
-        self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setStretchFactor(2, 2)
-        self.splitter.setSizes([210, 760, 420])
+        self.splitter.addWidget(self.pages)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([210, 1180])
         self.stack.addWidget(self.splitter)
         self.setCentralWidget(self.stack)
 
@@ -220,11 +244,13 @@ class MainWindow(QMainWindow):
             return
         self.backup_timer.stop()
         project, self.project = self.project, None
+        if self._job is not None:
+            self._job.cancel()
         self.table.setModel(None)
         self.detail.show_detail(None)
         self.nav.clear()
         project.listeners.clear()
-        workers.pool().waitForDone(5000)
+        workers.pool().waitForDone(30_000)
         if project.changes_since_backup:
             project.backup("on-close")
         project.close()
@@ -291,6 +317,12 @@ class MainWindow(QMainWindow):
         self.nav.addItem(header)
         for run_id, name, rows in browse.list_runs(self.project):
             self._nav_item(f"{name}  ({rows:,})", ("run", (run_id, name)))
+        header = QListWidgetItem("EVALUATE")
+        header.setFlags(Qt.ItemFlag.NoItemFlags)
+        header.setData(Qt.ItemDataRole.UserRole, None)
+        self.nav.addItem(header)
+        self._nav_item(f"Judges  ({info['judges']})", ("judges", None))
+        self._nav_item("Jobs", ("jobs", None))
         self.nav.blockSignals(False)
         for i in range(self.nav.count()):
             if self.nav.item(i).data(Qt.ItemDataRole.UserRole) == keep:
@@ -319,15 +351,34 @@ class MainWindow(QMainWindow):
     def _on_slice(self, *_: Any) -> None:
         self._show_current()
 
-    def current_source(self) -> browse.TableSource | None:
+    def current_key(self) -> tuple | None:
         item = self.nav.currentItem()
-        if item is None or self.project is None or item.data(Qt.ItemDataRole.UserRole) is None:
+        if item is None or self.project is None:
             return None
-        kind, arg = item.data(Qt.ItemDataRole.UserRole)
+        return item.data(Qt.ItemDataRole.UserRole)
+
+    def current_source(self) -> browse.TableSource | None:
+        key = self.current_key()
+        if key is None or key[0] not in ("golden", "run"):
+            return None
+        kind, arg = key
         slice_tag = self.slice_box.currentData()
         return browse.golden_source(slice_tag) if kind == "golden" else browse.run_source(*arg, slice_tag)
 
+    def run_names(self) -> list[str]:
+        return [name for _, name, _ in browse.list_runs(self.project)] if self.project else []
+
     def _show_current(self) -> None:
+        key = self.current_key()
+        if key and key[0] == "judges":
+            self.judges_view.refresh(self.run_names())
+            self.pages.setCurrentWidget(self.judges_view)
+            return
+        if key and key[0] == "jobs":
+            self.jobs_view.refresh()
+            self.pages.setCurrentWidget(self.jobs_view)
+            return
+        self.pages.setCurrentWidget(self.rows_page)
         source = self.current_source()
         if source is None or self.project is None:
             return
@@ -358,10 +409,111 @@ class MainWindow(QMainWindow):
     def _on_project_changed(self, op: str, changed: Any) -> None:
         if self.project is None:
             return
-        if set(changed) & {"golden", "runs", "corpus"}:
+        changed = set(changed)
+        if changed & {"golden", "runs", "corpus", "judges"}:
             self._fill_slices()
             self._fill_nav()
             self._show_current()
+        elif changed & {"judgments", "jobs"}:
+            if self.pages.currentWidget() is self.rows_page:
+                self._on_row(self.table.currentIndex())
+            elif self.pages.currentWidget() is self.judges_view:
+                self.judges_view.refresh(self.run_names())
+            elif self.pages.currentWidget() is self.jobs_view and "jobs" in changed:
+                self.jobs_view.refresh()
+
+    # --- judges and jobs -----------------------------------------------------------------------
+    def add_llm_judge(self) -> None:
+        if self.project is None:
+            return
+        from rageval_desktop.core.judges.registry import list_judges
+
+        dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self)
+        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
+            self.run_task("Adding the judge", operations.add_judge, self.project, **dialog.values(),
+                          on_done=lambda j: self.statusBar().showMessage(f"Added judge '{j.name}'", 8000))
+
+    def test_judge(self, name: str | None) -> None:
+        if self.project is not None and name:
+            self.run_task(f"Testing {name}", operations.test_connection, self.project, name,
+                          on_done=lambda text: self.show_info(text))
+
+    def rewrite_rubric(self, name: str | None) -> None:
+        if self.project is None or not name:
+            return
+        from rageval_desktop.core.jobs.work import preview_fields
+        from rageval_desktop.core.judges import rubrics
+        from rageval_desktop.core.judges.registry import get_judge
+
+        judge = get_judge(self.project, name)
+        if judge.rubric_id is None:
+            return
+        rubric = rubrics.load(self.project.reader(), judge.rubric_id)
+        row = self.project.reader().execute("SELECT id FROM run_rows ORDER BY id LIMIT 1").fetchone()
+        fields = preview_fields(self.project, row[0]) if row else {f: f"<{f}>" for f in rubrics.FIELDS}
+        editor = RubricEditor(rubric, fields, self)
+        if editor.exec() == RubricEditor.DialogCode.Accepted:
+            self.run_task("Saving the rubric", operations.clone_judge, self.project, name, editor.template(),
+                          on_done=lambda j: self.statusBar().showMessage(
+                              f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
+
+    def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None) -> None:
+        if self.project is None or (run is None and spec is None):
+            return
+        if self._job is not None:
+            self.show_error("A judging job is already running; cancel it or wait for it to finish.")
+            return
+        from rageval_desktop.core.jobs.judge_job import JobSpec
+
+        spec = spec or JobSpec(run=run, judges=judges)
+        self.jobs_view.live_label.setText(f"Starting: {spec.run}…")
+        self.task_label.setText(f"Judging {spec.run}")
+
+        def ended(summary: str) -> None:
+            self._job = None
+            self.task_label.clear()
+            self.jobs_view.job_ended(summary)
+            self.job_finished.emit(summary)
+
+        def done(stats: Any) -> None:
+            if stats.stopped == "fatal":
+                self.show_error(f"The job stopped: {stats.message}")
+            text = (f"Job #{stats.job_id} {stats.stopped or 'finished'}: {stats.ok} ok, {stats.unparsed} unparsed, "
+                    f"{stats.errors} errors, {stats.skipped} already judged, ${stats.cost_usd:.4f}, "
+                    f"{stats.seconds:.1f} s")
+            ended(text)
+
+        def failed(message: str, details: str) -> None:
+            ended(f"Job failed: {message}")
+            self.show_error(message, details)
+
+        self._job = workers.start(operations.run_judges, self.project, spec, on_done=done, on_error=failed,
+                                  on_stats=self.jobs_view.show_stats)
+        self.select_nav("jobs")
+
+    def cancel_job(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+            self.jobs_view.live_label.setText("Cancelling: finishing the calls in flight…")
+
+    def resume_job(self, job: dict[str, Any]) -> None:
+        from rageval_desktop.core.jobs.judge_job import JobSpec
+
+        known = set(JobSpec.__dataclass_fields__)
+        self.start_judging(None, None, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
+
+    def select_nav(self, kind: str) -> None:
+        for i in range(self.nav.count()):
+            key = self.nav.item(i).data(Qt.ItemDataRole.UserRole)
+            if key and key[0] == kind:
+                self.nav.setCurrentRow(i)
+                return
+
+    def show_info(self, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.open()
+        self.last_info = text
 
     # --- import --------------------------------------------------------------------------------
     def choose_import(self) -> None:
@@ -473,8 +625,9 @@ class MainWindow(QMainWindow):
                           f"RAGEval Desktop {__version__}\nHuman-in-the-loop evaluation of RAG systems.")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        for worker in (self._task, self._job):
+            if worker is not None:
+                worker.cancel()
         workers.pool().waitForDone(10_000)
         self.close_project()
         super().closeEvent(event)

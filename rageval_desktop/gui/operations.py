@@ -46,3 +46,44 @@ def backup(project: Project, ctx: TaskContext) -> Path:
 
 def periodic_backup(project: Project, ctx: TaskContext) -> Path | None:
     return project.backup_if_changed()
+
+
+def add_judge(project: Project, ctx: TaskContext, **kwargs: object):
+    from rageval_desktop.core.judges.registry import add_judge as add
+
+    return add(project, **kwargs)  # type: ignore[arg-type]
+
+
+def clone_judge(project: Project, judge_name: str, template: str, ctx: TaskContext):
+    from rageval_desktop.core.judges.registry import clone_with_rubric, get_judge
+
+    return clone_with_rubric(project, get_judge(project, judge_name), template)
+
+
+def test_connection(project: Project, judge_name: str, ctx: TaskContext) -> str:
+    """One tiny call through the judge's endpoint: says whether the URL, model and key work."""
+    import asyncio
+
+    from rageval_desktop.core.judges import llm
+    from rageval_desktop.core.judges.registry import get_judge, resolve_api_key
+
+    judge = get_judge(project, judge_name)
+    if judge.kind != "llm":
+        return f"{judge.name} runs locally: nothing to connect to."
+
+    async def call() -> str:
+        client = llm.make_client(judge.base_url, resolve_api_key(judge.api_key_ref), 30.0)
+        try:
+            reply = await llm.chat(client, judge.model or "", [{"role": "user", "content": "Reply with: OK"}],
+                                   {"temperature": 0.0, "max_tokens": 5}, 30.0)
+        finally:
+            await client.close()
+        return f"Connected: {judge.model} answered in {reply.latency_ms:.0f} ms ({reply.content.strip()[:40]!r})."
+
+    return asyncio.run(call())
+
+
+def run_judges(project: Project, spec, ctx: TaskContext):
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+
+    return run_judge_job(project, spec, ctx)

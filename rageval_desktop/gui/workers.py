@@ -18,6 +18,7 @@ from rageval_desktop.core.jobs.context import Cancelled, TaskContext
 
 class WorkerSignals(QObject):
     progress = Signal(int, int, str)
+    stats = Signal(object)         # structured progress of jobs (rate, ETA, errors, cost)
     finished = Signal(object)      # the function's result
     failed = Signal(str, str)      # plain message, details (traceback for bugs, empty for user errors)
     cancelled = Signal(str)
@@ -28,7 +29,7 @@ class Worker(QRunnable):
         super().__init__()
         self.setAutoDelete(False)  # Python owns it (kept in _ACTIVE until it ends)
         self.signals = WorkerSignals()
-        self.ctx = TaskContext(on_progress=self.signals.progress.emit)
+        self.ctx = TaskContext(on_progress=self.signals.progress.emit, on_stats=self.signals.stats.emit)
         self._fn, self._args, self._kwargs = fn, args, kwargs
 
     def cancel(self) -> None:
@@ -62,7 +63,8 @@ def pool() -> QThreadPool:
 def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
           on_error: Callable[[str, str], None] | None = None,
           on_progress: Callable[[int, int, str], None] | None = None,
-          on_cancel: Callable[[str], None] | None = None, **kwargs: Any) -> Worker:
+          on_cancel: Callable[[str], None] | None = None,
+          on_stats: Callable[[dict], None] | None = None, **kwargs: Any) -> Worker:
     worker = Worker(fn, *args, **kwargs)
     if on_done:
         worker.signals.finished.connect(on_done)
@@ -72,6 +74,8 @@ def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | N
         worker.signals.progress.connect(on_progress)
     if on_cancel:
         worker.signals.cancelled.connect(on_cancel)
+    if on_stats:
+        worker.signals.stats.connect(on_stats)
     _ACTIVE.add(worker)
     for signal in (worker.signals.finished, worker.signals.failed, worker.signals.cancelled):
         signal.connect(lambda *_: _ACTIVE.discard(worker))

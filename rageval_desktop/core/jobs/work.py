@@ -73,6 +73,16 @@ def _row_fields(conn, row_ids: list[int], passages_k: int) -> dict[int, dict[str
     return out
 
 
+def preview_fields(project: Project, run_row_id: int, passages_k: int = 5) -> dict[str, str]:
+    """The fields a rubric receives for one row (the rubric editor's live preview renders with them)."""
+    values = _row_fields(project.reader(), [run_row_id], passages_k).get(run_row_id)
+    if values is None:
+        raise RagevalError(f"run row {run_row_id} does not exist")
+    first = values["passages"][0][1] if values["passages"] else ""
+    return {"question": values["question"], "answer": values["answer"], "reference": values["reference"],
+            "contexts": values["contexts"], "passage": first, "context": first}
+
+
 def plan(project: Project, judges: list[Judge], row_ids: list[int], *, redo_failed: bool = False,
          only_failed: bool = False) -> tuple[list[Item], int]:
     """(items to run, number skipped because already judged)."""

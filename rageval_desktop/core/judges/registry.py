@@ -150,6 +150,27 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
     return get_judge(project, name)
 
 
+def clone_with_rubric(project: Project, judge: Judge, template: str, name: str | None = None) -> Judge:
+    """A rewritten rubric never edits the judge people rated against: it becomes a new rubric version and a
+    new judge (parent = the old one), which can be run on the rows already rated."""
+    if judge.kind != "llm" or judge.rubric_id is None:
+        raise JudgeConfigError("only LLM judges have a rubric to rewrite")
+    with project.write("clone judge with edited rubric", changed=("judges",)) as conn:
+        base = rubrics.load(conn, judge.rubric_id)
+        edited = rubrics.save_new_version(conn, base, template)
+        new_name = name or f"{judge.name}-r{edited.version}"
+        if conn.execute("SELECT 1 FROM judges WHERE name = ?", (new_name,)).fetchone():
+            raise JudgeConfigError(f"a judge named '{new_name}' already exists")
+        conn.execute(
+            "INSERT INTO judges (name, metric, kind, rubric_id, model, base_url, api_key_ref, params, parent_id, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (new_name, judge.metric, judge.kind, edited.id, judge.model, judge.base_url, judge.api_key_ref,
+             json.dumps(judge.params), judge.id, utcnow()))
+        project.audit(conn, "clone judge", "judge", new_name, parent=judge.name, rubric=edited.name,
+                      rubric_version=edited.version)
+    return get_judge(project, new_name)
+
+
 _COLUMNS = "id, name, metric, kind, rubric_id, model, base_url, api_key_ref, params, status"
 
 

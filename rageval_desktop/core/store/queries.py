@@ -57,6 +57,22 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class JudgmentView:
+    judge: str
+    metric: str
+    judge_status: str        # active | retired
+    passage_rank: int
+    status: str              # ok | unparsed | error
+    score: float | None
+    label: str | None
+    rationale: str | None
+    raw_output: str | None
+    error_kind: str | None
+    cost_usd: float | None
+    latency_ms: float | None
+
+
+@dataclass(frozen=True)
 class RowDetail:
     """Everything the detail pane and the review screen show about one row."""
 
@@ -69,6 +85,7 @@ class RowDetail:
     passages: list[Passage]
     facts: dict[str, Any]
     kind: str = "run"  # "run" or "golden"
+    judgments: tuple[JudgmentView, ...] = ()
 
 
 def run_row_detail(project: Project, row_id: int) -> RowDetail:
@@ -86,9 +103,13 @@ def run_row_detail(project: Project, row_id: int) -> RowDetail:
                 for rank, cid, text, score in conn.execute(
                     "SELECT rank, chunk_id, text, score FROM retrieved_passages WHERE run_row_id = ? ORDER BY rank",
                     (row_id,))]
+    judgments = tuple(JudgmentView(*r) for r in conn.execute(
+        "SELECT j.name, j.metric, j.status, x.passage_rank, x.status, x.score, x.label, x.rationale, x.raw_output, "
+        "x.error_kind, x.cost_usd, x.latency_ms FROM judgments x JOIN judges j ON j.id = x.judge_id "
+        "WHERE x.run_row_id = ? ORDER BY j.id, x.passage_rank", (row_id,)))
     return RowDetail(
         title=f"{run} · {ext}", question=question, answer=answer, gold_answer=gold_answer, gold_chunk_ids=gold,
-        slice_tag=slice_tag, passages=passages,
+        slice_tag=slice_tag, passages=passages, judgments=judgments,
         facts={"golden row": gid or "unlinked", "latency ms": latency, "cost USD": cost,
                "prompt tokens": pt, "completion tokens": ct})
 

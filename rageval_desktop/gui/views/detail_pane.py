@@ -23,6 +23,11 @@ class DetailPane(QTextEdit):
         self.setObjectName("detailPane")
         self.setPlaceholderText("Select a row to see its question, answer and retrieved passages.")
         self.detail: RowDetail | None = None
+        self.show_raw = False
+
+    def set_show_raw(self, on: bool) -> None:
+        self.show_raw = on
+        self.show_detail(self.detail)
 
     def show_detail(self, detail: RowDetail | None) -> None:
         self.detail = detail
@@ -50,6 +55,8 @@ class DetailPane(QTextEdit):
         if detail.kind == "run":
             section("ANSWER", detail.answer)
         section("REFERENCE ANSWER", detail.gold_answer)
+        if detail.judgments:
+            self._judgments(cur, detail, heading, base)
         gold = ", ".join(detail.gold_chunk_ids) or "none"
         what = "RETRIEVED PASSAGES" if detail.kind == "run" else "GOLD CHUNKS"
         cur.insertText(f"\n{what} ({len(detail.passages)}; gold chunks: {gold})\n", heading)
@@ -70,6 +77,28 @@ class DetailPane(QTextEdit):
             cur.insertText(p.text or "", base)
             cur.movePosition(QTextCursor.MoveOperation.End)
         self.moveCursor(QTextCursor.MoveOperation.Start)
+
+
+    def _judgments(self, cur: QTextCursor, detail: RowDetail, heading: QTextCharFormat,
+                   base: QTextCharFormat) -> None:
+        cur.insertText("\nJUDGMENTS\n", heading)
+        mono = QTextCharFormat(base)
+        mono.setFontFamilies(["monospace"])
+        for j in detail.judgments:
+            target = f" · passage #{j.passage_rank}" if j.passage_rank else ""
+            retired = " (retired: not counted)" if j.judge_status == "retired" else ""
+            line = QTextCharFormat(base)
+            line.setFontWeight(QFont.Weight.DemiBold)
+            if j.status == "ok":
+                value = f"{j.score:g}" + (f" {j.label}" if j.label else "")
+            else:
+                line.setForeground(QColor("#b3261e"))
+                value = f"{j.status.upper()}" + (f" ({j.error_kind})" if j.error_kind else "")
+            cur.insertText(f"{j.judge} · {j.metric}{target}: {value}{retired}\n", line)
+            if j.rationale:
+                cur.insertText(j.rationale.strip() + "\n", base)
+            if self.show_raw and j.raw_output:
+                cur.insertText(j.raw_output.strip() + "\n", mono)
 
 
 def _fmt(value: object) -> str:

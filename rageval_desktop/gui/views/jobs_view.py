@@ -1,0 +1,110 @@
+"""The jobs panel: the running job's progress (rate, ETA, errors by kind, cost) with cancel, and every past
+job with resume for the ones that did not finish."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget
+
+from rageval_desktop.core.jobs import records
+from rageval_desktop.gui.models.records_model import RecordsModel
+
+if TYPE_CHECKING:
+    from rageval_desktop.gui.main_window import MainWindow
+
+COLUMNS = [("id", "#"), ("kind", "kind"), ("run", "run"), ("status", "status"), ("progress", "progress"),
+           ("created_at", "started"), ("message", "message")]
+RESUMABLE = {"interrupted", "cancelled", "failed"}
+
+
+class JobsView(QWidget):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 6, 6)
+        title = QLabel("Jobs")
+        title.setObjectName("viewTitle")
+        layout.addWidget(title)
+        live = QHBoxLayout()
+        self.live_label = QLabel("No job is running.")
+        self.live_label.setObjectName("jobLive")
+        self.bar = QProgressBar()
+        self.bar.setMinimumWidth(260)
+        self.bar.setVisible(False)
+        self.cancel_button = QPushButton("&Cancel job")
+        self.cancel_button.setEnabled(False)
+        live.addWidget(self.live_label, 1)
+        live.addWidget(self.bar)
+        live.addWidget(self.cancel_button)
+        layout.addLayout(live)
+        self.errors_label = QLabel()
+        self.errors_label.setObjectName("problem")
+        layout.addWidget(self.errors_label)
+        self.table = QTableView()
+        self.table.setObjectName("jobs")
+        self.model = RecordsModel(COLUMNS, self)
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setVisible(False)
+        layout.addWidget(self.table)
+        bottom = QHBoxLayout()
+        self.resume_button = QPushButton("&Resume selected job")
+        bottom.addWidget(self.resume_button)
+        bottom.addStretch(1)
+        layout.addLayout(bottom)
+        self.cancel_button.clicked.connect(window.cancel_job)
+        self.resume_button.clicked.connect(self._resume)
+        self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+        self._update_buttons()
+
+    def refresh(self) -> None:
+        project = self.window_.project
+        if project is None:
+            return
+        rows = []
+        for job in records.list_jobs(project):
+            rows.append({**job, "run": job["params"].get("run"), "progress": f"{job['done']}/{job['total'] or 0}"})
+        self.model.set_records(rows)
+        self.table.resizeColumnsToContents()
+        self._update_buttons()
+
+    def show_stats(self, stats: dict[str, Any]) -> None:
+        rows, done = stats.get("rows", 0), stats.get("done", 0)
+        self.bar.setVisible(True)
+        self.bar.setRange(0, max(rows, 1))
+        self.bar.setValue(done)
+        eta = stats.get("eta_s")
+        parts = [f"{done}/{rows} judged", f"{stats.get('rows_per_s', 0):.1f} rows/s"]
+        if eta is not None and done < rows:
+            parts.append(f"ETA {eta:.0f} s")
+        parts += [f"{stats.get('ok', 0)} ok", f"{stats.get('unparsed', 0)} unparsed",
+                  f"{stats.get('errors', 0)} errors",
+                  f"{stats.get('calls', 0)} calls ({stats.get('cache_hits', 0)} cached)",
+                  f"${stats.get('cost_usd', 0):.4f}"]
+        self.live_label.setText(" · ".join(parts))
+        kinds = stats.get("errors_by_kind") or {}
+        self.errors_label.setText("Errors: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "")
+        self.cancel_button.setEnabled(True)
+
+    def job_ended(self, summary: str) -> None:
+        self.bar.setVisible(False)
+        self.cancel_button.setEnabled(False)
+        self.live_label.setText(summary)
+        self.refresh()
+
+    def selected(self) -> dict[str, Any] | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.record(rows[0].row()) if rows else None
+
+    def _update_buttons(self, *_: object) -> None:
+        job = self.selected()
+        self.resume_button.setEnabled(bool(job and job["status"] in RESUMABLE and job["kind"] == "judge"))
+
+    def _resume(self) -> None:
+        job = self.selected()
+        if job:
+            self.window_.resume_job(job)

@@ -1,0 +1,100 @@
+"""Add an LLM judge: endpoint, model, the NAME of the variable holding the key, rubric, concurrency."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
+
+from rageval_desktop.core.judges.registry import METRICS, JudgeConfigError, check_key_ref
+from rageval_desktop.core.judges.rubrics import library
+
+
+class JudgeDialog(QDialog):
+    def __init__(self, taken: set[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Add an LLM judge")
+        self.taken = taken
+        self.rubrics = library()
+        form = QFormLayout(self)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("e.g. gpt4o-correctness")
+        form.addRow("&Name:", self.name)
+        self.metric = QComboBox()
+        for name in METRICS:
+            self.metric.addItem(name, name)
+        form.addRow("&Metric:", self.metric)
+        self.rubric = QComboBox()
+        form.addRow("&Rubric:", self.rubric)
+        self.base_url = QLineEdit()
+        self.base_url.setPlaceholderText("empty = OpenAI; e.g. http://localhost:8000/v1 for vLLM, "
+                                         "http://localhost:11434/v1 for Ollama")
+        form.addRow("&Endpoint:", self.base_url)
+        self.model = QLineEdit()
+        self.model.setPlaceholderText("e.g. gpt-4o-mini")
+        form.addRow("M&odel:", self.model)
+        self.key_env = QLineEdit()
+        self.key_env.setPlaceholderText("e.g. OPENAI_API_KEY (empty for local servers)")
+        self.key_env.setToolTip("The NAME of an environment variable, or keyring:SERVICE:USER. "
+                                "The key itself is never stored in the project.")
+        form.addRow("API key &variable:", self.key_env)
+        self.concurrency = QSpinBox()
+        self.concurrency.setRange(1, 256)
+        self.concurrency.setValue(16)
+        form.addRow("&Concurrency:", self.concurrency)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(1, 600)
+        self.timeout.setValue(120)
+        self.timeout.setSuffix(" s")
+        form.addRow("&Timeout per call:", self.timeout)
+        self.problem = QLabel()
+        self.problem.setObjectName("problem")
+        self.problem.setWordWrap(True)
+        form.addRow(self.problem)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Add judge")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        form.addRow(self.buttons)
+        self.metric.currentIndexChanged.connect(self._fill_rubrics)
+        for edit in (self.name, self.model, self.key_env):
+            edit.textChanged.connect(self._check)
+        self._fill_rubrics()
+
+    def _fill_rubrics(self) -> None:
+        self.rubric.clear()
+        for r in self.rubrics.values():
+            if r.metric == self.metric.currentData():
+                self.rubric.addItem(f"{r.name} v{r.version}", r.name)
+        self._check()
+
+    def _check(self) -> None:
+        problem = ""
+        name = self.name.text().strip()
+        if not name:
+            problem = "The judge needs a name."
+        elif name in self.taken:
+            problem = f"A judge named '{name}' already exists."
+        elif not self.model.text().strip():
+            problem = "Give the model's name at the endpoint."
+        else:
+            try:
+                check_key_ref(self.key_env.text().strip() or None)
+            except JudgeConfigError as exc:
+                problem = str(exc)
+        self.problem.setText(problem)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
+
+    def values(self) -> dict[str, object]:
+        return {"name": self.name.text().strip(), "metric": self.metric.currentData(), "kind": "llm",
+                "rubric": self.rubric.currentData(), "model": self.model.text().strip(),
+                "base_url": self.base_url.text().strip() or None, "api_key_ref": self.key_env.text().strip() or None,
+                "params": {"concurrency": self.concurrency.value(), "timeout": self.timeout.value()}}

@@ -1,0 +1,100 @@
+"""The judges view: every judge of the project, adding LLM judges, testing a connection, rewriting a rubric,
+and running judges over the selected run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
+
+from rageval_desktop.core.judges.registry import judge_summary, list_judges
+from rageval_desktop.gui.models.records_model import RecordsModel
+
+if TYPE_CHECKING:
+    from rageval_desktop.gui.main_window import MainWindow
+
+COLUMNS = [("name", "judge"), ("metric", "metric"), ("kind", "kind"), ("model", "model"), ("base_url", "endpoint"),
+           ("api_key_ref", "API key from"), ("status", "status"), ("judgments", "judgments")]
+
+
+class JudgesView(QWidget):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 6, 6)
+        top = QHBoxLayout()
+        title = QLabel("Judges")
+        title.setObjectName("viewTitle")
+        top.addWidget(title)
+        top.addStretch(1)
+        self.add_button = QPushButton("&Add LLM judge…")
+        self.test_button = QPushButton("&Test connection")
+        self.rubric_button = QPushButton("Rewrite &rubric…")
+        for b in (self.add_button, self.test_button, self.rubric_button):
+            top.addWidget(b)
+        layout.addLayout(top)
+        self.table = QTableView()
+        self.table.setObjectName("judges")
+        self.model = RecordsModel(COLUMNS, self)
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setVisible(False)
+        layout.addWidget(self.table)
+        run_bar = QHBoxLayout()
+        self.run_box = QComboBox()
+        label = QLabel("R&un:")
+        label.setBuddy(self.run_box)
+        run_bar.addWidget(label)
+        run_bar.addWidget(self.run_box)
+        self.run_selected = QPushButton("Run &selected judge")
+        self.run_all = QPushButton("Run all active &judges")
+        self.run_all.setDefault(True)
+        run_bar.addWidget(self.run_selected)
+        run_bar.addWidget(self.run_all)
+        run_bar.addStretch(1)
+        self.hint = QLabel("Judged rows are skipped, so running again resumes where a job stopped.")
+        self.hint.setObjectName("hint")
+        run_bar.addWidget(self.hint)
+        layout.addLayout(run_bar)
+        self.add_button.clicked.connect(window.add_llm_judge)
+        self.test_button.clicked.connect(lambda: window.test_judge(self.selected_name()))
+        self.rubric_button.clicked.connect(lambda: window.rewrite_rubric(self.selected_name()))
+        self.run_selected.clicked.connect(lambda: window.start_judging(self.run_box.currentData(),
+                                                                       [self.selected_name()]))
+        self.run_all.clicked.connect(lambda: window.start_judging(self.run_box.currentData(), None))
+        self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+
+    def selected_name(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.record(rows[0].row())["name"] if rows else None
+
+    def refresh(self, runs: list[str]) -> None:
+        project = self.window_.project
+        if project is None:
+            return
+        counts = dict(project.reader().execute("SELECT judge_id, COUNT(*) FROM judgments GROUP BY judge_id"))
+        keep = self.selected_name()
+        records = [{**judge_summary(j), "judgments": counts.get(j.id, 0)} for j in list_judges(project)]
+        self.model.set_records(records)
+        for row, rec in enumerate(records):
+            if rec["name"] == keep or (keep is None and row == 0):
+                self.table.selectRow(row)
+        current = self.run_box.currentData()
+        self.run_box.clear()
+        for name in runs:
+            self.run_box.addItem(name, name)
+        self.run_box.setCurrentIndex(max(self.run_box.findData(current), 0))
+        self.table.resizeColumnsToContents()
+        self._update_buttons()
+
+    def _update_buttons(self, *_: object) -> None:
+        name = self.selected_name()
+        record = next((r for r in self.model.records if r["name"] == name), None)
+        is_llm = bool(record and record["kind"] == "llm")
+        self.test_button.setEnabled(is_llm)
+        self.rubric_button.setEnabled(is_llm)
+        self.run_selected.setEnabled(bool(record and record["status"] == "active") and self.run_box.count() > 0)
+        self.run_all.setEnabled(bool(self.model.records) and self.run_box.count() > 0)

@@ -1,0 +1,94 @@
+"""Judges and jobs in the window: run, watch progress, cancel, resume; test a connection; rewrite a rubric."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox
+
+from rageval_desktop.core.judges.registry import add_judge, get_judge
+from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.main_window import MainWindow
+from rageval_desktop.gui.views.rubric_editor import RubricEditor
+from tests.support.fake_openai import FakeOpenAI
+
+
+@pytest.fixture
+def window(qtbot, demo_file, tmp_path):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+    yield w
+    w.close()
+    assert workers.active() == 0
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI(latency=0.05) as s:
+        yield s
+
+
+def test_run_cancel_resume_from_the_window(window, qtbot, server):
+    add_judge(window.project, "llm-correct", "correctness", "llm", model="m", base_url=server.url,
+              params={"concurrency": 2})
+    window.select_nav("judges")
+    assert window.pages.currentWidget() is window.judges_view
+    names = [window.judges_view.model.record(r)["name"] for r in range(window.judges_view.model.rowCount())]
+    assert "llm-correct" in names
+    window.start_judging("v1", ["llm-correct"])
+    assert window.pages.currentWidget() is window.jobs_view
+    qtbot.waitUntil(lambda: server.calls >= 10, timeout=20_000)
+    with qtbot.waitSignal(window.job_finished, timeout=20_000) as ended:
+        window.cancel_job()
+    assert "cancelled" in ended.args[0]
+    conn = window.project.reader()
+    first = conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+    assert 0 < first < 72
+    jobs = window.jobs_view.model.records
+    assert jobs[0]["status"] == "cancelled"
+    window.jobs_view.table.selectRow(0)
+    assert window.jobs_view.resume_button.isEnabled()
+    with qtbot.waitSignal(window.job_finished, timeout=30_000) as ended:
+        window.jobs_view.resume_button.click()
+    assert "finished: " in ended.args[0] and f"{first} already judged" in ended.args[0]
+    assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT run_row_id) FROM judgments").fetchone() == (72, 72)
+    # the detail pane shows the row's judgment
+    window.select(run="v1")
+    window.table.selectRow(0)
+    assert "JUDGMENTS\nllm-correct · correctness: 4" in window.detail.toPlainText()
+
+
+def test_test_connection_reports_the_endpoint(window, qtbot, server):
+    add_judge(window.project, "probe", "correctness", "llm", model="m", base_url=server.url)
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        window.test_judge("probe")
+    assert window.last_info.startswith("Connected: m answered in")
+
+
+def test_rubric_editor_validates_and_previews(window, qtbot, server):
+    add_judge(window.project, "editme", "correctness", "llm", model="m", base_url=server.url)
+    judge = get_judge(window.project, "editme")
+    from rageval_desktop.core.jobs.work import preview_fields
+    from rageval_desktop.core.judges import rubrics
+
+    rubric = rubrics.load(window.project.reader(), judge.rubric_id)
+    row = window.project.reader().execute("SELECT id, question FROM run_rows ORDER BY id LIMIT 1").fetchone()
+    editor = RubricEditor(rubric, preview_fields(window.project, row[0]), window)
+    qtbot.addWidget(editor)
+    save = editor.buttons.button(QDialogButtonBox.StandardButton.Save)
+    assert row[1] in editor.preview.toPlainText()
+    assert not save.isEnabled()                      # nothing changed yet
+    editor.editor.setPlainText(rubric.template + "\n${secret}")
+    assert not save.isEnabled() and "unknown field" in editor.problem.text()
+    editor.editor.setPlainText(rubric.template.replace("Score 5:", "Score 5 (perfect):"))
+    assert save.isEnabled() and "Score 5 (perfect):" in editor.preview.toPlainText()
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        window.run_task("save", operations.clone_judge, window.project, "editme", editor.template())
+    clone = get_judge(window.project, "editme-r2")
+    assert clone.rubric_id != judge.rubric_id

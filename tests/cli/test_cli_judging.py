@@ -1,0 +1,117 @@
+"""The judging CLI contract: judges add/list, judge --json keys and exit codes, prices, jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+from tests.core.test_judging import KEY, make_project
+from tests.support.fake_openai import FakeOpenAI, Reply
+
+
+@pytest.fixture
+def path(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    p = tmp_path / "c.rageval"
+    make_project(p).close()
+    return p
+
+
+def out_json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_judges_add_list_and_judge_json(path, capsys):
+    with FakeOpenAI() as server:
+        assert main(["judges", "add", str(path), "--name", "j", "--metric", "correctness", "--kind", "llm",
+                     "--model", "gpt-4o-mini", "--base-url", server.url, "--api-key-env", "JUDGE_KEY",
+                     "--concurrency", "4", "--json"]) == 0
+        added = out_json(capsys)
+        assert added["api_key_ref"] == "env:JUDGE_KEY" and added["params"]["concurrency"] == 4
+        assert main(["judges", "list", str(path), "--json"]) == 0
+        assert [j["name"] for j in out_json(capsys)] == ["j"]
+        assert main(["judge", str(path), "--run", "v1", "--slice", "easy", "--json"]) == 0
+        stats = out_json(capsys)
+        assert {"rows", "ok", "unparsed", "errors", "calls", "cache_hits", "cost_usd", "seconds"} <= set(stats)
+        assert (stats["rows"], stats["ok"], stats["calls"]) == (10, 10, 10)   # only the easy slice
+        assert main(["judge", str(path), "--run", "v1", "--json", "--only-missing"]) == 0
+        assert out_json(capsys)["rows"] == 10                                   # the other 10
+    assert main(["jobs", "list", str(path), "--json"]) == 0
+    assert [j["status"] for j in out_json(capsys)] == ["done", "done"]
+
+
+def test_fatal_error_exits_1_with_a_plain_message(path, capsys):
+    with FakeOpenAI(lambda b, n: Reply(status=401, error={"message": "bad key", "type": "auth",
+                                                          "code": "invalid_api_key"})) as server:
+        main(["judges", "add", str(path), "--name", "j", "--metric", "correctness", "--kind", "llm", "--model", "m",
+              "--base-url", server.url, "--api-key-env", "JUDGE_KEY"])
+        capsys.readouterr()
+        assert main(["judge", str(path), "--run", "v1", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0].startswith("error: the job stopped: the endpoint refused the API key")
+    assert json.loads(captured.out)["stopped"] == "fatal"
+    assert KEY not in captured.out + captured.err
+
+
+def test_unparsed_rows_still_exit_0(path, capsys):
+    with FakeOpenAI(lambda b, n: Reply("no score here")) as server:
+        main(["judges", "add", str(path), "--name", "j", "--metric", "correctness", "--kind", "llm", "--model", "m",
+              "--base-url", server.url])
+        capsys.readouterr()
+        assert main(["judge", str(path), "--run", "v1", "--json"]) == 0
+        stats = out_json(capsys)
+        assert (stats["unparsed"], stats["repair_retries"], stats["calls"]) == (20, 20, 40)
+        # --only-failed redoes exactly the unparsed rows
+        server.responder = lambda b, n: Reply("Feedback: fine [RESULT] 5")
+        assert main(["judge", str(path), "--run", "v1", "--only-failed", "--no-cache", "--json"]) == 0
+        assert out_json(capsys)["ok"] == 20
+
+
+def test_judges_add_refuses_a_key_in_place_of_a_name(path, capsys):
+    assert main(["judges", "add", str(path), "--name", "j", "--metric", "correctness", "--kind", "llm",
+                 "--model", "m", "--api-key-env", "sk-live-abcdef1234567890"]) == 1
+    assert "never the key itself" in capsys.readouterr().err
+
+
+def test_prices_set_and_list(path, capsys):
+    assert main(["prices", "set", str(path), "my-model", "--input", "1.5", "--output", "2", "--json"]) == 0
+    assert out_json(capsys)["my-model"] == {"input_per_mtok": 1.5, "output_per_mtok": 2.0}
+
+
+def test_rpm_cap_spaces_out_starts():
+    async def go() -> list[float]:
+        limiter = AdaptiveLimiter(8, rpm=600)     # one start every 0.1 s
+        starts = []
+        for _ in range(5):
+            await limiter.acquire()
+            starts.append(time.monotonic())
+            await limiter.release("ok")
+        return starts
+
+    starts = asyncio.run(go())
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.09
+
+
+def test_limiter_backs_off_and_climbs_back():
+    async def go() -> tuple[float, float, float]:
+        limiter = AdaptiveLimiter(16)
+        for _ in range(12):
+            await limiter.acquire()
+        await limiter.release("overload")        # refused with 12 in flight: the server admits ~11
+        after_429 = limiter.limit
+        await limiter.release("timeout")
+        after_timeout = limiter.limit
+        for _ in range(10):
+            await limiter.release("ok")
+        return after_429, after_timeout, limiter.limit
+
+    after_429, after_timeout, recovered = asyncio.run(go())
+    assert after_429 == 11.0
+    assert after_timeout == 5.5
+    assert recovered > after_timeout

@@ -433,6 +433,16 @@ class MainWindow(QMainWindow):
             self.run_task("Adding the judge", operations.add_judge, self.project, **dialog.values(),
                           on_done=lambda j: self.statusBar().showMessage(f"Added judge '{j.name}'", 8000))
 
+    def edit_judge(self, record: dict | None) -> None:
+        if self.project is None or not record:
+            return
+        from rageval_desktop.core.judges.registry import list_judges
+
+        dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self, existing=record)
+        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
+            self.run_task("Saving the judge", operations.edit_judge, self.project, record["name"], dialog.changes(),
+                          on_done=lambda j: self.statusBar().showMessage(f"Saved judge '{j.name}'", 8000))
+
     def test_judge(self, name: str | None) -> None:
         if self.project is not None and name:
             self.run_task(f"Testing {name}", operations.test_connection, self.project, name,

@@ -87,3 +87,9 @@ def run_judges(project: Project, spec, ctx: TaskContext):
     from rageval_desktop.core.jobs.judge_job import run_judge_job
 
     return run_judge_job(project, spec, ctx)
+
+
+def edit_judge(project: Project, name: str, changes: dict, ctx: TaskContext):
+    from rageval_desktop.core.judges.registry import update_judge
+
+    return update_judge(project, name, **changes)

@@ -298,3 +298,18 @@ def test_demo_embedded_judges_run_offline_and_cache_embeddings(demo_file, tmp_pa
         again = run_judge_job(p, JobSpec(run="v2", judges=["minilm-similarity"]))
         assert again.ok == 72
         assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == cached  # nothing re-embedded
+
+
+def test_moving_the_endpoint_keeps_judgments(proj):
+    """Editing how a judge is reached (a new host, a new key variable) does not make it redo its work."""
+    from rageval_desktop.core.judges.registry import update_judge
+
+    with FakeOpenAI() as first:
+        llm_judge(proj, first)
+        run_judge_job(proj, JobSpec(run="v1"))
+    with FakeOpenAI() as second:
+        update_judge(proj, "judge", base_url=second.url, concurrency=4)
+        again = run_judge_job(proj, JobSpec(run="v1"))
+        assert (again.rows, again.skipped, second.calls) == (0, 20, 0)
+    with pytest.raises(JudgeConfigError, match="clone it instead"):
+        update_judge(proj, "judge", model="other")

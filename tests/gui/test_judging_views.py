@@ -92,3 +92,23 @@ def test_rubric_editor_validates_and_previews(window, qtbot, server):
         window.run_task("save", operations.clone_judge, window.project, "editme", editor.template())
     clone = get_judge(window.project, "editme-r2")
     assert clone.rubric_id != judge.rubric_id
+
+
+def test_edit_dialog_changes_only_how_a_judge_is_reached(window, qtbot, server):
+    from rageval_desktop.core.judges.registry import judge_summary
+    from rageval_desktop.gui.views.judge_dialog import JudgeDialog
+
+    add_judge(window.project, "ed", "correctness", "llm", model="m", base_url=server.url, api_key_ref="MY_KEY")
+    dialog = JudgeDialog({"ed"}, window, existing=judge_summary(get_judge(window.project, "ed")))
+    qtbot.addWidget(dialog)
+    assert not dialog.model_edit.isEnabled() and not dialog.rubric.isEnabled()
+    assert dialog.key_env.text() == "MY_KEY"
+    dialog.concurrency.setValue(3)
+    dialog.key_env.setText("sk-live-0123456789abcdef")
+    assert "never the key itself" in dialog.problem.text()
+    dialog.key_env.setText("OTHER_KEY")
+    assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):
+        window.run_task("edit", operations.edit_judge, window.project, "ed", dialog.changes())
+    judge = get_judge(window.project, "ed")
+    assert (judge.api_key_ref, judge.params["concurrency"]) == ("env:OTHER_KEY", 3)

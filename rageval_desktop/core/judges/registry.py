@@ -68,8 +68,8 @@ class Judge:
     @property
     def model_id(self) -> str:
         """What the idempotency key and the cache know this judge's method by."""
-        if self.kind == "llm":
-            return f"{self.base_url}|{self.model}"
+        if self.kind == "llm":  # the endpoint may move (a new vLLM host) without changing the judge
+            return f"llm:{self.model}"
         return f"{self.kind}:{self.params.get('measure') or self.params.get('model') or 'default'}"
 
 
@@ -147,6 +147,30 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (name, metric, kind, rubric_id, model, base_url, api_key_ref, json.dumps(params), utcnow()))
         project.audit(conn, "add judge", "judge", name, metric=metric, kind=kind, model=model, base_url=base_url)
+    return get_judge(project, name)
+
+
+EDITABLE = {"base_url", "api_key_ref", "concurrency", "timeout", "rpm", "max_retries"}
+
+
+def update_judge(project: Project, name: str, **changes: Any) -> Judge:
+    """Change how a judge is reached, never what it judges with (model, rubric and sampling stay: changing
+    them makes a different judge, which is what cloning is for)."""
+    judge = get_judge(project, name)
+    unknown = set(changes) - EDITABLE
+    if unknown:
+        raise JudgeConfigError(f"cannot change {', '.join(sorted(unknown))} of a judge; clone it instead")
+    params = dict(judge.params)
+    base_url, key_ref = judge.base_url, judge.api_key_ref
+    if "base_url" in changes:
+        base_url = changes.pop("base_url") or None
+    if "api_key_ref" in changes:
+        key_ref = check_key_ref(changes.pop("api_key_ref"))
+    params.update({k: v for k, v in changes.items() if v is not None})
+    with project.write("edit judge", changed=("judges",)) as conn:
+        conn.execute("UPDATE judges SET base_url = ?, api_key_ref = ?, params = ? WHERE id = ?",
+                     (base_url, key_ref, json.dumps(params), judge.id))
+        project.audit(conn, "edit judge", "judge", name, base_url=base_url, api_key_ref=key_ref, params=params)
     return get_judge(project, name)
 
 

@@ -19,28 +19,30 @@ from rageval_desktop.core.judges.rubrics import library
 
 
 class JudgeDialog(QDialog):
-    def __init__(self, taken: set[str], parent: QWidget | None = None) -> None:
+    def __init__(self, taken: set[str], parent: QWidget | None = None, existing: dict | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Add an LLM judge")
-        self.taken = taken
+        self.setWindowTitle("Add an LLM judge" if existing is None else f"Edit judge {existing['name']}")
+        self.setMinimumWidth(560)
+        self.existing = existing
+        self.taken = taken - {existing["name"]} if existing else taken
         self.rubrics = library()
         form = QFormLayout(self)
         self.name = QLineEdit()
         self.name.setPlaceholderText("e.g. gpt4o-correctness")
         form.addRow("&Name:", self.name)
-        self.metric = QComboBox()
+        self.metric_box = QComboBox()
         for name in METRICS:
-            self.metric.addItem(name, name)
-        form.addRow("&Metric:", self.metric)
+            self.metric_box.addItem(name, name)
+        form.addRow("&Metric:", self.metric_box)
         self.rubric = QComboBox()
         form.addRow("&Rubric:", self.rubric)
         self.base_url = QLineEdit()
         self.base_url.setPlaceholderText("empty = OpenAI; e.g. http://localhost:8000/v1 for vLLM, "
                                          "http://localhost:11434/v1 for Ollama")
         form.addRow("&Endpoint:", self.base_url)
-        self.model = QLineEdit()
-        self.model.setPlaceholderText("e.g. gpt-4o-mini")
-        form.addRow("M&odel:", self.model)
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("e.g. gpt-4o-mini")
+        form.addRow("M&odel:", self.model_edit)
         self.key_env = QLineEdit()
         self.key_env.setPlaceholderText("e.g. OPENAI_API_KEY (empty for local servers)")
         self.key_env.setToolTip("The NAME of an environment variable, or keyring:SERVICE:USER. "
@@ -64,15 +66,31 @@ class JudgeDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         form.addRow(self.buttons)
-        self.metric.currentIndexChanged.connect(self._fill_rubrics)
-        for edit in (self.name, self.model, self.key_env):
+        self.metric_box.currentIndexChanged.connect(self._fill_rubrics)
+        for edit in (self.name, self.model_edit, self.key_env):
             edit.textChanged.connect(self._check)
         self._fill_rubrics()
+        if existing:
+            self._load(existing)
+
+    def _load(self, j: dict) -> None:
+        """Editing changes how the judge is reached, not what it judges with (that would be a new judge)."""
+        self.name.setText(j["name"])
+        self.metric_box.setCurrentIndex(self.metric_box.findData(j["metric"]))
+        self.model_edit.setText(j["model"] or "")
+        self.base_url.setText(j["base_url"] or "")
+        self.key_env.setText((j["api_key_ref"] or "").removeprefix("env:"))
+        self.concurrency.setValue(int(j["params"].get("concurrency", 16)))
+        self.timeout.setValue(float(j["params"].get("timeout", 120)))
+        for widget in (self.name, self.metric_box, self.rubric, self.model_edit):
+            widget.setEnabled(False)
+            widget.setToolTip("Fixed: clone the judge (Rewrite rubric) to judge differently")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Save")
 
     def _fill_rubrics(self) -> None:
         self.rubric.clear()
         for r in self.rubrics.values():
-            if r.metric == self.metric.currentData():
+            if r.metric == self.metric_box.currentData():
                 self.rubric.addItem(f"{r.name} v{r.version}", r.name)
         self._check()
 
@@ -83,7 +101,7 @@ class JudgeDialog(QDialog):
             problem = "The judge needs a name."
         elif name in self.taken:
             problem = f"A judge named '{name}' already exists."
-        elif not self.model.text().strip():
+        elif not self.model_edit.text().strip():
             problem = "Give the model's name at the endpoint."
         else:
             try:
@@ -93,8 +111,12 @@ class JudgeDialog(QDialog):
         self.problem.setText(problem)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
 
+    def changes(self) -> dict[str, object]:
+        return {"base_url": self.base_url.text().strip() or None, "api_key_ref": self.key_env.text().strip() or None,
+                "concurrency": self.concurrency.value(), "timeout": self.timeout.value()}
+
     def values(self) -> dict[str, object]:
-        return {"name": self.name.text().strip(), "metric": self.metric.currentData(), "kind": "llm",
-                "rubric": self.rubric.currentData(), "model": self.model.text().strip(),
+        return {"name": self.name.text().strip(), "metric": self.metric_box.currentData(), "kind": "llm",
+                "rubric": self.rubric.currentData(), "model": self.model_edit.text().strip(),
                 "base_url": self.base_url.text().strip() or None, "api_key_ref": self.key_env.text().strip() or None,
                 "params": {"concurrency": self.concurrency.value(), "timeout": self.timeout.value()}}

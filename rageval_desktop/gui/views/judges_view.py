@@ -29,9 +29,10 @@ class JudgesView(QWidget):
         top.addWidget(title)
         top.addStretch(1)
         self.add_button = QPushButton("&Add LLM judge…")
+        self.edit_button = QPushButton("&Edit…")
         self.test_button = QPushButton("&Test connection")
         self.rubric_button = QPushButton("Rewrite &rubric…")
-        for b in (self.add_button, self.test_button, self.rubric_button):
+        for b in (self.add_button, self.edit_button, self.test_button, self.rubric_button):
             top.addWidget(b)
         layout.addLayout(top)
         self.table = QTableView()
@@ -60,12 +61,17 @@ class JudgesView(QWidget):
         run_bar.addWidget(self.hint)
         layout.addLayout(run_bar)
         self.add_button.clicked.connect(window.add_llm_judge)
+        self.edit_button.clicked.connect(lambda: window.edit_judge(self.selected_record()))
         self.test_button.clicked.connect(lambda: window.test_judge(self.selected_name()))
         self.rubric_button.clicked.connect(lambda: window.rewrite_rubric(self.selected_name()))
         self.run_selected.clicked.connect(lambda: window.start_judging(self.run_box.currentData(),
                                                                        [self.selected_name()]))
         self.run_all.clicked.connect(lambda: window.start_judging(self.run_box.currentData(), None))
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+
+    def selected_record(self) -> dict | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.record(rows[0].row()) if rows else None
 
     def selected_name(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
@@ -95,6 +101,7 @@ class JudgesView(QWidget):
         record = next((r for r in self.model.records if r["name"] == name), None)
         is_llm = bool(record and record["kind"] == "llm")
         self.test_button.setEnabled(is_llm)
+        self.edit_button.setEnabled(is_llm)
         self.rubric_button.setEnabled(is_llm)
         self.run_selected.setEnabled(bool(record and record["status"] == "active") and self.run_box.count() > 0)
         self.run_all.setEnabled(bool(self.model.records) and self.run_box.count() > 0)

@@ -199,6 +199,96 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return _run_job(args, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
 
 
+def _ks(text: str | None) -> tuple[int, ...]:
+    if not text:
+        return (5, 10, 50)
+    try:
+        ks = tuple(sorted({int(k) for k in text.split(",")}))
+    except ValueError:
+        raise UsageError(f"--k takes whole numbers separated by commas, e.g. 5,10,50 (got '{text}')") from None
+    if not ks or min(ks) < 1:
+        raise UsageError("--k values must be at least 1")
+    return ks
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table
+
+    with _open(args.project) as project:
+        summary = dashboard(project, args.run, _ks(args.k))
+    headers, rows = dashboard_table(summary)
+    lines = ["  ".join(f"{h:>14}" for h in headers)]
+    lines += ["  ".join(f"{_cell(v):>14}" for v in row) for row in rows]
+    if summary["retired_judges"]:
+        lines.append("retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]))
+    _print(args, summary, "\n".join(lines))
+    return EXIT_OK
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.6f}" if value < 0.01 and value != 0 else f"{value:.2f}"
+    return str(value)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.metrics.compare import GateUsageError, compare
+
+    with _open(args.project) as project:
+        try:
+            result = compare(project, args.baseline, args.candidate, args.metrics)
+        except GateUsageError as exc:
+            raise UsageError(str(exc)) from None
+    lines = []
+    for name, entry in result["slices"].items():
+        cells = [f"{m} {c['delta']:+.1f} [{c['ci'][0]:+.1f}, {c['ci'][1]:+.1f}]" for m in result["metrics"]
+                 if (c := entry.get(m))]
+        lines.append(f"{name:<16} n={entry['n']:<5} " + "  ".join(cells))
+    _print(args, result, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.metrics.compare import GateUsageError, gate, gate_markdown
+
+    with _open(args.project) as project:
+        try:
+            result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
+                          max_aggregate_drop=args.max_aggregate_drop, metrics=args.metrics)
+        except GateUsageError as exc:
+            raise UsageError(str(exc)) from None
+    if args.markdown:
+        Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
+    data = {"passed": result.passed, "regressions": result.regressions, "max_slice_drop": result.max_slice_drop,
+            "max_aggregate_drop": result.max_aggregate_drop, "comparison": result.comparison}
+    if result.passed:
+        text = (f"gate passed: no slice of '{args.candidate}' dropped more than {args.max_slice_drop:g} points "
+                f"against '{args.baseline}' ({result.comparison['shared_questions']} shared questions)")
+    else:
+        text = "\n".join(f"REGRESSION {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}"
+                         f"  (-{r['drop']:.1f} points, allowed {r['allowed']:g})" for r in result.regressions)
+        print(f"error: {len(result.regressions)} regression(s) of '{args.candidate}' against '{args.baseline}'",
+              file=sys.stderr)
+    _print(args, data, text)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def cmd_failures(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
+
+    with _open(args.project) as project:
+        counts = failure_counts(project, args.run)
+        rows = failure_rows(project, args.run, failure=args.failure_class, slice_tag=args.slice, metric=args.metric,
+                            sample=args.sample)
+    lines = [f"{name:<16} n={c['n']:<5} retrieval {c['retrieval']:<4} reranker {c['reranker']:<4} "
+             f"generation {c['generation']}" for name, c in counts.items()]
+    lines += [""] + [f"[{r['failure']}] {r['external_id']} ({r['slice']}): {r['question'][:90]}" for r in rows]
+    _print(args, {"counts": counts, "rows": rows}, "\n".join(lines))
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -308,6 +398,38 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("project")
     q.add_argument("id", type=int)
     q.add_argument("--json", action="store_true")
+
+    p = command("metrics", cmd_metrics, "the dashboard of one run: every slice and 'all' (0-100 scale)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--k", help="cut-offs for recall/precision/nDCG (default 5,10,50)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("compare", cmd_compare, "per-slice deltas of a candidate run against a baseline (paired 95% CIs)")
+    p.add_argument("project")
+    p.add_argument("--baseline", required=True)
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--metrics", nargs="+", help="default: recall@5 recall@10 mrr ndcg@10 + judged metrics")
+    p.add_argument("--json", action="store_true")
+
+    p = command("gate", cmd_gate, "exit 1 when any slice regresses by more than N points (for CI)")
+    p.add_argument("project")
+    p.add_argument("--baseline", required=True)
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--max-slice-drop", type=float, default=2.0, help="points a slice may drop (default 2)")
+    p.add_argument("--max-aggregate-drop", type=float, default=0.0, help="points 'all' may drop (default 0)")
+    p.add_argument("--metrics", nargs="+")
+    p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
+    p.add_argument("--json", action="store_true")
+
+    p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--class", dest="failure_class", choices=["retrieval", "reranker", "generation"])
+    p.add_argument("--slice")
+    p.add_argument("--metric", help="only rows this judged metric failed")
+    p.add_argument("--sample", type=int, help="read N failures at random (e.g. 10)")
+    p.add_argument("--json", action="store_true")
 
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
     p.add_argument("project")

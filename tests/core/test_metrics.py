@@ -1,0 +1,158 @@
+"""Metrics against hand-computed cases and independent implementations; the gate on constructed regressions;
+failure classes on constructed rows."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import ndcg_score
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.importers import import_golden, import_run
+from rageval_desktop.core.metrics import retrieval
+from rageval_desktop.core.metrics.compare import GateUsageError, compare, gate, gate_markdown
+from rageval_desktop.core.metrics.dashboard import dashboard
+from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
+from rageval_desktop.core.metrics.stats import mean_ci
+from rageval_desktop.core.store.project import Project
+
+
+# --- pure metrics -------------------------------------------------------------------------------------
+def test_retrieval_metrics_by_hand():
+    # gold chunks found at ranks 2 and 7, 3 gold chunks in all
+    m = retrieval.row_metrics([2, 7], 3, (5, 10))
+    assert m["recall@5"] == 1.0 and m["recall@10"] == 1.0
+    assert m["recall_frac@5"] == pytest.approx(1 / 3) and m["recall_frac@10"] == pytest.approx(2 / 3)
+    assert m["precision@5"] == pytest.approx(1 / 5) and m["precision@10"] == pytest.approx(2 / 10)
+    assert m["mrr"] == 0.5
+    dcg = 1 / math.log2(3) + 1 / math.log2(8)
+    idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert m["ndcg@10"] == pytest.approx(dcg / idcg)
+    assert m["ndcg@5"] == pytest.approx((1 / math.log2(3)) / idcg)
+    miss = retrieval.row_metrics([], 2, (5,))
+    assert miss["recall@5"] == miss["mrr"] == miss["ndcg@5"] == 0.0
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_ndcg_matches_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    n_passages = 20
+    relevant = rng.random(n_passages) < 0.2
+    n_gold = int(relevant.sum()) + int(rng.integers(0, 3))  # some gold chunks never retrieved
+    if n_gold == 0:
+        n_gold = 1
+    ranks = [i + 1 for i in range(n_passages) if relevant[i]]
+    scores = np.linspace(1, 0, n_passages + (n_gold - len(ranks)))[None, :]  # unretrieved gold rank last
+    truth = np.concatenate([relevant.astype(float), np.ones(n_gold - len(ranks))])[None, :]
+    for k in (5, 10):
+        # sklearn's ideal ranking includes the unretrieved gold chunks, as ours does through n_gold
+        expected = ndcg_score(truth, scores, k=k) if truth.sum() else 0.0
+        assert retrieval.ndcg_at_k(ranks, n_gold, k) == pytest.approx(expected)
+
+
+def test_mean_ci_bootstrap_and_normal_agree_with_theory():
+    rng = np.random.default_rng(0)
+    small = rng.normal(50, 10, 200)
+    mean, low, high = mean_ci(small)
+    assert low < mean < high
+    half = 1.96 * small.std(ddof=1) / math.sqrt(len(small))
+    assert (high - low) / 2 == pytest.approx(half, rel=0.15)   # percentile bootstrap ~ normal theory
+    assert mean_ci([np.nan, np.nan]) == (None, None, None)
+    big = rng.normal(0, 1, 10_000)
+    m2, l2, h2 = mean_ci(big)
+    assert h2 - l2 == pytest.approx(2 * 1.959964 * big.std(ddof=1) / 100, rel=1e-6)
+
+
+# --- a constructed project ----------------------------------------------------------------------------
+def build(tmp_path, *, v2_breaks: str | None = None) -> Project:
+    """10 easy + 10 keyword-heavy questions; v1 retrieves the gold chunk at rank 1 for every row; v2 is the same
+    except that, for the slice `v2_breaks`, the gold chunk drops to rank 8 (outside top 5, in the prompt of 10)."""
+    project = Project.create(tmp_path / "m.rageval")
+    golden, v1, v2 = [], [], []
+    for i in range(20):
+        tag = "easy" if i < 10 else "keyword-heavy"
+        golden.append({"id": f"g{i}", "question": f"q{i}?", "gold_answer": "a", "gold_chunk_ids": [f"c{i}"],
+                       "slice_tag": tag})
+        others = [{"chunk_id": f"x{i}-{r}", "text": "t", "in_prompt": r < 10} for r in range(12)]
+        good = [{"chunk_id": f"c{i}", "text": "gold", "in_prompt": True}, *others[:11]]
+        moved = others[:7] + [{"chunk_id": f"c{i}", "text": "gold", "in_prompt": True}] + others[7:11]
+        base = {"id": f"g{i}", "question": f"q{i}?", "answer": "a", "latency_ms": 100.0 + i, "cost_usd": 0.001}
+        v1.append({**base, "retrieved": good})
+        v2.append({**base, "retrieved": moved if tag == v2_breaks else good, "latency_ms": 200.0 + i})
+    for name, rows in (("g.jsonl", golden), ("v1.jsonl", v1), ("v2.jsonl", v2)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_golden(project, tmp_path / "g.jsonl")
+    import_run(project, tmp_path / "v1.jsonl", "v1")
+    import_run(project, tmp_path / "v2.jsonl", "v2")
+    return project
+
+
+def test_dashboard_numbers(tmp_path):
+    with build(tmp_path, v2_breaks="keyword-heavy") as p:
+        d1, d2 = dashboard(p, "v1"), dashboard(p, "v2")
+    assert list(d1["slices"]) == ["easy", "keyword-heavy", "all"]
+    assert d1["slices"]["all"]["recall@5"] == 100.0 and d1["slices"]["all"]["mrr"] == 100.0
+    kw = d2["slices"]["keyword-heavy"]
+    assert kw["recall@5"] == 0.0 and kw["recall@10"] == 100.0 and kw["mrr"] == pytest.approx(12.5)
+    assert d2["slices"]["all"]["recall@5"] == 50.0
+    assert d1["slices"]["easy"]["p50_latency_ms"] == pytest.approx(104.5)
+    assert d1["slices"]["all"]["p95_latency_ms"] == pytest.approx(float(np.percentile(np.arange(100, 120), 95)), abs=0.05)
+    assert d1["slices"]["all"]["cost_per_query"] == pytest.approx(0.001)
+
+
+def test_gate_passes_identical_runs_and_fails_a_slice_regression(tmp_path):
+    with build(tmp_path) as p:
+        result = gate(p, "v1", "v2")
+        assert result.passed and result.regressions == []
+    other = tmp_path / "broken"
+    other.mkdir()
+    with build(other, v2_breaks="keyword-heavy") as p:
+        result = gate(p, "v1", "v2", max_aggregate_drop=100)
+        failing = {(r["slice"], r["metric"]) for r in result.regressions}
+        assert ("keyword-heavy", "recall@5") in failing and ("keyword-heavy", "mrr") in failing
+        assert not any(s == "easy" for s, _ in failing)
+        lenient = gate(p, "v1", "v2", max_slice_drop=100, max_aggregate_drop=100)
+        assert lenient.passed
+        md = gate_markdown(result)
+        assert "❌" in md and "| keyword-heavy | recall@5 | 100.0 | 0.0 | **100.0** |" in md
+
+
+def test_gate_cli_exit_codes(tmp_path, capsys):
+    p = build(tmp_path, v2_breaks="easy")
+    p.close()
+    path = str(tmp_path / "m.rageval")
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v1"]) == 0
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--markdown", str(tmp_path / "pr.md")]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith("error: ") and "regression" in err
+    assert "easy" in (tmp_path / "pr.md").read_text()
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "faithfulness"]) == 2
+    assert "no data for faithfulness" in capsys.readouterr().err
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "nope"]) == 1   # an unknown run: failed op
+
+
+def test_runs_without_shared_questions_are_a_usage_error(tmp_path):
+    with build(tmp_path) as p:
+        with p.write("unlink") as w:
+            w.execute("UPDATE run_rows SET golden_id = NULL WHERE run_id = (SELECT id FROM runs WHERE name = 'v2')")
+        with pytest.raises(GateUsageError, match="share no golden questions"):
+            compare(p, "v1", "v2")
+
+
+def test_failure_classes(tmp_path):
+    with build(tmp_path, v2_breaks="keyword-heavy") as p:
+        with p.write("prompt cut") as w:  # for g10..g12 only the first 5 passages reached the prompt
+            w.execute("UPDATE retrieved_passages SET in_prompt = (rank <= 5) WHERE run_row_id IN (SELECT rr.id "
+                      "FROM run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = 'v2' AND "
+                      "rr.external_id IN ('g10', 'g11', 'g12'))")
+            w.execute("DELETE FROM retrieved_passages WHERE chunk_id = 'c13'")  # never retrieved
+        counts = failure_counts(p, "v2")
+        assert counts["keyword-heavy"] == {"n": 10, "retrieval": 1, "reranker": 3, "generation": 0}
+        assert counts["easy"] == {"n": 10, "retrieval": 0, "reranker": 0, "generation": 0}
+        rows = failure_rows(p, "v2", failure="reranker")
+        assert sorted(r["external_id"] for r in rows) == ["g10", "g11", "g12"]
+        assert all(r["first_gold_rank"] == 8 and r["prompt_k"] == 5 for r in rows)
+        assert len(failure_rows(p, "v2", sample=2)) == 2

@@ -289,6 +289,19 @@ def cmd_failures(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.metrics.compare import GateUsageError
+    from rageval_desktop.core.reports import write_report
+
+    with _open(args.project) as project:
+        try:
+            out = write_report(project, args.run, args.out, baseline=args.baseline)
+        except GateUsageError as exc:
+            raise UsageError(str(exc)) from None
+    _print(args, {"report": str(out)}, f"report written to {out}")
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -429,6 +442,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slice")
     p.add_argument("--metric", help="only rows this judged metric failed")
     p.add_argument("--sample", type=int, help="read N failures at random (e.g. 10)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("report", cmd_report, "write a report: .html .pdf .xlsx .csv .jsonl .parquet or .md (by extension)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--baseline", help="compare against this run")
+    p.add_argument("--out", required=True, help="file to write; its extension picks the format")
     p.add_argument("--json", action="store_true")
 
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")

@@ -1,0 +1,64 @@
+"""Everything a report says, gathered once: dashboard, comparison, judge health, failures."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from rageval_desktop import __version__
+from rageval_desktop.core.judges.registry import list_judges
+from rageval_desktop.core.metrics.compare import compare
+from rageval_desktop.core.metrics.dashboard import summarise
+from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
+from rageval_desktop.core.metrics.rowdata import load_run
+from rageval_desktop.core.store.project import Project
+
+
+def judge_health(project: Project, run_id: int, n_rows: int) -> list[dict[str, Any]]:
+    conn = project.reader()
+    counts: dict[tuple[int, str], int] = {}
+    for judge_id, status, n in conn.execute(
+            "SELECT x.judge_id, x.status, COUNT(DISTINCT x.run_row_id) FROM judgments x JOIN run_rows rr "
+            "ON rr.id = x.run_row_id WHERE rr.run_id = ? GROUP BY x.judge_id, x.status", (run_id,)):
+        counts[(judge_id, status)] = n
+    out = []
+    for j in list_judges(project):
+        audit = conn.execute("SELECT statistic, value, ci_low, ci_high, n, verdict, created_at FROM agreement_reports "
+                             "WHERE judge_id = ? ORDER BY id DESC LIMIT 1", (j.id,)).fetchone()
+        ok, unparsed, error = (counts.get((j.id, s), 0) for s in ("ok", "unparsed", "error"))
+        out.append({
+            "judge": j.name, "metric": j.metric, "kind": j.kind, "model": j.model or j.params.get("model") or
+            j.params.get("measure"), "status": j.status,
+            "coverage": round(ok / n_rows, 4) if n_rows else None,
+            "unparsed_rate": round(unparsed / n_rows, 4) if n_rows else None,
+            "error_rate": round(error / n_rows, 4) if n_rows else None,
+            "agreement": None if audit is None else {
+                "statistic": audit[0], "value": audit[1], "ci": [audit[2], audit[3]], "n": audit[4],
+                "verdict": audit[5], "at": audit[6]},
+        })
+    return out
+
+
+def build_report(project: Project, run: str, baseline: str | None = None, failures: int = 10) -> dict[str, Any]:
+    data = load_run(project, run)
+    summary = summarise(data)
+    frame = classify(data)
+    counts = {}
+    for name in summary["slices"]:
+        part = frame if name == "all" else frame[frame["slice"] == name]
+        counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
+    notes = project.reader().execute("SELECT notes, created_at, source_file FROM runs WHERE id = ?",
+                                     (data.run_id,)).fetchone()
+    return {
+        "title": f"RAG evaluation: {run}" + (f" vs {baseline}" if baseline else ""),
+        "project": project.meta("name") or project.path.stem,
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "generator": f"RAGEval Desktop {__version__}",
+        "run": {"name": run, "notes": notes[0], "imported_at": notes[1], "source_file": notes[2]},
+        "baseline": baseline,
+        "dashboard": summary,
+        "comparison": compare(project, baseline, run) if baseline else None,
+        "judge_health": judge_health(project, data.run_id, len(data.frame)),
+        "failure_counts": counts,
+        "failures": failure_rows(project, run, sample=failures),
+    }

@@ -1,0 +1,81 @@
+"""Report charts as PNG bytes (matplotlib, Agg backend: no display, no Qt)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+ACCENT, GREY = "#1a73e8", "#9aa0a6"
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def slice_bars(report: dict[str, Any]) -> bytes:
+    """One panel per headline metric: the run (and the baseline, grey) per slice."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    summary = report["dashboard"]
+    metrics = ["recall@5", "mrr", *summary["judge_metrics"]][:4]
+    slices = list(summary["slices"])
+    comparison = report.get("comparison")
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics), 3.4), squeeze=False)
+    x = np.arange(len(slices))
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        values = [summary["slices"][s].get(metric) for s in slices]
+        width = 0.38 if comparison else 0.7
+        if comparison:
+            base = [((comparison["slices"].get(s) or {}).get(metric) or {}).get("baseline") for s in slices]
+            ax.bar(x - width / 2, [v if v is not None else 0 for v in base], width, color=GREY,
+                   label=comparison["baseline"])
+            ax.bar(x + width / 2, [v if v is not None else 0 for v in values], width, color=ACCENT,
+                   label=summary["run"])
+            ax.legend(fontsize=7, frameon=False)
+        else:
+            ax.bar(x, [v if v is not None else 0 for v in values], width, color=ACCENT)
+        ax.set_title(metric, fontsize=10)
+        ax.set_xticks(x, slices, fontsize=7, rotation=35, ha="right")
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("score (0–100)", fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def delta_chart(comparison: dict[str, Any]) -> bytes:
+    """Per slice, each metric's delta (candidate - baseline) with its 95% CI."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = comparison["metrics"]
+    slices = list(comparison["slices"])
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(slices) * len(metrics) / 2 + 1.5))
+    y, labels = 0, []
+    for s in slices:
+        for m in metrics:
+            cell = comparison["slices"][s].get(m)
+            if cell:
+                colour = "#b3261e" if cell["delta"] < 0 else "#1f7a4d"
+                ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
+                            fmt="o", color=colour, ms=4, capsize=2)
+            labels.append(f"{s} · {m}")
+            y += 1
+    ax.axvline(0, color=GREY, lw=1)
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"delta in points ({comparison['candidate']} − {comparison['baseline']}), 95% CI", fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return _png(fig)

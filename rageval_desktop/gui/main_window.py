@@ -36,6 +36,7 @@ from rageval_desktop.core.store import browse, queries
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
+from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView, FailuresView
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.import_dialog import ImportDialog
 from rageval_desktop.gui.views.jobs_view import JobsView
@@ -49,6 +50,7 @@ MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
 SHORTCUTS = [
     ("Ctrl+N", "New project"), ("Ctrl+O", "Open project"), ("Ctrl+I", "Import a file"),
+    ("Ctrl+E", "Export a report of what you are looking at"),
     ("Ctrl+1", "Focus the navigation list"), ("Ctrl+2", "Focus the table"), ("Ctrl+3", "Focus the detail pane"),
     ("Ctrl+L", "Choose the slice"), ("Up / Down, PgUp / PgDn", "Move through rows"),
     ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),
@@ -146,8 +148,13 @@ class MainWindow(QMainWindow):
         self.rows_page.setSizes([760, 420])
         self.judges_view = JudgesView(self)
         self.jobs_view = JobsView(self)
+        self.dashboard_view = DashboardView(self)
+        self.compare_view = CompareView(self)
+        self.failures_view = FailuresView(self)
+        self.analysis = {"dashboard": self.dashboard_view, "compare": self.compare_view,
+                         "failures": self.failures_view}
         self.pages = QStackedWidget()
-        for page in (self.rows_page, self.judges_view, self.jobs_view):
+        for page in (self.rows_page, self.judges_view, self.jobs_view, *self.analysis.values()):
             self.pages.addWidget(page)
         self.splitter = QSplitter()
         self.splitter.addWidget(self.nav)
@@ -193,6 +200,8 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self.import_action = action(file_menu, "&Import File…", self.choose_import, "Ctrl+I",
                                     "Golden set, run or corpus: CSV, JSONL, JSON, Parquet, XLSX")
+        self.export_action = action(file_menu, "&Export Report…", self.export_report, "Ctrl+E",
+                                    "HTML, PDF, XLSX, CSV, JSONL, Parquet or Markdown")
         self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
         file_menu.addSeparator()
         self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
@@ -212,7 +221,7 @@ class MainWindow(QMainWindow):
         self._set_project_actions(False)
 
     def _set_project_actions(self, enabled: bool) -> None:
-        for act in (self.import_action, self.backup_action, self.close_action):
+        for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
             act.setEnabled(enabled)
 
     # --- opening -------------------------------------------------------------------------------
@@ -321,6 +330,9 @@ class MainWindow(QMainWindow):
         header.setFlags(Qt.ItemFlag.NoItemFlags)
         header.setData(Qt.ItemDataRole.UserRole, None)
         self.nav.addItem(header)
+        self._nav_item("Dashboard", ("dashboard", None))
+        self._nav_item("Compare", ("compare", None))
+        self._nav_item("Failures", ("failures", None))
         self._nav_item(f"Judges  ({info['judges']})", ("judges", None))
         self._nav_item("Jobs", ("jobs", None))
         self.nav.blockSignals(False)
@@ -377,6 +389,11 @@ class MainWindow(QMainWindow):
         if key and key[0] == "jobs":
             self.jobs_view.refresh()
             self.pages.setCurrentWidget(self.jobs_view)
+            return
+        if key and key[0] in self.analysis:
+            view = self.analysis[key[0]]
+            self.pages.setCurrentWidget(view)
+            view.refresh(self.run_names())
             return
         self.pages.setCurrentWidget(self.rows_page)
         source = self.current_source()
@@ -602,6 +619,38 @@ class MainWindow(QMainWindow):
         if self._task is not None:
             self._task.cancel()
             self.task_label.setText("Cancelling…")
+
+    def export_target(self) -> tuple[str | None, str | None]:
+        """(run, baseline) the user is looking at: the compare view's pair, the dashboard's run, or a run page."""
+        page = self.pages.currentWidget()
+        if page is self.compare_view and self.compare_view.cand_box.currentData():
+            return self.compare_view.cand_box.currentData(), self.compare_view.base_box.currentData()
+        if page is self.dashboard_view and self.dashboard_view.run_box.currentData():
+            return self.dashboard_view.run_box.currentData(), None
+        key = self.current_key()
+        if key and key[0] == "run":
+            return key[1][1], None
+        runs = self.run_names()
+        return (runs[-1] if runs else None), None
+
+    def export_report(self, path: str | None = None) -> None:
+        if self.project is None:
+            return
+        run, baseline = self.export_target()
+        if run is None:
+            self.show_error("The project has no run to report on yet.")
+            return
+        if path is None:
+            stem = f"{run}-vs-{baseline}" if baseline and baseline != run else run
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export report", str(Path.home() / f"rageval-{stem}.html"),
+                "HTML report (*.html);;PDF (*.pdf);;Excel (*.xlsx);;CSV (*.csv);;JSON Lines (*.jsonl);;"
+                "Parquet (*.parquet);;Markdown for a pull request (*.md)")
+            if not path:
+                return
+        self.run_task(f"Writing {Path(path).name}", operations.export_report, self.project, run, Path(path),
+                      baseline if baseline != run else None,
+                      on_done=lambda out: self.statusBar().showMessage(f"Report written to {out}", 15_000))
 
     def backup_now(self) -> None:
         if self.project is not None:

@@ -93,3 +93,33 @@ def edit_judge(project: Project, name: str, changes: dict, ctx: TaskContext):
     from rageval_desktop.core.judges.registry import update_judge
 
     return update_judge(project, name, **changes)
+
+
+def dashboard_with_plot(project: Project, run: str, ctx: TaskContext) -> tuple[dict, bytes]:
+    from rageval_desktop.core.metrics.dashboard import dashboard
+    from rageval_desktop.core.reports.plots import slice_bars
+
+    summary = dashboard(project, run)
+    return summary, slice_bars({"dashboard": summary})
+
+
+def compare_with_plot(project: Project, baseline: str, candidate: str, ctx: TaskContext) -> tuple[dict, bytes]:
+    from rageval_desktop.core.metrics.compare import compare
+    from rageval_desktop.core.reports.plots import delta_chart
+
+    result = compare(project, baseline, candidate)
+    return result, delta_chart(result)
+
+
+def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,
+             sample: int | None, ctx: TaskContext) -> tuple[dict, list]:
+    from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
+
+    return failure_counts(project, run), failure_rows(project, run, failure=failure, slice_tag=slice_tag,
+                                                      metric=metric, sample=sample)
+
+
+def export_report(project: Project, run: str, out: Path, baseline: str | None, ctx: TaskContext) -> Path:
+    from rageval_desktop.core.reports import write_report
+
+    return write_report(project, run, out, baseline=baseline)

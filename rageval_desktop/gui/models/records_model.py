@@ -13,10 +13,13 @@ STATUS_COLOURS = {"retired": "#80868b", "failed": "#b3261e", "interrupted": "#b0
 
 
 class RecordsModel(QAbstractTableModel):
-    def __init__(self, columns: list[tuple[str, str]], parent: Any = None) -> None:
+    def __init__(self, columns: list[tuple[str, str]], parent: Any = None, scored: set[str] | None = None,
+                 deltas: set[str] | None = None) -> None:
         super().__init__(parent)
         self.columns = columns          # (key, header)
         self.records: list[dict[str, Any]] = []
+        self.scored = scored or set()   # 0-100 columns: cells tinted by value
+        self.deltas = deltas or set()   # signed differences: red below zero, green above
 
     def set_records(self, records: list[dict[str, Any]]) -> None:
         self.beginResetModel()
@@ -43,9 +46,30 @@ class RecordsModel(QAbstractTableModel):
         key = self.columns[index.column()][0]
         value = self.records[index.row()].get(key)
         if role == Qt.ItemDataRole.DisplayRole:
-            return "" if value is None else str(value)
+            if value is None:
+                return "—" if key in self.scored or key in self.deltas else ""
+            if isinstance(value, float):
+                if key in self.deltas:
+                    return f"{value:+.1f}"
+                small = 0 < abs(value) < 0.01 and key not in self.scored  # costs per query
+                return f"{value:.5f}" if small else f"{value:.1f}"
+            return str(value)
+        if role == Qt.ItemDataRole.BackgroundRole and key in self.scored and isinstance(value, (int, float)):
+            return score_colour(float(value))
+        if role == Qt.ItemDataRole.ForegroundRole and key in self.deltas and isinstance(value, (int, float)):
+            return QColor("#b3261e") if value < 0 else QColor("#1f7a4d") if value > 0 else None
+        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in STATUS_COLOURS:
             return QColor(STATUS_COLOURS[value])
         if role == Qt.ItemDataRole.ToolTipRole and value is not None:
             return str(value)
         return None
+
+
+def score_colour(value: float) -> QColor:
+    """A quiet red -> amber -> green tint for a 0-100 score (readable with dark text)."""
+    v = max(0.0, min(100.0, value)) / 100.0
+    red, amber, green = (252, 232, 230), (254, 243, 214), (230, 244, 234)
+    a, b, t = (red, amber, v * 2) if v < 0.5 else (amber, green, (v - 0.5) * 2)
+    return QColor(*(round(x + (y - x) * t) for x, y in zip(a, b, strict=True)))

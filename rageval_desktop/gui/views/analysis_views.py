@@ -1,0 +1,288 @@
+"""Dashboard, comparison and failure browser. Numbers and charts are computed by core in a worker (the charts
+arrive as PNG bytes); these widgets only lay them out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rageval_desktop.gui import operations
+from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.views.detail_pane import DetailPane
+
+if TYPE_CHECKING:
+    from rageval_desktop.gui.main_window import MainWindow
+
+
+def _table(model: RecordsModel) -> QTableView:
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+    view.verticalHeader().setVisible(False)
+    view.horizontalHeader().setStretchLastSection(True)
+    return view
+
+
+def _run_box(label: str) -> tuple[QLabel, QComboBox]:
+    box = QComboBox()
+    lab = QLabel(label)
+    lab.setBuddy(box)
+    return lab, box
+
+
+def _fill(box: QComboBox, names: list[str], prefer: str | None = None) -> None:
+    keep = box.currentData() or prefer
+    box.blockSignals(True)
+    box.clear()
+    for n in names:
+        box.addItem(n, n)
+    box.setCurrentIndex(max(box.findData(keep), 0) if keep else max(box.count() - 1, 0))
+    box.blockSignals(False)
+
+
+class _Analysis(QWidget):
+    title = ""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.layout_ = QVBoxLayout(self)
+        self.layout_.setContentsMargins(12, 10, 6, 6)
+        self.top = QHBoxLayout()
+        head = QLabel(self.title)
+        head.setObjectName("viewTitle")
+        self.top.addWidget(head)
+        self.top.addStretch(1)
+        self.layout_.addLayout(self.top)
+        self.note = QLabel()
+        self.note.setObjectName("hint")
+        self.note.setWordWrap(True)
+        self.layout_.addWidget(self.note)
+
+    def chart(self) -> tuple[QScrollArea, QLabel]:
+        label = QLabel()
+        label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        area = QScrollArea()
+        area.setWidget(label)
+        area.setWidgetResizable(True)
+        return area, label
+
+    @staticmethod
+    def show_png(label: QLabel, png: bytes) -> None:
+        pixmap = QPixmap()
+        pixmap.loadFromData(png, "PNG")
+        label.setPixmap(pixmap)
+
+
+class DashboardView(_Analysis):
+    title = "Dashboard"
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        lab, self.run_box = _run_box("R&un:")
+        self.top.addWidget(lab)
+        self.top.addWidget(self.run_box)
+        self.model = RecordsModel([], self)
+        self.table = _table(self.model)
+        self.table.setObjectName("dashboard")
+        area, self.plot = self.chart()
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(area)
+        split.setSizes([330, 420])
+        self.layout_.addWidget(split, 1)
+        self.run_box.currentIndexChanged.connect(self.compute)
+        self.summary: dict[str, Any] | None = None
+
+    def refresh(self, runs: list[str]) -> None:
+        _fill(self.run_box, runs)
+        self.compute()
+
+    def compute(self, *_: object) -> None:
+        run = self.run_box.currentData()
+        if run and self.window_.project is not None:
+            self.window_.run_task(f"Computing the dashboard of {run}", operations.dashboard_with_plot,
+                                  self.window_.project, run, on_done=self.show)
+
+    def show(self, result: tuple[dict, bytes]) -> None:  # type: ignore[override]
+        summary, png = result
+        self.summary = summary
+        metrics = summary["judge_metrics"]
+        columns = [("slice", "slice"), ("n", "n"), ("recall@5", "recall@5"), ("recall@10", "recall@10"),
+                   ("recall@50", "recall@50"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
+                   *[(m, m) for m in metrics], *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
+                   ("p95_latency_ms", "p95 ms"), ("cost_per_query", "cost/query")]
+        self.model.columns = columns
+        self.model.scored = {"recall@5", "recall@10", "recall@50", "mrr", "ndcg@10", *metrics}
+        records = []
+        for name, s in summary["slices"].items():
+            rec = {"slice": name, **s}
+            for m in metrics:
+                cov = s.get(f"{m}_coverage")
+                rec[f"{m}_coverage_pct"] = None if cov is None else f"{cov * 100:.0f}%"
+            records.append(rec)
+        self.model.set_records(records)
+        self.table.resizeColumnsToContents()
+        self.show_png(self.plot, png)
+        notes = ["Scores on 0–100. Judge metrics: mean of active judges, bootstrap 95% CI in the tooltip."]
+        if summary["retired_judges"]:
+            notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
+        if summary["golden_set_changed_since_run"]:
+            notes.append("The golden set changed since this run was imported.")
+        if not metrics:
+            notes.append("No judge has scored this run yet: run judges from the Judges view.")
+        self.note.setText(" ".join(notes))
+
+
+class CompareView(_Analysis):
+    title = "Compare"
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        lab_a, self.base_box = _run_box("&Baseline:")
+        lab_b, self.cand_box = _run_box("Ca&ndidate:")
+        self.drop = QDoubleSpinBox()
+        self.drop.setRange(0, 100)
+        self.drop.setValue(2.0)
+        self.drop.setSuffix(" points")
+        drop_label = QLabel("Max slice &drop:")
+        drop_label.setBuddy(self.drop)
+        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop):
+            self.top.addWidget(w)
+        self.model = RecordsModel([], self)
+        self.table = _table(self.model)
+        self.table.setObjectName("compare")
+        area, self.plot = self.chart()
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(area)
+        split.setSizes([300, 450])
+        self.layout_.addWidget(split, 1)
+        for box in (self.base_box, self.cand_box):
+            box.currentIndexChanged.connect(self.compute)
+        self.drop.valueChanged.connect(self._verdict)
+        self.result: dict[str, Any] | None = None
+
+    def refresh(self, runs: list[str]) -> None:
+        _fill(self.base_box, runs, runs[0] if runs else None)
+        _fill(self.cand_box, runs, runs[-1] if runs else None)
+        self.compute()
+
+    def compute(self, *_: object) -> None:
+        a, b = self.base_box.currentData(), self.cand_box.currentData()
+        if a and b and self.window_.project is not None:
+            self.window_.run_task(f"Comparing {b} with {a}", operations.compare_with_plot, self.window_.project, a, b,
+                                  on_done=self.show)
+
+    def show(self, result: tuple[dict, bytes]) -> None:  # type: ignore[override]
+        comparison, png = result
+        self.result = comparison
+        metrics = comparison["metrics"]
+        self.model.columns = [("slice", "slice"), ("n", "n"), *[(m, f"Δ {m}") for m in metrics]]
+        self.model.deltas = set(metrics)
+        records = [{"slice": name, "n": e["n"], **{m: (e[m] or {}).get("delta") for m in metrics}}
+                   for name, e in comparison["slices"].items()]
+        self.model.set_records(records)
+        self.table.resizeColumnsToContents()
+        self.show_png(self.plot, png)
+        self._verdict()
+
+    def _verdict(self, *_: object) -> None:
+        if not self.result:
+            return
+        limit = self.drop.value()
+        drops = [(s, m, -c["delta"]) for s, e in self.result["slices"].items() if s != "all"
+                 for m in self.result["metrics"] if (c := e.get(m)) and -c["delta"] > limit]
+        head = f"{self.result['shared_questions']} shared questions. "
+        if drops:
+            worst = sorted(drops, key=lambda d: -d[2])[:4]
+            self.note.setText(head + f"The gate would fail: {len(drops)} slice drop(s) over {limit:g} points, e.g. "
+                              + "; ".join(f"{s} {m} −{d:.1f}" for s, m, d in worst) + ".")
+        else:
+            self.note.setText(head + f"No slice drops more than {limit:g} points.")
+
+
+class FailuresView(_Analysis):
+    title = "Failures"
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        lab, self.run_box = _run_box("R&un:")
+        self.class_box = QComboBox()
+        for text, data in (("All classes", None), ("Retrieval", "retrieval"), ("Reranker", "reranker"),
+                           ("Generation", "generation")):
+            self.class_box.addItem(text, data)
+        self.metric_box = QComboBox()
+        self.metric_box.addItem("Any judge", None)
+        self.sample_button = QPushButton("Read &10 failures")
+        self.all_button = QPushButton("Show &all")
+        for w in (lab, self.run_box, self.class_box, self.metric_box, self.sample_button, self.all_button):
+            self.top.addWidget(w)
+        self.model = RecordsModel([("external_id", "row"), ("slice", "slice"), ("failure", "class"),
+                                   ("judges", "failed judges"), ("first_gold_rank", "gold rank"),
+                                   ("prompt_k", "in prompt"), ("question", "question")], self)
+        self.table = _table(self.model)
+        self.table.setObjectName("failures")
+        self.detail = DetailPane()
+        split = QSplitter()
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setSizes([620, 520])
+        self.layout_.addWidget(split, 1)
+        for box in (self.run_box, self.class_box, self.metric_box):
+            box.currentIndexChanged.connect(lambda *_: self.compute())
+        self.sample_button.clicked.connect(lambda: self.compute(sample=10))
+        self.all_button.clicked.connect(lambda: self.compute())
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+
+    def refresh(self, runs: list[str]) -> None:
+        _fill(self.run_box, runs)
+        from rageval_desktop.core.judges.registry import METRICS
+
+        if self.metric_box.count() == 1:
+            for m in METRICS:
+                self.metric_box.addItem(m, m)
+        self.compute()
+
+    def compute(self, sample: int | None = None) -> None:
+        run = self.run_box.currentData()
+        if run and self.window_.project is not None:
+            self.window_.run_task("Finding failures", operations.failures, self.window_.project, run,
+                                  self.class_box.currentData(), self.window_.slice_box.currentData(),
+                                  self.metric_box.currentData(), sample, on_done=self.show)
+
+    def show(self, result: tuple[dict, list]) -> None:  # type: ignore[override]
+        counts, rows = result
+        for r in rows:
+            r["judges"] = ", ".join(r["failed_judges"])
+        self.model.set_records(rows)
+        self.table.resizeColumnsToContents()
+        c = counts.get("all", {})
+        self.note.setText(f"{len(rows)} shown. In this run: {c.get('retrieval', 0)} retrieval failures (gold never "
+                          f"retrieved), {c.get('reranker', 0)} reranker failures (retrieved but not in the prompt), "
+                          f"{c.get('generation', 0)} generation failures (in the prompt, answer judged wrong).")
+        if rows:
+            self.table.selectRow(0)
+        else:
+            self.detail.show_detail(None)
+
+    def _on_row(self, current: Any, _previous: Any = None) -> None:
+        if current.isValid() and self.window_.project is not None:
+            from rageval_desktop.core.store.queries import run_row_detail
+
+            self.detail.show_detail(run_row_detail(self.window_.project, self.model.record(current.row())["row_id"]))

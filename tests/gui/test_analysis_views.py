@@ -1,0 +1,94 @@
+"""Dashboard, compare, failure browser and export, driven through the window on the judged demo project."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from PySide6.QtCore import Qt
+
+from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.gui import workers
+from rageval_desktop.gui.main_window import MainWindow
+
+
+@pytest.fixture(scope="module")
+def judged_demo(tmp_path_factory, demo_file):
+    path = tmp_path_factory.mktemp("judged") / "demo.rageval"
+    shutil.copy(demo_file, path)
+    with Project.open(path) as p:
+        for run in ("v1", "v2"):
+            run_judge_job(p, JobSpec(run=run, judges=["token-f1"]))
+    return path
+
+
+@pytest.fixture
+def window(qtbot, judged_demo, tmp_path):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(judged_demo, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+    yield w
+    w.close()
+    assert workers.active() == 0
+
+
+def open_view(window, qtbot, kind):
+    with qtbot.waitSignal(window.task_finished, timeout=30_000) as done:
+        window.select_nav(kind)
+    assert done.args == ["done"]
+
+
+def test_dashboard_table_and_chart(window, qtbot):
+    open_view(window, qtbot, "dashboard")
+    view = window.dashboard_view
+    assert window.pages.currentWidget() is view
+    slices = [view.model.record(r)["slice"] for r in range(view.model.rowCount())]
+    assert slices[-1] == "all" and "keyword-heavy" in slices
+    headers = [view.model.headerData(c, Qt.Orientation.Horizontal)
+               for c in range(view.model.columnCount())]
+    assert "recall@5" in headers and "correctness_binary" in headers
+    assert not view.plot.pixmap().isNull() and view.plot.pixmap().width() > 400
+
+
+def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
+    open_view(window, qtbot, "compare")
+    view = window.compare_view
+    assert (view.base_box.currentData(), view.cand_box.currentData()) == ("v1", "v2")
+    records = [view.model.record(r) for r in range(view.model.rowCount())]
+    kw = next(r for r in records if r["slice"] == "keyword-heavy")
+    assert kw["recall@5"] < 0
+    assert "The gate would fail" in view.note.text()
+    view.drop.setValue(100)
+    assert "No slice drops more than 100" in view.note.text()
+
+
+def test_failure_browser_filters_and_samples(window, qtbot):
+    open_view(window, qtbot, "failures")
+    view = window.failures_view
+    total = view.model.rowCount()
+    assert total > 10
+    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+        view.class_box.setCurrentIndex(view.class_box.findData("retrieval"))
+    assert {view.model.record(r)["failure"] for r in range(view.model.rowCount())} == {"retrieval"}
+    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+        view.class_box.setCurrentIndex(0)
+    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+        view.sample_button.click()
+    assert view.model.rowCount() == 10
+    view.table.selectRow(0)
+    assert "QUESTION" in view.detail.toPlainText()
+
+
+def test_export_writes_the_report_of_the_comparison(window, qtbot, tmp_path):
+    open_view(window, qtbot, "compare")
+    out = tmp_path / "pr.md"
+    with qtbot.waitSignal(window.task_finished, timeout=30_000) as done:
+        window.export_report(str(out))
+    assert done.args == ["done"]
+    text = out.read_text()
+    assert "RAG evaluation: v2 vs v1" in text and "### Against v1" in text

@@ -25,6 +25,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--screenshot", metavar="PNG", help="render the main window to PNG and exit")
     parser.add_argument("--run", metavar="NAME", help="show this run first (default: the golden set)")
     parser.add_argument("--slice", metavar="TAG", help="show this slice first")
+    parser.add_argument("--view", choices=["dashboard", "compare", "failures", "judges", "jobs"],
+                        help="open this view first")
     return parser.parse_args(argv)
 
 
@@ -39,16 +41,24 @@ def make_app(argv: Sequence[str] = ()) -> QApplication:
     return app
 
 
-def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication) -> None:
-    """Grab after the project is open and painted; exit 1 if opening failed, so scripts notice."""
+def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, computed_view: bool = False) -> None:
+    """Grab after the project is open and painted (and, for computed views, after their numbers arrive); exit 1
+    if anything failed, so scripts notice."""
 
     def grab() -> None:
         window.grab().save(str(path))
         print(f"screenshot written to {path}")
         app.exit(0)
 
-    window.project_opened.connect(lambda _p: QTimer.singleShot(150, grab))
-    window.task_finished.connect(lambda kind: kind == "failed" and app.exit(1))
+    def finished(kind: str) -> None:
+        if kind == "failed":
+            app.exit(1)
+        elif computed_view and window.project is not None:
+            QTimer.singleShot(150, grab)
+
+    if not computed_view:
+        window.project_opened.connect(lambda _p: QTimer.singleShot(150, grab))
+    window.task_finished.connect(finished)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,10 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
     if args.run or args.slice:
         window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))
+    if args.view:
+        window.project_opened.connect(lambda _p: window.select_nav(args.view))
     if args.screenshot:
         target = Path(args.screenshot)
         if args.project or args.demo:
-            screenshot_when_ready(window, target, app)
+            screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures"))
         else:
             QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
     if args.project:

@@ -53,6 +53,9 @@ def test_dashboard_table_and_chart(window, qtbot):
                for c in range(view.model.columnCount())]
     assert "recall@5" in headers and "correctness_binary" in headers
     assert not view.plot.pixmap().isNull() and view.plot.pixmap().width() > 400
+    col = headers.index("correctness_binary")
+    tip = view.model.index(len(slices) - 1, col).data(Qt.ItemDataRole.ToolTipRole)
+    assert "95% CI [" in tip and "judges: token-f1" in tip
 
 
 def test_compare_shows_deltas_and_gate_verdict(window, qtbot):

@@ -63,7 +63,7 @@ class RecordsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in STATUS_COLOURS:
             return QColor(STATUS_COLOURS[value])
         if role == Qt.ItemDataRole.ToolTipRole and value is not None:
-            return str(value)
+            return self.records[index.row()].get(f"{key}__tip") or str(value)
         return None
 
 

@@ -135,11 +135,17 @@ class DashboardView(_Analysis):
             for m in metrics:
                 cov = s.get(f"{m}_coverage")
                 rec[f"{m}_coverage_pct"] = None if cov is None else f"{cov * 100:.0f}%"
+                ci = s.get(f"{m}_ci")
+                if ci:
+                    rec[f"{m}__tip"] = (f"{m}: {s[m]:.1f}, 95% CI [{ci[0]:.1f}, {ci[1]:.1f}]; "
+                                        f"{cov * 100:.0f}% scored, {s[f'{m}_unparsed_rate'] * 100:.0f}% unparsed, "
+                                        f"{s[f'{m}_error_rate'] * 100:.0f}% errors; judges: "
+                                        + ", ".join(summary["judges"].get(m, [])))
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
         self.show_png(self.plot, png)
-        notes = ["Scores on 0–100. Judge metrics: mean of active judges, bootstrap 95% CI in the tooltip."]
+        notes = ["Scores on 0–100. Judge metrics: mean of active judges; hover a score for its 95% CI."]
         if summary["retired_judges"]:
             notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
         if summary["golden_set_changed_since_run"]:

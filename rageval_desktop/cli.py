@@ -135,7 +135,8 @@ def cmd_judges(args: argparse.Namespace) -> int:
 def cmd_judge(args: argparse.Namespace) -> int:
     from rageval_desktop.core.jobs.judge_job import JobSpec
 
-    spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, only_failed=args.only_failed,
+    spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, sample_id=args.sample,
+                   only_failed=args.only_failed,
                    redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
                    budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache)
     return _run_job(args, spec)
@@ -302,6 +303,84 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import sampling
+
+    with _open(args.project) as project:
+        if args.extend:
+            sample = sampling.extend_sample(project, args.extend, args.size)
+        else:
+            if not args.run or not args.metric:
+                raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
+            sample = sampling.create_sample(project, args.run, args.metric, args.size, args.seed)
+    data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
+            "row_ids": sample.row_ids}
+    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} rows of {sample.run} to rate for {sample.metric}")
+    return EXIT_OK
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import ratings
+
+    with _open(args.project) as project:
+        if args.action == "import":
+            n = ratings.import_ratings(project, args.file)
+            _print(args, {"imported": n}, f"imported {n} ratings")
+        else:
+            n = ratings.export_ratings(project, args.out)
+            _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")
+    return EXIT_OK
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import agreement
+
+    with _open(args.project) as project:
+        results = agreement.audit_all(project, args.judge)
+        actions = {}
+        if args.apply:
+            for result in results:
+                actions[result.judge] = agreement.apply(project, result)
+    out = []
+    lines = []
+    for r in results:
+        item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
+                "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
+                "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
+                "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion}
+        if args.apply:
+            item["action"] = actions[r.judge]
+        out.append(item)
+        value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0])}, {_cell(r.ci[1])}]"
+        more = f" (needs {r.needed} more rated rows)" if r.needed else ""
+        lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
+                     + (f"  -> {actions[r.judge]}" if args.apply else ""))
+    _print(args, out, "\n".join(lines) or "no judges")
+    return EXIT_OK
+
+
+def cmd_judge_status(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import agreement
+
+    with _open(args.project) as project:
+        agreement.set_status(project, args.name, "retired" if args.action == "retire" else "active", args.reason)
+    _print(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
+    return EXIT_OK
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import settings
+
+    with _open(args.project) as project:
+        if args.action == "set":
+            pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n)
+        else:
+            pol = settings.policy(project)
+    data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n}
+    _print(args, data, f"retire a judge when {pol.statistic} < {pol.threshold:g} with n >= {pol.min_n}")
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -379,6 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.add_argument("--judge", action="append", help="judge name (repeatable; default: every active judge)")
     p.add_argument("--slice", help="only rows of this slice")
+    p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the rows of this review sample")
     p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's, 16)")
     p.add_argument("--rpm", type=float, help="requests-per-minute cap")
     p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")
@@ -450,6 +530,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", help="compare against this run")
     p.add_argument("--out", required=True, help="file to write; its extension picks the format")
     p.add_argument("--json", action="store_true")
+
+    p = command("sample", cmd_sample, "draw (or extend) a stratified review sample of a run for one metric")
+    p.add_argument("project")
+    p.add_argument("--run")
+    p.add_argument("--metric")
+    p.add_argument("--size", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more rows to this sample")
+    p.add_argument("--json", action="store_true")
+
+    p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("import", help="CSV/JSONL: row_id or question, metric, reviewer, score [, comment]")
+    q.add_argument("project")
+    q.add_argument("file")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("export")
+    q.add_argument("project")
+    q.add_argument("--out", required=True, help=".csv or .jsonl")
+    q.add_argument("--json", action="store_true")
+
+    p = command("agreement", cmd_agreement, "judge-human agreement with CIs; --apply retires judges under the bar")
+    p.add_argument("project")
+    p.add_argument("--judge")
+    p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
+    p.add_argument("--json", action="store_true")
+
+    for name, help_ in (("retire", "retire a judge by hand, with a reason"),
+                        ("reinstate", "reinstate a retired judge (only after a passing audit)")):
+        p = command(name, cmd_judge_status, help_)
+        p.set_defaults(action=name)
+        p.add_argument("project")
+        p.add_argument("name")
+        p.add_argument("--reason", required=True)
+        p.add_argument("--json", action="store_true")
+
+    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("show")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("set")
+    q.add_argument("project")
+    q.add_argument("--statistic", choices=["auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha",
+                                           "spearman", "exact"])
+    q.add_argument("--threshold", type=float)
+    q.add_argument("--min-n", type=int)
+    q.add_argument("--json", action="store_true")
 
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
     p.add_argument("project")

@@ -1,0 +1,1 @@
+"""Human review: samples to rate, ratings (never overwriting judgments), judge-human agreement, retirement."""

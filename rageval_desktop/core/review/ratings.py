@@ -1,0 +1,143 @@
+"""Human ratings. Each is its own transaction (a rating survives a crash the moment it is made), carries its
+reviewer, time and seconds taken, and never touches a judgment. Undo withdraws a rating rather than deleting it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rageval_desktop.core.errors import ImportFailed, NotFound, RagevalError
+from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.text import normalise_question
+
+
+@dataclass(frozen=True)
+class Rating:
+    id: int
+    run_row_id: int
+    metric: str
+    reviewer: str
+    score: float | None
+    skipped: bool
+
+
+def check_score(metric: str, score: float) -> float:
+    spec = METRICS.get(metric)
+    if spec is None:
+        raise RagevalError(f"unknown metric '{metric}'")
+    if not spec.low <= score <= spec.high or float(score) != int(score):
+        raise RagevalError(f"{metric} is rated with a whole number from {spec.low:g} to {spec.high:g}, "
+                           f"not {score:g}")
+    return float(score)
+
+
+def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: float | None, *,
+         sample_id: int | None = None, comment: str | None = None, seconds: float | None = None,
+         skipped: bool = False, passage_rank: int = 0) -> Rating:
+    if not reviewer.strip():
+        raise RagevalError("ratings need a reviewer name (set it in the preferences)")
+    if not skipped:
+        if score is None:
+            raise RagevalError("a rating needs a score (or skip the row)")
+        score = check_score(metric, score)
+    with project.write("rate", changed=("ratings",)) as conn:
+        cur = conn.execute(
+            "INSERT INTO human_ratings (run_row_id, metric, passage_rank, reviewer, score, skipped, comment, "
+            "seconds_taken, sample_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_row_id, metric, passage_rank, reviewer.strip(), None if skipped else score, int(skipped), comment,
+             seconds, sample_id, utcnow()))
+    return Rating(cur.lastrowid, run_row_id, metric, reviewer, None if skipped else score, skipped)
+
+
+def withdraw(project: Project, rating_id: int) -> None:
+    """Undo: the rating stays in the file, marked withdrawn, and stops counting."""
+    with project.write("undo rating", changed=("ratings",)) as conn:
+        cur = conn.execute("UPDATE human_ratings SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL",
+                           (utcnow(), rating_id))
+        if cur.rowcount == 0:
+            raise NotFound(f"no rating {rating_id} to undo")
+
+
+def current(project: Project, metric: str, reviewer: str | None = None) -> dict[int, float]:
+    """Each row's latest standing score for a metric (by one reviewer, or the latest of anyone)."""
+    sql = ("SELECT run_row_id, score FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL AND skipped = 0"
+           + (" AND reviewer = ?" if reviewer else "") + " ORDER BY id")
+    params: tuple = (metric, reviewer) if reviewer else (metric,)
+    return {row: score for row, score in project.reader().execute(sql, params)}
+
+
+def import_ratings(project: Project, path: str | Path) -> int:
+    """CSV/JSONL of `row_id` or `question`, `metric`, `reviewer`, `score` [, `comment`, `run`]; all or nothing."""
+    from rageval_desktop.core.importers.cells import Cells
+    from rageval_desktop.core.importers.readers import read_records
+
+    path = Path(path)
+    records, columns = read_records(path)
+    missing = [c for c in ("metric", "reviewer", "score") if c not in columns]
+    if "row_id" not in columns and "question" not in columns:
+        missing.append("row_id or question")
+    if missing:
+        raise ImportFailed(f"missing required column(s): {', '.join(missing)}", file=path.name)
+    c = Cells(path.name)
+    conn = project.reader()
+    by_question: dict[tuple[str | None, str], int] = {}
+    for rid, question, run in conn.execute("SELECT rr.id, rr.question, r.name FROM run_rows rr JOIN runs r "
+                                           "ON r.id = rr.run_id"):
+        key = normalise_question(question)
+        by_question.setdefault((run, key), rid)
+        by_question.setdefault((None, key), rid)
+    rows = []
+    for i, r in enumerate(records, start=1):
+        metric = c.text(r, "metric", i, required=True)
+        score = c.number(r, "score", i, minimum=None)
+        if score is None:
+            raise c.fail("is empty; a score is required", i, "score")
+        try:
+            check_score(metric, score)
+        except RagevalError as exc:
+            raise c.fail(str(exc), i, "score") from None
+        row_id = c.number(r, "row_id", i, integer=True) if "row_id" in r else None
+        if row_id is None:
+            question = c.text(r, "question", i, required=True)
+            row_id = by_question.get((c.text(r, "run", i), normalise_question(question)))
+            if row_id is None:
+                raise c.fail("matches no run row", i, "question")
+        elif not conn.execute("SELECT 1 FROM run_rows WHERE id = ?", (row_id,)).fetchone():
+            raise c.fail(f"run row {row_id} does not exist", i, "row_id")
+        rows.append((row_id, metric, c.text(r, "reviewer", i, required=True), score, c.text(r, "comment", i),
+                     utcnow()))
+    with project.write("import ratings", changed=("ratings",)) as w:
+        w.executemany("INSERT INTO human_ratings (run_row_id, metric, reviewer, score, comment, created_at) "
+                      "VALUES (?, ?, ?, ?, ?, ?)", rows)
+        project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows))
+    return len(rows)
+
+
+def export_ratings(project: Project, out: str | Path) -> int:
+    import pandas as pd
+
+    from rageval_desktop.core.reports.write import neutralise
+
+    out = Path(out)
+    frame = pd.read_sql_query(
+        "SELECT h.id AS rating_id, h.run_row_id AS row_id, r.name AS run, rr.external_id, rr.question, h.metric, "
+        "h.reviewer, h.score, h.skipped, h.comment, h.seconds_taken, h.created_at FROM human_ratings h "
+        "JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r ON r.id = rr.run_id WHERE h.withdrawn_at IS NULL "
+        "ORDER BY h.id", project.reader())
+    if out.suffix == ".jsonl":
+        frame.to_json(out, orient="records", lines=True, force_ascii=False)
+    elif out.suffix == ".csv":
+        frame.map(neutralise).to_csv(out, index=False)
+    else:
+        raise RagevalError(f"cannot write '{out.name}': ratings export to .csv or .jsonl")
+    return len(frame)
+
+
+def progress(project: Project, sample_id: int, reviewer: str) -> dict[str, Any]:
+    conn = project.reader()
+    total = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sample_id,)).fetchone()[0]
+    done = conn.execute("SELECT COUNT(DISTINCT run_row_id) FROM human_ratings WHERE sample_id = ? AND reviewer = ? "
+                        "AND withdrawn_at IS NULL", (sample_id, reviewer)).fetchone()[0]
+    return {"done": done, "total": total}

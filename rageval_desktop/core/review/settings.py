@@ -1,0 +1,46 @@
+"""Project settings that decide retirement, kept in the project's meta table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.store.project import Project
+
+STATISTICS = ("auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha", "spearman", "exact")
+
+
+@dataclass(frozen=True)
+class RetirementPolicy:
+    statistic: str = "auto"   # auto: quadratic-weighted kappa for ordinal scales, Cohen's kappa for binary
+    threshold: float = 0.7
+    min_n: int = 30
+
+    def deciding(self, low: float, high: float) -> str:
+        if self.statistic != "auto":
+            return self.statistic
+        return "cohen_kappa" if high - low <= 1 else "quadratic_kappa"
+
+
+def policy(project: Project) -> RetirementPolicy:
+    return RetirementPolicy(statistic=project.meta("retirement.statistic", "auto") or "auto",
+                            threshold=float(project.meta("retirement.threshold", "0.7") or 0.7),
+                            min_n=int(project.meta("retirement.min_n", "30") or 30))
+
+
+def set_policy(project: Project, *, statistic: str | None = None, threshold: float | None = None,
+               min_n: int | None = None) -> RetirementPolicy:
+    if statistic is not None and statistic not in STATISTICS:
+        raise RagevalError(f"unknown statistic '{statistic}'; choose one of {', '.join(STATISTICS)}")
+    if threshold is not None and not -1 <= threshold <= 1:
+        raise RagevalError("the threshold is an agreement value between -1 and 1")
+    if min_n is not None and min_n < 2:
+        raise RagevalError("the minimum number of ratings must be at least 2")
+    with project.write("set retirement policy", changed=("settings",)) as conn:
+        for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n)):
+            if value is not None:
+                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                             "value = excluded.value", (f"retirement.{key}", str(value)))
+        project.audit(conn, "set retirement policy", "settings", None, statistic=statistic, threshold=threshold,
+                      min_n=min_n)
+    return policy(project)

@@ -1,0 +1,239 @@
+"""Sampling, ratings, agreement statistics and the retirement rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.judges.registry import add_judge, get_judge
+from rageval_desktop.core.review import agreement, ratings, sampling, settings
+from rageval_desktop.core.review.agreement import _statistic
+from rageval_desktop.core.store.project import Project, utcnow
+from tests.conftest import REPO
+from tests.core.test_judging import make_project
+
+
+# --- statistics against textbook values and a second implementation ---------------------------------
+def test_krippendorff_alpha_textbook_values():
+    import krippendorff
+
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 coders x 12 units example
+    nan = np.nan
+    data = np.array([[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+                     [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+                     [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+                     [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]])
+    assert krippendorff.alpha(reliability_data=data, level_of_measurement="nominal") == pytest.approx(0.743, abs=1e-3)
+    assert krippendorff.alpha(reliability_data=data, level_of_measurement="interval") == pytest.approx(0.849, abs=1e-3)
+
+
+def hand_kappa(a, b, labels, weights=None):
+    """Cohen's kappa written out from its definition (the second implementation)."""
+    k = len(labels)
+    index = {v: i for i, v in enumerate(labels)}
+    observed = np.zeros((k, k))
+    for x, y in zip(a, b, strict=True):
+        observed[index[x], index[y]] += 1
+    observed /= observed.sum()
+    expected = np.outer(observed.sum(1), observed.sum(0))
+    i, j = np.indices((k, k))
+    w = ((i - j) ** 2) / (k - 1) ** 2 if weights == "quadratic" else (i != j).astype(float)
+    return 1 - (w * observed).sum() / (w * expected).sum()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_kappas_match_the_definition(seed):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 6, 60).astype(float)
+    judge = np.clip(human + rng.integers(-1, 2, 60), 1, 5).astype(float)
+    labels = [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert _statistic("cohen_kappa", judge, human, labels) == pytest.approx(hand_kappa(human, judge, labels))
+    assert _statistic("quadratic_kappa", judge, human, labels) == pytest.approx(
+        hand_kappa(human, judge, labels, "quadratic"))
+    assert _statistic("exact", judge, human, labels) == pytest.approx(np.mean(judge == human))
+    assert _statistic("within_one", judge, human, labels) == 1.0
+
+
+def test_cohen_kappa_textbook_example():
+    # 50 items, two raters, yes/no: 20 yes-yes, 5 yes-no, 10 no-yes, 15 no-no -> kappa = 0.4 (Wikipedia example)
+    a = [1] * 20 + [1] * 5 + [0] * 10 + [0] * 15
+    b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    assert _statistic("cohen_kappa", np.array(b, float), np.array(a, float), [0.0, 1.0]) == pytest.approx(0.4)
+
+
+# --- a project with ratings ------------------------------------------------------------------------
+@pytest.fixture
+def rated(tmp_path):
+    """60 rows judged by a lexical binary judge; helpers to write ratings that agree on a chosen share."""
+    p = make_project(tmp_path / "r.rageval", n=60)
+    judge = add_judge(p, "lex", "correctness_binary", "lexical", params={"threshold": 0.5})
+    rows = [r[0] for r in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+    with p.write("judgments") as w:
+        w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                      "VALUES (?, ?, ?, 'ok', ?, ?)", [(judge.id, r, f"k{r}", float(i % 2), utcnow())
+                                                        for i, r in enumerate(rows)])
+    yield p, rows
+    p.close()
+
+
+def rate_agreeing(p, rows, n, agree, reviewer="ann"):
+    """Rate the first n rows so that `agree` of them match the judge (score = i % 2)."""
+    for i, r in enumerate(rows[:n]):
+        judge_score = i % 2
+        human = judge_score if i < agree else 1 - judge_score
+        ratings.rate(p, r, "correctness_binary", reviewer, human)
+
+
+@pytest.mark.parametrize("n, agree, verdict", [
+    (29, 29, "insufficient"),          # perfect agreement, but n is under the minimum
+    (30, 30, "keep"),
+    (100, 69, "retire"),               # exact agreement 0.69 < 0.7
+    (100, 71, "keep"),                 # 0.71 >= 0.7
+])
+def test_retirement_boundaries(rated, n, agree, verdict, tmp_path):
+    p, rows = rated
+    if n > len(rows):
+        extra = make_project(tmp_path / "big.rageval", n=n)
+        p, rows = extra, [r[0] for r in extra.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+        judge = add_judge(p, "lex", "correctness_binary", "lexical")
+        with p.write("j") as w:
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                          "VALUES (?, ?, ?, 'ok', ?, ?)", [(judge.id, r, f"k{r}", float(i % 2), utcnow())
+                                                            for i, r in enumerate(rows)])
+    settings.set_policy(p, statistic="exact", threshold=0.7, min_n=30)
+    rate_agreeing(p, rows, n, agree)
+    result = agreement.agreement(p, get_judge(p, "lex"))
+    assert (result.n, result.verdict) == (n, verdict)
+    assert result.value == pytest.approx(agree / n)
+    assert result.needed == max(0, 30 - n)
+
+
+def test_apply_retires_records_and_reinstates_only_after_a_pass(rated):
+    p, rows = rated
+    rate_agreeing(p, rows, 40, 20)              # kappa ~ 0: retire
+    result = agreement.agreement(p, get_judge(p, "lex"))
+    assert result.statistic == "cohen_kappa" and result.verdict == "retire"
+    assert result.ci[0] is not None and result.ci[0] <= result.value <= result.ci[1]
+    assert agreement.apply(p, result) == "retired"
+    judge = get_judge(p, "lex")
+    assert judge.status == "retired" and "cohen_kappa" in p.reader().execute(
+        "SELECT status_reason FROM judges").fetchone()[0]
+    report = p.reader().execute("SELECT verdict, n, statistic FROM agreement_reports").fetchone()
+    assert report == ("retire", 40, "cohen_kappa")
+    assert p.reader().execute("SELECT COUNT(*) FROM audit_log WHERE action = 'audit: retired'").fetchone()[0] == 1
+    with pytest.raises(RagevalError, match="only after a new audit passes"):
+        agreement.set_status(p, "lex", "active", "I trust it")
+    # fix the disagreements: withdraw the bad ratings and re-rate them in agreement
+    bad = [r for r, in p.reader().execute("SELECT id FROM human_ratings ORDER BY id")][20:40]
+    for rid in bad:
+        ratings.withdraw(p, rid)
+    for i, r in enumerate(rows[20:40], start=20):
+        ratings.rate(p, r, "correctness_binary", "ann", i % 2)
+    again = agreement.agreement(p, get_judge(p, "lex"))
+    assert again.verdict == "keep" and again.value == 1.0
+    assert agreement.apply(p, again) == "reinstated"
+    assert get_judge(p, "lex").status == "active"
+
+
+def test_retired_judge_leaves_dashboards(rated):
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    p, _ = rated
+    assert "correctness_binary" in dashboard(p, "v1")["judge_metrics"]
+    agreement.set_status(p, "lex", "retired", "drifted")
+    d = dashboard(p, "v1")
+    assert d["judge_metrics"] == [] and d["retired_judges"][0]["judge"] == "lex"
+
+
+def test_consensus_of_several_reviewers_and_human_ceiling(rated):
+    p, rows = rated
+    for i, r in enumerate(rows[:30]):
+        ratings.rate(p, r, "correctness_binary", "ann", i % 2)
+        ratings.rate(p, r, "correctness_binary", "bob", i % 2 if i % 5 else 1 - i % 2)
+    result = agreement.agreement(p, get_judge(p, "lex"))
+    assert result.reviewers == 2 and "consensus" in result.compared_with
+    assert result.human_ceiling is not None and 0 < result.human_ceiling < 1
+    # ties round down: where ann and bob disagree the consensus is 0
+    assert result.confusion["matrix"][0][1] == 3  # human 0, judge 1: the 3 odd rows bob flipped (i = 5, 15, 25)
+
+
+def test_sampling_is_stratified_reproducible_and_extendable(rated):
+    p, _ = rated
+    a = sampling.create_sample(p, "v1", "correctness_binary", size=20, seed=3)
+    b = sampling.create_sample(p, "v1", "correctness_binary", size=20, seed=3)
+    c = sampling.create_sample(p, "v1", "correctness_binary", size=20, seed=4)
+    assert a.row_ids == b.row_ids and a.row_ids != c.row_ids and len(set(a.row_ids)) == 20
+    strata = dict(p.reader().execute("SELECT run_row_id, stratum FROM review_sample_rows WHERE sample_id = ?",
+                                     (a.id,)))
+    bands = {s.split("|")[1] for s in strata.values()}
+    slices = {s.split("|")[0] for s in strata.values()}
+    assert bands == {"low", "high"} and slices == {"easy", "edge"}
+    counts = [list(strata.values()).count(k) for k in set(strata.values())]
+    assert max(counts) - min(counts) <= 1        # balanced across the four strata
+    grown = sampling.extend_sample(p, a.id, 10)
+    assert grown.row_ids[:20] == a.row_ids and len(set(grown.row_ids)) == 30
+
+
+def test_rating_validation(rated):
+    p, rows = rated
+    with pytest.raises(RagevalError, match="whole number from 0 to 1"):
+        ratings.rate(p, rows[0], "correctness_binary", "ann", 3)
+    with pytest.raises(RagevalError, match="reviewer name"):
+        ratings.rate(p, rows[0], "correctness_binary", " ", 1)
+    skip = ratings.rate(p, rows[0], "correctness_binary", "ann", None, skipped=True)
+    assert skip.skipped and ratings.current(p, "correctness_binary") == {}
+
+
+RATE_THEN_HANG = """
+import sys, time
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.review.ratings import rate
+p = Project.open(sys.argv[1])
+rate(p, int(sys.argv[2]), "correctness_binary", "ann", 1)
+print("rated", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_rating_survives_a_kill(rated):
+    p, rows = rated
+    proc = subprocess.Popen([sys.executable, "-c", RATE_THEN_HANG, str(p.path), str(rows[0])], cwd=REPO,
+                            stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    assert proc.stdout.readline().strip() == "rated"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    with Project.open(p.path) as fresh:
+        assert ratings.current(fresh, "correctness_binary") == {rows[0]: 1.0}
+
+
+def test_cli_sample_ratings_agreement(rated, tmp_path, capsys):
+    p, rows = rated
+    path = str(p.path)
+    assert main(["sample", path, "--run", "v1", "--metric", "correctness_binary", "--size", "30", "--json"]) == 0
+    sample = json.loads(capsys.readouterr().out)
+    assert len(sample["row_ids"]) == 30
+    questions = dict(p.reader().execute("SELECT id, question FROM run_rows"))
+    lines = ["question,metric,reviewer,score"] + [f"{questions[r]},correctness_binary,carol,{i % 2}"
+                                                  for i, r in enumerate(rows[:35])]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    assert main(["ratings", "import", path, str(tmp_path / "r.csv")]) == 0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("row_id,metric,reviewer,score\n999999,correctness_binary,carol,1\n")
+    assert main(["ratings", "import", path, str(bad)]) == 1
+    capsys.readouterr()
+    assert main(["agreement", path, "--apply", "--json"]) == 0
+    [result] = json.loads(capsys.readouterr().out)
+    assert {"judge", "metric", "n", "statistic", "value", "ci", "verdict"} <= set(result)
+    assert (result["n"], result["verdict"], result["action"]) == (35, "keep", "recorded")
+    assert main(["ratings", "export", path, "--out", str(tmp_path / "out.jsonl")]) == 0
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 35
+    assert main(["retire", path, "lex", "--reason", "testing"]) == 0
+    assert main(["reinstate", path, "lex", "--reason", "audit passed"]) == 0

@@ -37,11 +37,13 @@ from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView, FailuresView
+from rageval_desktop.gui.views.audit_view import AuditView
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.import_dialog import ImportDialog
 from rageval_desktop.gui.views.jobs_view import JobsView
 from rageval_desktop.gui.views.judge_dialog import JudgeDialog
 from rageval_desktop.gui.views.judges_view import JudgesView
+from rageval_desktop.gui.views.review_view import ReviewView
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
 from rageval_desktop.gui.views.welcome import WelcomePage
 
@@ -53,6 +55,9 @@ SHORTCUTS = [
     ("Ctrl+E", "Export a report of what you are looking at"),
     ("Ctrl+1", "Focus the navigation list"), ("Ctrl+2", "Focus the table"), ("Ctrl+3", "Focus the detail pane"),
     ("Ctrl+L", "Choose the slice"), ("Up / Down, PgUp / PgDn", "Move through rows"),
+    ("Review: 0-5", "Rate the row on the metric's scale (blind to the judge)"),
+    ("Review: j / k, Down / Up", "Next / previous row"), ("Review: s", "Skip the row"),
+    ("Review: c", "Comment on the next rating"), ("Review: u or Ctrl+Z", "Undo the last rating"),
     ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),
     ("F1", "This list"), ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
 ]
@@ -151,8 +156,10 @@ class MainWindow(QMainWindow):
         self.dashboard_view = DashboardView(self)
         self.compare_view = CompareView(self)
         self.failures_view = FailuresView(self)
+        self.review_view = ReviewView(self)
+        self.audit_view = AuditView(self)
         self.analysis = {"dashboard": self.dashboard_view, "compare": self.compare_view,
-                         "failures": self.failures_view}
+                         "failures": self.failures_view, "review": self.review_view, "audit": self.audit_view}
         self.pages = QStackedWidget()
         for page in (self.rows_page, self.judges_view, self.jobs_view, *self.analysis.values()):
             self.pages.addWidget(page)
@@ -206,6 +213,9 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        action(edit_menu, "&Reviewer Name…", lambda: self.reviewer(ask=True, force=True), None,
+               "The name your ratings carry")
         view_menu = self.menuBar().addMenu("&View")
         action(view_menu, "&Navigation", lambda: self.nav.setFocus(), "Ctrl+1")
         action(view_menu, "&Table", lambda: self.table.setFocus(), "Ctrl+2")
@@ -335,6 +345,12 @@ class MainWindow(QMainWindow):
         self._nav_item("Failures", ("failures", None))
         self._nav_item(f"Judges  ({info['judges']})", ("judges", None))
         self._nav_item("Jobs", ("jobs", None))
+        header = QListWidgetItem("HUMANS")
+        header.setFlags(Qt.ItemFlag.NoItemFlags)
+        header.setData(Qt.ItemDataRole.UserRole, None)
+        self.nav.addItem(header)
+        self._nav_item("Review", ("review", None))
+        self._nav_item("Audit", ("audit", None))
         self.nav.blockSignals(False)
         for i in range(self.nav.count()):
             if self.nav.item(i).data(Qt.ItemDataRole.UserRole) == keep:
@@ -535,6 +551,19 @@ class MainWindow(QMainWindow):
             if key and key[0] == kind:
                 self.nav.setCurrentRow(i)
                 return
+
+    def reviewer(self, ask: bool = False, force: bool = False) -> str:
+        """The reviewer name ratings carry (a preference of this computer's user, not of the project)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        name = str(settings().value("reviewer", "") or "")
+        if (ask and not name) or force:
+            text, ok = QInputDialog.getText(self, "Reviewer", "Your name, as it should appear on your ratings:",
+                                            text=name)
+            if ok and text.strip():
+                name = text.strip()
+                settings().setValue("reviewer", name)
+        return name
 
     def show_info(self, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)

@@ -1,0 +1,169 @@
+"""The audit: every judge's agreement with the humans, with CIs, the confusion matrix, agreement across runs and
+over recorded audits, and retire / reinstate with a reason. Numbers come from core, computed in a worker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rageval_desktop.gui.models.records_model import RecordsModel
+
+if TYPE_CHECKING:
+    from rageval_desktop.gui.main_window import MainWindow
+
+COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("n", "n rated"),
+           ("statistic", "deciding statistic"), ("value_text", "value [95% CI]"), ("verdict", "verdict"),
+           ("needed", "ratings still needed"), ("ceiling", "human ceiling (α)"), ("compared_with", "compared with")]
+
+
+def _audit(project: Any, ctx: Any) -> list:
+    from rageval_desktop.core.review.agreement import audit_all
+
+    return audit_all(project)
+
+
+def _history(project: Any, judge: str) -> list[dict[str, Any]]:
+    return [{"at": at[:16].replace("T", " "), "n": n, "statistic": st, "value": v, "verdict": ver}
+            for at, n, st, v, ver in project.reader().execute(
+                "SELECT a.created_at, a.n, a.statistic, a.value, a.verdict FROM agreement_reports a JOIN judges j "
+                "ON j.id = a.judge_id WHERE j.name = ? ORDER BY a.id DESC", (judge,))]
+
+
+class AuditView(QWidget):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 6, 6)
+        top = QHBoxLayout()
+        title = QLabel("Judge audit")
+        title.setObjectName("viewTitle")
+        top.addWidget(title)
+        top.addStretch(1)
+        self.apply_button = QPushButton("&Record audit and apply")
+        self.apply_button.setToolTip("Retire judges under the threshold (with enough ratings), reinstate retired "
+                                     "judges that now pass; every audit is kept")
+        self.retire_button = QPushButton("Re&tire…")
+        self.reinstate_button = QPushButton("Rei&nstate…")
+        for b in (self.apply_button, self.retire_button, self.reinstate_button):
+            top.addWidget(b)
+        layout.addLayout(top)
+        self.policy = QLabel()
+        self.policy.setObjectName("hint")
+        layout.addWidget(self.policy)
+        self.model = RecordsModel(COLUMNS, self)
+        self.table = QTableView()
+        self.table.setObjectName("audit")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.confusion = RecordsModel([], self, scored=set())
+        self.confusion_view = QTableView()
+        self.confusion_view.setModel(self.confusion)
+        self.confusion_view.verticalHeader().setVisible(False)
+        self.history = RecordsModel([("run", "run / audit"), ("n", "n"), ("value", "value"), ("verdict", "verdict")],
+                                    self)
+        self.history_view = QTableView()
+        self.history_view.setModel(self.history)
+        self.history_view.verticalHeader().setVisible(False)
+        self.history_view.horizontalHeader().setStretchLastSection(True)
+        lower = QSplitter()
+        box1, box2 = QWidget(), QWidget()
+        l1, l2 = QVBoxLayout(box1), QVBoxLayout(box2)
+        l1.addWidget(QLabel("Confusion (rows: humans, columns: judge)"))
+        l1.addWidget(self.confusion_view)
+        l2.addWidget(QLabel("Agreement per run and recorded audits"))
+        l2.addWidget(self.history_view)
+        lower.addWidget(box1)
+        lower.addWidget(box2)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(lower)
+        split.setSizes([300, 360])
+        layout.addWidget(split, 1)
+        self.results: list[Any] = []
+        self.apply_button.clicked.connect(self.apply)
+        self.retire_button.clicked.connect(lambda: self.set_status("retired"))
+        self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+
+    def refresh(self, runs: list[str] | None = None) -> None:
+        from rageval_desktop.core.review.settings import policy
+
+        p = policy(self.window_.project)
+        statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
+                     else p.statistic)
+        self.policy.setText(f"A judge is retired when its agreement ({statistic}) is under {p.threshold:g} with at "
+                            f"least {p.min_n} rated rows; under that, the verdict is 'insufficient', never a "
+                            "retirement.")
+        self.window_.run_task("Computing agreement", _audit, self.window_.project, on_done=self.show)
+
+    def show(self, results: list[Any]) -> None:  # type: ignore[override]
+        self.results = results
+        records = []
+        for r in results:
+            value = "—" if r.value is None else (f"{r.value:.3f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}]"
+                                                 if r.ci[0] is not None else f"{r.value:.3f}")
+            records.append({**r.as_dict(), "value_text": value,
+                            "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}"})
+        self.model.set_records(records)
+        self.table.resizeColumnsToContents()
+        if records:
+            self.table.selectRow(0)
+
+    def selected(self) -> Any:
+        rows = self.table.selectionModel().selectedRows()
+        return self.results[rows[0].row()] if rows else None
+
+    def _on_row(self, *_: object) -> None:
+        r = self.selected()
+        if r is None:
+            return
+        labels = [f"{v:g}" for v in r.confusion["labels"]]
+        self.confusion.columns = [("human", "human \\ judge"), *[(lab, lab) for lab in labels]]
+        self.confusion.scored = set()
+        self.confusion.set_records([{"human": lab, **{c: row[i] for i, c in enumerate(labels)}}
+                                    for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *
+                                                        len(labels), strict=True)])
+        rows = [{"run": f"run {name}", "n": v["n"], "value": v["value"], "verdict": ""}
+                for name, v in r.per_run.items()]
+        rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": h["value"], "verdict": h["verdict"]}
+                 for h in _history(self.window_.project, r.judge)]
+        self.history.set_records(rows)
+        self.retire_button.setEnabled(r.judge_status == "active")
+        self.reinstate_button.setEnabled(r.judge_status == "retired")
+
+    def apply(self) -> None:
+        from rageval_desktop.core.review.agreement import apply
+
+        results = list(self.results)
+        self.window_.run_task("Recording the audit", lambda ctx: [apply(self.window_.project, r) for r in results],
+                              on_done=lambda actions: (self.window_.statusBar().showMessage(
+                                  "Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
+                                      results, actions, strict=True)), 15_000), self.refresh()))
+
+    def set_status(self, status: str) -> None:
+        from rageval_desktop.core.review.agreement import set_status
+
+        r = self.selected()
+        if r is None:
+            return
+        verb = "retire" if status == "retired" else "reinstate"
+        reason, ok = QInputDialog.getText(self, f"{verb.title()} {r.judge}", f"Why {verb} '{r.judge}'?")
+        if ok and reason.strip():
+            self.window_.run_task(f"{verb.title()} {r.judge}",
+                                  lambda ctx: set_status(self.window_.project, r.judge, status, reason),
+                                  on_done=lambda _: self.refresh())

@@ -448,6 +448,8 @@ class MainWindow(QMainWindow):
             self._fill_nav()
             self._show_current()
         elif changed & {"judgments", "jobs"}:
+            if "judgments" in changed:
+                self.review_view.judgments_changed()
             if self.pages.currentWidget() is self.rows_page:
                 self._on_row(self.table.currentIndex())
             elif self.pages.currentWidget() is self.judges_view:

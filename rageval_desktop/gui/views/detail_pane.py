@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QTextEdit, QWidget
 from rageval_desktop.core.store.queries import RowDetail
 
 GOLD_BG = QColor("#e6f4ea")
+SHOWN_PASSAGES = 10  # the top of the ranking, plus every gold passage wherever it ranked
 GOLD_FG = QColor("#1f7a4d")
 
 
@@ -35,6 +36,14 @@ class DetailPane(QTextEdit):
         if detail is None:
             return
         cur = self.textCursor()
+        cur.beginEditBlock()  # one layout pass for the whole document, not one per insertion
+        try:
+            self._build(cur, detail)
+        finally:
+            cur.endEditBlock()
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def _build(self, cur: QTextCursor, detail: RowDetail) -> None:
         base = QTextCharFormat()
         heading = QTextCharFormat()
         heading.setFontWeight(QFont.Weight.DemiBold)
@@ -60,7 +69,8 @@ class DetailPane(QTextEdit):
         gold = ", ".join(detail.gold_chunk_ids) or "none"
         what = "RETRIEVED PASSAGES" if detail.kind == "run" else "GOLD CHUNKS"
         cur.insertText(f"\n{what} ({len(detail.passages)}; gold chunks: {gold})\n", heading)
-        for p in detail.passages:
+        shown = [p for p in detail.passages if p.rank <= SHOWN_PASSAGES or p.is_gold]
+        for p in shown:
             frame = QTextFrameFormat()
             frame.setPadding(6)
             frame.setBorder(1 if p.is_gold else 0)
@@ -76,7 +86,10 @@ class DetailPane(QTextEdit):
             cur.insertText(f"{mark}#{p.rank}  {p.chunk_id or '(no chunk id)'}{score}\n", label)
             cur.insertText(p.text or "", base)
             cur.movePosition(QTextCursor.MoveOperation.End)
-        self.moveCursor(QTextCursor.MoveOperation.Start)
+        hidden = len(detail.passages) - len(shown)
+        if hidden:
+            cur.insertText(f"\n… {hidden} more retrieved passages below rank {SHOWN_PASSAGES} (none of them gold)\n",
+                           heading)
 
 
     def _judgments(self, cur: QTextCursor, detail: RowDetail, heading: QTextCharFormat,

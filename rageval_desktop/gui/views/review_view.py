@@ -105,6 +105,8 @@ class ReviewView(QWidget):
         self.comment: str | None = None
         self.undo_stack: list[tuple[int, int]] = []  # (rating id, row index)
         self.mine: dict[int, float | None] = {}      # row id -> my standing score (None = skipped)
+        self._details: dict[int, Any] = {}
+        self._rubrics: dict[int, str] = {}
 
     # --- samples -------------------------------------------------------------------------------
     def refresh(self, runs: list[str]) -> None:
@@ -159,6 +161,8 @@ class ReviewView(QWidget):
             self.progress_label.setText("No sample yet: choose a run and a metric, then New sample.")
             return
         self.sample = get_sample(project, sid)
+        self._details.clear()
+        self._rubrics.clear()
         reviewer = self.window_.reviewer()
         self.mine = {r: s for r, s in project.reader().execute(
             "SELECT run_row_id, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? AND withdrawn_at IS NULL "
@@ -178,11 +182,14 @@ class ReviewView(QWidget):
             return
         project = self.window_.project
         row_id = self.sample.row_ids[self.index]
-        detail = run_row_detail(project, row_id)
+        if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
+            self._details[row_id] = run_row_detail(project, row_id)
+            self._rubrics[row_id] = self._rubric_text(preview_fields(project, row_id))
+        detail = self._details[row_id]
         rated = row_id in self.mine
         # blind: the judges' verdicts stay hidden until this reviewer has rated the row
         self.detail.show_detail(detail if rated else _without_judgments(detail))
-        self.rubric.setPlainText(self._rubric_text(preview_fields(project, row_id)))
+        self.rubric.setPlainText(self._rubrics[row_id])
         spec = METRICS[self.sample.metric]
         done = sum(1 for r in self.sample.row_ids if r in self.mine)
         mine = self.mine.get(row_id, "—") if rated else "not rated"
@@ -198,7 +205,7 @@ class ReviewView(QWidget):
         if not found:
             return "No judge has scored this row for this metric."
         return "Judges: " + "; ".join(
-            f"{j.judge} {j.score:g}" if j.status == "ok" else f"{j.judge} {j.status}" for j in found)
+            f"{j.judge} {j.score:.3g}" if j.status == "ok" else f"{j.judge} {j.status}" for j in found)
 
     def _rubric_text(self, fields: dict[str, str]) -> str:
         from rageval_desktop.core.judges import rubrics
@@ -283,9 +290,11 @@ class ReviewView(QWidget):
                                        skipped=skipped), on_done=done, on_error=failed)
 
     def _verdicts_of(self, row_id: int) -> str:
-        from rageval_desktop.core.store.queries import run_row_detail
+        return self._verdicts(self._details[row_id])
 
-        return self._verdicts(run_row_detail(self.window_.project, row_id))
+    def judgments_changed(self) -> None:
+        """New judgments arrived (a job is running): re-read rows when they are next shown."""
+        self._details.clear()
 
     def undo(self) -> None:
         from rageval_desktop.core.review.ratings import withdraw

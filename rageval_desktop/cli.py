@@ -136,6 +136,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from rageval_desktop.core.jobs.judge_job import JobSpec
 
     spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, sample_id=args.sample,
+                   rated_only=args.rated_only,
                    only_failed=args.only_failed,
                    redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
                    budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache)
@@ -459,6 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", action="append", help="judge name (repeatable; default: every active judge)")
     p.add_argument("--slice", help="only rows of this slice")
     p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the rows of this review sample")
+    p.add_argument("--rated-only", action="store_true",
+                   help="only rows humans rated (audit a rewritten rubric without new ratings)")
     p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's, 16)")
     p.add_argument("--rpm", type=float, help="requests-per-minute cap")
     p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")

@@ -237,3 +237,36 @@ def test_cli_sample_ratings_agreement(rated, tmp_path, capsys):
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 35
     assert main(["retire", path, "lex", "--reason", "testing"]) == 0
     assert main(["reinstate", path, "lex", "--reason", "audit passed"]) == 0
+
+
+def test_a_rewritten_rubric_is_audited_on_rows_already_rated(tmp_path, monkeypatch):
+    """Clone a judge onto an edited rubric, run it on the rated rows only, and get its agreement at once."""
+    from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+    from rageval_desktop.core.judges.registry import clone_with_rubric
+    from rageval_desktop.core.reports.content import build_report
+    from tests.support.fake_openai import FakeOpenAI, Reply
+
+    p = make_project(tmp_path / "c.rageval", n=40)
+    rows = [r[0] for r in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+    for i, r in enumerate(rows[:32]):
+        ratings.rate(p, r, "correctness", "ann", 1 + i % 5)
+
+    def mirror(body, n):  # the judge agrees with the reviewer: question i gets 1 + i % 5
+        from tests.support.fake_openai import question_of
+
+        i = int(question_of(body).split()[-1].rstrip("?"))
+        return Reply(f"Feedback: ok [RESULT] {1 + i % 5}")
+
+    with FakeOpenAI(mirror) as server:
+        judge = add_judge(p, "gpt", "correctness", "llm", model="m", base_url=server.url)
+        clone = clone_with_rubric(p, judge, p.reader().execute("SELECT template FROM rubrics").fetchone()[0]
+                                  + "\nBe strict.\n")
+        stats = run_judge_job(p, JobSpec(run="v1", judges=[clone.name], rated_only=True))
+        assert (stats.rows, server.calls) == (32, 32)
+    result = agreement.agreement(p, get_judge(p, clone.name))
+    assert result.n == 32 and result.stats["exact"] == 1.0
+    agreement.apply(p, result)
+    health = {j["judge"]: j for j in build_report(p, "v1")["judge_health"]}
+    assert health[clone.name]["agreement"]["verdict"] == "pass"
+    assert "only reviewer" in health[clone.name]["agreement"]["compared_with"]
+    p.close()

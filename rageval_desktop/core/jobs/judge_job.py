@@ -17,7 +17,7 @@ from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.jobs import records
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
-from rageval_desktop.core.jobs.work import Item, plan, select_rows
+from rageval_desktop.core.jobs.work import Item, plan, rated_rows, select_rows
 from rageval_desktop.core.judges import embedded, llm, parsers, prices, rubrics
 from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges, resolve_api_key
 from rageval_desktop.core.store.project import Project, utcnow
@@ -40,6 +40,7 @@ class JobSpec:
     timeout: float | None = None
     max_retries: int | None = None
     use_cache: bool = True
+    rated_only: bool = False              # only rows humans rated for the judges' metrics (audit a rewritten rubric)
 
 
 @dataclass
@@ -100,6 +101,9 @@ class JudgeJob:
         records.mark_interrupted(self.project)
         judges = self.judges()
         rows = select_rows(self.project, self.spec.run, self.spec.slice_tag, self.spec.sample_id)
+        if self.spec.rated_only:
+            rated = rated_rows(self.project, {j.metric for j in judges})
+            rows = [r for r in rows if r in rated]
         items, skipped = plan(self.project, judges, rows, redo_failed=self.spec.redo_failed,
                               only_failed=self.spec.only_failed)
         self.stats.rows, self.stats.skipped = len(items), skipped

@@ -52,6 +52,21 @@ def select_rows(project: Project, run: str, slice_tag: str | None = None, sample
     return rows
 
 
+def rated_rows(project: Project, metrics: set[str]) -> set[int]:
+    """Run rows that have a standing human rating for any of these metrics."""
+    marks = ",".join("?" * len(metrics))
+    return {r[0] for r in project.reader().execute(
+        f"SELECT DISTINCT run_row_id FROM human_ratings WHERE withdrawn_at IS NULL AND skipped = 0 "
+        f"AND metric IN ({marks})", tuple(metrics))}
+
+
+def runs_with_ratings(project: Project, metric: str) -> list[str]:
+    return [r[0] for r in project.reader().execute(
+        "SELECT DISTINCT r.name FROM human_ratings h JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r "
+        "ON r.id = rr.run_id WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY r.id",
+        (metric,))]
+
+
 def _row_fields(conn, row_ids: list[int], passages_k: int) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for start in range(0, len(row_ids), 500):

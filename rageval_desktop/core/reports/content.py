@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,7 +24,8 @@ def judge_health(project: Project, run_id: int, n_rows: int) -> list[dict[str, A
         counts[(judge_id, status)] = n
     out = []
     for j in list_judges(project):
-        audit = conn.execute("SELECT statistic, value, ci_low, ci_high, n, verdict, created_at FROM agreement_reports "
+        audit = conn.execute("SELECT statistic, value, ci_low, ci_high, n, verdict, created_at, details "
+                             "FROM agreement_reports "
                              "WHERE judge_id = ? ORDER BY id DESC LIMIT 1", (j.id,)).fetchone()
         ok, unparsed, error = (counts.get((j.id, s), 0) for s in ("ok", "unparsed", "error"))
         out.append({
@@ -34,7 +36,8 @@ def judge_health(project: Project, run_id: int, n_rows: int) -> list[dict[str, A
             "error_rate": round(error / n_rows, 4) if n_rows else None,
             "agreement": None if audit is None else {
                 "statistic": audit[0], "value": audit[1], "ci": [audit[2], audit[3]], "n": audit[4],
-                "verdict": audit[5], "at": audit[6]},
+                "verdict": audit[5], "at": audit[6],
+                "compared_with": json.loads(audit[7]).get("compared_with")},
         })
     return out
 

@@ -14,12 +14,13 @@ STATUS_COLOURS = {"retired": "#80868b", "failed": "#b3261e", "interrupted": "#b0
 
 class RecordsModel(QAbstractTableModel):
     def __init__(self, columns: list[tuple[str, str]], parent: Any = None, scored: set[str] | None = None,
-                 deltas: set[str] | None = None) -> None:
+                 deltas: set[str] | None = None, heat: bool = False) -> None:
         super().__init__(parent)
         self.columns = columns          # (key, header)
         self.records: list[dict[str, Any]] = []
         self.scored = scored or set()   # 0-100 columns: cells tinted by value
         self.deltas = deltas or set()   # signed differences: red below zero, green above
+        self.heat = heat                # counts tinted by their share of the largest (a confusion heatmap)
 
     def set_records(self, records: list[dict[str, Any]]) -> None:
         self.beginResetModel()
@@ -56,6 +57,10 @@ class RecordsModel(QAbstractTableModel):
             return str(value)
         if role == Qt.ItemDataRole.BackgroundRole and key in self.scored and isinstance(value, (int, float)):
             return score_colour(float(value))
+        if role == Qt.ItemDataRole.BackgroundRole and self.heat and isinstance(value, int) and value > 0:
+            top = max((v for r in self.records for v in r.values() if isinstance(v, int)), default=1) or 1
+            share = value / top
+            return QColor(round(255 - 85 * share), round(255 - 50 * share), 255)
         if role == Qt.ItemDataRole.ForegroundRole and key in self.deltas and isinstance(value, (int, float)):
             return QColor("#b3261e") if value < 0 else QColor("#1f7a4d") if value > 0 else None
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):

@@ -56,7 +56,10 @@ class AuditView(QWidget):
                                      "judges that now pass; every audit is kept")
         self.retire_button = QPushButton("Re&tire…")
         self.reinstate_button = QPushButton("Rei&nstate…")
-        for b in (self.apply_button, self.retire_button, self.reinstate_button):
+        self.rerun_button = QPushButton("Run on rated &rows")
+        self.rerun_button.setToolTip("Judge the rows humans already rated (e.g. with a rewritten rubric) and see "
+                                     "its agreement at once, with no new ratings")
+        for b in (self.apply_button, self.rerun_button, self.retire_button, self.reinstate_button):
             top.addWidget(b)
         layout.addLayout(top)
         self.policy = QLabel()
@@ -70,7 +73,7 @@ class AuditView(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.confusion = RecordsModel([], self, scored=set())
+        self.confusion = RecordsModel([], self, heat=True)
         self.confusion_view = QTableView()
         self.confusion_view.setModel(self.confusion)
         self.confusion_view.verticalHeader().setVisible(False)
@@ -98,6 +101,7 @@ class AuditView(QWidget):
         self.apply_button.clicked.connect(self.apply)
         self.retire_button.clicked.connect(lambda: self.set_status("retired"))
         self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
+        self.rerun_button.clicked.connect(self.run_on_rated)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str] | None = None) -> None:
@@ -145,6 +149,29 @@ class AuditView(QWidget):
         self.history.set_records(rows)
         self.retire_button.setEnabled(r.judge_status == "active")
         self.reinstate_button.setEnabled(r.judge_status == "retired")
+
+    def run_on_rated(self) -> None:
+        from rageval_desktop.core.jobs.judge_job import JobSpec
+        from rageval_desktop.core.jobs.work import runs_with_ratings
+
+        r = self.selected()
+        if r is None:
+            return
+        runs = runs_with_ratings(self.window_.project, r.metric)
+        if not runs:
+            self.window_.show_error(f"No one has rated {r.metric} yet: rate a sample in the Review view first.")
+            return
+        specs = [JobSpec(run=run, judges=[r.judge], rated_only=True) for run in runs]
+
+        def next_job(*_: object) -> None:
+            if specs:
+                self.window_.start_judging(None, None, specs.pop(0))
+            else:
+                self.window_.job_finished.disconnect(next_job)
+                self.window_.select_nav("audit")
+
+        self.window_.job_finished.connect(next_job)
+        next_job()
 
     def apply(self) -> None:
         from rageval_desktop.core.review.agreement import apply

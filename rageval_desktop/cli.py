@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -382,6 +383,54 @@ def cmd_settings(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_golden(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.golden import edits, versions
+
+    with _open(args.project) as project:
+        if args.action == "version":
+            data: Any = versions.create_version(project, args.name, args.note)
+            text = f"version '{data['name']}': {data['rows']} rows"
+        elif args.action == "versions":
+            data = versions.list_versions(project)
+            text = "\n".join(f"{v['name']:<12} {v['rows']:>5} rows  {v['created_at'][:16]}  {v['note'] or ''}"
+                             for v in data) or "no versions yet"
+        elif args.action == "diff":
+            data = versions.diff(project, args.old, args.new)
+            text = "\n".join([f"{data['from']} -> {data['to']}: {len(data['added'])} added, "
+                              f"{len(data['removed'])} removed, {len(data['changed'])} changed"]
+                             + [f"+ {g}" for g in data["added"]] + [f"- {g}" for g in data["removed"]]
+                             + [f"~ {c['id']}: " + ", ".join(c["fields"]) for c in data["changed"]])
+        elif args.action == "export":
+            n = versions.export_version(project, args.version, args.out)
+            data, text = {"rows": n, "out": args.out}, f"exported {n} rows of '{args.version}' to {args.out}"
+        elif args.action == "dedupe":
+            from rageval_desktop.core.golden.dedupe import golden_duplicates
+
+            data = golden_duplicates(project, args.threshold)
+            text = "\n".join(f"{p['cosine']:.3f}  {p['a']}  {p['b']}" for p in data) or "no near-duplicates"
+        elif args.action == "balance":
+            data = edits.balance(project)
+            text = "\n".join(f"{k:<16} {v['rows']:>4}" + (f" / {v['target']}" if v["target"] else "")
+                             for k, v in data["slices"].items())
+            share = data["production_failure_share"] * 100
+            text += f"\nfrom production failures: {share:.0f}%, drafts: {data['drafts']}"
+        else:  # promote
+            data = edits.promote_failure(project, args.row_id, args.slice, args.reason)
+            text = f"added draft golden row {data['id']} from a production failure"
+    _print(args, data, text)
+    return EXIT_OK
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.golden.corpus import import_folder
+
+    with _open(args.project) as project:
+        data = import_folder(project, args.dir, size=args.chunk_size, overlap=args.overlap)
+    _print(args, data, f"{data['files']} files -> {data['chunks']} chunks ({data['new_chunks']} new), "
+                       f"{data['chunk_size']} tokens with {data['overlap']} overlap")
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -582,6 +631,44 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--min-n", type=int)
     q.add_argument("--json", action="store_true")
 
+    p = command("golden", cmd_golden, "the golden set as code: versions, diffs, exports, dedupe, balance, promote")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("version", help="name a snapshot of the golden set")
+    q.add_argument("project")
+    q.add_argument("name")
+    q.add_argument("--note")
+    q = acts.add_parser("versions", help="list the snapshots")
+    q.add_argument("project")
+    q = acts.add_parser("diff", help="rows added, removed and changed between two versions ('current' = now)")
+    q.add_argument("project")
+    q.add_argument("old")
+    q.add_argument("new", nargs="?", default="current")
+    q = acts.add_parser("export", help="write a version to .jsonl or .csv (re-import with `import golden`)")
+    q.add_argument("project")
+    q.add_argument("version", help="a version name or 'current'")
+    q.add_argument("--out", required=True)
+    q = acts.add_parser("dedupe", help="near-duplicate questions (MiniLM + FAISS)")
+    q.add_argument("project")
+    q.add_argument("--threshold", type=float, default=0.9)
+    q = acts.add_parser("balance", help="rows per slice against targets; share from production failures")
+    q.add_argument("project")
+    q = acts.add_parser("promote", help="add a failing run row to the golden set as a draft")
+    q.add_argument("project")
+    q.add_argument("--row-id", type=int, required=True)
+    q.add_argument("--slice", required=True)
+    q.add_argument("--reason")
+    for q in acts.choices.values():
+        q.add_argument("--json", action="store_true")
+
+    p = command("corpus", cmd_corpus, "import a folder of .txt/.md/.rst/.pdf as chunks")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("import")
+    q.add_argument("project")
+    q.add_argument("dir")
+    q.add_argument("--chunk-size", type=int, default=200, help="tokens per chunk (default 200)")
+    q.add_argument("--overlap", type=int, default=40, help="tokens shared by neighbouring chunks (default 40)")
+    q.add_argument("--json", action="store_true")
+
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
     p.add_argument("project")
     p.add_argument("--json", action="store_true")
@@ -602,6 +689,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; nothing was half-written (each operation is one transaction)", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:  # `rageval ... | head`: the reader left; not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return EXIT_OK
 
 
 if __name__ == "__main__":

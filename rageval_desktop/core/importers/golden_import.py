@@ -19,15 +19,15 @@ def golden_id_for(question: str) -> str:
     return "g-" + short_hash(normalise_question(question))
 
 
-def _content(rec: GoldenRecord) -> dict[str, Any]:
+def _content(rec: GoldenRecord, status: str) -> dict[str, Any]:
     return {"question": rec.question, "gold_answer": rec.gold_answer, "gold_chunk_ids": rec.gold_chunk_ids,
-            "slice_tag": rec.slice_tag, "metadata": rec.metadata}
+            "slice_tag": rec.slice_tag, "metadata": rec.metadata, "status": status}
 
 
 def _stored_content(row: tuple) -> dict[str, Any]:
-    question, answer, ids, slice_tag, metadata = row
+    question, answer, ids, slice_tag, metadata, status = row
     return {"question": question, "gold_answer": answer, "gold_chunk_ids": json.loads(ids),
-            "slice_tag": slice_tag, "metadata": json.loads(metadata)}
+            "slice_tag": slice_tag, "metadata": json.loads(metadata), "status": status}
 
 
 def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
@@ -75,26 +75,27 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
 
 def _upsert(project: Project, conn, gid: str, rec: GoldenRecord, source: str, now: str,
             report: ImportReport) -> None:
-    new = _content(rec)
-    row = conn.execute("SELECT question, gold_answer, gold_chunk_ids, slice_tag, metadata, revision "
+    row = conn.execute("SELECT question, gold_answer, gold_chunk_ids, slice_tag, metadata, status, revision "
                        "FROM golden_rows WHERE id = ?", (gid,)).fetchone()
+    status = rec.status or (row[5] if row else "approved")
+    new = _content(rec, status)
     values = (rec.question, normalise_question(rec.question), rec.gold_answer, json.dumps(rec.gold_chunk_ids),
               rec.slice_tag, json.dumps(rec.metadata, ensure_ascii=False))
     if row is None:
         conn.execute("INSERT INTO golden_rows (question, question_norm, gold_answer, gold_chunk_ids, slice_tag, "
-                     "metadata, id, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     (*values, gid, source, now, now))
+                     "metadata, id, source, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (*values, gid, rec.source or source, status, now, now))
         _edit(conn, project, gid, 1, "create", now, f"imported from {report.file}", None, new)
         report.added += 1
         return
-    old = _stored_content(row[:5])
+    old = _stored_content(row[:6])
     if old == new:
         report.unchanged += 1
         return
-    revision = row[5] + 1
+    revision = row[6] + 1
     conn.execute("UPDATE golden_rows SET question = ?, question_norm = ?, gold_answer = ?, gold_chunk_ids = ?, "
-                 "slice_tag = ?, metadata = ?, revision = ?, updated_at = ? WHERE id = ?",
-                 (*values, revision, now, gid))
+                 "slice_tag = ?, metadata = ?, status = ?, revision = ?, updated_at = ? WHERE id = ?",
+                 (*values, status, revision, now, gid))
     _edit(conn, project, gid, revision, "update", now, f"imported from {report.file}", old, new)
     report.updated += 1
 

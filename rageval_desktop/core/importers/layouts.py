@@ -25,6 +25,8 @@ class GoldenRecord:
     slice_tag: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
     gold_context: str | None = None  # text of the gold chunk when the layout has no chunk ids
+    status: str | None = None        # draft | approved | retired (exports of a version carry it)
+    source: str | None = None
 
 
 @dataclass
@@ -74,11 +76,19 @@ class Layout:
 # --- golden layouts ----------------------------------------------------------------------------
 def _native_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     known = set(NATIVE_GOLDEN.known)
-    return [GoldenRecord(
-        row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
-        gold_answer=c.text(r, "gold_answer", i), gold_chunk_ids=c.id_list(r, "gold_chunk_ids", i),
-        slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i))
-        for i, r in enumerate(records, start=1)]
+    out = []
+    for i, r in enumerate(records, start=1):
+        status, source = c.text(r, "status", i), c.text(r, "source", i)
+        if status not in (None, "draft", "approved", "retired"):
+            raise c.fail(f"status must be draft, approved or retired, got {status!r}", i, "status")
+        if source not in (None, "import", "manual", "synthetic", "production_failure"):
+            raise c.fail(f"source must be import, manual, synthetic or production_failure, got {source!r}", i,
+                         "source")
+        out.append(GoldenRecord(
+            row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
+            gold_answer=c.text(r, "gold_answer", i), gold_chunk_ids=c.id_list(r, "gold_chunk_ids", i),
+            slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i), status=status, source=source))
+    return out
 
 
 def _ragas_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
@@ -237,7 +247,8 @@ def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
     return list(groups.values())
 
 
-NATIVE_GOLDEN = Layout("native", "golden", ("question",), ("id", "gold_answer", "gold_chunk_ids", "slice_tag"),
+NATIVE_GOLDEN = Layout("native", "golden", ("question",),
+                       ("id", "gold_answer", "gold_chunk_ids", "slice_tag", "status", "source"),
                        _native_golden, "question, gold_answer, gold_chunk_ids, slice_tag (+ id)",
                        one_of=("gold_answer", "gold_chunk_ids"))
 RAGAS_GOLDEN = Layout("ragas", "golden", ("user_input",),

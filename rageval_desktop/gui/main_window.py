@@ -151,18 +151,9 @@ class MainWindow(QMainWindow):
         self.rows_page.setStretchFactor(0, 3)
         self.rows_page.setStretchFactor(1, 2)
         self.rows_page.setSizes([760, 420])
-        self.judges_view = JudgesView(self)
-        self.jobs_view = JobsView(self)
-        self.dashboard_view = DashboardView(self)
-        self.compare_view = CompareView(self)
-        self.failures_view = FailuresView(self)
-        self.review_view = ReviewView(self)
-        self.audit_view = AuditView(self)
-        self.analysis = {"dashboard": self.dashboard_view, "compare": self.compare_view,
-                         "failures": self.failures_view, "review": self.review_view, "audit": self.audit_view}
         self.pages = QStackedWidget()
-        for page in (self.rows_page, self.judges_view, self.jobs_view, *self.analysis.values()):
-            self.pages.addWidget(page)
+        self.pages.addWidget(self.rows_page)
+        self._pages: dict[str, QWidget] = {}  # built on first visit: the first window shows sooner
         self.splitter = QSplitter()
         self.splitter.addWidget(self.nav)
         self.splitter.addWidget(self.pages)
@@ -233,6 +224,23 @@ class MainWindow(QMainWindow):
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
             act.setEnabled(enabled)
+
+    # --- pages ---------------------------------------------------------------------------------
+    def page(self, kind: str) -> Any:
+        if kind not in self._pages:
+            widget = {"judges": JudgesView, "jobs": JobsView, "dashboard": DashboardView, "compare": CompareView,
+                      "failures": FailuresView, "review": ReviewView, "audit": AuditView}[kind](self)
+            self._pages[kind] = widget
+            self.pages.addWidget(widget)
+        return self._pages[kind]
+
+    judges_view = property(lambda self: self.page("judges"))
+    jobs_view = property(lambda self: self.page("jobs"))
+    dashboard_view = property(lambda self: self.page("dashboard"))
+    compare_view = property(lambda self: self.page("compare"))
+    failures_view = property(lambda self: self.page("failures"))
+    review_view = property(lambda self: self.page("review"))
+    audit_view = property(lambda self: self.page("audit"))
 
     # --- opening -------------------------------------------------------------------------------
     def open_path(self, path: str | Path) -> None:
@@ -406,8 +414,8 @@ class MainWindow(QMainWindow):
             self.jobs_view.refresh()
             self.pages.setCurrentWidget(self.jobs_view)
             return
-        if key and key[0] in self.analysis:
-            view = self.analysis[key[0]]
+        if key and key[0] in ("dashboard", "compare", "failures", "review", "audit"):
+            view = self.page(key[0])
             self.pages.setCurrentWidget(view)
             view.refresh(self.run_names())
             return
@@ -448,13 +456,14 @@ class MainWindow(QMainWindow):
             self._fill_nav()
             self._show_current()
         elif changed & {"judgments", "jobs"}:
-            if "judgments" in changed:
+            if "judgments" in changed and "review" in self._pages:
                 self.review_view.judgments_changed()
-            if self.pages.currentWidget() is self.rows_page:
+            current = self.pages.currentWidget()
+            if current is self.rows_page:
                 self._on_row(self.table.currentIndex())
-            elif self.pages.currentWidget() is self.judges_view:
+            elif current is self._pages.get("judges"):
                 self.judges_view.refresh(self.run_names())
-            elif self.pages.currentWidget() is self.jobs_view and "jobs" in changed:
+            elif current is self._pages.get("jobs") and "jobs" in changed:
                 self.jobs_view.refresh()
 
     # --- judges and jobs -----------------------------------------------------------------------
@@ -654,9 +663,9 @@ class MainWindow(QMainWindow):
     def export_target(self) -> tuple[str | None, str | None]:
         """(run, baseline) the user is looking at: the compare view's pair, the dashboard's run, or a run page."""
         page = self.pages.currentWidget()
-        if page is self.compare_view and self.compare_view.cand_box.currentData():
+        if page is self._pages.get("compare") and self.compare_view.cand_box.currentData():
             return self.compare_view.cand_box.currentData(), self.compare_view.base_box.currentData()
-        if page is self.dashboard_view and self.dashboard_view.run_box.currentData():
+        if page is self._pages.get("dashboard") and self.dashboard_view.run_box.currentData():
             return self.dashboard_view.run_box.currentData(), None
         key = self.current_key()
         if key and key[0] == "run":

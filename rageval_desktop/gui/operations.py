@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rageval_desktop.core import importers
-from rageval_desktop.core.demo import write_demo_project
-from rageval_desktop.core.importers.common import ImportReport
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.paths import user_data_dir
 from rageval_desktop.core.store.project import Project
+
+if TYPE_CHECKING:  # imported inside the functions: not on the start-up path
+    from rageval_desktop.core.importers.common import ImportReport
 
 
 def open_project(path: Path, ctx: TaskContext) -> Project:
@@ -25,6 +26,8 @@ def demo_path() -> Path:
 
 
 def ensure_demo_project(ctx: TaskContext) -> Path:
+    from rageval_desktop.core.demo import write_demo_project
+
     path = demo_path()
     if not path.exists():
         write_demo_project(path, ctx=ctx)
@@ -33,6 +36,8 @@ def ensure_demo_project(ctx: TaskContext) -> Path:
 
 def import_file(project: Project, path: Path, kind: str, run_name: str | None, fmt: str | None,
                 ctx: TaskContext) -> ImportReport:
+    from rageval_desktop.core import importers
+
     if kind == "golden":
         return importers.import_golden(project, path, fmt=fmt, ctx=ctx)
     if kind == "run":

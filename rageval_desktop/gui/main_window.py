@@ -39,6 +39,7 @@ from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView, FailuresView
 from rageval_desktop.gui.views.audit_view import AuditView
 from rageval_desktop.gui.views.detail_pane import DetailPane
+from rageval_desktop.gui.views.golden_tools import GoldenBar, GoldenRowDialog, TextDialog, diff_text, duplicates_text
 from rageval_desktop.gui.views.import_dialog import ImportDialog
 from rageval_desktop.gui.views.jobs_view import JobsView
 from rageval_desktop.gui.views.judge_dialog import JudgeDialog
@@ -136,6 +137,14 @@ class MainWindow(QMainWindow):
         cl = QVBoxLayout(center)
         cl.setContentsMargins(12, 10, 6, 6)
         cl.addLayout(top)
+        self.golden_bar = GoldenBar(self)
+        self.golden_bar.setVisible(False)
+        cl.addWidget(self.golden_bar)
+        self.promote_button = QPushButton("Add row to the &golden set…")
+        self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
+        self.promote_button.clicked.connect(self.promote_current_row)
+        self.promote_button.setVisible(False)
+        top.addWidget(self.promote_button)
         cl.addWidget(self.table)
         self.detail = DetailPane()
         self.raw_toggle = QCheckBox("Show raw judge &outputs")
@@ -433,6 +442,11 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.view_title.setText(source.title)
         self.rows_label.setText(f"{model.rowCount():,} rows")
+        is_golden = source.key.startswith("golden")
+        self.golden_bar.setVisible(is_golden)
+        self.promote_button.setVisible(not is_golden)
+        if is_golden:
+            self.golden_bar.refresh()
         self.detail.show_detail(None)
         if model.rowCount():
             self.table.selectRow(0)
@@ -465,6 +479,95 @@ class MainWindow(QMainWindow):
                 self.judges_view.refresh(self.run_names())
             elif current is self._pages.get("jobs") and "jobs" in changed:
                 self.jobs_view.refresh()
+
+    # --- golden set ----------------------------------------------------------------------------
+    def selected_golden_id(self) -> str | None:
+        model = self.table.model()
+        index = self.table.currentIndex()
+        if model is None or not index.isValid() or not model.source.key.startswith("golden"):
+            return None
+        return model.row_id(index.row())
+
+    def edit_golden(self, golden_id: str | None) -> None:
+        from rageval_desktop.core.golden.edits import row
+
+        if self.project is None:
+            return
+        existing = row(self.project, golden_id) if golden_id else None
+        dialog = GoldenRowDialog(self.project, browse.list_slices(self.project), existing, self)
+        if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:
+            self.run_task("Saving the golden row", dialog.save(),
+                          on_done=lambda r: self.statusBar().showMessage(f"Saved golden row {r['id']}", 8000))
+
+    def retire_golden(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.edits import set_status
+
+        gid = self.selected_golden_id()
+        if gid is None or self.project is None:
+            return
+        reason, ok = QInputDialog.getText(self, "Retire golden row", f"Why retire {gid}? (kept in its history)")
+        if ok and reason.strip():
+            self.run_task("Retiring the row", lambda ctx: set_status(self.project, gid, "retired", reason))
+
+    def save_golden_version(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.versions import create_version
+
+        name, ok = QInputDialog.getText(self, "Save a version", "Name of this snapshot of the golden set (e.g. v3):")
+        if ok and name.strip() and self.project is not None:
+            self.run_task("Saving the version", lambda ctx: create_version(self.project, name.strip()),
+                          on_done=lambda v: self.statusBar().showMessage(
+                              f"Version '{v['name']}' saved ({v['rows']} rows)", 8000))
+
+    def diff_golden(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.versions import diff, list_versions
+
+        if self.project is None:
+            return
+        names = [v["name"] for v in list_versions(self.project)]
+        if not names:
+            self.show_error("Save a version first: a diff compares a version with another or with now.")
+            return
+        old, ok = QInputDialog.getItem(self, "Diff", "Compare this version…", names, len(names) - 1, False)
+        if not ok:
+            return
+        new, ok = QInputDialog.getItem(self, "Diff", "…with:", ["current", *names], 0, False)
+        if ok:
+            self.run_task("Diffing", lambda ctx: diff(self.project, old, new),
+                          on_done=lambda d: TextDialog(f"Golden set: {old} → {new}", diff_text(d), self).open())
+
+    def find_duplicates(self) -> None:
+        from rageval_desktop.core.golden.dedupe import golden_duplicates
+
+        if self.project is None:
+            return
+        questions = dict(self.project.reader().execute("SELECT id, question FROM golden_rows"))
+        self.run_task("Embedding questions and searching for near-duplicates",
+                      lambda ctx: golden_duplicates(self.project, 0.9),
+                      on_done=lambda pairs: TextDialog("Near-duplicate questions (cosine ≥ 0.9)",
+                                                       duplicates_text(pairs, questions), self).open())
+
+    def promote_current_row(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.edits import promote_failure
+
+        model, index = self.table.model(), self.table.currentIndex()
+        if self.project is None or model is None or not index.isValid() or model.source.key.startswith("golden"):
+            return
+        row_id = model.row_id(index.row())
+        tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
+                                       browse.list_slices(self.project), 2, False)
+        if ok:
+            self.run_task("Adding to the golden set", lambda ctx: promote_failure(self.project, row_id, tag),
+                          on_done=lambda r: self.statusBar().showMessage(
+                              f"Added draft golden row {r['id']} (production failure); approve it after review",
+                              10_000))
 
     # --- judges and jobs -----------------------------------------------------------------------
     def add_llm_judge(self) -> None:

@@ -156,3 +156,15 @@ def balance(project: Project) -> dict[str, Any]:
     return {"slices": slices, "approved": total, "drafts": drafts or 0,
             "from_production_failures": failures or 0,
             "production_failure_share": round((failures or 0) / total, 4) if total else 0.0}
+
+
+def search_chunks(project: Project, text: str, limit: int = 50) -> list[dict[str, Any]]:
+    """Corpus chunks whose id or text contains every word of the query (case-insensitive), for picking gold ids."""
+    words = [w for w in text.lower().split() if w]
+    if not words:
+        return []
+    where = " AND ".join("(instr(lower(text), ?) > 0 OR instr(lower(chunk_id), ?) > 0)" for _ in words)
+    params = [p for w in words for p in (w, w)]
+    return [{"chunk_id": c, "doc_id": d, "text": t} for c, d, t in project.reader().execute(
+        f"SELECT chunk_id, doc_id, text FROM corpus_chunks WHERE {where} ORDER BY doc_id, position LIMIT ?",
+        (*params, limit))]

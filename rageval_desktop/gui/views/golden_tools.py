@@ -1,0 +1,179 @@
+"""Curating the golden set: edit a row (with a reason, gold chunks picked from the corpus by search), versions and
+their diffs, near-duplicates. Every change goes through core ops, which keep who, when, why, before and after."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rageval_desktop.core.golden import edits
+
+
+class GoldenRowDialog(QDialog):
+    """Add or edit one golden row. Validation runs in core when saved; problems come back as messages."""
+
+    def __init__(self, project: Any, slices: list[str], row: dict[str, Any] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project, self.row = project, row
+        self.setWindowTitle("Edit golden row" if row else "Add a golden row")
+        self.resize(820, 640)
+        form = QFormLayout(self)
+        self.question = QPlainTextEdit(row["question"] if row else "")
+        self.question.setFixedHeight(70)
+        form.addRow("&Question:", self.question)
+        self.answer = QPlainTextEdit((row or {}).get("gold_answer") or "")
+        self.answer.setFixedHeight(90)
+        form.addRow("&Reference answer:", self.answer)
+        self.slice_box = QComboBox()
+        for s in slices:
+            self.slice_box.addItem(s, s)
+        if row and row.get("slice_tag"):
+            self.slice_box.setCurrentIndex(max(self.slice_box.findData(row["slice_tag"]), 0))
+        form.addRow("&Slice:", self.slice_box)
+        self.gold = QListWidget()
+        self.gold.setFixedHeight(90)
+        for cid in (row or {}).get("gold_chunk_ids", []):
+            self.gold.addItem(cid)
+        remove = QPushButton("Remove selected gold chunk")
+        remove.clicked.connect(lambda: [self.gold.takeItem(self.gold.row(i)) for i in self.gold.selectedItems()])
+        box = QVBoxLayout()
+        box.addWidget(self.gold)
+        box.addWidget(remove)
+        form.addRow("Gold chunks:", box)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("search the corpus: words of the passage, or a chunk id; Enter to search")
+        self.results = QListWidget()
+        self.results.setWordWrap(True)
+        self.results.itemActivated.connect(self._add_chunk)
+        self.search.returnPressed.connect(self._search)
+        form.addRow("&Find chunks:", self.search)
+        form.addRow("", self.results)
+        self.reason = QLineEdit()
+        self.reason.setPlaceholderText("why this change (kept in the row's history)")
+        form.addRow("Re&ason:", self.reason)
+        self.problem = QLabel()
+        self.problem.setObjectName("problem")
+        self.problem.setWordWrap(True)
+        form.addRow(self.problem)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        form.addRow(self.buttons)
+
+    def _search(self) -> None:
+        self.results.clear()
+        for hit in edits.search_chunks(self.project, self.search.text()):
+            item = QListWidgetItem(f"{hit['chunk_id']} — {' '.join(hit['text'].split())[:160]}")
+            item.setData(Qt.ItemDataRole.UserRole, hit["chunk_id"])
+            self.results.addItem(item)
+        if not self.results.count():
+            self.results.addItem("(no chunk matches)")
+
+    def _add_chunk(self, item: QListWidgetItem) -> None:
+        cid = item.data(Qt.ItemDataRole.UserRole)
+        if cid and cid not in self.chunk_ids():
+            self.gold.addItem(cid)
+
+    def chunk_ids(self) -> list[str]:
+        return [self.gold.item(i).text() for i in range(self.gold.count())]
+
+    def values(self) -> dict[str, Any]:
+        return {"question": self.question.toPlainText().strip(),
+                "gold_answer": self.answer.toPlainText().strip() or None,
+                "gold_chunk_ids": self.chunk_ids(), "slice_tag": self.slice_box.currentData()}
+
+    def save(self) -> Any:
+        """Runs in a worker: add or edit through core (validation errors become the worker's message)."""
+        values, reason = self.values(), self.reason.text().strip()
+        if self.row is None:
+            return lambda ctx: edits.add_row(self.project, values["question"], gold_answer=values["gold_answer"],
+                                             gold_chunk_ids=values["gold_chunk_ids"], slice_tag=values["slice_tag"],
+                                             reason=reason or "added by hand")
+        return lambda ctx: edits.edit_row(self.project, self.row["id"], reason, **values)
+
+
+class TextDialog(QDialog):
+    def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.resize(820, 560)
+        layout = QVBoxLayout(self)
+        view = QPlainTextEdit(text)
+        view.setReadOnly(True)
+        layout.addWidget(view)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+
+def diff_text(d: dict[str, Any]) -> str:
+    lines = [f"{d['from']} → {d['to']}: {len(d['added'])} added, {len(d['removed'])} removed, "
+             f"{len(d['changed'])} changed", ""]
+    lines += [f"+ {g}" for g in d["added"]] + [f"- {g}" for g in d["removed"]]
+    for c in d["changed"]:
+        lines.append(f"~ {c['id']}")
+        for field, change in c["fields"].items():
+            lines.append(f"    {field}: {change['before']!r}\n         → {change['after']!r}")
+    return "\n".join(lines)
+
+
+def duplicates_text(pairs: list[dict[str, Any]], questions: dict[str, str]) -> str:
+    if not pairs:
+        return "No near-duplicate questions above the threshold."
+    out = [f"{len(pairs)} pair(s) above the threshold — merge (retire one) or keep both:", ""]
+    for p in pairs:
+        out += [f"cosine {p['cosine']:.3f}", f"  {p['a']}: {questions.get(p['a'], '')}",
+                f"  {p['b']}: {questions.get(p['b'], '')}", ""]
+    return "\n".join(out)
+
+
+class GoldenBar(QWidget):
+    """The golden set's tools, shown above its table."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window_ = window
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        outer.addLayout(row)
+        self.buttons = {}
+        for key, text in (("add", "&Add row…"), ("edit", "&Edit row…"), ("retire", "&Retire row…"),
+                          ("version", "Save &version…"), ("diff", "&Diff…"), ("dupes", "Find d&uplicates")):
+            button = QPushButton(text)
+            self.buttons[key] = button
+            row.addWidget(button)
+        row.addStretch(1)
+        self.balance = QLabel()
+        self.balance.setObjectName("hint")
+        self.balance.setWordWrap(True)
+        outer.addWidget(self.balance)
+        self.buttons["add"].clicked.connect(lambda: window.edit_golden(None))
+        self.buttons["edit"].clicked.connect(lambda: window.edit_golden(window.selected_golden_id()))
+        self.buttons["retire"].clicked.connect(window.retire_golden)
+        self.buttons["version"].clicked.connect(window.save_golden_version)
+        self.buttons["diff"].clicked.connect(window.diff_golden)
+        self.buttons["dupes"].clicked.connect(window.find_duplicates)
+
+    def refresh(self) -> None:
+        b = edits.balance(self.window_.project)
+        parts = [f"{k} {v['rows']}" + (f"/{v['target']}" if v["target"] else "") for k, v in b["slices"].items()]
+        self.balance.setText(" · ".join(parts) + f" · {b['production_failure_share'] * 100:.0f}% from production "
+                             f"failures · {b['drafts']} drafts")

@@ -1,0 +1,108 @@
+"""Curating the golden set from the window: edit with a reason and chunk search, versions and diff, promote."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QInputDialog, QPlainTextEdit
+
+from rageval_desktop.core.golden.edits import history
+from rageval_desktop.gui import workers
+from rageval_desktop.gui.main_window import MainWindow
+from rageval_desktop.gui.views.golden_tools import GoldenRowDialog, TextDialog
+
+
+@pytest.fixture
+def window(qtbot, demo_file, tmp_path):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+    yield w
+    w.close()
+    assert workers.active() == 0
+
+
+def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
+    assert window.golden_bar.isVisible() and "easy 12" in window.golden_bar.balance.text()
+    window.table.selectRow(0)
+    gid = window.selected_golden_id()
+    from rageval_desktop.core.golden.edits import row
+
+    dialog = GoldenRowDialog(window.project, ["easy", "edge"], row(window.project, gid), window)
+    qtbot.addWidget(dialog)
+    dialog.answer.setPlainText("It raises AssertionError when the expression is false.")
+    dialog.search.setText("assertionerror debug")
+    qtbot.keyClick(dialog.search, Qt.Key.Key_Return)
+    assert dialog.results.count() > 0 and "#" in dialog.results.item(0).text()
+    dialog._add_chunk(dialog.results.item(0))
+    dialog.reason.setText("more precise reference")
+    with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
+        window.run_task("save", dialog.save())
+    assert done.args == ["done"]
+    saved = row(window.project, gid)
+    assert saved["revision"] == 2 and saved["gold_answer"].startswith("It raises")
+    assert len(saved["gold_chunk_ids"]) >= 1
+    assert history(window.project, gid)[-1]["reason"] == "more precise reference"
+
+
+def test_invalid_edit_is_refused_with_a_message(window, qtbot):
+    from rageval_desktop.core.golden.edits import row
+
+    window.table.selectRow(0)
+    dialog = GoldenRowDialog(window.project, ["easy"], row(window.project, window.selected_golden_id()), window)
+    qtbot.addWidget(dialog)
+    dialog.gold.addItem("no-such-chunk#9999")
+    dialog.reason.setText("test")
+    with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
+        window.run_task("save", dialog.save())
+    assert done.args == ["failed"] and "not in the corpus" in window.last_error
+
+
+def test_version_diff_and_promote(window, qtbot, monkeypatch):
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("v1", True))
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):
+        window.save_golden_version()
+    window.table.selectRow(1)
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("duplicate", True))
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):
+        window.retire_golden()
+    answers = iter([("v1", True), ("current", True)])
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: next(answers))
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):
+        window.diff_golden()
+    dialog = window.findChild(TextDialog)
+    text = dialog.findChild(QPlainTextEdit).toPlainText()
+    assert "1 changed" in text and "status: 'approved'" in text
+    window.select(run="v2")
+    window.table.selectRow(0)
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("adversarial", True))
+    with proj_question_freed(window):
+        with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
+            window.promote_current_row()
+    assert done.args == ["done"]
+    src = window.project.reader().execute("SELECT source, status FROM golden_rows WHERE source = "
+                                          "'production_failure'").fetchone()
+    assert src == ("production_failure", "draft")
+
+
+class proj_question_freed:  # noqa: N801 - a tiny context manager for the test
+    """The demo's run rows repeat golden questions; give the row a new question so promotion adds a row."""
+
+    def __init__(self, window):
+        self.window = window
+
+    def __enter__(self):
+        model = self.window.table.model()
+        row_id = model.row_id(self.window.table.currentIndex().row())
+        with self.window.project.write("free") as w:
+            w.execute("UPDATE run_rows SET question = 'A question production got wrong?' WHERE id = ?", (row_id,))
+        return self
+
+    def __exit__(self, *exc):
+        return False

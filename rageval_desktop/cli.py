@@ -431,6 +431,22 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.golden.synth import SynthSpec, run_synth
+
+    spec = SynthSpec(n=args.n, judge=args.judge, style=args.style, seed=args.seed, slice_tag=args.slice,
+                     thresholds={"groundedness": args.min_groundedness, "relevance": args.min_relevance,
+                                 "standalone": args.min_standalone})
+    with _open(args.project) as project:
+        stats = run_synth(project, spec)
+    if stats.stopped == "fatal":
+        print(f"error: synthesis stopped: {stats.message}", file=sys.stderr)
+    text = (f"{stats.chunks} chunks -> {stats.candidates} candidates -> {stats.kept} draft golden rows "
+            f"(rejected: {stats.rejected}); {stats.calls} calls, {stats.cache_hits} cached, ${stats.cost_usd:.4f}")
+    _print(args, stats.as_dict(), text)
+    return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -659,6 +675,17 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--reason")
     for q in acts.choices.values():
         q.add_argument("--json", action="store_true")
+
+    p = command("synth", cmd_synth, "generate draft golden rows from corpus chunks, filtered by critique agents")
+    p.add_argument("project")
+    p.add_argument("--n", type=int, required=True, help="chunks to sample")
+    p.add_argument("--judge", required=True, help="an LLM judge whose endpoint and model write and critique")
+    p.add_argument("--style", choices=["factoid", "snippets"], default="factoid")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--slice", help="slice tag of the drafts")
+    for name in ("groundedness", "relevance", "standalone"):
+        p.add_argument(f"--min-{name}", type=float, default=4.0, help=f"keep when {name} >= this (default 4)")
+    p.add_argument("--json", action="store_true")
 
     p = command("corpus", cmd_corpus, "import a folder of .txt/.md/.rst/.pdf as chunks")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)

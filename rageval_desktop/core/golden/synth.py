@@ -1,0 +1,247 @@
+"""Synthetic golden rows, the HF cookbook's pipeline: generate question-answer pairs from sampled corpus chunks,
+run three critique agents (groundedness, relevance, standalone; rationale first, 1-5), keep the pairs at or
+above every threshold, and queue the survivors as draft golden rows (gold chunk = their source chunk).
+
+It runs on the judging engine's parts: an LLM judge's endpoint, the adaptive limiter, bounded retries, the
+project's exact-match request cache (a re-run after an interruption makes no repeated calls) and the price table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.golden.edits import GoldenInvalid, add_row
+from rageval_desktop.core.jobs import records
+from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+from rageval_desktop.core.judges import llm, parsers, prices, rubrics
+from rageval_desktop.core.judges.registry import get_judge, resolve_api_key
+from rageval_desktop.core.paths import resources_dir
+from rageval_desktop.core.store.project import Project, utcnow
+
+CRITIQUES = {"groundedness": "critique_groundedness", "relevance": "critique_relevance",
+             "standalone": "critique_standalone"}
+
+
+@dataclass
+class SynthSpec:
+    n: int                                   # chunks to sample
+    judge: str                               # an LLM judge: its endpoint and model write and critique
+    style: str = "factoid"                   # factoid (cookbook) | snippets (3-5 questions with exact snippets)
+    thresholds: dict[str, float] = field(default_factory=lambda: {k: 4.0 for k in CRITIQUES})
+    seed: int = 0
+    slice_tag: str | None = None
+    max_retries: int = 3
+
+
+@dataclass
+class SynthStats:
+    chunks: int = 0
+    candidates: int = 0
+    kept: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    drafts: list[str] = field(default_factory=list)
+    calls: int = 0
+    cache_hits: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    stopped: str | None = None
+    message: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def prompt(style: str, context: str) -> list[dict[str, str]]:
+    import string
+
+    name = {"factoid": "qa_factoid.txt", "snippets": "qa_snippets.txt"}.get(style)
+    if name is None:
+        raise RagevalError("style is factoid or snippets")
+    template = (resources_dir() / "prompts" / name).read_text(encoding="utf-8")
+    return [{"role": "user", "content": string.Template(template).substitute(context=context)}]
+
+
+def parse_generation(style: str, text: str, chunk: str) -> list[dict[str, str]]:
+    """Candidates as {question, answer}; snippets must be exact quotes of the chunk."""
+    if style == "factoid":
+        m = re.search(r"Factoid question:\s*(.+?)\s*Answer:\s*(.+)", text, re.S | re.I)
+        if not m:
+            raise parsers.ParseError("no 'Factoid question: … Answer: …'")
+        question, answer = m.group(1).strip(), m.group(2).strip()
+        if len(answer) >= 300:
+            raise parsers.ParseError("the answer is too long for a factoid (300 characters or more)")
+        return [{"question": question, "answer": answer}]
+    start, end = text.find("["), text.rfind("]")
+    try:
+        items = json.loads(text[start:end + 1]) if start != -1 and end > start else None
+    except json.JSONDecodeError:
+        items = None
+    if not isinstance(items, list):
+        raise parsers.ParseError("no JSON array of questions")
+    out = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("question"), str) and \
+                isinstance(item.get("ground_truth_source"), str):
+            out.append({"question": item["question"].strip(), "answer": item["ground_truth_source"].strip(),
+                        "snippet_found": item["ground_truth_source"].strip() in chunk})
+    if not out:
+        raise parsers.ParseError("no {question, ground_truth_source} objects")
+    return out
+
+
+class Synth:
+    def __init__(self, project: Project, spec: SynthSpec, ctx: TaskContext) -> None:
+        self.project, self.spec, self.ctx = project, spec, ctx
+        self.judge = get_judge(project, spec.judge)
+        if self.judge.kind != "llm":
+            raise RagevalError(f"'{spec.judge}' is not an LLM judge; synthesis needs an endpoint and a model")
+        self.stats = SynthStats()
+        self.price = prices.price(project, self.judge.model)
+        self.params = {"temperature": self.judge.param("temperature"), "max_tokens": 1024,
+                       "seed": self.judge.param("seed")}
+        lib = rubrics.library()
+        self.critiques = {k: lib[v] for k, v in CRITIQUES.items()}
+        self.fatal: str | None = None
+
+    def chunks(self) -> list[tuple[str, str]]:
+        rows = self.project.reader().execute("SELECT chunk_id, text FROM corpus_chunks ORDER BY chunk_id").fetchall()
+        if not rows:
+            raise RagevalError("the corpus is empty: import documents first (rageval corpus import)")
+        return random.Random(self.spec.seed).sample(rows, min(self.spec.n, len(rows)))
+
+    async def call(self, client: Any, limiter: AdaptiveLimiter, messages: list[dict]) -> str | None:
+        key = llm.cache_key(self.judge.base_url, self.judge.model, messages, self.params)
+        row = self.project.reader().execute("SELECT content FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        if row:
+            self.stats.cache_hits += 1
+            return row[0]
+        for attempt in range(1, self.spec.max_retries + 2):
+            if self.fatal or self.ctx.cancelled:
+                return None
+            await limiter.acquire()
+            self.stats.calls += 1
+            try:
+                reply = await llm.chat(client, self.judge.model or "", messages, self.params,
+                                       float(self.judge.param("timeout")))
+            except llm.CallFailed as failure:
+                await limiter.release("overload" if failure.kind == "rate_limit" else
+                                      "timeout" if failure.kind == "timeout" else "other")
+                if failure.fatal:
+                    self.fatal = str(failure)
+                    return None
+                if not failure.retryable or attempt > self.spec.max_retries:
+                    return None
+                await asyncio.sleep(failure.retry_after if failure.retry_after is not None
+                                    else min(10.0, 0.5 * 2 ** attempt) * random.uniform(0.5, 1.0))
+                continue
+            await limiter.release("ok")
+            self.stats.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
+            await asyncio.to_thread(self.cache, key, reply)
+            return reply.content
+        return None
+
+    def cache(self, key: str, reply: llm.Reply) -> None:
+        with self.project.write("cache request") as conn:
+            conn.execute("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, completion_tokens, "
+                         "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (key, self.judge.model, reply.content, reply.prompt_tokens, reply.completion_tokens,
+                          reply.request_id, utcnow()))
+
+    def reject(self, why: str) -> None:
+        self.stats.rejected[why] = self.stats.rejected.get(why, 0) + 1
+
+    async def one_chunk(self, chunk_id: str, text: str, client: Any, limiter: AdaptiveLimiter) -> None:
+        reply = await self.call(client, limiter, prompt(self.spec.style, text))
+        if reply is None:
+            self.reject("generation failed")
+            return
+        try:
+            candidates = parse_generation(self.spec.style, reply, text)
+        except parsers.ParseError:
+            self.reject("generation did not parse")
+            return
+        for cand in candidates:
+            self.stats.candidates += 1
+            if cand.get("snippet_found") is False:
+                self.reject("snippet not in the chunk")
+                continue
+            await self.critique(chunk_id, text, cand, client, limiter)
+
+    async def critique(self, chunk_id: str, text: str, cand: dict[str, Any], client: Any,
+                       limiter: AdaptiveLimiter) -> None:
+        fields = {"question": cand["question"], "context": text}
+        replies = await asyncio.gather(*(self.call(client, limiter, r.render(fields))
+                                         for r in self.critiques.values()))
+        scores: dict[str, float] = {}
+        evaluations: dict[str, str | None] = {}
+        for (name, rubric), reply in zip(self.critiques.items(), replies, strict=True):
+            try:
+                verdict = parsers.parse("total_rating", reply, rubric.scale_min, rubric.scale_max)
+            except parsers.ParseError:
+                self.reject(f"{name} critique did not parse")
+                return
+            scores[name], evaluations[name] = verdict.score, verdict.rationale
+        low = [k for k, v in scores.items() if v < self.spec.thresholds.get(k, 4.0)]
+        if low:
+            self.reject("below threshold: " + ", ".join(low))
+            return
+        meta = {"synthetic": {"chunk_id": chunk_id, "style": self.spec.style, "model": self.judge.model,
+                              "scores": scores, "evaluations": evaluations}}
+        try:
+            row = await asyncio.to_thread(add_row, self.project, cand["question"], gold_answer=cand["answer"],
+                                          gold_chunk_ids=[chunk_id], slice_tag=self.spec.slice_tag,
+                                          source="synthetic", status="draft",
+                                          reason=f"generated from {chunk_id}; critiques {scores}", metadata=meta)
+        except GoldenInvalid:
+            self.reject("already in the golden set")
+            return
+        self.stats.kept += 1
+        self.stats.drafts.append(row["id"])
+
+    async def main(self) -> None:
+        client = llm.make_client(self.judge.base_url, resolve_api_key(self.judge.api_key_ref),
+                                 float(self.judge.param("timeout")))
+        limiter = AdaptiveLimiter(self.judge.param("concurrency"), self.judge.param("rpm"))
+        chunks = self.chunks()
+        self.stats.chunks = len(chunks)
+        done = 0
+
+        async def run(chunk: tuple[str, str]) -> None:
+            nonlocal done
+            await self.one_chunk(chunk[0], chunk[1], client, limiter)
+            done += 1
+            self.ctx.report(done, len(chunks), f"{self.stats.kept} kept of {self.stats.candidates} candidates")
+
+        try:
+            await asyncio.gather(*(run(c) for c in chunks))
+        finally:
+            await client.close()
+
+    def run(self) -> SynthStats:
+        started = time.monotonic()
+        job = records.start(self.project, "synth", asdict(self.spec), self.spec.n)
+        try:
+            asyncio.run(self.main())
+        except BaseException as exc:
+            records.finish(self.project, job, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        self.stats.seconds = round(time.monotonic() - started, 2)
+        if self.fatal:
+            self.stats.stopped, self.stats.message = "fatal", self.fatal
+        elif self.ctx.cancelled:
+            self.stats.stopped = "cancelled"
+        records.finish(self.project, job, "failed" if self.fatal else "cancelled" if self.ctx.cancelled else "done",
+                       self.fatal or f"{self.stats.kept} drafts from {self.stats.candidates} candidates")
+        return self.stats
+
+
+def run_synth(project: Project, spec: SynthSpec, ctx: TaskContext | None = None) -> SynthStats:
+    return Synth(project, spec, ctx or TaskContext()).run()

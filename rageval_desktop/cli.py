@@ -447,6 +447,24 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
 
 
+def cmd_lab(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.golden.lab import run_lab
+
+    try:
+        sizes = [int(x) for x in args.chunk_sizes.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError("--chunk-sizes takes token counts separated by commas, e.g. 200,500") from None
+    with _open(args.project) as project:
+        data = run_lab(project, sizes, overlap=args.overlap, models=args.model or None)
+    lines = []
+    for c in data["configs"]:
+        a = c["slices"]["all"]
+        lines.append(f"{c['config']:<14} {c['model']:<18} {c['chunks']:>6} chunks  recall@5 {a['recall@5']:6.1f}  "
+                     f"recall@10 {a['recall@10']:6.1f}  recall@50 {a['recall@50']:6.1f}  MRR {a['mrr']:6.1f}")
+    _print(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
@@ -685,6 +703,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slice", help="slice tag of the drafts")
     for name in ("groundedness", "relevance", "standalone"):
         p.add_argument(f"--min-{name}", type=float, default=4.0, help=f"keep when {name} >= this (default 4)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("lab", cmd_lab, "retrieval lab: recall per chunk size and embedding model, per slice")
+    p.add_argument("project")
+    p.add_argument("--chunk-sizes", default="200,500", help="token counts, e.g. 200,500")
+    p.add_argument("--overlap", type=float, default=0.2, help="share of a chunk repeated in the next (default 0.2)")
+    p.add_argument("--model", action="append", help="embedding model (default: the bundled all-MiniLM-L6-v2)")
     p.add_argument("--json", action="store_true")
 
     p = command("corpus", cmd_corpus, "import a folder of .txt/.md/.rst/.pdf as chunks")

@@ -29,23 +29,26 @@ def tokenizer() -> Any:
     return tok
 
 
-def chunk_text(text: str, size: int, overlap: int, tok: Any = None) -> list[str]:
-    """Windows of `size` tokens stepping by `size - overlap`, cut back to the source text by character offsets."""
+def chunk_spans(text: str, size: int, overlap: int, tok: Any = None) -> list[tuple[int, int]]:
+    """Character spans of windows of `size` tokens stepping by `size - overlap`."""
     if size < 8 or not 0 <= overlap < size:
         raise RagevalError("chunk size must be at least 8 tokens and the overlap smaller than it")
     tok = tok or tokenizer()
     offsets = tok.encode(text, add_special_tokens=False).offsets
     if not offsets:
-        return [text.strip()] if text.strip() else []
-    chunks, step = [], size - overlap
+        return [(0, len(text))] if text.strip() else []
+    spans, step = [], size - overlap
     for start in range(0, len(offsets), step):
         window = offsets[start:start + size]
-        piece = text[window[0][0]:window[-1][1]].strip()
-        if piece:
-            chunks.append(piece)
+        spans.append((window[0][0], window[-1][1]))
         if start + size >= len(offsets):
             break
-    return chunks
+    return spans
+
+
+def chunk_text(text: str, size: int, overlap: int, tok: Any = None) -> list[str]:
+    """The chunks' texts (see chunk_spans)."""
+    return [p for p in (text[a:b].strip() for a, b in chunk_spans(text, size, overlap, tok)) if p]
 
 
 def read_document(path: Path) -> str:

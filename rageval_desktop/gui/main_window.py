@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,21 +31,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.paths import user_data_dir
 from rageval_desktop.core.store import browse, queries
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.golden_actions import GoldenActions
+from rageval_desktop.gui.judging_actions import JudgingActions
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
+from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView, FailuresView
 from rageval_desktop.gui.views.audit_view import AuditView
 from rageval_desktop.gui.views.detail_pane import DetailPane
-from rageval_desktop.gui.views.golden_tools import GoldenBar, GoldenRowDialog, TextDialog, diff_text, duplicates_text
+from rageval_desktop.gui.views.golden_tools import GoldenBar
 from rageval_desktop.gui.views.import_dialog import ImportDialog
 from rageval_desktop.gui.views.jobs_view import JobsView
-from rageval_desktop.gui.views.judge_dialog import JudgeDialog
 from rageval_desktop.gui.views.judges_view import JudgesView
 from rageval_desktop.gui.views.review_view import ReviewView
-from rageval_desktop.gui.views.rubric_editor import RubricEditor
 from rageval_desktop.gui.views.welcome import WelcomePage
 
 ROW_HEIGHT = 24
@@ -70,11 +70,7 @@ class ProjectEvents(QObject):
     changed = Signal(str, object)
 
 
-def settings() -> QSettings:
-    return QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(GoldenActions, JudgingActions, QMainWindow):
     project_opened = Signal(object)
     task_finished = Signal(str)
     job_finished = Signal(str)
@@ -479,211 +475,6 @@ class MainWindow(QMainWindow):
                 self.judges_view.refresh(self.run_names())
             elif current is self._pages.get("jobs") and "jobs" in changed:
                 self.jobs_view.refresh()
-
-    # --- golden set ----------------------------------------------------------------------------
-    def selected_golden_id(self) -> str | None:
-        model = self.table.model()
-        index = self.table.currentIndex()
-        if model is None or not index.isValid() or not model.source.key.startswith("golden"):
-            return None
-        return model.row_id(index.row())
-
-    def edit_golden(self, golden_id: str | None) -> None:
-        from rageval_desktop.core.golden.edits import row
-
-        if self.project is None:
-            return
-        existing = row(self.project, golden_id) if golden_id else None
-        dialog = GoldenRowDialog(self.project, browse.list_slices(self.project), existing, self)
-        if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:
-            self.run_task("Saving the golden row", dialog.save(),
-                          on_done=lambda r: self.statusBar().showMessage(f"Saved golden row {r['id']}", 8000))
-
-    def retire_golden(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        from rageval_desktop.core.golden.edits import set_status
-
-        gid = self.selected_golden_id()
-        if gid is None or self.project is None:
-            return
-        reason, ok = QInputDialog.getText(self, "Retire golden row", f"Why retire {gid}? (kept in its history)")
-        if ok and reason.strip():
-            self.run_task("Retiring the row", lambda ctx: set_status(self.project, gid, "retired", reason))
-
-    def save_golden_version(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        from rageval_desktop.core.golden.versions import create_version
-
-        name, ok = QInputDialog.getText(self, "Save a version", "Name of this snapshot of the golden set (e.g. v3):")
-        if ok and name.strip() and self.project is not None:
-            self.run_task("Saving the version", lambda ctx: create_version(self.project, name.strip()),
-                          on_done=lambda v: self.statusBar().showMessage(
-                              f"Version '{v['name']}' saved ({v['rows']} rows)", 8000))
-
-    def diff_golden(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        from rageval_desktop.core.golden.versions import diff, list_versions
-
-        if self.project is None:
-            return
-        names = [v["name"] for v in list_versions(self.project)]
-        if not names:
-            self.show_error("Save a version first: a diff compares a version with another or with now.")
-            return
-        old, ok = QInputDialog.getItem(self, "Diff", "Compare this version…", names, len(names) - 1, False)
-        if not ok:
-            return
-        new, ok = QInputDialog.getItem(self, "Diff", "…with:", ["current", *names], 0, False)
-        if ok:
-            self.run_task("Diffing", lambda ctx: diff(self.project, old, new),
-                          on_done=lambda d: TextDialog(f"Golden set: {old} → {new}", diff_text(d), self).open())
-
-    def find_duplicates(self) -> None:
-        from rageval_desktop.core.golden.dedupe import golden_duplicates
-
-        if self.project is None:
-            return
-        questions = dict(self.project.reader().execute("SELECT id, question FROM golden_rows"))
-        self.run_task("Embedding questions and searching for near-duplicates",
-                      lambda ctx: golden_duplicates(self.project, 0.9),
-                      on_done=lambda pairs: TextDialog("Near-duplicate questions (cosine ≥ 0.9)",
-                                                       duplicates_text(pairs, questions), self).open())
-
-    def promote_current_row(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        from rageval_desktop.core.golden.edits import promote_failure
-
-        model, index = self.table.model(), self.table.currentIndex()
-        if self.project is None or model is None or not index.isValid() or model.source.key.startswith("golden"):
-            return
-        row_id = model.row_id(index.row())
-        tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
-                                       browse.list_slices(self.project), 2, False)
-        if ok:
-            self.run_task("Adding to the golden set", lambda ctx: promote_failure(self.project, row_id, tag),
-                          on_done=lambda r: self.statusBar().showMessage(
-                              f"Added draft golden row {r['id']} (production failure); approve it after review",
-                              10_000))
-
-    # --- judges and jobs -----------------------------------------------------------------------
-    def add_llm_judge(self) -> None:
-        if self.project is None:
-            return
-        from rageval_desktop.core.judges.registry import list_judges
-
-        dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self)
-        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
-            self.run_task("Adding the judge", operations.add_judge, self.project, **dialog.values(),
-                          on_done=lambda j: self.statusBar().showMessage(f"Added judge '{j.name}'", 8000))
-
-    def edit_judge(self, record: dict | None) -> None:
-        if self.project is None or not record:
-            return
-        from rageval_desktop.core.judges.registry import list_judges
-
-        dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self, existing=record)
-        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
-            self.run_task("Saving the judge", operations.edit_judge, self.project, record["name"], dialog.changes(),
-                          on_done=lambda j: self.statusBar().showMessage(f"Saved judge '{j.name}'", 8000))
-
-    def test_judge(self, name: str | None) -> None:
-        if self.project is not None and name:
-            self.run_task(f"Testing {name}", operations.test_connection, self.project, name,
-                          on_done=lambda text: self.show_info(text))
-
-    def rewrite_rubric(self, name: str | None) -> None:
-        if self.project is None or not name:
-            return
-        from rageval_desktop.core.jobs.work import preview_fields
-        from rageval_desktop.core.judges import rubrics
-        from rageval_desktop.core.judges.registry import get_judge
-
-        judge = get_judge(self.project, name)
-        if judge.rubric_id is None:
-            return
-        rubric = rubrics.load(self.project.reader(), judge.rubric_id)
-        row = self.project.reader().execute("SELECT id FROM run_rows ORDER BY id LIMIT 1").fetchone()
-        fields = preview_fields(self.project, row[0]) if row else {f: f"<{f}>" for f in rubrics.FIELDS}
-        editor = RubricEditor(rubric, fields, self)
-        if editor.exec() == RubricEditor.DialogCode.Accepted:
-            self.run_task("Saving the rubric", operations.clone_judge, self.project, name, editor.template(),
-                          on_done=lambda j: self.statusBar().showMessage(
-                              f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
-
-    def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None) -> None:
-        if self.project is None or (run is None and spec is None):
-            return
-        if self._job is not None:
-            self.show_error("A judging job is already running; cancel it or wait for it to finish.")
-            return
-        from rageval_desktop.core.jobs.judge_job import JobSpec
-
-        spec = spec or JobSpec(run=run, judges=judges)
-        self.jobs_view.live_label.setText(f"Starting: {spec.run}…")
-        self.task_label.setText(f"Judging {spec.run}")
-
-        def ended(summary: str) -> None:
-            self._job = None
-            self.task_label.clear()
-            self.jobs_view.job_ended(summary)
-            self.job_finished.emit(summary)
-
-        def done(stats: Any) -> None:
-            if stats.stopped == "fatal":
-                self.show_error(f"The job stopped: {stats.message}")
-            text = (f"Job #{stats.job_id} {stats.stopped or 'finished'}: {stats.ok} ok, {stats.unparsed} unparsed, "
-                    f"{stats.errors} errors, {stats.skipped} already judged, ${stats.cost_usd:.4f}, "
-                    f"{stats.seconds:.1f} s")
-            ended(text)
-
-        def failed(message: str, details: str) -> None:
-            ended(f"Job failed: {message}")
-            self.show_error(message, details)
-
-        self._job = workers.start(operations.run_judges, self.project, spec, on_done=done, on_error=failed,
-                                  on_stats=self.jobs_view.show_stats)
-        self.select_nav("jobs")
-
-    def cancel_job(self) -> None:
-        if self._job is not None:
-            self._job.cancel()
-            self.jobs_view.live_label.setText("Cancelling: finishing the calls in flight…")
-
-    def resume_job(self, job: dict[str, Any]) -> None:
-        from rageval_desktop.core.jobs.judge_job import JobSpec
-
-        known = set(JobSpec.__dataclass_fields__)
-        self.start_judging(None, None, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
-
-    def select_nav(self, kind: str) -> None:
-        for i in range(self.nav.count()):
-            key = self.nav.item(i).data(Qt.ItemDataRole.UserRole)
-            if key and key[0] == kind:
-                self.nav.setCurrentRow(i)
-                return
-
-    def reviewer(self, ask: bool = False, force: bool = False) -> str:
-        """The reviewer name ratings carry (a preference of this computer's user, not of the project)."""
-        from PySide6.QtWidgets import QInputDialog
-
-        name = str(settings().value("reviewer", "") or "")
-        if (ask and not name) or force:
-            text, ok = QInputDialog.getText(self, "Reviewer", "Your name, as it should appear on your ratings:",
-                                            text=name)
-            if ok and text.strip():
-                name = text.strip()
-                settings().setValue("reviewer", name)
-        return name
-
-    def show_info(self, text: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.open()
-        self.last_info = text
 
     # --- import --------------------------------------------------------------------------------
     def choose_import(self) -> None:

@@ -155,8 +155,9 @@ class GoldenBar(QWidget):
         row = QHBoxLayout()
         outer.addLayout(row)
         self.buttons = {}
-        for key, text in (("add", "&Add row…"), ("edit", "&Edit row…"), ("retire", "&Retire row…"),
-                          ("version", "Save &version…"), ("diff", "&Diff…"), ("dupes", "Find d&uplicates")):
+        for key, text in (("add", "&Add row…"), ("edit", "&Edit row…"), ("approve", "A&pprove"),
+                          ("retire", "&Retire row…"), ("version", "Save &version…"), ("diff", "&Diff…"),
+                          ("dupes", "Find d&uplicates"), ("synth", "&Generate…"), ("lab", "Retrieval la&b…")):
             button = QPushButton(text)
             self.buttons[key] = button
             row.addWidget(button)
@@ -171,9 +172,36 @@ class GoldenBar(QWidget):
         self.buttons["version"].clicked.connect(window.save_golden_version)
         self.buttons["diff"].clicked.connect(window.diff_golden)
         self.buttons["dupes"].clicked.connect(window.find_duplicates)
+        self.buttons["approve"].clicked.connect(window.approve_golden)
+        self.buttons["synth"].clicked.connect(window.generate_golden)
+        self.buttons["lab"].clicked.connect(window.retrieval_lab)
 
     def refresh(self) -> None:
         b = edits.balance(self.window_.project)
         parts = [f"{k} {v['rows']}" + (f"/{v['target']}" if v["target"] else "") for k, v in b["slices"].items()]
         self.balance.setText(" · ".join(parts) + f" · {b['production_failure_share'] * 100:.0f}% from production "
                              f"failures · {b['drafts']} drafts")
+
+
+def lab_text(data: dict[str, Any]) -> str:
+    lines = [f"{data['questions']} approved golden questions with gold chunks; overlap {data['overlap']:.0%}", "",
+             f"{'configuration':<16}{'model':<20}{'chunks':>8}{'recall@5':>10}{'recall@10':>11}{'recall@50':>11}"
+             f"{'MRR':>8}"]
+    for c in data["configs"]:
+        a = c["slices"]["all"]
+        lines.append(f"{c['config']:<16}{c['model']:<20}{c['chunks']:>8}{a['recall@5']:>10.1f}{a['recall@10']:>11.1f}"
+                     f"{a['recall@50']:>11.1f}{a['mrr']:>8.1f}")
+    lines += ["", "recall@5 per slice:"]
+    slices = [s for s in data["configs"][0]["slices"] if s != "all"]
+    lines.append(f"{'configuration':<16}" + "".join(f"{s[:14]:>16}" for s in slices))
+    for c in data["configs"]:
+        lines.append(f"{c['config']:<16}" + "".join(f"{c['slices'][s]['recall@5']:>16.1f}" for s in slices))
+    return "\n".join(lines)
+
+
+def synth_text(stats: Any) -> str:
+    rejected = "\n".join(f"  {why}: {n}" for why, n in sorted(stats.rejected.items())) or "  none"
+    return (f"{stats.chunks} chunks sampled → {stats.candidates} candidate questions → {stats.kept} draft golden rows "
+            f"waiting for approval.\n\nRejected:\n{rejected}\n\n{stats.calls} calls, {stats.cache_hits} from the "
+            f"cache, ${stats.cost_usd:.4f}, {stats.seconds:.1f} s" + (f"\n\nStopped: {stats.message}"
+                                                                     if stats.message else ""))

@@ -1,0 +1,163 @@
+"""The golden-set actions of the main window: add, edit, approve, retire, versions, diff, duplicates, generation,
+the retrieval lab, and adding a run row to the golden set. Core does the work in a worker; this only asks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rageval_desktop.core.store import browse
+from rageval_desktop.gui.views.golden_tools import (
+    GoldenRowDialog,
+    TextDialog,
+    diff_text,
+    duplicates_text,
+    lab_text,
+    synth_text,
+)
+
+
+class GoldenActions:
+    """Mixed into MainWindow (needs: project, table, run_task, show_error, statusBar)."""
+
+    project: Any
+    table: Any
+
+    def selected_golden_id(self) -> str | None:
+        model = self.table.model()
+        index = self.table.currentIndex()
+        if model is None or not index.isValid() or not model.source.key.startswith("golden"):
+            return None
+        return model.row_id(index.row())
+
+    def edit_golden(self, golden_id: str | None) -> None:
+        from rageval_desktop.core.golden.edits import row
+
+        if self.project is None:
+            return
+        existing = row(self.project, golden_id) if golden_id else None
+        dialog = GoldenRowDialog(self.project, browse.list_slices(self.project), existing, self)
+        if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:
+            self.run_task("Saving the golden row", dialog.save(),
+                          on_done=lambda r: self.statusBar().showMessage(f"Saved golden row {r['id']}", 8000))
+
+    def retire_golden(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.edits import set_status
+
+        gid = self.selected_golden_id()
+        if gid is None or self.project is None:
+            return
+        reason, ok = QInputDialog.getText(self, "Retire golden row", f"Why retire {gid}? (kept in its history)")
+        if ok and reason.strip():
+            self.run_task("Retiring the row", lambda ctx: set_status(self.project, gid, "retired", reason))
+
+    def save_golden_version(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.versions import create_version
+
+        name, ok = QInputDialog.getText(self, "Save a version", "Name of this snapshot of the golden set (e.g. v3):")
+        if ok and name.strip() and self.project is not None:
+            self.run_task("Saving the version", lambda ctx: create_version(self.project, name.strip()),
+                          on_done=lambda v: self.statusBar().showMessage(
+                              f"Version '{v['name']}' saved ({v['rows']} rows)", 8000))
+
+    def diff_golden(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.versions import diff, list_versions
+
+        if self.project is None:
+            return
+        names = [v["name"] for v in list_versions(self.project)]
+        if not names:
+            self.show_error("Save a version first: a diff compares a version with another or with now.")
+            return
+        old, ok = QInputDialog.getItem(self, "Diff", "Compare this version…", names, len(names) - 1, False)
+        if not ok:
+            return
+        new, ok = QInputDialog.getItem(self, "Diff", "…with:", ["current", *names], 0, False)
+        if ok:
+            self.run_task("Diffing", lambda ctx: diff(self.project, old, new),
+                          on_done=lambda d: TextDialog(f"Golden set: {old} → {new}", diff_text(d), self).open())
+
+    def find_duplicates(self) -> None:
+        from rageval_desktop.core.golden.dedupe import golden_duplicates
+
+        if self.project is None:
+            return
+        questions = dict(self.project.reader().execute("SELECT id, question FROM golden_rows"))
+        self.run_task("Embedding questions and searching for near-duplicates",
+                      lambda ctx: golden_duplicates(self.project, 0.9),
+                      on_done=lambda pairs: TextDialog("Near-duplicate questions (cosine ≥ 0.9)",
+                                                       duplicates_text(pairs, questions), self).open())
+
+    def approve_golden(self) -> None:
+        from rageval_desktop.core.golden.edits import set_status
+
+        gid = self.selected_golden_id()
+        if gid is not None and self.project is not None:
+            self.run_task("Approving the row", lambda ctx: set_status(self.project, gid, "approved",
+                                                                      f"approved by {self.project.actor}"))
+
+    def generate_golden(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.synth import SynthSpec, run_synth
+        from rageval_desktop.core.judges.registry import list_judges
+
+        if self.project is None:
+            return
+        judges = [j.name for j in list_judges(self.project) if j.kind == "llm"]
+        if not judges:
+            self.show_error("Generating questions needs an LLM judge (its endpoint and model write and critique): "
+                            "add one in the Judges view.")
+            return
+        judge, ok = QInputDialog.getItem(self, "Generate questions", "LLM to write and critique with:", judges, 0,
+                                         False)
+        if not ok:
+            return
+        n, ok = QInputDialog.getInt(self, "Generate questions", "Corpus chunks to sample:", 20, 1, 5000)
+        if ok:
+            spec = SynthSpec(n=n, judge=judge, seed=n)
+            self.run_task("Generating and critiquing questions", lambda ctx: run_synth(self.project, spec, ctx),
+                          on_done=lambda st: TextDialog("Generated questions", synth_text(st), self).open())
+
+    def retrieval_lab(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.lab import run_lab
+
+        if self.project is None:
+            return
+        text, ok = QInputDialog.getText(self, "Retrieval lab", "Chunk sizes to try (tokens, comma-separated):",
+                                        text="200,500")
+        if not ok:
+            return
+        try:
+            sizes = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            self.show_error("Chunk sizes are whole numbers separated by commas, e.g. 200,500.")
+            return
+        self.run_task("Retrieval lab: chunking, embedding, searching",
+                      lambda ctx: run_lab(self.project, sizes, ctx=ctx),
+                      on_done=lambda data: TextDialog("Retrieval lab", lab_text(data), self).open())
+
+    def promote_current_row(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.golden.edits import promote_failure
+
+        model, index = self.table.model(), self.table.currentIndex()
+        if self.project is None or model is None or not index.isValid() or model.source.key.startswith("golden"):
+            return
+        row_id = model.row_id(index.row())
+        tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
+                                       browse.list_slices(self.project), 2, False)
+        if ok:
+            self.run_task("Adding to the golden set", lambda ctx: promote_failure(self.project, row_id, tag),
+                          on_done=lambda r: self.statusBar().showMessage(
+                              f"Added draft golden row {r['id']} (production failure); approve it after review",
+                              10_000))
+

@@ -1,0 +1,136 @@
+"""The judging actions of the main window: add/edit/test judges, rewrite a rubric, start, cancel and resume jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.prefs import settings
+from rageval_desktop.gui.views.judge_dialog import JudgeDialog
+from rageval_desktop.gui.views.rubric_editor import RubricEditor
+
+
+class JudgingActions:
+    """Mixed into MainWindow (needs: project, run_task, show_error, jobs_view, job_finished, nav)."""
+
+    project: Any
+    _job: Any
+
+    def add_llm_judge(self) -> None:
+        if self.project is None:
+            return
+        from rageval_desktop.core.judges.registry import list_judges
+
+        dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self)
+        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
+            self.run_task("Adding the judge", operations.add_judge, self.project, **dialog.values(),
+                          on_done=lambda j: self.statusBar().showMessage(f"Added judge '{j.name}'", 8000))
+
+    def edit_judge(self, record: dict | None) -> None:
+        if self.project is None or not record:
+            return
+        from rageval_desktop.core.judges.registry import list_judges
+
+        dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self, existing=record)
+        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
+            self.run_task("Saving the judge", operations.edit_judge, self.project, record["name"], dialog.changes(),
+                          on_done=lambda j: self.statusBar().showMessage(f"Saved judge '{j.name}'", 8000))
+
+    def test_judge(self, name: str | None) -> None:
+        if self.project is not None and name:
+            self.run_task(f"Testing {name}", operations.test_connection, self.project, name,
+                          on_done=lambda text: self.show_info(text))
+
+    def rewrite_rubric(self, name: str | None) -> None:
+        if self.project is None or not name:
+            return
+        from rageval_desktop.core.jobs.work import preview_fields
+        from rageval_desktop.core.judges import rubrics
+        from rageval_desktop.core.judges.registry import get_judge
+
+        judge = get_judge(self.project, name)
+        if judge.rubric_id is None:
+            return
+        rubric = rubrics.load(self.project.reader(), judge.rubric_id)
+        row = self.project.reader().execute("SELECT id FROM run_rows ORDER BY id LIMIT 1").fetchone()
+        fields = preview_fields(self.project, row[0]) if row else {f: f"<{f}>" for f in rubrics.FIELDS}
+        editor = RubricEditor(rubric, fields, self)
+        if editor.exec() == RubricEditor.DialogCode.Accepted:
+            self.run_task("Saving the rubric", operations.clone_judge, self.project, name, editor.template(),
+                          on_done=lambda j: self.statusBar().showMessage(
+                              f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
+
+    def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None) -> None:
+        if self.project is None or (run is None and spec is None):
+            return
+        if self._job is not None:
+            self.show_error("A judging job is already running; cancel it or wait for it to finish.")
+            return
+        from rageval_desktop.core.jobs.judge_job import JobSpec
+
+        spec = spec or JobSpec(run=run, judges=judges)
+        self.jobs_view.live_label.setText(f"Starting: {spec.run}…")
+        self.task_label.setText(f"Judging {spec.run}")
+
+        def ended(summary: str) -> None:
+            self._job = None
+            self.task_label.clear()
+            self.jobs_view.job_ended(summary)
+            self.job_finished.emit(summary)
+
+        def done(stats: Any) -> None:
+            if stats.stopped == "fatal":
+                self.show_error(f"The job stopped: {stats.message}")
+            text = (f"Job #{stats.job_id} {stats.stopped or 'finished'}: {stats.ok} ok, {stats.unparsed} unparsed, "
+                    f"{stats.errors} errors, {stats.skipped} already judged, ${stats.cost_usd:.4f}, "
+                    f"{stats.seconds:.1f} s")
+            ended(text)
+
+        def failed(message: str, details: str) -> None:
+            ended(f"Job failed: {message}")
+            self.show_error(message, details)
+
+        self._job = workers.start(operations.run_judges, self.project, spec, on_done=done, on_error=failed,
+                                  on_stats=self.jobs_view.show_stats)
+        self.select_nav("jobs")
+
+    def cancel_job(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+            self.jobs_view.live_label.setText("Cancelling: finishing the calls in flight…")
+
+    def resume_job(self, job: dict[str, Any]) -> None:
+        from rageval_desktop.core.jobs.judge_job import JobSpec
+
+        known = set(JobSpec.__dataclass_fields__)
+        self.start_judging(None, None, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
+
+    def select_nav(self, kind: str) -> None:
+        for i in range(self.nav.count()):
+            key = self.nav.item(i).data(Qt.ItemDataRole.UserRole)
+            if key and key[0] == kind:
+                self.nav.setCurrentRow(i)
+                return
+
+    def reviewer(self, ask: bool = False, force: bool = False) -> str:
+        """The reviewer name ratings carry (a preference of this computer's user, not of the project)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        name = str(settings().value("reviewer", "") or "")
+        if (ask and not name) or force:
+            text, ok = QInputDialog.getText(self, "Reviewer", "Your name, as it should appear on your ratings:",
+                                            text=name)
+            if ok and text.strip():
+                name = text.strip()
+                settings().setValue("reviewer", name)
+        return name
+
+    def show_info(self, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.open()
+        self.last_info = text
+

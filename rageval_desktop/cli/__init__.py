@@ -1,0 +1,308 @@
+"""`rageval`: the headless twin of the app. A thin shell: parse arguments, call core, print.
+
+Exit codes: 0 success; 1 an operation failed (bad input, refused file); 2 usage error.
+The first line on stderr always says what went wrong in plain words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from rageval_desktop import __version__
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, _Parser
+from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
+from rageval_desktop.cli.judging_cmds import cmd_jobs, cmd_judge, cmd_judges, cmd_prices
+from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate, cmd_metrics, cmd_report
+from rageval_desktop.cli.project_cmds import cmd_backup, cmd_demo, cmd_import, cmd_info, cmd_new
+from rageval_desktop.cli.review_cmds import cmd_agreement, cmd_judge_status, cmd_ratings, cmd_sample, cmd_settings
+from rageval_desktop.core.errors import RagevalError
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+
+
+# --- parser --------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rageval", description="Headless RAGEval Desktop: evaluate RAG runs in a project file.")
+    parser.add_argument("--version", action="version", version=f"rageval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name: str, func: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(func=func)
+        return p
+
+    p = command("new", cmd_new, "create an empty project file")
+    p.add_argument("project", help="path of the new .rageval file")
+    p.add_argument("--name", help="display name (default: the file name)")
+
+    p = command("import", cmd_import, "import a golden set, a run or corpus chunks (all-or-nothing)")
+    what = p.add_subparsers(dest="what", required=True, parser_class=_Parser)
+    for kind, help_ in (("golden", "golden rows: question, gold_answer, gold_chunk_ids, slice_tag"),
+                        ("run", "outputs of one RAG run: question, answer, retrieved"),
+                        ("corpus", "corpus chunks: chunk_id, doc_id, text")):
+        q = what.add_parser(kind, help=help_, description=help_)
+        q.add_argument("project")
+        q.add_argument("file", help=".csv, .jsonl, .json, .parquet or .xlsx")
+        q.add_argument("--json", action="store_true", help="print the import report as JSON")
+        if kind != "corpus":
+            q.add_argument("--format", help="layout: native, ragas, hf-cookbook" +
+                           (", open-rag-eval" if kind == "run" else "") + " (default: detected)")
+            q.add_argument("--map", metavar="TARGET=SOURCE,...",
+                           help="rename the file's columns first, e.g. question=query,answer=response")
+        if kind == "golden":
+            q.add_argument("--slice", help="slice tag for rows that have none")
+        if kind == "run":
+            q.add_argument("--run", required=True, help="name of the run, e.g. v2")
+            q.add_argument("--replace", action="store_true", help="replace a run of the same name (backup first)")
+            q.add_argument("--notes", help="free text kept with the run")
+
+    p = command("info", cmd_info, "summarise a project")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+
+    p = command("demo", cmd_demo, "write the bundled demo project")
+    p.add_argument("path", help="file to create (or a folder, to create demo.rageval in it)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--json", action="store_true")
+
+    p = command("judges", cmd_judges, "add and list judges")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list", help="list the project's judges")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("add", help="add a judge: an LLM endpoint + rubric, or an embedded scorer")
+    q.add_argument("project")
+    q.add_argument("--name", required=True)
+    q.add_argument("--metric", required=True,
+                   help="correctness, correctness_binary, faithfulness, answer_relevance, passage_relevance")
+    q.add_argument("--kind", required=True, choices=["llm", "embedding", "lexical"])
+    q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")
+    q.add_argument("--model", help="model name at the endpoint (LLM judges)")
+    q.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI)")
+    q.add_argument("--api-key-env", help="NAME of the environment variable holding the key (never the key)")
+    q.add_argument("--api-key-keyring", metavar="keyring:SERVICE:USER", help="or a keyring entry")
+    q.add_argument("--concurrency", type=int)
+    q.add_argument("--rpm", type=float, help="requests-per-minute cap")
+    q.add_argument("--max-tokens", type=int)
+    q.add_argument("--timeout", type=float, help="seconds per call (default 120)")
+    q.add_argument("--seed", type=int)
+    q.add_argument("--temperature", type=float)
+    q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance)")
+    q.add_argument("--measure", choices=["f1", "rougeL"], help="lexical judges")
+    q.add_argument("--threshold", type=float, help="similarity counted as correct (binary metrics)")
+    q.add_argument("--json", action="store_true")
+
+    p = command("judge", cmd_judge, "run judges over a run's rows (resumable: judged rows are skipped)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--judge", action="append", help="judge name (repeatable; default: every active judge)")
+    p.add_argument("--slice", help="only rows of this slice")
+    p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the rows of this review sample")
+    p.add_argument("--rated-only", action="store_true",
+                   help="only rows humans rated (audit a rewritten rubric without new ratings)")
+    p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's, 16)")
+    p.add_argument("--rpm", type=float, help="requests-per-minute cap")
+    p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")
+    p.add_argument("--timeout", type=float, help="seconds per call")
+    p.add_argument("--only-missing", action="store_true",
+                   help="only rows without a final judgment (the default behaviour; kept for scripts)")
+    p.add_argument("--only-failed", action="store_true", help="only rows whose judgment is an error or unparsed")
+    p.add_argument("--redo-unparsed", action="store_true", help="also redo rows whose reply did not parse")
+    p.add_argument("--no-cache", action="store_true", help="do not use or fill the request cache")
+    p.add_argument("--json", action="store_true")
+
+    p = command("prices", cmd_prices, "the price table used for cost accounting")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("set")
+    q.add_argument("project")
+    q.add_argument("model")
+    q.add_argument("--input", type=float, required=True, help="USD per million prompt tokens")
+    q.add_argument("--output", type=float, required=True, help="USD per million completion tokens")
+    q.add_argument("--json", action="store_true")
+
+    p = command("jobs", cmd_jobs, "list jobs, resume an interrupted one")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("resume")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--json", action="store_true")
+
+    p = command("metrics", cmd_metrics, "the dashboard of one run: every slice and 'all' (0-100 scale)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--k", help="cut-offs for recall/precision/nDCG (default 5,10,50)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("compare", cmd_compare, "per-slice deltas of a candidate run against a baseline (paired 95% CIs)")
+    p.add_argument("project")
+    p.add_argument("--baseline", required=True)
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--metrics", nargs="+", help="default: recall@5 recall@10 mrr ndcg@10 + judged metrics")
+    p.add_argument("--json", action="store_true")
+
+    p = command("gate", cmd_gate, "exit 1 when any slice regresses by more than N points (for CI)")
+    p.add_argument("project")
+    p.add_argument("--baseline", required=True)
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--max-slice-drop", type=float, default=2.0, help="points a slice may drop (default 2)")
+    p.add_argument("--max-aggregate-drop", type=float, default=0.0, help="points 'all' may drop (default 0)")
+    p.add_argument("--metrics", nargs="+")
+    p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
+    p.add_argument("--json", action="store_true")
+
+    p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--class", dest="failure_class", choices=["retrieval", "reranker", "generation"])
+    p.add_argument("--slice")
+    p.add_argument("--metric", help="only rows this judged metric failed")
+    p.add_argument("--sample", type=int, help="read N failures at random (e.g. 10)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("report", cmd_report, "write a report: .html .pdf .xlsx .csv .jsonl .parquet or .md (by extension)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--baseline", help="compare against this run")
+    p.add_argument("--out", required=True, help="file to write; its extension picks the format")
+    p.add_argument("--json", action="store_true")
+
+    p = command("sample", cmd_sample, "draw (or extend) a stratified review sample of a run for one metric")
+    p.add_argument("project")
+    p.add_argument("--run")
+    p.add_argument("--metric")
+    p.add_argument("--size", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more rows to this sample")
+    p.add_argument("--json", action="store_true")
+
+    p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("import", help="CSV/JSONL: row_id or question, metric, reviewer, score [, comment]")
+    q.add_argument("project")
+    q.add_argument("file")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("export")
+    q.add_argument("project")
+    q.add_argument("--out", required=True, help=".csv or .jsonl")
+    q.add_argument("--json", action="store_true")
+
+    p = command("agreement", cmd_agreement, "judge-human agreement with CIs; --apply retires judges under the bar")
+    p.add_argument("project")
+    p.add_argument("--judge")
+    p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
+    p.add_argument("--json", action="store_true")
+
+    for name, help_ in (("retire", "retire a judge by hand, with a reason"),
+                        ("reinstate", "reinstate a retired judge (only after a passing audit)")):
+        p = command(name, cmd_judge_status, help_)
+        p.set_defaults(action=name)
+        p.add_argument("project")
+        p.add_argument("name")
+        p.add_argument("--reason", required=True)
+        p.add_argument("--json", action="store_true")
+
+    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("show")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("set")
+    q.add_argument("project")
+    q.add_argument("--statistic", choices=["auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha",
+                                           "spearman", "exact"])
+    q.add_argument("--threshold", type=float)
+    q.add_argument("--min-n", type=int)
+    q.add_argument("--json", action="store_true")
+
+    p = command("golden", cmd_golden, "the golden set as code: versions, diffs, exports, dedupe, balance, promote")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("version", help="name a snapshot of the golden set")
+    q.add_argument("project")
+    q.add_argument("name")
+    q.add_argument("--note")
+    q = acts.add_parser("versions", help="list the snapshots")
+    q.add_argument("project")
+    q = acts.add_parser("diff", help="rows added, removed and changed between two versions ('current' = now)")
+    q.add_argument("project")
+    q.add_argument("old")
+    q.add_argument("new", nargs="?", default="current")
+    q = acts.add_parser("export", help="write a version to .jsonl or .csv (re-import with `import golden`)")
+    q.add_argument("project")
+    q.add_argument("version", help="a version name or 'current'")
+    q.add_argument("--out", required=True)
+    q = acts.add_parser("dedupe", help="near-duplicate questions (MiniLM + FAISS)")
+    q.add_argument("project")
+    q.add_argument("--threshold", type=float, default=0.9)
+    q = acts.add_parser("balance", help="rows per slice against targets; share from production failures")
+    q.add_argument("project")
+    q = acts.add_parser("promote", help="add a failing run row to the golden set as a draft")
+    q.add_argument("project")
+    q.add_argument("--row-id", type=int, required=True)
+    q.add_argument("--slice", required=True)
+    q.add_argument("--reason")
+    for q in acts.choices.values():
+        q.add_argument("--json", action="store_true")
+
+    p = command("synth", cmd_synth, "generate draft golden rows from corpus chunks, filtered by critique agents")
+    p.add_argument("project")
+    p.add_argument("--n", type=int, required=True, help="chunks to sample")
+    p.add_argument("--judge", required=True, help="an LLM judge whose endpoint and model write and critique")
+    p.add_argument("--style", choices=["factoid", "snippets"], default="factoid")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--slice", help="slice tag of the drafts")
+    for name in ("groundedness", "relevance", "standalone"):
+        p.add_argument(f"--min-{name}", type=float, default=4.0, help=f"keep when {name} >= this (default 4)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("lab", cmd_lab, "retrieval lab: recall per chunk size and embedding model, per slice")
+    p.add_argument("project")
+    p.add_argument("--chunk-sizes", default="200,500", help="token counts, e.g. 200,500")
+    p.add_argument("--overlap", type=float, default=0.2, help="share of a chunk repeated in the next (default 0.2)")
+    p.add_argument("--model", action="append", help="embedding model (default: the bundled all-MiniLM-L6-v2)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("corpus", cmd_corpus, "import a folder of .txt/.md/.rst/.pdf as chunks")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("import")
+    q.add_argument("project")
+    q.add_argument("dir")
+    q.add_argument("--chunk-size", type=int, default=200, help="tokens per chunk (default 200)")
+    q.add_argument("--overlap", type=int, default=40, help="tokens shared by neighbouring chunks (default 40)")
+    q.add_argument("--json", action="store_true")
+
+    p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RagevalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing was half-written (each operation is one transaction)", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `rageval ... | head`: the reader left; not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

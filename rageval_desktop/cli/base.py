@@ -1,0 +1,43 @@
+"""What every command shares: exit codes, the usage error, printing, opening a project.
+
+Exit codes: 0 success; 1 an operation failed (bad input, refused file); 2 usage error.
+The first line on stderr always says what went wrong in plain words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # plain words first, the usage after
+        sys.stderr.write(f"error: {message}\n")
+        self.print_usage(sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if getattr(args, "json", False) else text)
+
+
+def _open(path: str):
+    from rageval_desktop.core.store.project import Project
+
+    return Project.open(path)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.6f}" if value < 0.01 and value != 0 else f"{value:.2f}"
+    return str(value)

@@ -1,0 +1,101 @@
+"""Judges, judging jobs, prices, the jobs table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _print
+
+
+def cmd_judges(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.judges import registry
+
+    with _open(args.project) as project:
+        if args.action == "list":
+            judges = [registry.judge_summary(j) for j in registry.list_judges(project)]
+            text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} {j['status']}"
+                             for j in judges) or "no judges yet"
+            _print(args, judges, text)
+            return EXIT_OK
+        params: dict[str, Any] = {}
+        for key in ("concurrency", "max_tokens", "timeout", "seed", "temperature", "rpm", "passages_k", "measure",
+                    "threshold"):
+            value = getattr(args, key, None)
+            if value is not None:
+                params[key] = value
+        judge = registry.add_judge(project, args.name, args.metric, args.kind, rubric=args.rubric, model=args.model,
+                                   base_url=args.base_url, api_key_ref=args.api_key_env or args.api_key_keyring,
+                                   params=params)
+        _print(args, registry.judge_summary(judge), f"added judge '{judge.name}' ({judge.metric}, {judge.kind})")
+    return EXIT_OK
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.jobs.judge_job import JobSpec
+
+    spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, sample_id=args.sample,
+                   rated_only=args.rated_only,
+                   only_failed=args.only_failed,
+                   redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
+                   budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache)
+    return _run_job(args, spec)
+
+
+def _run_job(args: argparse.Namespace, spec: Any) -> int:
+    from rageval_desktop.core.jobs.context import TaskContext
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+
+    def progress(done: int, total: int, message: str) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
+
+    with _open(args.project) as project:
+        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
+        try:
+            stats = run_judge_job(project, spec, ctx)
+        except KeyboardInterrupt:
+            print("error: interrupted; every judgment already saved is kept — run the same command to resume",
+                  file=sys.stderr)
+            return EXIT_FAILED
+    out = stats.as_dict()
+    if stats.stopped == "fatal":
+        print(f"error: the job stopped: {stats.message}", file=sys.stderr)
+    elif stats.stopped == "budget":
+        print(f"warning: {stats.message}", file=sys.stderr)
+    text = (f"{stats.rows} to judge ({stats.skipped} already judged): {stats.ok} ok, {stats.unparsed} unparsed, "
+            f"{stats.errors} errors{' ' + str(stats.errors_by_kind) if stats.errors else ''}; {stats.calls} calls, "
+            f"{stats.cache_hits} from cache, ${stats.cost_usd:.4f}, {stats.seconds:.1f} s")
+    _print(args, out, text)
+    return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
+
+
+def cmd_prices(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.judges import prices
+
+    with _open(args.project) as project:
+        if args.action == "set":
+            prices.set_price(project, args.model, args.input, args.output)
+        table = prices.all_prices(project)
+    _print(args, {m: {"input_per_mtok": i, "output_per_mtok": o} for m, (i, o) in table.items()},
+           "\n".join(f"{m:<28} ${i:g} in / ${o:g} out per million tokens" for m, (i, o) in sorted(table.items())))
+    return EXIT_OK
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.jobs import records
+    from rageval_desktop.core.jobs.judge_job import JobSpec
+
+    with _open(args.project) as project:
+        records.mark_interrupted(project)
+        if args.action == "list":
+            jobs = records.list_jobs(project)
+            _print(args, jobs, "\n".join(f"#{j['id']:<4} {j['kind']:<8} {j['status']:<12} {j['done']}/{j['total']} "
+                                         f"{j['message'] or ''}" for j in jobs) or "no jobs yet")
+            return EXIT_OK
+        job = records.get(project, args.id)
+    if job["kind"] != "judge":
+        raise UsageError(f"job {args.id} is a {job['kind']} job; only judge jobs resume")
+    known = set(JobSpec.__dataclass_fields__)
+    return _run_job(args, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))

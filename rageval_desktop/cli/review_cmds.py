@@ -1,0 +1,85 @@
+"""Review samples, human ratings, agreement and retirement."""
+
+from __future__ import annotations
+
+import argparse
+
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _open, _print
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import sampling
+
+    with _open(args.project) as project:
+        if args.extend:
+            sample = sampling.extend_sample(project, args.extend, args.size)
+        else:
+            if not args.run or not args.metric:
+                raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
+            sample = sampling.create_sample(project, args.run, args.metric, args.size, args.seed)
+    data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
+            "row_ids": sample.row_ids}
+    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} rows of {sample.run} to rate for {sample.metric}")
+    return EXIT_OK
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import ratings
+
+    with _open(args.project) as project:
+        if args.action == "import":
+            n = ratings.import_ratings(project, args.file)
+            _print(args, {"imported": n}, f"imported {n} ratings")
+        else:
+            n = ratings.export_ratings(project, args.out)
+            _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")
+    return EXIT_OK
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import agreement
+
+    with _open(args.project) as project:
+        results = agreement.audit_all(project, args.judge)
+        actions = {}
+        if args.apply:
+            for result in results:
+                actions[result.judge] = agreement.apply(project, result)
+    out = []
+    lines = []
+    for r in results:
+        item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
+                "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
+                "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
+                "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion}
+        if args.apply:
+            item["action"] = actions[r.judge]
+        out.append(item)
+        value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0])}, {_cell(r.ci[1])}]"
+        more = f" (needs {r.needed} more rated rows)" if r.needed else ""
+        lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
+                     + (f"  -> {actions[r.judge]}" if args.apply else ""))
+    _print(args, out, "\n".join(lines) or "no judges")
+    return EXIT_OK
+
+
+def cmd_judge_status(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import agreement
+
+    with _open(args.project) as project:
+        agreement.set_status(project, args.name, "retired" if args.action == "retire" else "active", args.reason)
+    _print(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
+    return EXIT_OK
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import settings
+
+    with _open(args.project) as project:
+        if args.action == "set":
+            pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n)
+        else:
+            pol = settings.policy(project)
+    data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n}
+    _print(args, data, f"retire a judge when {pol.statistic} < {pol.threshold:g} with n >= {pol.min_n}")
+    return EXIT_OK

@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="rename the file's columns first, e.g. question=query,answer=response")
         if kind == "golden":
             q.add_argument("--slice", help="slice tag for rows that have none")
+            q.add_argument("--no-dedupe-check", action="store_true",
+                           help="skip the near-duplicate check of the new rows against the golden set (MiniLM)")
         if kind == "run":
             q.add_argument("--run", required=True, help="name of the run, e.g. v2")
             q.add_argument("--replace", action="store_true", help="replace a run of the same name (backup first)")
@@ -244,6 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--threshold", type=float, default=0.9)
     q = acts.add_parser("balance", help="rows per slice against targets; share from production failures")
     q.add_argument("project")
+    q = acts.add_parser("target", help="set how many approved rows a slice should have (or add a slice)")
+    q.add_argument("project")
+    q.add_argument("--slice", required=True)
+    q.add_argument("--rows", type=int, required=True)
     q = acts.add_parser("promote", help="add a failing run row to the golden set as a draft")
     q.add_argument("project")
     q.add_argument("--row-id", type=int, required=True)

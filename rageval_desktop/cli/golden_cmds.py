@@ -40,6 +40,10 @@ def cmd_golden(args: argparse.Namespace) -> int:
                              for k, v in data["slices"].items())
             share = data["production_failure_share"] * 100
             text += f"\nfrom production failures: {share:.0f}%, drafts: {data['drafts']}"
+        elif args.action == "target":
+            edits.set_target(project, args.slice, args.rows)
+            data = edits.balance(project)
+            text = f"slice '{args.slice}' target: {args.rows} approved rows"
         else:  # promote
             data = edits.promote_failure(project, args.row_id, args.slice, args.reason)
             text = f"added draft golden row {data['id']} from a production failure"

@@ -27,7 +27,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     with _open(args.project) as project:
         if args.what == "golden":
             report = importers.import_golden(project, args.file, fmt=args.format, mapping=mapping,
-                                             default_slice=args.slice)
+                                             default_slice=args.slice, check_duplicates=not args.no_dedupe_check)
         elif args.what == "run":
             report = importers.import_run(project, args.file, args.run, fmt=args.format, mapping=mapping,
                                           replace=args.replace, notes=args.notes)

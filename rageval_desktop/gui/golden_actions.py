@@ -145,14 +145,16 @@ class GoldenActions:
                       on_done=lambda data: TextDialog("Retrieval lab", lab_text(data), self).open())
 
     def promote_current_row(self) -> None:
+        model, index = self.table.model(), self.table.currentIndex()
+        if self.project is None or model is None or not index.isValid() or model.source.key.startswith("golden"):
+            return
+        self.promote_row(model.row_id(index.row()))
+
+    def promote_row(self, row_id: int) -> None:
         from PySide6.QtWidgets import QInputDialog
 
         from rageval_desktop.core.golden.edits import promote_failure
 
-        model, index = self.table.model(), self.table.currentIndex()
-        if self.project is None or model is None or not index.isValid() or model.source.key.startswith("golden"):
-            return
-        row_id = model.row_id(index.row())
         tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
                                        browse.list_slices(self.project), 2, False)
         if ok:

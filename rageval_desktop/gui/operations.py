@@ -39,7 +39,7 @@ def import_file(project: Project, path: Path, kind: str, run_name: str | None, f
     from rageval_desktop.core import importers
 
     if kind == "golden":
-        return importers.import_golden(project, path, fmt=fmt, ctx=ctx)
+        return importers.import_golden(project, path, fmt=fmt, ctx=ctx, check_duplicates=True)
     if kind == "run":
         return importers.import_run(project, path, run_name or path.stem, fmt=fmt, ctx=ctx)
     return importers.import_corpus(project, path, ctx=ctx)

@@ -154,3 +154,15 @@ def test_golden_cli(proj, tmp_path, capsys):
     capsys.readouterr()
     assert main(["golden", "balance", path, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["approved"] == 6
+
+
+def test_targets_and_duplicate_check_on_import(proj, tmp_path):
+    edits.set_target(proj, "easy", 40)
+    assert edits.balance(proj)["slices"]["easy"]["target"] == 40
+    new = tmp_path / "new.jsonl"
+    new.write_text(json.dumps({"question": "The question number 1?", "gold_answer": "x"}) + "\n"
+                   + json.dumps({"question": "Which ocean is the largest?", "gold_answer": "Pacific"}) + "\n")
+    report = import_golden(proj, new, check_duplicates=True)
+    assert report.added == 2
+    dupes = [w for w in report.warnings if w.startswith("near-duplicate")]
+    assert len(dupes) == 1 and "g1 " in dupes[0] and "The question number 1?" in dupes[0]

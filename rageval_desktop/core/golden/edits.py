@@ -143,6 +143,19 @@ def promote_failure(project: Project, run_row_id: int, slice_tag: str, reason: s
                    metadata={"promoted_from": {"run": run, "row": ext}})
 
 
+def set_target(project: Project, slice_tag: str, rows: int | None) -> None:
+    """How many approved rows a slice should have (the balance panel compares against it)."""
+    with project.write("set slice target", changed=("golden",)) as conn:
+        known = {r[0] for r in conn.execute("SELECT name FROM slices")}
+        if slice_tag not in known:
+            if rows is None:
+                raise GoldenInvalid(f"no slice '{slice_tag}'")
+            conn.execute("INSERT INTO slices (name, target, position) VALUES (?, ?, ?)", (slice_tag, rows, len(known)))
+        else:
+            conn.execute("UPDATE slices SET target = ? WHERE name = ?", (rows, slice_tag))
+        project.audit(conn, "set slice target", "slice", slice_tag, rows=rows)
+
+
 def balance(project: Project) -> dict[str, Any]:
     """Rows per slice against targets, and the share that came from production failures."""
     conn = project.reader()

@@ -32,13 +32,19 @@ def _stored_content(row: tuple) -> dict[str, Any]:
 
 def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                   mapping: dict[str, str] | None = None, default_slice: str | None = None,
-                  source: str = "import", ctx: TaskContext | None = None) -> ImportReport:
+                  source: str = "import", ctx: TaskContext | None = None,
+                  check_duplicates: bool = False) -> ImportReport:
+    """Import golden rows. With `check_duplicates`, new questions that nearly repeat an existing row (MiniLM
+    cosine >= 0.9) are reported as warnings before the import (the rows are still imported: merging is a
+    reviewer's decision)."""
     ctx = ctx or TaskContext()
     layout, records, file = load(path, "golden", fmt, mapping)
     check_unique([(r.row, r.id) for r in records], file, "id", "id")
     check_unique([(r.row, normalise_question(r.question)) for r in records if r.id is None], file,
                  layout.required[0], "question")
     report = ImportReport(kind="golden set", file=file, layout=layout.name, rows_read=len(records))
+    if check_duplicates:
+        report.warnings += _near_duplicate_warnings(project, records)
     ctx.report(0, len(records), "writing golden rows", force=True)
     with project.write("import golden set", changed=("golden",)) as conn:
         chunk_by_text = _chunks_by_text(conn, records)
@@ -128,3 +134,12 @@ def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
     known = {r[0] for r in conn.execute("SELECT chunk_id FROM corpus_chunks")}
     return len(ids - known)
 
+
+
+def _near_duplicate_warnings(project: Project, records: list[GoldenRecord]) -> list[str]:
+    from rageval_desktop.core.golden.dedupe import leakage
+
+    existing = {r[0] for r in project.reader().execute("SELECT question_norm FROM golden_rows")}
+    fresh = [r.question for r in records if normalise_question(r.question) not in existing]
+    return [f"near-duplicate of golden row {hit['similar_to']} (cosine {hit['cosine']:.2f}): {hit['question'][:80]}"
+            for hit in leakage(project, fresh)]

@@ -237,7 +237,10 @@ class FailuresView(_Analysis):
         self.metric_box.addItem("Any judge", None)
         self.sample_button = QPushButton("Read &10 failures")
         self.all_button = QPushButton("Show &all")
-        for w in (lab, self.run_box, self.class_box, self.metric_box, self.sample_button, self.all_button):
+        self.promote_button = QPushButton("Add to &golden set…")
+        self.promote_button.setToolTip("This failure becomes a draft golden row (source: production failure)")
+        for w in (lab, self.run_box, self.class_box, self.metric_box, self.sample_button, self.all_button,
+                  self.promote_button):
             self.top.addWidget(w)
         self.model = RecordsModel([("external_id", "row"), ("slice", "slice"), ("failure", "class"),
                                    ("judges", "failed judges"), ("first_gold_rank", "gold rank"),
@@ -254,6 +257,7 @@ class FailuresView(_Analysis):
             box.currentIndexChanged.connect(lambda *_: self.compute())
         self.sample_button.clicked.connect(lambda: self.compute(sample=10))
         self.all_button.clicked.connect(lambda: self.compute())
+        self.promote_button.clicked.connect(self._promote)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str]) -> None:
@@ -286,6 +290,11 @@ class FailuresView(_Analysis):
             self.table.selectRow(0)
         else:
             self.detail.show_detail(None)
+
+    def _promote(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.window_.promote_row(self.model.record(rows[0].row())["row_id"])
 
     def _on_row(self, current: Any, _previous: Any = None) -> None:
         if current.isValid() and self.window_.project is not None:

@@ -140,9 +140,15 @@ class GoldenActions:
         except ValueError:
             self.show_error("Chunk sizes are whole numbers separated by commas, e.g. 200,500.")
             return
-        self.run_task("Retrieval lab: chunking, embedding, searching",
-                      lambda ctx: run_lab(self.project, sizes, ctx=ctx),
-                      on_done=lambda data: TextDialog("Retrieval lab", lab_text(data), self).open())
+        def lab(ctx: Any) -> tuple[dict, bytes]:
+            from rageval_desktop.core.reports.plots import lab_chart
+
+            data = run_lab(self.project, sizes, ctx=ctx)
+            return data, lab_chart(data)
+
+        self.run_task("Retrieval lab: chunking, embedding, searching", lab,
+                      on_done=lambda result: TextDialog("Retrieval lab", lab_text(result[0]), self,
+                                                        png=result[1]).open())
 
     def promote_current_row(self) -> None:
         model, index = self.table.model(), self.table.currentIndex()

@@ -79,3 +79,31 @@ def delta_chart(comparison: dict[str, Any]) -> bytes:
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return _png(fig)
+
+
+def lab_chart(data: dict[str, Any]) -> bytes:
+    """The retrieval lab: recall@5/10/50 and MRR for each configuration ("chunk size matters")."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    configs = data["configs"]
+    metrics = ["recall@5", "recall@10", "recall@50", "mrr"]
+    x = np.arange(len(metrics))
+    width = 0.8 / max(1, len(configs))
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    colours = ["#9aa0a6", ACCENT, "#1f7a4d", "#b06000", "#6a1b9a", "#00838f"]
+    for i, c in enumerate(configs):
+        values = [c["slices"]["all"][m] for m in metrics]
+        ax.bar(x + (i - (len(configs) - 1) / 2) * width, values, width, label=f"{c['config']} · {c['model']}",
+               color=colours[i % len(colours)])
+    ax.set_xticks(x, metrics)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("score (0–100)")
+    ax.set_title(f"Retrieval lab: {data['questions']} golden questions")
+    ax.legend(fontsize=7, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return _png(fig)

@@ -110,13 +110,26 @@ class GoldenRowDialog(QDialog):
 
 
 class TextDialog(QDialog):
-    def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, text: str, parent: QWidget | None = None, png: bytes | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
-        self.resize(820, 560)
+        self.resize(900, 720 if png else 560)
         layout = QVBoxLayout(self)
+        if png:
+            from PySide6.QtGui import QPixmap
+
+            chart = QLabel()
+            pixmap = QPixmap()
+            pixmap.loadFromData(png, "PNG")
+            chart.setPixmap(pixmap)
+            layout.addWidget(chart)
         view = QPlainTextEdit(text)
         view.setReadOnly(True)
+        from PySide6.QtGui import QFont
+
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        view.setFont(mono)
         layout.addWidget(view)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)

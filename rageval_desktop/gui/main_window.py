@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -42,26 +41,15 @@ from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView,
 from rageval_desktop.gui.views.audit_view import AuditView
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.golden_tools import GoldenBar
-from rageval_desktop.gui.views.import_dialog import ImportDialog
 from rageval_desktop.gui.views.jobs_view import JobsView
 from rageval_desktop.gui.views.judges_view import JudgesView
 from rageval_desktop.gui.views.review_view import ReviewView
 from rageval_desktop.gui.views.welcome import WelcomePage
+from rageval_desktop.gui.window_tasks import WindowTasks
 
 ROW_HEIGHT = 24
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
-SHORTCUTS = [
-    ("Ctrl+N", "New project"), ("Ctrl+O", "Open project"), ("Ctrl+I", "Import a file"),
-    ("Ctrl+E", "Export a report of what you are looking at"),
-    ("Ctrl+1", "Focus the navigation list"), ("Ctrl+2", "Focus the table"), ("Ctrl+3", "Focus the detail pane"),
-    ("Ctrl+L", "Choose the slice"), ("Up / Down, PgUp / PgDn", "Move through rows"),
-    ("Review: 0-5", "Rate the row on the metric's scale (blind to the judge)"),
-    ("Review: j / k, Down / Up", "Next / previous row"), ("Review: s", "Skip the row"),
-    ("Review: c", "Comment on the next rating"), ("Review: u or Ctrl+Z", "Undo the last rating"),
-    ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),
-    ("F1", "This list"), ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
-]
 
 
 class ProjectEvents(QObject):
@@ -70,7 +58,7 @@ class ProjectEvents(QObject):
     changed = Signal(str, object)
 
 
-class MainWindow(GoldenActions, JudgingActions, QMainWindow):
+class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     project_opened = Signal(object)
     task_finished = Signal(str)
     job_finished = Signal(str)
@@ -475,147 +463,6 @@ class MainWindow(GoldenActions, JudgingActions, QMainWindow):
                 self.judges_view.refresh(self.run_names())
             elif current is self._pages.get("jobs") and "jobs" in changed:
                 self.jobs_view.refresh()
-
-    # --- import --------------------------------------------------------------------------------
-    def choose_import(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Import", str(Path.home()),
-            "Tables (*.csv *.jsonl *.ndjson *.json *.parquet *.xlsx *.gz);;All files (*)")
-        if path:
-            self.import_file(Path(path))
-
-    def import_file(self, path: Path, *, ask: bool = True, kind: str = "run", run_name: str | None = None,
-                    fmt: str | None = None) -> None:
-        if self.project is None:
-            self.show_error("Open or create a project before importing files.")
-            return
-        if ask:
-            dialog = ImportDialog(path, {n for _, n, _ in browse.list_runs(self.project)}, self)
-            if dialog.exec() != ImportDialog.DialogCode.Accepted:
-                return
-            kind, run_name, fmt = dialog.choice()
-        self.run_task(f"Importing {path.name}", operations.import_file, self.project, path, kind, run_name, fmt,
-                      on_done=lambda report: self.statusBar().showMessage(report.summary(), 10_000))
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls()]
-        event.acceptProposedAction()
-        for path in paths[:1]:  # one at a time: each import asks what the file is
-            if path.suffix == ".rageval":
-                self.open_path(path)
-            else:
-                self.import_file(path)
-
-    # --- tasks ---------------------------------------------------------------------------------
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> workers.Worker | None:
-        if self._task is not None:
-            self.show_error(f"Please wait: {self.task_label.text()} is still running.")
-            return None
-        self.task_label.setText(label)
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
-        self.cancel_button.setVisible(True)
-
-        def finish(kind: str, message: str = "") -> None:
-            self._task = None
-            self.task_label.setText(message)
-            self.progress.setVisible(False)
-            self.cancel_button.setVisible(False)
-            self.task_finished.emit(kind)
-
-        def done(result: Any) -> None:
-            finish("done")
-            if on_done:
-                on_done(result)
-
-        def failed(message: str, details: str) -> None:
-            finish("failed")
-            self.show_error(message, details)
-
-        self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self._on_progress,
-                                   on_cancel=lambda m: (finish("cancelled", "Cancelled"),
-                                                        self.statusBar().showMessage(m, 8000)))
-        return self._task
-
-    def _on_progress(self, done: int, total: int, message: str) -> None:
-        if total > 0:
-            self.progress.setRange(0, total)
-            self.progress.setValue(done)
-        if message:
-            self.progress.setFormat(f"{message} %p%")
-            self.progress.setToolTip(message)
-
-    def cancel_task(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self.task_label.setText("Cancelling…")
-
-    def export_target(self) -> tuple[str | None, str | None]:
-        """(run, baseline) the user is looking at: the compare view's pair, the dashboard's run, or a run page."""
-        page = self.pages.currentWidget()
-        if page is self._pages.get("compare") and self.compare_view.cand_box.currentData():
-            return self.compare_view.cand_box.currentData(), self.compare_view.base_box.currentData()
-        if page is self._pages.get("dashboard") and self.dashboard_view.run_box.currentData():
-            return self.dashboard_view.run_box.currentData(), None
-        key = self.current_key()
-        if key and key[0] == "run":
-            return key[1][1], None
-        runs = self.run_names()
-        return (runs[-1] if runs else None), None
-
-    def export_report(self, path: str | None = None) -> None:
-        if self.project is None:
-            return
-        run, baseline = self.export_target()
-        if run is None:
-            self.show_error("The project has no run to report on yet.")
-            return
-        if path is None:
-            stem = f"{run}-vs-{baseline}" if baseline and baseline != run else run
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export report", str(Path.home() / f"rageval-{stem}.html"),
-                "HTML report (*.html);;PDF (*.pdf);;Excel (*.xlsx);;CSV (*.csv);;JSON Lines (*.jsonl);;"
-                "Parquet (*.parquet);;Markdown for a pull request (*.md)")
-            if not path:
-                return
-        self.run_task(f"Writing {Path(path).name}", operations.export_report, self.project, run, Path(path),
-                      baseline if baseline != run else None,
-                      on_done=lambda out: self.statusBar().showMessage(f"Report written to {out}", 15_000))
-
-    def backup_now(self) -> None:
-        if self.project is not None:
-            self.run_task("Backing up", operations.backup, self.project,
-                          on_done=lambda p: self.statusBar().showMessage(f"Backup written to {p}", 10_000))
-
-    def _periodic_backup(self) -> None:
-        if self.project is not None and self.project.changes_since_backup and self._task is None:
-            self.run_task("Backing up", operations.periodic_backup, self.project)
-
-    # --- messages ------------------------------------------------------------------------------
-    def show_error(self, message: str, details: str = "") -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, "RAGEval Desktop", message, QMessageBox.StandardButton.Ok, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        if details:
-            box.setDetailedText(details)
-        box.open()
-        self.last_error = message
-
-    def show_shortcuts(self) -> None:
-        text = "\n".join(f"{keys:<26}{what}" for keys, what in SHORTCUTS)
-        box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", text, QMessageBox.StandardButton.Close, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setStyleSheet("QLabel { font-family: monospace; }")
-        box.open()
-
-    def show_about(self) -> None:
-        from rageval_desktop import __version__
-
-        QMessageBox.about(self, "About RAGEval Desktop",
-                          f"RAGEval Desktop {__version__}\nHuman-in-the-loop evaluation of RAG systems.")
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for worker in (self._task, self._job):

@@ -124,7 +124,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.golden_bar = GoldenBar(self)
         self.golden_bar.setVisible(False)
         cl.addWidget(self.golden_bar)
-        self.promote_button = QPushButton("Add to QPushButton("Add row to the &golden set…")golden set…")
+        self.promote_button = QPushButton("Add to &golden set…")
         self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
         self.promote_button.clicked.connect(self.promote_current_row)
         self.promote_button.setVisible(False)

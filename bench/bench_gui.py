@@ -1,0 +1,129 @@
+"""GUI speed: (1) a run of 200k rows — first paint of its table, scrolling to the end, memory; (2) the longest
+stall of the event loop while a 2,000-row judge job runs against the loopback server (a 10 ms timer records how
+late each tick fires).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_gui.py [--rows 200000] [--judge-rows 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer  # noqa: E402
+
+from rageval_desktop.core.judges.registry import add_judge  # noqa: E402
+from rageval_desktop.core.store.project import Project  # noqa: E402
+from rageval_desktop.gui.app import make_app  # noqa: E402
+from rageval_desktop.gui.main_window import MainWindow  # noqa: E402
+from tests.core.test_judging import make_project  # noqa: E402
+
+
+def big_project(path: Path, rows: int) -> None:
+    with Project.create(path) as p, p.write("fill") as w:
+        w.execute("INSERT INTO runs (name, created_at) VALUES ('big', 'now')")
+        w.executemany("INSERT INTO run_rows (id, run_id, position, external_id, question, answer, latency_ms, cost_usd)"
+                      " VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
+                      [(i + 1, i, f"r{i}", f"question {i} about retrieval?", "an answer " * 20, 100.0 + i % 900,
+                        0.0002) for i in range(rows)])
+        w.executemany("INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score) VALUES (?, ?, ?, ?, ?)",
+                      [(i + 1, r, f"c{i}-{r}", "passage text", 1.0 / r) for i in range(rows) for r in (1, 2, 3)])
+
+
+def open_window(app, path: Path) -> MainWindow:
+    w = MainWindow()
+    w.show()
+    loop = QEventLoop()
+    w.project_opened.connect(lambda _p: loop.quit())
+    w.open_path(path)
+    loop.exec()
+    return w
+
+
+def table_bench(app, rows: int) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.rageval"
+        big_project(path, rows)
+        w = open_window(app, path)
+        t0 = time.perf_counter()
+        w.select(run="big")
+        w.table.viewport().repaint()
+        first = (time.perf_counter() - t0) * 1000
+        bar = w.table.verticalScrollBar()
+        worst, t1 = 0.0, time.perf_counter()
+        steps = 200
+        for i in range(1, steps + 1):
+            s = time.perf_counter()
+            bar.setValue(bar.maximum() * i // steps)
+            w.table.viewport().repaint()
+            worst = max(worst, (time.perf_counter() - s) * 1000)
+        scroll = time.perf_counter() - t1
+        last = w.table.model().index(rows - 1, 2).data()
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        w.close()
+    return (f"{rows:,}-row run: first paint {first:.0f} ms; scrolled to the end in {steps} jumps, {scroll:.2f} s, "
+            f"slowest jump {worst:.0f} ms (last row: {last!r}); peak RSS {rss:.0f} MB")
+
+
+def stall_bench(app, rows: int) -> str:
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", "0.2"], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    url = server.stdout.readline().strip()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "j.rageval"
+            p = make_project(path, n=rows)
+            add_judge(p, "llm", "correctness", "llm", model="m", base_url=url, params={"concurrency": 16})
+            p.close()
+            w = open_window(app, path)
+            w.select(run="v1")
+            clock = QElapsedTimer()
+            clock.start()
+            last = [clock.elapsed()]
+            lates: list[int] = []
+
+            def tick() -> None:
+                now = clock.elapsed()
+                lates.append(now - last[0] - 10)
+                last[0] = now
+
+            timer = QTimer()
+            timer.setInterval(10)
+            timer.timeout.connect(tick)
+            timer.start()
+            done = QEventLoop()
+            w.job_finished.connect(lambda _s: done.quit())
+            t0 = time.perf_counter()
+            w.start_judging("v1", ["llm"])
+            done.exec()
+            seconds = time.perf_counter() - t0
+            timer.stop()
+            lates.sort()
+            judged = w.project.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            w.close()
+    finally:
+        server.kill()
+    return (f"{judged:,} judgments in {seconds:.1f} s with the window open: event-loop stall max {lates[-1]} ms, "
+            f"p99 {lates[int(len(lates) * 0.99)]} ms over {len(lates):,} ticks of 10 ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--judge-rows", type=int, default=2_000)
+    args = parser.parse_args()
+    app = make_app()
+    print(table_bench(app, args.rows))
+    print(stall_bench(app, args.judge_rows))
+
+
+if __name__ == "__main__":
+    main()

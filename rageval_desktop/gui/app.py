@@ -14,7 +14,6 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.gui.main_window import MainWindow
 
 
@@ -35,9 +34,9 @@ def make_app(argv: Sequence[str] = ()) -> QApplication:
     app.setApplicationName("RAGEval Desktop")
     app.setOrganizationName("RAGEval")
     app.setStyle("Fusion")
-    style = resources_dir() / "styles" / "app.qss"
-    if style.exists():
-        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    from rageval_desktop.gui.appearance import apply_appearance
+
+    apply_appearance()
     return app
 
 

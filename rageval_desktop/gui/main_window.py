@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from rageval_desktop.core.store import browse, queries
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.appearance import apply_appearance
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
@@ -198,6 +199,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         edit_menu = self.menuBar().addMenu("&Edit")
+        action(edit_menu, "&Preferences…", self.show_preferences, QKeySequence.StandardKey.Preferences,
+               "Reviewer name, defaults for judges, theme, font size; this project's retirement policy and prices")
         action(edit_menu, "&Reviewer Name…", lambda: self.reviewer(ask=True, force=True), None,
                "The name your ratings carry")
         view_menu = self.menuBar().addMenu("&View")
@@ -217,6 +220,37 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
             act.setEnabled(enabled)
+
+    # --- preferences ---------------------------------------------------------------------------
+    def show_preferences(self) -> None:
+        from rageval_desktop.gui.views.preferences import PreferencesDialog
+
+        dialog = PreferencesDialog(self.project, self)
+        if dialog.exec() != PreferencesDialog.DialogCode.Accepted:
+            return
+        dialog.save_user()
+        apply_appearance()
+        if self.project is None:
+            return
+        try:
+            policy, prices = dialog.project_changes()
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return
+        project = self.project
+
+        def save(ctx: Any) -> None:
+            from rageval_desktop.core.judges.prices import all_prices, set_price
+            from rageval_desktop.core.review.settings import set_policy
+
+            set_policy(project, **policy)
+            current = all_prices(project)
+            for model, i, o in prices:
+                if current.get(model) != (i, o):
+                    set_price(project, model, i, o)
+
+        self.run_task("Saving the project's preferences", save,
+                      on_done=lambda _: self.statusBar().showMessage("Preferences saved", 5000))
 
     # --- pages ---------------------------------------------------------------------------------
     def page(self, kind: str) -> Any:

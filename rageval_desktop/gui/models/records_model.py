@@ -61,6 +61,10 @@ class RecordsModel(QAbstractTableModel):
             top = max((v for r in self.records for v in r.values() if isinstance(v, int)), default=1) or 1
             share = value / top
             return QColor(round(255 - 85 * share), round(255 - 50 * share), 255)
+        tinted = (key in self.scored and isinstance(value, (int, float))) or (self.heat and isinstance(value, int)
+                                                                          and value > 0)
+        if role == Qt.ItemDataRole.ForegroundRole and tinted:
+            return QColor("#202124")  # dark text on the pastel tint, in light and dark themes alike
         if role == Qt.ItemDataRole.ForegroundRole and key in self.deltas and isinstance(value, (int, float)):
             return QColor("#b3261e") if value < 0 else QColor("#1f7a4d") if value > 0 else None
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):

@@ -47,7 +47,7 @@ class DetailPane(QTextEdit):
         base = QTextCharFormat()
         heading = QTextCharFormat()
         heading.setFontWeight(QFont.Weight.DemiBold)
-        heading.setForeground(QColor("#5f6368"))
+        heading.setForeground(QColor("#80868b"))  # mid grey: readable on light and dark themes
         title = QTextCharFormat()
         title.setFontWeight(QFont.Weight.Bold)
         title.setFontPointSize(self.font().pointSizeF() * 1.15)
@@ -84,7 +84,10 @@ class DetailPane(QTextEdit):
             if p.is_gold:
                 label.setForeground(GOLD_FG)
             cur.insertText(f"{mark}#{p.rank}  {p.chunk_id or '(no chunk id)'}{score}\n", label)
-            cur.insertText(p.text or "", base)
+            body = QTextCharFormat(base)
+            if p.is_gold:
+                body.setForeground(QColor("#202124"))  # dark text on the light gold tint, in either theme
+            cur.insertText(p.text or "", body)
             cur.movePosition(QTextCursor.MoveOperation.End)
         hidden = len(detail.passages) - len(shown)
         if hidden:

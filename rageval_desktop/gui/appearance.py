@@ -1,0 +1,40 @@
+"""The app's look from the user's preferences: theme (follows the system unless set) and font size."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from rageval_desktop.gui.prefs import settings
+
+
+def apply_appearance() -> None:
+    """Theme (system, light, dark) and font size from the user's preferences."""
+    from PySide6.QtGui import QColor, QFont, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        return
+    prefs = settings()
+    font = QFont(app.font())
+    font.setPointSize(int(prefs.value("font_size", 10) or 10))
+    app.setFont(font)
+    theme = str(prefs.value("theme", "system") or "system")
+    dark = theme == "dark" or (theme == "system" and app.styleHints().colorScheme() == Qt.ColorScheme.Dark)
+    palette = QPalette()
+    if dark:
+        role = QPalette.ColorRole
+        for which, colour in ((role.Window, "#202124"), (role.WindowText, "#e8eaed"), (role.Base, "#2b2c2f"),
+                              (role.AlternateBase, "#303134"), (role.Text, "#e8eaed"), (role.Button, "#303134"),
+                              (role.ButtonText, "#e8eaed"), (role.Highlight, "#8ab4f8"),
+                              (role.HighlightedText, "#202124"), (role.ToolTipBase, "#303134"),
+                              (role.ToolTipText, "#e8eaed")):
+            palette.setColor(which, QColor(colour))
+    app.setPalette(palette)
+    app.setProperty("dark", dark)
+    from rageval_desktop.core.paths import resources_dir
+
+    name = "app-dark.qss" if dark else "app.qss"
+    style = resources_dir() / "styles" / name
+    if style.exists():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))

@@ -1,0 +1,116 @@
+"""Preferences: yours (reviewer name, default endpoint and model, concurrency, theme, font size — kept in your user
+settings) and this project's (retirement policy, price table — kept in the project, applied through core ops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rageval_desktop.gui.prefs import settings
+
+THEMES = ("system", "light", "dark")
+
+
+class PreferencesDialog(QDialog):
+    def __init__(self, project: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Preferences")
+        self.setMinimumWidth(560)
+        self.project = project
+        s = settings()
+        tabs = QTabWidget()
+        mine = QWidget()
+        form = QFormLayout(mine)
+        self.reviewer = QLineEdit(str(s.value("reviewer", "") or ""))
+        form.addRow("&Reviewer name:", self.reviewer)
+        self.endpoint = QLineEdit(str(s.value("default_endpoint", "") or ""))
+        self.endpoint.setPlaceholderText("empty = OpenAI")
+        form.addRow("Default &endpoint:", self.endpoint)
+        self.model = QLineEdit(str(s.value("default_model", "gpt-4o-mini") or ""))
+        form.addRow("Default &model:", self.model)
+        self.concurrency = QSpinBox()
+        self.concurrency.setRange(1, 256)
+        self.concurrency.setValue(int(s.value("default_concurrency", 16) or 16))
+        form.addRow("Default &concurrency:", self.concurrency)
+        self.theme = QComboBox()
+        for t in THEMES:
+            self.theme.addItem(t, t)
+        self.theme.setCurrentIndex(max(self.theme.findData(str(s.value("theme", "system"))), 0))
+        form.addRow("&Theme:", self.theme)
+        self.font_size = QSpinBox()
+        self.font_size.setRange(8, 20)
+        self.font_size.setValue(int(s.value("font_size", 10) or 10))
+        self.font_size.setSuffix(" pt")
+        form.addRow("&Font size:", self.font_size)
+        tabs.addTab(mine, "You")
+        proj = QWidget()
+        pform = QFormLayout(proj)
+        self.statistic = QComboBox()
+        self.threshold = QDoubleSpinBox()
+        self.threshold.setRange(-1, 1)
+        self.threshold.setSingleStep(0.05)
+        self.min_n = QSpinBox()
+        self.min_n.setRange(2, 10_000)
+        self.prices = QPlainTextEdit()
+        self.prices.setPlaceholderText("model  input-USD-per-Mtok  output-USD-per-Mtok, one per line")
+        if project is not None:
+            from rageval_desktop.core.judges.prices import all_prices
+            from rageval_desktop.core.review.settings import STATISTICS, policy
+
+            for st in STATISTICS:
+                self.statistic.addItem(st, st)
+            pol = policy(project)
+            self.statistic.setCurrentIndex(self.statistic.findData(pol.statistic))
+            self.threshold.setValue(pol.threshold)
+            self.min_n.setValue(pol.min_n)
+            table = sorted(all_prices(project).items())
+            self.prices.setPlainText("\n".join(f"{m}  {i:g}  {o:g}" for m, (i, o) in table))
+        else:
+            proj.setEnabled(False)
+        pform.addRow("Retirement &statistic:", self.statistic)
+        pform.addRow("Retire &below:", self.threshold)
+        pform.addRow("Minimum &n:", self.min_n)
+        pform.addRow("&Prices:", self.prices)
+        tabs.addTab(proj, "This project")
+        layout = QVBoxLayout(self)
+        layout.addWidget(tabs)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def save_user(self) -> None:
+        s = settings()
+        s.setValue("reviewer", self.reviewer.text().strip())
+        s.setValue("default_endpoint", self.endpoint.text().strip())
+        s.setValue("default_model", self.model.text().strip())
+        s.setValue("default_concurrency", self.concurrency.value())
+        s.setValue("theme", self.theme.currentData())
+        s.setValue("font_size", self.font_size.value())
+
+    def project_changes(self) -> tuple[dict[str, Any], list[tuple[str, float, float]]]:
+        """(retirement policy, prices) to apply through core in a worker; bad price lines raise ValueError."""
+        prices = []
+        for n, line in enumerate(self.prices.toPlainText().splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 3:
+                raise ValueError(f"price line {n} must be: model input output")
+            prices.append((parts[0], float(parts[1]), float(parts[2])))
+        policy = {"statistic": self.statistic.currentData(), "threshold": self.threshold.value(),
+                  "min_n": self.min_n.value()}
+        return policy, prices

@@ -1,0 +1,48 @@
+"""Preferences: yours go to the user settings, the project's (retirement policy, prices) through core ops."""
+
+from __future__ import annotations
+
+import shutil
+
+from PySide6.QtWidgets import QDialog
+
+from rageval_desktop.core.judges.prices import price
+from rageval_desktop.core.review.settings import policy
+from rageval_desktop.gui.main_window import MainWindow
+from rageval_desktop.gui.prefs import settings
+from rageval_desktop.gui.views.preferences import PreferencesDialog
+
+
+def test_preferences_round_trip(qtbot, demo_file, tmp_path, monkeypatch):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+
+    def fill(dialog: PreferencesDialog) -> int:
+        dialog.reviewer.setText("noor")
+        dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+        dialog.font_size.setValue(12)
+        dialog.threshold.setValue(0.75)
+        dialog.min_n.setValue(40)
+        dialog.prices.setPlainText(dialog.prices.toPlainText() + "\nmy-local-model 0 0\n")
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(PreferencesDialog, "exec", fill)
+    with qtbot.waitSignal(w.task_finished, timeout=10_000) as done:
+        w.show_preferences()
+    assert done.args == ["done"]
+    assert settings().value("reviewer") == "noor" and w.reviewer() == "noor"
+    assert int(settings().value("font_size")) == 12 and bool(w.window().palette().window().color().lightness() < 100)
+    pol = policy(w.project)
+    assert (pol.threshold, pol.min_n) == (0.75, 40)
+    assert price(w.project, "my-local-model") == (0.0, 0.0)
+    settings().setValue("theme", "system")
+    settings().setValue("font_size", 10)
+    from rageval_desktop.gui.appearance import apply_appearance
+
+    apply_appearance()  # the app is shared by the other tests
+    w.close()

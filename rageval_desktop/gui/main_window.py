@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -208,7 +209,13 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         action(view_menu, "&Table", lambda: self.table.setFocus(), "Ctrl+2")
         action(view_menu, "&Detail", lambda: self.detail.setFocus(), "Ctrl+3")
         action(view_menu, "&Slice…", lambda: (self.slice_box.setFocus(), self.slice_box.showPopup()), "Ctrl+L")
+        go_menu = self.menuBar().addMenu("&Go")
+        for kind, text in (("golden", "&Golden Set"), ("dashboard", "&Dashboard"), ("compare", "&Compare"),
+                           ("failures", "&Failures"), ("judges", "&Judges"), ("jobs", "Jo&bs"),
+                           ("review", "&Review"), ("audit", "&Audit")):
+            action(go_menu, f"Go to {text}", lambda _=False, k=kind: self.select_nav(k))
         help_menu = self.menuBar().addMenu("&Help")
+        action(help_menu, "&Command Palette…", self.show_palette, "Ctrl+K", "Find any command by name")
         action(help_menu, "&Keyboard Shortcuts", self.show_shortcuts, "F1")
         action(help_menu, "&About", self.show_about)
         cancel = QAction(self)
@@ -220,6 +227,14 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
             act.setEnabled(enabled)
+
+    def show_palette(self) -> None:
+        from rageval_desktop.gui.views.command_palette import CommandPalette
+
+        actions = [a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
+                   if not a.isSeparator() and a.menu() is None]
+        self.palette_dialog = CommandPalette(actions, self)
+        self.palette_dialog.open()
 
     # --- preferences ---------------------------------------------------------------------------
     def show_preferences(self) -> None:

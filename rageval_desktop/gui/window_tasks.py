@@ -23,7 +23,8 @@ SHORTCUTS = [
     ("Review: j / k, Down / Up", "Next / previous row"), ("Review: s", "Skip the row"),
     ("Review: c", "Comment on the next rating"), ("Review: u or Ctrl+Z", "Undo the last rating"),
     ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),
-    ("F1", "This list"), ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
+    ("F1", "This list"), ("Ctrl+K", "Command palette: any command by name"), ("Ctrl+,", "Preferences"),
+    ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
 ]
 
 

@@ -46,3 +46,24 @@ def test_preferences_round_trip(qtbot, demo_file, tmp_path, monkeypatch):
 
     apply_appearance()  # the app is shared by the other tests
     w.close()
+
+
+def test_command_palette_finds_and_runs_a_command(qtbot, demo_file, tmp_path):
+    from PySide6.QtCore import Qt
+
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+    w.show_palette()
+    palette = w.palette_dialog
+    names = [palette.list.item(i).text() for i in range(palette.list.count())]
+    assert any(n.startswith("Import File") and "Ctrl+I" in n for n in names)
+    qtbot.keyClicks(palette.filter, "go jobs")
+    assert palette.list.count() == 1 and palette.list.item(0).text().startswith("Go to Jobs")
+    qtbot.keyClick(palette.filter, Qt.Key.Key_Return)
+    assert w.pages.currentWidget() is w.jobs_view
+    w.close()

@@ -72,6 +72,13 @@ class JudgeDialog(QDialog):
         self._fill_rubrics()
         if existing:
             self._load(existing)
+        else:  # the user's defaults from the preferences
+            from rageval_desktop.gui.prefs import settings
+
+            prefs = settings()
+            self.base_url.setText(str(prefs.value("default_endpoint", "") or ""))
+            self.model_edit.setText(str(prefs.value("default_model", "") or ""))
+            self.concurrency.setValue(int(prefs.value("default_concurrency", 16) or 16))
 
     def _load(self, j: dict) -> None:
         """Editing changes how the judge is reached, not what it judges with (that would be a new judge)."""

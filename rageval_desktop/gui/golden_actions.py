@@ -37,8 +37,21 @@ class GoldenActions:
         existing = row(self.project, golden_id) if golden_id else None
         dialog = GoldenRowDialog(self.project, browse.list_slices(self.project), existing, self)
         if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:
-            self.run_task("Saving the golden row", dialog.save(),
-                          on_done=lambda r: self.statusBar().showMessage(f"Saved golden row {r['id']}", 8000))
+            def saved(r: dict) -> None:
+                from rageval_desktop.core.golden.edits import set_status
+                from rageval_desktop.gui import undo
+
+                project = self.project
+                if existing is not None:
+                    self.undo_stack.push(undo.golden_edit(self, existing, r))
+                else:
+                    self.undo_stack.push(undo.CoreCommand(
+                        self, f"add golden row {r['id']}",
+                        lambda ctx: set_status(project, r["id"], r["status"], "redo: add"),
+                        lambda ctx: set_status(project, r["id"], "retired", "undo: added by mistake")))
+                self.statusBar().showMessage(f"Saved golden row {r['id']}", 8000)
+
+            self.run_task("Saving the golden row", dialog.save(), on_done=saved)
 
     def retire_golden(self) -> None:
         from PySide6.QtWidgets import QInputDialog
@@ -50,7 +63,12 @@ class GoldenActions:
             return
         reason, ok = QInputDialog.getText(self, "Retire golden row", f"Why retire {gid}? (kept in its history)")
         if ok and reason.strip():
-            self.run_task("Retiring the row", lambda ctx: set_status(self.project, gid, "retired", reason))
+            from rageval_desktop.core.golden.edits import row
+            from rageval_desktop.gui import undo
+
+            before = row(self.project, gid)["status"]
+            self.run_task("Retiring the row", lambda ctx: set_status(self.project, gid, "retired", reason),
+                          on_done=lambda _r: self.undo_stack.push(undo.golden_status(self, gid, before, "retired")))
 
     def save_golden_version(self) -> None:
         from PySide6.QtWidgets import QInputDialog
@@ -98,8 +116,13 @@ class GoldenActions:
 
         gid = self.selected_golden_id()
         if gid is not None and self.project is not None:
+            from rageval_desktop.core.golden.edits import row
+            from rageval_desktop.gui import undo
+
+            before = row(self.project, gid)["status"]
             self.run_task("Approving the row", lambda ctx: set_status(self.project, gid, "approved",
-                                                                      f"approved by {self.project.actor}"))
+                                                                      f"approved by {self.project.actor}"),
+                          on_done=lambda _r: self.undo_stack.push(undo.golden_status(self, gid, before, "approved")))
 
     def generate_golden(self) -> None:
         from PySide6.QtWidgets import QInputDialog

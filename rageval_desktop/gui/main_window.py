@@ -39,6 +39,7 @@ from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.prefs import settings
+from rageval_desktop.gui.undo import make_stack
 from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView, FailuresView
 from rageval_desktop.gui.views.audit_view import AuditView
 from rageval_desktop.gui.views.detail_pane import DetailPane
@@ -72,6 +73,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.events.changed.connect(self._on_project_changed)
         self._task: workers.Worker | None = None
         self._job: workers.Worker | None = None
+        self.undo_stack = make_stack(self)
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
@@ -200,6 +202,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = action(edit_menu, "&Undo", self.undo, QKeySequence.StandardKey.Undo,
+                                  "Undo the last edit (golden rows, judges, retirements; ratings on the review screen)")
+        self.redo_action = action(edit_menu, "&Redo", self.undo_stack.redo, QKeySequence.StandardKey.Redo)
+        action(edit_menu, "&History…", self.show_history, "Ctrl+H", "Every edit of this session, undoable")
+        edit_menu.addSeparator()
         action(edit_menu, "&Preferences…", self.show_preferences, QKeySequence.StandardKey.Preferences,
                "Reviewer name, defaults for judges, theme, font size; this project's retirement policy and prices")
         action(edit_menu, "&Reviewer Name…", lambda: self.reviewer(ask=True, force=True), None,
@@ -227,6 +234,27 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
             act.setEnabled(enabled)
+
+    def undo(self) -> None:
+        """Ctrl+Z: on the review screen it takes back the last rating; elsewhere the last edit on the stack."""
+        review = self._pages.get("review")
+        if self.pages.currentWidget() is review and review.undo_stack:
+            review.undo()
+        else:
+            self.undo_stack.undo()
+
+    def show_history(self) -> None:
+        from PySide6.QtWidgets import QDialog, QUndoView, QVBoxLayout
+
+        dialog = QDialog(self)
+        dialog.setWindowTitle("History of this session's edits")
+        dialog.resize(460, 420)
+        layout = QVBoxLayout(dialog)
+        view = QUndoView(self.undo_stack)
+        view.setEmptyLabel("(project opened)")
+        layout.addWidget(view)
+        self.history_dialog = dialog
+        dialog.open()
 
     def show_palette(self) -> None:
         from rageval_desktop.gui.views.command_palette import CommandPalette
@@ -315,6 +343,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         project, self.project = self.project, None
         if self._job is not None:
             self._job.cancel()
+        self.undo_stack.clear()
         self.table.setModel(None)
         self.detail.show_detail(None)
         self.nav.clear()

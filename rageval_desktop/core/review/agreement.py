@@ -224,18 +224,19 @@ def apply(project: Project, result: Agreement, reason: str | None = None) -> str
     return action
 
 
-def set_status(project: Project, judge_name: str, status: str, reason: str) -> None:
-    """Retire by hand (any time, with a reason) or reinstate (only after a passing audit)."""
+def set_status(project: Project, judge_name: str, status: str, reason: str, *, force: bool = False) -> None:
+    """Retire by hand (any time, with a reason) or reinstate (only after a passing audit; `force` is for undoing
+    a retirement just made, and is recorded as such)."""
     if not reason.strip():
         raise RagevalError("say why: a retirement or reinstatement needs a reason")
     judge = get_judge(project, judge_name)
-    if status == "active":
+    if status not in ("active", "retired"):
+        raise RagevalError("status is active or retired")
+    if status == "active" and not force:
         result = agreement(project, judge)
         if result.verdict != "keep":
             raise RagevalError(f"'{judge_name}' can be reinstated only after a new audit passes (now: "
                                f"{result.verdict}, {result.statistic} {result.value} on n={result.n})")
-    elif status != "retired":
-        raise RagevalError("status is active or retired")
     with project.write("set judge status", changed=("judges", "audit")) as conn:
         conn.execute("UPDATE judges SET status = ?, status_at = ?, status_reason = ? WHERE id = ?",
                      (status, utcnow(), reason, judge.id))

@@ -191,6 +191,11 @@ class AuditView(QWidget):
         verb = "retire" if status == "retired" else "reinstate"
         reason, ok = QInputDialog.getText(self, f"{verb.title()} {r.judge}", f"Why {verb} '{r.judge}'?")
         if ok and reason.strip():
+            from rageval_desktop.gui import undo
+
+            def done(_: object) -> None:
+                self.window_.undo_stack.push(undo.judge_status(self.window_, r.judge, r.judge_status, status, reason))
+                self.refresh()
+
             self.window_.run_task(f"{verb.title()} {r.judge}",
-                                  lambda ctx: set_status(self.window_.project, r.judge, status, reason),
-                                  on_done=lambda _: self.refresh())
+                                  lambda ctx: set_status(self.window_.project, r.judge, status, reason), on_done=done)

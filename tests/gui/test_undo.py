@@ -1,0 +1,83 @@
+"""Undo and redo of edits from the window: golden rows, their status, judge retirements; a visible history."""
+
+from __future__ import annotations
+
+import shutil
+
+from PySide6.QtWidgets import QInputDialog, QUndoView
+
+from rageval_desktop.core.golden.edits import history, row
+from rageval_desktop.gui import workers
+from rageval_desktop.gui.main_window import MainWindow
+from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
+
+
+def wait_workers(qtbot):
+    qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
+
+
+def test_undo_redo_golden_edits_and_status(qtbot, demo_file, tmp_path, monkeypatch):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+    w.table.selectRow(0)
+    gid = w.selected_golden_id()
+    original = row(w.project, gid)["gold_answer"]
+
+    def fill(dialog: GoldenRowDialog) -> int:
+        dialog.answer.setPlainText("A new reference.")
+        dialog.reason.setText("clearer")
+        return GoldenRowDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(GoldenRowDialog, "exec", fill)
+    with qtbot.waitSignal(w.task_finished, timeout=10_000):
+        w.edit_golden(gid)
+    assert row(w.project, gid)["gold_answer"] == "A new reference."
+    assert w.undo_stack.count() == 1 and w.undo_stack.undoText() == f"edit golden row {gid}"
+    w.undo()
+    wait_workers(qtbot)
+    assert row(w.project, gid)["gold_answer"] == original
+    assert [h["reason"] for h in history(w.project, gid)][-2:] == ["clearer", "undo"]   # the undo is recorded too
+    w.undo_stack.redo()
+    wait_workers(qtbot)
+    assert row(w.project, gid)["gold_answer"] == "A new reference."
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("duplicate", True))
+    with qtbot.waitSignal(w.task_finished, timeout=10_000):
+        w.retire_golden()
+    assert row(w.project, gid)["status"] == "retired"
+    w.undo()
+    wait_workers(qtbot)
+    assert row(w.project, gid)["status"] == "approved"
+    w.show_history()
+    view = w.history_dialog.findChild(QUndoView)
+    assert view.model().rowCount() == 3   # the clean state + two commands
+    w.close()
+
+
+def test_undo_a_judge_retirement(qtbot, demo_file, tmp_path, monkeypatch):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(copy)
+    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+        w.select_nav("audit")
+    audit = w.audit_view
+    names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
+    audit.table.selectRow(names.index("token-f1"))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("testing undo", True))
+    audit.retire_button.click()
+    qtbot.waitUntil(lambda: w.undo_stack.count() == 1, timeout=20_000)
+    status = lambda: w.project.reader().execute("SELECT status FROM judges WHERE name = 'token-f1'").fetchone()[0]  # noqa: E731
+    assert status() == "retired"
+    wait_workers(qtbot)
+    w.undo()
+    qtbot.waitUntil(lambda: status() == "active", timeout=10_000)
+    wait_workers(qtbot)
+    w.close()

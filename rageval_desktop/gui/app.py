@@ -34,6 +34,16 @@ def make_app(argv: Sequence[str] = ()) -> QApplication:
     app.setApplicationName("RAGEval Desktop")
     app.setOrganizationName("RAGEval")
     app.setStyle("Fusion")
+    from PySide6.QtGui import QIcon
+
+    from rageval_desktop.core.paths import resources_dir
+
+    icon = QIcon()
+    for size in (16, 32, 48, 64, 128, 256, 512):
+        path = resources_dir() / "icons" / f"rageval-{size}.png"
+        if path.exists():
+            icon.addFile(str(path))
+    app.setWindowIcon(icon)
     from rageval_desktop.gui.appearance import apply_appearance
 
     apply_appearance()

@@ -22,8 +22,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.golden import edits
-
 
 class GoldenRowDialog(QDialog):
     """Add or edit one golden row. Validation runs in core when saved; problems come back as messages."""
@@ -78,6 +76,8 @@ class GoldenRowDialog(QDialog):
         form.addRow(self.buttons)
 
     def _search(self) -> None:
+        from rageval_desktop.core.golden import edits
+
         self.results.clear()
         for hit in edits.search_chunks(self.project, self.search.text()):
             item = QListWidgetItem(f"{hit['chunk_id']} — {' '.join(hit['text'].split())[:160]}")
@@ -101,6 +101,8 @@ class GoldenRowDialog(QDialog):
 
     def save(self) -> Any:
         """Runs in a worker: add or edit through core (validation errors become the worker's message)."""
+        from rageval_desktop.core.golden import edits
+
         values, reason = self.values(), self.reason.text().strip()
         if self.row is None:
             return lambda ctx: edits.add_row(self.project, values["question"], gold_answer=values["gold_answer"],
@@ -190,6 +192,8 @@ class GoldenBar(QWidget):
         self.buttons["lab"].clicked.connect(window.retrieval_lab)
 
     def refresh(self) -> None:
+        from rageval_desktop.core.golden import edits
+
         b = edits.balance(self.window_.project)
         parts = [f"{k} {v['rows']}" + (f"/{v['target']}" if v["target"] else "") for k, v in b["slices"].items()]
         self.balance.setText(" · ".join(parts) + f" · {b['production_failure_share'] * 100:.0f}% from production "

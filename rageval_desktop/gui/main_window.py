@@ -548,4 +548,5 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                 worker.cancel()
         workers.pool().waitForDone(10_000)
         self.close_project()
+        self.statusBar().clearMessage()  # stops the status bar's message timer
         super().closeEvent(event)

@@ -22,7 +22,7 @@ def test_every_button_is_reachable_by_keyboard(qtbot, demo_file, tmp_path):
     with qtbot.waitSignal(w.project_opened, timeout=20_000):
         w.open_path(copy)
     go = {a.text().replace("&", "") for a in w.menuBar().actions()[3].menu().actions()}
-    assert {f"Go to {p.title()}" for p in ("dashboard", "compare", "failures", "judges", "jobs", "review", "audit")} <= go
+    assert {f"Go to {p.title()}" for p in PAGES} <= go
     missing = []
     for kind in PAGES:
         page = w.page(kind)

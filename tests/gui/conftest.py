@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 
@@ -19,3 +22,25 @@ def _no_leaks(qapp):
     leaked = [t.objectName() or type(t.parent()).__name__ for w in QApplication.topLevelWidgets()
               if not w.isVisible() for t in w.findChildren(QTimer) if t.isActive()]
     assert not leaked, f"active timers left on closed windows: {leaked}"
+
+
+def open_window(qtbot, path: Path):
+    """A main window, shown, with the project at `path` open."""
+    from rageval_desktop.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.project_opened, timeout=20_000):
+        w.open_path(path)
+    return w
+
+
+@pytest.fixture
+def window(qtbot, demo_file, tmp_path):
+    """The window on a fresh copy of the demo project; closed (and checked for leaks) after the test."""
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = open_window(qtbot, copy)
+    yield w
+    w.close()

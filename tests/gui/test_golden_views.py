@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QPlainTextEdit
 
 from rageval_desktop.core.golden.edits import history
-from rageval_desktop.gui import workers
-from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.views.golden_tools import GoldenRowDialog, TextDialog
-
-
-@pytest.fixture
-def window(qtbot, demo_file, tmp_path):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
-    yield w
-    w.close()
-    assert workers.active() == 0
 
 
 def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):

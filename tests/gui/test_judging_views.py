@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
 from rageval_desktop.core.judges.registry import add_judge, get_judge
-from rageval_desktop.gui import operations, workers
-from rageval_desktop.gui.main_window import MainWindow
+from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
 from tests.support.fake_openai import FakeOpenAI
-
-
-@pytest.fixture
-def window(qtbot, demo_file, tmp_path):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
-    yield w
-    w.close()
-    assert workers.active() == 0
 
 
 @pytest.fixture

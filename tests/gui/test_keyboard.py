@@ -3,24 +3,15 @@ page is reachable from the Go menu / navigation without a mouse."""
 
 from __future__ import annotations
 
-import shutil
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
-
-from rageval_desktop.gui.main_window import MainWindow
 
 PAGES = ("dashboard", "compare", "failures", "judges", "jobs", "review", "audit")
 
 
-def test_every_button_is_reachable_by_keyboard(qtbot, demo_file, tmp_path):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+
+def test_every_button_is_reachable_by_keyboard(qtbot, window):
+    w = window
     go = {a.text().replace("&", "") for a in w.menuBar().actions()[3].menu().actions()}
     assert {f"Go to {p.title()}" for p in PAGES} <= go
     missing = []

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
-
 from PySide6.QtWidgets import QDialog
 
 from rageval_desktop.core.judges.prices import price
 from rageval_desktop.core.review.settings import policy
-from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.preferences import PreferencesDialog
 
 
-def test_preferences_round_trip(qtbot, demo_file, tmp_path, monkeypatch):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+def test_preferences_round_trip(qtbot, window, monkeypatch):
+    w = window
 
     def fill(dialog: PreferencesDialog) -> int:
         dialog.reviewer.setText("noor")
@@ -48,16 +39,10 @@ def test_preferences_round_trip(qtbot, demo_file, tmp_path, monkeypatch):
     w.close()
 
 
-def test_command_palette_finds_and_runs_a_command(qtbot, demo_file, tmp_path):
+def test_command_palette_finds_and_runs_a_command(qtbot, window):
     from PySide6.QtCore import Qt
 
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+    w = window
     w.show_palette()
     palette = w.palette_dialog
     names = [palette.list.item(i).text() for i in range(palette.list.count())]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-
 from PySide6.QtWidgets import QInputDialog, QUndoView
 
 from rageval_desktop.core.golden.edits import history, row
 from rageval_desktop.gui import workers
-from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
 
 
@@ -16,14 +13,9 @@ def wait_workers(qtbot):
     qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
 
 
-def test_undo_redo_golden_edits_and_status(qtbot, demo_file, tmp_path, monkeypatch):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+
+def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
+    w = window
     w.table.selectRow(0)
     gid = w.selected_golden_id()
     original = row(w.project, gid)["gold_answer"]
@@ -58,14 +50,8 @@ def test_undo_redo_golden_edits_and_status(qtbot, demo_file, tmp_path, monkeypat
     w.close()
 
 
-def test_undo_a_judge_retirement(qtbot, demo_file, tmp_path, monkeypatch):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
+    w = window
     with qtbot.waitSignal(w.task_finished, timeout=30_000):
         w.select_nav("audit")
     audit = w.audit_view

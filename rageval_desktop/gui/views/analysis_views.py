@@ -15,27 +15,17 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.views.common import records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
-
-
-def _table(model: RecordsModel) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-    view.verticalHeader().setVisible(False)
-    view.horizontalHeader().setStretchLastSection(True)
-    return view
 
 
 def _run_box(label: str) -> tuple[QLabel, QComboBox]:
@@ -98,7 +88,7 @@ class DashboardView(_Analysis):
         self.top.addWidget(lab)
         self.top.addWidget(self.run_box)
         self.model = RecordsModel([], self)
-        self.table = _table(self.model)
+        self.table = records_table(self.model)
         self.table.setObjectName("dashboard")
         area, self.plot = self.chart()
         split = QSplitter(Qt.Orientation.Vertical)
@@ -171,7 +161,7 @@ class CompareView(_Analysis):
         for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop):
             self.top.addWidget(w)
         self.model = RecordsModel([], self)
-        self.table = _table(self.model)
+        self.table = records_table(self.model)
         self.table.setObjectName("compare")
         area, self.plot = self.chart()
         split = QSplitter(Qt.Orientation.Vertical)
@@ -245,7 +235,7 @@ class FailuresView(_Analysis):
         self.model = RecordsModel([("external_id", "row"), ("slice", "slice"), ("failure", "class"),
                                    ("judges", "failed judges"), ("first_gold_rank", "gold rank"),
                                    ("prompt_k", "in prompt"), ("question", "question")], self)
-        self.table = _table(self.model)
+        self.table = records_table(self.model)
         self.table.setObjectName("failures")
         self.detail = DetailPane()
         split = QSplitter()

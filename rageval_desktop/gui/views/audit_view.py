@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QPushButton,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.views.common import page_frame
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
@@ -44,13 +44,7 @@ class AuditView(QWidget):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window_ = window
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 10, 6, 6)
-        top = QHBoxLayout()
-        title = QLabel("Judge audit")
-        title.setObjectName("viewTitle")
-        top.addWidget(title)
-        top.addStretch(1)
+        layout, top = page_frame(self, "Judge audit")
         self.apply_button = QPushButton("&Record audit and apply")
         self.apply_button.setToolTip("Retire judges under the threshold (with enough ratings), reinstate retired "
                                      "judges that now pass; every audit is kept")

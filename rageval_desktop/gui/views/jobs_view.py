@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from rageval_desktop.core.jobs import records
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.views.common import records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
@@ -42,14 +43,8 @@ class JobsView(QWidget):
         self.errors_label = QLabel()
         self.errors_label.setObjectName("problem")
         layout.addWidget(self.errors_label)
-        self.table = QTableView()
-        self.table.setObjectName("jobs")
         self.model = RecordsModel(COLUMNS, self)
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.verticalHeader().setVisible(False)
+        self.table = records_table(self.model, "jobs")
         layout.addWidget(self.table)
         bottom = QHBoxLayout()
         self.resume_button = QPushButton("&Resume selected job")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from rageval_desktop.core.judges.registry import judge_summary, list_judges
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
@@ -21,13 +22,7 @@ class JudgesView(QWidget):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window_ = window
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 10, 6, 6)
-        top = QHBoxLayout()
-        title = QLabel("Judges")
-        title.setObjectName("viewTitle")
-        top.addWidget(title)
-        top.addStretch(1)
+        layout, top = page_frame(self, "Judges")
         self.add_button = QPushButton("&Add LLM judge…")
         self.edit_button = QPushButton("&Edit…")
         self.test_button = QPushButton("&Test connection")
@@ -35,14 +30,8 @@ class JudgesView(QWidget):
         for b in (self.add_button, self.edit_button, self.test_button, self.rubric_button):
             top.addWidget(b)
         layout.addLayout(top)
-        self.table = QTableView()
-        self.table.setObjectName("judges")
         self.model = RecordsModel(COLUMNS, self)
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.verticalHeader().setVisible(False)
+        self.table = records_table(self.model, "judges")
         layout.addWidget(self.table)
         run_bar = QHBoxLayout()
         self.run_box = QComboBox()

@@ -24,7 +24,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--screenshot", metavar="PNG", help="render the main window to PNG and exit")
     parser.add_argument("--run", metavar="NAME", help="show this run first (default: the golden set)")
     parser.add_argument("--slice", metavar="TAG", help="show this slice first")
-    parser.add_argument("--view", choices=["dashboard", "compare", "failures", "judges", "jobs"],
+    parser.add_argument("--view", choices=["dashboard", "compare", "failures", "judges", "jobs", "review", "audit"],
                         help="open this view first")
     return parser.parse_args(argv)
 
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:
         target = Path(args.screenshot)
         if args.project or args.demo:
-            screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures"))
+            screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures", "audit"))
         else:
             QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
     if args.project:

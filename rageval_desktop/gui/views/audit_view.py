@@ -58,6 +58,7 @@ class AuditView(QWidget):
         layout.addLayout(top)
         self.policy = QLabel()
         self.policy.setObjectName("hint")
+        self.policy.setWordWrap(True)
         layout.addWidget(self.policy)
         self.model = RecordsModel(COLUMNS, self)
         self.table = QTableView()
@@ -121,6 +122,7 @@ class AuditView(QWidget):
         self.table.resizeColumnsToContents()
         if records:
             self.table.selectRow(0)
+            self._on_row()  # selecting the row that was already current emits no signal
 
     def selected(self) -> Any:
         rows = self.table.selectionModel().selectedRows()
@@ -136,6 +138,7 @@ class AuditView(QWidget):
         self.confusion.set_records([{"human": lab, **{c: row[i] for i, c in enumerate(labels)}}
                                     for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *
                                                         len(labels), strict=True)])
+        self.confusion_view.resizeColumnsToContents()
         rows = [{"run": f"run {name}", "n": v["n"], "value": v["value"], "verdict": ""}
                 for name, v in r.per_run.items()]
         rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": h["value"], "verdict": h["verdict"]}

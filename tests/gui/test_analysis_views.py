@@ -9,8 +9,7 @@ from PySide6.QtCore import Qt
 
 from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
 from rageval_desktop.core.store.project import Project
-from rageval_desktop.gui import workers
-from rageval_desktop.gui.main_window import MainWindow
+from tests.gui.conftest import open_window
 
 
 @pytest.fixture(scope="module")
@@ -27,14 +26,9 @@ def judged_demo(tmp_path_factory, demo_file):
 def window(qtbot, judged_demo, tmp_path):
     copy = tmp_path / "demo.rageval"
     shutil.copy(judged_demo, copy)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+    w = open_window(qtbot, copy)
     yield w
     w.close()
-    assert workers.active() == 0
 
 
 def open_view(window, qtbot, kind):

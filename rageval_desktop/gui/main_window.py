@@ -74,6 +74,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self._task: workers.Worker | None = None
         self._job: workers.Worker | None = None
         self.undo_stack = make_stack(self)
+        self.current_run: str | None = None  # the run chosen in any view; the others follow it
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
@@ -161,6 +162,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         self.path_label = QLabel("No project")
         self.rows_label = QLabel()
+        self.saved_label = QLabel()
+        self.saved_label.setToolTip("Every change is written to the project file when it is made; there is "
+                                    "nothing to save")
         self.task_label = QLabel()
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(180)
@@ -170,6 +174,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.cancel_button.clicked.connect(self.cancel_task)
         bar = self.statusBar()
         bar.addWidget(self.path_label, 1)
+        bar.addPermanentWidget(self.saved_label)
         bar.addPermanentWidget(self.rows_label)
         bar.addPermanentWidget(self.task_label)
         bar.addPermanentWidget(self.progress)
@@ -469,6 +474,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if key is None or key[0] not in ("golden", "run"):
             return None
         kind, arg = key
+        if kind == "run":
+            self.current_run = arg[1]
         slice_tag = self.slice_box.currentData()
         return browse.golden_source(slice_tag) if kind == "golden" else browse.run_source(*arg, slice_tag)
 
@@ -526,6 +533,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _on_project_changed(self, op: str, changed: Any) -> None:
         if self.project is None:
             return
+        from datetime import datetime
+
+        self.saved_label.setText(f"saved {datetime.now():%H:%M:%S} ({op})")
         changed = set(changed)
         if changed & {"golden", "runs", "corpus", "judges"}:
             self._fill_slices()

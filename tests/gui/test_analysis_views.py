@@ -89,3 +89,17 @@ def test_export_writes_the_report_of_the_comparison(window, qtbot, tmp_path):
     assert done.args == ["done"]
     text = out.read_text()
     assert "RAG evaluation: v2 vs v1" in text and "### Against v1" in text
+
+
+def test_the_chosen_run_carries_across_views(window, qtbot):
+    window.select(run="v1")
+    open_view(window, qtbot, "dashboard")
+    assert window.dashboard_view.run_box.currentData() == "v1"
+    open_view(window, qtbot, "failures")
+    assert window.failures_view.run_box.currentData() == "v1"
+    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+        window.failures_view.run_box.setCurrentIndex(window.failures_view.run_box.findData("v2"))
+    open_view(window, qtbot, "dashboard")
+    assert window.dashboard_view.run_box.currentData() == "v2"
+    open_view(window, qtbot, "compare")
+    assert (window.compare_view.cand_box.currentData(), window.compare_view.base_box.currentData()) == ("v2", "v1")

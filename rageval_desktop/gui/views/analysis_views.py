@@ -36,7 +36,8 @@ def _run_box(label: str) -> tuple[QLabel, QComboBox]:
 
 
 def _fill(box: QComboBox, names: list[str], prefer: str | None = None) -> None:
-    keep = box.currentData() or prefer
+    """Fill a run box; the run chosen anywhere in the window (`prefer`) wins over the box's own choice."""
+    keep = prefer or box.currentData()
     box.blockSignals(True)
     box.clear()
     for n in names:
@@ -100,11 +101,12 @@ class DashboardView(_Analysis):
         self.summary: dict[str, Any] | None = None
 
     def refresh(self, runs: list[str]) -> None:
-        _fill(self.run_box, runs)
+        _fill(self.run_box, runs, self.window_.current_run)
         self.compute()
 
     def compute(self, *_: object) -> None:
         run = self.run_box.currentData()
+        self.window_.current_run = run or self.window_.current_run
         if run and self.window_.project is not None:
             self.window_.run_task(f"Computing the dashboard of {run}", operations.dashboard_with_plot,
                                   self.window_.project, run, on_done=self.show)
@@ -175,8 +177,11 @@ class CompareView(_Analysis):
         self.result: dict[str, Any] | None = None
 
     def refresh(self, runs: list[str]) -> None:
-        _fill(self.base_box, runs, runs[0] if runs else None)
-        _fill(self.cand_box, runs, runs[-1] if runs else None)
+        candidate = self.window_.current_run or (runs[-1] if runs else None)
+        _fill(self.cand_box, runs, candidate)
+        others = [r for r in runs if r != candidate]
+        previous = self.base_box.currentData()
+        _fill(self.base_box, runs, previous if previous in others else (others[-1] if others else candidate))
         self.compute()
 
     def compute(self, *_: object) -> None:
@@ -251,7 +256,7 @@ class FailuresView(_Analysis):
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str]) -> None:
-        _fill(self.run_box, runs)
+        _fill(self.run_box, runs, self.window_.current_run)
         from rageval_desktop.core.judges.registry import METRICS
 
         if self.metric_box.count() == 1:
@@ -261,6 +266,7 @@ class FailuresView(_Analysis):
 
     def compute(self, sample: int | None = None) -> None:
         run = self.run_box.currentData()
+        self.window_.current_run = run or self.window_.current_run
         if run and self.window_.project is not None:
             self.window_.run_task("Finding failures", operations.failures, self.window_.project, run,
                                   self.class_box.currentData(), self.window_.slice_box.currentData(),

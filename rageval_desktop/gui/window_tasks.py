@@ -85,9 +85,12 @@ class WindowTasks:
             self.cancel_button.setVisible(False)
             self.task_finished.emit(kind)
 
+        started_on = self.project
+
         def done(result: Any) -> None:
             finish("done")
-            if on_done:
+            # a result for a project that has since been closed is stale: nothing is left to show it in
+            if on_done and (started_on is None or self.project is started_on):
                 on_done(result)
 
         def failed(message: str, details: str) -> None:

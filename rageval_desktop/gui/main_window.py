@@ -80,6 +80,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.resize(1360, 820)
         self._build()
         self._build_actions()
+        self.refresh_timer = QTimer(self)  # analysis pages recompute once changes settle, not on every batch
+        self.refresh_timer.setSingleShot(True)
+        self.refresh_timer.setInterval(800)
+        self.refresh_timer.timeout.connect(self._refresh_analysis)
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
         self.backup_timer.timeout.connect(self._periodic_backup)
@@ -239,6 +243,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
             act.setEnabled(enabled)
+
+    def _refresh_analysis(self) -> None:
+        current = self.pages.currentWidget()
+        computed = [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit")]
+        if self.project is not None and self._task is None and current in computed:
+            current.refresh(self.run_names())
 
     def undo(self) -> None:
         """Ctrl+Z: on the review screen it takes back the last rating; elsewhere the last edit on the stack."""
@@ -541,10 +551,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self._fill_slices()
             self._fill_nav()
             self._show_current()
-        elif changed & {"judgments", "jobs"}:
+        elif changed & {"judgments", "jobs", "ratings"}:
             if "judgments" in changed and "review" in self._pages:
                 self.review_view.judgments_changed()
             current = self.pages.currentWidget()
+            if current in [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit")]:
+                self.refresh_timer.start()
             if current is self.rows_page:
                 self._on_row(self.table.currentIndex())
             elif current is self._pages.get("judges"):
@@ -558,5 +570,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                 worker.cancel()
         workers.pool().waitForDone(10_000)
         self.close_project()
+        self.refresh_timer.stop()
         self.statusBar().clearMessage()  # stops the status bar's message timer
         super().closeEvent(event)

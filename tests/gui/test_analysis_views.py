@@ -103,3 +103,21 @@ def test_the_chosen_run_carries_across_views(window, qtbot):
     assert window.dashboard_view.run_box.currentData() == "v2"
     open_view(window, qtbot, "compare")
     assert (window.compare_view.cand_box.currentData(), window.compare_view.base_box.currentData()) == ("v2", "v1")
+
+
+def test_dashboard_refreshes_when_judgments_arrive(window, qtbot):
+    """Staying on the dashboard: judgments written meanwhile show up without any navigation."""
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.store.project import utcnow
+
+    judge = add_judge(window.project, "f1-correct", "correctness", "lexical")
+    open_view(window, qtbot, "dashboard")
+    assert "correctness" not in window.dashboard_view.summary["judge_metrics"]
+    rows = [r[0] for r in window.project.reader().execute(
+        "SELECT rr.id FROM run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = 'v2'")]
+    with window.project.write("fake judgments", changed=("judgments",)) as w:
+        w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                      "VALUES (?, ?, ?, 'ok', 5, ?)", [(judge.id, r, f"x{r}", utcnow()) for r in rows])
+    assert window.pages.currentWidget() is window.dashboard_view
+    qtbot.waitUntil(lambda: "correctness" in window.dashboard_view.summary["judge_metrics"], timeout=20_000)
+    assert window.dashboard_view.summary["slices"]["all"]["correctness"] == 100.0

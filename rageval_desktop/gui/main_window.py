@@ -212,7 +212,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         edit_menu = self.menuBar().addMenu("&Edit")
         self.undo_action = action(edit_menu, "&Undo", self.undo, QKeySequence.StandardKey.Undo,
-                                  "Undo the last edit (golden rows, judges, retirements; ratings on the review screen)")
+                                  "Undo the last edit (golden rows, ratings, judges, retirements)")
         self.redo_action = action(edit_menu, "&Redo", self.undo_stack.redo, QKeySequence.StandardKey.Redo)
         action(edit_menu, "&History…", self.show_history, "Ctrl+H", "Every edit of this session, undoable")
         edit_menu.addSeparator()
@@ -251,12 +251,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             current.refresh(self.run_names())
 
     def undo(self) -> None:
-        """Ctrl+Z: on the review screen it takes back the last rating; elsewhere the last edit on the stack."""
-        review = self._pages.get("review")
-        if self.pages.currentWidget() is review and review.undo_stack:
-            review.undo()
-        else:
-            self.undo_stack.undo()
+        """Ctrl+Z: the last edit of any kind (ratings included), from the one undo stack."""
+        self.undo_stack.undo()
 
     def show_history(self) -> None:
         from PySide6.QtWidgets import QDialog, QUndoView, QVBoxLayout

@@ -109,3 +109,18 @@ def test_audit_view_shows_agreement_and_retires_with_a_reason(window, qtbot, mon
         "SELECT status FROM judges WHERE name = 'token-f1'").fetchone()[0] == "retired", timeout=10_000)
     reason = window.project.reader().execute("SELECT status_reason FROM judges WHERE name = 'token-f1'").fetchone()[0]
     assert reason == "drifts on keyword questions"
+
+
+def test_ratings_are_on_the_window_undo_stack_with_redo(window, qtbot):
+    view = window.review_view
+    view.setFocus()
+    press(qtbot, view, None, "1")
+    assert window.undo_stack.undoText() == "rate row 1 of sample 1: 1"
+    with qtbot.waitSignal(view.rated, timeout=10_000):
+        window.undo()                                   # Ctrl+Z from anywhere in the window
+    count = lambda: window.project.reader().execute(  # noqa: E731
+        "SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL").fetchone()[0]
+    assert count() == 0 and view.index == 0
+    with qtbot.waitSignal(view.rated, timeout=10_000):
+        window.undo_stack.redo()
+    assert count() == 1 and "1/40 rated" in view.progress_label.text()

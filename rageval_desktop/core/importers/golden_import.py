@@ -137,9 +137,15 @@ def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
 
 
 def _near_duplicate_warnings(project: Project, records: list[GoldenRecord]) -> list[str]:
+    """The check helps but must never block an import: without the embedding model it is skipped, and says so."""
+    from rageval_desktop.core.errors import RagevalError
     from rageval_desktop.core.golden.dedupe import leakage
 
     existing = {r[0] for r in project.reader().execute("SELECT question_norm FROM golden_rows")}
     fresh = [r.question for r in records if normalise_question(r.question) not in existing]
+    try:
+        hits = leakage(project, fresh)
+    except (RagevalError, ImportError) as exc:
+        return [f"near-duplicate check skipped: {exc}"]
     return [f"near-duplicate of golden row {hit['similar_to']} (cosine {hit['cosine']:.2f}): {hit['question'][:80]}"
-            for hit in leakage(project, fresh)]
+            for hit in hits]

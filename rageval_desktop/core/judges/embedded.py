@@ -83,11 +83,19 @@ def load_model(model_id: str = MINILM_ID) -> Any:
     with _MODELS_LOCK:
         if model_id not in _MODELS:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError:
                 raise RagevalError(MISSING) from None
 
+            try:  # a progress bar on stderr is noise for the CLI and the GUI alike
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:
+                pass
             path = minilm_path() if model_id == MINILM_ID else Path(model_id)
             _MODELS[model_id] = SentenceTransformer(str(path), device="cpu")
         return _MODELS[model_id]

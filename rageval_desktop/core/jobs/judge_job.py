@@ -80,6 +80,7 @@ class JudgeJob:
         self.pending: list[tuple[Item, dict[str, Any], list[dict[str, Any]]]] = []
         self.started = time.monotonic()
         self.in_flight_estimate = 0.0
+        self.estimates: dict[str, float] = {}  # idem key -> the cost reserved for that call against the budget
         self._prices: dict[str | None, tuple[float, float] | None] = {}
 
     def price(self, model: str | None) -> tuple[float, float] | None:
@@ -302,7 +303,7 @@ class JudgeJob:
                                   f"(spent ${self.stats.cost_usd:.4f}); resume with a larger budget to finish")
             return True
         self.in_flight_estimate += per_call
-        item.fields["__estimate"] = per_call  # type: ignore[assignment]
+        self.estimates[item.idem_key] = per_call
         return False
 
     async def flush_loop(self) -> None:
@@ -326,7 +327,7 @@ class JudgeJob:
     async def judge_one(self, item: Item, rubric: rubrics.Rubric, client: Any, limiter: AdaptiveLimiter) -> None:
         """Starts holding the limiter slot the dispatcher acquired; `call` releases it."""
         judge = item.judge
-        estimate = item.fields.pop("__estimate", 0.0)  # type: ignore[arg-type]
+        estimate = self.estimates.pop(item.idem_key, 0.0)
         messages = rubric.render(item.fields)
         params = {"temperature": judge.param("temperature"), "max_tokens": judge.param("max_tokens"),
                   "seed": judge.param("seed")}

@@ -133,7 +133,7 @@ class AuditView(QWidget):
         if r is None:
             return
         labels = [f"{v:g}" for v in r.confusion["labels"]]
-        self.confusion.columns = [("human", "human \\ judge"), *[(lab, lab) for lab in labels]]
+        self.confusion.columns = [("human", "human"), *[(lab, f"judge {lab}") for lab in labels]]
         self.confusion.scored = set()
         self.confusion.set_records([{"human": lab, **{c: row[i] for i, c in enumerate(labels)}}
                                     for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *

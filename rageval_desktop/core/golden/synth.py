@@ -24,7 +24,7 @@ from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
 from rageval_desktop.core.judges import llm, parsers, prices, rubrics
 from rageval_desktop.core.judges.registry import get_judge, resolve_api_key
 from rageval_desktop.core.paths import resources_dir
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 
 CRITIQUES = {"groundedness": "critique_groundedness", "relevance": "critique_relevance",
              "standalone": "critique_standalone"}
@@ -119,41 +119,31 @@ class Synth:
 
     async def call(self, client: Any, limiter: AdaptiveLimiter, messages: list[dict]) -> str | None:
         key = llm.cache_key(self.judge.base_url, self.judge.model, messages, self.params)
-        row = self.project.reader().execute("SELECT content FROM llm_cache WHERE key = ?", (key,)).fetchone()
-        if row:
+        hit = llm.cached(self.project.reader(), key)
+        if hit:
             self.stats.cache_hits += 1
-            return row[0]
-        for attempt in range(1, self.spec.max_retries + 2):
-            if self.fatal or self.ctx.cancelled:
-                return None
-            await limiter.acquire()
-            self.stats.calls += 1
-            try:
-                reply = await llm.chat(client, self.judge.model or "", messages, self.params,
-                                       float(self.judge.param("timeout")))
-            except llm.CallFailed as failure:
-                await limiter.release("overload" if failure.kind == "rate_limit" else
-                                      "timeout" if failure.kind == "timeout" else "other")
-                if failure.fatal:
-                    self.fatal = str(failure)
-                    return None
-                if not failure.retryable or attempt > self.spec.max_retries:
-                    return None
-                await asyncio.sleep(failure.retry_after if failure.retry_after is not None
-                                    else min(10.0, 0.5 * 2 ** attempt) * random.uniform(0.5, 1.0))
-                continue
-            await limiter.release("ok")
-            self.stats.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
-            await asyncio.to_thread(self.cache, key, reply)
-            return reply.content
-        return None
+            return hit.content
 
-    def cache(self, key: str, reply: llm.Reply) -> None:
+        def count() -> None:
+            self.stats.calls += 1
+
+        try:
+            reply, _ = await llm.call_with_retries(
+                client, limiter, self.judge.model or "", messages, self.params, float(self.judge.param("timeout")),
+                self.spec.max_retries, stopping=lambda: bool(self.fatal or self.ctx.cancelled), on_call=count)
+        except llm.Stopped:
+            return None
+        except llm.CallFailed as failure:
+            if failure.fatal:
+                self.fatal = self.fatal or str(failure)
+            return None
+        self.stats.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
+        await asyncio.to_thread(self.cache, llm.cache_entry(key, self.judge.model, reply))
+        return reply.content
+
+    def cache(self, entry: dict[str, Any]) -> None:
         with self.project.write("cache request") as conn:
-            conn.execute("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, completion_tokens, "
-                         "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (key, self.judge.model, reply.content, reply.prompt_tokens, reply.completion_tokens,
-                          reply.request_id, utcnow()))
+            conn.execute(llm.CACHE_INSERT, entry)
 
     def reject(self, why: str) -> None:
         self.stats.rejected[why] = self.stats.rejected.get(why, 0) + 1

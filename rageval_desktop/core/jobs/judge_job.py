@@ -7,7 +7,6 @@ flight, and a re-run skips everything already judged.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -180,9 +179,7 @@ class JudgeJob:
                              f"ON CONFLICT (idem_key) DO UPDATE SET {update}", [tuple(r.values()) for _, r, _ in batch])
             caches = [c for _, _, cs in batch for c in cs]
             if caches:
-                conn.executemany("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, "
-                                 "completion_tokens, request_id, created_at) VALUES (:key, :model, :content, "
-                                 ":prompt_tokens, :completion_tokens, :request_id, :created_at)", caches)
+                conn.executemany(llm.CACHE_INSERT, caches)
             records.progress(conn, self.stats.job_id, self.stats.done)
 
     def report(self, force: bool = False) -> None:
@@ -379,59 +376,41 @@ class JudgeJob:
         """The cache entry for a reply fetched now (None for a reply that came from the cache)."""
         if hit or not self.spec.use_cache:
             return None
-        return {"key": llm.cache_key(item.judge.base_url, item.judge.model, messages, params),
-                "model": item.judge.model, "content": reply.content, "prompt_tokens": reply.prompt_tokens,
-                "completion_tokens": reply.completion_tokens, "request_id": reply.request_id, "created_at": utcnow()}
+        return llm.cache_entry(llm.cache_key(item.judge.base_url, item.judge.model, messages, params),
+                               item.judge.model, reply)
 
     async def call(self, item: Item, client: Any, limiter: AdaptiveLimiter, messages: list[dict], params: dict,
                    holding_slot: bool) -> tuple[llm.Reply, bool, int] | None:
         """(reply, from cache, attempts), or None when the item ended as an error (recorded here) or the job is
-        stopping (left to do). Takes a limiter slot for each HTTP attempt and always gives it back."""
+        stopping (left to do)."""
         judge = item.judge
         if self.spec.use_cache:
-            key = llm.cache_key(judge.base_url, judge.model, messages, params)
-            row = self.project.reader().execute(
-                "SELECT content, prompt_tokens, completion_tokens, request_id FROM llm_cache WHERE key = ?",
-                (key,)).fetchone()
-            if row:
+            hit = llm.cached(self.project.reader(), llm.cache_key(judge.base_url, judge.model, messages, params))
+            if hit:
                 if holding_slot:
                     await limiter.release("other")
-                return llm.Reply(row[0], row[1], row[2], row[3], 0.0), True, 0
+                return hit, True, 0
         retries = self.spec.max_retries if self.spec.max_retries is not None else judge.param("max_retries")
-        attempt = 0
-        while True:
-            if not holding_slot:
-                await limiter.acquire()
-            holding_slot = False
-            if self.fatal or self.ctx.cancelled:
-                await limiter.release("other")
-                return None
-            attempt += 1
+
+        def count() -> None:
             self.stats.calls += 1
-            try:
-                try:
-                    reply = await llm.chat(client, judge.model, messages, params, self.timeout(judge))
-                except llm.CallFailed:
-                    raise
-                except Exception as exc:  # anything unforeseen is this row's error, never a lost row or slot
-                    raise llm.CallFailed("internal", f"{type(exc).__name__}: {exc}") from exc
-            except llm.CallFailed as failure:
-                await limiter.release("overload" if failure.overload and failure.kind == "rate_limit" else
-                                      "timeout" if failure.kind == "timeout" else "other")
-                if failure.fatal:
-                    self.fatal = self.fatal or str(failure)
-                    return None
-                if not failure.retryable or attempt > retries:
-                    self.record(item, "error", error_kind=failure.kind, raw=str(failure), attempts=attempt)
-                    return None
-                self.stats.retries += 1
-                if failure.retry_after is not None:  # the server said when: honour it, plus a little jitter
-                    await asyncio.sleep(failure.retry_after + random.uniform(0, 0.1))
-                else:
-                    await asyncio.sleep(min(30.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
-                continue
-            await limiter.release("ok")
-            return reply, False, attempt
+
+        try:
+            reply, attempts = await llm.call_with_retries(
+                client, limiter, judge.model or "", messages, params, self.timeout(judge), retries,
+                stopping=lambda: bool(self.fatal or self.ctx.cancelled), holding_slot=holding_slot, on_call=count)
+        except llm.Stopped:
+            return None
+        except llm.CallFailed as failure:
+            attempts = getattr(failure, "attempts", 1)
+            self.stats.retries += attempts - 1
+            if failure.fatal:
+                self.fatal = self.fatal or str(failure)
+            else:
+                self.record(item, "error", error_kind=failure.kind, raw=str(failure), attempts=attempts)
+            return None
+        self.stats.retries += attempts - 1
+        return reply, False, attempts
 
 
 def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:

@@ -103,3 +103,74 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], par
 def _short(exc: BaseException) -> str:
     text = str(exc).replace("\n", " ")
     return text[:300]
+
+
+# --- what every caller shares: the request cache, retries with backoff, the limiter's bookkeeping -------------
+CACHE_INSERT = ("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, completion_tokens, request_id, "
+                "created_at) VALUES (:key, :model, :content, :prompt_tokens, :completion_tokens, :request_id, "
+                ":created_at)")
+
+
+class Stopped(Exception):
+    """The caller is stopping (a fatal error elsewhere, or a cancel): the call was not made."""
+
+
+def cached(conn: Any, key: str) -> Reply | None:
+    row = conn.execute("SELECT content, prompt_tokens, completion_tokens, request_id FROM llm_cache WHERE key = ?",
+                       (key,)).fetchone()
+    return Reply(row[0], row[1], row[2], row[3], 0.0) if row else None
+
+
+def cache_entry(key: str, model: str | None, reply: Reply) -> dict[str, Any]:
+    """A row for CACHE_INSERT, written by the caller in the same transaction as what the reply produced."""
+    from rageval_desktop.core.store.project import utcnow
+
+    return {"key": key, "model": model, "content": reply.content, "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens, "request_id": reply.request_id, "created_at": utcnow()}
+
+
+def backoff_seconds(failure: CallFailed, attempt: int) -> float:
+    """Honour the server's Retry-After (plus a little jitter); else exponential backoff with jitter, capped."""
+    import random
+
+    if failure.retry_after is not None:
+        return failure.retry_after + random.uniform(0, 0.1)
+    return min(30.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
+                            params: dict[str, Any], timeout: float, retries: int, *, stopping: Any,
+                            holding_slot: bool = False, on_call: Any = None) -> tuple[Reply, int]:
+    """(reply, attempts). Takes a limiter slot for each attempt and always gives it back. Raises CallFailed
+    (with `.attempts`) when the failure is fatal, not worth retrying, or retries ran out; Stopped when
+    `stopping()` says the caller is winding down."""
+    import asyncio
+
+    attempt = 0
+    while True:
+        if not holding_slot:
+            await limiter.acquire()
+        holding_slot = False
+        if stopping():
+            await limiter.release("other")
+            raise Stopped()
+        attempt += 1
+        if on_call:
+            on_call()
+        try:
+            try:
+                reply = await chat(client, model, messages, params, timeout)
+            except CallFailed:
+                raise
+            except Exception as exc:  # anything unforeseen is this call's error, never a lost slot
+                raise CallFailed("internal", f"{type(exc).__name__}: {exc}") from exc
+        except CallFailed as failure:
+            await limiter.release("overload" if failure.kind == "rate_limit" else
+                                  "timeout" if failure.kind == "timeout" else "other")
+            if failure.fatal or not failure.retryable or attempt > retries:
+                failure.attempts = attempt  # type: ignore[attr-defined]
+                raise
+            await asyncio.sleep(backoff_seconds(failure, attempt))
+            continue
+        await limiter.release("ok")
+        return reply, attempt

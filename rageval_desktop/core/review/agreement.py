@@ -194,7 +194,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
 
 
 def audit_all(project: Project, judge_name: str | None = None) -> list[Agreement]:
-    judges = [get_judge(project, judge_name)] if judge_name else [j for j in list_judges(project) if j.kind]
+    judges = [get_judge(project, judge_name)] if judge_name else list_judges(project)
     return [agreement(project, j) for j in judges]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
@@ -16,7 +17,15 @@ from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageErro
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_jobs, cmd_judge, cmd_judges, cmd_prices
 from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate, cmd_metrics, cmd_report
-from rageval_desktop.cli.project_cmds import cmd_backup, cmd_demo, cmd_import, cmd_info, cmd_new
+from rageval_desktop.cli.project_cmds import (
+    cmd_backup,
+    cmd_backups,
+    cmd_demo,
+    cmd_import,
+    cmd_info,
+    cmd_new,
+    cmd_restore,
+)
 from rageval_desktop.cli.review_cmds import cmd_agreement, cmd_judge_status, cmd_ratings, cmd_sample, cmd_settings
 from rageval_desktop.core.errors import RagevalError
 
@@ -30,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def command(name: str, func: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
+        # argparse %-formats help strings (not descriptions): a bare % ("95% CIs") would crash --help
+        p = sub.add_parser(name, help=help_.replace("%", "%%"), description=help_)
         p.set_defaults(func=func)
         return p
 
@@ -288,6 +298,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
     p.add_argument("project")
     p.add_argument("--json", action="store_true")
+
+    p = command("backups", cmd_backups, "list a project's backups (newest last)")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+
+    p = command("restore", cmd_restore, "restore a project from a backup (the current state is backed up first)")
+    p.add_argument("project")
+    p.add_argument("backup", help="a backup file, e.g. from `rageval backups PROJECT`")
+    p.add_argument("--json", action="store_true")
     return parser
 
 
@@ -308,6 +327,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `rageval ... | head`: the reader left; not an error of ours
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
+    except sqlite3.Error as exc:  # a write lane error is translated in core; this is a read or an open
+        print(f"error: the project could not be read ({exc})", file=sys.stderr)
+        return EXIT_FAILED
+    except MemoryError:
+        print("error: out of memory; the input is too large for this machine", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as exc:  # a bug of ours: one plain line, the traceback in a file, never on the terminal
+        log = _crash_log(exc)
+        print(f"error: internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it with {log}",
+              file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _crash_log(exc: BaseException) -> str:
+    import tempfile
+    import traceback
+
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="rageval-crash-", suffix=".txt", delete=False) as fh:
+            traceback.print_exception(exc, file=fh)
+            return fh.name
+    except OSError:
+        return "the command line you ran"
 
 
 if __name__ == "__main__":

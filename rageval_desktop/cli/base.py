@@ -29,9 +29,17 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False) if getattr(args, "json", False) else text)
 
 
-def _open(path: str):
+def _open(path: str, *, read_only: bool = False):
+    """Commands that only read open read-only (nothing written, no sidecar files made); an older file that
+    must be migrated before it can be read is opened for writing instead (the migration takes a backup)."""
+    from rageval_desktop.core.errors import NeedsMigration
     from rageval_desktop.core.store.project import Project
 
+    if read_only:
+        try:
+            return Project.open(path, read_only=True)
+        except NeedsMigration:
+            pass
     return Project.open(path)
 
 

@@ -24,7 +24,7 @@ def _ks(text: str | None) -> tuple[int, ...]:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table
 
-    with _open(args.project) as project:
+    with _open(args.project, read_only=True) as project:
         summary = dashboard(project, args.run, _ks(args.k))
     headers, rows = dashboard_table(summary)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
@@ -38,7 +38,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError, compare
 
-    with _open(args.project) as project:
+    with _open(args.project, read_only=True) as project:
         try:
             result = compare(project, args.baseline, args.candidate, args.metrics)
         except GateUsageError as exc:
@@ -55,7 +55,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError, gate, gate_markdown
 
-    with _open(args.project) as project:
+    with _open(args.project, read_only=True) as project:
         try:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
                           max_aggregate_drop=args.max_aggregate_drop, metrics=args.metrics)
@@ -80,7 +80,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_failures(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
 
-    with _open(args.project) as project:
+    with _open(args.project, read_only=True) as project:
         counts = failure_counts(project, args.run)
         rows = failure_rows(project, args.run, failure=args.failure_class, slice_tag=args.slice, metric=args.metric,
                             sample=args.sample)
@@ -95,7 +95,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError
     from rageval_desktop.core.reports import write_report
 
-    with _open(args.project) as project:
+    with _open(args.project, read_only=True) as project:
         try:
             out = write_report(project, args.run, args.out, baseline=args.baseline)
         except GateUsageError as exc:

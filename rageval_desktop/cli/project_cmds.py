@@ -42,9 +42,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.errors import NeedsMigration
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.queries import project_info
+    from rageval_desktop.core.store.schema import SCHEMA_VERSION
 
-    with _open(args.project) as project:
+    try:  # inspecting never writes: not even a migration, a journal-mode change or a sidecar file
+        project = Project.open(args.project, read_only=True)
+    except NeedsMigration as exc:
+        info = {"path": str(args.project), "schema_version": exc.version, "needs_migration_to": SCHEMA_VERSION}
+        _print(args, info, f"{args.project}: schema {exc.version}; it is migrated to {SCHEMA_VERSION} (after a "
+                           "backup) the first time it is opened for writing")
+        return EXIT_OK
+    with project:
         info = project_info(project)
     runs = ", ".join(f"{r['name']} ({r['rows']} rows)" for r in info["runs"]) or "none"
     slices = ", ".join(f"{k} {v}" for k, v in info["slices"].items())
@@ -74,4 +84,24 @@ def cmd_backup(args: argparse.Namespace) -> int:
     with _open(args.project) as project:
         out = project.backup("manual")
     _print(args, {"backup": str(out)}, f"backup written to {out}")
+    return EXIT_OK
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.store.restore import restore
+
+    report = restore(args.project, args.backup)
+    saved = ", ".join(report.saved_current_as) or "nothing (there was no project file)"
+    _print(args, report.as_dict(), f"restored {report.project} from {report.restored_from}; the state before "
+                                   f"the restore is saved as {saved}")
+    return EXIT_OK
+
+
+def cmd_backups(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.store.backup import backup_dir, list_backups
+
+    found = [{"path": str(b), "bytes": b.stat().st_size} for b in list_backups(Path(args.project))]
+    lines = [f"{b['path']}  ({b['bytes'] / 1e6:.1f} MB)" for b in found] or [
+        f"no backups in {backup_dir(Path(args.project))}"]
+    _print(args, found, "\n".join(lines))
     return EXIT_OK

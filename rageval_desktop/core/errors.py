@@ -11,6 +11,14 @@ class ProjectRefused(RagevalError):
     """The file is not a project we may open; it was left untouched."""
 
 
+class NeedsMigration(ProjectRefused):
+    """The file is from an older schema and was opened read-only: it can be read after a migration only."""
+
+    def __init__(self, message: str, *, version: int) -> None:
+        super().__init__(message)
+        self.version = version
+
+
 class ProjectExists(RagevalError):
     pass
 
@@ -34,3 +42,19 @@ class ImportFailed(RagevalError):
 
 class NotFound(RagevalError):
     pass
+
+
+class WriteFailed(RagevalError):
+    """A write to the project did not happen (the transaction was rolled back).
+
+    kind: "busy" (another process held the write lock past the busy timeout: worth retrying), "full" (disk or
+    file size limit), "readonly", "io", "constraint" (the data broke a rule of the schema), "other".
+    """
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind == "busy"

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from rageval_desktop.core.errors import ProjectExists, ProjectRefused
+from rageval_desktop.core.errors import ProjectExists, ProjectRefused, WriteFailed
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -39,8 +39,9 @@ def test_connections_enforce_foreign_keys_and_busy_timeout(project):
     conn = project.reader()
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
-    with pytest.raises(sqlite3.IntegrityError), project.write("bad") as w:
+    with pytest.raises(WriteFailed, match="FOREIGN KEY") as failed, project.write("bad") as w:
         w.execute("INSERT INTO run_rows (run_id, position, external_id, question) VALUES (999, 1, 'x', 'q')")
+    assert failed.value.kind == "constraint" and isinstance(failed.value.__cause__, sqlite3.IntegrityError)
 
 
 def test_create_refuses_existing_file(tmp_path):

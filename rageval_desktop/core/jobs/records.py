@@ -7,42 +7,27 @@ import os
 from typing import Any
 
 from rageval_desktop.core.errors import NotFound
+from rageval_desktop.core.store import owners
 from rageval_desktop.core.store.project import Project, utcnow
-
-_OURS: set[int] = set()  # jobs this process is running now
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def mark_interrupted(project: Project) -> int:
     """Jobs left 'running' by a process that is gone (killed, crashed) become 'interrupted'."""
-    me = os.getpid()
-    stale = [jid for jid, pid in project.reader().execute("SELECT id, pid FROM jobs WHERE status = 'running'")
-             if (pid == me and jid not in _OURS) or (pid != me and not _alive(pid))]
-    if stale:
-        with project.write("mark interrupted jobs", changed=("jobs",)) as conn:
-            conn.executemany("UPDATE jobs SET status = 'interrupted', finished_at = ?, message = "
-                             "'the process running it stopped; resume to finish' WHERE id = ?",
-                             [(utcnow(), j) for j in stale])
-    return len(stale)
+    return owners.mark_dead_jobs(project)
 
 
-def start(project: Project, kind: str, params: dict[str, Any], total: int) -> int:
+def start(project: Project, kind: str, params: dict[str, Any], total: int,
+          leases: list[tuple[int, int]] | None = None, lease_names: dict[int, str] | None = None) -> int:
+    """Record a running job; with `leases`, hold those (judge_id, run_id) pairs in the same transaction (or
+    raise LeaseHeld and record nothing)."""
     with project.write("start job", changed=("jobs",)) as conn:
-        cur = conn.execute("INSERT INTO jobs (kind, params, status, progress_total, pid, created_at, started_at, "
-                           "heartbeat_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
-                           (kind, json.dumps(params), total, os.getpid(), utcnow(), utcnow(), utcnow()))
-    _OURS.add(cur.lastrowid)
+        now = utcnow()
+        cur = conn.execute("INSERT INTO jobs (kind, params, status, progress_total, pid, host, created_at, "
+                           "started_at, heartbeat_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                           (kind, json.dumps(params), total, os.getpid(), owners.host(), now, now, now))
+        if leases:
+            owners.take_leases(conn, cur.lastrowid, leases, lease_names)
+    owners.ours.add(cur.lastrowid)
     return cur.lastrowid
 
 
@@ -51,11 +36,19 @@ def progress(conn, job_id: int, done: int) -> None:
     conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ? WHERE id = ?", (done, utcnow(), job_id))
 
 
+def heartbeat(conn, job_id: int) -> None:
+    conn.execute("UPDATE jobs SET heartbeat_at = ? WHERE id = ?", (utcnow(), job_id))
+
+
 def finish(project: Project, job_id: int, status: str, message: str | None) -> None:
-    with project.write("finish job", changed=("jobs",)) as conn:
-        conn.execute("UPDATE jobs SET status = ?, message = ?, finished_at = ? WHERE id = ?",
-                     (status, message, utcnow(), job_id))
-    _OURS.discard(job_id)
+    try:
+        with project.write("finish job", changed=("jobs",)) as conn:
+            conn.execute("UPDATE jobs SET status = ?, message = ?, finished_at = ? WHERE id = ?",
+                         (status, message, utcnow(), job_id))
+            owners.release_leases(conn, job_id)
+    finally:
+        # if even this write failed (full disk), the job is no longer ours: the next open marks it interrupted
+        owners.ours.discard(job_id)
 
 
 def get(project: Project, job_id: int) -> dict[str, Any]:

@@ -1,4 +1,8 @@
-"""Backups with SQLite's online backup API, kept in a folder beside the project and rotated."""
+"""Backups with SQLite's online backup API, kept in a folder beside the project and rotated; and restoring one.
+
+A backup is written to `*.partial` and renamed when complete, so a failed backup (full disk) leaves nothing
+that looks like a backup; the partial file is removed and the error says why.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import re
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
+
+from rageval_desktop.core.errors import WriteFailed
 
 KEEP = 10
 
@@ -21,20 +27,33 @@ def list_backups(project_path: Path) -> list[Path]:
     return sorted(folder.glob(f"{project_path.stem}-*.rageval"))
 
 
+def _open_destination(path: Path) -> sqlite3.Connection:
+    """The new backup file's connection (a seam for tests that simulate a full disk)."""
+    return sqlite3.connect(path)
+
+
 def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str, keep: int = KEEP) -> Path:
     folder = backup_dir(project_path)
-    folder.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     safe_reason = re.sub(r"[^A-Za-z0-9_.-]+", "-", reason)[:60]
     out = folder / f"{project_path.stem}-{stamp}-{safe_reason}.rageval"
     tmp = out.with_suffix(".partial")
-    dst = sqlite3.connect(tmp)
     try:
-        src.backup(dst)
-        dst.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
-    finally:
-        dst.close()
-    tmp.replace(out)
+        folder.mkdir(exist_ok=True)
+        dst = _open_destination(tmp)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
+        finally:
+            dst.close()
+        tmp.replace(out)
+    except (sqlite3.Error, OSError) as exc:
+        for leftover in (tmp, Path(f"{tmp}-journal")):
+            leftover.unlink(missing_ok=True)
+        text = getattr(exc, "strerror", None) or str(exc)
+        kind = "full" if "full" in text.lower() or "space" in text.lower() else "io"
+        raise WriteFailed(f"could not write a backup to {folder} ({text}); no backup was made"
+                          + ("; free some space and try again" if kind == "full" else ""), kind=kind) from None
     for old in list_backups(project_path)[:-keep]:
         old.unlink(missing_ok=True)
     return out

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rageval_desktop.core.errors import ProjectExists, ProjectRefused
+from rageval_desktop.core.errors import NeedsMigration, ProjectExists, ProjectRefused, RagevalError, WriteFailed
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store.schema import (
     APPLICATION_ID,
@@ -51,53 +51,125 @@ def default_actor() -> str:
         return "unknown"
 
 
+def restore_hint(path: Path) -> str:
+    """What every message that suggests restoring says: the command and where the backups are."""
+    from rageval_desktop.core.store.backup import backup_dir, list_backups
+
+    folder = backup_dir(path)
+    found = list_backups(path)
+    if not found:
+        return f"no backups exist in {folder}"
+    return (f"restore a backup with: rageval restore {path} BACKUP (or File → Restore from backup…); "
+            f"{len(found)} backup(s) in {folder}, newest {found[-1].name}")
+
+
+def read_header(path: Path) -> tuple[int, int]:
+    """(application_id, user_version) from the file's 100-byte header, without SQLite: refusing a file must
+    never create `-wal`/`-shm` files beside it or change it in any way."""
+    if not path.exists():
+        raise ProjectRefused(f"{path}: no such file")
+    if not path.is_file():
+        raise ProjectRefused(f"{path}: not a file")
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise ProjectRefused(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not header:
+        raise ProjectRefused(f"{path}: the file is empty, not a RAGEval project")
+    if header[:len(SQLITE_HEADER)] != SQLITE_HEADER:
+        raise ProjectRefused(f"{path}: not a RAGEval project (not an SQLite database)")
+    if len(header) < 100:
+        raise ProjectRefused(f"{path}: the file is damaged (shorter than an SQLite header); {restore_hint(path)}")
+    version = int.from_bytes(header[60:64], "big")
+    app_id = int.from_bytes(header[68:72], "big")
+    if (app_id != APPLICATION_ID or version > SCHEMA_VERSION) and Path(f"{path}-wal").exists():
+        # page 1 may be newer in the WAL than in the file (not checkpointed yet): ask SQLite, read-only
+        try:
+            conn = connect_read_only(path)
+            try:
+                app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}") from None
+    if app_id != APPLICATION_ID:
+        raise ProjectRefused(
+            f"{path}: not a RAGEval project (it is an SQLite database of another application, "
+            f"application_id {app_id:#x})")
+    if version > SCHEMA_VERSION:
+        raise ProjectRefused(
+            f"{path}: made by a newer RAGEval Desktop (schema {version}, this app reads up to "
+            f"{SCHEMA_VERSION}); update the app to open it")
+    return app_id, version
+
+
+def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connection:
+    """A connection that cannot write. `trace_free` (for checking or refusing a file): with no `-wal` beside
+    it — nobody has it open and no crashed session left committed pages in a WAL — the file is opened
+    immutable, which creates no sidecar files. Otherwise read-only, which sees the WAL's committed pages and
+    respects other processes' locks (a WAL-mode file then gets its usual `-wal`/`-shm`; the file itself is
+    never changed)."""
+    wal = Path(f"{path}-wal")
+    mode = "immutable=1" if trace_free and not wal.exists() else "mode=ro"
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
 def inspect_file(path: Path) -> tuple[int, int]:
     """Refuse anything that is not a healthy project of a schema we understand; never write to it.
 
     Returns (application_id, user_version). Raises ProjectRefused with a message fit for the user.
     """
-    if not path.exists():
-        raise ProjectRefused(f"{path}: no such file")
-    if not path.is_file():
-        raise ProjectRefused(f"{path}: not a file")
-    with path.open("rb") as fh:
-        header = fh.read(len(SQLITE_HEADER))
-    if not header:
-        raise ProjectRefused(f"{path}: the file is empty, not a RAGEval project")
-    if header != SQLITE_HEADER:
-        raise ProjectRefused(f"{path}: not a RAGEval project (not an SQLite database)")
+    app_id, version = read_header(path)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = connect_read_only(path, trace_free=True)
     except sqlite3.Error as exc:
         raise ProjectRefused(f"{path}: cannot be opened: {exc}") from exc
     try:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if app_id != APPLICATION_ID:
-            raise ProjectRefused(
-                f"{path}: not a RAGEval project (it is an SQLite database of another application, "
-                f"application_id {app_id:#x})")
-        if version > SCHEMA_VERSION:
-            raise ProjectRefused(
-                f"{path}: made by a newer RAGEval Desktop (schema {version}, this app reads up to "
-                f"{SCHEMA_VERSION}); update the app to open it")
         rows = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
         if rows != ["ok"]:
             raise ProjectRefused(f"{path}: the file is damaged (quick_check: {'; '.join(rows[:3])}); "
-                                 "restore a backup from the .backups folder beside it")
+                                 f"{restore_hint(path)}")
     except sqlite3.DatabaseError as exc:
-        raise ProjectRefused(f"{path}: the file is damaged ({exc}); restore a backup") from exc
+        raise ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}") from exc
     finally:
         conn.close()
     return app_id, version
 
 
+def write_failed(path: Path, op: str, exc: sqlite3.Error) -> WriteFailed:
+    """An SQLite error on the writer lane, in words a user can act on. The transaction was rolled back."""
+    text = str(exc)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return WriteFailed(f"{path}: could not save ({op}): another process kept the project locked for "
+                           f"{BUSY_TIMEOUT_MS // 1000} s ({text}); nothing of this step was saved — try again "
+                           "when the other import or job has finished", kind="busy")
+    if "full" in low:
+        return WriteFailed(f"{path}: could not save ({op}): the disk is full ({text}); nothing of this step was "
+                           "saved — free some space and try again", kind="full")
+    if "readonly" in low or "read-only" in low:
+        return WriteFailed(f"{path}: could not save ({op}): the file is read-only ({text})", kind="readonly")
+    if isinstance(exc, sqlite3.IntegrityError):
+        return WriteFailed(f"{path}: could not save ({op}): the data breaks a rule of the project file ({text}); "
+                           "nothing of this step was saved", kind="constraint")
+    if "i/o" in low or "disk" in low:
+        return WriteFailed(f"{path}: could not save ({op}): the disk reported an error ({text}); nothing of this "
+                           "step was saved", kind="io")
+    return WriteFailed(f"{path}: could not save ({op}): {text}; nothing of this step was saved", kind="other")
+
+
 class Project:
     """An open project file. Thread-safe: call `reader()` per thread and `write()` from any thread."""
 
-    def __init__(self, path: Path, *, actor: str | None = None) -> None:
+    def __init__(self, path: Path, *, actor: str | None = None, read_only: bool = False) -> None:
         self.path = Path(path)
         self.actor = actor or default_actor()
+        self.read_only = read_only
         self._write_lock = threading.RLock()
         self._writer: sqlite3.Connection | None = None
         self._local = threading.local()
@@ -107,6 +179,7 @@ class Project:
         self.changes_since_backup = 0
         self.last_backup_at = 0.0
         self.listeners: list[Any] = []  # callables(op_name, changed) told after each committed write
+        self._closed = False
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -127,6 +200,7 @@ class Project:
                     ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
                 w.executemany("INSERT INTO slices (name, position) VALUES (?, ?)",
                               [(s, i) for i, s in enumerate(DEFAULT_SLICES)])
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the header on disk says what the file is
         except BaseException:  # never leave a half-made project behind
             project.close()
             for suffix in ("", "-wal", "-shm"):
@@ -136,17 +210,37 @@ class Project:
         return project
 
     @classmethod
-    def open(cls, path: str | Path, *, actor: str | None = None, migrate: bool = True) -> Project:
+    def open(cls, path: str | Path, *, actor: str | None = None, migrate: bool = True,
+             read_only: bool = False) -> Project:
+        """Open a project. `read_only`: to inspect (info, metrics, reports) — nothing is written, no sidecar
+        files are created where none existed, an older schema is not migrated (ProjectRefused says so)."""
         path = Path(path)
         _, version = inspect_file(path)
-        if version < SCHEMA_VERSION and not migrate:
-            raise ProjectRefused(f"{path}: schema {version} needs migrating to {SCHEMA_VERSION}")
-        project = cls(path, actor=actor)
-        project._writer = project._connect()
+        if version < SCHEMA_VERSION and (not migrate or read_only):
+            raise NeedsMigration(f"{path}: schema {version} needs migrating to {SCHEMA_VERSION}; open it once "
+                                 "for writing (the app, or any rageval command that changes it) to migrate "
+                                 "(a backup is taken first)", version=version)
+        project = cls(path, actor=actor, read_only=read_only)
+        if read_only:
+            return project
+        try:
+            project._writer = project._connect()
+        except sqlite3.Error as exc:
+            raise ProjectRefused(f"{path}: cannot be opened for writing: {exc}") from None
         if version < SCHEMA_VERSION:
             project.backup(f"pre-migration-v{version}-to-v{SCHEMA_VERSION}")
             project._migrate(from_version=version)
+        project._after_open()
         return project
+
+    def _after_open(self) -> None:
+        """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file."""
+        from rageval_desktop.core.store import owners
+
+        try:
+            owners.mark_dead_jobs(self)
+        except WriteFailed:
+            pass  # another process is writing; the next open (or the next job) tidies up
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
@@ -181,7 +275,9 @@ class Project:
         """A read connection owned by the calling thread (sees every committed write)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._connect()
+            if self._closed:
+                raise RagevalError(f"{self.path}: the project is closed")
+            conn = connect_read_only(self.path) if self.read_only else self._connect()
             conn.execute("PRAGMA query_only = ON")
             self._local.conn = conn
             with self._readers_lock:
@@ -194,20 +290,41 @@ class Project:
 
         `changed` names what the op touched (e.g. "golden", "runs"); listeners refresh from it.
         """
+        if self.read_only:
+            raise RagevalError(f"{self.path}: opened read-only; cannot {op}")
         if self._writer is None:
-            raise RuntimeError("project is closed")
+            raise RagevalError(f"{self.path}: the project is closed; cannot {op}")
         with self._write_lock:
             conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise write_failed(self.path, op, exc) from None
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                self._rollback(conn)
+                if isinstance(exc, sqlite3.Error):  # the real cause, never "cannot rollback"
+                    raise write_failed(self.path, op, exc) from exc
                 raise
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise write_failed(self.path, op, exc) from exc
             self.changes_since_backup += 1
         for listener in list(self.listeners):
             listener(op, changed)
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        """SQLite rolls back by itself after some errors (a full disk); a second ROLLBACK must not replace the
+        real error with "cannot rollback - no transaction is active"."""
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     @property
     def utils(self) -> sqlite_utils.Database:
@@ -244,7 +361,7 @@ class Project:
     def backup(self, reason: str) -> Path:
         """Online backup (consistent even while others write), rotated."""
         with self._write_lock:
-            src = self._writer or self._connect()
+            src = self._writer or self.reader()
             out = backups.backup_to_rotation(src, self.path, reason)
         self.changes_since_backup = 0
         self.last_backup_at = time.monotonic()
@@ -259,15 +376,27 @@ class Project:
         return self.backup("periodic")
 
     def close(self) -> None:
+        """Never raises: closing after a failed write (full disk, locked file) must still release the file."""
+        self._closed = True
         with self._readers_lock:
             for conn in self._readers:
-                conn.close()
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
             self._readers.clear()
         self._local = threading.local()
         with self._write_lock:
             if self._writer is not None:
-                self._writer.execute("PRAGMA optimize")
-                self._writer.close()
+                try:
+                    self._rollback(self._writer)
+                    self._writer.execute("PRAGMA optimize")
+                except sqlite3.Error:
+                    pass
+                try:
+                    self._writer.close()
+                except sqlite3.Error:
+                    pass
                 self._writer = None
                 self._utils = None
 

@@ -297,6 +297,19 @@ ALTER TABLE judgments ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rubrics ADD COLUMN system TEXT NOT NULL DEFAULT '';
 """
 
+SCHEMA_V4 = """
+-- Which machine runs a job: a pid says whether the owner lives only on the same host.
+ALTER TABLE jobs ADD COLUMN host TEXT;
+
+-- A running job holds (judge, run) so that a second job on the same pair never pays for the same calls.
+CREATE TABLE job_leases (
+    judge_id INTEGER NOT NULL REFERENCES judges (id) ON DELETE CASCADE,
+    run_id   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    job_id   INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    PRIMARY KEY (judge_id, run_id)
+) WITHOUT ROWID;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -309,6 +322,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", SCHEMA_V1),
     Migration(2, "embedding cache", SCHEMA_V2),
     Migration(3, "request cache, prices", SCHEMA_V3),
+    Migration(4, "job hosts and leases", SCHEMA_V4),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

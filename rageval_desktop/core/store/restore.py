@@ -1,0 +1,107 @@
+"""Restore a project from a backup without ever making things worse.
+
+1. The backup is checked first (ours, a schema we read, `quick_check`), opened so that nothing is written to it.
+2. The current state is saved: a healthy project gets a normal backup ("before-restore") — opening it replays a
+   `-wal` a crashed session left behind, so those pages are in that backup too; a damaged project's files
+   (main file, `-wal`, `-shm`) are copied aside as they are, for forensics.
+3. A healthy project is restored in place through SQLite's backup API into its own (WAL) connection: SQLite
+   writes the pages, other readers see one consistent switch, the `-wal`/`-shm` stay coherent. A damaged
+   project is replaced: the backup is copied to a temporary file beside it, checked, its stale `-wal`/`-shm`
+   are removed (they would be replayed onto the restored file) and the copy is renamed over it.
+4. The result is opened normally (checked again), and the restore is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rageval_desktop.core.errors import ProjectRefused, RagevalError
+from rageval_desktop.core.store.backup import backup_dir
+from rageval_desktop.core.store.project import Project, connect_read_only, inspect_file
+
+
+@dataclass
+class RestoreReport:
+    project: str
+    restored_from: str
+    saved_current_as: list[str]
+    replaced_damaged_file: bool
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _save_damaged(path: Path) -> list[str]:
+    folder = backup_dir(path)
+    folder.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    saved = []
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(f"{path}{suffix}")
+        if src.exists():
+            dst = folder / f"{path.stem}-{stamp}-damaged-before-restore.rageval-file{suffix}"
+            shutil.copy2(src, dst)
+            saved.append(str(dst))
+    return saved
+
+
+def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | None = None) -> RestoreReport:
+    path, source = Path(project_path), Path(backup_path)
+    if path.resolve() == source.resolve():
+        raise RagevalError(f"{source}: that is the project itself; choose a backup file")
+    try:
+        inspect_file(source)
+    except ProjectRefused as exc:
+        raise RagevalError(f"cannot restore from {source}: {str(exc).split(': ', 1)[-1]}") from None
+    healthy = path.exists()
+    replaced = False
+    if healthy:
+        try:
+            current = Project.open(path, actor=actor)
+        except ProjectRefused:
+            healthy = False
+    if healthy:
+        try:
+            saved = [str(current.backup("before-restore"))]
+            src = connect_read_only(source, trace_free=True)
+            try:
+                with current._write_lock:  # the writer lane: nobody in this process writes meanwhile
+                    src.backup(current._writer)
+                    current._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise RagevalError(f"{path}: the restore failed ({exc}); the project as it was is saved in "
+                                   f"{saved[0]}") from None
+            finally:
+                src.close()
+        finally:
+            current.close()
+    else:
+        saved = _save_damaged(path) if path.exists() else []
+        tmp = path.with_name(f".{path.name}.restoring")
+        tmp.unlink(missing_ok=True)
+        try:
+            src, dst = connect_read_only(source, trace_free=True), sqlite3.connect(tmp)
+            try:
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode = WAL")
+                if dst.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                    raise RagevalError(f"{source}: the copy did not pass quick_check; nothing was changed")
+            finally:
+                src.close()
+                dst.close()
+            for suffix in ("-wal", "-shm"):  # stale sidecars would be replayed onto the restored file
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            tmp.replace(path)
+            replaced = True
+        except (sqlite3.Error, OSError) as exc:
+            tmp.unlink(missing_ok=True)
+            raise RagevalError(f"{path}: the restore failed ({exc}); nothing was changed") from None
+    with Project.open(path, actor=actor) as restored:
+        with restored.write("restore from backup", changed=("golden", "runs", "judges", "judgments", "ratings",
+                                                            "jobs")) as conn:
+            restored.audit(conn, "restore", "project", None, source=str(source), saved=saved)
+    return RestoreReport(str(path), str(source), saved, replaced)

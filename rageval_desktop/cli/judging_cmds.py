@@ -60,7 +60,7 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
                   file=sys.stderr)
             return EXIT_FAILED
     out = stats.as_dict()
-    if stats.stopped == "fatal":
+    if stats.stopped in ("fatal", "write_failed"):
         print(f"error: the job stopped: {stats.message}", file=sys.stderr)
     elif stats.stopped == "budget":
         print(f"warning: {stats.message}", file=sys.stderr)
@@ -68,7 +68,7 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
             f"{stats.errors} errors{' ' + str(stats.errors_by_kind) if stats.errors else ''}; {stats.calls} calls, "
             f"{stats.cache_hits} from cache, ${stats.cost_usd:.4f}, {stats.seconds:.1f} s")
     _print(args, out, text)
-    return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
+    return EXIT_FAILED if stats.stopped in ("fatal", "write_failed") else EXIT_OK
 
 
 def cmd_prices(args: argparse.Namespace) -> int:

@@ -92,7 +92,7 @@ class JudgingActions:
             self.job_finished.emit(summary)
 
         def done(stats: Any) -> None:
-            if stats.stopped == "fatal":
+            if stats.stopped in ("fatal", "write_failed"):
                 self.show_error(f"The job stopped: {stats.message}")
             text = (f"Job #{stats.job_id} {stats.stopped or 'finished'}: {stats.ok} ok, {stats.unparsed} unparsed, "
                     f"{stats.errors} errors, {stats.skipped} already judged, ${stats.cost_usd:.4f}, "

@@ -88,9 +88,9 @@ def test_rpm_cap_spaces_out_starts():
         limiter = AdaptiveLimiter(8, rpm=600)     # one start every 0.1 s
         starts = []
         for _ in range(5):
-            await limiter.acquire()
+            ticket = await limiter.acquire()
             starts.append(time.monotonic())
-            await limiter.release("ok")
+            await limiter.release("ok", ticket)
         return starts
 
     starts = asyncio.run(go())
@@ -101,14 +101,13 @@ def test_rpm_cap_spaces_out_starts():
 def test_limiter_backs_off_and_climbs_back():
     async def go() -> tuple[float, float, float]:
         limiter = AdaptiveLimiter(16)
-        for _ in range(12):
-            await limiter.acquire()
-        await limiter.release("overload")        # refused with 12 in flight: the server admits ~11
+        tickets = [await limiter.acquire() for _ in range(12)]
+        await limiter.release("overload", tickets[0])        # refused with 12 in flight: the server admits ~11
         after_429 = limiter.limit
-        await limiter.release("timeout")
+        await limiter.release("timeout", tickets[1])
         after_timeout = limiter.limit
-        for _ in range(10):
-            await limiter.release("ok")
+        for ticket in tickets[2:]:
+            await limiter.release("ok", ticket)
         return after_429, after_timeout, limiter.limit
 
     after_429, after_timeout, recovered = asyncio.run(go())

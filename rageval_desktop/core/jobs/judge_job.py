@@ -1,7 +1,12 @@
 """Run judges over a run's rows: an asyncio loop of its own (one AsyncOpenAI client per endpoint), adaptive
-concurrency, bounded retries, an exact-match request cache, a budget, and judgments committed in small batches
-(every 250 ms or 100 results) through the project's single writer — a killed process loses only the calls in
-flight, and a re-run skips everything already judged.
+concurrency, bounded retries, an exact-match request cache, a budget, and judgments committed as they arrive
+through a commit lane (core/jobs/commit.py) on the project's single writer.
+
+Nothing is lost: a judgment leaves memory only after its commit, and no new call starts while the calls in
+flight plus the results not yet committed would exceed the concurrency — so a killed process loses at most
+`concurrency` calls, and a re-run skips everything already judged. The job counts only what was committed.
+A write that cannot succeed (full disk) stops the job with that reason; a busy project is waited for.
+A job holds (judge, run) leases, so a second process on the same pair is refused instead of paying twice.
 """
 
 from __future__ import annotations
@@ -12,17 +17,21 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.errors import RagevalError, WriteFailed
 from rageval_desktop.core.jobs import records
+from rageval_desktop.core.jobs.commit import CommitLane
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
 from rageval_desktop.core.jobs.work import Item, plan, rated_rows, select_rows
 from rageval_desktop.core.judges import embedded, llm, parsers, prices, rubrics
 from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges, resolve_api_key
+from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.queries import run_id as find_run
 
-BATCH_ROWS = 100
-BATCH_SECONDS = 0.25
+LOCAL_CHUNK = 256         # embedded judges score this many rows at a time
+REPORT_SECONDS = 0.25     # progress to the caller at most this often
+CANCEL_POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -58,12 +67,15 @@ class JobStats:
     cache_hits: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
-    stopped: str | None = None    # None (ran to the end) | "cancelled" | "fatal" | "budget"
+    stopped: str | None = None    # None (ran to the end) | "cancelled" | "fatal" | "budget" | "write_failed"
     message: str | None = None
+
+    not_saved: int = 0            # results received but not committed when a write failed (redone on resume)
+    write_busy_retries: int = 0   # commits retried because another process held the write lock
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["rows_per_s"] = round(self.done / self.seconds, 2) if self.seconds else 0.0
+        out["rows_per_s"] = self.done / self.seconds if self.seconds else 0.0
         return out
 
 
@@ -76,11 +88,19 @@ class JudgeJob:
         self.project, self.spec, self.ctx = project, spec, ctx
         self.stats = JobStats()
         self.kinds: Counter[str] = Counter()
-        self.pending: list[tuple[Item, dict[str, Any], list[dict[str, Any]]]] = []
         self.started = time.monotonic()
+        self.spent_usd = 0.0           # every reply received, committed or not: what the budget is kept against
+        self.received = 0              # results received (committed or waiting in the lane)
+        self.received_hits = 0
         self.in_flight_estimate = 0.0
         self.estimates: dict[str, float] = {}  # idem key -> the cost reserved for that call against the budget
         self._prices: dict[str | None, tuple[float, float] | None] = {}
+        self.scrub = Scrubber()
+        self.fatal: str | None = None
+        self.lane: CommitLane | None = None
+        self._last_report = 0.0
+        self._wake: Any = None         # tells the dispatcher (in the event loop) that a commit made room
+        self._limiters: list[AdaptiveLimiter] = []
 
     def price(self, model: str | None) -> tuple[float, float] | None:
         """Looked up once per job: the table does not change while a job runs."""
@@ -109,7 +129,13 @@ class JudgeJob:
         self.stats.rows, self.stats.skipped = len(items), skipped
         self.check_budget_possible(items)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
-        self.stats.job_id = records.start(self.project, "judge", params, len(items))
+        run_id = find_run(self.project, self.spec.run)
+        self.stats.job_id = records.start(self.project, "judge", params, len(items),
+                                          leases=[(j.id, run_id) for j in judges],
+                                          lease_names={j.id: j.name for j in judges})
+        self.lane = CommitLane(self.project, self.write_batch, on_committed=self.committed,
+                               heartbeat=lambda conn: records.heartbeat(conn, self.stats.job_id),
+                               op="save judgments", changed=("judgments",)).start()
         status, message = "done", None
         try:
             self.report(force=True)
@@ -121,18 +147,38 @@ class JudgeJob:
             status, message = "failed", str(exc)
             self.stats.stopped, self.stats.message = "fatal", str(exc)
         except BaseException as exc:
-            self.flush()
-            records.finish(self.project, self.stats.job_id, "failed", f"{type(exc).__name__}: {exc}")
+            self.close_lane()
+            self._finish("failed", self.scrub(f"{type(exc).__name__}: {exc}"))
             raise
-        self.flush()
-        if self.stats.stopped == "cancelled":
+        self.close_lane()
+        if self.lane.error is not None:
+            status = "failed"
+            message = (f"stopped: {self.lane.error}; {self.stats.done} judgments were saved, "
+                       f"{self.stats.not_saved} received were not and will be redone on resume")
+            self.stats.stopped, self.stats.message = "write_failed", message
+        elif self.stats.stopped == "cancelled":
             status, message = "cancelled", "cancelled by the user; resume to finish"
         elif self.stats.stopped == "budget":
             status, message = "done", self.stats.message
-        self.stats.seconds = round(time.monotonic() - self.started, 3)
-        records.finish(self.project, self.stats.job_id, status, message)
+        self.stats.seconds = time.monotonic() - self.started
+        self._finish(status, message)
         self.report(force=True)
         return self.stats
+
+    def close_lane(self) -> None:
+        assert self.lane is not None
+        self.lane.close()
+        self.stats.not_saved = self.lane.pending()
+        self.stats.write_busy_retries = self.lane.busy_retries
+
+    def _finish(self, status: str, message: str | None) -> None:
+        """Record the end; if even that write fails (the disk is still full), the job row is left for the next
+        open to mark interrupted — and the job's own stats still say what happened."""
+        try:
+            records.finish(self.project, self.stats.job_id, status, message)
+        except WriteFailed as exc:
+            if self.stats.stopped != "write_failed":
+                self.stats.stopped, self.stats.message = "write_failed", f"stopped: {exc}"
 
     def check_budget_possible(self, items: list[Item]) -> None:
         if self.spec.budget_usd is None:
@@ -148,43 +194,62 @@ class JudgeJob:
                prompt_tokens: int | None = None, completion_tokens: int | None = None, cost: float | None = None,
                request_id: str | None = None, cache_hit: bool = False, caches: tuple[dict[str, Any], ...] = (),
                note: str | None = None) -> None:
+        """Hand one result to the commit lane; it is counted when it is committed."""
+        scrub = self.scrub
         row = {"judge_id": item.judge.id, "run_row_id": item.run_row_id, "passage_rank": item.passage_rank,
                "idem_key": item.idem_key, "status": status, "error_kind": error_kind,
-               "score": verdict.score if verdict else None, "label": verdict.label if verdict else None,
-               "rationale": verdict.rationale if verdict else note, "raw_output": raw, "attempts": attempts,
-               "repair_retries": repairs, "latency_ms": latency_ms, "prompt_tokens": prompt_tokens,
-               "completion_tokens": completion_tokens, "cost_usd": cost, "request_id": request_id,
-               "job_id": self.stats.job_id, "created_at": utcnow(), "cache_hit": int(cache_hit)}
-        self.pending.append((item, row, [c for c in caches if c]))
-        s = self.stats
-        s.done += 1
-        s.ok += status == "ok"
-        s.unparsed += status == "unparsed"
-        if status == "error":
-            s.errors += 1
-            self.kinds[error_kind or "error"] += 1
-            s.errors_by_kind = dict(self.kinds)
-        s.cost_usd += cost or 0.0
-        s.cache_hits += cache_hit
-        s.repair_retries += repairs
+               "score": verdict.score if verdict else None, "label": scrub(verdict.label) if verdict else None,
+               "rationale": scrub(verdict.rationale if verdict else note), "raw_output": scrub(raw),
+               "attempts": attempts, "repair_retries": repairs, "latency_ms": latency_ms,
+               "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost_usd": cost,
+               "request_id": scrub(request_id), "job_id": self.stats.job_id, "created_at": utcnow(),
+               "cache_hit": int(cache_hit)}
+        caches = tuple({**c, "content": scrub(c["content"])} for c in caches if c)
+        self.spent_usd += cost or 0.0
+        self.received += 1
+        self.received_hits += cache_hit
+        assert self.lane is not None
+        self.lane.put((row, caches))
 
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        batch, self.pending = self.pending, []
-        cols = list(batch[0][1])
+    def write_batch(self, conn: Any, batch: list[tuple[dict[str, Any], tuple[dict[str, Any], ...]]]) -> None:
+        cols = list(batch[0][0])
         update = ", ".join(f"{c} = excluded.{c}" for c in cols if c != "idem_key")
-        with self.project.write("save judgments", changed=("judgments",)) as conn:
-            conn.executemany(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-                             f"ON CONFLICT (idem_key) DO UPDATE SET {update}", [tuple(r.values()) for _, r, _ in batch])
-            caches = [c for _, _, cs in batch for c in cs]
-            if caches:
-                conn.executemany(llm.CACHE_INSERT, caches)
-            records.progress(conn, self.stats.job_id, self.stats.done)
+        conn.executemany(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+                         f"ON CONFLICT (idem_key) DO UPDATE SET {update}", [tuple(r.values()) for r, _ in batch])
+        caches = [c for _, cs in batch for c in cs]
+        if caches:
+            conn.executemany(llm.CACHE_INSERT, caches)
+        records.progress(conn, self.stats.job_id, self.stats.done + len(batch))
+
+    def committed(self, batch: list[tuple[dict[str, Any], tuple]]) -> None:
+        """Called by the lane after the batch's transaction committed: now it counts."""
+        wake = self._wake
+        if wake is not None:
+            try:
+                wake()
+            except RuntimeError:  # the event loop closed meanwhile
+                pass
+        s = self.stats
+        for row, _ in batch:
+            status = row["status"]
+            s.done += 1
+            s.ok += status == "ok"
+            s.unparsed += status == "unparsed"
+            if status == "error":
+                s.errors += 1
+                self.kinds[row["error_kind"] or "error"] += 1
+            s.cost_usd += row["cost_usd"] or 0.0
+            s.cache_hits += row["cache_hit"]
+            s.repair_retries += row["repair_retries"]
+        s.errors_by_kind = dict(self.kinds)
 
     def report(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_report < REPORT_SECONDS:
+            return
+        self._last_report = now
         s = self.stats
-        s.seconds = round(time.monotonic() - self.started, 3)
+        s.seconds = now - self.started
         rate = s.done / s.seconds if s.seconds > 0 else 0.0
         eta = (s.rows - s.done) / rate if rate > 0 else None
         bits = [f"{s.done}/{s.rows}", f"{rate:.1f} rows/s"]
@@ -209,13 +274,16 @@ class JudgeJob:
         by_judge: dict[int, list[Item]] = {}
         for item in local:
             by_judge.setdefault(item.judge.id, []).append(item)
+        assert self.lane is not None
         for group in by_judge.values():
             judge = group[0].judge
-            for start in range(0, len(group), 256):
+            for start in range(0, len(group), LOCAL_CHUNK):
+                if not self.lane.wait_room(LOCAL_CHUNK):  # a write failed: stop, nothing more is computed
+                    return
                 if self.ctx.cancelled:
                     self.stats.stopped = "cancelled"
                     return
-                chunk = group[start:start + 256]
+                chunk = group[start:start + LOCAL_CHUNK]
                 began = time.perf_counter()
                 sims = self.similarities(judge, chunk)
                 each_ms = (time.perf_counter() - began) * 1000 / len(chunk)
@@ -223,8 +291,7 @@ class JudgeJob:
                 for item, sim in zip(chunk, sims, strict=True):
                     score = embedded.to_scale(sim, low, high, binary_threshold=judge.params.get("threshold", 0.5))
                     verdict = parsers.Verdict(score, None, f"{judge.model_id} similarity {sim:.3f}")
-                    self.record(item, "ok", verdict=verdict, latency_ms=round(each_ms, 3), cost=0.0)
-                self.flush()
+                    self.record(item, "ok", verdict=verdict, latency_ms=each_ms, cost=0.0)
                 self.report()
 
     def similarities(self, judge: Judge, items: list[Item]) -> list[float]:
@@ -250,36 +317,79 @@ class JudgeJob:
                     key = resolve_api_key(j.api_key_ref)
                 except RagevalError as exc:
                     raise _Fatal(str(exc)) from None
+                self.scrub.add(key)
                 clients[endpoint] = llm.make_client(j.base_url, key, self.timeout(j))
                 limiters[endpoint] = AdaptiveLimiter(self.spec.concurrency or j.param("concurrency"),
                                                      self.spec.rpm or j.param("rpm"))
             if j.rubric_id not in rubric_cache:
                 rubric_cache[j.rubric_id] = rubrics.load(conn, j.rubric_id)
-        self.fatal: str | None = None
-        flusher = asyncio.create_task(self.flush_loop())
         tasks: set[asyncio.Task] = set()
+        cap = max(limiter.max for limiter in limiters.values())
+        self._limiters = list(limiters.values())
+        self._room = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        self._wake = lambda: loop.call_soon_threadsafe(self._room.set)
+        dispatcher = asyncio.create_task(self.dispatch(items, clients, limiters, rubric_cache, tasks, cap))
+        watcher = asyncio.create_task(self.watch(dispatcher, tasks))
         try:
-            for item in items:
-                endpoint = (item.judge.base_url, item.judge.api_key_ref)
-                limiter = limiters[endpoint]
-                await limiter.acquire()
-                if self.fatal or self.ctx.cancelled or self.over_budget(item):  # stop dispatching; finish in flight
-                    await limiter.release("other")
-                    break
-                task = asyncio.create_task(self.guarded(item, self.judge_one(
-                    item, rubric_cache[item.judge.rubric_id], clients[endpoint], limiter)))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            if tasks:
-                await asyncio.gather(*tasks, return_exceptions=True)
+            try:
+                await dispatcher
+            except asyncio.CancelledError:
+                if not self.stopping_now():
+                    raise
+            while tasks:
+                await asyncio.gather(*list(tasks), return_exceptions=True)
         finally:
-            flusher.cancel()
+            self._wake = None  # the loop is about to close: later commits need not wake anyone
+            watcher.cancel()
             for client in clients.values():
                 await client.close()
         if self.fatal:
             raise _Fatal(self.fatal)
         if self.ctx.cancelled and self.stats.stopped is None:
             self.stats.stopped = "cancelled"
+
+    def stopping_now(self) -> bool:
+        """Stop at once, cancelling the calls in flight: the user cancelled, or results can no longer be saved."""
+        return self.ctx.cancelled or (self.lane is not None and self.lane.error is not None)
+
+    async def dispatch(self, items: list[Item], clients: dict, limiters: dict, rubric_cache: dict,
+                       tasks: set[asyncio.Task], cap: int) -> None:
+        for item in items:
+            # calls in flight + results not yet committed never exceed the concurrency: a kill loses <= cap calls
+            while self.busy_slots(tasks) >= cap and not self.stopping_now():
+                self._room.clear()
+                try:
+                    await asyncio.wait_for(self._room.wait(), timeout=0.05)
+                except TimeoutError:
+                    pass
+            endpoint = (item.judge.base_url, item.judge.api_key_ref)
+            limiter = limiters[endpoint]
+            ticket = await limiter.acquire()
+            if self.fatal or self.stopping_now() or self.over_budget(item):  # stop dispatching
+                limiter.release_nowait(ticket)
+                return
+            task = asyncio.create_task(self.guarded(item, self.judge_one(
+                item, rubric_cache[item.judge.rubric_id], clients[endpoint], limiter, ticket)))
+            tasks.add(task)
+            task.add_done_callback(lambda t: (tasks.discard(t), self._room.set()))
+            self.report()
+
+    def busy_slots(self, tasks: set[asyncio.Task]) -> int:
+        """Calls in flight (not counting hung ones the limiter gave up waiting for) + results not committed."""
+        stalled = sum(limiter.stalled for limiter in self._limiters)
+        return len(tasks) - stalled + self.lane.pending()
+
+    async def watch(self, dispatcher: asyncio.Task, tasks: set[asyncio.Task]) -> None:
+        """Within a second of a cancel (or of a failed write), cancel the calls in flight, not only new ones."""
+        while True:
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
+            self.report()
+            if self.stopping_now():
+                dispatcher.cancel()
+                for task in list(tasks):
+                    task.cancel()
+                return
 
     def timeout(self, judge: Judge) -> float:
         return float(self.spec.timeout or judge.param("timeout"))
@@ -290,39 +400,30 @@ class JudgeJob:
         price = self.price(item.judge.model)
         calls = self.stats.calls or 0
         if calls:
-            per_call = self.stats.cost_usd / max(1, self.stats.done - self.stats.cache_hits)
+            per_call = self.spent_usd / max(1, self.received - self.received_hits)
         else:  # before any reply: the prompt's length and the most the judge may write
             chars = sum(len(v) for v in item.fields.values())
             per_call = prices.cost(price, chars // 4 + 200, item.judge.param("max_tokens")) or 0.0
-        if self.stats.cost_usd + self.in_flight_estimate + per_call > self.spec.budget_usd:
+        if self.spent_usd + self.in_flight_estimate + per_call > self.spec.budget_usd:
             self.stats.stopped = "budget"
             self.stats.message = (f"stopped before the budget of ${self.spec.budget_usd:.4f} would be exceeded "
-                                  f"(spent ${self.stats.cost_usd:.4f}); resume with a larger budget to finish")
+                                  f"(spent ${self.spent_usd:.4f}); resume with a larger budget to finish")
             return True
         self.in_flight_estimate += per_call
         self.estimates[item.idem_key] = per_call
         return False
 
-    async def flush_loop(self) -> None:
-        while True:
-            await asyncio.sleep(BATCH_SECONDS)
-            if self.pending:
-                await asyncio.to_thread(self.flush)
-            self.report()
-
-    async def after_record(self) -> None:
-        if len(self.pending) >= BATCH_ROWS:
-            await asyncio.to_thread(self.flush)
-
     async def guarded(self, item: Item, work: Any) -> None:
-        """A bug in scoring one row becomes that row's recorded error, not a silently lost row."""
+        """A bug in scoring one row becomes that row's recorded error, not a silently lost row. A cancelled call
+        records nothing: the row is left to do."""
         try:
             await work
         except Exception as exc:
             self.record(item, "error", error_kind="internal", raw=f"{type(exc).__name__}: {exc}", attempts=0)
 
-    async def judge_one(self, item: Item, rubric: rubrics.Rubric, client: Any, limiter: AdaptiveLimiter) -> None:
-        """Starts holding the limiter slot the dispatcher acquired; `call` releases it."""
+    async def judge_one(self, item: Item, rubric: rubrics.Rubric, client: Any, limiter: AdaptiveLimiter,
+                        ticket: int) -> None:
+        """Starts holding the limiter slot (`ticket`) the dispatcher acquired; `call` releases it."""
         judge = item.judge
         estimate = self.estimates.pop(item.idem_key, 0.0)
         messages = rubric.render(item.fields)
@@ -330,7 +431,7 @@ class JudgeJob:
                   "seed": judge.param("seed")}
         price = self.price(judge.model)
         try:
-            first = await self.call(item, client, limiter, messages, params, holding_slot=True)
+            first = await self.call(item, client, limiter, messages, params, ticket=ticket)
             if first is None:
                 return
             reply, hit, attempts = first
@@ -344,7 +445,7 @@ class JudgeJob:
                 repair = [*messages, {"role": "assistant", "content": reply.content},
                           {"role": "user", "content": "Your reply did not follow the required format ("
                            f"{first_error}). {parsers.FORMAT_REMINDERS[rubric.output_format]}"}]
-                second = await self.call(item, client, limiter, repair, params, holding_slot=False)
+                second = await self.call(item, client, limiter, repair, params)
                 if second is None:
                     return
                 last, hit2, attempts2 = second
@@ -369,7 +470,6 @@ class JudgeJob:
                         request_id=last.request_id, cache_hit=hit, caches=tuple(caches))
         finally:
             self.in_flight_estimate = max(0.0, self.in_flight_estimate - estimate)
-            await self.after_record()
 
     def cache_row(self, item: Item, messages: list[dict], params: dict, reply: llm.Reply,
                   hit: bool) -> dict[str, Any] | None:
@@ -380,15 +480,15 @@ class JudgeJob:
                                item.judge.model, reply)
 
     async def call(self, item: Item, client: Any, limiter: AdaptiveLimiter, messages: list[dict], params: dict,
-                   holding_slot: bool) -> tuple[llm.Reply, bool, int] | None:
+                   ticket: int | None = None) -> tuple[llm.Reply, bool, int] | None:
         """(reply, from cache, attempts), or None when the item ended as an error (recorded here) or the job is
         stopping (left to do)."""
         judge = item.judge
         if self.spec.use_cache:
             hit = llm.cached(self.project.reader(), llm.cache_key(judge.base_url, judge.model, messages, params))
             if hit:
-                if holding_slot:
-                    await limiter.release("other")
+                if ticket is not None:
+                    await limiter.release("other", ticket)
                 return hit, True, 0
         retries = self.spec.max_retries if self.spec.max_retries is not None else judge.param("max_retries")
 
@@ -398,14 +498,14 @@ class JudgeJob:
         try:
             reply, attempts = await llm.call_with_retries(
                 client, limiter, judge.model or "", messages, params, self.timeout(judge), retries,
-                stopping=lambda: bool(self.fatal or self.ctx.cancelled), holding_slot=holding_slot, on_call=count)
+                stopping=lambda: bool(self.fatal or self.stopping_now()), ticket=ticket, on_call=count)
         except llm.Stopped:
             return None
         except llm.CallFailed as failure:
             attempts = getattr(failure, "attempts", 1)
             self.stats.retries += attempts - 1
             if failure.fatal:
-                self.fatal = self.fatal or str(failure)
+                self.fatal = self.fatal or self.scrub(str(failure))
             else:
                 self.record(item, "error", error_kind=failure.kind, raw=str(failure), attempts=attempts)
             return None

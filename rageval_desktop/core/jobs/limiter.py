@@ -1,36 +1,77 @@
 """Adaptive concurrency for LLM calls: additive increase on success, decrease on overload (AIMD).
 
-On a 429 the limit drops to what the server admitted when it refused (requests in flight minus one), and by
-at least 10%, so a concurrency cap is found in one step and a rate cap is approached multiplicatively. A
-timeout halves the limit, at most once a second. Each success adds 1/limit, about one slot per round trip.
+On a 429 the limit drops to what the server admitted when it refused (the live calls in flight minus one), and
+by at least 10% — so a concurrency cap is found in one step and a rate cap is approached multiplicatively. Only
+one decrease per round trip: a 429 from a call that started before the last decrease says nothing new (TCP's
+rule), so a burst of refusals — or a server that refuses a random 10% — does not collapse the limit. A timeout
+halves the limit, at most once a second. Each success adds 1/limit, about one slot per round trip.
+
+A call that takes far longer than the others (a hung request) is *stalled*: it stops occupying a slot, so a few
+hung calls cannot starve the job, and it is not counted as "admitted" when a 429 sets the ceiling. Stalled
+calls are bounded too (at most `max` of them), so a server that hangs everything is not flooded.
 An optional requests-per-minute cap spaces out the starts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
+
+STALL_FACTOR = 5.0      # a call running 5x the typical latency of a success is stalled ...
+STALL_MIN_S = 2.0       # ... but never before 2 s
 
 
 class AdaptiveLimiter:
     def __init__(self, max_in_flight: int, rpm: float | None = None) -> None:
         self.max = max(1, int(max_in_flight))
         self.limit = float(self.max)
-        self.in_flight = 0
+        self.in_flight = 0          # live calls: they occupy slots
+        self.stalled = 0            # calls running far longer than usual: no slot, still under way
         self.decreases = 0
         self._cond = asyncio.Condition()
         self._interval = 60.0 / rpm if rpm else 0.0
         self._next_start = 0.0
         self._last_halving = 0.0
+        self._last_decrease = 0.0
+        self._typical_s: float | None = None   # moving average of successful call latency
+        self._started: dict[int, float] = {}   # ticket -> start, for live calls
+        self._stalled_tickets: set[int] = set()
+        self._tickets = itertools.count(1)
 
     @property
     def slots(self) -> int:
         return max(1, int(self.limit))
 
-    async def acquire(self) -> None:
+    def stall_after(self) -> float | None:
+        return None if self._typical_s is None else max(STALL_MIN_S, STALL_FACTOR * self._typical_s)
+
+    def _expire_stalled(self) -> None:
+        cutoff = self.stall_after()
+        if cutoff is None or self.stalled >= self.max:
+            return
+        now = time.monotonic()
+        for ticket, started in list(self._started.items()):
+            if now - started > cutoff and self.stalled < self.max:
+                del self._started[ticket]
+                self._stalled_tickets.add(ticket)
+                self.in_flight -= 1
+                self.stalled += 1
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns the ticket to give back to `release`."""
         async with self._cond:
-            await self._cond.wait_for(lambda: self.in_flight < self.slots)
+            while True:
+                self._expire_stalled()
+                if self.in_flight < self.slots:
+                    break
+                try:
+                    await asyncio.wait_for(self._cond.wait(), timeout=0.25)
+                except TimeoutError:
+                    pass
             self.in_flight += 1
+            ticket = next(self._tickets)
+            self._started[ticket] = time.monotonic()
             wait = 0.0
             if self._interval:
                 now = time.monotonic()
@@ -39,20 +80,41 @@ class AdaptiveLimiter:
                 wait = start - now
         if wait > 0:
             await asyncio.sleep(wait)
+        return ticket
 
-    async def release(self, outcome: str) -> None:
+    async def release(self, outcome: str, ticket: int) -> None:
         """outcome: 'ok', 'overload' (429), 'timeout', or 'other' (no change)."""
         async with self._cond:
-            if outcome == "ok":
-                self.limit = min(float(self.max), self.limit + 1.0 / self.limit)
-            elif outcome == "overload":
-                self.limit = max(1.0, min(self.in_flight - 1.0, self.limit * 0.9))
-                self.decreases += 1
-            elif outcome == "timeout":
-                now = time.monotonic()
-                if now - self._last_halving > 1.0:
-                    self.limit = max(1.0, self.limit / 2)
-                    self._last_halving = now
-                    self.decreases += 1
-            self.in_flight -= 1
+            self._release(outcome, ticket)
             self._cond.notify_all()
+
+    def release_nowait(self, ticket: int) -> None:
+        """Give a slot back from a call that was cancelled (no awaiting inside a cancelled task)."""
+        if ticket in self._stalled_tickets or ticket in self._started:
+            self._release("other", ticket)
+
+    def _release(self, outcome: str, ticket: int) -> None:
+        now = time.monotonic()
+        if ticket in self._stalled_tickets:
+            self._stalled_tickets.discard(ticket)
+            self.stalled -= 1
+            return  # a hung call that finally ended says nothing about the server's capacity now
+        if ticket not in self._started:
+            return  # released already
+        started = self._started.pop(ticket)
+        self.in_flight -= 1
+        if outcome == "ok":
+            took = now - started
+            self._typical_s = took if self._typical_s is None else 0.9 * self._typical_s + 0.1 * took
+            self.limit = min(float(self.max), self.limit + 1.0 / self.limit)
+        elif outcome == "overload":
+            if started >= self._last_decrease:  # one decrease per round trip
+                admitted = self.in_flight  # the live calls the server held when it refused this one
+                self.limit = max(1.0, min(float(admitted), self.limit * 0.9))
+                self._last_decrease = now
+                self.decreases += 1
+        elif outcome == "timeout" and now - self._last_halving > 1.0:
+            self.limit = max(1.0, self.limit / 2)
+            self._last_halving = now
+            self._last_decrease = now
+            self.decreases += 1

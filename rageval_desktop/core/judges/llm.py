@@ -140,24 +140,23 @@ def backoff_seconds(failure: CallFailed, attempt: int) -> float:
 
 async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
                             params: dict[str, Any], timeout: float, retries: int, *, stopping: Any,
-                            holding_slot: bool = False, on_call: Any = None) -> tuple[Reply, int]:
-    """(reply, attempts). Takes a limiter slot for each attempt and always gives it back. Raises CallFailed
-    (with `.attempts`) when the failure is fatal, not worth retrying, or retries ran out; Stopped when
-    `stopping()` says the caller is winding down."""
+                            ticket: int | None = None, on_call: Any = None) -> tuple[Reply, int]:
+    """(reply, attempts). Takes a limiter slot for each attempt (or starts with the slot `ticket` the caller
+    already holds) and always gives it back — also when the task is cancelled. Raises CallFailed (with
+    `.attempts`) when the failure is fatal, not worth retrying, or retries ran out; Stopped when `stopping()`
+    says the caller is winding down."""
     import asyncio
 
     attempt = 0
     while True:
-        if not holding_slot:
-            await limiter.acquire()
-        holding_slot = False
-        if stopping():
-            await limiter.release("other")
-            raise Stopped()
-        attempt += 1
-        if on_call:
-            on_call()
+        if ticket is None:
+            ticket = await limiter.acquire()
         try:
+            if stopping():
+                raise Stopped()
+            attempt += 1
+            if on_call:
+                on_call()
             try:
                 reply = await chat(client, model, messages, params, timeout)
             except CallFailed:
@@ -166,11 +165,15 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
                 raise CallFailed("internal", f"{type(exc).__name__}: {exc}") from exc
         except CallFailed as failure:
             await limiter.release("overload" if failure.kind == "rate_limit" else
-                                  "timeout" if failure.kind == "timeout" else "other")
+                                  "timeout" if failure.kind == "timeout" else "other", ticket)
+            ticket = None
             if failure.fatal or not failure.retryable or attempt > retries:
                 failure.attempts = attempt  # type: ignore[attr-defined]
                 raise
             await asyncio.sleep(backoff_seconds(failure, attempt))
             continue
-        await limiter.release("ok")
+        except BaseException:  # Stopped, or the task was cancelled mid-call: the slot goes back, no await
+            limiter.release_nowait(ticket)
+            raise
+        await limiter.release("ok", ticket)
         return reply, attempt

@@ -1,0 +1,66 @@
+"""The adaptive limiter under a faulty server: random 429s and hung calls must not starve a job."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from rageval_desktop.core.jobs import limiter as limiter_mod
+from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+
+
+def test_one_decrease_per_round_trip():
+    """Five 429s from calls that were all in flight together are one signal, not five (was: 16 -> 6.6)."""
+    async def go() -> float:
+        lim = AdaptiveLimiter(16)
+        tickets = [await lim.acquire() for _ in range(16)]
+        for ticket in tickets[:5]:
+            await lim.release("overload", ticket)
+        return lim.limit
+
+    assert asyncio.run(go()) == 14.4  # one decrease: 16 x 0.9 (the 15 others still in flight were admitted)
+
+
+def test_a_hung_call_stops_holding_a_slot_and_is_not_counted_as_admitted(monkeypatch):
+    monkeypatch.setattr(limiter_mod, "STALL_MIN_S", 0.05)
+
+    async def go() -> tuple[int, int, float]:
+        lim = AdaptiveLimiter(4)
+        for _ in range(3):  # learn the typical latency: ~10 ms
+            ticket = await lim.acquire()
+            await asyncio.sleep(0.01)
+            await lim.release("ok", ticket)
+        hung = [await lim.acquire() for _ in range(3)]
+        await asyncio.sleep(0.1)                   # they run far longer than usual
+        live = [await lim.acquire() for _ in range(4)]  # without stalls only 1 slot would be free: this waits
+        in_flight, stalled = lim.in_flight, lim.stalled
+        await lim.release("overload", live[0])     # refused with 3 live calls (+3 hung) in flight
+        limit_after = lim.limit
+        for ticket in hung:
+            await lim.release("ok", ticket)
+        return in_flight, stalled, limit_after
+
+    started = time.monotonic()
+    in_flight, stalled, limit_after = asyncio.run(asyncio.wait_for(go(), timeout=5))
+    assert (in_flight, stalled) == (4, 3)
+    assert limit_after == 3.0                      # the 3 live others, not 6 with the hung ones, nor 1
+    assert time.monotonic() - started < 3
+
+
+def test_stalled_calls_are_bounded(monkeypatch):
+    """A server that hangs everything is not flooded: at most `max` stalled calls beside `max` live ones."""
+    monkeypatch.setattr(limiter_mod, "STALL_MIN_S", 0.02)
+
+    async def go() -> int:
+        lim = AdaptiveLimiter(2)
+        ticket = await lim.acquire()
+        await lim.release("ok", ticket)
+        held = []
+        try:
+            for _ in range(10):
+                held.append(await asyncio.wait_for(lim.acquire(), timeout=0.5))
+        except TimeoutError:
+            pass
+        return len(held)
+
+    assert asyncio.run(go()) == 4

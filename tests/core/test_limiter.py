@@ -48,7 +48,7 @@ def test_a_hung_call_stops_holding_a_slot_and_is_not_counted_as_admitted(monkeyp
 
 
 def test_stalled_calls_are_bounded(monkeypatch):
-    """A server that hangs everything is not flooded: at most `max` stalled calls beside `max` live ones."""
+    """A server that hangs everything is not flooded: at most 4 x `max` stalled calls beside `max` live ones."""
     monkeypatch.setattr(limiter_mod, "STALL_MIN_S", 0.02)
 
     async def go() -> int:
@@ -57,10 +57,29 @@ def test_stalled_calls_are_bounded(monkeypatch):
         await lim.release("ok", ticket)
         held = []
         try:
-            for _ in range(10):
+            for _ in range(30):
                 held.append(await asyncio.wait_for(lim.acquire(), timeout=0.5))
         except TimeoutError:
             pass
         return len(held)
 
-    assert asyncio.run(go()) == 4
+    assert asyncio.run(go()) == 2 + 4 * 2  # 2 live + 8 stalled, then it waits
+
+
+def test_a_429_at_a_concurrency_recently_served_is_not_a_ceiling():
+    """A provider refusing a random share: the limit loses 10%, not everything above the calls in flight."""
+    async def go() -> tuple[float, float]:
+        lim = AdaptiveLimiter(16)
+        tickets = [await lim.acquire() for _ in range(12)]
+        for ticket in tickets[:11]:
+            await lim.release("ok", ticket)       # 12 at once were served a moment ago
+        await asyncio.sleep(0.01)
+        random_refusal = lim.limit
+        lone = await lim.acquire()                # now 2 in flight; a random 429
+        await lim.release("overload", tickets[11])
+        after_random = lim.limit
+        await lim.release("ok", lone)
+        return random_refusal, after_random
+
+    before, after = asyncio.run(go())
+    assert after == before * 0.9 and after > 10

@@ -133,6 +133,9 @@ class FakeOpenAI:
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # the default backlog of 5 refuses bursts of new connections
 
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # a client that was killed or cancelled mid-request resets its connection: not news
+
         self._server = Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
@@ -159,8 +162,29 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--max-in-flight", type=int)
     parser.add_argument("--retry-after", default="1")
+    parser.add_argument("--rate-429", type=float, default=0.0, help="share of requests refused with 429 at random")
+    parser.add_argument("--hang-rate", type=float, default=0.0, help="share of requests that hang")
+    parser.add_argument("--hang-seconds", type=float, default=30.0)
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    with FakeOpenAI(latency=args.latency, max_in_flight=args.max_in_flight, retry_after=args.retry_after) as server:
+    responder = None
+    if args.rate_429 or args.hang_rate:
+        import random
+
+        rng, rng_lock = random.Random(args.seed), threading.Lock()
+
+        def responder(body: dict, n: int) -> Reply:
+            with rng_lock:
+                roll = rng.random()
+            if roll < args.rate_429:
+                return Reply(status=429, headers={"Retry-After": args.retry_after},
+                             error={"message": "rate limited", "type": "rate_limit", "code": "rate_limit_exceeded"})
+            content = default_content(body["messages"][-1]["content"])
+            if roll < args.rate_429 + args.hang_rate:
+                return Reply(content, delay=args.hang_seconds)
+            return Reply(content)
+    with FakeOpenAI(responder, latency=args.latency, max_in_flight=args.max_in_flight,
+                    retry_after=args.retry_after) as server:
         print(server.url, flush=True)
         try:
             while True:

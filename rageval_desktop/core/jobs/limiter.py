@@ -1,14 +1,15 @@
 """Adaptive concurrency for LLM calls: additive increase on success, decrease on overload (AIMD).
 
 On a 429 the limit drops to what the server admitted when it refused (the live calls in flight minus one), and
-by at least 10% — so a concurrency cap is found in one step and a rate cap is approached multiplicatively. Only
-one decrease per round trip: a 429 from a call that started before the last decrease says nothing new (TCP's
-rule), so a burst of refusals — or a server that refuses a random 10% — does not collapse the limit. A timeout
+by at least 10% — so a concurrency cap is found in one step and a rate cap is approached multiplicatively. But
+a 429 at a concurrency the server recently served successfully is no ceiling (a provider that refuses a random
+share of requests): it costs only the 10%. And only one decrease per round trip: a 429 from a call that started
+before the last decrease says nothing new (TCP's rule), so a burst of refusals does not collapse the limit. A timeout
 halves the limit, at most once a second. Each success adds 1/limit, about one slot per round trip.
 
 A call that takes far longer than the others (a hung request) is *stalled*: it stops occupying a slot, so a few
 hung calls cannot starve the job, and it is not counted as "admitted" when a 429 sets the ceiling. Stalled
-calls are bounded too (at most `max` of them), so a server that hangs everything is not flooded.
+calls are bounded too (at most 4 x `max` of them), so a server that hangs everything is not flooded.
 An optional requests-per-minute cap spaces out the starts.
 """
 
@@ -17,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import deque
 
 STALL_FACTOR = 5.0      # a call running 5x the typical latency of a success is stalled ...
 STALL_MIN_S = 2.0       # ... but never before 2 s
+STALLED_PER_SLOT = 4    # at most 4 x max hung calls at once: a server that hangs everything is not flooded
 
 
 class AdaptiveLimiter:
@@ -38,6 +41,8 @@ class AdaptiveLimiter:
         self._started: dict[int, float] = {}   # ticket -> start, for live calls
         self._stalled_tickets: set[int] = set()
         self._tickets = itertools.count(1)
+        self._level: dict[int, int] = {}       # ticket -> live calls in flight when it started
+        self._served: deque[tuple[float, int]] = deque()  # (when, level) of recent successes
 
     @property
     def slots(self) -> int:
@@ -48,11 +53,12 @@ class AdaptiveLimiter:
 
     def _expire_stalled(self) -> None:
         cutoff = self.stall_after()
-        if cutoff is None or self.stalled >= self.max:
+        bound = STALLED_PER_SLOT * self.max
+        if cutoff is None or self.stalled >= bound:
             return
         now = time.monotonic()
         for ticket, started in list(self._started.items()):
-            if now - started > cutoff and self.stalled < self.max:
+            if now - started > cutoff and self.stalled < bound:
                 del self._started[ticket]
                 self._stalled_tickets.add(ticket)
                 self.in_flight -= 1
@@ -72,6 +78,7 @@ class AdaptiveLimiter:
             self.in_flight += 1
             ticket = next(self._tickets)
             self._started[ticket] = time.monotonic()
+            self._level[ticket] = self.in_flight
             wait = 0.0
             if self._interval:
                 now = time.monotonic()
@@ -93,24 +100,35 @@ class AdaptiveLimiter:
         if ticket in self._stalled_tickets or ticket in self._started:
             self._release("other", ticket)
 
+    def _recent_peak(self, now: float) -> int:
+        """The highest concurrency at which a call succeeded within the last few round trips."""
+        window = max(1.0, 4 * (self._typical_s or 0.25))
+        while self._served and now - self._served[0][0] > window:
+            self._served.popleft()
+        return max((level for _, level in self._served), default=0)
+
     def _release(self, outcome: str, ticket: int) -> None:
         now = time.monotonic()
         if ticket in self._stalled_tickets:
+            self._level.pop(ticket, None)
             self._stalled_tickets.discard(ticket)
             self.stalled -= 1
             return  # a hung call that finally ended says nothing about the server's capacity now
         if ticket not in self._started:
             return  # released already
         started = self._started.pop(ticket)
+        level = self._level.pop(ticket, 0)
         self.in_flight -= 1
         if outcome == "ok":
             took = now - started
             self._typical_s = took if self._typical_s is None else 0.9 * self._typical_s + 0.1 * took
             self.limit = min(float(self.max), self.limit + 1.0 / self.limit)
+            self._served.append((now, level))
         elif outcome == "overload":
             if started >= self._last_decrease:  # one decrease per round trip
                 admitted = self.in_flight  # the live calls the server held when it refused this one
-                self.limit = max(1.0, min(float(admitted), self.limit * 0.9))
+                ceiling = float(admitted) if self._recent_peak(now) <= admitted else self.limit
+                self.limit = max(1.0, min(ceiling, self.limit * 0.9))
                 self._last_decrease = now
                 self.decreases += 1
         elif outcome == "timeout" and now - self._last_halving > 1.0:

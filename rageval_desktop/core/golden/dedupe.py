@@ -44,13 +44,15 @@ def golden_duplicates(project: Project, threshold: float = 0.9, model_id: str = 
 
 
 def leakage(project: Project, questions: list[str], threshold: float = 0.9,
-            model_id: str = MINILM_ID) -> list[dict[str, Any]]:
-    """New questions (an import) that nearly repeat an existing golden row: index the set, query the new ones."""
+            model_id: str = MINILM_ID, exclude_ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """New questions (an import) that nearly repeat an existing golden row: index the set, query the new ones.
+    `exclude_ids`: rows left out of the set (the import's own rows, when it has committed already)."""
     import faiss
     import numpy as np
 
+    exclude = exclude_ids or set()
     existing = {gid: q for gid, q in project.reader().execute(
-        "SELECT id, question FROM golden_rows WHERE status != 'retired'")}
+        "SELECT id, question FROM golden_rows WHERE status != 'retired'") if gid not in exclude}
     if not existing or not questions:
         return []
     vectors = embed(project, [*existing.values(), *questions], model_id)

@@ -5,18 +5,27 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from typing import Any
 
 from rageval_desktop.core.errors import ImportFailed
 
 MAX_CELL_CHARS = 1_000_000  # a larger cell is almost always a broken export, and would stall every view
+MAX_NUMBER = 1e15           # latencies, costs and token counts beyond this are broken data (and overflow SQLite)
+MAX_DEPTH = 32              # nesting of lists/objects kept in metadata
+SPREADSHEET_CELL_LIMIT = 32_767  # what Excel keeps of a cell; a cell of exactly this length was probably cut
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INVISIBLE = re.compile("[\\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+")
 
 
 class Cells:
-    """Reads cells of one file; remembers the file name for error messages."""
+    """Reads cells of one file; remembers the file name for error messages and collects warnings."""
 
     def __init__(self, file: str) -> None:
         self.file = file
+        self.spreadsheet = file.lower().endswith(".xlsx")
+        self.warnings: list[str] = []
+        self._cut_columns: set[str] = set()
 
     def fail(self, message: str, row: int, column: str | None) -> ImportFailed:
         return ImportFailed(message, file=self.file, row=row, column=column)
@@ -37,16 +46,29 @@ class Cells:
             return None
         if isinstance(value, (bool, list, dict, tuple)):
             raise self.fail(f"expected text, got {type(value).__name__}", row, column)
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and value.is_integer() and abs(value) < MAX_NUMBER:
             value = int(value)
-        text = str(value)
+        text = str(value) if not isinstance(value, int) or abs(value) < 10 ** 300 else "(a number too long)"
         self.check_size(text, row, column)
+        if required and not _INVISIBLE.sub("", text):
+            raise self.fail("holds only invisible characters; a value is required", row, column)
         return text
 
     def check_size(self, text: str, row: int, column: str) -> None:
+        """Every text the file gives passes here: size, then characters SQLite and every view can hold."""
         if len(text) > MAX_CELL_CHARS:
             raise self.fail(f"the cell holds {len(text) / 1e6:.1f} million characters; the limit is "
                             f"{MAX_CELL_CHARS / 1e6:.0f} million per cell", row, column)
+        if "\x00" in text:
+            raise self.fail("contains a NUL character (\\x00): the file is binary or damaged", row, column)
+        if _SURROGATE.search(text):
+            raise self.fail("contains an invalid character (a lone UTF-16 surrogate, such as \\ud800); fix the "
+                            "program that wrote the file", row, column)
+        if self.spreadsheet and len(text) == SPREADSHEET_CELL_LIMIT and column not in self._cut_columns:
+            self._cut_columns.add(column)
+            self.warnings.append(f"{self.file}, row {row}, column '{column}': the cell holds exactly "
+                                 f"{SPREADSHEET_CELL_LIMIT:,} characters, the most a spreadsheet cell keeps — the "
+                                 "text was probably cut off when the file was saved; export as CSV or JSONL")
 
     def number(self, rec: dict, column: str, row: int, *, integer: bool = False,
                minimum: float | None = 0.0) -> float | int | None:
@@ -60,7 +82,9 @@ class Cells:
         except (TypeError, ValueError):
             raise self.fail(f"expected a number, got {str(value)[:40]!r}", row, column) from None
         if math.isnan(number) or math.isinf(number):
-            raise self.fail(f"expected a finite number, got {value!r}", row, column)
+            raise self.fail(f"expected a finite number, got {str(value)[:40]!r}", row, column)
+        if abs(number) > MAX_NUMBER:
+            raise self.fail(f"the number {number:.3g} is too large (the limit is {MAX_NUMBER:.0e})", row, column)
         if minimum is not None and number < minimum:
             raise self.fail(f"must be ≥ {minimum:g}, got {number:g}", row, column)
         if integer:
@@ -86,10 +110,12 @@ class Cells:
             if stripped.startswith("["):
                 try:
                     parsed = json.loads(stripped)
-                except json.JSONDecodeError:
+                except RecursionError:
+                    raise self.fail("the list is nested too deeply", row, column) from None
+                except ValueError:  # not JSON (or a number too long to read): maybe a Python repr
                     try:
                         parsed = ast.literal_eval(stripped)  # ragas CSVs hold Python reprs
-                    except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
                         parsed = None
                 if isinstance(parsed, list):
                     return parsed
@@ -102,9 +128,11 @@ class Cells:
         for item in items:
             if self.missing(item) or isinstance(item, (list, dict, bool)):
                 raise self.fail(f"expected a list of ids, found {item!r}", row, column)
-            if isinstance(item, float) and item.is_integer():
+            if isinstance(item, float) and item.is_integer() and abs(item) < MAX_NUMBER:
                 item = int(item)
-            out.append(str(item))
+            text = str(item) if not isinstance(item, int) or abs(item) < 10 ** 300 else "(a number too long)"
+            self.check_size(text, row, column)
+            out.append(text)
         return out
 
     def text_list(self, rec: dict, column: str, row: int) -> list[str]:
@@ -123,13 +151,31 @@ class Cells:
         for key, value in rec.items():
             if key in known or self.missing(value):
                 continue
-            if hasattr(value, "tolist") and not isinstance(value, str):
-                value = value.tolist()
-            if isinstance(value, str):
-                self.check_size(value, row, key)
-            try:
-                json.dumps(value)
-            except TypeError:
-                value = str(value)
-            extra[key] = value
+            extra[str(key)] = self.plain(value, row, str(key), 0)
         return extra
+
+    def plain(self, value: Any, row: int, column: str, depth: int) -> Any:
+        """A value JSON (and SQLite's json_valid) can hold: NaN and infinities become null, numbers too large
+        for any reader become text, nesting is bounded, texts are checked like every other cell."""
+        if depth > MAX_DEPTH:
+            raise self.fail(f"the value is nested more than {MAX_DEPTH} levels deep", row, column)
+        if hasattr(value, "tolist") and not isinstance(value, str):
+            value = value.tolist()
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return value if abs(value) < 2 ** 63 else (str(value) if abs(value) < 10 ** 300 else None)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, str):
+            self.check_size(value, row, column)
+            return value
+        if isinstance(value, (list, tuple)):
+            return [self.plain(v, row, column, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {str(k): self.plain(v, row, column, depth + 1) for k, v in value.items()}
+        if self.missing(value):
+            return None
+        text = str(value)
+        self.check_size(text, row, column)
+        return text

@@ -40,8 +40,10 @@ class ImportReport:
         return text
 
 
-def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] | None) -> tuple[Layout, list, str]:
-    """Read the file, rename mapped columns, pick the layout and convert: (layout, records, file name)."""
+def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] | None,
+         warnings: list[str] | None = None) -> tuple[Layout, list, str]:
+    """Read the file, rename mapped columns, pick the layout and convert: (layout, records, file name). Warnings
+    about cells (text a spreadsheet probably cut) are appended to `warnings`."""
     path = Path(path)
     rows, columns = read_records(path)
     if mapping:
@@ -52,7 +54,11 @@ def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] |
         columns = [mapping.get(col, col) for col in columns]
         rows = [{mapping.get(k, k): v for k, v in row.items()} for row in rows]
     layout = choose_layout(kind, columns, fmt, path.name)
-    return layout, layout.convert(rows, Cells(path.name)), path.name
+    cells = Cells(path.name)
+    records = layout.convert(rows, cells)
+    if warnings is not None:
+        warnings.extend(cells.warnings)
+    return layout, records, path.name
 
 
 def check_unique(values: list[tuple[int, str | None]], file: str, column: str, what: str) -> None:

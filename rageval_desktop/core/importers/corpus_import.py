@@ -38,7 +38,8 @@ def import_corpus(project: Project, path: str | Path, *, ctx: TaskContext | None
             "token_count": c.number(r, "token_count", i, integer=True),
             "metadata": json.dumps(c.extras(r, KNOWN, i), ensure_ascii=False)})
     check_unique([(i, ch["chunk_id"]) for i, ch in enumerate(chunks, start=1)], path.name, "chunk_id", "chunk id")
-    report = ImportReport(kind="corpus", file=path.name, layout="chunks", rows_read=len(chunks))
+    report = ImportReport(kind="corpus", file=path.name, layout="chunks", rows_read=len(chunks),
+                          warnings=list(c.warnings))
     with project.write("import corpus", changed=("corpus",)) as conn:
         present = {r[0] for r in conn.execute("SELECT chunk_id FROM corpus_chunks")}
         fresh = [ch for ch in chunks if ch["chunk_id"] not in present]

@@ -35,16 +35,19 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                   source: str = "import", ctx: TaskContext | None = None,
                   check_duplicates: bool = False) -> ImportReport:
     """Import golden rows. With `check_duplicates`, new questions that nearly repeat an existing row (MiniLM
-    cosine >= 0.9) are reported as warnings before the import (the rows are still imported: merging is a
-    reviewer's decision)."""
+    cosine >= 0.9) are reported as warnings (the rows are still imported: merging is a reviewer's decision).
+    The check runs after the import committed — its embedding cache is a write, and a failed import must
+    leave every table as it was."""
     ctx = ctx or TaskContext()
-    layout, records, file = load(path, "golden", fmt, mapping)
+    cell_warnings: list[str] = []
+    layout, records, file = load(path, "golden", fmt, mapping, cell_warnings)
     check_unique([(r.row, r.id) for r in records], file, "id", "id")
     check_unique([(r.row, normalise_question(r.question)) for r in records if r.id is None], file,
                  layout.required[0], "question")
-    report = ImportReport(kind="golden set", file=file, layout=layout.name, rows_read=len(records))
-    if check_duplicates:
-        report.warnings += _near_duplicate_warnings(project, records)
+    report = ImportReport(kind="golden set", file=file, layout=layout.name, rows_read=len(records),
+                          warnings=cell_warnings)
+    before = {r[0] for r in project.reader().execute("SELECT question_norm FROM golden_rows")}
+    written: list[str] = []
     ctx.report(0, len(records), "writing golden rows", force=True)
     with project.write("import golden set", changed=("golden",)) as conn:
         chunk_by_text = _chunks_by_text(conn, records)
@@ -66,6 +69,7 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                     rec.metadata.setdefault("gold_context", rec.gold_context)
             gid = rec.id or golden_id_for(rec.question)
             _upsert(project, conn, gid, rec, source, now, report)
+            written.append(gid)
         for position, name in enumerate(sorted(new_slices), start=len(known_slices)):
             conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (name, position))
             report.warnings.append(f"new slice '{name}' added to the project")
@@ -75,6 +79,9 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
         ctx.check()
         project.audit(conn, "import", "golden", None, file=file, layout=layout.name, added=report.added,
                       updated=report.updated, unchanged=report.unchanged)
+    if check_duplicates:
+        fresh = [r.question for r in records if normalise_question(r.question) not in before]
+        report.warnings += _near_duplicate_warnings(project, fresh, set(written))
     ctx.report(len(records), len(records), "done", force=True)
     return report
 
@@ -136,15 +143,13 @@ def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
 
 
 
-def _near_duplicate_warnings(project: Project, records: list[GoldenRecord]) -> list[str]:
+def _near_duplicate_warnings(project: Project, fresh: list[str], just_imported: set[str]) -> list[str]:
     """The check helps but must never block an import: without the embedding model it is skipped, and says so."""
     from rageval_desktop.core.errors import RagevalError
     from rageval_desktop.core.golden.dedupe import leakage
 
-    existing = {r[0] for r in project.reader().execute("SELECT question_norm FROM golden_rows")}
-    fresh = [r.question for r in records if normalise_question(r.question) not in existing]
     try:
-        hits = leakage(project, fresh)
+        hits = leakage(project, fresh, exclude_ids=just_imported)
     except (RagevalError, ImportError) as exc:
         return [f"near-duplicate check skipped: {exc}"]
     return [f"near-duplicate of golden row {hit['similar_to']} (cosine {hit['cosine']:.2f}): {hit['question'][:80]}"

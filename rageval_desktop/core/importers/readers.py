@@ -6,14 +6,24 @@ parses. Row numbers are 1-based data rows (the header is not counted), the same 
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import json
 import math
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.errors import ImportFailed
+
+MAX_DECOMPRESSED_BYTES = 2 * 1024 ** 3   # a .gz file may inflate to this much ...
+BOMB_RATIO = 200                          # ... and no text file compresses 200 : 1 past ...
+XLSX_BOMB_RATIO = 100                     # (nor a workbook 100 : 1) ...
+BOMB_MIN_BYTES = 50 * 1024 ** 2           # ... 50 MB: that is a compression bomb
+MAX_XLSX_UNCOMPRESSED = 300 * 1024 ** 2   # larger sheets take minutes in openpyxl: CSV or Parquet instead
+MAX_NUMBER_DIGITS = 100                   # JSON integers longer than this are not data (and overflow every reader)
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet",
            ".xlsx": "xlsx"}
@@ -34,6 +44,44 @@ def file_format(path: Path) -> tuple[str, bool]:
     return fmt, gz
 
 
+def _gunzip(path: Path) -> bytes:
+    """Decompress in chunks, stopping at a size cap or a bomb's ratio, never holding more than the cap."""
+    compressed = max(1, path.stat().st_size)
+    out, total = [], 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_DECOMPRESSED_BYTES:
+                    raise ImportFailed(f"decompresses to more than {MAX_DECOMPRESSED_BYTES / 1024 ** 3:.0f} GB; "
+                                       "split the file", file=path.name)
+                if total > BOMB_MIN_BYTES and total / compressed > BOMB_RATIO:
+                    raise ImportFailed(f"inflates more than {BOMB_RATIO}-fold ({compressed:,} bytes to over "
+                                       f"{total / 1024 ** 2:.0f} MB): a compression bomb, not data", file=path.name)
+                out.append(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ImportFailed(f"not a valid gzip file ({exc}); it may be truncated", file=path.name) from None
+    return b"".join(out)
+
+
+def _json_loads(text: str | bytes) -> Any:
+    """json.loads that refuses what would crash later: integers of thousands of digits."""
+    def parse_int(digits: str) -> int:
+        if len(digits) > MAX_NUMBER_DIGITS:
+            raise ValueError(f"a number with {len(digits):,} digits")
+        return int(digits)
+
+    return json.loads(text, parse_int=parse_int)
+
+
+def _json_error(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg}, column {exc.colno}"
+    return str(exc)
+
+
 def _decode(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
@@ -49,20 +97,19 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
     fmt, gz = file_format(path)
     if not path.is_file():
         raise ImportFailed("no such file", file=str(path))
-    raw = path.read_bytes()
-    if gz:
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ImportFailed(f"not a valid gzip file ({exc})", file=path.name) from None
+    raw = _gunzip(path) if gz else path.read_bytes()
     if not raw.strip():
         raise ImportFailed("the file is empty", file=path.name)
     if fmt == "jsonl":  # parsed line by line straight to records: no DataFrame round trip, half the memory
         return _jsonl(path, raw)
+    if fmt == "json":  # straight to records, like JSONL: a frame would choke on text pyarrow cannot hold
+        text = _decode(path, raw)
+        del raw
+        return _json(path, text)
     if fmt in TEXT_FORMATS:
         text = _decode(path, raw)
         del raw
-        frame = _csv(path, text) if fmt == "csv" else _json(path, text)
+        frame = _csv(path, text)
     else:
         frame = _binary(path, fmt, raw)
     columns = [str(c).strip() for c in frame.columns]
@@ -83,12 +130,36 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _csv(path: Path, text: str):
+    """The csv module, not pandas: it sees duplicate headers (pandas renames them `x.1`), rows longer than the
+    header, and a file cut off in its last row; cells stay text, empty cells are missing."""
     import pandas as pd
 
+    csv.field_size_limit(2 ** 31 - 1)  # oversized cells get our own message, naming the row and column
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[list[str]] = []
     try:
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise ImportFailed(f"not a valid CSV file ({str(exc).strip()})", file=path.name) from None
+        header = next(reader, None)
+        if header is None:
+            raise ImportFailed("not a valid CSV file (no header row)", file=path.name)
+        columns = [c.strip() for c in header]
+        dupes = sorted({c for c in columns if columns.count(c) > 1 and c})
+        if dupes:
+            raise ImportFailed(f"duplicate column name(s) in the header: {', '.join(dupes)}", file=path.name)
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip() and len(columns) > 1):
+                continue  # blank line
+            if len(row) > len(columns):
+                raise ImportFailed(f"has {len(row)} fields but the header has {len(columns)} (a comma inside an "
+                                   "unquoted text?)", file=path.name, row=len(rows) + 1)
+            rows.append(row)
+    except csv.Error as exc:
+        raise ImportFailed(f"not a valid CSV file ({exc}, near data row {len(rows) + 1})", file=path.name) from None
+    if rows and len(rows[-1]) < len(columns) and not text.endswith(("\n", "\r")):
+        raise ImportFailed(f"the last row has {len(rows[-1])} of {len(columns)} fields and the file does not end "
+                           "with a line break: the file was cut off", file=path.name, row=len(rows))
+    width = len(columns)
+    records = [[(v if v != "" else None) for v in row] + [None] * (width - len(row)) for row in rows]
+    return pd.DataFrame.from_records(records, columns=columns) if records else pd.DataFrame(columns=columns)
 
 
 def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
@@ -100,13 +171,12 @@ def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line.decode("utf-8"))
+            obj = _json_loads(line.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise ImportFailed(f"line {number} is not UTF-8 (byte {line[exc.start]:#04x}); save the file as UTF-8",
                                file=path.name) from None
-        except json.JSONDecodeError as exc:
-            raise ImportFailed(f"line {number} is not valid JSON ({exc.msg}, column {exc.colno})",
-                               file=path.name) from None
+        except (ValueError, RecursionError) as exc:
+            raise ImportFailed(f"line {number} is not valid JSON ({_json_error(exc)})", file=path.name) from None
         if not isinstance(obj, dict):
             raise ImportFailed(f"line {number} is a JSON {type(obj).__name__}, expected an object",
                                file=path.name)
@@ -124,14 +194,14 @@ def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, names
 
 
-def _json(path: Path, text: str):
-    import pandas as pd
-
+def _json(path: Path, text: str) -> tuple[list[dict[str, Any]], list[str]]:
     try:
-        data = json.loads(text)
+        data = _json_loads(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
                            file=path.name) from None
+    except (ValueError, RecursionError) as exc:
+        raise ImportFailed(f"not valid JSON ({_json_error(exc)})", file=path.name) from None
     if isinstance(data, dict):
         for key in JSON_CONTAINER_KEYS:
             if isinstance(data.get(key), list):
@@ -142,20 +212,37 @@ def _json(path: Path, text: str):
                 lengths = {len(v) for v in data.values()}
                 if len(lengths) != 1:
                     raise ImportFailed("column lists have different lengths", file=path.name)
-                return pd.DataFrame(data)
-            raise ImportFailed("expected a list of objects (or {\"rows\": [...]})", file=path.name)
+                names = list(data)
+                data = [dict(zip(names, values, strict=True)) for values in zip(*data.values(), strict=True)]
+            else:
+                raise ImportFailed("expected a list of objects (or {\"rows\": [...]})", file=path.name)
     if not isinstance(data, list):
         raise ImportFailed("expected a list of objects", file=path.name)
+    columns: dict[str, None] = {}
     for i, obj in enumerate(data, start=1):
         if not isinstance(obj, dict):
             raise ImportFailed(f"item is a JSON {type(obj).__name__}, expected an object",
                                file=path.name, row=i)
-    return pd.DataFrame.from_records(data)
+        for key in obj:
+            columns.setdefault(key, None)
+    names = [str(c).strip() for c in columns]
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise ImportFailed(f"duplicate column name(s): {', '.join(dupes)}", file=path.name)
+    if "" in names:
+        raise ImportFailed("a column has no name", file=path.name)
+    if not data:
+        raise ImportFailed("the file has no data rows", file=path.name)
+    if names != list(columns):
+        data = [{str(k).strip(): v for k, v in r.items()} for r in data]
+    return data, names
 
 
 def _binary(path: Path, fmt: str, raw: bytes):
     import pandas as pd
 
+    if fmt == "xlsx":
+        _check_xlsx_size(path, raw)
     try:
         if fmt == "parquet":
             return pd.read_parquet(io.BytesIO(raw))
@@ -166,3 +253,21 @@ def _binary(path: Path, fmt: str, raw: bytes):
     except Exception as exc:  # pyarrow and openpyxl raise many kinds for a damaged file
         kind = "Parquet" if fmt == "parquet" else "XLSX"
         raise ImportFailed(f"not a valid {kind} file ({type(exc).__name__}: {exc})", file=path.name) from None
+
+
+def _check_xlsx_size(path: Path, raw: bytes) -> None:
+    """An XLSX is a zip: look at what it would inflate to before openpyxl spends minutes on it."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ImportFailed(f"not a valid XLSX file ({exc})", file=path.name) from None
+    total = sum(m.file_size for m in members)
+    packed = max(1, sum(m.compress_size for m in members))
+    if total > BOMB_MIN_BYTES and total / packed > XLSX_BOMB_RATIO:
+        raise ImportFailed(f"inflates more than {XLSX_BOMB_RATIO}-fold ({packed:,} bytes to "
+                           f"{total / 1024 ** 2:.0f} MB): a compression bomb, not data", file=path.name)
+    if total > MAX_XLSX_UNCOMPRESSED:
+        raise ImportFailed(f"the workbook holds {total / 1024 ** 2:.0f} MB of sheet data, more than the "
+                           f"{MAX_XLSX_UNCOMPRESSED / 1024 ** 2:.0f} MB an XLSX import reads; save it as CSV or "
+                           "Parquet", file=path.name)

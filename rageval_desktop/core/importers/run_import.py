@@ -25,11 +25,13 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     run_name = run_name.strip()
     if not run_name:
         raise ImportFailed("the run needs a name (--run NAME)")
-    layout, records, file = load(path, "run", fmt, mapping)
+    cell_warnings: list[str] = []
+    layout, records, file = load(path, "run", fmt, mapping, cell_warnings)
     for n, rec in enumerate(records, start=1):
         rec.external_id = rec.external_id or f"row-{n}"
     check_unique([(r.row, r.external_id) for r in records], file, "id", "row id")
-    report = ImportReport(kind="run", file=file, layout=layout.name, rows_read=len(records), run=run_name)
+    report = ImportReport(kind="run", file=file, layout=layout.name, rows_read=len(records), run=run_name,
+                          warnings=cell_warnings)
 
     existing = project.reader().execute("SELECT id FROM runs WHERE name = ?", (run_name,)).fetchone()
     if existing and not replace:

@@ -22,3 +22,18 @@ def normalise_question(text: str) -> str:
 
 def short_hash(text: str, length: int = 12) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:length]
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_LINE_BREAKS = re.compile(r"[\r\n\t\u2028\u2029]+")
+
+
+def md_escape(text: object) -> str:
+    """Text from data, inert in Markdown (pull-request comments, reports): HTML is escaped (`<img onerror>`,
+    `</details>`), Markdown punctuation is backslashed (`|` cannot split a table cell, `[x](y)` is no link),
+    line breaks become spaces (a name cannot end the table)."""
+    import html
+
+    text = html.escape(str(text), quote=False)
+    text = _LINE_BREAKS.sub(" ", text)
+    return _MD_SPECIAL.sub(r"\\\1", text)

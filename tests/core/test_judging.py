@@ -15,7 +15,7 @@ from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
 from rageval_desktop.core.judges import prices
-from rageval_desktop.core.judges.registry import JudgeConfigError, add_judge, check_key_ref
+from rageval_desktop.core.judges.registry import JudgeConfigError, add_judge, check_base_url, check_key_ref
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO
 from tests.support.fake_openai import FakeOpenAI, Reply, default_content, question_of
@@ -195,6 +195,35 @@ def test_key_references_refuse_keys():
     assert check_key_ref("keyring:openai:me") == "keyring:openai:me"
     with pytest.raises(JudgeConfigError, match="never the key itself"):
         check_key_ref("sk-proj-abc123-def456")
+
+
+@pytest.mark.parametrize("ref", [
+    "hf_SECRETabcdefghijklmnop", "env:hf_AbCdEf123456", "gsk_1234567890", "keyring:openai:sk-proj-123456789",
+    "keyring:svc:AbCdEfGh12345678IjKlMnOp", "xAbCd1234EfGh5678IjKl9012", "AKIAIOSFODNN7EXAMPLE",
+])
+def test_key_like_values_are_refused_where_names_belong(ref):
+    """Was: `--api-key-env hf_SECRET...` and `keyring:openai:sk-...` were stored and echoed."""
+    with pytest.raises(JudgeConfigError) as refused:
+        check_key_ref(ref)
+    assert ref.split(":")[-1] not in str(refused.value)
+
+
+@pytest.mark.parametrize("url", [
+    "https://user:sk-abcdef123456@api.example.com/v1", "https://api.example.com/v1?api_key=abc123",
+    "http://localhost:8000/v1?token=x", "https://api.example.com/sk-proj-abcdefgh12345678/v1",
+])
+def test_base_urls_with_credentials_are_refused(proj, url):
+    with pytest.raises(JudgeConfigError, match="nothing was stored"):
+        add_judge(proj, "j", "correctness", "llm", model="m", base_url=url, api_key_ref="JUDGE_KEY")
+    assert proj.reader().execute("SELECT COUNT(*) FROM judges").fetchone()[0] == 0
+
+
+def test_ordinary_names_and_urls_are_accepted():
+    assert check_key_ref("OPENAI_API_KEY") == "env:OPENAI_API_KEY"
+    assert check_key_ref("AZURE_OPENAI_KEY_2") == "env:AZURE_OPENAI_KEY_2"
+    assert check_key_ref("keyring:openai:alice") == "keyring:openai:alice"
+    assert check_base_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    assert check_base_url("https://my-resource.openai.azure.com/openai/deployments/gpt4?api-version=2024-06-01")
 
 
 def test_missing_reference_is_an_error_without_a_call(tmp_path, monkeypatch):

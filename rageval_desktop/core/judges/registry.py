@@ -73,20 +73,69 @@ class Judge:
         return f"{self.kind}:{self.params.get('measure') or self.params.get('model') or 'default'}"
 
 
+# Prefixes of real API keys (OpenAI, Anthropic, Hugging Face, Groq, xAI, GitHub, AWS, Google, Slack, Stripe...):
+# a value starting with one is a key pasted where its NAME belongs.
+_KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "hf_", "gsk_", "xai-", "ghp_", "gho_", "ghs_", "github_pat_", "akia",
+                 "asia", "aiza", "xoxb-", "xoxp-", "glpat-", "sess-", "org-", "ya29.", "eyj", "nvapi-", "pplx-",
+                 "fw_", "r8_", "tgp_", "key-", "api-")
+
+
+def looks_like_a_key(value: str) -> bool:
+    """True for text that is probably a secret rather than a name: a known key prefix, or a long run of letters
+    and digits that mixes cases and digits the way generated keys do (names are words: OPENAI_API_KEY)."""
+    low = value.lower()
+    if low.startswith(_KEY_PREFIXES):
+        return True
+    core = re.sub(r"[^A-Za-z0-9]", "", value)
+    mixed = any(c.islower() for c in core) + any(c.isupper() for c in core) + any(c.isdigit() for c in core)
+    return len(core) >= 20 and (mixed == 3 or sum(c.isdigit() for c in core) >= 8)
+
+
 def check_key_ref(ref: str | None) -> str | None:
-    """Accept `VAR`, `env:VAR` or `keyring:SERVICE:USER`; refuse anything that looks like a key itself."""
+    """Accept `VAR`, `env:VAR` or `keyring:SERVICE:USER`; refuse anything that looks like a key itself — the
+    refusal never repeats the value."""
     if ref is None or ref == "":
         return None
+    never = "never the key itself (nothing was stored)"
     if ref.startswith("keyring:"):
         parts = ref.split(":")
         if len(parts) != 3 or not all(parts[1:]):
             raise JudgeConfigError("a keyring reference looks like keyring:SERVICE:USER")
+        if any(looks_like_a_key(part) for part in parts[1:]):
+            raise JudgeConfigError(f"a keyring reference names the SERVICE and USER of an entry, {never}")
         return ref
     name = ref[4:] if ref.startswith("env:") else ref
-    if not _ENV_NAME.match(name) or len(name) > 64:
+    if not _ENV_NAME.match(name) or len(name) > 64 or looks_like_a_key(name):
         raise JudgeConfigError("give the NAME of an environment variable that holds the API key (for example "
-                               "OPENAI_API_KEY), or keyring:SERVICE:USER — never the key itself")
+                               f"OPENAI_API_KEY), or keyring:SERVICE:USER — {never}")
     return f"env:{name}"
+
+
+_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
+
+
+def check_base_url(url: str | None) -> str | None:
+    """An endpoint address, never a carrier of credentials (`https://user:KEY@host`, `?api_key=...`): those would be
+    stored in the project, shown in the GUI and written to reports."""
+    if url is None or not url.strip():
+        return None
+    from urllib.parse import parse_qsl, urlsplit
+
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise JudgeConfigError("the base URL is not a valid address") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JudgeConfigError("the base URL must be an http(s) address such as http://localhost:8000/v1")
+    if parts.username or parts.password:
+        raise JudgeConfigError("the base URL carries credentials (user:secret@host); remove them and give the key "
+                               "by --api-key-env NAME or a keyring entry (nothing was stored)")
+    if any(_SECRET_QUERY.search(k) or looks_like_a_key(v) for k, v in parse_qsl(parts.query)) or \
+            any(looks_like_a_key(seg) for seg in parts.path.split("/")):
+        raise JudgeConfigError("the base URL seems to carry a key (in its query or path); give the key by "
+                               "--api-key-env NAME or a keyring entry (nothing was stored)")
+    return url
 
 
 def resolve_api_key(ref: str | None) -> str:
@@ -120,6 +169,7 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         if not model:
             raise JudgeConfigError("an LLM judge needs --model")
         api_key_ref = check_key_ref(api_key_ref)
+        base_url = check_base_url(base_url)
         base = rubrics.library().get(rubric or spec.default_rubric or "")
         if base is None:
             raise JudgeConfigError(f"no rubric named '{rubric}' (bundled: {', '.join(rubrics.library())})")
@@ -163,7 +213,7 @@ def update_judge(project: Project, name: str, **changes: Any) -> Judge:
     params = dict(judge.params)
     base_url, key_ref = judge.base_url, judge.api_key_ref
     if "base_url" in changes:
-        base_url = changes.pop("base_url") or None
+        base_url = check_base_url(changes.pop("base_url"))
     if "api_key_ref" in changes:
         key_ref = check_key_ref(changes.pop("api_key_ref"))
     params.update({k: v for k, v in changes.items() if v is not None})

@@ -3,13 +3,17 @@
 Templates use `string.Template` (`${question}`) over a whitelist of fields. Its identifier pattern has no
 dots or brackets, so `${x.__class__}` cannot even be written; `str.format` is never applied to a template.
 Untrusted values are inserted inside tagged blocks; a value cannot close its block early, because closing tags
-of the template's own blocks are neutralised in every value.
+of the template's own blocks are neutralised in every value — in every spelling a model would still read as one
+(`</response foo=1>`, `< / RESPONSE >`, zero-width or soft-hyphen insertions, fullwidth `＜/response＞`, entity
+forms `&lt;/response&gt;`): they are found on a normalised shadow of the text and replaced by `[/response]`.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import string
+import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,6 +31,52 @@ FIELDS = {
 }
 OUTPUT_FORMATS = ("prometheus", "json_binary", "total_rating", "umbrela")
 _CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w-]*)\s*>")
+# a closing tag as a model would read it: attributes allowed, the final '>' optional (end of text, a line break)
+_CLOSING_LIKE = re.compile(r"<\s*/\s*([A-Za-z_][\w-]*)(?:\s[^<>]{0,200}>|\s*>)?")
+_ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});?")
+
+
+def _shadow(text: str) -> tuple[str, list[int]]:
+    """The text as a reader sees it — NFKC (fullwidth forms become ASCII), invisible format characters dropped,
+    HTML entities decoded — and, for each of its characters, where it starts in the original text."""
+    out: list[str] = []
+    where: list[int] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "&" and (m := _ENTITY.match(text, i)):
+            decoded = html.unescape(m.group(0) if m.group(0).endswith(";") else m.group(0) + ";")
+            if decoded != m.group(0) and not decoded.endswith(";"):
+                for c in unicodedata.normalize("NFKC", decoded):
+                    out.append(c)
+                    where.append(i)
+                i = m.end()
+                continue
+        if unicodedata.category(ch) in ("Cf", "Mn") and not ch.isspace():  # zero-width, soft hyphen, marks
+            i += 1
+            continue
+        for c in unicodedata.normalize("NFKC", ch):
+            out.append(c)
+            where.append(i)
+        i += 1
+    where.append(len(text))
+    return "".join(out), where
+
+
+def neutralise_closing_tags(text: str, tags: set[str]) -> str:
+    """Replace every closing tag of `tags` (in any spelling a model would read as one) with `[/tag]`."""
+    if not text or not tags or "<" not in text and "&" not in text and not any(ord(c) > 127 for c in text):
+        return text
+    shadow, where = _shadow(text)
+    pieces, last = [], 0
+    for m in _CLOSING_LIKE.finditer(shadow):
+        name = m.group(1).lower()
+        if name not in tags:
+            continue
+        start, end = where[m.start()], where[m.end()]
+        pieces += [text[last:start], f"[/{name}]"]
+        last = end
+    return "".join(pieces) + text[last:] if pieces else text
 
 
 class RubricInvalid(RagevalError):
@@ -53,11 +103,7 @@ class Rubric:
     def render(self, values: dict[str, str]) -> list[dict[str, str]]:
         """Chat messages for one judgment."""
         tags = {m.group(1).lower() for m in _CLOSING_TAG.finditer(self.template)}
-
-        def neutral(text: str) -> str:
-            return _CLOSING_TAG.sub(lambda m: f"</ {m.group(1)}>" if m.group(1).lower() in tags else m.group(0), text)
-
-        safe = {k: neutral(values.get(k) or "") for k in self.fields}
+        safe = {k: neutralise_closing_tags(values.get(k) or "", tags) for k in self.fields}
         prompt = string.Template(self.template).substitute(safe)
         messages = [{"role": "system", "content": self.system}] if self.system else []
         return [*messages, {"role": "user", "content": prompt}]

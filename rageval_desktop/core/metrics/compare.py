@@ -92,29 +92,32 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
 
 
 def gate_markdown(result: GateResult) -> str:
+    """For a pull-request comment: every name from data is escaped (core.text.md_escape)."""
+    from rageval_desktop.core.text import md_escape as md
+
     c = result.comparison
     head = "✅ **No regression**" if result.passed else f"❌ **{len(result.regressions)} regression(s)**"
-    lines = [f"### RAG evaluation gate: `{c['candidate']}` vs `{c['baseline']}`", "",
+    lines = [f"### RAG evaluation gate: {md(c['candidate'])} vs {md(c['baseline'])}", "",
              f"{head} — {c['shared_questions']} shared questions; a slice may drop at most "
              f"{result.max_slice_drop:g} points, the aggregate {result.max_aggregate_drop:g}.", ""]
     if result.regressions:
         lines += ["| slice | metric | baseline | candidate | drop | 95% CI of delta | n |",
                   "|---|---|---:|---:|---:|---|---:|"]
         for r in result.regressions:
-            lines.append(f"| {r['slice']} | {r['metric']} | {r['baseline']:.1f} | {r['candidate']:.1f} | "
+            lines.append(f"| {md(r['slice'])} | {md(r['metric'])} | {r['baseline']:.1f} | {r['candidate']:.1f} | "
                          f"**{r['drop']:.1f}** | [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}] | {r['n']} |")
         lines.append("")
     metrics = c["metrics"]
     lines += ["<details><summary>All slices</summary>", "",
-              "| slice | n | " + " | ".join(metrics) + " |", "|---|---:|" + "---:|" * len(metrics)]
+              "| slice | n | " + " | ".join(map(md, metrics)) + " |", "|---|---:|" + "---:|" * len(metrics)]
     for name, entry in c["slices"].items():
         cells = []
         for m in metrics:
             cell = entry.get(m)
             cells.append("—" if not cell else f"{cell['candidate']:.1f} ({cell['delta']:+.1f})")
-        lines.append(f"| {name} | {entry['n']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {md(name)} | {entry['n']} | " + " | ".join(cells) + " |")
     lines += ["", "</details>", ""]
     if c.get("retired_judges"):
-        names = ", ".join(r["judge"] for r in c["retired_judges"])
+        names = ", ".join(md(r["judge"]) for r in c["retired_judges"])
         lines.append(f"_Retired judges left out: {names}._")
     return "\n".join(lines) + "\n"

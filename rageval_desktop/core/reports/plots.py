@@ -1,11 +1,29 @@
-"""Report charts as PNG bytes (matplotlib, Agg backend: no display, no Qt)."""
+"""Report charts as PNG bytes (matplotlib, Agg backend: no display, no Qt).
+
+Run, slice, judge and metric names come from data: every chart is drawn with math text off, so a name such as
+`$\\undefinedmacro$` prints as it is instead of crashing the chart (and the dashboard or report drawing it).
+"""
 
 from __future__ import annotations
 
+import functools
 import io
+from collections.abc import Callable
 from typing import Any
 
 ACCENT, GREY = "#1a73e8", "#9aa0a6"
+
+
+def _plain_text(chart: Callable[..., bytes]) -> Callable[..., bytes]:
+    @functools.wraps(chart)
+    def draw(*args: Any, **kwargs: Any) -> bytes:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+            return chart(*args, **kwargs)
+
+    return draw
 
 
 def _png(fig: Any) -> bytes:
@@ -17,6 +35,7 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+@_plain_text
 def slice_bars(report: dict[str, Any]) -> bytes:
     """One panel per headline metric: the run (and the baseline, grey) per slice."""
     import matplotlib
@@ -52,6 +71,7 @@ def slice_bars(report: dict[str, Any]) -> bytes:
     return _png(fig)
 
 
+@_plain_text
 def delta_chart(comparison: dict[str, Any]) -> bytes:
     """Per slice, each metric's delta (candidate - baseline) with its 95% CI."""
     import matplotlib
@@ -81,6 +101,7 @@ def delta_chart(comparison: dict[str, Any]) -> bytes:
     return _png(fig)
 
 
+@_plain_text
 def lab_chart(data: dict[str, Any]) -> bytes:
     """The retrieval lab: recall@5/10/50 and MRR for each configuration ("chunk size matters")."""
     import matplotlib

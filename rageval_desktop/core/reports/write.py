@@ -17,6 +17,7 @@ from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.content import build_report
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.text import md_escape
 
 FORMATS = (".html", ".pdf", ".xlsx", ".csv", ".jsonl", ".parquet", ".md")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -94,18 +95,18 @@ def write_html(report: dict[str, Any], out: Path) -> None:
 def write_markdown(report: dict[str, Any], out: Path) -> None:
     d = report["dashboard"]
     metrics = ["recall@5", "mrr", *d["judge_metrics"]]
-    lines = [f"## {report['title']}", "", f"_{report['project']} · {report['generated_at']}_", ""]
+    lines = [f"## {_md(report['title'])}", "", f"_{_md(report['project'])} · {report['generated_at']}_", ""]
     if d["retired_judges"]:
-        lines += ["_Retired judges left out: " + ", ".join(j["judge"] for j in d["retired_judges"]) + "._", ""]
-    lines += ["| slice | n | " + " | ".join(metrics) + " | p95 ms | cost/query |",
+        lines += ["_Retired judges left out: " + ", ".join(_md(j["judge"]) for j in d["retired_judges"]) + "._", ""]
+    lines += ["| slice | n | " + " | ".join(map(_md, metrics)) + " | p95 ms | cost/query |",
               "|---|---:|" + "---:|" * (len(metrics) + 2)]
     for name, s in d["slices"].items():
         lines.append(f"| {_md(name)} | {s['n']} | " + " | ".join(fmt(s.get(m)) for m in metrics) +
                      f" | {fmt(s.get('p95_latency_ms'))} | {money(s.get('cost_per_query'))} |")
     c = report.get("comparison")
     if c:
-        lines += ["", f"### Against {c['baseline']} ({c['shared_questions']} shared questions)", "",
-                  "| slice | " + " | ".join(c["metrics"]) + " |", "|---|" + "---:|" * len(c["metrics"])]
+        lines += ["", f"### Against {_md(c['baseline'])} ({c['shared_questions']} shared questions)", "",
+                  "| slice | " + " | ".join(map(_md, c["metrics"])) + " |", "|---|" + "---:|" * len(c["metrics"])]
         for name, e in c["slices"].items():
             cells = [f"{e[m]['delta']:+.1f}" if e.get(m) else "—" for m in c["metrics"]]
             lines.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
@@ -115,8 +116,8 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("<", "&lt;")
+def _md(text: object) -> str:
+    return md_escape(text)
 
 
 def write_table(report: dict[str, Any], out: Path, ext: str) -> None:

@@ -1,0 +1,83 @@
+"""Names from data (runs, slices, judges) are inert in charts, HTML, PDF and Markdown."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from rageval_desktop.core.importers import import_golden, import_run
+from rageval_desktop.core.metrics.compare import compare, gate, gate_markdown
+from rageval_desktop.core.reports import plots
+from rageval_desktop.core.reports.write import write_report
+from rageval_desktop.core.text import md_escape
+
+SLICE = "$\\undefinedmacro$ | <img src=x onerror=alert(1)> </details>"
+BASE = "v1 $\\frac{a}$ <script>alert(1)</script>"
+CAND = "[click](http://evil.example) | `x`"
+
+
+@pytest.fixture
+def hostile(project, tmp_path):
+    golden = [{"id": f"g{i}", "question": f"Question {i}?", "gold_answer": f"Answer {i}.",
+               "gold_chunk_ids": [f"c{i}"], "slice_tag": SLICE if i % 2 else "easy"} for i in range(24)]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(r) + "\n" for r in golden))
+    import_golden(project, tmp_path / "g.jsonl")
+    for name, hit in ((BASE, 3), (CAND, 2)):
+        rows = [{"id": f"g{i}", "question": f"Question {i}?", "answer": f"Answer {i}.",
+                 "retrieved": [{"chunk_id": f"c{i}" if i % hit else "zz", "text": "t"}]} for i in range(24)]
+        (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_run(project, tmp_path / "r.jsonl", name)
+    return project
+
+
+def test_charts_draw_names_with_dollar_signs(hostile):
+    """Was: matplotlib parsed `$\\undefinedmacro$` as math and the chart (dashboard, compare, reports) crashed."""
+    from rageval_desktop.core.reports.content import build_report
+
+    report = build_report(hostile, CAND, BASE)
+    assert plots.slice_bars(report).startswith(b"\x89PNG")
+    assert plots.delta_chart(compare(hostile, BASE, CAND)).startswith(b"\x89PNG")
+
+
+def _cells(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def assert_tables_intact(md: str) -> None:
+    """Every row of every Markdown table has as many unescaped `|` as its header."""
+    lines = md.splitlines()
+    width = None
+    for i, line in enumerate(lines):
+        if not line.startswith("|"):
+            width = None
+            continue
+        if i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            width = _cells(line)
+        assert width is None or _cells(line) == width, line
+
+
+@pytest.mark.parametrize("ext", [".pdf", ".html", ".md"])
+def test_reports_with_hostile_names(hostile, tmp_path, ext):
+    out = write_report(hostile, CAND, tmp_path / f"r{ext}", baseline=BASE)
+    if ext == ".pdf":
+        assert out.read_bytes().startswith(b"%PDF")
+        return
+    text = out.read_text()
+    assert "<img src=x" not in text and "<script>alert" not in text
+    if ext == ".md":
+        assert "undefinedmacro" in text and "</details>" not in text and "](http://evil" not in text
+        assert_tables_intact(text)
+
+
+def test_the_gate_comment_escapes_every_name(hostile):
+    """Was: names went into gate.md raw: <img onerror>, <script>, a `|` splitting the table, </details>."""
+    md = gate_markdown(gate(hostile, BASE, CAND, max_slice_drop=0.0))
+    assert "<img" not in md and "<script" not in md and "](http" not in md and "undefinedmacro" in md
+    assert md.count("</details>") == 1 and md.count("<details>") == 1
+    assert_tables_intact(md)
+
+
+def test_md_escape():
+    assert md_escape("a|b <i>x</i> [l](u) `c`\nd") == "a\\|b &lt;i&gt;x&lt;/i&gt; \\[l\\]\\(u\\) \\`c\\` d"

@@ -68,6 +68,7 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
     if not computed_view:
         window.project_opened.connect(lambda _p: QTimer.singleShot(150, grab))
     window.task_finished.connect(finished)
+    window.read_finished.connect(lambda _page: finished("done"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

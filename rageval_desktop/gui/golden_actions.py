@@ -67,7 +67,8 @@ class GoldenActions:
             from rageval_desktop.gui import undo
 
             before = row(self.project, gid)["status"]
-            self.run_task("Retiring the row", lambda ctx: set_status(self.project, gid, "retired", reason),
+            self.run_task("Retiring the row",
+                lambda ctx, project=self.project: set_status(project, gid, "retired", reason),
                           on_done=lambda _r: self.undo_stack.push(undo.golden_status(self, gid, before, "retired")))
 
     def save_golden_version(self) -> None:
@@ -77,7 +78,7 @@ class GoldenActions:
 
         name, ok = QInputDialog.getText(self, "Save a version", "Name of this snapshot of the golden set (e.g. v3):")
         if ok and name.strip() and self.project is not None:
-            self.run_task("Saving the version", lambda ctx: create_version(self.project, name.strip()),
+            self.run_task("Saving the version", lambda ctx, project=self.project: create_version(project, name.strip()),
                           on_done=lambda v: self.statusBar().showMessage(
                               f"Version '{v['name']}' saved ({v['rows']} rows)", 8000))
 
@@ -97,7 +98,7 @@ class GoldenActions:
             return
         new, ok = QInputDialog.getItem(self, "Diff", "…with:", ["current", *names], 0, False)
         if ok:
-            self.run_task("Diffing", lambda ctx: diff(self.project, old, new),
+            self.run_task("Diffing", lambda ctx, project=self.project: diff(project, old, new),
                           on_done=lambda d: TextDialog(f"Golden set: {old} → {new}", diff_text(d), self).open())
 
     def find_duplicates(self) -> None:
@@ -105,11 +106,14 @@ class GoldenActions:
 
         if self.project is None:
             return
-        questions = dict(self.project.reader().execute("SELECT id, question FROM golden_rows"))
-        self.run_task("Embedding questions and searching for near-duplicates",
-                      lambda ctx: golden_duplicates(self.project, 0.9),
-                      on_done=lambda pairs: TextDialog("Near-duplicate questions (cosine ≥ 0.9)",
-                                                       duplicates_text(pairs, questions), self).open())
+        from rageval_desktop.core.store.queries import golden_questions
+
+        def find(ctx: object, project: object = self.project) -> tuple[list, dict]:
+            return golden_duplicates(project, 0.9), golden_questions(project)
+
+        self.run_task("Embedding questions and searching for near-duplicates", find,
+                      on_done=lambda found: TextDialog("Near-duplicate questions (cosine ≥ 0.9)",
+                                                       duplicates_text(*found), self).open())
 
     def approve_golden(self) -> None:
         from rageval_desktop.core.golden.edits import set_status
@@ -120,8 +124,8 @@ class GoldenActions:
             from rageval_desktop.gui import undo
 
             before = row(self.project, gid)["status"]
-            self.run_task("Approving the row", lambda ctx: set_status(self.project, gid, "approved",
-                                                                      f"approved by {self.project.actor}"),
+            self.run_task("Approving the row", lambda ctx, project=self.project: set_status(project, gid, "approved",
+                                                                      f"approved by {project.actor}"),
                           on_done=lambda _r: self.undo_stack.push(undo.golden_status(self, gid, before, "approved")))
 
     def generate_golden(self) -> None:
@@ -144,7 +148,8 @@ class GoldenActions:
         n, ok = QInputDialog.getInt(self, "Generate questions", "Corpus chunks to sample:", 20, 1, 5000)
         if ok:
             spec = SynthSpec(n=n, judge=judge, seed=n)
-            self.run_task("Generating and critiquing questions", lambda ctx: run_synth(self.project, spec, ctx),
+            self.run_task("Generating and critiquing questions",
+                lambda ctx, project=self.project: run_synth(project, spec, ctx),
                           on_done=lambda st: TextDialog("Generated questions", synth_text(st), self).open())
 
     def retrieval_lab(self) -> None:
@@ -187,7 +192,8 @@ class GoldenActions:
         tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
                                        browse.list_slices(self.project), 2, False)
         if ok:
-            self.run_task("Adding to the golden set", lambda ctx: promote_failure(self.project, row_id, tag),
+            self.run_task("Adding to the golden set",
+                lambda ctx, project=self.project: promote_failure(project, row_id, tag),
                           on_done=lambda r: self.statusBar().showMessage(
                               f"Added draft golden row {r['id']} (production failure); approve it after review",
                               10_000))

@@ -64,9 +64,11 @@ class JudgingActions:
         judge = get_judge(self.project, name)
         if judge.rubric_id is None:
             return
-        rubric = rubrics.load(self.project.reader(), judge.rubric_id)
-        row = self.project.reader().execute("SELECT id FROM run_rows ORDER BY id LIMIT 1").fetchone()
-        fields = preview_fields(self.project, row[0]) if row else {f: f"<{f}>" for f in rubrics.FIELDS}
+        from rageval_desktop.core.store.queries import first_run_row_id
+
+        rubric = rubrics.rubric_of(self.project, judge.rubric_id)
+        row_id = first_run_row_id(self.project)
+        fields = preview_fields(self.project, row_id) if row_id else {f: f"<{f}>" for f in rubrics.FIELDS}
         editor = RubricEditor(rubric, fields, self)
         if editor.exec() == RubricEditor.DialogCode.Accepted:
             self.run_task("Saving the rubric", operations.clone_judge, self.project, name, editor.template(),

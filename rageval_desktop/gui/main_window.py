@@ -22,7 +22,9 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QProgressBar,
+    QProgressDialog,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -64,6 +66,7 @@ class ProjectEvents(QObject):
 class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     project_opened = Signal(object)
     task_finished = Signal(str)
+    read_finished = Signal(str)           # a page's read landed (its name)
     job_finished = Signal(str)
 
     def __init__(self) -> None:
@@ -73,6 +76,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.events.changed.connect(self._on_project_changed)
         self._task: workers.Worker | None = None
         self._job: workers.Worker | None = None
+        self._closing = 0                      # projects still closing on their thread
+        self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
+        self._backup: workers.Worker | None = None
         self.undo_stack = make_stack(self)
         self.current_run: str | None = None  # the run chosen in any view; the others follow it
         self.setWindowTitle("RAGEval Desktop")
@@ -207,6 +213,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.export_action = action(file_menu, "&Export Report…", self.export_report, "Ctrl+E",
                                     "HTML, PDF, XLSX, CSV, JSONL, Parquet or Markdown")
         self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
+        self.restore_action = action(file_menu, "&Restore from Backup…", self.restore_backup)
         file_menu.addSeparator()
         self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -241,13 +248,14 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self._set_project_actions(False)
 
     def _set_project_actions(self, enabled: bool) -> None:
-        for act in (self.import_action, self.export_action, self.backup_action, self.close_action):
+        for act in (self.import_action, self.export_action, self.backup_action, self.restore_action,
+                    self.close_action):
             act.setEnabled(enabled)
 
     def _refresh_analysis(self) -> None:
         current = self.pages.currentWidget()
         computed = [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit")]
-        if self.project is not None and self._task is None and current in computed:
+        if self.project is not None and current in computed:  # reads have their own lane: never held back
             current.refresh(self.run_names())
 
     def undo(self) -> None:
@@ -332,7 +340,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.run_task("Preparing the demo project", operations.ensure_demo_project, on_done=self.open_path)
 
     def _opened(self, project: Project) -> None:
-        self.close_project()
+        if self.project is not None:  # open the new one once the old one is closed
+            self.close_project(then=lambda: self._opened(project))
+            return
         self.project = project
         project.listeners.append(self.events.changed.emit)
         self._remember(project.path)
@@ -347,27 +357,87 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.table.setFocus()
         self.project_opened.emit(project)
 
-    def close_project(self) -> None:
+    def close_project(self, then: Any = None) -> None:
+        """Detach the project from the window at once; cancelling its work (calls in flight included), the
+        closing backup and closing the file happen on a thread behind a progress dialog — the GUI thread never
+        waits. `then` runs once the file is closed (opening another project, quitting)."""
         if self.project is None:
+            if then is not None:
+                then()
             return
         self.backup_timer.stop()
         project, self.project = self.project, None
-        if self._job is not None:
-            self._job.cancel()
+        for worker in (self._task, self._job):
+            if worker is not None:
+                worker.cancel()
         self.undo_stack.clear()
         self.table.setModel(None)
         self.detail.show_detail(None)
         self.nav.clear()
         project.listeners.clear()
-        workers.pool().waitForDone(30_000)
-        if project.changes_since_backup:
-            project.backup("on-close")
-        project.close()
         self.stack.setCurrentWidget(self.welcome)
         self.path_label.setText("No project")
         self.rows_label.clear()
         self.setWindowTitle("RAGEval Desktop")
         self._set_project_actions(False)
+        self._closing += 1
+        dialog = QProgressDialog(f"Closing {project.path.name}: stopping its work and saving a backup…", None, 0, 0,
+                                 self)
+        dialog.setWindowTitle("Closing project")
+        dialog.setMinimumDuration(400)  # quick closes show nothing
+        dialog.setCancelButton(None)
+
+        def finish(project: Project = project) -> str:
+            workers.pool().waitForDone(60_000)  # the cancelled job ends within a second; tasks finish their step
+            message = ""
+            if project.changes_since_backup:
+                try:
+                    project.backup("on-close")
+                except Exception as exc:  # a failed backup must not keep the file open
+                    message = f"The closing backup failed: {exc}"
+            project.close()
+            return message
+
+        def closed(message: str) -> None:
+            try:
+                self._closing -= 1
+                dialog.reset()
+                dialog.deleteLater()
+                if message:
+                    self.statusBar().showMessage(message, 15_000)
+            except RuntimeError:  # the window (and its dialog) was deleted meanwhile: nothing left to tell
+                return
+            if then is not None:
+                then()
+
+        workers.in_thread(finish, on_done=closed, on_error=lambda m: closed(f"Closing failed: {m}"))
+
+    def restore_backup(self, backup: str | None = None, *, confirm: bool = True) -> None:
+        """Close the project, restore it from a backup (the current state is backed up first; see
+        core/store/restore.py), open it again."""
+        from rageval_desktop.core.store.backup import backup_dir
+
+        if self.project is None:
+            return
+        path = self.project.path
+        if backup is None:
+            backup, _ = QFileDialog.getOpenFileName(self, "Restore from backup", str(backup_dir(path)),
+                                                    "RAGEval backups (*.rageval)")
+            if not backup:
+                return
+        if confirm and QMessageBox.question(
+                self, "Restore from backup",
+                f"Replace {path.name} with the backup {Path(backup).name}?\n\nThe project as it is now is backed up "
+                "first, so this can be undone by restoring that backup.") != QMessageBox.StandardButton.Yes:
+            return
+
+        def restore_and_reopen() -> None:
+            self.run_task(f"Restoring {path.name}", operations.restore_backup, path, Path(backup),
+                          on_done=lambda report: (self.open_path(path), self.statusBar().showMessage(
+                              f"Restored from {Path(backup).name}; the state before is saved as "
+                              f"{', '.join(Path(s).name for s in report.saved_current_as)}", 20_000)))
+
+        self.close_project(then=restore_and_reopen)
 
     def new_project(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "New project", str(Path.home() / "evaluation.rageval"),
@@ -561,11 +631,15 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                 self.jobs_view.refresh()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        for worker in (self._task, self._job):
-            if worker is not None:
-                worker.cancel()
-        workers.pool().waitForDone(10_000)
-        self.close_project()
+        """Quitting never blocks: with a project open (or closing), the window stays until it is closed."""
+        if self.project is not None or self._closing:
+            event.ignore()
+            for worker in (self._task, self._job):
+                if worker is not None:
+                    worker.cancel()
+            if self.project is not None:
+                self.close_project(then=self.close)
+            return
         self.refresh_timer.stop()
         self.statusBar().clearMessage()  # stops the status bar's message timer
         super().closeEvent(event)

@@ -53,6 +53,12 @@ def periodic_backup(project: Project, ctx: TaskContext) -> Path | None:
     return project.backup_if_changed()
 
 
+def restore_backup(project_path: Path, backup: Path, ctx: TaskContext):
+    from rageval_desktop.core.store.restore import restore
+
+    return restore(project_path, backup)
+
+
 def add_judge(project: Project, ctx: TaskContext, **kwargs: object):
     from rageval_desktop.core.judges.registry import add_judge as add
 

@@ -102,6 +102,44 @@ class WindowTasks:
                                                         self.statusBar().showMessage(m, 8000)))
         return self._task
 
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+        """The read lane of a page (dashboard, compare, failures): never refused, whatever else runs; a newer
+        request for the same page makes an older one's result stale (dropped when it arrives)."""
+        generation = self._reads.get(page, 0) + 1
+        self._reads[page] = generation
+        started_on = self.project
+
+        def done(result: Any) -> None:
+            if self._reads.get(page) == generation and self.project is started_on and started_on is not None:
+                on_done(result)
+                self.read_finished.emit(page)
+
+        def failed(message: str, details: str) -> None:
+            if self._reads.get(page) == generation and self.project is started_on:
+                self.show_error(message, details)
+                self.read_finished.emit(page)
+
+        workers.start(fn, *args, on_done=done, on_error=failed)
+
+    def run_backup(self, reason: str) -> None:
+        """The backup lane: silent, one at a time, never a dialog (a failure is said in the status bar)."""
+        project = self.project
+        if project is None or self._backup is not None:
+            return
+        fn = operations.backup if reason == "manual" else operations.periodic_backup
+
+        def finished(path: Any = None) -> None:
+            self._backup = None
+            if path:
+                self.statusBar().showMessage(f"Backup written to {path}", 10_000)
+
+        def failed(message: str, _details: str) -> None:
+            self._backup = None
+            self.statusBar().showMessage(f"Backup failed: {message}", 20_000)
+
+        self._backup = workers.start(fn, project, on_done=finished, on_error=failed,
+                                     on_cancel=lambda _m: finished())
+
     def _on_progress(self, done: int, total: int, message: str) -> None:
         if total > 0:
             self.progress.setRange(0, total)
@@ -148,13 +186,11 @@ class WindowTasks:
                       on_done=lambda out: self.statusBar().showMessage(f"Report written to {out}", 15_000))
 
     def backup_now(self) -> None:
-        if self.project is not None:
-            self.run_task("Backing up", operations.backup, self.project,
-                          on_done=lambda p: self.statusBar().showMessage(f"Backup written to {p}", 10_000))
+        self.run_backup("manual")
 
     def _periodic_backup(self) -> None:
-        if self.project is not None and self.project.changes_since_backup and self._task is None:
-            self.run_task("Backing up", operations.periodic_backup, self.project)
+        if self.project is not None and self.project.changes_since_backup:
+            self.run_backup("periodic")
 
     # --- messages ------------------------------------------------------------------------------
     def show_error(self, message: str, details: str = "") -> None:

@@ -6,6 +6,7 @@ and `cancel()` sets its event. One QThreadPool for the app; tests wait on `pool.
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -52,8 +53,8 @@ _ACTIVE: set[Worker] = set()
 
 
 def active() -> int:
-    """Workers not yet finished: the status bar shows it, tests assert it returns to 0."""
-    return len(_ACTIVE)
+    """Workers and plain threads not yet finished: the status bar shows it, tests assert it returns to 0."""
+    return len(_ACTIVE) + len(_THREADS)
 
 
 def pool() -> QThreadPool:
@@ -81,3 +82,61 @@ def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | N
         signal.connect(lambda *_: _ACTIVE.discard(worker))
     pool().start(worker)
     return worker
+
+
+class _ThreadSignals(QObject):
+    done = Signal(object)
+    failed = Signal(str)
+
+
+_THREADS: set[threading.Thread] = set()
+_SIGNALS: set[_ThreadSignals] = set()  # owned by the GUI thread until their queued signal was delivered
+
+
+def in_thread(fn: Callable[[], Any], *, on_done: Callable[[Any], None] | None = None,
+              on_error: Callable[[str], None] | None = None) -> threading.Thread:
+    """Run `fn` on a plain thread outside the pool — for work that waits for the pool itself (closing a project
+    waits for its workers): the GUI thread never waits. Results come back through queued signals; the signal
+    object lives (and dies) on the GUI thread, never on the worker's."""
+    from PySide6.QtCore import QTimer
+
+    signals = _ThreadSignals()
+    _SIGNALS.add(signals)
+
+    def delivered(callback: Callable[[Any], None] | None) -> Callable[[Any], None]:
+        def slot(value: Any) -> None:
+            try:
+                if callback:
+                    callback(value)
+            finally:
+                QTimer.singleShot(0, lambda: _SIGNALS.discard(signals))
+        return slot
+
+    signals.done.connect(delivered(on_done))
+    signals.failed.connect(delivered(on_error))
+
+    def body() -> None:
+        try:
+            result = fn()
+        except Exception as exc:
+            _THREADS.discard(threading.current_thread())  # finished before anyone hears of it
+            signals.failed.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            _THREADS.discard(threading.current_thread())
+            signals.done.emit(result)
+
+    thread = threading.Thread(target=body, name="rageval-closer", daemon=True)
+    _THREADS.add(thread)
+    thread.start()
+    return thread
+
+
+def wait_all(timeout_s: float = 30.0) -> bool:
+    """Tests and shutdown: wait for the pool and the plain threads."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    ok = pool().waitForDone(int(timeout_s * 1000))
+    for thread in list(_THREADS):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return ok and not _THREADS

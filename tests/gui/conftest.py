@@ -16,12 +16,28 @@ def _no_leaks(qapp):
 
     from rageval_desktop.gui import workers
 
-    workers.pool().waitForDone(10_000)
+    workers.wait_all(30)
     QApplication.processEvents()
     assert workers.active() == 0, "a worker outlived its test"
     leaked = [t.objectName() or type(t.parent()).__name__ for w in QApplication.topLevelWidgets()
               if not w.isVisible() for t in w.findChildren(QTimer) if t.isActive()]
     assert not leaked, f"active timers left on closed windows: {leaked}"
+
+
+def close_window(qtbot, w) -> None:
+    """Close a window the way a user does; closing a project finishes on a thread, then the window closes."""
+    w.close()
+
+    from rageval_desktop.gui import workers
+
+    def closed() -> bool:
+        try:
+            shut = not w.isVisible() and w._closing == 0
+        except RuntimeError:  # the window deleted itself on close
+            shut = True
+        return shut and workers.active() == 0
+
+    qtbot.waitUntil(closed, timeout=30_000)
 
 
 def open_window(qtbot, path: Path):
@@ -43,4 +59,4 @@ def window(qtbot, demo_file, tmp_path):
     shutil.copy(demo_file, copy)
     w = open_window(qtbot, copy)
     yield w
-    w.close()
+    close_window(qtbot, w)

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
 from rageval_desktop.core.store.project import Project
-from tests.gui.conftest import open_window
+from tests.gui.conftest import close_window, open_window
 
 
 @pytest.fixture(scope="module")
@@ -28,13 +28,13 @@ def window(qtbot, judged_demo, tmp_path):
     shutil.copy(judged_demo, copy)
     w = open_window(qtbot, copy)
     yield w
-    w.close()
+    close_window(qtbot, w)
 
 
 def open_view(window, qtbot, kind):
-    with qtbot.waitSignal(window.task_finished, timeout=30_000) as done:
+    with qtbot.waitSignal(window.read_finished, timeout=30_000) as done:
         window.select_nav(kind)
-    assert done.args == ["done"]
+    assert done.args == [kind]
 
 
 def test_dashboard_table_and_chart(window, qtbot):
@@ -59,9 +59,20 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     records = [view.model.record(r) for r in range(view.model.rowCount())]
     kw = next(r for r in records if r["slice"] == "keyword-heavy")
     assert kw["recall@5"] < 0
-    assert "The gate would fail" in view.note.text()
+    assert "The gate fails" in view.note.text()
     view.drop.setValue(100)
-    assert "No slice drops more than 100" in view.note.text()
+    assert "The gate passes" in view.note.text()
+
+
+def test_compare_verdict_is_the_cli_gate(window, qtbot):
+    """Was: the page had its own rule (slices only, 10 drops) and disagreed with `rageval gate` (14)."""
+    from rageval_desktop.core.metrics.compare import gate
+
+    open_view(window, qtbot, "compare")
+    view = window.compare_view
+    view.drop.setValue(2)
+    cli = gate(window.project, "v1", "v2", max_slice_drop=2, max_aggregate_drop=2)
+    assert f"{len(cli.regressions)} regression(s)" in view.note.text()
 
 
 def test_failure_browser_filters_and_samples(window, qtbot):
@@ -69,12 +80,12 @@ def test_failure_browser_filters_and_samples(window, qtbot):
     view = window.failures_view
     total = view.model.rowCount()
     assert total > 10
-    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.class_box.setCurrentIndex(view.class_box.findData("retrieval"))
     assert {view.model.record(r)["failure"] for r in range(view.model.rowCount())} == {"retrieval"}
-    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.class_box.setCurrentIndex(0)
-    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.sample_button.click()
     assert view.model.rowCount() == 10
     view.table.selectRow(0)
@@ -97,7 +108,7 @@ def test_the_chosen_run_carries_across_views(window, qtbot):
     assert window.dashboard_view.run_box.currentData() == "v1"
     open_view(window, qtbot, "failures")
     assert window.failures_view.run_box.currentData() == "v1"
-    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
         window.failures_view.run_box.setCurrentIndex(window.failures_view.run_box.findData("v2"))
     open_view(window, qtbot, "dashboard")
     assert window.dashboard_view.run_box.currentData() == "v2"

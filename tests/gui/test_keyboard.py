@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 
+from tests.gui.conftest import close_window
+
 PAGES = ("dashboard", "compare", "failures", "judges", "jobs", "review", "audit")
 
 
@@ -29,4 +31,4 @@ def test_every_button_is_reachable_by_keyboard(qtbot, window):
     # the navigation list takes focus with Ctrl+1 and moves with the arrow keys
     qtbot.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     assert w.nav.hasFocus() or w.focusWidget() is w.nav
-    w.close()
+    close_window(qtbot, w)

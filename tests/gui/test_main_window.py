@@ -12,6 +12,7 @@ from rageval_desktop.gui import workers
 from rageval_desktop.gui.main_window import MainWindow
 from tests.conftest import table_dump
 from tests.core.test_importers import GOLDEN, write
+from tests.gui.conftest import close_window
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def window(qtbot):
     qtbot.addWidget(w)
     w.show()
     yield w
-    w.close()
+    close_window(qtbot, w)
     assert workers.active() == 0  # no thread outlives the window
 
 

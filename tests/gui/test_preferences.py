@@ -8,6 +8,7 @@ from rageval_desktop.core.judges.prices import price
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.preferences import PreferencesDialog
+from tests.gui.conftest import close_window
 
 
 def test_preferences_round_trip(qtbot, window, monkeypatch):
@@ -36,7 +37,7 @@ def test_preferences_round_trip(qtbot, window, monkeypatch):
     from rageval_desktop.gui.appearance import apply_appearance
 
     apply_appearance()  # the app is shared by the other tests
-    w.close()
+    close_window(qtbot, w)
 
 
 def test_command_palette_finds_and_runs_a_command(qtbot, window):
@@ -51,4 +52,4 @@ def test_command_palette_finds_and_runs_a_command(qtbot, window):
     assert palette.list.count() == 1 and palette.list.item(0).text().startswith("Go to Jobs")
     qtbot.keyClick(palette.filter, Qt.Key.Key_Return)
     assert w.pages.currentWidget() is w.jobs_view
-    w.close()
+    close_window(qtbot, w)

@@ -13,6 +13,7 @@ from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.main_window import MainWindow, settings
+from tests.gui.conftest import close_window
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def window(qtbot, demo_file, tmp_path):
         w.open_path(copy)
     w.select_nav("review")
     yield w
-    w.close()
+    close_window(qtbot, w)
     assert workers.active() == 0
 
 

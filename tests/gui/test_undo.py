@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QInputDialog, QUndoView
 from rageval_desktop.core.golden.edits import history, row
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
+from tests.gui.conftest import close_window
 
 
 def wait_workers(qtbot):
@@ -47,7 +48,7 @@ def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
     w.show_history()
     view = w.history_dialog.findChild(QUndoView)
     assert view.model().rowCount() == 3   # the clean state + two commands
-    w.close()
+    close_window(qtbot, w)
 
 
 def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
@@ -66,4 +67,4 @@ def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
     w.undo()
     qtbot.waitUntil(lambda: status() == "active", timeout=10_000)
     wait_workers(qtbot)
-    w.close()
+    close_window(qtbot, w)

@@ -16,6 +16,7 @@ import string
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.paths import resources_dir
@@ -199,3 +200,17 @@ def load(conn, rubric_id: int) -> Rubric:
     if row is None:
         raise RubricInvalid(f"rubric {rubric_id} is not in the project")
     return _from_row(row)
+
+
+def rubric_for_metric(project: Any, metric: str, default_name: str | None) -> Rubric | None:
+    """The rubric an LLM judge of this metric uses (an active one first), else the bundled default."""
+    conn = project.reader()
+    row = conn.execute("SELECT rubric_id FROM judges WHERE metric = ? AND kind = 'llm' AND rubric_id IS NOT NULL "
+                       "ORDER BY status = 'active' DESC, id LIMIT 1", (metric,)).fetchone()
+    if row:
+        return load(conn, row[0])
+    return library().get(default_name or "")
+
+
+def rubric_of(project: Any, rubric_id: int) -> Rubric:
+    return load(project.reader(), rubric_id)

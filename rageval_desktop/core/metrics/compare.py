@@ -78,7 +78,13 @@ class GateResult:
 
 def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
          max_aggregate_drop: float = 0.0, metrics: list[str] | None = None) -> GateResult:
-    comparison = compare(project, baseline, candidate, metrics)
+    return evaluate_gate(compare(project, baseline, candidate, metrics), max_slice_drop=max_slice_drop,
+                         max_aggregate_drop=max_aggregate_drop)
+
+
+def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0,
+                  max_aggregate_drop: float = 0.0) -> GateResult:
+    """The gate's rule, once: used by `rageval gate`, the GUI's Compare page and the reports."""
     regressions = []
     for name, entry in comparison["slices"].items():
         limit = max_aggregate_drop if name == ALL else max_slice_drop

@@ -242,3 +242,11 @@ def set_status(project: Project, judge_name: str, status: str, reason: str, *, f
                      (status, utcnow(), reason, judge.id))
         project.audit(conn, "retire judge" if status == "retired" else "reinstate judge", "judge", judge_name,
                       reason=reason)
+
+
+def audit_history(project: Project, judge: str) -> list[dict[str, Any]]:
+    """The recorded audits of one judge, newest first."""
+    return [{"at": at[:16].replace("T", " "), "n": n, "statistic": st, "value": v, "verdict": ver}
+            for at, n, st, v, ver in project.reader().execute(
+                "SELECT a.created_at, a.n, a.statistic, a.value, a.verdict FROM agreement_reports a JOIN judges j "
+                "ON j.id = a.judge_id WHERE j.name = ? ORDER BY a.id DESC", (judge,))]

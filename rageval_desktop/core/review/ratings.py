@@ -141,3 +141,10 @@ def progress(project: Project, sample_id: int, reviewer: str) -> dict[str, Any]:
     done = conn.execute("SELECT COUNT(DISTINCT run_row_id) FROM human_ratings WHERE sample_id = ? AND reviewer = ? "
                         "AND withdrawn_at IS NULL", (sample_id, reviewer)).fetchone()[0]
     return {"done": done, "total": total}
+
+
+def my_ratings(project: Project, sample_id: int, reviewer: str) -> dict[int, float | None]:
+    """This reviewer's standing ratings in a sample (None = skipped), latest last."""
+    return {r: s for r, s in project.reader().execute(
+        "SELECT run_row_id, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? AND withdrawn_at IS NULL "
+        "ORDER BY id", (sample_id, reviewer))}

@@ -133,3 +133,18 @@ def _chunk_text(conn, chunk_id: str | None) -> str:
         return ""
     row = conn.execute("SELECT text FROM corpus_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
     return row[0] if row else "(chunk not in the project's corpus)"
+
+
+def first_run_row_id(project: Project) -> int | None:
+    """A row to preview prompts with (the rubric editor)."""
+    row = project.reader().execute("SELECT id FROM run_rows ORDER BY id LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def judgment_counts(project: Project) -> dict[int, int]:
+    """Judgments per judge id."""
+    return dict(project.reader().execute("SELECT judge_id, COUNT(*) FROM judgments GROUP BY judge_id"))
+
+
+def golden_questions(project: Project) -> dict[str, str]:
+    return dict(project.reader().execute("SELECT id, question FROM golden_rows"))

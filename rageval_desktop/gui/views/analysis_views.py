@@ -108,8 +108,8 @@ class DashboardView(_Analysis):
         run = self.run_box.currentData()
         self.window_.current_run = run or self.window_.current_run
         if run and self.window_.project is not None:
-            self.window_.run_task(f"Computing the dashboard of {run}", operations.dashboard_with_plot,
-                                  self.window_.project, run, on_done=self.show)
+            self.window_.run_read("dashboard", operations.dashboard_with_plot, self.window_.project, run,
+                                  on_done=self.show)
 
     def show(self, result: tuple[dict, bytes]) -> None:  # type: ignore[override]
         summary, png = result
@@ -187,7 +187,7 @@ class CompareView(_Analysis):
     def compute(self, *_: object) -> None:
         a, b = self.base_box.currentData(), self.cand_box.currentData()
         if a and b and self.window_.project is not None:
-            self.window_.run_task(f"Comparing {b} with {a}", operations.compare_with_plot, self.window_.project, a, b,
+            self.window_.run_read("compare", operations.compare_with_plot, self.window_.project, a, b,
                                   on_done=self.show)
 
     def show(self, result: tuple[dict, bytes]) -> None:  # type: ignore[override]
@@ -206,16 +206,18 @@ class CompareView(_Analysis):
     def _verdict(self, *_: object) -> None:
         if not self.result:
             return
-        limit = self.drop.value()
-        drops = [(s, m, -c["delta"]) for s, e in self.result["slices"].items() if s != "all"
-                 for m in self.result["metrics"] if (c := e.get(m)) and -c["delta"] > limit]
+        from rageval_desktop.core.metrics.compare import evaluate_gate
+
+        limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
+        result = evaluate_gate(self.result, max_slice_drop=limit, max_aggregate_drop=limit)
         head = f"{self.result['shared_questions']} shared questions. "
-        if drops:
-            worst = sorted(drops, key=lambda d: -d[2])[:4]
-            self.note.setText(head + f"The gate would fail: {len(drops)} slice drop(s) over {limit:g} points, e.g. "
-                              + "; ".join(f"{s} {m} −{d:.1f}" for s, m, d in worst) + ".")
+        if not result.passed:
+            worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
+            self.note.setText(head + f"The gate fails (rageval gate --max-slice-drop {limit:g} "
+                              f"--max-aggregate-drop {limit:g}): {len(result.regressions)} regression(s), e.g. "
+                              + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}" for r in worst) + ".")
         else:
-            self.note.setText(head + f"No slice drops more than {limit:g} points.")
+            self.note.setText(head + f"The gate passes: nothing drops more than {limit:g} points.")
 
 
 class FailuresView(_Analysis):
@@ -268,7 +270,7 @@ class FailuresView(_Analysis):
         run = self.run_box.currentData()
         self.window_.current_run = run or self.window_.current_run
         if run and self.window_.project is not None:
-            self.window_.run_task("Finding failures", operations.failures, self.window_.project, run,
+            self.window_.run_read("failures", operations.failures, self.window_.project, run,
                                   self.class_box.currentData(), self.window_.slice_box.currentData(),
                                   self.metric_box.currentData(), sample, on_done=self.show)
 

@@ -34,10 +34,9 @@ def _audit(project: Any, ctx: Any) -> list:
 
 
 def _history(project: Any, judge: str) -> list[dict[str, Any]]:
-    return [{"at": at[:16].replace("T", " "), "n": n, "statistic": st, "value": v, "verdict": ver}
-            for at, n, st, v, ver in project.reader().execute(
-                "SELECT a.created_at, a.n, a.statistic, a.value, a.verdict FROM agreement_reports a JOIN judges j "
-                "ON j.id = a.judge_id WHERE j.name = ? ORDER BY a.id DESC", (judge,))]
+    from rageval_desktop.core.review.agreement import audit_history
+
+    return audit_history(project, judge)
 
 
 class AuditView(QWidget):
@@ -173,8 +172,8 @@ class AuditView(QWidget):
     def apply(self) -> None:
         from rageval_desktop.core.review.agreement import apply
 
-        results = list(self.results)
-        self.window_.run_task("Recording the audit", lambda ctx: [apply(self.window_.project, r) for r in results],
+        results, project = list(self.results), self.window_.project
+        self.window_.run_task("Recording the audit", lambda ctx: [apply(project, r) for r in results],
                               on_done=lambda actions: (self.window_.statusBar().showMessage(
                                   "Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
                                       results, actions, strict=True)), 15_000), self.refresh()))
@@ -194,5 +193,6 @@ class AuditView(QWidget):
                 self.window_.undo_stack.push(undo.judge_status(self.window_, r.judge, r.judge_status, status, reason))
                 self.refresh()
 
-            self.window_.run_task(f"{verb.title()} {r.judge}",
-                                  lambda ctx: set_status(self.window_.project, r.judge, status, reason), on_done=done)
+            project, judge = self.window_.project, r.judge
+            self.window_.run_task(f"{verb.title()} {judge}",
+                                  lambda ctx: set_status(project, judge, status, reason), on_done=done)

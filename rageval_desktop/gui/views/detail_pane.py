@@ -31,6 +31,13 @@ class DetailPane(QTextEdit):
         self.show_detail(self.detail)
 
     def show_detail(self, detail: RowDetail | None) -> None:
+        """Redraw only when what is shown changed (a job committing judgments refreshes the window every few
+        hundred ms); the same row redrawn keeps its scroll position, another row starts at the top."""
+        if detail == self.detail and (detail is not None or self.document().isEmpty()):
+            return
+        same_row = detail is not None and self.detail is not None and (detail.kind, detail.title) == (
+            self.detail.kind, self.detail.title)
+        scroll = self.verticalScrollBar().value() if same_row else 0
         self.detail = detail
         self.clear()
         if detail is None:
@@ -42,6 +49,7 @@ class DetailPane(QTextEdit):
         finally:
             cur.endEditBlock()
         self.moveCursor(QTextCursor.MoveOperation.Start)
+        self.verticalScrollBar().setValue(scroll)
 
     def _build(self, cur: QTextCursor, detail: RowDetail) -> None:
         base = QTextCharFormat()

@@ -103,12 +103,13 @@ class GoldenRowDialog(QDialog):
         """Runs in a worker: add or edit through core (validation errors become the worker's message)."""
         from rageval_desktop.core.golden import edits
 
-        values, reason = self.values(), self.reason.text().strip()
+        values, reason, project = self.values(), self.reason.text().strip(), self.project
         if self.row is None:
-            return lambda ctx: edits.add_row(self.project, values["question"], gold_answer=values["gold_answer"],
+            return lambda ctx: edits.add_row(project, values["question"], gold_answer=values["gold_answer"],
                                              gold_chunk_ids=values["gold_chunk_ids"], slice_tag=values["slice_tag"],
                                              reason=reason or "added by hand")
-        return lambda ctx: edits.edit_row(self.project, self.row["id"], reason, **values)
+        row_id = self.row["id"]
+        return lambda ctx: edits.edit_row(project, row_id, reason, **values)
 
 
 class TextDialog(QDialog):

@@ -70,7 +70,9 @@ class JudgesView(QWidget):
         project = self.window_.project
         if project is None:
             return
-        counts = dict(project.reader().execute("SELECT judge_id, COUNT(*) FROM judgments GROUP BY judge_id"))
+        from rageval_desktop.core.store.queries import judgment_counts
+
+        counts = judgment_counts(project)
         keep = self.selected_name()
         records = [{**judge_summary(j), "judgments": counts.get(j.id, 0)} for j in list_judges(project)]
         self.model.set_records(records)

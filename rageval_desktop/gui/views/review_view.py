@@ -129,17 +129,19 @@ class ReviewView(QWidget):
         from rageval_desktop.core.review.sampling import create_sample
 
         run, metric = self.run_box.currentData(), self.metric_box.currentData()
-        if run and metric:
-            self.window_.run_task("Drawing a review sample", lambda ctx: create_sample(
-                self.window_.project, run, metric, self.size_box.value(), seed=int(time.time()) % 100_000),
-                on_done=lambda s: self._select_sample(s.id))
+        project, size, seed = self.window_.project, self.size_box.value(), int(time.time()) % 100_000
+        if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
+            self.window_.run_task("Drawing a review sample", lambda ctx: create_sample(project, run, metric, size,
+                                                                                       seed=seed),
+                                  on_done=lambda s: self._select_sample(s.id))
 
     def extend_sample(self) -> None:
         from rageval_desktop.core.review.sampling import extend_sample
 
-        if self.sample is not None:
+        project = self.window_.project
+        if self.sample is not None and project is not None:
             sid = self.sample.id
-            self.window_.run_task("Extending the sample", lambda ctx: extend_sample(self.window_.project, sid, 10),
+            self.window_.run_task("Extending the sample", lambda ctx: extend_sample(project, sid, 10),
                                   on_done=lambda s: self._select_sample(s.id))
 
     def _select_sample(self, sample_id: int) -> None:
@@ -150,6 +152,7 @@ class ReviewView(QWidget):
         self.load_sample()
 
     def load_sample(self, *_: object) -> None:
+        from rageval_desktop.core.review.ratings import my_ratings
         from rageval_desktop.core.review.sampling import get_sample
 
         sid = self.sample_box.currentData()
@@ -163,9 +166,7 @@ class ReviewView(QWidget):
         self._details.clear()
         self._rubrics.clear()
         reviewer = self.window_.reviewer()
-        self.mine = {r: s for r, s in project.reader().execute(
-            "SELECT run_row_id, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? AND withdrawn_at IS NULL "
-            "ORDER BY id", (sid, reviewer))}
+        self.mine = my_ratings(project, sid, reviewer)
         todo = [i for i, r in enumerate(self.sample.row_ids) if r not in self.mine]
         self.index = todo[0] if todo else 0
         self.show_row()
@@ -208,15 +209,8 @@ class ReviewView(QWidget):
     def _rubric_text(self, fields: dict[str, str]) -> str:
         from rageval_desktop.core.judges import rubrics
 
-        project = self.window_.project
-        row = project.reader().execute("SELECT rubric_id FROM judges WHERE metric = ? AND kind = 'llm' AND "
-                                       "rubric_id IS NOT NULL ORDER BY status = 'active' DESC, id LIMIT 1",
-                                       (self.sample.metric,)).fetchone()
-        if row:
-            rubric = rubrics.load(project.reader(), row[0])
-        else:
-            name = METRICS[self.sample.metric].default_rubric
-            rubric = rubrics.library().get(name or "")
+        rubric = rubrics.rubric_for_metric(self.window_.project, self.sample.metric,
+                                           METRICS[self.sample.metric].default_rubric)
         if rubric is None:
             return ""
         messages = rubric.render(fields)
@@ -286,9 +280,10 @@ class ReviewView(QWidget):
             self.saving = False
             self.window_.show_error(message, details)
 
-        workers.start(lambda ctx: rate(self.window_.project, row_id, self.sample.metric, reviewer, score,
-                                       sample_id=self.sample.id, comment=self.comment, seconds=seconds,
-                                       skipped=skipped), on_done=done, on_error=failed)
+        project, metric, sample_id, comment = self.window_.project, self.sample.metric, self.sample.id, self.comment
+        workers.start(lambda ctx: rate(project, row_id, metric, reviewer, score, sample_id=sample_id,
+                                       comment=comment, seconds=seconds, skipped=skipped),
+                      on_done=done, on_error=failed)
 
     def _verdicts_of(self, row_id: int) -> str:
         return self._verdicts(self._details[row_id])

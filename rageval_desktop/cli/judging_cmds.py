@@ -87,8 +87,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from rageval_desktop.core.jobs import records
     from rageval_desktop.core.jobs.judge_job import JobSpec
 
-    with _open(args.project) as project:
-        records.mark_interrupted(project)
+    with _open(args.project) as project:  # opening marks jobs whose process died as interrupted
         if args.action == "list":
             jobs = records.list_jobs(project)
             _print(args, jobs, "\n".join(f"#{j['id']:<4} {j['kind']:<8} {j['status']:<12} {j['done']}/{j['total']} "

@@ -113,11 +113,7 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
     else:
         frame = _binary(path, fmt, raw)
     columns = [str(c).strip() for c in frame.columns]
-    dupes = sorted({c for c in columns if columns.count(c) > 1})
-    if dupes:
-        raise ImportFailed(f"duplicate column name(s): {', '.join(dupes)}", file=path.name)
-    if "" in columns or any(c.startswith("Unnamed: ") for c in columns):
-        raise ImportFailed("a column has no name in the header row", file=path.name)
+    _check_names(path, columns)
     frame.columns = columns
     if len(frame) == 0:
         raise ImportFailed("the file has a header but no data rows", file=path.name)
@@ -142,9 +138,7 @@ def _csv(path: Path, text: str):
         if header is None:
             raise ImportFailed("not a valid CSV file (no header row)", file=path.name)
         columns = [c.strip() for c in header]
-        dupes = sorted({c for c in columns if columns.count(c) > 1 and c})
-        if dupes:
-            raise ImportFailed(f"duplicate column name(s) in the header: {', '.join(dupes)}", file=path.name)
+        _check_names(path, columns)
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip() and len(columns) > 1):
                 continue  # blank line
@@ -164,7 +158,6 @@ def _csv(path: Path, text: str):
 
 def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
     rows: list[dict[str, Any]] = []
-    columns: dict[str, None] = {}
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     for number, line in enumerate(raw.split(b"\n"), start=1):
@@ -180,18 +173,8 @@ def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
         if not isinstance(obj, dict):
             raise ImportFailed(f"line {number} is a JSON {type(obj).__name__}, expected an object",
                                file=path.name)
-        for key in obj:
-            if key not in columns:
-                columns[key] = None
         rows.append(obj)
-    names = [str(c).strip() for c in columns]
-    if len(set(names)) != len(names) or "" in names:
-        raise ImportFailed("column names must be unique and not empty", file=path.name)
-    if not rows:
-        raise ImportFailed("the file has no data rows", file=path.name)
-    if names != list(columns):
-        rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
-    return rows, names
+    return _named_records(path, rows)
 
 
 def _json(path: Path, text: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -218,24 +201,32 @@ def _json(path: Path, text: str) -> tuple[list[dict[str, Any]], list[str]]:
                 raise ImportFailed("expected a list of objects (or {\"rows\": [...]})", file=path.name)
     if not isinstance(data, list):
         raise ImportFailed("expected a list of objects", file=path.name)
-    columns: dict[str, None] = {}
     for i, obj in enumerate(data, start=1):
         if not isinstance(obj, dict):
             raise ImportFailed(f"item is a JSON {type(obj).__name__}, expected an object",
                                file=path.name, row=i)
-        for key in obj:
-            columns.setdefault(key, None)
-    names = [str(c).strip() for c in columns]
-    dupes = sorted({c for c in names if names.count(c) > 1})
+    return _named_records(path, data)
+
+
+def _check_names(path: Path, names: list[str]) -> None:
+    """Column names, in every format: unique and not empty (after stripping spaces)."""
+    dupes = sorted({c for c in names if names.count(c) > 1 and c})
     if dupes:
         raise ImportFailed(f"duplicate column name(s): {', '.join(dupes)}", file=path.name)
-    if "" in names:
-        raise ImportFailed("a column has no name", file=path.name)
-    if not data:
+    if "" in names or any(c.startswith("Unnamed: ") for c in names):
+        raise ImportFailed("a column has no name in the header row", file=path.name)
+
+
+def _named_records(path: Path, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of objects (JSON, JSONL): the columns in first-seen order, checked and stripped like a header."""
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    names = [str(k).strip() for k in keys]
+    _check_names(path, names)
+    if not rows:
         raise ImportFailed("the file has no data rows", file=path.name)
-    if names != list(columns):
-        data = [{str(k).strip(): v for k, v in r.items()} for r in data]
-    return data, names
+    if names != keys:
+        rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
+    return rows, names
 
 
 def _binary(path: Path, fmt: str, raw: bytes):

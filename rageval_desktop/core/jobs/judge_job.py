@@ -101,6 +101,7 @@ class JudgeJob:
         self._last_report = 0.0
         self._wake: Any = None         # tells the dispatcher (in the event loop) that a commit made room
         self._limiters: list[AdaptiveLimiter] = []
+        self._room: asyncio.Event | None = None  # set (in the event loop) when a call ended or a commit made room
 
     def price(self, model: str | None) -> tuple[float, float] | None:
         """Looked up once per job: the table does not change while a job runs."""
@@ -118,7 +119,6 @@ class JudgeJob:
         return found
 
     def run(self) -> JobStats:
-        records.mark_interrupted(self.project)
         judges = self.judges()
         rows = select_rows(self.project, self.spec.run, self.spec.slice_tag, self.spec.sample_id)
         if self.spec.rated_only:

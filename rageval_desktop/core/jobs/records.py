@@ -11,11 +11,6 @@ from rageval_desktop.core.store import owners
 from rageval_desktop.core.store.project import Project, utcnow
 
 
-def mark_interrupted(project: Project) -> int:
-    """Jobs left 'running' by a process that is gone (killed, crashed) become 'interrupted'."""
-    return owners.mark_dead_jobs(project)
-
-
 def start(project: Project, kind: str, params: dict[str, Any], total: int,
           leases: list[tuple[int, int]] | None = None, lease_names: dict[int, str] | None = None) -> int:
     """Record a running job; with `leases`, hold those (judge_id, run_id) pairs in the same transaction (or
@@ -25,9 +20,13 @@ def start(project: Project, kind: str, params: dict[str, Any], total: int,
         cur = conn.execute("INSERT INTO jobs (kind, params, status, progress_total, pid, host, created_at, "
                            "started_at, heartbeat_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
                            (kind, json.dumps(params), total, os.getpid(), owners.host(), now, now, now))
+        owners.ours.add(cur.lastrowid)  # before the leases: their check must see this job as alive
         if leases:
-            owners.take_leases(conn, cur.lastrowid, leases, lease_names)
-    owners.ours.add(cur.lastrowid)
+            try:
+                owners.take_leases(conn, cur.lastrowid, leases, lease_names)
+            except BaseException:
+                owners.ours.discard(cur.lastrowid)
+                raise
     return cur.lastrowid
 
 

@@ -1,4 +1,5 @@
-"""Backups with SQLite's online backup API, kept in a folder beside the project and rotated; and restoring one.
+"""Backups with SQLite's online backup API, kept in a folder beside the project and rotated (restoring one:
+core/store/restore.py).
 
 A backup is written to `*.partial` and renamed when complete, so a failed backup (full disk) leaves nothing
 that looks like a backup; the partial file is removed and the error says why.

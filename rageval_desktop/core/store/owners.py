@@ -67,14 +67,19 @@ def mark_dead_jobs(project: Project) -> int:
     there is something to mark."""
     if not dead_jobs(project.reader()):
         return 0
+    with project.write("mark interrupted jobs", changed=("jobs",)) as conn:
+        return interrupt_dead_jobs(conn)
+
+
+def interrupt_dead_jobs(conn: sqlite3.Connection) -> int:
+    """Inside a write: dead owners' jobs become 'interrupted' and their leases go."""
     from rageval_desktop.core.store.project import utcnow
 
-    with project.write("mark interrupted jobs", changed=("jobs",)) as conn:
-        stale = dead_jobs(conn)
-        conn.executemany("UPDATE jobs SET status = 'interrupted', finished_at = ?, message = "
-                         "'the process running it stopped; resume to finish' WHERE id = ?",
-                         [(utcnow(), j) for j in stale])
-        conn.executemany("DELETE FROM job_leases WHERE job_id = ?", [(j,) for j in stale])
+    stale = dead_jobs(conn)
+    conn.executemany("UPDATE jobs SET status = 'interrupted', finished_at = ?, message = "
+                     "'the process running it stopped; resume to finish' WHERE id = ?",
+                     [(utcnow(), j) for j in stale])
+    conn.executemany("DELETE FROM job_leases WHERE job_id = ?", [(j,) for j in stale])
     return len(stale)
 
 
@@ -85,8 +90,7 @@ class LeaseHeld(RagevalError):
 def take_leases(conn: sqlite3.Connection, job_id: int, pairs: list[tuple[int, int]],
                 names: dict[int, str] | None = None) -> None:
     """Inside the transaction that starts the job: hold every (judge_id, run_id) pair, or hold none and raise."""
-    for stale in dead_jobs(conn):
-        conn.execute("DELETE FROM job_leases WHERE job_id = ?", (stale,))
+    interrupt_dead_jobs(conn)  # a job that died since this project was opened frees its pairs here
     conn.execute("DELETE FROM job_leases WHERE job_id IN (SELECT id FROM jobs WHERE status != 'running')")
     for judge_id, run_id in pairs:
         row = conn.execute("SELECT l.job_id, j.pid, j.host FROM job_leases l JOIN jobs j ON j.id = l.job_id "

@@ -53,10 +53,8 @@ def default_actor() -> str:
 
 def restore_hint(path: Path) -> str:
     """What every message that suggests restoring says: the command and where the backups are."""
-    from rageval_desktop.core.store.backup import backup_dir, list_backups
-
-    folder = backup_dir(path)
-    found = list_backups(path)
+    folder = backups.backup_dir(path)
+    found = backups.list_backups(path)
     if not found:
         return f"no backups exist in {folder}"
     return (f"restore a backup with: rageval restore {path} BACKUP (or File → Restore from backup…); "
@@ -366,6 +364,19 @@ class Project:
         self.changes_since_backup = 0
         self.last_backup_at = time.monotonic()
         return out
+
+    def replace_contents(self, source: sqlite3.Connection) -> None:
+        """Make this project a page-for-page copy of `source` (a restore), through SQLite's backup API on the
+        writer lane: other readers see one consistent switch, and the WAL stays coherent (nothing of an older
+        `-wal` can be replayed over the result). The caller backs up the current state first."""
+        if self._writer is None:
+            raise RagevalError(f"{self.path}: the project is closed or read-only; cannot restore into it")
+        with self._write_lock:
+            try:
+                source.backup(self._writer)
+                self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise write_failed(self.path, "restore", exc) from exc
 
     def backup_if_changed(self, min_interval_s: float = 600.0) -> Path | None:
         """The periodic backup: only when something changed and not more often than the interval."""

@@ -69,12 +69,9 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
             saved = [str(current.backup("before-restore"))]
             src = connect_read_only(source, trace_free=True)
             try:
-                with current._write_lock:  # the writer lane: nobody in this process writes meanwhile
-                    src.backup(current._writer)
-                    current._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as exc:
-                raise RagevalError(f"{path}: the restore failed ({exc}); the project as it was is saved in "
-                                   f"{saved[0]}") from None
+                current.replace_contents(src)
+            except RagevalError as exc:
+                raise RagevalError(f"{exc}; the project as it was is saved in {saved[0]}") from None
             finally:
                 src.close()
         finally:

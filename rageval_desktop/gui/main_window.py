@@ -213,7 +213,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.export_action = action(file_menu, "&Export Report…", self.export_report, "Ctrl+E",
                                     "HTML, PDF, XLSX, CSV, JSONL, Parquet or Markdown")
         self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
-        self.restore_action = action(file_menu, "&Restore from Backup…", self.restore_backup)
+        self.restore_action = action(file_menu, "Res&tore from Backup…", self.restore_backup)
         file_menu.addSeparator()
         self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -384,8 +384,18 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         dialog = QProgressDialog(f"Closing {project.path.name}: stopping its work and saving a backup…", None, 0, 0,
                                  self)
         dialog.setWindowTitle("Closing project")
-        dialog.setMinimumDuration(400)  # quick closes show nothing
         dialog.setCancelButton(None)
+        dialog.setMinimumDuration(2 ** 30)  # a busy indicator gets no setValue calls: it is shown by the timer below
+        done_closing: list[bool] = []
+
+        def show_if_slow() -> None:  # quick closes show nothing
+            if not done_closing:
+                try:
+                    dialog.show()
+                except RuntimeError:  # the window went first
+                    pass
+
+        QTimer.singleShot(400, show_if_slow)
 
         def finish(project: Project = project) -> str:
             workers.pool().waitForDone(60_000)  # the cancelled job ends within a second; tasks finish their step
@@ -399,6 +409,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             return message
 
         def closed(message: str) -> None:
+            done_closing.append(True)
             try:
                 self._closing -= 1
                 dialog.reset()

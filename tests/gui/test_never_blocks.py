@@ -93,3 +93,23 @@ def test_restore_from_backup_in_the_window(window, qtbot, tmp_path):
 
     assert window.project.path == path
     assert "A question added after the backup?" not in golden_questions(window.project).values()
+
+
+def test_a_slow_close_shows_its_progress_dialog(qtbot, demo_file, tmp_path, monkeypatch):
+    """Was: a busy-indicator QProgressDialog gets no setValue calls, so it never appeared however long it took."""
+    from PySide6.QtWidgets import QProgressDialog
+
+    from rageval_desktop.gui import main_window, workers
+
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    w = open_window(qtbot, copy)
+    real = workers.in_thread
+    monkeypatch.setattr(main_window.workers, "in_thread",
+                        lambda fn, **kw: real(lambda: (time.sleep(1.5), fn())[1], **kw))
+    w.close_project()
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in w.findChildren(QProgressDialog)), timeout=3_000)
+    qtbot.waitUntil(lambda: w._closing == 0, timeout=10_000)
+    assert not any(d.isVisible() for d in w.findChildren(QProgressDialog))
+    monkeypatch.undo()
+    close_window(qtbot, w)

@@ -1,3 +1,3 @@
 """RAGEval Desktop: human-in-the-loop evaluation of RAG systems, in one local project file."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

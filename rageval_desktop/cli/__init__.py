@@ -158,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--baseline", required=True)
     p.add_argument("--candidate", required=True)
-    p.add_argument("--metrics", nargs="+", help="default: recall@5 recall@10 mrr ndcg@10 + judged metrics")
+    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics; also "
+                   "recall@k (share of gold chunks in the top k), precision@k, ndcg@k")
     p.add_argument("--json", action="store_true")
 
     p = command("gate", cmd_gate, "exit 1 when any slice regresses by more than N points (for CI)")
@@ -166,8 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", required=True)
     p.add_argument("--candidate", required=True)
     p.add_argument("--max-slice-drop", type=float, default=2.0, help="points a slice may drop (default 2)")
-    p.add_argument("--max-aggregate-drop", type=float, default=0.0, help="points 'all' may drop (default 0)")
-    p.add_argument("--metrics", nargs="+")
+    p.add_argument("--max-aggregate-drop", type=float,
+                   help="points 'all' may drop (default: the same as --max-slice-drop)")
+    p.add_argument("--require-significant", action="store_true",
+                   help="fail only on drops over the limit whose paired 95%% CI lies wholly below zero")
+    p.add_argument("--min-slice-n", type=int, default=10, metavar="K",
+                   help="slices with fewer than K questions are reported, not gated (default 10; 'all' is always "
+                        "gated)")
+    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics")
     p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
     p.add_argument("--json", action="store_true")
 
@@ -183,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("report", cmd_report, "write a report: .html .pdf .xlsx .csv .jsonl .parquet or .md (by extension)")
     p.add_argument("project")
     p.add_argument("--run", required=True)
-    p.add_argument("--baseline", help="compare against this run")
+    p.add_argument("--baseline", help="compare against this run (the report then says what the gate says)")
+    p.add_argument("--max-slice-drop", type=float, default=2.0, help="the gate's limit in the report (default 2)")
     p.add_argument("--out", required=True, help="file to write; its extension picks the format")
     p.add_argument("--json", action="store_true")
 
@@ -222,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--reason", required=True)
         p.add_argument("--json", action="store_true")
 
-    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n")
+    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n, rule")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("show")
     q.add_argument("project")
@@ -233,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
                                            "spearman", "exact"])
     q.add_argument("--threshold", type=float)
     q.add_argument("--min-n", type=int)
+    q.add_argument("--rule", choices=["interval", "point"],
+                   help="interval (default): keep or retire only when the 95%% CI lies wholly above or below the "
+                        "threshold, else 'needs more ratings'; point: the estimate alone (the old rule)")
     q.add_argument("--json", action="store_true")
 
     p = command("golden", cmd_golden, "the golden set as code: versions, diffs, exports, dedupe, balance, promote")

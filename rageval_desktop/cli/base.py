@@ -43,9 +43,12 @@ def _open(path: str, *, read_only: bool = False):
     return Project.open(path)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, places: int = 2) -> str:
+    """A number for people: `places` decimals (more for small non-zero values), the same for negatives."""
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.6f}" if value < 0.01 and value != 0 else f"{value:.2f}"
+        if value != value:
+            return "—"
+        return f"{value:.6f}" if 0 < abs(value) < 0.01 and places < 6 else f"{value:.{places}f}"
     return str(value)

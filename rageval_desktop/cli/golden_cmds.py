@@ -89,7 +89,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
     lines = []
     for c in data["configs"]:
         a = c["slices"]["all"]
-        lines.append(f"{c['config']:<14} {c['model']:<18} {c['chunks']:>6} chunks  recall@5 {a['recall@5']:6.1f}  "
-                     f"recall@10 {a['recall@10']:6.1f}  recall@50 {a['recall@50']:6.1f}  MRR {a['mrr']:6.1f}")
+        lines.append(f"{c['config']:<14} {c['model']:<18} {c['chunks']:>6} chunks  hit@5 {a['hit@5']:6.1f}  "
+                     f"hit@10 {a['hit@10']:6.1f}  hit@50 {a['hit@50']:6.1f}  MRR {a['mrr']:6.1f}")
     _print(args, data, "\n".join(lines))
     return EXIT_OK

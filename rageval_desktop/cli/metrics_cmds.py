@@ -21,6 +21,29 @@ def _ks(text: str | None) -> tuple[int, ...]:
     return ks
 
 
+def _metric_names(names: list[str] | None) -> list[str] | None:
+    """--metrics as typed, with a word on the renamed retrieval metrics (stderr; the output stays clean)."""
+    if not names:
+        return names
+    from rageval_desktop.core.metrics.retrieval import canonical_name
+
+    for name in names:
+        if canonical_name(name) != name:
+            print(f"note: '{name}' is now called '{canonical_name(name)}' (the old name works for a while)",
+                  file=sys.stderr)
+        elif name.startswith("recall@"):
+            print(f"note: {name} is the share of a question's gold chunks in the top k; 'any gold chunk in the top "
+                  f"k' (called recall@k before 0.2) is {name.replace('recall@', 'hit@')}", file=sys.stderr)
+    return names
+
+
+def _unsettled_lines(items: list[dict]) -> list[str]:
+    return [f"flag: judge {u['judge']} ({u['metric']}) is counted but {u['verdict']}"
+            + (f": {u['statistic']} {_cell(u['value'], 3)} [{_cell(u['ci'][0], 3)}, {_cell(u['ci'][1], 3)}] on "
+               f"n={u['n']}, about {u['needed']} more rated rows" if u["n"] else
+               "; rate a sample (rageval sample) and run rageval agreement") for u in items]
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table
 
@@ -29,8 +52,15 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     headers, rows = dashboard_table(summary)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
     lines += ["  ".join(f"{_cell(v):>14}" for v in row) for row in rows]
+    lines.append("n: questions (a question answered more than once counts once); with gold: those with gold ids, "
+                 "which retrieval metrics use. hit@k: any gold chunk in the top k; recall@k: the share of gold "
+                 "chunks in the top k.")
+    if summary["repeated_questions"]:
+        lines.append(f"{summary['repeated_questions']} question(s) were answered more than once in this run: their "
+                     "numbers are averaged over the repeats.")
     if summary["retired_judges"]:
         lines.append("retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]))
+    lines += _unsettled_lines(summary["unsettled_judges"])
     _print(args, summary, "\n".join(lines))
     return EXIT_OK
 
@@ -40,40 +70,51 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     with _open(args.project, read_only=True) as project:
         try:
-            result = compare(project, args.baseline, args.candidate, args.metrics)
+            result = compare(project, args.baseline, args.candidate, _metric_names(args.metrics))
         except GateUsageError as exc:
             raise UsageError(str(exc)) from None
     lines = []
     for name, entry in result["slices"].items():
         cells = [f"{m} {c['delta']:+.1f} [{c['ci'][0]:+.1f}, {c['ci'][1]:+.1f}]" for m in result["metrics"]
                  if (c := entry.get(m))]
-        lines.append(f"{name:<16} n={entry['n']:<5} " + "  ".join(cells))
+        lines.append(f"{name:<16} n={entry['n']:<4} ({entry['n_with_gold']:>4} with gold ids)  " + "  ".join(cells))
+    lines.append("delta in points (candidate - baseline) [paired 95% CI]; n: questions both runs answered, repeats "
+                 "averaged; retrieval metrics use those with gold ids")
+    lines += _unsettled_lines(result["unsettled_judges"])
     _print(args, result, "\n".join(lines))
     return EXIT_OK
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import GateUsageError, gate, gate_markdown
+    from rageval_desktop.core.metrics.compare import GateUsageError, drop_text, gate, gate_markdown, rule_text
 
     with _open(args.project, read_only=True) as project:
         try:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
-                          max_aggregate_drop=args.max_aggregate_drop, metrics=args.metrics)
+                          max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
+                          require_significant=args.require_significant, min_slice_n=args.min_slice_n)
         except GateUsageError as exc:
             raise UsageError(str(exc)) from None
     if args.markdown:
         Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
-    data = {"passed": result.passed, "regressions": result.regressions, "max_slice_drop": result.max_slice_drop,
-            "max_aggregate_drop": result.max_aggregate_drop, "comparison": result.comparison}
+    data = {"passed": result.passed, "regressions": result.regressions, "ungated": result.ungated,
+            "max_slice_drop": result.max_slice_drop, "max_aggregate_drop": result.max_aggregate_drop,
+            "require_significant": result.require_significant, "min_slice_n": result.min_slice_n,
+            "comparison": result.comparison}
+    lines = []
     if result.passed:
-        text = (f"gate passed: no slice of '{args.candidate}' dropped more than {args.max_slice_drop:g} points "
-                f"against '{args.baseline}' ({result.comparison['shared_questions']} shared questions)")
+        lines.append(f"gate passed: '{args.candidate}' against '{args.baseline}' "
+                     f"({result.comparison['shared_questions']} shared questions); {rule_text(result)}")
     else:
-        text = "\n".join(f"REGRESSION {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}"
-                         f"  (-{r['drop']:.1f} points, allowed {r['allowed']:g})" for r in result.regressions)
+        lines += [f"REGRESSION {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
+                  f"({drop_text(r)}; allowed {r['allowed']:g})" for r in result.regressions]
+        lines.append(f"rule: {rule_text(result)}")
         print(f"error: {len(result.regressions)} regression(s) of '{args.candidate}' against '{args.baseline}'",
               file=sys.stderr)
-    _print(args, data, text)
+    lines += [f"not gated  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
+              f"({drop_text(r)}): {r['why']}" for r in result.ungated]
+    lines += _unsettled_lines(result.comparison["unsettled_judges"])
+    _print(args, data, "\n".join(lines))
     return EXIT_OK if result.passed else EXIT_FAILED
 
 
@@ -92,12 +133,13 @@ def cmd_failures(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import GateUsageError
+    from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, check_limits
     from rageval_desktop.core.reports import write_report
 
     with _open(args.project, read_only=True) as project:
         try:
-            out = write_report(project, args.run, args.out, baseline=args.baseline)
+            check_limits(args.max_slice_drop, None, MIN_SLICE_N)
+            out = write_report(project, args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)
         except GateUsageError as exc:
             raise UsageError(str(exc)) from None
     _print(args, {"report": str(out)}, f"report written to {out}")

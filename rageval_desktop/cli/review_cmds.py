@@ -38,6 +38,8 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import agreement
+    from rageval_desktop.core.review.agreement import NEEDS_MORE
+    from rageval_desktop.core.review.settings import RULES
 
     with _open(args.project) as project:
         results = agreement.audit_all(project, args.judge)
@@ -51,14 +53,18 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
                 "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
                 "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
-                "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion}
+                "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
+                "threshold": r.threshold, "min_n": r.min_n}
         if args.apply:
             item["action"] = actions[r.judge]
         out.append(item)
-        value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0])}, {_cell(r.ci[1])}]"
-        more = f" (needs {r.needed} more rated rows)" if r.needed else ""
+        value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0], 3)}, {_cell(r.ci[1], 3)}]"
+        more = f" (about {r.needed} more rated rows would likely decide it)" if r.verdict == NEEDS_MORE else ""
         lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
                      + (f"  -> {actions[r.judge]}" if args.apply else ""))
+    if results:
+        lines.append(f"rule: {RULES[results[0].rule]} ({results[0].threshold:g}; at least {results[0].min_n} "
+                     "rated rows)")
     _print(args, out, "\n".join(lines) or "no judges")
     return EXIT_OK
 
@@ -77,9 +83,11 @@ def cmd_settings(args: argparse.Namespace) -> int:
 
     with _open(args.project) as project:
         if args.action == "set":
-            pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n)
+            pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n,
+                                      rule=args.rule)
         else:
             pol = settings.policy(project)
-    data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n}
-    _print(args, data, f"retire a judge when {pol.statistic} < {pol.threshold:g} with n >= {pol.min_n}")
+    data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n, "rule": pol.rule}
+    _print(args, data, f"statistic {pol.statistic}, threshold {pol.threshold:g}, at least {pol.min_n} rated rows; "
+                       f"rule '{pol.rule}': {settings.RULES[pol.rule]}")
     return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from rageval_desktop.cli import main
 from rageval_desktop.core.golden.lab import run_lab
@@ -45,10 +46,10 @@ def test_lab_matches_the_metrics_module(tmp_path, capsys):
     imported = next(c for c in lab["configs"] if c["config"] == "as imported")["slices"]
     metrics = dashboard(p, "dense")["slices"]
     for name in ("easy", "edge", "all"):
-        for m in ("recall@5", "recall@10", "mrr"):
-            assert imported[name][m] == metrics[name][m], (name, m)
+        for m in ("hit@5", "hit@10", "mrr"):
+            assert imported[name][m] == pytest.approx(metrics[name][m], abs=1e-9), (name, m)
     rechunked = next(c for c in lab["configs"] if c["config"] == "16 tokens")
-    assert rechunked["chunks"] > len(chunks) and 0 <= rechunked["slices"]["all"]["recall@5"] <= 100
+    assert rechunked["chunks"] > len(chunks) and 0 <= rechunked["slices"]["all"]["hit@5"] <= 100
     p.close()
     assert main(["lab", str(tmp_path / "lab.rageval"), "--chunk-sizes", "16,32", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

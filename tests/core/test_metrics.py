@@ -24,8 +24,8 @@ from rageval_desktop.core.store.project import Project
 def test_retrieval_metrics_by_hand():
     # gold chunks found at ranks 2 and 7, 3 gold chunks in all
     m = retrieval.row_metrics([2, 7], 3, (5, 10))
-    assert m["recall@5"] == 1.0 and m["recall@10"] == 1.0
-    assert m["recall_frac@5"] == pytest.approx(1 / 3) and m["recall_frac@10"] == pytest.approx(2 / 3)
+    assert m["hit@5"] == 1.0 and m["hit@10"] == 1.0
+    assert m["recall@5"] == pytest.approx(1 / 3) and m["recall@10"] == pytest.approx(2 / 3)
     assert m["precision@5"] == pytest.approx(1 / 5) and m["precision@10"] == pytest.approx(2 / 10)
     assert m["mrr"] == 0.5
     dcg = 1 / math.log2(3) + 1 / math.log2(8)
@@ -33,7 +33,7 @@ def test_retrieval_metrics_by_hand():
     assert m["ndcg@10"] == pytest.approx(dcg / idcg)
     assert m["ndcg@5"] == pytest.approx((1 / math.log2(3)) / idcg)
     miss = retrieval.row_metrics([], 2, (5,))
-    assert miss["recall@5"] == miss["mrr"] == miss["ndcg@5"] == 0.0
+    assert miss["hit@5"] == miss["mrr"] == miss["ndcg@5"] == 0.0
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -94,10 +94,10 @@ def test_dashboard_numbers(tmp_path):
     with build(tmp_path, v2_breaks="keyword-heavy") as p:
         d1, d2 = dashboard(p, "v1"), dashboard(p, "v2")
     assert list(d1["slices"]) == ["easy", "keyword-heavy", "all"]
-    assert d1["slices"]["all"]["recall@5"] == 100.0 and d1["slices"]["all"]["mrr"] == 100.0
+    assert d1["slices"]["all"]["hit@5"] == 100.0 and d1["slices"]["all"]["mrr"] == 100.0
     kw = d2["slices"]["keyword-heavy"]
-    assert kw["recall@5"] == 0.0 and kw["recall@10"] == 100.0 and kw["mrr"] == pytest.approx(12.5)
-    assert d2["slices"]["all"]["recall@5"] == 50.0
+    assert kw["hit@5"] == 0.0 and kw["hit@10"] == 100.0 and kw["mrr"] == pytest.approx(12.5)
+    assert d2["slices"]["all"]["hit@5"] == 50.0
     assert d1["slices"]["easy"]["p50_latency_ms"] == pytest.approx(104.5)
     p95 = float(np.percentile(np.arange(100, 120), 95))
     assert d1["slices"]["all"]["p95_latency_ms"] == pytest.approx(p95, abs=0.05)
@@ -113,12 +113,12 @@ def test_gate_passes_identical_runs_and_fails_a_slice_regression(tmp_path):
     with build(other, v2_breaks="keyword-heavy") as p:
         result = gate(p, "v1", "v2", max_aggregate_drop=100)
         failing = {(r["slice"], r["metric"]) for r in result.regressions}
-        assert ("keyword-heavy", "recall@5") in failing and ("keyword-heavy", "mrr") in failing
+        assert ("keyword-heavy", "hit@5") in failing and ("keyword-heavy", "mrr") in failing
         assert not any(s == "easy" for s, _ in failing)
         lenient = gate(p, "v1", "v2", max_slice_drop=100, max_aggregate_drop=100)
         assert lenient.passed
         md = gate_markdown(result)
-        assert "❌" in md and "| keyword-heavy | recall@5 | 100.0 | 0.0 | **100.0** |" in md
+        assert "❌" in md and "| keyword-heavy | hit@5 | 100.0 | 0.0 | **100.0** |" in md
 
 
 def test_gate_cli_exit_codes(tmp_path, capsys):

@@ -14,8 +14,7 @@ import pytest
 from rageval_desktop.cli import main
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.judges.registry import add_judge, get_judge
-from rageval_desktop.core.review import agreement, ratings, sampling, settings
-from rageval_desktop.core.review.agreement import _statistic
+from rageval_desktop.core.review import agreement, agreement_stats, ratings, sampling, settings
 from rageval_desktop.core.store.project import Project, utcnow
 from tests.conftest import REPO
 from tests.core.test_judging import make_project
@@ -47,6 +46,11 @@ def hand_kappa(a, b, labels, weights=None):
     i, j = np.indices((k, k))
     w = ((i - j) ** 2) / (k - 1) ** 2 if weights == "quadratic" else (i != j).astype(float)
     return 1 - (w * observed).sum() / (w * expected).sum()
+
+
+def _statistic(name, judge, human, labels):
+    index = {v: i for i, v in enumerate(labels)}
+    return agreement_stats.statistic(name, [index[v] for v in human], [index[v] for v in judge], len(labels))
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -92,13 +96,19 @@ def rate_agreeing(p, rows, n, agree, reviewer="ann"):
         ratings.rate(p, r, "correctness_binary", reviewer, human)
 
 
-@pytest.mark.parametrize("n, agree, verdict", [
-    (29, 29, "insufficient"),          # perfect agreement, but n is under the minimum
-    (30, 30, "keep"),
-    (100, 69, "retire"),               # exact agreement 0.69 < 0.7
-    (100, 71, "keep"),                 # 0.71 >= 0.7
+@pytest.mark.parametrize("rule, n, agree, verdict", [
+    ("point", 29, 29, "needs more ratings"),     # perfect agreement, but n is under the minimum
+    ("point", 30, 30, "keep"),
+    ("point", 100, 69, "retire"),                # exact agreement 0.69 < 0.7: the old rule retires on noise
+    ("point", 100, 71, "keep"),
+    ("interval", 29, 29, "needs more ratings"),  # the CI decides, the minimum n does not allow it yet
+    ("interval", 30, 30, "keep"),
+    ("interval", 100, 69, "needs more ratings"),  # CI about [0.60, 0.78] straddles 0.7
+    ("interval", 100, 71, "needs more ratings"),
+    ("interval", 100, 90, "keep"),               # CI about [0.84, 0.95], wholly above
+    ("interval", 100, 50, "retire"),             # CI about [0.40, 0.60], wholly below
 ])
-def test_retirement_boundaries(rated, n, agree, verdict, tmp_path):
+def test_retirement_boundaries(rated, rule, n, agree, verdict, tmp_path):
     p, rows = rated
     if n > len(rows):
         extra = make_project(tmp_path / "big.rageval", n=n)
@@ -108,12 +118,54 @@ def test_retirement_boundaries(rated, n, agree, verdict, tmp_path):
             w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
                           "VALUES (?, ?, ?, 'ok', ?, ?)", [(judge.id, r, f"k{r}", float(i % 2), utcnow())
                                                             for i, r in enumerate(rows)])
-    settings.set_policy(p, statistic="exact", threshold=0.7, min_n=30)
+    settings.set_policy(p, statistic="exact", threshold=0.7, min_n=30, rule=rule)
     rate_agreeing(p, rows, n, agree)
     result = agreement.agreement(p, get_judge(p, "lex"))
     assert (result.n, result.verdict) == (n, verdict)
     assert result.value == pytest.approx(agree / n)
-    assert result.needed == max(0, 30 - n)
+    low, high = result.ci
+    if rule == "interval" and verdict == "keep":
+        assert low >= 0.7
+    if rule == "interval" and verdict == "retire":
+        assert high < 0.7
+    if verdict == "needs more ratings":
+        assert result.needed >= max(1, 30 - n)
+    else:
+        assert result.needed == 0
+
+
+def _policy(**kw):
+    return settings.RetirementPolicy(**{"threshold": 0.7, "min_n": 30, **kw})
+
+
+@pytest.mark.parametrize("value, ci, old, new", [
+    (0.6897, [0.47, 0.84], "retire", "needs more ratings"),   # the issue's pair: nearly the same evidence...
+    (0.7089, [0.49, 0.84], "keep", "needs more ratings"),     # ...opposite verdicts under the old rule
+    (0.80, [0.71, 0.88], "keep", "keep"),
+    (0.55, [0.41, 0.69], "retire", "retire"),
+    (0.70, [0.70, 0.80], "keep", "keep"),                     # the lower bound at the threshold keeps
+])
+def test_interval_rule_against_the_point_rule(value, ci, old, new):
+    assert agreement.decide(value, ci, 30, _policy(rule="point"))[0] == old
+    assert agreement.decide(value, ci, 30, _policy(rule="interval"))[0] == new
+
+
+def test_decision_uses_unrounded_values():
+    # 0.6916548 rounds to 0.6917 (>= 0.69168): the old code kept it; unrounded it is below the threshold
+    pol = _policy(rule="point", threshold=0.69168)
+    assert agreement.decide(0.6916548, [0.5, 0.8], 30, pol)[0] == "retire"
+    pol = _policy(rule="interval", threshold=0.69168)
+    assert agreement.decide(0.75, [0.6916548, 0.8], 30, pol)[0] == "needs more ratings"
+
+
+def test_needed_estimate_shrinks_with_the_distance_to_the_threshold():
+    pol = _policy()
+    near = agreement.decide(0.72, [0.55, 0.86], 30, pol)
+    far = agreement.decide(0.85, [0.68, 0.95], 30, pol)
+    assert near[0] == far[0] == "needs more ratings"
+    # half-width 0.17 at distance 0.02 -> n' = 30 * (0.17/0.02)^2 = 2168; at 0.15 -> 39
+    assert near[1] == 2168 - 30 and far[1] == 39 - 30
+    assert agreement.decide(0.70, [0.6, 0.8], 30, pol)[1] == agreement.MAX_ESTIMATE
 
 
 def test_apply_retires_records_and_reinstates_only_after_a_pass(rated):

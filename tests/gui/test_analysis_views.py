@@ -45,7 +45,7 @@ def test_dashboard_table_and_chart(window, qtbot):
     assert slices[-1] == "all" and "keyword-heavy" in slices
     headers = [view.model.headerData(c, Qt.Orientation.Horizontal)
                for c in range(view.model.columnCount())]
-    assert "recall@5" in headers and "correctness_binary" in headers
+    assert "hit@5" in headers and "correctness_binary" in headers
     assert not view.plot.pixmap().isNull() and view.plot.pixmap().width() > 400
     col = headers.index("correctness_binary")
     tip = view.model.index(len(slices) - 1, col).data(Qt.ItemDataRole.ToolTipRole)
@@ -58,7 +58,7 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     assert (view.base_box.currentData(), view.cand_box.currentData()) == ("v1", "v2")
     records = [view.model.record(r) for r in range(view.model.rowCount())]
     kw = next(r for r in records if r["slice"] == "keyword-heavy")
-    assert kw["recall@5"] < 0
+    assert kw["hit@5"] < 0
     assert "The gate fails" in view.note.text()
     view.drop.setValue(100)
     assert "The gate passes" in view.note.text()

@@ -101,7 +101,7 @@ def test_audit_view_shows_agreement_and_retires_with_a_reason(window, qtbot, mon
     audit = window.audit_view
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
     assert records["token-f1"]["n"] == 30 and records["token-f1"]["statistic"] == "cohen_kappa"
-    assert records["minilm-similarity"]["verdict"] == "insufficient"
+    assert records["minilm-similarity"]["verdict"] == "needs more ratings"
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("drifts on keyword questions", True))
     audit.table.selectRow(list(records).index("token-f1"))
     with qtbot.waitSignal(window.task_finished, timeout=30_000):

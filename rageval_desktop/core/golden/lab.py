@@ -86,8 +86,8 @@ def evaluate(project: Project, chunks: list[Chunk], gold: dict[str, list[Chunk]]
     groups = sorted(set(slices.values()))
     for name in [*groups, "all"]:
         mask = np.array([name == "all" or slices[g] == name for g in ids])
-        out[name] = {"n": int(mask.sum()), **{m: round(float(np.nanmean(cols[m][mask])) * 100, 2)
-                                              for m in ("recall@5", "recall@10", "recall@50", "mrr")}}
+        out[name] = {"n": int(mask.sum()), **{m: float(np.nanmean(cols[m][mask])) * 100
+                                              for m in ("hit@5", "hit@10", "hit@50", "mrr")}}
     return out
 
 

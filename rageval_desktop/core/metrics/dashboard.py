@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.metrics.rowdata import RunData, load_run
+from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import mean_ci, percentile
 from rageval_desktop.core.store.project import Project
 
@@ -14,32 +14,33 @@ SLICE_ORDER = ("easy", "edge", "adversarial", "time-sensitive", "multi-hop", "ke
 
 
 def retrieval_columns(ks: tuple[int, ...]) -> list[str]:
-    cols = [f"recall@{k}" for k in ks] + ["mrr"] + [f"ndcg@{k}" for k in ks]
-    cols += [f"recall_frac@{k}" for k in ks] + [f"precision@{k}" for k in ks]
+    cols = [f"hit@{k}" for k in ks] + [f"recall@{k}" for k in ks] + ["mrr"] + [f"ndcg@{k}" for k in ks]
+    cols += [f"precision@{k}" for k in ks]
     return cols
 
 
-def group_summary(frame: Any, data: RunData) -> dict[str, Any]:
-    """The numbers of one slice (or of all rows)."""
-    n = len(frame)
-    with_gold = int((frame["n_gold"] > 0).sum())
-    out: dict[str, Any] = {"n": n, "n_with_gold": with_gold, "n_without_gold": n - with_gold}
+def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
+    """The numbers of one slice (or of all): means and CIs over its questions (repeats averaged first),
+    coverage over its rows, latency and cost over its rows. Full precision: displays round."""
+    n = len(questions)
+    with_gold = int((questions["n_gold"] > 0).sum())
+    out: dict[str, Any] = {"n": n, "n_with_gold": with_gold, "n_without_gold": n - with_gold, "rows": len(rows)}
+    gold = questions.loc[questions["n_gold"] > 0]
     for col in retrieval_columns(data.ks):
-        values = frame.loc[frame["n_gold"] > 0, col]
-        out[col] = round(float(values.mean()), 2) if len(values) else None
+        out[col] = float(gold[col].mean()) if len(gold) else None
     for metric in data.metrics:
-        mean, low, high = mean_ci(frame[metric])
-        status = frame[f"{metric}__status"]
-        out[metric] = None if mean is None else round(mean, 2)
-        out[f"{metric}_ci"] = None if mean is None else [round(low, 2), round(high, 2)]
-        out[f"{metric}_coverage"] = round(float((status == "ok").mean()), 4) if n else None
-        out[f"{metric}_unparsed_rate"] = round(float((status == "unparsed").mean()), 4) if n else None
-        out[f"{metric}_error_rate"] = round(float((status == "error").mean()), 4) if n else None
-    p50, p95 = percentile(frame["latency_ms"], 50), percentile(frame["latency_ms"], 95)
-    out["p50_latency_ms"] = None if p50 is None else round(p50, 1)
-    out["p95_latency_ms"] = None if p95 is None else round(p95, 1)
-    cost = frame["cost_usd"].dropna()
-    out["cost_per_query"] = round(float(cost.mean()), 8) if len(cost) else None
+        mean, low, high = mean_ci(questions[metric])
+        status = rows[f"{metric}__status"]
+        out[metric] = mean
+        out[f"{metric}_ci"] = None if mean is None else [low, high]
+        out[f"{metric}_n"] = int(questions[metric].notna().sum())
+        out[f"{metric}_coverage"] = float((status == "ok").mean()) if len(rows) else None
+        out[f"{metric}_unparsed_rate"] = float((status == "unparsed").mean()) if len(rows) else None
+        out[f"{metric}_error_rate"] = float((status == "error").mean()) if len(rows) else None
+    out["p50_latency_ms"] = percentile(rows["latency_ms"], 50)
+    out["p95_latency_ms"] = percentile(rows["latency_ms"], 95)
+    cost = rows["cost_usd"].dropna()
+    out["cost_per_query"] = float(cost.mean()) if len(cost) else None
     return out
 
 
@@ -51,10 +52,17 @@ def ordered_slices(frame: Any) -> list[str]:
 
 def summarise(data: RunData) -> dict[str, Any]:
     frame = data.frame
-    slices = {s: group_summary(frame[frame["slice"] == s], data) for s in ordered_slices(frame)}
-    slices[ALL] = group_summary(frame, data)
+    questions = per_question(frame)
+    slices = {s: group_summary(frame[frame["slice"] == s], questions[questions["slice"] == s], data)
+              for s in ordered_slices(frame)}
+    slices[ALL] = group_summary(frame, questions, data)
+    repeats = int((questions["rows"] > 1).sum())
     return {"run": data.run, "slices": slices, "judge_metrics": data.metrics, "judges": data.judges,
-            "retired_judges": data.retired, "golden_set_changed_since_run": data.golden_changed,
+            "retired_judges": data.retired, "unsettled_judges": data.unsettled,
+            "golden_set_changed_since_run": data.golden_changed, "repeated_questions": repeats,
+            "counting": "n counts questions (a question answered several times counts once, its repeats "
+                        "averaged); retrieval metrics use the questions with gold ids (n_with_gold); judge "
+                        "metrics the questions scored (<metric>_n); coverage, latency and cost count rows",
             "scale": "0-100 (latency in ms, cost in USD per query)"}
 
 
@@ -63,11 +71,11 @@ def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> 
 
 
 def dashboard_table(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """The compact table the GUI and reports show: slice x the numbers people scan first."""
+    """The compact table the CLI and reports show: slice x the numbers people scan first."""
     metrics = summary["judge_metrics"]
-    headers = ["slice", "n", "recall@5", "mrr", *metrics, "p95 latency ms", "cost/query"]
+    headers = ["slice", "n", "with gold", "hit@5", "recall@5", "mrr", *metrics, "p95 latency ms", "cost/query"]
     rows = []
     for name, s in summary["slices"].items():
-        rows.append([name, s["n"], s.get("recall@5"), s.get("mrr"), *[s.get(m) for m in metrics],
-                     s.get("p95_latency_ms"), s.get("cost_per_query")])
+        rows.append([name, s["n"], s["n_with_gold"], s.get("hit@5"), s.get("recall@5"), s.get("mrr"),
+                     *[s.get(m) for m in metrics], s.get("p95_latency_ms"), s.get("cost_per_query")])
     return headers, rows

@@ -2,7 +2,17 @@
 
 Pure functions: `gold_ranks` are the 1-based ranks of distinct gold chunks found among the retrieved passages,
 `n_gold` is how many gold chunks the golden row names (rows without gold ids are left out by the caller).
+
+Names, as in trec_eval and ranx:
+- `hit@k`: 1 when any gold chunk is in the top k, else 0 (trec_eval `success_k`, ranx `hit_rate@k`); its mean over
+  questions is the hit rate that many RAG teams call "recall@k".
+- `recall@k`: the share of the row's gold chunks found in the top k (trec_eval `recall_k`, ranx `recall@k`).
+  With one gold chunk per question the two are equal.
+- `precision@k`, `mrr` (1 / rank of the first gold chunk), `ndcg@k` (binary gains).
+Rank is the position in the run file (the first retrieved passage is rank 1), unless the run was imported with
+`--rank-by score`. A chunk id retrieved twice in one list keeps both rank slots; only its first rank counts.
 """
+
 
 from __future__ import annotations
 
@@ -10,10 +20,12 @@ import math
 from collections.abc import Sequence
 
 DEFAULT_KS = (5, 10, 50)
+# names used before 0.2, accepted by `--metrics` for a while: recall_frac@k was the share of gold chunks
+OLD_NAMES = {"recall_frac@": "recall@"}
 
 
 def hit_at_k(gold_ranks: Sequence[int], k: int) -> float:
-    """recall@k as most RAG teams read it: did any gold chunk make the top k (1.0 or 0.0)."""
+    """hit@k: did any gold chunk make the top k (1.0 or 0.0)."""
     return 1.0 if any(r <= k for r in gold_ranks) else 0.0
 
 
@@ -41,8 +53,8 @@ def row_metrics(gold_ranks: Sequence[int], n_gold: int, ks: Sequence[int] = DEFA
     """Every retrieval metric of one row, as fractions in [0, 1]."""
     out: dict[str, float] = {}
     for k in ks:
-        out[f"recall@{k}"] = hit_at_k(gold_ranks, k)
-        out[f"recall_frac@{k}"] = recall_fraction_at_k(gold_ranks, n_gold, k)
+        out[f"hit@{k}"] = hit_at_k(gold_ranks, k)
+        out[f"recall@{k}"] = recall_fraction_at_k(gold_ranks, n_gold, k)
         out[f"precision@{k}"] = precision_at_k(gold_ranks, k)
         out[f"ndcg@{k}"] = ndcg_at_k(gold_ranks, n_gold, k)
     out["mrr"] = reciprocal_rank(gold_ranks)
@@ -73,8 +85,8 @@ def table(row_ids: Sequence[int], n_gold: Sequence[int], hit_rows: Sequence[int]
         count = np.bincount(idx[inside], minlength=n).astype(float)
         dcg = np.bincount(idx[inside], weights=gain[inside], minlength=n)
         ideal = ideal_table[np.minimum(n_gold, k).astype(int)]
-        out[f"recall@{k}"] = (first <= k).astype(float)
-        out[f"recall_frac@{k}"] = np.divide(count, n_gold, out=np.zeros(n), where=n_gold > 0)
+        out[f"hit@{k}"] = (first <= k).astype(float)
+        out[f"recall@{k}"] = np.divide(count, n_gold, out=np.zeros(n), where=n_gold > 0)
         out[f"precision@{k}"] = count / k
         out[f"ndcg@{k}"] = np.divide(dcg, ideal, out=np.zeros(n), where=ideal > 0)
     out["mrr"] = np.where(np.isfinite(first), 1.0 / first, 0.0)
@@ -84,3 +96,32 @@ def table(row_ids: Sequence[int], n_gold: Sequence[int], hit_rows: Sequence[int]
         if key != "first_rank":
             values[no_gold] = np.nan  # type: ignore[index]
     return out
+
+
+def canonical_name(name: str) -> str:
+    """A metric name as `--metrics` may spell it, in today's words (old names keep working for a while)."""
+    for old, new in OLD_NAMES.items():
+        if name.startswith(old):
+            return new + name[len(old):]
+    return name
+
+
+def definition(name: str) -> str | None:
+    """What a retrieval column means, in one sentence (tooltips, reports, docs)."""
+    kind, _, k = name.partition("@")
+    texts = {
+        "hit": f"hit@{k}: share of questions with any gold chunk in the top {k} (a hit rate; trec_eval success_{k}, "
+               f"ranx hit_rate@{k})",
+        "recall": f"recall@{k}: mean share of a question's gold chunks found in the top {k} (IR recall; trec_eval "
+                  f"recall_{k})",
+        "precision": f"precision@{k}: mean share of the top {k} that are gold chunks",
+        "ndcg": f"nDCG@{k}: ranking quality of the gold chunks in the top {k} (binary gains)",
+        "mrr": "MRR: mean of 1 / rank of the first gold chunk (0 when none is retrieved)",
+    }
+    if name == "mrr":
+        return texts["mrr"] + RANK_NOTE
+    return texts[kind] + RANK_NOTE if kind in texts and k else None
+
+
+RANK_NOTE = (". Rank is the position in the run file unless it was imported with --rank-by score; questions "
+             "without gold ids are left out.")

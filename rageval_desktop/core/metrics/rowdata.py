@@ -2,6 +2,10 @@
 
 Everything a dashboard, a comparison, the gate or the failure browser needs is computed here once, from a few
 set-based queries (no per-row SQL), so 100k rows x 3 judges stays in seconds.
+
+The unit of every mean, CI and n is the question (`per_question`): a golden question a run answered more than once
+(repeats, e.g. open-rag-eval's query_run 1 and 2) counts once, with its numbers averaged over its repeats; a row
+not linked to the golden set is its own question. `metrics`, `compare` and `gate` count the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class RunData:
     metrics: list[str]                           # judge metrics with at least one active judge that scored
     judges: dict[str, list[str]] = field(default_factory=dict)   # metric -> active judge names used
     retired: list[dict[str, Any]] = field(default_factory=list)  # judges left out, and why
+    unsettled: list[dict[str, Any]] = field(default_factory=list)  # judges counted but not (yet) kept by an audit
     ks: tuple[int, ...] = retrieval.DEFAULT_KS
     golden_changed: bool = False
 
@@ -43,6 +48,9 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     gold_lists = [json.loads(v) if isinstance(v, str) else [] for v in base["gold_chunk_ids"]]
     base["n_gold"] = [len(set(g)) for g in gold_lists]
     base = base.drop(columns=["gold_chunk_ids"])
+    # the question a row answers: its golden row, or (unlinked) the row itself
+    unlinked = "row:" + base.index.to_series().astype(str)
+    base["qkey"] = base["golden_id"].astype(object).where(base["golden_id"].notna(), unlinked)
     hit_rows, hit_ranks = [], []
     for row_id, rank in conn.execute(
             "SELECT p.run_row_id, MIN(p.rank) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
@@ -62,6 +70,7 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     base["prompt_k"] = [prompt_k.get(r, DEFAULT_PROMPT_K) for r in base.index]
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
     _add_judge_scores(project, data)
+    data.unsettled = _unsettled(project, data)
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
     data.golden_changed = bool(fingerprint) and fingerprint != project.golden_fingerprint()
     return data
@@ -107,3 +116,35 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
         status = np.where(ok_any, "ok", np.where(unparsed_any, "unparsed", np.where(judged, "error", "missing")))
         frame[f"{metric}__status"] = status
         data.metrics.append(metric)
+
+
+def per_question(frame: Any) -> Any:
+    """One row per question (index `qkey`): numbers averaged over the question's repeats (NaN ignored), its
+    slice, golden id and gold-id count, and `rows`, how many run rows answered it."""
+    import pandas as pd
+
+    numeric = [c for c in frame.columns if c not in ("qkey", "golden_id", "n_gold", "latency_ms", "cost_usd")
+               and not c.endswith("__status") and pd.api.types.is_numeric_dtype(frame[c])]
+    grouped = frame.groupby("qkey", sort=False)
+    out = grouped[numeric].mean()
+    first = grouped[["slice", "golden_id", "n_gold"]].first()
+    out = first.join(out)
+    out["rows"] = grouped.size()
+    return out
+
+
+def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
+    """The judges this run's numbers count whose audit has not said "keep": no ratings yet, or needs more
+    ratings. They are counted (a judge is retired only on clear evidence) and flagged wherever they are shown."""
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review.agreement import agreement
+
+    out = []
+    for metric, names in data.judges.items():
+        for name in names:
+            result = agreement(project, get_judge(project, name))
+            if result.verdict != "keep":
+                out.append({"judge": name, "metric": metric, "verdict": result.verdict if result.n else "not audited",
+                            "n": result.n, "statistic": result.statistic, "value": result.value, "ci": result.ci,
+                            "needed": result.needed})
+    return out

@@ -8,9 +8,10 @@ from typing import Any
 
 from rageval_desktop import __version__
 from rageval_desktop.core.judges.registry import list_judges
-from rageval_desktop.core.metrics.compare import compare
+from rageval_desktop.core.metrics.compare import compare, evaluate_gate, rule_text
 from rageval_desktop.core.metrics.dashboard import summarise
 from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
+from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run
 from rageval_desktop.core.store.project import Project
 
@@ -31,9 +32,9 @@ def judge_health(project: Project, run_id: int, n_rows: int) -> list[dict[str, A
         out.append({
             "judge": j.name, "metric": j.metric, "kind": j.kind, "model": j.model or j.params.get("model") or
             j.params.get("measure"), "status": j.status,
-            "coverage": round(ok / n_rows, 4) if n_rows else None,
-            "unparsed_rate": round(unparsed / n_rows, 4) if n_rows else None,
-            "error_rate": round(error / n_rows, 4) if n_rows else None,
+            "coverage": ok / n_rows if n_rows else None,
+            "unparsed_rate": unparsed / n_rows if n_rows else None,
+            "error_rate": error / n_rows if n_rows else None,
             "agreement": None if audit is None else {
                 "statistic": audit[0], "value": audit[1], "ci": [audit[2], audit[3]], "n": audit[4],
                 "verdict": audit[5], "at": audit[6],
@@ -42,7 +43,18 @@ def judge_health(project: Project, run_id: int, n_rows: int) -> list[dict[str, A
     return out
 
 
-def build_report(project: Project, run: str, baseline: str | None = None, failures: int = 10) -> dict[str, Any]:
+def _gate(comparison: dict[str, Any] | None, max_slice_drop: float) -> dict[str, Any] | None:
+    """The gate's verdict on the comparison, by core's one rule (as `rageval gate` and the Compare page)."""
+    if comparison is None:
+        return None
+    result = evaluate_gate(comparison, max_slice_drop=max_slice_drop)
+    return {"passed": result.passed, "regressions": result.regressions, "ungated": result.ungated,
+            "rule": rule_text(result), "max_slice_drop": result.max_slice_drop,
+            "max_aggregate_drop": result.max_aggregate_drop, "min_slice_n": result.min_slice_n}
+
+
+def build_report(project: Project, run: str, baseline: str | None = None, failures: int = 10,
+                 max_slice_drop: float = 2.0) -> dict[str, Any]:
     data = load_run(project, run)
     summary = summarise(data)
     frame = classify(data)
@@ -50,6 +62,7 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
     for name in summary["slices"]:
         part = frame if name == "all" else frame[frame["slice"] == name]
         counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
+    comparison = compare(project, baseline, run) if baseline else None
     notes = project.reader().execute("SELECT notes, created_at, source_file FROM runs WHERE id = ?",
                                      (data.run_id,)).fetchone()
     return {
@@ -60,7 +73,9 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
         "run": {"name": run, "notes": notes[0], "imported_at": notes[1], "source_file": notes[2]},
         "baseline": baseline,
         "dashboard": summary,
-        "comparison": compare(project, baseline, run) if baseline else None,
+        "comparison": comparison,
+        "gate": _gate(comparison, max_slice_drop),
+        "definitions": {m: definition(m) for m in ("hit@5", "recall@5", "mrr", "ndcg@10")},
         "judge_health": judge_health(project, data.run_id, len(data.frame)),
         "failure_counts": counts,
         "failures": failure_rows(project, run, sample=failures),

@@ -26,7 +26,7 @@ def _page(pdf: Any, title: str, subtitle: str = "") -> Any:
     fig = plt.figure(figsize=A4)
     _plain(fig.text(0.04, 0.95, title, fontsize=15, weight="bold"))
     if subtitle:
-        _plain(fig.text(0.04, 0.915, subtitle, fontsize=9, color="#5f6368"))
+        _plain(fig.text(0.04, 0.915, subtitle, fontsize=9, color="#5f6368", wrap=True))
     return fig
 
 
@@ -68,23 +68,29 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
     d = report["dashboard"]
-    metrics = ["recall@5", "recall@10", "mrr", "ndcg@10", *d["judge_metrics"]]
+    metrics = ["hit@5", "recall@10", "mrr", "ndcg@10", *d["judge_metrics"]]
     with PdfPages(out, metadata={"Title": report["title"], "Creator": report["generator"]}) as pdf:
         sub = f"{report['project']} · generated {report['generated_at']}"
         if d["retired_judges"]:
             sub += " · retired judges left out: " + ", ".join(j["judge"] for j in d["retired_judges"])
+        if d["unsettled_judges"]:
+            sub += " · not yet confirmed by humans: " + ", ".join(j["judge"] for j in d["unsettled_judges"])
         fig = _page(pdf, report["title"], sub)
-        rows = [[name, str(s["n"]), *[_f(s.get(m)) for m in metrics], _f(s.get("p95_latency_ms")),
+        rows = [[name, str(s["n"]), str(s["n_with_gold"]), *[_f(s.get(m)) for m in metrics],
+                 _f(s.get("p95_latency_ms")),
                  "—" if s.get("cost_per_query") is None else f"${s['cost_per_query']:.5f}"]
                 for name, s in d["slices"].items()]
-        _table(fig, [0.04, 0.50, 0.92, 0.38], ["slice", "n", *metrics, "p95 ms", "cost/query"], rows)
+        _table(fig, [0.04, 0.50, 0.92, 0.38], ["slice", "n", "with gold", *metrics, "p95 ms", "cost/query"], rows)
         _image(fig, [0.04, 0.04, 0.92, 0.42], plots.slice_bars(report))
         pdf.savefig(fig)
         plt.close(fig)
         c = report.get("comparison")
         if c:
+            g = report["gate"]
+            verdict = "gate passes" if g["passed"] else f"gate fails: {len(g['regressions'])} regression(s)"
             fig = _page(pdf, f"{c['candidate']} vs {c['baseline']}",
-                        f"{c['shared_questions']} shared questions · delta in points with paired bootstrap 95% CI")
+                        f"{c['shared_questions']} shared questions · delta in points with paired bootstrap 95% CI · "
+                        f"{verdict} ({g['rule']})")
             rows = [[name, str(e["n"]), *[("—" if not e.get(m) else
                                             f"{e[m]['delta']:+.1f} [{e[m]['ci'][0]:+.1f}, {e[m]['ci'][1]:+.1f}]")
                                            for m in c["metrics"]]] for name, e in c["slices"].items()]

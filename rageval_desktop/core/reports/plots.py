@@ -45,7 +45,7 @@ def slice_bars(report: dict[str, Any]) -> bytes:
     import numpy as np
 
     summary = report["dashboard"]
-    metrics = ["recall@5", "mrr", *summary["judge_metrics"]][:4]
+    metrics = ["hit@5", "mrr", *summary["judge_metrics"]][:4]
     slices = list(summary["slices"])
     comparison = report.get("comparison")
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics), 3.4), squeeze=False)
@@ -103,7 +103,7 @@ def delta_chart(comparison: dict[str, Any]) -> bytes:
 
 @_plain_text
 def lab_chart(data: dict[str, Any]) -> bytes:
-    """The retrieval lab: recall@5/10/50 and MRR for each configuration ("chunk size matters")."""
+    """The retrieval lab: hit@5/10/50 and MRR for each configuration ("chunk size matters")."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,7 +111,7 @@ def lab_chart(data: dict[str, Any]) -> bytes:
     import numpy as np
 
     configs = data["configs"]
-    metrics = ["recall@5", "recall@10", "recall@50", "mrr"]
+    metrics = ["hit@5", "hit@10", "hit@50", "mrr"]
     x = np.arange(len(metrics))
     width = 0.8 / max(1, len(configs))
     fig, ax = plt.subplots(figsize=(8, 3.6))

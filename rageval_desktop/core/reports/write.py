@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.metrics.compare import drop_text
 from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.content import build_report
@@ -87,29 +88,43 @@ def write_html(report: dict[str, Any], out: Path) -> None:
     if report.get("comparison"):
         pngs["deltas"] = base64.b64encode(plots.delta_chart(report["comparison"])).decode()
     html = env.get_template("report.html.j2").render(
-        r=report, plots=pngs, retrieval_cols=["recall@5", "recall@10", "recall@50", "mrr", "ndcg@10"],
+        r=report, plots=pngs, retrieval_cols=["hit@5", "hit@10", "recall@10", "mrr", "ndcg@10"],
         fmt=fmt, pct=pct, money=money)
     out.write_text(html, encoding="utf-8")
 
 
 def write_markdown(report: dict[str, Any], out: Path) -> None:
     d = report["dashboard"]
-    metrics = ["recall@5", "mrr", *d["judge_metrics"]]
+    metrics = ["hit@5", "recall@5", "mrr", *d["judge_metrics"]]
     lines = [f"## {_md(report['title'])}", "", f"_{_md(report['project'])} · {report['generated_at']}_", ""]
     if d["retired_judges"]:
         lines += ["_Retired judges left out: " + ", ".join(_md(j["judge"]) for j in d["retired_judges"]) + "._", ""]
-    lines += ["| slice | n | " + " | ".join(map(_md, metrics)) + " | p95 ms | cost/query |",
-              "|---|---:|" + "---:|" * (len(metrics) + 2)]
+    if d["unsettled_judges"]:
+        lines += ["_⚑ Counted, but not yet confirmed by human ratings: " + ", ".join(
+            f"{_md(u['judge'])} ({_md(u['verdict'])}, n={u['n']})" for u in d["unsettled_judges"]) + "._", ""]
+    lines += ["| slice | n | with gold | " + " | ".join(map(_md, metrics)) + " | p95 ms | cost/query |",
+              "|---|---:|---:|" + "---:|" * (len(metrics) + 2)]
     for name, s in d["slices"].items():
-        lines.append(f"| {_md(name)} | {s['n']} | " + " | ".join(fmt(s.get(m)) for m in metrics) +
-                     f" | {fmt(s.get('p95_latency_ms'))} | {money(s.get('cost_per_query'))} |")
+        lines.append(f"| {_md(name)} | {s['n']} | {s['n_with_gold']} | " + " | ".join(fmt(s.get(m)) for m in metrics)
+                     + f" | {fmt(s.get('p95_latency_ms'))} | {money(s.get('cost_per_query'))} |")
+    lines += ["", "_n: questions (repeats averaged); retrieval metrics use those with gold ids. "
+              + "; ".join(_md(t) for t in report["definitions"].values() if t) + "_"]
     c = report.get("comparison")
     if c:
         lines += ["", f"### Against {_md(c['baseline'])} ({c['shared_questions']} shared questions)", "",
-                  "| slice | " + " | ".join(map(_md, c["metrics"])) + " |", "|---|" + "---:|" * len(c["metrics"])]
+                  "| slice | n | " + " | ".join(map(_md, c["metrics"])) + " |",
+                  "|---|---:|" + "---:|" * len(c["metrics"])]
         for name, e in c["slices"].items():
-            cells = [f"{e[m]['delta']:+.1f}" if e.get(m) else "—" for m in c["metrics"]]
-            lines.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
+            cells = [f"{e[m]['delta']:+.1f} [{e[m]['ci'][0]:+.1f}, {e[m]['ci'][1]:+.1f}]" if e.get(m) else "—"
+                     for m in c["metrics"]]
+            lines.append(f"| {_md(name)} | {e['n']} | " + " | ".join(cells) + " |")
+        g = report["gate"]
+        verdict = "passes" if g["passed"] else f"fails: {len(g['regressions'])} regression(s)"
+        lines += ["", f"**Gate {verdict}** ({_md(g['rule'])})."]
+        for r in g["regressions"]:
+            lines.append(f"- {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))}")
+        for r in g["ungated"]:
+            lines.append(f"- not gated: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
     lines += ["", "### Failures", "", "| slice | retrieval | reranker | generation |", "|---|---:|---:|---:|"]
     for name, n in report["failure_counts"].items():
         lines.append(f"| {_md(name)} | {n['retrieval']} | {n['reranker']} | {n['generation']} |")
@@ -144,14 +159,15 @@ def write_table(report: dict[str, Any], out: Path, ext: str) -> None:
         failures.to_excel(xl, sheet_name="failures", index=False)
 
 
-def write_report(project: Project, run: str, out: str | Path, baseline: str | None = None) -> Path:
+def write_report(project: Project, run: str, out: str | Path, baseline: str | None = None,
+                 max_slice_drop: float = 2.0) -> Path:
     out = Path(out)
     ext = out.suffix.lower()
     if ext not in FORMATS:
         raise RagevalError(f"cannot write '{out.name}': use one of {', '.join(FORMATS)}")
     if not out.parent.exists():
         raise RagevalError(f"{out.parent}: no such folder")
-    report = build_report(project, run, baseline)
+    report = build_report(project, run, baseline, max_slice_drop=max_slice_drop)
     if ext == ".html":
         write_html(report, out)
     elif ext == ".md":

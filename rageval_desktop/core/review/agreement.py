@@ -1,9 +1,10 @@
 """Judge-human agreement, with confidence intervals, and the retirement verdict it leads to.
 
-Statistics come from well-kept implementations: scikit-learn (Cohen's kappa, quadratic-weighted kappa, confusion
-matrix), scipy (Spearman), the `krippendorff` package (alpha). Judge scores are put on the human scale by rounding
-(an embedding judge's 3.27 counts as 3). Where several reviewers rated a row, the judge is compared with their
-consensus: the median, ties rounded down.
+Every statistic is computed from the confusion matrix (core.review.agreement_stats; equal to scikit-learn's kappas,
+scipy's Spearman and the `krippendorff` package's alpha), and the deciding one gets a paired bootstrap 95% CI
+(scipy.stats.bootstrap). The verdict respects that interval: see `decide`. Judge scores are put on the human
+scale by rounding (an embedding judge's 3.27 counts as 3). Where several reviewers rated a row, the judge is
+compared with their consensus: the median, ties rounded down.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges
+from rageval_desktop.core.review.agreement_stats import STATS
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.store.project import Project, utcnow
 
-RESAMPLES = 1000
-DB_VERDICT = {"keep": "pass", "retire": "retire", "insufficient": "not_enough_ratings"}
+NEEDS_MORE = "needs more ratings"
+MAX_ESTIMATE = 10_000  # "more ratings" beyond this: the estimate sits on the threshold, ratings may not settle it
+DB_VERDICT = {"keep": "pass", "retire": "retire", NEEDS_MORE: "not_enough_ratings"}
 
 
 @dataclass
@@ -30,11 +33,11 @@ class Agreement:
     statistic: str
     value: float | None
     ci: list[float | None]
-    verdict: str                      # keep | retire | insufficient
+    verdict: str                      # keep | retire | needs more ratings
     judge_status: str
     threshold: float
     min_n: int
-    needed: int                       # more rated rows before a verdict is possible
+    needed: int                       # more rated rows that would likely settle the verdict (an estimate)
     stats: dict[str, Any] = field(default_factory=dict)
     confusion: dict[str, Any] = field(default_factory=dict)
     per_slice: dict[str, Any] = field(default_factory=dict)
@@ -42,64 +45,10 @@ class Agreement:
     reviewers: int = 0
     compared_with: str = ""
     human_ceiling: float | None = None
+    rule: str = "interval"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _statistic(name: str, judge: Any, human: Any, labels: list[float]) -> float:
-    import numpy as np
-
-    if len(judge) == 0:
-        return float("nan")
-    if name == "exact":
-        return float(np.mean(judge == human))
-    if name == "within_one":
-        return float(np.mean(np.abs(judge - human) <= 1))
-    if name in ("cohen_kappa", "quadratic_kappa"):
-        from sklearn.metrics import cohen_kappa_score
-
-        if len(set(judge) | set(human)) < 2:
-            return float("nan")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = cohen_kappa_score(human, judge, labels=labels,
-                                      weights="quadratic" if name == "quadratic_kappa" else None)
-        return float(value)
-    if name == "spearman":
-        from scipy.stats import spearmanr
-
-        if np.all(judge == judge[0]) or np.all(human == human[0]):
-            return float("nan")
-        return float(spearmanr(judge, human).statistic)
-    if name == "krippendorff_alpha":
-        import krippendorff
-
-        data = np.vstack([judge, human]).astype(float)
-        if len(np.unique(data)) < 2:
-            return float("nan")
-        return float(krippendorff.alpha(reliability_data=data, value_domain=labels, level_of_measurement="ordinal"))
-    raise RagevalError(f"unknown statistic '{name}'")
-
-
-STATS = ("exact", "within_one", "cohen_kappa", "quadratic_kappa", "spearman", "krippendorff_alpha")
-
-
-def _bootstrap(name: str, judge: Any, human: Any, labels: list[float], seed: int = 11) -> list[float | None]:
-    import numpy as np
-
-    n = len(judge)
-    if n < 2:
-        return [None, None]
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(RESAMPLES):
-        idx = rng.integers(0, n, n)
-        values.append(_statistic(name, judge[idx], human[idx], labels))
-    values = np.asarray(values)
-    values = values[np.isfinite(values)]
-    if values.size < RESAMPLES // 2:
-        return [None, None]
-    return [round(float(np.percentile(values, 2.5)), 4), round(float(np.percentile(values, 97.5)), 4)]
 
 
 def pairs(project: Project, judge: Judge) -> Any:
@@ -114,8 +63,8 @@ def pairs(project: Project, judge: Judge) -> Any:
     judged = pd.read_sql_query(
         "SELECT x.run_row_id, x.passage_rank, x.score AS judge_score, COALESCE(g.slice_tag, '(unlinked)') AS slice, "
         "r.name AS run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
-        "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE x.judge_id = ? AND x.status = 'ok'",
-        conn, params=(judge.id,))
+        "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE x.judge_id = ? AND x.status = 'ok' AND x.run_row_id IN "
+        "(SELECT run_row_id FROM human_ratings WHERE metric = ?)", conn, params=(judge.id, judge.metric))
     if humans.empty or judged.empty:
         empty = pd.DataFrame(columns=["run_row_id", "passage_rank", "judge", "human", "reviewers", "slice", "run"])
         return empty, humans
@@ -143,54 +92,103 @@ def _human_ceiling(latest: Any, labels: list[float]) -> float | None:
     data = table[shared].to_numpy(dtype=float)
     if len(np.unique(data[np.isfinite(data)])) < 2:
         return None
-    return round(float(krippendorff.alpha(reliability_data=data, value_domain=labels,
-                                          level_of_measurement="ordinal")), 4)
+    return float(krippendorff.alpha(reliability_data=data, value_domain=labels, level_of_measurement="ordinal"))
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementPolicy) -> tuple[str, int]:
+    """The verdict and how many more rated rows would likely settle it, on unrounded values.
+
+    The interval rule (the default): keep when the whole 95% CI is at or above the threshold, retire when the
+    whole CI is below it, both only with at least `min_n` rated rows; otherwise the evidence does not decide
+    and the verdict is "needs more ratings". The estimate of the ratings still needed assumes the CI narrows as
+    1/sqrt(n) around the same estimate: n' = n (half-width / distance to the threshold)^2, at least `min_n`.
+    The point rule (the old one, an option) compares the estimate alone with the threshold."""
+    short = max(0, pol.min_n - n)
+    if value is None:
+        return NEEDS_MORE, max(short, 1)
+    if pol.rule == "point":
+        if short:
+            return NEEDS_MORE, short
+        return ("retire" if value < pol.threshold else "keep"), 0
+    low, high = ci
+    if low is None or high is None:
+        return NEEDS_MORE, max(short, 1)
+    if short == 0 and low >= pol.threshold:
+        return "keep", 0
+    if short == 0 and high < pol.threshold:
+        return "retire", 0
+    distance = abs(value - pol.threshold)
+    half = (value - low) if value >= pol.threshold else (high - value)
+    if distance <= 1e-12:
+        return NEEDS_MORE, max(short, MAX_ESTIMATE)
+    if low >= pol.threshold or high < pol.threshold:
+        return NEEDS_MORE, short                       # the CI decides, the minimum n is not reached yet
+    wanted = math.ceil(n * (half / distance) ** 2)
+    return NEEDS_MORE, max(short, min(MAX_ESTIMATE, wanted - n), 1)
 
 
 def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = None) -> Agreement:
+    """The judge's agreement with the humans: every statistic, the deciding one's bootstrap CI, the verdict.
+    Values are kept unrounded: the verdict and `--json` see full precision; displays round."""
+    import numpy as np
+
+    from rageval_desktop.core.review import agreement_stats as st
 
     pol = pol or policy(project)
     spec = judge.spec
     labels = [float(v) for v in range(int(spec.low), int(spec.high) + 1)]
+    k = len(labels)
     merged, latest = pairs(project, judge)
     deciding = pol.deciding(spec.low, spec.high)
-    j = merged["judge"].to_numpy(dtype=float)
-    h = merged["human"].to_numpy(dtype=float)
+    h = (merged["human"].to_numpy(dtype=float) - spec.low).astype(np.int64)
+    j = (merged["judge"].to_numpy(dtype=float) - spec.low).astype(np.int64)
     n = len(merged)
-    stats = {}
-    for name in STATS:
-        value = _statistic(name, j, h, labels)
-        stats[name] = None if not math.isfinite(value) else round(value, 4)
+    matrix = st.confusion(h, j, k) if n else None
+    stats = {name: (_finite(float(st.from_confusion(name, matrix))) if n else None) for name in STATS}
     value = stats[deciding]
-    ci = _bootstrap(deciding, j, h, labels) if n >= 2 else [None, None]
-    if n < pol.min_n or value is None:
-        verdict = "insufficient"
-    elif value < pol.threshold:
-        verdict = "retire"
-    else:
-        verdict = "keep"
-    confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge", "matrix": []}
-    if n:
-        from sklearn.metrics import confusion_matrix
+    ci = list(st.bootstrap_ci(deciding, h, j, k)) if n >= 2 and value is not None else [None, None]
+    verdict, needed = decide(value, ci, n, pol)
+    confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
+                                 "matrix": matrix.astype(int).tolist() if n else []}
 
-        confusion["matrix"] = confusion_matrix(h, j, labels=labels).tolist()
-    per_slice = {}
-    for name, part in merged.groupby("slice"):
-        v = _statistic(deciding, part["judge"].to_numpy(float), part["human"].to_numpy(float), labels)
-        per_slice[name] = {"n": len(part), "value": None if not math.isfinite(v) else round(v, 4)}
-    per_run = {}
-    for name, part in merged.groupby("run"):
-        v = _statistic(deciding, part["judge"].to_numpy(float), part["human"].to_numpy(float), labels)
-        per_run[name] = {"n": len(part), "value": None if not math.isfinite(v) else round(v, 4)}
+    def breakdown(column: str) -> dict[str, Any]:
+        out = {}
+        for name, part in merged.groupby(column):
+            ph = (part["human"].to_numpy(float) - spec.low).astype(np.int64)
+            pj = (part["judge"].to_numpy(float) - spec.low).astype(np.int64)
+            v = _finite(st.statistic(deciding, ph, pj, k))
+            low, high = st.bootstrap_ci(deciding, ph, pj, k) if v is not None else (None, None)
+            out[name] = {"n": len(part), "value": v, "ci": [low, high]}
+        return out
+
     reviewers = int(latest["reviewer"].nunique()) if not latest.empty else 0
     multi = int((merged["reviewers"] > 1).sum()) if n else 0
     compared = ("each row's only reviewer" if multi == 0 else
                 f"the consensus (median, ties rounded down) of the reviewers on {multi} row(s) rated more than once")
     return Agreement(judge=judge.name, metric=judge.metric, n=n, statistic=deciding, value=value, ci=ci,
                      verdict=verdict, judge_status=judge.status, threshold=pol.threshold, min_n=pol.min_n,
-                     needed=max(0, pol.min_n - n), stats=stats, confusion=confusion, per_slice=per_slice,
-                     per_run=per_run, reviewers=reviewers, compared_with=compared,
-                     human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None)
+                     needed=needed, stats=stats, confusion=confusion, per_slice=breakdown("slice"),
+                     per_run=breakdown("run"), reviewers=reviewers, compared_with=compared,
+                     human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def describe(result: Agreement) -> str:
+    """One line for people: the estimate with its interval, n and the threshold (rounded for display only)."""
+    if result.value is None:
+        return f"{result.statistic}: no value on n={result.n}"
+    text = (f"{result.statistic} {_fmt(result.value)} (95% CI {_fmt(result.ci[0])} to {_fmt(result.ci[1])}) on "
+            f"n={result.n} against the threshold {result.threshold:g}")
+    if result.verdict == NEEDS_MORE:
+        text += f"; about {result.needed} more rated rows would likely decide it"
+    return text
 
 
 def audit_all(project: Project, judge_name: str | None = None) -> list[Agreement]:
@@ -209,8 +207,7 @@ def apply(project: Project, result: Agreement, reason: str | None = None) -> str
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (judge.id, judge.metric, result.n, result.statistic, result.value, result.ci[0], result.ci[1],
              DB_VERDICT[result.verdict], json.dumps(result.as_dict()), utcnow()))
-        why = (f"{result.statistic} {result.value} (95% CI {result.ci[0]}–{result.ci[1]}) on n={result.n} "
-               f"against threshold {result.threshold}" if result.value is not None else "")
+        why = describe(result)
         if result.verdict == "retire" and judge.status == "active":
             conn.execute("UPDATE judges SET status = 'retired', status_at = ?, status_reason = ? WHERE id = ?",
                          (utcnow(), reason or f"agreement with humans too low: {why}", judge.id))
@@ -236,7 +233,7 @@ def set_status(project: Project, judge_name: str, status: str, reason: str, *, f
         result = agreement(project, judge)
         if result.verdict != "keep":
             raise RagevalError(f"'{judge_name}' can be reinstated only after a new audit passes (now: "
-                               f"{result.verdict}, {result.statistic} {result.value} on n={result.n})")
+                               f"{result.verdict}: {describe(result)})")
     with project.write("set judge status", changed=("judges", "audit")) as conn:
         conn.execute("UPDATE judges SET status = ?, status_at = ?, status_reason = ? WHERE id = ?",
                      (status, utcnow(), reason, judge.id))

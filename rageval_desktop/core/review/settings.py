@@ -8,6 +8,8 @@ from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.store.project import Project
 
 STATISTICS = ("auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha", "spearman", "exact")
+RULES = {"interval": "the 95% CI decides: keep when it lies at or above the threshold, retire when below it",
+         "point": "point estimate (the old rule): the estimate alone is compared with the threshold"}
 
 
 @dataclass(frozen=True)
@@ -15,6 +17,7 @@ class RetirementPolicy:
     statistic: str = "auto"   # auto: quadratic-weighted kappa for ordinal scales, Cohen's kappa for binary
     threshold: float = 0.7
     min_n: int = 30
+    rule: str = "interval"    # interval | point (see RULES)
 
     def deciding(self, low: float, high: float) -> str:
         if self.statistic != "auto":
@@ -25,22 +28,25 @@ class RetirementPolicy:
 def policy(project: Project) -> RetirementPolicy:
     return RetirementPolicy(statistic=project.meta("retirement.statistic", "auto") or "auto",
                             threshold=float(project.meta("retirement.threshold", "0.7") or 0.7),
-                            min_n=int(project.meta("retirement.min_n", "30") or 30))
+                            min_n=int(project.meta("retirement.min_n", "30") or 30),
+                            rule=project.meta("retirement.rule", "interval") or "interval")
 
 
 def set_policy(project: Project, *, statistic: str | None = None, threshold: float | None = None,
-               min_n: int | None = None) -> RetirementPolicy:
+               min_n: int | None = None, rule: str | None = None) -> RetirementPolicy:
     if statistic is not None and statistic not in STATISTICS:
         raise RagevalError(f"unknown statistic '{statistic}'; choose one of {', '.join(STATISTICS)}")
     if threshold is not None and not -1 <= threshold <= 1:
         raise RagevalError("the threshold is an agreement value between -1 and 1")
+    if rule is not None and rule not in RULES:
+        raise RagevalError(f"unknown rule '{rule}'; choose one of {', '.join(RULES)}")
     if min_n is not None and min_n < 2:
         raise RagevalError("the minimum number of ratings must be at least 2")
     with project.write("set retirement policy", changed=("settings",)) as conn:
-        for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n)):
+        for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n), ("rule", rule)):
             if value is not None:
                 conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
                              "value = excluded.value", (f"retirement.{key}", str(value)))
         project.audit(conn, "set retirement policy", "settings", None, statistic=statistic, threshold=threshold,
-                      min_n=min_n)
+                      min_n=min_n, rule=rule)
     return policy(project)

@@ -21,6 +21,7 @@ class RecordsModel(QAbstractTableModel):
         self.scored = scored or set()   # 0-100 columns: cells tinted by value
         self.deltas = deltas or set()   # signed differences: red below zero, green above
         self.heat = heat                # counts tinted by their share of the largest (a confusion heatmap)
+        self.header_tips: dict[str, str] = {}   # column key -> what the column means
 
     def set_records(self, records: list[dict[str, Any]]) -> None:
         self.beginResetModel()
@@ -39,6 +40,8 @@ class RecordsModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return self.columns[section][1]
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
+            return self.header_tips.get(self.columns[section][0])
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

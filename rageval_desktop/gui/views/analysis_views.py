@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import records_table
@@ -115,12 +117,16 @@ class DashboardView(_Analysis):
         summary, png = result
         self.summary = summary
         metrics = summary["judge_metrics"]
-        columns = [("slice", "slice"), ("n", "n"), ("recall@5", "recall@5"), ("recall@10", "recall@10"),
-                   ("recall@50", "recall@50"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
+        columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"), ("hit@5", "hit@5"),
+                   ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
                    *[(m, m) for m in metrics], *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
                    ("p95_latency_ms", "p95 ms"), ("cost_per_query", "cost/query")]
         self.model.columns = columns
-        self.model.scored = {"recall@5", "recall@10", "recall@50", "mrr", "ndcg@10", *metrics}
+        self.model.scored = {"hit@5", "hit@10", "recall@10", "mrr", "ndcg@10", *metrics}
+        self.model.header_tips = {**{key: definition(key) or "" for key, _ in columns if definition(key)},
+                                  "n": "questions: a question answered more than once counts once (its repeats "
+                                       "averaged)",
+                                  "n_with_gold": "questions with gold chunk ids: the n of the retrieval metrics"}
         records = []
         for name, s in summary["slices"].items():
             rec = {"slice": name, **s}
@@ -140,6 +146,11 @@ class DashboardView(_Analysis):
         notes = ["Scores on 0–100. Judge metrics: mean of active judges; hover a score for its 95% CI."]
         if summary["retired_judges"]:
             notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
+        if summary["unsettled_judges"]:
+            notes.append("⚑ Counted but not yet confirmed by human ratings: " + ", ".join(
+                f"{u['judge']} ({u['verdict']}, n={u['n']})" for u in summary["unsettled_judges"]) + ".")
+        if summary["repeated_questions"]:
+            notes.append(f"{summary['repeated_questions']} question(s) answered more than once: averaged.")
         if summary["golden_set_changed_since_run"]:
             notes.append("The golden set changed since this run was imported.")
         if not metrics:
@@ -160,7 +171,10 @@ class CompareView(_Analysis):
         self.drop.setSuffix(" points")
         drop_label = QLabel("Max slice &drop:")
         drop_label.setBuddy(self.drop)
-        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop):
+        self.significant = QCheckBox("Only &significant drops")
+        self.significant.setToolTip("Fail only on drops over the limit whose paired 95% CI lies wholly below zero "
+                                    "(rageval gate --require-significant)")
+        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.significant):
             self.top.addWidget(w)
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
@@ -174,6 +188,7 @@ class CompareView(_Analysis):
         for box in (self.base_box, self.cand_box):
             box.currentIndexChanged.connect(self.compute)
         self.drop.valueChanged.connect(self._verdict)
+        self.significant.toggled.connect(self._verdict)
         self.result: dict[str, Any] | None = None
 
     def refresh(self, runs: list[str]) -> None:
@@ -194,10 +209,26 @@ class CompareView(_Analysis):
         comparison, png = result
         self.result = comparison
         metrics = comparison["metrics"]
-        self.model.columns = [("slice", "slice"), ("n", "n"), *[(m, f"Δ {m}") for m in metrics]]
+        self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
+                              *[(m, f"Δ {m}") for m in metrics]]
         self.model.deltas = set(metrics)
-        records = [{"slice": name, "n": e["n"], **{m: (e[m] or {}).get("delta") for m in metrics}}
-                   for name, e in comparison["slices"].items()]
+        self.model.header_tips = {"n": "questions both runs answered (repeats averaged)",
+                                  "n_with_gold": "of those, questions with gold chunk ids: the n of retrieval "
+                                                 "metrics",
+                                  **{m: f"candidate − baseline in points; hover a cell for its paired 95% CI. "
+                                        f"{definition(m) or ''}" for m in metrics}}
+        records = []
+        for name, e in comparison["slices"].items():
+            rec = {"slice": name, "n": e["n"], "n_with_gold": e["n_with_gold"]}
+            for m in metrics:
+                cell = e.get(m)
+                rec[m] = cell["delta"] if cell else None
+                if cell:
+                    noise = " — within noise (the CI includes 0)" if cell["ci"][0] <= 0 <= cell["ci"][1] else ""
+                    rec[f"{m}__tip"] = (f"{m}: {cell['baseline']:.1f} → {cell['candidate']:.1f}, Δ "
+                                        f"{cell['delta']:+.1f}, 95% CI [{cell['ci'][0]:+.1f}, {cell['ci'][1]:+.1f}], "
+                                        f"n={cell['n']}{noise}")
+            records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
         self.show_png(self.plot, png)
@@ -206,18 +237,25 @@ class CompareView(_Analysis):
     def _verdict(self, *_: object) -> None:
         if not self.result:
             return
-        from rageval_desktop.core.metrics.compare import evaluate_gate
+        from rageval_desktop.core.metrics.compare import evaluate_gate, rule_text
 
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
-        result = evaluate_gate(self.result, max_slice_drop=limit, max_aggregate_drop=limit)
+        result = evaluate_gate(self.result, max_slice_drop=limit, require_significant=self.significant.isChecked())
         head = f"{self.result['shared_questions']} shared questions. "
+        flag = " --require-significant" if result.require_significant else ""
         if not result.passed:
             worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
-            self.note.setText(head + f"The gate fails (rageval gate --max-slice-drop {limit:g} "
-                              f"--max-aggregate-drop {limit:g}): {len(result.regressions)} regression(s), e.g. "
-                              + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}" for r in worst) + ".")
+            text = (head + f"The gate fails (rageval gate --max-slice-drop {limit:g}{flag}): "
+                    f"{len(result.regressions)} regression(s), e.g. "
+                    + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}"
+                                + (" (within noise)" if r["within_noise"] else "") for r in worst) + ".")
         else:
-            self.note.setText(head + f"The gate passes: nothing drops more than {limit:g} points.")
+            text = head + f"The gate passes ({rule_text(result)})."
+        if result.ungated:
+            text += f" {len(result.ungated)} drop(s) over the limit reported, not gated (small slices or noise)."
+        if self.result.get("unsettled_judges"):
+            text += " ⚑ Not yet confirmed by humans: " + ", ".join(u["judge"] for u in self.result["unsettled_judges"])
+        self.note.setText(text)
 
 
 class FailuresView(_Analysis):

@@ -203,17 +203,17 @@ class GoldenBar(QWidget):
 
 def lab_text(data: dict[str, Any]) -> str:
     lines = [f"{data['questions']} approved golden questions with gold chunks; overlap {data['overlap']:.0%}", "",
-             f"{'configuration':<16}{'model':<20}{'chunks':>8}{'recall@5':>10}{'recall@10':>11}{'recall@50':>11}"
+             f"{'configuration':<16}{'model':<20}{'chunks':>8}{'hit@5':>10}{'hit@10':>11}{'hit@50':>11}"
              f"{'MRR':>8}"]
     for c in data["configs"]:
         a = c["slices"]["all"]
-        lines.append(f"{c['config']:<16}{c['model']:<20}{c['chunks']:>8}{a['recall@5']:>10.1f}{a['recall@10']:>11.1f}"
-                     f"{a['recall@50']:>11.1f}{a['mrr']:>8.1f}")
-    lines += ["", "recall@5 per slice:"]
+        lines.append(f"{c['config']:<16}{c['model']:<20}{c['chunks']:>8}{a['hit@5']:>10.1f}{a['hit@10']:>11.1f}"
+                     f"{a['hit@50']:>11.1f}{a['mrr']:>8.1f}")
+    lines += ["", "hit@5 per slice:"]
     slices = [s for s in data["configs"][0]["slices"] if s != "all"]
     lines.append(f"{'configuration':<16}" + "".join(f"{s[:14]:>16}" for s in slices))
     for c in data["configs"]:
-        lines.append(f"{c['config']:<16}" + "".join(f"{c['slices'][s]['recall@5']:>16.1f}" for s in slices))
+        lines.append(f"{c['config']:<16}" + "".join(f"{c['slices'][s]['hit@5']:>16.1f}" for s in slices))
     return "\n".join(lines)
 
 

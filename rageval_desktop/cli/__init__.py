@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("--run", required=True, help="name of the run, e.g. v2")
             q.add_argument("--replace", action="store_true", help="replace a run of the same name (backup first)")
             q.add_argument("--notes", help="free text kept with the run")
+            q.add_argument("--rank-by", choices=["position", "score"], default="position",
+                           help="rank of a retrieved passage: its position in the file (default), or its score, "
+                                "highest first")
 
     p = command("info", cmd_info, "summarise a project")
     p.add_argument("project")
@@ -206,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
-    q = acts.add_parser("import", help="CSV/JSONL: row_id or question, metric, reviewer, score [, comment]")
+    q = acts.add_parser("import", help="CSV/JSONL: row_id or question [+ run], metric, reviewer, score "
+                        "[, passage_rank (per-passage metrics, 1 = first passage), comment]")
     q.add_argument("project")
     q.add_argument("file")
     q.add_argument("--json", action="store_true")

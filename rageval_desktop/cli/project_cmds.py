@@ -30,7 +30,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                                              default_slice=args.slice, check_duplicates=not args.no_dedupe_check)
         elif args.what == "run":
             report = importers.import_run(project, args.file, args.run, fmt=args.format, mapping=mapping,
-                                          replace=args.replace, notes=args.notes)
+                                          replace=args.replace, notes=args.notes, rank_by=args.rank_by)
         else:
             report = importers.import_corpus(project, args.file)
     for warning in report.warnings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _open, _print
 
@@ -28,8 +29,11 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
     with _open(args.project) as project:
         if args.action == "import":
-            n = ratings.import_ratings(project, args.file)
-            _print(args, {"imported": n}, f"imported {n} ratings")
+            report = ratings.import_ratings(project, args.file)
+            if report.unused_columns:
+                print(f"warning: {report.file}: column(s) not used: {', '.join(report.unused_columns)} (used: "
+                      f"{', '.join(ratings.RATING_COLUMNS)})", file=sys.stderr)
+            _print(args, report.as_dict(), f"imported {report.imported} ratings from {report.file}")
         else:
             n = ratings.export_ratings(project, args.out)
             _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")

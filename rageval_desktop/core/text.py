@@ -37,3 +37,8 @@ def md_escape(text: object) -> str:
     text = html.escape(str(text), quote=False)
     text = _LINE_BREAKS.sub(" ", text)
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def normalise_passage(text: str) -> str:
+    """The key that matches a passage's text to a corpus chunk: exact, after collapsing runs of whitespace."""
+    return " ".join(text.split())

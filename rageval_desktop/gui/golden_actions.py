@@ -35,7 +35,7 @@ class GoldenActions:
         if self.project is None:
             return
         existing = row(self.project, golden_id) if golden_id else None
-        dialog = GoldenRowDialog(self.project, browse.list_slices(self.project), existing, self)
+        dialog = GoldenRowDialog(self.project, browse.slice_choices(self.project), existing, self)
         if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:
             def saved(r: dict) -> None:
                 from rageval_desktop.core.golden.edits import set_status
@@ -190,7 +190,7 @@ class GoldenActions:
         from rageval_desktop.core.golden.edits import promote_failure
 
         tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
-                                       browse.list_slices(self.project), 2, False)
+                                       browse.slice_choices(self.project), 0, False)
         if ok:
             self.run_task("Adding to the golden set",
                 lambda ctx, project=self.project: promote_failure(project, row_id, tag),

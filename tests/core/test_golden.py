@@ -181,3 +181,22 @@ def test_duplicate_check_never_blocks_an_import(proj, tmp_path, monkeypatch):
     report = import_golden(proj, new, check_duplicates=True)
     assert report.added == 1
     assert any(w.startswith("near-duplicate check skipped: the offline embedding model needs") for w in report.warnings)
+
+
+def test_a_new_project_has_the_slices_its_data_brings(tmp_path):
+    import json as _json
+
+    from rageval_desktop.core.golden import edits
+    from rageval_desktop.core.importers import import_golden
+    from rageval_desktop.core.store.project import Project
+
+    with Project.create(tmp_path / "n.rageval") as p:
+        assert p.reader().execute("SELECT COUNT(*) FROM slices").fetchone()[0] == 0
+        (tmp_path / "g.jsonl").write_text(_json.dumps({"question": "Q?", "gold_answer": "a", "slice_tag": "legal"})
+                                          + "\n")
+        import_golden(p, tmp_path / "g.jsonl", check_duplicates=False)
+        assert [r[0] for r in p.reader().execute("SELECT name FROM slices")] == ["legal"]
+        edits.add_row(p, "Another?", gold_answer="b", slice_tag="multi-hop")  # a standard name is added on use
+        with pytest.raises(edits.GoldenInvalid, match="add it first"):
+            edits.add_row(p, "Third?", gold_answer="c", slice_tag="mulit-hop")  # a typo is not
+        assert sorted(r[0] for r in p.reader().execute("SELECT name FROM slices")) == ["legal", "multi-hop"]

@@ -10,7 +10,7 @@ import pytest
 
 from rageval_desktop.core.errors import ImportFailed
 from rageval_desktop.core.importers import import_corpus, import_golden, import_run, parse_mapping
-from tests.conftest import SHARED, table_dump
+from tests.conftest import DATA, table_dump
 
 GOLDEN = [
     {"id": "g1", "question": "What does assert do?", "gold_answer": "It checks a condition.",
@@ -114,21 +114,46 @@ def test_ragas_layouts(project, tmp_path):
 
 
 def test_open_rag_eval_real_file(project, tmp_path):
-    src = SHARED / "data" / "open-rag-eval" / "test_csv_connector.csv"
-    if not src.exists():
-        pytest.skip("shared data not present")
+    src = DATA / "open-rag-eval" / "test_csv_connector.csv"
     report = import_run(project, src, "ore")
     assert report.layout == "open-rag-eval"
     source = pd.read_csv(src)
     groups = source.groupby(["query_id", "query_run"]).size()
     assert report.added == len(groups)
+    # query_6 was run twice: visible as two rows and said at import (was: merged without a word)
+    assert any("run more than once" in w and "query_6#run1" in w for w in report.warnings)
     conn = project.reader()
     answer = conn.execute("SELECT answer FROM run_rows WHERE external_id = 'query_4'").fetchone()[0]
     assert answer.startswith("Based on the provided sources") and "\n\nSources: [1], [2]" in answer
     ps = conn.execute("SELECT p.rank, p.chunk_id, p.text FROM retrieved_passages p JOIN run_rows r "
                       "ON r.id = p.run_row_id WHERE r.external_id = 'query_1' ORDER BY p.rank").fetchall()
-    assert ps == [(1, "[1]", "Blackholes are big."), (2, "[2]", "Blackholes are dense."),
-                  (3, "[3]", "The earth is round.")]
+    # "[1]" numbers the passages of one query: scoped to it, so query_3's "[2]" is not query_1's "[2]"
+    assert ps == [(1, "query_1:[1]", "Blackholes are big."), (2, "query_1:[2]", "Blackholes are dense."),
+                  (3, "query_1:[3]", "The earth is round.")]
+    ids = {r[0] for r in conn.execute("SELECT chunk_id FROM retrieved_passages")}
+    assert "query_3:[2]" in ids and "[2]" not in ids
+
+
+def test_open_rag_eval_passages_find_their_corpus_chunks_and_repeats_average(project, tmp_path):
+    src = DATA / "open-rag-eval" / "test_csv_connector.csv"
+    import_corpus(project, write(tmp_path / "corpus.jsonl", [
+        {"chunk_id": "moons-1", "doc_id": "moons", "text": "Seven  planets have\na moon."},
+        {"chunk_id": "moons-2", "doc_id": "moons", "text": "Earth has a moon."}]))
+    import_golden(project, write(tmp_path / "g.jsonl", [
+        {"id": "query_6", "question": "How many planets have moons?", "gold_answer": "Seven",
+         "gold_chunk_ids": ["moons-2"], "slice_tag": "easy"}]))
+    import_run(project, src, "ore")
+    conn = project.reader()
+    rows = conn.execute("SELECT r.external_id, p.rank, p.chunk_id FROM retrieved_passages p JOIN run_rows r ON "
+                        "r.id = p.run_row_id WHERE r.external_id LIKE 'query_6%' ORDER BY r.id, p.rank").fetchall()
+    assert rows == [("query_6#run1", 1, "moons-1"), ("query_6#run2", 1, "moons-1"), ("query_6#run2", 2, "moons-2")]
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    easy = dashboard(project, "ore")["slices"]["easy"]
+    # the file asks this question three times (query_3, and query_6 in two runs): run 1 of query_6 misses the gold
+    # chunk, the other two find it at rank 2. One question, its three rows averaged
+    assert (easy["n"], easy["rows"]) == (1, 3)
+    assert easy["hit@5"] == pytest.approx(200 / 3) and easy["mrr"] == pytest.approx(100 / 3)
 
 
 def test_open_rag_eval_repeated_query_runs(project, tmp_path):
@@ -291,3 +316,68 @@ def test_demo_project_is_realistic(demo_file, tmp_path):
             WHERE json_array_length(g.gold_chunk_ids) > 0 GROUP BY r.name"""))
         assert 0.2 < hits["v1"] < 1.0 and 0.2 < hits["v2"] < 1.0 and hits["v1"] != hits["v2"]
         assert conn.execute("SELECT MIN(latency_ms) > 0, MIN(cost_usd) > 0 FROM run_rows").fetchone() == (1, 1)
+
+
+def test_hf_cookbook_run_text_is_matched_to_the_corpus(project, tmp_path):
+    """Was: cookbook runs kept retrieved documents as text without ids, so with a corpus hit@5 was 0."""
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    golden = [{"question": f"What is fact {i}?", "answer": f"fact {i}", "context": f"Fact {i} is true."}
+              for i in range(3)]
+    outputs = [{"question": f"What is fact {i}?", "generated_answer": "yes",
+                "retrieved_docs": ["Some other text.", f"Fact {i}\n is   true."]} for i in range(3)]
+    before = import_run(project, write(tmp_path / "early.json", outputs), "early")
+    assert not any("retrieval metrics cannot be computed" in w for w in before.warnings)  # nothing linked yet
+    import_corpus(project, write(tmp_path / "corpus.jsonl", [
+        {"chunk_id": f"c{i}", "doc_id": "d", "text": f"Fact {i} is true."} for i in range(3)] + [
+        {"chunk_id": "other", "doc_id": "d", "text": "Some other text."}]))
+    import_golden(project, write(tmp_path / "eval.csv", golden))
+    run = import_run(project, write(tmp_path / "out.json", outputs), "cookbook")
+    assert run.linked == 3 and not any("cannot be computed" in w for w in run.warnings)
+    ids = [r[0] for r in project.reader().execute(
+        "SELECT p.chunk_id FROM retrieved_passages p JOIN run_rows r ON r.id = p.run_row_id JOIN runs u "
+        "ON u.id = r.run_id WHERE u.name = 'cookbook' ORDER BY r.id, p.rank")]
+    assert ids == ["other", "c0", "other", "c1", "other", "c2"]
+    d = dashboard(project, "cookbook")["slices"]["all"]
+    assert d["hit@5"] == 100.0 and d["mrr"] == 50.0
+
+
+def test_text_only_passages_without_a_corpus_are_reported(project, tmp_path):
+    import_golden(project, write(tmp_path / "g.jsonl", [{"id": "g1", "question": "Q1?", "gold_answer": "a",
+                                                        "gold_chunk_ids": ["c1"]}]))
+    rows = [{"id": "g1", "question": "Q1?", "answer": "a", "retrieved": ["just text", "more text"]}]
+    report = import_run(project, write(tmp_path / "r.jsonl", rows), "r")
+    warning = next(w for w in report.warnings if "cannot be computed" in w)
+    assert warning.startswith("1 linked row(s)") and "no corpus" in warning and "rageval import corpus" in warning
+
+
+def test_rank_is_the_file_position_unless_rank_by_score(project, tmp_path):
+    import_golden(project, write(tmp_path / "g.jsonl", [{"id": "g1", "question": "Q1?", "gold_answer": "a",
+                                                        "gold_chunk_ids": ["gold"]}]))
+    rows = [{"id": "g1", "question": "Q1?", "answer": "a",
+             "retrieved": [{"chunk_id": "x", "text": "x", "score": 0.1}, {"chunk_id": "y", "text": "y", "score": 0.5},
+                           {"chunk_id": "gold", "text": "g", "score": 0.9}]}]
+    path = write(tmp_path / "r.jsonl", rows)
+    by_position = import_run(project, path, "pos")
+    assert any("scores rise down the list" in w and "--rank-by score" in w for w in by_position.warnings)
+    by_score = import_run(project, path, "score", rank_by="score")
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    assert dashboard(project, "pos")["slices"]["all"]["mrr"] == pytest.approx(100 / 3)
+    assert dashboard(project, "score")["slices"]["all"]["mrr"] == 100.0
+    order = [r[0] for r in project.reader().execute(
+        "SELECT p.chunk_id FROM retrieved_passages p JOIN run_rows r ON r.id = p.run_row_id JOIN runs u "
+        "ON u.id = r.run_id WHERE u.name = 'score' ORDER BY p.rank")]
+    assert order == ["gold", "y", "x"] and not any("rise down" in w for w in by_score.warnings)
+
+
+def test_a_repeated_chunk_keeps_its_rank_slot(project, tmp_path):
+    import_golden(project, write(tmp_path / "g.jsonl", [{"id": "g1", "question": "Q1?", "gold_answer": "a",
+                                                        "gold_chunk_ids": ["gold"]}]))
+    rows = [{"id": "g1", "question": "Q1?", "answer": "a",
+             "retrieved": [{"chunk_id": "x", "text": "x"}, {"chunk_id": "x", "text": "x"},
+                           {"chunk_id": "gold", "text": "g"}]}]
+    import_run(project, write(tmp_path / "r.jsonl", rows), "dup")
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    assert dashboard(project, "dup")["slices"]["all"]["mrr"] == pytest.approx(100 / 3)  # gold at rank 3, not 2

@@ -322,3 +322,40 @@ def test_a_rewritten_rubric_is_audited_on_rows_already_rated(tmp_path, monkeypat
     assert health[clone.name]["agreement"]["verdict"] == "pass"
     assert "only reviewer" in health[clone.name]["agreement"]["compared_with"]
     p.close()
+
+
+def test_per_passage_ratings_import_and_count(tmp_path, monkeypatch, capsys):
+    """Was: `ratings import` dropped passage_rank, so UMBRELA ratings landed on rank 0 and agreement had n = 0;
+    and a column it did not use vanished without a word."""
+    monkeypatch.setenv("UMB_KEY", "sk-test-0123456789")
+    p = make_project(tmp_path / "p.rageval", n=20)
+    judge = add_judge(p, "umbrela", "passage_relevance", "llm", model="m", base_url="http://127.0.0.1:9/v1",
+                      api_key_ref="UMB_KEY")
+    rows = [r for r, in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+    with p.write("judged") as w:
+        w.executemany("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_key, status, score, "
+                      "created_at) VALUES (?, ?, ?, ?, 'ok', ?, ?)",
+                      [(judge.id, r, rank, f"k{r}-{rank}", 3.0 if rank == 1 else 0.0, utcnow())
+                       for r in rows for rank in (1, 2)])
+    lines = ["row_id,passage_rank,metric,reviewer,score,confidence"]
+    lines += [f"{r},{rank},passage_relevance,ann,{3 if rank == 1 else 0},high" for r in rows for rank in (1, 2)]
+    (tmp_path / "umbrela.csv").write_text("\n".join(lines) + "\n")
+    path = str(p.path)
+    p.close()
+    assert main(["ratings", "import", path, str(tmp_path / "umbrela.csv"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["imported"] == 40
+    assert "column(s) not used: confidence" in captured.err
+    with Project.open(path) as fresh:
+        ranks = sorted({r for r, in fresh.reader().execute("SELECT passage_rank FROM human_ratings")})
+        assert ranks == [1, 2]
+        result = agreement.agreement(fresh, get_judge(fresh, "umbrela"))
+        assert result.n == 40 and result.value == 1.0
+    (tmp_path / "bad.csv").write_text("row_id,passage_rank,metric,reviewer,score\n"
+                                      f"{rows[0]},7,passage_relevance,ann,2\n")
+    assert main(["ratings", "import", path, str(tmp_path / "bad.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "bad.csv" in err and "row 1" in err and "passage_rank" in err and "no retrieved passage at rank 7" in err
+    (tmp_path / "missing.csv").write_text(f"row_id,metric,reviewer,score\n{rows[0]},passage_relevance,ann,2\n")
+    assert main(["ratings", "import", path, str(tmp_path / "missing.csv")]) == 1
+    assert "rated per retrieved passage" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from typing import Any
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.importers.golden_import import golden_id_for
 from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.schema import STANDARD_SLICES
 from rageval_desktop.core.text import normalise_question
 
 FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "status", "source")
@@ -35,7 +36,11 @@ def validate(conn: Any, values: dict[str, Any]) -> None:
     tag = values.get("slice_tag")
     slices = {r[0] for r in conn.execute("SELECT name FROM slices")}
     if tag is not None and tag not in slices:
-        raise GoldenInvalid(f"slice '{tag}' is not one of the project's slices ({', '.join(sorted(slices))})")
+        if tag not in STANDARD_SLICES:  # a typo must not make a slice; a new slice is added on purpose
+            raise GoldenInvalid(f"slice '{tag}' is not one of the project's slices "
+                                f"({', '.join(sorted(slices)) or 'none yet'}); add it first (rageval golden target "
+                                f"--slice '{tag}' --rows N), or use one of {', '.join(STANDARD_SLICES)}")
+        conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (tag, len(slices)))
     ids = values.get("gold_chunk_ids") or []
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
         raise GoldenInvalid("gold_chunk_ids must be a list of chunk ids")

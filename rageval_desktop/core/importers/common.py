@@ -71,3 +71,18 @@ def check_unique(values: list[tuple[int, str | None]], file: str, column: str, w
             raise ImportFailed(f"duplicate {what} '{value[:80]}' (first seen on row {seen[value]})",
                                file=file, row=row, column=column)
         seen[value] = row
+
+
+def chunks_by_text(conn: Any, wanted: set[str]) -> dict[str, str]:
+    """Corpus chunk ids of passage texts given without ids (normalised with core.text.normalise_passage): one pass
+    over the corpus, keeping only the texts asked for. The first chunk of a repeated text wins."""
+    from rageval_desktop.core.text import normalise_passage
+
+    if not wanted:
+        return {}
+    found: dict[str, str] = {}
+    for chunk_id, text in conn.execute("SELECT chunk_id, text FROM corpus_chunks ORDER BY doc_id, position"):
+        key = normalise_passage(text)
+        if key in wanted and key not in found:
+            found[key] = chunk_id
+    return found

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.importers.common import ImportReport, check_unique, load
+from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, load
 from rageval_desktop.core.importers.layouts import GoldenRecord
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import normalise_question, short_hash
+from rageval_desktop.core.text import normalise_passage, normalise_question, short_hash
 
 CONTENT_FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "metadata")
 
@@ -62,7 +62,7 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
             if rec.slice_tag and rec.slice_tag not in known_slices:
                 new_slices.add(rec.slice_tag)
             if not rec.gold_chunk_ids and rec.gold_context:
-                found = chunk_by_text.get(rec.gold_context.strip())
+                found = chunk_by_text.get(normalise_passage(rec.gold_context))
                 if found:
                     rec.gold_chunk_ids = [found]
                 else:
@@ -123,15 +123,8 @@ def _edit(conn, project: Project, gid: str, revision: int, op: str, now: str, re
 
 
 def _chunks_by_text(conn, records: list[GoldenRecord]) -> dict[str, str]:
-    wanted = {r.gold_context.strip() for r in records if r.gold_context and not r.gold_chunk_ids}
-    if not wanted:
-        return {}
-    found = {}
-    for chunk_id, text in conn.execute("SELECT chunk_id, text FROM corpus_chunks"):
-        key = text.strip()
-        if key in wanted and key not in found:
-            found[key] = chunk_id
-    return found
+    return chunks_by_text(conn, {normalise_passage(r.gold_context) for r in records
+                                 if r.gold_context and not r.gold_chunk_ids})
 
 
 def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:

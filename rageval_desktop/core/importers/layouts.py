@@ -35,6 +35,7 @@ class Passage:
     text: str | None
     score: float | None = None
     in_prompt: bool | None = None
+    scoped: bool = False  # chunk_id is a marker local to its query (open-rag-eval "[1]"), not a corpus id
 
 
 @dataclass
@@ -218,7 +219,8 @@ def _cookbook_run(records: list[dict], c: Cells) -> list[RunRecord]:
 
 
 def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
-    """One row per passage; the answer sits on the first row of each (query_id, query_run) group."""
+    """One row per passage; the answer sits on the first row of each (query_id, query_run) group. Each query_run
+    of a query is a row of its own (id `query_6#run2`), and metrics average a question's runs (rowdata)."""
     groups: dict[tuple[str, str], RunRecord] = {}
     runs_per_query: dict[str, set[str]] = {}
     for i, r in enumerate(records, start=1):
@@ -229,7 +231,7 @@ def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
         rec = groups.get(key)
         if rec is None:
             rec = groups[key] = RunRecord(row=i, external_id=qid, golden_id=None, question=question,
-                                          answer=None, retrieved=[], metadata={"query_run": qrun})
+                                          answer=None, retrieved=[], metadata={"query_id": qid, "query_run": qrun})
             runs_per_query.setdefault(qid, set()).add(qrun)
         elif rec.question != question:
             raise c.fail(f"query_id {qid} has another question on row {rec.row}", i, "query")
@@ -240,7 +242,10 @@ def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
             rec.answer = answer
         passage_id, passage = c.text(r, "passage_id", i), c.text(r, "passage", i)
         if passage_id is not None or passage is not None:
-            rec.retrieved.append(Passage(chunk_id=passage_id, text=passage))
+            # "[1]", "[2]" number the passages of one query (the answer cites them): not corpus ids, so they
+            # are scoped to their query; with a corpus, the passage text finds the real chunk at import
+            scoped = None if passage_id is None else f"{qid}:{passage_id}"
+            rec.retrieved.append(Passage(chunk_id=scoped, text=passage, scoped=passage_id is not None))
     for (qid, qrun), rec in groups.items():
         if len(runs_per_query[qid]) > 1:
             rec.external_id = f"{qid}#run{qrun}"

@@ -9,19 +9,26 @@ import json
 from pathlib import Path
 
 from rageval_desktop.core.errors import ImportFailed
-from rageval_desktop.core.importers.common import ImportReport, check_unique, load
+from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, load
 from rageval_desktop.core.importers.layouts import RunRecord
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import normalise_question
+from rageval_desktop.core.text import normalise_passage, normalise_question
 
 BATCH = 5_000
 
 
+RANK_BY = ("position", "score")
+
+
 def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | None = None,
                mapping: dict[str, str] | None = None, replace: bool = False, notes: str | None = None,
-               config: dict | None = None, ctx: TaskContext | None = None) -> ImportReport:
+               config: dict | None = None, rank_by: str = "position", ctx: TaskContext | None = None) -> ImportReport:
+    """Rank is the passage's position in the file (first = 1); `rank_by="score"` orders each row's passages by
+    score, highest first, instead. Passages given as text only are matched to corpus chunks by their text."""
     ctx = ctx or TaskContext()
+    if rank_by not in RANK_BY:
+        raise ImportFailed(f"rank_by is one of {', '.join(RANK_BY)}, not {rank_by!r}")
     run_name = run_name.strip()
     if not run_name:
         raise ImportFailed("the run needs a name (--run NAME)")
@@ -32,6 +39,8 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     check_unique([(r.row, r.external_id) for r in records], file, "id", "row id")
     report = ImportReport(kind="run", file=file, layout=layout.name, rows_read=len(records), run=run_name,
                           warnings=cell_warnings)
+    _rank(records, rank_by, report)
+    _repeats(records, report)
 
     existing = project.reader().execute("SELECT id FROM runs WHERE name = ?", (run_name,)).fetchone()
     if existing and not replace:
@@ -46,6 +55,8 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
             conn.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
             report.warnings.append(f"replaced the previous run '{run_name}'")
         by_id, by_question = _golden_index(conn)
+        text_only = _match_text_to_corpus(conn, records)
+        unresolved = 0
         cur = conn.execute(
             "INSERT INTO runs (name, source_file, format, config, notes, golden_fingerprint, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -56,6 +67,8 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
         rows, passages = [], []
         for position, rec in enumerate(records, start=1):
             golden_id = _link(rec, by_id, by_question)
+            if golden_id and rec.row in text_only and not any(p.chunk_id and not p.scoped for p in rec.retrieved):
+                unresolved += 1
             if golden_id:
                 report.linked += 1
             else:
@@ -82,6 +95,15 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     if report.unlinked:
         report.warnings.append(f"{report.unlinked} row(s) match no golden row (by id or question); "
                                "they get no retrieval metrics")
+    if unresolved:
+        has_corpus = project.reader().execute("SELECT EXISTS (SELECT 1 FROM corpus_chunks)").fetchone()[0]
+        report.warnings.append(
+            f"{unresolved} linked row(s) list their retrieved passages as text without chunk ids"
+            + (", and none of it matches a corpus chunk (exact text, whitespace aside)" if has_corpus else
+               ", and the project has no corpus to match the text to")
+            + ": retrieval metrics cannot be computed for them"
+            + ("" if has_corpus else "; import the corpus first (rageval import corpus), then re-import this run "
+               "with --replace"))
     ctx.report(len(records), len(records), "done", force=True)
     return report
 
@@ -112,3 +134,60 @@ def _link(rec: RunRecord, by_id: set[str], by_question: dict[str, str]) -> str |
         if candidate and candidate in by_id:
             return candidate
     return by_question.get(normalise_question(rec.question))
+
+
+def _rank(records: list[RunRecord], rank_by: str, report: ImportReport) -> None:
+    """Rank is the position in the file. Scores that rise down a list contradict that order: say so (and how to
+    rank by score), or, with rank_by="score", order each row's passages by score (highest first; passages without
+    a score keep their order after the scored ones)."""
+    from itertools import pairwise
+
+    contradicted = [rec.row for rec in records if len(rec.retrieved) > 1
+                    and all(p.score is not None for p in rec.retrieved)
+                    and any(b.score > a.score for a, b in pairwise(rec.retrieved))]  # type: ignore[operator]
+    if rank_by == "score":
+        unscored = 0
+        for rec in records:
+            unscored += sum(p.score is None for p in rec.retrieved)
+            rec.retrieved.sort(key=lambda p: (p.score is None, -(p.score or 0.0)))
+        if unscored:
+            report.warnings.append(f"{unscored} passage(s) have no score: ranked after the scored ones, in file order")
+        if contradicted:
+            report.warnings.append(f"{len(contradicted)} row(s) were reordered by score (--rank-by score)")
+    elif contradicted:
+        report.warnings.append(
+            f"{len(contradicted)} row(s) list passages whose scores rise down the list (first: row "
+            f"{contradicted[0]}): rank is the position in the file and scores are ignored; if the scores are the "
+            "ranking (higher is better), re-import with --rank-by score")
+
+
+def _repeats(records: list[RunRecord], report: ImportReport) -> None:
+    runs: dict[str, set[str]] = {}
+    for rec in records:
+        if "query_run" in rec.metadata and "query_id" in rec.metadata:
+            runs.setdefault(rec.metadata["query_id"], set()).add(rec.metadata["query_run"])
+    repeated = {q: r for q, r in runs.items() if len(r) > 1}
+    if repeated:
+        example = next(iter(repeated))
+        report.warnings.append(
+            f"{len(repeated)} question(s) were run more than once (query_run): each run is a row of its own "
+            f"(e.g. {example}#run{sorted(repeated[example])[0]}), and metrics average a question's runs")
+
+
+def _match_text_to_corpus(conn, records: list[RunRecord]) -> set[int]:
+    """Give passages that came as text only (or with a per-query marker) the id of the corpus chunk with the same
+    text, whitespace aside. Returns the rows that had such passages."""
+    rows = {rec.row for rec in records if any(p.chunk_id is None or p.scoped for p in rec.retrieved)}
+    if not rows:
+        return rows
+    wanted = {normalise_passage(p.text) for rec in records for p in rec.retrieved
+              if p.text and (p.chunk_id is None or p.scoped)}
+    found = chunks_by_text(conn, wanted)
+    if found:
+        for rec in records:
+            for p in rec.retrieved:
+                if p.text and (p.chunk_id is None or p.scoped):
+                    cid = found.get(normalise_passage(p.text))
+                    if cid:
+                        p.chunk_id, p.scoped = cid, False
+    return rows

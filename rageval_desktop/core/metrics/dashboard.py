@@ -8,9 +8,10 @@ from typing import Any
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import mean_ci, percentile
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.schema import STANDARD_SLICES
 
 ALL = "all"
-SLICE_ORDER = ("easy", "edge", "adversarial", "time-sensitive", "multi-hop", "keyword-heavy")
+SLICE_ORDER = STANDARD_SLICES
 
 
 def retrieval_columns(ks: tuple[int, ...]) -> list[str]:

@@ -42,15 +42,18 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     rid = find_run(project, run)
     base = pd.read_sql_query(
         "SELECT rr.id AS row_id, rr.golden_id, rr.external_id, rr.question, rr.answer, rr.latency_ms, rr.cost_usd, "
-        "COALESCE(g.slice_tag, '(unlinked)') AS slice, g.gold_chunk_ids, g.gold_answer "
+        "COALESCE(g.slice_tag, '(unlinked)') AS slice, g.gold_chunk_ids, g.gold_answer, "
+        "json_extract(rr.metadata, '$.query_id') AS repeat_of "
         "FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ? ORDER BY rr.position",
         conn, params=(rid,)).set_index("row_id")
     gold_lists = [json.loads(v) if isinstance(v, str) else [] for v in base["gold_chunk_ids"]]
     base["n_gold"] = [len(set(g)) for g in gold_lists]
     base = base.drop(columns=["gold_chunk_ids"])
-    # the question a row answers: its golden row, or (unlinked) the row itself
-    unlinked = "row:" + base.index.to_series().astype(str)
+    # the question a row answers: its golden row; unlinked, the query it repeats (open-rag-eval query_run), or itself
+    unlinked = ("q:" + base["repeat_of"].astype(str)).where(base["repeat_of"].notna(),
+                                                            "row:" + base.index.to_series().astype(str))
     base["qkey"] = base["golden_id"].astype(object).where(base["golden_id"].notna(), unlinked)
+    base = base.drop(columns=["repeat_of"])
     hit_rows, hit_ranks = [], []
     for row_id, rank in conn.execute(
             "SELECT p.run_row_id, MIN(p.rank) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "

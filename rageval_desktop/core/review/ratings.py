@@ -68,8 +68,24 @@ def current(project: Project, metric: str, reviewer: str | None = None) -> dict[
     return {row: score for row, score in project.reader().execute(sql, params)}
 
 
-def import_ratings(project: Project, path: str | Path) -> int:
-    """CSV/JSONL of `row_id` or `question`, `metric`, `reviewer`, `score` [, `comment`, `run`]; all or nothing."""
+RATING_COLUMNS = ("row_id", "question", "run", "metric", "reviewer", "score", "comment", "passage_rank")
+
+
+@dataclass
+class RatingsImport:
+    file: str
+    imported: int
+    unused_columns: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "imported": self.imported, "unused_columns": self.unused_columns}
+
+
+def import_ratings(project: Project, path: str | Path) -> RatingsImport:
+    """CSV/JSONL of `row_id` or `question` (+ `run`), `metric`, `reviewer`, `score` [, `passage_rank`, `comment`];
+    all or nothing. Per-passage metrics (passage_relevance) need `passage_rank`, the retrieved passage's rank
+    (1 = first); row metrics take none (or 0). Columns the importer does not use are reported, never dropped
+    silently."""
     from rageval_desktop.core.importers.cells import Cells
     from rageval_desktop.core.importers.readers import read_records
 
@@ -106,13 +122,31 @@ def import_ratings(project: Project, path: str | Path) -> int:
                 raise c.fail("matches no run row", i, "question")
         elif not conn.execute("SELECT 1 FROM run_rows WHERE id = ?", (row_id,)).fetchone():
             raise c.fail(f"run row {row_id} does not exist", i, "row_id")
-        rows.append((row_id, metric, c.text(r, "reviewer", i, required=True), score, c.text(r, "comment", i),
+        rank = _passage_rank(conn, c, r, i, metric, row_id)
+        rows.append((row_id, metric, rank, c.text(r, "reviewer", i, required=True), score, c.text(r, "comment", i),
                      utcnow()))
     with project.write("import ratings", changed=("ratings",)) as w:
-        w.executemany("INSERT INTO human_ratings (run_row_id, metric, reviewer, score, comment, created_at) "
-                      "VALUES (?, ?, ?, ?, ?, ?)", rows)
+        w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, reviewer, score, comment, "
+                      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows))
-    return len(rows)
+    return RatingsImport(path.name, len(rows), [col for col in columns if col not in RATING_COLUMNS])
+
+
+def _passage_rank(conn: Any, c: Any, r: dict, i: int, metric: str, row_id: int) -> int:
+    per_passage = METRICS[metric].level == "passage"
+    rank = c.number(r, "passage_rank", i, integer=True) if "passage_rank" in r else None
+    if not per_passage:
+        if rank:
+            raise c.fail(f"{metric} is rated per row: leave passage_rank empty (or 0), got {rank}", i,
+                         "passage_rank")
+        return 0
+    if rank is None or rank < 1:
+        raise c.fail(f"{metric} is rated per retrieved passage: passage_rank must name the passage (1 = first)",
+                     i, "passage_rank")
+    if not conn.execute("SELECT 1 FROM retrieved_passages WHERE run_row_id = ? AND rank = ?",
+                        (row_id, rank)).fetchone():
+        raise c.fail(f"run row {row_id} has no retrieved passage at rank {rank}", i, "passage_rank")
+    return int(rank)
 
 
 def export_ratings(project: Project, out: str | Path) -> int:
@@ -123,6 +157,7 @@ def export_ratings(project: Project, out: str | Path) -> int:
     out = Path(out)
     frame = pd.read_sql_query(
         "SELECT h.id AS rating_id, h.run_row_id AS row_id, r.name AS run, rr.external_id, rr.question, h.metric, "
+        "h.passage_rank, "
         "h.reviewer, h.score, h.skipped, h.comment, h.seconds_taken, h.created_at FROM human_ratings h "
         "JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r ON r.id = rr.run_id WHERE h.withdrawn_at IS NULL "
         "ORDER BY h.id", project.reader())

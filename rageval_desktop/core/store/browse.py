@@ -83,3 +83,11 @@ def list_runs(project: Project) -> list[tuple[int, str, int]]:
 
 def list_slices(project: Project) -> list[str]:
     return [r[0] for r in project.reader().execute("SELECT name FROM slices ORDER BY position, name")]
+
+
+def slice_choices(project: Project) -> list[str]:
+    """What a curator may tag a row with: the project's slices, then the standard names it does not have yet."""
+    from rageval_desktop.core.store.schema import STANDARD_SLICES
+
+    have = list_slices(project)
+    return have + [s for s in STANDARD_SLICES if s not in have]

@@ -27,7 +27,6 @@ from rageval_desktop.core.errors import NeedsMigration, ProjectExists, ProjectRe
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store.schema import (
     APPLICATION_ID,
-    DEFAULT_SLICES,
     MIGRATIONS,
     SCHEMA_VERSION,
 )
@@ -196,8 +195,7 @@ class Project:
             with project.write("create project") as w:
                 w.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
                     ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
-                w.executemany("INSERT INTO slices (name, position) VALUES (?, ?)",
-                              [(s, i) for i, s in enumerate(DEFAULT_SLICES)])
+                # no slices yet: a project has the slices its data brings (or that a curator adds)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the header on disk says what the file is
         except BaseException:  # never leave a half-made project behind
             project.close()

@@ -327,4 +327,7 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
-DEFAULT_SLICES = ("easy", "edge", "adversarial", "time-sensitive", "multi-hop", "keyword-heavy")
+
+# The slices the guide names (easy, edge, ...): suggested when a curator tags a row, and the order dashboards use.
+# A new project has none of them until its data (or a curator) brings them.
+STANDARD_SLICES = ("easy", "edge", "adversarial", "time-sensitive", "multi-hop", "keyword-heavy")

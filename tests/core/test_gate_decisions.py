@@ -11,7 +11,6 @@ from rageval_desktop.cli import main
 from rageval_desktop.cli.base import _cell
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics.compare import GateUsageError, compare, evaluate_gate, gate
-from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.store.project import Project
 
 

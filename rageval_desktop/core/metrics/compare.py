@@ -164,11 +164,6 @@ def rule_text(result: GateResult) -> str:
     return text
 
 
-def fmt_points(value: float, sign: bool = False) -> str:
-    """Points for display, one decimal; the sign of a delta always shown when asked."""
-    return f"{value:+.1f}" if sign else f"{value:.1f}"
-
-
 def drop_text(r: dict[str, Any]) -> str:
     """'-12.5 points [95% CI -20.1, -4.9], n=8 questions with gold ids, within noise' (display only)."""
     text = (f"-{r['drop']:.1f} points, 95% CI of delta [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}], "

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("n", "n rated"),
            ("statistic", "deciding statistic"), ("value_text", "value [95% CI]"), ("verdict", "verdict"),
-           ("needed", "ratings still needed"), ("ceiling", "human ceiling (α)"), ("compared_with", "compared with")]
+           ("needed_text", "ratings to decide (estimate)"), ("ceiling", "human ceiling (α)"),
+           ("compared_with", "compared with")]
 
 
 def _audit(project: Any, ctx: Any) -> list:
@@ -104,18 +105,24 @@ class AuditView(QWidget):
         p = policy(self.window_.project)
         statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
                      else p.statistic)
-        self.policy.setText(f"A judge is retired when its agreement ({statistic}) is under {p.threshold:g} with at "
-                            f"least {p.min_n} rated rows; under that, the verdict is 'insufficient', never a "
-                            "retirement.")
+        if p.rule == "interval":
+            rule = (f"Keep when the whole 95% CI of its agreement ({statistic}) is at or above {p.threshold:g}; retire "
+                    f"when the whole CI is below it; otherwise 'needs more ratings' (counted in dashboards, flagged), "
+                    f"with an estimate of the ratings that would decide it. At least {p.min_n} rated rows either way.")
+        else:
+            rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
+                    f"{p.threshold:g} with at least {p.min_n} rated rows, whatever its CI.")
+        self.policy.setText(rule)
         self.window_.run_task("Computing agreement", _audit, self.window_.project, on_done=self.show)
 
     def show(self, results: list[Any]) -> None:  # type: ignore[override]
         self.results = results
         records = []
         for r in results:
-            value = "—" if r.value is None else (f"{r.value:.3f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}]"
+            value = "—" if r.value is None else (f"{r.value:.3f} [{r.ci[0]:.3f}, {r.ci[1]:.3f}]"
                                                  if r.ci[0] is not None else f"{r.value:.3f}")
             records.append({**r.as_dict(), "value_text": value,
+                            "needed_text": f"≈ {r.needed} more" if r.needed else "—",
                             "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}"})
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
@@ -138,9 +145,14 @@ class AuditView(QWidget):
                                     for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *
                                                         len(labels), strict=True)])
         self.confusion_view.resizeColumnsToContents()
-        rows = [{"run": f"run {name}", "n": v["n"], "value": v["value"], "verdict": ""}
+        def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it
+            if v is None:
+                return "—"
+            return f"{v:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and ci[0] is not None else "")
+
+        rows = [{"run": f"run {name}", "n": v["n"], "value": value(v["value"], v.get("ci")), "verdict": ""}
                 for name, v in r.per_run.items()]
-        rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": h["value"], "verdict": h["verdict"]}
+        rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": value(h["value"]), "verdict": h["verdict"]}
                  for h in _history(self.window_.project, r.judge)]
         self.history.set_records(rows)
         self.retire_button.setEnabled(r.judge_status == "active")

@@ -61,14 +61,19 @@ class PreferencesDialog(QDialog):
         self.statistic = QComboBox()
         self.threshold = QDoubleSpinBox()
         self.threshold.setRange(-1, 1)
+        self.threshold.setDecimals(4)  # a saved threshold must come back as it was, not rounded to 0.01
         self.threshold.setSingleStep(0.05)
+        self.rule = QComboBox()
         self.min_n = QSpinBox()
         self.min_n.setRange(2, 10_000)
         self.prices = QPlainTextEdit()
         self.prices.setPlaceholderText("model  input-USD-per-Mtok  output-USD-per-Mtok, one per line")
         if project is not None:
             from rageval_desktop.core.judges.prices import all_prices
-            from rageval_desktop.core.review.settings import STATISTICS, policy
+            from rageval_desktop.core.review.settings import RULES, STATISTICS, policy
+
+            for name, text in RULES.items():
+                self.rule.addItem(text[0].upper() + text[1:], name)
 
             for st in STATISTICS:
                 self.statistic.addItem(st, st)
@@ -76,6 +81,7 @@ class PreferencesDialog(QDialog):
             self.statistic.setCurrentIndex(self.statistic.findData(pol.statistic))
             self.threshold.setValue(pol.threshold)
             self.min_n.setValue(pol.min_n)
+            self.rule.setCurrentIndex(self.rule.findData(pol.rule))
             table = sorted(all_prices(project).items())
             self.prices.setPlainText("\n".join(f"{m}  {i:g}  {o:g}" for m, (i, o) in table))
         else:
@@ -83,6 +89,7 @@ class PreferencesDialog(QDialog):
         pform.addRow("Retirement &statistic:", self.statistic)
         pform.addRow("Retire &below:", self.threshold)
         pform.addRow("Minimum &n:", self.min_n)
+        pform.addRow("&Decide by:", self.rule)
         pform.addRow("&Prices:", self.prices)
         tabs.addTab(proj, "This project")
         layout = QVBoxLayout(self)
@@ -112,5 +119,5 @@ class PreferencesDialog(QDialog):
                 raise ValueError(f"price line {n} must be: model input output")
             prices.append((parts[0], float(parts[1]), float(parts[2])))
         policy = {"statistic": self.statistic.currentData(), "threshold": self.threshold.value(),
-                  "min_n": self.min_n.value()}
+                  "min_n": self.min_n.value(), "rule": self.rule.currentData()}
         return policy, prices

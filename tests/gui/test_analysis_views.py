@@ -50,6 +50,11 @@ def test_dashboard_table_and_chart(window, qtbot):
     col = headers.index("correctness_binary")
     tip = view.model.index(len(slices) - 1, col).data(Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "judges: token-f1" in tip
+    # a judge no human audit has confirmed is counted, and flagged; columns say what they mean
+    assert "not yet confirmed by human ratings: token-f1" in view.note.text()
+    col = headers.index("hit@5")
+    assert "any gold chunk in the top 5" in view.model.headerData(col, Qt.Orientation.Horizontal,
+                                                                  Qt.ItemDataRole.ToolTipRole)
 
 
 def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
@@ -60,6 +65,11 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     kw = next(r for r in records if r["slice"] == "keyword-heavy")
     assert kw["hit@5"] < 0
     assert "The gate fails" in view.note.text()
+    tip = view.model.index(records.index(kw), view.model.columns.index(("hit@5", "Δ hit@5"))).data(
+        Qt.ItemDataRole.ToolTipRole)
+    assert "95% CI [" in tip and "n=" in tip
+    view.significant.setChecked(True)
+    assert "--require-significant" in view.note.text() or "The gate passes" in view.note.text()
     view.drop.setValue(100)
     assert "The gate passes" in view.note.text()
 

@@ -52,9 +52,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     headers, rows = dashboard_table(summary)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
     lines += ["  ".join(f"{_cell(v):>14}" for v in row) for row in rows]
-    lines.append("n: questions (a question answered more than once counts once); with gold: those with gold ids, "
-                 "which retrieval metrics use. hit@k: any gold chunk in the top k; recall@k: the share of gold "
-                 "chunks in the top k.")
+    lines += ["n: questions (a question answered more than once counts once); with gold: those with gold ids, "
+              "which retrieval metrics use.",
+              "hit@k: share of questions with any gold chunk in the top k; recall@k: mean share of gold chunks in "
+              "the top k. Scores 0-100; --json has every column at full precision."]
     if summary["repeated_questions"]:
         lines.append(f"{summary['repeated_questions']} question(s) were answered more than once in this run: their "
                      "numbers are averaged over the repeats.")

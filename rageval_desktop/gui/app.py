@@ -22,6 +22,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("project", nargs="?", help="a .rageval project to open")
     parser.add_argument("--demo", action="store_true", help="open the bundled demo project (made on first use)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the main window to PNG and exit")
+    parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (for screenshots)")
     parser.add_argument("--run", metavar="NAME", help="show this run first (default: the golden set)")
     parser.add_argument("--slice", metavar="TAG", help="show this slice first")
     parser.add_argument("--view", choices=["dashboard", "compare", "failures", "judges", "jobs", "review", "audit"],
@@ -75,6 +76,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     app = make_app()
     window = MainWindow()
+    if args.size:
+        try:
+            width, height = (int(v) for v in args.size.lower().split("x"))
+        except ValueError:
+            print(f"error: --size takes WIDTHxHEIGHT, e.g. 1280x720 (got '{args.size}')", file=sys.stderr)
+            return 2
+        window.resize(width, height)
     window.show()
     if args.run or args.slice:
         window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))

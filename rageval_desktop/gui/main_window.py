@@ -571,6 +571,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def _show_current(self) -> None:
         key = self.current_key()
+        self.rows_label.setText("")  # a row count is true only for the table of rows (set below)
         if key and key[0] == "judges":
             self.judges_view.refresh(self.run_names())
             self.pages.setCurrentWidget(self.judges_view)

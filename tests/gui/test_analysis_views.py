@@ -142,3 +142,40 @@ def test_dashboard_refreshes_when_judgments_arrive(window, qtbot):
     assert window.pages.currentWidget() is window.dashboard_view
     qtbot.waitUntil(lambda: "correctness" in window.dashboard_view.summary["judge_metrics"], timeout=20_000)
     assert window.dashboard_view.summary["slices"]["all"]["correctness"] == 100.0
+
+
+def test_the_window_fits_a_1024_px_screen(window, qtbot):
+    """Was: once a project was open, the window could not be narrower than 1402 px (rows of buttons)."""
+    for kind in ("judges", "jobs", "dashboard", "compare", "failures", "review", "audit"):
+        window.page(kind)
+    window.select_nav("golden")
+    assert window.minimumSizeHint().width() <= 1024
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: window.width() <= 1024, timeout=5_000)
+    from rageval_desktop.gui.views.common import ButtonBar
+
+    bars = window.golden_bar.findChildren(ButtonBar)
+    assert bars and bars[0].width() < sum(b.sizeHint().width() for b in window.golden_bar.buttons.values())
+
+
+def test_compare_keeps_its_own_runs_when_another_page_chooses_one(window, qtbot):
+    """Was: choosing v1 on the Dashboard turned Compare into 'baseline v2, candidate v1' and a failing gate."""
+    open_view(window, qtbot, "dashboard")
+    dash = window.dashboard_view
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
+        dash.run_box.setCurrentIndex(dash.run_box.findData("v1"))
+    assert window.current_run == "v1"
+    open_view(window, qtbot, "compare")
+    view = window.compare_view
+    assert (view.base_box.currentData(), view.cand_box.currentData()) == ("v1", "v2")
+
+
+def test_judges_run_picker_follows_the_current_run(window, qtbot):
+    """Was: it started on v1 while every other page showed v2, so 'Run all active judges' judged the wrong run."""
+    window.select_nav("judges")
+    assert window.judges_view.run_box.currentData() == "v2"   # the latest run by default
+    assert window.rows_label.text() == ""                      # was "72 rows" on pages that show no rows
+    window.current_run = "v1"
+    window.select_nav("jobs")
+    window.select_nav("judges")
+    assert window.judges_view.run_box.currentData() == "v1"

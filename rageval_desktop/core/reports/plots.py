@@ -87,7 +87,8 @@ def delta_chart(comparison: dict[str, Any]) -> bytes:
         for m in metrics:
             cell = comparison["slices"][s].get(m)
             if cell:
-                colour = "#b3261e" if cell["delta"] < 0 else "#1f7a4d"
+                # a zero delta is neutral; a colour says the direction, not that the change is real
+                colour = "#b3261e" if cell["delta"] < 0 else "#1f7a4d" if cell["delta"] > 0 else GREY
                 ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
                             fmt="o", color=colour, ms=4, capsize=2)
             labels.append(f"{s} · {m}")

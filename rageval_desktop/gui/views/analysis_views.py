@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
@@ -23,7 +22,7 @@ from PySide6.QtWidgets import (
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.models.records_model import RecordsModel
-from rageval_desktop.gui.views.common import records_table
+from rageval_desktop.gui.views.common import TopRow, records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
@@ -56,11 +55,7 @@ class _Analysis(QWidget):
         self.window_ = window
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(12, 10, 6, 6)
-        self.top = QHBoxLayout()
-        head = QLabel(self.title)
-        head.setObjectName("viewTitle")
-        self.top.addWidget(head)
-        self.top.addStretch(1)
+        self.top = TopRow(self.title)
         self.layout_.addLayout(self.top)
         self.note = QLabel()
         self.note.setObjectName("hint")
@@ -192,11 +187,16 @@ class CompareView(_Analysis):
         self.result: dict[str, Any] | None = None
 
     def refresh(self, runs: list[str]) -> None:
-        candidate = self.window_.current_run or (runs[-1] if runs else None)
+        # Compare keeps its own pair: by default the latest run against the one before it. Choosing a run on
+        # another page never swaps them (it once turned "v1 -> v2" into "v2 -> v1" and failed the gate).
+        baseline, candidate = self.base_box.currentData(), self.cand_box.currentData()
+        if candidate not in runs:
+            candidate = runs[-1] if runs else None
+        if baseline not in runs or baseline == candidate:
+            earlier = [r for r in runs if r != candidate]
+            baseline = earlier[-1] if earlier else candidate
         _fill(self.cand_box, runs, candidate)
-        others = [r for r in runs if r != candidate]
-        previous = self.base_box.currentData()
-        _fill(self.base_box, runs, previous if previous in others else (others[-1] if others else candidate))
+        _fill(self.base_box, runs, baseline)
         self.compute()
 
     def compute(self, *_: object) -> None:

@@ -55,7 +55,6 @@ class AuditView(QWidget):
                                      "its agreement at once, with no new ratings")
         for b in (self.apply_button, self.rerun_button, self.retire_button, self.reinstate_button):
             top.addWidget(b)
-        layout.addLayout(top)
         self.policy = QLabel()
         self.policy.setObjectName("hint")
         self.policy.setWordWrap(True)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QTableView, QToolBar, QVBoxLayout, QWidget
 
 from rageval_desktop.gui.models.records_model import RecordsModel
 
 
-def page_frame(widget: QWidget, title: str) -> tuple[QVBoxLayout, QHBoxLayout]:
-    """(the page's layout, its title row with a stretch after the title, for buttons on the right)."""
+def page_frame(widget: QWidget, title: str) -> tuple[QVBoxLayout, TopRow]:
+    """(the page's layout, its title row: widgets added to it line up on the right and overflow into a menu)."""
     layout = QVBoxLayout(widget)
     layout.setContentsMargins(12, 10, 6, 6)
-    top = QHBoxLayout()
-    head = QLabel(title)
-    head.setObjectName("viewTitle")
-    top.addWidget(head)
-    top.addStretch(1)
+    top = TopRow(title)
     layout.addLayout(top)
     return layout, top
 
@@ -31,3 +27,43 @@ def records_table(model: RecordsModel, name: str = "") -> QTableView:
     view.verticalHeader().setVisible(False)
     view.horizontalHeader().setStretchLastSection(True)
     return view
+
+
+class TopRow(QHBoxLayout):
+    """A page's title row: the title on the left; buttons and pickers added with `addWidget` go into a ButtonBar on
+    the right, so the row never sets the window's minimum width."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        head = QLabel(title)
+        head.setObjectName("viewTitle")
+        super().addWidget(head)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.bar = ButtonBar([spacer])
+        super().addWidget(self.bar, 1)
+
+    def addWidget(self, widget: QWidget, *args: object) -> None:  # type: ignore[override]
+        self.bar.add(widget)
+
+    def addStretch(self, stretch: int = 0) -> None:  # the bar's spacer already pushes everything right
+        pass
+
+
+class ButtonBar(QToolBar):
+    """A row of buttons and pickers that fits any window width: what does not fit moves into the toolbar's »
+    overflow menu instead of widening the window (a row of nine buttons made it 1,400 px wide)."""
+
+    def __init__(self, widgets: list[QWidget], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMovable(False)
+        self.setFloatable(False)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self._actions = {id(w): self.addWidget(w) for w in widgets}
+
+    def add(self, widget: QWidget) -> None:
+        self._actions[id(widget)] = self.addWidget(widget)
+
+    def set_shown(self, widget: QWidget, shown: bool) -> None:
+        """Show or hide one of the bar's widgets (inside a toolbar, its action decides)."""
+        self._actions[id(widget)].setVisible(shown)

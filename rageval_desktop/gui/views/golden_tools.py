@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -21,6 +20,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from rageval_desktop.gui.views.common import ButtonBar  # noqa: E402
 
 
 class GoldenRowDialog(QDialog):
@@ -168,16 +169,12 @@ class GoldenBar(QWidget):
         self.window_ = window
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        outer.addLayout(row)
         self.buttons = {}
         for key, text in (("add", "&Add row…"), ("edit", "&Edit row…"), ("approve", "A&pprove"),
                           ("retire", "&Retire row…"), ("version", "Save &version…"), ("diff", "&Diff…"),
                           ("dupes", "Find d&uplicates"), ("synth", "&Generate…"), ("lab", "Retrieval la&b…")):
-            button = QPushButton(text)
-            self.buttons[key] = button
-            row.addWidget(button)
-        row.addStretch(1)
+            self.buttons[key] = QPushButton(text)
+        outer.addWidget(ButtonBar(list(self.buttons.values()), self))
         self.balance = QLabel()
         self.balance.setObjectName("hint")
         self.balance.setWordWrap(True)

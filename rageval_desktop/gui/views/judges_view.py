@@ -29,7 +29,6 @@ class JudgesView(QWidget):
         self.rubric_button = QPushButton("Rewrite &rubric…")
         for b in (self.add_button, self.edit_button, self.test_button, self.rubric_button):
             top.addWidget(b)
-        layout.addLayout(top)
         self.model = RecordsModel(COLUMNS, self)
         self.table = records_table(self.model, "judges")
         layout.addWidget(self.table)
@@ -45,10 +44,11 @@ class JudgesView(QWidget):
         run_bar.addWidget(self.run_selected)
         run_bar.addWidget(self.run_all)
         run_bar.addStretch(1)
+        layout.addLayout(run_bar)
         self.hint = QLabel("Judged rows are skipped, so running again resumes where a job stopped.")
         self.hint.setObjectName("hint")
-        run_bar.addWidget(self.hint)
-        layout.addLayout(run_bar)
+        self.hint.setWordWrap(True)
+        layout.addWidget(self.hint)
         self.add_button.clicked.connect(window.add_llm_judge)
         self.edit_button.clicked.connect(lambda: window.edit_judge(self.selected_record()))
         self.test_button.clicked.connect(lambda: window.test_judge(self.selected_name()))
@@ -79,11 +79,13 @@ class JudgesView(QWidget):
         for row, rec in enumerate(records):
             if rec["name"] == keep or (keep is None and row == 0):
                 self.table.selectRow(row)
-        current = self.run_box.currentData()
+        # the run chosen anywhere in the window wins; else the box's own choice; else the latest run
+        current = self.window_.current_run or self.run_box.currentData()
         self.run_box.clear()
         for name in runs:
             self.run_box.addItem(name, name)
-        self.run_box.setCurrentIndex(max(self.run_box.findData(current), 0))
+        found = self.run_box.findData(current) if current else -1
+        self.run_box.setCurrentIndex(found if found >= 0 else self.run_box.count() - 1)
         self.table.resizeColumnsToContents()
         self._update_buttons()
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.gui import workers
+from rageval_desktop.gui.views.common import TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
@@ -44,13 +45,9 @@ class ReviewView(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 6, 6)
-        top = QHBoxLayout()
-        title = QLabel("Review")
-        title.setObjectName("viewTitle")
-        top.addWidget(title)
-        top.addStretch(1)
+        top = TopRow("Review")
         self.sample_box = QComboBox()
-        self.sample_box.setMinimumWidth(300)
+        self.sample_box.setMinimumWidth(220)
         label = QLabel("Sam&ple:")
         label.setBuddy(self.sample_box)
         top.addWidget(label)

@@ -196,14 +196,21 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         def action(menu: Any, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
             act = QAction(text, self)
             if shortcut is not None:
-                act.setShortcut(QKeySequence(shortcut))
+                # a standard key can be empty on a platform (Preferences on Linux): the listed key stays bound
+                keys: list[QKeySequence] = []
+                for k in shortcut if isinstance(shortcut, list) else [shortcut]:
+                    seq = QKeySequence(k)
+                    if not seq.isEmpty() and seq.toString() not in [x.toString() for x in keys]:
+                        keys.append(seq)
+                act.setShortcuts(keys)
             act.setStatusTip(tip)
             act.triggered.connect(slot)
             menu.addAction(act)
             return act
 
-        action(file_menu, "&New Project…", self.new_project, QKeySequence.StandardKey.New, "Create a project file")
-        action(file_menu, "&Open Project…", self.choose_project, QKeySequence.StandardKey.Open)
+        action(file_menu, "&New Project…", self.new_project, [QKeySequence.StandardKey.New, "Ctrl+N"],
+               "Create a project file")
+        action(file_menu, "&Open Project…", self.choose_project, [QKeySequence.StandardKey.Open, "Ctrl+O"])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         action(file_menu, "Open &Demo Project", self.open_demo, None, "The bundled Python-docs demo")
@@ -215,15 +222,16 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
         self.restore_action = action(file_menu, "Res&tore from Backup…", self.restore_backup)
         file_menu.addSeparator()
-        self.close_action = action(file_menu, "&Close Project", self.close_project, QKeySequence.StandardKey.Close)
-        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.close_action = action(file_menu, "&Close Project", self.close_project,
+                                   [QKeySequence.StandardKey.Close, "Ctrl+W"])
+        action(file_menu, "&Quit", self.close, [QKeySequence.StandardKey.Quit, "Ctrl+Q"])
         edit_menu = self.menuBar().addMenu("&Edit")
         self.undo_action = action(edit_menu, "&Undo", self.undo, QKeySequence.StandardKey.Undo,
                                   "Undo the last edit (golden rows, ratings, judges, retirements)")
         self.redo_action = action(edit_menu, "&Redo", self.undo_stack.redo, QKeySequence.StandardKey.Redo)
         action(edit_menu, "&History…", self.show_history, "Ctrl+H", "Every edit of this session, undoable")
         edit_menu.addSeparator()
-        action(edit_menu, "&Preferences…", self.show_preferences, QKeySequence.StandardKey.Preferences,
+        action(edit_menu, "&Preferences…", self.show_preferences, [QKeySequence.StandardKey.Preferences, "Ctrl+,"],
                "Reviewer name, defaults for judges, theme, font size; this project's retirement policy and prices")
         action(edit_menu, "&Reviewer Name…", lambda: self.reviewer(ask=True, force=True), None,
                "The name your ratings carry")

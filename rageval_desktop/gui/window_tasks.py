@@ -202,11 +202,43 @@ class WindowTasks:
         self.last_error = message
 
     def show_shortcuts(self) -> None:
-        text = "\n".join(f"{keys:<26}{what}" for keys, what in SHORTCUTS)
-        box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", text, QMessageBox.StandardButton.Close, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setStyleSheet("QLabel { font-family: monospace; }")
-        box.open()
+        """F1: a two-column table (keys, what they do) that never wraps, sized to its content."""
+        from PySide6.QtWidgets import (
+            QAbstractItemView,
+            QDialog,
+            QDialogButtonBox,
+            QHeaderView,
+            QTableWidget,
+            QTableWidgetItem,
+            QVBoxLayout,
+        )
+
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Keyboard shortcuts")
+        table = QTableWidget(len(SHORTCUTS), 2, dialog)
+        table.setObjectName("shortcuts")
+        table.setHorizontalHeaderLabels(["Keys", "Does"])
+        table.verticalHeader().setVisible(False)
+        table.setWordWrap(False)
+        table.verticalHeader().setDefaultSectionSize(24)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        for row, (keys, what) in enumerate(SHORTCUTS):
+            table.setItem(row, 0, QTableWidgetItem(keys))
+            table.setItem(row, 1, QTableWidgetItem(what))
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.resizeColumnsToContents()
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        width = table.horizontalHeader().length() + 40
+        height = table.verticalHeader().length() + table.horizontalHeader().height() + 80
+        dialog.resize(min(width, 900), min(height, 760))
+        self.shortcut_sheet = dialog
+        dialog.open()
 
     def show_about(self) -> None:
         from rageval_desktop import __version__

@@ -131,9 +131,28 @@ def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
 
 
 def test_shortcut_sheet_lists_keys(window, qtbot):
-    from PySide6.QtWidgets import QMessageBox
+    """A two-column table that does not wrap (was a monospace message box that wrapped)."""
+    from PySide6.QtWidgets import QTableWidget
 
     window.show_shortcuts()
-    box = window.findChild(QMessageBox)
-    assert box is not None and "Ctrl+I" in box.text() and "F1" in box.text()
-    box.close()
+    table = window.shortcut_sheet.findChild(QTableWidget, "shortcuts")
+    keys = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert table.columnCount() == 2 and "Ctrl+I" in keys and "F1" in keys and not table.wordWrap()
+    assert table.horizontalScrollBar().maximum() == 0     # nothing cut off sideways
+    window.shortcut_sheet.close()
+
+
+def test_every_listed_shortcut_is_bound(qtbot):
+    """Was: the F1 sheet listed Ctrl+, and Ctrl+Q, which were not bound on Linux (empty standard keys)."""
+    from PySide6.QtGui import QAction, QKeySequence
+
+    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.window_tasks import SHORTCUTS
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    bound = {seq.toString() for act in w.findChildren(QAction) for seq in act.shortcuts()}
+    listed = [key for key, _ in SHORTCUTS if key.startswith(("Ctrl+", "F1", "Esc"))]
+    assert "Ctrl+," in listed and "Ctrl+Q" in listed
+    missing = [key for key in listed if QKeySequence(key).toString() not in bound]
+    assert missing == []

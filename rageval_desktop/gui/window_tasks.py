@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
+from shiboken6 import isValid
 
 from rageval_desktop.core.store import browse
 from rageval_desktop.gui import operations, workers
@@ -88,12 +89,16 @@ class WindowTasks:
         started_on = self.project
 
         def done(result: Any) -> None:
+            if not isValid(self.task_label):  # the window closed while the task finished: nothing to show
+                return
             finish("done")
             # a result for a project that has since been closed is stale: nothing is left to show it in
             if on_done and (started_on is None or self.project is started_on):
                 on_done(result)
 
         def failed(message: str, details: str) -> None:
+            if not isValid(self.task_label):
+                return
             finish("failed")
             self.show_error(message, details)
 

@@ -60,11 +60,25 @@ def get(project: Project, job_id: int) -> dict[str, Any]:
 
 def list_jobs(project: Project) -> list[dict[str, Any]]:
     return [_as_dict(r) for r in project.reader().execute(
-        "SELECT id, kind, params, status, progress_done, progress_total, message, created_at, finished_at "
+        "SELECT id, kind, params, status, progress_done, progress_total, message, created_at, finished_at, started_at "
         "FROM jobs ORDER BY id DESC")]
 
 
 def _as_dict(row: tuple) -> dict[str, Any]:
-    jid, kind, params, status, done, total, message, created, finished = row
+    jid, kind, params, status, done, total, message, created, finished, started = row
+    seconds = _seconds(started or created, finished)
     return {"id": jid, "kind": kind, "params": json.loads(params), "status": status, "done": done, "total": total,
-            "message": message, "created_at": created, "finished_at": finished}
+            "message": message, "created_at": created, "started_at": started, "finished_at": finished,
+            "seconds": seconds, "rows_per_s": done / seconds if seconds and done else None}
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    """Wall time of a finished job, from its stored UTC timestamps."""
+    from datetime import datetime
+
+    if not start or not end:
+        return None
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except ValueError:
+        return None

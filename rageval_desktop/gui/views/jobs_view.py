@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
 
 COLUMNS = [("id", "#"), ("kind", "kind"), ("run", "run"), ("status", "status"), ("progress", "progress"),
-           ("created_at", "started"), ("message", "message")]
+           ("started_local", "started (local time)"), ("duration", "duration"), ("rate", "rows/s"),
+           ("message", "message")]
 RESUMABLE = {"interrupted", "cancelled", "failed"}
 
 
@@ -62,9 +63,14 @@ class JobsView(QWidget):
             return
         rows = []
         for job in records.list_jobs(project):
-            rows.append({**job, "run": job["params"].get("run"), "progress": f"{job['done']}/{job['total'] or 0}"})
+            rows.append({**job, "run": job["params"].get("run"), "progress": f"{job['done']}/{job['total'] or 0}",
+                         "started_local": _local(job["started_at"] or job["created_at"]),
+                         "duration": _duration(job["seconds"]),
+                         "rate": None if job["rows_per_s"] is None else f"{job['rows_per_s']:.1f}"})
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        header.resizeSection(len(COLUMNS) - 1, min(header.sectionSize(len(COLUMNS) - 1), 420))
         self._update_buttons()
 
     def show_stats(self, stats: dict[str, Any]) -> None:
@@ -103,3 +109,23 @@ class JobsView(QWidget):
         job = self.selected()
         if job:
             self.window_.resume_job(job)
+
+
+def _local(stamp: str | None) -> str:
+    """A stored UTC timestamp in the user's local time, to the minute."""
+    from datetime import datetime
+
+    if not stamp:
+        return ""
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s" if minutes else f"{seconds:.1f}s"

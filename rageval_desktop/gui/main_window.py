@@ -599,6 +599,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             return
         model = LazyTableModel(self.project, source, self.table)
         old = self.table.model()
+        # the same table shown again (after saving a version, an edit, an import): keep the row the user was on
+        same = isinstance(old, LazyTableModel) and old.source.key == source.key
+        keep_id = old.row_id(self.table.currentIndex().row()) if same and self.table.currentIndex().isValid() else None
         self.table.setModel(model)
         if old is not None:
             old.deleteLater()
@@ -614,7 +617,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.golden_bar.refresh()
         self.detail.show_detail(None)
         if model.rowCount():
-            self.table.selectRow(0)
+            row = max(model.row_of(keep_id), 0) if keep_id is not None else 0
+            self.table.selectRow(row)
+            self.table.scrollTo(model.index(row, 0))
 
     def _on_row(self, current: Any, _previous: Any = None) -> None:
         model = self.table.model()

@@ -68,3 +68,15 @@ def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
     qtbot.waitUntil(lambda: status() == "active", timeout=10_000)
     wait_workers(qtbot)
     close_window(qtbot, w)
+
+
+def test_the_selected_golden_row_survives_save_version(qtbot, window, monkeypatch):
+    """Was: saving a version rebuilt the table and selected row 1 again."""
+    w = window
+    w.table.selectRow(5)
+    gid = w.selected_golden_id()
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("v-test", True))
+    with qtbot.waitSignal(w.task_finished, timeout=10_000):
+        w.save_golden_version()
+    qtbot.waitUntil(lambda: w.table.model().rowCount() > 0, timeout=5_000)
+    assert w.selected_golden_id() == gid and w.table.currentIndex().row() == 5

@@ -145,7 +145,7 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
     out = []
     for metric, names in data.judges.items():
         for name in names:
-            result = agreement(project, get_judge(project, name))
+            result = agreement(project, get_judge(project, name), breakdowns=False)  # the verdict is enough
             if result.verdict != "keep":
                 out.append({"judge": name, "metric": metric, "verdict": result.verdict if result.n else "not audited",
                             "n": result.n, "statistic": result.statistic, "value": result.value, "ci": result.ci,

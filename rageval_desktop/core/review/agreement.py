@@ -131,9 +131,11 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
     return NEEDS_MORE, max(short, min(MAX_ESTIMATE, wanted - n), 1)
 
 
-def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = None) -> Agreement:
+def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = None, *,
+              breakdowns: bool = True) -> Agreement:
     """The judge's agreement with the humans: every statistic, the deciding one's bootstrap CI, the verdict.
-    Values are kept unrounded: the verdict and `--json` see full precision; displays round."""
+    Values are kept unrounded: the verdict and `--json` see full precision; displays round. Without
+    `breakdowns`, the per-slice and per-run values (each with its own bootstrap) are left empty."""
     import numpy as np
 
     from rageval_desktop.core.review import agreement_stats as st
@@ -171,8 +173,9 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                 f"the consensus (median, ties rounded down) of the reviewers on {multi} row(s) rated more than once")
     return Agreement(judge=judge.name, metric=judge.metric, n=n, statistic=deciding, value=value, ci=ci,
                      verdict=verdict, judge_status=judge.status, threshold=pol.threshold, min_n=pol.min_n,
-                     needed=needed, stats=stats, confusion=confusion, per_slice=breakdown("slice"),
-                     per_run=breakdown("run"), reviewers=reviewers, compared_with=compared,
+                     needed=needed, stats=stats, confusion=confusion,
+                     per_slice=breakdown("slice") if breakdowns else {},
+                     per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule)
 
 

@@ -6,6 +6,7 @@ transaction. Rows and passages go through `executemany` with ids assigned up fro
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 from rageval_desktop.core.errors import ImportFailed
@@ -140,8 +141,6 @@ def _rank(records: list[RunRecord], rank_by: str, report: ImportReport) -> None:
     """Rank is the position in the file. Scores that rise down a list contradict that order: say so (and how to
     rank by score), or, with rank_by="score", order each row's passages by score (highest first; passages without
     a score keep their order after the scored ones)."""
-    from itertools import pairwise
-
     contradicted = [rec.row for rec in records if len(rec.retrieved) > 1
                     and all(p.score is not None for p in rec.retrieved)
                     and any(b.score > a.score for a, b in pairwise(rec.retrieved))]  # type: ignore[operator]

@@ -107,7 +107,7 @@ class GateResult:
 def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
          max_aggregate_drop: float | None = None, metrics: list[str] | None = None,
          require_significant: bool = False, min_slice_n: int = MIN_SLICE_N) -> GateResult:
-    check_limits(max_slice_drop, max_aggregate_drop, min_slice_n)
+    check_limits(max_slice_drop, max_aggregate_drop, min_slice_n)  # before loading two runs, not after
     return evaluate_gate(compare(project, baseline, candidate, metrics), max_slice_drop=max_slice_drop,
                          max_aggregate_drop=max_aggregate_drop, require_significant=require_significant,
                          min_slice_n=min_slice_n)

@@ -11,7 +11,6 @@ from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
 ALL = "all"
-SLICE_ORDER = STANDARD_SLICES
 
 
 def retrieval_columns(ks: tuple[int, ...]) -> list[str]:
@@ -47,7 +46,7 @@ def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
 
 def ordered_slices(frame: Any) -> list[str]:
     present = list(dict.fromkeys(frame["slice"]))
-    known = [s for s in SLICE_ORDER if s in present]
+    known = [s for s in STANDARD_SLICES if s in present]
     return known + sorted(s for s in present if s not in known)
 
 

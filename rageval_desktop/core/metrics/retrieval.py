@@ -106,6 +106,10 @@ def canonical_name(name: str) -> str:
     return name
 
 
+RANK_NOTE = (". Rank is the position in the run file unless it was imported with --rank-by score; questions "
+             "without gold ids are left out.")
+
+
 def definition(name: str) -> str | None:
     """What a retrieval column means, in one sentence (tooltips, reports, docs)."""
     kind, _, k = name.partition("@")
@@ -122,6 +126,3 @@ def definition(name: str) -> str | None:
         return texts["mrr"] + RANK_NOTE
     return texts[kind] + RANK_NOTE if kind in texts and k else None
 
-
-RANK_NOTE = (". Rank is the position in the run file unless it was imported with --rank-by score; questions "
-             "without gold ids are left out.")

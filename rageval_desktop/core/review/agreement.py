@@ -159,12 +159,10 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
 
     def breakdown(column: str) -> dict[str, Any]:
         out = {}
-        for name, part in merged.groupby(column):
-            ph = (part["human"].to_numpy(float) - spec.low).astype(np.int64)
-            pj = (part["judge"].to_numpy(float) - spec.low).astype(np.int64)
-            v = _finite(st.statistic(deciding, ph, pj, k))
-            low, high = st.bootstrap_ci(deciding, ph, pj, k) if v is not None else (None, None)
-            out[name] = {"n": len(part), "value": v, "ci": [low, high]}
+        for name, idx in sorted(merged.groupby(column).indices.items()):
+            v = _finite(st.statistic(deciding, h[idx], j[idx], k))
+            low, high = st.bootstrap_ci(deciding, h[idx], j[idx], k) if v is not None else (None, None)
+            out[name] = {"n": len(idx), "value": v, "ci": [low, high]}
         return out
 
     reviewers = int(latest["reviewer"].nunique()) if not latest.empty else 0

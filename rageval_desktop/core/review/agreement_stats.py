@@ -79,7 +79,6 @@ def from_confusion(name: str, c: Any) -> Any:
 
 def statistic(name: str, human: Any, judge: Any, k: int) -> float:
     """One statistic of paired label indices; NaN when undefined (no pairs, or a single label in use)."""
-
     if len(human) == 0:
         return float("nan")
     return float(from_confusion(name, confusion(human, judge, k)))

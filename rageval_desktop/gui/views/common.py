@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QTableView, QToolBar, QVBoxLayout, QWidget
 
 from rageval_desktop.gui.models.records_model import RecordsModel
@@ -59,7 +60,9 @@ class ButtonBar(QToolBar):
         self.setMovable(False)
         self.setFloatable(False)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self._actions = {id(w): self.addWidget(w) for w in widgets}
+        self._actions: dict[int, QAction] = {}
+        for w in widgets:
+            self.add(w)
 
     def add(self, widget: QWidget) -> None:
         self._actions[id(widget)] = self.addWidget(widget)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.gui.views.common import ButtonBar  # noqa: E402
+from rageval_desktop.gui.views.common import ButtonBar
 
 
 class GoldenRowDialog(QDialog):

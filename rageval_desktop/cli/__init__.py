@@ -26,7 +26,14 @@ from rageval_desktop.cli.project_cmds import (
     cmd_new,
     cmd_restore,
 )
-from rageval_desktop.cli.review_cmds import cmd_agreement, cmd_judge_status, cmd_ratings, cmd_sample, cmd_settings
+from rageval_desktop.cli.review_cmds import (
+    cmd_agreement,
+    cmd_guidelines,
+    cmd_judge_status,
+    cmd_ratings,
+    cmd_sample,
+    cmd_settings,
+)
 from rageval_desktop.core.errors import RagevalError
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -106,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--seed", type=int)
     q.add_argument("--temperature", type=float)
     q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance)")
-    q.add_argument("--measure", choices=["f1", "rougeL"], help="lexical judges")
+    q.add_argument("--measure", choices=["f1", "recall", "rougeL"],
+                   help="lexical judges: token F1, token recall of the reference, or ROUGE-L")
     q.add_argument("--threshold", type=float, help="similarity counted as correct (binary metrics)")
     q.add_argument("--json", action="store_true")
 
@@ -218,6 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("project")
     q.add_argument("--out", required=True, help=".csv or .jsonl")
     q.add_argument("--json", action="store_true")
+
+    p = command("guidelines", cmd_guidelines, "the scale reviewers rate on and the project's guidelines per metric")
+    p.add_argument("project")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--set", metavar="FILE", help="replace the guidelines with this markdown file ('-' reads stdin)")
+    p.add_argument("--json", action="store_true")
 
     p = command("agreement", cmd_agreement, "judge-human agreement with CIs; --apply retires judges under the bar")
     p.add_argument("project")

@@ -38,10 +38,18 @@ def _metric_names(names: list[str] | None) -> list[str] | None:
 
 
 def _unsettled_lines(items: list[dict]) -> list[str]:
-    return [f"flag: judge {u['judge']} ({u['metric']}) is counted but {u['verdict']}"
-            + (f": {u['statistic']} {_cell(u['value'], 3)} [{_cell(u['ci'][0], 3)}, {_cell(u['ci'][1], 3)}] on "
-               f"n={u['n']}, about {u['needed']} more rated rows" if u["n"] else
-               "; rate a sample (rageval sample) and run rageval agreement") for u in items]
+    from rageval_desktop.core.review.agreement import NEEDS_MORE
+
+    def line(u: dict) -> str:
+        head = f"flag: judge {u['judge']} ({u['metric']}) is counted but {u['verdict']}"
+        if not u["n"]:
+            return head + "; rate a sample (rageval sample) and run rageval agreement"
+        head += (f": {u['statistic']} {_cell(u['value'], 3)} [{_cell(u['ci'][0], 3)}, {_cell(u['ci'][1], 3)}] "
+                 f"on n={u['n']}")
+        if u["verdict"] == NEEDS_MORE:
+            return head + f", about {u['needed']} more rated rows"
+        return head + "; record it with rageval agreement --apply"
+    return [line(u) for u in items]
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

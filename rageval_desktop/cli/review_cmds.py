@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _open, _print
 
@@ -94,4 +95,26 @@ def cmd_settings(args: argparse.Namespace) -> int:
     data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n, "rule": pol.rule}
     _print(args, data, f"statistic {pol.statistic}, threshold {pol.threshold:g}, at least {pol.min_n} rated rows; "
                        f"rule '{pol.rule}': {settings.RULES[pol.rule]}")
+    return EXIT_OK
+
+
+def cmd_guidelines(args: argparse.Namespace) -> int:
+    """The scale a reviewer rates on (an anchor per score) and the project's guidelines for one metric."""
+    from rageval_desktop.core.review import guidelines
+
+    scale = guidelines.human_rubric(args.metric)
+    with _open(args.project) as project:
+        if args.set is not None:
+            try:
+                text = sys.stdin.read() if args.set == "-" else Path(args.set).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"cannot read guidelines from {args.set}: {exc}") from None
+            guidelines.set_guidelines(project, args.metric, text)
+        text = guidelines.guidelines(project, args.metric)
+    data = {"metric": args.metric, "criterion": scale.criterion, "guidelines": text,
+            "scale": [{"score": p.score, "key": p.key, "label": p.label, "anchor": p.anchor} for p in scale.points]}
+    lines = [f"{args.metric}: {scale.criterion}"]
+    lines += [f"  {p.label}" + (f" [{p.key}]" if p.label != p.key else "") + f"  {p.anchor}" for p in scale.points]
+    lines += ["", text or "(no guidelines yet: --set FILE.md)"]
+    _print(args, data, "\n".join(lines))
     return EXIT_OK

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rageval_desktop.core.store import browse
+from rageval_desktop.gui.views.common import TextDialog
 from rageval_desktop.gui.views.golden_tools import (
     GoldenRowDialog,
-    TextDialog,
     diff_text,
     duplicates_text,
     lab_text,

@@ -306,12 +306,16 @@ def test_kill_mid_job_then_resume_keeps_everything_and_redoes_nothing(tmp_path, 
 
 
 def test_demo_embedded_judges_run_offline_and_cache_embeddings(demo_file, tmp_path):
-    """The one-click offline evaluation: MiniLM similarity + token F1 over a demo run (loads torch: seconds)."""
+    """The one-click offline evaluation: MiniLM similarity + token recall over a demo run, from scratch (the
+    shipped judgments and embedding cache removed first; loads torch: seconds)."""
     import shutil
 
     copy = tmp_path / "demo.rageval"
     shutil.copy(demo_file, copy)
     with Project.open(copy) as p:
+        with p.write("forget what the demo ships") as w:
+            w.execute("DELETE FROM judgments")
+            w.execute("DELETE FROM embeddings")
         stats = run_judge_job(p, JobSpec(run="v2"))
         assert (stats.ok, stats.errors, stats.unparsed, stats.calls) == (144, 0, 0, 0)
         conn = p.reader()
@@ -319,7 +323,7 @@ def test_demo_embedded_judges_run_offline_and_cache_embeddings(demo_file, tmp_pa
                                  "WHERE j.name = 'minilm-similarity'").fetchone()
         assert 1 <= low < high <= 5
         assert {r[0] for r in conn.execute("SELECT DISTINCT score FROM judgments x JOIN judges j "
-                                           "ON j.id = x.judge_id WHERE j.name = 'token-f1'")} <= {0.0, 1.0}
+                                           "ON j.id = x.judge_id WHERE j.name = 'answer-recall'")} == {0.0, 1.0}
         cached = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
         assert cached > 72
         with p.write("forget") as w:
@@ -327,6 +331,30 @@ def test_demo_embedded_judges_run_offline_and_cache_embeddings(demo_file, tmp_pa
         again = run_judge_job(p, JobSpec(run="v2", judges=["minilm-similarity"]))
         assert again.ok == 72
         assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == cached  # nothing re-embedded
+
+
+def test_the_demo_ships_judged_with_synthetic_ratings_and_never_loads_torch(tmp_path):
+    """Creating the demo judges both runs (MiniLM from the shipped cache) and imports the synthetic reviewer's
+    ratings, so the audit keeps one judge and retires the other; torch is never imported."""
+    import subprocess
+    import sys
+
+    code = ("import sys, json\n"
+            "from rageval_desktop.core.demo import write_demo_project\n"
+            f"write_demo_project({str(tmp_path / 'd.rageval')!r})\n"
+            "print(json.dumps(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    from rageval_desktop.core.review.agreement import audit_all
+
+    with Project.open(tmp_path / "d.rageval") as p:
+        conn = p.reader()
+        assert conn.execute("SELECT COUNT(*) FROM judgments WHERE status = 'ok'").fetchone()[0] == 288
+        assert conn.execute("SELECT COUNT(DISTINCT reviewer), COUNT(*) FROM human_ratings").fetchone() == (
+            1, 288)
+        assert conn.execute("SELECT reviewer FROM human_ratings LIMIT 1").fetchone()[0] == "demo reviewer (synthetic)"
+        verdicts = {r.judge: r.verdict for r in audit_all(p)}
+    assert verdicts == {"answer-recall": "keep", "minilm-similarity": "retire"}
 
 
 def test_moving_the_endpoint_keeps_judgments(proj):

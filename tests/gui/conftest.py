@@ -10,6 +10,12 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _no_leaks(qapp):
+    from PySide6.QtWidgets import QApplication
+
+    if not QApplication.instance().styleSheet():  # windows under test wear the app's style sheet, as users see them
+        from rageval_desktop.gui.appearance import apply_appearance
+
+        apply_appearance()
     yield
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

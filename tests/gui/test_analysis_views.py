@@ -7,25 +7,13 @@ import shutil
 import pytest
 from PySide6.QtCore import Qt
 
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
-from rageval_desktop.core.store.project import Project
 from tests.gui.conftest import close_window, open_window
 
 
-@pytest.fixture(scope="module")
-def judged_demo(tmp_path_factory, demo_file):
-    path = tmp_path_factory.mktemp("judged") / "demo.rageval"
-    shutil.copy(demo_file, path)
-    with Project.open(path) as p:
-        for run in ("v1", "v2"):
-            run_judge_job(p, JobSpec(run=run, judges=["token-f1"]))
-    return path
-
-
 @pytest.fixture
-def window(qtbot, judged_demo, tmp_path):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(judged_demo, copy)
+def window(qtbot, demo_file, tmp_path):
+    copy = tmp_path / "demo.rageval"   # the demo ships judged by its offline judges, with synthetic ratings
+    shutil.copy(demo_file, copy)
     w = open_window(qtbot, copy)
     yield w
     close_window(qtbot, w)
@@ -49,9 +37,10 @@ def test_dashboard_table_and_chart(window, qtbot):
     assert not view.plot.pixmap().isNull() and view.plot.pixmap().width() > 400
     col = headers.index("correctness_binary")
     tip = view.model.index(len(slices) - 1, col).data(Qt.ItemDataRole.ToolTipRole)
-    assert "95% CI [" in tip and "judges: token-f1" in tip
-    # a judge no human audit has confirmed is counted, and flagged; columns say what they mean
-    assert "not yet confirmed by human ratings: token-f1" in view.note.text()
+    assert "95% CI [" in tip and "judges: answer-recall" in tip
+    # a judge the human audit has not kept is counted until retired, and flagged; columns say what they mean
+    assert "not yet confirmed by human ratings: minilm-similarity" in view.note.text()
+    assert "answer-recall" not in view.note.text()
     col = headers.index("hit@5")
     assert "any gold chunk in the top 5" in view.model.headerData(col, Qt.Orientation.Horizontal,
                                                                   Qt.ItemDataRole.ToolTipRole)
@@ -129,8 +118,10 @@ def test_the_chosen_run_carries_across_views(window, qtbot):
 def test_dashboard_refreshes_when_judgments_arrive(window, qtbot):
     """Staying on the dashboard: judgments written meanwhile show up without any navigation."""
     from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.review.agreement import set_status
     from rageval_desktop.core.store.project import utcnow
 
+    set_status(window.project, "minilm-similarity", "retired", "the demo's audit says so")  # correctness: unjudged
     judge = add_judge(window.project, "f1-correct", "correctness", "lexical")
     open_view(window, qtbot, "dashboard")
     assert "correctness" not in window.dashboard_view.summary["judge_metrics"]

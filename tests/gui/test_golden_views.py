@@ -6,7 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QPlainTextEdit
 
 from rageval_desktop.core.golden.edits import history
-from rageval_desktop.gui.views.golden_tools import GoldenRowDialog, TextDialog
+from rageval_desktop.gui.views.common import TextDialog
+from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
 
 
 def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):

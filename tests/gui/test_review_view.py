@@ -7,8 +7,8 @@ import time
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QPlainTextEdit
 
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
 from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
@@ -20,8 +20,7 @@ from tests.gui.conftest import close_window
 def window(qtbot, demo_file, tmp_path):
     copy = tmp_path / "demo.rageval"
     shutil.copy(demo_file, copy)
-    with Project.open(copy) as p:
-        run_judge_job(p, JobSpec(run="v2", judges=["token-f1"]))
+    with Project.open(copy) as p:   # the demo ships judged, with a sample (#1) and synthetic ratings
         create_sample(p, "v2", "correctness_binary", size=40, seed=5)
     settings().setValue("reviewer", "kim")
     w = MainWindow()
@@ -46,16 +45,21 @@ def test_forty_rows_by_keyboard_with_skip_and_undo(window, qtbot):
     view.setFocus()
     assert "Judge verdicts are hidden" in view.reveal.text()
     assert "JUDGMENTS" not in view.detail.toPlainText()      # blind
-    assert "The rubric the judge receives" in view.rubric.toPlainText()
+    assert "latency ms" not in view.detail.toPlainText() and "cost USD" not in view.detail.toPlainText()
+    # the human rubric for the metric, not the LLM prompt: a binary scale with an anchor per answer
+    scale = view.guide.scale.toPlainText()
+    assert "No  [0]" in scale and "Yes  [1]" in scale and "contradicts the reference" in scale
+    assert "GROUND_TRUTH" not in scale
     first_row = view.sample.row_ids[0]
     press(qtbot, view, None, "1")
-    assert view.index == 1 and "Row 1 saved. Judges: token-f1" in view.reveal.text()
+    assert view.index == 1 and "Row 1 saved: you 1 · answer-recall " in view.reveal.text()
     press(qtbot, view, None, "s")                           # skip row 2
+    assert "Row 2 skipped" in view.reveal.text() and "saved" not in view.reveal.text()
     press(qtbot, view, None, "u")                           # undo the skip: back on row 2
     assert view.index == 1
     for i in range(39):
         press(qtbot, view, None, "0" if i % 3 else "1")
-    assert "40/40 rated" in view.progress_label.text()
+    assert (view.progress.value(), view.progress.maximum()) == (40, 40)
     conn = window.project.reader()
     rows = conn.execute("SELECT COUNT(*), COUNT(DISTINCT run_row_id), SUM(skipped) FROM human_ratings "
                         "WHERE withdrawn_at IS NULL AND reviewer = 'kim'").fetchone()
@@ -64,7 +68,7 @@ def test_forty_rows_by_keyboard_with_skip_and_undo(window, qtbot):
     assert conn.execute("SELECT MIN(seconds_taken) >= 0 FROM human_ratings").fetchone()[0] == 1
     # judgments untouched by ratings
     judged = conn.execute("SELECT COUNT(*), MIN(status) FROM judgments WHERE run_row_id = ?", (first_row,)).fetchone()
-    assert judged == (1, "ok")
+    assert judged == (2, "ok")
     # navigating back to a rated row reveals the judges
     qtbot.keyClick(view, Qt.Key.Key_Home)
     view.index = 0
@@ -80,48 +84,101 @@ def test_keys_are_ignored_while_saving_and_on_auto_repeat(window, qtbot):
     view.setFocus()
     view.saving = True
     qtbot.keyClicks(view, "1")
-    assert view.index == 0 and not window.project.reader().execute("SELECT COUNT(*) FROM human_ratings").fetchone()[0]
+    kims = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'kim'"
+    assert view.index == 0 and not window.project.reader().execute(kims).fetchone()[0]
     view.saving = False
     repeat = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_1, Qt.KeyboardModifier.NoModifier, "1", True)
     view.keyPressEvent(repeat)
     time.sleep(0.05)
     qtbot.wait(50)
-    assert window.project.reader().execute("SELECT COUNT(*) FROM human_ratings").fetchone()[0] == 0
+    assert window.project.reader().execute(kims).fetchone()[0] == 0
 
 
-def test_audit_view_shows_agreement_and_retires_with_a_reason(window, qtbot, monkeypatch):
+def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot, monkeypatch):
+    """Out of the box, the synthetic reviewer's ratings keep one judge and retire the other."""
     from PySide6.QtWidgets import QInputDialog
 
-    view = window.review_view
-    view.setFocus()
-    for _ in range(30):
-        press(qtbot, view, None, "1")
     with qtbot.waitSignal(window.task_finished, timeout=30_000):
         window.select_nav("audit")
     audit = window.audit_view
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
-    assert records["token-f1"]["n"] == 30 and records["token-f1"]["statistic"] == "cohen_kappa"
-    assert records["minilm-similarity"]["verdict"] == "needs more ratings"
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("drifts on keyword questions", True))
-    audit.table.selectRow(list(records).index("token-f1"))
+    keep, drop = records["answer-recall"], records["minilm-similarity"]
+    assert (keep["n"], keep["statistic"], keep["verdict"]) == (144, "cohen_kappa", "keep")
+    assert (drop["n"], drop["statistic"], drop["verdict"]) == (144, "quadratic_kappa", "retire")
+    assert keep["ci"][0] >= 0.7 > drop["ci"][1]
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("same topic is not the same fact", True))
+    audit.table.selectRow(list(records).index("minilm-similarity"))
     with qtbot.waitSignal(window.task_finished, timeout=30_000):
         audit.retire_button.click()
-    qtbot.waitUntil(lambda: window.project.reader().execute(
-        "SELECT status FROM judges WHERE name = 'token-f1'").fetchone()[0] == "retired", timeout=10_000)
-    reason = window.project.reader().execute("SELECT status_reason FROM judges WHERE name = 'token-f1'").fetchone()[0]
-    assert reason == "drifts on keyword questions"
+    query = "SELECT status, status_reason FROM judges WHERE name = 'minilm-similarity'"
+    qtbot.waitUntil(lambda: window.project.reader().execute(query).fetchone()[0] == "retired", timeout=10_000)
+    assert window.project.reader().execute(query).fetchone()[1] == "same topic is not the same fact"
 
 
 def test_ratings_are_on_the_window_undo_stack_with_redo(window, qtbot):
     view = window.review_view
     view.setFocus()
     press(qtbot, view, None, "1")
-    assert window.undo_stack.undoText() == "rate row 1 of sample 1: 1"
+    assert window.undo_stack.undoText() == "rate row 1 of sample 2: 1"
     with qtbot.waitSignal(view.rated, timeout=10_000):
         window.undo()                                   # Ctrl+Z from anywhere in the window
     count = lambda: window.project.reader().execute(  # noqa: E731
-        "SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL").fetchone()[0]
+        "SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL AND reviewer = 'kim'").fetchone()[0]
     assert count() == 0 and view.index == 0
     with qtbot.waitSignal(view.rated, timeout=10_000):
         window.undo_stack.redo()
-    assert count() == 1 and "1/40 rated" in view.progress_label.text()
+    assert count() == 1 and view.progress.value() == 1
+
+
+def test_score_buttons_follow_the_scale_and_rate_like_keys(window, qtbot):
+    view = window.review_view
+    buttons = view.score_buttons
+    assert [b.text() for b in buttons] == ["No  [&0]", "Yes  [&1]"]         # binary: yes/no with their keys
+    assert "contradicts the reference" in buttons[0].toolTip()
+    with qtbot.waitSignal(view.rated, timeout=10_000):
+        qtbot.mouseClick(buttons[1], Qt.MouseButton.LeftButton)
+    conn = window.project.reader()
+    assert conn.execute("SELECT score, skipped FROM human_ratings WHERE run_row_id = ? AND reviewer = 'kim'",
+                        (view.sample.row_ids[0],)).fetchone() == (1.0, 0)
+    assert view.progress.value() == 1 and view.progress.maximum() == 40
+    assert view.hasFocus() or not view.window().isActiveWindow()  # the keyboard stays on the card
+    with qtbot.waitSignal(view.rated, timeout=10_000):
+        qtbot.mouseClick(view.skip_button, Qt.MouseButton.LeftButton)
+    assert "Row 2 skipped" in view.reveal.text()
+    # back on row 1: its button shows the standing rating, the judges are revealed side by side
+    qtbot.keyClick(view, Qt.Key.Key_K)
+    qtbot.keyClick(view, Qt.Key.Key_K)
+    assert view.index == 0 and buttons[1].isChecked() and not buttons[0].isChecked()
+    assert view.reveal.text().startswith("you 1 · answer-recall")
+    # a skipped row stays blind
+    qtbot.keyClick(view, Qt.Key.Key_J)
+    assert "JUDGMENTS" not in view.detail.toPlainText() and "skipped this row" in view.reveal.text()
+
+
+def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click_away(window, qtbot):
+    view = window.review_view
+    view.metric_box.setCurrentIndex(view.metric_box.findData("correctness"))
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        view.new_button.click()
+    qtbot.waitUntil(lambda: view.sample is not None and view.sample.metric == "correctness", timeout=10_000)
+    assert [b.text() for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
+    assert "Completely correct" in view.guide.scale.toPlainText()
+    view.prompt_button.click()
+    dialog = next(w for w in view.findChildren(QDialog) if w.isVisible())
+    assert "The rubric the judge receives" in dialog.findChild(QPlainTextEdit).toPlainText()
+    dialog.reject()
+
+
+def test_guidelines_are_edited_in_markdown_and_kept_in_the_project(window, qtbot):
+    from rageval_desktop.core.review.guidelines import guidelines
+
+    view = window.review_view
+    guide = view.guide
+    guide.edit()
+    dialog = next(w for w in guide.findChildren(QDialog) if w.isVisible())
+    dialog.editor.setPlainText("# Refusals\n\n- a refusal is **No**\n\n<b>raw html</b> <img src=x>")
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):
+        dialog.accept()
+    assert guidelines(window.project, "correctness_binary").startswith("# Refusals")
+    shown = guide.text.toPlainText()
+    assert "a refusal is No" in shown and "<b>raw html</b>" in shown   # markdown rendered, HTML left inert

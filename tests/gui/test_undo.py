@@ -57,11 +57,11 @@ def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
         w.select_nav("audit")
     audit = w.audit_view
     names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
-    audit.table.selectRow(names.index("token-f1"))
+    audit.table.selectRow(names.index("answer-recall"))
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("testing undo", True))
     audit.retire_button.click()
     qtbot.waitUntil(lambda: w.undo_stack.count() == 1, timeout=20_000)
-    status = lambda: w.project.reader().execute("SELECT status FROM judges WHERE name = 'token-f1'").fetchone()[0]  # noqa: E731
+    status = lambda: w.project.reader().execute("SELECT status FROM judges WHERE name = 'answer-recall'").fetchone()[0]  # noqa: E731
     assert status() == "retired"
     wait_workers(qtbot)
     w.undo()

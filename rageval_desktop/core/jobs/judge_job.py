@@ -297,7 +297,7 @@ class JudgeJob:
     def similarities(self, judge: Judge, items: list[Item]) -> list[float]:
         pairs = [(i.fields["answer"], i.fields["reference"]) for i in items]
         if judge.kind == "lexical":
-            measure = embedded.rouge_l if judge.params.get("measure") == "rougeL" else embedded.token_f1
+            measure = embedded.LEXICAL[judge.params.get("measure") or "f1"]
             return [measure(a, r) for a, r in pairs]
         model_id = judge.params.get("model", embedded.MINILM_ID)
         vectors = embedded.embed(self.project, [t for pair in pairs for t in pair], model_id)

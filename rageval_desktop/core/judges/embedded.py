@@ -39,6 +39,18 @@ def token_f1(answer: str, reference: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def token_recall(answer: str, reference: str) -> float:
+    """The share of the reference's tokens that the answer contains (with multiplicity). Unlike F1 it does not
+    punish a long answer that states the reference and more — the usual shape of a RAG answer."""
+    a, r = tokens(answer), tokens(reference)
+    if not a or not r:
+        return float(a == r)
+    return sum((Counter(a) & Counter(r)).values()) / len(r)
+
+
+LEXICAL = {"f1": token_f1, "recall": token_recall}
+
+
 def rouge_l(answer: str, reference: str) -> float:
     """ROUGE-L F-measure from the longest common subsequence of tokens."""
     a, r = tokens(answer), tokens(reference)
@@ -55,6 +67,9 @@ def rouge_l(answer: str, reference: str) -> float:
         return 0.0
     precision, recall = lcs / len(a), lcs / len(r)
     return 2 * precision * recall / (precision + recall)
+
+
+LEXICAL["rougeL"] = rouge_l
 
 
 def to_scale(x: float, low: float, high: float, *, binary_threshold: float = 0.5) -> float:

@@ -14,6 +14,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.judges.embedded import LEXICAL
 from rageval_desktop.core.store.project import Project, utcnow
 
 
@@ -184,8 +185,8 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         base = None
         if kind == "lexical":
             params.setdefault("measure", "f1")
-            if params["measure"] not in ("f1", "rougeL"):
-                raise JudgeConfigError("a lexical judge measures f1 or rougeL")
+            if params["measure"] not in LEXICAL:
+                raise JudgeConfigError(f"a lexical judge measures {', '.join(LEXICAL)} (not '{params['measure']}')")
         else:
             params.setdefault("model", "all-MiniLM-L6-v2")
     with project.write("add judge", changed=("judges",)) as conn:

@@ -96,6 +96,8 @@ class Rubric:
     system: str = ""
     origin: str = ""
     id: int | None = None
+    criterion: str = ""                               # for people: the question a reviewer answers
+    anchors: tuple[tuple[float, str], ...] = ()       # for people: one anchor sentence per score
 
     @property
     def fields(self) -> list[str]:
@@ -144,10 +146,13 @@ def parse_rubric_text(text: str, source: str = "rubric") -> Rubric:
             meta[key.strip()] = value.strip()
     try:
         low, high = (float(x) for x in meta["scale"].split("-"))
+        anchors = tuple(sorted((float(key.split()[1]), value) for key, value in meta.items()
+                               if key.startswith("anchor ")))
         rubric = Rubric(name=meta["name"], version=int(meta["version"]), metric=meta["metric"],
                         output_format=meta["output_format"], scale_min=low, scale_max=high,
-                        template=body.strip("\n") + "\n", system=meta.get("system", ""), origin=meta.get("origin", ""))
-    except (KeyError, ValueError) as exc:
+                        template=body.strip("\n") + "\n", system=meta.get("system", ""), origin=meta.get("origin", ""),
+                        criterion=meta.get("criterion", ""), anchors=anchors)
+    except (KeyError, ValueError, IndexError) as exc:
         raise RubricInvalid(f"{source}: bad or missing header field ({exc})") from None
     validate_template(rubric.template, rubric.output_format)
     return rubric

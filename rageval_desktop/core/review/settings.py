@@ -45,8 +45,7 @@ def set_policy(project: Project, *, statistic: str | None = None, threshold: flo
     with project.write("set retirement policy", changed=("settings",)) as conn:
         for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n), ("rule", rule)):
             if value is not None:
-                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                             "value = excluded.value", (f"retirement.{key}", str(value)))
+                project.set_meta(conn, f"retirement.{key}", str(value))
         project.audit(conn, "set retirement policy", "settings", None, statistic=statistic, threshold=threshold,
                       min_n=min_n, rule=rule)
     return policy(project)

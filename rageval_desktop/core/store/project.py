@@ -341,6 +341,12 @@ class Project:
     def schema_version(self) -> int:
         return self.reader().execute("PRAGMA user_version").fetchone()[0]
 
+    @staticmethod
+    def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+        """Inside a write: set one meta key."""
+        conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                     "value = excluded.value", (key, value))
+
     def meta(self, key: str, default: str | None = None) -> str | None:
         row = self.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default

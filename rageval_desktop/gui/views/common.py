@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QTableView, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QFont, QPixmap
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QTableView,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from rageval_desktop.gui.models.records_model import RecordsModel
 
@@ -70,3 +81,28 @@ class ButtonBar(QToolBar):
     def set_shown(self, widget: QWidget, shown: bool) -> None:
         """Show or hide one of the bar's widgets (inside a toolbar, its action decides)."""
         self._actions[id(widget)].setVisible(shown)
+
+
+class TextDialog(QDialog):
+    """Read-only text (monospace, never interpreted as markup), an optional chart above it, and a Close button."""
+
+    def __init__(self, title: str, text: str, parent: QWidget | None = None, png: bytes | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.resize(900, 720 if png else 560)
+        layout = QVBoxLayout(self)
+        if png:
+            chart = QLabel()
+            pixmap = QPixmap()
+            pixmap.loadFromData(png, "PNG")
+            chart.setPixmap(pixmap)
+            layout.addWidget(chart)
+        view = QPlainTextEdit(text)
+        view.setReadOnly(True)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        view.setFont(mono)
+        layout.addWidget(view)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)

@@ -113,33 +113,6 @@ class GoldenRowDialog(QDialog):
         return lambda ctx: edits.edit_row(project, row_id, reason, **values)
 
 
-class TextDialog(QDialog):
-    def __init__(self, title: str, text: str, parent: QWidget | None = None, png: bytes | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(title)
-        self.resize(900, 720 if png else 560)
-        layout = QVBoxLayout(self)
-        if png:
-            from PySide6.QtGui import QPixmap
-
-            chart = QLabel()
-            pixmap = QPixmap()
-            pixmap.loadFromData(png, "PNG")
-            chart.setPixmap(pixmap)
-            layout.addWidget(chart)
-        view = QPlainTextEdit(text)
-        view.setReadOnly(True)
-        from PySide6.QtGui import QFont
-
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
-        view.setFont(mono)
-        layout.addWidget(view)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-
-
 def diff_text(d: dict[str, Any]) -> str:
     lines = [f"{d['from']} → {d['to']}: {len(d['added'])} added, {len(d['removed'])} removed, "
              f"{len(d['changed'])} changed", ""]

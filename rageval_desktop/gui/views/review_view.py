@@ -11,29 +11,149 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeyEvent, QUndoCommand
+from PySide6.QtGui import QFont, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextOption, QUndoCommand
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QSpinBox,
     QSplitter,
+    QTextBrowser,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.review.guidelines import guidelines
 from rageval_desktop.gui import workers
-from rageval_desktop.gui.views.common import TopRow
+from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
 
 KEYS_HELP = "number keys rate · j/k or ↓/↑ move · s skip · c comment · u or Ctrl+Z undo"
+MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+
+
+def _card_button(text: str, tip: str) -> QPushButton:
+    """A button under the card: Tab reaches it, but a click does not take the keyboard from the card (keys keep
+    rating after a click)."""
+    button = QPushButton(text)
+    button.setToolTip(tip)
+    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+    return button
+
+
+class ReviewGuide(QWidget):
+    """Beside the card: the metric's scale for people (an anchor sentence per score) and the team's guidelines
+    (markdown kept in the project; raw HTML in it is not rendered, links are not followed)."""
+
+    def __init__(self, view: ReviewView) -> None:
+        super().__init__(view)
+        self.view = view
+        self.for_metric: str | None = None   # not `metric`: that name is QPaintDevice's virtual metric()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 0, 0, 0)
+        self.scale = QTextEdit()
+        self.scale.setObjectName("reviewScale")
+        self.scale.setReadOnly(True)
+        self.scale.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        head = QHBoxLayout()
+        title = QLabel("Guidelines")
+        title.setObjectName("sectionTitle")
+        self.edit_button = QPushButton("Edi&t guidelines…")
+        self.edit_button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.edit_button.setToolTip("Write the team's guidelines for this metric (markdown, kept in the project)")
+        self.edit_button.clicked.connect(self.edit)
+        head.addWidget(title)
+        head.addStretch(1)
+        head.addWidget(self.edit_button)
+        self.text = QTextBrowser()
+        self.text.setObjectName("reviewGuidelines")
+        self.text.setOpenLinks(False)
+        self.text.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.text.setPlaceholderText("No guidelines yet: Edit guidelines…")
+        self.text.setToolTip("The team's rules for this metric: what counts as partial, how to treat refusals…")
+        self.text.setWordWrapMode(QTextOption.WrapMode.WordWrap)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.scale)
+        holder = QWidget()
+        inner = QVBoxLayout(holder)
+        inner.setContentsMargins(0, 4, 0, 0)
+        inner.addLayout(head)
+        inner.addWidget(self.text, 1)
+        split.addWidget(holder)
+        split.setSizes([260, 200])
+        layout.addWidget(split)
+        self.markdown = ""
+
+    def show_scale(self, scale: Any, markdown: str) -> None:
+        self.for_metric = scale.metric
+        self.scale.clear()
+        cur = self.scale.textCursor()
+        bold = QTextCharFormat()
+        bold.setFontWeight(QFont.Weight.Bold)
+        plain = QTextCharFormat()
+        cur.insertText(f"{scale.metric}\n", bold)
+        if scale.criterion:
+            cur.insertText(scale.criterion + "\n", plain)
+        for point in scale.points:
+            key = f"  [{point.key}]" if point.label != point.key else ""
+            cur.insertText(f"\n{point.label}{key}  ", bold)
+            cur.insertText(point.anchor or "—", plain)
+        self.scale.moveCursor(QTextCursor.MoveOperation.Start)
+        self.show_guidelines(markdown)
+
+    def show_guidelines(self, markdown: str) -> None:
+        self.markdown = markdown
+        self.text.document().setMarkdown(markdown, MARKDOWN)
+
+    def edit(self) -> None:
+        if self.for_metric is None or self.view.window_.project is None:
+            return
+        dialog = GuidelinesDialog(self.for_metric, self.markdown, self)
+        dialog.accepted.connect(lambda: self.save(dialog.editor.toPlainText()))
+        dialog.open()
+
+    def save(self, text: str) -> None:
+        from rageval_desktop.core.review.guidelines import set_guidelines
+
+        project, metric = self.view.window_.project, self.for_metric
+
+        def saved(kept: str) -> None:
+            if self.for_metric == metric:
+                self.show_guidelines(kept)
+
+        self.view.window_.run_task(f"Saving the {metric} guidelines", lambda ctx: set_guidelines(project, metric, text),
+                                   on_done=saved)
+
+
+class GuidelinesDialog(QDialog):
+    def __init__(self, metric: str, markdown: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Guidelines for {metric}")
+        self.resize(720, 520)
+        layout = QVBoxLayout(self)
+        hint = QLabel("Markdown: # headings, **bold**, - lists. Every reviewer of this project sees them beside "
+                      "the card.")
+        hint.setObjectName("hint")
+        hint.setWordWrap(True)
+        self.editor = QPlainTextEdit(markdown)
+        self.editor.setObjectName("guidelinesEditor")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(hint)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(buttons)
 
 
 class ReviewView(QWidget):
@@ -60,40 +180,59 @@ class ReviewView(QWidget):
         self.size_box = QSpinBox()
         self.size_box.setRange(5, 500)
         self.size_box.setValue(40)
+        self.size_box.setSuffix(" rows")
         self.new_button = QPushButton("&New sample")
         self.extend_button = QPushButton("E&xtend +10")
-        for w in (self.run_box, self.metric_box, self.size_box, self.new_button, self.extend_button):
+        self.prompt_button = QPushButton("Judge's &prompt…")
+        self.prompt_button.setToolTip("The prompt an LLM judge of this metric receives for this row")
+        for w in (self.run_box, self.metric_box, self.size_box, self.new_button, self.extend_button,
+                  self.prompt_button):
+            w.setFocusPolicy(Qt.FocusPolicy.TabFocus)
             top.addWidget(w)
         layout.addLayout(top)
         status = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setObjectName("reviewProgressBar")
+        self.progress.setFormat("%v / %m rated")
+        self.progress.setMaximumWidth(260)
+        self.progress.setRange(0, 1)
         self.progress_label = QLabel()
         self.progress_label.setObjectName("reviewProgress")
+        self.progress_label.setTextFormat(Qt.TextFormat.PlainText)
         self.keys_label = QLabel(KEYS_HELP)
         self.keys_label.setObjectName("hint")
-        status.addWidget(self.progress_label)
-        status.addStretch(1)
+        status.addWidget(self.progress)
+        status.addWidget(self.progress_label, 1)
         status.addWidget(self.keys_label)
         layout.addLayout(status)
+        self.detail = DetailPane()
+        self.detail.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.guide = ReviewGuide(self)
+        split = QSplitter()
+        split.setObjectName("reviewSplit")
+        split.addWidget(self.detail)
+        split.addWidget(self.guide)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([640, 420])
+        layout.addWidget(split, 1)
+        self.buttons_row = QHBoxLayout()
+        self.score_buttons: list[QPushButton] = []
+        self.skip_button = _card_button("&Skip  [S]", "Skip this row; its judges stay hidden, come back with K")
+        self.comment_button = _card_button("C&omment…  [C]", "Add a comment to the next rating")
+        self.undo_button = _card_button("&Undo  [U]", "Take back the last rating")
+        self.skip_button.clicked.connect(lambda: self._act(lambda: self.save(None, skipped=True)))
+        self.comment_button.clicked.connect(lambda: self._act(self.ask_comment))
+        self.undo_button.clicked.connect(lambda: self._act(self.undo))
+        layout.addLayout(self.buttons_row)
         self.reveal = QLabel()
         self.reveal.setObjectName("reveal")
         self.reveal.setWordWrap(True)
         self.reveal.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(self.reveal)
-        self.detail = DetailPane()
-        self.detail.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.rubric = QPlainTextEdit()
-        self.rubric.setReadOnly(True)
-        self.rubric.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
-        self.rubric.setFont(mono)
-        split = QSplitter()
-        split.addWidget(self.detail)
-        split.addWidget(self.rubric)
-        split.setSizes([640, 500])
-        layout.addWidget(split, 1)
         self.new_button.clicked.connect(self.new_sample)
         self.extend_button.clicked.connect(self.extend_sample)
+        self.prompt_button.clicked.connect(self.show_prompt)
         self.sample_box.currentIndexChanged.connect(self.load_sample)
         self.sample: Any = None
         self.index = 0
@@ -102,7 +241,44 @@ class ReviewView(QWidget):
         self.comment: str | None = None
         self.mine: dict[int, float | None] = {}      # row id -> my standing score (None = skipped)
         self._details: dict[int, Any] = {}
-        self._rubrics: dict[int, str] = {}
+        self._scale_metric: str | None = None
+
+    def _act(self, what: Any) -> None:
+        """A card button does what its key does, under the same guards, and gives the keyboard back."""
+        if not self.saving and self.sample is not None:
+            what()
+        self.setFocus()
+
+    def _build_scale(self, metric: str) -> None:
+        """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes), rebuilt when it changes."""
+        from rageval_desktop.core.review.guidelines import human_rubric
+
+        if metric == self._scale_metric:
+            return
+        self._scale_metric = metric
+        scale = human_rubric(metric)
+        while self.buttons_row.count():
+            item = self.buttons_row.takeAt(0)
+            if item.widget() is not None and item.widget() not in (self.skip_button, self.comment_button,
+                                                                   self.undo_button):
+                item.widget().deleteLater()
+        self.score_buttons = []
+        for point in scale.points:
+            # the key in the label; Alt+key (the mnemonic) also works when the focus is elsewhere
+            text = f"&{point.label}" if point.label == point.key else f"{point.label}  [&{point.key}]"
+            button = _card_button(text, point.anchor or f"score {point.key}")
+            button.setObjectName("scoreButton")
+            button.setCheckable(True)   # the row's standing rating shows as the pressed button
+            button.setMinimumHeight(34)
+            button.setProperty("score", point.score)
+            button.clicked.connect(lambda _=False, s=point.score: self._act(lambda: self.save(s)))
+            self.score_buttons.append(button)
+            self.buttons_row.addWidget(button, 1)
+        self.buttons_row.addSpacing(18)
+        for button in (self.skip_button, self.comment_button, self.undo_button):
+            self.buttons_row.addWidget(button)
+        project = self.window_.project
+        self.guide.show_scale(scale, guidelines(project, metric) if project is not None else "")
 
     # --- samples -------------------------------------------------------------------------------
     def refresh(self, runs: list[str]) -> None:
@@ -157,11 +333,15 @@ class ReviewView(QWidget):
         if sid is None or project is None:
             self.sample = None
             self.detail.show_detail(None)
+            self.progress.setRange(0, 1)
+            self.progress.setValue(0)
             self.progress_label.setText("No sample yet: choose a run and a metric, then New sample.")
+            self._build_scale(self.metric_box.currentData() or "correctness")
             return
         self.sample = get_sample(project, sid)
         self._details.clear()
-        self._rubrics.clear()
+        self._scale_metric = None
+        self._build_scale(self.sample.metric)
         reviewer = self.window_.reviewer()
         self.mine = my_ratings(project, sid, reviewer)
         todo = [i for i, r in enumerate(self.sample.row_ids) if r not in self.mine]
@@ -171,7 +351,7 @@ class ReviewView(QWidget):
 
     # --- showing -------------------------------------------------------------------------------
     def show_row(self) -> None:
-        from rageval_desktop.core.jobs.work import preview_fields
+        from rageval_desktop.core.review.card import blinded, revealed, side_by_side
         from rageval_desktop.core.store.queries import run_row_detail
 
         if self.sample is None or not self.sample.row_ids:
@@ -180,38 +360,46 @@ class ReviewView(QWidget):
         row_id = self.sample.row_ids[self.index]
         if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
             self._details[row_id] = run_row_detail(project, row_id)
-            self._rubrics[row_id] = self._rubric_text(preview_fields(project, row_id))
         detail = self._details[row_id]
         rated = row_id in self.mine
-        # blind: the judges' verdicts stay hidden until this reviewer has rated the row
-        self.detail.show_detail(detail if rated else _without_judgments(detail))
-        self.rubric.setPlainText(self._rubrics[row_id])
-        spec = METRICS[self.sample.metric]
+        mine = self.mine.get(row_id)
+        shown = revealed(mine, rated)
+        # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the row
+        self.detail.show_detail(detail if shown else blinded(detail))
+        total = len(self.sample.row_ids)
         done = sum(1 for r in self.sample.row_ids if r in self.mine)
-        mine = self.mine.get(row_id, "—") if rated else "not rated"
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        you = "skipped" if rated and mine is None else f"{mine:g}" if rated else "not rated"
         self.progress_label.setText(
-            f"{done}/{len(self.sample.row_ids)} rated · row {self.index + 1} · {self.sample.metric} "
-            f"({spec.low:g}–{spec.high:g}) · you: {'skipped' if rated and self.mine[row_id] is None else mine}"
+            f"row {self.index + 1} of {total} · {self.sample.metric} · you: {you}"
             + (f" · comment: {self.comment}" if self.comment else ""))
-        self.reveal.setText(self._verdicts(detail) if rated else "Judge verdicts are hidden until you rate this row.")
+        for button in self.score_buttons:
+            button.setChecked(shown and button.property("score") == mine)
+        if shown:
+            self.reveal.setText(side_by_side(detail, self.sample.metric, mine))
+        elif rated:
+            self.reveal.setText("You skipped this row; the judges stay hidden until you rate it.")
+        else:
+            self.reveal.setText("Judge verdicts are hidden until you rate this row.")
         self.shown_at = time.monotonic()
 
-    def _verdicts(self, detail: Any) -> str:
-        found = [j for j in detail.judgments if j.metric == self.sample.metric]
-        if not found:
-            return "No judge has scored this row for this metric."
-        return "Judges: " + "; ".join(
-            f"{j.judge} {j.score:.3g}" if j.status == "ok" else f"{j.judge} {j.status}" for j in found)
-
-    def _rubric_text(self, fields: dict[str, str]) -> str:
+    def show_prompt(self) -> None:
+        """The LLM prompt for this row, one click away from the human rubric (it shows no verdict)."""
+        from rageval_desktop.core.jobs.work import preview_fields
         from rageval_desktop.core.judges import rubrics
 
-        rubric = rubrics.rubric_for_metric(self.window_.project, self.sample.metric,
-                                           METRICS[self.sample.metric].default_rubric)
+        if self.sample is None or not self.sample.row_ids:
+            return
+        project = self.window_.project
+        rubric = rubrics.rubric_for_metric(project, self.sample.metric, METRICS[self.sample.metric].default_rubric)
         if rubric is None:
-            return ""
-        messages = rubric.render(fields)
-        return f"The rubric the judge receives ({rubric.name} v{rubric.version}):\n\n" + messages[-1]["content"]
+            text = "No LLM rubric is used for this metric."
+        else:
+            fields = preview_fields(project, self.sample.row_ids[self.index])
+            text = (f"The rubric the judge receives ({rubric.name} v{rubric.version}):\n\n"
+                    + rubric.render(fields)[-1]["content"])
+        TextDialog("The judge's prompt", text, self).open()
 
     # --- keys ----------------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -230,10 +418,7 @@ class ReviewView(QWidget):
         elif key == Qt.Key.Key_S and not ctrl:
             self.save(None, skipped=True)
         elif key == Qt.Key.Key_C and not ctrl:
-            text, ok = QInputDialog.getText(self, "Comment", "Comment for this row's rating:")
-            if ok:
-                self.comment = text.strip() or None
-                self.show_row()
+            self.ask_comment()
         elif key == Qt.Key.Key_U or (key == Qt.Key.Key_Z and ctrl):
             self.undo()
         else:
@@ -241,12 +426,19 @@ class ReviewView(QWidget):
             return
         event.accept()
 
+    def ask_comment(self) -> None:
+        text, ok = QInputDialog.getText(self, "Comment", "Comment for this row's rating:")
+        if ok:
+            self.comment = text.strip() or None
+            self.show_row()
+
     def move(self, step: int) -> None:
         if self.sample and self.sample.row_ids:
             self.index = max(0, min(len(self.sample.row_ids) - 1, self.index + step))
             self.show_row()
 
     def save(self, score: float | None, skipped: bool = False) -> None:
+        from rageval_desktop.core.review.card import side_by_side
         from rageval_desktop.core.review.ratings import rate
 
         reviewer = self.window_.reviewer(ask=True)
@@ -267,10 +459,11 @@ class ReviewView(QWidget):
             todo = [i for i in range(index + 1, len(self.sample.row_ids)) if self.sample.row_ids[i] not in self.mine]
             self.index = todo[0] if todo else index
             self.show_row()
-            if not todo:
-                self.reveal.setText(f"Sample complete. {self._verdicts_of(row_id)}")
+            if skipped:
+                what = f"Row {index + 1} skipped (its judges stay hidden)."
             else:
-                self.reveal.setText(f"Row {index + 1} saved. {self._verdicts_of(row_id)}")
+                what = f"Row {index + 1} saved: {side_by_side(self._details[row_id], metric, rating.score)}."
+            self.reveal.setText(("Sample complete. " if not todo else "") + what)
             self.rated.emit(row_id)
 
         def failed(message: str, details: str) -> None:
@@ -281,9 +474,6 @@ class ReviewView(QWidget):
         workers.start(lambda ctx: rate(project, row_id, metric, reviewer, score, sample_id=sample_id,
                                        comment=comment, seconds=seconds, skipped=skipped),
                       on_done=done, on_error=failed)
-
-    def _verdicts_of(self, row_id: int) -> str:
-        return self._verdicts(self._details[row_id])
 
     def judgments_changed(self) -> None:
         """New judgments arrived (a job is running): re-read rows when they are next shown."""

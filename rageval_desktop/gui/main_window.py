@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.review import triage
 from rageval_desktop.core.store import browse, queries
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
@@ -49,10 +50,12 @@ from rageval_desktop.gui.views.golden_tools import GoldenBar
 from rageval_desktop.gui.views.jobs_view import JobsView
 from rageval_desktop.gui.views.judges_view import JudgesView
 from rageval_desktop.gui.views.review_view import ReviewView
+from rageval_desktop.gui.views.triage_bar import ColumnChooser, TriageBar
 from rageval_desktop.gui.views.welcome import WelcomePage
 from rageval_desktop.gui.window_tasks import WindowTasks
 
 ROW_HEIGHT = 24
+DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
 
@@ -129,8 +132,15 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # never ResizeToContents (72 s at 100k rows)
         vh.setDefaultSectionSize(ROW_HEIGHT)
         vh.setMinimumWidth(44)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.horizontalHeader().setHighlightSections(False)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setHighlightSections(False)
+        header.setSectionsClickable(True)        # click a header: sort in SQL (LazyTableModel.sort)
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        header.sortIndicatorChanged.connect(self._on_sort)
+        self.columns = ColumnChooser(self.table)
+        self._orders: dict[str, tuple[int, bool]] = {}   # table key -> the sort the user chose
 
         center = QWidget()
         cl = QVBoxLayout(center)
@@ -139,6 +149,13 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.golden_bar = GoldenBar(self)
         self.golden_bar.setVisible(False)
         cl.addWidget(self.golden_bar)
+        self.triage = TriageBar(self)
+        self.triage.changed.connect(self._show_current)
+        self.triage.columns_button.clicked.connect(
+            lambda: self.columns.menu().exec(self.triage.columns_button.mapToGlobal(
+                self.triage.columns_button.rect().bottomLeft())))
+        self.triage.review_button.clicked.connect(self.review_listed)
+        cl.addWidget(self.triage)
         self.promote_button = QPushButton("Add to &golden set…")
         self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
         self.promote_button.clicked.connect(self.promote_current_row)
@@ -156,9 +173,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.rows_page = QSplitter()
         self.rows_page.addWidget(center)
         self.rows_page.addWidget(detail_box)
-        self.rows_page.setStretchFactor(0, 3)
-        self.rows_page.setStretchFactor(1, 2)
-        self.rows_page.setSizes([760, 420])
+        self.rows_page.setStretchFactor(0, 1)   # a wider window widens the table; the detail pane keeps its width
+        self.rows_page.setStretchFactor(1, 0)
+        self._detail_width_set = False
+        self.rows_page.splitterMoved.connect(lambda *_: settings().setValue("detail_width",
+                                                                           self.rows_page.sizes()[1]))
         self.pages = QStackedWidget()
         self.pages.addWidget(self.rows_page)
         self._pages: dict[str, QWidget] = {}  # built on first visit: the first window shows sooner
@@ -240,6 +259,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         action(view_menu, "&Table", lambda: self.table.setFocus(), "Ctrl+2")
         action(view_menu, "&Detail", lambda: self.detail.setFocus(), "Ctrl+3")
         action(view_menu, "&Slice…", lambda: (self.slice_box.setFocus(), self.slice_box.showPopup()), "Ctrl+L")
+        action(view_menu, "Searc&h rows", self.focus_search, "Ctrl+F")
+        action(view_menu, "Clear &filters", lambda: self.triage.clear(), "Ctrl+Shift+F")
         go_menu = self.menuBar().addMenu("&Go")
         for kind, text in (("golden", "&Golden Set"), ("dashboard", "&Dashboard"), ("compare", "&Compare"),
                            ("failures", "&Failures"), ("judges", "&Judges"), ("jobs", "Jo&bs"),
@@ -571,8 +592,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         kind, arg = key
         if kind == "run":
             self.current_run = arg[1]
-        slice_tag = self.slice_box.currentData()
-        return browse.golden_source(slice_tag) if kind == "golden" else browse.run_source(*arg, slice_tag)
+        filters = self.triage.filters(self.slice_box.currentData())
+        if kind == "golden":
+            return triage.golden_source(filters)
+        return triage.run_source(self.project, *arg, filters)
 
     def run_names(self) -> list[str]:
         return [name for _, name, _ in browse.list_runs(self.project)] if self.project else []
@@ -594,10 +617,20 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             view.refresh(self.run_names())
             return
         self.pages.setCurrentWidget(self.rows_page)
-        source = self.current_source()
-        if source is None or self.project is None:
+        QTimer.singleShot(0, self._restore_detail_width)   # after the page is laid out
+        if self.project is None or key is None:
             return
-        model = LazyTableModel(self.project, source, self.table)
+        kind = "golden" if key[0] == "golden" else "run"
+        if kind != self.triage.kind or kind == "run":
+            judges = [] if kind == "golden" else [
+                (name, *triage.scale_of(metric)) for _, name, metric in triage.run_columns(self.project)[0]]
+            self.triage.set_kind(kind, judges)
+        source = self.current_source()
+        if source is None:
+            return
+        order = self._orders.get(kind)
+        model = LazyTableModel(self.project, source, self.table, order if order and order[0] < len(source.columns)
+                               else None)
         old = self.table.model()
         # the same table shown again (after saving a version, an edit, an import): keep the row the user was on
         same = isinstance(old, LazyTableModel) and old.source.key == source.key
@@ -607,9 +640,17 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             old.deleteLater()
         for col, spec in enumerate(source.columns):
             self.table.setColumnWidth(col, spec.width)
+        header = self.table.horizontalHeader()
+        header.blockSignals(True)
+        header.setSortIndicator(*(model.order[0], Qt.SortOrder.DescendingOrder if model.order[1] else
+                                  Qt.SortOrder.AscendingOrder) if model.order else (-1, Qt.SortOrder.AscendingOrder))
+        header.blockSignals(False)
+        self.columns.apply(kind)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.view_title.setText(source.title)
-        self.rows_label.setText(f"{model.rowCount():,} rows")
+        filtered = self.triage.filters(None).active
+        self.triage.show_count(model.rowCount(), filtered)
+        self.rows_label.setText(f"{model.rowCount():,} rows" + (" (filtered)" if filtered else ""))
         is_golden = source.key.startswith("golden")
         self.golden_bar.setVisible(is_golden)
         self.promote_button.setVisible(not is_golden)
@@ -620,6 +661,63 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             row = max(model.row_of(keep_id), 0) if keep_id is not None else 0
             self.table.selectRow(row)
             self.table.scrollTo(model.index(row, 0))
+
+    def _restore_detail_width(self) -> None:
+        """Once laid out: the detail pane at the width the user last chose (default DETAIL_WIDTH)."""
+        total = sum(self.rows_page.sizes())
+        if self._detail_width_set or total < 500 or not self.rows_page.isVisible():
+            return
+        self._detail_width_set = True
+        width = int(settings().value("detail_width", DETAIL_WIDTH) or DETAIL_WIDTH)
+        width = max(160, min(width, total - 300))
+        self.rows_page.setSizes([total - width, width])
+
+    def focus_search(self) -> None:
+        if self.pages.currentWidget() is not self.rows_page:
+            self.select_nav("golden")
+        self.triage.search.setFocus()
+        self.triage.search.selectAll()
+
+    def _on_sort(self, column: int, order: Qt.SortOrder) -> None:
+        """A header click: the model re-lists its ids in SQL; the row the user was on stays selected."""
+        model = self.table.model()
+        if not isinstance(model, LazyTableModel) or column < 0:
+            return
+        current = self.table.currentIndex()
+        keep = model.row_id(current.row()) if current.isValid() else None
+        model.sort(column, order)
+        if model.order is not None:
+            self._orders["golden" if model.source.key.startswith("golden") else "run"] = model.order
+        if keep is not None and (row := model.row_of(keep)) >= 0:
+            self.table.selectRow(row)
+            self.table.scrollTo(model.index(row, 0))
+
+    def review_listed(self) -> None:
+        """"Review these": the rows listed now (filters and sort as shown) become a review sample."""
+        from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.review.sampling import MAX_CHOSEN, sample_of_rows
+
+        model = self.table.model()
+        if not isinstance(model, LazyTableModel) or not model.source.key.startswith("run") or not model.rowCount():
+            self.show_error("Nothing to review: list some rows of a run first.")
+            return
+        metrics = triage.run_columns(self.project)[1] or triage.row_metrics()
+        metric, ok = QInputDialog.getItem(self, "Review these rows",
+                                          f"Rate the {min(model.rowCount(), MAX_CHOSEN):,} listed rows for:",
+                                          metrics, 0, False)
+        if not ok:
+            return
+        project, run = self.project, self.current_run
+        ids = [model.row_id(r) for r in range(min(model.rowCount(), MAX_CHOSEN))]
+        what = triage.describe(self.triage.filters(self.slice_box.currentData()))
+
+        def show(sample: Any) -> None:
+            self.select_nav("review")
+            self.review_view._select_sample(sample.id)
+
+        self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, ids, reason=what),
+                      on_done=show)
 
     def _on_row(self, current: Any, _previous: Any = None) -> None:
         model = self.table.model()

@@ -115,7 +115,7 @@ def test_refused_file_shows_error(window, qtbot, tmp_path):
 
 
 def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
-    from rageval_desktop.core.store.browse import run_source
+    from rageval_desktop.core.review.triage import run_source
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.models.lazy_table import PAGE, LazyTableModel
 
@@ -124,7 +124,7 @@ def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
             w.execute("INSERT INTO runs (name, created_at) VALUES ('big', 'now')")
             w.executemany("INSERT INTO run_rows (run_id, position, external_id, question, answer) "
                           "VALUES (1, ?, ?, ?, 'a')", [(i, f"r{i}", f"question {i}") for i in range(20_000)])
-        model = LazyTableModel(p, run_source(1, "big"))
+        model = LazyTableModel(p, run_source(p, 1, "big"))
         assert model.rowCount() == 20_000 and not model._pages
         assert model.index(19_999, 2).data() == "question 19999"
         assert list(model._pages) == [19_999 // PAGE]
@@ -156,3 +156,24 @@ def test_every_listed_shortcut_is_bound(qtbot):
     assert "Ctrl+," in listed and "Ctrl+Q" in listed
     missing = [key for key in listed if QKeySequence(key).toString() not in bound]
     assert missing == []
+
+
+def test_the_detail_pane_remembers_its_width(opened, qtbot):
+    from rageval_desktop.gui.main_window import DETAIL_WIDTH
+    from tests.gui.conftest import close_window, open_window
+
+    window = opened
+    window.resize(1280, 720)
+    window.select(run="v1")
+    qtbot.waitUntil(lambda: window._detail_width_set, timeout=5_000)
+    assert window.rows_page.sizes()[1] == DETAIL_WIDTH          # was ~180 px on the golden set: text wrapped
+    window.rows_page.setSizes([500, 520])
+    window.rows_page.splitterMoved.emit(500, 1)                 # what a drag of the handle emits
+    path = window.project.path
+    close_window(qtbot, window)
+    again = open_window(qtbot, path)
+    again.resize(1280, 720)
+    again.select(run="v1")
+    qtbot.waitUntil(lambda: again._detail_width_set, timeout=5_000)
+    assert again.rows_page.sizes()[1] == 520
+    close_window(qtbot, again)

@@ -49,6 +49,13 @@ def failure_counts(project: Project, run: str) -> dict[str, Any]:
     return out
 
 
+def failing_row_ids(project: Project, run: str, failure: str | None = None) -> list[int]:
+    """Ids of the run's failing rows (of one class, or of any)."""
+    frame = classify(load_run(project, run))
+    frame = frame[frame["failure"].notna() if failure is None else frame["failure"] == failure]
+    return [int(i) for i in frame.index]
+
+
 def failure_rows(project: Project, run: str, *, failure: str | None = None, slice_tag: str | None = None,
                  metric: str | None = None, sample: int | None = None, seed: int = 7) -> list[dict[str, Any]]:
     """Failing rows, filtered; `sample` picks that many at random (reproducible from the seed)."""

@@ -81,6 +81,34 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
     return get_sample(project, sid)
 
 
+MAX_CHOSEN = 500   # rows in a sample made from a listing
+
+
+def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], reason: str = "") -> Sample:
+    """A sample of rows a person chose (e.g. the disagreements listed in triage), in the order given. It is not
+    representative of the run, and says so: params.mode = "chosen" and the reason are recorded."""
+    if metric not in METRICS:
+        raise RagevalError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
+    rows = list(dict.fromkeys(int(r) for r in row_ids))[:MAX_CHOSEN]
+    if not rows:
+        raise RagevalError("a sample needs at least one row")
+    rid = find_run(project, run)
+    conn = project.reader()
+    found = {r[0] for r in conn.execute(
+        f"SELECT id FROM run_rows WHERE run_id = ? AND id IN ({','.join('?' * len(rows))})", (rid, *rows))}
+    if len(found) != len(rows):
+        raise RagevalError(f"{len(rows) - len(found)} of the chosen rows are not rows of run '{run}'")
+    params = {"size": len(rows), "mode": "chosen", "reason": reason}
+    with project.write("create review sample", changed=("review",)) as w:
+        cur = w.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) VALUES (?, ?, 0, ?, ?)",
+                        (rid, metric, json.dumps(params), utcnow()))
+        sid = cur.lastrowid
+        w.executemany(INSERT_ROW, [(sid, row, i, "chosen") for i, row in enumerate(rows)])
+        project.audit(w, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(rows),
+                      mode="chosen", reason=reason)
+    return get_sample(project, sid)
+
+
 def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
     """Top up a sample with rows it does not hold yet, from the same strata logic and a derived seed."""
     import numpy as np

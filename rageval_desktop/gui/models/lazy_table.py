@@ -19,10 +19,11 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class LazyTableModel(QAbstractTableModel):
-    def __init__(self, project: Project, source: TableSource, parent: Any = None) -> None:
+    def __init__(self, project: Project, source: TableSource, parent: Any = None,
+                 order: tuple[int, bool] | None = None) -> None:
         super().__init__(parent)
-        self.project, self.source = project, source
-        self._ids: list[Any] = source.ids(project)
+        self.project, self.source, self.order = project, source, order
+        self._ids: list[Any] = source.ids(project, order)
         self._pages: OrderedDict[int, dict[Any, tuple]] = OrderedDict()
 
     # --- Qt API --------------------------------------------------------------------------------
@@ -37,7 +38,20 @@ class LazyTableModel(QAbstractTableModel):
             if orientation == Qt.Orientation.Horizontal:
                 return self.source.columns[section].header
             return section + 1
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
+            col = self.source.columns[section]
+            return (col.tip + "\n" if col.tip else "") + "Click to sort; right-click to choose columns."
         return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort in SQL: one id query, then only the painted page is fetched."""
+        if not 0 <= column < len(self.source.columns) or not self.source.columns[column].sort:
+            return
+        self.beginResetModel()
+        self.order = (column, order == Qt.SortOrder.DescendingOrder)
+        self._ids = self.source.ids(self.project, self.order)
+        self._pages.clear()
+        self.endResetModel()
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
@@ -48,7 +62,7 @@ class LazyTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and col.kind == "text":
             value = self.row_values(index.row())[index.column()]
             return None if value is None else str(value)[:1000]
-        if role == Qt.ItemDataRole.TextAlignmentRole and col.kind in ("number", "money", "ms", "count"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and col.kind in ("number", "score", "money", "ms", "count"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and col.header == "gold@5":
             value = self.row_values(index.row())[index.column()]
@@ -81,7 +95,7 @@ class LazyTableModel(QAbstractTableModel):
     def reload(self) -> None:
         """Re-read ids and drop cached pages (after an operation said this listing changed)."""
         self.beginResetModel()
-        self._ids = self.source.ids(self.project)
+        self._ids = self.source.ids(self.project, self.order)
         self._pages.clear()
         self.endResetModel()
 
@@ -93,6 +107,8 @@ class LazyTableModel(QAbstractTableModel):
             return f"{value:,.0f} ms"
         if kind == "money":
             return f"${value:.5f}"
+        if kind == "score":
+            return f"{value:.3g}"
         if isinstance(value, str):
             text = value[:PREVIEW_CHARS]
             return " ".join(text.split())

@@ -1,0 +1,49 @@
+"""Rows where the verdicts disagree: two active judges, or a judge and a human (or two humans), on opposite sides
+of the pass mark. Each judge's latest row-level judgment counts; each reviewer's standing rating counts.
+
+A verdict is pass or fail by the metric's pass mark (`MetricSpec.pass_mark`: 4 of 5, 1 of 0-1, 2 of 0-3), the same
+mark the failure browser and the dashboard use, so "disagree" means one says the answer is good and another says it
+is not — not that 4 and 5 differ.
+"""
+
+from __future__ import annotations
+
+from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
+
+
+def pass_expression(metric_column: str, score_column: str) -> str:
+    """SQL: 1 when the score reaches its metric's pass mark, 0 when not, NULL without a score. Metric names and
+    marks come from the code's registry, never from data."""
+    cases = " ".join(f"WHEN '{name}' THEN {float(spec.pass_mark)!r}" for name, spec in METRICS.items()
+                     if spec.pass_mark is not None)
+    return f"({score_column} >= CASE {metric_column} {cases} END)"
+
+
+def disagreement_sql() -> str:
+    """SQL selecting the run row ids (named parameter `:run_id`) whose verdicts disagree."""
+    judge_pass = pass_expression("metric", "score")
+    return f"""
+        SELECT run_row_id FROM (
+            SELECT run_row_id, {judge_pass} AS pass FROM (
+                SELECT x.run_row_id, j.metric, x.score, x.status,
+                       ROW_NUMBER() OVER (PARTITION BY x.run_row_id, x.judge_id ORDER BY x.id DESC) AS latest
+                FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows r ON r.id = x.run_row_id
+                WHERE r.run_id = :run_id AND j.status = 'active' AND x.passage_rank = 0)
+            WHERE latest = 1 AND status = 'ok'
+            UNION ALL
+            SELECT run_row_id, {judge_pass} FROM (
+                SELECT h.run_row_id, h.metric, h.score, h.skipped,
+                       ROW_NUMBER() OVER (PARTITION BY h.run_row_id, h.metric, h.reviewer ORDER BY h.id DESC) AS latest
+                FROM human_ratings h JOIN run_rows r ON r.id = h.run_row_id
+                WHERE r.run_id = :run_id AND h.withdrawn_at IS NULL AND h.passage_rank = 0)
+            WHERE latest = 1 AND skipped = 0)
+        WHERE pass IS NOT NULL GROUP BY run_row_id HAVING MIN(pass) <> MAX(pass)"""
+
+
+def disagreeing_rows(project: Project, run: str) -> list[int]:
+    """Ids of the run's rows whose verdicts disagree, in run order."""
+    rid = find_run(project, run)
+    return [r[0] for r in project.reader().execute(
+        f"SELECT id FROM run_rows WHERE id IN ({disagreement_sql()}) ORDER BY position", {"run_id": rid})]

@@ -1,0 +1,155 @@
+"""Triage tables: sort by any column and filter over 200k rows in SQL — the view fetches one page to paint."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableView
+
+from rageval_desktop.core.review.triage import Filters, run_source
+from rageval_desktop.core.store import browse
+from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.gui.models.lazy_table import LazyTableModel
+
+N = 200_000
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    from rageval_desktop.core.judges.registry import add_judge
+
+    path = tmp_path_factory.mktemp("big") / "big.rageval"
+    with Project.create(path) as p:
+        a = add_judge(p, "f1", "correctness", "lexical")
+        b = add_judge(p, "recall", "correctness_binary", "lexical", params={"measure": "recall"})
+        now = utcnow()
+        with p.write("fill") as w:
+            w.execute("INSERT INTO runs (name, created_at) VALUES ('big', ?)", (now,))
+            w.executemany("INSERT INTO run_rows (id, run_id, position, external_id, question, answer, latency_ms) "
+                          "VALUES (?, 1, ?, ?, ?, ?, ?)",
+                          [(i + 1, i, f"r{i:06d}", f"question {i}", "the 100% answer" if i == 777 else f"answer {i}",
+                            float((i * 7919) % 5000)) for i in range(N)])
+            # f1 scores 1-5 by row; recall agrees (pass) except on every 1000th row
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                          "VALUES (?, ?, ?, 'ok', ?, ?)",
+                          [(a.id, i + 1, f"a{i}", float(1 + i % 5), now) for i in range(N)])
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                          "VALUES (?, ?, ?, 'ok', ?, ?)",
+                          [(b.id, i + 1, f"b{i}", float((1 + i % 5 >= 4) != (i % 1000 == 0)), now)
+                           for i in range(N)])
+            w.execute("INSERT INTO human_ratings (run_row_id, metric, reviewer, score, created_at) "
+                      "VALUES (6, 'correctness', 'kim', 1, ?)", (now,))
+    return path
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    calls = []
+    original = browse.TableSource.page
+
+    def page(self, project, ids):
+        calls.append(len(ids))
+        return original(self, project, ids)
+
+    monkeypatch.setattr(browse.TableSource, "page", page)
+    return calls
+
+
+def shown(qtbot, model):
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(900, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    view.grab()   # paint now: the model is asked for what the viewport shows
+    return view
+
+
+def test_sorting_200k_rows_by_any_column_fetches_one_page(big, qtbot, counted):
+    with Project.open(big) as p:
+        model = LazyTableModel(p, run_source(p, 1, "big"))
+        headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+        assert headers[:6] == ["id", "slice", "question", "gold@5", "f1", "recall"]
+        assert "human correctness" in headers and "human correctness_binary" in headers
+        shown(qtbot, model)
+        assert model.rowCount() == N and len(counted) == 1
+        latency = headers.index("latency")
+        model.sort(latency, Qt.SortOrder.DescendingOrder)
+        counted.clear()
+        view = shown(qtbot, model)
+        top = [model.row_values(r)[latency] for r in range(20)]
+        assert top == sorted(top, reverse=True) and top[0] == 4999.0
+        assert counted == [200]                 # one SQL page for the painted rows, not 200k
+        assert view.model().rowCount() == N
+        human = headers.index("human correctness")
+        model.sort(human, Qt.SortOrder.AscendingOrder)   # empty values last, whichever the direction
+        assert model.row_values(0)[human] == 1.0 and model.row_values(1)[human] is None
+        model.sort(headers.index("question"), Qt.SortOrder.DescendingOrder)
+        assert model.row_values(0)[2] == "question 99999"
+
+
+def test_filtering_200k_rows_in_sql(big, qtbot, counted):
+    with Project.open(big) as p:
+        def listed(**kw):
+            return LazyTableModel(p, run_source(p, 1, "big", Filters(**kw)))
+
+        assert listed(search="question 199999").rowCount() == 1
+        assert listed(search="100%").rowCount() == 1          # LIKE wildcards are literal in a search
+        assert listed(search="R00001_").rowCount() == 0
+        assert listed(judge="f1", score_min=5, score_max=5).rowCount() == N // 5
+        assert listed(human="rated").rowCount() == 1 and listed(human="fail").rowCount() == 1
+        assert listed(human="unrated").rowCount() == N - 1
+        # the recall judge contradicts f1 on every 1000th row; row 6 (f1 2, recall 0) has a human saying 1: agrees
+        disagree = listed(disagreements=True)
+        assert disagree.rowCount() == N // 1000
+        shown(qtbot, disagree)
+        assert disagree.row_values(0)[0] == "r000000"
+        combined = listed(disagreements=True, judge="f1", score_min=4, score_max=5)
+        assert combined.rowCount() == len([i for i in range(0, N, 1000) if 1 + i % 5 >= 4])
+        assert max(counted) <= 200
+
+
+def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    from rageval_desktop.core.review.disagreements import disagreeing_rows
+
+    window.select(run="v2")
+    model = window.table.model()
+    assert model.rowCount() == 72 and window.triage.count.text() == ""
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert {"minilm-similarity", "answer-recall", "human correctness", "human correctness_binary"} <= set(headers)
+    # a header click sorts (in SQL) and keeps the selected row
+    window.table.selectRow(5)
+    chosen = model.row_id(5)
+    window.table.horizontalHeader().setSortIndicator(headers.index("minilm-similarity"), Qt.SortOrder.DescendingOrder)
+    col = headers.index("minilm-similarity")
+    scores = [model.row_values(r)[col] for r in range(model.rowCount())]
+    assert scores == sorted(scores, reverse=True)
+    assert model.row_id(window.table.currentIndex().row()) == chosen
+    # the column chooser hides a column, and remembers it for the next table
+    window.columns.set_shown("latency", False)
+    assert window.table.isColumnHidden(headers.index("latency"))
+    window.select(run="v1")
+    assert window.table.isColumnHidden(headers.index("latency"))
+    window.select(run="v2")
+    # disagreements, then "Review these"
+    window.triage.disagree.setChecked(True)
+    expected = disagreeing_rows(window.project, "v2")
+    model = window.table.model()
+    assert model.rowCount() == len(expected) and window.triage.count.text() == f"{len(expected)} listed"
+    assert "(filtered)" in window.rows_label.text()
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("correctness", True))
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        window.triage.review_button.click()
+    review = window.review_view
+    qtbot.waitUntil(lambda: window.pages.currentWidget() is review and review.sample is not None
+                    and review.sample.row_ids and set(review.sample.row_ids) == set(expected), timeout=10_000)
+    # search narrows while typing (after a short pause), Clear filters restores everything
+    window.select(run="v2")
+    window.triage.clear()
+    window.triage.search.setText("assert")
+    qtbot.waitUntil(lambda: 0 < window.table.model().rowCount() < 72, timeout=5_000)
+    window.triage.clear()
+    assert window.table.model().rowCount() == 72

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
 from rageval_desktop.core.store import browse
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui.views.import_dialog import ImportDialog
 
@@ -45,10 +46,28 @@ class WindowTasks:
         if path:
             self.import_file(Path(path))
 
+    def import_into_new_project(self) -> None:
+        """From the welcome page: pick a golden set or a run, make a project beside it, then import it."""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import a golden set or a run", str(Path.home()),
+            "Tables (*.csv *.jsonl *.ndjson *.json *.parquet *.xlsx *.gz);;All files (*)")
+        if path:
+            self.import_file(Path(path))
+
     def import_file(self, path: Path, *, ask: bool = True, kind: str = "run", run_name: str | None = None,
                     fmt: str | None = None) -> None:
-        if self.project is None:
-            self.show_error("Open or create a project before importing files.")
+        if self.project is None:  # no project yet: make one beside the file (the user chooses where), then import
+            target, _ = QFileDialog.getSaveFileName(self, f"A new project for {path.name}",
+                                                    str(path.with_suffix(".rageval")), "RAGEval projects (*.rageval)")
+            if not target:
+                return
+            target = target if target.endswith(".rageval") else target + ".rageval"
+
+            def created(project: Project) -> None:
+                self._opened(project)
+                self.import_file(path, ask=ask, kind=kind, run_name=run_name, fmt=fmt)
+
+            self.run_task("Creating the project", operations.create_project, Path(target), on_done=created)
             return
         if ask:
             dialog = ImportDialog(path, {n for _, n, _ in browse.list_runs(self.project)}, self)

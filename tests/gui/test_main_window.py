@@ -177,3 +177,31 @@ def test_the_detail_pane_remembers_its_width(opened, qtbot):
     qtbot.waitUntil(lambda: again._detail_width_set, timeout=5_000)
     assert again.rows_page.sizes()[1] == 520
     close_window(qtbot, again)
+
+
+def test_the_welcome_page_is_a_centred_card_with_a_placeholder(window, qtbot):
+    from rageval_desktop.gui.views.welcome import CARD_WIDTH
+
+    window.resize(1280, 720)
+    page = window.welcome
+    qtbot.waitUntil(lambda: page.isVisible(), timeout=5_000)
+    assert page.empty.isVisible() and not page.recent.isVisible()     # no recent projects: a placeholder
+    card = page.findChild(type(page.recent.parent()), "welcomeCard")
+    left = card.mapTo(page, card.rect().topLeft()).x()
+    right = page.width() - (left + card.width())
+    assert card.width() <= CARD_WIDTH and abs(left - right) <= 2          # centred, not 1,340-px-wide buttons
+    assert max(b.width() for b in page.buttons.values()) < CARD_WIDTH / 2
+
+
+def test_import_a_file_without_a_project_makes_one_beside_it(window, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    source = tmp_path / "golden.jsonl"
+    write(source, GOLDEN)
+    target = tmp_path / "made.rageval"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    with qtbot.waitSignal(window.project_opened, timeout=20_000):
+        window.import_file(source, ask=False, kind="golden")
+    qtbot.waitUntil(lambda: window.project is not None and window.project.reader().execute(
+        "SELECT COUNT(*) FROM golden_rows").fetchone()[0] == len(GOLDEN), timeout=20_000)
+    assert window.project.path == target

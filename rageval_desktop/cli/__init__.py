@@ -348,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except RagevalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc.for_cli()}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("error: interrupted; nothing was half-written (each operation is one transaction)", file=sys.stderr)

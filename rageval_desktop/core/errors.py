@@ -4,7 +4,19 @@ from __future__ import annotations
 
 
 class RagevalError(Exception):
-    """Base for failures that are the user's input or environment, not a bug."""
+    """Base for failures that are the user's input or environment, not a bug.
+
+    `cli_hint` / `gui_hint`: what to do next, phrased for the command line (flags) or for the app (dialogs), so a
+    dialog never advises `--map`."""
+
+    cli_hint: str | None = None
+    gui_hint: str | None = None
+
+    def for_cli(self) -> str:
+        return f"{self}. {self.cli_hint}" if self.cli_hint else str(self)
+
+    def for_gui(self) -> str:
+        return f"{self}. {self.gui_hint}" if self.gui_hint else str(self)
 
 
 class ProjectRefused(RagevalError):
@@ -27,8 +39,9 @@ class ImportFailed(RagevalError):
     """An import was rejected as a whole; the project is unchanged."""
 
     def __init__(self, message: str, *, file: str | None = None, row: int | None = None,
-                 column: str | None = None) -> None:
+                 column: str | None = None, cli_hint: str | None = None, gui_hint: str | None = None) -> None:
         self.file, self.row, self.column, self.detail = file, row, column, message
+        self.cli_hint, self.gui_hint = cli_hint, gui_hint
         where = []
         if file:
             where.append(file)

@@ -34,14 +34,29 @@ def ensure_demo_project(ctx: TaskContext) -> Path:
     return path
 
 
+def unsupported(path: Path) -> str | None:
+    """Why a dropped file cannot be imported (its type or it is a folder), or None."""
+    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.importers.readers import file_format
+
+    if path.is_dir():
+        return f"{path.name} is a folder: drop a file (a project, a golden set, a run or a corpus)"
+    try:
+        file_format(path)
+    except ImportFailed as exc:
+        return f"{exc}. RAGEval Desktop opens .rageval projects and imports tables."
+    return None
+
+
 def import_file(project: Project, path: Path, kind: str, run_name: str | None, fmt: str | None,
-                ctx: TaskContext) -> ImportReport:
+                mapping: dict[str, str] | None, ctx: TaskContext) -> ImportReport:
     from rageval_desktop.core import importers
 
     if kind == "golden":
-        return importers.import_golden(project, path, fmt=fmt, ctx=ctx, check_duplicates=True)
+        return importers.import_golden(project, path, fmt=fmt, mapping=mapping or None, ctx=ctx,
+                                       check_duplicates=True)
     if kind == "run":
-        return importers.import_run(project, path, run_name or path.stem, fmt=fmt, ctx=ctx)
+        return importers.import_run(project, path, run_name or path.stem, fmt=fmt, mapping=mapping or None, ctx=ctx)
     return importers.import_corpus(project, path, ctx=ctx)
 
 

@@ -69,13 +69,15 @@ class WindowTasks:
 
             self.run_task("Creating the project", operations.create_project, Path(target), on_done=created)
             return
+        mapping: dict[str, str] = {}
         if ask:
-            dialog = ImportDialog(path, {n for _, n, _ in browse.list_runs(self.project)}, self)
+            dialog = ImportDialog(path, {n for _, n, _ in browse.list_runs(self.project)}, self, self.project)
+            self.import_dialog = dialog
             if dialog.exec() != ImportDialog.DialogCode.Accepted:
                 return
-            kind, run_name, fmt = dialog.choice()
+            kind, run_name, fmt, mapping = dialog.choice()
         self.run_task(f"Importing {path.name}", operations.import_file, self.project, path, kind, run_name, fmt,
-                      on_done=lambda report: self.statusBar().showMessage(report.summary(), 10_000))
+                      mapping, on_done=lambda report: self.statusBar().showMessage(report.summary(), 10_000))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
@@ -87,6 +89,10 @@ class WindowTasks:
         for path in paths[:1]:  # one at a time: each import asks what the file is
             if path.suffix == ".rageval":
                 self.open_path(path)
+                continue
+            problem = operations.unsupported(path)
+            if problem:   # said before asking what the file is
+                self.show_error(problem)
             else:
                 self.import_file(path)
 

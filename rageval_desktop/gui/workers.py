@@ -42,7 +42,7 @@ class Worker(QRunnable):
         except Cancelled as exc:
             self.signals.cancelled.emit(str(exc))
         except RagevalError as exc:
-            self.signals.failed.emit(str(exc), "")
+            self.signals.failed.emit(exc.for_gui(), "")
         except Exception as exc:  # a bug: say so plainly, keep the traceback behind "details"
             self.signals.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}", traceback.format_exc())
         else:

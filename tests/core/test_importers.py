@@ -230,7 +230,7 @@ def bad_cases(tmp_path):
     (tmp_path / "header.csv").write_text("question,gold_answer\n")
     write(tmp_path / "dupes.jsonl", [GOLDEN[0], GOLDEN[1], dict(GOLDEN[2], id="g1")])
     write(tmp_path / "big.jsonl", [GOLDEN[0], dict(GOLDEN[1], gold_answer=big)])
-    (tmp_path / "notlist.csv").write_text("question,gold_chunk_ids\nq,c1\n")
+    (tmp_path / "notlist.csv").write_text('question,gold_chunk_ids\nq,"[c1, oops"\n')  # a bare id is a list of one
     write(tmp_path / "retr.jsonl", [dict(RUN[0], retrieved="c1")])
     (tmp_path / "broken.jsonl").write_text(json.dumps(GOLDEN[0]) + "\n{\"question\": \n")
     (tmp_path / "noq.csv").write_text("question,gold_answer\nq,a\n  ,b\n")
@@ -381,3 +381,26 @@ def test_a_repeated_chunk_keeps_its_rank_slot(project, tmp_path):
     from rageval_desktop.core.metrics.dashboard import dashboard
 
     assert dashboard(project, "dup")["slices"]["all"]["mrr"] == pytest.approx(100 / 3)  # gold at rank 3, not 2
+
+
+def test_id_lists_in_csv_cells_take_json_or_semicolons_or_pipes(project, tmp_path):
+    """The README's list formats, in the CLI and the app alike."""
+    import csv
+
+    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.importers import import_golden
+
+    path = tmp_path / "lists.csv"
+    rows = [("q one?", "a", '["c1", "c2"]'), ("q two?", "a", "c1;c2"), ("q three?", "a", "c1 | c2"),
+            ("q four?", "a", "c9")]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["question", "gold_answer", "gold_chunk_ids"])
+        w.writerows(rows)
+    import_golden(project, path)
+    got = dict(project.reader().execute("SELECT question, gold_chunk_ids FROM golden_rows"))
+    assert [got[q] for q, _, _ in rows] == ['["c1", "c2"]'] * 3 + ['["c9"]']
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,gold_answer,gold_chunk_ids\nq?,a,c1;;c2\n")
+    with pytest.raises(ImportFailed, match="row 1, column .gold_chunk_ids.: an empty id"):
+        import_golden(project, bad)

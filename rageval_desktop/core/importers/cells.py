@@ -13,6 +13,7 @@ from rageval_desktop.core.errors import ImportFailed
 MAX_CELL_CHARS = 1_000_000  # a larger cell is almost always a broken export, and would stall every view
 MAX_NUMBER = 1e15           # latencies, costs and token counts beyond this are broken data (and overflow SQLite)
 MAX_DEPTH = 32              # nesting of lists/objects kept in metadata
+ID_SEPARATORS = re.compile(r"[;|]")
 SPREADSHEET_CELL_LIMIT = 32_767  # what Excel keeps of a cell; a cell of exactly this length was probably cut
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _INVISIBLE = re.compile("[\\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+")
@@ -123,7 +124,17 @@ class Cells:
         raise self.fail(f"expected a list, got {type(value).__name__}", row, column)
 
     def id_list(self, rec: dict, column: str, row: int) -> list[str]:
-        items = self.listing(rec, column, row)
+        """A list of ids: a JSON list (or a real list), or — in CSV and spreadsheet cells — ids separated by `;`
+        or `|` (`c1;c2`, `c1 | c2`); a single bare id is a list of one."""
+        value = rec.get(column)
+        if isinstance(value, str) and value.strip() and not value.strip().startswith("["):
+            self.check_size(value, row, column)
+            items: list = [part.strip() for part in ID_SEPARATORS.split(value)]
+            if any(not part for part in items):
+                raise self.fail(f"an empty id in {value.strip()[:60]!r}: separate ids with ';' or '|', "
+                                "or write a JSON list", row, column)
+        else:
+            items = self.listing(rec, column, row)
         out = []
         for item in items:
             if self.missing(item) or isinstance(item, (list, dict, bool)):

@@ -49,7 +49,7 @@ def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] |
     if mapping:
         absent = [src for src in mapping if src not in columns]
         if absent:
-            raise ImportFailed(f"--map names column(s) the file does not have: {', '.join(absent)} "
+            raise ImportFailed(f"the column mapping names column(s) the file does not have: {', '.join(absent)} "
                                f"(found: {', '.join(columns)})", file=path.name)
         columns = [mapping.get(col, col) for col in columns]
         rows = [{mapping.get(k, k): v for k, v in row.items()} for row in rows]

@@ -319,5 +319,6 @@ def choose_layout(kind: str, columns: list[str], forced: str | None, file: str) 
             return layout
     wanted = "; ".join(lay.description for lay in layouts)
     raise ImportFailed(f"missing required columns: no {kind} format matches the columns "
-                       f"{', '.join(columns)}. Expected one of: {wanted}. Use --map target=source to rename "
-                       "columns, or --format to choose a format", file=file)
+                       f"{', '.join(columns)}. Expected one of: {wanted}", file=file,
+                       cli_hint="Use --map target=source to rename columns, or --format to choose a format",
+                       gui_hint="Map the file's columns in the import dialog, or choose the format there")

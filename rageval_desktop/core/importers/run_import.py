@@ -55,7 +55,7 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
         if existing:
             conn.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
             report.warnings.append(f"replaced the previous run '{run_name}'")
-        by_id, by_question = _golden_index(conn)
+        by_id, by_question = golden_index(conn)
         text_only = _match_text_to_corpus(conn, records)
         unresolved = 0
         cur = conn.execute(
@@ -67,7 +67,7 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
         next_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM run_rows").fetchone()[0]
         rows, passages = [], []
         for position, rec in enumerate(records, start=1):
-            golden_id = _link(rec, by_id, by_question)
+            golden_id = link_golden(rec, by_id, by_question)
             if golden_id and rec.row in text_only and not any(p.chunk_id and not p.scoped for p in rec.retrieved):
                 unresolved += 1
             if golden_id:
@@ -119,7 +119,7 @@ def _flush(conn, rows: list, passages: list) -> None:
     passages.clear()
 
 
-def _golden_index(conn) -> tuple[set[str], dict[str, str]]:
+def golden_index(conn) -> tuple[set[str], dict[str, str]]:
     by_id: set[str] = set()
     by_question: dict[str, str] = {}
     # approved rows win over drafts when two rows share a question; retired rows still link (history)
@@ -130,7 +130,7 @@ def _golden_index(conn) -> tuple[set[str], dict[str, str]]:
     return by_id, by_question
 
 
-def _link(rec: RunRecord, by_id: set[str], by_question: dict[str, str]) -> str | None:
+def link_golden(rec: RunRecord, by_id: set[str], by_question: dict[str, str]) -> str | None:
     for candidate in (rec.golden_id, rec.external_id):
         if candidate and candidate in by_id:
             return candidate

@@ -1,20 +1,39 @@
-"""Asks what a dropped or chosen file is (golden set, run, corpus) and, for a run, its name."""
+"""The import wizard: what the file is → a preview of its first rows → the layout detected → a mapping of the columns
+it does not recognise (drop-downs) → a summary (rows, linked, unlinked, new slices) → Import.
+
+Everything it shows comes from `core.importers.preview` (read in a worker; nothing is written until Import), and
+errors are phrased for the app — never `--map` advice.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
 
+from rageval_desktop.gui import workers
+
 KINDS = (("run", "Outputs of a RAG run"), ("golden", "Golden set"), ("corpus", "Corpus chunks"))
+FORMATS = (("", "Detect from columns"), ("native", "native"), ("ragas", "ragas"), ("open-rag-eval", "open-rag-eval"),
+           ("hf-cookbook", "HF cookbook"))
+KEEP = "(keep as is)"
 
 
 def guess_kind(path: Path) -> str:
@@ -35,12 +54,18 @@ def guess_run_name(path: Path, taken: set[str]) -> str:
 
 
 class ImportDialog(QDialog):
-    def __init__(self, path: Path, run_names: set[str], parent: QWidget | None = None) -> None:
+    def __init__(self, path: Path, run_names: set[str], parent: QWidget | None = None, project: Any = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Import")
-        self.path = path
-        self.run_names = run_names
-        form = QFormLayout(self)
+        self.setWindowTitle(f"Import {path.name}")
+        self.resize(1040, 600)
+        self.path, self.run_names, self.project = path, run_names, project
+        self.current: Any = None          # the latest Preview
+        self._used: dict[str, str] = {}   # the mapping the latest preview was made with
+        self._pending = 0                 # previews asked for; only the newest answer is shown
+        outer = QVBoxLayout(self)
+
+        # 1. what it is
+        form = QFormLayout()
         file_label = QLabel(path.name)
         file_label.setToolTip(str(path))
         form.addRow("File:", file_label)
@@ -54,21 +79,160 @@ class ImportDialog(QDialog):
         self.run_label.setBuddy(self.run_name)
         form.addRow(self.run_label, self.run_name)
         self.format = QComboBox()
-        for key, label in (("", "Detect from columns"), ("native", "native"), ("ragas", "ragas"),
-                           ("open-rag-eval", "open-rag-eval"), ("hf-cookbook", "HF cookbook")):
+        for key, label in FORMATS:
             self.format.addItem(label, key)
         form.addRow("&Format:", self.format)
+        outer.addLayout(form)
+
+        body = QHBoxLayout()
+        # 2. preview of the first rows, and the layout detected
+        left = QGroupBox("The file's first rows")
+        ll = QVBoxLayout(left)
+        self.head = QTableWidget()
+        self.head.setObjectName("importPreview")
+        self.head.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.head.setWordWrap(False)
+        self.head.verticalHeader().setDefaultSectionSize(22)
+        ll.addWidget(self.head)
+        self.detected = QLabel("Reading the file…")
+        self.detected.setObjectName("importDetected")
+        self.detected.setWordWrap(True)
+        self.detected.setTextFormat(Qt.TextFormat.PlainText)
+        ll.addWidget(self.detected)
+        body.addWidget(left, 3)
+        # 3. the column mapping
+        right = QGroupBox("Columns")
+        rl = QVBoxLayout(right)
+        self.mapping_table = QTableWidget(0, 2)
+        self.mapping_table.setObjectName("importMapping")
+        self.mapping_table.setHorizontalHeaderLabels(["In the file", "Import as"])
+        self.mapping_table.verticalHeader().setVisible(False)
+        self.mapping_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        rl.addWidget(self.mapping_table)
+        body.addWidget(right, 2)
+        outer.addLayout(body, 1)
+
+        # 4. the summary, and Import
+        self.summary = QLabel()
+        self.summary.setObjectName("importSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        outer.addWidget(self.summary)
         self.problem = QLabel()
         self.problem.setObjectName("problem")
-        form.addRow(self.problem)
+        self.problem.setWordWrap(True)
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)
+        outer.addWidget(self.problem)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("&Import")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        form.addRow(self.buttons)
-        self.kind.currentIndexChanged.connect(self._update)
+        outer.addWidget(self.buttons)
+
+        self._boxes: dict[str, QComboBox] = {}
+        self._debounce = QTimer(self)
+        self._debounce.setObjectName("previewDelay")
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(150)
+        self._debounce.timeout.connect(self.refresh_preview)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        self.format.currentIndexChanged.connect(lambda _i: self._debounce.start())
         self.run_name.textChanged.connect(self._update)
+        self._kind_changed()
+
+    # --- the preview ---------------------------------------------------------------------------
+    def _kind_changed(self, *_: object) -> None:
+        self._boxes.clear()
+        self.mapping_table.setRowCount(0)
+        self._debounce.start()
         self._update()
+
+    def mapping(self) -> dict[str, str]:
+        """file column -> the column it is imported as (only the ones the user changed)."""
+        return {col: box.currentData() for col, box in self._boxes.items() if box.currentData()}
+
+    def refresh_preview(self) -> None:
+        from rageval_desktop.core.importers.preview import preview
+
+        kind = self.kind.currentData()
+        path, project, fmt, mapping = self.path, self.project, self.format.currentData() or None, self.mapping()
+        self._pending += 1
+        ticket = self._pending
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
+
+        def done(result: Any) -> None:
+            if ticket == self._pending:
+                self._used = mapping
+                self.show_preview(result)
+
+        def failed(message: str, _details: str) -> None:
+            if ticket == self._pending:
+                self.current = None
+                self.detected.setText("")
+                self.problem.setText(message)
+                self._update()
+
+        workers.start(lambda ctx: preview(project, path, kind, fmt=fmt, mapping=mapping), on_done=done,
+                      on_error=failed)
+
+    def show_preview(self, p: Any) -> None:
+        self.current = p
+        self.head.clear()
+        self.head.setColumnCount(len(p.columns))
+        self.head.setRowCount(len(p.head))
+        self.head.setHorizontalHeaderLabels(p.columns)
+        for r, row in enumerate(p.head):
+            for c, value in enumerate(row):
+                self.head.setItem(r, c, QTableWidgetItem(value))   # items never interpret markup
+        self.head.resizeColumnsToContents()
+        for c in range(self.head.columnCount()):
+            self.head.setColumnWidth(c, min(self.head.columnWidth(c), 220))
+        if p.layout:
+            self.detected.setText(f"{p.rows:,} rows · detected layout: {p.layout} {p.kind}")
+        elif p.kind == "corpus":
+            self.detected.setText(f"{p.rows:,} rows · a corpus needs chunk_id and text (+ doc_id, position)")
+        else:
+            self.detected.setText(f"{p.rows:,} rows · no {p.kind} layout matches yet; closest: {p.closest}, "
+                                  f"which still needs {', '.join(p.missing)}. Map the columns on the right.")
+        self._fill_mapping(p)
+        if p.summary:
+            s = p.summary
+            parts = [f"{s['rows']:,} rows"]
+            if p.kind == "run":
+                parts += [f"{s['linked']:,} linked to the golden set", f"{s['unlinked']:,} unlinked"
+                          + (" (they get no retrieval metrics)" if s["unlinked"] else "")]
+            if s.get("new_slices"):
+                parts.append("new slices: " + ", ".join(s["new_slices"]))
+            self.summary.setText("Will import " + " · ".join(parts) + "."
+                                 + ("\n" + "\n".join(s["warnings"][:3]) if s.get("warnings") else ""))
+        else:
+            self.summary.setText("")
+        self.problem.setText(p.error or "")
+        self._update()
+
+    def _fill_mapping(self, p: Any) -> None:
+        if p.kind == "corpus":
+            self.mapping_table.setRowCount(0)
+            return
+        targets = [t for t, _ in p.targets]
+        required = {t for t, req in p.targets if req}
+        keep = self.mapping() or p.suggested   # the user's choices win; else the suggestions
+        self._boxes.clear()
+        self.mapping_table.setRowCount(len(p.columns))
+        for r, col in enumerate(p.columns):
+            self.mapping_table.setItem(r, 0, QTableWidgetItem(col))
+            box = QComboBox()
+            box.addItem(KEEP if col in targets else "kept as metadata", "")
+            for t in targets:
+                if t != col:
+                    box.addItem(t + (" (required)" if t in required else ""), t)
+            index = box.findData(keep.get(col, ""))
+            box.setCurrentIndex(max(index, 0))
+            box.currentIndexChanged.connect(lambda _i: self._debounce.start())
+            self._boxes[col] = box
+            self.mapping_table.setCellWidget(r, 1, box)
+        if self.mapping() != self._used:
+            self._debounce.start()   # suggestions applied: preview again with them, so the summary is what Import does
 
     def _update(self) -> None:
         is_run = self.kind.currentData() == "run"
@@ -81,9 +245,15 @@ class ImportDialog(QDialog):
             problem = "The run needs a name."
         elif is_run and name in self.run_names:
             problem = f"A run named '{name}' already exists."
-        self.problem.setText(problem)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
+        ready = (self.current is not None and not self.current.error and self.current.layout is not None
+                 and self.mapping() == self._used and not self._debounce.isActive())
+        if problem:
+            self.problem.setText(problem)
+        elif self.current is not None:
+            self.problem.setText(self.current.error or "")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ready and not problem)
 
-    def choice(self) -> tuple[str, str | None, str | None]:
-        """(kind, run name, format or None)."""
-        return (self.kind.currentData(), self.run_name.text().strip() or None, self.format.currentData() or None)
+    def choice(self) -> tuple[str, str | None, str | None, dict[str, str]]:
+        """(kind, run name, format or None, column mapping)."""
+        return (self.kind.currentData(), self.run_name.text().strip() or None, self.format.currentData() or None,
+                self.mapping())

@@ -1,0 +1,139 @@
+"""What an import would do, before it does it (the import wizard's pages; nothing is written).
+
+`preview()` reads the file once and answers: its columns and first rows, the layout it matches (or the one it comes
+closest to, with the columns still missing), the columns that layout knows, and — when the file converts — a
+summary: rows, rows linked to the golden set and not, new slices, warnings. Errors carry the GUI's wording.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rageval_desktop.core.errors import ImportFailed, RagevalError
+from rageval_desktop.core.importers.cells import Cells
+from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout
+from rageval_desktop.core.importers.readers import read_records
+from rageval_desktop.core.store.project import Project
+
+HEAD_ROWS = 8
+CORPUS_REQUIRED = ("chunk_id", "text")
+CELL_PREVIEW = 80
+# names people give the columns a layout needs (lower-case), for suggestions the user can accept or change
+SYNONYMS = {"question": ("query", "prompt", "input", "user_input", "q"),
+            "gold_answer": ("answer", "reference", "expected", "expected_answer", "ground_truth", "truth"),
+            "gold_chunk_ids": ("chunk_ids", "gold_ids", "relevant_ids", "doc_ids", "reference_context_ids"),
+            "slice_tag": ("slice", "category", "tag", "type", "bucket"),
+            "answer": ("response", "output", "generated_answer", "prediction"),
+            "retrieved": ("contexts", "passages", "retrieved_contexts", "documents"),
+            "golden_id": ("gold_id", "qid", "question_id", "query_id")}
+
+
+@dataclass
+class Preview:
+    file: str
+    kind: str
+    columns: list[str]
+    head: list[list[str]]
+    rows: int
+    layout: str | None                 # the layout the (mapped) columns match; None when none matches
+    closest: str                       # the layout the file comes closest to (the one to map towards)
+    missing: list[str]                 # its required columns still absent
+    targets: list[tuple[str, bool]]    # (column the layout knows, required?)
+    suggested: dict[str, str]          # file column -> target, where a name looks like one
+    summary: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None           # why the file cannot be imported as it stands (GUI wording)
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= CELL_PREVIEW else text[:CELL_PREVIEW - 1] + "…"
+
+
+def _closest(kind: str, columns: list[str], forced: str | None) -> Layout:
+    """The layout to map towards: fewest required columns missing once the suggestions are taken, then most
+    columns known; the native layout on a tie."""
+    layouts = LAYOUTS[kind]
+    if forced:
+        return next((lay for lay in layouts if lay.name == forced), layouts[-1])
+
+    def cost(lay: Layout) -> tuple[int, int, bool]:
+        after = {suggest(columns, lay).get(c, c) for c in columns}
+        return len(lay.missing(after)), -len(lay.known & after), lay.name != "native"
+
+    return min(layouts, key=cost)
+
+
+def suggest(columns: list[str], layout: Layout) -> dict[str, str]:
+    """File column -> layout column, for columns the layout does not know whose name looks like one it needs."""
+    unknown = [c for c in columns if c not in layout.known]
+    free = [t for t in (*layout.required, *layout.optional) if t not in columns]
+    out: dict[str, str] = {}
+    for target in free:
+        names = {target, *SYNONYMS.get(target, ())}
+        match = next((c for c in unknown if c.lower().strip() in names and c not in out), None)
+        if match is None and len(target) > 4:   # fuzzy only for names long enough to mean something
+            close = difflib.get_close_matches(target, [c for c in unknown if c not in out], n=1, cutoff=0.8)
+            match = close[0] if close else None
+        if match is not None:
+            out[match] = target
+    return out
+
+
+def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | None = None,
+            mapping: dict[str, str] | None = None) -> Preview:
+    """`mapping`: file column -> layout column (what the wizard's drop-downs say)."""
+    if kind not in (*LAYOUTS, "corpus"):
+        raise RagevalError(f"a preview is for a golden set, a run or a corpus, not {kind!r}")
+    path = Path(path)
+    records, columns = read_records(path)       # a file that cannot be read raises, with file/row/column
+    head = [[_cell(r.get(c)) for c in columns] for r in records[:HEAD_ROWS]]
+    if kind == "corpus":
+        missing = [c for c in CORPUS_REQUIRED if c not in columns]
+        return Preview(file=path.name, kind=kind, columns=columns, head=head, rows=len(records),
+                       layout=None if missing else "corpus", closest="corpus", missing=missing,
+                       targets=[(c, True) for c in CORPUS_REQUIRED] + [(c, False) for c in ("doc_id", "position")],
+                       suggested={}, summary={} if missing else {"rows": len(records), "new_slices": []},
+                       error=f"a corpus needs the column(s) {', '.join(missing)}" if missing else None)
+    mapping = {k: v for k, v in (mapping or {}).items() if v and k in columns}
+    mapped_columns = [mapping.get(c, c) for c in columns]
+    present = set(mapped_columns)
+    closest = _closest(kind, mapped_columns, fmt)
+    out = Preview(file=path.name, kind=kind, columns=columns, head=head, rows=len(records),
+                  layout=None, closest=closest.name, missing=closest.missing(present),
+                  targets=[(t, True) for t in closest.required] + [(t, False) for t in closest.optional],
+                  suggested=suggest(columns, closest))
+    try:
+        layout = choose_layout(kind, mapped_columns, fmt, path.name)
+    except ImportFailed as exc:
+        out.error = exc.for_gui()
+        return out
+    out.layout = layout.name
+    rows = [{mapping.get(k, k): v for k, v in r.items()} for r in records]
+    cells = Cells(path.name)
+    try:
+        converted = layout.convert(rows, cells)
+    except ImportFailed as exc:
+        out.error = exc.for_gui()
+        return out
+    out.summary = _summary(project, kind, converted) | {"warnings": list(cells.warnings)}
+    return out
+
+
+def _summary(project: Project | None, kind: str, records: list) -> dict[str, Any]:
+    slices_have = set()
+    if project is not None:
+        slices_have = {r[0] for r in project.reader().execute("SELECT name FROM slices")}
+    if kind == "golden":
+        tags = {r.slice_tag for r in records if getattr(r, "slice_tag", None)}
+        return {"rows": len(records), "new_slices": sorted(tags - slices_have)}
+    from rageval_desktop.core.importers.run_import import golden_index, link_golden
+
+    linked = 0
+    if project is not None:
+        by_id, by_question = golden_index(project.reader())
+        linked = sum(1 for rec in records if link_golden(rec, by_id, by_question))
+    return {"rows": len(records), "linked": linked, "unlinked": len(records) - linked, "new_slices": []}

@@ -1,0 +1,82 @@
+"""The import wizard: preview → detected layout → a mapping for unrecognised columns → summary → import."""
+
+from __future__ import annotations
+
+import csv
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QDialogButtonBox
+
+from rageval_desktop.gui.views.import_dialog import ImportDialog
+
+
+def write_csv(path, rows):
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def wizard(window, qtbot, path):
+    dialog = ImportDialog(path, {"v1", "v2"}, window, window.project)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.current is not None and not dialog._debounce.isActive()
+                    and dialog.mapping() == dialog._used, timeout=10_000)
+    return dialog
+
+
+def test_the_wizard_maps_unrecognised_columns_and_imports(window, qtbot, tmp_path):
+    path = tmp_path / "my_golden.csv"
+    write_csv(path, [{"prompt": "What does assert do?", "expected": "It checks a condition.", "ids": "a#1; b#2",
+                      "bucket": "easy"},
+                     {"prompt": "What is a brand new question?", "expected": "An answer.", "ids": "c#3|d#4",
+                      "bucket": "made-up-slice"}])
+    dialog = wizard(window, qtbot, path)
+    assert dialog.kind.currentData() == "golden"
+    assert dialog.head.rowCount() == 2 and dialog.head.item(0, 0).text() == "What does assert do?"
+    # suggestions from the column names: prompt -> question, expected -> gold_answer, bucket -> slice_tag
+    assert dialog.mapping() == {"prompt": "question", "expected": "gold_answer", "bucket": "slice_tag"}
+    assert "detected layout: native golden" in dialog.detected.text()
+    assert "Will import 2 rows" in dialog.summary.text() and "new slices: made-up-slice" in dialog.summary.text()
+    # the user maps the id column with its drop-down; the preview follows
+    box = dialog._boxes["ids"]
+    box.setCurrentIndex(box.findData("gold_chunk_ids"))
+    qtbot.waitUntil(lambda: dialog.mapping() == dialog._used and not dialog._debounce.isActive(), timeout=10_000)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert ok.isEnabled()
+    kind, _, fmt, mapping = dialog.choice()
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        window.run_task("Importing", __import__("rageval_desktop.gui.operations", fromlist=["x"]).import_file,
+                        window.project, path, kind, None, fmt, mapping)
+    ids = window.project.reader().execute(
+        "SELECT gold_chunk_ids FROM golden_rows WHERE question = 'What is a brand new question?'").fetchone()[0]
+    assert ids == '["c#3", "d#4"]'                         # "c#3|d#4" is a list of two ids
+
+
+def test_no_layout_says_what_to_map_in_the_dialogs_words(window, qtbot, tmp_path):
+    path = tmp_path / "outputs.csv"
+    write_csv(path, [{"zzz": "q", "yyy": "a"}])
+    dialog = wizard(window, qtbot, path)
+    assert dialog.current.layout is None
+    assert "no run layout matches yet" in dialog.detected.text() and "Map the columns" in dialog.detected.text()
+    assert "--map" not in dialog.problem.text() and "--format" not in dialog.problem.text()
+    assert "in the import dialog" in dialog.problem.text()
+    assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+    # mapping the two columns by hand still leaves "retrieved" missing for a native run: said, and Import stays off
+    dialog._boxes["zzz"].setCurrentIndex(dialog._boxes["zzz"].findData("question"))
+    qtbot.waitUntil(lambda: dialog.mapping() == dialog._used and not dialog._debounce.isActive(), timeout=10_000)
+    assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+
+
+def test_an_unsupported_drop_says_so_before_asking(window, qtbot, tmp_path, monkeypatch):
+    bad = tmp_path / "notes.docx"
+    bad.write_bytes(b"PK\x03\x04")
+    asked = []
+    monkeypatch.setattr(ImportDialog, "exec", lambda self: asked.append(1) or 0)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(bad))])
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                                Qt.KeyboardModifier.NoModifier))
+    assert asked == [] and "unsupported file type '.docx'" in window.last_error

@@ -672,6 +672,23 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         width = max(160, min(width, total - 300))
         self.rows_page.setSizes([total - width, width])
 
+    def open_failures(self, run: str | None, slice_tag: str, metric: str) -> None:
+        """A click on a chart: the failure browser on that run, slice and (judge) metric."""
+        from rageval_desktop.core.judges.registry import METRICS
+        from rageval_desktop.core.metrics.dashboard import ALL
+
+        if run:
+            self.current_run = run
+        self.slice_box.blockSignals(True)
+        self.slice_box.setCurrentIndex(max(self.slice_box.findData(None if slice_tag == ALL else slice_tag), 0))
+        self.slice_box.blockSignals(False)
+        view = self.page("failures")
+        view.clicked_metric = (metric if metric in METRICS else None,)
+        if self.pages.currentWidget() is view:
+            view.refresh(self.run_names())
+        else:
+            self.select_nav("failures")
+
     def focus_search(self) -> None:
         if self.pages.currentWidget() is not self.rows_page:
             self.select_nav("golden")

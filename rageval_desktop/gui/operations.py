@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,12 @@ def import_file(project: Project, path: Path, kind: str, run_name: str | None, f
     if kind == "run":
         return importers.import_run(project, path, run_name or path.stem, fmt=fmt, mapping=mapping or None, ctx=ctx)
     return importers.import_corpus(project, path, ctx=ctx)
+
+
+@dataclass(frozen=True)
+class Chart:
+    png: bytes
+    regions: list   # plots.Region: what a click on the chart is about
 
 
 def backup(project: Project, ctx: TaskContext) -> Path:
@@ -121,20 +128,39 @@ def edit_judge(project: Project, name: str, changes: dict, ctx: TaskContext):
     return update_judge(project, name, **changes)
 
 
-def dashboard_with_plot(project: Project, run: str, ctx: TaskContext) -> tuple[dict, bytes]:
+def dashboard_with_plot(project: Project, run: str, baseline: str | None, size: tuple[int, int], dark: bool,
+                        ctx: TaskContext) -> tuple[dict, dict | None, Chart]:
+    """The run's dashboard, the baseline run's (overlaid on the chart), and the chart drawn for the pane."""
     from rageval_desktop.core.metrics.dashboard import dashboard
-    from rageval_desktop.core.reports.plots import slice_bars
 
     summary = dashboard(project, run)
-    return summary, slice_bars({"dashboard": summary})
+    base = dashboard(project, baseline) if baseline and baseline != run else None
+    return summary, base, dashboard_chart(summary, base, size, dark, ctx)
 
 
-def compare_with_plot(project: Project, baseline: str, candidate: str, ctx: TaskContext) -> tuple[dict, bytes]:
+def dashboard_chart(summary: dict, base: dict | None, size: tuple[int, int], dark: bool, ctx: TaskContext) -> Chart:
+    from rageval_desktop.core.reports.plots import Theme, slice_bars
+
+    regions: list = []
+    png = slice_bars({"dashboard": summary, "baseline_dashboard": base}, theme=Theme(dark), size=size,
+                     regions=regions)
+    return Chart(png, regions)
+
+
+def compare_with_plot(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
+                      ctx: TaskContext) -> tuple[dict, Chart]:
     from rageval_desktop.core.metrics.compare import compare
-    from rageval_desktop.core.reports.plots import delta_chart
 
     result = compare(project, baseline, candidate)
-    return result, delta_chart(result)
+    return result, compare_chart(result, size, dark, ctx)
+
+
+def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: TaskContext) -> Chart:
+    from rageval_desktop.core.reports.plots import Theme, delta_chart
+
+    regions: list = []
+    png = delta_chart(comparison, theme=Theme(dark), size=size, regions=regions)
+    return Chart(png, regions)
 
 
 def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,

@@ -170,3 +170,41 @@ def test_judges_run_picker_follows_the_current_run(window, qtbot):
     window.select_nav("jobs")
     window.select_nav("judges")
     assert window.judges_view.run_box.currentData() == "v1"
+
+
+def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
+    from PySide6.QtCore import QPoint
+
+    window.resize(1280, 720)
+    open_view(window, qtbot, "dashboard")
+    view = window.dashboard_view
+    plot = view.plot
+    pixmap = plot.pixmap()
+    assert abs(pixmap.width() - plot.width()) <= 2 and abs(pixmap.height() - plot.height()) <= 2   # axes in view
+    assert view.baseline is not None and view.baseline["run"] == "v1"     # the baseline run is overlaid
+    assert "v1 (grey) beside v2" in view.note.text()
+    assert pixmap.toImage().pixelColor(2, 2).alpha() == 0                 # transparent: no white block in dark
+    bar = next(r for r in plot.regions if r.slice == "keyword-heavy" and r.metric == "correctness")
+    with qtbot.waitSignal(window.read_finished, timeout=30_000) as done:
+        qtbot.mouseClick(plot, Qt.MouseButton.LeftButton, pos=QPoint(int((bar.x0 + bar.x1) / 2),
+                                                                     int((bar.y0 + bar.y1) / 2)))
+    assert done.args == ["failures"]
+    failures = window.failures_view
+    assert window.pages.currentWidget() is failures
+    assert window.slice_box.currentData() == "keyword-heavy"
+    assert failures.metric_box.currentData() == "correctness" and failures.run_box.currentData() == "v2"
+    assert failures.model.rowCount() > 0
+    assert {failures.model.record(r)["slice"] for r in range(failures.model.rowCount())} == {"keyword-heavy"}
+    assert all("correctness" in failures.model.record(r)["failed_judges"] for r in range(failures.model.rowCount()))
+
+
+def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qtbot):
+    window.resize(1280, 720)
+    open_view(window, qtbot, "compare")
+    plot = window.compare_view.plot
+    assert plot.pixmap().height() <= plot.height() + 2          # was ~900 px tall: the axis below the fold
+    assert {r.metric for r in plot.regions} >= {"hit@5", "mrr"} and len(plot.regions) >= 7 * 4
+    before = plot.pixmap().size()
+    window.resize(1500, 900)
+    qtbot.waitUntil(lambda: plot.pixmap().size() != before, timeout=10_000)
+    assert abs(plot.pixmap().width() - plot.width()) <= 2

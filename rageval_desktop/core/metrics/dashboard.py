@@ -11,6 +11,7 @@ from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
 ALL = "all"
+CI_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
 
 
 def retrieval_columns(ks: tuple[int, ...]) -> list[str]:
@@ -28,6 +29,10 @@ def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
     gold = questions.loc[questions["n_gold"] > 0]
     for col in retrieval_columns(data.ks):
         out[col] = float(gold[col].mean()) if len(gold) else None
+    for col in CI_RETRIEVAL:   # the headline retrieval metrics get their 95% CI too (charts draw them)
+        if col in gold:
+            _, low, high = mean_ci(gold[col])
+            out[f"{col}_ci"] = None if low is None else [low, high]
     for metric in data.metrics:
         mean, low, high = mean_ci(questions[metric])
         status = rows[f"{metric}__status"]

@@ -9,9 +9,64 @@ from __future__ import annotations
 import functools
 import io
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 ACCENT, GREY = "#1a73e8", "#9aa0a6"
+HEADLINE = ("hit@5", "mrr")          # the retrieval metrics a dashboard chart shows, then the judge metrics
+DPI = 100
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Colours of one theme. Charts for the app are drawn on a transparent background (the pane's own colour
+    shows through: no white block in dark mode); reports use the light theme on white."""
+
+    dark: bool = False
+
+    @property
+    def text(self) -> str:
+        return "#e8eaed" if self.dark else "#202124"
+
+    @property
+    def muted(self) -> str:
+        return "#9aa0a6" if self.dark else "#5f6368"
+
+    @property
+    def accent(self) -> str:
+        return "#8ab4f8" if self.dark else ACCENT
+
+    @property
+    def baseline(self) -> str:
+        return "#5f6368" if self.dark else "#bdc1c6"
+
+    @property
+    def worse(self) -> str:     # red and green that keep their contrast on either background
+        return "#f28b82" if self.dark else "#c5221f"
+
+    @property
+    def better(self) -> str:
+        return "#81c995" if self.dark else "#188038"
+
+    def rc(self) -> dict[str, Any]:
+        return {"text.color": self.text, "axes.labelcolor": self.text, "axes.edgecolor": self.muted,
+                "xtick.color": self.muted, "ytick.color": self.muted, "axes.titlecolor": self.text,
+                "legend.labelcolor": self.text}
+
+
+@dataclass
+class Region:
+    """A clickable area of a chart, in the PNG's pixels (origin top left): what a click there is about."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    slice: str
+    metric: str
+
+    def contains(self, x: float, y: float) -> bool:
+        return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
 
 
 def _plain_text(chart: Callable[..., bytes]) -> Callable[..., bytes]:
@@ -20,86 +75,145 @@ def _plain_text(chart: Callable[..., bytes]) -> Callable[..., bytes]:
         import matplotlib
 
         matplotlib.use("Agg")
-        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        theme = kwargs.get("theme") or Theme()
+        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False, **theme.rc()}):
             return chart(*args, **kwargs)
 
     return draw
 
 
-def _png(fig: Any) -> bytes:
+def _png(fig: Any, *, transparent: bool = False, fixed: bool = False) -> bytes:
+    """`fixed`: keep the figure's exact pixel size (so regions measured on the canvas match the PNG)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=DPI if fixed else 110, bbox_inches=None if fixed else "tight",
+                transparent=transparent)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
     return buf.getvalue()
 
 
-@_plain_text
-def slice_bars(report: dict[str, Any]) -> bytes:
-    """One panel per headline metric: the run (and the baseline, grey) per slice."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+def _figure(size: tuple[int, int] | None, default: tuple[float, float], **kw: Any) -> tuple[Any, Any]:
     import matplotlib.pyplot as plt
+
+    figsize = (max(size[0], 320) / DPI, max(size[1], 200) / DPI) if size else default
+    return plt.subplots(figsize=figsize, dpi=DPI, squeeze=False, **kw)
+
+
+def _regions_of(fig: Any, items: list[tuple[Any, str, str]], pad: float = 0.0) -> list[Region]:
+    """Pixel boxes (top-left origin) of drawn artists or of (x0, y0, x1, y1) display boxes."""
+    height = fig.get_figheight() * fig.dpi
+    out = []
+    for thing, slice_name, metric in items:
+        x0, y0, x1, y1 = thing if isinstance(thing, tuple) else thing.get_window_extent().extents
+        out.append(Region(x0 - pad, height - y1 - pad, x1 + pad, height - y0 + pad, slice_name, metric))
+    return out
+
+
+def _err(values: list[float | None], cis: list[Any]) -> Any:
     import numpy as np
 
+    low = [(v - c[0]) if v is not None and c else 0 for v, c in zip(values, cis, strict=True)]
+    high = [(c[1] - v) if v is not None and c else 0 for v, c in zip(values, cis, strict=True)]
+    return np.clip(np.array([low, high], dtype=float), 0, None)
+
+
+@_plain_text
+def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tuple[int, int] | None = None,
+               regions: list[Region] | None = None) -> bytes:
+    """One panel per headline metric: the run per slice with 95% CI error bars, the baseline run beside it (grey,
+    with its CIs) when there is one — a dashboard summary in `report["baseline_dashboard"]`, or a comparison's baseline
+    means in `report["comparison"]`. `size` (pixels) draws for a pane, transparent; `regions` receives the bars."""
+    import numpy as np
+
+    theme = theme or Theme()
     summary = report["dashboard"]
-    metrics = ["hit@5", "mrr", *summary["judge_metrics"]][:4]
+    metrics = [*HEADLINE, *summary["judge_metrics"]][:4]
     slices = list(summary["slices"])
+    base = report.get("baseline_dashboard")
     comparison = report.get("comparison")
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics), 3.4), squeeze=False)
+    base_name = base["run"] if base else comparison["baseline"] if comparison else None
+    fig, axes = _figure(size, (3.4 * len(metrics), 3.4), ncols=len(metrics))
     x = np.arange(len(slices))
+    drawn: list[tuple[Any, str, str]] = []
     for ax, metric in zip(axes[0], metrics, strict=True):
         values = [summary["slices"][s].get(metric) for s in slices]
-        width = 0.38 if comparison else 0.7
-        if comparison:
-            base = [((comparison["slices"].get(s) or {}).get(metric) or {}).get("baseline") for s in slices]
-            ax.bar(x - width / 2, [v if v is not None else 0 for v in base], width, color=GREY,
-                   label=comparison["baseline"])
-            ax.bar(x + width / 2, [v if v is not None else 0 for v in values], width, color=ACCENT,
-                   label=summary["run"])
+        cis = [summary["slices"][s].get(f"{metric}_ci") for s in slices]
+        width = 0.38 if base_name else 0.7
+        kw = {"capsize": 2, "error_kw": {"ecolor": theme.muted, "elinewidth": 0.8}}
+        if base_name:
+            if base:
+                bvals = [(base["slices"].get(s) or {}).get(metric) for s in slices]
+                bcis = [(base["slices"].get(s) or {}).get(f"{metric}_ci") for s in slices]
+            else:
+                bvals = [((comparison["slices"].get(s) or {}).get(metric) or {}).get("baseline") for s in slices]
+                bcis = [None] * len(slices)
+            ax.bar(x - width / 2, [v if v is not None else 0 for v in bvals], width, color=theme.baseline,
+                   label=base_name, yerr=_err(bvals, bcis), **kw)
+        bars = ax.bar(x + (width / 2 if base_name else 0), [v if v is not None else 0 for v in values], width,
+                      color=theme.accent, label=summary["run"], yerr=_err(values, cis), **kw)
+        drawn += [(bar, s, metric) for bar, s in zip(bars, slices, strict=True)]
+        if base_name:
             ax.legend(fontsize=7, frameon=False)
-        else:
-            ax.bar(x, [v if v is not None else 0 for v in values], width, color=ACCENT)
         ax.set_title(metric, fontsize=10)
         ax.set_xticks(x, slices, fontsize=7, rotation=35, ha="right")
         ax.set_ylim(0, 100)
-        ax.set_ylabel("score (0–100)", fontsize=8)
+        ax.set_ylabel("score (0–100), 95% CI", fontsize=8)
+        ax.set_facecolor("none")
         ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return _png(fig)
+    if regions is not None:
+        fig.canvas.draw()
+        regions.extend(_regions_of(fig, drawn))
+    return _png(fig, transparent=size is not None, fixed=size is not None)
 
 
 @_plain_text
-def delta_chart(comparison: dict[str, Any]) -> bytes:
-    """Per slice, each metric's delta (candidate - baseline) with its 95% CI."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size: tuple[int, int] | None = None,
+                regions: list[Region] | None = None) -> bytes:
+    """A forest plot per metric (small multiples): each slice's delta (candidate − baseline) with its paired 95% CI.
+    A zero delta is neutral grey; red and green say the direction, not that the change is real (see the CI)."""
+    theme = theme or Theme()
     metrics = comparison["metrics"]
     slices = list(comparison["slices"])
-    fig, ax = plt.subplots(figsize=(9, 0.16 * len(slices) * len(metrics) + 1.2))
-    y, labels = 0, []
-    for s in slices:
-        for m in metrics:
+    cols = min(3, len(metrics)) or 1
+    rows = -(-len(metrics) // cols) or 1
+    fig, axes = _figure(size, (3.3 * cols, 0.22 * len(slices) * rows + 1.0 * rows), nrows=rows, ncols=cols,
+                        sharey=True)
+    drawn: list[tuple[Any, str, str]] = []
+    points: list[tuple[Any, float, float, str, str]] = []
+    for i, ax in enumerate(axes.flat):
+        if i >= len(metrics):
+            ax.set_visible(False)
+            continue
+        m = metrics[i]
+        for y, s in enumerate(slices):
             cell = comparison["slices"][s].get(m)
-            if cell:
-                # a zero delta is neutral; a colour says the direction, not that the change is real
-                colour = "#b3261e" if cell["delta"] < 0 else "#1f7a4d" if cell["delta"] > 0 else GREY
-                ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
-                            fmt="o", color=colour, ms=4, capsize=2)
-            labels.append(f"{s} · {m}")
-            y += 1
-    ax.axvline(0, color=GREY, lw=1)
-    ax.set_yticks(range(len(labels)), labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"delta in points ({comparison['candidate']} − {comparison['baseline']}), 95% CI", fontsize=8)
-    ax.spines[["top", "right"]].set_visible(False)
+            if not cell:
+                continue
+            colour = theme.worse if cell["delta"] < 0 else theme.better if cell["delta"] > 0 else GREY
+            ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
+                        fmt="o", color=colour, ms=4, capsize=2, lw=1)
+            points.append((ax, cell["ci"][0], cell["ci"][1], s, m))
+            points.append((ax, cell["delta"], y, s, m))
+        ax.axvline(0, color=theme.muted, lw=0.8)
+        ax.set_title(f"Δ {m}", fontsize=9)
+        ax.set_yticks(range(len(slices)), slices, fontsize=7)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_ylim(len(slices) - 0.5, -0.5)
+        ax.set_facecolor("none")
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.supxlabel(f"points ({comparison['candidate']} − {comparison['baseline']}), paired 95% CI", fontsize=8)
     fig.tight_layout()
-    return _png(fig)
+    if regions is not None:
+        fig.canvas.draw()
+        for j in range(0, len(points), 2):
+            ax, low, high, s, m = points[j]
+            _, delta, y, _, _ = points[j + 1]
+            (x0, y0), (x1, y1) = ax.transData.transform([(low, y), (high, y)])
+            drawn.append(((min(x0, x1), y0 - 6, max(x0, x1), y0 + 6), s, m))
+        regions.extend(_regions_of(fig, drawn, pad=3))
+    return _png(fig, transparent=size is not None, fixed=size is not None)
 
 
 @_plain_text

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QPixmap
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QMouseEvent, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QLabel,
     QPushButton,
-    QScrollArea,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.gui import operations
@@ -47,6 +49,80 @@ def _fill(box: QComboBox, names: list[str], prefer: str | None = None) -> None:
     box.blockSignals(False)
 
 
+class ChartLabel(QLabel):
+    """A chart drawn for this pane's size (redrawn, debounced, when the pane is resized): its axes stay in view.
+    Clicking a bar or a point says which slice and metric it is about."""
+
+    clicked = Signal(str, str)     # slice, metric
+    resized = Signal()
+
+    def __init__(self, hint: str) -> None:
+        super().__init__()
+        self.setObjectName("chart")
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self.setMinimumSize(200, 160)
+        self.setMouseTracking(True)
+        self.hint = hint
+        self.regions: list[Any] = []
+        self._timer = QTimer(self)
+        self._timer.setObjectName("chartResize")
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(250)
+        self._timer.timeout.connect(self.resized)
+        self._drawn_for: tuple[int, int] | None = None
+
+    def pane_size(self) -> tuple[int, int]:
+        return max(self.width(), 320), max(self.height(), 200)
+
+    def set_chart(self, chart: Any, size: tuple[int, int]) -> None:
+        pixmap = QPixmap()
+        pixmap.loadFromData(chart.png, "PNG")
+        self.setPixmap(pixmap)
+        self.regions = list(chart.regions)
+        self._drawn_for = size
+
+    def region_at(self, x: float, y: float) -> Any:
+        return next((r for r in self.regions if r.contains(x, y)), None)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        hit = self.region_at(event.position().x(), event.position().y())
+        self.setCursor(Qt.CursorShape.PointingHandCursor if hit else Qt.CursorShape.ArrowCursor)
+        self.setToolTip(f"{hit.slice} · {hit.metric}: {self.hint}" if hit else "")
+        super().mouseMoveEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        hit = self.region_at(event.position().x(), event.position().y())
+        if hit is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(hit.slice, hit.metric)
+        super().mousePressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._drawn_for is not None and self._drawn_for != self.pane_size() and self.isVisible():
+            self._timer.start()
+
+    def redraw(self, draw: Any, *args: Any) -> None:
+        """Draw the chart again for the pane's size, in a worker; an older redraw arriving late is dropped (no
+        page read is announced: the numbers did not change)."""
+        from rageval_desktop.gui import workers
+
+        size = self.pane_size()
+        self._generation = getattr(self, "_generation", 0) + 1
+        ticket = self._generation
+
+        def done(chart: Any) -> None:
+            if isValid(self) and ticket == self._generation:   # the window may have closed meanwhile
+                self.set_chart(chart, size)
+
+        workers.start(draw, *args, size, _dark(), on_done=done, on_error=lambda *_: None)
+
+
+def _dark() -> bool:
+    app = QApplication.instance()
+    return bool(app.property("dark")) if app is not None else False
+
+
 class _Analysis(QWidget):
     title = ""
 
@@ -62,19 +138,8 @@ class _Analysis(QWidget):
         self.note.setWordWrap(True)
         self.layout_.addWidget(self.note)
 
-    def chart(self) -> tuple[QScrollArea, QLabel]:
-        label = QLabel()
-        label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        area = QScrollArea()
-        area.setWidget(label)
-        area.setWidgetResizable(True)
-        return area, label
-
-    @staticmethod
-    def show_png(label: QLabel, png: bytes) -> None:
-        pixmap = QPixmap()
-        pixmap.loadFromData(png, "PNG")
-        label.setPixmap(pixmap)
+    def chart(self, hint: str) -> ChartLabel:
+        return ChartLabel(hint)
 
 
 class DashboardView(_Analysis):
@@ -88,14 +153,22 @@ class DashboardView(_Analysis):
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
         self.table.setObjectName("dashboard")
-        area, self.plot = self.chart()
+        self.plot = self.chart("click to open these rows in the failure browser")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
-        split.addWidget(area)
-        split.setSizes([330, 420])
+        split.addWidget(self.plot)
+        split.setSizes([300, 420])
         self.layout_.addWidget(split, 1)
         self.run_box.currentIndexChanged.connect(self.compute)
+        self.plot.resized.connect(self.redraw)
+        self.plot.clicked.connect(lambda s, m: self.window_.open_failures(self.run_box.currentData(), s, m))
         self.summary: dict[str, Any] | None = None
+        self.baseline: dict[str, Any] | None = None
+
+    def baseline_run(self) -> str | None:
+        """The run listed before the chosen one: overlaid on the chart."""
+        index = self.run_box.currentIndex()
+        return self.run_box.itemData(index - 1) if index > 0 else None
 
     def refresh(self, runs: list[str]) -> None:
         _fill(self.run_box, runs, self.window_.current_run)
@@ -105,17 +178,24 @@ class DashboardView(_Analysis):
         run = self.run_box.currentData()
         self.window_.current_run = run or self.window_.current_run
         if run and self.window_.project is not None:
+            size = self.plot.pane_size()
             self.window_.run_read("dashboard", operations.dashboard_with_plot, self.window_.project, run,
-                                  on_done=self.show)
+                                  self.baseline_run(), size, _dark(),
+                                  on_done=lambda result: self.show((*result, size)))
 
-    def show(self, result: tuple[dict, bytes]) -> None:  # type: ignore[override]
-        summary, png = result
+    def redraw(self) -> None:
+        """The pane was resized: the same numbers, drawn again for the new size."""
+        if self.summary is not None:
+            self.plot.redraw(operations.dashboard_chart, self.summary, self.baseline)
+
+    def show(self, result: tuple[dict, dict | None, Any, tuple[int, int]]) -> None:  # type: ignore[override]
+        summary, self.baseline, chart, size = result
         self.summary = summary
         metrics = summary["judge_metrics"]
         columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"), ("hit@5", "hit@5"),
                    ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
                    *[(m, m) for m in metrics], *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
-                   ("p95_latency_ms", "p95 ms"), ("cost_per_query", "cost/query")]
+                   ("p95_latency_ms", "p95 latency (ms)"), ("cost_per_query", "cost/query ($)")]
         self.model.columns = columns
         self.model.scored = {"hit@5", "hit@10", "recall@10", "mrr", "ndcg@10", *metrics}
         self.model.header_tips = {**{key: definition(key) or "" for key, _ in columns if definition(key)},
@@ -137,8 +217,11 @@ class DashboardView(_Analysis):
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
-        self.show_png(self.plot, png)
+        self.plot.set_chart(chart, size)
         notes = ["Scores on 0–100. Judge metrics: mean of active judges; hover a score for its 95% CI."]
+        if self.baseline is not None:
+            notes.append(f"The chart shows {self.baseline['run']} (grey) beside {summary['run']}, with 95% CIs; "
+                         "click a bar to read its failures.")
         if summary["retired_judges"]:
             notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
         if summary["unsettled_judges"]:
@@ -174,14 +257,16 @@ class CompareView(_Analysis):
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
         self.table.setObjectName("compare")
-        area, self.plot = self.chart()
+        self.plot = self.chart("click to open the candidate's failures in the failure browser")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
-        split.addWidget(area)
-        split.setSizes([300, 450])
+        split.addWidget(self.plot)
+        split.setSizes([260, 450])
         self.layout_.addWidget(split, 1)
         for box in (self.base_box, self.cand_box):
             box.currentIndexChanged.connect(self.compute)
+        self.plot.resized.connect(self.redraw)
+        self.plot.clicked.connect(lambda s, m: self.window_.open_failures(self.cand_box.currentData(), s, m))
         self.drop.valueChanged.connect(self._verdict)
         self.significant.toggled.connect(self._verdict)
         self.result: dict[str, Any] | None = None
@@ -202,11 +287,16 @@ class CompareView(_Analysis):
     def compute(self, *_: object) -> None:
         a, b = self.base_box.currentData(), self.cand_box.currentData()
         if a and b and self.window_.project is not None:
-            self.window_.run_read("compare", operations.compare_with_plot, self.window_.project, a, b,
-                                  on_done=self.show)
+            size = self.plot.pane_size()
+            self.window_.run_read("compare", operations.compare_with_plot, self.window_.project, a, b, size, _dark(),
+                                  on_done=lambda result: self.show((*result, size)))
 
-    def show(self, result: tuple[dict, bytes]) -> None:  # type: ignore[override]
-        comparison, png = result
+    def redraw(self) -> None:
+        if self.result is not None:
+            self.plot.redraw(operations.compare_chart, self.result)
+
+    def show(self, result: tuple[dict, Any, tuple[int, int]]) -> None:  # type: ignore[override]
+        comparison, chart, size = result
         self.result = comparison
         metrics = comparison["metrics"]
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
@@ -231,7 +321,7 @@ class CompareView(_Analysis):
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
-        self.show_png(self.plot, png)
+        self.plot.set_chart(chart, size)
         self._verdict()
 
     def _verdict(self, *_: object) -> None:
@@ -294,6 +384,7 @@ class FailuresView(_Analysis):
         self.all_button.clicked.connect(lambda: self.compute())
         self.promote_button.clicked.connect(self._promote)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.clicked_metric: tuple[str | None] | None = None   # set by a chart click: (judge metric or None,)
 
     def refresh(self, runs: list[str]) -> None:
         _fill(self.run_box, runs, self.window_.current_run)
@@ -302,6 +393,14 @@ class FailuresView(_Analysis):
         if self.metric_box.count() == 1:
             for m in METRICS:
                 self.metric_box.addItem(m, m)
+        if self.clicked_metric is not None:
+            for box in (self.metric_box, self.class_box):
+                box.blockSignals(True)
+            self.metric_box.setCurrentIndex(max(self.metric_box.findData(self.clicked_metric[0]), 0))
+            self.class_box.setCurrentIndex(0)
+            for box in (self.metric_box, self.class_box):
+                box.blockSignals(False)
+            self.clicked_metric = None
         self.compute()
 
     def compute(self, sample: int | None = None) -> None:
@@ -319,7 +418,11 @@ class FailuresView(_Analysis):
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
         c = counts.get("all", {})
-        self.note.setText(f"{len(rows)} shown. In this run: {c.get('retrieval', 0)} retrieval failures (gold never "
+        where = [f"slice {self.window_.slice_box.currentData()}" if self.window_.slice_box.currentData() else "",
+                 f"failing {self.metric_box.currentData()}" if self.metric_box.currentData() else ""]
+        where = [w for w in where if w]
+        shown = f"{len(rows)} shown" + (f" ({', '.join(where)})" if where else "")
+        self.note.setText(f"{shown}. In this run: {c.get('retrieval', 0)} retrieval failures (gold never "
                           f"retrieved), {c.get('reranker', 0)} reranker failures (retrieved but not in the prompt), "
                           f"{c.get('generation', 0)} generation failures (in the prompt, answer judged wrong).")
         if rows:

@@ -292,24 +292,38 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.undo_stack.undo()
 
     def show_history(self) -> None:
-        from PySide6.QtWidgets import QDialog, QUndoView, QVBoxLayout
+        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QUndoView, QVBoxLayout
 
         dialog = QDialog(self)
         dialog.setWindowTitle("History of this session's edits")
-        dialog.resize(460, 420)
+        dialog.resize(560, 460)
         layout = QVBoxLayout(dialog)
+        hint = QLabel("Click an entry to go back to that point (later edits are undone; redo brings them back).")
+        hint.setObjectName("hint")
+        hint.setWordWrap(True)
         view = QUndoView(self.undo_stack)
         view.setEmptyLabel("(project opened)")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout.addWidget(hint)
         layout.addWidget(view)
+        layout.addWidget(buttons)
         self.history_dialog = dialog
         dialog.open()
 
     def show_palette(self) -> None:
-        from rageval_desktop.gui.views.command_palette import CommandPalette
+        from rageval_desktop.gui.views.command_palette import CommandPalette, from_action, from_button
 
-        actions = [a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
-                   if not a.isSeparator() and a.menu() is None]
-        self.palette_dialog = CommandPalette(actions, self)
+        commands = [from_action(a) for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
+                    if not a.isSeparator() and a.menu() is None and a.text() and a.isEnabled()]
+        if self.project is not None:   # every page's buttons too: run judges, new sample, record audit, ...
+            pages = [("Golden set", "golden", self.golden_bar)] + [
+                (kind.title(), kind, self.page(kind)) for kind in ("judges", "review", "audit", "failures")]
+            for title, kind, widget in pages:
+                for button in widget.findChildren(QPushButton):
+                    if button.text():
+                        commands.append(from_button(title, button, lambda k=kind: self.select_nav(k)))
+        self.palette_dialog = CommandPalette(commands, self)
         self.palette_dialog.open()
 
     # --- preferences ---------------------------------------------------------------------------

@@ -166,6 +166,12 @@ def test_budget_stops_cleanly_before_exceeding(proj):
     assert 0 < stats.ok < 20
     assert stats.cost_usd <= 1.0
     assert proj.reader().execute("SELECT SUM(cost_usd) FROM judgments").fetchone()[0] <= 1.0
+    # the jobs table shows what the job spent: the cost of the judgments it committed
+    from rageval_desktop.core.jobs.records import list_jobs
+
+    job = list_jobs(proj)[0]
+    spent = proj.reader().execute("SELECT SUM(cost_usd) FROM judgments WHERE job_id = ?", (job["id"],)).fetchone()[0]
+    assert job["cost_usd"] == pytest.approx(spent) and spent > 0
 
 
 def test_budget_needs_a_price(proj):

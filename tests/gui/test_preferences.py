@@ -53,3 +53,28 @@ def test_command_palette_finds_and_runs_a_command(qtbot, window):
     qtbot.keyClick(palette.filter, Qt.Key.Key_Return)
     assert w.pages.currentWidget() is w.jobs_view
     close_window(qtbot, w)
+
+
+def test_the_palette_runs_page_actions(qtbot, window):
+    """Ctrl+K also finds the pages' buttons (run judges, new sample, record audit, golden tools) and runs them."""
+    from PySide6.QtCore import Qt
+
+    w = window
+    w.show_palette()
+    names = [w.palette_dialog.list.item(i).text() for i in range(w.palette_dialog.list.count())]
+    for wanted in ("Judges › Run all active judges", "Review › New sample", "Audit › Record audit and apply",
+                   "Export Report"):
+        assert any(n.startswith(wanted) for n in names), wanted
+    assert sum(n.startswith("Golden set › ") for n in names) >= 5
+    qtbot.keyClicks(w.palette_dialog.filter, "review new sample")
+    assert w.palette_dialog.list.count() == 1
+    from rageval_desktop.core.review.sampling import list_samples
+
+    before = len(list_samples(w.project))
+    with qtbot.waitSignal(w.task_finished, timeout=20_000):
+        qtbot.keyClick(w.palette_dialog.filter, Qt.Key.Key_Return)
+    assert w.pages.currentWidget() is w.review_view
+    qtbot.waitUntil(lambda: len(list_samples(w.project)) == before + 1, timeout=10_000)
+    qtbot.waitUntil(lambda: w.review_view.sample is not None and w.review_view.sample.id == before + 1,
+                    timeout=10_000)
+    close_window(qtbot, w)

@@ -186,3 +186,15 @@ def search_chunks(project: Project, text: str, limit: int = 50) -> list[dict[str
     return [{"chunk_id": c, "doc_id": d, "text": t} for c, d, t in project.reader().execute(
         f"SELECT chunk_id, doc_id, text FROM corpus_chunks WHERE {where} ORDER BY doc_id, position LIMIT ?",
         (*params, limit))]
+
+
+def chunk_texts(project: Project, chunk_ids: list[str]) -> dict[str, str]:
+    """The corpus text of each chunk id (ids not in the corpus are left out)."""
+    ids = list(dict.fromkeys(chunk_ids))
+    out: dict[str, str] = {}
+    conn = project.reader()
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        out.update(conn.execute(f"SELECT chunk_id, text FROM corpus_chunks WHERE chunk_id IN "
+                                f"({','.join('?' * len(part))})", part).fetchall())
+    return out

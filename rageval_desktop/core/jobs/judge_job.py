@@ -219,7 +219,8 @@ class JudgeJob:
         caches = [c for _, cs in batch for c in cs]
         if caches:
             conn.executemany(llm.CACHE_INSERT, caches)
-        records.progress(conn, self.stats.job_id, self.stats.done + len(batch))
+        spent = self.stats.cost_usd + sum(r.get("cost_usd") or 0.0 for r, _ in batch)
+        records.progress(conn, self.stats.job_id, self.stats.done + len(batch), spent)
 
     def committed(self, batch: list[tuple[dict[str, Any], tuple]]) -> None:
         """Called by the lane after the batch's transaction committed: now it counts."""

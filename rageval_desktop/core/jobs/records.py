@@ -30,9 +30,14 @@ def start(project: Project, kind: str, params: dict[str, Any], total: int,
     return cur.lastrowid
 
 
-def progress(conn, job_id: int, done: int) -> None:
-    """Called inside the writer's transaction, beside the judgments it commits."""
-    conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ? WHERE id = ?", (done, utcnow(), job_id))
+def progress(conn, job_id: int, done: int, cost_usd: float | None = None) -> None:
+    """Called inside the writer's transaction, beside the judgments it commits: the count and the cost of what
+    is committed (kept in params, so the jobs table shows what the job has spent)."""
+    if cost_usd is None:
+        conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ? WHERE id = ?", (done, utcnow(), job_id))
+    else:
+        conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ?, params = json_set(params, '$.cost_usd', ?) "
+                     "WHERE id = ?", (done, utcnow(), cost_usd, job_id))
 
 
 def heartbeat(conn, job_id: int) -> None:
@@ -67,9 +72,11 @@ def list_jobs(project: Project) -> list[dict[str, Any]]:
 def _as_dict(row: tuple) -> dict[str, Any]:
     jid, kind, params, status, done, total, message, created, finished, started = row
     seconds = _seconds(started or created, finished)
-    return {"id": jid, "kind": kind, "params": json.loads(params), "status": status, "done": done, "total": total,
+    params = json.loads(params)
+    return {"id": jid, "kind": kind, "params": params, "status": status, "done": done, "total": total,
             "message": message, "created_at": created, "started_at": started, "finished_at": finished,
-            "seconds": seconds, "rows_per_s": done / seconds if seconds and done else None}
+            "seconds": seconds, "rows_per_s": done / seconds if seconds and done else None,
+            "cost_usd": params.get("cost_usd")}
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:

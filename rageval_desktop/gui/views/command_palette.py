@@ -1,38 +1,62 @@
-"""Ctrl+K: every action of the window by name (with its shortcut), filtered as you type, run with Enter."""
+"""Ctrl+K: every command by name — the window's menu actions and every page's buttons (run judges, new sample,
+record audit, export, each golden-set tool) — filtered as you type, run with Enter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QDialog, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    keys: str
+    run: Callable[[], None]
+
+
+def from_action(action: QAction) -> Command:
+    return Command(action.text().replace("&", ""), action.shortcut().toString(), action.trigger)
+
+
+def from_button(page: str, button: QPushButton, show: Callable[[], None]) -> Command:
+    """A page's button: the palette shows the page, then presses the button (its own checks then apply)."""
+    def run() -> None:
+        show()
+        if button.isEnabled():
+            button.click()
+
+    return Command(f"{page} › {button.text().replace('&', '').rstrip('.…')}", "", run)
 
 
 class CommandPalette(QDialog):
-    def __init__(self, actions: list[QAction], parent: QWidget | None = None) -> None:
+    def __init__(self, commands: list[Command] | list[QAction], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Commands")
-        self.resize(560, 420)
-        self.actions_ = [a for a in actions if a.text() and a.isEnabled()]
+        self.resize(620, 460)
+        self.commands = [c if isinstance(c, Command) else from_action(c) for c in commands
+                         if isinstance(c, Command) or (c.text() and c.isEnabled())]
         layout = QVBoxLayout(self)
         self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Type to find a command…")
+        self.filter.setPlaceholderText("Type to find a command…  (e.g. 'run judges', 'sample', 'export')")
         self.list = QListWidget()
         layout.addWidget(self.filter)
         layout.addWidget(self.list)
         self.filter.textChanged.connect(self.refill)
         self.list.itemActivated.connect(self.run)
-        self.chosen: QAction | None = None
+        self.chosen: Command | None = None
         self.refill("")
 
     def refill(self, text: str) -> None:
         self.list.clear()
         words = text.lower().split()
-        for action in self.actions_:
-            name = action.text().replace("&", "")
-            if all(w in name.lower() for w in words):
-                keys = action.shortcut().toString()
-                item = QListWidgetItem(f"{name}    {keys}" if keys else name)
-                item.setData(Qt.ItemDataRole.UserRole, self.actions_.index(action))
+        for i, command in enumerate(self.commands):
+            if all(w in command.name.lower() for w in words):
+                item = QListWidgetItem(f"{command.name}    {command.keys}" if command.keys else command.name)
+                item.setData(Qt.ItemDataRole.UserRole, i)
                 self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
@@ -47,6 +71,6 @@ class CommandPalette(QDialog):
         super().keyPressEvent(event)
 
     def run(self, item: QListWidgetItem) -> None:
-        self.chosen = self.actions_[item.data(Qt.ItemDataRole.UserRole)]
+        self.chosen = self.commands[item.data(Qt.ItemDataRole.UserRole)]
         self.accept()
-        self.chosen.trigger()
+        self.chosen.run()

@@ -47,9 +47,12 @@ class GoldenRowDialog(QDialog):
             self.slice_box.setCurrentIndex(max(self.slice_box.findData(row["slice_tag"]), 0))
         form.addRow("&Slice:", self.slice_box)
         self.gold = QListWidget()
-        self.gold.setFixedHeight(90)
-        for cid in (row or {}).get("gold_chunk_ids", []):
-            self.gold.addItem(cid)
+        self.gold.setFixedHeight(110)
+        self.gold.setWordWrap(True)
+        ids = (row or {}).get("gold_chunk_ids", [])
+        texts = _chunk_texts(project, ids)
+        for cid in ids:
+            self._add_gold(cid, texts.get(cid))
         remove = QPushButton("Remove selected gold chunk")
         remove.clicked.connect(lambda: [self.gold.takeItem(self.gold.row(i)) for i in self.gold.selectedItems()])
         box = QVBoxLayout()
@@ -83,6 +86,7 @@ class GoldenRowDialog(QDialog):
         for hit in edits.search_chunks(self.project, self.search.text()):
             item = QListWidgetItem(f"{hit['chunk_id']} — {' '.join(hit['text'].split())[:160]}")
             item.setData(Qt.ItemDataRole.UserRole, hit["chunk_id"])
+            item.setData(Qt.ItemDataRole.UserRole + 1, hit["text"])
             self.results.addItem(item)
         if not self.results.count():
             self.results.addItem("(no chunk matches)")
@@ -90,10 +94,18 @@ class GoldenRowDialog(QDialog):
     def _add_chunk(self, item: QListWidgetItem) -> None:
         cid = item.data(Qt.ItemDataRole.UserRole)
         if cid and cid not in self.chunk_ids():
-            self.gold.addItem(cid)
+            self._add_gold(cid, item.data(Qt.ItemDataRole.UserRole + 1))
+
+    def _add_gold(self, cid: str, text: str | None) -> None:
+        """A gold chunk with the start of its text (the id alone says little); the whole text as its tooltip."""
+        shown = " ".join((text or "(not in the project's corpus)").split())
+        item = QListWidgetItem(f"{cid} — {shown[:140]}{'…' if len(shown) > 140 else ''}")
+        item.setData(Qt.ItemDataRole.UserRole, cid)
+        item.setToolTip((text or "")[:2000])
+        self.gold.addItem(item)
 
     def chunk_ids(self) -> list[str]:
-        return [self.gold.item(i).text() for i in range(self.gold.count())]
+        return [self.gold.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.gold.count())]
 
     def values(self) -> dict[str, Any]:
         return {"question": self.question.toPlainText().strip(),
@@ -111,6 +123,12 @@ class GoldenRowDialog(QDialog):
                                              reason=reason or "added by hand")
         row_id = self.row["id"]
         return lambda ctx: edits.edit_row(project, row_id, reason, **values)
+
+
+def _chunk_texts(project: Any, ids: list[str]) -> dict[str, str]:
+    from rageval_desktop.core.golden.edits import chunk_texts
+
+    return chunk_texts(project, ids) if project is not None and ids else {}
 
 
 def diff_text(d: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 COLUMNS = [("id", "#"), ("kind", "kind"), ("run", "run"), ("status", "status"), ("progress", "progress"),
            ("started_local", "started (local time)"), ("duration", "duration"), ("rate", "rows/s"),
-           ("message", "message")]
+           ("cost", "cost ($)"), ("message", "message")]
 RESUMABLE = {"interrupted", "cancelled", "failed"}
 
 
@@ -66,7 +66,8 @@ class JobsView(QWidget):
             rows.append({**job, "run": job["params"].get("run"), "progress": f"{job['done']}/{job['total'] or 0}",
                          "started_local": _local(job["started_at"] or job["created_at"]),
                          "duration": _duration(job["seconds"]),
-                         "rate": None if job["rows_per_s"] is None else f"{job['rows_per_s']:.1f}"})
+                         "rate": None if job["rows_per_s"] is None else f"{job['rows_per_s']:.1f}",
+                         "cost": None if job["cost_usd"] is None else f"${job['cost_usd']:.4f}"})
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
         header = self.table.horizontalHeader()

@@ -422,9 +422,15 @@ class FailuresView(_Analysis):
                  f"failing {self.metric_box.currentData()}" if self.metric_box.currentData() else ""]
         where = [w for w in where if w]
         shown = f"{len(rows)} shown" + (f" ({', '.join(where)})" if where else "")
+        from rageval_desktop.core.judges.registry import METRICS
+
+        failing = sorted({m for r in rows for m in r["failed_judges"]})
+        marks = ", ".join(f"{m} < {METRICS[m].pass_mark:g}" for m in failing
+                          if METRICS.get(m) and METRICS[m].pass_mark is not None)
         self.note.setText(f"{shown}. In this run: {c.get('retrieval', 0)} retrieval failures (gold never "
                           f"retrieved), {c.get('reranker', 0)} reranker failures (retrieved but not in the prompt), "
-                          f"{c.get('generation', 0)} generation failures (in the prompt, answer judged wrong).")
+                          f"{c.get('generation', 0)} generation failures (in the prompt, answer judged wrong"
+                          + (f": {marks}" if marks else "") + ").")
         if rows:
             self.table.selectRow(0)
         else:

@@ -144,6 +144,7 @@ class AuditView(QWidget):
                                     for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *
                                                         len(labels), strict=True)])
         self.confusion_view.resizeColumnsToContents()
+
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it
             if v is None:
                 return "—"
@@ -154,6 +155,7 @@ class AuditView(QWidget):
         rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": value(h["value"]), "verdict": h["verdict"]}
                  for h in _history(self.window_.project, r.judge)]
         self.history.set_records(rows)
+        self.history_view.resizeColumnsToContents()   # "0.545 [0.372, 0.711]" whole, not cut
         self.retire_button.setEnabled(r.judge_status == "active")
         self.reinstate_button.setEnabled(r.judge_status == "retired")
 

@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from rageval_desktop.core.judges.registry import judge_summary, list_judges
+from rageval_desktop.core.judges.registry import METRICS, judge_summary, list_judges
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
 
-COLUMNS = [("name", "judge"), ("metric", "metric"), ("kind", "kind"), ("model", "model"), ("base_url", "endpoint"),
-           ("api_key_ref", "API key from"), ("status", "status"), ("judgments", "judgments")]
+COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mark"), ("kind", "kind"),
+           ("model", "model"), ("base_url", "endpoint"), ("api_key_ref", "API key from"), ("status", "status"),
+           ("judgments", "judgments")]
 
 
 class JudgesView(QWidget):
@@ -74,7 +75,8 @@ class JudgesView(QWidget):
 
         counts = judgment_counts(project)
         keep = self.selected_name()
-        records = [{**judge_summary(j), "judgments": counts.get(j.id, 0)} for j in list_judges(project)]
+        records = [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric)}
+                   for j in list_judges(project)]
         self.model.set_records(records)
         for row, rec in enumerate(records):
             if rec["name"] == keep or (keep is None and row == 0):
@@ -98,3 +100,11 @@ class JudgesView(QWidget):
         self.rubric_button.setEnabled(is_llm)
         self.run_selected.setEnabled(bool(record and record["status"] == "active") and self.run_box.count() > 0)
         self.run_all.setEnabled(bool(self.model.records) and self.run_box.count() > 0)
+
+
+def _scale(metric: str) -> str:
+    """'1–5 · pass ≥ 4': a score under the pass mark counts as a failure (failure browser, triage, disagreements)."""
+    spec = METRICS.get(metric)
+    if spec is None:
+        return ""
+    return f"{spec.low:g}–{spec.high:g}" + (f" · pass ≥ {spec.pass_mark:g}" if spec.pass_mark is not None else "")

@@ -43,18 +43,17 @@ from rageval_desktop.gui.judging_actions import JudgingActions
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.undo import make_stack
-from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView, FailuresView
-from rageval_desktop.gui.views.audit_view import AuditView
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.golden_tools import GoldenBar
-from rageval_desktop.gui.views.jobs_view import JobsView
-from rageval_desktop.gui.views.judges_view import JudgesView
-from rageval_desktop.gui.views.review_view import ReviewView
 from rageval_desktop.gui.views.triage_bar import ColumnChooser, TriageBar
 from rageval_desktop.gui.views.welcome import WelcomePage
 from rageval_desktop.gui.window_tasks import WindowTasks
 
 ROW_HEIGHT = 24
+PAGES = {"judges": ("judges_view", "JudgesView"), "jobs": ("jobs_view", "JobsView"),
+         "dashboard": ("analysis_views", "DashboardView"), "compare": ("analysis_views", "CompareView"),
+         "failures": ("analysis_views", "FailuresView"), "review": ("review_view", "ReviewView"),
+         "audit": ("audit_view", "AuditView")}
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
@@ -149,13 +148,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.golden_bar = GoldenBar(self)
         self.golden_bar.setVisible(False)
         cl.addWidget(self.golden_bar)
-        self.triage = TriageBar(self)
-        self.triage.changed.connect(self._show_current)
-        self.triage.columns_button.clicked.connect(
-            lambda: self.columns.menu().exec(self.triage.columns_button.mapToGlobal(
-                self.triage.columns_button.rect().bottomLeft())))
-        self.triage.review_button.clicked.connect(self.review_listed)
-        cl.addWidget(self.triage)
+        self._center, self._triage = cl, None   # the filter row is built when a table is first shown
         self.promote_button = QPushButton("Add to &golden set…")
         self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
         self.promote_button.clicked.connect(self.promote_current_row)
@@ -360,8 +353,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     # --- pages ---------------------------------------------------------------------------------
     def page(self, kind: str) -> Any:
         if kind not in self._pages:
-            widget = {"judges": JudgesView, "jobs": JobsView, "dashboard": DashboardView, "compare": CompareView,
-                      "failures": FailuresView, "review": ReviewView, "audit": AuditView}[kind](self)
+            import importlib  # pages are built (and their modules imported) on first visit: a faster first window
+
+            module, name = PAGES[kind]
+            widget = getattr(importlib.import_module(f"rageval_desktop.gui.views.{module}"), name)(self)
             self._pages[kind] = widget
             self.pages.addWidget(widget)
         return self._pages[kind]
@@ -675,6 +670,19 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             row = max(model.row_of(keep_id), 0) if keep_id is not None else 0
             self.table.selectRow(row)
             self.table.scrollTo(model.index(row, 0))
+
+    @property
+    def triage(self) -> TriageBar:
+        """The filter row above the tables, built on first use (the first window shows sooner)."""
+        if self._triage is None:
+            bar = TriageBar(self)
+            bar.changed.connect(self._show_current)
+            button = bar.columns_button
+            button.clicked.connect(lambda: self.columns.menu().exec(button.mapToGlobal(button.rect().bottomLeft())))
+            bar.review_button.clicked.connect(self.review_listed)
+            self._center.insertWidget(self._center.indexOf(self.golden_bar) + 1, bar)
+            self._triage = bar
+        return self._triage
 
     def _restore_detail_width(self) -> None:
         """Once laid out: the detail pane at the width the user last chose (default DETAIL_WIDTH)."""

@@ -14,7 +14,6 @@ from typing import Any
 
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.judges import rubrics
-from rageval_desktop.core.judges.embedded import LEXICAL
 from rageval_desktop.core.store.project import Project, utcnow
 
 
@@ -185,6 +184,8 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         base = None
         if kind == "lexical":
             params.setdefault("measure", "f1")
+            from rageval_desktop.core.judges.embedded import LEXICAL
+
             if params["measure"] not in LEXICAL:
                 raise JudgeConfigError(f"a lexical judge measures {', '.join(LEXICAL)} (not '{params['measure']}')")
         else:

@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rageval_desktop.core.judges.registry import METRICS
-from rageval_desktop.core.review.disagreements import disagreement_sql, pass_expression
 from rageval_desktop.core.store.browse import Column, TableSource
 from rageval_desktop.core.store.project import Project
 
@@ -75,10 +73,14 @@ def golden_source(filters: Filters = Filters()) -> TableSource:  # noqa: B008
 
 
 def scale_of(metric: str) -> tuple[float, float]:
+    from rageval_desktop.core.judges.registry import METRICS
+
     return METRICS[metric].low, METRICS[metric].high
 
 
 def row_metrics() -> list[str]:
+    from rageval_desktop.core.judges.registry import METRICS
+
     return [name for name, spec in METRICS.items() if spec.level == "row"]
 
 
@@ -95,6 +97,8 @@ def describe(f: Filters) -> str:
 
 def run_columns(project: Project) -> tuple[list[tuple[int, str, str]], list[str]]:
     """(active row-level judges as (id, name, metric), metrics they score) — the extra columns of a run table."""
+    from rageval_desktop.core.judges.registry import METRICS
+
     judges = [(jid, name, metric) for jid, name, metric in project.reader().execute(
         "SELECT id, name, metric FROM judges WHERE status = 'active' ORDER BY id")
         if metric in METRICS and METRICS[metric].level == "row"]
@@ -103,6 +107,8 @@ def run_columns(project: Project) -> tuple[list[tuple[int, str, str]], list[str]
 
 
 def run_source(project: Project, run_id: int, run_name: str, filters: Filters = Filters()) -> TableSource:  # noqa: B008
+    from rageval_desktop.core.judges.registry import METRICS
+
     judges, metrics = run_columns(project)
     judge_sql = {jid: f"(SELECT x.score FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = {int(jid)} "
                       f"AND x.passage_rank = 0 ORDER BY x.id DESC LIMIT 1)" for jid, _, _ in judges}
@@ -126,15 +132,17 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
     select = ", ".join([c.sort for c in columns])
     return TableSource(
         key=f"run:{run_id}:{filters.slice_tag or '*'}", title=f"Run {run_name}", columns=tuple(columns),
-        ids_sql=f"SELECT rr.id FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE "
-                f"{' AND '.join(where)} ORDER BY {{order}}rr.position",
-        params=params,
+        ids_sql=f"SELECT rr.id FROM run_rows rr {{join}} WHERE {' AND '.join(where)} ORDER BY {{order}}rr.position",
+        params=params, join="LEFT JOIN golden_rows g ON g.id = rr.golden_id", join_alias="g",
+        join_needed=any("g." in w for w in where),   # the golden row only when a filter or the sort reads it
         page_sql=f"SELECT rr.id, {select} FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
                  "WHERE rr.id IN ({ids})")
 
 
 def _run_where(project: Project, run_id: int, run_name: str, f: Filters,
                judges: list[tuple[int, str, str]]) -> tuple[list[str], dict[str, Any]]:
+    from rageval_desktop.core.review.disagreements import disagreement_sql, pass_expression
+
     where, params = ["rr.run_id = :run_id"], {"run_id": run_id}
     active = "SELECT id FROM judges WHERE status = 'active'"
     if f.slice_tag:

@@ -33,14 +33,19 @@ class TableSource:
     ids_sql: str
     page_sql: str
     params: tuple[Any, ...] | dict[str, Any] = ()
+    join: str = ""              # `{join}` in ids_sql: added only when the filters or the sort need it
+    join_alias: str = ""
+    join_needed: bool = False
 
     def ids(self, project: Project, order: tuple[int, bool] | None = None) -> list[Any]:
         """Ids in display order; `order` = (column index, descending) sorts by that column (empty values last)."""
-        clause = ""
+        clause, join = "", self.join if self.join_needed else ""
         if order is not None and self.columns[order[0]].sort:
-            clause = f"{self.columns[order[0]].sort} IS NULL, {self.columns[order[0]].sort} " \
-                     f"{'DESC' if order[1] else 'ASC'}, "
-        return [r[0] for r in project.reader().execute(self.ids_sql.format(order=clause), self.params)]
+            sort = self.columns[order[0]].sort
+            clause = f"{sort} IS NULL, {sort} {'DESC' if order[1] else 'ASC'}, "
+            if self.join_alias and f"{self.join_alias}." in sort:
+                join = self.join
+        return [r[0] for r in project.reader().execute(self.ids_sql.format(order=clause, join=join), self.params)]
 
     def page(self, project: Project, ids: list[Any]) -> dict[Any, tuple]:
         if not ids:

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.judges.registry import METRICS
-from rageval_desktop.core.review.guidelines import guidelines
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
@@ -277,6 +276,8 @@ class ReviewView(QWidget):
         self.buttons_row.addSpacing(18)
         for button in (self.skip_button, self.comment_button, self.undo_button):
             self.buttons_row.addWidget(button)
+        from rageval_desktop.core.review.guidelines import guidelines
+
         project = self.window_.project
         self.guide.show_scale(scale, guidelines(project, metric) if project is not None else "")
 

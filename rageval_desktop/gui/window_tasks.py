@@ -46,14 +46,6 @@ class WindowTasks:
         if path:
             self.import_file(Path(path))
 
-    def import_into_new_project(self) -> None:
-        """From the welcome page: pick a golden set or a run, make a project beside it, then import it."""
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Import a golden set or a run", str(Path.home()),
-            "Tables (*.csv *.jsonl *.ndjson *.json *.parquet *.xlsx *.gz);;All files (*)")
-        if path:
-            self.import_file(Path(path))
-
     def import_file(self, path: Path, *, ask: bool = True, kind: str = "run", run_name: str | None = None,
                     fmt: str | None = None) -> None:
         if self.project is None:  # no project yet: make one beside the file (the user chooses where), then import

@@ -94,3 +94,19 @@ def test_mapping_on_the_command_line(tmp_path, capsys):
                  "--slice", "edge", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["added"] == 1
     assert main(["import", "golden", str(project), str(path), "--map", "nonsense"]) == 1
+
+
+def test_guidelines_show_the_scale_and_keep_the_teams_rules(tmp_path, capsys):
+    project = tmp_path / "p.rageval"
+    assert main(["new", str(project)]) == 0
+    rules = tmp_path / "rules.md"
+    rules.write_text("# Refusals\n- a refusal scores 1\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["guidelines", str(project), "--metric", "correctness", "--set", str(rules), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [p["key"] for p in data["scale"]] == ["1", "2", "3", "4", "5"] and all(p["anchor"] for p in data["scale"])
+    assert data["guidelines"] == "# Refusals\n- a refusal scores 1"
+    assert main(["guidelines", str(project), "--metric", "correctness"]) == 0
+    assert "a refusal scores 1" in capsys.readouterr().out
+    assert main(["guidelines", str(project), "--metric", "correctness", "--set", str(tmp_path / "nope.md")]) == 2
+    assert capsys.readouterr().err.startswith("error: cannot read guidelines from")

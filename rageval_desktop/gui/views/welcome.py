@@ -69,7 +69,7 @@ class WelcomePage(QWidget):
                 ("new", "&New project…", "An empty project file you fill with imports", window.new_project),
                 ("open", "&Open project…", "A .rageval file", window.choose_project),
                 ("import", "&Import a file…", "A golden set or a run: a new project is made for it",
-                 window.import_into_new_project)):
+                 window.choose_import)):  # with no project open, a new one is made beside the file
             button = QPushButton(text)
             button.setObjectName("welcomeButton")
             button.setMinimumHeight(36)

@@ -38,3 +38,12 @@ def apply_appearance() -> None:
     style = resources_dir() / "styles" / name
     if style.exists():
         app.setStyleSheet(style.read_text(encoding="utf-8"))
+
+
+def verdict_colours() -> tuple[str, str]:
+    """(worse, better) text colours with contrast on the current theme's background (dark: light red and green)."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    dark = bool(app.property("dark")) if app is not None else False
+    return ("#f28b82", "#81c995") if dark else ("#b3261e", "#1f7a4d")

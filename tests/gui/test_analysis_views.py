@@ -208,3 +208,26 @@ def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qt
     window.resize(1500, 900)
     qtbot.waitUntil(lambda: plot.pixmap().size() != before, timeout=10_000)
     assert abs(plot.pixmap().width() - plot.width()) <= 2
+
+
+def test_every_summary_table_sorts_by_a_header_click_and_all_stays_last(window, qtbot):
+    open_view(window, qtbot, "dashboard")
+    view = window.dashboard_view
+    model = view.model
+    order = [model.record(r)["slice"] for r in range(model.rowCount())]
+    assert order[-1] == "all" and order[0] == "easy"          # the model's order until a header is clicked
+    col = [k for k, _ in model.columns].index("hit@5")
+    view.table.horizontalHeader().setSortIndicator(col, Qt.SortOrder.DescendingOrder)
+    values = [model.record(r)["hit@5"] for r in range(model.rowCount() - 1)]
+    assert values == sorted(values, reverse=True) and model.record(model.rowCount() - 1)["slice"] == "all"
+    # a deltas table's colours keep their contrast in the dark theme
+    from PySide6.QtWidgets import QApplication
+
+    from rageval_desktop.gui.appearance import verdict_colours
+
+    app = QApplication.instance()
+    app.setProperty("dark", True)
+    try:
+        assert verdict_colours() == ("#f28b82", "#81c995")
+    finally:
+        app.setProperty("dark", False)

@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor
 
 from rageval_desktop.core.store.browse import TableSource
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.gui.appearance import verdict_colours
 
 PAGE = 200
 MAX_PAGES = 50          # ~10k rows cached; memory stays flat however far one scrolls
@@ -66,7 +67,8 @@ class LazyTableModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and col.header == "gold@5":
             value = self.row_values(index.row())[index.column()]
-            return QColor("#1f7a4d") if value == "yes" else QColor("#b3261e") if value == "no" else None
+            worse, better = verdict_colours()
+            return QColor(better) if value == "yes" else QColor(worse) if value == "no" else None
         return None
 
     # --- ours ----------------------------------------------------------------------------------

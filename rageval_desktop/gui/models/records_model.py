@@ -7,6 +7,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from rageval_desktop.gui.appearance import verdict_colours
+
 _Index = QModelIndex | QPersistentModelIndex
 STATUS_COLOURS = {"retired": "#80868b", "failed": "#b3261e", "interrupted": "#b06000", "cancelled": "#b06000",
                   "running": "#1a73e8", "done": "#1f7a4d", "active": "#1f7a4d"}
@@ -26,7 +28,35 @@ class RecordsModel(QAbstractTableModel):
     def set_records(self, records: list[dict[str, Any]]) -> None:
         self.beginResetModel()
         self.records = records
+        if self._sort is not None:
+            self._sorted(*self._sort)
         self.endResetModel()
+
+    _sort: tuple[int, bool] | None = None
+    PINNED = ("all",)   # a summary row ("all") stays last whatever the sort
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Click a header: sort by that column (numbers as numbers, empty values last; "all" stays last)."""
+        if not 0 <= column < len(self.columns):
+            return
+        self.layoutAboutToBeChanged.emit()
+        self._sort = (column, order == Qt.SortOrder.DescendingOrder)
+        self._sorted(*self._sort)
+        self.layoutChanged.emit()
+
+    def _sorted(self, column: int, descending: bool) -> None:
+        key = self.columns[column][0]
+        pinned = [r for r in self.records if r.get(self.columns[0][0]) in self.PINNED]
+        rest = [r for r in self.records if r.get(self.columns[0][0]) not in self.PINNED]
+        present = [r for r in rest if r.get(key) is not None]
+        empty = [r for r in rest if r.get(key) is None]
+
+        def value(r: dict[str, Any]) -> tuple[int, Any]:
+            v = r.get(key)
+            return (0, v) if isinstance(v, (int, float)) else (1, str(v).casefold())
+
+        present.sort(key=value, reverse=descending)
+        self.records[:] = present + empty + pinned
 
     def record(self, row: int) -> dict[str, Any]:
         return self.records[row]
@@ -69,7 +99,8 @@ class RecordsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and tinted:
             return QColor("#202124")  # dark text on the pastel tint, in light and dark themes alike
         if role == Qt.ItemDataRole.ForegroundRole and key in self.deltas and isinstance(value, (int, float)):
-            return QColor("#b3261e") if value < 0 else QColor("#1f7a4d") if value > 0 else None
+            worse, better = verdict_colours()
+            return QColor(worse) if value < 0 else QColor(better) if value > 0 else None
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in STATUS_COLOURS:

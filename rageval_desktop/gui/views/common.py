@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QFont, QPixmap
 from PySide6.QtWidgets import (
     QDialog,
@@ -38,6 +39,8 @@ def records_table(model: RecordsModel, name: str = "") -> QTableView:
     view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
     view.verticalHeader().setVisible(False)
     view.horizontalHeader().setStretchLastSection(True)
+    view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)   # the model's own order first
+    view.setSortingEnabled(True)    # then a header click sorts (RecordsModel.sort; "all" stays last)
     return view
 
 

@@ -140,6 +140,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         header.sortIndicatorChanged.connect(self._on_sort)
         self.columns = ColumnChooser(self.table)
         self._orders: dict[str, tuple[int, bool]] = {}   # table key -> the sort the user chose
+        self._failing: dict[tuple[str, int, str], list[int]] = {}   # (project, run id, class) -> rows, until a change
 
         center = QWidget()
         cl = QVBoxLayout(center)
@@ -604,7 +605,23 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         filters = self.triage.filters(self.slice_box.currentData())
         if kind == "golden":
             return triage.golden_source(filters)
-        return triage.run_source(self.project, *arg, filters)
+        failing = self._failing.get((str(self.project.path), arg[0], filters.failure)) if filters.failure else None
+        if filters.failure and failing is None:
+            self._classify(arg[0], arg[1], filters.failure)   # in a worker; the listing follows when it is done
+            return None
+        return triage.run_source(self.project, *arg, filters, failing)
+
+    def _classify(self, run_id: int, run: str, failure: str) -> None:
+        """A failure-class filter: classify the run's rows on a worker (seconds at 200k rows), then list them."""
+        self.rows_label.setText(f"finding {failure} failures…")
+        project = self.project
+        key = (str(project.path), run_id, failure)
+
+        def done(ids: list[int]) -> None:
+            self._failing[key] = ids
+            self._show_current()
+
+        self.run_read("failure classes", lambda ctx: triage.failing_ids(project, run, failure), on_done=done)
 
     def run_names(self) -> list[str]:
         return [name for _, name, _ in browse.list_runs(self.project)] if self.project else []
@@ -775,6 +792,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         self.saved_label.setText(f"saved {datetime.now():%H:%M:%S} ({op})")
         changed = set(changed)
+        if changed & {"golden", "runs", "judges", "judgments"}:
+            self._failing.clear()   # failure classes follow the gold ids, the runs and the judges' verdicts
         if changed & {"golden", "runs", "corpus", "judges"}:
             self._fill_slices()
             self._fill_nav()

@@ -153,3 +153,19 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     qtbot.waitUntil(lambda: 0 < window.table.model().rowCount() < 72, timeout=5_000)
     window.triage.clear()
     assert window.table.model().rowCount() == 72
+
+
+def test_a_failure_class_filter_is_worked_out_off_the_gui_thread(window, qtbot):
+    from rageval_desktop.core.metrics.failures import failure_counts
+
+    window.select(run="v2")
+    box = window.triage.failure
+    with qtbot.waitSignal(window.read_finished, timeout=30_000) as done:
+        box.setCurrentIndex(box.findData("reranker"))
+        assert "finding reranker failures" in window.rows_label.text()   # the window answers meanwhile
+    assert done.args == ["failure classes"]
+    expected = failure_counts(window.project, "v2")["all"]["reranker"]
+    qtbot.waitUntil(lambda: window.table.model().rowCount() == expected, timeout=10_000)
+    box.setCurrentIndex(box.findData("retrieval"))                    # another class: worked out once, then kept
+    qtbot.waitUntil(lambda: window.table.model().rowCount() == failure_counts(window.project, "v2")["all"][
+        "retrieval"], timeout=20_000)

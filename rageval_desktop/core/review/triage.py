@@ -72,6 +72,13 @@ def golden_source(filters: Filters = Filters()) -> TableSource:  # noqa: B008
                  "source FROM golden_rows WHERE id IN ({ids})")
 
 
+def failing_ids(project: Project, run: str, failure: str) -> list[int]:
+    """The rows of a failure class ("any" for all), as the failure browser classifies them (one rule)."""
+    from rageval_desktop.core.metrics.failures import failing_row_ids
+
+    return failing_row_ids(project, run, None if failure == "any" else failure)
+
+
 def scale_of(metric: str) -> tuple[float, float]:
     from rageval_desktop.core.judges.registry import METRICS
 
@@ -106,7 +113,10 @@ def run_columns(project: Project) -> tuple[list[tuple[int, str, str]], list[str]
     return judges, metrics
 
 
-def run_source(project: Project, run_id: int, run_name: str, filters: Filters = Filters()) -> TableSource:  # noqa: B008
+def run_source(project: Project, run_id: int, run_name: str, filters: Filters = Filters(),  # noqa: B008
+               failing: list[int] | None = None) -> TableSource:
+    """`failing`: the ids of the run's rows of the filter's failure class, when already known (the app works
+    them out in a worker: classifying a 200k-row run takes a second or two); else they are worked out here."""
     from rageval_desktop.core.judges.registry import METRICS
 
     judges, metrics = run_columns(project)
@@ -128,7 +138,7 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
                        tip=f"the latest human rating of {m} (any reviewer)") for m in metrics]
     columns += [Column("latency", "ms", 80, sort="rr.latency_ms"), Column("cost", "money", 80, sort="rr.cost_usd"),
                 Column("passages", "count", 70, sort=passages), Column("answer", width=360, sort="rr.answer")]
-    where, params = _run_where(project, run_id, run_name, filters, judges)
+    where, params = _run_where(project, run_id, run_name, filters, judges, failing)
     select = ", ".join([c.sort for c in columns])
     return TableSource(
         key=f"run:{run_id}:{filters.slice_tag or '*'}", title=f"Run {run_name}", columns=tuple(columns),
@@ -139,8 +149,8 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
                  "WHERE rr.id IN ({ids})")
 
 
-def _run_where(project: Project, run_id: int, run_name: str, f: Filters,
-               judges: list[tuple[int, str, str]]) -> tuple[list[str], dict[str, Any]]:
+def _run_where(project: Project, run_id: int, run_name: str, f: Filters, judges: list[tuple[int, str, str]],
+               failing: list[int] | None) -> tuple[list[str], dict[str, Any]]:
     from rageval_desktop.core.review.disagreements import disagreement_sql, pass_expression
 
     where, params = ["rr.run_id = :run_id"], {"run_id": run_id}
@@ -162,10 +172,8 @@ def _run_where(project: Project, run_id: int, run_name: str, f: Filters,
         where.append(f"EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id IN ({active}) "
                      "AND x.status != 'ok')")
     if f.failure:
-        from rageval_desktop.core.metrics.failures import failing_row_ids
-
         where.append("rr.id IN (SELECT value FROM json_each(:failing))")
-        params["failing"] = json.dumps(failing_row_ids(project, run_name, None if f.failure == "any" else f.failure))
+        params["failing"] = json.dumps(failing if failing is not None else failing_ids(project, run_name, f.failure))
     if f.judge:
         jid = next((j for j, name, _ in judges if name == f.judge), None)
         where.append("EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = :judge_id AND "

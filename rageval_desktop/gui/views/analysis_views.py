@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QMouseEvent, QPixmap, QResizeEvent
+from PySide6.QtGui import QHideEvent, QMouseEvent, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -100,6 +100,15 @@ class ChartLabel(QLabel):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if self._drawn_for is not None and self._drawn_for != self.pane_size() and self.isVisible():
+            self._timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:   # a closing window leaves no redraw pending
+        self._timer.stop()
+        super().hideEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:   # resized while hidden: redraw for the size it has now
+        super().showEvent(event)
+        if self._drawn_for is not None and self._drawn_for != self.pane_size():
             self._timer.start()
 
     def redraw(self, draw: Any, *args: Any) -> None:

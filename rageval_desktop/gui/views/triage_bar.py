@@ -8,7 +8,7 @@ The bar only collects values: `filters()` returns a core `Filters`, and the wind
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QHideEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -84,6 +84,10 @@ class TriageBar(QWidget):
         self.disagree.toggled.connect(self._now)
         self.clear_button.clicked.connect(self.clear)
         self.set_kind("run", [])
+
+    def hideEvent(self, event: QHideEvent) -> None:   # a closing window leaves no search pending
+        self._timer.stop()
+        super().hideEvent(event)
 
     def _now(self, *_: object) -> None:
         self._timer.stop()

@@ -20,7 +20,9 @@ def classify(data: RunData) -> Any:
     frame = data.frame.copy()
     failed = [[] for _ in range(len(frame))]
     for metric in data.metrics:
-        spec = METRICS[metric]
+        spec = METRICS.get(metric)
+        if spec is None or spec.pass_mark is None:   # derived scores (umbrela_*) have no pass mark of their own
+            continue
         raw = frame[f"{metric}__raw"].to_numpy()
         for i in np.nonzero(raw < spec.pass_mark)[0]:
             failed[i].append(metric)

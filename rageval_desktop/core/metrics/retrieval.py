@@ -112,6 +112,10 @@ RANK_NOTE = (". Rank is the position in the run file unless it was imported with
 
 def definition(name: str) -> str | None:
     """What a retrieval column means, in one sentence (tooltips, reports, docs)."""
+    if name.startswith("umbrela_"):   # gold-free, judge-based retrieval scores
+        from rageval_desktop.core.metrics.umbrela import DEFINITIONS
+
+        return DEFINITIONS.get(name)
     kind, _, k = name.partition("@")
     texts = {
         "hit": f"hit@{k}: share of questions with any gold chunk in the top {k} (a hit rate; trec_eval success_{k}, "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.judges.registry import METRICS
-from rageval_desktop.core.metrics import retrieval
+from rageval_desktop.core.metrics import retrieval, umbrela
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -89,7 +89,7 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
         data.retired.append({"judge": j["name"], "metric": j["metric"], "since": j["status_at"],
                              "reason": j["status_reason"]})
     rows = pd.read_sql_query(
-        "SELECT x.run_row_id AS row_id, x.judge_id, x.status, x.score FROM judgments x "
+        "SELECT x.run_row_id AS row_id, x.judge_id, x.passage_rank, x.status, x.score FROM judgments x "
         "JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?", conn, params=(data.run_id,))
     active = judges[judges["status"] == "active"].set_index("id")
     rows = rows[rows["judge_id"].isin(active.index)]
@@ -119,6 +119,31 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
         status = np.where(ok_any, "ok", np.where(unparsed_any, "unparsed", np.where(judged, "error", "missing")))
         frame[f"{metric}__status"] = status
         data.metrics.append(metric)
+        if metric == umbrela.SOURCE_METRIC:
+            _add_umbrela(data, group, status)
+
+
+def _add_umbrela(data: RunData, group: Any, status: Any) -> None:
+    """Gold-free retrieval scores from the active UMBRELA judges' passage grades (averaged over judges per row).
+    They count as judge metrics (named umbrela_*): same judges, same flags, same status as the grades."""
+    import numpy as np
+
+    frame = data.frame
+    per_row: dict[int, list[dict[str, float | None]]] = {}
+    for (row_id, _judge), part in group.groupby(["row_id", "judge_id"], sort=False):
+        ranks = dict(zip(part["passage_rank"], zip(part["status"], part["score"], strict=True), strict=True))
+        top = max(r for r in ranks if r >= 1) if any(r >= 1 for r in ranks) else 0
+        grades = [ranks[r][1] if r in ranks and ranks[r][0] == "ok" else None for r in range(1, top + 1)]
+        per_row.setdefault(row_id, []).append(umbrela.row_scores(grades))
+    for name in umbrela.NAMES:
+        values = []
+        for row_id in frame.index:
+            known = [s[name] for s in per_row.get(row_id, []) if s[name] is not None]
+            values.append(sum(known) / len(known) if known else np.nan)
+        frame[name] = values
+        frame[f"{name}__status"] = status
+        data.judges[name] = data.judges[umbrela.SOURCE_METRIC]
+        data.metrics.append(name)
 
 
 def per_question(frame: Any) -> Any:
@@ -144,6 +169,8 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
 
     out = []
     for metric, names in data.judges.items():
+        if metric in umbrela.NAMES:   # computed from passage_relevance, whose judges are flagged already
+            continue
         for name in names:
             result = agreement(project, get_judge(project, name), breakdowns=False)  # the verdict is enough
             if result.verdict != "keep":

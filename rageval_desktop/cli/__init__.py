@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("project")
     q.add_argument("--name", required=True)
     q.add_argument("--metric", required=True,
-                   help="correctness, correctness_binary, faithfulness, answer_relevance, passage_relevance")
+                   help="correctness, correctness_binary, faithfulness, answer_relevance, passage_relevance "
+                        "(UMBRELA grades; gives the umbrela_* retrieval scores), answered")
     q.add_argument("--kind", required=True, choices=["llm", "embedding", "lexical"])
     q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")
     q.add_argument("--model", help="model name at the endpoint (LLM judges)")

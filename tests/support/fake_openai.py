@@ -35,6 +35,8 @@ def default_content(prompt: str) -> str:
         return '{"is_correct": true, "reasoning": "It agrees with the ground truth."}'
     if "Score: N" in prompt:
         return "The passage is related.\nScore: 2"
+    if "an attempt to answer" in prompt:
+        return "yes"
     return "OK"
 
 

@@ -93,7 +93,34 @@ def parse_json_binary(text: str, low: float, high: float) -> Verdict:
     raise ParseError('no JSON object with "is_correct" in the reply')
 
 
+_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def parse_yes_no(text: str, low: float, high: float) -> Verdict:
+    """A yes / no reply — bare ("yes", "`No`.", "Your Response: yes") or as JSON {"answered": "yes"}; 1 = yes.
+    A reply that says both, or neither, is not a verdict."""
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        try:
+            obj = json.loads(text[start:end + 1])
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict) and len(obj) >= 1:
+            value = next(iter(obj.values()))
+            if isinstance(value, bool):
+                value = "yes" if value else "no"
+            if isinstance(value, str) and value.strip().lower() in ("yes", "no"):
+                yes = value.strip().lower() == "yes"
+                return Verdict(high if yes else low, "yes" if yes else "no", None)
+    found = {m.group(1).lower() for m in _YES_NO.finditer(text)}
+    if found == {"yes"} or found == {"no"}:
+        yes = found == {"yes"}
+        return Verdict(high if yes else low, "yes" if yes else "no", None)
+    raise ParseError("the reply says both yes and no" if found else "the reply says neither yes nor no")
+
+
 PARSERS = {
+    "yes_no": parse_yes_no,
     "prometheus": parse_prometheus,
     "total_rating": parse_total_rating,
     "umbrela": parse_umbrela,
@@ -105,6 +132,7 @@ FORMAT_REMINDERS = {
     "total_rating": 'Reply exactly as:\nEvaluation: <your rationale>\nTotal rating: <a number in the scale>',
     "umbrela": 'Reply with one sentence of reasoning, then a final line "Score: N" with N in 0, 1, 2, 3.',
     "json_binary": 'Reply with only a JSON object: {"is_correct": true or false, "reasoning": "<why>"}',
+    "yes_no": 'Reply with one word: yes or no.',
 }
 
 

@@ -34,6 +34,7 @@ METRICS: dict[str, MetricSpec] = {m.name: m for m in (
     MetricSpec("faithfulness", 1, 5, "row", False, "faithfulness", 4),
     MetricSpec("answer_relevance", 1, 5, "row", False, "answer_relevance", 4),
     MetricSpec("passage_relevance", 0, 3, "passage", False, "passage_relevance_umbrela", 2),
+    MetricSpec("answered", 0, 1, "row", False, "answered", 1),   # open-rag-eval's no-answer check: "% answered"
 )}
 KINDS = ("llm", "embedding", "lexical")
 LLM_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 512, "seed": 0, "timeout": 120.0,

@@ -30,7 +30,7 @@ FIELDS = {
     "passage": "one retrieved passage (passage-level metrics)",
     "context": "the source chunk of a generated question (critiques)",
 }
-OUTPUT_FORMATS = ("prometheus", "json_binary", "total_rating", "umbrela")
+OUTPUT_FORMATS = ("prometheus", "json_binary", "total_rating", "umbrela", "yes_no")
 _CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w-]*)\s*>")
 # a closing tag as a model would read it: attributes allowed, the final '>' optional (end of text, a line break)
 _CLOSING_LIKE = re.compile(r"<\s*/\s*([A-Za-z_][\w-]*)(?:\s[^<>]{0,200}>|\s*>)?")

@@ -65,8 +65,12 @@ def cmd_metrics(args: argparse.Namespace) -> int:
               "hit@k: share of questions with any gold chunk in the top k; recall@k: mean share of gold chunks in "
               "the top k. Scores 0-100; --json has every column at full precision."]
     if summary["repeated_questions"]:
-        lines.append(f"{summary['repeated_questions']} question(s) were answered more than once in this run: their "
-                     "numbers are averaged over the repeats.")
+        c = summary["slices"]["all"]["consistency"]
+        lines.append(f"{summary['repeated_questions']} question(s) were answered more than once in this run (up to "
+                     f"{c['max_repeats']} times): their numbers are averaged over the repeats.")
+        moves = [f"{m} ±{v['mean_std']:.1f}" for m, v in c["metrics"].items() if v["mean_std"] is not None]
+        if moves:
+            lines.append("consistency across repeats (mean std, points): " + ", ".join(moves))
     if summary["retired_judges"]:
         lines.append("retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]))
     lines += _unsettled_lines(summary["unsettled_judges"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pytest
 
 from rageval_desktop.core.metrics.umbrela import row_scores
@@ -61,3 +62,43 @@ def test_the_dashboard_and_compare_show_umbrela_scores_per_slice(demo_file, tmp_
         assert first_v1["slices"]["all"]["umbrela_mrr"]["delta"] == pytest.approx(0.0)
         v1 = dashboard(p, "v1")["slices"]["all"]
         assert v1["umbrela_p@3_n"] == 71                     # the row with an ungraded passage is not a zero
+
+
+def test_consistency_across_repeated_query_runs(project, tmp_path):
+    """open-rag-eval's query_run: the same questions asked 3 times import as one run; the dashboard says how
+    many repeats there are and how much each question's scores move between them."""
+    from rageval_desktop.core.importers import import_run
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.metrics.dashboard import dashboard
+    from rageval_desktop.core.store.project import utcnow
+    from tests.core.test_importers import write
+
+    rows = [{"query_id": f"q{q}", "query": f"Question {q}?", "query_run": run, "passage_id": "[1]",
+             "passage": "p", "generated_answer": f"A{q}.{run}"} for q in (1, 2) for run in (1, 2, 3)]
+    import_run(project, write(tmp_path / "ore.csv", rows), "r")
+    judge = add_judge(project, "j", "correctness", "llm", model="m", base_url="http://127.0.0.1:9/v1")
+    scores = {"A1.1": 5, "A1.2": 3, "A1.3": 4, "A2.1": 2, "A2.2": 2, "A2.3": 2}   # q1 moves, q2 does not
+    ids = dict(project.reader().execute("SELECT answer, id FROM run_rows"))
+    with project.write("scores") as w:
+        w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                      "VALUES (?, ?, ?, 'ok', ?, ?)", [(judge.id, ids[a], a, float(s), utcnow())
+                                                       for a, s in scores.items()])
+    summary = dashboard(project, "r")
+    assert summary["repeated_questions"] == 2
+    c = summary["slices"]["all"]["consistency"]
+    assert (c["questions"], c["max_repeats"]) == (2, 3)
+    q1_std = float(np.std([100.0, 50.0, 75.0]))            # 5, 3, 4 on 1-5 as 0-100
+    assert c["metrics"]["correctness"]["mean_std"] == pytest.approx(q1_std / 2)
+    assert c["metrics"]["correctness"]["mean_cv"] == pytest.approx((q1_std / 75.0 + 0.0) / 2)
+    assert summary["slices"]["all"]["correctness"] == pytest.approx((75.0 + 25.0) / 2)   # repeats averaged first
+
+
+def test_a_run_without_gold_ids_charts_its_umbrela_scores():
+    from rageval_desktop.core.reports.plots import slice_bars
+
+    slices = {"all": {"n": 3, "n_with_gold": 0, "hit@5": None, "mrr": None, "umbrela_p@5": 60.0,
+                      "umbrela_mrr": 80.0, "answered": 100.0}}
+    summary = {"run": "r", "slices": slices, "judge_metrics": ["answered", "umbrela_p@5", "umbrela_mrr"]}
+    regions: list = []
+    assert slice_bars({"dashboard": summary}, size=(900, 300), regions=regions).startswith(b"\x89PNG")
+    assert [r.metric for r in regions] == ["umbrela_p@5", "umbrela_mrr", "answered"]   # no empty hit@5 / mrr panels

@@ -55,6 +55,27 @@ def ordered_slices(frame: Any) -> list[str]:
     return known + sorted(s for s in present if s not in known)
 
 
+def consistency(rows: Any, metrics: list[str]) -> dict[str, Any]:
+    """Over questions answered more than once (open-rag-eval's query_run): per metric, how much a question's score
+    moves between its repeats — the mean standard deviation (points) and the mean coefficient of variation (std /
+    mean, questions with a positive mean) — and how many questions that is."""
+    sizes = rows.groupby("qkey")["qkey"].transform("size")
+    repeated = rows[sizes > 1]
+    out: dict[str, Any] = {"questions": int(repeated["qkey"].nunique()),
+                           "max_repeats": int(sizes.max()) if len(sizes) else 0, "metrics": {}}
+    for metric in metrics:
+        if metric not in repeated:
+            continue
+        grouped = repeated.groupby("qkey")[metric]
+        count, std, mean = grouped.count(), grouped.std(ddof=0), grouped.mean()
+        ok = count > 1
+        cv = (std[ok] / mean[ok])[mean[ok] > 0]
+        out["metrics"][metric] = {"questions": int(ok.sum()),
+                                  "mean_std": float(std[ok].mean()) if ok.any() else None,
+                                  "mean_cv": float(cv.mean()) if len(cv) else None}
+    return out
+
+
 def summarise(data: RunData) -> dict[str, Any]:
     frame = data.frame
     questions = per_question(frame)
@@ -62,6 +83,11 @@ def summarise(data: RunData) -> dict[str, Any]:
               for s in ordered_slices(frame)}
     slices[ALL] = group_summary(frame, questions, data)
     repeats = int((questions["rows"] > 1).sum())
+    if repeats:   # the run holds repeats of the same questions: how consistent are its scores across them?
+        headline = [m for m in (*CI_RETRIEVAL, *data.metrics) if m in frame]
+        for name, s in slices.items():
+            part = frame if name == ALL else frame[frame["slice"] == name]
+            s["consistency"] = consistency(part, headline)
     return {"run": data.run, "slices": slices, "judge_metrics": data.metrics, "judges": data.judges,
             "retired_judges": data.retired, "unsettled_judges": data.unsettled,
             "golden_set_changed_since_run": data.golden_changed, "repeated_questions": repeats,

@@ -128,7 +128,12 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
 
     theme = theme or Theme()
     summary = report["dashboard"]
-    metrics = [*HEADLINE, *summary["judge_metrics"]][:4]
+    has_gold = any((v.get("n_with_gold") or 0) > 0 for v in summary["slices"].values())
+    judged = summary["judge_metrics"]
+    # without gold ids the gold-based bars would be empty: the judge-based UMBRELA scores come first instead
+    umbrela = [m for m in ("umbrela_p@5", "umbrela_mrr") if m in judged]
+    others = [m for m in judged if m not in umbrela]
+    metrics = ([*HEADLINE, *umbrela, *others] if has_gold else [*umbrela, *others] or list(HEADLINE))[:4]
     slices = list(summary["slices"])
     base = report.get("baseline_dashboard")
     comparison = report.get("comparison")

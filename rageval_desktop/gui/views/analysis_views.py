@@ -237,7 +237,12 @@ class DashboardView(_Analysis):
             notes.append("⚑ Counted but not yet confirmed by human ratings: " + ", ".join(
                 f"{u['judge']} ({u['verdict']}, n={u['n']})" for u in summary["unsettled_judges"]) + ".")
         if summary["repeated_questions"]:
-            notes.append(f"{summary['repeated_questions']} question(s) answered more than once: averaged.")
+            c = summary["slices"]["all"].get("consistency") or {}
+            moves = ", ".join(f"{m} ±{v['mean_std']:.1f}" for m, v in c.get("metrics", {}).items()
+                              if v["mean_std"] is not None)
+            notes.append(f"{summary['repeated_questions']} question(s) answered more than once (up to "
+                         f"{c.get('max_repeats', 2)} times): averaged" + (f"; between repeats scores move by {moves} "
+                                                                          "points (mean std)" if moves else "") + ".")
         if summary["golden_set_changed_since_run"]:
             notes.append("The golden set changed since this run was imported.")
         if not metrics:

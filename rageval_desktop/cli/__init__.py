@@ -136,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only-failed", action="store_true", help="only rows whose judgment is an error or unparsed")
     p.add_argument("--redo-unparsed", action="store_true", help="also redo rows whose reply did not parse")
     p.add_argument("--no-cache", action="store_true", help="do not use or fill the request cache")
+    p.add_argument("--dry-run", action="store_true",
+                   help="send nothing: print the calls, tokens and cost per judge this would take")
     p.add_argument("--json", action="store_true")
 
     p = command("prices", cmd_prices, "the price table used for cost accounting")

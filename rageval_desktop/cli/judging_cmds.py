@@ -40,7 +40,18 @@ def cmd_judge(args: argparse.Namespace) -> int:
                    only_failed=args.only_failed,
                    redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
                    budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache)
+    if args.dry_run:
+        return _dry_run(args, spec)
     return _run_job(args, spec)
+
+
+def _dry_run(args: argparse.Namespace, spec: Any) -> int:
+    from rageval_desktop.core.jobs.estimate import describe, estimate
+
+    with _open(args.project, read_only=True) as project:
+        est = estimate(project, spec)
+    _print(args, est, describe(est))
+    return EXIT_OK
 
 
 def _run_job(args: argparse.Namespace, spec: Any) -> int:

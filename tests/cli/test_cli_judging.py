@@ -114,3 +114,22 @@ def test_limiter_backs_off_and_climbs_back():
     assert after_429 == 11.0
     assert after_timeout == 5.5
     assert recovered > after_timeout
+
+
+def test_judge_dry_run_sends_nothing_and_prints_the_cost(tmp_path, capsys):
+    import json
+
+    from rageval_desktop.cli import main
+    from tests.support.fake_openai import FakeOpenAI
+
+    project = tmp_path / "d.rageval"
+    assert main(["demo", str(project)]) == 0
+    with FakeOpenAI() as server:
+        assert main(["judges", "add", str(project), "--name", "ans", "--metric", "answered", "--kind", "llm",
+                     "--model", "gpt-4o-mini", "--base-url", server.url]) == 0
+        capsys.readouterr()
+        assert main(["judge", str(project), "--run", "v1", "--judge", "ans", "--dry-run", "--json"]) == 0
+        est = json.loads(capsys.readouterr().out)
+        assert server.calls == 0
+    assert est["calls"] == 72 and est["judges"][0]["judge"] == "ans" and est["cost_usd"] > 0
+    assert est["tokenizer"] == "MiniLM WordPiece tokenizer"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialogButtonBox, QPlainTextEdit
 
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.gui import operations
@@ -97,3 +97,18 @@ def test_edit_dialog_changes_only_how_a_judge_is_reached(window, qtbot, server):
         window.run_task("edit", operations.edit_judge, window.project, "ed", dialog.changes())
     judge = get_judge(window.project, "ed")
     assert (judge.api_key_ref, judge.params["concurrency"]) == ("env:OTHER_KEY", 3)
+
+
+def test_estimate_cost_before_running(window, qtbot, server):
+    from rageval_desktop.gui.views.common import TextDialog
+
+    add_judge(window.project, "llm-correct", "correctness", "llm", model="gpt-4o-mini", base_url=server.url)
+    window.select_nav("judges")
+    view = window.judges_view
+    view.run_box.setCurrentIndex(view.run_box.findData("v2"))
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        view.estimate_button.click()
+    text = view.estimate_dialog.findChild(QPlainTextEdit).toPlainText()
+    assert isinstance(view.estimate_dialog, TextDialog) and server.calls == 0
+    assert "dry run on v2: nothing sent. 72 calls" in text and "llm-correct" in text and "$" in text
+    view.estimate_dialog.reject()

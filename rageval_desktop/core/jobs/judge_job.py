@@ -111,21 +111,11 @@ class JudgeJob:
 
     # --- planning ------------------------------------------------------------------------------
     def judges(self) -> list[Judge]:
-        if self.spec.judges:
-            return [get_judge(self.project, name) for name in self.spec.judges]
-        found = [j for j in list_judges(self.project) if j.status == "active"]
-        if not found:
-            raise RagevalError("the project has no active judge; add one (rageval judges add ...)")
-        return found
+        return job_judges(self.project, self.spec)
 
     def run(self) -> JobStats:
         judges = self.judges()
-        rows = select_rows(self.project, self.spec.run, self.spec.slice_tag, self.spec.sample_id)
-        if self.spec.rated_only:
-            rated = rated_rows(self.project, {j.metric for j in judges})
-            rows = [r for r in rows if r in rated]
-        items, skipped = plan(self.project, judges, rows, redo_failed=self.spec.redo_failed,
-                              only_failed=self.spec.only_failed)
+        items, skipped = job_items(self.project, self.spec, judges)
         self.stats.rows, self.stats.skipped = len(items), skipped
         self.check_budget_possible(items)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
@@ -512,6 +502,25 @@ class JudgeJob:
             return None
         self.stats.retries += attempts - 1
         return reply, False, attempts
+
+
+def job_judges(project: Project, spec: JobSpec) -> list[Judge]:
+    """The judges a job runs: the ones named, else every active judge."""
+    if spec.judges:
+        return [get_judge(project, name) for name in spec.judges]
+    found = [j for j in list_judges(project) if j.status == "active"]
+    if not found:
+        raise RagevalError("the project has no active judge; add one (rageval judges add ...)")
+    return found
+
+
+def job_items(project: Project, spec: JobSpec, judges: list[Judge]) -> tuple[list[Item], int]:
+    """(what the job has to judge, how many are judged already): one plan for a run and for its dry run."""
+    rows = select_rows(project, spec.run, spec.slice_tag, spec.sample_id)
+    if spec.rated_only:
+        rated = rated_rows(project, {j.metric for j in judges})
+        rows = [r for r in rows if r in rated]
+    return plan(project, judges, rows, redo_failed=spec.redo_failed, only_failed=spec.only_failed)
 
 
 def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:

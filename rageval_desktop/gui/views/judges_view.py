@@ -42,8 +42,12 @@ class JudgesView(QWidget):
         self.run_selected = QPushButton("Run &selected judge")
         self.run_all = QPushButton("Run all active &judges")
         self.run_all.setDefault(True)
+        self.estimate_button = QPushButton("Estimate &cost…")
+        self.estimate_button.setToolTip("Before running: calls, tokens and cost of every active judge on this run "
+                                        "(nothing is sent; rageval judge --dry-run)")
         run_bar.addWidget(self.run_selected)
         run_bar.addWidget(self.run_all)
+        run_bar.addWidget(self.estimate_button)
         run_bar.addStretch(1)
         layout.addLayout(run_bar)
         self.hint = QLabel("Judged rows are skipped, so running again resumes where a job stopped.")
@@ -57,7 +61,24 @@ class JudgesView(QWidget):
         self.run_selected.clicked.connect(lambda: window.start_judging(self.run_box.currentData(),
                                                                        [self.selected_name()]))
         self.run_all.clicked.connect(lambda: window.start_judging(self.run_box.currentData(), None))
+        self.estimate_button.clicked.connect(self.estimate)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+
+    def estimate(self) -> None:
+        """The dry run of "Run all active judges" on the chosen run, in a worker; its words in a dialog."""
+        from rageval_desktop.core.jobs.estimate import describe, estimate
+        from rageval_desktop.core.jobs.judge_job import JobSpec
+        from rageval_desktop.gui.views.common import TextDialog
+
+        project, run = self.window_.project, self.run_box.currentData()
+        if project is None or not run:
+            return
+
+        def show(est: dict) -> None:
+            self.estimate_dialog = TextDialog(f"Cost before you run: {run}", describe(est), self)
+            self.estimate_dialog.open()
+
+        self.window_.run_task("Estimating the cost", lambda ctx: estimate(project, JobSpec(run=run)), on_done=show)
 
     def selected_record(self) -> dict | None:
         rows = self.table.selectionModel().selectedRows()

@@ -722,7 +722,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.slice_box.setCurrentIndex(max(self.slice_box.findData(None if slice_tag == ALL else slice_tag), 0))
         self.slice_box.blockSignals(False)
         view = self.page("failures")
-        view.clicked_metric = (metric if metric in METRICS else None,)
+        view.filter_to(metric if metric in METRICS else None)
         if self.pages.currentWidget() is view:
             view.refresh(self.run_names())
         else:

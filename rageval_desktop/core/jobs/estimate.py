@@ -58,8 +58,7 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
             loaded[judge.rubric_id] = rubrics.rubric_of(project, judge.rubric_id)
         rubric = loaded[judge.rubric_id]
         messages = rubric.render(item.fields)
-        params = {"temperature": judge.param("temperature"), "max_tokens": judge.param("max_tokens"),
-                  "seed": judge.param("seed")}
+        params = judge.request_params()
         if spec.use_cache and llm.cached(conn, llm.cache_key(judge.base_url, judge.model, messages, params)):
             out["cached"] += 1
             continue

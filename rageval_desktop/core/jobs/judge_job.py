@@ -418,8 +418,7 @@ class JudgeJob:
         judge = item.judge
         estimate = self.estimates.pop(item.idem_key, 0.0)
         messages = rubric.render(item.fields)
-        params = {"temperature": judge.param("temperature"), "max_tokens": judge.param("max_tokens"),
-                  "seed": judge.param("seed")}
+        params = judge.request_params()
         price = self.price(judge.model)
         try:
             first = await self.call(item, client, limiter, messages, params, ticket=ticket)

@@ -66,6 +66,12 @@ class Judge:
     def param(self, key: str) -> Any:
         return self.params.get(key, LLM_DEFAULTS.get(key))
 
+    def request_params(self) -> dict[str, Any]:
+        """The sampling parameters of each call — part of the request cache's key, so a job and its dry run
+        must build them the same way."""
+        return {"temperature": self.param("temperature"), "max_tokens": self.param("max_tokens"),
+                "seed": self.param("seed")}
+
     @property
     def model_id(self) -> str:
         """What the idempotency key and the cache know this judge's method by."""

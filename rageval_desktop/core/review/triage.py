@@ -129,8 +129,9 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
              "WHEN EXISTS (SELECT 1 FROM retrieved_passages p, json_each(g.gold_chunk_ids) j "
              "WHERE p.run_row_id = rr.id AND p.rank <= 5 AND p.chunk_id = j.value) THEN 'yes' ELSE 'no' END")
     passages = "(SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id)"
-    columns = [Column("id", width=70, sort="rr.external_id"), Column("slice", "tag", 100, sort="g.slice_tag"),
-               Column("question", width=250, sort="rr.question"), Column("gold@5", "text", 64, sort=gold5)]
+    columns = [Column("id", width=70, sort="rr.external_id"),
+               Column("slice", "tag", 100, sort="g.slice_tag", joins=True),
+               Column("question", width=250, sort="rr.question"), Column("gold@5", "text", 64, sort=gold5, joins=True)]
     columns += [Column(name, "score", max(80, 8 * len(name) + 20), sort=judge_sql[jid], tip=f"judge {name}: {metric} "
                        f"({METRICS[metric].low:g}–{METRICS[metric].high:g}; pass mark {METRICS[metric].pass_mark:g})")
                 for jid, name, metric in judges]
@@ -143,8 +144,8 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
     return TableSource(
         key=f"run:{run_id}:{filters.slice_tag or '*'}", title=f"Run {run_name}", columns=tuple(columns),
         ids_sql=f"SELECT rr.id FROM run_rows rr {{join}} WHERE {' AND '.join(where)} ORDER BY {{order}}rr.position",
-        params=params, join="LEFT JOIN golden_rows g ON g.id = rr.golden_id", join_alias="g",
-        join_needed=any("g." in w for w in where),   # the golden row only when a filter or the sort reads it
+        params=params, join="LEFT JOIN golden_rows g ON g.id = rr.golden_id",
+        join_needed=bool(filters.slice_tag),   # the golden row only when a filter (the slice) or the sort reads it
         page_sql=f"SELECT rr.id, {select} FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
                  "WHERE rr.id IN ({ids})")
 

@@ -19,6 +19,7 @@ class Column:
     width: int = 120
     sort: str = ""      # the SQL expression the column shows and sorts by
     tip: str = ""       # what the column means (header tooltip)
+    joins: bool = False  # its expression reads the source's `join` (sorting by it adds the join to the id query)
 
 
 @dataclass(frozen=True)
@@ -34,17 +35,15 @@ class TableSource:
     page_sql: str
     params: tuple[Any, ...] | dict[str, Any] = ()
     join: str = ""              # `{join}` in ids_sql: added only when the filters or the sort need it
-    join_alias: str = ""
-    join_needed: bool = False
+    join_needed: bool = False   # the filters need it
 
     def ids(self, project: Project, order: tuple[int, bool] | None = None) -> list[Any]:
         """Ids in display order; `order` = (column index, descending) sorts by that column (empty values last)."""
         clause, join = "", self.join if self.join_needed else ""
         if order is not None and self.columns[order[0]].sort:
-            sort = self.columns[order[0]].sort
-            clause = f"{sort} IS NULL, {sort} {'DESC' if order[1] else 'ASC'}, "
-            if self.join_alias and f"{self.join_alias}." in sort:
-                join = self.join
+            column = self.columns[order[0]]
+            clause = f"{column.sort} IS NULL, {column.sort} {'DESC' if order[1] else 'ASC'}, "
+            join = self.join if column.joins else join
         return [r[0] for r in project.reader().execute(self.ids_sql.format(order=clause, join=join), self.params)]
 
     def page(self, project: Project, ids: list[Any]) -> dict[Any, tuple]:

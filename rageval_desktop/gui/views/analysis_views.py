@@ -398,23 +398,25 @@ class FailuresView(_Analysis):
         self.all_button.clicked.connect(lambda: self.compute())
         self.promote_button.clicked.connect(self._promote)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
-        self.clicked_metric: tuple[str | None] | None = None   # set by a chart click: (judge metric or None,)
+        self._fill_metrics()
+
+    def _fill_metrics(self) -> None:
+        from rageval_desktop.core.judges.registry import METRICS
+
+        for m in METRICS:
+            self.metric_box.addItem(m, m)
+
+    def filter_to(self, metric: str | None) -> None:
+        """A chart click: every failure class, failing this judge metric (None: any), before the page shows."""
+        for box in (self.metric_box, self.class_box):
+            box.blockSignals(True)
+        self.metric_box.setCurrentIndex(max(self.metric_box.findData(metric), 0))
+        self.class_box.setCurrentIndex(0)
+        for box in (self.metric_box, self.class_box):
+            box.blockSignals(False)
 
     def refresh(self, runs: list[str]) -> None:
         _fill(self.run_box, runs, self.window_.current_run)
-        from rageval_desktop.core.judges.registry import METRICS
-
-        if self.metric_box.count() == 1:
-            for m in METRICS:
-                self.metric_box.addItem(m, m)
-        if self.clicked_metric is not None:
-            for box in (self.metric_box, self.class_box):
-                box.blockSignals(True)
-            self.metric_box.setCurrentIndex(max(self.metric_box.findData(self.clicked_metric[0]), 0))
-            self.class_box.setCurrentIndex(0)
-            for box in (self.metric_box, self.class_box):
-                box.blockSignals(False)
-            self.clicked_metric = None
         self.compute()
 
     def compute(self, sample: int | None = None) -> None:

@@ -250,7 +250,7 @@ class ReviewView(QWidget):
 
     def _build_scale(self, metric: str) -> None:
         """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes), rebuilt when it changes."""
-        from rageval_desktop.core.review.guidelines import human_rubric
+        from rageval_desktop.core.review.guidelines import guidelines, human_rubric
 
         if metric == self._scale_metric:
             return
@@ -276,8 +276,6 @@ class ReviewView(QWidget):
         self.buttons_row.addSpacing(18)
         for button in (self.skip_button, self.comment_button, self.undo_button):
             self.buttons_row.addWidget(button)
-        from rageval_desktop.core.review.guidelines import guidelines
-
         project = self.window_.project
         self.guide.show_scale(scale, guidelines(project, metric) if project is not None else "")
 
@@ -552,9 +550,3 @@ class RatingCommand(QUndoCommand):
             self.view.rating_redone(self.sample_id, self.index, new.run_row_id, new.score)
 
         self._run(again, after)
-
-
-def _without_judgments(detail: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(detail, judgments=())

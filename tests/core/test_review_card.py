@@ -32,8 +32,10 @@ def test_every_row_metric_has_an_anchor_per_score():
         assert scale.criterion
     nugget = guidelines.human_rubric("nuggets")
     assert [(p.key, p.label) for p in nugget.points] == [("n", "not_support"), ("p", "partial_support"),
-                                                         ("s", "support")]
+                                                         ("f", "support")]   # s is the card's skip key
     assert [p.key for p in guidelines.human_rubric("citation_support").points] == ["n", "p", "f"]
+    for name in METRICS:   # no score key is also the card's move, skip, comment or undo key
+        assert not {p.key for p in guidelines.human_rubric(name).points} & guidelines.RESERVED_KEYS, name
     assert guidelines.human_rubric("hallucination").binary
     binary = guidelines.human_rubric("correctness_binary")
     assert binary.binary and [(p.label, p.key) for p in binary.points] == [("No", "0"), ("Yes", "1")]

@@ -163,7 +163,9 @@ def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click
     qtbot.waitUntil(lambda: view.sample is not None and view.sample.metric == "correctness", timeout=10_000)
     assert [b.text() for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
     assert "Completely correct" in view.guide.scale.toPlainText()
-    view.prompt_button.click()
+    with qtbot.waitSignal(window.task_finished, timeout=10_000):   # rendered on a worker
+        view.prompt_button.click()
+    qtbot.waitUntil(lambda: any(w.isVisible() for w in view.findChildren(QDialog)), timeout=5_000)
     dialog = next(w for w in view.findChildren(QDialog) if w.isVisible())
     assert "The rubric the judge receives" in dialog.findChild(QPlainTextEdit).toPlainText()
     dialog.reject()

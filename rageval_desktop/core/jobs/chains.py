@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any
 
 from rageval_desktop.core.golden import nuggets as nugget_store
@@ -159,7 +158,7 @@ class Chains:
         f1 = scores["citation_f1"] / 100.0
         verdict = parsers.Verdict(f1, f"{len(pairs)} citations", f"{len(found)} sentences, {len(pairs)} citations")
         subs = [{"rank": i, "score": p["score"], "label": p["label"],
-                 "rationale": f"[{p['passage']}] {found[p['statement']].text}", "detail": p}
+                 "rationale": citations.pair_key(p["passage"], found[p["statement"]].text), "detail": p}
                 for i, p in enumerate(pairs, 1)]
         return verdict, detail, subs
 
@@ -197,9 +196,6 @@ def sub_key(item: Item, rank: int) -> str:
     return idem_key(item.judge, item.run_row_id, rank) + f":{item.idem_key[:16]}"
 
 
-_NUMBERED_ID = re.compile(r"^\s*(\d+)\s*$|\[\s*(\d+)\s*\]\s*$")   # "3", "[3]", "query_1:[3]"
-
-
 def prepare(project: Any, items: list[Item]) -> None:
     """Fill in what the multi-call judges need, just before they run (after the passage graders of the same job
     ran): the passages graded relevant for nugget creation, and the passages a citation number names."""
@@ -220,10 +216,7 @@ def prepare(project: Any, items: list[Item]) -> None:
         judge = item.judge
         listed = passages.get(item.run_row_id, [])
         if judge.spec.items == "citation":
-            by_number = {rank: text for rank, _, text in listed}
-            by_id = {int(m.group(1) or m.group(2)): text for _, cid, text in listed
-                     if cid and (m := _NUMBERED_ID.search(cid))}
-            item.meta["passages_by_number"] = {**by_number, **by_id} if by_id else by_number
+            item.meta["passages_by_number"] = citations.by_number(listed)
             continue
         if judge.spec.items != "nugget" or item.meta.get("golden_list"):
             continue

@@ -91,14 +91,15 @@ def _row_fields(conn, row_ids: list[int], passages_k: int) -> dict[int, dict[str
     return out
 
 
-def preview_fields(project: Project, run_row_id: int, passages_k: int = 5) -> dict[str, str]:
-    """The fields a rubric receives for one row (the rubric editor's live preview renders with them)."""
+def preview_fields(project: Project, run_row_id: int, passages_k: int = 5, rank: int = 1) -> dict[str, str]:
+    """The fields a rubric receives for one row (the rubric editor's live preview renders with them); `passage`
+    is the one at `rank` (default the first)."""
     values = _row_fields(project.reader(), [run_row_id], passages_k).get(run_row_id)
     if values is None:
         raise RagevalError(f"run row {run_row_id} does not exist")
-    first = values["passages"][0][1] if values["passages"] else ""
+    chosen = next((p[1] for p in values["passages"] if p[0] == rank), "")
     return {"question": values["question"], "answer": values["answer"], "reference": values["reference"],
-            "contexts": values["contexts"], "passage": first, "context": first}
+            "contexts": values["contexts"], "passage": chosen, "context": chosen}
 
 
 def plan(project: Project, judges: list[Judge], row_ids: list[int], *, redo_failed: bool = False,

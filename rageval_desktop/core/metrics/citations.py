@@ -30,6 +30,7 @@ _GROUP = re.compile(r"(?:\[\s*\d+(?:\s*(?:[,;]|-|–)\s*\d+)*\s*\]\s*)+")
 _NUM = re.compile(r"\d+(?:\s*(?:-|–)\s*\d+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _SOURCES_LINE = re.compile(r"^\W*(sources?|references?|citations?)\W*$", re.IGNORECASE)
+_NUMBERED_ID = re.compile(r"^\s*(\d+)\s*$|\[\s*(\d+)\s*\]\s*$")   # "3", "[3]", "query_1:[3]"
 
 
 @dataclass(frozen=True)
@@ -100,3 +101,17 @@ def scores_from_detail(detail: dict) -> dict[str, float | None]:
     """The three scores from a judgment's stored detail ({"statements": [...], "pairs": [{"statement", "score"}]})."""
     return row_scores(len(detail.get("statements") or []),
                       [(p["statement"], p["score"]) for p in detail.get("pairs") or []])
+
+
+def by_number(listed: Sequence[tuple[int, str | None, str]]) -> dict[int, str]:
+    """The passage text each citation number names, from a row's (rank, chunk id, text): numbers in the chunk ids
+    when they carry them (open-rag-eval's "query_1:[3]"), else the ranks (1 = first passage)."""
+    ranks = {rank: text for rank, _, text in listed}
+    ids = {int(m.group(1) or m.group(2)): text for _, cid, text in listed
+           if cid and (m := _NUMBERED_ID.search(cid))}
+    return {**ranks, **ids} if ids else ranks
+
+
+def pair_key(passage: int, statement: str) -> str:
+    """A (sentence, cited passage) pair by its content: "[2] The sentence." (whitespace collapsed)."""
+    return " ".join(f"[{passage}] {statement}".split())

@@ -3,8 +3,10 @@
 Every statistic is computed from the confusion matrix (core.review.agreement_stats; equal to scikit-learn's kappas,
 scipy's Spearman and the `krippendorff` package's alpha), and the deciding one gets a paired bootstrap 95% CI
 (scipy.stats.bootstrap). The verdict respects that interval: see `decide`. Judge scores are put on the human
-scale by rounding (an embedding judge's 3.27 counts as 3). Where several reviewers rated a row, the judge is
-compared with their consensus: the median, ties rounded down.
+scale by rounding to its nearest point (an embedding judge's 3.27 counts as 3). Where several reviewers rated a
+target, the judge is compared with their consensus: the median, ties rounded down. A target is a row, or — for
+the metrics judged per item — a passage, a nugget or a citation (core.review.targets), each on its own scale
+(0-3; support 1, partial 0.5, not 0).
 """
 
 from __future__ import annotations
@@ -51,29 +53,66 @@ class Agreement:
         return asdict(self)
 
 
+def scale(metric: str) -> list[float]:
+    """The scores a human gives for `metric` (0..3, 1..5, 0/1, or 0, 0.5, 1 for a nugget's or citation's support)."""
+    from rageval_desktop.core.review.guidelines import human_rubric
+
+    return [p.score for p in human_rubric(metric).points]
+
+
+def to_points(values: Any, labels: list[float], *, judge: bool) -> Any:
+    """Indices into `labels`: a judge's score goes to the nearest point (a tie goes up: 0.5 is 1 on a 0/1 scale,
+    3.5 is 4), a human consensus (a median) to the point at or below it (ties rounded down)."""
+    import numpy as np
+
+    points = np.asarray(labels, dtype=float)
+    x = np.asarray(values, dtype=float)
+    if judge:
+        return np.searchsorted((points[:-1] + points[1:]) / 2, x, side="right")
+    return np.clip(np.searchsorted(points, x + 1e-9, side="right") - 1, 0, len(points) - 1)
+
+
 def pairs(project: Project, judge: Judge) -> Any:
-    """One row per rated target: the judge's score on the human scale and the humans' consensus."""
+    """One row per rated target (a row, a passage, a nugget or a citation: core.review.targets): the judge's score
+    on the human scale and the humans' consensus, both as indices into `scale(metric)`. A nugget or a citation is
+    matched by its text, so a rating of a nugget that is no longer in the judge's list compares with nothing."""
     import numpy as np
     import pandas as pd
 
+    from rageval_desktop.core.review.targets import sub_key, unit
+
+    kind = unit(judge.metric)
+    by_text = kind in ("nugget", "citation")
     conn = project.reader()
     humans = pd.read_sql_query(
-        "SELECT h.id, h.run_row_id, h.passage_rank, h.reviewer, h.score FROM human_ratings h WHERE h.metric = ? "
-        "AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id", conn, params=(judge.metric,))
+        "SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score FROM human_ratings h "
+        "WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id", conn, params=(judge.metric,))
     judged = pd.read_sql_query(
-        "SELECT x.run_row_id, x.passage_rank, x.score AS judge_score, COALESCE(g.slice_tag, '(unlinked)') AS slice, "
+        "SELECT x.run_row_id, x.passage_rank, x.rationale, x.detail, x.score AS judge_score, "
+        "COALESCE(g.slice_tag, '(unlinked)') AS slice, "
         "r.name AS run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
         "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE x.judge_id = ? AND x.status = 'ok' AND x.run_row_id IN "
         "(SELECT run_row_id FROM human_ratings WHERE metric = ?)", conn, params=(judge.id, judge.metric))
+    columns = ["run_row_id", "target", "judge", "human", "reviewers", "slice", "run"]
+    if by_text:
+        humans = humans[humans["item_key"].notna() & (humans["passage_rank"] > 0)]
+        humans["target"] = humans["item_key"].astype(str)
+        judged = judged[judged["passage_rank"] > 0].copy()
+        judged["target"] = [sub_key(kind, r, d) for r, d in zip(judged["rationale"], judged["detail"], strict=True)]
+        judged = judged[judged["target"].notna()]
+    else:
+        humans["target"] = humans["passage_rank"].astype(str)
+        judged["target"] = judged["passage_rank"].astype(str)
     if humans.empty or judged.empty:
-        empty = pd.DataFrame(columns=["run_row_id", "passage_rank", "judge", "human", "reviewers", "slice", "run"])
-        return empty, humans
-    latest = humans.drop_duplicates(["run_row_id", "passage_rank", "reviewer"], keep="last")
-    consensus = latest.groupby(["run_row_id", "passage_rank"]).agg(
-        human=("score", lambda s: float(np.floor(np.median(s)))), reviewers=("reviewer", "nunique")).reset_index()
-    merged = consensus.merge(judged, on=["run_row_id", "passage_rank"], how="inner")
-    spec = judge.spec
-    merged["judge"] = np.clip(np.floor(merged["judge_score"] + 0.5), spec.low, spec.high)
+        return pd.DataFrame(columns=columns), humans
+    judged = judged.drop_duplicates(["run_row_id", "target"], keep="last")
+    latest = humans.drop_duplicates(["run_row_id", "target", "reviewer"], keep="last")
+    labels = scale(judge.metric)
+    consensus = latest.groupby(["run_row_id", "target"]).agg(
+        human=("score", lambda s: float(np.median(s))), reviewers=("reviewer", "nunique")).reset_index()
+    merged = consensus.merge(judged, on=["run_row_id", "target"], how="inner")
+    merged["human"] = to_points(merged["human"], labels, judge=False)
+    merged["judge"] = to_points(merged["judge_score"], labels, judge=True)
     return merged, latest
 
 
@@ -84,7 +123,7 @@ def _human_ceiling(latest: Any, labels: list[float]) -> float | None:
 
     if latest.empty or latest["reviewer"].nunique() < 2:
         return None
-    table = latest.pivot_table(index="reviewer", columns=["run_row_id", "passage_rank"], values="score",
+    table = latest.pivot_table(index="reviewer", columns=["run_row_id", "target"], values="score",
                                aggfunc="last")
     shared = table.columns[table.notna().sum() >= 2]
     if len(shared) < 2:
@@ -141,13 +180,12 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     from rageval_desktop.core.review import agreement_stats as st
 
     pol = pol or policy(project)
-    spec = judge.spec
-    labels = [float(v) for v in range(int(spec.low), int(spec.high) + 1)]
+    labels = scale(judge.metric)
     k = len(labels)
     merged, latest = pairs(project, judge)
-    deciding = pol.deciding(spec.low, spec.high)
-    h = (merged["human"].to_numpy(dtype=float) - spec.low).astype(np.int64)
-    j = (merged["judge"].to_numpy(dtype=float) - spec.low).astype(np.int64)
+    deciding = pol.deciding(k)
+    h = merged["human"].to_numpy(dtype=np.int64)
+    j = merged["judge"].to_numpy(dtype=np.int64)
     n = len(merged)
     matrix = st.confusion(h, j, k) if n else None
     stats = {name: (_finite(float(st.from_confusion(name, matrix))) if n else None) for name in STATS}

@@ -39,10 +39,15 @@ MODEL_SCALES = {"hallucination": ("Is everything the answer says supported by th
                                    (1.0, "Yes: every claim is supported by the passages.")))}
 
 
+# the review card's own keys (move, skip, comment, undo) are never a score's key
+RESERVED_KEYS = frozenset("jksuc")
+SUPPORT_KEYS = {0.0: "n", 0.5: "p", 1.0: "f"}   # not / partial / full support
+
+
 def human_rubric(metric: str) -> HumanRubric:
     """The scale of `metric` as a reviewer sees it: one point per integer score, or — for a metric judged per item
-    (a nugget's support, a citation's support: 0, 0.5, 1) — one point per anchor of its rubric, keyed by the
-    label's first letter (n = not_support, p = partial_support, s = support)."""
+    (a nugget's support, a citation's support: 0, 0.5, 1) — one point per anchor of its rubric, keyed
+    n = not, p = partial, f = full support (s is the card's skip key)."""
     if metric not in METRICS:
         raise RagevalError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
     spec = METRICS[metric]
@@ -56,8 +61,8 @@ def human_rubric(metric: str) -> HumanRubric:
         points = []
         for score, anchor in sorted(anchors.items()):
             label = anchor.split(":", 1)[0].strip() if ":" in anchor else f"{score:g}"
-            key = label[:1].lower()
-            if not key or any(p.key == key for p in points):
+            key = SUPPORT_KEYS.get(float(score)) or label[:1].lower()
+            if not key or key in RESERVED_KEYS or any(p.key == key for p in points):
                 key = str(len(points) + 1)
             points.append(ScalePoint(float(score), key, label, anchor.split(":", 1)[-1].strip()))
         return HumanRubric(metric, criterion, tuple(points))

@@ -21,34 +21,51 @@ class Rating:
     reviewer: str
     score: float | None
     skipped: bool
+    item: int = 0                 # 0 = the row; a passage's rank, a nugget's or a citation's number
+    item_key: str | None = None   # a nugget's or a citation's text (see core.review.targets)
 
 
 def check_score(metric: str, score: float) -> float:
-    spec = METRICS.get(metric)
-    if spec is None:
+    """A score on the metric's human scale: a whole number (1-5, 0-3, 0/1), or 0, 0.5, 1 for a nugget's or a
+    citation's support."""
+    from rageval_desktop.core.review.guidelines import human_rubric
+
+    if metric not in METRICS:
         raise RagevalError(f"unknown metric '{metric}'")
-    if not spec.low <= score <= spec.high or float(score) != int(score):
-        raise RagevalError(f"{metric} is rated with a whole number from {spec.low:g} to {spec.high:g}, "
-                           f"not {score:g}")
+    points = [p.score for p in human_rubric(metric).points]
+    if float(score) not in points:
+        if all(p == int(p) for p in points):
+            raise RagevalError(f"{metric} is rated with a whole number from {points[0]:g} to {points[-1]:g}, "
+                               f"not {score:g}")
+        raise RagevalError(f"{metric} is rated {', '.join(f'{p:g}' for p in points)}, not {score:g}")
     return float(score)
 
 
 def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: float | None, *,
          sample_id: int | None = None, comment: str | None = None, seconds: float | None = None,
-         skipped: bool = False, passage_rank: int = 0) -> Rating:
+         skipped: bool = False, item: int = 0, item_key: str | None = None) -> Rating:
+    """One rating of a target: the row (item 0), a passage (item = its rank), a nugget or a citation (item = its
+    number, item_key = its text)."""
+    from rageval_desktop.core.review.targets import unit
+
     if not reviewer.strip():
         raise RagevalError("ratings need a reviewer name (set it in the preferences)")
+    kind = unit(metric)
+    if (kind == "row") != (item == 0) or (kind in ("nugget", "citation") and not item_key):
+        raise RagevalError(f"{metric} is rated per {kind}: " + ("rate the row (item 0)" if kind == "row" else
+                                                                 f"name the {kind} (item >= 1"
+                                                                 + (" and its text)" if kind != "passage" else ")")))
     if not skipped:
         if score is None:
             raise RagevalError("a rating needs a score (or skip the row)")
         score = check_score(metric, score)
     with project.write("rate", changed=("ratings",)) as conn:
         cur = conn.execute(
-            "INSERT INTO human_ratings (run_row_id, metric, passage_rank, reviewer, score, skipped, comment, "
-            "seconds_taken, sample_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_row_id, metric, passage_rank, reviewer.strip(), None if skipped else score, int(skipped), comment,
-             seconds, sample_id, utcnow()))
-    return Rating(cur.lastrowid, run_row_id, metric, reviewer, None if skipped else score, skipped)
+            "INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, skipped, "
+            "comment, seconds_taken, sample_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_row_id, metric, item, item_key, reviewer.strip(), None if skipped else score, int(skipped),
+             comment, seconds, sample_id, utcnow()))
+    return Rating(cur.lastrowid, run_row_id, metric, reviewer, None if skipped else score, skipped, item, item_key)
 
 
 def withdraw(project: Project, rating_id: int) -> None:
@@ -68,7 +85,7 @@ def current(project: Project, metric: str, reviewer: str | None = None) -> dict[
     return {row: score for row, score in project.reader().execute(sql, params)}
 
 
-RATING_COLUMNS = ("row_id", "question", "run", "metric", "reviewer", "score", "comment", "passage_rank")
+RATING_COLUMNS = ("row_id", "question", "run", "metric", "reviewer", "score", "comment", "passage_rank", "item")
 
 
 @dataclass
@@ -82,10 +99,11 @@ class RatingsImport:
 
 
 def import_ratings(project: Project, path: str | Path) -> RatingsImport:
-    """CSV/JSONL of `row_id` or `question` (+ `run`), `metric`, `reviewer`, `score` [, `passage_rank`, `comment`];
-    all or nothing. Per-passage metrics (passage_relevance) need `passage_rank`, the retrieved passage's rank
-    (1 = first); row metrics take none (or 0). Columns the importer does not use are reported, never dropped
-    silently."""
+    """CSV/JSONL of `row_id` or `question` (+ `run`), `metric`, `reviewer`, `score` [, `passage_rank`, `item`,
+    `comment`]; all or nothing. Per-passage metrics (passage_relevance) need `passage_rank`, the retrieved
+    passage's rank (1 = first); nuggets and citation_support name the nugget or the citation by `item`, its text
+    (as `rageval sample --json` lists it), or by its number in `passage_rank`; row metrics take none (or 0).
+    Columns the importer does not use are reported, never dropped silently."""
     from rageval_desktop.core.importers.cells import Cells
     from rageval_desktop.core.importers.readers import read_records
 
@@ -105,6 +123,7 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
         by_question.setdefault((run, key), rid)
         by_question.setdefault((None, key), rid)
     rows = []
+    seen: dict[tuple[str, int], list] = {}
     for i, r in enumerate(records, start=1):
         metric = c.text(r, "metric", i, required=True)
         score = c.number(r, "score", i, minimum=None)
@@ -122,24 +141,50 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
                 raise c.fail("matches no run row", i, "question")
         elif not conn.execute("SELECT 1 FROM run_rows WHERE id = ?", (row_id,)).fetchone():
             raise c.fail(f"run row {row_id} does not exist", i, "row_id")
-        rank = _passage_rank(conn, c, r, i, metric, row_id)
-        rows.append((row_id, metric, rank, c.text(r, "reviewer", i, required=True), score, c.text(r, "comment", i),
-                     utcnow()))
+        rank, key = _target(conn, c, r, i, metric, row_id, seen)
+        rows.append((row_id, metric, rank, key, c.text(r, "reviewer", i, required=True), score,
+                     c.text(r, "comment", i), utcnow()))
     with project.write("import ratings", changed=("ratings",)) as w:
-        w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, reviewer, score, comment, "
-                      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
+                      "comment, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows))
     return RatingsImport(path.name, len(rows), [col for col in columns if col not in RATING_COLUMNS])
 
 
-def _passage_rank(conn: Any, c: Any, r: dict, i: int, metric: str, row_id: int) -> int:
-    per_passage = METRICS[metric].level == "passage"
+def _target(conn: Any, c: Any, r: dict, i: int, metric: str, row_id: int, seen: dict) -> tuple[int, str | None]:
+    """The rated target's (item, key), checked against what the row has."""
+    from rageval_desktop.core.review import targets
+
+    kind = targets.unit(metric)
     rank = c.number(r, "passage_rank", i, integer=True) if "passage_rank" in r else None
-    if not per_passage:
+    if kind == "row":
         if rank:
             raise c.fail(f"{metric} is rated per row: leave passage_rank empty (or 0), got {rank}", i,
                          "passage_rank")
-        return 0
+        return 0, None
+    if kind in ("nugget", "citation"):
+        if (metric, row_id) not in seen:       # one query per row, not per rating
+            seen[metric, row_id] = targets.candidates(conn, metric, row_ids=[row_id])
+        listed = seen[metric, row_id]
+        text = c.text(r, "item", i)
+        if text:
+            key = targets.text_key(text)
+            found = next((t for t in listed if t.key == key), None)
+            if found is None:
+                raise c.fail(f"no {metric} judge judged this {kind} on run row {row_id}: {text!r}", i, "item")
+            if rank and rank != found.item:
+                raise c.fail(f"names {kind} {found.item}, but passage_rank says {rank}", i, "passage_rank")
+            return found.item, found.key
+        found = next((t for t in listed if t.item == rank), None)
+        if found is None:
+            raise c.fail(f"{metric} is rated per {kind}: name it by its text in an `item` column, or by its number "
+                         f"(1 to {len(listed)} on run row {row_id}) in passage_rank", i,
+                         "passage_rank" if rank else "item")
+        return found.item, found.key
+    return _passage_rank(conn, c, rank, i, metric, row_id), None
+
+
+def _passage_rank(conn: Any, c: Any, rank: int | None, i: int, metric: str, row_id: int) -> int:
     if rank is None or rank < 1:
         raise c.fail(f"{metric} is rated per retrieved passage: passage_rank must name the passage (1 = first)",
                      i, "passage_rank")
@@ -157,7 +202,7 @@ def export_ratings(project: Project, out: str | Path) -> int:
     out = Path(out)
     frame = pd.read_sql_query(
         "SELECT h.id AS rating_id, h.run_row_id AS row_id, r.name AS run, rr.external_id, rr.question, h.metric, "
-        "h.passage_rank, "
+        "h.passage_rank, h.item_key AS item, "
         "h.reviewer, h.score, h.skipped, h.comment, h.seconds_taken, h.created_at FROM human_ratings h "
         "JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r ON r.id = rr.run_id WHERE h.withdrawn_at IS NULL "
         "ORDER BY h.id", project.reader())
@@ -173,13 +218,14 @@ def export_ratings(project: Project, out: str | Path) -> int:
 def progress(project: Project, sample_id: int, reviewer: str) -> dict[str, Any]:
     conn = project.reader()
     total = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sample_id,)).fetchone()[0]
-    done = conn.execute("SELECT COUNT(DISTINCT run_row_id) FROM human_ratings WHERE sample_id = ? AND reviewer = ? "
-                        "AND withdrawn_at IS NULL", (sample_id, reviewer)).fetchone()[0]
+    done = conn.execute("SELECT COUNT(DISTINCT run_row_id || ':' || passage_rank) FROM human_ratings "
+                        "WHERE sample_id = ? AND reviewer = ? AND withdrawn_at IS NULL",
+                        (sample_id, reviewer)).fetchone()[0]
     return {"done": done, "total": total}
 
 
-def my_ratings(project: Project, sample_id: int, reviewer: str) -> dict[int, float | None]:
-    """This reviewer's standing ratings in a sample (None = skipped), latest last."""
-    return {r: s for r, s in project.reader().execute(
-        "SELECT run_row_id, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? AND withdrawn_at IS NULL "
-        "ORDER BY id", (sample_id, reviewer))}
+def my_ratings(project: Project, sample_id: int, reviewer: str) -> dict[tuple[int, int], float | None]:
+    """This reviewer's standing ratings in a sample by target (row, item) (None = skipped), latest last."""
+    return {(r, item): s for r, item, s in project.reader().execute(
+        "SELECT run_row_id, passage_rank, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? "
+        "AND withdrawn_at IS NULL ORDER BY id", (sample_id, reviewer))}

@@ -1,50 +1,83 @@
-"""Review samples: 30-50 rows of a run per metric, stratified by slice and by judge score so that low and high
-scores are both present, reproducible from a seed, and extendable."""
+"""Review samples: 30-50 targets of a run per metric (rows; or passages, nuggets, citations for the metrics judged
+per item: see `core.review.targets`), stratified by slice and by judge score so that low and high scores are both
+present, reproducible from a seed, and extendable. A row's targets sit next to each other."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.review import targets
+from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.queries import run_id as find_run
 
-INSERT_ROW = "INSERT INTO review_sample_rows (sample_id, run_row_id, position, stratum) VALUES (?, ?, ?, ?)"
+INSERT_ROW = ("INSERT INTO review_sample_rows (sample_id, run_row_id, item, item_key, position, stratum) "
+              "VALUES (?, ?, ?, ?, ?, ?)")
 
 
 @dataclass
 class Sample:
+    """A review sample: what to rate, in order. Each position is a target (row, item): `row_ids[i]` with
+    `items[i]` (0 = the row; a passage's rank, or a nugget's or citation's number) and `keys[i]` (a nugget's or a
+    citation's text). For row metrics `items` are all 0 and `row_ids` holds no repeats."""
     id: int
     run: str
     metric: str
     seed: int
     row_ids: list[int]
+    items: list[int] = field(default_factory=list)
+    keys: list[str | None] = field(default_factory=list)
+
+    @property
+    def unit(self) -> str:
+        return targets.unit(self.metric)
+
+    @property
+    def targets(self) -> list[tuple[int, int]]:
+        return list(zip(self.row_ids, self.items or [0] * len(self.row_ids), strict=True))
 
 
-def _strata(project: Project, rid: int, metric: str) -> dict[int, str]:
-    """Row id -> stratum 'slice|low|mid|high|unjudged' from the active judges' mean score on this metric."""
+def _strata(project: Project, rid: int, metric: str) -> list[tuple[Candidate, str]]:
+    """Every target with its stratum 'slice|low|mid|high|unjudged', from the active judges' mean score on it."""
     spec = METRICS[metric]
     conn = project.reader()
-    scores: dict[int, list[float]] = {}
-    for row_id, score in conn.execute(
-            "SELECT x.run_row_id, x.score FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows rr "
-            "ON rr.id = x.run_row_id WHERE rr.run_id = ? AND j.metric = ? AND j.status = 'active' "
-            "AND x.status = 'ok'", (rid, metric)):
-        scores.setdefault(row_id, []).append(score)
-    out = {}
-    for row_id, slice_tag in conn.execute("SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)') FROM run_rows rr "
-                                          "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ?", (rid,)):
-        values = scores.get(row_id)
-        if not values:
+    slices = dict(conn.execute("SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)') FROM run_rows rr LEFT JOIN "
+                               "golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ?", (rid,)))
+    out = []
+    for c in targets.candidates(conn, metric, run_id=rid):
+        if not c.scores:
             band = "unjudged"
         else:
-            x = (sum(values) / len(values) - spec.low) / (spec.high - spec.low)
+            x = (sum(c.scores) / len(c.scores) - spec.low) / (spec.high - spec.low)
             band = "low" if x < 1 / 3 else "mid" if x < 2 / 3 else "high"
-        out[row_id] = f"{slice_tag}|{band}"
+        out.append((c, f"{slices.get(c.row_id, '(unlinked)')}|{band}"))
     return out
+
+
+def _grouped(picked: list[tuple[Candidate, str]]) -> list[tuple[Candidate, str]]:
+    """A row's targets next to each other (the reviewer reads its answer once), rows in the order drawn."""
+    first: dict[int, int] = {}
+    for i, (c, _) in enumerate(picked):
+        first.setdefault(c.row_id, i)
+    return sorted(picked, key=lambda p: (first[p[0].row_id], p[0].item))
+
+
+def _draw(project: Project, rid: int, metric: str, size: int, rng: Any,
+          have: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> list[tuple[Candidate, str]]:
+    pool = [(c, key) for c, key in _strata(project, rid, metric) if (c.row_id, c.item) not in have]
+    strata: dict[str, list[int]] = {}
+    for i, (_, key) in enumerate(pool):
+        strata.setdefault(key, []).append(i)
+    return _grouped([pool[i] for i, _ in _allocate(strata, size, rng)])
+
+
+def _insert(conn: Any, sample_id: int, start: int, picked: list[tuple[Candidate, str]]) -> None:
+    conn.executemany(INSERT_ROW, [(sample_id, c.row_id, c.item, c.key, start + i, key)
+                                  for i, (c, key) in enumerate(picked)])
 
 
 def _allocate(strata: dict[str, list[int]], size: int, rng: Any) -> list[tuple[int, str]]:
@@ -67,21 +100,29 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
     if size < 1:
         raise RagevalError("a sample needs at least one row")
     rid = find_run(project, run)
-    strata: dict[str, list[int]] = {}
-    for row_id, key in _strata(project, rid, metric).items():
-        strata.setdefault(key, []).append(row_id)
-    picked = _allocate(strata, size, np.random.default_rng(seed))
+    picked = _draw(project, rid, metric, size, np.random.default_rng(seed))
+    if not picked:
+        raise RagevalError(_nothing_to_rate(run, metric))
+    params = {"size": size, "unit": targets.unit(metric)}
     with project.write("create review sample", changed=("review",)) as conn:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
-                           "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps({"size": size}), utcnow()))
+                           "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
         sid = cur.lastrowid
-        conn.executemany(INSERT_ROW, [(sid, row, i, key) for i, (row, key) in enumerate(picked)])
+        _insert(conn, sid, 0, picked)
         project.audit(conn, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(picked),
-                      seed=seed)
+                      seed=seed, unit=params["unit"])
     return get_sample(project, sid)
 
 
 MAX_CHOSEN = 500   # rows in a sample made from a listing
+
+
+def _nothing_to_rate(run: str, metric: str) -> str:
+    kind = targets.unit(metric)
+    if kind in ("nugget", "citation"):
+        return (f"run '{run}' has no {kind}s judged for {metric} yet: run a {metric} judge on it first (the "
+                f"{kind}s to rate are the ones a judge judged)")
+    return f"run '{run}' has nothing to rate for {metric}"
 
 
 def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], reason: str = "") -> Sample:
@@ -98,12 +139,17 @@ def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], 
         f"SELECT id FROM run_rows WHERE run_id = ? AND id IN ({','.join('?' * len(rows))})", (rid, *rows))}
     if len(found) != len(rows):
         raise RagevalError(f"{len(rows) - len(found)} of the chosen rows are not rows of run '{run}'")
-    params = {"size": len(rows), "mode": "chosen", "reason": reason}
+    order = {row: i for i, row in enumerate(rows)}
+    chosen = [(c, "chosen") for c in targets.candidates(conn, metric, row_ids=rows)]
+    chosen.sort(key=lambda p: (order[p[0].row_id], p[0].item))     # every target of each row, rows as given
+    if not chosen:
+        raise RagevalError(_nothing_to_rate(run, metric))
+    params = {"size": len(rows), "mode": "chosen", "reason": reason, "unit": targets.unit(metric)}
     with project.write("create review sample", changed=("review",)) as w:
         cur = w.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) VALUES (?, ?, 0, ?, ?)",
                         (rid, metric, json.dumps(params), utcnow()))
         sid = cur.lastrowid
-        w.executemany(INSERT_ROW, [(sid, row, i, "chosen") for i, row in enumerate(rows)])
+        _insert(w, sid, 0, chosen)
         project.audit(w, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(rows),
                       mode="chosen", reason=reason)
     return get_sample(project, sid)
@@ -115,17 +161,12 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
 
     sample = get_sample(project, sample_id)
     rid = find_run(project, sample.run)
-    have = set(sample.row_ids)
-    strata: dict[str, list[int]] = {}
-    for row_id, key in _strata(project, rid, sample.metric).items():
-        if row_id not in have:
-            strata.setdefault(key, []).append(row_id)
     rounds = project.reader().execute("SELECT COUNT(*) FROM audit_log WHERE action = 'extend sample' AND "
                                       "entity_id = ?", (str(sample_id),)).fetchone()[0]
-    picked = _allocate(strata, more, np.random.default_rng([sample.seed, rounds + 1]))
+    picked = _draw(project, rid, sample.metric, more, np.random.default_rng([sample.seed, rounds + 1]),
+                   set(sample.targets))
     with project.write("extend review sample", changed=("review",)) as conn:
-        start = len(sample.row_ids)
-        conn.executemany(INSERT_ROW, [(sample_id, row, start + i, key) for i, (row, key) in enumerate(picked)])
+        _insert(conn, sample_id, len(sample.row_ids), picked)
         project.audit(conn, "extend sample", "review_sample", str(sample_id), added=len(picked))
     return get_sample(project, sample_id)
 
@@ -136,16 +177,20 @@ def get_sample(project: Project, sample_id: int) -> Sample:
                        "WHERE s.id = ?", (sample_id,)).fetchone()
     if row is None:
         raise NotFound(f"no review sample {sample_id}")
-    rows = [r[0] for r in conn.execute("SELECT run_row_id FROM review_sample_rows WHERE sample_id = ? "
-                                       "ORDER BY position", (sample_id,))]
-    return Sample(row[0], row[1], row[2], row[3], rows)
+    found = conn.execute("SELECT run_row_id, item, item_key FROM review_sample_rows WHERE sample_id = ? "
+                         "ORDER BY position", (sample_id,)).fetchall()
+    return Sample(row[0], row[1], row[2], row[3], [r for r, _, _ in found], [i for _, i, _ in found],
+                  [k for _, _, k in found])
 
 
 def list_samples(project: Project) -> list[dict[str, Any]]:
-    return [{"id": i, "run": r, "metric": m, "seed": s, "rows": n, "rated": rated, "created_at": c}
+    """Every sample: `rows` counts its targets (rows, or passages, nuggets, citations: see `unit`)."""
+    return [{"id": i, "run": r, "metric": m, "unit": targets.unit(m) if m in METRICS else "row", "seed": s,
+             "rows": n, "rated": rated, "created_at": c}
             for i, r, m, s, n, rated, c in project.reader().execute(
                 "SELECT s.id, r.name, s.metric, s.seed, COUNT(sr.run_row_id), "
-                "(SELECT COUNT(DISTINCT h.run_row_id) FROM human_ratings h WHERE h.sample_id = s.id "
-                " AND h.withdrawn_at IS NULL AND h.skipped = 0), s.created_at FROM review_samples s "
+                "(SELECT COUNT(DISTINCT h.run_row_id || ':' || h.passage_rank) FROM human_ratings h "
+                " WHERE h.sample_id = s.id AND h.withdrawn_at IS NULL AND h.skipped = 0), s.created_at "
+                "FROM review_samples s "
                 "JOIN runs r ON r.id = s.run_id LEFT JOIN review_sample_rows sr ON sr.sample_id = s.id "
                 "GROUP BY s.id ORDER BY s.id")]

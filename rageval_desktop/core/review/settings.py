@@ -19,10 +19,12 @@ class RetirementPolicy:
     min_n: int = 30
     rule: str = "interval"    # interval | point (see RULES)
 
-    def deciding(self, low: float, high: float) -> str:
+    def deciding(self, points: int) -> str:
+        """The statistic that decides on a scale of `points` scores: Cohen's kappa on a yes/no scale, quadratic
+        weighted kappa on an ordered one (0-3, 1-5, or not/partial/full support)."""
         if self.statistic != "auto":
             return self.statistic
-        return "cohen_kappa" if high - low <= 1 else "quadratic_kappa"
+        return "cohen_kappa" if points <= 2 else "quadratic_kappa"
 
 
 def policy(project: Project) -> RetirementPolicy:

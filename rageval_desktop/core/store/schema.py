@@ -355,6 +355,28 @@ DROP TABLE judges;
 ALTER TABLE judges_v5 RENAME TO judges;
 """
 
+# v6: reviewers rate what a judge judged (issue 13): a passage (UMBRELA grade), a nugget's support, a citation's
+# support. A sample holds (row, item) targets: item 0 is the row, item >= 1 a passage rank or an item's number;
+# `item_key` names a nugget or a citation by its text, so a rating keeps meaning what was rated when a nugget
+# list is edited and re-judged later (agreement compares a rating with the judgment of the same text).
+SCHEMA_V6 = """
+CREATE TABLE review_sample_rows_v6 (
+    sample_id  INTEGER NOT NULL REFERENCES review_samples (id) ON DELETE CASCADE,
+    run_row_id INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    item       INTEGER NOT NULL DEFAULT 0,
+    item_key   TEXT,
+    position   INTEGER NOT NULL,
+    stratum    TEXT,
+    PRIMARY KEY (sample_id, run_row_id, item)
+) WITHOUT ROWID;
+INSERT INTO review_sample_rows_v6 (sample_id, run_row_id, item, position, stratum)
+    SELECT sample_id, run_row_id, 0, position, stratum FROM review_sample_rows;
+DROP TABLE review_sample_rows;
+ALTER TABLE review_sample_rows_v6 RENAME TO review_sample_rows;
+
+ALTER TABLE human_ratings ADD COLUMN item_key TEXT;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -370,6 +392,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "request cache, prices", SCHEMA_V3),
     Migration(4, "job hosts and leases", SCHEMA_V4),
     Migration(5, "nugget lists, judgment details, hhem judges", SCHEMA_V5, foreign_keys_off=True),
+    Migration(6, "review targets: passages, nuggets, citations", SCHEMA_V6),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -9,11 +9,13 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextFrameFormat
 from PySide6.QtWidgets import QTextEdit, QWidget
 
+from rageval_desktop.core.review.targets import TargetCard
 from rageval_desktop.core.store.queries import RowDetail
 
 GOLD_BG = QColor("#e6f4ea")
 SHOWN_PASSAGES = 10  # the top of the ranking, plus every gold passage wherever it ranked
 GOLD_FG = QColor("#1f7a4d")
+TARGET_FG = QColor("#3b78e7")   # the accent: readable on light and dark themes
 
 
 class DetailPane(QTextEdit):
@@ -24,21 +26,24 @@ class DetailPane(QTextEdit):
         self.setObjectName("detailPane")
         self.setPlaceholderText("Select a row to see its question, answer and retrieved passages.")
         self.detail: RowDetail | None = None
+        self.target: TargetCard | None = None
         self.show_raw = False
 
     def set_show_raw(self, on: bool) -> None:
         self.show_raw = on
         self.show_detail(self.detail)
 
-    def show_detail(self, detail: RowDetail | None) -> None:
+    def show_detail(self, detail: RowDetail | None, target: TargetCard | None = None) -> None:
         """Redraw only when what is shown changed (a job committing judgments refreshes the window every few
-        hundred ms); the same row redrawn keeps its scroll position, another row starts at the top."""
-        if detail == self.detail and (detail is not None or self.document().isEmpty()):
+        hundred ms); the same row redrawn keeps its scroll position, another row starts at the top. `target` is
+        what a reviewer rates on this row (a passage, a nugget, a citation), shown first."""
+        if detail == self.detail and target == self.target and (detail is not None or self.document().isEmpty()):
             return
         same_row = detail is not None and self.detail is not None and (detail.kind, detail.title) == (
-            self.detail.kind, self.detail.title)
+            self.detail.kind, self.detail.title) and target == self.target
         scroll = self.verticalScrollBar().value() if same_row else 0
         self.detail = detail
+        self.target = target
         self.clear()
         if detail is None:
             return
@@ -68,6 +73,8 @@ class DetailPane(QTextEdit):
         facts = "  ·  ".join(f"{k}: {_fmt(v)}" for k, v in
                              {"slice": detail.slice_tag or "—", **detail.facts}.items())
         cur.insertText(f"\n{facts}\n", heading)
+        if self.target is not None:
+            self._target(cur, self.target, heading, base)
         section("QUESTION", detail.question)
         if detail.kind == "run":
             section("ANSWER", detail.answer)
@@ -106,6 +113,28 @@ class DetailPane(QTextEdit):
             cur.insertText(f"\n… {hidden} more retrieved passages below rank {SHOWN_PASSAGES} (none of them gold)\n",
                            heading)
 
+
+    def _target(self, cur: QTextCursor, target: TargetCard, heading: QTextCharFormat,
+                base: QTextCharFormat) -> None:
+        """The thing being rated, boxed in the accent colour, above the row it belongs to."""
+        label = QTextCharFormat(heading)
+        label.setForeground(TARGET_FG)
+        cur.insertText(f"\nRATE THIS {target.unit.upper()} · {target.title}\n", label)
+        cur.insertText(target.question + "\n", heading)
+        for title, text in ((None, target.text), (target.context_title, target.context)):
+            if not text:
+                continue
+            frame = QTextFrameFormat()
+            frame.setPadding(8)
+            frame.setBorder(2)
+            frame.setBorderBrush(TARGET_FG)
+            cur.insertFrame(frame)
+            if title:
+                cur.insertText(title + "\n", label)
+            strong = QTextCharFormat(base)
+            strong.setFontWeight(QFont.Weight.DemiBold)
+            cur.insertText(text, strong)
+            cur.movePosition(QTextCursor.MoveOperation.End)
 
     def _judgments(self, cur: QTextCursor, detail: RowDetail, heading: QTextCharFormat,
                    base: QTextCharFormat) -> None:

@@ -1,7 +1,9 @@
 """The review screen: hand-rate a sample, blind to the judge, keyboard-first (Anki's reviewer is the model).
 
-Number keys rate on the metric's scale; j/k or Down/Up move; s skips; c adds a comment to the next rating;
-u or Ctrl+Z undoes the last rating. Auto-repeated keys are ignored, and so is every key while the last rating is
+A sample holds targets: rows, or — for the metrics judged per item — passages (UMBRELA's 0-3), nuggets and
+citations (n / p / f: not, partial, full support); the card shows the target above its row. Number keys (or the
+scale's letters) rate; j/k or Down/Up move; s skips; c adds a comment to the next rating; u or Ctrl+Z undoes the
+last rating. Auto-repeated keys are ignored, and so is every key while the last rating is
 being saved. Each rating is its own transaction (in a worker), so it survives a crash the moment it is made.
 """
 
@@ -31,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.review.targets import unit
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
@@ -38,7 +41,8 @@ from rageval_desktop.gui.views.detail_pane import DetailPane
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
 
-KEYS_HELP = "number keys rate · j/k or ↓/↑ move · s skip · c comment · u or Ctrl+Z undo"
+KEYS_HELP = "{keys} rate · j/k or ↓/↑ move · s skip · c comment · u or Ctrl+Z undo"
+UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 
 
@@ -173,13 +177,14 @@ class ReviewView(QWidget):
         top.addWidget(self.sample_box)
         self.run_box = QComboBox()
         self.metric_box = QComboBox()
-        for m in METRICS:
-            if METRICS[m].level == "row":
-                self.metric_box.addItem(m, m)
+        for m in METRICS:   # rows, and per item: passages, nuggets, citations (core.review.targets)
+            self.metric_box.addItem(m + UNIT_HINT[unit(m)], m)
         self.size_box = QSpinBox()
         self.size_box.setRange(5, 500)
         self.size_box.setValue(40)
-        self.size_box.setSuffix(" rows")
+        self.size_box.setSuffix(" to rate")
+        self.size_box.setToolTip("How many targets to draw: rows, or passages, nuggets or citations for the "
+                                 "metrics judged per item")
         self.new_button = QPushButton("&New sample")
         self.extend_button = QPushButton("E&xtend +10")
         self.prompt_button = QPushButton("Judge's &prompt…")
@@ -238,7 +243,8 @@ class ReviewView(QWidget):
         self.saving = False
         self.shown_at = time.monotonic()
         self.comment: str | None = None
-        self.mine: dict[int, float | None] = {}      # row id -> my standing score (None = skipped)
+        self.mine: dict[tuple[int, int], float | None] = {}   # (row, item) -> my standing score (None = skipped)
+        self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
         self._scale_metric: str | None = None
 
@@ -262,6 +268,9 @@ class ReviewView(QWidget):
                                                                    self.undo_button):
                 item.widget().deleteLater()
         self.score_buttons = []
+        self.keys = {point.key: point.score for point in scale.points}
+        self.keys_label.setText(KEYS_HELP.format(keys="number keys" if all(k.isdigit() for k in self.keys)
+                                                 else "/".join(self.keys)))
         for point in scale.points:
             # the key in the label; Alt+key (the mnemonic) also works when the focus is elsewhere
             text = f"&{point.label}" if point.label == point.key else f"{point.label}  [&{point.key}]"
@@ -291,7 +300,8 @@ class ReviewView(QWidget):
         self.sample_box.blockSignals(True)
         self.sample_box.clear()
         for s in list_samples(self.window_.project):
-            self.sample_box.addItem(f"#{s['id']} · {s['run']} · {s['metric']} · {s['rows']} rows", s["id"])
+            what = "rows" if s["unit"] == "row" else f"{s['unit']}s"
+            self.sample_box.addItem(f"#{s['id']} · {s['run']} · {s['metric']} · {s['rows']} {what}", s["id"])
         index = self.sample_box.findData(keep)
         self.sample_box.setCurrentIndex(index if index >= 0 else self.sample_box.count() - 1)
         self.sample_box.blockSignals(False)
@@ -343,62 +353,64 @@ class ReviewView(QWidget):
         self._build_scale(self.sample.metric)
         reviewer = self.window_.reviewer()
         self.mine = my_ratings(project, sid, reviewer)
-        todo = [i for i, r in enumerate(self.sample.row_ids) if r not in self.mine]
+        todo = [i for i, t in enumerate(self.sample.targets) if t not in self.mine]
         self.index = todo[0] if todo else 0
         self.show_row()
         self.setFocus()
 
     # --- showing -------------------------------------------------------------------------------
+    def _target(self) -> tuple[int, int, str | None]:
+        """(row, item, key) at the current position."""
+        s = self.sample
+        return s.row_ids[self.index], s.items[self.index], s.keys[self.index]
+
     def show_row(self) -> None:
         from rageval_desktop.core.review.card import blinded, revealed, side_by_side
+        from rageval_desktop.core.review.targets import card
         from rageval_desktop.core.store.queries import run_row_detail
 
         if self.sample is None or not self.sample.row_ids:
             return
         project = self.window_.project
-        row_id = self.sample.row_ids[self.index]
+        row_id, item, key = self._target()
         if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
             self._details[row_id] = run_row_detail(project, row_id)
         detail = self._details[row_id]
-        rated = row_id in self.mine
-        mine = self.mine.get(row_id)
+        rated = (row_id, item) in self.mine
+        mine = self.mine.get((row_id, item))
         shown = revealed(mine, rated)
-        # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the row
-        self.detail.show_detail(detail if shown else blinded(detail))
+        what = self.sample.unit
+        # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
+        self.detail.show_detail(detail if shown else blinded(detail), card(detail, self.sample.metric, item, key))
         total = len(self.sample.row_ids)
-        done = sum(1 for r in self.sample.row_ids if r in self.mine)
+        done = sum(1 for t in self.sample.targets if t in self.mine)
         self.progress.setRange(0, total)
         self.progress.setValue(done)
         you = "skipped" if rated and mine is None else f"{mine:g}" if rated else "not rated"
         self.progress_label.setText(
-            f"row {self.index + 1} of {total} · {self.sample.metric} · you: {you}"
+            f"{what} {self.index + 1} of {total} · {self.sample.metric} · you: {you}"
             + (f" · comment: {self.comment}" if self.comment else ""))
         for button in self.score_buttons:
             button.setChecked(shown and button.property("score") == mine)
         if shown:
-            self.reveal.setText(side_by_side(detail, self.sample.metric, mine))
+            self.reveal.setText(side_by_side(detail, self.sample.metric, mine, item=item, key=key))
         elif rated:
-            self.reveal.setText("You skipped this row; the judges stay hidden until you rate it.")
+            self.reveal.setText(f"You skipped this {what}; the judges stay hidden until you rate it.")
         else:
-            self.reveal.setText("Judge verdicts are hidden until you rate this row.")
+            self.reveal.setText(f"Judge verdicts are hidden until you rate this {what}.")
         self.shown_at = time.monotonic()
 
     def show_prompt(self) -> None:
-        """The LLM prompt for this row, one click away from the human rubric (it shows no verdict)."""
-        from rageval_desktop.core.jobs.work import preview_fields
-        from rageval_desktop.core.judges import rubrics
+        """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""
+        from rageval_desktop.core.review.card import judge_prompt
 
         if self.sample is None or not self.sample.row_ids:
             return
-        project = self.window_.project
-        rubric = rubrics.rubric_for_metric(project, self.sample.metric, METRICS[self.sample.metric].default_rubric)
-        if rubric is None:
-            text = "No LLM rubric is used for this metric."
-        else:
-            fields = preview_fields(project, self.sample.row_ids[self.index])
-            text = (f"The rubric the judge receives ({rubric.name} v{rubric.version}):\n\n"
-                    + rubric.render(fields)[-1]["content"])
-        TextDialog("The judge's prompt", text, self).open()
+        project, metric = self.window_.project, self.sample.metric
+        row_id, item, key = self._target()
+        self.window_.run_task("Rendering the judge's prompt", lambda ctx: judge_prompt(project, metric, row_id,
+                                                                                        item, key),
+                              on_done=lambda text: TextDialog("The judge's prompt", text, self).open())
 
     # --- keys ----------------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -407,9 +419,8 @@ class ReviewView(QWidget):
             return
         key, text = event.key(), event.text()
         ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-        spec = METRICS[self.sample.metric]
-        if text.isdigit() and not ctrl and spec.low <= int(text) <= spec.high:
-            self.save(float(text))
+        if text.lower() in self.keys and not ctrl:
+            self.save(self.keys[text.lower()])
         elif key in (Qt.Key.Key_J, Qt.Key.Key_Down) and not ctrl:
             self.move(1)
         elif key in (Qt.Key.Key_K, Qt.Key.Key_Up) and not ctrl:
@@ -443,25 +454,27 @@ class ReviewView(QWidget):
         reviewer = self.window_.reviewer(ask=True)
         if not reviewer:
             return
-        row_id, index = self.sample.row_ids[self.index], self.index
+        (row_id, item, key), index = self._target(), self.index
         seconds = round(time.monotonic() - self.shown_at, 2)
         self.saving = True
-
+        unit_name = self.sample.unit.capitalize()
         comment = self.comment
 
         def done(rating: Any) -> None:
             self.saving = False
-            self.mine[row_id] = rating.score
+            self.mine[row_id, item] = rating.score
             self.window_.undo_stack.push(RatingCommand(self, self.sample.id, index, rating,
                                                        dict(comment=comment, seconds=seconds)))
             self.comment = None
-            todo = [i for i in range(index + 1, len(self.sample.row_ids)) if self.sample.row_ids[i] not in self.mine]
+            targets = self.sample.targets
+            todo = [i for i in range(index + 1, len(targets)) if targets[i] not in self.mine]
             self.index = todo[0] if todo else index
             self.show_row()
             if skipped:
-                what = f"Row {index + 1} skipped (its judges stay hidden)."
+                what = f"{unit_name} {index + 1} skipped (its judges stay hidden)."
             else:
-                what = f"Row {index + 1} saved: {side_by_side(self._details[row_id], metric, rating.score)}."
+                line = side_by_side(self._details[row_id], metric, rating.score, item=item, key=key)
+                what = f"{unit_name} {index + 1} saved: {line}."
             self.reveal.setText(("Sample complete. " if not todo else "") + what)
             self.rated.emit(row_id)
 
@@ -471,7 +484,7 @@ class ReviewView(QWidget):
 
         project, metric, sample_id, comment = self.window_.project, self.sample.metric, self.sample.id, self.comment
         workers.start(lambda ctx: rate(project, row_id, metric, reviewer, score, sample_id=sample_id,
-                                       comment=comment, seconds=seconds, skipped=skipped),
+                                       comment=comment, seconds=seconds, skipped=skipped, item=item, item_key=key),
                       on_done=done, on_error=failed)
 
     def judgments_changed(self) -> None:
@@ -485,29 +498,29 @@ class ReviewView(QWidget):
         else:
             self.reveal.setText("Nothing to undo.")
 
-    def rating_undone(self, sample_id: int, index: int, row_id: int) -> None:
+    def rating_undone(self, sample_id: int, index: int, rating: Any) -> None:
         if self.sample is None or self.sample.id != sample_id:
             return
-        self.mine.pop(row_id, None)
+        self.mine.pop((rating.run_row_id, rating.item), None)
         self.index = index
         self.show_row()
-        self.reveal.setText(f"Undid the rating of row {index + 1}.")
-        self.rated.emit(row_id)
+        self.reveal.setText(f"Undid the rating of {self.sample.unit} {index + 1}.")
+        self.rated.emit(rating.run_row_id)
 
-    def rating_redone(self, sample_id: int, index: int, row_id: int, score: float | None) -> None:
+    def rating_redone(self, sample_id: int, index: int, rating: Any) -> None:
         if self.sample is None or self.sample.id != sample_id:
             return
-        self.mine[row_id] = score
+        self.mine[rating.run_row_id, rating.item] = rating.score
         self.show_row()
-        self.reveal.setText(f"Redid the rating of row {index + 1}.")
-        self.rated.emit(row_id)
+        self.reveal.setText(f"Redid the rating of {self.sample.unit} {index + 1}.")
+        self.rated.emit(rating.run_row_id)
 
 
 class RatingCommand(QUndoCommand):
     """One rating on the window's undo stack: undo withdraws it, redo rates again (a new rating, same values)."""
 
     def __init__(self, view: ReviewView, sample_id: int, index: int, rating: Any, extra: dict) -> None:
-        super().__init__(f"rate row {index + 1} of sample {sample_id}"
+        super().__init__(f"rate {'row' if not rating.item else 'item'} {index + 1} of sample {sample_id}"
                          + (" (skipped)" if rating.skipped else f": {rating.score:g}"))
         self.view, self.sample_id, self.index, self.rating, self.extra = view, sample_id, index, rating, extra
         self._pushed = False
@@ -531,7 +544,7 @@ class RatingCommand(QUndoCommand):
 
         project, rating = self.view.window_.project, self.rating
         self._run(lambda ctx: withdraw(project, rating.id),
-                  lambda _r: self.view.rating_undone(self.sample_id, self.index, rating.run_row_id))
+                  lambda _r: self.view.rating_undone(self.sample_id, self.index, rating))
 
     def redo(self) -> None:
         if not self._pushed:
@@ -543,10 +556,10 @@ class RatingCommand(QUndoCommand):
 
         def again(ctx: Any) -> Any:
             return rate(project, r.run_row_id, r.metric, r.reviewer, r.score, sample_id=self.sample_id,
-                        skipped=r.skipped, **self.extra)
+                        skipped=r.skipped, item=r.item, item_key=r.item_key, **self.extra)
 
         def after(new: Any) -> None:
             self.rating = new
-            self.view.rating_redone(self.sample_id, self.index, new.run_row_id, new.score)
+            self.view.rating_redone(self.sample_id, self.index, new)
 
         self._run(again, after)

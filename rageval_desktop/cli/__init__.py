@@ -249,16 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("sample", cmd_sample, "draw (or extend) a stratified review sample of a run for one metric")
     p.add_argument("project")
     p.add_argument("--run")
-    p.add_argument("--metric")
-    p.add_argument("--size", type=int, default=40)
+    p.add_argument("--metric", help="what to rate: rows, or per item for passage_relevance (passages), nuggets "
+                                    "(nuggets), citation_support (citations)")
+    p.add_argument("--size", type=int, default=40, help="how many rows (or passages, nuggets, citations)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more rows to this sample")
+    p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more targets to this sample")
     p.add_argument("--json", action="store_true")
 
     p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("import", help="CSV/JSONL: row_id or question [+ run], metric, reviewer, score "
-                        "[, passage_rank (per-passage metrics, 1 = first passage), comment]")
+                        "[, passage_rank (per-passage metrics, 1 = first passage; or a nugget's or citation's "
+                        "number), item (a nugget's or citation's text, as `sample --json` lists it), comment]")
     q.add_argument("project")
     q.add_argument("file")
     q.add_argument("--json", action="store_true")

@@ -30,7 +30,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def _describe(listed: dict[str, Any]) -> str:
-    where = "curated (every run)" if listed["scope"] == "golden" else f"generated for run {listed['run']}"
+    where = ("curated (every run)" if listed["scope"] == "golden" else
+             f"generated for run {listed['run']}" + (f" by {listed['judge']}" if listed.get("judge") else ""))
     head = f"{where}: {listed['status']}, revision {listed['revision']}"
     if listed.get("author"):
         head += f", by {listed['author']}"

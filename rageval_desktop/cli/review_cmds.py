@@ -20,8 +20,13 @@ def cmd_sample(args: argparse.Namespace) -> int:
                 raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
             sample = sampling.create_sample(project, args.run, args.metric, args.size, args.seed)
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
-            "row_ids": sample.row_ids}
-    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} rows of {sample.run} to rate for {sample.metric}")
+            "unit": sample.unit, "row_ids": sample.row_ids}
+    what = "rows"
+    if sample.unit != "row":   # what a ratings file names: the row, and the passage's rank or the item's number/text
+        data["targets"] = [{"row_id": r, "passage_rank": i, "item": k}
+                           for r, i, k in zip(sample.row_ids, sample.items, sample.keys, strict=True)]
+        what = f"{sample.unit}s (in {len(set(sample.row_ids))} rows)"
+    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} {what} of {sample.run} to rate for {sample.metric}")
     return EXIT_OK
 
 

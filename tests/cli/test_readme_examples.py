@@ -32,7 +32,7 @@ def test_the_without_gold_labels_example_runs_in_order(tmp_path, monkeypatch, ca
     text = (REPO / "README.md").read_text(encoding="utf-8")
     block = text.split("### Without gold labels", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
-    assert len(commands) == 12 and commands[0] == "rageval new ore.rageval"
+    assert len(commands) == 14 and commands[0] == "rageval new ore.rageval"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tests" / "data" / "open-rag-eval").mkdir(parents=True)

@@ -192,7 +192,7 @@ def test_every_gold_free_metric_end_to_end_equals_the_hand_computation(ore):
 
         # nugget sub-judgments (one per nugget) for audits, and a stored list per question for this run
         listed = ore.reader().execute("SELECT COUNT(*), COUNT(DISTINCT question_key) FROM nugget_lists "
-                                      "WHERE scope = 'run:1'").fetchone()
+                                      "WHERE scope LIKE 'run:1/%'").fetchone()
         assert listed == (5, 5)
         subs = ore.reader().execute("SELECT COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id WHERE "
                                     "j.name = 'nug' AND x.passage_rank > 0").fetchone()[0]
@@ -422,3 +422,24 @@ def test_a_multi_run_file_of_our_own_end_to_end(tmp_path, monkeypatch):
         before = server.calls
         assert run_judge_job(project, JobSpec(run="mine")).rows == 0 and server.calls == before
     project.close()
+
+
+def test_two_nugget_judges_of_one_run_keep_a_list_each(ore):
+    """Two nugget judges (two models, say) on one run: each keeps its own generated list, so a second job finds
+    everything judged and makes no call (one shared slot made them overwrite each other and re-judge in turn)."""
+    script = Script()
+    with FakeOpenAI(script) as server:
+        add_gold_free_judges(ore, server, cit=False)
+        add_judge(ore, "nug-b", "nuggets", "llm", model="gpt-4o", base_url=server.url, api_key_ref="JUDGE_KEY",
+                  params={"timeout": 5.0, "max_retries": 1})
+        first = run_judge_job(ore, JobSpec(run="ore"))
+        assert (first.errors, first.unparsed) == (0, 0)
+        assert script.steps.count("creation") == 10                       # 5 questions, per judge
+        scopes = {s for (s,) in ore.reader().execute("SELECT DISTINCT scope FROM nugget_lists")}
+        ids = dict(ore.reader().execute("SELECT name, id FROM judges"))
+        assert scopes == {f"run:1/judge:{ids['nug']}", f"run:1/judge:{ids['nug-b']}"}
+        before = server.calls
+        again = run_judge_job(ore, JobSpec(run="ore", use_cache=False))
+        assert (again.rows, server.calls) == (0, before)
+        shown = nugget_lists.lists_for(ore, nugget_lists.find_question(ore, "query_2")[0])
+        assert sorted(li["judge"] for li in shown) == ["nug", "nug-b"] and {li["run"] for li in shown} == {"ore"}

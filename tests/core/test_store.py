@@ -228,3 +228,38 @@ def test_the_v5_migration_rebuilds_judges_without_losing_what_points_at_them(tmp
             with pytest.raises(sqlite3.IntegrityError):
                 w.execute("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, created_at) "
                           "VALUES (999, 1, 'x', 'error', 'now')")
+
+
+def test_the_v6_migration_keeps_every_sample_row_as_a_row_target(tmp_path):
+    """v6 rebuilds review_sample_rows with an item column in its key: a v5 sample's rows become row targets
+    (item 0) in their order, and its ratings keep counting; generated nugget lists get their judge's scope."""
+    from rageval_desktop.core.review.sampling import get_sample
+
+    path = tmp_path / "v5.rageval"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.executescript("\n".join(m.sql for m in MIGRATIONS[:5]) + "\nPRAGMA user_version = 5;")
+    conn.execute("INSERT INTO runs (id, name, created_at) VALUES (1, 'v1', 'now')")
+    conn.executemany("INSERT INTO run_rows (id, run_id, position, external_id, question) VALUES (?, 1, ?, ?, 'Q?')",
+                     [(i, i, f"q{i}") for i in (1, 2, 3)])
+    conn.execute("INSERT INTO review_samples (id, run_id, metric, seed, created_at) VALUES (4, 1, 'correctness', 0, "
+                 "'now')")
+    conn.executemany("INSERT INTO review_sample_rows (sample_id, run_row_id, position, stratum) VALUES (4, ?, ?, 's')",
+                     [(3, 0), (1, 1), (2, 2)])
+    conn.execute("INSERT INTO human_ratings (run_row_id, metric, reviewer, score, sample_id, created_at) "
+                 "VALUES (3, 'correctness', 'ann', 4, 4, 'now')")
+    conn.execute("INSERT INTO judges (id, name, metric, kind, created_at) VALUES (7, 'nug', 'nuggets', 'llm', 'now')")
+    conn.executemany("INSERT INTO nugget_lists (question_key, scope, status, question, nuggets, judge_id, updated_at) "
+                     "VALUES ('g1', ?, ?, 'Q?', '[]', ?, 'now')",
+                     [("run:1", "generated", 7), ("golden", "edited", None)])
+    conn.commit()
+    conn.close()
+    with Project.open(path) as p:
+        assert p.schema_version() == SCHEMA_VERSION
+        sample = get_sample(p, 4)
+        assert (sample.row_ids, sample.items, sample.keys) == ([3, 1, 2], [0, 0, 0], [None, None, None])
+        assert p.reader().execute("SELECT run_row_id, passage_rank, item_key FROM human_ratings").fetchall() == [
+            (3, 0, None)]
+        # a generated nugget list now belongs to its run and its judge; a curated one stays 'golden'
+        assert p.reader().execute("SELECT scope FROM nugget_lists ORDER BY id").fetchall() == [
+            ("run:1/judge:7",), ("golden",)]

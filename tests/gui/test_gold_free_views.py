@@ -79,3 +79,56 @@ def test_the_dashboard_draws_box_plots_of_the_gold_free_metrics(qtbot, tmp_path,
             w.grab().save(str(Path(shots) / "dashboard-boxes.png"))
     finally:
         close_window(qtbot, w)
+
+
+def test_review_rates_one_nugget_at_a_time_blind_with_n_p_f(qtbot, tmp_path, monkeypatch):
+    """A nuggets sample in Review: the nugget is boxed above its row, the judge's assignment stays hidden until
+    rated, `p` rates it partial (0.5) with its text, `s` still skips, and the reveal names the judge's label."""
+    from rageval_desktop.core.review.sampling import create_sample
+    from rageval_desktop.gui.main_window import settings
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-test")
+    path = judged_project(tmp_path / "ore.rageval")
+    with Project.open(path) as p:
+        sample = create_sample(p, "ore", "nuggets", size=6, seed=2)
+    settings().setValue("reviewer", "kim")
+    w = open_window(qtbot, path)
+    try:
+        w.resize(1280, 720)
+        w.select_nav("review")
+        view = w.review_view
+        qtbot.waitUntil(lambda: view.sample is not None and view.sample.id == sample.id, timeout=10_000)
+        view.setFocus()
+        assert [b.text() for b in view.score_buttons] == ["not_support  [&n]", "partial_support  [&p]",
+                                                          "support  [&f]"]
+        text = view.detail.toPlainText()
+        key = sample.keys[0]
+        assert "RATE THIS NUGGET · Nugget" in text and key in text
+        assert "JUDGMENTS" not in text and "support" not in text.split("QUESTION")[0].replace(key, "")
+        assert "nugget 1 of 6" in view.progress_label.text()
+        shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
+        if shots:
+            qtbot.wait(100)
+            w.grab().save(str(Path(shots) / "review-nugget.png"))
+        with qtbot.waitSignal(view.rated, timeout=10_000):
+            qtbot.keyClicks(view, "p")
+        stored = w.project.reader().execute(
+            "SELECT run_row_id, passage_rank, item_key, score, skipped FROM human_ratings").fetchall()
+        assert stored == [(sample.row_ids[0], sample.items[0], key, 0.5, 0)]
+        assert "Nugget 1 saved: you 0.5 partial_support · nug " in view.reveal.text()
+        with qtbot.waitSignal(view.rated, timeout=10_000):
+            qtbot.keyClicks(view, "s")                      # s skips: it is not a score key on this scale
+        assert w.project.reader().execute("SELECT skipped FROM human_ratings ORDER BY id DESC").fetchone() == (1,)
+        if shots:
+            view.index = 0
+            view.show_row()
+            settings().setValue("theme", "dark")
+            from rageval_desktop.gui.appearance import apply_appearance
+
+            apply_appearance()
+            qtbot.wait(100)
+            w.grab().save(str(Path(shots) / "review-nugget-dark.png"))
+            settings().setValue("theme", "system")
+            apply_appearance()
+    finally:
+        close_window(qtbot, w)

@@ -60,6 +60,12 @@ def golden_lists(conn: Any, keys: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def run_scope(run_id: int, judge_id: int) -> str:
+    """The scope of a list a judge generated for a run: one per (run, judge), so two nugget judges of a run (two
+    models, say) keep a list each instead of overwriting each other's in turn."""
+    return f"run:{run_id}/judge:{judge_id}"
+
+
 def stored_list(project: Project, key: str, scope: str, judge_id: int | None = None) -> dict[str, Any] | None:
     """A list stored for (question, scope) — for a run's scope, only one this judge generated."""
     listed = _row(project.reader().execute(f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? AND "
@@ -106,8 +112,10 @@ def lists_for(project: Project, key: str) -> list[dict[str, Any]]:
         f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? ORDER BY scope = 'golden' DESC, id DESC",
         (key,))]
     names = dict(conn.execute("SELECT 'run:' || id, name FROM runs"))
+    judges = dict(conn.execute("SELECT id, name FROM judges"))
     for listed in out:
-        listed["run"] = names.get(listed["scope"])
+        listed["run"] = names.get(listed["scope"].split("/")[0])
+        listed["judge"] = judges.get(listed["judge_id"]) if listed["scope"] != GOLDEN else None
     return out
 
 

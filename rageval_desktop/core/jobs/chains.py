@@ -70,7 +70,7 @@ class Chains:
         meta = item.meta
         if meta.get("golden_list"):
             return meta["golden_list"]
-        key = (meta["question_key"], f"run:{meta['run_id']}")
+        key = (meta["question_key"], nugget_store.run_scope(meta["run_id"], item.judge.id))
         lock = self.locks.setdefault(key, asyncio.Lock())
         async with lock:
             if key in self.lists:
@@ -275,7 +275,7 @@ def planned_calls(project: Any, items: list[Item]) -> dict[str, list[tuple[list[
                                   "partial_support"))
             out[item.idem_key] = calls
             continue
-        key = (item.meta["question_key"], f"run:{item.meta['run_id']}")
+        key = (item.meta["question_key"], nugget_store.run_scope(item.meta["run_id"], judge.id))
         listed = item.meta.get("golden_list") or nugget_store.stored_list(project, *key, judge_id=judge.id)
         if listed is None:
             relevant = item.meta.get("relevant_passages")

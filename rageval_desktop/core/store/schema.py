@@ -317,7 +317,8 @@ SCHEMA_V5 = """
 CREATE TABLE nugget_lists (
     id           INTEGER PRIMARY KEY,
     question_key TEXT NOT NULL,          -- the golden row's id, or 'q:' + the normalised question when unlinked
-    scope        TEXT NOT NULL,          -- 'golden' (used by every run) or 'run:<run id>' (generated for that run)
+    scope        TEXT NOT NULL,          -- 'golden' (used by every run) or 'run:<run id>' (generated for that run;
+                                         -- from v6 'run:<run id>/judge:<judge id>', one list per judge)
     status       TEXT NOT NULL CHECK (status IN ('generated', 'edited', 'approved')),
     question     TEXT NOT NULL,
     nuggets      TEXT NOT NULL CHECK (json_valid(nuggets)),   -- [{"text": ..., "importance": "vital" | "okay"}]
@@ -375,6 +376,11 @@ DROP TABLE review_sample_rows;
 ALTER TABLE review_sample_rows_v6 RENAME TO review_sample_rows;
 
 ALTER TABLE human_ratings ADD COLUMN item_key TEXT;
+
+-- a generated nugget list belongs to its run and the judge that made it ('run:<id>/judge:<id>'): two nugget
+-- judges of one run no longer take turns overwriting one list
+UPDATE nugget_lists SET scope = scope || '/judge:' || judge_id
+    WHERE scope LIKE 'run:%' AND scope NOT LIKE '%/judge:%' AND judge_id IS NOT NULL;
 """
 
 
@@ -392,7 +398,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "request cache, prices", SCHEMA_V3),
     Migration(4, "job hosts and leases", SCHEMA_V4),
     Migration(5, "nugget lists, judgment details, hhem judges", SCHEMA_V5, foreign_keys_off=True),
-    Migration(6, "review targets: passages, nuggets, citations", SCHEMA_V6),
+    Migration(6, "review targets: passages, nuggets, citations; nugget lists per judge", SCHEMA_V6),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -179,6 +179,8 @@ class ReviewView(QWidget):
         self.metric_box = QComboBox()
         for m in METRICS:   # rows, and per item: passages, nuggets, citations (core.review.targets)
             self.metric_box.addItem(m + UNIT_HINT[unit(m)], m)
+        self.metric_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.metric_box.setMinimumContentsLength(14)   # the list opens as wide as its longest entry
         self.size_box = QSpinBox()
         self.size_box.setRange(5, 500)
         self.size_box.setValue(40)
@@ -348,6 +350,9 @@ class ReviewView(QWidget):
             self._build_scale(self.metric_box.currentData() or "correctness")
             return
         self.sample = get_sample(project, sid)
+        for box, value in ((self.run_box, self.sample.run), (self.metric_box, self.sample.metric)):
+            if box.findData(value) >= 0:   # "New sample" draws the same kind of sample unless changed
+                box.setCurrentIndex(box.findData(value))
         self._details.clear()
         self._scale_metric = None
         self._build_scale(self.sample.metric)

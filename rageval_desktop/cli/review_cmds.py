@@ -69,7 +69,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             item["action"] = actions[r.judge]
         out.append(item)
         value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0], 3)}, {_cell(r.ci[1], 3)}]"
-        more = f" (about {r.needed} more rated rows would likely decide it)" if r.verdict == NEEDS_MORE else ""
+        more = f" (about {r.needed} more ratings would likely decide it)" if r.verdict == NEEDS_MORE else ""
         lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
                      + (f"  -> {actions[r.judge]}" if args.apply else ""))
     if results:

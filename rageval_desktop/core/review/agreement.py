@@ -226,7 +226,7 @@ def describe(result: Agreement) -> str:
     text = (f"{result.statistic} {_fmt(result.value)} (95% CI {_fmt(result.ci[0])} to {_fmt(result.ci[1])}) on "
             f"n={result.n} against the threshold {result.threshold:g}")
     if result.verdict == NEEDS_MORE:
-        text += f"; about {result.needed} more rated rows would likely decide it"
+        text += f"; about {result.needed} more ratings would likely decide it"
     return text
 
 

@@ -107,10 +107,11 @@ class AuditView(QWidget):
         if p.rule == "interval":
             rule = (f"Keep when the whole 95% CI of its agreement ({statistic}) is at or above {p.threshold:g}; retire "
                     f"when the whole CI is below it; otherwise 'needs more ratings' (counted in dashboards, flagged), "
-                    f"with an estimate of the ratings that would decide it. At least {p.min_n} rated rows either way.")
+                    f"with an estimate of the ratings that would decide it. At least {p.min_n} ratings (of rows, or of "
+                    "passages, nuggets, citations) either way.")
         else:
             rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
-                    f"{p.threshold:g} with at least {p.min_n} rated rows, whatever its CI.")
+                    f"{p.threshold:g} with at least {p.min_n} ratings, whatever its CI.")
         self.policy.setText(rule)
         self.window_.run_task("Computing agreement", _audit, self.window_.project, on_done=self.show)
 

@@ -18,6 +18,7 @@ from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_jobs, cmd_judge, cmd_judges, cmd_prices
 from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate, cmd_metrics, cmd_report
+from rageval_desktop.cli.pack_cmds import cmd_pack
 from rageval_desktop.cli.project_cmds import (
     cmd_backup,
     cmd_backups,
@@ -267,6 +268,23 @@ def build_parser() -> argparse.ArgumentParser:
     q = acts.add_parser("export")
     q.add_argument("project")
     q.add_argument("--out", required=True, help=".csv or .jsonl")
+    q.add_argument("--json", action="store_true")
+
+    p = command("pack", cmd_pack, "review packs: a sample's rows as files for reviewers, and their ratings back")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("export", help="one .ragevalpack per reviewer: the rows to rate, blind (no judge verdicts)")
+    q.add_argument("project")
+    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID")
+    q.add_argument("--reviewer", action="append", required=True, metavar="NAME",
+                   help="a reviewer (repeat for a team)")
+    q.add_argument("--overlap", type=int, default=1, metavar="K",
+                   help="each row goes to K of the reviewers, assigned evenly (default 1)")
+    q.add_argument("--out", required=True,
+                   help="NAME.ragevalpack for one reviewer; a folder for several (sample<S>-<name>.ragevalpack)")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("import", help="merge the ratings of returned packs (again adds nothing)")
+    q.add_argument("project")
+    q.add_argument("files", nargs="+", metavar="FILE")
     q.add_argument("--json", action="store_true")
 
     p = command("guidelines", cmd_guidelines, "the scale reviewers rate on and the project's guidelines per metric")

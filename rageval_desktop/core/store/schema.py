@@ -377,6 +377,22 @@ ALTER TABLE review_sample_rows_v6 RENAME TO review_sample_rows;
 
 ALTER TABLE human_ratings ADD COLUMN item_key TEXT;
 
+-- review packs (issue 14): a sample's targets exported to one reviewer as a file of its own, rated elsewhere
+-- and imported back. `origin` names a rating's source ('pack:<pack id>:<rating id in the pack>'): importing the
+-- same pack twice adds nothing.
+CREATE TABLE review_packs (
+    id          TEXT PRIMARY KEY,           -- a random id, also inside the pack
+    sample_id   INTEGER REFERENCES review_samples (id) ON DELETE SET NULL,
+    reviewer    TEXT NOT NULL,
+    targets     INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,              -- sha256 of the pack's targets: a pack whose targets changed is refused
+    file_name   TEXT,
+    created_at  TEXT NOT NULL,
+    imported_at TEXT
+);
+ALTER TABLE human_ratings ADD COLUMN origin TEXT;
+CREATE UNIQUE INDEX human_ratings_origin ON human_ratings (origin) WHERE origin IS NOT NULL;
+
 -- a generated nugget list belongs to its run and the judge that made it ('run:<id>/judge:<id>'): two nugget
 -- judges of one run no longer take turns overwriting one list
 UPDATE nugget_lists SET scope = scope || '/judge:' || judge_id
@@ -398,7 +414,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "request cache, prices", SCHEMA_V3),
     Migration(4, "job hosts and leases", SCHEMA_V4),
     Migration(5, "nugget lists, judgment details, hhem judges", SCHEMA_V5, foreign_keys_off=True),
-    Migration(6, "review targets: passages, nuggets, citations; nugget lists per judge", SCHEMA_V6),
+    Migration(6, "review targets: passages, nuggets, citations; nugget lists per judge; review packs", SCHEMA_V6),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -19,7 +19,7 @@ from rageval_desktop.gui.main_window import MainWindow
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="rageval-desktop", description="RAGEval Desktop")
-    parser.add_argument("project", nargs="?", help="a .rageval project to open")
+    parser.add_argument("project", nargs="?", help="a .rageval project to open, or a .ragevalpack review pack")
     parser.add_argument("--demo", action="store_true", help="open the bundled demo project (made on first use)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the main window to PNG and exit")
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (for screenshots)")
@@ -72,17 +72,39 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
     window.read_finished.connect(lambda _page: finished("done"))
 
 
+def open_pack(path: str, args: argparse.Namespace, app: QApplication) -> int:
+    """A review pack opens in the review-only window; a file that is not a pack says why and exits 1."""
+    from rageval_desktop.core.errors import RagevalError
+    from rageval_desktop.gui.pack_window import PackWindow
+
+    try:
+        window = PackWindow(path)
+    except RagevalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.size:
+        window.resize(*args.size)
+    window.show()
+    if args.screenshot:
+        QTimer.singleShot(300, lambda: (window.grab().save(args.screenshot), app.exit(0)))
+    return app.exec()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    app = make_app()
-    window = MainWindow()
     if args.size:
         try:
             width, height = (int(v) for v in args.size.lower().split("x"))
         except ValueError:
             print(f"error: --size takes WIDTHxHEIGHT, e.g. 1280x720 (got '{args.size}')", file=sys.stderr)
             return 2
-        window.resize(width, height)
+        args.size = (width, height)
+    app = make_app()
+    if args.project and args.project.endswith(".ragevalpack"):
+        return open_pack(args.project, args, app)
+    window = MainWindow()
+    if args.size:
+        window.resize(*args.size)
     window.show()
     if args.run or args.slice:
         window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))

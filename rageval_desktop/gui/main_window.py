@@ -232,6 +232,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                                     "Golden set, run or corpus: CSV, JSONL, JSON, Parquet, XLSX")
         self.export_action = action(file_menu, "&Export Report…", self.export_report, "Ctrl+E",
                                     "HTML, PDF, XLSX, CSV, JSONL, Parquet or Markdown")
+        self.pack_export_action = action(file_menu, "Export Review &Packs…", self.export_packs, None,
+                                         "A sample's rows as one file per reviewer, rated blind without the project")
+        self.pack_import_action = action(file_menu, "Import Review Pac&ks…", self.import_packs, None,
+                                         "Merge the ratings of returned review packs")
         self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
         self.restore_action = action(file_menu, "Res&tore from Backup…", self.restore_backup)
         file_menu.addSeparator()
@@ -272,7 +276,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.restore_action,
-                    self.close_action):
+                    self.close_action, self.pack_export_action, self.pack_import_action):
             act.setEnabled(enabled)
 
     def _refresh_analysis(self) -> None:
@@ -625,6 +629,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def run_names(self) -> list[str]:
         return [name for _, name, _ in browse.list_runs(self.project)] if self.project else []
+
+    def review_source(self) -> Any:
+        """Where the review screen reads and rates: this window's project."""
+        from rageval_desktop.core.review.source import ProjectSource
+
+        return ProjectSource(self.project) if self.project is not None else None
 
     def _show_current(self) -> None:
         key = self.current_key()

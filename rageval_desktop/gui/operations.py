@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.paths import user_data_dir
@@ -185,3 +185,21 @@ def export_report(project: Project, run: str, out: Path, baseline: str | None, c
     from rageval_desktop.core.reports import write_report
 
     return write_report(project, run, out, baseline=baseline)
+
+
+def export_packs(project: Project, sample_id: int, reviewers: list[str], out: Path, overlap: int,
+                 ctx: TaskContext) -> list[Any]:
+    from rageval_desktop.core.review.packs import export_packs as write
+
+    return write(project, sample_id, reviewers, out, overlap)
+
+
+def import_packs(project: Project, paths: list[str], ctx: TaskContext) -> list[dict[str, Any]]:
+    """Each pack in its own transaction: a refused pack stops here, the ones before it stay imported."""
+    from rageval_desktop.core.review.packs import import_pack
+
+    out = []
+    for i, path in enumerate(paths):
+        ctx.report(i, len(paths), Path(path).name)
+        out.append(import_pack(project, path))
+    return out

@@ -209,6 +209,55 @@ class WindowTasks:
                       baseline if baseline != run else None,
                       on_done=lambda out: self.statusBar().showMessage(f"Report written to {out}", 15_000))
 
+    def export_packs(self) -> None:
+        from rageval_desktop.core.review.sampling import list_samples
+        from rageval_desktop.gui.views.pack_dialog import PackExportDialog
+
+        if self.project is None:
+            return
+        review = getattr(self, "review_view", None)
+        current = review.sample.id if review is not None and review.sample is not None else None
+        dialog = PackExportDialog(list_samples(self.project), self.project.path.parent / "review-packs", self,
+                                  current)
+
+        def go() -> None:
+            sample_id, names, folder, overlap = dialog.values()
+            out = folder / f"sample{sample_id}-{names[0]}.ragevalpack" if len(names) == 1 else folder
+            if len(names) == 1:
+                folder.mkdir(parents=True, exist_ok=True)
+
+            def done(made: list) -> None:
+                self.show_info("Review packs written:\n" + "\n".join(
+                    f"{m.reviewer}: {m.targets} to rate — {m.path}" for m in made)
+                    + "\n\nSend each reviewer their file; import the returned files with File → Import Review "
+                      "Packs….")
+
+            self.run_task("Writing review packs", operations.export_packs, self.project, sample_id, names, out,
+                          overlap, on_done=done)
+
+        dialog.accepted.connect(go)
+        dialog.open()
+        self.pack_dialog = dialog
+
+    def import_packs(self, paths: list[str] | None = None) -> None:
+        if self.project is None:
+            return
+        if paths is None:
+            paths, _ = QFileDialog.getOpenFileNames(self, "Import review packs", str(self.project.path.parent),
+                                                    "Review packs (*.ragevalpack)")
+            if not paths:
+                return
+
+        def done(results: list) -> None:
+            self.show_info("\n".join(
+                f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
+                + (f" ({r['already_imported']} were already imported)" if r["already_imported"] else "")
+                for r in results))
+            if "review" in self._pages and self.pages.currentWidget() is self._pages["review"]:
+                self.review_view.refresh(self.run_names())   # the sample's counts include the new ratings
+
+        self.run_task("Importing review packs", operations.import_packs, self.project, list(paths), on_done=done)
+
     def backup_now(self) -> None:
         self.run_backup("manual")
 

@@ -120,23 +120,22 @@ class ReviewGuide(QWidget):
         self.text.document().setMarkdown(markdown, MARKDOWN)
 
     def edit(self) -> None:
-        if self.for_metric is None or self.view.window_.project is None:
+        source = self.view.source()
+        if self.for_metric is None or source is None or not source.can_sample:
             return
         dialog = GuidelinesDialog(self.for_metric, self.markdown, self)
         dialog.accepted.connect(lambda: self.save(dialog.editor.toPlainText()))
         dialog.open()
 
     def save(self, text: str) -> None:
-        from rageval_desktop.core.review.guidelines import set_guidelines
-
-        project, metric = self.view.window_.project, self.for_metric
+        source, metric = self.view.source(), self.for_metric
 
         def saved(kept: str) -> None:
             if self.for_metric == metric:
                 self.show_guidelines(kept)
 
-        self.view.window_.run_task(f"Saving the {metric} guidelines", lambda ctx: set_guidelines(project, metric, text),
-                                   on_done=saved)
+        self.view.window_.run_task(f"Saving the {metric} guidelines",
+                                   lambda ctx: source.set_guidelines(metric, text), on_done=saved)
 
 
 class GuidelinesDialog(QDialog):
@@ -168,7 +167,7 @@ class ReviewView(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 6, 6)
-        top = TopRow("Review")
+        top = self.top = TopRow("Review")
         self.sample_box = QComboBox()
         self.sample_box.setMinimumWidth(220)
         label = QLabel("Sam&ple:")
@@ -249,6 +248,7 @@ class ReviewView(QWidget):
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
         self._scale_metric: str | None = None
+        self.pack_mode = False     # rating a review pack: no judges to reveal, no samples to draw
 
     def _act(self, what: Any) -> None:
         """A card button does what its key does, under the same guards, and gives the keyboard back."""
@@ -256,14 +256,19 @@ class ReviewView(QWidget):
             what()
         self.setFocus()
 
+    def source(self) -> Any:
+        """Where samples and ratings live: the project, or the review pack this window opened."""
+        return self.window_.review_source()
+
     def _build_scale(self, metric: str) -> None:
         """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes), rebuilt when it changes."""
-        from rageval_desktop.core.review.guidelines import guidelines, human_rubric
+        from rageval_desktop.core.review.guidelines import human_rubric
 
         if metric == self._scale_metric:
             return
         self._scale_metric = metric
-        scale = human_rubric(metric)
+        source = self.source()
+        scale = source.scale(metric) if source is not None else human_rubric(metric)
         while self.buttons_row.count():
             item = self.buttons_row.takeAt(0)
             if item.widget() is not None and item.widget() not in (self.skip_button, self.comment_button,
@@ -287,13 +292,19 @@ class ReviewView(QWidget):
         self.buttons_row.addSpacing(18)
         for button in (self.skip_button, self.comment_button, self.undo_button):
             self.buttons_row.addWidget(button)
-        project = self.window_.project
-        self.guide.show_scale(scale, guidelines(project, metric) if project is not None else "")
+        self.guide.show_scale(scale, source.guidelines(metric) if source is not None else "")
 
     # --- samples -------------------------------------------------------------------------------
     def refresh(self, runs: list[str]) -> None:
-        from rageval_desktop.core.review.sampling import list_samples
-
+        source = self.source()
+        sampling = source is None or source.can_sample      # a pack: rate its rows, nothing else
+        for w in (self.run_box, self.metric_box, self.size_box, self.new_button, self.extend_button,
+                  self.prompt_button):
+            self.top.bar.set_shown(w, sampling)
+        self.guide.edit_button.setVisible(sampling)
+        self.pack_mode = not sampling
+        if self.pack_mode:
+            self.guide.text.setPlaceholderText("No guidelines came with this pack.")
         keep = self.sample_box.currentData()
         self.run_box.clear()
         for r in runs:
@@ -301,7 +312,7 @@ class ReviewView(QWidget):
         self.run_box.setCurrentIndex(max(self.run_box.count() - 1, 0))
         self.sample_box.blockSignals(True)
         self.sample_box.clear()
-        for s in list_samples(self.window_.project):
+        for s in (source.samples() if source is not None else []):
             what = "rows" if s["unit"] == "row" else f"{s['unit']}s"
             self.sample_box.addItem(f"#{s['id']} · {s['run']} · {s['metric']} · {s['rows']} {what}", s["id"])
         index = self.sample_box.findData(keep)
@@ -336,12 +347,9 @@ class ReviewView(QWidget):
         self.load_sample()
 
     def load_sample(self, *_: object) -> None:
-        from rageval_desktop.core.review.ratings import my_ratings
-        from rageval_desktop.core.review.sampling import get_sample
-
         sid = self.sample_box.currentData()
-        project = self.window_.project
-        if sid is None or project is None:
+        source = self.source()
+        if sid is None or source is None:
             self.sample = None
             self.detail.show_detail(None)
             self.progress.setRange(0, 1)
@@ -349,7 +357,7 @@ class ReviewView(QWidget):
             self.progress_label.setText("No sample yet: choose a run and a metric, then New sample.")
             self._build_scale(self.metric_box.currentData() or "correctness")
             return
-        self.sample = get_sample(project, sid)
+        self.sample = source.sample(sid)
         for box, value in ((self.run_box, self.sample.run), (self.metric_box, self.sample.metric)):
             if box.findData(value) >= 0:   # "New sample" draws the same kind of sample unless changed
                 box.setCurrentIndex(box.findData(value))
@@ -357,7 +365,7 @@ class ReviewView(QWidget):
         self._scale_metric = None
         self._build_scale(self.sample.metric)
         reviewer = self.window_.reviewer()
-        self.mine = my_ratings(project, sid, reviewer)
+        self.mine = source.my_ratings(sid, reviewer)
         todo = [i for i, t in enumerate(self.sample.targets) if t not in self.mine]
         self.index = todo[0] if todo else 0
         self.show_row()
@@ -372,14 +380,12 @@ class ReviewView(QWidget):
     def show_row(self) -> None:
         from rageval_desktop.core.review.card import blinded, revealed, side_by_side
         from rageval_desktop.core.review.targets import card
-        from rageval_desktop.core.store.queries import run_row_detail
 
         if self.sample is None or not self.sample.row_ids:
             return
-        project = self.window_.project
         row_id, item, key = self._target()
         if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
-            self._details[row_id] = run_row_detail(project, row_id)
+            self._details[row_id] = self.source().detail(row_id)
         detail = self._details[row_id]
         rated = (row_id, item) in self.mine
         mine = self.mine.get((row_id, item))
@@ -397,7 +403,9 @@ class ReviewView(QWidget):
             + (f" · comment: {self.comment}" if self.comment else ""))
         for button in self.score_buttons:
             button.setChecked(shown and button.property("score") == mine)
-        if shown:
+        if shown and self.pack_mode:
+            self.reveal.setText(f"You rated this {what} {mine:g}; saved in the pack.")
+        elif shown:
             self.reveal.setText(side_by_side(detail, self.sample.metric, mine, item=item, key=key))
         elif rated:
             self.reveal.setText(f"You skipped this {what}; the judges stay hidden until you rate it.")
@@ -407,14 +415,12 @@ class ReviewView(QWidget):
 
     def show_prompt(self) -> None:
         """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""
-        from rageval_desktop.core.review.card import judge_prompt
-
         if self.sample is None or not self.sample.row_ids:
             return
-        project, metric = self.window_.project, self.sample.metric
+        source, metric = self.source(), self.sample.metric
         row_id, item, key = self._target()
-        self.window_.run_task("Rendering the judge's prompt", lambda ctx: judge_prompt(project, metric, row_id,
-                                                                                        item, key),
+        self.window_.run_task("Rendering the judge's prompt", lambda ctx: source.judge_prompt(metric, row_id,
+                                                                                               item, key),
                               on_done=lambda text: TextDialog("The judge's prompt", text, self).open())
 
     # --- keys ----------------------------------------------------------------------------------
@@ -454,7 +460,6 @@ class ReviewView(QWidget):
 
     def save(self, score: float | None, skipped: bool = False) -> None:
         from rageval_desktop.core.review.card import side_by_side
-        from rageval_desktop.core.review.ratings import rate
 
         reviewer = self.window_.reviewer(ask=True)
         if not reviewer:
@@ -477,6 +482,8 @@ class ReviewView(QWidget):
             self.show_row()
             if skipped:
                 what = f"{unit_name} {index + 1} skipped (its judges stay hidden)."
+            elif self.pack_mode:
+                what = f"{unit_name} {index + 1} saved in the pack: you {rating.score:g}."
             else:
                 line = side_by_side(self._details[row_id], metric, rating.score, item=item, key=key)
                 what = f"{unit_name} {index + 1} saved: {line}."
@@ -487,9 +494,10 @@ class ReviewView(QWidget):
             self.saving = False
             self.window_.show_error(message, details)
 
-        project, metric, sample_id, comment = self.window_.project, self.sample.metric, self.sample.id, self.comment
-        workers.start(lambda ctx: rate(project, row_id, metric, reviewer, score, sample_id=sample_id,
-                                       comment=comment, seconds=seconds, skipped=skipped, item=item, item_key=key),
+        source, metric, sample_id, comment = self.source(), self.sample.metric, self.sample.id, self.comment
+        workers.start(lambda ctx: source.rate(row_id, metric, reviewer, score, sample_id=sample_id,
+                                              comment=comment, seconds=seconds, skipped=skipped, item=item,
+                                              item_key=key),
                       on_done=done, on_error=failed)
 
     def judgments_changed(self) -> None:
@@ -545,23 +553,19 @@ class RatingCommand(QUndoCommand):
         workers.start(op, on_done=done, on_error=failed)
 
     def undo(self) -> None:
-        from rageval_desktop.core.review.ratings import withdraw
-
-        project, rating = self.view.window_.project, self.rating
-        self._run(lambda ctx: withdraw(project, rating.id),
+        source, rating = self.view.source(), self.rating
+        self._run(lambda ctx: source.withdraw(rating.id),
                   lambda _r: self.view.rating_undone(self.sample_id, self.index, rating))
 
     def redo(self) -> None:
         if not self._pushed:
             self._pushed = True
             return
-        from rageval_desktop.core.review.ratings import rate
-
-        project, r = self.view.window_.project, self.rating
+        source, r = self.view.source(), self.rating
 
         def again(ctx: Any) -> Any:
-            return rate(project, r.run_row_id, r.metric, r.reviewer, r.score, sample_id=self.sample_id,
-                        skipped=r.skipped, item=r.item, item_key=r.item_key, **self.extra)
+            return source.rate(r.run_row_id, r.metric, r.reviewer, r.score, sample_id=self.sample_id,
+                               skipped=r.skipped, item=r.item, item_key=r.item_key, **self.extra)
 
         def after(new: Any) -> None:
             self.rating = new

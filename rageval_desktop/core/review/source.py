@@ -1,0 +1,117 @@
+"""Where the review screen reads its samples and writes its ratings: the project, or a review pack a reviewer
+received (core.review.packs). One interface, so the card, its keys and its undo are the same code in both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rageval_desktop.core.review.guidelines import HumanRubric
+from rageval_desktop.core.review.ratings import Rating
+from rageval_desktop.core.review.sampling import Sample
+from rageval_desktop.core.store.queries import RowDetail
+
+
+class ProjectSource:
+    """The project: every sample, new samples, the judges revealed after a rating, the judge's prompt."""
+
+    can_sample = True
+
+    def __init__(self, project: Any) -> None:
+        self.project = project
+
+    def samples(self) -> list[dict[str, Any]]:
+        from rageval_desktop.core.review.sampling import list_samples
+
+        return list_samples(self.project)
+
+    def sample(self, sample_id: int) -> Sample:
+        from rageval_desktop.core.review.sampling import get_sample
+
+        return get_sample(self.project, sample_id)
+
+    def my_ratings(self, sample_id: int, reviewer: str) -> dict[tuple[int, int], float | None]:
+        from rageval_desktop.core.review.ratings import my_ratings
+
+        return my_ratings(self.project, sample_id, reviewer)
+
+    def detail(self, row_id: int) -> RowDetail:
+        from rageval_desktop.core.store.queries import run_row_detail
+
+        return run_row_detail(self.project, row_id)
+
+    def scale(self, metric: str) -> HumanRubric:
+        from rageval_desktop.core.review.guidelines import human_rubric
+
+        return human_rubric(metric)
+
+    def guidelines(self, metric: str) -> str:
+        from rageval_desktop.core.review.guidelines import guidelines
+
+        return guidelines(self.project, metric)
+
+    def set_guidelines(self, metric: str, text: str) -> str:
+        from rageval_desktop.core.review.guidelines import set_guidelines
+
+        return set_guidelines(self.project, metric, text)
+
+    def rate(self, row_id: int, metric: str, reviewer: str, score: float | None, *, sample_id: int,
+             comment: str | None, seconds: float | None, skipped: bool, item: int, item_key: str | None) -> Rating:
+        from rageval_desktop.core.review.ratings import rate
+
+        return rate(self.project, row_id, metric, reviewer, score, sample_id=sample_id, comment=comment,
+                    seconds=seconds, skipped=skipped, item=item, item_key=item_key)
+
+    def withdraw(self, rating_id: int) -> None:
+        from rageval_desktop.core.review.ratings import withdraw
+
+        withdraw(self.project, rating_id)
+
+    def judge_prompt(self, metric: str, row_id: int, item: int, key: str | None) -> str:
+        from rageval_desktop.core.review.card import judge_prompt
+
+        return judge_prompt(self.project, metric, row_id, item, key)
+
+
+class PackSource:
+    """A review pack: its one sample, blind for good (the pack holds no judge), ratings saved in the pack."""
+
+    can_sample = False
+
+    def __init__(self, pack: Any) -> None:
+        self.pack = pack
+
+    def samples(self) -> list[dict[str, Any]]:
+        s = self.pack.sample()
+        rated = sum(1 for v in self.pack.my_ratings().values() if v is not None)
+        return [{"id": s.id, "run": s.run, "metric": s.metric, "unit": s.unit, "seed": 0, "rows": len(s.row_ids),
+                 "rated": rated, "created_at": self.pack.meta.get("created_at", "")}]
+
+    def sample(self, sample_id: int) -> Sample:
+        return self.pack.sample()
+
+    def my_ratings(self, sample_id: int, reviewer: str) -> dict[tuple[int, int], float | None]:
+        return self.pack.my_ratings()
+
+    def detail(self, row_id: int) -> RowDetail:
+        return self.pack.detail(row_id)
+
+    def scale(self, metric: str) -> HumanRubric:
+        return self.pack.scale
+
+    def guidelines(self, metric: str) -> str:
+        return self.pack.guidelines()
+
+    def set_guidelines(self, metric: str, text: str) -> str:
+        from rageval_desktop.core.errors import RagevalError
+
+        raise RagevalError("guidelines are the project's: a pack carries them read-only")
+
+    def rate(self, row_id: int, metric: str, reviewer: str, score: float | None, *, sample_id: int,
+             comment: str | None, seconds: float | None, skipped: bool, item: int, item_key: str | None) -> Rating:
+        return self.pack.rate(row_id, item, score, skipped=skipped, comment=comment, seconds=seconds)
+
+    def withdraw(self, rating_id: int) -> None:
+        self.pack.withdraw(rating_id)
+
+    def judge_prompt(self, metric: str, row_id: int, item: int, key: str | None) -> str:
+        return "A review pack carries no judge: rate from the rows and the guidelines."

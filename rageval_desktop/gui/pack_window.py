@@ -1,0 +1,73 @@
+"""The review-only window a reviewer gets for a review pack (`rageval-desktop NAME.ragevalpack`): the project's
+review card, keys and undo, rating the pack's rows into the pack itself. Nothing else of a project is here — a
+pack has no judges, runs or dashboards — and sending the ratings back is sending the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtGui import QAction, QKeySequence, QUndoStack
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox
+
+from rageval_desktop.gui import workers
+
+
+class PackWindow(QMainWindow):
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        from rageval_desktop.core.review.packs import Pack
+        from rageval_desktop.core.review.source import PackSource
+
+        self.pack = Pack(path)           # PackRefused (a RagevalError) says why a file cannot be opened
+        self.source_ = PackSource(self.pack)
+        self.project = None
+        self.undo_stack = QUndoStack(self)
+        self.last_error = ""
+        sample = self.pack.sample()
+        self.setWindowTitle(f"Review pack · {self.pack.reviewer} · {sample.metric} · {Path(path).name}")
+        self.resize(1280, 720)
+        self.status = QLabel()
+        self.status.setObjectName("packStatus")
+        self.statusBar().addWidget(self.status, 1)
+        self.status.setText(f"Ratings are saved in {Path(path).name} as you make them; when you are done, send the "
+                            "file back to whoever sent it.")
+        file_menu = self.menuBar().addMenu("&File")
+        close = QAction("&Close", self)
+        close.setShortcut(QKeySequence.StandardKey.Close)
+        close.triggered.connect(self.close)
+        file_menu.addAction(close)
+        edit = self.menuBar().addMenu("&Edit")
+        for action, keys in ((self.undo_stack.createUndoAction(self, "&Undo rating"), QKeySequence.StandardKey.Undo),
+                             (self.undo_stack.createRedoAction(self, "&Redo rating"), QKeySequence.StandardKey.Redo)):
+            action.setShortcut(keys)
+            edit.addAction(action)
+        from rageval_desktop.gui.views.review_view import ReviewView
+
+        self.review_view = ReviewView(self)  # type: ignore[arg-type]   # the window API it uses is below
+        self.setCentralWidget(self.review_view)
+        self.review_view.refresh([])
+
+    # --- what the review view asks of its window -------------------------------------------------------
+    def review_source(self) -> Any:
+        return self.source_
+
+    def reviewer(self, ask: bool = False, force: bool = False) -> str:
+        return self.pack.reviewer          # the pack was made for one reviewer
+
+    def run_names(self) -> list[str]:
+        return []
+
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+        self.status.setText(label + "…")
+        return workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
+
+    def show_error(self, message: str, details: str = "") -> None:
+        from PySide6.QtCore import Qt
+
+        box = QMessageBox(QMessageBox.Icon.Warning, "RAGEval Desktop", message, QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        if details:
+            box.setDetailedText(details)
+        box.open()
+        self.last_error = message

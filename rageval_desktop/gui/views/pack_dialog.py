@@ -1,0 +1,91 @@
+"""File → Export review pack…: a sample, the reviewers (one pack each), how many reviewers see each row, and
+the folder the packs go to. The values go to core.review.packs through a worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class PackExportDialog(QDialog):
+    def __init__(self, samples: list[dict[str, Any]], folder: Path, parent: QWidget | None = None,
+                 current: int | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export review packs")
+        layout = QVBoxLayout(self)
+        intro = QLabel("One file per reviewer with the rows to rate — blind: no judge verdicts, no keys, no other "
+                       "runs. Reviewers open it with RAGEval Desktop, rate, and send it back; import it with "
+                       "File → Import Review Packs….")
+        intro.setWordWrap(True)
+        intro.setObjectName("hint")
+        layout.addWidget(intro)
+        form = QFormLayout()
+        self.sample_box = QComboBox()
+        for s in samples:
+            what = "rows" if s["unit"] == "row" else f"{s['unit']}s"
+            self.sample_box.addItem(f"#{s['id']} · {s['run']} · {s['metric']} · {s['rows']} {what}", s["id"])
+        if current is not None and self.sample_box.findData(current) >= 0:
+            self.sample_box.setCurrentIndex(self.sample_box.findData(current))
+        self.reviewers = QLineEdit()
+        self.reviewers.setPlaceholderText("ann, bob, cyd")
+        self.reviewers.setToolTip("The reviewers' names, separated by commas: one pack each")
+        self.overlap = QSpinBox()
+        self.overlap.setRange(1, 10)
+        self.overlap.setToolTip("How many reviewers see each row (2 or more measures how much reviewers agree)")
+        self.folder = QLineEdit(str(folder))
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(self.choose)
+        row = QHBoxLayout()
+        row.addWidget(self.folder, 1)
+        row.addWidget(browse)
+        form.addRow("&Sample:", self.sample_box)
+        form.addRow("&Reviewers:", self.reviewers)
+        form.addRow("Reviewers per &row:", self.overlap)
+        form.addRow("&Folder:", row)
+        layout.addLayout(form)
+        self.note = QLabel()
+        self.note.setObjectName("hint")
+        layout.addWidget(self.note)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
+        self.buttons.accepted.connect(self.check)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.resize(560, 280)
+
+    def names(self) -> list[str]:
+        return [n.strip() for n in self.reviewers.text().split(",") if n.strip()]
+
+    def choose(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Folder for the packs", self.folder.text())
+        if chosen:
+            self.folder.setText(chosen)
+
+    def check(self) -> None:
+        names = self.names()
+        if self.sample_box.currentData() is None:
+            self.note.setText("There is no sample yet: draw one in Review first.")
+        elif not names:
+            self.note.setText("Name at least one reviewer.")
+        elif self.overlap.value() > len(names):
+            self.note.setText(f"Each row can go to at most {len(names)} reviewer(s): the ones named.")
+        else:
+            self.accept()
+
+    def values(self) -> tuple[int, list[str], Path, int]:
+        return self.sample_box.currentData(), self.names(), Path(self.folder.text()), self.overlap.value()

@@ -72,45 +72,84 @@ def to_points(values: Any, labels: list[float], *, judge: bool) -> Any:
     return np.clip(np.searchsorted(points, x + 1e-9, side="right") - 1, 0, len(points) - 1)
 
 
-def pairs(project: Project, judge: Judge) -> Any:
-    """One row per rated target (a row, a passage, a nugget or a citation: core.review.targets): the judge's score
-    on the human scale and the humans' consensus, both as indices into `scale(metric)`. A nugget or a citation is
-    matched by its text, so a rating of a nugget that is no longer in the judge's list compares with nothing."""
-    import numpy as np
+def human_frame(project: Project, metric: str) -> Any:
+    """Each reviewer's standing rating per target of `metric` (the latest; withdrawn and skipped ones left out),
+    with `target`: a nugget's or citation's text, else the passage rank ("0" for the row)."""
+    import pandas as pd
+
+    from rageval_desktop.core.review.targets import unit
+
+    humans = pd.read_sql_query(
+        "SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score, h.seconds_taken, h.comment "
+        "FROM human_ratings h WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id",
+        project.reader(), params=(metric,))
+    if unit(metric) in ("nugget", "citation"):
+        humans = humans[humans["item_key"].notna() & (humans["passage_rank"] > 0)].copy()
+        humans["target"] = humans["item_key"].astype(str)
+    else:
+        humans["target"] = humans["passage_rank"].astype(str)
+    return humans.drop_duplicates(["run_row_id", "target", "reviewer"], keep="last")
+
+
+def judged_frame(project: Project, judge: Judge) -> Any:
+    """The judge's ok verdicts on rated rows, one per target (same `target` as `human_frame`)."""
     import pandas as pd
 
     from rageval_desktop.core.review.targets import sub_key, unit
 
     kind = unit(judge.metric)
-    by_text = kind in ("nugget", "citation")
-    conn = project.reader()
-    humans = pd.read_sql_query(
-        "SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score FROM human_ratings h "
-        "WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id", conn, params=(judge.metric,))
     judged = pd.read_sql_query(
         "SELECT x.run_row_id, x.passage_rank, x.rationale, x.detail, x.score AS judge_score, "
         "COALESCE(g.slice_tag, '(unlinked)') AS slice, "
         "r.name AS run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
         "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE x.judge_id = ? AND x.status = 'ok' AND x.run_row_id IN "
-        "(SELECT run_row_id FROM human_ratings WHERE metric = ?)", conn, params=(judge.id, judge.metric))
-    columns = ["run_row_id", "target", "judge", "human", "reviewers", "slice", "run"]
-    if by_text:
-        humans = humans[humans["item_key"].notna() & (humans["passage_rank"] > 0)]
-        humans["target"] = humans["item_key"].astype(str)
+        "(SELECT run_row_id FROM human_ratings WHERE metric = ?)", project.reader(), params=(judge.id, judge.metric))
+    if kind in ("nugget", "citation"):
         judged = judged[judged["passage_rank"] > 0].copy()
         judged["target"] = [sub_key(kind, r, d) for r, d in zip(judged["rationale"], judged["detail"], strict=True)]
         judged = judged[judged["target"].notna()]
     else:
-        humans["target"] = humans["passage_rank"].astype(str)
         judged["target"] = judged["passage_rank"].astype(str)
-    if humans.empty or judged.empty:
-        return pd.DataFrame(columns=columns), humans
-    judged = judged.drop_duplicates(["run_row_id", "target"], keep="last")
-    latest = humans.drop_duplicates(["run_row_id", "target", "reviewer"], keep="last")
-    labels = scale(judge.metric)
-    consensus = latest.groupby(["run_row_id", "target"]).agg(
+    return judged.drop_duplicates(["run_row_id", "target"], keep="last")
+
+
+def settled(project: Project, metric: str) -> dict[tuple[int, str], float]:
+    """(row, target) -> the score a lead set where reviewers disagreed (the latest standing adjudication)."""
+    from rageval_desktop.core.review.targets import unit
+
+    by_text = unit(metric) in ("nugget", "citation")
+    return {(row, str(key) if by_text else str(item)): score for row, item, key, score in project.reader().execute(
+        "SELECT run_row_id, item, item_key, score FROM adjudications WHERE metric = ? AND withdrawn_at IS NULL "
+        "ORDER BY id", (metric,))}
+
+
+def consensus(project: Project, metric: str, latest: Any) -> Any:
+    """One row per rated target: the humans' consensus — the median of the reviewers' standing ratings, or the
+    score a lead set for it — and how many reviewers rated it."""
+    import numpy as np
+
+    found = latest.groupby(["run_row_id", "target"]).agg(
         human=("score", lambda s: float(np.median(s))), reviewers=("reviewer", "nunique")).reset_index()
-    merged = consensus.merge(judged, on=["run_row_id", "target"], how="inner")
+    lead = settled(project, metric)
+    if lead and not found.empty:
+        found["human"] = [lead.get((r, t), h) for r, t, h in zip(found["run_row_id"], found["target"], found["human"],
+                                                                   strict=True)]
+    return found
+
+
+def pairs(project: Project, judge: Judge) -> Any:
+    """One row per rated target (a row, a passage, a nugget or a citation: core.review.targets): the judge's score
+    on the human scale and the humans' consensus, both as indices into `scale(metric)`. A nugget or a citation is
+    matched by its text, so a rating of a nugget that is no longer in the judge's list compares with nothing."""
+    import pandas as pd
+
+    columns = ["run_row_id", "target", "judge", "human", "reviewers", "slice", "run"]
+    latest = human_frame(project, judge.metric)
+    judged = judged_frame(project, judge)
+    if latest.empty or judged.empty:
+        return pd.DataFrame(columns=columns), latest
+    labels = scale(judge.metric)
+    merged = consensus(project, judge.metric, latest).merge(judged, on=["run_row_id", "target"], how="inner")
     merged["human"] = to_points(merged["human"], labels, judge=False)
     merged["judge"] = to_points(merged["judge_score"], labels, judge=True)
     return merged, latest

@@ -393,6 +393,22 @@ CREATE TABLE review_packs (
 ALTER TABLE human_ratings ADD COLUMN origin TEXT;
 CREATE UNIQUE INDEX human_ratings_origin ON human_ratings (origin) WHERE origin IS NOT NULL;
 
+-- where reviewers disagree, a lead sets the consensus score with a reason; agreement then uses it instead of
+-- the reviewers' median. Undo withdraws.
+CREATE TABLE adjudications (
+    id           INTEGER PRIMARY KEY,
+    run_row_id   INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    metric       TEXT NOT NULL,
+    item         INTEGER NOT NULL DEFAULT 0,
+    item_key     TEXT,
+    score        REAL NOT NULL,
+    reason       TEXT NOT NULL CHECK (length(trim(reason)) > 0),
+    lead         TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    withdrawn_at TEXT
+);
+CREATE INDEX adjudications_row ON adjudications (run_row_id, metric);
+
 -- a generated nugget list belongs to its run and the judge that made it ('run:<id>/judge:<id>'): two nugget
 -- judges of one run no longer take turns overwriting one list
 UPDATE nugget_lists SET scope = scope || '/judge:' || judge_id

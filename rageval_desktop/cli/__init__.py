@@ -18,7 +18,6 @@ from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_jobs, cmd_judge, cmd_judges, cmd_prices
 from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate, cmd_metrics, cmd_report
-from rageval_desktop.cli.pack_cmds import cmd_pack
 from rageval_desktop.cli.project_cmds import (
     cmd_backup,
     cmd_backups,
@@ -36,6 +35,7 @@ from rageval_desktop.cli.review_cmds import (
     cmd_sample,
     cmd_settings,
 )
+from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
 from rageval_desktop.core.errors import RagevalError
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -286,6 +286,23 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("project")
     q.add_argument("files", nargs="+", metavar="FILE")
     q.add_argument("--json", action="store_true")
+
+    p = command("team", cmd_team, "reviewers' agreement with each other and the judges, and what to adjudicate")
+    p.add_argument("project")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the targets of this sample")
+    p.add_argument("--json", action="store_true")
+
+    p = command("adjudicate", cmd_adjudicate, "set the consensus score of a target reviewers disagree on (a lead)")
+    p.add_argument("project")
+    p.add_argument("--row", type=int, required=True, metavar="ROW_ID")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--score", type=float, required=True)
+    p.add_argument("--reason", required=True)
+    p.add_argument("--lead", required=True, help="your name, recorded with the decision")
+    p.add_argument("--item", type=int, default=0, help="a passage's rank, or a nugget's or citation's number")
+    p.add_argument("--item-key", help="a nugget's or citation's text (as `team --json` lists it)")
+    p.add_argument("--json", action="store_true")
 
     p = command("guidelines", cmd_guidelines, "the scale reviewers rate on and the project's guidelines per metric")
     p.add_argument("project")

@@ -25,7 +25,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (for screenshots)")
     parser.add_argument("--run", metavar="NAME", help="show this run first (default: the golden set)")
     parser.add_argument("--slice", metavar="TAG", help="show this slice first")
-    parser.add_argument("--view", choices=["dashboard", "compare", "failures", "judges", "jobs", "review", "audit"],
+    parser.add_argument("--view", choices=["dashboard", "compare", "failures", "judges", "jobs", "review", "audit",
+                                           "team"],
                         help="open this view first")
     return parser.parse_args(argv)
 
@@ -113,7 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:
         target = Path(args.screenshot)
         if args.project or args.demo:
-            screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures", "audit"))
+            screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures", "audit",
+                                                                            "team"))
         else:
             QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
     if args.project:

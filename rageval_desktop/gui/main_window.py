@@ -53,7 +53,7 @@ ROW_HEIGHT = 24
 PAGES = {"judges": ("judges_view", "JudgesView"), "jobs": ("jobs_view", "JobsView"),
          "dashboard": ("analysis_views", "DashboardView"), "compare": ("analysis_views", "CompareView"),
          "failures": ("analysis_views", "FailuresView"), "review": ("review_view", "ReviewView"),
-         "audit": ("audit_view", "AuditView")}
+         "audit": ("audit_view", "AuditView"), "team": ("team_view", "TeamView")}
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
@@ -262,7 +262,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         go_menu = self.menuBar().addMenu("&Go")
         for kind, text in (("golden", "&Golden Set"), ("dashboard", "&Dashboard"), ("compare", "&Compare"),
                            ("failures", "&Failures"), ("judges", "&Judges"), ("jobs", "Jo&bs"),
-                           ("review", "&Review"), ("audit", "&Audit")):
+                           ("review", "&Review"), ("audit", "&Audit"), ("team", "&Team")):
             action(go_menu, f"Go to {text}", lambda _=False, k=kind: self.select_nav(k))
         help_menu = self.menuBar().addMenu("&Help")
         action(help_menu, "&Command Palette…", self.show_palette, "Ctrl+K", "Find any command by name")
@@ -281,7 +281,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def _refresh_analysis(self) -> None:
         current = self.pages.currentWidget()
-        computed = [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit")]
+        computed = [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit", "team")]
         if self.project is not None and current in computed:  # reads have their own lane: never held back
             current.refresh(self.run_names())
 
@@ -373,6 +373,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     failures_view = property(lambda self: self.page("failures"))
     review_view = property(lambda self: self.page("review"))
     audit_view = property(lambda self: self.page("audit"))
+    team_view = property(lambda self: self.page("team"))
 
     # --- opening -------------------------------------------------------------------------------
     def open_path(self, path: str | Path) -> None:
@@ -565,6 +566,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.nav.addItem(header)
         self._nav_item("Review", ("review", None))
         self._nav_item("Audit", ("audit", None))
+        self._nav_item("Team", ("team", None))
         self.nav.blockSignals(False)
         for i in range(self.nav.count()):
             if self.nav.item(i).data(Qt.ItemDataRole.UserRole) == keep:
@@ -647,7 +649,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.jobs_view.refresh()
             self.pages.setCurrentWidget(self.jobs_view)
             return
-        if key and key[0] in ("dashboard", "compare", "failures", "review", "audit"):
+        if key and key[0] in ("dashboard", "compare", "failures", "review", "audit", "team"):
             view = self.page(key[0])
             self.pages.setCurrentWidget(view)
             view.refresh(self.run_names())
@@ -812,7 +814,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             if "judgments" in changed and "review" in self._pages:
                 self.review_view.judgments_changed()
             current = self.pages.currentWidget()
-            if current in [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit")]:
+            if current in [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit", "team")]:
                 self.refresh_timer.start()
             if current is self.rows_page:
                 self._on_row(self.table.currentIndex())

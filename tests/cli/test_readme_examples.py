@@ -46,3 +46,29 @@ def test_the_without_gold_labels_example_runs_in_order(tmp_path, monkeypatch, ca
                 argv += ["--base-url", server.url]
             assert main(argv) == 0, command
     assert "nugget_weighted" in capsys.readouterr().out
+
+
+def test_the_reviewing_as_a_team_example_runs_in_order(tmp_path, monkeypatch, capsys):
+    """The README's team commands, in order; between export and import, the two reviewers rate their packs (what
+    they do in the pack window), so the import has ratings to merge and `team` has two reviewers."""
+    import json
+
+    from rageval_desktop.core.review.packs import Pack
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Reviewing as a team", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
+    assert [c.split()[1] for c in commands] == ["demo", "pack", "pack", "team"]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        if " pack import " in command:
+            for name in ("ann", "bob"):
+                pack = Pack(tmp_path / "packs" / f"sample1-{name}.ragevalpack")
+                sample = pack.sample()
+                for i, row in enumerate(sample.row_ids):
+                    pack.rate(row, 0, float((i + 2 * (name == "bob")) % 5 + 1))
+        capsys.readouterr()
+        assert main(shlex.split(command)[1:]) == 0, command
+    report = json.loads(capsys.readouterr().out)
+    assert {r["reviewer"] for r in report["reviewers"]} >= {"ann", "bob"}
+    assert report["queue"]                                  # ann and bob are two points apart on most rows

@@ -133,7 +133,8 @@ def team_report(project: Project, metric: str, sample_id: int | None = None) -> 
             rated = latest[(latest["run_row_id"] == row) & (latest["target"] == target)]
             queue.append({"row_id": int(row), "target": target, "spread": width * _step(labels),
                           "ratings": {r: float(s) for r, s in zip(rated["reviewer"], rated["score"], strict=True)},
-                          "comments": {r: c for r, c in zip(rated["reviewer"], rated["comment"], strict=True) if c}})
+                          "comments": {r: c for r, c in zip(rated["reviewer"], rated["comment"], strict=True)
+                                       if isinstance(c, str) and c.strip()}})
     queue.sort(key=lambda q: (-q["spread"], q["row_id"]))
     _describe_queue(project, metric, queue[:MAX_QUEUE])
     return TeamReport(metric, name, labels, out, pairwise, _human_ceiling(latest, labels), int((counts >= 2).sum()),

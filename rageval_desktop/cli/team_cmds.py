@@ -1,0 +1,72 @@
+"""Reviewing as a team: review packs out and back, the team's agreement, and adjudication."""
+
+from __future__ import annotations
+
+import argparse
+
+from rageval_desktop.cli.base import EXIT_OK, _open, _print
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import packs
+
+    if args.action == "export":
+        with _open(args.project) as project:
+            made = packs.export_packs(project, args.sample, args.reviewer, args.out, args.overlap)
+        lines = [f"{m.reviewer:<16} {m.targets:>4} to rate in {m.rows:>4} rows  {m.path}" for m in made]
+        _print(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
+               "it back with: rageval pack import PROJECT FILE")
+    else:
+        results = []
+        with _open(args.project) as project:
+            for path in args.files:
+                results.append(packs.import_pack(project, path))
+        lines = [f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
+                 + (f", {r['already_imported']} already imported" if r["already_imported"] else "")
+                 + (f", {r['withdrawn_since']} withdrawn since" if r["withdrawn_since"] else "") for r in results]
+        _print(args, results if len(results) > 1 else results[0], "\n".join(lines))
+    return EXIT_OK
+
+
+def _est(e: dict) -> str:
+    if e["value"] is None:
+        return f"—  (n={e['n']})"
+    low, high = e["ci"]
+    ci = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    return f"{e['value']:.2f}{ci}  (n={e['n']})"
+
+
+def cmd_team(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import team
+
+    with _open(args.project, read_only=True) as project:
+        report = team.team_report(project, args.metric, args.sample).as_dict()
+    lines = [f"{args.metric}: {len(report['reviewers'])} reviewer(s), {report['shared_targets']} target(s) rated "
+             f"by two or more; statistic {report['statistic']}"]
+    for r in report["reviewers"]:
+        secs = "—" if r["median_seconds"] is None else f"{r['median_seconds']:.1f}s"
+        lines.append(f"  {r['reviewer']:<16} rated {r['rated']:>4}  median {secs:>6}  with the others "
+                     f"{_est(r['with_consensus'])}")
+        for judge, e in r["with_judges"].items():
+            lines.append(f"  {'':<16} with {judge}: {_est(e)}")
+    for p in report["pairwise"]:
+        lines.append(f"  {p['a']} × {p['b']}: {_est(p)}")
+    alpha = "—" if report["alpha"] is None else f"{report['alpha']:.3f}"
+    lines.append(f"Krippendorff's alpha over all reviewers: {alpha}")
+    lines.append(f"to adjudicate: {len(report['queue'])} (settled: {report['settled']})")
+    for q in report["queue"][:20]:
+        said = ", ".join(f"{who} {score:g}" for who, score in q["ratings"].items())
+        lines.append(f"  row {q['row_id']} ({q['run']} · {q['external_id']}, {q['what']}): {said}")
+    _print(args, report, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_adjudicate(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import team
+
+    with _open(args.project) as project:
+        aid = team.adjudicate(project, args.row, args.metric, args.score, args.reason, args.lead, item=args.item,
+                              item_key=args.item_key)
+    _print(args, {"adjudication_id": aid, "row_id": args.row, "metric": args.metric, "score": args.score},
+           f"row {args.row}: the consensus for {args.metric} is now {args.score:g} (adjudication {aid})")
+    return EXIT_OK

@@ -1,0 +1,226 @@
+"""The Team page: per reviewer — targets rated, median seconds, agreement with the others' consensus and with each
+judge (95% CIs); the inter-annotator matrix (pairwise weighted κ, Krippendorff's α over everyone); and the
+adjudication queue, where a lead sets the consensus score of a disagreement with a reason. Numbers come from
+core.review.team, computed in a worker; the lead's decision is written by a worker too."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.views.common import page_frame
+
+if TYPE_CHECKING:
+    from rageval_desktop.gui.main_window import MainWindow
+
+
+def _team(project: Any, metric: str, sample: int | None, ctx: Any) -> Any:
+    from rageval_desktop.core.review.team import team_report
+
+    return team_report(project, metric, sample)
+
+
+def _settle(project: Any, row: int, metric: str, score: float, reason: str, lead: str, item: int,
+            key: str | None, ctx: Any) -> int:
+    from rageval_desktop.core.review.team import adjudicate
+
+    return adjudicate(project, row, metric, score, reason, lead, item=item, item_key=key)
+
+
+def _value(e: dict) -> str:
+    if e["value"] is None:
+        return "—"
+    low, high = e["ci"]
+    return f"{e['value']:.2f}" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else "")
+
+
+class SettleDialog(QDialog):
+    """The consensus score for one target, and why."""
+
+    def __init__(self, item: dict, points: list[Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Set the consensus score")
+        layout = QVBoxLayout(self)
+        said = ", ".join(f"{who} {score:g}" for who, score in item["ratings"].items())
+        what = QLabel(f"{item['run']} · {item['external_id']} ({item['what']}): {said}")
+        what.setTextFormat(Qt.TextFormat.PlainText)
+        what.setWordWrap(True)
+        layout.addWidget(what)
+        form = QFormLayout()
+        self.score = QComboBox()
+        for p in points:
+            self.score.addItem(f"{p.label}  ({p.score:g})" if p.label != f"{p.score:g}" else p.label, p.score)
+        self.reason = QLineEdit()
+        self.reason.setPlaceholderText("why this score (recorded with your name)")
+        form.addRow("&Score:", self.score)
+        form.addRow("&Reason:", self.reason)
+        layout.addLayout(form)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(lambda: self.accept() if self.reason.text().strip() else
+                                      self.reason.setFocus())
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+
+
+class TeamView(QWidget):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        layout, top = page_frame(self, "Team")
+        self.metric_box = QComboBox()
+        for m in METRICS:
+            self.metric_box.addItem(m, m)
+        self.metric_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.metric_box.setMinimumContentsLength(14)
+        self.sample_box = QComboBox()
+        self.sample_box.setMinimumWidth(200)
+        self.settle_button = QPushButton("&Set consensus…")
+        self.settle_button.setToolTip("Settle the selected disagreement: the score the judges are audited against")
+        for w in (QLabel("Metric:"), self.metric_box, QLabel("Ratings:"), self.sample_box, self.settle_button):
+            top.addWidget(w)
+        self.summary = QLabel()
+        self.summary.setObjectName("hint")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.summary)
+        self.people = RecordsModel([], self)
+        self.people_view = self._table(self.people, "teamReviewers")
+        self.pairs = RecordsModel([("a", "reviewer"), ("b", "reviewer"), ("n", "n shared"), ("value", "κ [95% CI]")],
+                                  self)
+        self.pairs_view = self._table(self.pairs, "teamPairs")
+        self.queue = RecordsModel([("where", "row"), ("what", "target"), ("said", "ratings"),
+                                   ("comments", "comments"), ("question", "question")], self)
+        self.queue_view = self._table(self.queue, "teamQueue")
+        self.queue_title = QLabel("To adjudicate")
+        self.queue_title.setObjectName("sectionTitle")
+        lower = QSplitter()
+        left, right = QWidget(), QWidget()
+        l1, l2 = QVBoxLayout(left), QVBoxLayout(right)
+        l1.setContentsMargins(0, 0, 0, 0)
+        l2.setContentsMargins(0, 0, 0, 0)
+        self.alpha_label = QLabel("Between reviewers")
+        self.alpha_label.setObjectName("sectionTitle")
+        self.alpha_label.setWordWrap(True)
+        l1.addWidget(self.alpha_label)
+        l1.addWidget(self.pairs_view)
+        l2.addWidget(self.queue_title)
+        l2.addWidget(self.queue_view)
+        lower.addWidget(left)
+        lower.addWidget(right)
+        lower.setSizes([380, 700])
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.people_view)
+        split.addWidget(lower)
+        split.setSizes([260, 360])
+        layout.addWidget(split, 1)
+        self.report: Any = None
+        self.metric_box.currentIndexChanged.connect(lambda _i: self.load())
+        self.sample_box.currentIndexChanged.connect(lambda _i: self.load())
+        self.settle_button.clicked.connect(self.settle)
+
+    @staticmethod
+    def _table(model: RecordsModel, name: str) -> QTableView:
+        view = QTableView()
+        view.setObjectName(name)
+        view.setModel(model)
+        view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        view.verticalHeader().setVisible(False)
+        view.horizontalHeader().setStretchLastSection(True)
+        return view
+
+    def refresh(self, runs: list[str] | None = None) -> None:
+        from rageval_desktop.core.review.sampling import list_samples
+
+        project = self.window_.project
+        if project is None:
+            return
+        keep = self.sample_box.currentData()
+        self.sample_box.blockSignals(True)
+        self.sample_box.clear()
+        self.sample_box.addItem("all of the metric's", None)
+        for s in list_samples(project):
+            self.sample_box.addItem(f"sample #{s['id']} · {s['run']} · {s['metric']}", s["id"])
+        if keep is not None and self.sample_box.findData(keep) >= 0:
+            self.sample_box.setCurrentIndex(self.sample_box.findData(keep))
+        self.sample_box.blockSignals(False)
+        self.load()
+
+    def load(self) -> None:
+        project = self.window_.project
+        if project is None:
+            return
+        metric, sample = self.metric_box.currentData(), self.sample_box.currentData()
+        self.window_.run_read("team", _team, project, metric, sample, on_done=self.show)
+
+    def show(self, report: Any) -> None:  # type: ignore[override]
+        self.report = report
+        judges = sorted({j for r in report.reviewers for j in r.with_judges})
+        self.people.columns = [("reviewer", "reviewer"), ("rated", "rated"), ("seconds", "median s"),
+                               ("others", "with the others [95% CI]"),
+                               *[(f"judge:{j}", f"with {j}") for j in judges]]
+        self.people.set_records([{
+            "reviewer": r.reviewer, "rated": r.rated,
+            "seconds": "—" if r.median_seconds is None else f"{r.median_seconds:.1f}",
+            "others": f"{_value(vars(r.with_consensus))} (n={r.with_consensus.n})",
+            **{f"judge:{j}": f"{_value(vars(e))} (n={e.n})" for j, e in r.with_judges.items()}}
+            for r in report.reviewers])
+        self.people_view.resizeColumnsToContents()
+        self.pairs.set_records([{**p, "value": _value(p)} for p in report.pairwise])
+        self.pairs_view.resizeColumnsToContents()
+        alpha = "—" if report.alpha is None else f"{report.alpha:.3f}"
+        self.alpha_label.setText(f"Between reviewers · Krippendorff's α (all): {alpha}")
+        self.queue.set_records([{
+            "where": f"{q['run']} · {q['external_id']}", "what": q["what"] if not q.get("item_key") else
+            f"{q['what']}: {q['item_key']}", "said": ", ".join(f"{w} {s:g}" for w, s in q["ratings"].items()),
+            "comments": " · ".join(f"{w}: {c}" for w, c in q["comments"].items()), "question": q["question"]}
+            for q in report.queue])
+        self.queue_view.resizeColumnsToContents()
+        self.queue_title.setText(f"To adjudicate: {len(report.queue)} (settled: {report.settled})")
+        self.settle_button.setEnabled(bool(report.queue))
+        if not report.reviewers:
+            self.summary.setText(f"No ratings of {report.metric} yet. Rate in Review, or send review packs "
+                                 "(File → Export Review Packs…) and import them back.")
+        else:
+            self.summary.setText(
+                f"{report.metric}: {len(report.reviewers)} reviewer(s); {report.shared_targets} target(s) rated by "
+                f"two or more. Agreement is {report.statistic} with its bootstrap 95% CI. A disagreement of more "
+                "than one point (any, on a scale of three points or fewer) waits for a lead below.")
+
+    def settle(self) -> None:
+        from rageval_desktop.core.review.guidelines import human_rubric
+
+        rows = self.queue_view.selectionModel().selectedRows()
+        if self.report is None or not self.report.queue:
+            return
+        item = self.report.queue[rows[0].row() if rows else 0]
+        dialog = SettleDialog(item, list(human_rubric(self.report.metric).points), self)
+        self.settle_dialog = dialog
+        project, metric = self.window_.project, self.report.metric
+
+        def go() -> None:
+            lead = self.window_.reviewer(ask=True)
+            if not lead:
+                return
+            self.window_.run_task("Recording the consensus", _settle, project, item["row_id"], metric,
+                                  dialog.score.currentData(), dialog.reason.text(), lead, item["item"],
+                                  item.get("item_key"), on_done=lambda _id: self.load())
+
+        dialog.accepted.connect(go)
+        dialog.open()

@@ -1,0 +1,71 @@
+"""The Team page on two reviewers' imported packs: a row per reviewer with agreement and CIs, the pair's kappa and
+alpha, the disagreements queued; a lead settles one with a reason and it leaves the queue. With
+RAGEVAL_SCREENSHOT_DIR set, the page is saved there (the README's picture), light and dark."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from rageval_desktop.core.review import packs, sampling
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.gui.main_window import settings
+from tests.gui.conftest import close_window, open_window
+
+
+def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, demo_file, tmp_path):
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    with Project.open(copy) as p:
+        with p.write("only this team's ratings") as w:     # the demo ships a synthetic reviewer's ratings
+            w.execute("DELETE FROM human_ratings")
+        sample = sampling.create_sample(p, "v2", "correctness", size=20, seed=9)
+        made = packs.export_packs(p, sample.id, ["ann", "bob"], tmp_path / "packs", overlap=2)
+        for info in made:
+            pack = packs.Pack(info.path)
+            for i, row in enumerate(sample.row_ids):
+                truth = i % 5 + 1
+                far = info.reviewer == "bob" and i % 4 == 0      # bob reads every fourth answer very differently
+                score = (truth + 3 - 1) % 5 + 1 if far else truth
+                pack.rate(row, 0, float(score), seconds=3.0 if info.reviewer == "ann" else 6.5,
+                          comment="misses the point" if far else None)
+            packs.import_pack(p, info.path)
+    settings().setValue("reviewer", "lee")
+    w = open_window(qtbot, copy)
+    try:
+        w.resize(1280, 720)
+        w.select_nav("team")
+        view = w.team_view
+        with qtbot.waitSignal(w.read_finished, timeout=20_000):
+            view.sample_box.setCurrentIndex(view.sample_box.findData(sample.id))
+        report = view.report
+        assert [r.reviewer for r in report.reviewers] == ["ann", "bob"]
+        assert view.people.rowCount() == 2 and view.pairs.rowCount() == 1
+        assert view.queue.rowCount() == 5 and "To adjudicate: 5" in view.queue_title.text()
+        assert "misses the point" in view.queue.data(view.queue.index(0, 3))
+        assert "nan" not in view.queue.data(view.queue.index(0, 3))
+        shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
+        if shots:
+            from rageval_desktop.gui.appearance import apply_appearance
+
+            qtbot.wait(100)
+            w.grab().save(str(Path(shots) / "team.png"))
+            settings().setValue("theme", "dark")
+            apply_appearance()
+            qtbot.wait(100)
+            w.grab().save(str(Path(shots) / "team-dark.png"))
+            settings().setValue("theme", "system")
+            apply_appearance()
+        view.queue_view.selectRow(0)
+        view.settle_button.click()
+        dialog = view.settle_dialog
+        dialog.score.setCurrentIndex(dialog.score.findData(2.0))
+        dialog.reason.setText("both missed the second half")
+        with qtbot.waitSignal(w.read_finished, timeout=20_000):
+            dialog.buttons.accepted.emit()
+        assert view.queue.rowCount() == 4 and "settled: 1" in view.queue_title.text()
+        lead = w.project.reader().execute("SELECT lead, score, reason FROM adjudications").fetchall()
+        assert lead == [("lee", 2.0, "both missed the second half")]
+    finally:
+        close_window(qtbot, w)

@@ -38,6 +38,19 @@ def demo_file(tmp_path_factory) -> Path:
     return write_demo_project(tmp_path_factory.mktemp("demo") / "demo.rageval")
 
 
+@pytest.fixture
+def demo(demo_file, tmp_path):
+    """An open copy of the demo project (judged, with a sample and a synthetic reviewer's ratings)."""
+    import shutil
+
+    from rageval_desktop.core.store.project import Project
+
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    with Project.open(copy) as p:
+        yield p
+
+
 def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

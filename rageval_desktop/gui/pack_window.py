@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox
+from PySide6.QtWidgets import QLabel, QMainWindow
 
 from rageval_desktop.gui import workers
 
@@ -63,11 +63,7 @@ class PackWindow(QMainWindow):
         return workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
 
     def show_error(self, message: str, details: str = "") -> None:
-        from PySide6.QtCore import Qt
+        from rageval_desktop.gui.views.common import warn
 
-        box = QMessageBox(QMessageBox.Icon.Warning, "RAGEval Desktop", message, QMessageBox.StandardButton.Ok, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        if details:
-            box.setDetailedText(details)
-        box.open()
+        warn(self, message, details)
         self.last_error = message

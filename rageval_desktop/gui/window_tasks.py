@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
@@ -267,11 +266,9 @@ class WindowTasks:
 
     # --- messages ------------------------------------------------------------------------------
     def show_error(self, message: str, details: str = "") -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, "RAGEval Desktop", message, QMessageBox.StandardButton.Ok, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        if details:
-            box.setDetailedText(details)
-        box.open()
+        from rageval_desktop.gui.views.common import warn
+
+        warn(self, message, details)
         self.last_error = message
 
     def show_shortcuts(self) -> None:

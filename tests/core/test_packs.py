@@ -17,14 +17,6 @@ from rageval_desktop.core.store.project import Project
 TEAM = ["ann", "bob", "cyd"]
 
 
-@pytest.fixture
-def demo(demo_file, tmp_path):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    with Project.open(copy) as p:
-        yield p
-
-
 def dump(project):
     return list(project.reader().iterdump())
 

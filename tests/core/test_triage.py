@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from rageval_desktop.core.errors import RagevalError
@@ -11,15 +9,6 @@ from rageval_desktop.core.metrics.failures import failure_counts
 from rageval_desktop.core.review.disagreements import disagreeing_rows
 from rageval_desktop.core.review.sampling import get_sample, sample_of_rows
 from rageval_desktop.core.review.triage import Filters, describe, golden_source, run_source
-from rageval_desktop.core.store.project import Project
-
-
-@pytest.fixture
-def demo(demo_file, tmp_path):
-    copy = tmp_path / "demo.rageval"
-    shutil.copy(demo_file, copy)
-    with Project.open(copy) as p:
-        yield p
 
 
 def ids(p, **kw):

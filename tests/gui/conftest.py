@@ -66,3 +66,23 @@ def window(qtbot, demo_file, tmp_path):
     w = open_window(qtbot, copy)
     yield w
     close_window(qtbot, w)
+
+
+def save_shots(qtbot, widget, name: str) -> None:
+    """With RAGEVAL_SCREENSHOT_DIR set: `name`.png and `name`-dark.png of the widget, light and dark themes."""
+    import os
+
+    from rageval_desktop.gui.appearance import apply_appearance, settings
+
+    shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
+    if not shots:
+        return
+    qtbot.wait(100)
+    widget.grab().save(str(Path(shots) / f"{name}.png"))
+    before = settings().value("theme", "system")
+    settings().setValue("theme", "dark")
+    apply_appearance()
+    qtbot.wait(100)
+    widget.grab().save(str(Path(shots) / f"{name}-dark.png"))
+    settings().setValue("theme", before)
+    apply_appearance()

@@ -4,9 +4,6 @@ Packs… merges the ratings. With RAGEVAL_SCREENSHOT_DIR set, the pack window is
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from PySide6.QtCore import Qt
 
 from rageval_desktop.core.review.packs import Pack
@@ -14,6 +11,7 @@ from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.pack_window import PackWindow
+from tests.gui.conftest import save_shots
 
 
 def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
@@ -45,18 +43,7 @@ def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
     with qtbot.waitSignal(view.rated, timeout=10_000):
         qtbot.keyClick(view, Qt.Key.Key_U)                 # undo the 2
     assert [(r[2], r[7] is not None) for r in Pack(paths[0]).ratings()] == [(4.0, False), (2.0, True)]
-    shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
-    if shots:
-        from rageval_desktop.gui.appearance import apply_appearance, settings
-
-        qtbot.wait(100)
-        pack_window.grab().save(str(Path(shots) / "review-pack.png"))
-        settings().setValue("theme", "dark")
-        apply_appearance()
-        qtbot.wait(100)
-        pack_window.grab().save(str(Path(shots) / "review-pack-dark.png"))
-        settings().setValue("theme", "system")
-        apply_appearance()
+    save_shots(qtbot, pack_window, "review-pack")
     pack_window.close()
     qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
 

@@ -4,14 +4,12 @@ RAGEVAL_SCREENSHOT_DIR set, the page is saved there (the README's picture), ligh
 
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 
 from rageval_desktop.core.review import packs, sampling
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.main_window import settings
-from tests.gui.conftest import close_window, open_window
+from tests.gui.conftest import close_window, open_window, save_shots
 
 
 def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, demo_file, tmp_path):
@@ -45,18 +43,7 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
         assert view.queue.rowCount() == 5 and "To adjudicate: 5" in view.queue_title.text()
         assert "misses the point" in view.queue.data(view.queue.index(0, 3))
         assert "nan" not in view.queue.data(view.queue.index(0, 3))
-        shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
-        if shots:
-            from rageval_desktop.gui.appearance import apply_appearance
-
-            qtbot.wait(100)
-            w.grab().save(str(Path(shots) / "team.png"))
-            settings().setValue("theme", "dark")
-            apply_appearance()
-            qtbot.wait(100)
-            w.grab().save(str(Path(shots) / "team-dark.png"))
-            settings().setValue("theme", "system")
-            apply_appearance()
+        save_shots(qtbot, w, "team")
         view.queue_view.selectRow(0)
         view.settle_button.click()
         dialog = view.settle_dialog

@@ -109,3 +109,14 @@ class TextDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+
+
+def warn(parent: QWidget, message: str, details: str = "") -> None:
+    """A warning box whose text is shown as characters (never as markup), details behind a button."""
+    from PySide6.QtWidgets import QMessageBox
+
+    box = QMessageBox(QMessageBox.Icon.Warning, "RAGEval Desktop", message, QMessageBox.StandardButton.Ok, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    if details:
+        box.setDetailedText(details)
+    box.open()

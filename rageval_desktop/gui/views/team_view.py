@@ -17,14 +17,13 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.gui.models.records_model import RecordsModel
-from rageval_desktop.gui.views.common import page_frame
+from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
@@ -100,13 +99,13 @@ class TeamView(QWidget):
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(self.summary)
         self.people = RecordsModel([], self)
-        self.people_view = self._table(self.people, "teamReviewers")
+        self.people_view = records_table(self.people, "teamReviewers")
         self.pairs = RecordsModel([("a", "reviewer"), ("b", "reviewer"), ("n", "n shared"), ("value", "κ [95% CI]")],
                                   self)
-        self.pairs_view = self._table(self.pairs, "teamPairs")
+        self.pairs_view = records_table(self.pairs, "teamPairs")
         self.queue = RecordsModel([("where", "row"), ("what", "target"), ("said", "ratings"),
                                    ("comments", "comments"), ("question", "question")], self)
-        self.queue_view = self._table(self.queue, "teamQueue")
+        self.queue_view = records_table(self.queue, "teamQueue")
         self.queue_title = QLabel("To adjudicate")
         self.queue_title.setObjectName("sectionTitle")
         lower = QSplitter()
@@ -133,17 +132,6 @@ class TeamView(QWidget):
         self.metric_box.currentIndexChanged.connect(lambda _i: self.load())
         self.sample_box.currentIndexChanged.connect(lambda _i: self.load())
         self.settle_button.clicked.connect(self.settle)
-
-    @staticmethod
-    def _table(model: RecordsModel, name: str) -> QTableView:
-        view = QTableView()
-        view.setObjectName(name)
-        view.setModel(model)
-        view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        view.verticalHeader().setVisible(False)
-        view.horizontalHeader().setStretchLastSection(True)
-        return view
 
     def refresh(self, runs: list[str] | None = None) -> None:
         from rageval_desktop.core.review.sampling import list_samples

@@ -220,10 +220,7 @@ class WindowTasks:
                                   current)
 
         def go() -> None:
-            sample_id, names, folder, overlap = dialog.values()
-            out = folder / f"sample{sample_id}-{names[0]}.ragevalpack" if len(names) == 1 else folder
-            if len(names) == 1:
-                folder.mkdir(parents=True, exist_ok=True)
+            sample_id, names, folder, overlap = dialog.values()   # core names the files inside the folder
 
             def done(made: list) -> None:
                 self.show_info("Review packs written:\n" + "\n".join(
@@ -231,7 +228,7 @@ class WindowTasks:
                     + "\n\nSend each reviewer their file; import the returned files with File → Import Review "
                       "Packs….")
 
-            self.run_task("Writing review packs", operations.export_packs, self.project, sample_id, names, out,
+            self.run_task("Writing review packs", operations.export_packs, self.project, sample_id, names, folder,
                           overlap, on_done=done)
 
         dialog.accepted.connect(go)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 
+from PySide6.QtCore import Qt
+
 from rageval_desktop.core.review import packs, sampling
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.main_window import settings
@@ -44,7 +46,10 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
         assert "misses the point" in view.queue.data(view.queue.index(0, 3))
         assert "nan" not in view.queue.data(view.queue.index(0, 3))
         save_shots(qtbot, w, "team")
+        view.queue_view.sortByColumn(4, Qt.SortOrder.DescendingOrder)    # sorted by question: not the report's order
         view.queue_view.selectRow(0)
+        chosen = view.queue.record(0)["queued"]["row_id"]
+        assert chosen != view.report.queue[0]["row_id"]      # so the test tells a table row from a report index
         view.settle_button.click()
         dialog = view.settle_dialog
         dialog.score.setCurrentIndex(dialog.score.findData(2.0))
@@ -52,7 +57,7 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
         with qtbot.waitSignal(w.read_finished, timeout=20_000):
             dialog.buttons.accepted.emit()
         assert view.queue.rowCount() == 4 and "settled: 1" in view.queue_title.text()
-        lead = w.project.reader().execute("SELECT lead, score, reason FROM adjudications").fetchall()
-        assert lead == [("lee", 2.0, "both missed the second half")]
+        lead = w.project.reader().execute("SELECT run_row_id, lead, score, reason FROM adjudications").fetchall()
+        assert lead == [(chosen, "lee", 2.0, "both missed the second half")]
     finally:
         close_window(qtbot, w)

@@ -77,17 +77,17 @@ def human_frame(project: Project, metric: str) -> Any:
     with `target`: a nugget's or citation's text, else the passage rank ("0" for the row)."""
     import pandas as pd
 
-    from rageval_desktop.core.review.targets import unit
+    from rageval_desktop.core.review.targets import BY_TEXT, target_id, unit
 
+    kind = unit(metric)
     humans = pd.read_sql_query(
         "SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score, h.seconds_taken, h.comment "
         "FROM human_ratings h WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id",
         project.reader(), params=(metric,))
-    if unit(metric) in ("nugget", "citation"):
+    if kind in BY_TEXT:
         humans = humans[humans["item_key"].notna() & (humans["passage_rank"] > 0)].copy()
-        humans["target"] = humans["item_key"].astype(str)
-    else:
-        humans["target"] = humans["passage_rank"].astype(str)
+    humans["target"] = [target_id(kind, i, k) for i, k in zip(humans["passage_rank"], humans["item_key"],
+                                                               strict=True)]
     return humans.drop_duplicates(["run_row_id", "target", "reviewer"], keep="last")
 
 
@@ -95,7 +95,7 @@ def judged_frame(project: Project, judge: Judge) -> Any:
     """The judge's ok verdicts on rated rows, one per target (same `target` as `human_frame`)."""
     import pandas as pd
 
-    from rageval_desktop.core.review.targets import sub_key, unit
+    from rageval_desktop.core.review.targets import BY_TEXT, sub_key, unit
 
     kind = unit(judge.metric)
     judged = pd.read_sql_query(
@@ -104,7 +104,7 @@ def judged_frame(project: Project, judge: Judge) -> Any:
         "r.name AS run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
         "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE x.judge_id = ? AND x.status = 'ok' AND x.run_row_id IN "
         "(SELECT run_row_id FROM human_ratings WHERE metric = ?)", project.reader(), params=(judge.id, judge.metric))
-    if kind in ("nugget", "citation"):
+    if kind in BY_TEXT:
         judged = judged[judged["passage_rank"] > 0].copy()
         judged["target"] = [sub_key(kind, r, d) for r, d in zip(judged["rationale"], judged["detail"], strict=True)]
         judged = judged[judged["target"].notna()]
@@ -115,10 +115,10 @@ def judged_frame(project: Project, judge: Judge) -> Any:
 
 def settled(project: Project, metric: str) -> dict[tuple[int, str], float]:
     """(row, target) -> the score a lead set where reviewers disagreed (the latest standing adjudication)."""
-    from rageval_desktop.core.review.targets import unit
+    from rageval_desktop.core.review.targets import target_id, unit
 
-    by_text = unit(metric) in ("nugget", "citation")
-    return {(row, str(key) if by_text else str(item)): score for row, item, key, score in project.reader().execute(
+    kind = unit(metric)
+    return {(row, target_id(kind, item, key)): score for row, item, key, score in project.reader().execute(
         "SELECT run_row_id, item, item_key, score FROM adjudications WHERE metric = ? AND withdrawn_at IS NULL "
         "ORDER BY id", (metric,))}
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.core.review.guidelines import human_rubric
-from rageval_desktop.core.review.targets import sub_key, unit
+from rageval_desktop.core.review.targets import BY_TEXT, sub_key, unit
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import JudgmentView, RowDetail
 
@@ -31,7 +31,7 @@ def revealed(mine: float | None, rated: bool) -> bool:
 
 
 def _same_target(j: JudgmentView, kind: str, item: int, key: str | None) -> bool:
-    if kind in ("nugget", "citation"):
+    if kind in BY_TEXT:
         return j.passage_rank > 0 and sub_key(kind, j.rationale, j.detail) == key
     return j.passage_rank == item
 
@@ -42,8 +42,7 @@ def side_by_side(detail: RowDetail, metric: str, mine: float | None, *, skipped:
     target: the row, the passage, or the nugget or citation of the same text (retired judges marked, errors
     named). On a support scale the labels are named too: 'you 0.5 partial_support · nug 1 support'."""
     kind = unit(metric)
-    named = kind in ("nugget", "citation")
-    labels = {p.score: p.label for p in human_rubric(metric).points} if named else {}
+    labels = {p.score: p.label for p in human_rubric(metric).points} if kind in BY_TEXT else {}
 
     def value(score: float) -> str:
         return f"{score:.3g}" + (f" {labels[score]}" if score in labels else "")

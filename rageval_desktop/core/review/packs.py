@@ -132,8 +132,8 @@ def _safe_name(name: str) -> str:
 
 
 def pack_paths(out: Path, sample_id: int, reviewers: Sequence[str]) -> dict[str, Path]:
-    """One reviewer and a file name: that file. Otherwise `out` is a folder, one `sample<S>-<name>.ragevalpack`
-    per reviewer."""
+    """One reviewer and a file name: that file. Otherwise `out` is a folder (made if missing), one
+    `sample<S>-<name>.ragevalpack` per reviewer."""
     if len(reviewers) == 1 and out.suffix == SUFFIX:
         return {reviewers[0]: out}
     if out.suffix == SUFFIX:
@@ -152,12 +152,11 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
     for path in paths.values():
         if path.exists():
             raise RagevalError(f"{path}: already exists (it may hold a reviewer's ratings); choose another name")
-    folder = {p.parent for p in paths.values()}
-    for parent in folder:
-        if not parent.exists():
-            if len(reviewers) == 1:
-                raise RagevalError(f"{parent}: no such folder")
-            parent.mkdir(parents=True)
+    if Path(out).suffix == SUFFIX:
+        if not Path(out).parent.exists():
+            raise RagevalError(f"{Path(out).parent}: no such folder")
+    else:
+        Path(out).mkdir(parents=True, exist_ok=True)
     made: list[tuple[PackInfo, str]] = []
     with project.write("export review packs", changed=("review",)) as conn:
         pid = project_uuid(project, conn)
@@ -262,6 +261,7 @@ class Pack:
                 self.meta = dict(conn.execute("SELECT key, value FROM pack_meta"))
                 self.targets = conn.execute("SELECT position, run_row_id, item, item_key FROM pack_targets "
                                             "ORDER BY position").fetchall()
+                self._where = {(r, i): (p, k) for p, r, i, k in self.targets}   # (row, item) -> (position, key)
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
@@ -325,20 +325,15 @@ class Pack:
                          gold_answer=gold_answer, gold_chunk_ids=gold, slice_tag=slice_tag, passages=passages,
                          facts={"golden row": gid or "unlinked"})
 
-    def _position(self, row_id: int, item: int) -> int:
-        for position, r, i, _ in self.targets:
-            if (r, i) == (row_id, item):
-                return position
-        raise RagevalError(f"row {row_id} (item {item}) is not in this pack")
-
     def rate(self, row_id: int, item: int, score: float | None, *, skipped: bool = False,
              comment: str | None = None, seconds: float | None = None) -> Rating:
         if not skipped:
             if score is None:
                 raise RagevalError("a rating needs a score (or skip the row)")
             score = check_score(self.metric, score)
-        position = self._position(row_id, item)
-        key = next(k for p, _, _, k in self.targets if p == position)
+        if (row_id, item) not in self._where:
+            raise RagevalError(f"row {row_id} (item {item}) is not in this pack")
+        position, key = self._where[row_id, item]
         conn = self._connect()
         try:
             cur = conn.execute("INSERT INTO pack_ratings (position, score, skipped, comment, seconds_taken, "

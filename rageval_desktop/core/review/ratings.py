@@ -46,15 +46,16 @@ def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: f
          skipped: bool = False, item: int = 0, item_key: str | None = None) -> Rating:
     """One rating of a target: the row (item 0), a passage (item = its rank), a nugget or a citation (item = its
     number, item_key = its text)."""
-    from rageval_desktop.core.review.targets import unit
+    from rageval_desktop.core.review.targets import BY_TEXT, unit
 
     if not reviewer.strip():
         raise RagevalError("ratings need a reviewer name (set it in the preferences)")
     kind = unit(metric)
-    if (kind == "row") != (item == 0) or (kind in ("nugget", "citation") and not item_key):
-        raise RagevalError(f"{metric} is rated per {kind}: " + ("rate the row (item 0)" if kind == "row" else
-                                                                 f"name the {kind} (item >= 1"
-                                                                 + (" and its text)" if kind != "passage" else ")")))
+    if kind == "row" and item != 0:
+        raise RagevalError(f"{metric} is rated per row: rate the row (item 0), not item {item}")
+    if kind != "row" and (item < 1 or (kind in BY_TEXT and not item_key)):
+        raise RagevalError(f"{metric} is rated per {kind}: name the {kind} (its number"
+                           + (" and its text)" if kind in BY_TEXT else ")"))
     if not skipped:
         if score is None:
             raise RagevalError("a rating needs a score (or skip the row)")
@@ -162,7 +163,7 @@ def _target(conn: Any, c: Any, r: dict, i: int, metric: str, row_id: int, seen: 
             raise c.fail(f"{metric} is rated per row: leave passage_rank empty (or 0), got {rank}", i,
                          "passage_rank")
         return 0, None
-    if kind in ("nugget", "citation"):
+    if kind in targets.BY_TEXT:
         if (metric, row_id) not in seen:       # one query per row, not per rating
             seen[metric, row_id] = targets.candidates(conn, metric, row_ids=[row_id])
         listed = seen[metric, row_id]

@@ -119,7 +119,7 @@ MAX_CHOSEN = 500   # rows in a sample made from a listing
 
 def _nothing_to_rate(run: str, metric: str) -> str:
     kind = targets.unit(metric)
-    if kind in ("nugget", "citation"):
+    if kind in targets.BY_TEXT:
         return (f"run '{run}' has no {kind}s judged for {metric} yet: run a {metric} judge on it first (the "
                 f"{kind}s to rate are the ones a judge judged)")
     return f"run '{run}' has nothing to rate for {metric}"

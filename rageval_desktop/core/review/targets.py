@@ -21,6 +21,7 @@ from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.core.metrics import citations
 
 DEFAULT_PASSAGES = 5   # a run no judge has graded yet: the top passages (an LLM judge's default k)
+BY_TEXT = ("nugget", "citation")   # units identified by their text (`key`), not by their number
 
 
 def unit(metric: str) -> str:
@@ -35,6 +36,12 @@ def text_key(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def target_id(kind: str, item: int, key: str | None) -> str:
+    """What identifies a rated target within its row, across re-judging: the text for nuggets and citations,
+    else the passage rank ("0" for the row). Agreement and adjudications match ratings and judgments on it."""
+    return str(key) if kind in BY_TEXT else str(item)
+
+
 def sub_key(metric_unit: str, rationale: str | None, detail: str | dict | None) -> str | None:
     """The key of a judge's sub-judgment (a nugget's or a citation pair's own judgment)."""
     if isinstance(detail, str):
@@ -46,7 +53,7 @@ def sub_key(metric_unit: str, rationale: str | None, detail: str | dict | None) 
         text = detail.get("text") if isinstance(detail, dict) else None
         return text_key(text) if text else None
     if metric_unit == "citation":
-        return " ".join(rationale.split()) if rationale else None
+        return text_key(rationale) if rationale else None
     return None
 
 
@@ -77,13 +84,13 @@ def candidates(conn: Any, metric: str, *, run_id: int | None = None,
                 out[r].scores.append(score)
         return list(out.values())
     judged = conn.execute(
-        f"SELECT x.run_row_id, x.passage_rank, x.rationale, x.detail, x.score, x.status, j.status, j.id "
+        f"SELECT x.run_row_id, x.passage_rank, x.rationale, x.detail, x.score, x.status, j.status "
         f"FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows rr ON rr.id = x.run_row_id "
         f"WHERE {where} AND j.metric = ? AND x.passage_rank >= 1 ORDER BY x.run_row_id, j.id, x.passage_rank",
         (*params, metric)).fetchall()
     found: dict[tuple[int, Any], Candidate] = {}
     numbers: dict[int, int] = {}
-    for row, rank, rationale, detail, score, status, judge_status, _ in judged:
+    for row, rank, rationale, detail, score, status, judge_status in judged:
         key = None if kind == "passage" else sub_key(kind, rationale, detail)
         if kind != "passage" and key is None:
             continue

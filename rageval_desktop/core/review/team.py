@@ -18,7 +18,6 @@ from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review.agreement import (
     _finite,
     _human_ceiling,
-    consensus,
     human_frame,
     judged_frame,
     scale,
@@ -27,6 +26,7 @@ from rageval_desktop.core.review.agreement import (
 )
 from rageval_desktop.core.review.ratings import check_score
 from rageval_desktop.core.review.settings import policy
+from rageval_desktop.core.review.targets import BY_TEXT, unit
 from rageval_desktop.core.store.project import Project, utcnow
 
 MAX_QUEUE = 500
@@ -123,47 +123,33 @@ def team_report(project: Project, metric: str, sample_id: int | None = None) -> 
             both = ra.merge(rb, on=["run_row_id", "target"], suffixes=("_a", "_b"))
             est = _estimate(name, both["point_a"].to_numpy(np.int64), both["point_b"].to_numpy(np.int64), k)
             pairwise.append({"a": a, "b": b, "n": est.n, "value": est.value, "ci": est.ci})
-    counts = latest.groupby(["run_row_id", "target"])["reviewer"].nunique()
+    kind = unit(metric)
     lead = settled(project, metric)
-    spread = latest.groupby(["run_row_id", "target"])["point"].agg(lambda p: int(p.max() - p.min()))
-    limit = _spread_limit(k)
-    queue = []
-    for (row, target), width in spread.items():
+    limit, step = _spread_limit(k), (labels[1] - labels[0] if k > 1 else 1.0)
+    queue, shared, done = [], 0, 0
+    for (row, target), rated in latest.groupby(["run_row_id", "target"], sort=False):
+        if (row, target) in lead:
+            done += 1
+        if rated["reviewer"].nunique() < 2:
+            continue
+        shared += 1
+        width = int(rated["point"].max() - rated["point"].min())
         if width > limit and (row, target) not in lead:
-            rated = latest[(latest["run_row_id"] == row) & (latest["target"] == target)]
-            queue.append({"row_id": int(row), "target": target, "spread": width * _step(labels),
-                          "ratings": {r: float(s) for r, s in zip(rated["reviewer"], rated["score"], strict=True)},
+            queue.append({"row_id": int(row), "target": target, "spread": width * step,
+                          "item": int(rated["passage_rank"].iloc[-1]),
+                          "item_key": target if kind in BY_TEXT else None,
+                          "what": {"row": "row", "passage": f"passage {target}"}.get(kind, kind),
+                          "ratings": {r: float(v) for r, v in zip(rated["reviewer"], rated["score"], strict=True)},
                           "comments": {r: c for r, c in zip(rated["reviewer"], rated["comment"], strict=True)
                                        if isinstance(c, str) and c.strip()}})
     queue.sort(key=lambda q: (-q["spread"], q["row_id"]))
-    _describe_queue(project, metric, queue[:MAX_QUEUE])
-    return TeamReport(metric, name, labels, out, pairwise, _human_ceiling(latest, labels), int((counts >= 2).sum()),
-                      queue[:MAX_QUEUE], sum(1 for key in lead if key in spread.index))
-
-
-def _step(labels: list[float]) -> float:
-    return labels[1] - labels[0] if len(labels) > 1 else 1.0
-
-
-def _describe_queue(project: Project, metric: str, queue: list[dict[str, Any]]) -> None:
-    """The row's run, id and question, and the item (a nugget's or citation's text, a passage's rank)."""
-    from rageval_desktop.core.review.targets import unit
-
-    kind = unit(metric)
+    queue = queue[:MAX_QUEUE]
     conn = project.reader()
-    for q in queue:
-        run, ext, question = conn.execute("SELECT r.name, rr.external_id, rr.question FROM run_rows rr JOIN runs r "
-                                          "ON r.id = rr.run_id WHERE rr.id = ?", (q["row_id"],)).fetchone()
-        item = 0
-        if kind == "passage":
-            item = int(q["target"])
-        elif kind in ("nugget", "citation"):
-            found = conn.execute("SELECT passage_rank FROM human_ratings WHERE run_row_id = ? AND metric = ? AND "
-                                 "item_key = ? ORDER BY id DESC LIMIT 1", (q["row_id"], metric, q["target"])).fetchone()
-            item = found[0] if found else 0
-        q.update(run=run, external_id=ext, question=question, item=item,
-                 item_key=q["target"] if kind in ("nugget", "citation") else None,
-                 what=f"{kind} {q['target'] if kind == 'passage' else ''}".strip() if kind != "row" else "row")
+    for q in queue:   # the row's run, id and question, for people
+        q["run"], q["external_id"], q["question"] = conn.execute(
+            "SELECT r.name, rr.external_id, rr.question FROM run_rows rr JOIN runs r ON r.id = rr.run_id "
+            "WHERE rr.id = ?", (q["row_id"],)).fetchone()
+    return TeamReport(metric, name, labels, out, pairwise, _human_ceiling(latest, labels), shared, queue, done)
 
 
 def adjudicate(project: Project, row_id: int, metric: str, score: float, reason: str, lead: str, *, item: int = 0,
@@ -196,4 +182,4 @@ def withdraw_adjudication(project: Project, adjudication_id: int) -> None:
         project.audit(w, "undo adjudication", "adjudication", str(adjudication_id))
 
 
-__all__ = ["TeamReport", "adjudicate", "consensus", "team_report", "withdraw_adjudication"]
+__all__ = ["TeamReport", "adjudicate", "team_report", "withdraw_adjudication"]

@@ -248,13 +248,18 @@ class ReviewView(QWidget):
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
         self._scale_metric: str | None = None
-        self.pack_mode = False     # rating a review pack: no judges to reveal, no samples to draw
 
     def _act(self, what: Any) -> None:
         """A card button does what its key does, under the same guards, and gives the keyboard back."""
         if not self.saving and self.sample is not None:
             what()
         self.setFocus()
+
+    @property
+    def pack_mode(self) -> bool:
+        """Rating a review pack: no judges to reveal, no samples to draw (the source says so)."""
+        source = self.source()
+        return source is not None and not source.can_sample
 
     def source(self) -> Any:
         """Where samples and ratings live: the project, or the review pack this window opened."""
@@ -302,8 +307,7 @@ class ReviewView(QWidget):
                   self.prompt_button):
             self.top.bar.set_shown(w, sampling)
         self.guide.edit_button.setVisible(sampling)
-        self.pack_mode = not sampling
-        if self.pack_mode:
+        if not sampling:
             self.guide.text.setPlaceholderText("No guidelines came with this pack.")
         keep = self.sample_box.currentData()
         self.run_box.clear()

@@ -177,8 +177,8 @@ class TeamView(QWidget):
         self.queue.set_records([{
             "where": f"{q['run']} · {q['external_id']}", "what": q["what"] if not q.get("item_key") else
             f"{q['what']}: {q['item_key']}", "said": ", ".join(f"{w} {s:g}" for w, s in q["ratings"].items()),
-            "comments": " · ".join(f"{w}: {c}" for w, c in q["comments"].items()), "question": q["question"]}
-            for q in report.queue])
+            "comments": " · ".join(f"{w}: {c}" for w, c in q["comments"].items()), "question": q["question"],
+            "queued": q} for q in report.queue])
         self.queue_view.resizeColumnsToContents()
         self.queue_title.setText(f"To adjudicate: {len(report.queue)} (settled: {report.settled})")
         self.settle_button.setEnabled(bool(report.queue))
@@ -197,7 +197,7 @@ class TeamView(QWidget):
         rows = self.queue_view.selectionModel().selectedRows()
         if self.report is None or not self.report.queue:
             return
-        item = self.report.queue[rows[0].row() if rows else 0]
+        item = self.queue.record(rows[0].row() if rows else 0)["queued"]   # the table may be sorted
         dialog = SettleDialog(item, list(human_rubric(self.report.metric).points), self)
         self.settle_dialog = dialog
         project, metric = self.window_.project, self.report.metric

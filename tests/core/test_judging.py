@@ -254,6 +254,32 @@ def test_aimd_finds_a_concurrency_cap(proj):
     assert server.rejected < 20
 
 
+def test_rate_limits_have_their_own_budget_and_cost_retries_not_rows(proj):
+    """A 429 is flow control: rejected more times than `max_retries` (3) a row is still judged; a server that never
+    admits a call still ends the row, as a rate_limit error, after RATE_LIMIT_RETRIES. (Was: under AIMD at 12 in
+    flight against a server admitting 4, an unlucky row hit its 4th 429 and the job lost it.)"""
+    from rageval_desktop.core.judges.llm import RATE_LIMIT_RETRIES
+
+    tries: dict[str, int] = {}
+
+    def script(body: dict, n: int) -> Reply:
+        q = question_of(body)
+        tries[q] = tries.get(q, 0) + 1
+        refused = Reply(status=429, headers={"Retry-After": "0"},
+                        error={"message": "slow down", "type": "rate_limit", "code": "rate_limit_exceeded"})
+        if q == "Question number 1?" and tries[q] <= 6:
+            return refused
+        if q == "Question number 2?":
+            return refused
+        return Reply(default_content(body["messages"][0]["content"] + body["messages"][-1]["content"]))
+
+    with FakeOpenAI(script) as server:
+        llm_judge(proj, server)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert (stats.ok, stats.errors, stats.errors_by_kind) == (19, 1, {"rate_limit": 1})
+    assert tries["Question number 1?"] == 7 and tries["Question number 2?"] == RATE_LIMIT_RETRIES + 1
+
+
 def test_lexical_and_passage_level_judges(proj):
     add_judge(proj, "f1", "correctness", "lexical")
     add_judge(proj, "rouge", "correctness_binary", "lexical", params={"measure": "rougeL", "threshold": 0.5})

@@ -138,16 +138,22 @@ def backoff_seconds(failure: CallFailed, attempt: int) -> float:
     return min(30.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
+# A 429 is flow control, not a failure of the request: the adaptive limiter halves the calls in flight and the call
+# waits its turn again. So rate-limit rejections have their own, larger budget than other errors (`retries`): a
+# server that admits fewer calls than asked costs retries, never rows; one that never admits any still ends.
+RATE_LIMIT_RETRIES = 20
+
+
 async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
                             params: dict[str, Any], timeout: float, retries: int, *, stopping: Any,
                             ticket: int | None = None, on_call: Any = None) -> tuple[Reply, int]:
     """(reply, attempts). Takes a limiter slot for each attempt (or starts with the slot `ticket` the caller
     already holds) and always gives it back — also when the task is cancelled. Raises CallFailed (with
-    `.attempts`) when the failure is fatal, not worth retrying, or retries ran out; Stopped when `stopping()`
-    says the caller is winding down."""
+    `.attempts`) when the failure is fatal, not worth retrying, or its budget ran out (`retries` for errors,
+    RATE_LIMIT_RETRIES for rate limits); Stopped when `stopping()` says the caller is winding down."""
     import asyncio
 
-    attempt = 0
+    attempt = overloads = 0
     while True:
         if ticket is None:
             ticket = await limiter.acquire()
@@ -167,7 +173,10 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
             await limiter.release("overload" if failure.kind == "rate_limit" else
                                   "timeout" if failure.kind == "timeout" else "other", ticket)
             ticket = None
-            if failure.fatal or not failure.retryable or attempt > retries:
+            overloads += failure.kind == "rate_limit"
+            budget_spent = (overloads > max(retries, RATE_LIMIT_RETRIES) if failure.kind == "rate_limit"
+                            else attempt - overloads > retries)
+            if failure.fatal or not failure.retryable or budget_spent:
                 failure.attempts = attempt  # type: ignore[attr-defined]
                 raise
             await asyncio.sleep(backoff_seconds(failure, attempt))

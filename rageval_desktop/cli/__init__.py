@@ -204,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--run", required=True)
     p.add_argument("--k", help="cut-offs for recall/precision/nDCG (default 5,10,50)")
+    p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
+                   help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice)")
     p.add_argument("--json", action="store_true")
 
     p = command("compare", cmd_compare, "per-slice deltas of a candidate run against a baseline (paired 95% CIs)")
@@ -212,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate", required=True)
     p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics; also "
                    "recall@k (share of gold chunks in the top k), precision@k, ndcg@k")
+    p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
+                   help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice)")
     p.add_argument("--json", action="store_true")
 
     p = command("gate", cmd_gate, "exit 1 when any slice regresses by more than N points (for CI)")
@@ -228,6 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "gated)")
     p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics")
     p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
+    p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
+                   help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice)")
     p.add_argument("--json", action="store_true")
 
     p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")

@@ -53,17 +53,23 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table
+    from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table, ppi_lines
 
     with _open(args.project, read_only=True) as project:
         summary = dashboard(project, args.run, _ks(args.k))
-    headers, rows = dashboard_table(summary)
+    summary["estimator"] = args.estimator
+    headers, rows = dashboard_table(summary, args.estimator)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
     lines += ["  ".join(f"{_cell(v):>14}" for v in row) for row in rows]
     lines += ["n: questions (a question answered more than once counts once); with gold: those with gold ids, "
               "which retrieval metrics use.",
               "hit@k: share of questions with any gold chunk in the top k; recall@k: mean share of gold chunks in "
               "the top k. Scores 0-100; --json has every column at full precision."]
+    if args.estimator == "ppi":
+        lines.append("(ppi): the judge mean corrected by the human ratings of the slice's questions (prediction-"
+                     "powered inference; — where a slice has too few ratings). Per slice:")
+        lines += ["  " + line for line in ppi_lines(summary)] or ["  no judge metric of this run is rated by humans "
+                                                                  "yet: rate a sample (rageval sample, rageval rate)"]
     if summary["repeated_questions"]:
         c = summary["slices"]["all"]["consistency"]
         lines.append(f"{summary['repeated_questions']} question(s) were answered more than once in this run (up to "
@@ -87,7 +93,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     with _open(args.project, read_only=True) as project:
         try:
-            result = compare(project, args.baseline, args.candidate, _metric_names(args.metrics))
+            result = compare(project, args.baseline, args.candidate, _metric_names(args.metrics), args.estimator)
         except GateUsageError as exc:
             raise UsageError(str(exc)) from None
     lines = []
@@ -97,6 +103,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         lines.append(f"{name:<16} n={entry['n']:<4} ({entry['n_with_gold']:>4} with gold ids)  " + "  ".join(cells))
     lines.append("delta in points (candidate - baseline) [paired 95% CI]; n: questions both runs answered, repeats "
                  "averaged; retrieval metrics use those with gold ids")
+    if args.estimator == "ppi":
+        lines.append("judge metrics rated per row: PPI estimates (each run's judge mean corrected by its ratings)")
+        lines += [f"no corrected estimate: {u['slice']} {u['metric']}: {u['why']}" for u in result["unavailable"]]
     lines += _unsettled_lines(result["unsettled_judges"])
     _print(args, result, "\n".join(lines))
     return EXIT_OK
@@ -109,7 +118,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         try:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
                           max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
-                          require_significant=args.require_significant, min_slice_n=args.min_slice_n)
+                          require_significant=args.require_significant, min_slice_n=args.min_slice_n,
+                          estimator=args.estimator)
         except GateUsageError as exc:
             raise UsageError(str(exc)) from None
     if args.markdown:
@@ -117,7 +127,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     data = {"passed": result.passed, "regressions": result.regressions, "ungated": result.ungated,
             "max_slice_drop": result.max_slice_drop, "max_aggregate_drop": result.max_aggregate_drop,
             "require_significant": result.require_significant, "min_slice_n": result.min_slice_n,
-            "comparison": result.comparison}
+            "estimator": args.estimator, "comparison": result.comparison}
     lines = []
     if result.passed:
         lines.append(f"gate passed: '{args.candidate}' against '{args.baseline}' "
@@ -130,6 +140,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
               file=sys.stderr)
     lines += [f"not gated  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
               f"({drop_text(r)}): {r['why']}" for r in result.ungated]
+    lines += [f"not gated  {u['slice']:<16} {u['metric']:<20} {u['why']}" for u in result.comparison["unavailable"]]
     lines += _unsettled_lines(result.comparison["unsettled_judges"])
     _print(args, data, "\n".join(lines))
     return EXIT_OK if result.passed else EXIT_FAILED

@@ -14,6 +14,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
+from rageval_desktop.core.metrics.ppi import ESTIMATORS, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import mean_ci
@@ -42,7 +43,39 @@ def is_retrieval(metric: str) -> bool:
     return metric.startswith(RETRIEVAL_PREFIXES)
 
 
-def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None) -> dict[str, Any]:
+def corrected(metric: str) -> bool:
+    """Whether the PPI estimator applies to `metric`: a judge metric humans rate per row (correctness,
+    faithfulness…). Retrieval metrics need no correction; the gold-free scores derived from per-item judgments
+    (umbrela_*, nugget_*, citation_*) stay judge means."""
+    from rageval_desktop.core.judges.registry import METRICS
+    from rageval_desktop.core.review.targets import unit
+
+    return metric in METRICS and unit(metric) == "row"
+
+
+def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
+    import numpy as np
+
+    def column(side: str, suffix: str) -> Any:
+        key = (side, f"{m}{suffix}")
+        return part[key].to_numpy(dtype=float) if key in part else np.full(len(part), np.nan)
+
+    def weights(side: str) -> Any | None:
+        w = column(side, "__weight")
+        return None if np.allclose(w[np.isfinite(w)], 1.0) else w
+
+    found = ppi_delta(column("a", ""), column("b", ""), column("a", "__diff"), column("b", "__diff"),
+                      weights("a"), weights("b"))
+    return {**found, "estimator": "ppi"}
+
+
+def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None,
+            estimator: str = "mean") -> dict[str, Any]:
+    """Per slice and metric, candidate - baseline with its 95% CI. With `estimator="ppi"`, the judge metrics
+    humans rate per row are compared as PPI estimates (core.metrics.ppi: each run's judge mean corrected by its
+    own ratings); where a slice has too few ratings its cell is None and `unavailable` says why."""
+    if estimator not in ESTIMATORS:
+        raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(ESTIMATORS)}")
     a, b = load_run(project, baseline), load_run(project, candidate)
     joined, shared = _paired(a, b)
     if shared == 0:
@@ -64,12 +97,21 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
                            "unsettled_judges": _merge_unsettled(a, b, wanted),
                            "counting": "n counts questions both runs answered (repeats averaged first); a "
                                        "retrieval metric's n counts those with gold ids, a judge metric's those "
-                                       "both runs had scored"}
+                                       "both runs had scored",
+                           "estimator": estimator, "unavailable": []}
     groups = [(s, slice_col == s) for s in ordered_slices(joined["a"])] + [(ALL, slice_col == slice_col)]
     for name, mask in groups:
         part = joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
         for m in wanted:
+            if estimator == "ppi" and corrected(m):
+                cell = _ppi_cell(part, m)
+                if cell["delta"] is None:
+                    entry[m] = None
+                    out["unavailable"].append({"slice": name, "metric": m, "why": cell["why"]})
+                else:
+                    entry[m] = cell
+                continue
             before, after = part[("a", m)].astype(float), part[("b", m)].astype(float)
             both = before.notna() & after.notna()
             if is_retrieval(m):
@@ -106,11 +148,18 @@ class GateResult:
 
 def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
          max_aggregate_drop: float | None = None, metrics: list[str] | None = None,
-         require_significant: bool = False, min_slice_n: int = MIN_SLICE_N) -> GateResult:
+         require_significant: bool = False, min_slice_n: int = MIN_SLICE_N, estimator: str = "mean") -> GateResult:
+    """With `estimator="ppi"` a judge metric is gated on its corrected estimates: a slice with too few ratings is
+    reported, not gated; 'all' without enough ratings is a usage error (exit 2), never a silent pass."""
     check_limits(max_slice_drop, max_aggregate_drop, min_slice_n)  # before loading two runs, not after
-    return evaluate_gate(compare(project, baseline, candidate, metrics), max_slice_drop=max_slice_drop,
-                         max_aggregate_drop=max_aggregate_drop, require_significant=require_significant,
-                         min_slice_n=min_slice_n)
+    comparison = compare(project, baseline, candidate, metrics, estimator)
+    blind = [u for u in comparison["unavailable"] if u["slice"] == ALL]
+    if blind:
+        raise GateUsageError("the PPI estimator cannot gate " + "; ".join(
+            f"{u['metric']} ({u['why']})" for u in blind) + ": rate a sample of each run (rageval sample, rageval "
+            "rate) or gate those metrics with --estimator mean")
+    return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
+                         require_significant=require_significant, min_slice_n=min_slice_n)
 
 
 def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_slice_n: int) -> None:
@@ -145,6 +194,9 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
                     "drop": -cell["delta"], "allowed": limit, "ci": cell["ci"], "n": cell["n"],
                     "n_counts": "questions with gold ids" if is_retrieval(m) else "questions scored",
                     "within_noise": low <= 0 <= high, "significant": significant}
+            if cell.get("estimator") == "ppi":
+                drop["n_counts"] = (f"questions scored, corrected by {cell['n_rated'][0]} + {cell['n_rated'][1]} "
+                                    f"rated (PPI)")
             if name != ALL and cell["n"] < min_slice_n:
                 ungated.append({**drop, "why": f"fewer than {min_slice_n} questions: reported, not gated"})
             elif require_significant and not significant:
@@ -161,6 +213,8 @@ def rule_text(result: GateResult) -> str:
             f"slices with fewer than {result.min_slice_n} questions are reported, not gated")
     if result.require_significant:
         text += "; only drops whose 95% CI lies below zero fail"
+    if result.comparison.get("estimator") == "ppi":
+        text += "; judge metrics rated per row are compared as PPI estimates (judge mean corrected by ratings)"
     return text
 
 
@@ -202,6 +256,9 @@ def gate_markdown(result: GateResult) -> str:
             cells.append("—" if not cell else f"{cell['candidate']:.1f} ({cell['delta']:+.1f})")
         lines.append(f"| {md(name)} | {entry['n']} | {entry.get('n_with_gold', '—')} | " + " | ".join(cells) + " |")
     lines += ["", "</details>", ""]
+    if c.get("unavailable"):
+        lines += ["Not gated, too few ratings for a corrected (PPI) estimate:", ""]
+        lines += [f"- {md(u['slice'])} {md(u['metric'])}: {md(u['why'])}" for u in c["unavailable"]] + [""]
     if c.get("retired_judges"):
         names = ", ".join(md(r["judge"]) for r in c["retired_judges"])
         lines.append(f"_Retired judges left out: {names}._")

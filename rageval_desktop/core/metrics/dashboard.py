@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import mean_ci, percentile
 from rageval_desktop.core.store.project import Project
@@ -42,11 +43,23 @@ def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
         out[f"{metric}_coverage"] = float((status == "ok").mean()) if len(rows) else None
         out[f"{metric}_unparsed_rate"] = float((status == "unparsed").mean()) if len(rows) else None
         out[f"{metric}_error_rate"] = float((status == "error").mean()) if len(rows) else None
+        if f"{metric}__diff" in questions:   # rated by humans: the judge mean corrected by the ratings (PPI)
+            out[f"{metric}_ppi"] = ppi_mean(questions[metric], questions[f"{metric}__diff"],
+                                            _weights(questions, metric))
     out["p50_latency_ms"] = percentile(rows["latency_ms"], 50)
     out["p95_latency_ms"] = percentile(rows["latency_ms"], 95)
     cost = rows["cost_usd"].dropna()
     out["cost_per_query"] = float(cost.mean()) if len(cost) else None
     return out
+
+
+def _weights(questions: Any, metric: str) -> Any | None:
+    """The rated questions' inverse-probability weights, or None when all are 1 (a representative sample)."""
+    import numpy as np
+
+    w = questions[f"{metric}__weight"].to_numpy(dtype=float)
+    rated = np.isfinite(w)
+    return None if np.allclose(w[rated], 1.0) else w
 
 
 def ordered_slices(frame: Any) -> list[str]:
@@ -94,7 +107,11 @@ def summarise(data: RunData) -> dict[str, Any]:
             "counting": "n counts questions (a question answered several times counts once, its repeats "
                         "averaged); retrieval metrics use the questions with gold ids (n_with_gold); judge "
                         "metrics the questions scored (<metric>_n); coverage, latency and cost count rows",
-            "scale": "0-100 (latency in ms, cost in USD per query)"}
+            "scale": "0-100 (latency in ms, cost in USD per query)",
+            "rated_metrics": data.rated,
+            "ppi": f"<metric>_ppi: the judge mean corrected by the human ratings of the slice's questions "
+                   f"(prediction-powered inference): estimate, 95% CI, n_rated, effective_n; no estimate with fewer "
+                   f"than {MIN_RATED} rated questions (why says so)"}
 
 
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
@@ -138,12 +155,42 @@ def unscored(project: Project, run_id: int) -> dict[str, dict[str, Any]]:
     return out
 
 
-def dashboard_table(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """The compact table the CLI and reports show: slice x the numbers people scan first."""
+def dashboard_table(summary: dict[str, Any], estimator: str = "mean") -> tuple[list[str], list[list[Any]]]:
+    """The compact table the CLI and reports show: slice x the numbers people scan first. With the `ppi`
+    estimator, the judge metrics rated by humans show their corrected estimate (None where a slice has too few
+    ratings); the others stay judge means."""
     metrics = summary["judge_metrics"]
     headers = ["slice", "n", "with gold", "hit@5", "recall@5", "mrr", *metrics, "p95 latency ms", "cost/query"]
+    if estimator == "ppi":
+        headers = [*headers[:6], *[f"{m} (ppi)" if m in summary.get("rated_metrics", {}) else m for m in metrics],
+                   *headers[6 + len(metrics):]]
     rows = []
+    def value(s: dict[str, Any], m: str) -> Any:
+        return s[f"{m}_ppi"]["estimate"] if estimator == "ppi" and f"{m}_ppi" in s else s.get(m)
+
     for name, s in summary["slices"].items():
         rows.append([name, s["n"], s["n_with_gold"], s.get("hit@5"), s.get("recall@5"), s.get("mrr"),
-                     *[s.get(m) for m in metrics], s.get("p95_latency_ms"), s.get("cost_per_query")])
+                     *[value(s, m) for m in metrics], s.get("p95_latency_ms"), s.get("cost_per_query")])
     return headers, rows
+
+
+def ppi_lines(summary: dict[str, Any]) -> list[str]:
+    """For people: per rated judge metric and slice, the judge mean beside its PPI estimate (display rounding)."""
+    lines = []
+    for metric in summary.get("rated_metrics", {}):
+        for name, s in summary["slices"].items():
+            p = s.get(f"{metric}_ppi")
+            if p is None:
+                continue
+            head = f"{metric:<20} {name:<16} judge {_fmt(p['judge_mean'])}"
+            if p["estimate"] is None:
+                lines.append(f"{head}  corrected: {p['why']}")
+                continue
+            eff = "" if not p["weighted"] else f", effective {p['effective_n']:.1f}"
+            lines.append(f"{head}  corrected {p['estimate']:.1f} [95% CI {p['ci'][0]:.1f}, {p['ci'][1]:.1f}] "
+                         f"from {p['n_rated']} rated question(s){eff}")
+    return lines
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"

@@ -33,6 +33,7 @@ class RunData:
     unsettled: list[dict[str, Any]] = field(default_factory=list)  # judges counted but not (yet) kept by an audit
     ks: tuple[int, ...] = retrieval.DEFAULT_KS
     golden_changed: bool = False
+    rated: dict[str, int] = field(default_factory=dict)           # metric -> rows with a human rating (PPI)
 
 
 def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS) -> RunData:
@@ -73,6 +74,7 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     base["prompt_k"] = [prompt_k.get(r, DEFAULT_PROMPT_K) for r in base.index]
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
     _add_judge_scores(project, data)
+    _add_human(project, data)
     data.unsettled = _unsettled(project, data)
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
     data.golden_changed = bool(fingerprint) and fingerprint != project.golden_fingerprint()
@@ -126,6 +128,33 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
             _add_umbrela(data, group, status)
         elif metric in DERIVED:
             _add_derived(project, data, metric, group, status)
+
+
+def _add_human(project: Project, data: RunData) -> None:
+    """For each judge metric rated per row, the humans' consensus on this run's rated rows on 0-100
+    (`<metric>__human`), its difference from the judges' score (`<metric>__diff`, what PPI averages) and the
+    rating's inverse-probability weight (`<metric>__weight`: 1 for a representative sample). NaN elsewhere."""
+    from rageval_desktop.core.review.agreement import consensus, human_frame
+    from rageval_desktop.core.review.targets import unit
+    from rageval_desktop.core.review.weights import target_weights
+
+    frame = data.frame
+    for metric in list(data.metrics):
+        spec = METRICS.get(metric)
+        if spec is None or unit(metric) != "row":
+            continue
+        latest = human_frame(project, metric)
+        latest = latest[latest["run_row_id"].isin(frame.index)]
+        if latest.empty:
+            continue
+        found = consensus(project, metric, latest).set_index("run_row_id")
+        human = (found["human"] - spec.low) / (spec.high - spec.low) * 100.0
+        weights = target_weights(project, metric, [int(r) for r in found.index])
+        frame[f"{metric}__human"] = human.reindex(frame.index).to_numpy()
+        frame[f"{metric}__diff"] = frame[f"{metric}__human"] - frame[metric]
+        frame[f"{metric}__weight"] = [weights.get(int(r), 1.0) if r in found.index else float("nan")
+                                      for r in frame.index]
+        data.rated[metric] = int(frame[f"{metric}__diff"].notna().sum())
 
 
 DERIVED = {nuggets.SOURCE_METRIC: (nuggets.NAMES, nuggets.scores_from_detail),

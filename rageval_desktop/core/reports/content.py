@@ -77,10 +77,25 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
         "gate": _gate(comparison, max_slice_drop),
         "definitions": {m: definition(m) for m in ("hit@5", "recall@5", "mrr", "ndcg@10")},
         "judge_health": judge_health(project, data.run_id, len(data.frame)),
+        "corrected": corrected_rows(summary),
         "failure_counts": counts,
         "failures": failure_rows(project, run, sample=failures),
         "distributions": distributions(project, [run] if not baseline else [baseline, run], data),
     }
+
+
+def corrected_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per judge metric rated by humans and slice: the judges' mean beside its PPI estimate (core.metrics.ppi),
+    or why there is none. Full precision; the writers round."""
+    out = []
+    for metric in summary.get("rated_metrics", {}):
+        for name, s in summary["slices"].items():
+            p = s.get(f"{metric}_ppi")
+            if p is not None:
+                out.append({"metric": metric, "slice": name, "judge_mean": p["judge_mean"], "estimate": p["estimate"],
+                            "ci": p["ci"], "n_rated": p["n_rated"], "effective_n": p["effective_n"],
+                            "weighted": p["weighted"], "why": p["why"]})
+    return out
 
 
 GOLD_FREE_PREFIXES = ("umbrela_", "nugget_", "citation_")

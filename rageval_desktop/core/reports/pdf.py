@@ -98,6 +98,18 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
             _image(fig, [0.04, 0.03, 0.92, 0.5], plots.delta_chart(c))
             pdf.savefig(fig)
             plt.close(fig)
+        if report.get("corrected"):
+            fig = _page(pdf, "Judge metrics corrected by the human ratings (PPI)",
+                        "The judges' mean plus the mean human - judge difference on the rated questions of the slice, "
+                        "with a 95% CI; fewer than 10 rated questions: no number.")
+            rows = [[c["metric"], c["slice"], _f(c["judge_mean"]),
+                     _f(c["estimate"]) if c["estimate"] is not None else c["why"],
+                     f"[{_f(c['ci'][0])}, {_f(c['ci'][1])}]" if c["ci"] else "—", str(c["n_rated"])]
+                    for c in report["corrected"][:40]]
+            _table(fig, [0.04, 0.10, 0.92, 0.78], ["metric", "slice", "judge mean", "corrected", "95% CI", "rated"],
+                   rows, font=7)
+            pdf.savefig(fig)
+            plt.close(fig)
         fig = _page(pdf, "Judge health and failures")
         rows = [[j["judge"], j["metric"], j["kind"], str(j["model"] or ""), j["status"],
                  *["—" if j[k] is None else f"{j[k] * 100:.0f}%" for k in ("coverage", "unparsed_rate", "error_rate")],

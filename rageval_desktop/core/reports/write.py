@@ -68,6 +68,12 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                     rows.append({"section": "comparison", "run": c["candidate"], "slice": name, "metric": m,
                                  "value": cell["delta"], "ci_low": cell["ci"][0], "ci_high": cell["ci"][1],
                                  "coverage": None, "baseline": c["baseline"], "text": None})
+    for c in report.get("corrected", []):
+        rows.append({"section": "corrected (ppi)", "run": d["run"], "slice": c["slice"], "metric": c["metric"],
+                     "value": c["estimate"], "ci_low": c["ci"][0] if c["ci"] else None,
+                     "ci_high": c["ci"][1] if c["ci"] else None, "coverage": None, "baseline": None,
+                     "text": c["why"] or f"judge mean {fmt(c['judge_mean'])}; {c['n_rated']} rated questions "
+                                        f"(effective {c['effective_n']:.1f})"})
     for j in report["judge_health"]:
         rows.append({"section": "judge_health", "run": d["run"], "slice": "all", "metric": j["metric"],
                      "value": j["coverage"], "ci_low": None, "ci_high": None, "coverage": j["coverage"],
@@ -111,6 +117,14 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
                      + f" | {fmt(s.get('p95_latency_ms'))} | {money(s.get('cost_per_query'))} |")
     lines += ["", "_n: questions (repeats averaged); retrieval metrics use those with gold ids. "
               + "; ".join(_md(t) for t in report["definitions"].values() if t) + "_"]
+    if report.get("corrected"):
+        lines += ["", "### Judge metrics corrected by the human ratings (PPI)", "",
+                  "| metric | slice | judge mean | corrected | 95% CI | rated |", "|---|---|---:|---:|---|---:|"]
+        for c in report["corrected"]:
+            est = fmt(c["estimate"]) if c["estimate"] is not None else _md(c["why"])
+            ci = f"[{fmt(c['ci'][0])}, {fmt(c['ci'][1])}]" if c["ci"] else "—"
+            lines.append(f"| {_md(c['metric'])} | {_md(c['slice'])} | {fmt(c['judge_mean'])} | {est} | {ci} | "
+                         f"{c['n_rated']} |")
     c = report.get("comparison")
     if c:
         lines += ["", f"### Against {_md(c['baseline'])} ({c['shared_questions']} shared questions)", "",

@@ -48,6 +48,8 @@ class Agreement:
     compared_with: str = ""
     human_ceiling: float | None = None
     rule: str = "interval"
+    weighting: str = ""               # how a non-uniform sample's ratings were weighted (empty: not needed)
+    stopping: str = ""                # sequential stopping: can the reviewers stop, or how many more ratings
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -226,10 +228,14 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     h = merged["human"].to_numpy(dtype=np.int64)
     j = merged["judge"].to_numpy(dtype=np.int64)
     n = len(merged)
+    from rageval_desktop.core.review.weights import pair_weights
+
+    w = pair_weights(project, judge.metric, merged)
     matrix = st.confusion(h, j, k) if n else None
-    stats = {name: (_finite(float(st.from_confusion(name, matrix))) if n else None) for name in STATS}
+    weighted = st.confusion(h, j, k, w) if n else None
+    stats = {name: (_finite(float(st.from_confusion(name, weighted))) if n else None) for name in STATS}
     value = stats[deciding]
-    ci = list(st.bootstrap_ci(deciding, h, j, k)) if n >= 2 and value is not None else [None, None]
+    ci = list(st.bootstrap_ci(deciding, h, j, k, weights=w)) if n >= 2 and value is not None else [None, None]
     verdict, needed = decide(value, ci, n, pol)
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
                                  "matrix": matrix.astype(int).tolist() if n else []}
@@ -237,8 +243,9 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     def breakdown(column: str) -> dict[str, Any]:
         out = {}
         for name, idx in sorted(merged.groupby(column).indices.items()):
-            v = _finite(st.statistic(deciding, h[idx], j[idx], k))
-            low, high = st.bootstrap_ci(deciding, h[idx], j[idx], k) if v is not None else (None, None)
+            wi = None if w is None else w[idx]
+            v = _finite(st.statistic(deciding, h[idx], j[idx], k, wi))
+            low, high = st.bootstrap_ci(deciding, h[idx], j[idx], k, weights=wi) if v is not None else (None, None)
             out[name] = {"n": len(idx), "value": v, "ci": [low, high]}
         return out
 
@@ -251,7 +258,39 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      needed=needed, stats=stats, confusion=confusion,
                      per_slice=breakdown("slice") if breakdowns else {},
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
-                     human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule)
+                     human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
+                     weighting=_weighting(w), stopping=stopping(value, ci, n, pol, verdict, needed))
+
+
+def _weighting(w: Any) -> str:
+    """What the audit says about its sample's design (empty when every rating comes from a representative one)."""
+    if w is None:
+        return ""
+    import numpy as np
+
+    eff = float(w.sum() ** 2 / (w ** 2).sum())
+    return (f"weighted: {int((~np.isclose(w, 1.0)).sum())} of {len(w)} rated targets come from a sample drawn with "
+            f"unequal probabilities (disagreement or uncertain first); each counts 1/its inclusion probability, "
+            f"so the statistics estimate what a representative sample would give (effective n {eff:.1f})")
+
+
+def stopping(value: float | None, ci: list[float | None], n: int, pol: RetirementPolicy, verdict: str,
+             needed: int) -> str:
+    """Sequential stopping, in words: whether more ratings could still change the verdict."""
+    low, high = ci if ci else (None, None)
+    if value is None or low is None or high is None:
+        return f"keep rating: no interval yet (at least {max(pol.min_n, 2)} ratings are needed to decide)"
+    side = "above" if low >= pol.threshold else "below" if high < pol.threshold else ""
+    if verdict in ("keep", "retire") and pol.rule == "interval":
+        return (f"you can stop: the 95% CI [{low:.3f}, {high:.3f}] lies entirely {side} {pol.threshold:g}, so more "
+                f"ratings would not change the verdict ({verdict})")
+    if side:
+        return (f"the 95% CI already lies entirely {side} {pol.threshold:g}, but a verdict needs at least "
+                f"{pol.min_n} ratings: rate {pol.min_n - n} more")
+    if verdict in ("keep", "retire"):
+        return f"decided by the point rule on n={n}; the 95% CI still spans {pol.threshold:g}"
+    return (f"keep rating: the 95% CI [{low:.3f}, {high:.3f}] spans {pol.threshold:g}; about {needed} more ratings "
+            f"would likely decide it")
 
 
 def _fmt(value: float | None) -> str:

@@ -18,8 +18,10 @@ from typing import Any
 STATS = ("exact", "within_one", "cohen_kappa", "quadratic_kappa", "spearman", "krippendorff_alpha")
 
 
-def confusion(human: Any, judge: Any, k: int) -> Any:
-    """Confusion matrices of label indices: arrays (..., n) -> counts (..., k, k), as float."""
+def confusion(human: Any, judge: Any, k: int, weights: Any | None = None) -> Any:
+    """Confusion matrices of label indices: arrays (..., n) -> counts (..., k, k), as float. With `weights`
+    (inverse inclusion probabilities, same shape), each pair counts its weight, scaled so that a matrix still
+    sums to n: every statistic then reads it as it reads counts."""
     import numpy as np
 
     human = np.asarray(human, dtype=np.int64)
@@ -28,7 +30,12 @@ def confusion(human: Any, judge: Any, k: int) -> Any:
     batch = int(np.prod(lead)) if lead else 1
     codes = human.reshape(batch, -1) * k + judge.reshape(batch, -1)
     codes = codes + (np.arange(batch) * k * k)[:, None]
-    counts = np.bincount(codes.ravel(), minlength=batch * k * k).astype(float)
+    w = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=float).reshape(batch, -1)
+        w = w * (w.shape[-1] / w.sum(axis=-1, keepdims=True))
+        w = w.ravel()
+    counts = np.bincount(codes.ravel(), weights=w, minlength=batch * k * k).astype(float)
     return counts.reshape(*lead, k, k)
 
 
@@ -77,18 +84,18 @@ def from_confusion(name: str, c: Any) -> Any:
     raise ValueError(f"unknown statistic '{name}'")
 
 
-def statistic(name: str, human: Any, judge: Any, k: int) -> float:
+def statistic(name: str, human: Any, judge: Any, k: int, weights: Any | None = None) -> float:
     """One statistic of paired label indices; NaN when undefined (no pairs, or a single label in use)."""
     if len(human) == 0:
         return float("nan")
-    return float(from_confusion(name, confusion(human, judge, k)))
+    return float(from_confusion(name, confusion(human, judge, k, weights)))
 
 
 def bootstrap_ci(name: str, human: Any, judge: Any, k: int, *, resamples: int = 1000,
-                 seed: int = 11) -> tuple[float | None, float | None]:
-    """Paired percentile-bootstrap 95% CI (scipy.stats.bootstrap resamples the pairs; the statistic is vectorised
-    over resamples). Resamples where the statistic is undefined are left out; when more than half are, there is
-    no interval."""
+                 seed: int = 11, weights: Any | None = None) -> tuple[float | None, float | None]:
+    """Paired percentile-bootstrap 95% CI (scipy.stats.bootstrap resamples the pairs — with their weights, when
+    given; the statistic is vectorised over resamples). Resamples where the statistic is undefined are left out;
+    when more than half are, there is no interval."""
     import numpy as np
     from scipy.stats import bootstrap
 
@@ -97,13 +104,14 @@ def bootstrap_ci(name: str, human: Any, judge: Any, k: int, *, resamples: int = 
     if len(human) < 2:
         return None, None
 
-    def stat(h: Any, j: Any, axis: int = -1) -> Any:
+    def stat(h: Any, j: Any, *w: Any, axis: int = -1) -> Any:
         h, j = np.moveaxis(h, axis, -1), np.moveaxis(j, axis, -1)
-        return from_confusion(name, confusion(h, j, k))
+        return from_confusion(name, confusion(h, j, k, np.moveaxis(w[0], axis, -1) if w else None))
 
+    data = (human, judge) if weights is None else (human, judge, np.asarray(weights, dtype=float))
     with warnings.catch_warnings():  # degenerate resamples are handled below, as the old loop did
         warnings.simplefilter("ignore")
-        res = bootstrap((human, judge), stat, paired=True, vectorized=True, n_resamples=resamples,
+        res = bootstrap(data, stat, paired=True, vectorized=True, n_resamples=resamples,
                         method="percentile", confidence_level=0.95, random_state=np.random.default_rng(seed))
     values = np.asarray(res.bootstrap_distribution, dtype=float)
     values = values[np.isfinite(values)]

@@ -415,6 +415,12 @@ UPDATE nugget_lists SET scope = scope || '/judge:' || judge_id
     WHERE scope LIKE 'run:%' AND scope NOT LIKE '%/judge:%' AND judge_id IS NOT NULL;
 """
 
+# v7: a sample drawn with unequal probabilities (the `disagreement` and `uncertain` modes) keeps each target's
+# inclusion probability, so agreement and PPI can weight its ratings by 1/probability; NULL: a representative draw.
+SCHEMA_V7 = """
+ALTER TABLE review_sample_rows ADD COLUMN inclusion REAL;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -431,6 +437,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "job hosts and leases", SCHEMA_V4),
     Migration(5, "nugget lists, judgment details, hhem judges", SCHEMA_V5, foreign_keys_off=True),
     Migration(6, "review targets: passages, nuggets, citations; nugget lists per judge; review packs", SCHEMA_V6),
+    Migration(7, "inclusion probabilities of review samples", SCHEMA_V7),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -211,16 +211,23 @@ class DashboardView(_Analysis):
         summary, self.baseline, chart, size = result
         self.summary = summary
         metrics = summary["judge_metrics"]
+        rated = [m for m in metrics if m in summary.get("rated_metrics", {})]
         columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"), ("hit@5", "hit@5"),
                    ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
-                   *[(m, m) for m in metrics], *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
+                   *[c for m in metrics for c in [(m, m)] + ([(f"{m}_ppi_value", "corrected")] if m in rated
+                                                              else [])],
+                   *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
                    ("p95_latency_ms", "p95 latency (ms)"), ("cost_per_query", "cost/query ($)")]
         self.model.columns = columns
-        self.model.scored = {"hit@5", "hit@10", "recall@10", "mrr", "ndcg@10", *metrics}
+        self.model.scored = {"hit@5", "hit@10", "recall@10", "mrr", "ndcg@10", *metrics,
+                             *[f"{m}_ppi_value" for m in rated]}
         self.model.header_tips = {**{key: definition(key) or "" for key, _ in columns if definition(key)},
                                   "n": "questions: a question answered more than once counts once (its repeats "
                                        "averaged)",
-                                  "n_with_gold": "questions with gold chunk ids: the n of the retrieval metrics"}
+                                  "n_with_gold": "questions with gold chunk ids: the n of the retrieval metrics",
+                                  **{f"{m}_ppi_value": f"{m} corrected: the judges' mean corrected by the human "
+                                     "ratings of the slice's questions (prediction-powered inference); — where a "
+                                     "slice has too few ratings. Hover a cell for its 95% CI." for m in rated}}
         records = []
         for name, s in summary["slices"].items():
             rec = {"slice": name, **s}
@@ -233,11 +240,24 @@ class DashboardView(_Analysis):
                                         f"{cov * 100:.0f}% scored, {s[f'{m}_unparsed_rate'] * 100:.0f}% unparsed, "
                                         f"{s[f'{m}_error_rate'] * 100:.0f}% errors; judges: "
                                         + ", ".join(summary["judges"].get(m, [])))
+            for m in rated:
+                p = s.get(f"{m}_ppi") or {}
+                rec[f"{m}_ppi_value"] = p.get("estimate")
+                if p.get("estimate") is None:
+                    rec[f"{m}_ppi_value__tip"] = p.get("why") or "not rated"
+                else:
+                    eff = f" (effective {p['effective_n']:.1f}: weighted)" if p["weighted"] else ""
+                    rec[f"{m}_ppi_value__tip"] = (
+                        f"{m} corrected: {p['estimate']:.1f}, 95% CI [{p['ci'][0]:.1f}, {p['ci'][1]:.1f}] from "
+                        f"{p['n_rated']} rated question(s){eff}; the judges' mean is {p['judge_mean']:.1f}")
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
         self.plot.set_chart(chart, size)
         notes = ["Scores on 0–100. Judge metrics: mean of active judges; hover a score for its 95% CI."]
+        if rated:
+            notes.append("'corrected': the judges' mean plus the mean human-minus-judge difference on the rated "
+                         "questions of the slice (PPI), where at least 10 are rated.")
         if self.baseline is not None:
             notes.append(f"The chart shows {self.baseline['run']} (grey) beside {summary['run']}, with 95% CIs; "
                          "click a bar to read its failures.")

@@ -1,0 +1,149 @@
+"""Judge means corrected by the human sample (prediction-powered inference): the estimator, its coverage over
+simulated projects, and a biased judge that moves the raw gate but not the corrected one."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.importers import import_golden, import_run
+from rageval_desktop.core.judges.registry import add_judge
+from rageval_desktop.core.metrics import ppi
+from rageval_desktop.core.metrics.compare import GateUsageError, gate
+from rageval_desktop.core.metrics.dashboard import dashboard
+from rageval_desktop.core.review import ratings
+from rageval_desktop.core.store.project import Project, utcnow
+
+
+def test_over_200_simulated_projects_the_95_ci_covers_the_truth_93_to_97_percent_of_the_time():
+    result = ppi.simulate(200, seed=0)
+    assert 0.93 <= result["coverage"] <= 0.97
+    # the judge is 0.8 points high (on 1-5): the raw mean is off by ~16 points on 0-100 (clipped at 5), PPI is not
+    assert result["raw_mean_error"] > 14
+    assert abs(result["ppi_mean_error"]) < 1.5
+    assert result["raw_within_half_width"] < 0.05
+
+
+def test_too_few_ratings_give_no_number_but_say_why():
+    judge = np.linspace(0, 100, 50)
+    diffs = np.full(50, np.nan)
+    diffs[:9] = 5.0
+    found = ppi.ppi_mean(judge, diffs)
+    assert found["estimate"] is None and found["ci"] is None
+    assert "9 rated question(s), 10 needed" in found["why"]
+    diffs[9] = 5.0
+    assert ppi.ppi_mean(judge, diffs)["estimate"] == pytest.approx(judge.mean() + 5.0)
+
+
+def test_weights_make_a_hajek_mean_and_kish_effective_n():
+    judge = np.zeros(40)
+    diffs = np.full(40, np.nan)
+    diffs[:20] = np.r_[np.full(10, 10.0), np.full(10, 30.0)]
+    weights = np.full(40, np.nan)
+    weights[:20] = np.r_[np.full(10, 3.0), np.full(10, 1.0)]     # the first ten were 3x less likely to be drawn
+    found = ppi.ppi_mean(judge, diffs, weights)
+    assert found["correction"] == pytest.approx((3 * 10 * 10 + 10 * 30) / 40)
+    assert found["effective_n"] == pytest.approx(40 ** 2 / (10 * 9 + 10 * 1))
+    assert found["weighted"]
+    unweighted = ppi.ppi_mean(judge, diffs)
+    assert unweighted["correction"] == pytest.approx(20.0) and unweighted["effective_n"] == 20
+
+
+def build(tmp_path, *, rated_per_slice: int = 20, truth_drop: float = 1.0, rng_seed: int = 3):
+    """Two slices of 60 questions on a 1-5 correctness scale. v1: the judge is right. v2: its adversarial
+    answers are truly `truth_drop` points worse, but they fool the judge, which scores them as v1's."""
+    rng = np.random.default_rng(rng_seed)
+    golden, runs = [], {"v1": [], "v2": []}
+    for tag in ("easy", "adversarial"):
+        for i in range(60):
+            gid = f"{tag}-{i}"
+            golden.append({"id": gid, "question": f"q {gid}?", "gold_answer": "a", "slice_tag": tag,
+                           "gold_chunk_ids": [f"c-{gid}"]})
+            for name in runs:
+                runs[name].append({"id": f"{name}-{gid}", "golden_id": gid, "question": f"q {gid}?", "answer": "a",
+                                   "retrieved": [{"chunk_id": f"c-{gid}", "text": "gold"}]})
+    for name, rows in (("g.jsonl", golden), ("v1.jsonl", runs["v1"]), ("v2.jsonl", runs["v2"])):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = tmp_path / "ppi.rageval"
+    truth: dict[int, float] = {}
+    with Project.create(path) as p:
+        import_golden(p, tmp_path / "g.jsonl", check_duplicates=False)
+        import_run(p, tmp_path / "v1.jsonl", "v1")
+        import_run(p, tmp_path / "v2.jsonl", "v2")
+        judge = add_judge(p, "gpt", "correctness", "llm", model="m", base_url="http://127.0.0.1:9/v1")
+        rows = p.reader().execute("SELECT rr.id, r.name, g.slice_tag FROM run_rows rr JOIN runs r ON r.id = "
+                                  "rr.run_id JOIN golden_rows g ON g.id = rr.golden_id ORDER BY rr.id").fetchall()
+        base = {gid: float(rng.integers(2, 6)) for gid in range(1000)}
+        judged = []
+        for n, (row, run, tag) in enumerate(rows):
+            v1_score = base[n % 120]
+            true = v1_score - truth_drop if run == "v2" and tag == "adversarial" else v1_score
+            truth[row] = max(1.0, true)
+            judged.append((judge.id, row, f"k{row}", "ok", v1_score, utcnow()))
+        with p.write("judgments") as w:
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                          "VALUES (?, ?, ?, ?, ?, ?)", judged)
+        for run in ("v1", "v2"):
+            for tag in ("easy", "adversarial"):
+                mine = [r for r, name, t in rows if name == run and t == tag]
+                for row in rng.choice(mine, rated_per_slice, replace=False):
+                    ratings.rate(p, int(row), "correctness", "ann", truth[int(row)])
+    return str(path), truth, rows
+
+
+def test_a_judge_fooled_on_one_slice_moves_the_raw_mean_not_the_corrected_one(tmp_path, capsys):
+    path, truth, rows = build(tmp_path)
+    with Project.open(path, read_only=True) as p:
+        s = dashboard(p, "v2")["slices"]["adversarial"]
+    true_mean = np.mean([(truth[r] - 1) / 4 * 100 for r, run, tag in rows if run == "v2" and tag == "adversarial"])
+    p_ = s["correctness_ppi"]
+    assert s["correctness"] - true_mean > 20                # the judge's mean is ~25 points high
+    assert p_["ci"][0] <= true_mean <= p_["ci"][1]          # the corrected one covers the truth
+    assert abs(p_["estimate"] - true_mean) < 10
+    assert p_["n_rated"] == 20 and p_["effective_n"] == 20 and p_["n_all"] == 60
+
+    # the raw gate sees nothing; the corrected gate sees the adversarial slice drop
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness"]) == 0
+    capsys.readouterr()
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness",
+                 "--estimator", "ppi", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    failed = {(r["slice"], r["metric"]) for r in out["regressions"]}
+    assert ("adversarial", "correctness") in failed and ("easy", "correctness") not in failed
+    cell = out["comparison"]["slices"]["adversarial"]["correctness"]
+    assert cell["estimator"] == "ppi" and cell["delta"] < -10 and cell["ci"][1] < 0
+
+    assert main(["metrics", path, "--run", "v2", "--estimator", "ppi"]) == 0
+    text = capsys.readouterr().out
+    assert "correctness (ppi)" in text and "from 20 rated question(s)" in text
+
+
+def test_the_ppi_gate_refuses_to_pass_blind_and_reports_thin_slices(tmp_path, capsys):
+    path, _, _ = build(tmp_path, rated_per_slice=4)
+    with Project.open(path, read_only=True) as p, pytest.raises(GateUsageError, match="too few ratings"):
+        gate(p, "v1", "v2", metrics=["correctness"], estimator="ppi")
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness",
+                 "--estimator", "ppi"]) == 2
+    assert "--estimator mean" in capsys.readouterr().err
+    assert main(["metrics", path, "--run", "v2", "--estimator", "ppi", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["slices"]["adversarial"]["correctness_ppi"]
+    assert s["estimate"] is None and "4 rated question(s), 10 needed" in s["why"]
+
+
+def test_reports_show_the_corrected_estimates_beside_the_judge_means(tmp_path):
+    from rageval_desktop.core.reports.write import write_report
+
+    path, _, _ = build(tmp_path)
+    with Project.open(path, read_only=True) as p:
+        write_report(p, "v2", tmp_path / "r.md")
+        write_report(p, "v2", tmp_path / "r.html")
+        write_report(p, "v2", tmp_path / "r.csv")
+        s = dashboard(p, "v2")["slices"]["adversarial"]["correctness_ppi"]
+    md = (tmp_path / "r.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("| correctness | adversarial |"))
+    assert f"{s['judge_mean']:.1f}" in line and f"{s['estimate']:.1f}" in line and "| 20 |" in line
+    assert "Judge metrics corrected by the human ratings" in (tmp_path / "r.html").read_text()
+    assert "corrected (ppi)" in (tmp_path / "r.csv").read_text()

@@ -263,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(nuggets), citation_support (citations)")
     p.add_argument("--size", type=int, default=40, help="how many rows (or passages, nuggets, citations)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mode", choices=["stratified", "disagreement", "uncertain"], default="stratified",
+                   help="stratified: representative (default); disagreement: where judges disagree or sit near the "
+                        "pass mark first; uncertain: nearest the pass mark first (both drawn with unequal "
+                        "probabilities, which agreement and PPI weight back)")
     p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more targets to this sample")
     p.add_argument("--json", action="store_true")
 

@@ -18,15 +18,19 @@ def cmd_sample(args: argparse.Namespace) -> int:
         else:
             if not args.run or not args.metric:
                 raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
-            sample = sampling.create_sample(project, args.run, args.metric, args.size, args.seed)
+            sample = sampling.create_sample(project, args.run, args.metric, args.size, args.seed, args.mode)
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
-            "unit": sample.unit, "row_ids": sample.row_ids}
+            "unit": sample.unit, "mode": sample.mode, "row_ids": sample.row_ids}
     what = "rows"
     if sample.unit != "row":   # what a ratings file names: the row, and the passage's rank or the item's number/text
         data["targets"] = [{"row_id": r, "passage_rank": i, "item": k}
                            for r, i, k in zip(sample.row_ids, sample.items, sample.keys, strict=True)]
         what = f"{sample.unit}s (in {len(set(sample.row_ids))} rows)"
-    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} {what} of {sample.run} to rate for {sample.metric}")
+    text = f"sample {sample.id}: {len(sample.row_ids)} {what} of {sample.run} to rate for {sample.metric}"
+    if sample.mode in ("disagreement", "uncertain"):
+        text += (f" ({sample.mode} first; drawn with unequal probabilities, recorded: agreement and corrected "
+                 f"estimates weight each rating by 1/probability)")
+    _print(args, data, text)
     return EXIT_OK
 
 
@@ -64,7 +68,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
                 "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
                 "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
-                "threshold": r.threshold, "min_n": r.min_n}
+                "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping}
         if args.apply:
             item["action"] = actions[r.judge]
         out.append(item)
@@ -72,6 +76,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         more = f" (about {r.needed} more ratings would likely decide it)" if r.verdict == NEEDS_MORE else ""
         lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
                      + (f"  -> {actions[r.judge]}" if args.apply else ""))
+        if r.n:
+            lines.append(f"{'':<22} {r.stopping}")
+        if r.weighting:
+            lines.append(f"{'':<22} {r.weighting}")
     if results:
         lines.append(f"rule: {RULES[results[0].rule]} ({results[0].threshold:g}; at least {results[0].min_n} "
                      "rated rows)")

@@ -106,6 +106,9 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
     assert (keep["n"], keep["statistic"], keep["verdict"]) == (144, "cohen_kappa", "keep")
     assert (drop["n"], drop["statistic"], drop["verdict"]) == (144, "quadratic_kappa", "retire")
     assert keep["ci"][0] >= 0.7 > drop["ci"][1]
+    # sequential stopping: the selected judge's CI lies wholly on one side of 0.7
+    audit.table.selectRow(list(records).index("answer-recall"))
+    assert "You can stop" in audit.advice.text() and "above 0.7" in audit.advice.text()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("same topic is not the same fact", True))
     audit.table.selectRow(list(records).index("minilm-similarity"))
     with qtbot.waitSignal(window.task_finished, timeout=30_000):

@@ -15,8 +15,14 @@ from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.queries import run_id as find_run
 
-INSERT_ROW = ("INSERT INTO review_sample_rows (sample_id, run_row_id, item, item_key, position, stratum) "
-              "VALUES (?, ?, ?, ?, ?, ?)")
+INSERT_ROW = ("INSERT INTO review_sample_rows (sample_id, run_row_id, item, item_key, position, stratum, inclusion) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?)")
+MODES = {"stratified": "representative: every slice and judge-score band, round robin (the default)",
+         "disagreement": "the targets the judges disagree on, then those near the pass mark, first (as EvalGen "
+                         "orders them); drawn with unequal probabilities, which the statistics undo",
+         "uncertain": "the targets whose judge score sits nearest the pass mark first; drawn with unequal "
+                      "probabilities, which the statistics undo"}
+FLOOR = 0.05   # every target keeps a chance to be drawn: a zero probability could not be weighted back
 
 
 @dataclass
@@ -31,6 +37,7 @@ class Sample:
     row_ids: list[int]
     items: list[int] = field(default_factory=list)
     keys: list[str | None] = field(default_factory=list)
+    mode: str = "stratified"          # MODES, or "chosen" (rows a person picked: not representative)
 
     @property
     def unit(self) -> str:
@@ -75,9 +82,75 @@ def _draw(project: Project, rid: int, metric: str, size: int, rng: Any,
     return _grouped([pool[i] for i, _ in _allocate(strata, size, rng)])
 
 
-def _insert(conn: Any, sample_id: int, start: int, picked: list[tuple[Candidate, str]]) -> None:
-    conn.executemany(INSERT_ROW, [(sample_id, c.row_id, c.item, c.key, start + i, key)
+def _insert(conn: Any, sample_id: int, start: int, picked: list[tuple[Candidate, str]],
+            inclusion: dict[tuple[int, int], float] | None = None) -> None:
+    conn.executemany(INSERT_ROW, [(sample_id, c.row_id, c.item, c.key, start + i, key,
+                                   (inclusion or {}).get((c.row_id, c.item)))
                                   for i, (c, key) in enumerate(picked)])
+
+
+def priority(scores: list[float], metric: str, mode: str) -> float:
+    """How informative a target's rating is likely to be, from the active judges' scores on it: `disagreement`
+    weighs their spread (as a share of the scale) and, half as much, how near their mean is to the pass mark;
+    `uncertain` the nearness alone. Never below FLOOR (an unjudged target too)."""
+    spec = METRICS[metric]
+    if not scores:
+        return FLOOR
+    span = spec.high - spec.low
+    mean = sum(scores) / len(scores)
+    points = sorted(_scale(metric))
+    step = (points[1] - points[0]) if len(points) > 1 else span
+    mark = (spec.pass_mark - step / 2) if spec.pass_mark is not None else spec.low + span / 2
+    near = max(0.0, 1.0 - 2.0 * abs(mean - mark) / span)
+    spread = (max(scores) - min(scores)) / span if len(scores) > 1 else 0.0
+    return FLOOR + (spread + 0.5 * near if mode == "disagreement" else near)
+
+
+def _scale(metric: str) -> list[float]:
+    from rageval_desktop.core.review.agreement import scale
+
+    return scale(metric)
+
+
+def inclusion_probabilities(weights: list[float], size: int) -> list[float]:
+    """Probabilities proportional to `weights` that sum to `size` (at most 1 each: the largest are capped and
+    the rest rescaled until none exceeds 1)."""
+    n = len(weights)
+    if size >= n:
+        return [1.0] * n
+    probs = [0.0] * n
+    capped: set[int] = set()
+    while True:
+        free = [i for i in range(n) if i not in capped]
+        total = sum(weights[i] for i in free)
+        room = size - len(capped)
+        over = [i for i in free if room * weights[i] / total >= 1.0]
+        if not over:
+            for i in free:
+                probs[i] = room * weights[i] / total
+            for i in capped:
+                probs[i] = 1.0
+            return probs
+        capped.update(over)
+
+
+def _draw_weighted(project: Project, rid: int, metric: str, size: int, mode: str, rng: Any,
+                   have: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset()
+                   ) -> tuple[list[tuple[Candidate, str]], dict[tuple[int, int], float]]:
+    """Sequential Poisson sampling (Ohlsson 1998): each target gets an inclusion probability p proportional to its
+    priority, a uniform u, and the `size` smallest u / p are drawn — a fixed-size sample whose probabilities are
+    (very nearly) p, recorded so that ratings can weigh 1/p. The reviewer sees the most informative first.
+    Targets already in the sample (`have`) count towards the size: an extension redraws with the larger size."""
+    pool = _strata(project, rid, metric)
+    pool.sort(key=lambda p: (p[0].row_id, p[0].item))            # a stable order: the seed reproduces the draw
+    weights = [priority(c.scores, metric, mode) for c, _ in pool]
+    probs = inclusion_probabilities(weights, min(len(pool), size + len(have)))
+    keys = rng.random(len(pool)) / [max(p, 1e-12) for p in probs]
+    order = sorted(range(len(pool)), key=lambda i: keys[i])
+    chosen = [i for i in order[: size + len(have)] if (pool[i][0].row_id, pool[i][0].item) not in have][:size]
+    chosen.sort(key=lambda i: -weights[i])
+    inclusion = {(c.row_id, c.item): probs[i] for i, (c, _) in enumerate(pool)}
+    return _grouped([(pool[i][0], f"{pool[i][1]}|{mode}") for i in chosen]), inclusion
 
 
 def _allocate(strata: dict[str, list[int]], size: int, rng: Any) -> list[tuple[int, str]]:
@@ -92,25 +165,36 @@ def _allocate(strata: dict[str, list[int]], size: int, rng: Any) -> list[tuple[i
     return picked
 
 
-def create_sample(project: Project, run: str, metric: str, size: int = 40, seed: int = 0) -> Sample:
+def create_sample(project: Project, run: str, metric: str, size: int = 40, seed: int = 0,
+                  mode: str = "stratified") -> Sample:
+    """A new sample of `size` targets. `mode` (MODES): `stratified` is representative; `disagreement` and
+    `uncertain` put the most informative targets first, draw them with unequal probabilities and record those,
+    so agreement statistics and PPI corrections weight each rating by 1/probability (core.review.weights)."""
     import numpy as np
 
     if metric not in METRICS:
         raise RagevalError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
+    if mode not in MODES:
+        raise RagevalError(f"unknown sampling mode '{mode}'; choose one of {', '.join(MODES)}")
     if size < 1:
         raise RagevalError("a sample needs at least one row")
     rid = find_run(project, run)
-    picked = _draw(project, rid, metric, size, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    inclusion: dict[tuple[int, int], float] | None = None
+    if mode == "stratified":
+        picked = _draw(project, rid, metric, size, rng)
+    else:
+        picked, inclusion = _draw_weighted(project, rid, metric, size, mode, rng)
     if not picked:
         raise RagevalError(_nothing_to_rate(run, metric))
-    params = {"size": size, "unit": targets.unit(metric)}
+    params = {"size": size, "unit": targets.unit(metric), "mode": mode}
     with project.write("create review sample", changed=("review",)) as conn:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
                            "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
         sid = cur.lastrowid
-        _insert(conn, sid, 0, picked)
+        _insert(conn, sid, 0, picked, inclusion)
         project.audit(conn, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(picked),
-                      seed=seed, unit=params["unit"])
+                      seed=seed, unit=params["unit"], mode=mode)
     return get_sample(project, sid)
 
 
@@ -161,6 +245,17 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
 
     sample = get_sample(project, sample_id)
     rid = find_run(project, sample.run)
+    if sample.mode in ("disagreement", "uncertain"):
+        # the same keys (same seed) with the larger size: the sample grows as if drawn at that size at once,
+        # and every target's recorded probability becomes the one of the larger draw
+        picked, inclusion = _draw_weighted(project, rid, sample.metric, more, sample.mode,
+                                           np.random.default_rng(sample.seed), set(sample.targets))
+        with project.write("extend review sample", changed=("review",)) as conn:
+            _insert(conn, sample_id, len(sample.row_ids), picked, inclusion)
+            conn.executemany("UPDATE review_sample_rows SET inclusion = ? WHERE sample_id = ? AND run_row_id = ? "
+                             "AND item = ?", [(p, sample_id, r, i) for (r, i), p in inclusion.items()])
+            project.audit(conn, "extend sample", "review_sample", str(sample_id), added=len(picked))
+        return get_sample(project, sample_id)
     rounds = project.reader().execute("SELECT COUNT(*) FROM audit_log WHERE action = 'extend sample' AND "
                                       "entity_id = ?", (str(sample_id),)).fetchone()[0]
     picked = _draw(project, rid, sample.metric, more, np.random.default_rng([sample.seed, rounds + 1]),
@@ -173,24 +268,31 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
 
 def get_sample(project: Project, sample_id: int) -> Sample:
     conn = project.reader()
-    row = conn.execute("SELECT s.id, r.name, s.metric, s.seed FROM review_samples s JOIN runs r ON r.id = s.run_id "
-                       "WHERE s.id = ?", (sample_id,)).fetchone()
+    row = conn.execute("SELECT s.id, r.name, s.metric, s.seed, s.params FROM review_samples s JOIN runs r ON "
+                       "r.id = s.run_id WHERE s.id = ?", (sample_id,)).fetchone()
     if row is None:
         raise NotFound(f"no review sample {sample_id}")
     found = conn.execute("SELECT run_row_id, item, item_key FROM review_sample_rows WHERE sample_id = ? "
                          "ORDER BY position", (sample_id,)).fetchall()
     return Sample(row[0], row[1], row[2], row[3], [r for r, _, _ in found], [i for _, i, _ in found],
-                  [k for _, _, k in found])
+                  [k for _, _, k in found], mode=_mode(row[4]))
+
+
+def _mode(params: str | None) -> str:
+    try:
+        return str((json.loads(params or "{}") or {}).get("mode") or "stratified")
+    except ValueError:
+        return "stratified"
 
 
 def list_samples(project: Project) -> list[dict[str, Any]]:
     """Every sample: `rows` counts its targets (rows, or passages, nuggets, citations: see `unit`)."""
     return [{"id": i, "run": r, "metric": m, "unit": targets.unit(m) if m in METRICS else "row", "seed": s,
-             "rows": n, "rated": rated, "created_at": c}
-            for i, r, m, s, n, rated, c in project.reader().execute(
+             "rows": n, "rated": rated, "created_at": c, "mode": _mode(params)}
+            for i, r, m, s, n, rated, c, params in project.reader().execute(
                 "SELECT s.id, r.name, s.metric, s.seed, COUNT(sr.run_row_id), "
                 "(SELECT COUNT(DISTINCT h.run_row_id || ':' || h.passage_rank) FROM human_ratings h "
-                " WHERE h.sample_id = s.id AND h.withdrawn_at IS NULL AND h.skipped = 0), s.created_at "
+                " WHERE h.sample_id = s.id AND h.withdrawn_at IS NULL AND h.skipped = 0), s.created_at, s.params "
                 "FROM review_samples s "
                 "JOIN runs r ON r.id = s.run_id LEFT JOIN review_sample_rows sr ON sr.sample_id = s.id "
                 "GROUP BY s.id ORDER BY s.id")]

@@ -86,8 +86,16 @@ class AuditView(QWidget):
         l2.addWidget(self.history_view)
         lower.addWidget(box1)
         lower.addWidget(box2)
+        self.advice = QLabel()
+        self.advice.setObjectName("advice")
+        self.advice.setWordWrap(True)
+        upper = QWidget()
+        lu = QVBoxLayout(upper)
+        lu.setContentsMargins(0, 0, 0, 0)
+        lu.addWidget(self.table, 1)
+        lu.addWidget(self.advice)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
+        split.addWidget(upper)
         split.addWidget(lower)
         split.setSizes([300, 360])
         layout.addWidget(split, 1)
@@ -96,7 +104,7 @@ class AuditView(QWidget):
         self.retire_button.clicked.connect(lambda: self.set_status("retired"))
         self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
         self.rerun_button.clicked.connect(self.run_on_rated)
-        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.table.selectionModel().selectionChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str] | None = None) -> None:
         from rageval_desktop.core.review.settings import policy
@@ -145,6 +153,10 @@ class AuditView(QWidget):
                                     for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *
                                                         len(labels), strict=True)])
         self.confusion_view.resizeColumnsToContents()
+        advice = f"{r.judge}: {r.stopping[0].upper()}{r.stopping[1:]}." if r.stopping else ""
+        if r.weighting:
+            advice += f" {r.weighting[0].upper()}{r.weighting[1:]}."
+        self.advice.setText(advice)
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it
             if v is None:

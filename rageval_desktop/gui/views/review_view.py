@@ -186,11 +186,19 @@ class ReviewView(QWidget):
         self.size_box.setSuffix(" to rate")
         self.size_box.setToolTip("How many targets to draw: rows, or passages, nuggets or citations for the "
                                  "metrics judged per item")
+        self.mode_box = QComboBox()
+        from rageval_desktop.core.review.sampling import MODES
+
+        for mode, what in MODES.items():
+            self.mode_box.addItem(mode, mode)
+            self.mode_box.setItemData(self.mode_box.count() - 1, what, Qt.ItemDataRole.ToolTipRole)
+        self.mode_box.setToolTip("How to draw: stratified (representative), or disagreement / uncertain first — "
+                                 "drawn with unequal probabilities that the audit and corrected estimates weight back")
         self.new_button = QPushButton("&New sample")
         self.extend_button = QPushButton("E&xtend +10")
         self.prompt_button = QPushButton("Judge's &prompt…")
         self.prompt_button.setToolTip("The prompt an LLM judge of this metric receives for this row")
-        for w in (self.run_box, self.metric_box, self.size_box, self.new_button, self.extend_button,
+        for w in (self.run_box, self.metric_box, self.size_box, self.mode_box, self.new_button, self.extend_button,
                   self.prompt_button):
             w.setFocusPolicy(Qt.FocusPolicy.TabFocus)
             top.addWidget(w)
@@ -303,7 +311,7 @@ class ReviewView(QWidget):
     def refresh(self, runs: list[str]) -> None:
         source = self.source()
         sampling = source is None or source.can_sample      # a pack: rate its rows, nothing else
-        for w in (self.run_box, self.metric_box, self.size_box, self.new_button, self.extend_button,
+        for w in (self.run_box, self.metric_box, self.size_box, self.mode_box, self.new_button, self.extend_button,
                   self.prompt_button):
             self.top.bar.set_shown(w, sampling)
         self.guide.edit_button.setVisible(sampling)
@@ -318,7 +326,8 @@ class ReviewView(QWidget):
         self.sample_box.clear()
         for s in (source.samples() if source is not None else []):
             what = "rows" if s["unit"] == "row" else f"{s['unit']}s"
-            self.sample_box.addItem(f"#{s['id']} · {s['run']} · {s['metric']} · {s['rows']} {what}", s["id"])
+            mode = "" if s.get("mode", "stratified") == "stratified" else f" · {s['mode']}"
+            self.sample_box.addItem(f"#{s['id']} · {s['run']} · {s['metric']} · {s['rows']} {what}{mode}", s["id"])
         index = self.sample_box.findData(keep)
         self.sample_box.setCurrentIndex(index if index >= 0 else self.sample_box.count() - 1)
         self.sample_box.blockSignals(False)
@@ -329,9 +338,10 @@ class ReviewView(QWidget):
 
         run, metric = self.run_box.currentData(), self.metric_box.currentData()
         project, size, seed = self.window_.project, self.size_box.value(), int(time.time()) % 100_000
+        mode = self.mode_box.currentData()
         if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
             self.window_.run_task("Drawing a review sample", lambda ctx: create_sample(project, run, metric, size,
-                                                                                       seed=seed),
+                                                                                       seed=seed, mode=mode),
                                   on_done=lambda s: self._select_sample(s.id))
 
     def extend_sample(self) -> None:

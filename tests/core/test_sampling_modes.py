@@ -1,0 +1,121 @@
+"""Review effort where it informs most: disagreement-first samples drawn with recorded unequal probabilities, whose
+ratings the agreement statistics weight back; sequential stopping in words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.judges.registry import add_judge, get_judge
+from rageval_desktop.core.review import agreement, agreement_stats, ratings, sampling, settings
+from rageval_desktop.core.review.sampling import inclusion_probabilities
+from rageval_desktop.core.store.project import utcnow
+from tests.core.test_judging import make_project
+
+N = 200
+
+
+@pytest.fixture
+def split(tmp_path):
+    """Two binary judges on 200 rows. They disagree on 40 rows, where judge A is wrong; where they agree, A is
+    wrong on 8 more. Humans give the truth. A disagreement-first sample over-represents A's mistakes."""
+    p = make_project(tmp_path / "m.rageval", n=N)
+    a = add_judge(p, "a", "correctness_binary", "lexical")
+    b = add_judge(p, "b", "correctness_binary", "lexical")
+    rows = [r[0] for r in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+    rng = np.random.default_rng(7)
+    truth = rng.integers(0, 2, N).astype(float)
+    score_a = truth.copy()
+    score_b = truth.copy()
+    disagree = rng.choice(N, 40, replace=False)
+    score_a[disagree] = 1 - truth[disagree]
+    rest = np.setdiff1d(np.arange(N), disagree)
+    wrong_both = rng.choice(rest, 8, replace=False)
+    score_a[wrong_both] = 1 - truth[wrong_both]
+    score_b[wrong_both] = 1 - truth[wrong_both]
+    with p.write("judgments") as w:
+        for judge, scores in ((a, score_a), (b, score_b)):
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                          "VALUES (?, ?, ?, 'ok', ?, ?)",
+                          [(judge.id, r, f"{judge.name}{r}", float(s), utcnow())
+                           for r, s in zip(rows, scores, strict=True)])
+    settings.set_policy(p, statistic="exact")
+    yield p, dict(zip(rows, truth, strict=True)), dict(zip(rows, score_a, strict=True))
+    p.close()
+
+
+def test_inclusion_probabilities_are_proportional_capped_and_sum_to_the_size():
+    probs = inclusion_probabilities([10.0, 1.0, 1.0, 1.0, 1.0], 2)
+    assert probs[0] == 1.0 and probs[1:] == [0.25] * 4 and sum(probs) == pytest.approx(2)
+    assert inclusion_probabilities([1.0, 2.0], 5) == [1.0, 1.0]
+
+
+def test_a_disagreement_sample_puts_disagreements_first_and_records_its_probabilities(split):
+    p, truth, _ = split
+    sample = sampling.create_sample(p, "v1", "correctness_binary", 50, seed=3, mode="disagreement")
+    assert sample.mode == "disagreement" and len(sample.row_ids) == 50
+    a = {r: s for r, s in p.reader().execute("SELECT run_row_id, score FROM judgments x JOIN judges j ON "
+                                             "j.id = x.judge_id WHERE j.name = 'a'")}
+    b = {r: s for r, s in p.reader().execute("SELECT run_row_id, score FROM judgments x JOIN judges j ON "
+                                             "j.id = x.judge_id WHERE j.name = 'b'")}
+    first = sample.row_ids[:40]
+    assert all(a[r] != b[r] for r in first)          # every disagreement comes first (each drawn with p = 1)
+    probs = dict(p.reader().execute("SELECT run_row_id, inclusion FROM review_sample_rows WHERE sample_id = ?",
+                                    (sample.id,)))
+    assert all(probs[r] == pytest.approx(1.0) for r in first)
+    assert all(0 < probs[r] < 0.2 for r in sample.row_ids[40:])
+    # a representative sample records none
+    plain = sampling.create_sample(p, "v1", "correctness_binary", 50, seed=3)
+    assert {x for (x,) in p.reader().execute("SELECT inclusion FROM review_sample_rows WHERE sample_id = ?",
+                                             (plain.id,))} == {None}
+
+
+def test_weighted_agreement_estimates_the_population_not_the_oversampled_mistakes(split, capsys):
+    p, truth, score_a = split
+    sample = sampling.create_sample(p, "v1", "correctness_binary", 60, seed=5, mode="disagreement")
+    for row in sample.row_ids:
+        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    population = float(np.mean([score_a[r] == truth[r] for r in truth]))        # 152 / 200 = 0.76
+    rated = sample.row_ids
+    unweighted = float(np.mean([score_a[r] == truth[r] for r in rated]))
+    result = agreement.agreement(p, get_judge(p, "a"))
+    assert result.n == 60 and result.statistic == "exact"
+    assert unweighted < 0.5                                   # the sample is mostly A's mistakes
+    assert abs(result.value - population) < 0.08 < abs(unweighted - population)
+    assert result.ci[0] <= population <= result.ci[1]
+    assert "weighted" in result.weighting and "unequal probabilities" in result.weighting
+    # equal weights reproduce the unweighted statistic exactly
+    h = np.array([int(truth[r]) for r in rated])
+    j = np.array([int(score_a[r]) for r in rated])
+    assert agreement_stats.statistic("exact", h, j, 2, np.ones(len(h))) == pytest.approx(unweighted)
+    assert main(["agreement", str(p.path), "--judge", "a"]) == 0
+    assert "weighted:" in capsys.readouterr().out
+
+
+def test_extending_a_weighted_sample_redraws_at_the_larger_size(split):
+    p, _, _ = split
+    sample = sampling.create_sample(p, "v1", "correctness_binary", 50, seed=3, mode="disagreement")
+    grown = sampling.extend_sample(p, sample.id, 20)
+    assert len(grown.row_ids) == 70 and len(set(grown.row_ids)) == 70 and grown.row_ids[:50] == sample.row_ids
+    probs = [x for (x,) in p.reader().execute("SELECT inclusion FROM review_sample_rows WHERE sample_id = ?",
+                                              (sample.id,))]
+    rest = [x for x in probs if x < 1]
+    assert len(probs) == 70 and rest and max(rest) > 0.15      # the others' probabilities grew with the size
+
+
+def test_unknown_mode_is_a_clear_error(split):
+    p, _, _ = split
+    with pytest.raises(Exception, match="unknown sampling mode 'random'"):
+        sampling.create_sample(p, "v1", "correctness_binary", 10, mode="random")
+
+
+@pytest.mark.parametrize("agree, expected", [(30, "you can stop"), (20, "keep rating"), (29, "rate 1 more")])
+def test_sequential_stopping_says_when_more_ratings_would_not_change_the_verdict(split, agree, expected):
+    p, truth, score_a = split
+    rows = [r for r in truth if score_a[r] == truth[r]][:agree]
+    rows += [r for r in truth if score_a[r] != truth[r]][: (30 if agree != 29 else 29) - agree]
+    for row in rows:
+        ratings.rate(p, row, "correctness_binary", "ann", truth[row])
+    result = agreement.agreement(p, get_judge(p, "a"))
+    assert expected in result.stopping

@@ -16,7 +16,7 @@ from rageval_desktop import __version__
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, _Parser
 from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
-from rageval_desktop.cli.judging_cmds import cmd_jobs, cmd_judge, cmd_judges, cmd_prices
+from rageval_desktop.cli.judging_cmds import cmd_align, cmd_jobs, cmd_judge, cmd_judges, cmd_prices
 from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate, cmd_metrics, cmd_report
 from rageval_desktop.cli.project_cmds import (
     cmd_backup,
@@ -304,6 +304,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--metric", required=True)
     p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the targets of this sample")
+    p.add_argument("--json", action="store_true")
+
+    p = command("align", cmd_align, "few-shot examples from the rows a judge got wrong, checked by k-fold "
+                                    "cross-validation on the ratings (--apply creates the aligned judge)")
+    p.add_argument("project")
+    p.add_argument("--judge", required=True, help="an LLM judge rated per row (correctness, faithfulness, …)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--examples", type=int, default=6, help="few-shot examples in the prompt, at most (default 6)")
+    p.add_argument("--seed", type=int, default=0, help="how rated rows are split into folds")
+    p.add_argument("--apply", action="store_true", help="create the aligned judge (a new rubric version)")
+    p.add_argument("--name", help="the aligned judge's name (default: <judge>-aligned)")
     p.add_argument("--json", action="store_true")
 
     p = command("adjudicate", cmd_adjudicate, "set the consensus score of a target reviewers disagree on (a lead)")

@@ -109,3 +109,25 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         raise UsageError(f"job {args.id} is a {job['kind']} job; only judge jobs resume")
     known = set(JobSpec.__dataclass_fields__)
     return _run_job(args, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
+
+
+def cmd_align(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.jobs.context import TaskContext
+    from rageval_desktop.core.judges.align import align, describe
+
+    if args.folds < 2 or args.examples < 1:
+        raise UsageError("--folds is at least 2 and --examples at least 1")
+
+    def progress(done: int, total: int, message: str) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
+
+    with _open(args.project, read_only=not args.apply) as project:
+        try:
+            report = align(project, args.judge, folds=args.folds, examples=args.examples, seed=args.seed,
+                           apply=args.apply, name=args.name, ctx=TaskContext(on_progress=progress, min_interval_s=0.5))
+        except KeyboardInterrupt:
+            print("error: interrupted; nothing was changed", file=sys.stderr)
+            return EXIT_FAILED
+    _print(args, report.as_dict(), describe(report))
+    return EXIT_OK

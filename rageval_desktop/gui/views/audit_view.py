@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QTableView,
@@ -53,7 +54,11 @@ class AuditView(QWidget):
         self.rerun_button = QPushButton("Run on rated &rows")
         self.rerun_button.setToolTip("Judge the rows humans already rated (e.g. with a rewritten rubric) and see "
                                      "its agreement at once, with no new ratings")
-        for b in (self.apply_button, self.rerun_button, self.retire_button, self.reinstate_button):
+        self.align_button = QPushButton("A&lign on ratings…")
+        self.align_button.setToolTip("Few-shot examples from the rows this LLM judge got wrong, checked by 5-fold "
+                                     "cross-validation on the ratings (one call per rated row); creates a new "
+                                     "judge only if you choose to")
+        for b in (self.apply_button, self.rerun_button, self.align_button, self.retire_button, self.reinstate_button):
             top.addWidget(b)
         self.policy = QLabel()
         self.policy.setObjectName("hint")
@@ -104,6 +109,7 @@ class AuditView(QWidget):
         self.retire_button.clicked.connect(lambda: self.set_status("retired"))
         self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
         self.rerun_button.clicked.connect(self.run_on_rated)
+        self.align_button.clicked.connect(self.align)
         self.table.selectionModel().selectionChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str] | None = None) -> None:
@@ -194,6 +200,44 @@ class AuditView(QWidget):
 
         self.window_.job_finished.connect(next_job)
         next_job()
+
+    def align(self) -> None:
+        from rageval_desktop.core.judges.align import align
+
+        r = self.selected()
+        if r is None:
+            return
+        asked = QMessageBox.question(
+            self, f"Align {r.judge}",
+            f"Align '{r.judge}' on the team's ratings?\n\nEach of the {r.n} rated rows is scored once more by the "
+            "judge's endpoint, with examples from the other folds' disagreements (5-fold cross-validation). "
+            "Nothing changes until you create the aligned judge.")
+        if asked != QMessageBox.StandardButton.Yes:
+            return
+        project, judge = self.window_.project, r.judge
+        self.window_.run_task(f"Aligning {judge} on the ratings", lambda ctx: align(project, judge, ctx=ctx),
+                              on_done=self._aligned)
+
+    def _aligned(self, report: Any) -> None:
+        from rageval_desktop.core.judges.align import create_aligned, describe
+
+        box = QMessageBox(self)
+        box.setWindowTitle(f"Align {report.judge}: {report.verdict}")
+        box.setText(f"Cross-validated agreement: {report.verdict}.")
+        box.setInformativeText(describe(report).replace("  nothing changed: add --apply to create the aligned judge",
+                                                        "").strip())
+        create = box.addButton("Create aligned judge", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        create.setToolTip("A new rubric version with examples from every rated disagreement, as a new judge: run "
+                          "it from the Judges view to score runs")
+        box.exec()
+        if box.clickedButton() is create:
+            project, judge = self.window_.project, report.judge
+            self.window_.run_task("Creating the aligned judge",
+                                  lambda ctx: create_aligned(project, judge, checked=report),
+                                  on_done=lambda made: self.window_.statusBar().showMessage(
+                                      f"Created judge {made[0]} with {len(made[1])} examples: run it from the "
+                                      "Judges view", 15_000))
 
     def apply(self) -> None:
         from rageval_desktop.core.review.agreement import apply

@@ -72,3 +72,30 @@ def test_the_reviewing_as_a_team_example_runs_in_order(tmp_path, monkeypatch, ca
     report = json.loads(capsys.readouterr().out)
     assert {r["reviewer"] for r in report["reviewers"]} >= {"ann", "bob"}
     assert report["queue"]                                  # ann and bob are two points apart on most rows
+
+
+def test_the_trusting_the_judges_numbers_example_runs_in_order(tmp_path, monkeypatch, capsys):
+    """The README's sampling, stopping, PPI and align commands, in order, on the demo; the LLM judge talks to the
+    loopback server (its --base-url added), whose judge scores one point high unless the prompt has examples."""
+    from tests.support.fake_openai import FakeOpenAI, Reply
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Trusting the judge's numbers", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
+    assert len(commands) == 8 and commands[-1].startswith("rageval align")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+
+    def responder(body: dict, n: int) -> Reply:
+        shown = "<examples>" in body["messages"][-1]["content"]
+        return Reply("[RESULT] 2" if shown else "[RESULT] 3")
+
+    with FakeOpenAI(responder) as server:
+        for command in commands:
+            argv = shlex.split(command)[1:]
+            if argv[:2] == ["judges", "add"]:
+                argv += ["--base-url", server.url]
+            assert main(argv) == 0, command
+    out = capsys.readouterr().out
+    assert "you can stop" in out and "correctness (ppi)" in out and "gate passed" in out
+    assert '"verdict"' in out and '"before"' in out

@@ -158,10 +158,10 @@ def dashboard_chart(summary: dict, base: dict | None, kind: str, size: tuple[int
 
 
 def compare_with_plot(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
-                      ctx: TaskContext) -> tuple[dict, Chart]:
+                      estimator: str, ctx: TaskContext) -> tuple[dict, Chart]:
     from rageval_desktop.core.metrics.compare import compare
 
-    result = compare(project, baseline, candidate)
+    result = compare(project, baseline, candidate, estimator=estimator)
     return result, compare_chart(result, size, dark, ctx)
 
 

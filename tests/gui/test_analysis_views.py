@@ -74,6 +74,23 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     assert f"{len(cli.regressions)} regression(s)" in view.note.text()
 
 
+def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
+    from rageval_desktop.core.metrics.compare import gate
+
+    open_view(window, qtbot, "compare")
+    view = window.compare_view
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
+        view.corrected.setChecked(True)
+    records = [view.model.record(r) for r in range(view.model.rowCount())]
+    cli = gate(window.project, "v1", "v2", max_slice_drop=2, estimator="ppi")
+    kw = next(r for r in records if r["slice"] == "keyword-heavy")
+    assert kw["correctness"] == cli.comparison["slices"]["keyword-heavy"]["correctness"]["delta"]
+    tip = view.model.index(records.index(kw), view.model.columns.index(("correctness", "Δ correctness"))).data(
+        Qt.ItemDataRole.ToolTipRole)
+    assert "(PPI)" in tip
+    assert f"{len(cli.regressions)} regression(s)" in view.note.text()
+
+
 def test_failure_browser_filters_and_samples(window, qtbot):
     open_view(window, qtbot, "failures")
     view = window.failures_view

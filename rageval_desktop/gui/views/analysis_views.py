@@ -300,7 +300,12 @@ class CompareView(_Analysis):
         self.significant = QCheckBox("Only &significant drops")
         self.significant.setToolTip("Fail only on drops over the limit whose paired 95% CI lies wholly below zero "
                                     "(rageval gate --require-significant)")
-        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.significant):
+        self.corrected = QCheckBox("Co&rrected by ratings")
+        self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
+                                  "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
+                                  "rated questions show —")
+        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.significant,
+                  self.corrected):
             self.top.addWidget(w)
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
@@ -317,6 +322,7 @@ class CompareView(_Analysis):
         self.plot.clicked.connect(lambda s, m: self.window_.open_failures(self.cand_box.currentData(), s, m))
         self.drop.valueChanged.connect(self._verdict)
         self.significant.toggled.connect(self._verdict)
+        self.corrected.toggled.connect(self.compute)
         self.result: dict[str, Any] | None = None
 
     def refresh(self, runs: list[str]) -> None:
@@ -336,8 +342,9 @@ class CompareView(_Analysis):
         a, b = self.base_box.currentData(), self.cand_box.currentData()
         if a and b and self.window_.project is not None:
             size = self.plot.pane_size()
+            estimator = "ppi" if self.corrected.isChecked() else "mean"
             self.window_.run_read("compare", operations.compare_with_plot, self.window_.project, a, b, size, _dark(),
-                                  on_done=lambda result: self.show((*result, size)))
+                                  estimator, on_done=lambda result: self.show((*result, size)))
 
     def redraw(self) -> None:
         if self.result is not None:
@@ -363,9 +370,14 @@ class CompareView(_Analysis):
                 rec[m] = cell["delta"] if cell else None
                 if cell:
                     noise = " — within noise (the CI includes 0)" if cell["ci"][0] <= 0 <= cell["ci"][1] else ""
+                    ppi = (f", corrected by {cell['n_rated'][0]} + {cell['n_rated'][1]} rated questions (PPI)"
+                           if cell.get("estimator") == "ppi" else "")
                     rec[f"{m}__tip"] = (f"{m}: {cell['baseline']:.1f} → {cell['candidate']:.1f}, Δ "
                                         f"{cell['delta']:+.1f}, 95% CI [{cell['ci'][0]:+.1f}, {cell['ci'][1]:+.1f}], "
-                                        f"n={cell['n']}{noise}")
+                                        f"n={cell['n']}{ppi}{noise}")
+            for u in comparison.get("unavailable", []):
+                if u["slice"] == name:
+                    rec[f"{u['metric']}__tip"] = f"{u['metric']}: no corrected estimate — {u['why']}"
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
@@ -381,6 +393,7 @@ class CompareView(_Analysis):
         result = evaluate_gate(self.result, max_slice_drop=limit, require_significant=self.significant.isChecked())
         head = f"{self.result['shared_questions']} shared questions. "
         flag = " --require-significant" if result.require_significant else ""
+        flag += " --estimator ppi" if self.result.get("estimator") == "ppi" else ""
         if not result.passed:
             worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
             text = (head + f"The gate fails (rageval gate --max-slice-drop {limit:g}{flag}): "
@@ -391,6 +404,13 @@ class CompareView(_Analysis):
             text = head + f"The gate passes ({rule_text(result)})."
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit reported, not gated (small slices or noise)."
+        blind = [u for u in self.result.get("unavailable", []) if u["slice"] == "all"]
+        if blind:
+            text = head + ("The corrected gate cannot decide: " + "; ".join(f"{u['metric']} ({u['why']})"
+                                                                            for u in blind) + ".")
+        elif self.result.get("unavailable"):
+            text += (f" {len(self.result['unavailable'])} slice metric(s) have too few ratings for a corrected "
+                     "estimate: not gated.")
         if self.result.get("unsettled_judges"):
             text += " ⚑ Not yet confirmed by humans: " + ", ".join(u["judge"] for u in self.result["unsettled_judges"])
         self.note.setText(text)

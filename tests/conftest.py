@@ -51,6 +51,17 @@ def demo(demo_file, tmp_path):
         yield p
 
 
+def team_packs(project, out: Path, size: int):
+    """Two reviewers' packs (ann, bob, overlap 2) of a new correctness sample of v2, on a demo project whose
+    synthetic reviewer's ratings are removed: (sample, the exported packs)."""
+    from rageval_desktop.core.review import packs, sampling
+
+    with project.write("only this team's ratings") as w:
+        w.execute("DELETE FROM human_ratings")
+    sample = sampling.create_sample(project, "v2", "correctness", size=size, seed=9)
+    return sample, packs.export_packs(project, sample.id, ["ann", "bob"], out, overlap=2)
+
+
 def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

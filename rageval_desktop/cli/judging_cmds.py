@@ -122,12 +122,13 @@ def cmd_align(args: argparse.Namespace) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
 
-    with _open(args.project, read_only=not args.apply) as project:
+    with _open(args.project) as project:     # replies are kept in the request cache
         try:
             report = align(project, args.judge, folds=args.folds, examples=args.examples, seed=args.seed,
                            apply=args.apply, name=args.name, ctx=TaskContext(on_progress=progress, min_interval_s=0.5))
         except KeyboardInterrupt:
             print("error: interrupted; nothing was changed", file=sys.stderr)
             return EXIT_FAILED
-    _print(args, report.as_dict(), describe(report))
+    text = describe(report) + ("" if args.apply else "\n  nothing changed: add --apply to create the aligned judge")
+    _print(args, report.as_dict(), text)
     return EXIT_OK

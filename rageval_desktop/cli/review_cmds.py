@@ -27,7 +27,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
                            for r, i, k in zip(sample.row_ids, sample.items, sample.keys, strict=True)]
         what = f"{sample.unit}s (in {len(set(sample.row_ids))} rows)"
     text = f"sample {sample.id}: {len(sample.row_ids)} {what} of {sample.run} to rate for {sample.metric}"
-    if sample.mode in ("disagreement", "uncertain"):
+    if sample.mode in sampling.WEIGHTED:
         text += (f" ({sample.mode} first; drawn with unequal probabilities, recorded: agreement and corrected "
                  f"estimates weight each rating by 1/probability)")
     _print(args, data, text)

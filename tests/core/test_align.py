@@ -73,6 +73,9 @@ def test_a_judge_one_point_high_improves_and_no_example_is_scored_on_itself(rate
         name = judge_with(p, rows, server, lambda i: min(5, truth(i) + 1))
         report = align(p, name, folds=5)
         assert server.calls == N                       # each rated row scored once, by its fold's prompt
+        again = align(p, name, folds=5)                # the same check again: the request cache answers
+        assert server.calls == N and (again.calls, again.cache_hits) == (0, N)
+        assert again.after == report.after
     assert leaks == []
     assert report.n == N and report.verdict == "improved"
     assert report.after["value"] == pytest.approx(1.0) and report.before["value"] < 0.9

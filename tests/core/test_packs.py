@@ -88,22 +88,16 @@ def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo
             packs.import_pack(demo, path)
         assert dump(demo) == snapshot
 
-    moved = tmp_path / "moved.ragevalpack"
-    shutil.copy(made.path, moved)
-    _tamper(moved, "UPDATE pack_targets SET run_row_id = run_row_id + 1 WHERE position = 0")
-    refused(moved, "changed after export")
-    bad_score = tmp_path / "score.ragevalpack"
-    shutil.copy(made.path, bad_score)
-    _tamper(bad_score, "UPDATE pack_ratings SET score = 9")
-    refused(bad_score, "whole number from 1 to 5, not 9")
-    stray = tmp_path / "stray.ragevalpack"
-    shutil.copy(made.path, stray)
-    _tamper(stray, "INSERT INTO pack_ratings (position, score, created_at) VALUES (99, 3, '2026-01-01T00:00:00')")
-    refused(stray, "names no target")
-    other = tmp_path / "other.ragevalpack"
-    shutil.copy(made.path, other)
-    _tamper(other, "UPDATE pack_meta SET value = 'another' WHERE key = 'reviewer'")
-    refused(other, "changed after export")
+    for name, sql, match in (
+            ("moved", "UPDATE pack_targets SET run_row_id = run_row_id + 1 WHERE position = 0", "changed after export"),
+            ("score", "UPDATE pack_ratings SET score = 9", "whole number from 1 to 5, not 9"),
+            ("stray", "INSERT INTO pack_ratings (position, score, created_at) VALUES (99, 3, '2026-01-01T00:00:00')",
+             "names no target"),
+            ("other", "UPDATE pack_meta SET value = 'another' WHERE key = 'reviewer'", "changed after export")):
+        copy = tmp_path / f"{name}.ragevalpack"
+        shutil.copy(made.path, copy)
+        _tamper(copy, sql)
+        refused(copy, match)
     not_pack = tmp_path / "x.ragevalpack"
     not_pack.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     refused(not_pack, "not a review pack")

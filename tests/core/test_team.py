@@ -14,8 +14,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.judges.registry import get_judge
-from rageval_desktop.core.review import agreement, packs, sampling, team
+from rageval_desktop.core.review import agreement, packs, team
 from rageval_desktop.core.store.project import Project
+from tests.conftest import team_packs
 
 
 @pytest.fixture
@@ -23,10 +24,7 @@ def rated(demo_file, tmp_path):
     copy = tmp_path / "demo.rageval"
     shutil.copy(demo_file, copy)
     with Project.open(copy) as p:
-        with p.write("only this team's ratings") as w:     # the demo ships a synthetic reviewer's ratings
-            w.execute("DELETE FROM human_ratings")
-        sample = sampling.create_sample(p, "v2", "correctness", size=30, seed=9)
-        made = packs.export_packs(p, sample.id, ["ann", "bob"], tmp_path / "packs", overlap=2)
+        sample, made = team_packs(p, tmp_path / "packs", 30)
         rng = np.random.default_rng(3)
         truth = {row: int(rng.integers(1, 6)) for row in sample.row_ids}
         scores = {"ann": {}, "bob": {}}

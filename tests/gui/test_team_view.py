@@ -8,9 +8,10 @@ import shutil
 
 from PySide6.QtCore import Qt
 
-from rageval_desktop.core.review import packs, sampling
+from rageval_desktop.core.review import packs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.main_window import settings
+from tests.conftest import team_packs
 from tests.gui.conftest import close_window, open_window, save_shots
 
 
@@ -18,10 +19,7 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
     copy = tmp_path / "demo.rageval"
     shutil.copy(demo_file, copy)
     with Project.open(copy) as p:
-        with p.write("only this team's ratings") as w:     # the demo ships a synthetic reviewer's ratings
-            w.execute("DELETE FROM human_ratings")
-        sample = sampling.create_sample(p, "v2", "correctness", size=20, seed=9)
-        made = packs.export_packs(p, sample.id, ["ann", "bob"], tmp_path / "packs", overlap=2)
+        sample, made = team_packs(p, tmp_path / "packs", 20)
         for info in made:
             pack = packs.Pack(info.path)
             for i, row in enumerate(sample.row_ids):

@@ -20,9 +20,9 @@ from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.golden.edits import GoldenInvalid, add_row
 from rageval_desktop.core.jobs import records
 from rageval_desktop.core.jobs.context import TaskContext
-from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
-from rageval_desktop.core.judges import llm, parsers, prices, rubrics
-from rageval_desktop.core.judges.registry import get_judge, resolve_api_key
+from rageval_desktop.core.judges import parsers, rubrics
+from rageval_desktop.core.judges.caller import CachedCaller
+from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.core.store.project import Project
 
@@ -104,12 +104,10 @@ class Synth:
         if self.judge.kind != "llm":
             raise RagevalError(f"'{spec.judge}' is not an LLM judge; synthesis needs an endpoint and a model")
         self.stats = SynthStats()
-        self.price = prices.price(project, self.judge.model)
-        self.params = {"temperature": self.judge.param("temperature"), "max_tokens": 1024,
-                       "seed": self.judge.param("seed")}
+        params = {"temperature": self.judge.param("temperature"), "max_tokens": 1024, "seed": self.judge.param("seed")}
+        self.caller = CachedCaller(project, self.judge, params, spec.max_retries, cancelled=lambda: ctx.cancelled)
         lib = rubrics.library()
         self.critiques = {k: lib[v] for k, v in CRITIQUES.items()}
-        self.fatal: str | None = None
 
     def chunks(self) -> list[tuple[str, str]]:
         rows = self.project.reader().execute("SELECT chunk_id, text FROM corpus_chunks ORDER BY chunk_id").fetchall()
@@ -117,39 +115,15 @@ class Synth:
             raise RagevalError("the corpus is empty: import documents first (rageval corpus import)")
         return random.Random(self.spec.seed).sample(rows, min(self.spec.n, len(rows)))
 
-    async def call(self, client: Any, limiter: AdaptiveLimiter, messages: list[dict]) -> str | None:
-        key = llm.cache_key(self.judge.base_url, self.judge.model, messages, self.params)
-        hit = llm.cached(self.project.reader(), key)
-        if hit:
-            self.stats.cache_hits += 1
-            return hit.content
-
-        def count() -> None:
-            self.stats.calls += 1
-
-        try:
-            reply, _ = await llm.call_with_retries(
-                client, limiter, self.judge.model or "", messages, self.params, float(self.judge.param("timeout")),
-                self.spec.max_retries, stopping=lambda: bool(self.fatal or self.ctx.cancelled), on_call=count)
-        except llm.Stopped:
-            return None
-        except llm.CallFailed as failure:
-            if failure.fatal:
-                self.fatal = self.fatal or str(failure)
-            return None
-        self.stats.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
-        await asyncio.to_thread(self.cache, llm.cache_entry(key, self.judge.model, reply))
-        return reply.content
-
-    def cache(self, entry: dict[str, Any]) -> None:
-        with self.project.write("cache request") as conn:
-            conn.execute(llm.CACHE_INSERT, entry)
+    async def call(self, messages: list[dict]) -> str | None:
+        reply = await self.caller.call(messages)
+        return None if reply is None else reply.content
 
     def reject(self, why: str) -> None:
         self.stats.rejected[why] = self.stats.rejected.get(why, 0) + 1
 
-    async def one_chunk(self, chunk_id: str, text: str, client: Any, limiter: AdaptiveLimiter) -> None:
-        reply = await self.call(client, limiter, prompt(self.spec.style, text))
+    async def one_chunk(self, chunk_id: str, text: str) -> None:
+        reply = await self.call(prompt(self.spec.style, text))
         if reply is None:
             self.reject("generation failed")
             return
@@ -163,12 +137,11 @@ class Synth:
             if cand.get("snippet_found") is False:
                 self.reject("snippet not in the chunk")
                 continue
-            await self.critique(chunk_id, text, cand, client, limiter)
+            await self.critique(chunk_id, text, cand)
 
-    async def critique(self, chunk_id: str, text: str, cand: dict[str, Any], client: Any,
-                       limiter: AdaptiveLimiter) -> None:
+    async def critique(self, chunk_id: str, text: str, cand: dict[str, Any]) -> None:
         fields = {"question": cand["question"], "context": text}
-        replies = await asyncio.gather(*(self.call(client, limiter, r.render(fields))
+        replies = await asyncio.gather(*(self.call(r.render(fields))
                                          for r in self.critiques.values()))
         scores: dict[str, float] = {}
         evaluations: dict[str, str | None] = {}
@@ -197,23 +170,18 @@ class Synth:
         self.stats.drafts.append(row["id"])
 
     async def main(self) -> None:
-        client = llm.make_client(self.judge.base_url, resolve_api_key(self.judge.api_key_ref),
-                                 float(self.judge.param("timeout")))
-        limiter = AdaptiveLimiter(self.judge.param("concurrency"), self.judge.param("rpm"))
         chunks = self.chunks()
         self.stats.chunks = len(chunks)
         done = 0
 
         async def run(chunk: tuple[str, str]) -> None:
             nonlocal done
-            await self.one_chunk(chunk[0], chunk[1], client, limiter)
+            await self.one_chunk(chunk[0], chunk[1])
             done += 1
             self.ctx.report(done, len(chunks), f"{self.stats.kept} kept of {self.stats.candidates} candidates")
 
-        try:
+        async with self.caller:
             await asyncio.gather(*(run(c) for c in chunks))
-        finally:
-            await client.close()
 
     def run(self) -> SynthStats:
         started = time.monotonic()
@@ -224,12 +192,14 @@ class Synth:
             records.finish(self.project, job, "failed", f"{type(exc).__name__}: {exc}")
             raise
         self.stats.seconds = round(time.monotonic() - started, 2)
-        if self.fatal:
-            self.stats.stopped, self.stats.message = "fatal", self.fatal
+        caller = self.caller
+        self.stats.calls, self.stats.cache_hits, self.stats.cost_usd = caller.calls, caller.cache_hits, caller.cost_usd
+        if caller.fatal:
+            self.stats.stopped, self.stats.message = "fatal", caller.fatal
         elif self.ctx.cancelled:
             self.stats.stopped = "cancelled"
-        records.finish(self.project, job, "failed" if self.fatal else "cancelled" if self.ctx.cancelled else "done",
-                       self.fatal or f"{self.stats.kept} drafts from {self.stats.candidates} candidates")
+        records.finish(self.project, job, "failed" if caller.fatal else "cancelled" if self.ctx.cancelled else "done",
+                       caller.fatal or f"{self.stats.kept} drafts from {self.stats.candidates} candidates")
         return self.stats
 
 

@@ -7,7 +7,8 @@ asks the judge's endpoint to score the fold's rows with it — so no example is 
 before (the judge's stored verdicts) and after (the cross-validated ones) is computed on the same rows, each with
 its bootstrap 95% CI, and the paired bootstrap CI of the difference says whether the change is an improvement
 ("improved" only when it lies wholly above zero; "worse" when wholly below; otherwise "no clear change"). Calls,
-tokens and cost are counted. With `apply`, a new rubric version carrying examples from every disagreement
+tokens and cost are counted; replies go through the project's request cache (core.judges.caller), so running the
+same check again costs nothing. With `apply`, a new rubric version carrying examples from every disagreement
 becomes a new judge (`<judge>-aligned`); only then does it exist to be run and counted in dashboards.
 
 Example texts are data: inserted inside an <examples> block whose closing tags (and the template's own) are
@@ -22,7 +23,8 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.judges import rubrics
-from rageval_desktop.core.judges.registry import Judge, clone_with_rubric, get_judge, resolve_api_key
+from rageval_desktop.core.judges.caller import CachedCaller
+from rageval_desktop.core.judges.registry import Judge, clone_with_rubric, get_judge
 from rageval_desktop.core.store.project import Project
 
 MAX_FIELD = 600          # characters of a question, answer or reference in one example
@@ -43,7 +45,8 @@ class AlignReport:
     verdict: str                            # improved | no clear change | worse
     examples_per_fold: list[int]
     unscored: int                           # held-out rows the aligned prompt got no verdict for
-    calls: int
+    calls: int                              # made now; replies the request cache already held are `cache_hits`
+    cache_hits: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
@@ -120,55 +123,36 @@ def _values(fields: dict[str, Any]) -> dict[str, str]:
             "contexts": fields["contexts"]}
 
 
-async def _score_all(judge: Judge, jobs: list[tuple[int, list[dict]]], base: rubrics.Rubric,
-                     ctx: Any = None) -> tuple[dict[int, float], dict[str, int]]:
-    """Score each (row, messages) through the judge's endpoint; row -> score for those that parsed."""
-    from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
-    from rageval_desktop.core.judges import llm, parsers
+async def _score_all(project: Project, judge: Judge, jobs: list[tuple[int, list[dict]]], base: rubrics.Rubric,
+                     ctx: Any = None) -> tuple[dict[int, float], CachedCaller]:
+    """Score each (row, messages) through the judge's endpoint (the request cache first); row -> score for those
+    that parsed, and the caller with its counts."""
+    from rageval_desktop.core.judges import parsers
 
-    client = llm.make_client(judge.base_url, resolve_api_key(judge.api_key_ref), float(judge.param("timeout")))
-    limiter = AdaptiveLimiter(int(judge.param("concurrency") or 4), judge.param("rpm"))
-    counts = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "done": 0}
+    caller = CachedCaller(project, judge, judge.request_params(), int(judge.param("max_retries")),
+                          cancelled=lambda: bool(ctx is not None and ctx.cancelled))
     scores: dict[int, float] = {}
-    fatal: list[BaseException] = []
-
-    def stopping() -> bool:
-        return bool(fatal) or bool(ctx is not None and ctx.cancelled)
+    done = 0
 
     async def one(row: int, messages: list[dict]) -> None:
-        def counted() -> None:
-            counts["calls"] += 1
-        try:
-            reply, _ = await llm.call_with_retries(
-                client, limiter, judge.model or "", messages, judge.request_params(), float(judge.param("timeout")),
-                int(judge.param("max_retries")), stopping=stopping, on_call=counted)
-        except llm.Stopped:
-            return
-        except llm.CallFailed as exc:
-            if exc.fatal:
-                fatal.append(exc)
-            return
-        counts["prompt_tokens"] += reply.prompt_tokens or 0
-        counts["completion_tokens"] += reply.completion_tokens or 0
-        try:
-            scores[row] = parsers.parse(base.output_format, reply.content, base.scale_min, base.scale_max).score
-        except parsers.ParseError:
-            pass
-        counts["done"] += 1
+        nonlocal done
+        reply = await caller.call(messages)
+        if reply is not None:
+            try:
+                scores[row] = parsers.parse(base.output_format, reply.content, base.scale_min, base.scale_max).score
+            except parsers.ParseError:
+                pass
+        done += 1
         if ctx is not None:
-            ctx.report(counts["done"], len(jobs), f"scored {counts['done']} of {len(jobs)} held-out rows")
+            ctx.report(done, len(jobs), f"scored {done} of {len(jobs)} held-out rows")
 
-    try:
+    async with caller:
         await asyncio.gather(*(one(row, messages) for row, messages in jobs))
-    finally:
-        await client.close()
-    if fatal:
-        raise RagevalError(f"align stopped: {fatal[0]}")
-    if ctx is not None and ctx.cancelled:
-        from rageval_desktop.core.jobs.context import Cancelled
-
-        raise Cancelled("align cancelled by the user; nothing was changed")
-    return scores, counts
+    if caller.fatal:
+        raise RagevalError(f"align stopped: {caller.fatal}")
+    if ctx is not None:
+        ctx.check()
+    return scores, caller
 
 
 def _paired_ci(name: str, h: Any, before: Any, after: Any, k: int, resamples: int = 1000,
@@ -198,7 +182,6 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
     import numpy as np
     from sklearn.model_selection import KFold
 
-    from rageval_desktop.core.judges import prices
     from rageval_desktop.core.review import agreement_stats as st
     from rageval_desktop.core.review.agreement import scale, to_points
     from rageval_desktop.core.review.settings import policy
@@ -230,7 +213,7 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
         for i in test:
             row = frame.iloc[i]
             jobs.append((int(row["run_row_id"]), prompt.render(_values(row["fields"]))))
-    scores, counts = asyncio.run(_score_all(judge, jobs, base, ctx))
+    scores, caller = asyncio.run(_score_all(project, judge, jobs, base, ctx))
     scored = frame[frame["run_row_id"].isin(scores)]
     h = scored["human"].to_numpy(dtype=np.int64)
     before = scored["judge"].to_numpy(dtype=np.int64)
@@ -246,13 +229,12 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
     diff = None if v_before is None or v_after is None else v_after - v_before
     verdict = ("improved" if ci_diff[0] is not None and ci_diff[0] > 0 else
                "worse" if ci_diff[1] is not None and ci_diff[1] < 0 else "no clear change")
-    spent = prices.cost(prices.price(project, judge.model), counts["prompt_tokens"], counts["completion_tokens"])
     report = AlignReport(judge=judge.name, metric=judge.metric, statistic=statistic, folds=folds, n=int(len(h)),
                          before={"value": v_before, "ci": ci_before}, after={"value": v_after, "ci": ci_after},
                          difference={"value": diff, "ci": ci_diff}, verdict=verdict, examples_per_fold=per_fold,
-                         unscored=len(frame) - int(len(h)), calls=counts["calls"],
-                         prompt_tokens=counts["prompt_tokens"], completion_tokens=counts["completion_tokens"],
-                         cost_usd=spent)
+                         unscored=len(frame) - int(len(h)), calls=caller.calls, cache_hits=caller.cache_hits,
+                         prompt_tokens=caller.prompt_tokens, completion_tokens=caller.completion_tokens,
+                         cost_usd=caller.cost_usd if caller.price else None)
     if apply:
         report.applied, report.examples = create_aligned(project, judge.name, examples=examples, name=name,
                                                          checked=report, frame=frame)
@@ -296,12 +278,11 @@ def describe(r: AlignReport) -> str:
              f"  before {est(r.before)}",
              f"  after  {est(r.after)}   (examples per fold: {', '.join(map(str, r.examples_per_fold))})",
              f"  change {change}: {r.verdict}",
-             f"  {r.calls} calls, {r.prompt_tokens} + {r.completion_tokens} tokens, {cost}"]
+             f"  {r.calls} calls ({r.cache_hits} more answered by the request cache), {r.prompt_tokens} + "
+             f"{r.completion_tokens} tokens, {cost}"]
     if r.unscored:
         lines.append(f"  {r.unscored} held-out row(s) got no verdict (failed or unparsed calls) and are left out")
     if r.applied:
         lines.append(f"  created judge '{r.applied}' with {len(r.examples)} examples; run it to score runs (rageval "
                      f"judge … --judge {r.applied})")
-    else:
-        lines.append("  nothing changed: add --apply to create the aligned judge")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
-from rageval_desktop.core.metrics.ppi import ESTIMATORS, ppi_delta
+from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import mean_ci
@@ -43,16 +43,6 @@ def is_retrieval(metric: str) -> bool:
     return metric.startswith(RETRIEVAL_PREFIXES)
 
 
-def corrected(metric: str) -> bool:
-    """Whether the PPI estimator applies to `metric`: a judge metric humans rate per row (correctness,
-    faithfulness…). Retrieval metrics need no correction; the gold-free scores derived from per-item judgments
-    (umbrela_*, nugget_*, citation_*) stay judge means."""
-    from rageval_desktop.core.judges.registry import METRICS
-    from rageval_desktop.core.review.targets import unit
-
-    return metric in METRICS and unit(metric) == "row"
-
-
 def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
     import numpy as np
 
@@ -60,12 +50,8 @@ def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
         key = (side, f"{m}{suffix}")
         return part[key].to_numpy(dtype=float) if key in part else np.full(len(part), np.nan)
 
-    def weights(side: str) -> Any | None:
-        w = column(side, "__weight")
-        return None if np.allclose(w[np.isfinite(w)], 1.0) else w
-
     found = ppi_delta(column("a", ""), column("b", ""), column("a", "__diff"), column("b", "__diff"),
-                      weights("a"), weights("b"))
+                      column("a", "__weight"), column("b", "__weight"))
     return {**found, "estimator": "ppi"}
 
 
@@ -104,7 +90,7 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
         part = joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
         for m in wanted:
-            if estimator == "ppi" and corrected(m):
+            if estimator == "ppi" and applies(m):
                 cell = _ppi_cell(part, m)
                 if cell["delta"] is None:
                     entry[m] = None
@@ -153,13 +139,19 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
     reported, not gated; 'all' without enough ratings is a usage error (exit 2), never a silent pass."""
     check_limits(max_slice_drop, max_aggregate_drop, min_slice_n)  # before loading two runs, not after
     comparison = compare(project, baseline, candidate, metrics, estimator)
-    blind = [u for u in comparison["unavailable"] if u["slice"] == ALL]
+    blind = undecidable(comparison)
     if blind:
         raise GateUsageError("the PPI estimator cannot gate " + "; ".join(
             f"{u['metric']} ({u['why']})" for u in blind) + ": rate a sample of each run (rageval sample, rageval "
             "rate) or gate those metrics with --estimator mean")
     return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
                          require_significant=require_significant, min_slice_n=min_slice_n)
+
+
+def undecidable(comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics a PPI comparison cannot gate at all: too few ratings for 'all' (slices short of ratings are
+    only reported). `gate` refuses them (exit 2); the Compare page says the gate cannot decide."""
+    return [u for u in comparison.get("unavailable", []) if u["slice"] == ALL]
 
 
 def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_slice_n: int) -> None:

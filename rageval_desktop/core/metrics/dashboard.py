@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
+from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import mean_ci, percentile
 from rageval_desktop.core.store.project import Project
@@ -45,21 +46,12 @@ def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
         out[f"{metric}_error_rate"] = float((status == "error").mean()) if len(rows) else None
         if f"{metric}__diff" in questions:   # rated by humans: the judge mean corrected by the ratings (PPI)
             out[f"{metric}_ppi"] = ppi_mean(questions[metric], questions[f"{metric}__diff"],
-                                            _weights(questions, metric))
+                                            questions[f"{metric}__weight"])
     out["p50_latency_ms"] = percentile(rows["latency_ms"], 50)
     out["p95_latency_ms"] = percentile(rows["latency_ms"], 95)
     cost = rows["cost_usd"].dropna()
     out["cost_per_query"] = float(cost.mean()) if len(cost) else None
     return out
-
-
-def _weights(questions: Any, metric: str) -> Any | None:
-    """The rated questions' inverse-probability weights, or None when all are 1 (a representative sample)."""
-    import numpy as np
-
-    w = questions[f"{metric}__weight"].to_numpy(dtype=float)
-    rated = np.isfinite(w)
-    return None if np.allclose(w[rated], 1.0) else w
 
 
 def ordered_slices(frame: Any) -> list[str]:
@@ -160,14 +152,14 @@ def dashboard_table(summary: dict[str, Any], estimator: str = "mean") -> tuple[l
     estimator, the judge metrics rated by humans show their corrected estimate (None where a slice has too few
     ratings); the others stay judge means."""
     metrics = summary["judge_metrics"]
-    headers = ["slice", "n", "with gold", "hit@5", "recall@5", "mrr", *metrics, "p95 latency ms", "cost/query"]
-    if estimator == "ppi":
-        headers = [*headers[:6], *[f"{m} (ppi)" if m in summary.get("rated_metrics", {}) else m for m in metrics],
-                   *headers[6 + len(metrics):]]
-    rows = []
-    def value(s: dict[str, Any], m: str) -> Any:
-        return s[f"{m}_ppi"]["estimate"] if estimator == "ppi" and f"{m}_ppi" in s else s.get(m)
+    corrected = {m for m in metrics if estimator == "ppi" and m in summary.get("rated_metrics", {})}
+    headers = ["slice", "n", "with gold", "hit@5", "recall@5", "mrr",
+               *[f"{m} (ppi)" if m in corrected else m for m in metrics], "p95 latency ms", "cost/query"]
 
+    def value(s: dict[str, Any], m: str) -> Any:
+        return s[f"{m}_ppi"]["estimate"] if m in corrected and f"{m}_ppi" in s else s.get(m)
+
+    rows = []
     for name, s in summary["slices"].items():
         rows.append([name, s["n"], s["n_with_gold"], s.get("hit@5"), s.get("recall@5"), s.get("mrr"),
                      *[value(s, m) for m in metrics], s.get("p95_latency_ms"), s.get("cost_per_query")])
@@ -182,15 +174,6 @@ def ppi_lines(summary: dict[str, Any]) -> list[str]:
             p = s.get(f"{metric}_ppi")
             if p is None:
                 continue
-            head = f"{metric:<20} {name:<16} judge {_fmt(p['judge_mean'])}"
-            if p["estimate"] is None:
-                lines.append(f"{head}  corrected: {p['why']}")
-                continue
-            eff = "" if not p["weighted"] else f", effective {p['effective_n']:.1f}"
-            lines.append(f"{head}  corrected {p['estimate']:.1f} [95% CI {p['ci'][0]:.1f}, {p['ci'][1]:.1f}] "
-                         f"from {p['n_rated']} rated question(s){eff}")
+            judge = "—" if p["judge_mean"] is None else f"{p['judge_mean']:.1f}"
+            lines.append(f"{metric:<20} {name:<16} judge {judge}  {describe_ppi(p)}")
     return lines
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"

@@ -27,6 +27,16 @@ MIN_RATED = 10          # rated questions a slice needs before a corrected estim
 ESTIMATORS = ("mean", "ppi")
 
 
+def applies(metric: str) -> bool:
+    """Whether a judge metric gets a corrected estimate: one humans rate per row (correctness, faithfulness…).
+    Retrieval metrics need none; the gold-free scores derived from per-item judgments (umbrela_*, nugget_*,
+    citation_*) stay judge means."""
+    from rageval_desktop.core.judges.registry import METRICS
+    from rageval_desktop.core.review.targets import unit
+
+    return metric in METRICS and unit(metric) == "row"
+
+
 def critical(effective_n: float) -> float:
     """The two-sided 95% critical value: Student's t on the rated questions' degrees of freedom (the correction
     dominates the variance when ratings are few), which tends to 1.96."""
@@ -46,25 +56,31 @@ def _finite(values: Any) -> Any:
     return data[np.isfinite(data)]
 
 
-def _rectifier(diffs: Any, weights: Any | None) -> tuple[float, float, float, int]:
-    """(mean of the differences, the variance of that mean, Kish's effective n, n) — weighted when asked."""
+def _clip(value: float, bounds: tuple[float, float]) -> float:
+    return min(bounds[1], max(bounds[0], value))
+
+
+def _rectifier(diffs: Any, weights: Any | None) -> tuple[float, float, float, int, bool]:
+    """(mean of the differences, the variance of that mean, Kish's effective n, n, weighted) over the rated
+    questions (finite differences). Weights of 1 everywhere (a representative sample) are no weighting."""
     import numpy as np
 
     d = np.asarray(diffs, dtype=float)
-    w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=float)
-    keep = np.isfinite(d) & np.isfinite(w) & (w > 0)
+    w = np.ones_like(d) if weights is None else np.nan_to_num(np.asarray(weights, dtype=float), nan=1.0)
+    keep = np.isfinite(d) & (w > 0)
     d, w = d[keep], w[keep]
     n = int(d.size)
+    weighted = bool(n) and not np.allclose(w, 1.0)
     if n == 0:
-        return math.nan, math.nan, 0.0, 0
+        return math.nan, math.nan, 0.0, 0, False
     total = float(w.sum())
     mean = float((w * d).sum() / total)
     eff = total ** 2 / float((w ** 2).sum())
     if n < 2:
-        return mean, math.nan, eff, n
+        return mean, math.nan, eff, n, weighted
     # the linearised variance of a Hajek mean, with the n / (n - 1) small-sample factor (= var/n when unweighted)
     var = float((w ** 2 * (d - mean) ** 2).sum()) / total ** 2 * n / (n - 1)
-    return mean, var, eff, n
+    return mean, var, eff, n, weighted
 
 
 def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum: int = MIN_RATED,
@@ -77,10 +93,9 @@ def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum:
 
     scores = np.asarray(judge_all, dtype=float)
     judge = _finite(scores)
-    rect, var_rect, eff, n = _rectifier(diffs, weights)
-    out: dict[str, Any] = {"n_all": int(judge.size), "n_rated": n, "effective_n": eff if n else 0.0,
-                           "judge_mean": float(judge.mean()) if judge.size else None,
-                           "weighted": weights is not None and n > 0}
+    rect, var_rect, eff, n, weighted = _rectifier(diffs, weights)
+    out: dict[str, Any] = {"n_all": int(judge.size), "n_rated": n, "effective_n": eff,
+                           "judge_mean": float(judge.mean()) if judge.size else None, "weighted": weighted}
     if n < max(minimum, 2) or judge.size == 0:
         return {**out, "estimate": None, "ci": None, "correction": None,
                 "why": too_few(n, max(minimum, 2)) if judge.size else "the judge scored no question here"}
@@ -91,10 +106,18 @@ def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum:
     cov = float(np.cov(scores[rated], d[rated])[0, 1]) / judge.size if rated.sum() > 1 else 0.0
     half = critical(eff) * math.sqrt(max(0.0, var_judge + var_rect + 2 * cov))
     estimate = out["judge_mean"] + rect
-    low, high = bounds
-    return {**out, "estimate": min(high, max(low, estimate)),
-            "ci": [min(high, max(low, estimate - half)), min(high, max(low, estimate + half))],
-            "correction": rect, "why": None}
+    return {**out, "estimate": _clip(estimate, bounds),
+            "ci": [_clip(estimate - half, bounds), _clip(estimate + half, bounds)], "correction": rect, "why": None}
+
+
+def describe(p: dict[str, Any]) -> str:
+    """One `ppi_mean` result for people (display rounding): 'corrected 39.6 [95% CI 27.0, 52.2] from 12 rated
+    question(s)', or why there is no number."""
+    if p["estimate"] is None:
+        return f"corrected: {p['why']}"
+    eff = f", effective {p['effective_n']:.1f} (weighted)" if p["weighted"] else ""
+    return (f"corrected {p['estimate']:.1f} [95% CI {p['ci'][0]:.1f}, {p['ci'][1]:.1f}] from {p['n_rated']} rated "
+            f"question(s){eff}")
 
 
 def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a: Any | None = None,
@@ -106,8 +129,8 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
 
     ja, jb = np.asarray(judge_a, dtype=float), np.asarray(judge_b, dtype=float)
     both = np.isfinite(ja) & np.isfinite(jb)
-    ra, var_a, eff_a, na = _rectifier(diffs_a, weights_a)
-    rb, var_b, eff_b, nb = _rectifier(diffs_b, weights_b)
+    ra, var_a, eff_a, na, _ = _rectifier(diffs_a, weights_a)
+    rb, var_b, eff_b, nb, _ = _rectifier(diffs_b, weights_b)
     out: dict[str, Any] = {"n": int(both.sum()), "n_rated": [na, nb], "effective_n": [eff_a, eff_b]}
     need = max(minimum, 2)
     if na < need or nb < need or not both.any():
@@ -116,8 +139,8 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
                 "why": f"too few ratings: {', '.join(short)} rated question(s), {need} needed in each run"}
     paired = jb[both] - ja[both]
     var_paired = float(paired.var(ddof=1)) / paired.size if paired.size > 1 else 0.0
-    baseline = min(100.0, max(0.0, float(ja[both].mean()) + ra))     # on the 0-100 scale, as the dashboard's
-    candidate = min(100.0, max(0.0, float(jb[both].mean()) + rb))
+    baseline = _clip(float(ja[both].mean()) + ra, (0.0, 100.0))     # on the 0-100 scale, as the dashboard's
+    candidate = _clip(float(jb[both].mean()) + rb, (0.0, 100.0))
     delta = candidate - baseline
     half = critical(min(eff_a, eff_b)) * math.sqrt(var_paired + var_a + var_b)
     return {**out, "baseline": baseline, "candidate": candidate, "delta": delta,

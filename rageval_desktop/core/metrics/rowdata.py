@@ -131,27 +131,24 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
 
 
 def _add_human(project: Project, data: RunData) -> None:
-    """For each judge metric rated per row, the humans' consensus on this run's rated rows on 0-100
-    (`<metric>__human`), its difference from the judges' score (`<metric>__diff`, what PPI averages) and the
-    rating's inverse-probability weight (`<metric>__weight`: 1 for a representative sample). NaN elsewhere."""
+    """For each judge metric rated per row, on this run's rated rows: the humans' consensus minus the judges'
+    score on 0-100 (`<metric>__diff`, what PPI averages) and the rating's inverse-probability weight
+    (`<metric>__weight`: 1 for a representative sample). NaN elsewhere."""
+    from rageval_desktop.core.metrics.ppi import applies
     from rageval_desktop.core.review.agreement import consensus, human_frame
-    from rageval_desktop.core.review.targets import unit
     from rageval_desktop.core.review.weights import target_weights
 
     frame = data.frame
-    for metric in list(data.metrics):
-        spec = METRICS.get(metric)
-        if spec is None or unit(metric) != "row":
-            continue
+    for metric in [m for m in data.metrics if applies(m)]:
+        spec = METRICS[metric]
         latest = human_frame(project, metric)
         latest = latest[latest["run_row_id"].isin(frame.index)]
         if latest.empty:
             continue
         found = consensus(project, metric, latest).set_index("run_row_id")
         human = (found["human"] - spec.low) / (spec.high - spec.low) * 100.0
-        weights = target_weights(project, metric, [int(r) for r in found.index])
-        frame[f"{metric}__human"] = human.reindex(frame.index).to_numpy()
-        frame[f"{metric}__diff"] = frame[f"{metric}__human"] - frame[metric]
+        weights = target_weights(project, metric)
+        frame[f"{metric}__diff"] = human.reindex(frame.index).to_numpy() - frame[metric]
         frame[f"{metric}__weight"] = [weights.get(int(r), 1.0) if r in found.index else float("nan")
                                       for r in frame.index]
         data.rated[metric] = int(frame[f"{metric}__diff"].notna().sum())

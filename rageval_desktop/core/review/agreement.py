@@ -49,10 +49,27 @@ class Agreement:
     human_ceiling: float | None = None
     rule: str = "interval"
     weighting: str = ""               # how a non-uniform sample's ratings were weighted (empty: not needed)
-    stopping: str = ""                # sequential stopping: can the reviewers stop, or how many more ratings
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "stopping": self.stopping}
+
+    @property
+    def stopping(self) -> str:
+        """Sequential stopping, in words: whether more ratings could still change the verdict."""
+        low, high = self.ci
+        if self.value is None or low is None or high is None:
+            return f"keep rating: no interval yet (at least {max(self.min_n, 2)} ratings are needed to decide)"
+        side = "above" if low >= self.threshold else "below" if high < self.threshold else ""
+        if self.verdict in ("keep", "retire") and self.rule == "interval":
+            return (f"you can stop: the 95% CI [{low:.3f}, {high:.3f}] lies entirely {side} {self.threshold:g}, so "
+                    f"more ratings would not change the verdict ({self.verdict})")
+        if side:
+            return (f"the 95% CI already lies entirely {side} {self.threshold:g}, but a verdict needs at least "
+                    f"{self.min_n} ratings: rate {self.min_n - self.n} more")
+        if self.verdict in ("keep", "retire"):
+            return f"decided by the point rule on n={self.n}; the 95% CI still spans {self.threshold:g}"
+        return (f"keep rating: the 95% CI [{low:.3f}, {high:.3f}] spans {self.threshold:g}; about {self.needed} "
+                f"more ratings would likely decide it")
 
 
 def scale(metric: str) -> list[float]:
@@ -259,7 +276,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      per_slice=breakdown("slice") if breakdowns else {},
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
-                     weighting=_weighting(w), stopping=stopping(value, ci, n, pol, verdict, needed))
+                     weighting=_weighting(w))
 
 
 def _weighting(w: Any) -> str:
@@ -272,25 +289,6 @@ def _weighting(w: Any) -> str:
     return (f"weighted: {int((~np.isclose(w, 1.0)).sum())} of {len(w)} rated targets come from a sample drawn with "
             f"unequal probabilities (disagreement or uncertain first); each counts 1/its inclusion probability, "
             f"so the statistics estimate what a representative sample would give (effective n {eff:.1f})")
-
-
-def stopping(value: float | None, ci: list[float | None], n: int, pol: RetirementPolicy, verdict: str,
-             needed: int) -> str:
-    """Sequential stopping, in words: whether more ratings could still change the verdict."""
-    low, high = ci if ci else (None, None)
-    if value is None or low is None or high is None:
-        return f"keep rating: no interval yet (at least {max(pol.min_n, 2)} ratings are needed to decide)"
-    side = "above" if low >= pol.threshold else "below" if high < pol.threshold else ""
-    if verdict in ("keep", "retire") and pol.rule == "interval":
-        return (f"you can stop: the 95% CI [{low:.3f}, {high:.3f}] lies entirely {side} {pol.threshold:g}, so more "
-                f"ratings would not change the verdict ({verdict})")
-    if side:
-        return (f"the 95% CI already lies entirely {side} {pol.threshold:g}, but a verdict needs at least "
-                f"{pol.min_n} ratings: rate {pol.min_n - n} more")
-    if verdict in ("keep", "retire"):
-        return f"decided by the point rule on n={n}; the 95% CI still spans {pol.threshold:g}"
-    return (f"keep rating: the 95% CI [{low:.3f}, {high:.3f}] spans {pol.threshold:g}; about {needed} more ratings "
-            f"would likely decide it")
 
 
 def _fmt(value: float | None) -> str:

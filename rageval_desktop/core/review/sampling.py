@@ -11,6 +11,7 @@ from typing import Any
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.core.review import targets
+from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -22,6 +23,7 @@ MODES = {"stratified": "representative: every slice and judge-score band, round 
                          "orders them); drawn with unequal probabilities, which the statistics undo",
          "uncertain": "the targets whose judge score sits nearest the pass mark first; drawn with unequal "
                       "probabilities, which the statistics undo"}
+WEIGHTED = ("disagreement", "uncertain")   # modes drawn with unequal, recorded probabilities
 FLOOR = 0.05   # every target keeps a chance to be drawn: a zero probability could not be weighted back
 
 
@@ -98,18 +100,12 @@ def priority(scores: list[float], metric: str, mode: str) -> float:
         return FLOOR
     span = spec.high - spec.low
     mean = sum(scores) / len(scores)
-    points = sorted(_scale(metric))
+    points = sorted(scale(metric))
     step = (points[1] - points[0]) if len(points) > 1 else span
     mark = (spec.pass_mark - step / 2) if spec.pass_mark is not None else spec.low + span / 2
     near = max(0.0, 1.0 - 2.0 * abs(mean - mark) / span)
     spread = (max(scores) - min(scores)) / span if len(scores) > 1 else 0.0
     return FLOOR + (spread + 0.5 * near if mode == "disagreement" else near)
-
-
-def _scale(metric: str) -> list[float]:
-    from rageval_desktop.core.review.agreement import scale
-
-    return scale(metric)
 
 
 def inclusion_probabilities(weights: list[float], size: int) -> list[float]:
@@ -245,7 +241,7 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
 
     sample = get_sample(project, sample_id)
     rid = find_run(project, sample.run)
-    if sample.mode in ("disagreement", "uncertain"):
+    if sample.mode in WEIGHTED:
         # the same keys (same seed) with the larger size: the sample grows as if drawn at that size at once,
         # and every target's recorded probability becomes the one of the larger draw
         picked, inclusion = _draw_weighted(project, rid, sample.metric, more, sample.mode,

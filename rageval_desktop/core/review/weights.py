@@ -30,11 +30,9 @@ def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
     return out
 
 
-def target_weights(project: Project, metric: str, row_ids: list[int] | None = None) -> dict[int, float]:
+def target_weights(project: Project, metric: str) -> dict[int, float]:
     """Row -> weight (1/p) for the rows of a row metric rated in a non-uniform sample; absent rows weigh 1."""
-    wanted = None if row_ids is None else set(row_ids)
-    return {row: 1.0 / p for (row, target), p in design(project, metric).items()
-            if target == "0" and (wanted is None or row in wanted)}
+    return {row: 1.0 / p for (row, target), p in design(project, metric).items() if target == "0"}
 
 
 def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
+from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.models.records_model import RecordsModel
@@ -243,13 +244,7 @@ class DashboardView(_Analysis):
             for m in rated:
                 p = s.get(f"{m}_ppi") or {}
                 rec[f"{m}_ppi_value"] = p.get("estimate")
-                if p.get("estimate") is None:
-                    rec[f"{m}_ppi_value__tip"] = p.get("why") or "not rated"
-                else:
-                    eff = f" (effective {p['effective_n']:.1f}: weighted)" if p["weighted"] else ""
-                    rec[f"{m}_ppi_value__tip"] = (
-                        f"{m} corrected: {p['estimate']:.1f}, 95% CI [{p['ci'][0]:.1f}, {p['ci'][1]:.1f}] from "
-                        f"{p['n_rated']} rated question(s){eff}; the judges' mean is {p['judge_mean']:.1f}")
+                rec[f"{m}_ppi_value__tip"] = f"{m} {describe_ppi(p)}" if p else "not rated"
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
@@ -387,7 +382,7 @@ class CompareView(_Analysis):
     def _verdict(self, *_: object) -> None:
         if not self.result:
             return
-        from rageval_desktop.core.metrics.compare import evaluate_gate, rule_text
+        from rageval_desktop.core.metrics.compare import evaluate_gate, rule_text, undecidable
 
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
         result = evaluate_gate(self.result, max_slice_drop=limit, require_significant=self.significant.isChecked())
@@ -404,7 +399,7 @@ class CompareView(_Analysis):
             text = head + f"The gate passes ({rule_text(result)})."
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit reported, not gated (small slices or noise)."
-        blind = [u for u in self.result.get("unavailable", []) if u["slice"] == "all"]
+        blind = undecidable(self.result)
         if blind:
             text = head + ("The corrected gate cannot decide: " + "; ".join(f"{u['metric']} ({u['why']})"
                                                                             for u in blind) + ".")

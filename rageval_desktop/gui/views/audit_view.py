@@ -224,8 +224,8 @@ class AuditView(QWidget):
         box = QMessageBox(self)
         box.setWindowTitle(f"Align {report.judge}: {report.verdict}")
         box.setText(f"Cross-validated agreement: {report.verdict}.")
-        box.setInformativeText(describe(report).replace("  nothing changed: add --apply to create the aligned judge",
-                                                        "").strip())
+        box.setInformativeText(describe(report))
+        box.setStyleSheet("QLabel { min-width: 560px; }")   # the report's lines whole, not wrapped mid-interval
         create = box.addButton("Create aligned judge", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Close)
         create.setToolTip("A new rubric version with examples from every rated disagreement, as a new judge: run "

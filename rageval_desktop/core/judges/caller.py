@@ -1,0 +1,74 @@
+"""Calls through one LLM judge's endpoint outside a judge job (synthesis, alignment), on the engine's parts: the
+adaptive limiter, bounded retries, the price table and the project's exact-match request cache — a reply already
+paid for is read back, a new one is stored as soon as it arrives, so a re-run after an interruption (or the same
+check run twice) repeats no call."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from rageval_desktop.core.judges import llm, prices
+from rageval_desktop.core.judges.registry import Judge, resolve_api_key
+from rageval_desktop.core.store.project import Project
+
+
+class CachedCaller:
+    """`async with CachedCaller(...) as caller: reply = await caller.call(messages)` — None when the call failed
+    or the caller is stopping. Counts calls, cache hits, tokens and cost; the first fatal failure (`fatal`) stops
+    every later call, as does `cancelled()`."""
+
+    def __init__(self, project: Project, judge: Judge, params: dict[str, Any], retries: int,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
+        self.project, self.judge, self.params, self.retries, self.cancelled = project, judge, params, retries, cancelled
+        self.price = prices.price(project, judge.model)
+        self.timeout = float(judge.param("timeout"))
+        self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = 0
+        self.cost_usd = 0.0
+        self.fatal: str | None = None
+        self._client: Any = None
+        self._limiter: Any = None
+
+    async def __aenter__(self) -> CachedCaller:
+        from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+
+        self._client = llm.make_client(self.judge.base_url, resolve_api_key(self.judge.api_key_ref), self.timeout)
+        self._limiter = AdaptiveLimiter(self.judge.param("concurrency"), self.judge.param("rpm"))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.close()
+
+    def stopping(self) -> bool:
+        return bool(self.fatal) or self.cancelled()
+
+    async def call(self, messages: list[dict]) -> llm.Reply | None:
+        key = llm.cache_key(self.judge.base_url, self.judge.model or "", messages, self.params)
+        hit = llm.cached(self.project.reader(), key)
+        if hit:
+            self.cache_hits += 1
+            return hit
+
+        def count() -> None:
+            self.calls += 1
+
+        try:
+            reply, _ = await llm.call_with_retries(self._client, self._limiter, self.judge.model or "", messages,
+                                                   self.params, self.timeout, self.retries, stopping=self.stopping,
+                                                   on_call=count)
+        except llm.Stopped:
+            return None
+        except llm.CallFailed as failure:
+            if failure.fatal:
+                self.fatal = self.fatal or str(failure)
+            return None
+        self.prompt_tokens += reply.prompt_tokens or 0
+        self.completion_tokens += reply.completion_tokens or 0
+        self.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
+        await asyncio.to_thread(self._store, llm.cache_entry(key, self.judge.model, reply))
+        return reply
+
+    def _store(self, entry: dict[str, Any]) -> None:
+        with self.project.write("cache request") as conn:
+            conn.execute(llm.CACHE_INSERT, entry)

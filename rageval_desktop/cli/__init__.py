@@ -21,6 +21,7 @@ from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate
 from rageval_desktop.cli.project_cmds import (
     cmd_backup,
     cmd_backups,
+    cmd_check,
     cmd_demo,
     cmd_import,
     cmd_info,
@@ -85,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("info", cmd_info, "summarise a project")
     p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+
+    p = command("check", cmd_check, "read every page of a project file for damage (opening checks only the "
+                                    "header and schema; after an unclean shutdown the next open checks all)")
+    p.add_argument("project")
+    p.add_argument("--full", action="store_true",
+                   help="integrity_check: also compare every index with its table (slower than the default "
+                        "quick_check)")
     p.add_argument("--json", action="store_true")
 
     p = command("demo", cmd_demo, "write the bundled demo project")
@@ -458,7 +467,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
     except sqlite3.Error as exc:  # a write lane error is translated in core; this is a read or an open
-        print(f"error: the project could not be read ({exc})", file=sys.stderr)
+        project = getattr(args, "project", None)
+        if project and isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc).lower():
+            print(f"error: {project}: the project file is damaged ({exc}); see what is damaged with: rageval check "
+                  f"{project} — then restore a backup (rageval backups {project}; rageval restore {project} BACKUP)",
+                  file=sys.stderr)
+        else:
+            print(f"error: the project could not be read ({exc})", file=sys.stderr)
         return EXIT_FAILED
     except MemoryError:
         print("error: out of memory; the input is too large for this machine", file=sys.stderr)

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _open, _print
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _print
+from rageval_desktop.core.errors import RagevalError
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -104,4 +105,24 @@ def cmd_backups(args: argparse.Namespace) -> int:
     lines = [f"{b['path']}  ({b['bytes'] / 1e6:.1f} MB)" for b in found] or [
         f"no backups in {backup_dir(Path(args.project))}"]
     _print(args, found, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Every page of the file, read-only: exit 0 when sound, 1 when damaged (with how to restore)."""
+    from rageval_desktop.core.store import integrity
+    from rageval_desktop.core.store.project import Project, restore_hint
+
+    report = integrity.check(args.project, full=args.full)
+    if not report.ok:
+        if args.json:
+            _print(args, report.as_dict(), "")
+        print(f"error: {integrity.damaged_message(report, restore_hint(Path(args.project)))}", file=sys.stderr)
+        return EXIT_FAILED
+    try:  # a passing check clears the marks an unclean shutdown left (the next open need not check again)
+        with Project.open(args.project, check="defer", migrate=False) as project:
+            integrity.record(project, report)
+    except RagevalError:
+        pass  # an older schema or a read-only file: the report stands
+    _print(args, report.as_dict(), report.summary())
     return EXIT_OK

@@ -45,6 +45,7 @@ from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.undo import make_stack
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.golden_tools import GoldenBar
+from rageval_desktop.gui.views.notice_bar import NoticeBar
 from rageval_desktop.gui.views.triage_bar import ColumnChooser, TriageBar
 from rageval_desktop.gui.views.welcome import WelcomePage
 from rageval_desktop.gui.window_tasks import WindowTasks
@@ -180,7 +181,14 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.splitter.addWidget(self.pages)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([210, 1180])
-        self.stack.addWidget(self.splitter)
+        self.notice_bar = NoticeBar()
+        self.workspace = QWidget()
+        wl = QVBoxLayout(self.workspace)
+        wl.setContentsMargins(0, 0, 0, 0)
+        wl.setSpacing(4)
+        wl.addWidget(self.notice_bar)
+        wl.addWidget(self.splitter, 1)
+        self.stack.addWidget(self.workspace)
         self.setCentralWidget(self.stack)
 
         self.path_label = QLabel("No project")
@@ -267,6 +275,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         help_menu = self.menuBar().addMenu("&Help")
         action(help_menu, "&Command Palette…", self.show_palette, "Ctrl+K", "Find any command by name")
         action(help_menu, "&Keyboard Shortcuts", self.show_shortcuts, "F1")
+        self.check_action = action(help_menu, "C&heck Project", self.check_project, None,
+                                   "Read every page of the project file for damage, in the background")
         action(help_menu, "&About", self.show_about)
         cancel = QAction(self)
         cancel.setShortcut(QKeySequence("Esc"))
@@ -276,7 +286,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def _set_project_actions(self, enabled: bool) -> None:
         for act in (self.import_action, self.export_action, self.backup_action, self.restore_action,
-                    self.close_action, self.pack_export_action, self.pack_import_action):
+                    self.close_action, self.pack_export_action, self.pack_import_action, self.check_action):
             act.setEnabled(enabled)
 
     def _refresh_analysis(self) -> None:
@@ -395,10 +405,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.path_label.setToolTip(str(project.path))
         self._fill_slices()
         self._fill_nav()
-        self.stack.setCurrentWidget(self.splitter)
+        self.stack.setCurrentWidget(self.workspace)
         self._set_project_actions(True)
         self.backup_timer.start()
         self.table.setFocus()
+        if project.check_due:   # the last close was not clean: every page is read, without holding the window
+            self.check_project(reason="unclean shutdown")
         self.project_opened.emit(project)
 
     def close_project(self, then: Any = None) -> None:
@@ -421,6 +433,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         project.listeners.clear()
         self.stack.setCurrentWidget(self.welcome)
         self.path_label.setText("No project")
+        self.notice_bar.dismiss()
         self.rows_label.clear()
         self.setWindowTitle("RAGEval Desktop")
         self._set_project_actions(False)

@@ -15,7 +15,20 @@ if TYPE_CHECKING:  # imported inside the functions: not on the start-up path
 
 
 def open_project(path: Path, ctx: TaskContext) -> Project:
-    return Project.open(path)
+    """The full page check an unclean shutdown calls for is deferred (`check_due`): the window runs it on its read
+    lane, so a large project opens at once."""
+    return Project.open(path, check="defer")
+
+
+def check_project(project: Project, reason: str, ctx: TaskContext):
+    """Every page of the file (read-only, its own connection); a passing check is recorded (and clears the marks an
+    unclean shutdown left)."""
+    from rageval_desktop.core.store import integrity
+
+    report = integrity.check(project.path, reason=reason)
+    if report.ok and not project.read_only:
+        integrity.record(project, report)
+    return report
 
 
 def create_project(path: Path, ctx: TaskContext) -> Project:

@@ -144,6 +144,40 @@ class WindowTasks:
 
         workers.start(fn, *args, on_done=done, on_error=failed)
 
+    def check_project(self, *, reason: str = "asked") -> None:
+        """Help → Check Project, and after an unclean shutdown: every page read on the read lane, the result in the
+        notice bar (a damaged file offers the restore)."""
+        project = self.project
+        if project is None:
+            return
+        if reason == "unclean shutdown":
+            text = ("RAGEval Desktop was not closed cleanly last time (killed or crashed): checking every page of "
+                    f"{project.path.name} in the background. You can keep working.")
+        else:
+            text = f"Checking every page of {project.path.name} in the background…"
+        self.notice_bar.show_notice(text, kind="info", topic="integrity")
+        self.run_read("integrity", operations.check_project, project, reason, on_done=self._project_checked)
+
+    def _project_checked(self, report: Any) -> None:
+        from rageval_desktop.core.store.backup import list_backups
+
+        if report.ok:
+            after = " after the unclean shutdown" if report.reason == "unclean shutdown" else ""
+            self.notice_bar.show_notice(f"Checked{after}: {Path(report.path).name} is sound ({report.kind} of "
+                                        f"{report.megabytes:,.1f} MB in {report.seconds:.1f} s found no damage).",
+                                        kind="ok", topic="integrity")
+            return
+        path = Path(report.path)
+        after = ", found after an unclean shutdown" if report.reason == "unclean shutdown" else ""
+        found = list_backups(path)
+        backups = (f"{len(found)} backup(s), the newest {found[-1].name}" if found else
+                   "there is no backup of it yet")
+        problems = "; ".join(report.problems[:2])
+        self.notice_bar.show_notice(f"{path.name} is damaged ({report.kind}: {problems}){after}. Restore a backup "
+                                    f"before making more changes: {backups}.",
+                                    [("Restore from Backup…", lambda: self.restore_backup())], kind="error",
+                                    topic="integrity")
+
     def run_backup(self, reason: str) -> None:
         """The backup lane: silent, one at a time, never a dialog (a failure is said in the status bar)."""
         project = self.project

@@ -45,6 +45,9 @@ def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str,
         try:
             src.backup(dst)
             dst.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
+            # who had the project open is not part of its contents: a restored backup must not look crashed
+            dst.execute("DELETE FROM meta WHERE key >= 'session/' AND key < 'session0'")
+            dst.commit()
         finally:
             dst.close()
         tmp.replace(out)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.errors import NeedsMigration, ProjectExists, ProjectRefused, RagevalError, WriteFailed
 from rageval_desktop.core.store import backup as backups
+from rageval_desktop.core.store import integrity
 from rageval_desktop.core.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -117,7 +118,9 @@ def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connec
 
 
 def inspect_file(path: Path) -> tuple[int, int]:
-    """Refuse anything that is not a healthy project of a schema we understand; never write to it.
+    """Refuse anything that is not a project of a schema we understand, at a cost that does not grow with the file
+    (header, schema, the tables needed, one page of each: `integrity.cheap_check`); never write to it. Every page is
+    read by `integrity.check` — on demand, and after an unclean shutdown.
 
     Returns (application_id, user_version). Raises ProjectRefused with a message fit for the user.
     """
@@ -127,12 +130,8 @@ def inspect_file(path: Path) -> tuple[int, int]:
     except sqlite3.Error as exc:
         raise ProjectRefused(f"{path}: cannot be opened: {exc}") from exc
     try:
-        rows = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
-        if rows != ["ok"]:
-            raise ProjectRefused(f"{path}: the file is damaged (quick_check: {'; '.join(rows[:3])}); "
-                                 f"{restore_hint(path)}")
-    except sqlite3.DatabaseError as exc:
-        raise ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}") from exc
+        if version:  # a file being created has no tables yet
+            integrity.cheap_check(conn, path, restore_hint(path))
     finally:
         conn.close()
     return app_id, version
@@ -177,6 +176,8 @@ class Project:
         self.last_backup_at = 0.0
         self.listeners: list[Any] = []  # callables(op_name, changed) told after each committed write
         self._closed = False
+        self.check_due = False          # the last close was not clean and the full check was deferred (the app)
+        self._session = False           # this process is recorded in the file as having it open
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -192,6 +193,7 @@ class Project:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             project._writer = conn
             project._migrate(from_version=0)
+            project._session = integrity.begin_session(conn, utcnow())
             with project.write("create project") as w:
                 w.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
                     ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
@@ -207,9 +209,13 @@ class Project:
 
     @classmethod
     def open(cls, path: str | Path, *, actor: str | None = None, migrate: bool = True,
-             read_only: bool = False) -> Project:
+             read_only: bool = False, check: str = "now") -> Project:
         """Open a project. `read_only`: to inspect (info, metrics, reports) — nothing is written, no sidecar
-        files are created where none existed, an older schema is not migrated (ProjectRefused says so)."""
+        files are created where none existed, an older schema is not migrated (ProjectRefused says so).
+
+        After an unclean shutdown (a process that had it open died) every page is checked: at once with
+        `check="now"` (a damaged file is refused), or later with `check="defer"` — `check_due` is then set and the
+        caller (the app) runs `integrity.check_after_unclean_shutdown` in the background."""
         path = Path(path)
         _, version = inspect_file(path)
         if version < SCHEMA_VERSION and (not migrate or read_only):
@@ -217,22 +223,44 @@ class Project:
                                  "for writing (the app, or any rageval command that changes it) to migrate "
                                  "(a backup is taken first)", version=version)
         project = cls(path, actor=actor, read_only=read_only)
+        if not read_only:
+            try:
+                project._writer = project._connect()
+            except sqlite3.Error as exc:
+                raise ProjectRefused(f"{path}: cannot be opened for writing: {exc}") from None
+        try:
+            project._check_unclean(check)
+        except BaseException:
+            project.close()
+            raise
         if read_only:
             return project
-        try:
-            project._writer = project._connect()
-        except sqlite3.Error as exc:
-            raise ProjectRefused(f"{path}: cannot be opened for writing: {exc}") from None
         if version < SCHEMA_VERSION:
             project.backup(f"pre-migration-v{version}-to-v{SCHEMA_VERSION}")
             project._migrate(from_version=version)
         project._after_open()
         return project
 
+    def _check_unclean(self, check: str) -> None:
+        try:
+            unclean = bool(integrity.dead_sessions(self.reader()))
+        except sqlite3.DatabaseError as exc:
+            raise ProjectRefused(f"{self.path}: the file is damaged ({exc}); {restore_hint(self.path)}") from None
+        if not unclean:
+            return
+        if check == "defer":
+            self.check_due = True
+            return
+        report = integrity.check_after_unclean_shutdown(self)
+        if report is not None and not report.ok:
+            raise ProjectRefused(integrity.damaged_message(report, restore_hint(self.path)))
+
     def _after_open(self) -> None:
-        """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file."""
+        """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file;
+        this process is recorded as having it open (so that a crash is noticed by the next open)."""
         from rageval_desktop.core.store import owners
 
+        self._session = integrity.begin_session(self._writer, utcnow())
         try:
             owners.mark_dead_jobs(self)
         except WriteFailed:
@@ -410,6 +438,8 @@ class Project:
             if self._writer is not None:
                 try:
                     self._rollback(self._writer)
+                    if self._session:  # a clean close; if this fails, the next open checks the file
+                        integrity.end_session(self._writer)
                     self._writer.execute("PRAGMA optimize")
                 except sqlite3.Error:
                     pass

@@ -1,0 +1,176 @@
+"""How sound a project file is, at a cost that fits the moment.
+
+- **On every open** (`cheap_check`): the header (ours, a schema we read — `project.read_header`), the schema
+  readable, the tables the app needs present, and each table's first page readable. Its cost does not grow with
+  the file: a 1 GB project opens as fast as a 5 MB one.
+- **On demand** (`check`: `rageval check P`, Help → Check project) and **after an unclean shutdown**: SQLite's
+  `quick_check` over every page (`integrity_check` with `full`, which also compares every index with its table),
+  plus the foreign-key check. It reads the whole file, so the app runs it in the background.
+
+An unclean shutdown is told by sessions: a process that opens a project for writing records itself in `meta`
+(`session/<host>/<pid>`) and removes the record when it closes. A record whose process on this host is gone was
+left by a process that crashed or was killed — its file may be half-written on a disk that lied about flushing —
+so the next open checks the whole file. A passing check removes those records; a failing one leaves them, so every
+open refuses the file until it is restored.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rageval_desktop.core.errors import ProjectRefused
+from rageval_desktop.core.store.owners import host, pid_alive
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
+
+SESSION_PREFIX = "session/"
+LAST_CHECK_KEY = "integrity_checked_at"
+REQUIRED_TABLES = ("meta", "slices", "golden_rows", "golden_edits", "corpus_chunks", "runs", "run_rows",
+                   "retrieved_passages", "rubrics", "judges", "jobs", "judgments", "review_samples",
+                   "review_sample_rows", "human_ratings", "audit_log")
+SESSION_TIMEOUT_MS = 200   # registering a session never waits long for another process's write
+
+
+@dataclass
+class CheckReport:
+    path: str
+    ok: bool
+    kind: str                       # "quick_check" | "integrity_check"
+    problems: list[str] = field(default_factory=list)
+    foreign_key_problems: int = 0
+    seconds: float = 0.0
+    megabytes: float = 0.0
+    reason: str = "asked"           # "asked" | "unclean shutdown"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        if self.ok:
+            extra = f"; {self.foreign_key_problems} broken reference(s)" if self.foreign_key_problems else ""
+            return (f"{self.path}: sound ({self.kind} of {self.megabytes:,.1f} MB in {self.seconds:.2f} s found no "
+                    f"damage{extra})")
+        shown = "; ".join(self.problems[:3]) + (f"; … {len(self.problems) - 3} more" if len(self.problems) > 3 else "")
+        return f"{self.path}: the file is damaged ({self.kind}: {shown})"
+
+
+def cheap_check(conn: sqlite3.Connection, path: Path, hint: str) -> None:
+    """What every open checks; never reads more than the schema and one page per table."""
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in REQUIRED_TABLES if t not in names]
+        if missing:
+            raise ProjectRefused(f"{path}: the file is damaged (missing table(s): {', '.join(missing)}); {hint}")
+        for table in REQUIRED_TABLES:
+            conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ProjectRefused(f"{path}: the file is damaged ({exc}); {hint}") from None
+
+
+def check(path: str | Path, *, full: bool = False, reason: str = "asked") -> CheckReport:
+    """Read every page (read-only; nothing is written, no sidecar files are made where none were)."""
+    from rageval_desktop.core.store.project import connect_read_only, read_header
+
+    path = Path(path)
+    read_header(path)
+    kind = "integrity_check" if full else "quick_check"
+    began = time.perf_counter()
+    report = CheckReport(str(path), False, kind, reason=reason, megabytes=path.stat().st_size / 1e6)
+    try:
+        conn = connect_read_only(path, trace_free=True)
+    except sqlite3.Error as exc:
+        report.problems = [f"cannot be opened: {exc}"]
+        return report
+    try:
+        report.problems = [r[0] for r in conn.execute(f"PRAGMA {kind}").fetchall() if r[0] != "ok"]
+        if not report.problems:
+            report.foreign_key_problems = len(conn.execute("PRAGMA foreign_key_check").fetchall())
+    except sqlite3.DatabaseError as exc:
+        report.problems = [str(exc)]
+    finally:
+        conn.close()
+    report.ok = not report.problems
+    report.seconds = time.perf_counter() - began
+    return report
+
+
+# --- sessions --------------------------------------------------------------------------------------------------
+def session_key() -> str:
+    return f"{SESSION_PREFIX}{host()}/{os.getpid()}"
+
+
+def dead_sessions(conn: sqlite3.Connection) -> list[str]:
+    """Sessions on this host whose process is gone (another host's sessions cannot be told apart from live ones)."""
+    here = f"{SESSION_PREFIX}{host()}/"
+    out = []
+    for (key,) in conn.execute("SELECT key FROM meta WHERE key >= ? AND key < ?", (SESSION_PREFIX, "session0")):
+        if key.startswith(here):
+            try:
+                pid = int(key[len(here):])
+            except ValueError:
+                continue
+            if pid != os.getpid() and not pid_alive(pid):
+                out.append(key)
+    return out
+
+
+def _quick_write(conn: sqlite3.Connection, sql: str, params: tuple) -> bool:
+    """One small statement, waiting at most SESSION_TIMEOUT_MS for another process's write; False if it could not."""
+    from rageval_desktop.core.store.project import BUSY_TIMEOUT_MS
+
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {SESSION_TIMEOUT_MS}")
+        try:
+            conn.execute(sql, params)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except sqlite3.Error:
+        return False
+    return True
+
+
+def begin_session(conn: sqlite3.Connection, started_at: str) -> bool:
+    """On the writer connection, outside any transaction: record this process as having the file open."""
+    return _quick_write(conn, "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                              "value = excluded.value", (session_key(), started_at))
+
+
+def end_session(conn: sqlite3.Connection) -> bool:
+    return _quick_write(conn, "DELETE FROM meta WHERE key = ?", (session_key(),))
+
+
+def check_after_unclean_shutdown(project: Project) -> CheckReport | None:
+    """The full check when a dead session says the last close was not clean (None when it was). A passing check is
+    recorded and the dead sessions go; a failing one changes nothing."""
+    dead = dead_sessions(project.reader())
+    if not dead:
+        return None
+    report = check(project.path, reason="unclean shutdown")
+    if report.ok and not project.read_only:
+        record(project, report, dead)
+    return report
+
+
+def record(project: Project, report: CheckReport, dead: list[str] | None = None) -> None:
+    """A passing check: when, and the dead sessions it cleared."""
+    from rageval_desktop.core.errors import WriteFailed
+    from rageval_desktop.core.store.project import utcnow
+
+    dead = dead_sessions(project.reader()) if dead is None else dead
+    try:
+        with project.write("record integrity check") as conn:
+            conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in dead])
+            project.set_meta(conn, LAST_CHECK_KEY, utcnow())
+    except WriteFailed:
+        pass  # another process is writing; the next open checks again, which is only slower
+
+
+def damaged_message(report: CheckReport, hint: str) -> str:
+    why = " after an unclean shutdown" if report.reason == "unclean shutdown" else ""
+    return f"{report.summary()}{why}; {hint}"

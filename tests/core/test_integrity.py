@@ -1,0 +1,164 @@
+"""Opening checks only what is cheap; every page is read by `rageval check` and after an unclean shutdown (issue 15).
+
+A page deep in the file (a corpus leaf) is damaged here: the cheap check on open cannot see it — by design, its cost
+must not grow with the file — so these tests pin down the two places that must still find it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.errors import ProjectRefused
+from rageval_desktop.core.store import integrity
+from rageval_desktop.core.store.project import Project
+from tests.conftest import REPO, file_digest
+
+PAGE = 4096
+CRASH = """
+import os, sys
+from rageval_desktop.core.store.project import Project
+p = Project.open(sys.argv[1])
+with p.write("a change") as w:
+    w.execute("INSERT INTO meta (key, value) VALUES ('crashed-after', 'yes')")
+p._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+os._exit(0)   # killed: no close
+"""
+
+
+def _big(path: Path) -> None:
+    with Project.create(path) as p, p.write("fill") as w:
+        w.executemany("INSERT INTO corpus_chunks (chunk_id, doc_id, text) VALUES (?, 'd', ?)",
+                      [(f"c{i:05d}", f"chunk {i} " + "text " * 150) for i in range(3000)])
+
+
+def _damage_deep_page(path: Path) -> None:
+    """Smash a page near the end of the file (a corpus_chunks leaf or its index), far from anything an open reads."""
+    raw = bytearray(path.read_bytes())
+    pages = len(raw) // PAGE
+    at = (pages - 40) * PAGE
+    raw[at:at + PAGE] = b"\xa5" * PAGE
+    path.write_bytes(bytes(raw))
+
+
+def _sessions(path: Path) -> list[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [k for (k,) in conn.execute("SELECT key FROM meta WHERE key LIKE 'session/%'")]
+    finally:
+        conn.close()
+
+
+def _crash(path: Path) -> None:
+    subprocess.run([sys.executable, "-c", CRASH, str(path)], check=True, cwd=REPO)
+
+
+def test_a_clean_close_leaves_no_session_and_a_sound_file_checks_ok(tmp_path, capsys):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    with Project.open(path) as p:
+        assert _sessions(path) == [integrity.session_key()]
+        assert not p.check_due
+    assert _sessions(path) == []
+    assert main(["check", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True and report["kind"] == "quick_check" and report["problems"] == []
+    assert main(["check", str(path), "--full"]) == 0
+    assert "sound (integrity_check" in capsys.readouterr().out
+
+
+def test_a_damaged_deep_page_is_not_read_on_open_but_rageval_check_finds_it(tmp_path, capsys):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    with Project.open(path) as p:
+        p.backup("manual")
+    _damage_deep_page(path)
+    with Project.open(path) as p:          # the open's cost does not depend on the file: it cannot see the page
+        assert not p.check_due
+    digest = file_digest(path)
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().err
+    assert "the file is damaged (quick_check" in out and f"rageval restore {path}" in out
+    assert main(["check", str(path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["ok"] is False
+    assert file_digest(path) == digest      # checking never writes
+
+
+def test_after_an_unclean_shutdown_the_next_open_reads_every_page_and_refuses_damage(tmp_path):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    with Project.open(path) as p:
+        p.backup("manual")
+    _crash(path)
+    assert len(_sessions(path)) == 1                  # the killed process's record stayed
+    _damage_deep_page(path)
+    with pytest.raises(ProjectRefused) as refused:
+        Project.open(path)
+    message = str(refused.value)
+    assert "damaged (quick_check" in message and "after an unclean shutdown" in message
+    assert "rageval restore" in message
+    with pytest.raises(ProjectRefused):               # a failed check clears nothing: still refused
+        Project.open(path, read_only=True)
+    deferred = Project.open(path, check="defer")     # the app: opens at once, checks in the background
+    try:
+        assert deferred.check_due
+        report = integrity.check_after_unclean_shutdown(deferred)
+        assert report is not None and not report.ok and report.reason == "unclean shutdown"
+    finally:
+        deferred.close()
+
+
+def test_an_unclean_shutdown_of_a_sound_file_is_checked_once_then_forgotten(tmp_path, monkeypatch):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    _crash(path)
+    calls = []
+    real = integrity.check
+    monkeypatch.setattr(integrity, "check", lambda *a, **k: calls.append(k) or real(*a, **k))
+    with Project.open(path) as p:
+        assert p.reader().execute("SELECT value FROM meta WHERE key = 'crashed-after'").fetchone() == ("yes",)
+        assert p.meta(integrity.LAST_CHECK_KEY)
+    assert [c.get("reason") for c in calls] == ["unclean shutdown"]
+    with Project.open(path):
+        pass
+    assert len(calls) == 1 and _sessions(path) == []
+
+
+def test_a_backup_carries_no_session_so_a_restored_file_does_not_look_crashed(tmp_path):
+    path = tmp_path / "p.rageval"
+    with Project.create(path) as p:
+        out = p.backup("manual")
+        assert _sessions(path)
+    assert _sessions(out) == []
+
+
+def test_reading_a_damaged_page_in_a_command_says_damaged_and_names_rageval_check(tmp_path, capsys, monkeypatch):
+    """A command that reaches the damaged page later (the open could not see it) ends in plain words, exit 1."""
+    import argparse
+
+    from rageval_desktop import cli
+    from rageval_desktop.cli import base
+
+    path = tmp_path / "p.rageval"
+    _big(path)
+    _damage_deep_page(path)
+
+    def read_every_chunk(args):
+        with base._open(args.project, read_only=True) as p:
+            p.reader().execute("SELECT COUNT(*), SUM(LENGTH(text)) FROM corpus_chunks").fetchone()
+        return 0
+
+    class Parser:
+        def parse_args(self, argv):
+            return argparse.Namespace(project=str(path), func=read_every_chunk)
+
+    monkeypatch.setattr(cli, "build_parser", Parser)
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert "the project file is damaged" in err and f"rageval check {path}" in err

@@ -1,0 +1,60 @@
+"""The app after an unclean shutdown: it opens at once, reads every page in the background and says what it found
+in the notice bar; Help → Check Project does the same on demand (issue 15)."""
+
+from __future__ import annotations
+
+from rageval_desktop.core.store.project import Project
+from tests.core.test_integrity import _big, _crash, _damage_deep_page, _sessions
+from tests.gui.conftest import close_window, open_window
+
+
+def _wait_checked(qtbot, w) -> None:
+    qtbot.waitUntil(lambda: w.notice_bar.isVisible() and w.notice_bar.kind in ("ok", "error"), timeout=20_000)
+
+
+def test_after_a_crash_the_app_opens_then_finds_the_damaged_page_and_offers_the_restore(qtbot, tmp_path):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    with Project.open(path) as p:
+        p.backup("manual")
+    _crash(path)
+    _damage_deep_page(path)
+    w = open_window(qtbot, path)               # opened: the check did not hold the window
+    assert w.project is not None and w.project.check_due
+    _wait_checked(qtbot, w)
+    assert w.notice_bar.kind == "error" and w.notice_bar.topic == "integrity"
+    text = w.notice_bar.label.text()
+    assert "damaged" in text and "after an unclean shutdown" in text
+    assert [b.text() for b in w.notice_bar.buttons] == ["Restore from Backup…"]
+    w.resize(1280, 720)
+    w.grab().save("/tmp/shot_damaged.png")
+    close_window(qtbot, w)
+
+
+def test_after_a_crash_a_sound_project_is_said_sound_and_not_checked_again(qtbot, tmp_path):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    _crash(path)
+    w = open_window(qtbot, path)
+    _wait_checked(qtbot, w)
+    assert w.notice_bar.kind == "ok" and "sound" in w.notice_bar.label.text()
+    close_window(qtbot, w)
+    assert _sessions(path) == []
+    w = open_window(qtbot, path)
+    assert not w.project.check_due and not w.notice_bar.isVisible()
+    close_window(qtbot, w)
+
+
+def test_help_check_project_finds_a_damaged_page_an_open_does_not_read(qtbot, tmp_path):
+    path = tmp_path / "p.rageval"
+    _big(path)
+    _damage_deep_page(path)
+    w = open_window(qtbot, path)
+    assert not w.notice_bar.isVisible()
+    assert w.check_action.isEnabled()
+    w.check_action.trigger()
+    _wait_checked(qtbot, w)
+    assert w.notice_bar.kind == "error" and "quick_check" in w.notice_bar.label.text()
+    w.notice_bar.close_button.click()
+    assert not w.notice_bar.isVisible()
+    close_window(qtbot, w)

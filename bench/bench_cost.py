@@ -189,8 +189,8 @@ def bench_judge(sizes: list[int]) -> list[str]:
             again = timed("rageval_desktop.cli", "judge", str(path), "--run", "v1", "--judge", "lex", "--json")
             stats = json.loads(first["stdout"])
             done = stats.get("done", stats.get("stats", {}).get("done"))
-            lines.append(f"{n:>7,} rows: lexical judge {first['s']:.2f} s ({n / first['s']:,.0f} rows/s incl. start-up; "
-                         f"{done} judged), peak {first['rss_mb']:.0f} MB; no-op re-run {again['s']:.3f} s, "
+            lines.append(f"{n:>7,} rows: lexical judge {first['s']:.2f} s ({n / first['s']:,.0f} rows/s incl. "
+                         f"start-up; {done} judged), peak {first['rss_mb']:.0f} MB; no-op re-run {again['s']:.3f} s, "
                          f"{again['rss_mb']:.0f} MB")
     return lines
 

@@ -74,8 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
                            help="rename the file's columns first, e.g. question=query,answer=response")
         if kind == "golden":
             q.add_argument("--slice", help="slice tag for rows that have none")
-            q.add_argument("--no-dedupe-check", action="store_true",
-                           help="skip the near-duplicate check of the new rows against the golden set (MiniLM)")
+            q.add_argument("--dedupe-check", action="store_true",
+                           help="after the rows are saved, check the new questions for near-duplicates in the "
+                                "golden set (MiniLM; loads the model, ~5 s). Default: say how many are unchecked "
+                                "(rageval golden dedupe PROJECT --new checks them later)")
+            q.add_argument("--no-dedupe-check", action="store_true", help=argparse.SUPPRESS)  # the default now
         if kind == "run":
             q.add_argument("--run", required=True, help="name of the run, e.g. v2")
             q.add_argument("--replace", action="store_true", help="replace a run of the same name (backup first)")
@@ -393,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     q = acts.add_parser("dedupe", help="near-duplicate questions (MiniLM + FAISS)")
     q.add_argument("project")
     q.add_argument("--threshold", type=float, default=0.9)
+    q.add_argument("--new", action="store_true",
+                   help="only the imported rows not yet checked, against the whole set (costs what the new rows "
+                        "cost, not the set)")
     q = acts.add_parser("balance", help="rows per slice against targets; share from production failures")
     q.add_argument("project")
     q = acts.add_parser("target", help="set how many approved rows a slice should have (or add a slice)")

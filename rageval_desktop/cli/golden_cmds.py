@@ -30,10 +30,17 @@ def cmd_golden(args: argparse.Namespace) -> int:
             n = versions.export_version(project, args.version, args.out)
             data, text = {"rows": n, "out": args.out}, f"exported {n} rows of '{args.version}' to {args.out}"
         elif args.action == "dedupe":
-            from rageval_desktop.core.golden.dedupe import golden_duplicates
+            from rageval_desktop.core.golden.dedupe import check_new, golden_duplicates
 
-            data = golden_duplicates(project, args.threshold)
-            text = "\n".join(f"{p['cosine']:.3f}  {p['a']}  {p['b']}" for p in data) or "no near-duplicates"
+            if args.new:
+                found = check_new(project, threshold=args.threshold)
+                data = found.as_dict()
+                text = "\n".join([found.summary()] + [
+                    f"{p['cosine']:.3f}  {p['a']}  {p['b']}  {found.questions[p['a']][:60]!r} ~ "
+                    f"{found.questions[p['b']][:60]!r}" for p in found.pairs])
+            else:
+                data = golden_duplicates(project, args.threshold)
+                text = "\n".join(f"{p['cosine']:.3f}  {p['a']}  {p['b']}" for p in data) or "no near-duplicates"
         elif args.action == "balance":
             data = edits.balance(project)
             text = "\n".join(f"{k:<16} {v['rows']:>4}" + (f" / {v['target']}" if v["target"] else "")

@@ -28,7 +28,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     with _open(args.project) as project:
         if args.what == "golden":
             report = importers.import_golden(project, args.file, fmt=args.format, mapping=mapping,
-                                             default_slice=args.slice, check_duplicates=not args.no_dedupe_check)
+                                             default_slice=args.slice, check_duplicates=args.dedupe_check)
+            if report.fresh_ids and not args.dedupe_check:
+                print(f"note: {len(report.fresh_ids)} new question(s) not yet checked for near-duplicates; check "
+                      f"them with: rageval golden dedupe {args.project} --new", file=sys.stderr)
         elif args.what == "run":
             report = importers.import_run(project, args.file, args.run, fmt=args.format, mapping=mapping,
                                           replace=args.replace, notes=args.notes, rank_by=args.rank_by)

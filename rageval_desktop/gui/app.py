@@ -120,7 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         window.open_path(args.project)
     elif args.demo:
         window.open_demo()
-    return app.exec()
+    code = app.exec()
+    if window.project is not None:
+        # a screenshot exits with the project open: close it cleanly (a session left behind would make the next
+        # open check every page)
+        from rageval_desktop.gui import workers
+
+        workers.wait_all(30)
+        window.project.close()
+    return code
 
 
 if __name__ == "__main__":

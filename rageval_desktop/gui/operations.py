@@ -20,6 +20,12 @@ def open_project(path: Path, ctx: TaskContext) -> Project:
     return Project.open(path, check="defer")
 
 
+def check_new_golden(project: Project, ids: list[str], ctx: TaskContext):
+    from rageval_desktop.core.golden.dedupe import check_new
+
+    return check_new(project, ids, ctx=ctx)
+
+
 def check_project(project: Project, reason: str, ctx: TaskContext):
     """Every page of the file (read-only, its own connection); a passing check is recorded (and clears the marks an
     unclean shutdown left)."""
@@ -67,8 +73,8 @@ def import_file(project: Project, path: Path, kind: str, run_name: str | None, f
     from rageval_desktop.core import importers
 
     if kind == "golden":
-        return importers.import_golden(project, path, fmt=fmt, mapping=mapping or None, ctx=ctx,
-                                       check_duplicates=True)
+        # the near-duplicate check follows as its own background task (check_new_golden): the rows are saved first
+        return importers.import_golden(project, path, fmt=fmt, mapping=mapping or None, ctx=ctx)
     if kind == "run":
         return importers.import_run(project, path, run_name or path.stem, fmt=fmt, mapping=mapping or None, ctx=ctx)
     return importers.import_corpus(project, path, ctx=ctx)

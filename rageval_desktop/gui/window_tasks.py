@@ -68,7 +68,37 @@ class WindowTasks:
                 return
             kind, run_name, fmt, mapping = dialog.choice()
         self.run_task(f"Importing {path.name}", operations.import_file, self.project, path, kind, run_name, fmt,
-                      mapping, on_done=lambda report: self.statusBar().showMessage(report.summary(), 10_000))
+                      mapping, on_done=self._imported)
+
+    def _imported(self, report: Any) -> None:
+        self.statusBar().showMessage(report.summary(), 10_000)
+        if report.fresh_ids:    # the rows are saved; the near-duplicate check follows, without holding anything
+            self.check_new_golden(report.fresh_ids)
+
+    def check_new_golden(self, ids: list[str]) -> None:
+        """The new golden rows against the set, on the read lane (their cost, not the set's); what it finds comes
+        back as a notice with "Review near-duplicates"."""
+        if self.project is None:
+            return
+        self.notice_bar.dismiss("near-duplicates")
+        self.task_label.setText(f"Checking {len(ids):,} new question(s) for near-duplicates…")
+        self.run_read("near-duplicates", operations.check_new_golden, self.project, ids,
+                      on_done=self._new_golden_checked)
+
+    def _new_golden_checked(self, found: Any) -> None:
+        from rageval_desktop.gui.views.common import TextDialog
+        from rageval_desktop.gui.views.golden_tools import duplicates_text
+
+        if self._task is None:
+            self.task_label.clear()
+        if not found.pairs:
+            self.statusBar().showMessage(f"Checked: {found.summary()}", 10_000)
+            return
+        review = lambda: TextDialog("Near-duplicates among the new golden rows (cosine ≥ 0.9)",  # noqa: E731
+                                    duplicates_text(found.pairs, found.questions), self).open()
+        self.notice_bar.show_notice(f"{found.summary()[0].upper()}{found.summary()[1:]}. Merge (retire one) or keep "
+                                    "both — the rows are imported either way.",
+                                    [("Review near-duplicates", review)], kind="warning", topic="near-duplicates")
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):

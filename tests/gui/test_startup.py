@@ -43,3 +43,6 @@ def test_first_window_has_no_heavy_imports(demo_file, tmp_path):
     assert seen["loaded_at_window"] == []
     assert seen["loaded_after_open"] == []   # opening and showing a project needs none of them either
     assert shot.stat().st_size > 10_000      # a real picture of the window was written
+    from tests.core.test_integrity import _sessions
+
+    assert _sessions(demo_file) == []        # was: the screenshot exit left the project open (the next open checked)

@@ -1,14 +1,27 @@
 """Near-duplicate questions: MiniLM embeddings (cached in the project by text hash + model id) in a FAISS
-inner-product index over unit vectors, so scores are cosines; every pair above the threshold is listed."""
+inner-product index over unit vectors, so scores are cosines; every pair above the threshold is listed.
+
+Two checks: the whole set against itself (`golden_duplicates`: `rageval golden dedupe`, the Golden Set's
+Duplicates…), and the new rows against the set (`check_new`), whose cost follows the new rows, not the set: the set
+is read a chunk at a time with its cached vectors (a chunk's vectors in a FAISS index, searched by range for the new
+rows' vectors), so only the new questions are embedded. An import commits its rows first and lists their ids as
+unchecked; `check_new` (the app's follow-up task, `rageval import golden --dedupe-check`, `rageval golden dedupe --new`)
+checks them later and takes them off the list.
+"""
 
 from __future__ import annotations
 
+import json
+import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rageval_desktop.core.judges.embedded import MINILM_ID, embed, text_hash
 from rageval_desktop.core.store.project import Project
 
 NEIGHBOURS = 10
+UNCHECKED_KEY = "golden.dedupe_unchecked"   # meta: ids of golden rows imported and not yet checked
+SET_CHUNK = 5000                            # existing rows read, embedded if need be, and searched at a time
 
 
 def near_duplicates(texts: dict[str, str], vectors: dict[str, Any], threshold: float = 0.9) -> list[dict[str, Any]]:
@@ -40,7 +53,9 @@ def golden_duplicates(project: Project, threshold: float = 0.9, model_id: str = 
     where = "" if include_retired else "WHERE status != 'retired'"
     texts = {gid: q for gid, q in project.reader().execute(f"SELECT id, question FROM golden_rows {where}")}
     vectors = embed(project, list(texts.values()), model_id)
-    return near_duplicates(texts, vectors, threshold)
+    pairs = near_duplicates(texts, vectors, threshold)
+    _clear_unchecked(project, None)   # every row was checked
+    return pairs
 
 
 def leakage(project: Project, questions: list[str], threshold: float = 0.9,
@@ -63,3 +78,123 @@ def leakage(project: Project, questions: list[str], threshold: float = 0.9,
     scores, found = index.search(query, 1)
     return [{"question": q, "similar_to": ids[int(j[0])], "cosine": round(float(s[0]), 4)}
             for q, s, j in zip(questions, scores, found, strict=True) if s[0] >= threshold]
+
+
+# --- the new rows against the set -----------------------------------------------------------------------------
+@dataclass
+class NewRowsCheck:
+    checked: int                                   # new rows checked
+    pairs: list[dict[str, Any]] = field(default_factory=list)   # a: the new row, b: the row it nearly repeats
+    questions: dict[str, str] = field(default_factory=dict)      # the questions of the rows in `pairs`
+    embedded: int = 0                              # texts embedded now (the rest came from the cache)
+    seconds: float = 0.0
+    threshold: float = 0.9
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        if not self.pairs:
+            return f"no near-duplicates among the {self.checked} new question(s)"
+        rows = len({p["a"] for p in self.pairs})
+        return (f"{rows} of the {self.checked} new question(s) nearly repeat golden rows "
+                f"({len(self.pairs)} pair(s), cosine ≥ {self.threshold:g})")
+
+
+def mark_unchecked(conn: Any, ids: list[str]) -> None:
+    """Inside the write that added or changed these rows: they wait for the near-duplicate check."""
+    if not ids:
+        return
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (UNCHECKED_KEY,)).fetchone()
+    listed = json.loads(row[0]) if row else []
+    known = set(listed)
+    listed += [i for i in ids if i not in known]
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 (UNCHECKED_KEY, json.dumps(listed)))
+
+
+def unchecked(project: Project) -> list[str]:
+    value = project.meta(UNCHECKED_KEY)
+    return json.loads(value) if value else []
+
+
+def _clear_unchecked(project: Project, ids: list[str] | None) -> None:
+    """Take checked ids off the list (None: all of them)."""
+    if project.read_only or not project.meta(UNCHECKED_KEY):
+        return
+    with project.write("near-duplicate check") as conn:
+        if ids is None:
+            conn.execute("DELETE FROM meta WHERE key = ?", (UNCHECKED_KEY,))
+            return
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (UNCHECKED_KEY,)).fetchone()
+        done = set(ids)
+        left = [i for i in (json.loads(row[0]) if row else []) if i not in done]
+        if left:
+            project.set_meta(conn, UNCHECKED_KEY, json.dumps(left))
+        else:
+            conn.execute("DELETE FROM meta WHERE key = ?", (UNCHECKED_KEY,))
+
+
+def check_new(project: Project, ids: list[str] | None = None, threshold: float = 0.9,
+              model_id: str = MINILM_ID, ctx: Any = None) -> NewRowsCheck:
+    """The rows `ids` (default: the unchecked ones) against every other active golden row and each other."""
+    import faiss
+    import numpy as np
+
+    began = time.perf_counter()
+    wanted = unchecked(project) if ids is None else list(ids)
+    conn = project.reader()
+    new: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        new.update(conn.execute(f"SELECT id, question FROM golden_rows WHERE status != 'retired' AND id IN "
+                                f"({','.join('?' * len(chunk))})", chunk))
+    result = NewRowsCheck(checked=len(new), threshold=threshold)
+    if new:
+        new_ids = sorted(new)
+        counts = {"embedded": 0}
+        vectors = embed(project, [new[i] for i in new_ids], model_id, counts=counts)
+        query = np.stack([vectors[text_hash(new[i])] for i in new_ids]).astype(np.float32)
+        found: dict[tuple[str, str], float] = {}
+
+        def search(ids_: list[str], matrix: Any, same: bool) -> None:
+            index = faiss.IndexFlatIP(matrix.shape[1])
+            index.add(matrix)
+            limits, scores, hits = index.range_search(query, threshold - 1e-6)
+            for qi in range(len(new_ids)):
+                for score, j in zip(scores[limits[qi]:limits[qi + 1]], hits[limits[qi]:limits[qi + 1]], strict=True):
+                    other = ids_[int(j)]
+                    if other == new_ids[qi]:
+                        continue
+                    key = tuple(sorted((new_ids[qi], other))) if same else (new_ids[qi], other)
+                    found[key] = max(found.get(key, -1.0), float(score))
+
+        search(new_ids, query, True)
+        last = ""
+        while True:   # the rest of the set, a chunk at a time (keyset order), its vectors from the cache
+            if ctx is not None:
+                ctx.check()
+            rows = conn.execute("SELECT id, question FROM golden_rows WHERE status != 'retired' AND id > ? "
+                                "ORDER BY id LIMIT ?", (last, SET_CHUNK)).fetchall()
+            if not rows:
+                break
+            last = rows[-1][0]
+            rows = [(gid, q) for gid, q in rows if gid not in new]
+            if rows:
+                chunk_vectors = embed(project, [q for _, q in rows], model_id, counts=counts)
+                search([gid for gid, _ in rows],
+                       np.stack([chunk_vectors[text_hash(q)] for _, q in rows]).astype(np.float32), False)
+        result.embedded = counts["embedded"]
+        result.pairs = [{"a": a, "b": b, "cosine": round(min(1.0, c), 4)}
+                        for (a, b), c in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))]
+        named = {x for p in result.pairs for x in (p["a"], p["b"])}
+        result.questions = {gid: q for gid, q in new.items() if gid in named}
+        missing = sorted(named - set(result.questions))
+        for start in range(0, len(missing), 500):
+            chunk = missing[start:start + 500]
+            result.questions.update(conn.execute(
+                f"SELECT id, question FROM golden_rows WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    _clear_unchecked(project, wanted)
+    result.seconds = time.perf_counter() - began
+    return result
+

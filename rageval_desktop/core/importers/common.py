@@ -26,9 +26,15 @@ class ImportReport:
     unlinked: int = 0
     unlinked_examples: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    fresh_ids: list[str] = field(default_factory=list)   # golden rows with a new question: not yet checked for
+                                                         # near-duplicates (the count is reported, not the ids)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        ids = out.pop("fresh_ids")
+        if self.kind == "golden set":
+            out["new_questions"] = len(ids)
+        return out
 
     def summary(self) -> str:
         if self.kind == "run":

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rageval_desktop.core.golden import dedupe
 from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, load
 from rageval_desktop.core.importers.layouts import GoldenRecord
 from rageval_desktop.core.jobs.context import TaskContext
@@ -34,10 +35,12 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                   mapping: dict[str, str] | None = None, default_slice: str | None = None,
                   source: str = "import", ctx: TaskContext | None = None,
                   check_duplicates: bool = False) -> ImportReport:
-    """Import golden rows. With `check_duplicates`, new questions that nearly repeat an existing row (MiniLM
-    cosine >= 0.9) are reported as warnings (the rows are still imported: merging is a reviewer's decision).
-    The check runs after the import committed — its embedding cache is a write, and a failed import must
-    leave every table as it was."""
+    """Import golden rows. Rows whose question is new (added, or a changed question) are listed as not yet checked
+    for near-duplicates (`report.fresh_ids`; `dedupe.unchecked`), in the same transaction. With `check_duplicates`,
+    they are checked against the set at once (`dedupe.check_new`: its cost follows the new rows, not the set) and
+    the ones that nearly repeat a row (MiniLM cosine >= 0.9) are reported as warnings — the rows are still imported:
+    merging is a reviewer's decision. The check runs after the import committed — its embedding cache is a write,
+    and a failed import must leave every table as it was. Without it the app runs the same check as a follow-up."""
     ctx = ctx or TaskContext()
     cell_warnings: list[str] = []
     layout, records, file = load(path, "golden", fmt, mapping, cell_warnings)
@@ -70,18 +73,20 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
             gid = rec.id or golden_id_for(rec.question)
             _upsert(project, conn, gid, rec, source, now, report)
             written.append(gid)
+            if normalise_question(rec.question) not in before:
+                report.fresh_ids.append(gid)
         for position, name in enumerate(sorted(new_slices), start=len(known_slices)):
             conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (name, position))
             report.warnings.append(f"new slice '{name}' added to the project")
         missing = _unknown_chunk_ids(conn, records)
         if missing:
             report.warnings.append(f"{missing} gold chunk id(s) are not in the project's corpus")
+        dedupe.mark_unchecked(conn, report.fresh_ids)
         ctx.check()
         project.audit(conn, "import", "golden", None, file=file, layout=layout.name, added=report.added,
                       updated=report.updated, unchanged=report.unchanged)
-    if check_duplicates:
-        fresh = [r.question for r in records if normalise_question(r.question) not in before]
-        report.warnings += _near_duplicate_warnings(project, fresh, set(written))
+    if check_duplicates and report.fresh_ids:
+        report.warnings += _near_duplicate_warnings(project, report.fresh_ids)
     ctx.report(len(records), len(records), "done", force=True)
     return report
 
@@ -136,14 +141,14 @@ def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
 
 
 
-def _near_duplicate_warnings(project: Project, fresh: list[str], just_imported: set[str]) -> list[str]:
-    """The check helps but must never block an import: without the embedding model it is skipped, and says so."""
+def _near_duplicate_warnings(project: Project, fresh_ids: list[str]) -> list[str]:
+    """The check helps but must never block an import: without the embedding model it is skipped, and says so
+    (the rows stay listed as unchecked)."""
     from rageval_desktop.core.errors import RagevalError
-    from rageval_desktop.core.golden.dedupe import leakage
 
     try:
-        hits = leakage(project, fresh, exclude_ids=just_imported)
+        found = dedupe.check_new(project, fresh_ids)
     except (RagevalError, ImportError) as exc:
         return [f"near-duplicate check skipped: {exc}"]
-    return [f"near-duplicate of golden row {hit['similar_to']} (cosine {hit['cosine']:.2f}): {hit['question'][:80]}"
-            for hit in hits]
+    return [f"near-duplicate of golden row {pair['b']} (cosine {pair['cosine']:.2f}): {found.questions[pair['a']][:80]}"
+            for pair in found.pairs]

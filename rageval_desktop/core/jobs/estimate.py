@@ -39,7 +39,8 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
     from rageval_desktop.core.judges import llm
 
     judges = job_judges(project, spec)
-    items, skipped = job_items(project, spec, judges)
+    work = job_items(project, spec, judges)
+    skipped = work.skipped
     count, tokenizer = token_counter()
     conn = project.reader()
     per_judge: dict[int, dict[str, Any]] = {
@@ -47,8 +48,6 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
                "cached": 0, "not_sendable": 0, "prompt_tokens": 0, "completion_tokens": 0,
                "completion_tokens_max": 0} for j in judges}
     loaded: dict[int, rubrics.Rubric] = {}
-    chained = [i for i in items if i.judge.kind == "llm" and i.judge.spec.items and not i.missing]
-    chain_calls = chains.planned_calls(project, chained) if chained else {}
 
     def count_call(out: dict[str, Any], judge: Any, messages: list[dict], reply_tokens: int) -> None:
         """One call as the job would send it: from the cache (no cost), or its prompt and a typical reply."""
@@ -62,22 +61,26 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
         out["completion_tokens"] += min(reply_tokens, most or 10**6)
         out["completion_tokens_max"] += most
 
-    for item in items:
-        judge, out = item.judge, per_judge[item.judge.id]
-        out["items"] += 1
-        if item.missing:
-            out["not_sendable"] += 1          # recorded as an error without a call
-            continue
-        if judge.kind != "llm":
-            continue                          # local judges make no calls
-        if judge.spec.items:                  # several calls per row, each counted as it would be sent
-            for messages, reply in chain_calls[item.idem_key]:
-                count_call(out, judge, messages, count(reply))
-            continue
-        if judge.rubric_id not in loaded:
-            loaded[judge.rubric_id] = rubrics.rubric_of(project, judge.rubric_id)
-        rubric = loaded[judge.rubric_id]
-        count_call(out, judge, rubric.render(item.fields), TYPICAL_REPLY.get(rubric.output_format, 100))
+    for judge in judges:
+        if judge.kind != "llm":               # local judges make no calls: no text to read
+            per_judge[judge.id]["items"] = work.count([judge])
+    for chunk in work.chunks([j for j in judges if j.kind == "llm"]):   # the text a chunk at a time
+        chained = [i for i in chunk if i.judge.spec.items and not i.missing]
+        chain_calls = chains.planned_calls(project, chained) if chained else {}
+        for item in chunk:
+            judge, out = item.judge, per_judge[item.judge.id]
+            out["items"] += 1
+            if item.missing:
+                out["not_sendable"] += 1          # recorded as an error without a call
+                continue
+            if judge.spec.items:                  # several calls per row, each counted as it would be sent
+                for messages, reply in chain_calls[item.idem_key]:
+                    count_call(out, judge, messages, count(reply))
+                continue
+            if judge.rubric_id not in loaded:
+                loaded[judge.rubric_id] = rubrics.rubric_of(project, judge.rubric_id)
+            rubric = loaded[judge.rubric_id]
+            count_call(out, judge, rubric.render(item.fields), TYPICAL_REPLY.get(rubric.output_format, 100))
     total, total_max, unpriced = 0.0, 0.0, []
     for judge in judges:
         out = per_judge[judge.id]

@@ -15,6 +15,7 @@ import asyncio
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from rageval_desktop.core.jobs import chains, records, steps
 from rageval_desktop.core.jobs.commit import CommitLane
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
-from rageval_desktop.core.jobs.work import Item, plan, rated_rows, select_rows
+from rageval_desktop.core.jobs.work import Item, Plan, rated_rows, select_rows
 from rageval_desktop.core.judges import embedded, hhem, llm, parsers, prices, rubrics
 from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges, resolve_api_key
 from rageval_desktop.core.judges.secrets import Scrubber
@@ -36,6 +37,7 @@ SUB_INSERT = ("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_k
               "rationale = excluded.rationale, detail = excluded.detail, job_id = excluded.job_id, "
               "created_at = excluded.created_at")
 LOCAL_CHUNK = 256         # embedded judges score this many rows at a time
+LLM_CHUNK = 256           # LLM items whose text is loaded at a time, as the dispatcher reaches them
 REPORT_SECONDS = 0.25     # progress to the caller at most this often
 CANCEL_POLL_SECONDS = 0.05
 
@@ -132,12 +134,13 @@ class JudgeJob:
 
     def run(self) -> JobStats:
         judges = self.judges()
-        items, skipped = job_items(self.project, self.spec, judges)
-        self.stats.rows, self.stats.skipped = len(items), skipped
-        self.check_budget_possible(items)
+        work = job_items(self.project, self.spec, judges)
+        self.stats.rows, self.stats.skipped = len(work), work.skipped
+        busy = [j for j in judges if work.count([j])]          # judges with something to do
+        self.check_budget_possible(busy)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
         run_id = find_run(self.project, self.spec.run)
-        self.stats.job_id = records.start(self.project, "judge", params, len(items),
+        self.stats.job_id = records.start(self.project, "judge", params, len(work),
                                           leases=[(j.id, run_id) for j in judges],
                                           lease_names={j.id: j.name for j in judges})
         self.lane = CommitLane(self.project, self.write_batch, on_committed=self.committed,
@@ -146,17 +149,18 @@ class JudgeJob:
         status, message = "done", None
         try:
             self.report(force=True)
-            llm_items = [i for i in items if i.judge.kind == "llm" and not i.missing]
-            self.run_local([i for i in items if i.judge.kind != "llm" or i.missing])
+            local = [j for j in busy if j.kind != "llm"]
+            if local:
+                self.run_local(work, local)
+            llm_judges = [j for j in busy if j.kind == "llm"]
             # passage grades first: nugget creation reads the grades of the same job
-            first = [i for i in llm_items if i.judge.spec.items != "nugget"]
-            then = [i for i in llm_items if i.judge.spec.items == "nugget"]
+            first = [j for j in llm_judges if j.spec.items != "nugget"]
+            then = [j for j in llm_judges if j.spec.items == "nugget"]
             for phase in (first, then):
                 if phase and self.stats.stopped is None and self.lane.error is None:
-                    if any(i.judge.spec.items for i in phase):
+                    if any(j.spec.items for j in phase):
                         self.lane.drain()            # the grades this phase reads are committed
-                        chains.prepare(self.project, phase)
-                    asyncio.run(self.run_llm(phase))
+                    asyncio.run(self.run_llm(work, phase))
         except _Fatal as exc:
             status, message = "failed", str(exc)
             self.stats.stopped, self.stats.message = "fatal", str(exc)
@@ -194,10 +198,10 @@ class JudgeJob:
             if self.stats.stopped != "write_failed":
                 self.stats.stopped, self.stats.message = "write_failed", f"stopped: {exc}"
 
-    def check_budget_possible(self, items: list[Item]) -> None:
+    def check_budget_possible(self, judges: list[Judge]) -> None:
         if self.spec.budget_usd is None:
             return
-        for judge in {i.judge.id: i.judge for i in items if i.judge.kind == "llm"}.values():
+        for judge in [j for j in judges if j.kind == "llm"]:
             if self.price(judge.model) is None:
                 raise RagevalError(f"no price for model '{judge.model}', so the budget cannot be kept; set one "
                                    f"with: rageval prices set PROJECT {judge.model} --input USD --output USD")
@@ -310,37 +314,43 @@ class JudgeJob:
             self.ctx.on_stats({**s.as_dict(), "eta_s": eta})
 
     # --- embedded judges -----------------------------------------------------------------------
-    def run_local(self, items: list[Item]) -> None:
-        for item in [i for i in items if i.missing]:
-            self.record(item, "error", error_kind=f"no_{item.missing}",
-                        raw=f"nothing to judge: the {item.missing} is empty", attempts=0)
-        local = [i for i in items if not i.missing]
-        by_judge: dict[int, list[Item]] = {}
-        for item in local:
-            by_judge.setdefault(item.judge.id, []).append(item)
+    def record_missing(self, item: Item) -> None:
+        """A row with nothing to judge (an empty answer, no reference): an error of its kind, and no call."""
+        self.record(item, "error", error_kind=f"no_{item.missing}",
+                    raw=f"nothing to judge: the {item.missing} is empty", attempts=0)
+
+    def run_local(self, work: Plan, judges: list[Judge]) -> None:
+        """Embedded judges, a chunk at a time: the chunk's text is loaded, scored, handed to the lane and let go, so
+        the rate and the memory stay the same however long the run."""
         assert self.lane is not None
-        for group in by_judge.values():
-            judge = group[0].judge
-            for start in range(0, len(group), LOCAL_CHUNK):
-                if not self.lane.wait_room(LOCAL_CHUNK):  # a write failed: stop, nothing more is computed
-                    return
-                if self.ctx.cancelled:
-                    self.stats.stopped = "cancelled"
-                    return
-                chunk = group[start:start + LOCAL_CHUNK]
+        for chunk in work.chunks(judges, LOCAL_CHUNK):
+            if not self.lane.wait_room(LOCAL_CHUNK):  # a write failed: stop, nothing more is computed
+                return
+            if self.ctx.cancelled:
+                self.stats.stopped = "cancelled"
+                return
+            for item in [i for i in chunk if i.missing]:
+                self.record_missing(item)
+            groups: dict[int, list[Item]] = {}
+            for item in chunk:
+                if not item.missing:
+                    groups.setdefault(item.judge.id, []).append(item)
+            for group in groups.values():
+                judge = group[0].judge
                 if judge.kind == "hhem":
-                    self.hallucination(judge, chunk)
-                    self.report()
+                    self.hallucination(judge, group)
+                    if self.stats.stopped:
+                        return
                     continue
                 began = time.perf_counter()
-                sims = self.similarities(judge, chunk)
-                each_ms = (time.perf_counter() - began) * 1000 / len(chunk)
+                sims = self.similarities(judge, group)
+                each_ms = (time.perf_counter() - began) * 1000 / len(group)
                 low, high = judge.spec.low, judge.spec.high
-                for item, sim in zip(chunk, sims, strict=True):
+                for item, sim in zip(group, sims, strict=True):
                     score = embedded.to_scale(sim, low, high, binary_threshold=judge.params.get("threshold", 0.5))
                     verdict = parsers.Verdict(score, None, f"{judge.model_id} similarity {sim:.3f}")
                     self.record(item, "ok", verdict=verdict, latency_ms=each_ms, cost=0.0)
-                self.report()
+            self.report()
 
     def hallucination(self, judge: Judge, items: list[Item]) -> None:
         """HHEM on each row (a local model: no calls, no cost); without a registered model the job stops and
@@ -371,13 +381,12 @@ class JudgeJob:
         return [float(vectors[embedded.text_hash(a)] @ vectors[embedded.text_hash(r)]) for a, r in pairs]
 
     # --- LLM judges ----------------------------------------------------------------------------
-    async def run_llm(self, items: list[Item]) -> None:
+    async def run_llm(self, work: Plan, judges: list[Judge]) -> None:
         clients: dict[tuple, Any] = {}
         limiters: dict[tuple, AdaptiveLimiter] = {}
         rubric_cache: dict[int, rubrics.Rubric] = {}
         conn = self.project.reader()
-        for item in items:
-            j = item.judge
+        for j in judges:
             endpoint = (j.base_url, j.api_key_ref)
             if endpoint not in clients:
                 try:
@@ -396,7 +405,8 @@ class JudgeJob:
         self._room = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._wake = lambda: loop.call_soon_threadsafe(self._room.set)
-        dispatcher = asyncio.create_task(self.dispatch(items, clients, limiters, rubric_cache, tasks, cap))
+        dispatcher = asyncio.create_task(self.dispatch(self.llm_items(work, judges), clients, limiters, rubric_cache,
+                                                       tasks, cap))
         watcher = asyncio.create_task(self.watch(dispatcher, tasks))
         try:
             try:
@@ -420,7 +430,19 @@ class JudgeJob:
         """Stop at once, cancelling the calls in flight: the user cancelled, or results can no longer be saved."""
         return self.ctx.cancelled or (self.lane is not None and self.lane.error is not None)
 
-    async def dispatch(self, items: list[Item], clients: dict, limiters: dict, rubric_cache: dict,
+    def llm_items(self, work: Plan, judges: list[Judge]) -> Iterator[Item]:
+        """The phase's items, their text loaded a chunk at a time as the dispatcher reaches them; a row with nothing
+        to judge is recorded as such here, without a call."""
+        for chunk in work.chunks(judges, LLM_CHUNK):
+            if any(i.judge.spec.items for i in chunk):
+                chains.prepare(self.project, [i for i in chunk if not i.missing])
+            for item in chunk:
+                if item.missing:
+                    self.record_missing(item)
+                else:
+                    yield item
+
+    async def dispatch(self, items: Iterator[Item], clients: dict, limiters: dict, rubric_cache: dict,
                        tasks: set[asyncio.Task], cap: int) -> None:
         for item in items:
             # calls in flight + results not yet committed never exceed the concurrency: a kill loses <= cap calls
@@ -562,13 +584,14 @@ def job_judges(project: Project, spec: JobSpec) -> list[Judge]:
     return found
 
 
-def job_items(project: Project, spec: JobSpec, judges: list[Judge]) -> tuple[list[Item], int]:
-    """(what the job has to judge, how many are judged already): one plan for a run and for its dry run."""
+def job_items(project: Project, spec: JobSpec, judges: list[Judge]) -> Plan:
+    """What the job has to judge (and how many are judged already: `skipped`), planned from keys: one plan for a run
+    and for its dry run."""
     rows = select_rows(project, spec.run, spec.slice_tag, spec.sample_id)
     if spec.rated_only:
         rated = rated_rows(project, {j.metric for j in judges})
         rows = [r for r in rows if r in rated]
-    return plan(project, judges, rows, redo_failed=spec.redo_failed, only_failed=spec.only_failed)
+    return Plan(project, judges, rows, redo_failed=spec.redo_failed, only_failed=spec.only_failed)
 
 
 def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:

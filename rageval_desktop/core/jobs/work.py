@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,61 +104,161 @@ def preview_fields(project: Project, run_row_id: int, passages_k: int = 5, rank:
             "contexts": values["contexts"], "passage": chosen, "context": chosen}
 
 
-def plan(project: Project, judges: list[Judge], row_ids: list[int], *, redo_failed: bool = False,
-         only_failed: bool = False) -> tuple[list[Item], int]:
-    """(items to run, number skipped because already judged)."""
-    conn = project.reader()
-    for judge in judges:
-        if judge.status != "active":
-            raise RagevalError(f"judge '{judge.name}' is retired; reinstate it after a passing audit to run it")
-    k = max([j.param("passages_k") or 5 for j in judges] or [5])
-    values = _row_fields(conn, row_ids, k)
-    items: list[Item] = []
-    skipped = 0
-    curated: dict[str, dict[str, Any]] = {}
-    if any(j.spec.items == "nugget" for j in judges):
-        from rageval_desktop.core.golden import nuggets as nugget_lists
+PLAN_ROWS = 1000          # rows planned (keys checked against the judgments) per query
+KEYS_PER_QUERY = 5000     # idempotency keys looked up per query
 
-        for values_ in values.values():
-            values_["question_key"] = nugget_lists.question_key(values_["golden_id"], values_["question"])
-        curated = nugget_lists.golden_lists(conn, sorted({v["question_key"] for v in values.values()}))
-    for judge in judges:
-        done = dict(conn.execute("SELECT idem_key, status FROM judgments WHERE judge_id = ?", (judge.id,)))
+
+class KeyMaker:
+    """`idem_key` for one judge, fast: the judge's part of the key is serialised once (a no-op job over 100k rows
+    computes 100k keys). `make(...) == idem_key(judge, ...)` always (a test holds them equal)."""
+
+    def __init__(self, judge: Judge) -> None:
+        sampling = {k: judge.params.get(k) for k in ("temperature", "max_tokens", "seed", "measure", "model", "mode")}
+        self.prefix = json.dumps([judge.id, judge.rubric_id, judge.model_id, sampling], sort_keys=True)[:-1]
+
+    def make(self, run_row_id: int, passage_rank: int, against: str | None = None) -> str:
+        tail = f", {json.dumps(against)}]" if against else "]"
+        return hashlib.sha256(f"{self.prefix}, {run_row_id}, {passage_rank}{tail}".encode()).hexdigest()
+
+
+class Plan:
+    """What a job has to do, planned from keys alone: for each judge and run row (and passage, for passage-level
+    judges) the idempotency key is computed and looked up, chunk by chunk — no row's text is read. The work is kept as
+    three compact arrays (judge, row, rank), about 16 bytes an item; `chunks()` then loads the text of a chunk of
+    items at a time, just before they are judged. So a job with nothing to do costs the keys and nothing else, and a
+    long job's memory does not grow with its run."""
+
+    def __init__(self, project: Project, judges: list[Judge], row_ids: list[int], *, redo_failed: bool = False,
+                 only_failed: bool = False) -> None:
+        for judge in judges:
+            if judge.status != "active":
+                raise RagevalError(f"judge '{judge.name}' is retired; reinstate it after a passing audit to run it")
+        self.project, self.judges = project, judges
+        self.keys = [KeyMaker(j) for j in judges]
+        self.judge_index = array("i")
+        self.row = array("q")
+        self.rank = array("i")
+        self.skipped = 0
         final = {"ok"} if redo_failed or only_failed else {"ok", "unparsed"}
-        for rid in row_ids:
-            row = values[rid]
-            ranks = ([rank for rank, _, _ in row["passages"][: judge.param("passages_k") or 5]]
-                     if judge.spec.level == "passage" else [0])
-            against = None
-            if judge.spec.items == "nugget":
-                from rageval_desktop.core.golden.nuggets import fingerprint
+        conn = project.reader()
+        for index, judge in enumerate(judges):
+            for start in range(0, len(row_ids), PLAN_ROWS):
+                chunk = row_ids[start:start + PLAN_ROWS]
+                targets = self._targets(conn, judge, index, chunk)
+                found = _statuses(conn, [key for _, _, key in targets])
+                for rid, rank, key in targets:
+                    status = found.get(key)
+                    if status in final or (only_failed and status is None):
+                        self.skipped += 1
+                        continue
+                    self.judge_index.append(index)
+                    self.row.append(rid)
+                    self.rank.append(rank)
 
-                against = fingerprint(curated.get(row["question_key"]))
-            for rank in ranks:
-                key = idem_key(judge, rid, rank, against)
-                status = done.get(key)
-                if status in final or (only_failed and status is None):
-                    skipped += 1
-                    continue
-                fields = {"question": row["question"], "answer": row["answer"], "reference": row["reference"],
-                          "contexts": row["contexts"]}
-                if rank:
-                    fields["passage"] = next(t for r, t, _ in row["passages"] if r == rank)
-                item = Item(judge, rid, rank, key, fields)
-                if judge.spec.items == "nugget":
-                    item.meta = {"question_key": row["question_key"], "run_id": row["run_id"],
-                                 "golden_list": curated.get(row["question_key"])}
-                elif judge.spec.items == "citation":
-                    item.meta = {"run_id": row["run_id"]}
-                elif judge.kind == "hhem":
-                    item.meta = {"passages": [(r, t) for r, t, _ in row["passages"] if t.strip()]}
-                if judge.spec.needs_reference and not row["reference"].strip():
-                    item.missing = "reference"
-                elif judge.spec.level == "row" and not row["answer"].strip():
-                    item.missing = "answer"
-                elif judge.metric == "faithfulness" and not row["contexts"].strip():
-                    item.missing = "contexts"
-                elif judge.metric == "hallucination" and not any(t.strip() for _, t, _ in row["passages"]):
-                    item.missing = "passages"
-                items.append(item)
-    return items, skipped
+    def _targets(self, conn: Any, judge: Judge, index: int, rows: list[int]) -> list[tuple[int, int, str]]:
+        """(row, rank, key) of every item of this judge on these rows."""
+        maker = self.keys[index]
+        if judge.spec.level == "passage":
+            k = judge.param("passages_k") or 5
+            ranks = _ranks(conn, rows)
+            return [(rid, rank, maker.make(rid, rank)) for rid in rows for rank in ranks.get(rid, [])[:k]]
+        if judge.spec.items == "nugget":
+            against = _nugget_against(conn, rows)
+            return [(rid, 0, maker.make(rid, 0, against.get(rid))) for rid in rows]
+        return [(rid, 0, maker.make(rid, 0)) for rid in rows]
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def count(self, judges: list[Judge]) -> int:
+        wanted = {i for i, j in enumerate(self.judges) if j in judges}
+        return sum(1 for i in self.judge_index if i in wanted)
+
+    def chunks(self, judges: list[Judge] | None = None, size: int = 256) -> Iterator[list[Item]]:
+        """The items of these judges (default: all), `size` at a time, their text loaded (`fill`)."""
+        wanted = {i for i, j in enumerate(self.judges) if judges is None or j in judges}
+        batch: list[tuple[int, int, int]] = []
+        for n in range(len(self.row)):
+            if self.judge_index[n] not in wanted:
+                continue
+            batch.append((self.judge_index[n], self.row[n], self.rank[n]))
+            if len(batch) >= size:
+                yield self._fill(batch)
+                batch = []
+        if batch:
+            yield self._fill(batch)
+
+    def _fill(self, batch: list[tuple[int, int, int]]) -> list[Item]:
+        conn = self.project.reader()
+        k = max([j.param("passages_k") or 5 for j in self.judges] or [5])
+        values = _row_fields(conn, sorted({rid for _, rid, _ in batch}), k)
+        curated: dict[str, dict[str, Any]] = {}
+        if any(self.judges[j].spec.items == "nugget" for j, _, _ in batch):
+            from rageval_desktop.core.golden import nuggets as nugget_lists
+
+            for row in values.values():
+                row["question_key"] = nugget_lists.question_key(row["golden_id"], row["question"])
+            curated = nugget_lists.golden_lists(conn, sorted({v["question_key"] for v in values.values()}))
+        return [_item(self.judges[j], self.keys[j], rid, rank, values[rid], curated) for j, rid, rank in batch]
+
+
+def _statuses(conn: Any, keys: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(keys), KEYS_PER_QUERY):
+        chunk = keys[start:start + KEYS_PER_QUERY]
+        out.update(conn.execute(f"SELECT idem_key, status FROM judgments WHERE idem_key IN "
+                                f"({','.join('?' * len(chunk))})", chunk))
+    return out
+
+
+def _ranks(conn: Any, rows: list[int]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for start in range(0, len(rows), 500):
+        chunk = rows[start:start + 500]
+        for rid, rank in conn.execute(f"SELECT run_row_id, rank FROM retrieved_passages WHERE run_row_id IN "
+                                      f"({','.join('?' * len(chunk))}) ORDER BY run_row_id, rank", chunk):
+            out.setdefault(rid, []).append(rank)
+    return out
+
+
+def _nugget_against(conn: Any, rows: list[int]) -> dict[int, str | None]:
+    """What a nugget judgment of each row is checked against: its question's curated list (fingerprint), if any."""
+    from rageval_desktop.core.golden import nuggets as nugget_lists
+
+    keys: dict[int, str] = {}
+    for start in range(0, len(rows), 500):
+        chunk = rows[start:start + 500]
+        for rid, golden_id, question in conn.execute(
+                f"SELECT id, golden_id, question FROM run_rows WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            keys[rid] = nugget_lists.question_key(golden_id, question)
+    curated = nugget_lists.golden_lists(conn, sorted(set(keys.values())))
+    return {rid: nugget_lists.fingerprint(curated.get(key)) for rid, key in keys.items()}
+
+
+def _item(judge: Judge, maker: KeyMaker, rid: int, rank: int, row: dict[str, Any],
+          curated: dict[str, dict[str, Any]]) -> Item:
+    """One planned item with the fields its rubric renders, what a multi-call judge needs, and what is missing."""
+    from rageval_desktop.core.golden.nuggets import fingerprint
+
+    against = fingerprint(curated.get(row["question_key"])) if judge.spec.items == "nugget" else None
+    fields = {"question": row["question"], "answer": row["answer"], "reference": row["reference"],
+              "contexts": row["contexts"]}
+    if rank:
+        fields["passage"] = next((t for r, t, _ in row["passages"] if r == rank), "")
+    item = Item(judge, rid, rank, maker.make(rid, rank, against), fields)
+    if judge.spec.items == "nugget":
+        item.meta = {"question_key": row["question_key"], "run_id": row["run_id"],
+                     "golden_list": curated.get(row["question_key"])}
+    elif judge.spec.items == "citation":
+        item.meta = {"run_id": row["run_id"]}
+    elif judge.kind == "hhem":
+        item.meta = {"passages": [(r, t) for r, t, _ in row["passages"] if t.strip()]}
+    if judge.spec.needs_reference and not row["reference"].strip():
+        item.missing = "reference"
+    elif judge.spec.level == "row" and not row["answer"].strip():
+        item.missing = "answer"
+    elif judge.metric == "faithfulness" and not row["contexts"].strip():
+        item.missing = "contexts"
+    elif judge.metric == "hallucination" and not any(t.strip() for _, t, _ in row["passages"]):
+        item.missing = "passages"
+    return item

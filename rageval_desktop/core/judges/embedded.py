@@ -120,8 +120,10 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_size: int = 64) -> dict[str, Any]:
-    """Unit-normalised embeddings by text hash, from the project's cache where present."""
+def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_size: int = 64,
+          counts: dict[str, int] | None = None) -> dict[str, Any]:
+    """Unit-normalised embeddings by text hash, from the project's cache where present (`counts["embedded"]` is
+    increased by the number embedded now)."""
     import numpy as np
 
     wanted = {text_hash(t): t for t in texts}
@@ -135,6 +137,8 @@ def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_s
         for h, dim, blob in rows:
             found[h] = np.frombuffer(blob, dtype=np.float32, count=dim)
     missing = [h for h in hashes if h not in found]
+    if counts is not None:
+        counts["embedded"] = counts.get("embedded", 0) + len(missing)
     if missing:
         model = load_model(model_id)
         vectors = model.encode([wanted[h] for h in missing], batch_size=batch_size, normalize_embeddings=True,

@@ -6,9 +6,10 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
+if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send never loads the client (~0.4 s)
+    import openai
 
 
 @dataclass
@@ -31,6 +32,8 @@ class CallFailed(Exception):
 
 
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:
+    import openai
+
     # retries are ours (bounded, with jitter, adaptive); the client's own would hide 429s from the limiter
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
 
@@ -55,6 +58,8 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], params: dict[str, Any],
                timeout: float) -> Reply:
+    import openai
+
     started = time.perf_counter()
     try:
         response = await client.chat.completions.create(

@@ -1,0 +1,68 @@
+"""A judge job plans from keys first (issue 15): nothing to do costs the keys, not the rows' text, and the text of
+the rows that need work is read a chunk at a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from rageval_desktop.core.jobs import judge_job, work
+from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.judges.registry import add_judge, get_judge
+from tests.conftest import REPO
+from tests.core.test_judging import make_project
+
+
+def test_the_fast_key_is_the_idempotency_key(tmp_path):
+    p = make_project(tmp_path / "p.rageval", n=3)
+    try:
+        add_judge(p, "lex", "correctness", "lexical", params={"measure": "recall"})
+        add_judge(p, "grades", "passage_relevance", "llm", model="m", params={"temperature": 0.3, "seed": 7})
+        for name in ("lex", "grades"):
+            judge = get_judge(p, name)
+            maker = work.KeyMaker(judge)
+            for rid, rank, against in ((1, 0, None), (12345, 3, None), (7, 0, "2:abc\\"), (9, 0, 'q"x')):
+                assert maker.make(rid, rank, against) == work.idem_key(judge, rid, rank, against)
+    finally:
+        p.close()
+
+
+def test_a_job_with_nothing_to_do_reads_no_text_and_one_with_work_reads_it_in_chunks(tmp_path, monkeypatch):
+    p = make_project(tmp_path / "p.rageval", n=40)
+    try:
+        add_judge(p, "lex", "correctness", "lexical")
+        statements: list[str] = []
+        p.reader().set_trace_callback(statements.append)
+        monkeypatch.setattr(judge_job, "LOCAL_CHUNK", 16)
+        first = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
+        assert first.done == 40 and first.ok == 40
+        text_reads = [s for s in statements if "rr.answer" in s]
+        assert len(text_reads) == 3                    # 40 rows, 16 at a time: the text of each chunk, once
+        statements.clear()
+        again = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
+        assert again.rows == 0 and again.skipped == 40 and again.done == 0
+        assert not [s for s in statements if "rr.answer" in s or "retrieved_passages" in s]
+        assert p.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 40
+    finally:
+        p.close()
+
+
+NOOP = """
+import json, sys
+from rageval_desktop.cli import main
+code = main(["judge", sys.argv[1], "--run", "v1", "--judge", "lex", "--json"])
+print(json.dumps({"code": code, "openai": "openai" in sys.modules, "torch": "torch" in sys.modules}))
+"""
+
+
+def test_rageval_judge_loads_no_llm_client_when_no_call_is_made(tmp_path):
+    path = tmp_path / "p.rageval"
+    p = make_project(path, n=5)
+    add_judge(p, "lex", "correctness", "lexical")
+    p.close()
+    for _ in range(2):  # the first run judges (locally), the second has nothing to do
+        out = subprocess.run([sys.executable, "-c", NOOP, str(path)], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.strip().splitlines()
+        facts = json.loads(out[-1])
+        assert facts == {"code": 0, "openai": False, "torch": False}

@@ -700,8 +700,17 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.view_title.setText(source.title)
         filtered = self.triage.filters(None).active
-        self.triage.show_count(model.rowCount(), filtered)
-        self.rows_label.setText(f"{model.rowCount():,} rows" + (" (filtered)" if filtered else ""))
+
+        def counts(n: int, model: LazyTableModel = model) -> None:
+            if self.table.model() is model:
+                self.triage.show_count(n, filtered)
+                self.rows_label.setText(f"{n:,} rows" + (" (filtered)" if filtered else ""))
+
+        if model.complete:
+            counts(model.rowCount())
+        else:   # the rest of the ids arrive on the next turns of the event loop
+            self.rows_label.setText(f"{model.rowCount():,}+ rows…")
+            model.loaded.connect(counts)
         is_golden = source.key.startswith("golden")
         self.golden_bar.setVisible(is_golden)
         self.promote_button.setVisible(not is_golden)
@@ -790,6 +799,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if not ok:
             return
         project, run = self.project, self.current_run
+        model.fetch_all()
         ids = [model.row_id(r) for r in range(min(model.rowCount(), MAX_CHOSEN))]
         what = triage.describe(self.triage.filters(self.slice_box.currentData()))
 

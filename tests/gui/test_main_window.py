@@ -117,7 +117,7 @@ def test_refused_file_shows_error(window, qtbot, tmp_path):
 def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
     from rageval_desktop.core.review.triage import run_source
     from rageval_desktop.core.store.project import Project
-    from rageval_desktop.gui.models.lazy_table import PAGE, LazyTableModel
+    from rageval_desktop.gui.models.lazy_table import FIRST_IDS, PAGE, LazyTableModel
 
     with Project.create(tmp_path / "big.rageval") as p:
         with p.write("fill") as w:
@@ -125,7 +125,11 @@ def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
             w.executemany("INSERT INTO run_rows (run_id, position, external_id, question, answer) "
                           "VALUES (1, ?, ?, ?, 'a')", [(i, f"r{i}", f"question {i}") for i in range(20_000)])
         model = LazyTableModel(p, run_source(p, 1, "big"))
-        assert model.rowCount() == 20_000 and not model._pages
+        # the first screens' ids at once (a flat first paint), the rest on the next turns of the event loop
+        assert model.rowCount() == FIRST_IDS and model.canFetchMore() and not model.complete
+        with qtbot.waitSignal(model.loaded, timeout=5_000) as loaded:
+            pass
+        assert loaded.args == [20_000] and model.rowCount() == 20_000 and model.complete and not model._pages
         assert model.index(19_999, 2).data() == "question 19999"
         assert list(model._pages) == [19_999 // PAGE]
 

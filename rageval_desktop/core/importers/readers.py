@@ -156,15 +156,27 @@ def _csv(path: Path, text: str):
     return pd.DataFrame.from_records(records, columns=columns) if records else pd.DataFrame(columns=columns)
 
 
+def _fast_loads(data: bytes | str) -> Any:
+    """orjson (several times faster than the json module) for what it reads; whatever it refuses — bad JSON, but
+    also integers beyond 64 bits, NaN, nesting beyond 1024 — goes through `_json_loads`, which accepts what the
+    json module accepts and words the errors (its messages name the column)."""
+    import orjson
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)   # strict UTF-8
+
+
 def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
     rows: list[dict[str, Any]] = []
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
+        if not line or line.isspace():   # isspace stops at the first other byte; strip() would copy the line
             continue
         try:
-            obj = _json_loads(line.decode("utf-8"))
+            obj = _fast_loads(line)
         except UnicodeDecodeError as exc:
             raise ImportFailed(f"line {number} is not UTF-8 (byte {line[exc.start]:#04x}); save the file as UTF-8",
                                file=path.name) from None
@@ -179,7 +191,7 @@ def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
 
 def _json(path: Path, text: str) -> tuple[list[dict[str, Any]], list[str]]:
     try:
-        data = _json_loads(text)
+        data = _fast_loads(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
                            file=path.name) from None

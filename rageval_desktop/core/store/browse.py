@@ -6,6 +6,7 @@ a 10-row one (Anki's browser does the same). Kept in core so the SQL is tested h
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,12 +40,16 @@ class TableSource:
 
     def ids(self, project: Project, order: tuple[int, bool] | None = None) -> list[Any]:
         """Ids in display order; `order` = (column index, descending) sorts by that column (empty values last)."""
+        return [r[0] for r in self.id_cursor(project, order)]
+
+    def id_cursor(self, project: Project, order: tuple[int, bool] | None = None) -> sqlite3.Cursor:
+        """The id query, not yet read: a table reads the first screens' ids, then the rest in chunks."""
         clause, join = "", self.join if self.join_needed else ""
         if order is not None and self.columns[order[0]].sort:
             column = self.columns[order[0]]
             clause = f"{column.sort} IS NULL, {column.sort} {'DESC' if order[1] else 'ASC'}, "
             join = self.join if column.joins else join
-        return [r[0] for r in project.reader().execute(self.ids_sql.format(order=clause, join=join), self.params)]
+        return project.reader().execute(self.ids_sql.format(order=clause, join=join), self.params)
 
     def page(self, project: Project, ids: list[Any]) -> dict[Any, tuple]:
         if not ids:

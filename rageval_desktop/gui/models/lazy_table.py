@@ -1,11 +1,16 @@
-"""A QAbstractTableModel over a core TableSource: holds ids only and fetches visible rows in pages."""
+"""A QAbstractTableModel over a core TableSource: holds ids only and fetches visible rows in pages.
+
+The ids come in as well: the first screens' worth at once (so the first paint costs the same for 1k rows and 200k),
+the rest in chunks on later turns of the event loop (Qt's canFetchMore/fetchMore), from one cursor over the id
+query. `loaded` says when every id is known (the row count is final)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import OrderedDict
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 
 from rageval_desktop.core.store.browse import TableSource
@@ -14,18 +19,66 @@ from rageval_desktop.gui.appearance import verdict_colours
 
 PAGE = 200
 MAX_PAGES = 50          # ~10k rows cached; memory stays flat however far one scrolls
+FIRST_IDS = 2000        # ids read before the first paint (a few screens)
+ID_CHUNK = 50_000       # ids read per later turn of the event loop
 PREVIEW_CHARS = 300     # table cells show a one-line preview; the detail pane shows all
 
 _Index = QModelIndex | QPersistentModelIndex
 
 
 class LazyTableModel(QAbstractTableModel):
+    loaded = Signal(int)    # every id is known: how many
+
     def __init__(self, project: Project, source: TableSource, parent: Any = None,
                  order: tuple[int, bool] | None = None) -> None:
         super().__init__(parent)
         self.project, self.source, self.order = project, source, order
-        self._ids: list[Any] = source.ids(project, order)
+        self._ids: list[Any] = []
+        self._cursor: Any = None
         self._pages: OrderedDict[int, dict[Any, tuple]] = OrderedDict()
+        self._start_ids()
+
+    # --- ids, a chunk at a time ----------------------------------------------------------------
+    def _start_ids(self) -> None:
+        self._cursor = self.source.id_cursor(self.project, self.order)
+        self._ids = [r[0] for r in self._cursor.fetchmany(FIRST_IDS)]
+        if len(self._ids) < FIRST_IDS:
+            self._cursor = None
+        else:
+            QTimer.singleShot(0, self, self._fetch_rest)
+
+    @property
+    def complete(self) -> bool:
+        return self._cursor is None
+
+    def canFetchMore(self, parent: _Index = QModelIndex()) -> bool:  # noqa: B008, N802 - Qt's name
+        return not parent.isValid() and self._cursor is not None
+
+    def fetchMore(self, parent: _Index = QModelIndex()) -> None:  # noqa: B008, N802 - Qt's name
+        if parent.isValid() or self._cursor is None:
+            return
+        try:
+            more = [r[0] for r in self._cursor.fetchmany(ID_CHUNK)]
+        except sqlite3.Error:   # the project was closed meanwhile: this listing is gone with it
+            self._cursor = None
+            return
+        if more:
+            self.beginInsertRows(QModelIndex(), len(self._ids), len(self._ids) + len(more) - 1)
+            self._ids.extend(more)
+            self.endInsertRows()
+        if len(more) < ID_CHUNK:
+            self._cursor = None
+            self.loaded.emit(len(self._ids))
+
+    def _fetch_rest(self) -> None:
+        if self._cursor is not None:
+            self.fetchMore()
+        if self._cursor is not None:
+            QTimer.singleShot(0, self, self._fetch_rest)
+
+    def fetch_all(self) -> None:
+        while self._cursor is not None:
+            self.fetchMore()
 
     # --- Qt API --------------------------------------------------------------------------------
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
@@ -50,7 +103,7 @@ class LazyTableModel(QAbstractTableModel):
             return
         self.beginResetModel()
         self.order = (column, order == Qt.SortOrder.DescendingOrder)
-        self._ids = self.source.ids(self.project, self.order)
+        self._start_ids()
         self._pages.clear()
         self.endResetModel()
 
@@ -79,7 +132,10 @@ class LazyTableModel(QAbstractTableModel):
         try:
             return self._ids.index(row_id)
         except ValueError:
-            return -1
+            if self._cursor is None:
+                return -1
+        self.fetch_all()
+        return self.row_of(row_id)
 
     def row_values(self, row: int) -> tuple:
         page_no = row // PAGE
@@ -97,7 +153,7 @@ class LazyTableModel(QAbstractTableModel):
     def reload(self) -> None:
         """Re-read ids and drop cached pages (after an operation said this listing changed)."""
         self.beginResetModel()
-        self._ids = self.source.ids(self.project, self.order)
+        self._start_ids()
         self._pages.clear()
         self.endResetModel()
 

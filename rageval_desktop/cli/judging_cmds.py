@@ -78,6 +78,9 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
     text = (f"{stats.rows} to judge ({stats.skipped} already judged): {stats.ok} ok, {stats.unparsed} unparsed, "
             f"{stats.errors} errors{' ' + str(stats.errors_by_kind) if stats.errors else ''}; {stats.calls} calls, "
             f"{stats.cache_hits} from cache, ${stats.cost_usd:.4f}, {stats.seconds:.1f} s")
+    if stats.retries:
+        why = ", ".join(f"{k} {v}" for k, v in sorted(stats.retries_by_kind.items()))
+        text += f"\n{stats.retries} retries ({why})"
     _print(args, out, text)
     return EXIT_FAILED if stats.stopped in ("fatal", "write_failed") else EXIT_OK
 

@@ -119,6 +119,9 @@ def test_fault_mix_every_row_gets_an_honest_status(proj):
     assert sorted(set(repair_seen)) == ["Question number 4?", "Question number 5?", "Question number 6?"]
     assert (stats.ok, stats.unparsed, stats.errors) == (20 - 5, 2, 3)
     assert stats.errors_by_kind == {"bad_response": 1, "bad_request": 1, "server_error": 1}
+    # every retry says why (was: one count of retries, the reasons lost)
+    assert stats.retries_by_kind == {"rate_limit": 1, "server_error": 4, "timeout": 1, "bad_response": 2}
+    assert sum(stats.retries_by_kind.values()) == stats.retries
     # no score was invented for anything that did not parse or failed
     assert proj.reader().execute("SELECT COUNT(*) FROM judgments WHERE status != 'ok' AND score IS NOT NULL"
                                  ).fetchone()[0] == 0

@@ -66,3 +66,26 @@ def test_rageval_judge_loads_no_llm_client_when_no_call_is_made(tmp_path):
                              check=True).stdout.strip().splitlines()
         facts = json.loads(out[-1])
         assert facts == {"code": 0, "openai": False, "torch": False}
+
+
+def test_connection_retries_are_reported_by_kind(tmp_path, capsys, monkeypatch):
+    """A server that is not there: every retry is a `connection` retry, in the stats and in the CLI's words."""
+    import socket
+
+    from rageval_desktop.cli import main
+
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("JUDGE_KEY", "sk-test")
+    path = tmp_path / "p.rageval"
+    p = make_project(path, n=3)
+    add_judge(p, "gone", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{port}/v1",
+              api_key_ref="JUDGE_KEY", params={"timeout": 1.0, "max_retries": 1})
+    p.close()
+    assert main(["judge", str(path), "--run", "v1", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["errors_by_kind"] == {"connection": 3}
+    assert stats["retries_by_kind"] == {"connection": 3} and stats["retries"] == 3
+    assert main(["judge", str(path), "--run", "v1"]) == 0           # errors are retried on the next run
+    assert "3 retries (connection 3)" in capsys.readouterr().out

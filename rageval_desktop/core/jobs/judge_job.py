@@ -71,6 +71,7 @@ class JobStats:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     calls: int = 0
     retries: int = 0
+    retries_by_kind: dict[str, int] = field(default_factory=dict)   # why: rate_limit, timeout, connection, …
     repair_retries: int = 0
     cache_hits: int = 0
     cost_usd: float = 0.0
@@ -556,10 +557,15 @@ class JudgeJob:
         def count() -> None:
             self.stats.calls += 1
 
+        def retried(kind: str) -> None:
+            by_kind = self.stats.retries_by_kind
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+
         try:
             reply, attempts = await llm.call_with_retries(
                 client, limiter, judge.model or "", messages, params, self.timeout(judge), retries,
-                stopping=lambda: bool(self.fatal or self.stopping_now()), ticket=ticket, on_call=count)
+                stopping=lambda: bool(self.fatal or self.stopping_now()), ticket=ticket, on_call=count,
+                on_retry=retried)
         except llm.Stopped:
             return None
         except llm.CallFailed as failure:

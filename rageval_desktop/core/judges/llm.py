@@ -151,11 +151,13 @@ RATE_LIMIT_RETRIES = 20
 
 async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
                             params: dict[str, Any], timeout: float, retries: int, *, stopping: Any,
-                            ticket: int | None = None, on_call: Any = None) -> tuple[Reply, int]:
+                            ticket: int | None = None, on_call: Any = None,
+                            on_retry: Any = None) -> tuple[Reply, int]:
     """(reply, attempts). Takes a limiter slot for each attempt (or starts with the slot `ticket` the caller
     already holds) and always gives it back — also when the task is cancelled. Raises CallFailed (with
     `.attempts`) when the failure is fatal, not worth retrying, or its budget ran out (`retries` for errors,
-    RATE_LIMIT_RETRIES for rate limits); Stopped when `stopping()` says the caller is winding down."""
+    RATE_LIMIT_RETRIES for rate limits); Stopped when `stopping()` says the caller is winding down. `on_retry(kind)` is
+    told why before each retry (rate_limit, timeout, connection, server_error, …)."""
     import asyncio
 
     attempt = overloads = 0
@@ -184,6 +186,8 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
             if failure.fatal or not failure.retryable or budget_spent:
                 failure.attempts = attempt  # type: ignore[attr-defined]
                 raise
+            if on_retry:
+                on_retry(failure.kind)
             await asyncio.sleep(backoff_seconds(failure, attempt))
             continue
         except BaseException:  # Stopped, or the task was cancelled mid-call: the slot goes back, no await

@@ -89,7 +89,11 @@ class JobsView(QWidget):
                   f"${stats.get('cost_usd', 0):.4f}"]
         self.live_label.setText(" · ".join(parts))
         kinds = stats.get("errors_by_kind") or {}
-        self.errors_label.setText("Errors: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "")
+        retried = stats.get("retries_by_kind") or {}
+        lines = ["Errors: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))] if kinds else []
+        if retried:
+            lines.append("Retried: " + ", ".join(f"{k} {v}" for k, v in sorted(retried.items())))
+        self.errors_label.setText("   ".join(lines))
         self.cancel_button.setEnabled(True)
 
     def job_ended(self, summary: str) -> None:

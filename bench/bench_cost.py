@@ -162,7 +162,8 @@ def bench_open(sizes: list[int]) -> list[str]:
         times = [timed("rageval_desktop.cli", "info", str(path), "--json")["s"] for _ in range(5)]
         opens = [float(timed("bench.bench_cost", "_open", str(path))["stdout"]) for _ in range(5)]
         cold = _cold_open(path)
-        lines.append(f"{size:>7.0f} MB project: Project.open for writing + close median {statistics.median(opens) * 1000:.1f}"
+        median_ms = statistics.median(opens) * 1000
+        lines.append(f"{size:>7.0f} MB project: Project.open for writing + close median {median_ms:.1f}"
                      f" ms; rageval info median {statistics.median(times):.3f} s (min {min(times):.3f}); "
                      f"rageval info after dropping the file from the page cache {cold}")
     return lines

@@ -62,7 +62,7 @@ class Cells:
                             f"{MAX_CELL_CHARS / 1e6:.0f} million per cell", row, column)
         if "\x00" in text:
             raise self.fail("contains a NUL character (\\x00): the file is binary or damaged", row, column)
-        if _SURROGATE.search(text):
+        if not text.isascii() and _SURROGATE.search(text):   # isascii() is O(1): most texts skip the search
             raise self.fail("contains an invalid character (a lone UTF-16 surrogate, such as \\ud800); fix the "
                             "program that wrote the file", row, column)
         if self.spreadsheet and len(text) == SPREADSHEET_CELL_LIMIT and column not in self._cut_columns:

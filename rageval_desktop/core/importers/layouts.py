@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.errors import ImportFailed
-from rageval_desktop.core.importers.cells import MAX_CELL_CHARS, Cells
+from rageval_desktop.core.importers.cells import _SURROGATE, MAX_CELL_CHARS, Cells
 
 
 @dataclass
@@ -138,6 +138,7 @@ def _passages_native(r: dict, c: Cells, i: int) -> list[Passage]:
                                            item.get("in_prompt"))
             score_ok = score is None or (type(score) in (float, int) and math.isfinite(score))
             if (type(cid) is str and type(text) is str and len(text) <= MAX_CELL_CHARS and score_ok
+                    and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text))
                     and (in_prompt is None or type(in_prompt) is bool)):
                 out.append(Passage(cid, text, None if score is None else float(score), in_prompt))
                 continue

@@ -41,6 +41,7 @@ class NoticeBar(QFrame):
         assert kind in KINDS
         for button in self.buttons:
             self._layout.removeWidget(button)
+            button.hide()          # at once: deleteLater waits for the event loop
             button.deleteLater()
         self.buttons = []
         for label, act in actions:

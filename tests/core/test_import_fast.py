@@ -1,0 +1,36 @@
+"""The fast JSON path (orjson, and the passages' fast path) accepts and refuses exactly what the careful path does
+(issue 15): what orjson refuses goes through the json module, and a passage's text is checked like any cell."""
+
+from __future__ import annotations
+
+import pytest
+
+from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.importers import import_run
+
+
+def _run(tmp_path, lines: list[str]):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_values_orjson_refuses_still_import_through_the_json_module(project, tmp_path):
+    big = "123456789012345678901234567890"          # beyond 64 bits: orjson refuses, json reads it
+    path = _run(tmp_path, ['{"id": "a", "question": "Q1?", "answer": "x", "retrieved": [], "ticket": ' + big + '}',
+                           '{"id": "b", "question": "Q2?", "answer": "y", "retrieved": [], "weight": NaN}'])
+    report = import_run(project, path, "v1")
+    assert report.added == 2
+    meta = dict(project.reader().execute("SELECT external_id, metadata FROM run_rows"))
+    assert "ticket" in meta["a"]          # kept, as the careful path keeps it
+
+
+@pytest.mark.parametrize("text, words", [("evil\\u0000text", "NUL character"),
+                                         ("lone \\ud800 surrogate", "lone UTF-16 surrogate")])
+def test_a_passage_text_is_checked_like_any_cell(project, tmp_path, text, words):
+    """Was: the passages' fast path stored NUL characters without the check every other text gets."""
+    line = '{"id": "a", "question": "Q?", "answer": "x", "retrieved": [{"chunk_id": "c1", "text": "' + text + '"}]}'
+    with pytest.raises(ImportFailed, match=words) as failed:
+        import_run(project, _run(tmp_path, [line]), "v1")
+    assert "row 1" in str(failed.value) and "retrieved[1]" in str(failed.value)
+    assert project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 0

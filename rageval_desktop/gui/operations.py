@@ -31,10 +31,7 @@ def check_project(project: Project, reason: str, ctx: TaskContext):
     unclean shutdown left)."""
     from rageval_desktop.core.store import integrity
 
-    report = integrity.check(project.path, reason=reason)
-    if report.ok and not project.read_only:
-        integrity.record(project, report)
-    return report
+    return integrity.check_project(project, reason=reason)
 
 
 def create_project(path: Path, ctx: TaskContext) -> Project:

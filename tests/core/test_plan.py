@@ -3,6 +3,7 @@ the rows that need work is read a chunk at a time."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -24,6 +25,12 @@ def test_the_fast_key_is_the_idempotency_key(tmp_path):
             maker = work.KeyMaker(judge)
             for rid, rank, against in ((1, 0, None), (12345, 3, None), (7, 0, "2:abc\\"), (9, 0, 'q"x')):
                 assert maker.make(rid, rank, against) == work.idem_key(judge, rid, rank, against)
+                # the bytes earlier versions hashed (stored judgments are found by them)
+                sampling = {k: judge.params.get(k) for k in ("temperature", "max_tokens", "seed", "measure", "model",
+                                                             "mode")}
+                blob = json.dumps([judge.id, judge.rubric_id, judge.model_id, sampling, rid, rank]
+                                  + ([against] if against else []), sort_keys=True)
+                assert maker.make(rid, rank, against) == hashlib.sha256(blob.encode()).hexdigest()
     finally:
         p.close()
 

@@ -31,7 +31,7 @@ def test_import_then_notice_then_review(qtbot, tmp_path, monkeypatch):
     assert [b.text() for b in bar.buttons] == ["Review near-duplicates"]
     assert dedupe.unchecked(w.project) == []
     w.resize(1280, 720)
-    w.grab().save("/tmp/shot_dupes_notice.png")
+    w.grab().save(str(tmp_path / "notice.png"))
     bar.buttons[0].click()
     dialog = next(d for d in w.findChildren(TextDialog) if d.isVisible())
     from PySide6.QtWidgets import QPlainTextEdit

@@ -27,7 +27,7 @@ def test_after_a_crash_the_app_opens_then_finds_the_damaged_page_and_offers_the_
     assert "damaged" in text and "after an unclean shutdown" in text
     assert [b.text() for b in w.notice_bar.buttons] == ["Restore from Backup…"]
     w.resize(1280, 720)
-    w.grab().save("/tmp/shot_damaged.png")
+    w.grab().save(str(tmp_path / "damaged.png"))
     close_window(qtbot, w)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +33,7 @@ class Item:
 
 def idem_key(judge: Judge, run_row_id: int, passage_rank: int, against: str | None = None) -> str:
     """`against`: what else the verdict depends on (the curated nugget list a row is checked against)."""
-    sampling = {k: judge.params.get(k) for k in ("temperature", "max_tokens", "seed", "measure", "model", "mode")}
-    target: list[Any] = [run_row_id, passage_rank] + ([against] if against else [])
-    blob = json.dumps([judge.id, judge.rubric_id, judge.model_id, sampling, *target], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return KeyMaker(judge).make(run_row_id, passage_rank, against)
 
 
 def select_rows(project: Project, run: str, slice_tag: str | None = None, sample_id: int | None = None,
@@ -109,8 +107,10 @@ KEYS_PER_QUERY = 5000     # idempotency keys looked up per query
 
 
 class KeyMaker:
-    """`idem_key` for one judge, fast: the judge's part of the key is serialised once (a no-op job over 100k rows
-    computes 100k keys). `make(...) == idem_key(judge, ...)` always (a test holds them equal)."""
+    """The idempotency key of a judge's verdict on a target: sha256 of the JSON list [judge id, rubric version, model,
+    sampling parameters, run row, passage rank(, against)] — the judge's part serialised once (a no-op job over 100k
+    rows computes 100k keys). The bytes hashed never change: stored judgments are found by them (a test holds them to
+    the plain json.dumps of that list)."""
 
     def __init__(self, judge: Judge) -> None:
         sampling = {k: judge.params.get(k) for k in ("temperature", "max_tokens", "seed", "measure", "model", "mode")}
@@ -139,6 +139,7 @@ class Plan:
         self.row = array("q")
         self.rank = array("i")
         self.skipped = 0
+        self._per_judge: Counter[int] = Counter()
         final = {"ok"} if redo_failed or only_failed else {"ok", "unparsed"}
         conn = project.reader()
         for index, judge in enumerate(judges):
@@ -154,6 +155,7 @@ class Plan:
                     self.judge_index.append(index)
                     self.row.append(rid)
                     self.rank.append(rank)
+                    self._per_judge[index] += 1
 
     def _targets(self, conn: Any, judge: Judge, index: int, rows: list[int]) -> list[tuple[int, int, str]]:
         """(row, rank, key) of every item of this judge on these rows."""
@@ -171,8 +173,7 @@ class Plan:
         return len(self.row)
 
     def count(self, judges: list[Judge]) -> int:
-        wanted = {i for i, j in enumerate(self.judges) if j in judges}
-        return sum(1 for i in self.judge_index if i in wanted)
+        return sum(self._per_judge[i] for i, j in enumerate(self.judges) if j in judges)
 
     def chunks(self, judges: list[Judge] | None = None, size: int = 256) -> Iterator[list[Item]]:
         """The items of these judges (default: all), `size` at a time, their text loaded (`fill`)."""

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rageval_desktop.core.errors import WriteFailed
+from rageval_desktop.core.store.integrity import SESSION_KEYS
 
 KEEP = 10
 
@@ -46,7 +47,7 @@ def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str,
             src.backup(dst)
             dst.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
             # who had the project open is not part of its contents: a restored backup must not look crashed
-            dst.execute("DELETE FROM meta WHERE key >= 'session/' AND key < 'session0'")
+            dst.execute(f"DELETE FROM meta WHERE {SESSION_KEYS}")
             dst.commit()
         finally:
             dst.close()

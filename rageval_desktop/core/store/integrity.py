@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
 
 SESSION_PREFIX = "session/"
+SESSION_KEYS = "key >= 'session/' AND key < 'session0'"   # every session record (an index range on meta's key)
 LAST_CHECK_KEY = "integrity_checked_at"
 REQUIRED_TABLES = ("meta", "slices", "golden_rows", "golden_edits", "corpus_chunks", "runs", "run_rows",
                    "retrieved_passages", "rubrics", "judges", "jobs", "judgments", "review_samples",
@@ -109,7 +110,7 @@ def dead_sessions(conn: sqlite3.Connection) -> list[str]:
     """Sessions on this host whose process is gone (another host's sessions cannot be told apart from live ones)."""
     here = f"{SESSION_PREFIX}{host()}/"
     out = []
-    for (key,) in conn.execute("SELECT key FROM meta WHERE key >= ? AND key < ?", (SESSION_PREFIX, "session0")):
+    for (key,) in conn.execute(f"SELECT key FROM meta WHERE {SESSION_KEYS}"):
         if key.startswith(here):
             try:
                 pid = int(key[len(here):])
@@ -148,12 +149,16 @@ def end_session(conn: sqlite3.Connection) -> bool:
 def check_after_unclean_shutdown(project: Project) -> CheckReport | None:
     """The full check when a dead session says the last close was not clean (None when it was). A passing check is
     recorded and the dead sessions go; a failing one changes nothing."""
-    dead = dead_sessions(project.reader())
-    if not dead:
+    if not dead_sessions(project.reader()):
         return None
-    report = check(project.path, reason="unclean shutdown")
+    return check_project(project, reason="unclean shutdown")
+
+
+def check_project(project: Project, *, full: bool = False, reason: str = "asked") -> CheckReport:
+    """Every page of an open project's file (its own read-only connection); a passing check is recorded."""
+    report = check(project.path, full=full, reason=reason)
     if report.ok and not project.read_only:
-        record(project, report, dead)
+        record(project, report)
     return report
 
 

@@ -32,6 +32,7 @@ class JobsView(QWidget):
         live = QHBoxLayout()
         self.live_label = QLabel("No job is running.")
         self.live_label.setObjectName("jobLive")
+        self.live_label.setWordWrap(True)   # rate, counts, cost and retries: two lines on a narrow window
         self.bar = QProgressBar()
         self.bar.setMinimumWidth(260)
         self.bar.setVisible(False)
@@ -87,13 +88,13 @@ class JobsView(QWidget):
                   f"{stats.get('errors', 0)} errors",
                   f"{stats.get('calls', 0)} calls ({stats.get('cache_hits', 0)} cached)",
                   f"${stats.get('cost_usd', 0):.4f}"]
+        retried = stats.get("retries_by_kind") or {}
+        if retried:   # not errors: calls that succeeded or failed later, and why they were sent again
+            parts.append(f"{sum(retried.values())} retries (" + ", ".join(f"{k} {v}" for k, v in
+                                                                          sorted(retried.items())) + ")")
         self.live_label.setText(" · ".join(parts))
         kinds = stats.get("errors_by_kind") or {}
-        retried = stats.get("retries_by_kind") or {}
-        lines = ["Errors: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))] if kinds else []
-        if retried:
-            lines.append("Retried: " + ", ".join(f"{k} {v}" for k, v in sorted(retried.items())))
-        self.errors_label.setText("   ".join(lines))
+        self.errors_label.setText("Errors: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "")
         self.cancel_button.setEnabled(True)
 
     def job_ended(self, summary: str) -> None:

@@ -106,3 +106,55 @@ def test_a_failed_check_leaves_the_rows_imported_and_listed_as_unchecked(project
     report = import_golden(project, _golden(tmp_path / "a.jsonl", ["Q one?", "Q two?"]), check_duplicates=True)
     assert report.added == 2 and any("near-duplicate check skipped" in w for w in report.warnings)
     assert sorted(dedupe.unchecked(project)) == sorted(report.fresh_ids)
+
+
+def test_the_sets_vectors_are_kept_in_the_project_and_follow_edits_and_retirements(project, tmp_path, model,
+                                                                                    monkeypatch):
+    from rageval_desktop.core.golden import edits
+
+    monkeypatch.setattr(dedupe, "SET_CHUNK", 3)
+    existing = ["How do I reverse a list in python?", "What is the capital of France?", "How tall is Everest?",
+                "How do I copy a file?", "Which ocean is largest?"]
+    import_golden(project, _golden(tmp_path / "a.jsonl", existing))
+    dedupe.check_new(project)
+    stored = dict(project.reader().execute("SELECT golden_id, text_hash FROM golden_vectors"))
+    ids = {q: gid for gid, q in project.reader().execute("SELECT id, question FROM golden_rows")}
+    assert stored == {ids[q]: embedded.text_hash(q) for q in existing}
+
+    lookups: list[int] = []                     # the set's vectors come from golden_vectors, not the cache
+    real_embed = dedupe.embed
+    monkeypatch.setattr(dedupe, "embed", lambda p, texts, *a, **k: lookups.append(len(texts)) or real_embed(
+        p, texts, *a, **k))
+    new = edits.add_row(project, "please sort a dict in python?", slice_tag="easy")
+    assert dedupe.unchecked(project) == [new["id"]]       # rows added by hand wait for the check too
+    assert dedupe.check_new(project).pairs == []
+    assert lookups == [1]                                 # the new question only
+
+    # an edited question: its stored vector is stale; the check re-embeds it and finds what the new text repeats
+    lookups.clear()
+    edits.edit_row(project, ids["How do I copy a file?"], "reworded", question="How do I sort a dict in python?")
+    assert dedupe.unchecked(project) == [ids["How do I copy a file?"]]
+    found = dedupe.check_new(project)
+    assert [(p["a"], p["b"]) for p in found.pairs] == [(ids["How do I copy a file?"], new["id"])]
+    stored = dict(project.reader().execute("SELECT golden_id, text_hash FROM golden_vectors"))
+    assert stored[ids["How do I copy a file?"]] == embedded.text_hash("How do I sort a dict in python?")
+
+    # a retired row is no longer part of the set: its vector goes, and nothing is found against it
+    edits.set_status(project, new["id"], "retired", "duplicate")
+    again = dedupe.check_new(project, [ids["How do I copy a file?"]])
+    assert again.pairs == []
+    assert new["id"] not in dict(project.reader().execute("SELECT golden_id, text_hash FROM golden_vectors"))
+
+
+def test_the_check_finds_the_same_pairs_as_the_whole_set_check(project, tmp_path, model, monkeypatch):
+    monkeypatch.setattr(dedupe, "SET_CHUNK", 4)
+    questions = [f"{a} {b} {c}?" for a, b, c in zip(VOCAB, VOCAB[3:] + VOCAB[:3], VOCAB[7:] + VOCAB[:7], strict=True)]
+    questions += [f"{q[:-1]} please?" for q in questions[::3]]          # near-duplicates of every third question
+    import_golden(project, _golden(tmp_path / "a.jsonl", questions))
+    whole = {(p["a"], p["b"]) for p in dedupe.golden_duplicates(project, 0.9)}
+    assert len(whole) >= 5
+    ids = sorted(gid for (gid,) in project.reader().execute("SELECT id FROM golden_rows"))
+    dedupe.check_new(project, ids[:3])                                 # stores the set's vectors
+    subset = ids[::2]
+    found = {tuple(sorted((p["a"], p["b"]))) for p in dedupe.check_new(project, subset).pairs}
+    assert found == {pair for pair in whole if set(pair) & set(subset)}

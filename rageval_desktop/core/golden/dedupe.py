@@ -3,8 +3,9 @@ inner-product index over unit vectors, so scores are cosines; every pair above t
 
 Two checks: the whole set against itself (`golden_duplicates`: `rageval golden dedupe`, the Golden Set's
 Duplicates…), and the new rows against the set (`check_new`), whose cost follows the new rows, not the set: the set
-is read a chunk at a time with its cached vectors (a chunk's vectors in a FAISS index, searched by range for the new
-rows' vectors), so only the new questions are embedded. An import commits its rows first and lists their ids as
+is read a chunk at a time from its stored vectors (`golden_vectors`, one sequential scan, kept up to date as rows
+are added or changed; a chunk's vectors in a FAISS index, searched by range for the new rows' vectors), so only the
+new questions are embedded. An import commits its rows first and lists their ids as
 unchecked; `check_new` (the app's follow-up task, `rageval import golden --dedupe-check`, `rageval golden dedupe --new`)
 checks them later and takes them off the list.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -135,6 +137,69 @@ def _clear_unchecked(project: Project, ids: list[str] | None) -> None:
             conn.execute("DELETE FROM meta WHERE key = ?", (UNCHECKED_KEY,))
 
 
+def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict[str, int] | None = None,
+                ctx: Any = None) -> Iterator[tuple[list[str], Any]]:
+    """The active golden rows' question vectors (but `exclude`), SET_CHUNK rows at a time as (ids, float32 matrix).
+
+    Read in one sequential scan of `golden_vectors`; a row whose question changed since its vector was stored, or
+    that has none yet, is embedded (from the embedding cache where present) and stored, and vectors of rows no
+    longer active are removed, so the next check reads them all in one scan again."""
+    import numpy as np
+
+    conn = project.reader()
+    current = {gid: text_hash(q) for gid, q in conn.execute(
+        "SELECT id, question FROM golden_rows WHERE status != 'retired'") if gid not in exclude}
+    covered: set[str] = set()
+    stale: list[str] = []
+    last = 0
+    while True:
+        if ctx is not None:
+            ctx.check()
+        rows = conn.execute("SELECT rowid, golden_id, text_hash, vector FROM golden_vectors WHERE model_id = ? "
+                            "AND rowid > ? ORDER BY rowid LIMIT ?", (model_id, last, SET_CHUNK)).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        kept = [(gid, vector) for _, gid, h, vector in rows if current.get(gid) == h]
+        stale += [gid for _, gid, h, _ in rows if gid not in exclude and current.get(gid) != h]
+        if kept:
+            covered.update(gid for gid, _ in kept)
+            matrix = np.frombuffer(b"".join(v for _, v in kept), dtype=np.float32).reshape(len(kept), -1)
+            yield [gid for gid, _ in kept], matrix
+    missing = [gid for gid in current if gid not in covered]
+    for start in range(0, len(missing), SET_CHUNK):
+        if ctx is not None:
+            ctx.check()
+        chunk = missing[start:start + SET_CHUNK]
+        questions: dict[str, str] = {}
+        for at in range(0, len(chunk), 500):
+            part = chunk[at:at + 500]
+            questions.update(conn.execute(f"SELECT id, question FROM golden_rows WHERE id IN "
+                                          f"({','.join('?' * len(part))})", part))
+        ids = [gid for gid in chunk if gid in questions]
+        vectors = embed(project, [questions[gid] for gid in ids], model_id, counts=counts)
+        matrix = np.stack([vectors[text_hash(questions[gid])] for gid in ids]).astype(np.float32) if ids else None
+        _store_vectors(project, model_id, [(gid, text_hash(questions[gid]), matrix[k]) for k, gid in enumerate(ids)],
+                       stale if start == 0 else [])
+        stale = []
+        if ids:
+            yield ids, matrix
+    if stale:
+        _store_vectors(project, model_id, [], stale)
+
+
+def _store_vectors(project: Project, model_id: str, rows: list[tuple[str, str, Any]], stale: list[str]) -> None:
+    """Keep golden rows' vectors (id, question hash, vector) for the next check; drop those of `stale` rows."""
+    if project.read_only or not (rows or stale):
+        return
+    with project.write("golden vectors") as conn:
+        conn.executemany("DELETE FROM golden_vectors WHERE golden_id = ? AND model_id = ?",
+                         [(gid, model_id) for gid in stale])
+        conn.executemany("INSERT OR REPLACE INTO golden_vectors (golden_id, model_id, text_hash, vector) "
+                         "VALUES (?, ?, ?, ?)",
+                         [(gid, model_id, h, v.astype("float32").tobytes()) for gid, h, v in rows])
+
+
 def check_new(project: Project, ids: list[str] | None = None, threshold: float = 0.9,
               model_id: str = MINILM_ID, ctx: Any = None) -> NewRowsCheck:
     """The rows `ids` (default: the unchecked ones) against every other active golden row and each other."""
@@ -170,20 +235,9 @@ def check_new(project: Project, ids: list[str] | None = None, threshold: float =
                     found[key] = max(found.get(key, -1.0), float(score))
 
         search(new_ids, query, True)
-        last = ""
-        while True:   # the rest of the set, a chunk at a time (keyset order), its vectors from the cache
-            if ctx is not None:
-                ctx.check()
-            rows = conn.execute("SELECT id, question FROM golden_rows WHERE status != 'retired' AND id > ? "
-                                "ORDER BY id LIMIT ?", (last, SET_CHUNK)).fetchall()
-            if not rows:
-                break
-            last = rows[-1][0]
-            rows = [(gid, q) for gid, q in rows if gid not in new]
-            if rows:
-                chunk_vectors = embed(project, [q for _, q in rows], model_id, counts=counts)
-                search([gid for gid, _ in rows],
-                       np.stack([chunk_vectors[text_hash(q)] for _, q in rows]).astype(np.float32), False)
+        for set_ids, matrix in set_vectors(project, model_id, exclude=new, counts=counts, ctx=ctx):
+            search(set_ids, matrix, False)
+        _store_vectors(project, model_id, [(i, text_hash(new[i]), query[k]) for k, i in enumerate(new_ids)], [])
         result.embedded = counts["embedded"]
         result.pairs = [{"a": a, "b": b, "cosine": round(min(1.0, c), 4)}
                         for (a, b), c in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))]

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.golden.dedupe import mark_unchecked
 from rageval_desktop.core.importers.golden_import import golden_id_for
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.schema import STANDARD_SLICES
@@ -79,6 +80,7 @@ def add_row(project: Project, question: str, *, gold_answer: str | None = None, 
                       json.dumps(values["gold_chunk_ids"]), slice_tag, source, status,
                       json.dumps(metadata or {}, ensure_ascii=False), now, now))
         _record(project, conn, gid, 1, "create", reason, None, values)
+        mark_unchecked(conn, [gid])
     return row(project, gid)
 
 
@@ -101,6 +103,8 @@ def edit_row(project: Project, golden_id: str, reason: str, **changes: Any) -> d
                      (after["question"], normalise_question(after["question"]), after["gold_answer"],
                       json.dumps(after["gold_chunk_ids"]), after["slice_tag"], revision, utcnow(), golden_id))
         _record(project, conn, golden_id, revision, "update", reason, before, after)
+        if after["question"] != before["question"]:
+            mark_unchecked(conn, [golden_id])   # the near-duplicate check looks at the new question
         judged = conn.execute("SELECT COUNT(*) FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id "
                               "WHERE rr.golden_id = ?", (golden_id,)).fetchone()[0]
         if judged:  # the row was edited after runs were judged on it: reports will say so

@@ -421,6 +421,20 @@ SCHEMA_V7 = """
 ALTER TABLE review_sample_rows ADD COLUMN inclusion REAL;
 """
 
+# v8: the golden set's question vectors, one row per (golden row, model), kept in rowid order so that the
+# near-duplicate check of new rows reads the whole set's vectors in one sequential scan (the `embeddings` cache is
+# keyed by text hash: a lookup per row, its vector on an overflow page). `text_hash` is the hash of the question the
+# vector was computed from: a row whose question changed is stale, and is re-embedded (from the cache) and replaced.
+SCHEMA_V8 = """
+CREATE TABLE golden_vectors (
+    golden_id TEXT NOT NULL,
+    model_id  TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector    BLOB NOT NULL,
+    PRIMARY KEY (golden_id, model_id)
+);
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -438,6 +452,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "nugget lists, judgment details, hhem judges", SCHEMA_V5, foreign_keys_off=True),
     Migration(6, "review targets: passages, nuggets, citations; nugget lists per judge; review packs", SCHEMA_V6),
     Migration(7, "inclusion probabilities of review samples", SCHEMA_V7),
+    Migration(8, "golden-set vectors for the near-duplicate check", SCHEMA_V8),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

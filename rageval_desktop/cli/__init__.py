@@ -188,6 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not use or fill the request cache")
     p.add_argument("--dry-run", action="store_true",
                    help="send nothing: print the calls, tokens and cost per judge this would take")
+    p.add_argument("--batch", action="store_true",
+                   help="send the requests through the provider's Batch API: cheaper (the batch price), slower "
+                        "(within 24 h); resumable with rageval jobs resume")
+    p.add_argument("--no-wait", action="store_true",
+                   help="with --batch: submit and return; collect later with rageval jobs resume PROJECT ID")
+    p.add_argument("--poll-seconds", type=float, default=30.0, metavar="S",
+                   help="with --batch: how often to ask the provider (default 30)")
     p.add_argument("--json", action="store_true")
 
     p = command("prices", cmd_prices, "the price table used for cost accounting")
@@ -200,14 +207,28 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("model")
     q.add_argument("--input", type=float, required=True, help="USD per million prompt tokens")
     q.add_argument("--output", type=float, required=True, help="USD per million completion tokens")
+    q.add_argument("--batch-input", type=float, help="USD per million prompt tokens through the Batch API "
+                   "(default: half the live price)")
+    q.add_argument("--batch-output", type=float, help="USD per million completion tokens through the Batch API "
+                   "(default: half the live price)")
     q.add_argument("--json", action="store_true")
 
-    p = command("jobs", cmd_jobs, "list jobs, resume an interrupted one")
+    p = command("jobs", cmd_jobs, "list jobs, resume an interrupted one, follow or cancel a batch job")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("list")
     q.add_argument("project")
     q.add_argument("--json", action="store_true")
-    q = acts.add_parser("resume")
+    q = acts.add_parser("resume", help="resume an interrupted job; a batch job polls its batches again")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--no-wait", action="store_true", help="a batch job: poll once and return")
+    q.add_argument("--poll-seconds", type=float, default=30.0, metavar="S")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("show", help="one job; a batch job with its batches")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("cancel", help="cancel a batch job and its remote batches")
     q.add_argument("project")
     q.add_argument("id", type=int)
     q.add_argument("--json", action="store_true")

@@ -39,10 +39,52 @@ def cmd_judge(args: argparse.Namespace) -> int:
                    rated_only=args.rated_only,
                    only_failed=args.only_failed,
                    redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
-                   budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache)
+                   budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache, batch=args.batch)
+    if args.batch and args.no_cache:
+        raise UsageError("--batch keeps the replies in the request cache: it cannot be used with --no-cache")
+    if args.no_wait and not args.batch:
+        raise UsageError("--no-wait is for --batch jobs")
     if args.dry_run:
         return _dry_run(args, spec)
+    if args.batch:
+        return _run_batch(args, spec, None)
     return _run_job(args, spec)
+
+
+def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
+    from rageval_desktop.core.jobs.batch import run_batch_job
+    from rageval_desktop.core.jobs.context import TaskContext
+
+    def progress(done: int, total: int, message: str) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
+
+    with _open(args.project) as project:
+        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
+        try:
+            stats = run_batch_job(project, spec, ctx, job_id=job_id, wait=not args.no_wait,
+                                  poll_seconds=args.poll_seconds)
+        except KeyboardInterrupt:
+            print("error: interrupted; the batches are recorded and keep running at the provider — collect them "
+                  "with: rageval jobs resume PROJECT ID (rageval jobs list shows the id)", file=sys.stderr)
+            return EXIT_FAILED
+    out = stats.as_dict()
+    lines = [f"batch job {stats.job_id}: {stats.rows} to judge ({stats.skipped} already judged); {stats.sent} "
+             f"requests sent in {stats.batches} batch(es) over {stats.rounds} round(s), {stats.cached} from the "
+             f"cache, {stats.live} left to the live pass; {stats.merged} replies received, {stats.failed} failed"
+             + (f" {stats.failed_by_kind}" if stats.failed else "")]
+    judged = stats.judged
+    if judged:
+        lines.append(f"judged: {judged['ok']} ok, {judged['unparsed']} unparsed, {judged['errors']} errors; "
+                     f"{judged['batch_replies']} batch replies, {judged['calls']} live calls, "
+                     f"{judged['cache_hits']} from the cache; ${judged['cost_usd']:.4f} (batch replies at the "
+                     "batch price)")
+    if stats.status == "submitted":
+        lines.append(f"submitted: collect the results with: rageval jobs resume {args.project} {stats.job_id}")
+    if stats.status == "failed":
+        print(f"error: the batch job stopped: {stats.message}", file=sys.stderr)
+    _print(args, out, "\n".join(lines))
+    return EXIT_FAILED if stats.status == "failed" else EXIT_OK
 
 
 def _dry_run(args: argparse.Namespace, spec: Any) -> int:
@@ -90,10 +132,11 @@ def cmd_prices(args: argparse.Namespace) -> int:
 
     with _open(args.project) as project:
         if args.action == "set":
-            prices.set_price(project, args.model, args.input, args.output)
+            prices.set_price(project, args.model, args.input, args.output, args.batch_input, args.batch_output)
         table = prices.all_prices(project)
-    _print(args, {m: {"input_per_mtok": i, "output_per_mtok": o} for m, (i, o) in table.items()},
-           "\n".join(f"{m:<28} ${i:g} in / ${o:g} out per million tokens" for m, (i, o) in sorted(table.items())))
+    _print(args, table, "\n".join(
+        f"{m:<28} ${p['input_per_mtok']:g} in / ${p['output_per_mtok']:g} out per million tokens; batch "
+        f"${p['batch_input_per_mtok']:g} / ${p['batch_output_per_mtok']:g}" for m, p in sorted(table.items())))
     return EXIT_OK
 
 
@@ -108,10 +151,31 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                                          f"{j['message'] or ''}" for j in jobs) or "no jobs yet")
             return EXIT_OK
         job = records.get(project, args.id)
+        if args.action in ("show", "cancel"):
+            from rageval_desktop.core.jobs import batch
+
+            if args.action == "cancel":
+                if not batch.is_batch_job(job):
+                    raise UsageError(f"job {args.id} is not a batch job; a running job stops with Ctrl+C (or "
+                                     "Cancel in the app)")
+                out = batch.cancel(project, args.id)
+                _print(args, out, f"cancelled job {args.id}: {out['cancelled_batches']} remote batch(es) "
+                                  f"cancelled; {out['replies_kept']} replies already in were kept in the cache")
+                return EXIT_OK
+            job["batches"] = batch.batches(project, args.id)
+            text = [f"#{job['id']} {job['kind']} {job['status']} {job['done']}/{job['total']} {job['message'] or ''}"]
+            text += [f"  batch {b['remote_id'] or '(not created)'} round {b['round']}: {b['status']}, "
+                     f"{b['completed']}/{b['requests']} done, {b['failed']} failed{' (merged)' if b['merged'] else ''}"
+                     for b in job["batches"]]
+            _print(args, job, "\n".join(text))
+            return EXIT_OK
     if job["kind"] != "judge":
         raise UsageError(f"job {args.id} is a {job['kind']} job; only judge jobs resume")
     known = set(JobSpec.__dataclass_fields__)
-    return _run_job(args, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
+    spec = JobSpec(**{k: v for k, v in job["params"].items() if k in known})
+    if spec.batch:
+        return _run_batch(args, spec, args.id)
+    return _run_job(args, spec)
 
 
 def cmd_align(args: argparse.Namespace) -> int:

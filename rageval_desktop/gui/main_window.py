@@ -358,9 +358,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
             set_policy(project, **policy)
             current = all_prices(project)
-            for model, i, o in prices:
-                if current.get(model) != (i, o):
-                    set_price(project, model, i, o)
+            for model, i, o, bi, bo in prices:
+                now = current.get(model)
+                same = now is not None and (now["input_per_mtok"], now["output_per_mtok"]) == (i, o) and (
+                    bi is None or (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo))
+                if not same:
+                    set_price(project, model, i, o, bi, bo)
 
         self.run_task("Saving the project's preferences", save,
                       on_done=lambda _: self.statusBar().showMessage("Preferences saved", 5000))

@@ -1,6 +1,13 @@
-"""An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks: scripted replies, latency, a cap on
-requests in flight (429 + Retry-After beyond it), errors, hangs and malformed bodies — for the real client over
-real HTTP.
+"""An OpenAI-compatible server on 127.0.0.1 for tests and benchmarks, for the real client over real HTTP.
+
+- chat completions: scripted replies, latency, a cap on requests in flight (429 + Retry-After beyond it), errors,
+  hangs and malformed bodies;
+- the Batch API: `/v1/files` (upload, content) and `/v1/batches` (create, retrieve, list, cancel). A batch moves one
+  state per retrieve (validating -> in_progress -> finalizing -> completed); `batch_outcome(index, batch)` scripts
+  another end (failed, expired: the requests not yet done go to the error file as batch_expired). Each request is
+  answered by the same responder as a live call; a non-200 reply goes to the error file. Batch requests are counted
+  in `batch_requests`, not in `calls`;
+- embeddings: `/v1/embeddings` with deterministic vectors (`embedder(text)`), counted in `embedding_requests`.
 """
 
 from __future__ import annotations
@@ -58,6 +65,18 @@ class FakeOpenAI:
         self.peak_in_flight = 0
         self.rejected = 0
         self._server: ThreadingHTTPServer | None = None
+        # the Batch API
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_requests: list[dict] = []        # request lines answered inside batches
+        self.batch_outcome: Callable[[int, dict], str] = lambda index, batch: "completed"
+        self.expired_share = 0.5                    # of an expired batch's requests, the share that was done
+        self.retrieves = 0
+        self.hold = False                           # while True, batches stay in_progress (kill a poller meanwhile)
+        self.cancels: list[str] = []
+        # embeddings
+        self.embedder: Callable[[str], list[float]] | None = None
+        self.embedding_requests: list[dict] = []
 
     @property
     def url(self) -> str:
@@ -78,9 +97,44 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802
+                path = self.path.split("?")[0]
+                with fake.lock:
+                    if path.startswith("/v1/files/") and path.endswith("/content"):
+                        data = fake.files.get(path.split("/")[3])
+                        if data is None:
+                            return self.send_json(404, {"error": {"message": "no such file"}}, {})
+                        return self.send_bytes(200, data, {"Content-Type": "application/octet-stream"})
+                    if path == "/v1/batches":
+                        return self.send_json(200, {"object": "list", "data": list(fake.batches.values())[::-1],
+                                                    "has_more": False}, {})
+                    if path.startswith("/v1/batches/"):
+                        batch = fake.batches.get(path.split("/")[3])
+                        if batch is None:
+                            return self.send_json(404, {"error": {"message": "no such batch"}}, {})
+                        fake.retrieves += 1
+                        fake.advance(batch)
+                        return self.send_json(200, batch, {})
+                self.send_json(404, {"error": {"message": f"no route {path}"}}, {})
+
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                path = self.path.split("?")[0]
+                if path == "/v1/files":
+                    return self.send_json(200, fake.upload(self.headers.get("Content-Type", ""), raw), {})
+                if path == "/v1/batches":
+                    return self.send_json(200, fake.create_batch(json.loads(raw)), {})
+                if path.startswith("/v1/batches/") and path.endswith("/cancel"):
+                    with fake.lock:
+                        batch = fake.batches[path.split("/")[3]]
+                        fake.cancels.append(batch["id"])
+                        if batch["status"] not in ("completed", "failed", "expired", "cancelled"):
+                            batch["status"] = "cancelling"
+                        return self.send_json(200, batch, {})
+                if path == "/v1/embeddings":
+                    return self.embeddings(json.loads(raw))
+                body = json.loads(raw or b"{}")
                 with fake.lock:
                     if fake.max_in_flight is not None and fake.in_flight >= fake.max_in_flight:
                         fake.rejected += 1
@@ -113,24 +167,17 @@ class FakeOpenAI:
                     error = reply.error or {"message": f"scripted {reply.status}", "type": "error", "code": None}
                     self.send_json(reply.status, {"error": error}, reply.headers)
                 else:
-                    messages = body.get("messages", [])
-                    if fake.tokens is not None:   # a chat template: each message's text and a few tokens around it
-                        usage = {"prompt_tokens": sum(fake.tokens(m.get("content") or "") + 4 for m in messages),
-                                 "completion_tokens": fake.tokens(reply.content or "")}
-                    else:
-                        prompt = " ".join(m.get("content") or "" for m in messages)
-                        usage = {"prompt_tokens": max(1, len(prompt) // 4),
-                                 "completion_tokens": max(1, len(reply.content or "") // 4)}
-                    with fake.lock:
-                        for k in fake.usage:
-                            fake.usage[k] += usage[k]
-                    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                    self.send_json(200, {
-                        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
-                        "model": body.get("model"), "usage": usage,
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": reply.content}}]},
-                        {"x-request-id": f"req-{n}", **reply.headers})
+                    self.send_json(200, fake.completion(body, reply, n), {"x-request-id": f"req-{n}", **reply.headers})
+
+            def embeddings(self, body: dict) -> None:
+                if fake.embedder is None:
+                    return self.send_json(404, {"error": {"message": "no embeddings here"}}, {})
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                with fake.lock:
+                    fake.embedding_requests.append(body)
+                data = [{"object": "embedding", "index": i, "embedding": fake.embedder(t)} for i, t in enumerate(texts)]
+                self.send_json(200, {"object": "list", "data": data, "model": body.get("model"),
+                                     "usage": {"prompt_tokens": 1, "total_tokens": 1}}, {})
 
             def send_json(self, status: int, obj: dict, headers: dict[str, str]) -> None:
                 self.send_bytes(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **headers})
@@ -153,6 +200,109 @@ class FakeOpenAI:
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
+
+    def completion(self, body: dict, reply: Reply, n: int) -> dict:
+        """A chat completion body for `reply` (usage counted by the server's tokenizer)."""
+        messages = body.get("messages", [])
+        if self.tokens is not None:   # a chat template: each message's text and a few tokens around it
+            usage = {"prompt_tokens": sum(self.tokens(m.get("content") or "") + 4 for m in messages),
+                     "completion_tokens": self.tokens(reply.content or "")}
+        else:
+            prompt = " ".join(m.get("content") or "" for m in messages)
+            usage = {"prompt_tokens": max(1, len(prompt) // 4),
+                     "completion_tokens": max(1, len(reply.content or "") // 4)}
+        with self.lock:
+            for k in self.usage:
+                self.usage[k] += usage[k]
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model"), "usage": usage,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": reply.content}}]}
+
+    # --- the Batch API ---------------------------------------------------------------------------------------
+    def upload(self, content_type: str, raw: bytes) -> dict:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+        fields = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
+        data = fields["file"].get_payload(decode=True)
+        with self.lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = data
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                "filename": fields["file"].get_filename(), "purpose": fields["purpose"].get_content().strip(),
+                "status": "processed"}
+
+    def create_batch(self, body: dict) -> dict:
+        with self.lock:
+            batch_id = f"batch_{len(self.batches) + 1}"
+            lines = self.files[body["input_file_id"]].decode().splitlines()
+            batch = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+                     "input_file_id": body["input_file_id"], "completion_window": body["completion_window"],
+                     "status": "validating", "output_file_id": None, "error_file_id": None,
+                     "created_at": int(time.time()), "metadata": body.get("metadata"),
+                     "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+            self.batches[batch_id] = batch
+        return batch
+
+    def advance(self, batch: dict) -> None:
+        """One step along validating -> in_progress -> finalizing -> an end (called with the lock held)."""
+        status = batch["status"]
+        index = list(self.batches).index(batch["id"])
+        if status == "validating":
+            if self.batch_outcome(index, batch) == "failed":
+                batch["status"] = "failed"
+                batch["errors"] = {"object": "list", "data": [{"code": "invalid_request", "line": 1,
+                                                                "message": "scripted validation failure"}]}
+            else:
+                batch["status"] = "in_progress"
+        elif status == "in_progress" and self.hold:
+            pass
+        elif status == "in_progress":
+            batch["status"] = "expired" if self.batch_outcome(index, batch) == "expired" else "finalizing"
+            if batch["status"] == "expired":
+                self.finish(batch, self.expired_share, "batch_expired")
+        elif status == "finalizing":
+            batch["status"] = "completed"
+            self.finish(batch, 1.0, None)
+        elif status == "cancelling":
+            batch["status"] = "cancelled"
+            self.finish(batch, 0.5, "batch_cancelled")
+
+    def finish(self, batch: dict, share: float, left_code: str | None) -> None:
+        """Answer the first `share` of the requests; the rest (if any) fail with `left_code`."""
+        lines = [json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines()]
+        done = int(len(lines) * share)
+        out, errors = [], []
+        for k, line in enumerate(lines):
+            if k >= done:
+                errors.append({"id": f"batch_req_{k}", "custom_id": line["custom_id"], "response": None,
+                               "error": {"code": left_code, "message": f"{left_code}: not processed"}})
+                continue
+            self.batch_requests.append(line)
+            n = len(self.batch_requests)
+            self.lock.release()   # the responder may take the lock (counters)
+            try:
+                reply = self.responder(line["body"], n)
+                body = None if reply.status != 200 else self.completion(line["body"], reply, n)
+            finally:
+                self.lock.acquire()
+            if reply.status != 200:
+                error = reply.error or {"message": f"scripted {reply.status}", "type": "error", "code": None}
+                errors.append({"id": f"batch_req_{k}", "custom_id": line["custom_id"], "error": None,
+                               "response": {"status_code": reply.status, "request_id": f"req-b{n}",
+                                            "body": {"error": error}}})
+            else:
+                out.append({"id": f"batch_req_{k}", "custom_id": line["custom_id"], "error": None,
+                            "response": {"status_code": 200, "request_id": f"req-b{n}", "body": body}})
+        for name, rows in (("output_file_id", out), ("error_file_id", errors)):
+            if rows:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                batch[name] = file_id
+        batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(errors)}
 
     def __exit__(self, *exc: object) -> None:
         assert self._server is not None

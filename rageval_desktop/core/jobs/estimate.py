@@ -84,7 +84,13 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
     total, total_max, unpriced = 0.0, 0.0, []
     for judge in judges:
         out = per_judge[judge.id]
-        price = prices.price(project, judge.model) if judge.kind == "llm" else (0.0, 0.0)
+        if judge.kind != "llm":
+            price = (0.0, 0.0)
+        elif spec.batch and not judge.spec.items:   # sent through the Batch API: at the batch price
+            price = prices.batch_price(project, judge.model)
+        else:
+            price = prices.price(project, judge.model)
+        out["batch"] = bool(spec.batch and judge.kind == "llm" and not judge.spec.items)
         out["price_per_mtok"] = None if price is None else {"input": price[0], "output": price[1]}
         out["cost_usd"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens"])
         out["cost_usd_max"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens_max"])
@@ -110,9 +116,11 @@ def describe(est: dict[str, Any]) -> str:
         if j["kind"] != "llm":
             lines.append(f"  {j['judge']:<22} {j['kind']}: {j['items']:,} rows to judge here, no calls")
             continue
-        lines.append(f"  {j['judge']:<22} {j['calls']:,} calls ({j['cached']:,} from the cache, {j['not_sendable']:,} "
+        lines.append(f"  {j['judge']:<22} {j['calls']:,} {'batch requests' if j.get('batch') else 'calls'} "
+                     f"({j['cached']:,} from the cache, {j['not_sendable']:,} "
                      f"with nothing to judge); ~{j['prompt_tokens']:,} prompt + ~{j['completion_tokens']:,} completion "
-                     f"tokens; {money(j['cost_usd'])} (at most {money(j['cost_usd_max'])})")
+                     f"tokens; {money(j['cost_usd'])} (at most {money(j['cost_usd_max'])})"
+                     + (" at the batch price" if j.get("batch") else ""))
     if est["unpriced_models"]:
         lines.append(f"no price for {', '.join(m or '?' for m in est['unpriced_models'])}: set one with rageval prices "
                      "set PROJECT MODEL --input USD --output USD")

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rageval_desktop.core.errors import RagevalError, WriteFailed
-from rageval_desktop.core.jobs import chains, records, steps
+from rageval_desktop.core.jobs import batch, chains, records, steps
 from rageval_desktop.core.jobs.commit import CommitLane
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
@@ -57,6 +57,7 @@ class JobSpec:
     max_retries: int | None = None
     use_cache: bool = True
     rated_only: bool = False              # only rows humans rated for the judges' metrics (audit a rewritten rubric)
+    batch: bool = False                   # through the provider's Batch API (core/jobs/batch.py)
 
 
 @dataclass
@@ -74,6 +75,7 @@ class JobStats:
     retries_by_kind: dict[str, int] = field(default_factory=dict)   # why: rate_limit, timeout, connection, …
     repair_retries: int = 0
     cache_hits: int = 0
+    batch_replies: int = 0        # replies that came from this job's batches (priced at batch rates)
     cost_usd: float = 0.0
     seconds: float = 0.0
     stopped: str | None = None    # None (ran to the end) | "cancelled" | "fatal" | "budget" | "write_failed"
@@ -103,8 +105,10 @@ class _Fatal(Exception):
 
 
 class JudgeJob:
-    def __init__(self, project: Project, spec: JobSpec, ctx: TaskContext) -> None:
+    def __init__(self, project: Project, spec: JobSpec, ctx: TaskContext, job_id: int | None = None) -> None:
+        """`job_id`: run under a job recorded already (a batch job judging its rows from the batch replies)."""
         self.project, self.spec, self.ctx = project, spec, ctx
+        self.existing_job = job_id
         self.stats = JobStats()
         self.kinds: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -113,7 +117,7 @@ class JudgeJob:
         self.received_hits = 0
         self.in_flight_estimate = 0.0
         self.estimates: dict[str, float] = {}  # idem key -> the cost reserved for that call against the budget
-        self._prices: dict[str | None, tuple[float, float] | None] = {}
+        self._prices: dict[tuple[str | None, bool], tuple[float, float] | None] = {}
         self.scrub = Scrubber()
         self.fatal: str | None = None
         self.lane: CommitLane | None = None
@@ -123,11 +127,11 @@ class JudgeJob:
         self._room: asyncio.Event | None = None  # set (in the event loop) when a call ended or a commit made room
         self.chains = chains.Chains(self)
 
-    def price(self, model: str | None) -> tuple[float, float] | None:
-        """Looked up once per job: the table does not change while a job runs."""
-        if model not in self._prices:
-            self._prices[model] = prices.price(self.project, model)
-        return self._prices[model]
+    def price(self, model: str | None, batch: bool = False) -> tuple[float, float] | None:
+        """Looked up once per job: the table does not change while a job runs. `batch`: the batch price."""
+        if (model, batch) not in self._prices:
+            self._prices[(model, batch)] = (prices.batch_price if batch else prices.price)(self.project, model)
+        return self._prices[(model, batch)]
 
     # --- planning ------------------------------------------------------------------------------
     def judges(self) -> list[Judge]:
@@ -141,9 +145,19 @@ class JudgeJob:
         self.check_budget_possible(busy)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
         run_id = find_run(self.project, self.spec.run)
-        self.stats.job_id = records.start(self.project, "judge", params, len(work),
-                                          leases=[(j.id, run_id) for j in judges],
-                                          lease_names={j.id: j.name for j in judges})
+        waiting = batch.pending_for(self.project, [j.id for j in busy if j.kind == "llm"], run_id,
+                                    except_job=self.existing_job)
+        if waiting is not None:
+            raise RagevalError(f"batch job {waiting} is still waiting for the provider's replies to these rows; "
+                               f"collect them with: rageval jobs resume PROJECT {waiting} (or cancel it: rageval jobs "
+                               f"cancel PROJECT {waiting}) — running now would pay for them twice")
+        leases, names = [(j.id, run_id) for j in judges], {j.id: j.name for j in judges}
+        if self.existing_job is None:
+            self.stats.job_id = records.start(self.project, "judge", params, len(work), leases=leases,
+                                              lease_names=names)
+        else:
+            self.stats.job_id = self.existing_job
+            records.restart(self.project, self.existing_job, len(work), leases=leases, lease_names=names)
         self.lane = CommitLane(self.project, self.write_batch, on_committed=self.committed,
                                heartbeat=lambda conn: records.heartbeat(conn, self.stats.job_id),
                                op="save judgments", changed=("judgments",)).start()
@@ -227,7 +241,9 @@ class JudgeJob:
                "request_id": scrub(request_id), "job_id": self.stats.job_id, "created_at": utcnow(),
                "cache_hit": int(cache_hit),
                "detail": None if detail is None else scrub(json.dumps(detail, ensure_ascii=False))}
-        caches = tuple({**c, "content": scrub(c["content"])} for c in caches if c)
+        used = tuple(("UPDATE llm_cache SET batch_job = NULL WHERE key = ?", (c["consume"],))
+                     for c in caches if c and "consume" in c)
+        caches = tuple({**c, "content": scrub(c["content"])} for c in caches if c and "consume" not in c)
         subs_rows = tuple((item.judge.id, item.run_row_id, sub["rank"], chains.sub_key(item, sub["rank"]), sub["score"],
                            scrub(sub["label"]), scrub(sub["rationale"]),
                            scrub(json.dumps(sub["detail"], ensure_ascii=False)), self.stats.job_id,
@@ -237,7 +253,7 @@ class JudgeJob:
         self.received_hits += cache_hit
         assert self.lane is not None
         self.lane.put(Entry(row, caches, subs_rows,
-                            (item.judge.id, item.run_row_id, item.idem_key) if replaces else None))
+                            (item.judge.id, item.run_row_id, item.idem_key) if replaces else None, used))
 
     def save_extra(self, statement: tuple[str, tuple]) -> None:
         """Something a judgment depends on (a nugget list a chain made), committed through the same lane."""
@@ -536,6 +552,8 @@ class JudgeJob:
     def cache_row(self, item: Item, messages: list[dict], params: dict, reply: llm.Reply,
                   hit: bool) -> dict[str, Any] | None:
         """The cache entry for a reply fetched now (None for a reply that came from the cache)."""
+        if reply.batch_job is not None:   # the judgment that records it marks it used (priced once)
+            return {"consume": llm.cache_key(item.judge.base_url, item.judge.model, messages, params)}
         if hit or not self.spec.use_cache:
             return None
         return llm.cache_entry(llm.cache_key(item.judge.base_url, item.judge.model, messages, params),
@@ -546,11 +564,15 @@ class JudgeJob:
         """(reply, from cache, attempts), or None when the item ended as an error (recorded here) or the job is
         stopping (left to do)."""
         judge = item.judge
-        if self.spec.use_cache:
+        if self.spec.use_cache or self.spec.batch:
             hit = llm.cached(self.project.reader(), llm.cache_key(judge.base_url, judge.model, messages, params))
-            if hit:
+            if hit and (self.spec.use_cache or hit.batch_job is not None):
                 if ticket is not None:
                     await limiter.release("other", ticket)
+                if hit.batch_job is not None:
+                    # a batch reply not used yet: the first judgment that uses it pays for it, at the batch price
+                    self.stats.batch_replies += 1
+                    return hit, False, 1
                 return hit, True, 0
         retries = self.spec.max_retries if self.spec.max_retries is not None else judge.param("max_retries")
 

@@ -30,6 +30,25 @@ def start(project: Project, kind: str, params: dict[str, Any], total: int,
     return cur.lastrowid
 
 
+def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, int]] | None = None,
+            lease_names: dict[int, str] | None = None) -> None:
+    """Run a recorded job again under its own id (a batch job resumed, its rows judged): this process owns it now,
+    with its leases (or LeaseHeld, and nothing changes)."""
+    with project.write("resume job", changed=("jobs",)) as conn:
+        now = utcnow()
+        conn.execute("UPDATE jobs SET status = 'running', progress_total = ?, pid = ?, host = ?, heartbeat_at = ?, "
+                     "message = NULL, finished_at = NULL WHERE id = ?", (total, os.getpid(), owners.host(), now,
+                                                                          job_id))
+        owners.ours.add(job_id)
+        owners.release_leases(conn, job_id)
+        if leases:
+            try:
+                owners.take_leases(conn, job_id, leases, lease_names)
+            except BaseException:
+                owners.ours.discard(job_id)
+                raise
+
+
 def progress(conn, job_id: int, done: int, cost_usd: float | None = None) -> None:
     """Called inside the writer's transaction, beside the judgments it commits: the count and the cost of what
     is committed (kept in params, so the jobs table shows what the job has spent)."""
@@ -57,7 +76,7 @@ def finish(project: Project, job_id: int, status: str, message: str | None) -> N
 
 def get(project: Project, job_id: int) -> dict[str, Any]:
     row = project.reader().execute("SELECT id, kind, params, status, progress_done, progress_total, message, "
-                                   "created_at, finished_at FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                                   "created_at, finished_at, started_at FROM jobs WHERE id = ?", (job_id,)).fetchone()
     if row is None:
         raise NotFound(f"no job {job_id}")
     return _as_dict(row)

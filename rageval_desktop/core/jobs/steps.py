@@ -49,8 +49,9 @@ class Trace:
         self.tokens_out += reply.completion_tokens or 0
         self.latency_ms += reply.latency_ms
         self.all_hits = self.all_hits and hit
-        if not hit:
-            self.cost += prices.cost(price, reply.prompt_tokens or 0, reply.completion_tokens or 0) or 0.0
+        if not hit:   # `price`: (live, batch) — a reply from a batch is priced at the batch price
+            rate = price[1] if getattr(reply, "batch_job", None) is not None else price[0]
+            self.cost += prices.cost(rate, reply.prompt_tokens or 0, reply.completion_tokens or 0) or 0.0
         if cache:
             self.caches.append(cache)
         self.request_id = reply.request_id or self.request_id
@@ -70,7 +71,7 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
     limiter slot the caller already holds (the first call uses it)."""
     messages = rubric.render(values)
     params = item.judge.request_params()
-    price = job.price(item.judge.model)
+    price = (job.price(item.judge.model), job.price(item.judge.model, batch=True))
     first = await job.call(item, client, limiter, messages, params, ticket=ticket)
     if first is None:
         raise Gone()

@@ -19,6 +19,7 @@ class Reply:
     completion_tokens: int | None
     request_id: str | None
     latency_ms: float
+    batch_job: int | None = None   # from the cache: the batch job whose reply this is (priced at batch rates)
 
 
 class CallFailed(Exception):
@@ -116,14 +117,19 @@ CACHE_INSERT = ("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_to
                 ":created_at)")
 
 
+BATCH_CACHE_INSERT = ("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, completion_tokens, "
+                      "request_id, created_at, batch_job) VALUES (:key, :model, :content, :prompt_tokens, "
+                      ":completion_tokens, :request_id, :created_at, :batch_job)")
+
+
 class Stopped(Exception):
     """The caller is stopping (a fatal error elsewhere, or a cancel): the call was not made."""
 
 
 def cached(conn: Any, key: str) -> Reply | None:
-    row = conn.execute("SELECT content, prompt_tokens, completion_tokens, request_id FROM llm_cache WHERE key = ?",
-                       (key,)).fetchone()
-    return Reply(row[0], row[1], row[2], row[3], 0.0) if row else None
+    row = conn.execute("SELECT content, prompt_tokens, completion_tokens, request_id, batch_job FROM llm_cache "
+                       "WHERE key = ?", (key,)).fetchone()
+    return Reply(row[0], row[1], row[2], row[3], 0.0, row[4]) if row else None
 
 
 def cache_entry(key: str, model: str | None, reply: Reply) -> dict[str, Any]:

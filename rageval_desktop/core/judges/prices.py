@@ -1,6 +1,9 @@
 """The editable price table: USD per million tokens by model (project first, bundled list prices next).
 
 A model served locally (vLLM, Ollama, llama.cpp) costs nothing: set its price to 0 0.
+
+Replies that came through a provider's Batch API are priced at the model's batch price: the project's batch column
+where set, else `BATCH_SHARE` of the live price (the providers' usual discount).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ def bundled() -> dict[str, tuple[float, float]]:
     return {k: (float(v[0]), float(v[1])) for k, v in data.items() if not k.startswith("_")}
 
 
+BATCH_SHARE = 0.5
+
+
 def price(project: Project, model: str | None) -> tuple[float, float] | None:
     if not model:
         return None
@@ -24,19 +30,44 @@ def price(project: Project, model: str | None) -> tuple[float, float] | None:
     return (row[0], row[1]) if row else bundled().get(model)
 
 
-def set_price(project: Project, model: str, input_per_mtok: float, output_per_mtok: float) -> None:
+def batch_price(project: Project, model: str | None) -> tuple[float, float] | None:
+    """The price of a reply that came through the Batch API."""
+    if not model:
+        return None
+    row = project.reader().execute("SELECT batch_input_per_mtok, batch_output_per_mtok FROM prices WHERE model = ?",
+                                   (model,)).fetchone()
+    live = price(project, model)
+    if live is None:
+        return None
+    if row is None or (row[0] is None and row[1] is None):
+        return (live[0] * BATCH_SHARE, live[1] * BATCH_SHARE)
+    return (live[0] * BATCH_SHARE if row[0] is None else row[0], live[1] * BATCH_SHARE if row[1] is None else row[1])
+
+
+def set_price(project: Project, model: str, input_per_mtok: float, output_per_mtok: float,
+              batch_input: float | None = None, batch_output: float | None = None) -> None:
+    """Live prices (and, optionally, batch prices; left out: half the live price)."""
     with project.write("set price", changed=("prices",)) as conn:
-        conn.execute("INSERT INTO prices (model, input_per_mtok, output_per_mtok, updated_at) VALUES (?, ?, ?, ?) "
+        conn.execute("INSERT INTO prices (model, input_per_mtok, output_per_mtok, batch_input_per_mtok, "
+                     "batch_output_per_mtok, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
                      "ON CONFLICT (model) DO UPDATE SET input_per_mtok = excluded.input_per_mtok, "
-                     "output_per_mtok = excluded.output_per_mtok, updated_at = excluded.updated_at",
-                     (model, input_per_mtok, output_per_mtok, utcnow()))
-        project.audit(conn, "set price", "model", model, input=input_per_mtok, output=output_per_mtok)
+                     "output_per_mtok = excluded.output_per_mtok, "
+                     "batch_input_per_mtok = excluded.batch_input_per_mtok, "
+                     "batch_output_per_mtok = excluded.batch_output_per_mtok, updated_at = excluded.updated_at",
+                     (model, input_per_mtok, output_per_mtok, batch_input, batch_output, utcnow()))
+        project.audit(conn, "set price", "model", model, input=input_per_mtok, output=output_per_mtok,
+                      batch_input=batch_input, batch_output=batch_output)
 
 
-def all_prices(project: Project) -> dict[str, tuple[float, float]]:
-    table = bundled()
-    for model, i, o in project.reader().execute("SELECT model, input_per_mtok, output_per_mtok FROM prices"):
-        table[model] = (i, o)
+def all_prices(project: Project) -> dict[str, dict[str, float]]:
+    """Every priced model: live and batch prices per million tokens."""
+    table = {m: {"input_per_mtok": i, "output_per_mtok": o, "batch_input_per_mtok": i * BATCH_SHARE,
+                 "batch_output_per_mtok": o * BATCH_SHARE} for m, (i, o) in bundled().items()}
+    for model, i, o, bi, bo in project.reader().execute(
+            "SELECT model, input_per_mtok, output_per_mtok, batch_input_per_mtok, batch_output_per_mtok FROM prices"):
+        table[model] = {"input_per_mtok": i, "output_per_mtok": o,
+                        "batch_input_per_mtok": i * BATCH_SHARE if bi is None else bi,
+                        "batch_output_per_mtok": o * BATCH_SHARE if bo is None else bo}
     return table
 
 

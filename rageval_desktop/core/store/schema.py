@@ -435,6 +435,40 @@ CREATE TABLE golden_vectors (
 );
 """
 
+# v9: judge jobs through a provider's Batch API. A batch is recorded the moment it exists at the provider (its input
+# file first, then its id), so a killed process or a closed app loses nothing: resuming the job polls the batches
+# it knows. Results land in the request cache (custom_id = the cache key) marked with the job that sent them, which
+# then judges every row through the same parser and writer as a live job and prices those replies at batch rates.
+SCHEMA_V9 = """
+CREATE TABLE batches (
+    id             INTEGER PRIMARY KEY,
+    job_id         INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    round          INTEGER NOT NULL DEFAULT 1,      -- 2, ...: a follow-up batch of the requests that failed
+    part           INTEGER NOT NULL,                -- its place among the job's files (metadata at the provider)
+    base_url       TEXT,
+    api_key_ref    TEXT,
+    input_file_id  TEXT NOT NULL,
+    remote_id      TEXT,                            -- the provider's batch id (NULL until created)
+    requests       INTEGER NOT NULL,
+    bytes          INTEGER NOT NULL,
+    status         TEXT NOT NULL,                   -- the provider's status, then 'merged' once its results are in
+    completed      INTEGER NOT NULL DEFAULT 0,
+    failed         INTEGER NOT NULL DEFAULT 0,
+    output_file_id TEXT,
+    error_file_id  TEXT,
+    merged         INTEGER NOT NULL DEFAULT 0,      -- replies stored in the cache
+    errors         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(errors)),   -- failed requests by kind
+    message        TEXT,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+CREATE INDEX batches_job ON batches (job_id);
+ALTER TABLE llm_cache ADD COLUMN batch_job INTEGER;   -- a batch reply no judgment has used (and paid for) yet
+-- batch prices per million tokens; NULL: half the live price (the providers' usual batch discount)
+ALTER TABLE prices ADD COLUMN batch_input_per_mtok REAL CHECK (batch_input_per_mtok >= 0);
+ALTER TABLE prices ADD COLUMN batch_output_per_mtok REAL CHECK (batch_output_per_mtok >= 0);
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -453,6 +487,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "review targets: passages, nuggets, citations; nugget lists per judge; review packs", SCHEMA_V6),
     Migration(7, "inclusion probabilities of review samples", SCHEMA_V7),
     Migration(8, "golden-set vectors for the near-duplicate check", SCHEMA_V8),
+    Migration(9, "batch jobs, batch prices", SCHEMA_V9),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

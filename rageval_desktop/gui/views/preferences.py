@@ -67,7 +67,8 @@ class PreferencesDialog(QDialog):
         self.min_n = QSpinBox()
         self.min_n.setRange(2, 10_000)
         self.prices = QPlainTextEdit()
-        self.prices.setPlaceholderText("model  input-USD-per-Mtok  output-USD-per-Mtok, one per line")
+        self.prices.setPlaceholderText("model  input  output  [batch-input  batch-output]: USD per million tokens, "
+                                       "one model per line (batch prices left out: half the live price)")
         if project is not None:
             from rageval_desktop.core.judges.prices import all_prices
             from rageval_desktop.core.review.settings import RULES, STATISTICS, policy
@@ -83,7 +84,9 @@ class PreferencesDialog(QDialog):
             self.min_n.setValue(pol.min_n)
             self.rule.setCurrentIndex(self.rule.findData(pol.rule))
             table = sorted(all_prices(project).items())
-            self.prices.setPlainText("\n".join(f"{m}  {i:g}  {o:g}" for m, (i, o) in table))
+            self.prices.setPlainText("\n".join(
+                f"{m}  {p['input_per_mtok']:g}  {p['output_per_mtok']:g}  {p['batch_input_per_mtok']:g}  "
+                f"{p['batch_output_per_mtok']:g}" for m, p in table))
         else:
             proj.setEnabled(False)
         pform.addRow("Retirement &statistic:", self.statistic)
@@ -108,16 +111,23 @@ class PreferencesDialog(QDialog):
         s.setValue("theme", self.theme.currentData())
         s.setValue("font_size", self.font_size.value())
 
-    def project_changes(self) -> tuple[dict[str, Any], list[tuple[str, float, float]]]:
-        """(retirement policy, prices) to apply through core in a worker; bad price lines raise ValueError."""
+    def project_changes(self) -> tuple[dict[str, Any], list[tuple[str, float, float, float | None, float | None]]]:
+        """(retirement policy, prices: model, input, output, batch input, batch output) to apply through core in a
+        worker; bad price lines raise ValueError."""
         prices = []
         for n, line in enumerate(self.prices.toPlainText().splitlines(), start=1):
             if not line.strip():
                 continue
             parts = line.split()
-            if len(parts) != 3:
-                raise ValueError(f"price line {n} must be: model input output")
-            prices.append((parts[0], float(parts[1]), float(parts[2])))
+            if len(parts) not in (3, 5):
+                raise ValueError(f"price line {n} must be: model input output [batch-input batch-output]")
+            try:
+                numbers = [float(x) for x in parts[1:]]
+            except ValueError:
+                raise ValueError(f"price line {n}: prices are numbers (USD per million tokens)") from None
+            if len(numbers) == 2:
+                numbers += [None, None]
+            prices.append((parts[0], *numbers))
         policy = {"statistic": self.statistic.currentData(), "threshold": self.threshold.value(),
                   "min_n": self.min_n.value(), "rule": self.rule.currentData()}
         return policy, prices

@@ -75,7 +75,10 @@ class JudgingActions:
                           on_done=lambda j: self.statusBar().showMessage(
                               f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
 
-    def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None) -> None:
+    def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None, *, batch: bool = False,
+                      job_id: int | None = None) -> None:
+        """A judging job in the background; `batch`: through the provider's Batch API (`job_id`: resume that
+        batch job)."""
         if self.project is None or (run is None and spec is None):
             return
         if self._job is not None:
@@ -83,7 +86,10 @@ class JudgingActions:
             return
         from rageval_desktop.core.jobs.judge_job import JobSpec
 
-        spec = spec or JobSpec(run=run, judges=judges)
+        spec = spec or JobSpec(run=run, judges=judges, batch=batch)
+        if spec.batch:
+            self._start_batch(spec, job_id)
+            return
         self.jobs_view.live_label.setText(f"Starting: {spec.run}…")
         self.task_label.setText(f"Judging {spec.run}")
 
@@ -109,6 +115,55 @@ class JudgingActions:
                                   on_stats=self.jobs_view.show_stats)
         self.select_nav("jobs")
 
+    def _start_batch(self, spec: Any, job_id: int | None) -> None:
+        self.jobs_view.live_label.setText(f"{'Collecting' if job_id else 'Preparing'} the batch job on {spec.run}…")
+        self.task_label.setText(f"Batch job on {spec.run}")
+
+        def ended(summary: str) -> None:
+            self._job = None
+            self.task_label.clear()
+            self.jobs_view.job_ended(summary)
+            self.job_finished.emit(summary)
+
+        def done(stats: Any) -> None:
+            judged = stats.judged or {}
+            if stats.status == "failed":
+                self.show_error(f"The batch job stopped: {stats.message}")
+            text = (f"Batch job #{stats.job_id} {stats.status}: {stats.sent:,} requests sent in {stats.batches} "
+                    f"batch(es), {stats.cached:,} from the cache, {stats.failed:,} failed at the provider")
+            if judged:
+                text += (f"; {judged['ok']:,} ok, {judged['unparsed']:,} unparsed, {judged['errors']:,} errors, "
+                         f"${judged['cost_usd']:.4f} at batch prices")
+            ended(text)
+
+        def failed(message: str, details: str) -> None:
+            ended(f"Batch job failed: {message}")
+            self.show_error(message, details)
+
+        def cancelled(_message: str) -> None:
+            ended("Batch job cancelled: the remote batches too")
+
+        self._job = workers.start(operations.run_batch, self.project, spec, job_id, on_done=done, on_error=failed,
+                                  on_cancel=cancelled, on_progress=self.jobs_view.show_progress,
+                                  on_stats=self.jobs_view.show_stats)
+        self.select_nav("jobs")
+
+    def collect_batch_jobs(self) -> None:
+        """On open: batch jobs whose process is gone while the provider still works on them are picked up again."""
+        if self.project is not None:
+            self.run_read("batch-jobs", operations.waiting_batch_jobs, self.project, on_done=self._batch_jobs_found)
+
+    def _batch_jobs_found(self, jobs: list[dict[str, Any]]) -> None:
+        if not jobs or self._job is not None:
+            return
+        job = jobs[0]
+        more = f" ({len(jobs) - 1} more wait their turn on the Jobs page)" if len(jobs) > 1 else ""
+        self.notice_bar.show_notice(
+            f"Batch job #{job['id']} on {job['params'].get('run')} was still at the provider when the project was "
+            f"last closed: its results are being collected in the background{more}.",
+            [("Show Jobs", lambda: self.select_nav("jobs"))], kind="info", topic="batch-jobs")
+        self.resume_job(job)
+
     def cancel_job(self) -> None:
         if self._job is not None:
             self._job.cancel()
@@ -118,7 +173,8 @@ class JudgingActions:
         from rageval_desktop.core.jobs.judge_job import JobSpec
 
         known = set(JobSpec.__dataclass_fields__)
-        self.start_judging(None, None, JobSpec(**{k: v for k, v in job["params"].items() if k in known}))
+        spec = JobSpec(**{k: v for k, v in job["params"].items() if k in known})
+        self.start_judging(None, None, spec, job_id=job["id"] if spec.batch else None)
 
     def select_nav(self, kind: str) -> None:
         for i in range(self.nav.count()):

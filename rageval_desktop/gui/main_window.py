@@ -414,6 +414,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.table.setFocus()
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
             self.check_project(reason="unclean shutdown")
+        self.collect_batch_jobs()
         self.project_opened.emit(project)
 
     def close_project(self, then: Any = None) -> None:
@@ -427,8 +428,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.backup_timer.stop()
         project, self.project = self.project, None
         for worker in (self._task, self._job):
-            if worker is not None:
-                worker.cancel()
+            if worker is not None:   # detached: a batch job's remote batches keep running (collected on reopen)
+                worker.cancel(detach=True)
         self.undo_stack.clear()
         self.table.setModel(None)
         self.detail.show_detail(None)

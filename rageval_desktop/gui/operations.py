@@ -139,6 +139,22 @@ def run_judges(project: Project, spec, ctx: TaskContext):
     return run_judge_job(project, spec, ctx)
 
 
+BATCH_POLL_SECONDS = 30.0
+
+
+def run_batch(project: Project, spec, job_id: int | None, ctx: TaskContext):
+    """A batch job (new, or resumed by id): submit, poll until the provider is done, judge the rows."""
+    from rageval_desktop.core.jobs.batch import run_batch_job
+
+    return run_batch_job(project, spec, ctx, job_id=job_id, poll_seconds=BATCH_POLL_SECONDS)
+
+
+def waiting_batch_jobs(project: Project, ctx: TaskContext) -> list[dict]:
+    from rageval_desktop.core.jobs.batch import waiting
+
+    return waiting(project)
+
+
 def edit_judge(project: Project, name: str, changes: dict, ctx: TaskContext):
     from rageval_desktop.core.judges.registry import update_judge
 

@@ -33,8 +33,8 @@ class Worker(QRunnable):
         self.ctx = TaskContext(on_progress=self.signals.progress.emit, on_stats=self.signals.stats.emit)
         self._fn, self._args, self._kwargs = fn, args, kwargs
 
-    def cancel(self) -> None:
-        self.ctx.cancel()
+    def cancel(self, detach: bool = False) -> None:
+        self.ctx.cancel(detach)
 
     def run(self) -> None:
         try:

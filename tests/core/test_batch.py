@@ -122,7 +122,8 @@ def test_submitted_jobs_resume_and_block_a_live_job_on_the_same_rows(proj):
             run_judge_job(proj, JobSpec(run="v1"))
         assert server.calls == 0
         done = batch.run_batch_job(proj, spec(), job_id=first.job_id, poll_seconds=0)
-    assert done.status == "done" and done.job_id == first.job_id and done.sent == 0
+    assert done.status == "done" and done.job_id == first.job_id and (done.sent, done.batches) == (30, 1)
+    assert len(server.batches) == 1                     # the job's totals: resuming sent nothing again
     assert len(judged(proj)) == 30 and len(server.batch_requests) == 30 and server.calls == 0
     assert batch.waiting(proj) == []
     assert {r[0] for r in proj.reader().execute("SELECT job_id FROM judgments")} == {first.job_id}

@@ -32,7 +32,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.jobs import records
-from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.jobs.context import Cancelled, TaskContext
 from rageval_desktop.core.judges import llm, prices, rubrics
 from rageval_desktop.core.judges.registry import Judge, resolve_api_key
 from rageval_desktop.core.judges.secrets import Scrubber
@@ -211,10 +211,7 @@ class BatchJob:
                         self.stats.message = (f"batches submitted; collect the results with: rageval jobs resume "
                                               f"PROJECT {self.job_id}")
                         break
-                    if self.ctx.cancelled:
-                        self.cancel_remote()
-                        self.stats.status, self.stats.message = "cancelled", "cancelled: the remote batches too"
-                        break
+                    self.ctx.check()
                     self.poll()
                     if self.unfinished():
                         self.sleep()
@@ -222,12 +219,22 @@ class BatchJob:
                 if self.stats.rounds >= ROUNDS or not self.submit(judges, work, self.stats.rounds + 1):
                     break
             if self.stats.status not in ("submitted", "cancelled"):
+                self.totals()
                 self.stats.judged = self.judge_rows()
-                self.stats.status = "done"
-                if self.stats.judged.get("stopped") in ("fatal", "write_failed"):
+                stopped = self.stats.judged.get("stopped")
+                self.stats.status = "cancelled" if stopped == "cancelled" else "done"
+                if stopped in ("fatal", "write_failed"):
                     self.stats.status = "failed"
                     self.stats.message = self.stats.judged.get("message")
                 return self.stats
+        except Cancelled:
+            if self.ctx.detached:   # the app is closing: the batches run on, and are collected on reopening
+                self.stats.status = "submitted"
+                self.stats.message = (f"left running at the provider; rageval jobs resume PROJECT {self.job_id} "
+                                      "(or reopening the project in the app) collects the results")
+            else:
+                self.cancel_remote()
+                self.stats.status, self.stats.message = "cancelled", "cancelled: the remote batches too"
         except BaseException as exc:
             message = self.scrub(str(exc) if isinstance(exc, RagevalError) else f"{type(exc).__name__}: {exc}")
             self.stats.status, self.stats.message = "failed", (
@@ -236,8 +243,20 @@ class BatchJob:
             if isinstance(exc, RagevalError):
                 return self.stats
             raise
+        self.totals()
         self.finish("cancelled" if self.stats.status == "cancelled" else "interrupted", self.stats.message)
         return self.stats
+
+    def totals(self) -> None:
+        """The job's batches over all its processes (a resumed job did not send them all itself)."""
+        rows = batches(self.project, self.job_id)
+        kinds: Counter[str] = Counter()
+        for b in rows:
+            kinds.update(b["errors"])
+        self.stats.batches, self.stats.sent = len(rows), sum(b["requests"] for b in rows)
+        self.stats.rounds = max((b["round"] for b in rows), default=0)
+        self.stats.failed, self.stats.failed_by_kind = sum(kinds.values()), dict(kinds)
+        self.stats.merged = sum(b["completed"] for b in rows if b["merged"]) or self.stats.merged
 
     def finish(self, status: str, message: str | None) -> None:
         try:

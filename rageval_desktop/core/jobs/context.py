@@ -22,6 +22,7 @@ class TaskContext:
     on_stats: Callable[[dict], None] | None = None  # structured progress (rate, ETA, errors, cost) for panels
     min_interval_s: float = 0.05  # progress is throttled so a fast loop does not flood the GUI
     _last: float = 0.0
+    detached: bool = False
 
     def report(self, done: int, total: int, message: str = "", *, force: bool = False) -> None:
         if self.on_progress is None:
@@ -31,7 +32,10 @@ class TaskContext:
             self._last = now
             self.on_progress(done, total, message)
 
-    def cancel(self) -> None:
+    def cancel(self, detach: bool = False) -> None:
+        """Stop. `detach`: the caller goes away (the app closes) but does not call the work off — a batch job leaves
+        its remote batches running, to be collected later."""
+        self.detached = detach
         self.cancel_event.set()
 
     @property

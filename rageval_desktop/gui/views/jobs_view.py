@@ -97,6 +97,14 @@ class JobsView(QWidget):
         self.errors_label.setText("Errors: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "")
         self.cancel_button.setEnabled(True)
 
+    def show_progress(self, done: int, total: int, message: str) -> None:
+        """A batch job while the provider works: batches done, requests processed there, replies received."""
+        self.bar.setVisible(True)
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(done)
+        self.live_label.setText(message)
+        self.cancel_button.setEnabled(True)
+
     def job_ended(self, summary: str) -> None:
         self.bar.setVisible(False)
         self.cancel_button.setEnabled(False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from rageval_desktop.core.judges.registry import METRICS, judge_summary, list_judges
 from rageval_desktop.gui.models.records_model import RecordsModel
@@ -45,8 +45,13 @@ class JudgesView(QWidget):
         self.estimate_button = QPushButton("Estimate &cost…")
         self.estimate_button.setToolTip("Before running: calls, tokens and cost of every active judge on this run "
                                         "(nothing is sent; rageval judge --dry-run)")
+        self.batch_box = QCheckBox("Run as &batch (cheaper, slower)")
+        self.batch_box.setToolTip("Send the LLM judges' requests through the provider's Batch API: at the batch "
+                                  "price (half the live price unless set), answered within 24 hours. Closing the app "
+                                  "loses nothing: the results are collected when you open the project again.")
         run_bar.addWidget(self.run_selected)
         run_bar.addWidget(self.run_all)
+        run_bar.addWidget(self.batch_box)
         run_bar.addWidget(self.estimate_button)
         run_bar.addStretch(1)
         layout.addLayout(run_bar)
@@ -58,9 +63,10 @@ class JudgesView(QWidget):
         self.edit_button.clicked.connect(lambda: window.edit_judge(self.selected_record()))
         self.test_button.clicked.connect(lambda: window.test_judge(self.selected_name()))
         self.rubric_button.clicked.connect(lambda: window.rewrite_rubric(self.selected_name()))
-        self.run_selected.clicked.connect(lambda: window.start_judging(self.run_box.currentData(),
-                                                                       [self.selected_name()]))
-        self.run_all.clicked.connect(lambda: window.start_judging(self.run_box.currentData(), None))
+        self.run_selected.clicked.connect(lambda: window.start_judging(
+            self.run_box.currentData(), [self.selected_name()], batch=self.batch_box.isChecked()))
+        self.run_all.clicked.connect(lambda: window.start_judging(self.run_box.currentData(), None,
+                                                                  batch=self.batch_box.isChecked()))
         self.estimate_button.clicked.connect(self.estimate)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
 
@@ -78,7 +84,9 @@ class JudgesView(QWidget):
             self.estimate_dialog = TextDialog(f"Cost before you run: {run}", describe(est), self)
             self.estimate_dialog.open()
 
-        self.window_.run_task("Estimating the cost", lambda ctx: estimate(project, JobSpec(run=run)), on_done=show)
+        batch = self.batch_box.isChecked()
+        self.window_.run_task("Estimating the cost", lambda ctx: estimate(project, JobSpec(run=run, batch=batch)),
+                              on_done=show)
 
     def selected_record(self) -> dict | None:
         rows = self.table.selectionModel().selectedRows()

@@ -420,6 +420,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--new", action="store_true",
                    help="only the imported rows not yet checked, against the whole set (costs what the new rows "
                         "cost, not the set)")
+    q.add_argument("--embeddings-url", metavar="URL",
+                   help="embed on a server that speaks /v1/embeddings (TEI, vLLM, Ollama, OpenAI) instead of the "
+                        "bundled MiniLM; with --model")
+    q.add_argument("--model", help="the embedding model: the server's model name with --embeddings-url")
+    q.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the endpoint's API key")
     q = acts.add_parser("balance", help="rows per slice against targets; share from production failures")
     q.add_argument("project")
     q = acts.add_parser("target", help="set how many approved rows a slice should have (or add a slice)")

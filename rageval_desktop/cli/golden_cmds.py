@@ -32,14 +32,15 @@ def cmd_golden(args: argparse.Namespace) -> int:
         elif args.action == "dedupe":
             from rageval_desktop.core.golden.dedupe import check_new, golden_duplicates
 
+            model = embedding_model(args)
             if args.new:
-                found = check_new(project, threshold=args.threshold)
+                found = check_new(project, threshold=args.threshold, model_id=model)
                 data = found.as_dict()
                 text = "\n".join([found.summary()] + [
                     f"{p['cosine']:.3f}  {p['a']}  {p['b']}  {found.questions[p['a']][:60]!r} ~ "
                     f"{found.questions[p['b']][:60]!r}" for p in found.pairs])
             else:
-                data = golden_duplicates(project, args.threshold)
+                data = golden_duplicates(project, args.threshold, model_id=model)
                 text = "\n".join(f"{p['cosine']:.3f}  {p['a']}  {p['b']}" for p in data) or "no near-duplicates"
         elif args.action == "balance":
             data = edits.balance(project)
@@ -100,3 +101,19 @@ def cmd_lab(args: argparse.Namespace) -> int:
                      f"hit@10 {a['hit@10']:6.1f}  hit@50 {a['hit@50']:6.1f}  MRR {a['mrr']:6.1f}")
     _print(args, data, "\n".join(lines))
     return EXIT_OK
+
+
+def embedding_model(args: argparse.Namespace) -> str:
+    """The model id of --model / --embeddings-url (default: the bundled MiniLM)."""
+    from rageval_desktop.core.judges.embedded import MINILM_ID
+
+    url, model = getattr(args, "embeddings_url", None), getattr(args, "model", None)
+    if url:
+        from rageval_desktop.core.judges.embed_endpoint import model_id
+
+        if not model:
+            raise UsageError("--embeddings-url needs --model NAME (the model the server serves)")
+        return model_id(url, model, args.api_key_env)
+    if getattr(args, "api_key_env", None):
+        raise UsageError("--api-key-env goes with --embeddings-url")
+    return model or MINILM_ID

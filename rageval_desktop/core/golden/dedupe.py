@@ -146,6 +146,9 @@ def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict
     longer active are removed, so the next check reads them all in one scan again."""
     import numpy as np
 
+    from rageval_desktop.core.judges.embed_endpoint import parse
+
+    name = parse(model_id)[0]   # stored under the model's name, as the embedding cache does
     conn = project.reader()
     current = {gid: text_hash(q) for gid, q in conn.execute(
         "SELECT id, question FROM golden_rows WHERE status != 'retired'") if gid not in exclude}
@@ -156,7 +159,7 @@ def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict
         if ctx is not None:
             ctx.check()
         rows = conn.execute("SELECT rowid, golden_id, text_hash, vector FROM golden_vectors WHERE model_id = ? "
-                            "AND rowid > ? ORDER BY rowid LIMIT ?", (model_id, last, SET_CHUNK)).fetchall()
+                            "AND rowid > ? ORDER BY rowid LIMIT ?", (name, last, SET_CHUNK)).fetchall()
         if not rows:
             break
         last = rows[-1][0]
@@ -192,6 +195,9 @@ def _store_vectors(project: Project, model_id: str, rows: list[tuple[str, str, A
     """Keep golden rows' vectors (id, question hash, vector) for the next check; drop those of `stale` rows."""
     if project.read_only or not (rows or stale):
         return
+    from rageval_desktop.core.judges.embed_endpoint import parse
+
+    model_id = parse(model_id)[0]
     with project.write("golden vectors") as conn:
         conn.executemany("DELETE FROM golden_vectors WHERE golden_id = ? AND model_id = ?",
                          [(gid, model_id) for gid in stale])

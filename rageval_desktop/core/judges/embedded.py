@@ -1,4 +1,5 @@
-"""Judges that need no network: lexical overlap and MiniLM semantic similarity of answer vs reference.
+"""Judges that need no network: lexical overlap and MiniLM semantic similarity of answer vs reference (or any
+embedding model served at a `/v1/embeddings` endpoint: core/judges/embed_endpoint.py).
 
 sentence-transformers (and torch under it) is imported only when an embedding judge runs, inside the job's
 thread; embeddings are cached in the project by (text hash, model id), so a re-run embeds nothing.
@@ -126,6 +127,9 @@ def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_s
     increased by the number embedded now)."""
     import numpy as np
 
+    from rageval_desktop.core.judges.embed_endpoint import EndpointModel, parse
+
+    name, endpoint = parse(model_id)   # an endpoint model (MODEL@URL) is cached under its name, like a local one
     wanted = {text_hash(t): t for t in texts}
     found: dict[str, Any] = {}
     conn = project.reader()
@@ -133,18 +137,18 @@ def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_s
     for start in range(0, len(hashes), 500):
         chunk = hashes[start:start + 500]
         rows = conn.execute(f"SELECT text_hash, dim, vector FROM embeddings WHERE model_id = ? AND text_hash IN "
-                            f"({','.join('?' * len(chunk))})", (model_id, *chunk))
+                            f"({','.join('?' * len(chunk))})", (name, *chunk))
         for h, dim, blob in rows:
             found[h] = np.frombuffer(blob, dtype=np.float32, count=dim)
     missing = [h for h in hashes if h not in found]
     if counts is not None:
         counts["embedded"] = counts.get("embedded", 0) + len(missing)
     if missing:
-        model = load_model(model_id)
+        model = EndpointModel(endpoint) if endpoint else load_model(model_id)
         vectors = model.encode([wanted[h] for h in missing], batch_size=batch_size, normalize_embeddings=True,
                                convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
         with project.write("cache embeddings") as w:
             w.executemany("INSERT OR IGNORE INTO embeddings (text_hash, model_id, dim, vector) VALUES (?, ?, ?, ?)",
-                          [(h, model_id, int(v.shape[0]), v.tobytes()) for h, v in zip(missing, vectors, strict=True)])
+                          [(h, name, int(v.shape[0]), v.tobytes()) for h, v in zip(missing, vectors, strict=True)])
         found.update(zip(missing, vectors, strict=True))
     return found

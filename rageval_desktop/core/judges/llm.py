@@ -57,6 +57,43 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     return None
 
 
+def classify(exc: BaseException, model: str, timeout: float) -> CallFailed:
+    """An exception from openai's client as a failure the job can act on (retry, stop, record)."""
+    import openai
+
+    if isinstance(exc, CallFailed):
+        return exc
+    if isinstance(exc, openai.AuthenticationError):
+        return CallFailed("auth", f"the endpoint refused the API key (401): {_short(exc)}", fatal=True)
+    if isinstance(exc, openai.PermissionDeniedError):
+        return CallFailed("forbidden", f"the endpoint refused access (403): {_short(exc)}", fatal=True)
+    if isinstance(exc, openai.NotFoundError):
+        return CallFailed("model_not_found", f"model '{model}' was not found at the endpoint (404): {_short(exc)}",
+                          fatal=True)
+    if isinstance(exc, openai.RateLimitError):
+        if exc.code == "insufficient_quota" or "insufficient_quota" in str(exc):
+            return CallFailed("quota", f"the account has no quota left (429 insufficient_quota): {_short(exc)}",
+                              fatal=True)
+        return CallFailed("rate_limit", "rate limited (429)", retryable=True, retry_after=_retry_after(exc),
+                          overload=True)
+    if isinstance(exc, openai.APITimeoutError):
+        return CallFailed("timeout", f"no reply within {timeout:g} s", retryable=True, overload=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return CallFailed("connection", f"cannot reach the endpoint: {_short(exc)}", retryable=True)
+    if isinstance(exc, openai.InternalServerError):
+        return CallFailed("server_error", f"server error ({exc.status_code})", retryable=True,
+                          retry_after=_retry_after(exc))
+    if isinstance(exc, openai.BadRequestError):
+        return CallFailed("bad_request", f"the endpoint rejected the request (400): {_short(exc)}")
+    if isinstance(exc, openai.APIStatusError):
+        return CallFailed(f"http_{exc.status_code}", f"HTTP {exc.status_code}: {_short(exc)}",
+                          retryable=exc.status_code in (408, 409, 425))
+    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError)):
+        return CallFailed("bad_response", f"the endpoint's reply is not what was asked for: {_short(exc)}",
+                          retryable=True)
+    return CallFailed("internal", f"{type(exc).__name__}: {exc}")
+
+
 async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], params: dict[str, Any],
                timeout: float) -> Reply:
     import openai
@@ -66,34 +103,12 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], par
         response = await client.chat.completions.create(
             model=model, messages=messages, temperature=params.get("temperature", 0.0),
             max_tokens=params.get("max_tokens"), seed=params.get("seed"), timeout=timeout)
-    except openai.AuthenticationError as exc:
-        raise CallFailed("auth", f"the endpoint refused the API key (401): {_short(exc)}", fatal=True) from None
-    except openai.PermissionDeniedError as exc:
-        raise CallFailed("forbidden", f"the endpoint refused access (403): {_short(exc)}", fatal=True) from None
-    except openai.NotFoundError as exc:
-        raise CallFailed("model_not_found", f"model '{model}' was not found at the endpoint (404): {_short(exc)}",
-                         fatal=True) from None
-    except openai.RateLimitError as exc:
-        if exc.code == "insufficient_quota" or "insufficient_quota" in str(exc):
-            raise CallFailed("quota", f"the account has no quota left (429 insufficient_quota): {_short(exc)}",
-                             fatal=True) from None
-        raise CallFailed("rate_limit", "rate limited (429)", retryable=True, retry_after=_retry_after(exc),
-                         overload=True) from None
-    except openai.APITimeoutError:
-        raise CallFailed("timeout", f"no reply within {timeout:g} s", retryable=True, overload=True) from None
-    except openai.APIConnectionError as exc:
-        raise CallFailed("connection", f"cannot reach the endpoint: {_short(exc)}", retryable=True) from None
-    except openai.InternalServerError as exc:
-        raise CallFailed("server_error", f"server error ({exc.status_code})", retryable=True,
-                         retry_after=_retry_after(exc)) from None
-    except openai.BadRequestError as exc:
-        raise CallFailed("bad_request", f"the endpoint rejected the request (400): {_short(exc)}") from None
-    except openai.APIStatusError as exc:
-        raise CallFailed(f"http_{exc.status_code}", f"HTTP {exc.status_code}: {_short(exc)}",
-                         retryable=exc.status_code in (408, 409, 425)) from None
-    except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
-        raise CallFailed("bad_response", f"the endpoint's reply is not a chat completion: {_short(exc)}",
-                         retryable=True) from None
+    except (openai.APIError, json.JSONDecodeError, ValueError) as exc:
+        failure = classify(exc, model, timeout)
+        if failure.kind == "bad_response":
+            failure = CallFailed("bad_response", f"the endpoint's reply is not a chat completion: {_short(exc)}",
+                                 retryable=True)
+        raise failure from None
     latency = (time.perf_counter() - started) * 1000
     if not hasattr(response, "choices"):  # the client hands back the body as text when it is not JSON
         raise CallFailed("bad_response", f"the endpoint's reply is not a chat completion: {str(response)[:200]!r}",
@@ -158,12 +173,13 @@ RATE_LIMIT_RETRIES = 20
 async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
                             params: dict[str, Any], timeout: float, retries: int, *, stopping: Any,
                             ticket: int | None = None, on_call: Any = None,
-                            on_retry: Any = None) -> tuple[Reply, int]:
+                            on_retry: Any = None, request: Any = None) -> tuple[Any, int]:
     """(reply, attempts). Takes a limiter slot for each attempt (or starts with the slot `ticket` the caller
     already holds) and always gives it back — also when the task is cancelled. Raises CallFailed (with
     `.attempts`) when the failure is fatal, not worth retrying, or its budget ran out (`retries` for errors,
     RATE_LIMIT_RETRIES for rate limits); Stopped when `stopping()` says the caller is winding down. `on_retry(kind)` is
-    told why before each retry (rate_limit, timeout, connection, server_error, …)."""
+    told why before each retry (rate_limit, timeout, connection, server_error, …). `request`: another call than a
+    chat completion (an embeddings request: a coroutine function), with the same limiter, retries and failures."""
     import asyncio
 
     attempt = overloads = 0
@@ -177,11 +193,11 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
             if on_call:
                 on_call()
             try:
-                reply = await chat(client, model, messages, params, timeout)
+                reply = await (request() if request is not None else chat(client, model, messages, params, timeout))
             except CallFailed:
                 raise
             except Exception as exc:  # anything unforeseen is this call's error, never a lost slot
-                raise CallFailed("internal", f"{type(exc).__name__}: {exc}") from exc
+                raise classify(exc, model, timeout) from exc
         except CallFailed as failure:
             await limiter.release("overload" if failure.kind == "rate_limit" else
                                   "timeout" if failure.kind == "timeout" else "other", ticket)

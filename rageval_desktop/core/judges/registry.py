@@ -87,6 +87,10 @@ class Judge:
             return f"llm:{self.model}"
         if self.kind == "hhem":
             return f"hhem:{self.params.get('model') or 'registered'}"
+        if self.kind == "embedding" and self.params.get("model"):   # an endpoint may move too: its model's name
+            from rageval_desktop.core.judges.embed_endpoint import parse
+
+            return f"embedding:{parse(self.params['model'])[0]}"
         return f"{self.kind}:{self.params.get('measure') or self.params.get('model') or 'default'}"
 
 
@@ -221,8 +225,18 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         if spec.level != "row" or not spec.needs_reference:
             raise JudgeConfigError(f"embedded judges compare the answer with the reference; they cannot score "
                                    f"{metric} (use correctness or correctness_binary)")
-        if api_key_ref or base_url:
-            raise JudgeConfigError("embedded judges make no network calls: drop --base-url and --api-key-env")
+        if (api_key_ref or base_url) and kind != "embedding":
+            raise JudgeConfigError("a lexical judge makes no network calls: drop --base-url and --api-key-env")
+        if kind == "embedding" and base_url:   # embeddings from a /v1/embeddings server
+            from rageval_desktop.core.judges.embed_endpoint import model_id
+
+            if not model:
+                raise JudgeConfigError("an embedding judge on an endpoint needs --model (the server's model name)")
+            api_key_ref = check_key_ref(api_key_ref)
+            base_url = check_base_url(base_url)
+            params["model"] = model_id(base_url, model, api_key_ref)
+        elif api_key_ref:
+            raise JudgeConfigError("--api-key-env goes with --base-url (an embeddings endpoint)")
         base = None
         if kind == "lexical":
             params.setdefault("measure", "f1")

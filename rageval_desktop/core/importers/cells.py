@@ -27,9 +27,10 @@ class Cells:
         self.spreadsheet = file.lower().endswith(".xlsx")
         self.warnings: list[str] = []
         self._cut_columns: set[str] = set()
+        self.offset = 0   # rows before the chunk being read (a file read a chunk at a time): messages name file rows
 
     def fail(self, message: str, row: int, column: str | None) -> ImportFailed:
-        return ImportFailed(message, file=self.file, row=row, column=column)
+        return ImportFailed(message, file=self.file, row=row + self.offset, column=column)
 
     @staticmethod
     def missing(value: Any) -> bool:
@@ -67,7 +68,7 @@ class Cells:
                             "program that wrote the file", row, column)
         if self.spreadsheet and len(text) == SPREADSHEET_CELL_LIMIT and column not in self._cut_columns:
             self._cut_columns.add(column)
-            self.warnings.append(f"{self.file}, row {row}, column '{column}': the cell holds exactly "
+            self.warnings.append(f"{self.file}, row {row + self.offset}, column '{column}': the cell holds exactly "
                                  f"{SPREADSHEET_CELL_LIMIT:,} characters, the most a spreadsheet cell keeps — the "
                                  "text was probably cut off when the file was saved; export as CSV or JSONL")
 

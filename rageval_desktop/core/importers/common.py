@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from rageval_desktop.core.errors import ImportFailed
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import Layout, choose_layout
-from rageval_desktop.core.importers.readers import read_records
+from rageval_desktop.core.importers.readers import read_records, stream_records
 
 
 @dataclass
@@ -65,6 +66,48 @@ def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] |
     if warnings is not None:
         warnings.extend(cells.warnings)
     return layout, records, path.name
+
+
+def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] | None,
+                warnings: list[str] | None = None, size: int | None = None,
+                progress: dict[str, int] | None = None) -> tuple[Layout, Iterator[list], str]:
+    """`load` a chunk at a time: the layout is chosen from the first chunk's columns, then each chunk is converted as
+    it is read (record rows and messages name the file's rows). A layout whose records span rows (open-rag-eval:
+    one row per passage) is converted whole. `progress["read"]`: the bytes of the file read so far."""
+    import itertools
+
+    path = Path(path)
+    chunks = stream_records(path, size, progress)
+    first = next(chunks)
+    columns = list(dict.fromkeys(key for row in first for key in row))
+    if mapping:
+        absent = [src for src in mapping if src not in columns]
+        if absent:
+            raise ImportFailed(f"the column mapping names column(s) the file does not have: {', '.join(absent)} "
+                               f"(found: {', '.join(columns)})", file=path.name)
+        columns = [mapping.get(col, col) for col in columns]
+    layout = choose_layout(kind, columns, fmt, path.name)
+    cells = Cells(path.name)
+    if warnings is not None:
+        cells.warnings = warnings
+
+    def renamed(rows: list[dict]) -> list[dict]:
+        return [{mapping.get(k, k): v for k, v in row.items()} for row in rows] if mapping else rows
+
+    def converted() -> Iterator[list]:
+        if layout.name == "open-rag-eval":
+            yield layout.convert(renamed([row for chunk in itertools.chain([first], chunks) for row in chunk]), cells)
+            return
+        offset = 0
+        for chunk in itertools.chain([first], chunks):
+            cells.offset = offset
+            records = layout.convert(renamed(chunk), cells)
+            for rec in records:
+                rec.row += offset
+            offset += len(chunk)
+            yield records
+
+    return layout, converted(), path.name
 
 
 def check_unique(values: list[tuple[int, str | None]], file: str, column: str, what: str) -> None:

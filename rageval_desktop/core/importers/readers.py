@@ -13,6 +13,7 @@ import json
 import math
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +275,172 @@ def _check_xlsx_size(path: Path, raw: bytes) -> None:
         raise ImportFailed(f"the workbook holds {total / 1024 ** 2:.0f} MB of sheet data, more than the "
                            f"{MAX_XLSX_UNCOMPRESSED / 1024 ** 2:.0f} MB an XLSX import reads; save it as CSV or "
                            "Parquet", file=path.name)
+
+
+# --- streaming: a large file a chunk at a time -----------------------------------------------------------------
+CHUNK_ROWS = 5_000
+STREAMED = ("jsonl", "csv", "parquet")   # JSON (one document) and XLSX are read whole
+
+
+def stream_records(path: str | Path, size: int | None = None,
+                   progress: dict[str, int] | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The rows of a tabular file, `size` at a time, with the checks and messages of `read_records`: JSONL, CSV (and
+    their .gz, refused as a bomb by what they inflate to so far) and Parquet are read as they go, never whole; JSON and
+    XLSX are read whole and handed out in chunks. Column names are checked and stripped in every chunk.
+    `progress["read"]`: how much of the file (in bytes of the file on disk) is read so far."""
+    path = Path(path)
+    size = size or CHUNK_ROWS
+    progress = progress if progress is not None else {}
+    progress["read"] = 0
+    fmt, gz = file_format(path)
+    if not path.is_file():
+        raise ImportFailed("no such file", file=str(path))
+    if fmt not in STREAMED:
+        rows, _ = read_records(path)
+        progress["read"] = path.stat().st_size
+        for start in range(0, len(rows), size):
+            yield rows[start:start + size]
+        return
+    if path.stat().st_size == 0:
+        raise ImportFailed("the file is empty", file=path.name)
+    if fmt == "parquet":
+        chunks = _parquet_stream(path, size, progress)
+    elif fmt == "jsonl":
+        chunks = _jsonl_stream(path, _lines(path, gz, progress), size)
+    else:
+        chunks = _csv_stream(path, _lines(path, gz, progress), size)
+    any_rows = False
+    for chunk in chunks:
+        if chunk:
+            any_rows = True
+            yield chunk
+    if not any_rows:
+        raise ImportFailed("the file is empty" if fmt == "jsonl" else "the file has a header but no data rows",
+                           file=path.name)
+
+
+def _lines(path: Path, gz: bool, progress: dict[str, int]) -> Iterator[bytes]:
+    """The file's lines as bytes; a .gz file is inflated as it is read, and stopped at the size cap or a bomb's
+    ratio, like `_gunzip`."""
+    if not gz:
+        with path.open("rb") as fh:
+            for line in fh:
+                progress["read"] += len(line)
+                yield line
+        return
+    compressed = max(1, path.stat().st_size)
+    total = 0
+    try:
+        with path.open("rb") as raw, gzip.open(raw, "rb") as fh:
+            for line in fh:
+                progress["read"] = raw.tell()
+                total += len(line)
+                if total > MAX_DECOMPRESSED_BYTES:
+                    raise ImportFailed(f"decompresses to more than {MAX_DECOMPRESSED_BYTES / 1024 ** 3:.0f} GB; "
+                                       "split the file", file=path.name)
+                if total > BOMB_MIN_BYTES and total / compressed > BOMB_RATIO:
+                    raise ImportFailed(f"inflates more than {BOMB_RATIO}-fold ({compressed:,} bytes to over "
+                                       f"{total / 1024 ** 2:.0f} MB): a compression bomb, not data", file=path.name)
+                yield line
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ImportFailed(f"not a valid gzip file ({exc}); it may be truncated", file=path.name) from None
+
+
+def _jsonl_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[dict[str, Any]]]:
+    rows: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        if not line or line.isspace():
+            continue
+        try:
+            obj = _fast_loads(line)
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(f"line {number} is not UTF-8 (byte {line[exc.start]:#04x}); save the file as UTF-8",
+                               file=path.name) from None
+        except (ValueError, RecursionError) as exc:
+            raise ImportFailed(f"line {number} is not valid JSON ({_json_error(exc)})", file=path.name) from None
+        if not isinstance(obj, dict):
+            raise ImportFailed(f"line {number} is a JSON {type(obj).__name__}, expected an object", file=path.name)
+        rows.append(obj)
+        if len(rows) >= size:
+            yield _named_records(path, rows)[0]
+            rows = []
+    if rows:
+        yield _named_records(path, rows)[0]
+
+
+def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[dict[str, Any]]]:
+    """The csv module over lines decoded one at a time (a bad byte names its line)."""
+    state = {"line": 0, "last": b""}
+
+    def decoded() -> Iterator[str]:
+        for raw in lines:
+            state["line"] += 1
+            state["last"] = raw
+            try:
+                yield raw.decode("utf-8-sig" if state["line"] == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFailed(f"line {state['line']} is not UTF-8 (byte {raw[exc.start]:#04x}); save the file "
+                                   "as UTF-8", file=path.name) from None
+
+    csv.field_size_limit(2 ** 31 - 1)
+    reader = csv.reader(decoded(), strict=True)
+    count = 0
+    rows: list[dict[str, Any]] = []
+    last: list[str] = []
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ImportFailed("the file is empty", file=path.name)
+        columns = [c.strip() for c in header]
+        _check_names(path, columns)
+        width = len(columns)
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip() and width > 1):
+                continue
+            count += 1
+            if len(row) > width:
+                raise ImportFailed(f"has {len(row)} fields but the header has {width} (a comma inside an unquoted "
+                                   "text?)", file=path.name, row=count)
+            last = row
+            rows.append(dict(zip(columns, [(v if v != "" else None) for v in row] + [None] * (width - len(row)),
+                                 strict=True)))
+            if len(rows) >= size:
+                yield rows
+                rows = []
+    except csv.Error as exc:
+        raise ImportFailed(f"not a valid CSV file ({exc}, near data row {count + 1})", file=path.name) from None
+    if last and len(last) < width and not state["last"].endswith((b"\n", b"\r")):
+        raise ImportFailed(f"the last row has {len(last)} of {width} fields and the file does not end with a line "
+                           "break: the file was cut off", file=path.name, row=count)
+    if rows:
+        yield rows
+
+
+def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[list[dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(path)
+        total, done, nbytes = max(1, parquet.metadata.num_rows), 0, path.stat().st_size
+        first = True
+        for batch in parquet.iter_batches(batch_size=size):
+            done += batch.num_rows
+            progress["read"] = nbytes * done // total
+            names = [str(c).strip() for c in batch.schema.names]
+            if first:
+                _check_names(path, names)
+                first = False
+            rows = batch.to_pylist()
+            for record in rows:
+                for key, value in record.items():
+                    if isinstance(value, float) and math.isnan(value):
+                        record[key] = None
+            if names != batch.schema.names:
+                rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
+            yield rows
+    except ImportFailed:
+        raise
+    except Exception as exc:  # pyarrow raises many kinds for a damaged file
+        raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {exc})", file=path.name) from None

@@ -1,0 +1,98 @@
+"""A run file is read, converted and written a chunk at a time inside one transaction (issue 16: a million rows):
+the rows' numbers in messages are the file's, a problem in a late chunk leaves nothing behind, a repeated id is
+found across chunks, and progress follows the bytes read."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.importers import import_run, readers
+from rageval_desktop.core.jobs.context import TaskContext
+
+
+def rows(n: int, **override) -> list[dict]:
+    out = [{"id": f"q{i}", "question": f"Question {i}?", "answer": f"Answer {i}.",
+            "retrieved": [{"chunk_id": f"c{i}", "text": f"Passage {i}.", "score": 0.5}]} for i in range(1, n + 1)]
+    for row, values in override.items():
+        out[int(row[1:]) - 1].update(values)
+    return out
+
+
+def write(path, records, fmt="jsonl"):
+    if fmt == "jsonl":
+        data = "".join(json.dumps(r) + "\n" for r in records).encode()
+        path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    else:
+        import pandas as pd
+
+        frame = pd.DataFrame(records)
+        frame["retrieved"] = [json.dumps(v) for v in frame["retrieved"]]
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_parquet(path, index=False)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(readers, "CHUNK_ROWS", 4)
+
+
+@pytest.mark.parametrize("name,fmt", [("r.jsonl", "jsonl"), ("r.jsonl.gz", "jsonl"), ("r.csv", "csv"),
+                                      ("r.parquet", "parquet")])
+def test_every_streamed_format_imports_every_row_in_order(project, tmp_path, name, fmt):
+    seen: list[tuple[int, int]] = []
+    path = write(tmp_path / name, rows(11), fmt)
+    report = import_run(project, path, "v1", ctx=TaskContext(on_progress=lambda d, t, m: seen.append((d, t)),
+                                                             min_interval_s=0))
+    got = project.reader().execute("SELECT position, external_id, question FROM run_rows ORDER BY position").fetchall()
+    assert report.added == report.rows_read == 11
+    assert got == [(i, f"q{i}", f"Question {i}?") for i in range(1, 12)]
+    assert project.reader().execute("SELECT COUNT(*) FROM retrieved_passages").fetchone()[0] == 11
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones) and seen[-1][0] == seen[-1][1] == path.stat().st_size
+    if not name.endswith(".gz"):   # (gzip reads its small file whole at once)
+        assert len({d for d in dones if 0 < d < path.stat().st_size}) >= 2   # progress moved with the chunks
+
+
+def test_a_bad_cell_in_a_late_chunk_names_its_file_row_and_leaves_nothing(project, tmp_path):
+    path = write(tmp_path / "r.jsonl", rows(11, r10={"latency_ms": "slow"}))
+    with pytest.raises(ImportFailed) as err:
+        import_run(project, path, "v1")
+    assert err.value.row == 10 and err.value.column == "latency_ms"
+    assert project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 0
+    assert project.reader().execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_a_row_id_repeated_in_another_chunk_is_named_with_its_first_row(project, tmp_path):
+    path = write(tmp_path / "r.jsonl", rows(11, r9={"id": "q2"}))
+    with pytest.raises(ImportFailed, match="duplicate row id 'q2' \\(first seen on row 2\\)") as err:
+        import_run(project, path, "v1")
+    assert err.value.row == 9
+    path = write(tmp_path / "s.jsonl", rows(11, r11={"id": "q10"}))          # repeated within one chunk
+    with pytest.raises(ImportFailed, match="first seen on row 10") as err:
+        import_run(project, path, "v1")
+    assert err.value.row == 11
+    assert project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 0
+
+
+def test_a_truncated_gzip_late_in_the_file_leaves_nothing(project, tmp_path):
+    path = write(tmp_path / "r.jsonl.gz", rows(400))
+    path.write_bytes(path.read_bytes()[:-30])
+    with pytest.raises(ImportFailed, match="not a valid gzip file"):
+        import_run(project, path, "v1")
+    assert project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 0
+
+
+def test_a_gzip_bomb_is_refused_while_it_is_read(project, tmp_path, monkeypatch):
+    monkeypatch.setattr(readers, "BOMB_MIN_BYTES", 1000)
+    path = tmp_path / "bomb.jsonl.gz"
+    line = json.dumps(rows(1)[0]) + "\n"
+    path.write_bytes(gzip.compress((line + " " * 2_000_000 + "\n").encode()))
+    with pytest.raises(ImportFailed, match="compression bomb"):
+        import_run(project, path, "v1")

@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(within 24 h); resumable with rageval jobs resume")
     p.add_argument("--no-wait", action="store_true",
                    help="with --batch: submit and return; collect later with rageval jobs resume PROJECT ID")
-    p.add_argument("--poll-seconds", type=float, default=30.0, metavar="S",
+    p.add_argument("--poll-seconds", type=float, metavar="S",
                    help="with --batch: how often to ask the provider (default 30)")
     p.add_argument("--json", action="store_true")
 
@@ -222,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("project")
     q.add_argument("id", type=int)
     q.add_argument("--no-wait", action="store_true", help="a batch job: poll once and return")
-    q.add_argument("--poll-seconds", type=float, default=30.0, metavar="S")
+    q.add_argument("--poll-seconds", type=float, metavar="S", help="how often to ask the provider (default 30)")
     q.add_argument("--json", action="store_true")
     q = acts.add_parser("show", help="one job; a batch job with its batches")
     q.add_argument("project")

@@ -52,7 +52,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
-    from rageval_desktop.core.jobs.batch import run_batch_job
+    from rageval_desktop.core.jobs import batch
     from rageval_desktop.core.jobs.context import TaskContext
 
     def progress(done: int, total: int, message: str) -> None:
@@ -62,8 +62,9 @@ def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
     with _open(args.project) as project:
         ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
         try:
-            stats = run_batch_job(project, spec, ctx, job_id=job_id, wait=not args.no_wait,
-                                  poll_seconds=args.poll_seconds)
+            stats = batch.run_batch_job(project, spec, ctx, job_id=job_id, wait=not args.no_wait,
+                                        poll_seconds=batch.POLL_SECONDS if args.poll_seconds is None
+                                        else args.poll_seconds)
         except KeyboardInterrupt:
             print("error: interrupted; the batches are recorded and keep running at the provider — collect them "
                   "with: rageval jobs resume PROJECT ID (rageval jobs list shows the id)", file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import Any
 from rageval_desktop.core.errors import ImportFailed, RagevalError
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout
-from rageval_desktop.core.importers.readers import read_records
+from rageval_desktop.core.importers.readers import stream_records
 from rageval_desktop.core.store.project import Project
 
 HEAD_ROWS = 8
@@ -85,55 +85,85 @@ def suggest(columns: list[str], layout: Layout) -> dict[str, str]:
 
 def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | None = None,
             mapping: dict[str, str] | None = None) -> Preview:
-    """`mapping`: file column -> layout column (what the wizard's drop-downs say)."""
+    """`mapping`: file column -> layout column (what the wizard's drop-downs say). The whole file is read and
+    checked, a chunk at a time (the columns are the first chunk's): a file of any size previews in bounded memory."""
+    import itertools
+
     if kind not in (*LAYOUTS, "corpus"):
         raise RagevalError(f"a preview is for a golden set, a run or a corpus, not {kind!r}")
     path = Path(path)
-    records, columns = read_records(path)       # a file that cannot be read raises, with file/row/column
-    head = [[_cell(r.get(c)) for c in columns] for r in records[:HEAD_ROWS]]
+    chunks = stream_records(path)                # a file that cannot be read raises, with file/row/column
+    first = next(chunks)
+    columns = list(dict.fromkeys(key for row in first for key in row))
+    head = [[_cell(r.get(c)) for c in columns] for r in first[:HEAD_ROWS]]
     if kind == "corpus":
         missing = [c for c in CORPUS_REQUIRED if c not in columns]
-        return Preview(file=path.name, kind=kind, columns=columns, head=head, rows=len(records),
+        rows = len(first) + sum(len(chunk) for chunk in chunks)
+        return Preview(file=path.name, kind=kind, columns=columns, head=head, rows=rows,
                        layout=None if missing else "corpus", closest="corpus", missing=missing,
                        targets=[(c, True) for c in CORPUS_REQUIRED] + [(c, False) for c in ("doc_id", "position")],
-                       suggested={}, summary={} if missing else {"rows": len(records), "new_slices": []},
+                       suggested={}, summary={} if missing else {"rows": rows, "new_slices": []},
                        error=f"a corpus needs the column(s) {', '.join(missing)}" if missing else None)
     mapping = {k: v for k, v in (mapping or {}).items() if v and k in columns}
     mapped_columns = [mapping.get(c, c) for c in columns]
     present = set(mapped_columns)
     closest = _closest(kind, mapped_columns, fmt)
-    out = Preview(file=path.name, kind=kind, columns=columns, head=head, rows=len(records),
+    out = Preview(file=path.name, kind=kind, columns=columns, head=head, rows=len(first),
                   layout=None, closest=closest.name, missing=closest.missing(present),
                   targets=[(t, True) for t in closest.required] + [(t, False) for t in closest.optional],
                   suggested=suggest(columns, closest))
     try:
         layout = choose_layout(kind, mapped_columns, fmt, path.name)
     except ImportFailed as exc:
+        out.rows += sum(len(chunk) for chunk in chunks)
         out.error = exc.for_gui()
         return out
     out.layout = layout.name
-    rows = [{mapping.get(k, k): v for k, v in r.items()} for r in records]
     cells = Cells(path.name)
+    tally = _Tally(project, kind)
+    everything = itertools.chain([first], chunks)
+    if layout.name == "open-rag-eval":           # one row per passage: its records span chunks
+        everything = iter([[row for chunk in everything for row in chunk]])
+    rows = 0
     try:
-        converted = layout.convert(rows, cells)
+        for chunk in everything:
+            cells.offset = rows
+            rows += len(chunk)
+            tally.add(layout.convert([{mapping.get(k, k): v for k, v in r.items()} for r in chunk], cells))
     except ImportFailed as exc:
+        out.rows = rows + sum(len(chunk) for chunk in chunks)
         out.error = exc.for_gui()
         return out
-    out.summary = _summary(project, kind, converted) | {"warnings": list(cells.warnings)}
+    out.rows = rows
+    out.summary = tally.summary() | {"warnings": list(cells.warnings)}
     return out
 
 
-def _summary(project: Project | None, kind: str, records: list) -> dict[str, Any]:
-    slices_have = set()
-    if project is not None:
-        slices_have = {r[0] for r in project.reader().execute("SELECT name FROM slices")}
-    if kind == "golden":
-        tags = {r.slice_tag for r in records if getattr(r, "slice_tag", None)}
-        return {"rows": len(records), "new_slices": sorted(tags - slices_have)}
-    from rageval_desktop.core.importers.run_import import golden_index, link_golden
+class _Tally:
+    """What the import would do, counted a chunk at a time."""
 
-    linked = 0
-    if project is not None:
-        by_id, by_question = golden_index(project.reader())
-        linked = sum(1 for rec in records if link_golden(rec, by_id, by_question))
-    return {"rows": len(records), "linked": linked, "unlinked": len(records) - linked, "new_slices": []}
+    def __init__(self, project: Project | None, kind: str) -> None:
+        self.kind, self.records, self.linked, self.tags = kind, 0, 0, set()
+        self.slices_have: set[str] = set()
+        self.index: Any = None
+        if project is not None:
+            self.slices_have = {r[0] for r in project.reader().execute("SELECT name FROM slices")}
+            if kind != "golden":
+                from rageval_desktop.core.importers.run_import import golden_index
+
+                self.index = golden_index(project.reader())
+
+    def add(self, records: list) -> None:
+        self.records += len(records)
+        if self.kind == "golden":
+            self.tags |= {r.slice_tag for r in records if getattr(r, "slice_tag", None)}
+        elif self.index is not None:
+            from rageval_desktop.core.importers.run_import import link_golden
+
+            self.linked += sum(1 for rec in records if link_golden(rec, *self.index))
+
+    def summary(self) -> dict[str, Any]:
+        if self.kind == "golden":
+            return {"rows": self.records, "new_slices": sorted(self.tags - self.slices_have)}
+        return {"rows": self.records, "linked": self.linked, "unlinked": self.records - self.linked,
+                "new_slices": []}

@@ -150,8 +150,10 @@ class JudgingActions:
 
     def collect_batch_jobs(self) -> None:
         """On open: batch jobs whose process is gone while the provider still works on them are picked up again."""
-        if self.project is not None:
-            self.run_read("batch-jobs", operations.waiting_batch_jobs, self.project, on_done=self._batch_jobs_found)
+        project = self.project
+        if project is not None:   # a worker of its own, not a page's read lane: no page waits for it
+            workers.start(operations.waiting_batch_jobs, project,
+                          on_done=lambda jobs: self._batch_jobs_found(jobs) if self.project is project else None)
 
     def _batch_jobs_found(self, jobs: list[dict[str, Any]]) -> None:
         if not jobs or self._job is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
-from rageval_desktop.core.metrics.rowdata import RunData, load_run
+from rageval_desktop.core.metrics.rowdata import RunData, load_run, texts
 from rageval_desktop.core.store.project import Project
 
 CLASSES = ("retrieval", "reranker", "generation")
@@ -71,11 +71,13 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
         frame = frame[[metric in f for f in frame["failed_judges"]]]
     if sample is not None and len(frame) > sample:
         frame = frame.sample(n=sample, random_state=seed)
-    cols = ["external_id", "golden_id", "slice", "failure", "failed_judges", "first_gold_rank", "prompt_k",
-            "question", "answer", "gold_answer"]
+    cols = ["external_id", "golden_id", "slice", "failure", "failed_judges", "first_gold_rank", "prompt_k"]
+    text = texts(project, [int(i) for i in frame.index])
     rows = []
     for row_id, r in frame[cols].iterrows():
-        item = {"row_id": int(row_id), **{c: r[c] for c in cols}}
+        question, answer, gold = text[int(row_id)]
+        item = {"row_id": int(row_id), **{c: r[c] for c in cols}, "question": question, "answer": answer,
+                "gold_answer": gold}
         rank = item["first_gold_rank"]
         item["first_gold_rank"] = None if rank != rank else int(rank)
         item["prompt_k"] = int(item["prompt_k"])

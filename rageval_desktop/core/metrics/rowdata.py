@@ -37,13 +37,15 @@ class RunData:
 
 
 def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS) -> RunData:
+    """The run's numbers, one row per run row. No text: a million rows' questions and answers would be most of the
+    memory, and only the rows a view shows need theirs (`texts`)."""
     import pandas as pd
 
     conn = project.reader()
     rid = find_run(project, run)
     base = pd.read_sql_query(
-        "SELECT rr.id AS row_id, rr.golden_id, rr.external_id, rr.question, rr.answer, rr.latency_ms, rr.cost_usd, "
-        "COALESCE(g.slice_tag, '(unlinked)') AS slice, g.gold_chunk_ids, g.gold_answer, "
+        "SELECT rr.id AS row_id, rr.golden_id, rr.external_id, rr.latency_ms, rr.cost_usd, "
+        "COALESCE(g.slice_tag, '(unlinked)') AS slice, g.gold_chunk_ids, "
         "json_extract(rr.metadata, '$.query_id') AS repeat_of "
         "FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ? ORDER BY rr.position",
         conn, params=(rid,)).set_index("row_id")
@@ -79,6 +81,19 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
     data.golden_changed = bool(fingerprint) and fingerprint != project.golden_fingerprint()
     return data
+
+
+def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str | None, str | None]]:
+    """(question, answer, gold answer) of these run rows."""
+    conn = project.reader()
+    out: dict[int, tuple[str, str | None, str | None]] = {}
+    for start in range(0, len(row_ids), 500):
+        chunk = row_ids[start:start + 500]
+        for rid, question, answer, gold in conn.execute(
+                "SELECT rr.id, rr.question, rr.answer, g.gold_answer FROM run_rows rr LEFT JOIN golden_rows g "
+                f"ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk):
+            out[rid] = (question, answer, gold)
+    return out
 
 
 def _add_judge_scores(project: Project, data: RunData) -> None:

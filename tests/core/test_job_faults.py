@@ -65,8 +65,8 @@ def test_the_cli_exits_1_with_a_clear_first_line_on_a_full_disk(big, capsys, mon
         big.close()
         connect = Project._connect
 
-        def small_disk(self):
-            conn = connect(self)
+        def small_disk(self, *args):
+            conn = connect(self, *args)
             conn.execute(f"PRAGMA max_page_count = {pages + 60}")
             return conn
 

@@ -45,13 +45,14 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     rid = find_run(project, run)
     base = pd.read_sql_query(
         "SELECT rr.id AS row_id, rr.golden_id, rr.external_id, rr.latency_ms, rr.cost_usd, "
-        "COALESCE(g.slice_tag, '(unlinked)') AS slice, g.gold_chunk_ids, "
+        "COALESCE(g.slice_tag, '(unlinked)') AS slice, "
         "json_extract(rr.metadata, '$.query_id') AS repeat_of "
         "FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ? ORDER BY rr.position",
         conn, params=(rid,)).set_index("row_id")
-    gold_lists = [json.loads(v) if isinstance(v, str) else [] for v in base["gold_chunk_ids"]]
-    base["n_gold"] = [len(set(g)) for g in gold_lists]
-    base = base.drop(columns=["gold_chunk_ids"])
+    # gold ids counted once per golden row, not once per run row that answers it
+    n_gold = {gid: len(set(json.loads(ids))) if ids else 0
+              for gid, ids in conn.execute("SELECT id, gold_chunk_ids FROM golden_rows")}
+    base["n_gold"] = base["golden_id"].map(n_gold).fillna(0).astype(int)
     # the question a row answers: its golden row; unlinked, the query it repeats (open-rag-eval query_run), or itself
     unlinked = ("q:" + base["repeat_of"].astype(str)).where(base["repeat_of"].notna(),
                                                             "row:" + base.index.to_series().astype(str))

@@ -103,6 +103,10 @@ def read_header(path: Path) -> tuple[int, int]:
     return app_id, version
 
 
+WRITER_CACHE_KIB = 64 * 1024   # the writer's page cache: a million-row run's indexes stay in memory as it grows
+READER_CACHE_KIB = 16 * 1024   # each reader's (one per thread); caches grow only as pages are read
+
+
 def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connection:
     """A connection that cannot write. `trace_free` (for checking or refusing a file): with no `-wal` beside
     it — nobody has it open and no crashed session left committed pages in a WAL — the file is opened
@@ -114,6 +118,7 @@ def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connec
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                            isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
     return conn
 
 
@@ -189,7 +194,7 @@ class Project:
             raise ProjectRefused(f"{path.parent}: no such folder")
         project = cls(path, actor=actor)
         try:
-            conn = project._connect()
+            conn = project._connect(WRITER_CACHE_KIB)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             project._writer = conn
             project._migrate(from_version=0)
@@ -225,7 +230,7 @@ class Project:
         project = cls(path, actor=actor, read_only=read_only)
         if not read_only:
             try:
-                project._writer = project._connect()
+                project._writer = project._connect(WRITER_CACHE_KIB)
             except sqlite3.Error as exc:
                 raise ProjectRefused(f"{path}: cannot be opened for writing: {exc}") from None
         try:
@@ -266,13 +271,14 @@ class Project:
         except WriteFailed:
             pass  # another process is writing; the next open (or the next job) tidies up
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, cache_kib: int = READER_CACHE_KIB) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable across process kills in WAL mode
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(f"PRAGMA cache_size = -{cache_kib}")
         return conn
 
     def _migrate(self, from_version: int) -> None:

@@ -55,7 +55,7 @@ def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
 
 
 def ordered_slices(frame: Any) -> list[str]:
-    present = list(dict.fromkeys(frame["slice"]))
+    present = [str(s) for s in frame["slice"].unique()]
     known = [s for s in STANDARD_SLICES if s in present]
     return known + sorted(s for s in present if s not in known)
 
@@ -64,14 +64,18 @@ def consistency(rows: Any, metrics: list[str]) -> dict[str, Any]:
     """Over questions answered more than once (open-rag-eval's query_run): per metric, how much a question's score
     moves between its repeats — the mean standard deviation (points) and the mean coefficient of variation (std /
     mean, questions with a positive mean) — and how many questions that is."""
-    sizes = rows.groupby("qkey")["qkey"].transform("size")
+    import pandas as pd
+
+    codes = pd.Series(pd.factorize(rows["qkey"])[0], index=rows.index)   # integers group faster than strings
+    sizes = codes.groupby(codes).transform("size")
     repeated = rows[sizes > 1]
-    out: dict[str, Any] = {"questions": int(repeated["qkey"].nunique()),
+    keys = codes[sizes > 1]
+    out: dict[str, Any] = {"questions": int(keys.nunique()),
                            "max_repeats": int(sizes.max()) if len(sizes) else 0, "metrics": {}}
     for metric in metrics:
         if metric not in repeated:
             continue
-        grouped = repeated.groupby("qkey")[metric]
+        grouped = repeated[metric].groupby(keys)
         count, std, mean = grouped.count(), grouped.std(ddof=0), grouped.mean()
         ok = count > 1
         cv = (std[ok] / mean[ok])[mean[ok] > 0]

@@ -71,13 +71,13 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
         frame = frame[[metric in f for f in frame["failed_judges"]]]
     if sample is not None and len(frame) > sample:
         frame = frame.sample(n=sample, random_state=seed)
-    cols = ["external_id", "golden_id", "slice", "failure", "failed_judges", "first_gold_rank", "prompt_k"]
+    cols = ["golden_id", "slice", "failure", "failed_judges", "first_gold_rank", "prompt_k"]
     text = texts(project, [int(i) for i in frame.index])
     rows = []
     for row_id, r in frame[cols].iterrows():
-        question, answer, gold = text[int(row_id)]
-        item = {"row_id": int(row_id), **{c: r[c] for c in cols}, "question": question, "answer": answer,
-                "gold_answer": gold}
+        external, question, answer, gold = text[int(row_id)]
+        item = {"row_id": int(row_id), "external_id": external, **{c: r[c] for c in cols}, "question": question,
+                "answer": answer, "gold_answer": gold}
         rank = item["first_gold_rank"]
         item["first_gold_rank"] = None if rank != rank else int(rank)
         item["prompt_k"] = int(item["prompt_k"])

@@ -39,44 +39,80 @@ class RunData:
 def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS) -> RunData:
     """The run's numbers, one row per run row. No text: a million rows' questions and answers would be most of the
     memory, and only the rows a view shows need theirs (`texts`)."""
+    rid = find_run(project, run)
+    # the passages' side (gold hits, prompt cut) is read on a second thread while this one reads the rows: two
+    # cores, two connections (sqlite lets go of the GIL while it works)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        passages = pool.submit(_passage_side, project, rid)
+        judged = pool.submit(_judgment_rows, project, rid)
+        return _load_run(project, run, rid, ks, passages, judged)
+
+
+def _judgment_rows(project: Project, rid: int) -> Any:
+    """Every judgment of the run's rows (row, judge, passage rank, status, score)."""
+    import pandas as pd
+
+    with project.extra_reader() as conn:
+        return pd.read_sql_query(
+            "SELECT x.run_row_id AS row_id, x.judge_id, x.passage_rank, x.status, x.score FROM judgments x "
+            "JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?", conn, params=(rid,))
+
+
+def _passage_side(project: Project, rid: int) -> tuple[list[int], list[int], dict[int, int]]:
+    """(rows with a gold chunk retrieved, its best rank — one per gold chunk found, prompt k per row)."""
+    with project.extra_reader() as conn:
+        hit_rows, hit_ranks = [], []
+        for row_id, rank in conn.execute(
+                "SELECT p.run_row_id, MIN(p.rank) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
+                "JOIN golden_rows g ON g.id = rr.golden_id JOIN json_each(g.gold_chunk_ids) j ON j.value = p.chunk_id "
+                "WHERE rr.run_id = ? GROUP BY p.run_row_id, p.chunk_id", (rid,)):
+            hit_rows.append(row_id)
+            hit_ranks.append(rank)
+        # a run's rows have consecutive ids (one import, one transaction): its passages are one range of the index
+        low, high = conn.execute("SELECT MIN(id), MAX(id) FROM run_rows WHERE run_id = ?", (rid,)).fetchone()
+        prompt_k = dict(conn.execute(
+            "SELECT p.run_row_id, SUM(p.in_prompt) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
+            "WHERE p.run_row_id BETWEEN ? AND ? AND rr.run_id = ? AND p.in_prompt IS NOT NULL GROUP BY p.run_row_id",
+            (low or 0, high or 0, rid)))
+    return hit_rows, hit_ranks, prompt_k
+
+
+def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passages: Any, judged: Any) -> RunData:
     import pandas as pd
 
     conn = project.reader()
-    rid = find_run(project, run)
     base = pd.read_sql_query(
         "SELECT rr.id AS row_id, rr.golden_id, rr.external_id, rr.latency_ms, rr.cost_usd, "
         "COALESCE(g.slice_tag, '(unlinked)') AS slice, "
         "json_extract(rr.metadata, '$.query_id') AS repeat_of "
         "FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ? ORDER BY rr.position",
         conn, params=(rid,)).set_index("row_id")
+    base["slice"] = base["slice"].astype("category")   # six values over a million rows: compared and grouped fast
     # gold ids counted once per golden row, not once per run row that answers it
     n_gold = {gid: len(set(json.loads(ids))) if ids else 0
               for gid, ids in conn.execute("SELECT id, gold_chunk_ids FROM golden_rows")}
     base["n_gold"] = base["golden_id"].map(n_gold).fillna(0).astype(int)
     # the question a row answers: its golden row; unlinked, the query it repeats (open-rag-eval query_run), or itself
-    unlinked = ("q:" + base["repeat_of"].astype(str)).where(base["repeat_of"].notna(),
-                                                            "row:" + base.index.to_series().astype(str))
-    base["qkey"] = base["golden_id"].astype(object).where(base["golden_id"].notna(), unlinked)
+    qkey = base["golden_id"].astype(object)
+    alone = qkey.isna()
+    if alone.any():   # (only those rows' keys are built: a million linked rows need none)
+        part = base.loc[alone]
+        qkey[alone] = ("q:" + part["repeat_of"].astype(str)).where(part["repeat_of"].notna(),
+                                                                   "row:" + part.index.to_series().astype(str))
+    base["qkey"] = qkey
     base = base.drop(columns=["repeat_of"])
-    hit_rows, hit_ranks = [], []
-    for row_id, rank in conn.execute(
-            "SELECT p.run_row_id, MIN(p.rank) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
-            "JOIN golden_rows g ON g.id = rr.golden_id JOIN json_each(g.gold_chunk_ids) j ON j.value = p.chunk_id "
-            "WHERE rr.run_id = ? GROUP BY p.run_row_id, p.chunk_id", (rid,)):
-        hit_rows.append(row_id)
-        hit_ranks.append(rank)
-    prompt_k = dict(conn.execute(
-        "SELECT p.run_row_id, SUM(p.in_prompt) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
-        "WHERE rr.run_id = ? AND p.in_prompt IS NOT NULL GROUP BY p.run_row_id", (rid,)))
+    hit_rows, hit_ranks, prompt_k = passages.result()   # read on the helper thread meanwhile
     columns = retrieval.table(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks, ks)
     for name, values in columns.items():
         if name == "first_rank":
             base["first_gold_rank"] = values
         else:
             base[name] = values * 100.0
-    base["prompt_k"] = [prompt_k.get(r, DEFAULT_PROMPT_K) for r in base.index]
+    base["prompt_k"] = base.index.map(prompt_k).fillna(DEFAULT_PROMPT_K).astype(int) if prompt_k else DEFAULT_PROMPT_K
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
-    _add_judge_scores(project, data)
+    _add_judge_scores(project, data, judged.result())
     _add_human(project, data)
     data.unsettled = _unsettled(project, data)
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
@@ -84,20 +120,20 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     return data
 
 
-def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str | None, str | None]]:
-    """(question, answer, gold answer) of these run rows."""
+def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str | None, str | None]]:
+    """(row id in the file, question, answer, gold answer) of these run rows."""
     conn = project.reader()
-    out: dict[int, tuple[str, str | None, str | None]] = {}
+    out: dict[int, tuple[str, str, str | None, str | None]] = {}
     for start in range(0, len(row_ids), 500):
         chunk = row_ids[start:start + 500]
-        for rid, question, answer, gold in conn.execute(
-                "SELECT rr.id, rr.question, rr.answer, g.gold_answer FROM run_rows rr LEFT JOIN golden_rows g "
-                f"ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk):
-            out[rid] = (question, answer, gold)
+        for rid, external, question, answer, gold in conn.execute(
+                "SELECT rr.id, rr.external_id, rr.question, rr.answer, g.gold_answer FROM run_rows rr LEFT JOIN "
+                f"golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk):
+            out[rid] = (external, question, answer, gold)
     return out
 
 
-def _add_judge_scores(project: Project, data: RunData) -> None:
+def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
     import numpy as np
     import pandas as pd
 
@@ -106,16 +142,13 @@ def _add_judge_scores(project: Project, data: RunData) -> None:
     for _, j in judges[judges["status"] == "retired"].iterrows():
         data.retired.append({"judge": j["name"], "metric": j["metric"], "since": j["status_at"],
                              "reason": j["status_reason"]})
-    rows = pd.read_sql_query(
-        "SELECT x.run_row_id AS row_id, x.judge_id, x.passage_rank, x.status, x.score FROM judgments x "
-        "JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?", conn, params=(data.run_id,))
     active = judges[judges["status"] == "active"].set_index("id")
     rows = rows[rows["judge_id"].isin(active.index)]
     if rows.empty:
         return
     rows["metric"] = active.loc[rows["judge_id"], "metric"].to_numpy()
     # a multi-call judge's sub-judgments (one per nugget or citation) are for audits: the row's own judgment counts
-    itemised = rows["metric"].map(lambda m: bool(METRICS[m].items) if m in METRICS else False)
+    itemised = rows["judge_id"].isin([jid for jid, m in active["metric"].items() if m in METRICS and METRICS[m].items])
     rows = rows[~itemised | (rows["passage_rank"] == 0)]
     frame = data.frame
     for metric, group in rows.groupby("metric", sort=False):

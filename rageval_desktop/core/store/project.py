@@ -290,12 +290,13 @@ class Project:
                     continue
                 if migration.foreign_keys_off:  # outside the transaction, where the pragma takes effect
                     conn.execute("PRAGMA foreign_keys = OFF")
+                what = migration.description.replace("'", "''")
                 try:
                     conn.executescript(
                         f"BEGIN IMMEDIATE;\n{migration.sql}\nPRAGMA user_version = {migration.version};\n"
                         f"INSERT INTO audit_log (at, actor, action, entity, details) VALUES "
                         f"('{utcnow()}', 'rageval', 'migrate', 'schema', "
-                        f"json_object('to', {migration.version}, 'what', '{migration.description}'));\n"
+                        f"json_object('to', {migration.version}, 'what', '{what}'));\n"
                         "COMMIT;")
                 except sqlite3.Error:
                     if conn.in_transaction:
@@ -318,6 +319,18 @@ class Project:
             with self._readers_lock:
                 self._readers.append(conn)
         return conn
+
+    @contextmanager
+    def extra_reader(self) -> Iterator[sqlite3.Connection]:
+        """A read connection of its own for the duration (a query run on a helper thread), closed after."""
+        if self._closed:
+            raise RagevalError(f"{self.path}: the project is closed")
+        conn = connect_read_only(self.path) if self.read_only else self._connect()
+        conn.execute("PRAGMA query_only = ON")
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     @contextmanager
     def write(self, op: str, *, changed: tuple[str, ...] = ()) -> Iterator[sqlite3.Connection]:

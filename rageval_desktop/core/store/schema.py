@@ -469,6 +469,12 @@ ALTER TABLE prices ADD COLUMN batch_input_per_mtok REAL CHECK (batch_input_per_m
 ALTER TABLE prices ADD COLUMN batch_output_per_mtok REAL CHECK (batch_output_per_mtok >= 0);
 """
 
+# v10: the passages' ids and prompt flags in an index of their own, so metrics read them without the passages' text
+# (a million rows' passages are gigabytes; their ids a hundred megabytes).
+SCHEMA_V10 = """
+CREATE INDEX retrieved_passages_ids ON retrieved_passages (run_row_id, chunk_id, in_prompt);
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -488,6 +494,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "inclusion probabilities of review samples", SCHEMA_V7),
     Migration(8, "golden-set vectors for the near-duplicate check", SCHEMA_V8),
     Migration(9, "batch jobs, batch prices", SCHEMA_V9),
+    Migration(10, "an index of the passages' ids for metrics", SCHEMA_V10),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

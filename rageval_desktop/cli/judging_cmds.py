@@ -51,16 +51,21 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return _run_job(args, spec)
 
 
-def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
-    from rageval_desktop.core.jobs import batch
-    from rageval_desktop.core.jobs.context import TaskContext
-
+def _progress(args: argparse.Namespace) -> Any:
+    """The job's live line on a terminal's stderr (not with --json, nor into a pipe)."""
     def progress(done: int, total: int, message: str) -> None:
         if not args.json and sys.stderr.isatty():
             print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
 
+    return progress
+
+
+def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
+    from rageval_desktop.core.jobs import batch
+    from rageval_desktop.core.jobs.context import TaskContext
+
     with _open(args.project) as project:
-        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
+        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
         try:
             stats = batch.run_batch_job(project, spec, ctx, job_id=job_id, wait=not args.no_wait,
                                         poll_seconds=batch.POLL_SECONDS if args.poll_seconds is None
@@ -101,12 +106,8 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
     from rageval_desktop.core.jobs.context import TaskContext
     from rageval_desktop.core.jobs.judge_job import run_judge_job
 
-    def progress(done: int, total: int, message: str) -> None:
-        if not args.json and sys.stderr.isatty():
-            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
-
     with _open(args.project) as project:
-        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
+        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
         try:
             stats = run_judge_job(project, spec, ctx)
         except KeyboardInterrupt:

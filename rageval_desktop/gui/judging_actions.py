@@ -92,12 +92,7 @@ class JudgingActions:
             return
         self.jobs_view.live_label.setText(f"Starting: {spec.run}…")
         self.task_label.setText(f"Judging {spec.run}")
-
-        def ended(summary: str) -> None:
-            self._job = None
-            self.task_label.clear()
-            self.jobs_view.job_ended(summary)
-            self.job_finished.emit(summary)
+        ended = self._job_ended
 
         def done(stats: Any) -> None:
             if stats.stopped in ("fatal", "write_failed"):
@@ -115,15 +110,16 @@ class JudgingActions:
                                   on_stats=self.jobs_view.show_stats)
         self.select_nav("jobs")
 
+    def _job_ended(self, summary: str) -> None:
+        self._job = None
+        self.task_label.clear()
+        self.jobs_view.job_ended(summary)
+        self.job_finished.emit(summary)
+
     def _start_batch(self, spec: Any, job_id: int | None) -> None:
         self.jobs_view.live_label.setText(f"{'Collecting' if job_id else 'Preparing'} the batch job on {spec.run}…")
         self.task_label.setText(f"Batch job on {spec.run}")
-
-        def ended(summary: str) -> None:
-            self._job = None
-            self.task_label.clear()
-            self.jobs_view.job_ended(summary)
-            self.job_finished.emit(summary)
+        ended = self._job_ended
 
         def done(stats: Any) -> None:
             judged = stats.judged or {}

@@ -10,7 +10,7 @@ from typing import Any
 from rageval_desktop.core.errors import ImportFailed
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import Layout, choose_layout
-from rageval_desktop.core.importers.readers import read_records, stream_records
+from rageval_desktop.core.importers.readers import stream_records
 
 
 @dataclass
@@ -51,21 +51,8 @@ def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] |
          warnings: list[str] | None = None) -> tuple[Layout, list, str]:
     """Read the file, rename mapped columns, pick the layout and convert: (layout, records, file name). Warnings
     about cells (text a spreadsheet probably cut) are appended to `warnings`."""
-    path = Path(path)
-    rows, columns = read_records(path)
-    if mapping:
-        absent = [src for src in mapping if src not in columns]
-        if absent:
-            raise ImportFailed(f"the column mapping names column(s) the file does not have: {', '.join(absent)} "
-                               f"(found: {', '.join(columns)})", file=path.name)
-        columns = [mapping.get(col, col) for col in columns]
-        rows = [{mapping.get(k, k): v for k, v in row.items()} for row in rows]
-    layout = choose_layout(kind, columns, fmt, path.name)
-    cells = Cells(path.name)
-    records = layout.convert(rows, cells)
-    if warnings is not None:
-        warnings.extend(cells.warnings)
-    return layout, records, path.name
+    layout, chunks, name = stream_load(path, kind, fmt, mapping, warnings)
+    return layout, [record for chunk in chunks for record in chunk], name
 
 
 def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] | None,

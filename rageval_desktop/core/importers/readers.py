@@ -107,12 +107,13 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
         text = _decode(path, raw)
         del raw
         return _json(path, text)
-    if fmt in TEXT_FORMATS:
-        text = _decode(path, raw)
-        del raw
-        frame = _csv(path, text)
-    else:
-        frame = _binary(path, fmt, raw)
+    if fmt == "csv":   # the csv module, not pandas: it sees duplicate headers (pandas renames them `x.1`), rows
+        # longer than the header, and a file cut off in its last row; cells stay text, empty cells are missing
+        rows = [row for chunk in _csv_stream(path, iter(raw.splitlines(keepends=True)), WHOLE) for row in chunk]
+        if not rows:
+            raise ImportFailed("the file has a header but no data rows", file=path.name)
+        return rows, list(rows[0])
+    frame = _binary(path, fmt, raw)
     columns = [str(c).strip() for c in frame.columns]
     _check_names(path, columns)
     frame.columns = columns
@@ -124,37 +125,6 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
             if isinstance(value, float) and math.isnan(value):
                 record[key] = None
     return records, columns
-
-
-def _csv(path: Path, text: str):
-    """The csv module, not pandas: it sees duplicate headers (pandas renames them `x.1`), rows longer than the
-    header, and a file cut off in its last row; cells stay text, empty cells are missing."""
-    import pandas as pd
-
-    csv.field_size_limit(2 ** 31 - 1)  # oversized cells get our own message, naming the row and column
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    rows: list[list[str]] = []
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise ImportFailed("not a valid CSV file (no header row)", file=path.name)
-        columns = [c.strip() for c in header]
-        _check_names(path, columns)
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip() and len(columns) > 1):
-                continue  # blank line
-            if len(row) > len(columns):
-                raise ImportFailed(f"has {len(row)} fields but the header has {len(columns)} (a comma inside an "
-                                   "unquoted text?)", file=path.name, row=len(rows) + 1)
-            rows.append(row)
-    except csv.Error as exc:
-        raise ImportFailed(f"not a valid CSV file ({exc}, near data row {len(rows) + 1})", file=path.name) from None
-    if rows and len(rows[-1]) < len(columns) and not text.endswith(("\n", "\r")):
-        raise ImportFailed(f"the last row has {len(rows[-1])} of {len(columns)} fields and the file does not end "
-                           "with a line break: the file was cut off", file=path.name, row=len(rows))
-    width = len(columns)
-    records = [[(v if v != "" else None) for v in row] + [None] * (width - len(row)) for row in rows]
-    return pd.DataFrame.from_records(records, columns=columns) if records else pd.DataFrame(columns=columns)
 
 
 def _fast_loads(data: bytes | str) -> Any:
@@ -170,23 +140,7 @@ def _fast_loads(data: bytes | str) -> Any:
 
 
 def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
-    rows: list[dict[str, Any]] = []
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line or line.isspace():   # isspace stops at the first other byte; strip() would copy the line
-            continue
-        try:
-            obj = _fast_loads(line)
-        except UnicodeDecodeError as exc:
-            raise ImportFailed(f"line {number} is not UTF-8 (byte {line[exc.start]:#04x}); save the file as UTF-8",
-                               file=path.name) from None
-        except (ValueError, RecursionError) as exc:
-            raise ImportFailed(f"line {number} is not valid JSON ({_json_error(exc)})", file=path.name) from None
-        if not isinstance(obj, dict):
-            raise ImportFailed(f"line {number} is a JSON {type(obj).__name__}, expected an object",
-                               file=path.name)
-        rows.append(obj)
+    rows = [row for chunk in _jsonl_stream(path, iter(raw.split(b"\n")), WHOLE) for row in chunk]
     return _named_records(path, rows)
 
 
@@ -279,6 +233,7 @@ def _check_xlsx_size(path: Path, raw: bytes) -> None:
 
 # --- streaming: a large file a chunk at a time -----------------------------------------------------------------
 CHUNK_ROWS = 5_000
+WHOLE = 1 << 62      # a chunk size that reads a file as one chunk
 STREAMED = ("jsonl", "csv", "parquet")   # JSON (one document) and XLSX are read whole
 
 

@@ -111,19 +111,28 @@ def summarise(data: RunData) -> dict[str, Any]:
 
 
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
+    from concurrent.futures import ThreadPoolExecutor
+
     data = load_run(project, run, ks)
-    summary = summarise(data)
-    summary["unscored"] = unscored(project, data.run_id)
+    with ThreadPoolExecutor(max_workers=1) as pool:   # the unscored rows are read while the numbers are summarised
+        pending = pool.submit(_unscored_apart, project, data.run_id)
+        summary = summarise(data)
+        summary["unscored"] = pending.result()
     return summary
+
+
+def _unscored_apart(project: Project, run_id: int) -> dict[str, dict[str, Any]]:
+    with project.extra_reader() as conn:
+        return unscored(project, run_id, conn)
 
 
 UNSCORED_LISTED = 50   # rows named per judge; the counts cover them all
 
 
-def unscored(project: Project, run_id: int) -> dict[str, dict[str, Any]]:
+def unscored(project: Project, run_id: int, conn: Any = None) -> dict[str, dict[str, Any]]:
     """Per active judge, the rows it has not scored — no answer, an API error, a reply that did not parse, or not
     judged yet — counted by reason and named (open-rag-eval skips them without a word)."""
-    conn = project.reader()
+    conn = conn or project.reader()
     out: dict[str, dict[str, Any]] = {}
     judges = conn.execute("SELECT id, name, metric FROM judges WHERE status = 'active' AND id IN (SELECT DISTINCT "
                           "judge_id FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?)",

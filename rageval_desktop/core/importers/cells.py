@@ -42,6 +42,9 @@ class Cells:
 
     def text(self, rec: dict, column: str, row: int, *, required: bool = False) -> str | None:
         value = rec.get(column)
+        if type(value) is str and value.isascii() and len(value) <= MAX_CELL_CHARS and "\x00" not in value \
+                and value.strip() and not self.spreadsheet and (not required or value.isprintable()):
+            return value   # the common cell (plain ASCII text): the checks below, in fewer steps
         if self.missing(value) or (isinstance(value, str) and not value.strip()):
             if required:
                 raise self.fail("is empty; a value is required", row, column)
@@ -75,6 +78,12 @@ class Cells:
     def number(self, rec: dict, column: str, row: int, *, integer: bool = False,
                minimum: float | None = 0.0) -> float | int | None:
         value = rec.get(column)
+        if value is None:
+            return None
+        kind = type(value)
+        if (kind is float or kind is int) and math.isfinite(value) and abs(value) <= MAX_NUMBER and (
+                minimum is None or value >= minimum) and (not integer or kind is int):
+            return value if integer or kind is float else float(value)   # the common cell: a plain number
         if self.missing(value) or (isinstance(value, str) and not value.strip()):
             return None
         if isinstance(value, bool):

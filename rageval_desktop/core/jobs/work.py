@@ -69,7 +69,9 @@ def runs_with_ratings(project: Project, metric: str) -> list[str]:
         (metric,))]
 
 
-def _row_fields(conn, row_ids: list[int], passages_k: int) -> dict[int, dict[str, Any]]:
+def _row_fields(conn, row_ids: list[int], passages_k: int, passages: bool = True) -> dict[int, dict[str, Any]]:
+    """The rows' fields for rubrics; `passages=False`: without the retrieved passages (judges that compare the
+    answer with the reference only: the passages are most of a row's text)."""
     out: dict[int, dict[str, Any]] = {}
     for start in range(0, len(row_ids), 500):
         chunk = row_ids[start:start + 500]
@@ -79,6 +81,8 @@ def _row_fields(conn, row_ids: list[int], passages_k: int) -> dict[int, dict[str
                 f"LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({marks})", chunk):
             out[rid] = {"question": question, "answer": answer or "", "reference": reference or "", "passages": [],
                         "golden_id": golden_id, "run_id": run_id}
+        if not passages:
+            continue
         for rid, rank, text, chunk_text, in_prompt in conn.execute(
                 f"SELECT p.run_row_id, p.rank, p.text, c.text, p.in_prompt FROM retrieved_passages p "
                 f"LEFT JOIN corpus_chunks c ON c.chunk_id = p.chunk_id WHERE p.run_row_id IN ({marks}) "
@@ -192,7 +196,8 @@ class Plan:
     def _fill(self, batch: list[tuple[int, int, int]]) -> list[Item]:
         conn = self.project.reader()
         k = max([j.param("passages_k") or 5 for j in self.judges] or [5])
-        values = _row_fields(conn, sorted({rid for _, rid, _ in batch}), k)
+        values = _row_fields(conn, sorted({rid for _, rid, _ in batch}), k,
+                             passages=any(_reads_passages(self.judges[j]) for j in {j for j, _, _ in batch}))
         curated: dict[str, dict[str, Any]] = {}
         if any(self.judges[j].spec.items == "nugget" for j, _, _ in batch):
             from rageval_desktop.core.golden import nuggets as nugget_lists
@@ -201,6 +206,11 @@ class Plan:
                 row["question_key"] = nugget_lists.question_key(row["golden_id"], row["question"])
             curated = nugget_lists.golden_lists(conn, sorted({v["question_key"] for v in values.values()}))
         return [_item(self.judges[j], self.keys[j], rid, rank, values[rid], curated) for j, rid, rank in batch]
+
+
+def _reads_passages(judge: Judge) -> bool:
+    """Lexical and embedding judges compare the answer with the reference: they never read the passages."""
+    return judge.kind not in ("lexical", "embedding")
 
 
 def _statuses(conn: Any, keys: list[str]) -> dict[str, str]:

@@ -46,6 +46,8 @@ def test_a_job_with_nothing_to_do_reads_no_text_and_one_with_work_reads_it_in_ch
         assert first.done == 40 and first.ok == 40
         text_reads = [s for s in statements if "rr.answer" in s]
         assert len(text_reads) == 3                    # 40 rows, 16 at a time: the text of each chunk, once
+        # a lexical judge compares the answer with the reference: the passages (most of a row's text) stay unread
+        assert not [s for s in statements if "FROM retrieved_passages" in s]
         statements.clear()
         again = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
         assert again.rows == 0 and again.skipped == 40 and again.done == 0
@@ -96,3 +98,17 @@ def test_connection_retries_are_reported_by_kind(tmp_path, capsys, monkeypatch):
     assert stats["retries_by_kind"] == {"connection": 3} and stats["retries"] == 3
     assert main(["judge", str(path), "--run", "v1"]) == 0           # errors are retried on the next run
     assert "3 retries (connection 3)" in capsys.readouterr().out
+
+
+def test_a_judge_that_reads_passages_still_gets_them(tmp_path):
+    p = make_project(tmp_path / "p.rageval", n=5)
+    try:
+        add_judge(p, "lex", "correctness", "lexical")
+        add_judge(p, "grades", "passage_relevance", "llm", model="m")
+        plan = judge_job.job_items(p, JobSpec(run="v1"), [get_judge(p, "lex"), get_judge(p, "grades")])
+        items = [i for chunk in plan.chunks() for i in chunk]
+        graded = [i for i in items if i.judge.name == "grades"]
+        assert graded and all(i.fields["passage"] for i in graded)     # each passage's own text
+        assert all("Chunk" in i.fields["contexts"] for i in items if i.judge.name == "grades")
+    finally:
+        p.close()

@@ -37,7 +37,7 @@ def apply_appearance() -> None:
     name = "app-dark.qss" if dark else "app.qss"
     style = resources_dir() / "styles" / name
     if style.exists():
-        app.setStyleSheet(style.read_text(encoding="utf-8"))
+        app.setStyleSheet(style.read_text(encoding="utf-8").replace("{resources}", resources_dir().as_posix()))
 
 
 def verdict_colours() -> tuple[str, str]:

@@ -96,3 +96,19 @@ def test_a_gzip_bomb_is_refused_while_it_is_read(project, tmp_path, monkeypatch)
     path.write_bytes(gzip.compress((line + " " * 2_000_000 + "\n").encode()))
     with pytest.raises(ImportFailed, match="compression bomb"):
         import_run(project, path, "v1")
+
+
+def test_a_gzip_bomb_without_line_breaks_is_refused_before_it_fills_memory(project, tmp_path, monkeypatch):
+    monkeypatch.setattr(readers, "BOMB_MIN_BYTES", 3 << 20)
+    path = tmp_path / "flat.jsonl.gz"
+    path.write_bytes(gzip.compress(b"[" + b"0," * (20 << 20) + b"0]"))        # 40 MB on one line, ~40 KB packed
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ImportFailed, match="compression bomb"):
+            import_run(project, path, "v1")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 << 20          # read in blocks: refused at ~3 MB inflated, not after the whole 40 MB line

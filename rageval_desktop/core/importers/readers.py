@@ -53,16 +53,21 @@ def _gunzip(path: Path) -> bytes:
         with gzip.open(path, "rb") as fh:
             while chunk := fh.read(1 << 20):
                 total += len(chunk)
-                if total > MAX_DECOMPRESSED_BYTES:
-                    raise ImportFailed(f"decompresses to more than {MAX_DECOMPRESSED_BYTES / 1024 ** 3:.0f} GB; "
-                                       "split the file", file=path.name)
-                if total > BOMB_MIN_BYTES and total / compressed > BOMB_RATIO:
-                    raise ImportFailed(f"inflates more than {BOMB_RATIO}-fold ({compressed:,} bytes to over "
-                                       f"{total / 1024 ** 2:.0f} MB): a compression bomb, not data", file=path.name)
+                _check_inflation(path, total, compressed)
                 out.append(chunk)
     except (OSError, EOFError, zlib.error) as exc:
         raise ImportFailed(f"not a valid gzip file ({exc}); it may be truncated", file=path.name) from None
     return b"".join(out)
+
+
+def _check_inflation(path: Path, total: int, compressed: int) -> None:
+    """`total` bytes inflated so far from a `compressed`-byte file: past the cap, or a bomb's ratio, it stops."""
+    if total > MAX_DECOMPRESSED_BYTES:
+        raise ImportFailed(f"decompresses to more than {MAX_DECOMPRESSED_BYTES / 1024 ** 3:.0f} GB; split the file",
+                           file=path.name)
+    if total > BOMB_MIN_BYTES and total / compressed > BOMB_RATIO:
+        raise ImportFailed(f"inflates more than {BOMB_RATIO}-fold ({compressed:,} bytes to over "
+                           f"{total / 1024 ** 2:.0f} MB): a compression bomb, not data", file=path.name)
 
 
 def _json_loads(text: str | bytes) -> Any:
@@ -287,16 +292,17 @@ def _lines(path: Path, gz: bool, progress: dict[str, int]) -> Iterator[bytes]:
     total = 0
     try:
         with path.open("rb") as raw, gzip.open(raw, "rb") as fh:
-            for line in fh:
+            rest = b""
+            while block := fh.read(1 << 20):   # blocks, not lines: a bomb without line breaks is caught too
                 progress["read"] = raw.tell()
-                total += len(line)
-                if total > MAX_DECOMPRESSED_BYTES:
-                    raise ImportFailed(f"decompresses to more than {MAX_DECOMPRESSED_BYTES / 1024 ** 3:.0f} GB; "
-                                       "split the file", file=path.name)
-                if total > BOMB_MIN_BYTES and total / compressed > BOMB_RATIO:
-                    raise ImportFailed(f"inflates more than {BOMB_RATIO}-fold ({compressed:,} bytes to over "
-                                       f"{total / 1024 ** 2:.0f} MB): a compression bomb, not data", file=path.name)
-                yield line
+                total += len(block)
+                _check_inflation(path, total, compressed)
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    yield line + b"\n"
+            if rest:
+                yield rest
     except (OSError, EOFError, zlib.error) as exc:
         raise ImportFailed(f"not a valid gzip file ({exc}); it may be truncated", file=path.name) from None
 

@@ -109,16 +109,35 @@ def check_unique(values: list[tuple[int, str | None]], file: str, column: str, w
         seen[value] = row
 
 
-def chunks_by_text(conn: Any, wanted: set[str]) -> dict[str, str]:
-    """Corpus chunk ids of passage texts given without ids (normalised with core.text.normalise_passage): one pass
-    over the corpus, keeping only the texts asked for. The first chunk of a repeated text wins."""
-    from rageval_desktop.core.text import normalise_passage
+class CorpusText:
+    """Corpus chunk ids by their text, whitespace aside (core.text.normalise_passage): the corpus is read once, when
+    first asked, and kept as 16-byte digests (a large corpus's text is not held). The first chunk of a repeated text
+    wins."""
 
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.index: dict[bytes, str] | None = None
+
+    def chunk_id(self, text: str) -> str | None:
+        from rageval_desktop.core.text import normalise_passage
+
+        if self.index is None:
+            self.index = {}
+            for chunk_id, chunk in self.conn.execute("SELECT chunk_id, text FROM corpus_chunks ORDER BY doc_id, "
+                                                     "position"):
+                self.index.setdefault(_digest(normalise_passage(chunk)), chunk_id)
+        return self.index.get(_digest(normalise_passage(text))) if self.index else None
+
+
+def _digest(text: str) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def chunks_by_text(conn: Any, wanted: set[str]) -> dict[str, str]:
+    """Corpus chunk ids of (normalised) passage texts given without ids."""
     if not wanted:
         return {}
-    found: dict[str, str] = {}
-    for chunk_id, text in conn.execute("SELECT chunk_id, text FROM corpus_chunks ORDER BY doc_id, position"):
-        key = normalise_passage(text)
-        if key in wanted and key not in found:
-            found[key] = chunk_id
-    return found
+    corpus = CorpusText(conn)
+    return {text: cid for text in wanted if (cid := corpus.chunk_id(text))}

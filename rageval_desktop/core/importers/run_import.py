@@ -10,11 +10,11 @@ from itertools import pairwise
 from pathlib import Path
 
 from rageval_desktop.core.errors import ImportFailed
-from rageval_desktop.core.importers.common import ImportReport, stream_load
+from rageval_desktop.core.importers.common import CorpusText, ImportReport, stream_load
 from rageval_desktop.core.importers.layouts import RunRecord
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import normalise_passage, normalise_question
+from rageval_desktop.core.text import normalise_question
 
 BATCH = 5_000
 
@@ -57,7 +57,7 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
             conn.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
             report.warnings.append(f"replaced the previous run '{run_name}'")
         by_id, by_question = golden_index(conn)
-        corpus = _CorpusText(conn)
+        corpus = CorpusText(conn)
         unresolved = 0
         cur = conn.execute(
             "INSERT INTO runs (name, source_file, format, config, notes, golden_fingerprint, created_at) "
@@ -74,7 +74,7 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
                 rec.external_id = rec.external_id or f"row-{position}"
             ranks.see(records)
             repeats.see(records)
-            text_only = corpus.match(records)
+            text_only = _match_corpus(corpus, records)
             for rec in records:
                 golden_id = link_golden(rec, by_id, by_question)
                 if golden_id and rec.row in text_only and not any(p.chunk_id and not p.scoped for p in rec.retrieved):
@@ -220,35 +220,15 @@ class _Repeats:
                 f"(e.g. {example}#run{sorted(repeated[example])[0]}), and metrics average a question's runs"]
 
 
-class _CorpusText:
+def _match_corpus(corpus: CorpusText, records: list[RunRecord]) -> set[int]:
     """Give passages that came as text only (or with a per-query marker) the id of the corpus chunk with the same
-    text, whitespace aside. The corpus is read once, when the first such passage comes, and kept as digests."""
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-        self.index: dict[bytes, str] | None = None
-
-    def match(self, records: list[RunRecord]) -> set[int]:
-        """The rows (of these records) that had such passages."""
-        rows = {rec.row for rec in records if any(p.chunk_id is None or p.scoped for p in rec.retrieved)}
-        if not rows:
-            return rows
-        if self.index is None:
-            self.index = {}
-            for chunk_id, text in self.conn.execute(
-                    "SELECT chunk_id, text FROM corpus_chunks ORDER BY doc_id, position"):
-                self.index.setdefault(_digest(normalise_passage(text)), chunk_id)   # the first of a repeated text
-        if self.index:
-            for rec in records:
-                for p in rec.retrieved:
-                    if p.text and (p.chunk_id is None or p.scoped):
-                        cid = self.index.get(_digest(normalise_passage(p.text)))
-                        if cid:
-                            p.chunk_id, p.scoped = cid, False
-        return rows
-
-
-def _digest(text: str) -> bytes:
-    import hashlib
-
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    text, whitespace aside. Returns the rows (of these records) that had such passages."""
+    rows = {rec.row for rec in records if any(p.chunk_id is None or p.scoped for p in rec.retrieved)}
+    for rec in records:
+        if rec.row in rows:
+            for p in rec.retrieved:
+                if p.text and (p.chunk_id is None or p.scoped):
+                    cid = corpus.chunk_id(p.text)
+                    if cid:
+                        p.chunk_id, p.scoped = cid, False
+    return rows

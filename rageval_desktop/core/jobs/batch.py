@@ -33,7 +33,7 @@ from typing import Any
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.jobs import records
 from rageval_desktop.core.jobs.context import Cancelled, TaskContext
-from rageval_desktop.core.judges import llm, prices, rubrics
+from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.registry import Judge, resolve_api_key
 from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store.project import Project, utcnow
@@ -158,6 +158,7 @@ class BatchJob:
         self.scrub = Scrubber()
         self.providers: dict[tuple, Provider] = {}
         self.failed_kinds: Counter[str] = Counter()
+        self._poll_failures = 0        # polls in a row that failed (the provider unreachable)
 
     # --- start / resume ----------------------------------------------------------------------------------------
     def provider(self, base_url: str | None, api_key_ref: str | None) -> Provider:
@@ -398,8 +399,6 @@ class BatchJob:
                 self.merge(row_id, provider, batch)
         self.report()
 
-    _poll_failures = 0
-
     def retrieve(self, provider: Provider, remote_id: str) -> Any | None:
         """The batch's state; a failed poll is tried again at the next (POLL_FAILURES in a row stop the job)."""
         try:
@@ -590,7 +589,3 @@ def cancel(project: Project, job_id: int) -> dict[str, Any]:
         conn.execute("UPDATE jobs SET status = 'cancelled', message = ?, finished_at = ? WHERE id = ?",
                      (f"cancelled: {count} remote batch(es) cancelled", utcnow(), job_id))
     return {"job": job_id, "cancelled_batches": count, "replies_kept": worker.stats.merged}
-
-
-def batch_cost(project: Project, model: str | None, prompt_tokens: int, completion_tokens: int) -> float | None:
-    return prices.cost(prices.batch_price(project, model), prompt_tokens, completion_tokens)

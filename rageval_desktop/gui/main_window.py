@@ -360,6 +360,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             current = all_prices(project)
             for model, i, o, bi, bo in prices:
                 now = current.get(model)
+                if now is not None and not now["batch_set"] and \
+                        (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo):
+                    bi = bo = None   # the batch price shown was derived (half the live price): it stays derived
                 same = now is not None and (now["input_per_mtok"], now["output_per_mtok"]) == (i, o) and (
                     bi is None or (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo))
                 if not same:

@@ -81,11 +81,13 @@ def test_judges_add_refuses_a_key_in_place_of_a_name(path, capsys):
 def test_prices_set_and_list(path, capsys):
     assert main(["prices", "set", str(path), "my-model", "--input", "1.5", "--output", "2", "--json"]) == 0
     assert out_json(capsys)["my-model"] == {"input_per_mtok": 1.5, "output_per_mtok": 2.0,
-                                            "batch_input_per_mtok": 0.75, "batch_output_per_mtok": 1.0}
+                                            "batch_input_per_mtok": 0.75, "batch_output_per_mtok": 1.0,
+                                            "batch_set": False}
     assert main(["prices", "set", str(path), "my-model", "--input", "1.5", "--output", "2", "--batch-input", "0.5",
                  "--batch-output", "1.2", "--json"]) == 0
     assert out_json(capsys)["my-model"] == {"input_per_mtok": 1.5, "output_per_mtok": 2.0,
-                                            "batch_input_per_mtok": 0.5, "batch_output_per_mtok": 1.2}
+                                            "batch_input_per_mtok": 0.5, "batch_output_per_mtok": 1.2,
+                                            "batch_set": True}
 
 
 def test_rpm_cap_spaces_out_starts():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog
 
-from rageval_desktop.core.judges.prices import price
+from rageval_desktop.core.judges.prices import batch_price, price
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.preferences import PreferencesDialog
@@ -20,7 +20,11 @@ def test_preferences_round_trip(qtbot, window, monkeypatch):
         dialog.font_size.setValue(12)
         dialog.threshold.setValue(0.75)
         dialog.min_n.setValue(40)
-        dialog.prices.setPlainText(dialog.prices.toPlainText() + "\nmy-local-model 0 0\n")
+        lines = dialog.prices.toPlainText().splitlines()
+        # a new live price for a bundled model, its shown (derived) batch prices left as they were
+        mini = next(n for n, line in enumerate(lines) if line.split()[0] == "gpt-4o-mini")
+        lines[mini] = "gpt-4o-mini  2  4  " + "  ".join(lines[mini].split()[3:5])
+        dialog.prices.setPlainText("\n".join(lines) + "\nmy-local-model 0 0\nmy-batch-model 1 2 0.2 0.4\n")
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(PreferencesDialog, "exec", fill)
@@ -32,6 +36,8 @@ def test_preferences_round_trip(qtbot, window, monkeypatch):
     pol = policy(w.project)
     assert (pol.threshold, pol.min_n) == (0.75, 40)
     assert price(w.project, "my-local-model") == (0.0, 0.0)
+    assert batch_price(w.project, "gpt-4o-mini") == (1.0, 2.0)       # still half the (new) live price
+    assert batch_price(w.project, "my-batch-model") == (0.2, 0.4)    # set explicitly
     settings().setValue("theme", "system")
     settings().setValue("font_size", 10)
     from rageval_desktop.gui.appearance import apply_appearance

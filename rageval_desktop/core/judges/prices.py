@@ -62,12 +62,13 @@ def set_price(project: Project, model: str, input_per_mtok: float, output_per_mt
 def all_prices(project: Project) -> dict[str, dict[str, float]]:
     """Every priced model: live and batch prices per million tokens."""
     table = {m: {"input_per_mtok": i, "output_per_mtok": o, "batch_input_per_mtok": i * BATCH_SHARE,
-                 "batch_output_per_mtok": o * BATCH_SHARE} for m, (i, o) in bundled().items()}
+                 "batch_output_per_mtok": o * BATCH_SHARE, "batch_set": False} for m, (i, o) in bundled().items()}
     for model, i, o, bi, bo in project.reader().execute(
             "SELECT model, input_per_mtok, output_per_mtok, batch_input_per_mtok, batch_output_per_mtok FROM prices"):
         table[model] = {"input_per_mtok": i, "output_per_mtok": o,
                         "batch_input_per_mtok": i * BATCH_SHARE if bi is None else bi,
-                        "batch_output_per_mtok": o * BATCH_SHARE if bo is None else bo}
+                        "batch_output_per_mtok": o * BATCH_SHARE if bo is None else bo,
+                        "batch_set": bi is not None or bo is not None}   # False: half the live price, whatever it is
     return table
 
 

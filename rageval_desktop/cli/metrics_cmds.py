@@ -147,12 +147,11 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
+    from rageval_desktop.core.metrics.failures import failures
 
     with _open(args.project, read_only=True) as project:
-        counts = failure_counts(project, args.run)
-        rows = failure_rows(project, args.run, failure=args.failure_class, slice_tag=args.slice, metric=args.metric,
-                            sample=args.sample)
+        counts, rows = failures(project, args.run, failure=args.failure_class, slice_tag=args.slice,
+                                metric=args.metric, sample=args.sample)
     lines = [f"{name:<16} n={c['n']:<5} retrieval {c['retrieval']:<4} reranker {c['reranker']:<4} "
              f"generation {c['generation']}" for name, c in counts.items()]
     lines += [""] + [f"[{r['failure']}] {r['external_id']} ({r['slice']}): {r['question'][:90]}" for r in rows]

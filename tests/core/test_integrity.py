@@ -162,3 +162,23 @@ def test_reading_a_damaged_page_in_a_command_says_damaged_and_names_rageval_chec
     assert main([]) == 1
     err = capsys.readouterr().err
     assert "the project file is damaged" in err and f"rageval check {path}" in err
+
+
+def test_read_only_opens_after_an_unclean_shutdown_check_the_unchanged_file_once(tmp_path, monkeypatch):
+    """Was: a read-only open cannot record its passing check in the file, so every later read-only open (rageval
+    metrics, compare, report …) read every page again — 22 s per command on a 3 GB project."""
+    path = tmp_path / "p.rageval"
+    _big(path)
+    _crash(path)
+    checks: list[str] = []
+    real = integrity.check
+    monkeypatch.setattr(integrity, "check", lambda *a, **k: checks.append("full") or real(*a, **k))
+    for _ in range(3):
+        with Project.open(path, read_only=True) as p:
+            assert p.reader().execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0] == 3000
+    assert checks == ["full"]
+    assert len(_sessions(path)) == 1                   # nothing was written to the file
+    _damage_deep_page(path)                            # the file changed: checked again, and refused
+    with pytest.raises(ProjectRefused):
+        Project.open(path, read_only=True)
+    assert checks == ["full", "full"]

@@ -42,8 +42,10 @@ def classify(data: RunData) -> Any:
     return frame
 
 
-def failure_counts(project: Project, run: str) -> dict[str, Any]:
-    frame = classify(load_run(project, run))
+def failure_counts(project: Project, run: str, classified: Any = None) -> dict[str, Any]:
+    """Failing rows per class and slice. `classified`: the run's `classify` frame, if the caller has it (a million
+    rows take seconds to load and classify: load once, ask both questions)."""
+    frame = classify(load_run(project, run)) if classified is None else classified
     out: dict[str, Any] = {}
     for name in [*ordered_slices(frame), ALL]:
         part = frame if name == ALL else frame[frame["slice"] == name]
@@ -59,9 +61,11 @@ def failing_row_ids(project: Project, run: str, failure: str | None = None) -> l
 
 
 def failure_rows(project: Project, run: str, *, failure: str | None = None, slice_tag: str | None = None,
-                 metric: str | None = None, sample: int | None = None, seed: int = 7) -> list[dict[str, Any]]:
-    """Failing rows, filtered; `sample` picks that many at random (reproducible from the seed)."""
-    frame = classify(load_run(project, run))
+                 metric: str | None = None, sample: int | None = None, seed: int = 7,
+                 classified: Any = None) -> list[dict[str, Any]]:
+    """Failing rows, filtered; `sample` picks that many at random (reproducible from the seed). `classified`: as in
+    `failure_counts`."""
+    frame = classify(load_run(project, run)) if classified is None else classified
     frame = frame[frame["failure"].notna()]
     if failure:
         frame = frame[frame["failure"] == failure]
@@ -83,3 +87,9 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
         item["prompt_k"] = int(item["prompt_k"])
         rows.append(item)
     return rows
+
+
+def failures(project: Project, run: str, **filters: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(counts, rows) from one load of the run."""
+    frame = classify(load_run(project, run))
+    return failure_counts(project, run, frame), failure_rows(project, run, classified=frame, **filters)

@@ -79,7 +79,7 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
         "judge_health": judge_health(project, data.run_id, len(data.frame)),
         "corrected": corrected_rows(summary),
         "failure_counts": counts,
-        "failures": failure_rows(project, run, sample=failures),
+        "failures": failure_rows(project, run, sample=failures, classified=frame),
         "distributions": distributions(project, [run] if not baseline else [baseline, run], data),
     }
 

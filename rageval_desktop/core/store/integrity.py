@@ -16,6 +16,7 @@ open refuses the file until it is restored.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -148,10 +149,49 @@ def end_session(conn: sqlite3.Connection) -> bool:
 
 def check_after_unclean_shutdown(project: Project) -> CheckReport | None:
     """The full check when a dead session says the last close was not clean (None when it was). A passing check is
-    recorded and the dead sessions go; a failing one changes nothing."""
-    if not dead_sessions(project.reader()):
+    recorded and the dead sessions go; a failing one changes nothing.
+
+    A read-only open cannot record its pass in the file, so it is remembered beside the user's settings, for the file
+    as it is (size, modification time, the dead sessions): the next read-only open of the unchanged file does not
+    read every page again."""
+    dead = dead_sessions(project.reader())
+    if not dead:
         return None
-    return check_project(project, reason="unclean shutdown")
+    state = _file_state(project.path, dead) if project.read_only else None
+    if state is not None and state in _passed_read_only():
+        return None
+    report = check_project(project, reason="unclean shutdown")
+    if report.ok and state is not None:
+        _remember_read_only_pass(state)
+    return report
+
+
+def _file_state(path: Path, dead: list[str]) -> str:
+    stat = Path(path).stat()
+    wal = Path(f"{path}-wal")
+    wal_size = wal.stat().st_size if wal.exists() else 0
+    return json.dumps([str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns, wal_size, sorted(dead)])
+
+
+def _passed_file() -> Path:
+    from rageval_desktop.core.paths import user_data_dir
+
+    return user_data_dir() / "read-only-checks.json"
+
+
+def _passed_read_only() -> list[str]:
+    try:
+        found = json.loads(_passed_file().read_text(encoding="utf-8"))
+        return found if isinstance(found, list) else []
+    except (OSError, ValueError):
+        return []
+
+
+def _remember_read_only_pass(state: str) -> None:
+    try:
+        _passed_file().write_text(json.dumps([*_passed_read_only()[-49:], state]), encoding="utf-8")
+    except OSError:
+        pass   # only slower: the next read-only open checks again
 
 
 def check_project(project: Project, *, full: bool = False, reason: str = "asked") -> CheckReport:

@@ -311,22 +311,23 @@ class Project:
         """A read connection owned by the calling thread (sees every committed write)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            if self._closed:
-                raise RagevalError(f"{self.path}: the project is closed")
-            conn = connect_read_only(self.path) if self.read_only else self._connect()
-            conn.execute("PRAGMA query_only = ON")
+            conn = self._new_reader()
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
         return conn
 
-    @contextmanager
-    def extra_reader(self) -> Iterator[sqlite3.Connection]:
-        """A read connection of its own for the duration (a query run on a helper thread), closed after."""
+    def _new_reader(self) -> sqlite3.Connection:
         if self._closed:
             raise RagevalError(f"{self.path}: the project is closed")
         conn = connect_read_only(self.path) if self.read_only else self._connect()
         conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    @contextmanager
+    def extra_reader(self) -> Iterator[sqlite3.Connection]:
+        """A read connection of its own for the duration (a query run on a helper thread), closed after."""
+        conn = self._new_reader()
         try:
             yield conn
         finally:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QSpinBox,
@@ -94,6 +95,11 @@ class PreferencesDialog(QDialog):
         pform.addRow("Minimum &n:", self.min_n)
         pform.addRow("&Decide by:", self.rule)
         pform.addRow("&Prices:", self.prices)
+        self.prices_hint = QLabel("Per line: model, input, output, then optionally batch input and batch output — USD "
+                                  "per million tokens. A batch price left out is half the live price.")
+        self.prices_hint.setObjectName("hint")
+        self.prices_hint.setWordWrap(True)
+        pform.addRow("", self.prices_hint)
         tabs.addTab(proj, "This project")
         layout = QVBoxLayout(self)
         layout.addWidget(tabs)

@@ -112,3 +112,52 @@ def test_a_judge_that_reads_passages_still_gets_them(tmp_path):
         assert all("Chunk" in i.fields["contexts"] for i in items if i.judge.name == "grades")
     finally:
         p.close()
+
+
+def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing(tmp_path):
+    """v11 rebuilds the judgments table: unique by (row, judge, rank, key) instead of the key alone (a random hash,
+    whose index was written at random places). A v10 project's judgments keep their ids, keys and scores, and the
+    job that made them finds them all again."""
+    import sqlite3
+
+    import pytest
+
+    from rageval_desktop.core.errors import WriteFailed
+    from rageval_desktop.core.store.project import Project
+    from rageval_desktop.core.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+    path = tmp_path / "p.rageval"
+    p = make_project(path, n=30)
+    add_judge(p, "lex", "correctness", "lexical")
+    assert run_judge_job(p, JobSpec(run="v1", judges=["lex"])).done == 30
+    p.close()
+    conn = sqlite3.connect(path)
+    before = conn.execute("SELECT id, run_row_id, idem_key, score FROM judgments ORDER BY id").fetchall()
+    conn.close()
+    # the same file as v10 made it: the judgments table and its indexes as they were
+    v10 = sqlite3.connect(":memory:")
+    v10.executescript("\n".join(m.sql for m in MIGRATIONS[:10]))
+    ddl = v10.execute("SELECT sql FROM sqlite_master WHERE name = 'judgments'").fetchone()[0]
+    assert "idem_key          TEXT NOT NULL UNIQUE" in ddl
+    conn = sqlite3.connect(path)
+    conn.executescript(f"""PRAGMA foreign_keys = OFF; BEGIN;
+        ALTER TABLE judgments RENAME TO judgments_now; DROP INDEX judgments_target; DROP INDEX judgments_judge;
+        {ddl};
+        INSERT INTO judgments SELECT * FROM judgments_now; DROP TABLE judgments_now;
+        CREATE INDEX judgments_row ON judgments (run_row_id, judge_id);
+        CREATE INDEX judgments_judge ON judgments (judge_id, status);
+        PRAGMA user_version = 10; COMMIT;""")
+    conn.close()
+    with Project.open(path) as p:
+        r = p.reader()
+        assert p.schema_version() == SCHEMA_VERSION >= 11
+        assert r.execute("SELECT id, run_row_id, idem_key, score FROM judgments ORDER BY id").fetchall() == before
+        indexes = {n for (n,) in r.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'judgments' "
+                                           "AND type = 'index'")}
+        assert indexes == {"judgments_target", "judgments_judge"}        # no index over the bare key any more
+        again = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
+        assert (again.rows, again.skipped) == (0, 30)
+        with pytest.raises(WriteFailed, match="UNIQUE"), p.write("test") as w:   # still one judgment per target+key
+            w.execute("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_key, status, created_at) "
+                      "SELECT judge_id, run_row_id, passage_rank, idem_key, 'error', 'now' FROM judgments LIMIT 1")
+        assert r.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 30

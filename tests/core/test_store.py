@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -263,3 +264,23 @@ def test_the_v6_migration_keeps_every_sample_row_as_a_row_target(tmp_path):
         # a generated nugget list now belongs to its run and its judge; a curated one stays 'golden'
         assert p.reader().execute("SELECT scope FROM nugget_lists ORDER BY id").fetchall() == [
             ("run:1/judge:7",), ("golden",)]
+
+
+def test_a_migration_a_killed_process_committed_but_never_checkpointed_is_not_run_again(tmp_path):
+    """The file's header says schema 9, its WAL says 11 (the process that migrated died before a checkpoint): the
+    next open migrates from what SQLite reads, WAL included — re-running v10 failed ('index already exists')."""
+    from rageval_desktop.core.store.project import inspect_file
+
+    path = tmp_path / "v9.rageval"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.executescript("\n".join(m.sql for m in MIGRATIONS[:9]) + "\nPRAGMA user_version = 9;")
+    conn.close()
+    killed = ("import os, sys\nfrom rageval_desktop.core.store.project import Project\n"
+              "p = Project.open(sys.argv[1])\nassert p.schema_version() > 9\nos._exit(0)\n")
+    subprocess.run([sys.executable, "-c", killed, str(path)], check=True, timeout=120)
+    assert Path(f"{path}-wal").exists() and inspect_file(path)[1] == 9     # the header lags the WAL
+    with Project.open(path) as p:
+        assert p.schema_version() == SCHEMA_VERSION
+        assert p.reader().execute("SELECT COUNT(*) FROM audit_log WHERE action = 'migrate'").fetchone()[0] == \
+            SCHEMA_VERSION - 9                                              # v10, v11...: each ran once

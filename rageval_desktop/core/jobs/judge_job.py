@@ -30,10 +30,11 @@ from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges, 
 from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.queries import run_id as find_run
+from rageval_desktop.core.store.schema import JUDGMENT_TARGET
 
 SUB_INSERT = ("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_key, status, score, label, rationale, "
               "detail, attempts, job_id, created_at, cache_hit) VALUES (?, ?, ?, ?, 'ok', ?, ?, ?, ?, 0, ?, ?, ?) "
-              "ON CONFLICT (idem_key) DO UPDATE SET score = excluded.score, label = excluded.label, "
+              f"ON CONFLICT ({JUDGMENT_TARGET}) DO UPDATE SET score = excluded.score, label = excluded.label, "
               "rationale = excluded.rationale, detail = excluded.detail, job_id = excluded.job_id, "
               "created_at = excluded.created_at")
 LOCAL_CHUNK = 256         # embedded judges score this many rows at a time
@@ -268,9 +269,10 @@ class JudgeJob:
         rows = [e.row for e in batch if e.row is not None]
         if rows:
             cols = list(rows[0])
-            update = ", ".join(f"{c} = excluded.{c}" for c in cols if c != "idem_key")
+            update = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in JUDGMENT_TARGET.split(", "))
             conn.executemany(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-                             f"ON CONFLICT (idem_key) DO UPDATE SET {update}", [tuple(r.values()) for r in rows])
+                             f"ON CONFLICT ({JUDGMENT_TARGET}) DO UPDATE SET {update}",
+                             [tuple(r.values()) for r in rows])
         subs = [sub for e in batch for sub in e.subs]
         if subs:
             conn.executemany(SUB_INSERT, subs)

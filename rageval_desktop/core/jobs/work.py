@@ -107,7 +107,7 @@ def preview_fields(project: Project, run_row_id: int, passages_k: int = 5, rank:
 
 
 PLAN_ROWS = 1000          # rows planned (keys checked against the judgments) per query
-KEYS_PER_QUERY = 5000     # idempotency keys looked up per query
+KEYS_PER_QUERY = 5000     # run rows whose judgments are looked up per query
 
 
 class KeyMaker:
@@ -150,7 +150,7 @@ class Plan:
             for start in range(0, len(row_ids), PLAN_ROWS):
                 chunk = row_ids[start:start + PLAN_ROWS]
                 targets = self._targets(conn, judge, index, chunk)
-                found = _statuses(conn, [key for _, _, key in targets])
+                found = _statuses(conn, judge.id, chunk)
                 for rid, rank, key in targets:
                     status = found.get(key)
                     if status in final or (only_failed and status is None):
@@ -213,12 +213,14 @@ def _reads_passages(judge: Judge) -> bool:
     return judge.kind not in ("lexical", "embedding")
 
 
-def _statuses(conn: Any, keys: list[str]) -> dict[str, str]:
+def _statuses(conn: Any, judge_id: int, rows: list[int]) -> dict[str, str]:
+    """The status of each judgment (by idempotency key) this judge has on these rows: read through the judgments'
+    unique index, which leads with the run row, so a chunk of rows is a few neighbouring index pages."""
     out: dict[str, str] = {}
-    for start in range(0, len(keys), KEYS_PER_QUERY):
-        chunk = keys[start:start + KEYS_PER_QUERY]
-        out.update(conn.execute(f"SELECT idem_key, status FROM judgments WHERE idem_key IN "
-                                f"({','.join('?' * len(chunk))})", chunk))
+    for start in range(0, len(rows), KEYS_PER_QUERY):
+        chunk = rows[start:start + KEYS_PER_QUERY]
+        out.update(conn.execute(f"SELECT idem_key, status FROM judgments WHERE judge_id = ? AND run_row_id IN "
+                                f"({','.join('?' * len(chunk))})", (judge_id, *chunk)))
     return out
 
 

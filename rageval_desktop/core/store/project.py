@@ -96,11 +96,23 @@ def read_header(path: Path) -> tuple[int, int]:
         raise ProjectRefused(
             f"{path}: not a RAGEval project (it is an SQLite database of another application, "
             f"application_id {app_id:#x})")
-    if version > SCHEMA_VERSION:
-        raise ProjectRefused(
-            f"{path}: made by a newer RAGEval Desktop (schema {version}, this app reads up to "
-            f"{SCHEMA_VERSION}); update the app to open it")
+    refusal = _version_refusal(path, version, migrate=True)
+    if refusal is not None:
+        raise refusal
     return app_id, version
+
+
+def _version_refusal(path: Path, version: int, *, migrate: bool) -> RagevalError | None:
+    """Why a file of this schema version cannot be opened (None: it can): newer than this app, or older and not to
+    be migrated now."""
+    if version > SCHEMA_VERSION:
+        return ProjectRefused(f"{path}: made by a newer RAGEval Desktop (schema {version}, this app reads up to "
+                              f"{SCHEMA_VERSION}); update the app to open it")
+    if version < SCHEMA_VERSION and not migrate:
+        return NeedsMigration(f"{path}: schema {version} needs migrating to {SCHEMA_VERSION}; open it once for "
+                              "writing (the app, or any rageval command that changes it) to migrate (a backup is "
+                              "taken first)", version=version)
+    return None
 
 
 WRITER_CACHE_KIB = 64 * 1024   # the writer's page cache: a million-row run's indexes stay in memory as it grows
@@ -223,10 +235,9 @@ class Project:
         caller (the app) runs `integrity.check_after_unclean_shutdown` in the background."""
         path = Path(path)
         _, version = inspect_file(path)
-        if version < SCHEMA_VERSION and (not migrate or read_only):
-            raise NeedsMigration(f"{path}: schema {version} needs migrating to {SCHEMA_VERSION}; open it once "
-                                 "for writing (the app, or any rageval command that changes it) to migrate "
-                                 "(a backup is taken first)", version=version)
+        refusal = _version_refusal(path, version, migrate=migrate and not read_only)
+        if refusal is not None:
+            raise refusal
         project = cls(path, actor=actor, read_only=read_only)
         if not read_only:
             try:
@@ -235,6 +246,12 @@ class Project:
                 raise ProjectRefused(f"{path}: cannot be opened for writing: {exc}") from None
         try:
             project._check_unclean(check)
+            # the header can lag the file's WAL (a process that migrated it died before a checkpoint): the version
+            # SQLite reads, WAL included, is the one to migrate from
+            version = project.schema_version()
+            refusal = _version_refusal(path, version, migrate=migrate and not read_only)
+            if refusal is not None:
+                raise refusal
         except BaseException:
             project.close()
             raise

@@ -475,6 +475,52 @@ SCHEMA_V10 = """
 CREATE INDEX retrieved_passages_ids ON retrieved_passages (run_row_id, chunk_id, in_prompt);
 """
 
+# v11: a judgment is unique by its target and key — (run row, judge, passage rank, idempotency key) — instead of by
+# the key alone. The key is a random-looking hash: a UNIQUE index over it alone is written at random places, so a
+# million-row job rewrote a random index page for nearly every judgment it saved (judging slowed as the project grew).
+# Led by the run row, the index grows at its end as a job works through a run, and it also serves what the index on
+# (run_row_id, judge_id) served, which goes. The table is rebuilt (a column's UNIQUE cannot be dropped in place).
+SCHEMA_V11 = """
+CREATE TABLE judgments_v11 (
+    id                INTEGER PRIMARY KEY,
+    judge_id          INTEGER NOT NULL REFERENCES judges (id) ON DELETE CASCADE,
+    run_row_id        INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    passage_rank      INTEGER NOT NULL DEFAULT 0,
+    idem_key          TEXT NOT NULL,
+    status            TEXT NOT NULL CHECK (status IN ('ok', 'unparsed', 'error')),
+    error_kind        TEXT,
+    score             REAL,
+    label             TEXT,
+    rationale         TEXT,
+    raw_output        TEXT,
+    attempts          INTEGER NOT NULL DEFAULT 1,
+    repair_retries    INTEGER NOT NULL DEFAULT 0,
+    latency_ms        REAL,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    cost_usd          REAL,
+    request_id        TEXT,
+    job_id            INTEGER REFERENCES jobs (id) ON DELETE SET NULL,
+    created_at        TEXT NOT NULL,
+    cache_hit         INTEGER NOT NULL DEFAULT 0,
+    detail            TEXT CHECK (detail IS NULL OR json_valid(detail)),
+    CHECK (status != 'ok' OR score IS NOT NULL)
+);
+INSERT INTO judgments_v11 (id, judge_id, run_row_id, passage_rank, idem_key, status, error_kind, score, label,
+    rationale, raw_output, attempts, repair_retries, latency_ms, prompt_tokens, completion_tokens, cost_usd,
+    request_id, job_id, created_at, cache_hit, detail)
+    SELECT id, judge_id, run_row_id, passage_rank, idem_key, status, error_kind, score, label, rationale, raw_output,
+        attempts, repair_retries, latency_ms, prompt_tokens, completion_tokens, cost_usd, request_id, job_id,
+        created_at, cache_hit, detail FROM judgments ORDER BY id;
+DROP TABLE judgments;
+ALTER TABLE judgments_v11 RENAME TO judgments;
+CREATE UNIQUE INDEX judgments_target ON judgments (run_row_id, judge_id, passage_rank, idem_key);
+CREATE INDEX judgments_judge ON judgments (judge_id, status);
+"""
+
+# What a judgment is unique by (the upserts' conflict target).
+JUDGMENT_TARGET = "run_row_id, judge_id, passage_rank, idem_key"
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -495,6 +541,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "golden-set vectors for the near-duplicate check", SCHEMA_V8),
     Migration(9, "batch jobs, batch prices", SCHEMA_V9),
     Migration(10, "an index of the passages' ids for metrics", SCHEMA_V10),
+    Migration(11, "judgments unique by target and key", SCHEMA_V11, foreign_keys_off=True),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

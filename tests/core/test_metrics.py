@@ -178,3 +178,39 @@ def test_vectorised_table_equals_the_row_by_row_definition():
         expected = retrieval.row_metrics(per_row[r], int(g), (5, 10, 50))
         for name, value in expected.items():
             assert cols[name][i] == pytest.approx(value), (r, name)
+
+
+def test_column_wise_failure_classes_equal_the_row_by_row_definition():
+    """classify works a column at a time (a million rows); each row's class and failed judges are still those of
+    the definition: gold never retrieved -> retrieval; retrieved below the prompt cut -> reranker; else a judge
+    under its pass mark -> generation."""
+    import pandas as pd
+
+    from rageval_desktop.core.judges.registry import METRICS
+    from rageval_desktop.core.metrics.failures import _failed_judges, classify
+    from rageval_desktop.core.metrics.rowdata import RunData
+
+    rng = np.random.default_rng(11)
+    n = 400
+    metrics = ["correctness", "faithfulness"]
+    frame = pd.DataFrame({
+        "n_gold": rng.integers(0, 3, n),
+        "first_gold_rank": np.where(rng.random(n) < 0.3, np.inf, rng.integers(1, 12, n).astype(float)),
+        "prompt_k": rng.integers(3, 8, n),
+        "slice": pd.Categorical(rng.choice(["easy", "edge"], n)),
+        **{f"{m}__raw": np.where(rng.random(n) < 0.2, np.nan,
+                                 rng.uniform(METRICS[m].low, METRICS[m].high, n)) for m in metrics},
+    }, index=range(1000, 1000 + n))
+    data = RunData(run="r", run_id=1, frame=frame, metrics=metrics)
+    out = classify(data)
+    failed = _failed_judges(out, range(n))
+    for i, row in enumerate(frame.itertuples()):
+        bad = [m for m in metrics if getattr(row, f"{m}__raw") < METRICS[m].pass_mark]
+        expected = ("retrieval" if row.n_gold > 0 and not np.isfinite(row.first_gold_rank) else
+                    "reranker" if row.n_gold > 0 and row.first_gold_rank > row.prompt_k else
+                    "generation" if bad else None)
+        got = out["failure"].iloc[i]
+        assert (None if pd.isna(got) else got) == expected
+        assert failed[i] == bad
+    assert {"retrieval", "reranker", "generation"} <= set(out["failure"].dropna())   # every branch is exercised
+    assert "failure" not in frame.columns                                              # the run's frame unchanged

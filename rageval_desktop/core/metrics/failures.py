@@ -13,33 +13,41 @@ from rageval_desktop.core.store.project import Project
 CLASSES = ("retrieval", "reranker", "generation")
 
 
-def classify(data: RunData) -> Any:
-    """The run's rows with `failed_judges` (metrics under their pass mark) and `failure` (a class or None)."""
-    import numpy as np
-
-    frame = data.frame.copy()
-    failed = [[] for _ in range(len(frame))]
+def _judged_bad(data: RunData) -> dict[str, Any]:
+    """Per metric with a pass mark, which rows score under it (a boolean array over the frame's rows)."""
+    out = {}
     for metric in data.metrics:
         spec = METRICS.get(metric)
         if spec is None or spec.pass_mark is None:   # derived scores (umbrela_*) have no pass mark of their own
             continue
-        raw = frame[f"{metric}__raw"].to_numpy()
-        for i in np.nonzero(raw < spec.pass_mark)[0]:
-            failed[i].append(metric)
-    frame["failed_judges"] = failed
-    classes = []
-    for has_gold, rank, k, judged_bad in zip(frame["n_gold"] > 0, frame["first_gold_rank"], frame["prompt_k"],
-                                             failed, strict=True):
-        if has_gold and not np.isfinite(rank):
-            classes.append("retrieval")
-        elif has_gold and rank > k:
-            classes.append("reranker")
-        elif judged_bad:
-            classes.append("generation")
-        else:
-            classes.append(None)
-    frame["failure"] = classes
-    return frame
+        out[metric] = data.frame[f"{metric}__raw"].to_numpy() < spec.pass_mark
+    return out
+
+
+def classify(data: RunData) -> Any:
+    """The run's rows with `failure` (a class or None), column at a time: a million rows classify in well under a
+    second. Which judges a row fails (`failed_judges`) is listed for the rows a caller shows (`failure_rows`)."""
+    import numpy as np
+    import pandas as pd
+
+    frame = data.frame
+    bad = _judged_bad(data)
+    judged_bad = np.logical_or.reduce(list(bad.values())) if bad else np.zeros(len(frame), dtype=bool)
+    has_gold = frame["n_gold"].to_numpy() > 0
+    rank = frame["first_gold_rank"].to_numpy(dtype=float)
+    missed = has_gold & ~np.isfinite(rank)
+    cut = has_gold & ~missed & (rank > frame["prompt_k"].to_numpy())
+    codes = np.select([missed, cut, judged_bad], [0, 1, 2], default=-1)
+    out = frame.copy(deep=False)     # the run's columns shared, not copied (hundreds of MB at a million rows)
+    out["failure"] = pd.Categorical.from_codes(codes, categories=list(CLASSES))
+    out.attrs["judged_bad"] = bad
+    return out
+
+
+def _failed_judges(frame: Any, positions: Any) -> list[list[str]]:
+    """For the rows at these positions of a `classify` frame: the metrics each scores under its pass mark."""
+    bad = frame.attrs.get("judged_bad", {})
+    return [[m for m, under in bad.items() if under[i]] for i in positions]
 
 
 def failure_counts(project: Project, run: str, classified: Any = None) -> dict[str, Any]:
@@ -65,23 +73,28 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
                  classified: Any = None) -> list[dict[str, Any]]:
     """Failing rows, filtered; `sample` picks that many at random (reproducible from the seed). `classified`: as in
     `failure_counts`."""
-    frame = classify(load_run(project, run)) if classified is None else classified
-    frame = frame[frame["failure"].notna()]
+    import numpy as np
+
+    full = classify(load_run(project, run)) if classified is None else classified
+    keep = full["failure"].notna().to_numpy().copy()
     if failure:
-        frame = frame[frame["failure"] == failure]
+        keep &= (full["failure"] == failure).to_numpy()
     if slice_tag:
-        frame = frame[frame["slice"] == slice_tag]
+        keep &= (full["slice"] == slice_tag).to_numpy()
     if metric:
-        frame = frame[[metric in f for f in frame["failed_judges"]]]
-    if sample is not None and len(frame) > sample:
-        frame = frame.sample(n=sample, random_state=seed)
-    cols = ["golden_id", "slice", "failure", "failed_judges", "first_gold_rank", "prompt_k"]
+        keep &= full.attrs.get("judged_bad", {}).get(metric, np.zeros(len(full), dtype=bool))
+    positions = np.nonzero(keep)[0]
+    if sample is not None and len(positions) > sample:
+        positions = np.sort(np.random.default_rng(seed).choice(positions, size=sample, replace=False))
+    frame = full.iloc[positions]
+    judges_failed = _failed_judges(full, positions)
+    cols = ["golden_id", "slice", "failure", "first_gold_rank", "prompt_k"]
     text = texts(project, [int(i) for i in frame.index])
     rows = []
-    for row_id, r in frame[cols].iterrows():
+    for (row_id, r), failed in zip(frame[cols].iterrows(), judges_failed, strict=True):
         external, question, answer, gold = text[int(row_id)]
-        item = {"row_id": int(row_id), "external_id": external, **{c: r[c] for c in cols}, "question": question,
-                "answer": answer, "gold_answer": gold}
+        item = {"row_id": int(row_id), "external_id": external, **{c: r[c] for c in cols}, "failed_judges": failed,
+                "question": question, "answer": answer, "gold_answer": gold}
         rank = item["first_gold_rank"]
         item["first_gold_rank"] = None if rank != rank else int(rank)
         item["prompt_k"] = int(item["prompt_k"])

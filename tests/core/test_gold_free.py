@@ -25,6 +25,12 @@ ORE = REPO / "tests" / "data" / "open-rag-eval" / "test_csv_connector.csv"
 GRADES = {"The earth is round.": 0, "Blackholes are big.": 1}   # every other passage: 3
 
 
+def by_external(project: Project, data) -> object:
+    """The run's frame indexed by the rows' ids in the file (the frame holds numbers only)."""
+    external = dict(project.reader().execute("SELECT id, external_id FROM run_rows WHERE run_id = ?", (data.run_id,)))
+    return data.frame.rename(index=external)
+
+
 def tag(text: str, name: str) -> str:
     found = re.findall(rf"<{name}>\n(.*?)\n</{name}>", text, re.S)   # the block, not its mention in the rules
     return found[-1].strip() if found else ""
@@ -160,8 +166,7 @@ def test_every_gold_free_metric_end_to_end_equals_the_hand_computation(ore):
         assert script.steps.count("importance") == len(questions)
         assert script.steps.count("assignment") == len(by_row)
 
-        data = load_run(ore, "ore")
-        frame = data.frame.set_index("external_id")
+        frame = by_external(ore, load_run(ore, "ore"))
         want = expected_nuggets(ore, by_row)
         for ext, scores in want.items():
             for name, value in scores.items():
@@ -220,7 +225,7 @@ def test_a_failure_in_the_nugget_chain_leaves_the_row_unparsed_never_a_score(ore
         "j.id = x.judge_id WHERE j.name = 'nug' AND x.run_row_id = ?", (rid,)).fetchone()
     assert (status, score) == ("unparsed", None)
     assert kind.startswith("nugget creation") and "cannot produce a list" in raw and "did not parse" in rationale
-    frame = load_run(ore, "ore").frame.set_index("external_id")
+    frame = by_external(ore, load_run(ore, "ore"))
     assert frame.loc["query_2", "nugget_weighted"] != frame.loc["query_2", "nugget_weighted"]   # NaN, not 50
     assert frame.loc["query_2", "nugget_weighted__status"] == "unparsed"
     assert not ore.reader().execute("SELECT 1 FROM nugget_lists WHERE question = 'How big is the sun?'").fetchone()
@@ -262,7 +267,7 @@ def test_approved_nuggets_are_reused_by_a_new_run_without_creation_calls(ore, tm
                                     "WHERE j.name = 'nug' AND x.run_row_id = ? ORDER BY passage_rank",
                                     (q2,)).fetchall()[1:] == [(1, assignment_of("The sun is huge", answer)),
                                                               (2, assignment_of("It is hot", answer))]
-    frame = load_run(ore, "ore").frame.set_index("external_id")
+    frame = by_external(ore, load_run(ore, "ore"))
     # "The sun is huge" is not in the answer (partial: 'the', 'sun', 'is'), "It is hot" neither (partial 'is')
     want = nuggets.row_scores(["vital", "okay"], [assignment_of("The sun is huge", rows(ore)["query_2"][2]),
                                                   assignment_of("It is hot", rows(ore)["query_2"][2])])
@@ -406,7 +411,7 @@ def test_a_multi_run_file_of_our_own_end_to_end(tmp_path, monkeypatch):
         assert (stats.errors, stats.unparsed) == (0, 0)
         by_row = rows(project)
         assert len(by_row) == 9
-        frame = load_run(project, "mine").frame.set_index("external_id")
+        frame = by_external(project, load_run(project, "mine"))
         for want in (expected_nuggets(project, by_row), expected_citations(project, by_row)):
             for ext, scores in want.items():
                 for name, value in scores.items():

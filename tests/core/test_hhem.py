@@ -135,7 +135,9 @@ def test_both_modes_score_as_the_predict_path_does_and_no_remote_code_runs(proje
     assert [c["score"] for c in detail["claims"]] == pytest.approx(best, abs=1e-5)
     assert len({round(s, 3) for s in per}) > 1            # a model that says 0.5 to everything proves nothing
 
-    frame = load_run(project, "v1").frame.set_index("external_id")
+    data = load_run(project, "v1")
+    frame = data.frame.rename(index=dict(project.reader().execute(
+        "SELECT id, external_id FROM run_rows WHERE run_id = ?", (data.run_id,))))
     assert "hhem" in frame.columns      # both judges' scores, averaged per row, on 0-100
     assert frame.loc["q1", "hhem"] == pytest.approx(100 * (got[("hhem", "q1")][0] + got[("hhem-claims", "q1")][0]) / 2)
 

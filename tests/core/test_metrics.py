@@ -214,3 +214,23 @@ def test_column_wise_failure_classes_equal_the_row_by_row_definition():
         assert failed[i] == bad
     assert {"retrieval", "reranker", "generation"} <= set(out["failure"].dropna())   # every branch is exercised
     assert "failure" not in frame.columns                                              # the run's frame unchanged
+
+
+def test_judge_scores_per_row_are_the_mean_over_judges_of_each_judges_mean():
+    """Scores are averaged per row with bincounts (a million judgments); the result is the groupby definition:
+    passages (and repeats) average within a row and judge, then judges average per row; a row no judge scored is
+    NaN, not 0."""
+    import pandas as pd
+
+    from rageval_desktop.core.metrics.rowdata import _mean_of_means
+
+    rng = np.random.default_rng(5)
+    n, judges, m = 50, 3, 400
+    position = rng.integers(0, n - 5, m)              # the last rows are never scored
+    judge = rng.integers(0, judges, m)
+    values = rng.uniform(0, 100, m)
+    got = _mean_of_means(position, judge, values, n, judges)
+    frame = pd.DataFrame({"row": position, "judge": judge, "v": values})
+    want = frame.groupby(["row", "judge"])["v"].mean().groupby(level="row").mean().reindex(range(n))
+    assert np.allclose(got, want.to_numpy(), equal_nan=True)
+    assert np.isnan(got[-5:]).all() and not np.isnan(got[:n - 5][np.isin(range(n - 5), position)]).any()

@@ -11,6 +11,7 @@ not linked to the golden set is its own question. `metrics`, `compare` and `gate
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,14 +51,37 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
         return _load_run(project, run, rid, ks, passages, judged)
 
 
+STATUSES = ("ok", "unparsed", "error")
+FETCH_ROWS = 100_000   # rows fetched from SQLite at a time: the tuples of one chunk, never of the whole run
+
+
+def _columns(cursor: Any) -> Iterator[tuple[tuple, ...]]:
+    """A query's result a chunk at a time, as columns (one tuple per column)."""
+    while rows := cursor.fetchmany(FETCH_ROWS):
+        yield tuple(zip(*rows, strict=True))
+
+
 def _judgment_rows(project: Project, rid: int) -> Any:
-    """Every judgment of the run's rows (row, judge, passage rank, status, score)."""
+    """Every judgment of the run's rows (row, judge, passage rank, status, score), read as numbers a chunk at a time
+    (a million judgments' rows as Python tuples were hundreds of MB); status is a category."""
+    import numpy as np
     import pandas as pd
 
+    parts: list[list[Any]] = [[], [], [], [], []]
     with project.extra_reader() as conn:
-        return pd.read_sql_query(
-            "SELECT x.run_row_id AS row_id, x.judge_id, x.passage_rank, x.status, x.score FROM judgments x "
-            "JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?", conn, params=(rid,))
+        cursor = conn.execute(
+            "SELECT x.run_row_id, x.judge_id, x.passage_rank, CASE x.status WHEN 'ok' THEN 0 WHEN 'unparsed' THEN 1 "
+            "ELSE 2 END, x.score FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?",
+            (rid,))
+        for columns in _columns(cursor):
+            for part, column, dtype in zip(parts, columns, (np.int64, np.int64, np.int64, np.int8, float),
+                                           strict=True):
+                part.append(np.array(column, dtype=dtype))
+    joined = [np.concatenate(part) if part else np.array([], dtype=float) for part in parts]
+    return pd.DataFrame({"row_id": joined[0].astype(np.int64), "judge_id": joined[1].astype(np.int64),
+                         "passage_rank": joined[2].astype(np.int64),
+                         "status": pd.Categorical.from_codes(joined[3].astype(np.int8), categories=list(STATUSES)),
+                         "score": joined[4].astype(float)})
 
 
 def _passage_side(project: Project, rid: int) -> tuple[list[int], list[int], dict[int, int]]:
@@ -80,29 +104,9 @@ def _passage_side(project: Project, rid: int) -> tuple[list[int], list[int], dic
 
 
 def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passages: Any, judged: Any) -> RunData:
-    import pandas as pd
 
     conn = project.reader()
-    base = pd.read_sql_query(
-        "SELECT rr.id AS row_id, rr.golden_id, rr.external_id, rr.latency_ms, rr.cost_usd, "
-        "COALESCE(g.slice_tag, '(unlinked)') AS slice, "
-        "json_extract(rr.metadata, '$.query_id') AS repeat_of "
-        "FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ? ORDER BY rr.position",
-        conn, params=(rid,)).set_index("row_id")
-    base["slice"] = base["slice"].astype("category")   # six values over a million rows: compared and grouped fast
-    # gold ids counted once per golden row, not once per run row that answers it
-    n_gold = {gid: len(set(json.loads(ids))) if ids else 0
-              for gid, ids in conn.execute("SELECT id, gold_chunk_ids FROM golden_rows")}
-    base["n_gold"] = base["golden_id"].map(n_gold).fillna(0).astype(int)
-    # the question a row answers: its golden row; unlinked, the query it repeats (open-rag-eval query_run), or itself
-    qkey = base["golden_id"].astype(object)
-    alone = qkey.isna()
-    if alone.any():   # (only those rows' keys are built: a million linked rows need none)
-        part = base.loc[alone]
-        qkey[alone] = ("q:" + part["repeat_of"].astype(str)).where(part["repeat_of"].notna(),
-                                                                   "row:" + part.index.to_series().astype(str))
-    base["qkey"] = qkey
-    base = base.drop(columns=["repeat_of"])
+    base = _rows_frame(conn, rid)
     hit_rows, hit_ranks, prompt_k = passages.result()   # read on the helper thread meanwhile
     columns = retrieval.table(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks, ks)
     for name, values in columns.items():
@@ -118,6 +122,52 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passage
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
     data.golden_changed = bool(fingerprint) and fingerprint != project.golden_fingerprint()
     return data
+
+
+def _rows_frame(conn: Any, rid: int) -> Any:
+    """The run's rows in order: golden id, slice, gold-id count, question key, latency, cost — read a chunk at a
+    time. The golden side (slice, gold ids) is looked up once per golden row, not joined once per run row, and a
+    row's golden id and question key are references to one string per golden row, not a string per run row."""
+    import numpy as np
+    import pandas as pd
+
+    golden_ids: list[str | None] = []
+    slices: list[str] = []
+    n_gold: list[int] = []
+    for gid, slice_tag, ids in conn.execute("SELECT id, slice_tag, gold_chunk_ids FROM golden_rows"):
+        golden_ids.append(gid)
+        slices.append(slice_tag if slice_tag is not None else "(unlinked)")
+        n_gold.append(len(set(json.loads(ids))) if ids else 0)   # gold ids counted once per golden row
+    code_of = {gid: i for i, gid in enumerate(golden_ids)}
+    golden_ids.append(None)        # code -1: not linked
+    slices.append("(unlinked)")
+    n_gold.append(0)
+    row_ids, codes, latency, cost = [], [], [], []
+    alone: dict[int, str] = {}     # unlinked rows' question keys: the query a row repeats (query_run), or itself
+    cursor = conn.execute("SELECT rr.id, rr.golden_id, rr.latency_ms, rr.cost_usd, "
+                          "CASE WHEN rr.golden_id IS NULL THEN json_extract(rr.metadata, '$.query_id') END "
+                          "FROM run_rows rr WHERE rr.run_id = ? ORDER BY rr.position", (rid,))
+    for ids, gids, lat, usd, repeats in _columns(cursor):
+        row_ids.append(np.array(ids, dtype=np.int64))
+        codes.append(np.fromiter((code_of.get(g, -1) for g in gids), dtype=np.int64, count=len(gids)))
+        latency.append(np.array(lat, dtype=float))
+        cost.append(np.array(usd, dtype=float))
+        for row_id, gid, repeat in zip(ids, gids, repeats, strict=True):
+            if gid is None:
+                alone[row_id] = f"q:{repeat}" if repeat is not None else f"row:{row_id}"
+    index = pd.Index(np.concatenate(row_ids) if row_ids else np.array([], dtype=np.int64), name="row_id")
+    code = np.concatenate(codes) if codes else np.array([], dtype=np.int64)
+    golden = np.array(golden_ids, dtype=object)[code]
+    qkey = golden.copy()
+    if alone:   # (only those rows' keys are built: a million linked rows need none)
+        qkey[code == -1] = [alone[r] for r in index[code == -1]]
+    return pd.DataFrame({
+        "golden_id": golden,
+        "latency_ms": np.concatenate(latency) if latency else np.array([], dtype=float),
+        "cost_usd": np.concatenate(cost) if cost else np.array([], dtype=float),
+        "slice": pd.Categorical(np.array(slices, dtype=object)[code]),   # a few values over a million rows
+        "n_gold": np.array(n_gold, dtype=np.int64)[code],
+        "qkey": qkey}, index=index)
 
 
 def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str | None, str | None]]:
@@ -156,27 +206,39 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
         if spec is None:
             continue
         data.judges[metric] = sorted(active.loc[group["judge_id"].unique(), "name"])
-        ok = group[group["status"] == "ok"].copy()
-        ok["norm"] = (ok["score"] - spec.low) / (spec.high - spec.low) * 100.0
-        # passages average within a row; judges of the same metric average per row
-        per_judge = ok.groupby(["row_id", "judge_id"])["norm"].mean()
-        per_row = per_judge.groupby(level="row_id").mean()
-        raw = ok.groupby(["row_id", "judge_id"])["score"].mean().groupby(level="row_id").mean()
-        frame[metric] = per_row.reindex(frame.index).to_numpy()
-        frame[f"{metric}__raw"] = raw.reindex(frame.index).to_numpy()
-        flags = pd.DataFrame({"row_id": group["row_id"], "ok": group["status"] == "ok",
-                              "unparsed": group["status"] == "unparsed"}).groupby("row_id").any()
-        flags = flags.reindex(frame.index)
-        judged = flags["ok"].notna().to_numpy()
-        ok_any = flags["ok"].fillna(False).to_numpy(dtype=bool)
-        unparsed_any = flags["unparsed"].fillna(False).to_numpy(dtype=bool)
-        status = np.where(ok_any, "ok", np.where(unparsed_any, "unparsed", np.where(judged, "error", "missing")))
+        # passages average within a row and judge; judges of the same metric average per row (bincounts over row
+        # positions: a million judgments group in a fraction of a second, with no frame of groups)
+        position = frame.index.get_indexer(group["row_id"])
+        judge_code, judge_ids = pd.factorize(group["judge_id"])
+        ok = (group["status"] == "ok").to_numpy()
+        score = group["score"].to_numpy(dtype=float)
+        for column, values in ((metric, (score - spec.low) / (spec.high - spec.low) * 100.0),
+                               (f"{metric}__raw", score)):
+            frame[column] = _mean_of_means(position[ok], judge_code[ok], values[ok], len(frame), len(judge_ids))
+        judged = np.bincount(position, minlength=len(frame)) > 0
+        ok_any = np.bincount(position[ok], minlength=len(frame)) > 0
+        unparsed_any = np.bincount(position[(group["status"] == "unparsed").to_numpy()], minlength=len(frame)) > 0
+        codes = np.select([ok_any, unparsed_any, judged], [0, 1, 2], default=3)
+        status = pd.Categorical.from_codes(codes, categories=[*STATUSES, "missing"])
         frame[f"{metric}__status"] = status
         data.metrics.append(metric)
         if metric == umbrela.SOURCE_METRIC:
             _add_umbrela(data, group, status)
         elif metric in DERIVED:
             _add_derived(project, data, metric, group, status)
+
+
+def _mean_of_means(position: Any, judge: Any, values: Any, n: int, judges: int) -> Any:
+    """Per row (0..n-1): the mean over judges of each judge's mean value on the row; NaN where no judge has one."""
+    import numpy as np
+
+    key = position * judges + judge
+    counts = np.bincount(key, minlength=n * judges).reshape(n, judges)
+    sums = np.bincount(key, weights=values, minlength=n * judges).reshape(n, judges)
+    have = counts > 0
+    per_judge = np.divide(sums, counts, out=np.zeros_like(sums), where=have)
+    judged = have.sum(axis=1)
+    return np.divide(per_judge.sum(axis=1), judged, out=np.full(n, np.nan), where=judged > 0)
 
 
 def _add_human(project: Project, data: RunData) -> None:

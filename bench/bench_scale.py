@@ -83,6 +83,8 @@ def measure(n: int, pandas: bool) -> list[str]:
         timed(cli, "import", "golden", str(project), str(golden))
         ours = timed(cli, "import", "run", str(project), str(run), "--run", "v1", "--json")
         line = f"  import: {ours['s']:.1f} s, peak {ours['rss_mb']:,.0f} MB"
+        if ours["helper_rss_mb"] > 1:
+            line += f" + reader process {ours['helper_rss_mb']:,.0f} MB"
         if pandas:
             theirs = timed("bench.bench_cost", "_pandas", str(run))
             line += (f"; pandas reading the file alone {theirs['s']:.1f} s, peak {theirs['rss_mb']:,.0f} MB → "

@@ -1,6 +1,7 @@
 """A run file is read, converted and written a chunk at a time inside one transaction (issue 16: a million rows):
 the rows' numbers in messages are the file's, a problem in a late chunk leaves nothing behind, a repeated id is
-found across chunks, and progress follows the bytes read."""
+found across chunks, and progress follows the bytes read. Every test runs twice: read in the importing process (a
+small file), and read by a second process while the importer writes (a large one: core.importers.reader_process)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import pytest
 
 from rageval_desktop.core.errors import ImportFailed
-from rageval_desktop.core.importers import import_run, readers
+from rageval_desktop.core.importers import import_golden, import_run, readers, run_import
 from rageval_desktop.core.jobs.context import TaskContext
 
 
@@ -38,9 +39,11 @@ def write(path, records, fmt="jsonl"):
     return path
 
 
-@pytest.fixture(autouse=True)
-def small_chunks(monkeypatch):
+@pytest.fixture(autouse=True, params=["one process", "reader process"])
+def small_chunks(monkeypatch, request):
     monkeypatch.setattr(readers, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(run_import, "PARALLEL_BYTES", 0 if request.param == "reader process" else 1 << 60)
+    return request.param
 
 
 @pytest.mark.parametrize("name,fmt", [("r.jsonl", "jsonl"), ("r.jsonl.gz", "jsonl"), ("r.csv", "csv"),
@@ -112,3 +115,41 @@ def test_a_gzip_bomb_without_line_breaks_is_refused_before_it_fills_memory(proje
     finally:
         tracemalloc.stop()
     assert peak < 24 << 20          # read in blocks: refused at ~3 MB inflated, not after the whole 40 MB line
+
+
+def test_both_ways_of_reading_import_the_same_rows_links_and_warnings(tmp_path):
+    """Golden links (by id, by question), passages given as text matched to corpus chunks, rows left unlinked,
+    scores that contradict the order, repeats of a question: one process or two, the same run."""
+    from rageval_desktop.core.importers import import_corpus
+    from rageval_desktop.core.store.project import Project
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text("".join(json.dumps({"id": f"g{i}", "question": f"Question {i}?", "gold_answer": "A.",
+                                          "gold_chunk_ids": [f"c{i}"], "slice_tag": "easy"}) + "\n"
+                              for i in range(1, 8)))
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"chunk_id": f"c{i}", "text": f"Passage {i}."}) + "\n" for i in range(1, 12)))
+    records = rows(11, r1={"golden_id": "g1"}, r3={"question": "  question 3 ? "},
+                   r4={"retrieved": ["Passage 4.", "Passage  5."]},
+                   r5={"retrieved": [{"chunk_id": "c5", "text": "x", "score": 0.1},
+                                     {"chunk_id": "c6", "text": "y", "score": 0.9}]},
+                   r6={"query_id": "q6", "query_run": 1}, r7={"query_id": "q6", "query_run": 2})
+    path = write(tmp_path / "r.jsonl", records)
+    seen = {}
+    for mode, bytes_ in (("one process", 1 << 60), ("reader process", 0)):
+        run_import.PARALLEL_BYTES = bytes_
+        with Project.create(tmp_path / f"{mode}.rageval") as p:
+            import_golden(p, golden)
+            import_corpus(p, corpus)
+            report = import_run(p, path, "v1")
+            seen[mode] = (
+                p.reader().execute("SELECT id, position, external_id, golden_id, question, answer, latency_ms, "
+                                   "metadata FROM run_rows ORDER BY id").fetchall(),
+                p.reader().execute("SELECT * FROM retrieved_passages ORDER BY run_row_id, rank").fetchall(),
+                (report.linked, report.unlinked, report.unlinked_examples, report.layout, report.warnings))
+    assert seen["one process"] == seen["reader process"]
+    rows_, passages, (linked, unlinked, _examples, _layout, warnings) = seen["reader process"]
+    assert linked == 7 and unlinked == 4
+    assert [p[2] for p in passages if p[0] == rows_[3][0]] == ["c4", "c5"]        # text matched to the corpus
+    assert any("scores rise down the list" in w for w in warnings)
+    assert any("run more than once" in w for w in warnings)

@@ -6,17 +6,21 @@ transaction. Rows and passages go through `executemany` with ids assigned up fro
 from __future__ import annotations
 
 import json
+import sys
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from rageval_desktop.core.errors import ImportFailed
 from rageval_desktop.core.importers.common import CorpusText, ImportReport, stream_load
 from rageval_desktop.core.importers.layouts import RunRecord
+from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.text import normalise_question
 
 BATCH = 5_000
+PARALLEL_BYTES = 32 * 1024 * 1024   # a file this large is read and converted by a second process (reader_process)
 
 
 RANK_BY = ("position", "score")
@@ -36,10 +40,32 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     run_name = run_name.strip()
     if not run_name:
         raise ImportFailed("the run needs a name (--run NAME)")
+    try:
+        size = max(1, Path(path).stat().st_size)
+    except OSError:      # reading says why, naming the file
+        size = 1
+    # (a frozen app has no interpreter to start the reader with: it reads in one process)
+    parallel = size >= PARALLEL_BYTES and not getattr(sys, "frozen", False)
+    reader = ReaderProcess.start(path, fmt, mapping, rank_by, project.path) if parallel else None
+    try:
+        return _import(project, path, run_name, fmt, mapping, replace, notes, config, rank_by, ctx, size, reader)
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def _import(project: Project, path: str | Path, run_name: str, fmt: str | None, mapping: dict[str, str] | None,
+            replace: bool, notes: str | None, config: dict | None, rank_by: str, ctx: TaskContext, size: int,
+            reader: ReaderProcess | None) -> ImportReport:
     cell_warnings: list[str] = []
     progress: dict[str, int] = {}
-    layout, chunks, file = stream_load(path, "run", fmt, mapping, cell_warnings, progress=progress)
-    report = ImportReport(kind="run", file=file, layout=layout.name, rows_read=0, run=run_name,
+    if reader is not None:
+        layout_name, file = reader.layout(ctx)
+        chunks = None
+    else:
+        layout, chunks, file = stream_load(path, "run", fmt, mapping, cell_warnings, progress=progress)
+        layout_name = layout.name
+    report = ImportReport(kind="run", file=file, layout=layout_name, rows_read=0, run=run_name,
                           warnings=cell_warnings)
 
     existing = project.reader().execute("SELECT id FROM runs WHERE name = ?", (run_name,)).fetchone()
@@ -49,66 +75,46 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     if existing:
         project.backup(f"before-replacing-run-{run_name}")
 
-    size = max(1, Path(path).stat().st_size)
     ctx.report(0, size, "reading and writing run rows", force=True)
-    ranks, repeats = _Ranks(rank_by), _Repeats()
     with project.write("import run", changed=("runs",)) as conn:
         if existing:
             conn.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
             report.warnings.append(f"replaced the previous run '{run_name}'")
-        by_id, by_question = golden_index(conn)
-        corpus = CorpusText(conn)
-        unresolved = 0
         cur = conn.execute(
             "INSERT INTO runs (name, source_file, format, config, notes, golden_fingerprint, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (run_name, file, layout.name, json.dumps(config or {}), notes, project.golden_fingerprint(conn),
+            (run_name, file, layout_name, json.dumps(config or {}), notes, project.golden_fingerprint(conn),
              utcnow()))
         run_id = cur.lastrowid
         next_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM run_rows").fetchone()[0]
+        if reader is not None:
+            prepared = reader.chunks(run_id, next_id, ctx)
+        else:
+            preparer = _Preparer(conn, rank_by, run_id, next_id)
+            prepared = ((*preparer.prepare(records), progress.get("read", 0)) for records in chunks)
         position = 0
-        for records in chunks:
-            rows, passages = [], []
-            for rec in records:
-                position += 1
-                rec.external_id = rec.external_id or f"row-{position}"
-            ranks.see(records)
-            repeats.see(records)
-            text_only = _match_corpus(corpus, records)
-            for rec in records:
-                golden_id = link_golden(rec, by_id, by_question)
-                if golden_id and rec.row in text_only and not any(p.chunk_id and not p.scoped for p in rec.retrieved):
-                    unresolved += 1
-                if golden_id:
-                    report.linked += 1
-                else:
-                    report.unlinked += 1
-                    if len(report.unlinked_examples) < 5:
-                        report.unlinked_examples.append(rec.question[:120])
-                row_id = next_id
-                next_id += 1
-                rows.append((row_id, run_id, position - len(records) + len(rows) + 1, rec.external_id, golden_id,
-                             rec.question, rec.answer, rec.latency_ms, rec.cost_usd, rec.prompt_tokens,
-                             rec.completion_tokens,
-                             json.dumps(rec.metadata, ensure_ascii=False) if rec.metadata else "{}"))
-                for rank, p in enumerate(rec.retrieved, start=1):
-                    passages.append((row_id, rank, p.chunk_id, p.text, p.score,
-                                     None if p.in_prompt is None else int(p.in_prompt)))
-            _flush(conn, rows, passages, run_id, records, file)
+        for rows, passages, ids, read in prepared:
+            _flush(conn, rows, passages, run_id, ids, file)
+            position += len(rows)
             ctx.check()
-            ctx.report(min(progress.get("read", 0), size), size, f"{position:,} run rows written")
+            ctx.report(min(read, size), size, f"{position:,} run rows written")
+        summary = reader.summary if reader is not None else preparer.summary()
+        if reader is not None:
+            cell_warnings += reader.cell_warnings
         report.rows_read = report.added = position
+        report.linked, report.unlinked = summary["linked"], summary["unlinked"]
+        report.unlinked_examples = summary["unlinked_examples"]
         ctx.check()
-        project.audit(conn, "import", "run", run_name, file=file, layout=layout.name, rows=position,
+        project.audit(conn, "import", "run", run_name, file=file, layout=layout_name, rows=position,
                       linked=report.linked, unlinked=report.unlinked)
-    report.warnings += ranks.warnings() + repeats.warnings()
+    report.warnings += summary["warnings"]
     if report.unlinked:
         report.warnings.append(f"{report.unlinked} row(s) match no golden row (by id or question); "
                                "they get no retrieval metrics")
-    if unresolved:
+    if summary["unresolved"]:
         has_corpus = project.reader().execute("SELECT EXISTS (SELECT 1 FROM corpus_chunks)").fetchone()[0]
         report.warnings.append(
-            f"{unresolved} linked row(s) list their retrieved passages as text without chunk ids"
+            f"{summary['unresolved']} linked row(s) list their retrieved passages as text without chunk ids"
             + (", and none of it matches a corpus chunk (exact text, whitespace aside)" if has_corpus else
                ", and the project has no corpus to match the text to")
             + ": retrieval metrics cannot be computed for them"
@@ -118,7 +124,55 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     return report
 
 
-def _flush(conn, rows: list, passages: list, run_id: int, records: list[RunRecord], file: str) -> None:
+class _Preparer:
+    """A chunk of records as the rows and passages to insert: ids and positions assigned, golden rows linked, text-only
+    passages matched to corpus chunks. Reads the project (golden rows, corpus) and never writes, so it runs in the
+    importing process or in the reader process alike."""
+
+    def __init__(self, conn, rank_by: str, run_id: int, next_id: int) -> None:
+        self.by_id, self.by_question = golden_index(conn)
+        self.corpus = CorpusText(conn)
+        self.run_id, self.next_id, self.position = run_id, next_id, 0
+        self.ranks, self.repeats = _Ranks(rank_by), _Repeats()
+        self.linked = self.unlinked = self.unresolved = 0
+        self.unlinked_examples: list[str] = []
+
+    def prepare(self, records: list[RunRecord]) -> tuple[list[tuple], list[tuple], list[tuple[str, int]]]:
+        """(run_rows rows, retrieved_passages rows, (external id, file row) of each record)."""
+        rows, passages = [], []
+        for rec in records:
+            self.position += 1
+            rec.external_id = rec.external_id or f"row-{self.position}"
+        self.ranks.see(records)
+        self.repeats.see(records)
+        text_only = _match_corpus(self.corpus, records)
+        first = self.position - len(records) + 1
+        for k, rec in enumerate(records):
+            golden_id = link_golden(rec, self.by_id, self.by_question)
+            if golden_id and rec.row in text_only and not any(p.chunk_id and not p.scoped for p in rec.retrieved):
+                self.unresolved += 1
+            if golden_id:
+                self.linked += 1
+            else:
+                self.unlinked += 1
+                if len(self.unlinked_examples) < 5:
+                    self.unlinked_examples.append(rec.question[:120])
+            row_id = self.next_id
+            self.next_id += 1
+            rows.append((row_id, self.run_id, first + k, rec.external_id, golden_id, rec.question, rec.answer,
+                         rec.latency_ms, rec.cost_usd, rec.prompt_tokens, rec.completion_tokens,
+                         json.dumps(rec.metadata, ensure_ascii=False) if rec.metadata else "{}"))
+            for rank, p in enumerate(rec.retrieved, start=1):
+                passages.append((row_id, rank, p.chunk_id, p.text, p.score,
+                                 None if p.in_prompt is None else int(p.in_prompt)))
+        return rows, passages, [(rec.external_id, rec.row) for rec in records]
+
+    def summary(self) -> dict[str, Any]:
+        return {"linked": self.linked, "unlinked": self.unlinked, "unlinked_examples": self.unlinked_examples,
+                "unresolved": self.unresolved, "warnings": self.ranks.warnings() + self.repeats.warnings()}
+
+
+def _flush(conn, rows: list, passages: list, run_id: int, ids: list[tuple[str, int]], file: str) -> None:
     import sqlite3
 
     try:
@@ -126,26 +180,26 @@ def _flush(conn, rows: list, passages: list, run_id: int, records: list[RunRecor
             "INSERT INTO run_rows (id, run_id, position, external_id, golden_id, question, answer, latency_ms, "
             "cost_usd, prompt_tokens, completion_tokens, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     except sqlite3.IntegrityError:   # UNIQUE (run_id, external_id): name the row and the one it repeats
-        _duplicate(conn, run_id, records, rows[0][2], file)
+        _duplicate(conn, run_id, ids, rows[0][2], file)
         raise
     conn.executemany("INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score, in_prompt) "
                      "VALUES (?, ?, ?, ?, ?, ?)", passages)
 
 
-def _duplicate(conn, run_id: int, records: list[RunRecord], first_position: int, file: str) -> None:
-    """Raise the repeated row id's error: the first record of this chunk whose id the run already has (from an
-    earlier chunk, or earlier in this one)."""
+def _duplicate(conn, run_id: int, ids: list[tuple[str, int]], first_position: int, file: str) -> None:
+    """Raise the repeated row id's error: the first record of this chunk (its external id and file row) whose id the
+    run already has (from an earlier chunk, or earlier in this one)."""
     seen: dict[str, int] = {}
-    for k, rec in enumerate(records):
-        first = seen.get(rec.external_id)
+    for k, (external_id, file_row) in enumerate(ids):
+        first = seen.get(external_id)
         if first is None:
             found = conn.execute("SELECT position FROM run_rows WHERE run_id = ? AND external_id = ? AND position < ?",
-                                 (run_id, rec.external_id, first_position)).fetchone()
+                                 (run_id, external_id, first_position)).fetchone()
             first = found[0] if found else None
         if first is not None:
-            raise ImportFailed(f"duplicate row id '{rec.external_id[:80]}' (first seen on row {first})",
-                               file=file, row=rec.row, column="id")
-        seen[rec.external_id] = first_position + k
+            raise ImportFailed(f"duplicate row id '{external_id[:80]}' (first seen on row {first})",
+                               file=file, row=file_row, column="id")
+        seen[external_id] = first_position + k
 
 
 def golden_index(conn) -> tuple[set[str], dict[str, str]]:
@@ -163,7 +217,7 @@ def link_golden(rec: RunRecord, by_id: set[str], by_question: dict[str, str]) ->
     for candidate in (rec.golden_id, rec.external_id):
         if candidate and candidate in by_id:
             return candidate
-    return by_question.get(normalise_question(rec.question))
+    return by_question.get(normalise_question(rec.question)) if by_question else None
 
 
 class _Ranks:

@@ -1,0 +1,202 @@
+"""A large run file is read and converted by a second process while this one writes.
+
+Parsing and converting a row (JSON, cell checks, golden links) and inserting it (SQLite) each take about half of an
+import's time, and both need the interpreter: two threads take turns, two processes work at once. The reader process
+parses the file, converts each chunk and prepares its rows exactly as an import in one process would
+(`run_import._Preparer`, reading the project through a read-only connection), and sends them as plain tuples; the
+importing process only inserts them, inside its one transaction. Nothing is written by the reader, so everything that
+makes an import all-or-nothing stays where it was.
+
+The reader is `python -m rageval_desktop.core.importers.reader_process`: a fresh interpreter that never runs the
+caller's script (as multiprocessing's spawn would) and is safe to start from a GUI's worker thread. Messages are
+pickled tuples on its stdin and stdout (a full pipe holds the reader back: memory stays a few chunks deep). It is
+stopped — killed if need be — when the import ends for any reason: done, failed, cancelled. Its errors come back as the
+same errors, naming the file's row and column; if it dies without a word, the import fails and says so.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from rageval_desktop.core.errors import ImportFailed, RagevalError
+from rageval_desktop.core.jobs.context import TaskContext
+
+_HEADER = struct.Struct("<Q")
+READER_MODULE = "rageval_desktop.core.importers.reader_process"
+
+
+def send(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def receive(stream: BinaryIO) -> Any:
+    """The next message, or None at the end of the stream."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    return pickle.loads(data) if len(data) == size else None
+
+
+def _error_fields(exc: BaseException) -> tuple[str, dict[str, Any]]:
+    if isinstance(exc, ImportFailed):
+        return "import", {"message": exc.detail, "file": exc.file, "row": exc.row, "column": exc.column,
+                          "cli_hint": exc.cli_hint, "gui_hint": exc.gui_hint}
+    if isinstance(exc, RagevalError):
+        return "refused", {"message": str(exc), "cli_hint": exc.cli_hint, "gui_hint": exc.gui_hint}
+    return "bug", {"message": "".join(traceback.format_exception(exc))}
+
+
+SETTINGS = ("CHUNK_ROWS", "BOMB_MIN_BYTES", "BOMB_RATIO")   # readers' limits: the reader reads as the importer would
+
+
+def reader_main(path: str, fmt: str | None, mapping: dict[str, str] | None, rank_by: str, project_path: str,
+                settings: dict[str, Any], out: BinaryIO, inbox: BinaryIO) -> None:
+    """The reader process. It sends ("layout", name, file); then, once the importer says which run and row ids,
+    ("chunk", rows, passages, ids, bytes read) per chunk and ("done", summary, cell warnings); or ("error", kind,
+    fields) at any point."""
+    from rageval_desktop.core.importers import readers
+    from rageval_desktop.core.importers.common import stream_load
+    from rageval_desktop.core.importers.run_import import _Preparer
+    from rageval_desktop.core.store.project import connect_read_only
+
+    for name, value in settings.items():
+        setattr(readers, name, value)
+    try:
+        warnings: list[str] = []
+        progress: dict[str, int] = {}
+        layout, chunks, file = stream_load(path, "run", fmt, mapping, warnings, progress=progress)
+        send(out, ("layout", layout.name, file))
+        start = receive(inbox)
+        if start is None:      # the importer stopped before writing (the run exists, say)
+            return
+        run_id, next_id = start
+        conn = connect_read_only(Path(project_path))
+        try:
+            preparer = _Preparer(conn, rank_by, run_id, next_id)
+            for records in chunks:
+                send(out, ("chunk", *preparer.prepare(records), progress.get("read", 0)))
+            send(out, ("done", preparer.summary(), warnings))
+        finally:
+            conn.close()
+    except (BrokenPipeError, KeyboardInterrupt):   # the importer is gone or stopped us
+        return
+    except BaseException as exc:  # every failure goes back to the importer, which raises it there
+        kind, fields = _error_fields(exc)
+        send(out, ("error", kind, fields))
+
+
+class ReaderProcess:
+    def __init__(self, process: subprocess.Popen, errors: Any) -> None:
+        self.process, self.errors = process, errors
+        self.summary: dict[str, Any] = {}
+        self.cell_warnings: list[str] = []
+        self.started = False     # told which run and row ids: preparing chunks
+        self.finished = False    # sent everything ("done")
+
+    @classmethod
+    def start(cls, path: str | Path, fmt: str | None, mapping: dict[str, str] | None, rank_by: str,
+              project_path: Path) -> ReaderProcess:
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 - kept until close(): what a crashed reader said
+        process = subprocess.Popen(
+            [sys.executable, "-m", READER_MODULE], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=errors)
+        assert process.stdin is not None
+        from rageval_desktop.core.importers import readers
+
+        settings = {name: getattr(readers, name) for name in SETTINGS}
+        try:
+            send(process.stdin, (str(path), fmt, mapping, rank_by, str(project_path), settings))
+        except OSError:     # it died at once: its first message (none) says so
+            pass
+        return cls(process, errors)
+
+    def _next(self, ctx: TaskContext) -> tuple:
+        """The reader's next message (a cancelled import is noticed between chunks: one arrives every few dozen
+        milliseconds)."""
+        assert self.process.stdout is not None
+        ctx.check()
+        message = receive(self.process.stdout)
+        if message is None:
+            code = self.process.wait()
+            self.errors.seek(0)
+            said = self.errors.read()[-600:].decode("utf-8", "replace").strip()
+            raise ImportFailed(f"the process reading the file stopped unexpectedly (exit code {code})"
+                               + (f": {said}" if said else "") + "; nothing was imported")
+        if message[0] == "error":
+            raise _rebuild(message[1], message[2])
+        return message
+
+    def layout(self, ctx: TaskContext) -> tuple[str, str]:
+        _, name, file = self._next(ctx)
+        return name, file
+
+    def chunks(self, run_id: int, next_id: int, ctx: TaskContext):
+        """(rows, passages, ids, bytes read) a chunk at a time; then `summary` and `cell_warnings` are set."""
+        assert self.process.stdin is not None
+        send(self.process.stdin, (run_id, next_id))
+        self.started = True
+        while True:
+            message = self._next(ctx)
+            if message[0] == "done":
+                self.summary, self.cell_warnings = message[1], message[2]
+                self.finished = True
+                return
+            yield message[1:]
+
+    def close(self) -> None:
+        """Stop the reader: told to end if it never started preparing, left to exit if it finished, killed if it
+        is still reading (the import failed or was cancelled mid-file: what it would send is not wanted)."""
+        try:
+            if not self.started and self.process.stdin is not None:
+                send(self.process.stdin, None)
+        except OSError:     # it is gone already
+            pass
+        if self.started and not self.finished:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:  # unsent bytes to a reader that is gone
+                pass
+        self.errors.close()
+
+
+def _rebuild(kind: str, fields: dict[str, Any]) -> BaseException:
+    if kind == "import":
+        message = fields.pop("message")
+        return ImportFailed(message, **fields)
+    if kind == "refused":
+        exc = RagevalError(fields["message"])
+        exc.cli_hint, exc.gui_hint = fields["cli_hint"], fields["gui_hint"]
+        return exc
+    return RuntimeError(f"the process reading the file failed:\n{fields['message']}")
+
+
+def _main() -> None:
+    out, inbox = sys.stdout.buffer, sys.stdin.buffer
+    sys.stdout = sys.stderr          # the pipe carries messages only: anything printed goes to the error log
+    args = receive(inbox)
+    if args is not None:
+        reader_main(*args, out=out, inbox=inbox)
+
+
+if __name__ == "__main__":
+    _main()

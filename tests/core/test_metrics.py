@@ -234,3 +234,23 @@ def test_judge_scores_per_row_are_the_mean_over_judges_of_each_judges_mean():
     want = frame.groupby(["row", "judge"])["v"].mean().groupby(level="row").mean().reindex(range(n))
     assert np.allclose(got, want.to_numpy(), equal_nan=True)
     assert np.isnan(got[-5:]).all() and not np.isnan(got[:n - 5][np.isin(range(n - 5), position)]).any()
+
+
+def test_numeric_columns_come_back_exactly_with_nulls_as_nan():
+    """A run's numbers are read as one text per column (group_concat) and parsed by numpy: every double must come
+    back bit for bit (full precision is the contract of --json), NULL as NaN, integers as integers."""
+    import sqlite3
+
+    from rageval_desktop.core.metrics.rowdata import numeric_columns
+
+    rng = np.random.default_rng(9)
+    values = [0.1 + 0.2, 1 / 3, 1e-300, 123456789.123456789, -2.5e15, 0.0, None, *rng.normal(0, 1e6, 200)]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (id INTEGER, v REAL)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(i * 7, v) for i, v in enumerate(values)])
+    ids, got = numeric_columns(conn, [("id", int), ("v", float)], "SELECT id, v FROM t ORDER BY id")
+    assert ids.dtype == np.int64 and ids.tolist() == [i * 7 for i in range(len(values))]
+    want = np.array([np.nan if v is None else v for v in values])
+    assert np.array_equal(got, want, equal_nan=True)                       # bit for bit, not approximately
+    empty = numeric_columns(conn, [("id", int), ("v", float)], "SELECT id, v FROM t WHERE id < 0")
+    assert [len(c) for c in empty] == [0, 0]

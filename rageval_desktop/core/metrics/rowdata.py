@@ -11,7 +11,6 @@ not linked to the golden set is its own question. `metrics`, `compare` and `gate
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,36 +51,44 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
 
 
 STATUSES = ("ok", "unparsed", "error")
-FETCH_ROWS = 100_000   # rows fetched from SQLite at a time: the tuples of one chunk, never of the whole run
 
 
-def _columns(cursor: Any) -> Iterator[tuple[tuple, ...]]:
-    """A query's result a chunk at a time, as columns (one tuple per column)."""
-    while rows := cursor.fetchmany(FETCH_ROWS):
-        yield tuple(zip(*rows, strict=True))
+def numeric_columns(conn: Any, columns: list[tuple[str, type]], source: str, params: tuple = ()) -> list[Any]:
+    """Number columns of a query's rows, read in one step: SQLite writes each column as one text (group_concat, every
+    REAL with 17 significant digits, so each double comes back exactly; NULL as nan), and numpy parses it. A million
+    rows never become a million Python tuples, and SQLite does the work without holding the interpreter, so other
+    threads run meanwhile. `columns`: (SQL expression over `source`'s columns, int or float); int columns must not be
+    NULL."""
+    import numpy as np
+
+    parts = [f"group_concat({expr})" if kind is int else
+             f"group_concat(CASE WHEN {expr} IS NULL THEN 'nan' ELSE printf('%!.17g', {expr}) END)"
+             for expr, kind in columns]
+    n, *texts = conn.execute(f"SELECT COUNT(*), {', '.join(parts)} FROM ({source})", params).fetchone()
+    out = []
+    for (_, kind), text in zip(columns, texts, strict=True):
+        values = np.fromstring(text, sep=",") if text else np.array([], dtype=float)
+        if len(values) != n:   # (the texts are SQLite's own: a mismatch is a bug, never a silent shift)
+            raise RuntimeError(f"read {len(values)} values of {n} rows")
+        out.append(values.astype(np.int64) if kind is int else values)
+    return out
 
 
 def _judgment_rows(project: Project, rid: int) -> Any:
-    """Every judgment of the run's rows (row, judge, passage rank, status, score), read as numbers a chunk at a time
-    (a million judgments' rows as Python tuples were hundreds of MB); status is a category."""
+    """Every judgment of the run's rows (row, judge, passage rank, status, score), read as numbers
+    (`numeric_columns`); status is a category."""
     import numpy as np
     import pandas as pd
 
-    parts: list[list[Any]] = [[], [], [], [], []]
     with project.extra_reader() as conn:
-        cursor = conn.execute(
+        row_id, judge_id, rank, status, score = numeric_columns(
+            conn, [("run_row_id", int), ("judge_id", int), ("passage_rank", int), ("status", int), ("score", float)],
             "SELECT x.run_row_id, x.judge_id, x.passage_rank, CASE x.status WHEN 'ok' THEN 0 WHEN 'unparsed' THEN 1 "
-            "ELSE 2 END, x.score FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id WHERE rr.run_id = ?",
-            (rid,))
-        for columns in _columns(cursor):
-            for part, column, dtype in zip(parts, columns, (np.int64, np.int64, np.int64, np.int8, float),
-                                           strict=True):
-                part.append(np.array(column, dtype=dtype))
-    joined = [np.concatenate(part) if part else np.array([], dtype=float) for part in parts]
-    return pd.DataFrame({"row_id": joined[0].astype(np.int64), "judge_id": joined[1].astype(np.int64),
-                         "passage_rank": joined[2].astype(np.int64),
-                         "status": pd.Categorical.from_codes(joined[3].astype(np.int8), categories=list(STATUSES)),
-                         "score": joined[4].astype(float)})
+            "ELSE 2 END AS status, x.score FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id "
+            "WHERE rr.run_id = ?", (rid,))
+    return pd.DataFrame({"row_id": row_id, "judge_id": judge_id, "passage_rank": rank,
+                         "status": pd.Categorical.from_codes(status.astype(np.int8), categories=list(STATUSES)),
+                         "score": score})
 
 
 def _passage_side(project: Project, rid: int) -> tuple[list[int], list[int], dict[int, int]]:
@@ -125,46 +132,46 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passage
 
 
 def _rows_frame(conn: Any, rid: int) -> Any:
-    """The run's rows in order: golden id, slice, gold-id count, question key, latency, cost — read a chunk at a
-    time. The golden side (slice, gold ids) is looked up once per golden row, not joined once per run row, and a
-    row's golden id and question key are references to one string per golden row, not a string per run row."""
+    """The run's rows in order: golden id, slice, gold-id count, question key, latency, cost — the numbers read in one
+    step (`numeric_columns`). The golden side (slice, gold ids) is read once per golden row, and a row's golden id
+    and question key are references to one string per golden row, not a string per run row."""
     import numpy as np
     import pandas as pd
 
     golden_ids: list[str | None] = []
+    golden_rowids: list[int] = []
     slices: list[str] = []
     n_gold: list[int] = []
-    for gid, slice_tag, ids in conn.execute("SELECT id, slice_tag, gold_chunk_ids FROM golden_rows"):
+    for rowid, gid, slice_tag, ids in conn.execute("SELECT rowid, id, slice_tag, gold_chunk_ids FROM golden_rows"):
+        golden_rowids.append(rowid)
         golden_ids.append(gid)
         slices.append(slice_tag if slice_tag is not None else "(unlinked)")
         n_gold.append(len(set(json.loads(ids))) if ids else 0)   # gold ids counted once per golden row
-    code_of = {gid: i for i, gid in enumerate(golden_ids)}
     golden_ids.append(None)        # code -1: not linked
     slices.append("(unlinked)")
     n_gold.append(0)
-    row_ids, codes, latency, cost = [], [], [], []
-    alone: dict[int, str] = {}     # unlinked rows' question keys: the query a row repeats (query_run), or itself
-    cursor = conn.execute("SELECT rr.id, rr.golden_id, rr.latency_ms, rr.cost_usd, "
-                          "CASE WHEN rr.golden_id IS NULL THEN json_extract(rr.metadata, '$.query_id') END "
-                          "FROM run_rows rr WHERE rr.run_id = ? ORDER BY rr.position", (rid,))
-    for ids, gids, lat, usd, repeats in _columns(cursor):
-        row_ids.append(np.array(ids, dtype=np.int64))
-        codes.append(np.fromiter((code_of.get(g, -1) for g in gids), dtype=np.int64, count=len(gids)))
-        latency.append(np.array(lat, dtype=float))
-        cost.append(np.array(usd, dtype=float))
-        for row_id, gid, repeat in zip(ids, gids, repeats, strict=True):
-            if gid is None:
-                alone[row_id] = f"q:{repeat}" if repeat is not None else f"row:{row_id}"
-    index = pd.Index(np.concatenate(row_ids) if row_ids else np.array([], dtype=np.int64), name="row_id")
-    code = np.concatenate(codes) if codes else np.array([], dtype=np.int64)
+    row_ids, positions, rowids, latency, cost = numeric_columns(
+        conn, [("id", int), ("position", int), ("golden", int), ("latency_ms", float), ("cost_usd", float)],
+        "SELECT rr.id, rr.position, COALESCE(g.rowid, -1) AS golden, rr.latency_ms, rr.cost_usd FROM run_rows rr "
+        "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ?", (rid,))
+    order = np.argsort(positions, kind="stable")           # the run's order
+    row_ids, rowids, latency, cost = row_ids[order], rowids[order], latency[order], cost[order]
+    # golden rowid -> its place in the lists above; -1 (not linked) lands on the table's last cell, which stays -1
+    lookup = np.full(max(golden_rowids, default=0) + 2, -1, dtype=np.int64)
+    lookup[golden_rowids] = np.arange(len(golden_rowids))
+    code = lookup[rowids]
+    index = pd.Index(row_ids, name="row_id")
     golden = np.array(golden_ids, dtype=object)[code]
     qkey = golden.copy()
-    if alone:   # (only those rows' keys are built: a million linked rows need none)
-        qkey[code == -1] = [alone[r] for r in index[code == -1]]
+    if (code == -1).any():   # unlinked rows' keys: the query a row repeats (open-rag-eval query_run), or itself
+        alone = dict(conn.execute(
+            "SELECT id, json_extract(metadata, '$.query_id') FROM run_rows WHERE run_id = ? AND golden_id IS NULL",
+            (rid,)))
+        qkey[code == -1] = [f"q:{alone[r]}" if alone.get(r) is not None else f"row:{r}" for r in index[code == -1]]
     return pd.DataFrame({
         "golden_id": golden,
-        "latency_ms": np.concatenate(latency) if latency else np.array([], dtype=float),
-        "cost_usd": np.concatenate(cost) if cost else np.array([], dtype=float),
+        "latency_ms": latency,
+        "cost_usd": cost,
         "slice": pd.Categorical(np.array(slices, dtype=object)[code]),   # a few values over a million rows
         "n_gold": np.array(n_gold, dtype=np.int64)[code],
         "qkey": qkey}, index=index)

@@ -254,3 +254,21 @@ def test_numeric_columns_come_back_exactly_with_nulls_as_nan():
     assert np.array_equal(got, want, equal_nan=True)                       # bit for bit, not approximately
     empty = numeric_columns(conn, [("id", int), ("v", float)], "SELECT id, v FROM t WHERE id < 0")
     assert [len(c) for c in empty] == [0, 0]
+
+
+def test_a_gold_chunk_retrieved_twice_or_listed_twice_counts_once_at_its_best_rank(tmp_path):
+    from rageval_desktop.core.metrics.rowdata import load_run
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(json.dumps({"id": "g1", "question": "Q?", "gold_chunk_ids": ["c1", "c1", "c2"]}) + "\n")
+    run = tmp_path / "r.jsonl"
+    passages = ["x", "c1", "y", "c1", "z", "w", "c2"]
+    run.write_text(json.dumps({"id": "g1", "question": "Q?", "answer": "A.",
+                               "retrieved": [{"chunk_id": c, "text": c} for c in passages]}) + "\n")
+    with Project.create(tmp_path / "p.rageval") as p:
+        import_golden(p, golden)
+        import_run(p, run, "v1")
+        row = load_run(p, "v1").frame.iloc[0]
+    assert row["n_gold"] == 2 and row["first_gold_rank"] == 2
+    assert (row["hit@5"], row["recall@5"], row["recall@10"], row["mrr"]) == (100.0, 50.0, 100.0, 50.0)
+    assert row["precision@5"] == pytest.approx(100 / 5)            # c1 once in the top 5, not twice

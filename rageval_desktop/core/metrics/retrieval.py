@@ -71,8 +71,8 @@ def table(row_ids: Sequence[int], n_gold: Sequence[int], hit_rows: Sequence[int]
 
     row_ids = np.asarray(row_ids)
     n_gold = np.asarray(n_gold, dtype=float)
-    position = {r: i for i, r in enumerate(row_ids.tolist())}
-    idx = np.fromiter((position[r] for r in hit_rows), dtype=np.int64, count=len(hit_rows))
+    order = np.argsort(row_ids, kind="stable")        # each hit's row, found by binary search
+    idx = order[np.searchsorted(row_ids[order], np.asarray(hit_rows, dtype=np.int64))]
     ranks = np.asarray(hit_ranks, dtype=float)
     n = len(row_ids)
     first = np.full(n, np.inf)

@@ -91,37 +91,52 @@ def _judgment_rows(project: Project, rid: int) -> Any:
                          "score": score})
 
 
-def _passage_side(project: Project, rid: int) -> tuple[list[int], list[int], dict[int, int]]:
-    """(rows with a gold chunk retrieved, its best rank — one per gold chunk found, prompt k per row)."""
+# Each gold chunk of each golden row once (its first place in the list), read once per query; then every passage of
+# the run is looked up in it (an automatic index on (golden id, chunk id)).
+GOLD_HITS = ("WITH gold (gid, cid, k) AS MATERIALIZED (SELECT g.id, j.value, MIN(j.key) FROM golden_rows g, "
+             "json_each(g.gold_chunk_ids) j GROUP BY g.id, j.value) "
+             "SELECT p.run_row_id AS row_id, gold.k AS k, p.rank AS rank FROM run_rows rr "
+             "JOIN retrieved_passages p ON p.run_row_id = rr.id "
+             "JOIN gold ON gold.gid = rr.golden_id AND gold.cid = p.chunk_id WHERE rr.run_id = ?")
+
+
+def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
+    """(rows with a gold chunk retrieved and its best rank — one per gold chunk found; rows that say which passages
+    reached the prompt and how many did)."""
+    import numpy as np
+
     with project.extra_reader() as conn:
-        hit_rows, hit_ranks = [], []
-        for row_id, rank in conn.execute(
-                "SELECT p.run_row_id, MIN(p.rank) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
-                "JOIN golden_rows g ON g.id = rr.golden_id JOIN json_each(g.gold_chunk_ids) j ON j.value = p.chunk_id "
-                "WHERE rr.run_id = ? GROUP BY p.run_row_id, p.chunk_id", (rid,)):
-            hit_rows.append(row_id)
-            hit_ranks.append(rank)
+        rows, keys, ranks = numeric_columns(conn, [("row_id", int), ("k", int), ("rank", int)], GOLD_HITS, (rid,))
+        # a gold chunk retrieved twice in one row counts once, at its best rank
+        order = np.lexsort((ranks, keys, rows))
+        rows, keys, ranks = rows[order], keys[order], ranks[order]
+        first = np.ones(len(rows), dtype=bool)
+        first[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
         # a run's rows have consecutive ids (one import, one transaction): its passages are one range of the index
         low, high = conn.execute("SELECT MIN(id), MAX(id) FROM run_rows WHERE run_id = ?", (rid,)).fetchone()
-        prompt_k = dict(conn.execute(
-            "SELECT p.run_row_id, SUM(p.in_prompt) FROM retrieved_passages p JOIN run_rows rr ON rr.id = p.run_row_id "
-            "WHERE p.run_row_id BETWEEN ? AND ? AND rr.run_id = ? AND p.in_prompt IS NOT NULL GROUP BY p.run_row_id",
-            (low or 0, high or 0, rid)))
-    return hit_rows, hit_ranks, prompt_k
+        prompt_rows, prompt_k = numeric_columns(
+            conn, [("row_id", int), ("k", int)],
+            "SELECT p.run_row_id AS row_id, SUM(p.in_prompt) AS k FROM retrieved_passages p JOIN run_rows rr "
+            "ON rr.id = p.run_row_id WHERE p.run_row_id BETWEEN ? AND ? AND rr.run_id = ? AND p.in_prompt IS NOT NULL "
+            "GROUP BY p.run_row_id", (low or 0, high or 0, rid))
+    return rows[first], ranks[first], prompt_rows, prompt_k
 
 
 def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passages: Any, judged: Any) -> RunData:
+    import numpy as np
 
     conn = project.reader()
     base = _rows_frame(conn, rid)
-    hit_rows, hit_ranks, prompt_k = passages.result()   # read on the helper thread meanwhile
+    hit_rows, hit_ranks, prompt_rows, prompt_k = passages.result()   # read on the helper thread meanwhile
     columns = retrieval.table(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks, ks)
     for name, values in columns.items():
         if name == "first_rank":
             base["first_gold_rank"] = values
         else:
             base[name] = values * 100.0
-    base["prompt_k"] = base.index.map(prompt_k).fillna(DEFAULT_PROMPT_K).astype(int) if prompt_k else DEFAULT_PROMPT_K
+    k = np.full(len(base), DEFAULT_PROMPT_K, dtype=np.int64)
+    k[base.index.get_indexer(prompt_rows)] = prompt_k     # rows that say which passages reached the prompt
+    base["prompt_k"] = k
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
     _add_judge_scores(project, data, judged.result())
     _add_human(project, data)

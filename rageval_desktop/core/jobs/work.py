@@ -10,7 +10,7 @@ import hashlib
 import json
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,8 @@ def idem_key(judge: Judge, run_row_id: int, passage_rank: int, against: str | No
 
 
 def select_rows(project: Project, run: str, slice_tag: str | None = None, sample_id: int | None = None,
-                row_ids: list[int] | None = None) -> list[int]:
+                row_ids: list[int] | None = None) -> Sequence[int]:
+    """The run's row ids in order (a compact array: 8 bytes a row, not a Python int's 36)."""
     rid = find_run(project, run)
     sql = "SELECT rr.id FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ?"
     params: list[Any] = [rid]
@@ -47,10 +48,10 @@ def select_rows(project: Project, run: str, slice_tag: str | None = None, sample
     if sample_id is not None:
         sql += " AND rr.id IN (SELECT run_row_id FROM review_sample_rows WHERE sample_id = ?)"
         params.append(sample_id)
-    rows = [r[0] for r in project.reader().execute(sql + " ORDER BY rr.position", params)]
+    rows = array("q", (r for (r,) in project.reader().execute(sql + " ORDER BY rr.position", params)))
     if row_ids is not None:
         wanted = set(row_ids)
-        rows = [r for r in rows if r in wanted]
+        rows = array("q", (r for r in rows if r in wanted))
     return rows
 
 
@@ -132,7 +133,7 @@ class Plan:
     items at a time, just before they are judged. So a job with nothing to do costs the keys and nothing else, and a
     long job's memory does not grow with its run."""
 
-    def __init__(self, project: Project, judges: list[Judge], row_ids: list[int], *, redo_failed: bool = False,
+    def __init__(self, project: Project, judges: list[Judge], row_ids: Sequence[int], *, redo_failed: bool = False,
                  only_failed: bool = False) -> None:
         for judge in judges:
             if judge.status != "active":
@@ -148,7 +149,7 @@ class Plan:
         conn = project.reader()
         for index, judge in enumerate(judges):
             for start in range(0, len(row_ids), PLAN_ROWS):
-                chunk = row_ids[start:start + PLAN_ROWS]
+                chunk = list(row_ids[start:start + PLAN_ROWS])
                 targets = self._targets(conn, judge, index, chunk)
                 found = _statuses(conn, judge.id, chunk)
                 for rid, rank, key in targets:

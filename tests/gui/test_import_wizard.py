@@ -80,3 +80,31 @@ def test_an_unsupported_drop_says_so_before_asking(window, qtbot, tmp_path, monk
     window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
                                 Qt.KeyboardModifier.NoModifier))
     assert asked == [] and "unsupported file type '.docx'" in window.last_error
+
+
+def test_a_large_run_imports_from_the_apps_worker_through_the_reader_process(window, qtbot, tmp_path, monkeypatch):
+    """A large file is read by a second process (core.importers.reader_process): started from the app's worker
+    thread (not multiprocessing, which would re-run the app's main script), it imports every row in order and
+    ends."""
+    import json
+
+    from rageval_desktop.core.importers import reader_process, readers, run_import
+    from rageval_desktop.gui import operations
+
+    monkeypatch.setattr(run_import, "PARALLEL_BYTES", 0)      # every file counts as large
+    monkeypatch.setattr(readers, "CHUNK_ROWS", 50)
+    started: list = []
+    start = reader_process.ReaderProcess.start.__func__
+    monkeypatch.setattr(reader_process.ReaderProcess, "start",
+                        classmethod(lambda cls, *a: started.append(start(cls, *a)) or started[-1]))
+    path = tmp_path / "big_run.jsonl"
+    path.write_text("".join(json.dumps({"id": f"r{i}", "question": f"Question {i}?", "answer": "A.",
+                                        "retrieved": [{"chunk_id": f"c{i}", "text": "p"}]}) + "\n"
+                            for i in range(400)))
+    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+        window.run_task("Importing", operations.import_file, window.project, path, "run", "big", None, None)
+    got = window.project.reader().execute(
+        "SELECT COUNT(*), MIN(position), MAX(position) FROM run_rows rr JOIN runs r ON r.id = rr.run_id "
+        "WHERE r.name = 'big'").fetchone()
+    assert got == (400, 1, 400)
+    assert len(started) == 1 and started[0].process.poll() == 0               # the reader ran, and ended

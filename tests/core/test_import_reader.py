@@ -59,3 +59,12 @@ def test_a_run_that_exists_stops_the_reader_before_it_prepares_anything(project,
         import_run(project, path, "v1")
     assert counts(project) == (1, 9)
     assert len(reader_mode) == 2 and reader_mode[1].process.returncode == 0    # it was told, and ended cleanly
+
+
+def test_without_an_interpreter_to_start_the_import_reads_in_one_process(project, tmp_path, monkeypatch, reader_mode):
+    import sys
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    path = write(tmp_path / "r.jsonl", rows(9))
+    assert import_run(project, path, "v1").added == 9
+    assert counts(project) == (1, 9) and reader_mode == []          # no reader was started

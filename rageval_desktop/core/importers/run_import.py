@@ -44,9 +44,13 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
         size = max(1, Path(path).stat().st_size)
     except OSError:      # reading says why, naming the file
         size = 1
-    # (a frozen app has no interpreter to start the reader with: it reads in one process)
-    parallel = size >= PARALLEL_BYTES and not getattr(sys, "frozen", False)
-    reader = ReaderProcess.start(path, fmt, mapping, rank_by, project.path) if parallel else None
+    reader = None
+    # (a frozen app, or an embedded Python, has no interpreter to start the reader with: it reads in one process)
+    if size >= PARALLEL_BYTES and sys.executable and not getattr(sys, "frozen", False):
+        try:
+            reader = ReaderProcess.start(path, fmt, mapping, rank_by, project.path)
+        except OSError:
+            reader = None
     try:
         return _import(project, path, run_name, fmt, mapping, replace, notes, config, rank_by, ctx, size, reader)
     finally:

@@ -142,13 +142,15 @@ def test_both_ways_of_reading_import_the_same_rows_links_and_warnings(tmp_path):
             import_golden(p, golden)
             import_corpus(p, corpus)
             report = import_run(p, path, "v1")
-            seen[mode] = (
+            again = import_run(p, path, "v1", replace=True)         # its messages in the same order too
+            seen[mode] = (again.warnings,
                 p.reader().execute("SELECT id, position, external_id, golden_id, question, answer, latency_ms, "
                                    "metadata FROM run_rows ORDER BY id").fetchall(),
                 p.reader().execute("SELECT * FROM retrieved_passages ORDER BY run_row_id, rank").fetchall(),
                 (report.linked, report.unlinked, report.unlinked_examples, report.layout, report.warnings))
     assert seen["one process"] == seen["reader process"]
-    rows_, passages, (linked, unlinked, _examples, _layout, warnings) = seen["reader process"]
+    replaced, rows_, passages, (linked, unlinked, _examples, _layout, warnings) = seen["reader process"]
+    assert replaced[0] == "replaced the previous run 'v1'"
     assert linked == 7 and unlinked == 4
     assert [p[2] for p in passages if p[0] == rows_[3][0]] == ["c4", "c5"]        # text matched to the corpus
     assert any("scores rise down the list" in w for w in warnings)

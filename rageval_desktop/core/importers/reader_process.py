@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -142,8 +143,9 @@ class ReaderProcess:
         _, name, file = self._next(ctx)
         return name, file
 
-    def chunks(self, run_id: int, next_id: int, ctx: TaskContext):
-        """(rows, passages, ids, bytes read) a chunk at a time; then `summary` and `cell_warnings` are set."""
+    def chunks(self, run_id: int, next_id: int, ctx: TaskContext, conn: Any = None) -> Iterator[tuple]:
+        """(rows, passages, ids, bytes read) a chunk at a time; then `summary` and `cell_warnings` are set. (`conn`,
+        the importer's, is not needed: the reader reads the project through its own.)"""
         assert self.process.stdin is not None
         send(self.process.stdin, (run_id, next_id))
         self.started = True

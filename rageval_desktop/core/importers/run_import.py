@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -44,33 +45,25 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
         size = max(1, Path(path).stat().st_size)
     except OSError:      # reading says why, naming the file
         size = 1
-    reader = None
+    source: ReaderProcess | _InProcess | None = None
     # (a frozen app, or an embedded Python, has no interpreter to start the reader with: it reads in one process)
     if size >= PARALLEL_BYTES and sys.executable and not getattr(sys, "frozen", False):
         try:
-            reader = ReaderProcess.start(path, fmt, mapping, rank_by, project.path)
+            source = ReaderProcess.start(path, fmt, mapping, rank_by, project.path)
         except OSError:
-            reader = None
+            source = None
     try:
-        return _import(project, path, run_name, fmt, mapping, replace, notes, config, rank_by, ctx, size, reader)
+        source = source or _InProcess(path, fmt, mapping, rank_by)
+        return _import(project, run_name, replace, notes, config, ctx, size, source)
     finally:
-        if reader is not None:
-            reader.close()
+        if source is not None:
+            source.close()
 
 
-def _import(project: Project, path: str | Path, run_name: str, fmt: str | None, mapping: dict[str, str] | None,
-            replace: bool, notes: str | None, config: dict | None, rank_by: str, ctx: TaskContext, size: int,
-            reader: ReaderProcess | None) -> ImportReport:
-    cell_warnings: list[str] = []
-    progress: dict[str, int] = {}
-    if reader is not None:
-        layout_name, file = reader.layout(ctx)
-        chunks = None
-    else:
-        layout, chunks, file = stream_load(path, "run", fmt, mapping, cell_warnings, progress=progress)
-        layout_name = layout.name
-    report = ImportReport(kind="run", file=file, layout=layout_name, rows_read=0, run=run_name,
-                          warnings=cell_warnings)
+def _import(project: Project, run_name: str, replace: bool, notes: str | None, config: dict | None,
+            ctx: TaskContext, size: int, source: ReaderProcess | _InProcess) -> ImportReport:
+    layout_name, file = source.layout(ctx)
+    report = ImportReport(kind="run", file=file, layout=layout_name, rows_read=0, run=run_name)
 
     existing = project.reader().execute("SELECT id FROM runs WHERE name = ?", (run_name,)).fetchone()
     if existing and not replace:
@@ -91,26 +84,20 @@ def _import(project: Project, path: str | Path, run_name: str, fmt: str | None, 
              utcnow()))
         run_id = cur.lastrowid
         next_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM run_rows").fetchone()[0]
-        if reader is not None:
-            prepared = reader.chunks(run_id, next_id, ctx)
-        else:
-            preparer = _Preparer(conn, rank_by, run_id, next_id)
-            prepared = ((*preparer.prepare(records), progress.get("read", 0)) for records in chunks)
         position = 0
-        for rows, passages, ids, read in prepared:
+        for rows, passages, ids, read in source.chunks(run_id, next_id, ctx, conn):
             _flush(conn, rows, passages, run_id, ids, file)
             position += len(rows)
             ctx.check()
             ctx.report(min(read, size), size, f"{position:,} run rows written")
-        summary = reader.summary if reader is not None else preparer.summary()
-        if reader is not None:
-            cell_warnings += reader.cell_warnings
+        summary = source.summary
         report.rows_read = report.added = position
         report.linked, report.unlinked = summary["linked"], summary["unlinked"]
         report.unlinked_examples = summary["unlinked_examples"]
         ctx.check()
         project.audit(conn, "import", "run", run_name, file=file, layout=layout_name, rows=position,
                       linked=report.linked, unlinked=report.unlinked)
+    report.warnings[:0] = source.cell_warnings     # what the cells said first, however the file was read
     report.warnings += summary["warnings"]
     if report.unlinked:
         report.warnings.append(f"{report.unlinked} row(s) match no golden row (by id or question); "
@@ -126,6 +113,31 @@ def _import(project: Project, path: str | Path, run_name: str, fmt: str | None, 
                "with --replace"))
     ctx.report(size, size, "done", force=True)
     return report
+
+
+class _InProcess:
+    """The file read and prepared in this process (a small file, or no interpreter to start a reader with): the same
+    steps as `ReaderProcess`, without the second process."""
+
+    def __init__(self, path: str | Path, fmt: str | None, mapping: dict[str, str] | None, rank_by: str) -> None:
+        self.cell_warnings: list[str] = []
+        self.summary: dict[str, Any] = {}
+        self.rank_by = rank_by
+        self._progress: dict[str, int] = {}
+        self._layout, self._records, self._file = stream_load(path, "run", fmt, mapping, self.cell_warnings,
+                                                              progress=self._progress)
+
+    def layout(self, ctx: TaskContext) -> tuple[str, str]:
+        return self._layout.name, self._file
+
+    def chunks(self, run_id: int, next_id: int, ctx: TaskContext, conn: Any) -> Iterator[tuple]:
+        preparer = _Preparer(conn, self.rank_by, run_id, next_id)
+        for records in self._records:
+            yield (*preparer.prepare(records), self._progress.get("read", 0))
+        self.summary = preparer.summary()
+
+    def close(self) -> None:
+        pass
 
 
 class _Preparer:

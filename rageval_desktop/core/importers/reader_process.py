@@ -3,7 +3,7 @@
 Parsing and converting a row (JSON, cell checks, golden links) and inserting it (SQLite) each take about half of an
 import's time, and both need the interpreter: two threads take turns, two processes work at once. The reader process
 parses the file, converts each chunk and prepares its rows exactly as an import in one process would
-(`run_import._Preparer`, reading the project through a read-only connection), and sends them as plain tuples; the
+(`run_import._InProcess`, reading the project through a read-only connection), and sends them as plain tuples; the
 importing process only inserts them, inside its one transaction. Nothing is written by the reader, so everything that
 makes an import all-or-nothing stays where it was.
 
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from rageval_desktop.core.errors import ImportFailed, RagevalError
+from rageval_desktop.core.importers import readers
 from rageval_desktop.core.jobs.context import TaskContext
 
 _HEADER = struct.Struct("<Q")
@@ -67,28 +68,23 @@ def reader_main(path: str, fmt: str | None, mapping: dict[str, str] | None, rank
     """The reader process. It sends ("layout", name, file); then, once the importer says which run and row ids,
     ("chunk", rows, passages, ids, bytes read) per chunk and ("done", summary, cell warnings); or ("error", kind,
     fields) at any point."""
-    from rageval_desktop.core.importers import readers
-    from rageval_desktop.core.importers.common import stream_load
-    from rageval_desktop.core.importers.run_import import _Preparer
+    from rageval_desktop.core.importers.run_import import _InProcess
     from rageval_desktop.core.store.project import connect_read_only
 
     for name, value in settings.items():
         setattr(readers, name, value)
     try:
-        warnings: list[str] = []
-        progress: dict[str, int] = {}
-        layout, chunks, file = stream_load(path, "run", fmt, mapping, warnings, progress=progress)
-        send(out, ("layout", layout.name, file))
+        source = _InProcess(path, fmt, mapping, rank_by)     # the steps of an import in one process, sent on
+        send(out, ("layout", *source.layout(None)))
         start = receive(inbox)
         if start is None:      # the importer stopped before writing (the run exists, say)
             return
         run_id, next_id = start
         conn = connect_read_only(Path(project_path))
         try:
-            preparer = _Preparer(conn, rank_by, run_id, next_id)
-            for records in chunks:
-                send(out, ("chunk", *preparer.prepare(records), progress.get("read", 0)))
-            send(out, ("done", preparer.summary(), warnings))
+            for chunk in source.chunks(run_id, next_id, None, conn):
+                send(out, ("chunk", *chunk))
+            send(out, ("done", source.summary, source.cell_warnings))
         finally:
             conn.close()
     except (BrokenPipeError, KeyboardInterrupt):   # the importer is gone or stopped us
@@ -114,8 +110,6 @@ class ReaderProcess:
             [sys.executable, "-m", READER_MODULE], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=errors)
         assert process.stdin is not None
-        from rageval_desktop.core.importers import readers
-
         settings = {name: getattr(readers, name) for name in SETTINGS}
         try:
             send(process.stdin, (str(path), fmt, mapping, rank_by, str(project_path), settings))

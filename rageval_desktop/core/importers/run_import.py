@@ -20,7 +20,6 @@ from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.text import normalise_question
 
-BATCH = 5_000
 PARALLEL_BYTES = 32 * 1024 * 1024   # a file this large is read and converted by a second process (reader_process)
 
 
@@ -127,10 +126,11 @@ class _InProcess:
         self._layout, self._records, self._file = stream_load(path, "run", fmt, mapping, self.cell_warnings,
                                                               progress=self._progress)
 
-    def layout(self, ctx: TaskContext) -> tuple[str, str]:
+    def layout(self, ctx: TaskContext | None) -> tuple[str, str]:
         return self._layout.name, self._file
 
-    def chunks(self, run_id: int, next_id: int, ctx: TaskContext, conn: Any) -> Iterator[tuple]:
+    def chunks(self, run_id: int, next_id: int, ctx: TaskContext | None, conn: Any) -> Iterator[tuple]:
+        """(rows, passages, ids, bytes read) a chunk at a time; then `summary` is set."""
         preparer = _Preparer(conn, self.rank_by, run_id, next_id)
         for records in self._records:
             yield (*preparer.prepare(records), self._progress.get("read", 0))

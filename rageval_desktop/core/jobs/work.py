@@ -108,7 +108,6 @@ def preview_fields(project: Project, run_row_id: int, passages_k: int = 5, rank:
 
 
 PLAN_ROWS = 1000          # rows planned (keys checked against the judgments) per query
-KEYS_PER_QUERY = 5000     # run rows whose judgments are looked up per query
 
 
 class KeyMaker:
@@ -215,14 +214,10 @@ def _reads_passages(judge: Judge) -> bool:
 
 
 def _statuses(conn: Any, judge_id: int, rows: list[int]) -> dict[str, str]:
-    """The status of each judgment (by idempotency key) this judge has on these rows: read through the judgments'
-    unique index, which leads with the run row, so a chunk of rows is a few neighbouring index pages."""
-    out: dict[str, str] = {}
-    for start in range(0, len(rows), KEYS_PER_QUERY):
-        chunk = rows[start:start + KEYS_PER_QUERY]
-        out.update(conn.execute(f"SELECT idem_key, status FROM judgments WHERE judge_id = ? AND run_row_id IN "
-                                f"({','.join('?' * len(chunk))})", (judge_id, *chunk)))
-    return out
+    """The status of each judgment (by idempotency key) this judge has on these rows (a plan chunk): read through the
+    judgments' unique index, which leads with the run row, so a chunk of rows is a few neighbouring index pages."""
+    return dict(conn.execute(f"SELECT idem_key, status FROM judgments WHERE judge_id = ? AND run_row_id IN "
+                             f"({','.join('?' * len(rows))})", (judge_id, *rows)))
 
 
 def _ranks(conn: Any, rows: list[int]) -> dict[int, list[int]]:

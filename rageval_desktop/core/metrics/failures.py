@@ -25,8 +25,9 @@ def _judged_bad(data: RunData) -> dict[str, Any]:
 
 
 def classify(data: RunData) -> Any:
-    """The run's rows with `failure` (a class or None), column at a time: a million rows classify in well under a
-    second. Which judges a row fails (`failed_judges`) is listed for the rows a caller shows (`failure_rows`)."""
+    """The run's rows with `failure` (a class or None) and `<metric>__fails` per judged metric, column at a time: a
+    million rows classify in well under a second. Which judges a row fails (`failed_judges`) is listed for the rows a
+    caller shows (`failure_rows`)."""
     import numpy as np
     import pandas as pd
 
@@ -40,14 +41,18 @@ def classify(data: RunData) -> Any:
     codes = np.select([missed, cut, judged_bad], [0, 1, 2], default=-1)
     out = frame.copy(deep=False)     # the run's columns shared, not copied (hundreds of MB at a million rows)
     out["failure"] = pd.Categorical.from_codes(codes, categories=list(CLASSES))
-    out.attrs["judged_bad"] = bad
+    for metric, under in bad.items():
+        out[f"{metric}{FAILS}"] = under
     return out
+
+
+FAILS = "__fails"   # a `classify` column per metric with a pass mark: the row scores under it
 
 
 def _failed_judges(frame: Any, positions: Any) -> list[list[str]]:
     """For the rows at these positions of a `classify` frame: the metrics each scores under its pass mark."""
-    bad = frame.attrs.get("judged_bad", {})
-    return [[m for m, under in bad.items() if under[i]] for i in positions]
+    flags = {c[:-len(FAILS)]: frame[c].to_numpy() for c in frame.columns if c.endswith(FAILS)}
+    return [[m for m, under in flags.items() if under[i]] for i in positions]
 
 
 def failure_counts(project: Project, run: str, classified: Any = None) -> dict[str, Any]:
@@ -82,7 +87,7 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
     if slice_tag:
         keep &= (full["slice"] == slice_tag).to_numpy()
     if metric:
-        keep &= full.attrs.get("judged_bad", {}).get(metric, np.zeros(len(full), dtype=bool))
+        keep &= full[f"{metric}{FAILS}"].to_numpy() if f"{metric}{FAILS}" in full else False
     positions = np.nonzero(keep)[0]
     if sample is not None and len(positions) > sample:
         positions = np.sort(np.random.default_rng(seed).choice(positions, size=sample, replace=False))

@@ -1,6 +1,7 @@
 """`rageval`: the headless twin of the app. A thin shell: parse arguments, call core, print.
 
-Exit codes: 0 success; 1 an operation failed (bad input, refused file); 2 usage error.
+Exit codes: 0 success; 1 an operation failed (bad input, refused file, a regression shown); 2 usage error or an
+impossible request; 3 only `gate --strict`: no regression shown, but the evidence cannot rule one out.
 The first line on stderr always says what went wrong in plain words.
 """
 
@@ -253,15 +254,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "prediction-powered inference; needs 10 rated questions per slice)")
     p.add_argument("--json", action="store_true")
 
-    p = command("gate", cmd_gate, "exit 1 when any slice regresses by more than N points (for CI)")
+    p = command("gate", cmd_gate, "exit 1 when a slice is shown to drop by more than N points (for CI); exit 3 "
+                                  "with --strict when some slice cannot be shown within its limit")
     p.add_argument("project")
     p.add_argument("--baseline", required=True)
     p.add_argument("--candidate", required=True)
     p.add_argument("--max-slice-drop", type=float, default=2.0, help="points a slice may drop (default 2)")
     p.add_argument("--max-aggregate-drop", type=float,
                    help="points 'all' may drop (default: the same as --max-slice-drop)")
+    p.add_argument("--rule", choices=["test", "point"], default="test",
+                   help="test (default): a drop fails when the evidence shows it exceeds the limit, with the "
+                        "family-wise error across every gated cell at most --alpha; point: any drop larger than "
+                        "the limit fails (the rule before 0.3; fails most unchanged PRs on small slices)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="the chance of failing a PR that changed nothing, across all gated cells (default 0.05)")
+    p.add_argument("--strict", action="store_true",
+                   help="require proof of no regression: exit 3 when some cell is neither shown to regress nor "
+                        "shown within its limit (default: such cells are warnings)")
     p.add_argument("--require-significant", action="store_true",
-                   help="fail only on drops over the limit whose paired 95%% CI lies wholly below zero")
+                   help="with --rule point: fail only on drops over the limit whose paired 95%% CI lies wholly "
+                        "below zero")
     p.add_argument("--min-slice-n", type=int, default=10, metavar="K",
                    help="slices with fewer than K questions are reported, not gated (default 10; 'all' is always "
                         "gated)")

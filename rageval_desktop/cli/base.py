@@ -1,6 +1,7 @@
 """What every command shares: exit codes, the usage error, printing, opening a project.
 
-Exit codes: 0 success; 1 an operation failed (bad input, refused file); 2 usage error.
+Exit codes: 0 success; 1 an operation failed (bad input, refused file, a regression shown); 2 usage error or an
+impossible request; 3 only `gate --strict`: no regression shown, but the evidence cannot rule one out.
 The first line on stderr always says what went wrong in plain words.
 """
 

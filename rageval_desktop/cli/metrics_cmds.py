@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _cell, _open, _print
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _open, _print
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -112,38 +112,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import GateUsageError, drop_text, gate, gate_markdown, rule_text
+    from rageval_desktop.core.metrics.compare import GateUsageError
+    from rageval_desktop.core.metrics.gate import drop_text, gate, gate_markdown, headline, rule_text
 
     with _open(args.project, read_only=True) as project:
         try:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
                           max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
                           require_significant=args.require_significant, min_slice_n=args.min_slice_n,
-                          estimator=args.estimator)
+                          estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict)
         except GateUsageError as exc:
             raise UsageError(str(exc)) from None
     if args.markdown:
         Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
-    data = {"passed": result.passed, "regressions": result.regressions, "ungated": result.ungated,
-            "max_slice_drop": result.max_slice_drop, "max_aggregate_drop": result.max_aggregate_drop,
-            "require_significant": result.require_significant, "min_slice_n": result.min_slice_n,
-            "estimator": args.estimator, "comparison": result.comparison}
-    lines = []
-    if result.passed:
-        lines.append(f"gate passed: '{args.candidate}' against '{args.baseline}' "
-                     f"({result.comparison['shared_questions']} shared questions); {rule_text(result)}")
-    else:
-        lines += [f"REGRESSION {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
-                  f"({drop_text(r)}; allowed {r['allowed']:g})" for r in result.regressions]
-        lines.append(f"rule: {rule_text(result)}")
-        print(f"error: {len(result.regressions)} regression(s) of '{args.candidate}' against '{args.baseline}'",
-              file=sys.stderr)
+    data = {**result.as_dict(), "estimator": args.estimator}
+    shared = result.comparison["shared_questions"]
+    said = {"pass": "gate passed", "fail": "gate failed", "undecided": "gate cannot decide"}[result.decision]
+    lines = [f"{said}: '{args.candidate}' against '{args.baseline}' ({shared} shared questions): "
+             f"{headline(result)}"]
+    lines += [f"REGRESSION {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
+              f"({drop_text(r)}; allowed {r['allowed']:g})" for r in result.regressions]
+    if result.undecided:
+        lines.append(f"{len(result.undecided)} undecided cell(s): the evidence neither shows a drop over the limit "
+                     "nor rules one out (more questions settle them)")
+    lines += [f"undecided  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
+              f"({drop_text(r)}): {r['why']}" for r in result.undecided]
     lines += [f"not gated  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
               f"({drop_text(r)}): {r['why']}" for r in result.ungated]
     lines += [f"not gated  {u['slice']:<16} {u['metric']:<20} {u['why']}" for u in result.comparison["unavailable"]]
+    lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
+    lines.append(f"rule: {rule_text(result)}")
     lines += _unsettled_lines(result.comparison["unsettled_judges"])
+    if result.decision == "fail":
+        print(f"error: {len(result.regressions)} regression(s) of '{args.candidate}' against '{args.baseline}'",
+              file=sys.stderr)
+    elif result.decision == "undecided":
+        print(f"error: the gate cannot decide: {len(result.undecided)} cell(s) are not shown within their limit "
+              "(--strict)", file=sys.stderr)
     _print(args, data, "\n".join(lines))
-    return EXIT_OK if result.passed else EXIT_FAILED
+    return result.exit_code
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -160,7 +167,8 @@ def cmd_failures(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, check_limits
+    from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError
+    from rageval_desktop.core.metrics.gate import check_limits
     from rageval_desktop.core.reports import write_report
 
     with _open(args.project, read_only=True) as project:

@@ -1,5 +1,6 @@
 """The gate decides on evidence: the aggregate limit, small slices, noise, significance; metrics, compare and gate
-count the same n; machine output keeps full precision. Each case here failed on the code before issue 11."""
+count the same n; machine output keeps full precision. Each case here failed on the code before issue 11; the
+point rule they test is a named policy since issue 27 (the default rule: tests/core/test_gate_rule.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from rageval_desktop.cli import main
 from rageval_desktop.cli.base import _cell
 from rageval_desktop.core.importers import import_golden, import_run
-from rageval_desktop.core.metrics.compare import GateUsageError, compare, evaluate_gate, gate
+from rageval_desktop.core.metrics.compare import GateUsageError, compare
+from rageval_desktop.core.metrics.gate import evaluate_gate, gate
 from rageval_desktop.core.store.project import Project
 
 
@@ -45,12 +47,13 @@ def build(tmp_path, slices: dict[str, int], broken: set[str], *, no_gold: set[st
 def test_the_aggregate_limit_defaults_to_the_slice_limit(tmp_path, capsys):
     """Was: 'all' could drop 0 points by default: a 1.7-point wobble of 'all' failed a 5-point gate."""
     path = build(tmp_path, {"easy": 30, "edge": 30}, {"easy-0"})
+    point = ["--rule", "point"]
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5",
-                 "--min-slice-n", "1"]) == 0
+                 "--min-slice-n", "1", *point]) == 0
     out = capsys.readouterr().out
-    assert "'all' at most 5" in out
+    assert "5 points per slice, 5 for 'all'" in out
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5",
-                 "--max-aggregate-drop", "1"]) == 1
+                 "--max-aggregate-drop", "1", *point]) == 1
 
 
 def test_small_slices_are_reported_not_gated(tmp_path, capsys):
@@ -62,8 +65,11 @@ def test_small_slices_are_reported_not_gated(tmp_path, capsys):
         small = [r for r in result.ungated if r["slice"] == "tiny"]
         assert small and all(r["n"] == 3 and "fewer than 10" in r["why"] for r in small)
         assert all(r["within_noise"] for r in small)          # CI [-100, 0] includes zero
-        strict = gate(p, "v1", "v2", max_slice_drop=5, min_slice_n=3)
+        strict = gate(p, "v1", "v2", max_slice_drop=5, min_slice_n=3, rule="point")
         assert not strict.passed and {r["slice"] for r in strict.regressions} == {"tiny"}
+        # the default rule gates the 3-question slice too when asked, and cannot show one miss in three
+        tested = gate(p, "v1", "v2", max_slice_drop=5, min_slice_n=3)
+        assert tested.passed and {r["slice"] for r in tested.undecided} >= {"tiny"}
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5"]) == 0
     assert "not gated" in capsys.readouterr().out
 
@@ -72,19 +78,26 @@ def test_drops_within_noise_are_said_and_require_significant_ignores_them(tmp_pa
     path = build(tmp_path, {"easy": 30, "edge": 30}, {"easy-0", "easy-1"} | {f"edge-{i}" for i in range(12)})
     with Project.open(path, read_only=True) as p:
         comparison = compare(p, "v1", "v2")
-    plain = evaluate_gate(comparison, max_slice_drop=5, max_aggregate_drop=100)
+    plain = evaluate_gate(comparison, max_slice_drop=5, max_aggregate_drop=100, rule="point")
     easy = [r for r in plain.regressions if r["slice"] == "easy"]
     edge = [r for r in plain.regressions if r["slice"] == "edge"]
     assert easy and all(r["within_noise"] and r["ci"][0] < 0 <= r["ci"][1] for r in easy)  # 2 of 30: noise
     assert edge and all(not r["within_noise"] and r["ci"][1] < 0 for r in edge)           # 12 of 30: real
-    significant = evaluate_gate(comparison, max_slice_drop=5, max_aggregate_drop=100, require_significant=True)
+    significant = evaluate_gate(comparison, max_slice_drop=5, max_aggregate_drop=100, require_significant=True,
+                                rule="point")
     assert {r["slice"] for r in significant.regressions} == {"edge"}
     assert {r["slice"] for r in significant.ungated} == {"easy"}
     assert all("CI does not lie below zero" in r["why"] for r in significant.ungated)
+    # the default rule: 12 of 30 lost is shown to exceed 5 points; 2 of 30 is undecided, not failed
+    tested = evaluate_gate(comparison, max_slice_drop=5, max_aggregate_drop=100)
+    assert {r["slice"] for r in tested.regressions} == {"edge"}
+    assert all(r["p_adjusted"] <= 0.05 for r in tested.regressions)
+    assert "easy" in {r["slice"] for r in tested.undecided}
 
 
 @pytest.mark.parametrize("args", [["--max-slice-drop", "-1"], ["--max-aggregate-drop", "-0.5"],
-                                  ["--min-slice-n", "0"], ["--max-slice-drop", "nan"]])
+                                  ["--min-slice-n", "0"], ["--max-slice-drop", "nan"], ["--alpha", "0"],
+                                  ["--alpha", "0.7"]])
 def test_impossible_limits_are_usage_errors(tmp_path, capsys, args):
     path = build(tmp_path, {"easy": 5}, set())
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *args]) == 2
@@ -104,7 +117,8 @@ def test_metrics_compare_and_gate_count_the_same_n(tmp_path, capsys):
     metrics = json.loads(capsys.readouterr().out)["slices"]["adversarial"]
     assert main(["compare", path, "--baseline", "v1", "--candidate", "v2", "--json"]) == 0
     comp = json.loads(capsys.readouterr().out)["slices"]["adversarial"]
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--min-slice-n", "1", "--json"]) == 1
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--min-slice-n", "1", "--json",
+                 "--rule", "point"]) == 1
     regression = next(r for r in json.loads(capsys.readouterr().out)["regressions"]
                       if r["slice"] == "adversarial" and r["metric"] == "hit@5")
     assert (metrics["n"], metrics["n_with_gold"], metrics["rows"]) == (12, 8, 14)

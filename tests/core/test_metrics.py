@@ -13,9 +13,10 @@ from sklearn.metrics import ndcg_score
 from rageval_desktop.cli import main
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics import retrieval
-from rageval_desktop.core.metrics.compare import GateUsageError, compare, gate, gate_markdown
+from rageval_desktop.core.metrics.compare import GateUsageError, compare
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
+from rageval_desktop.core.metrics.gate import gate, gate_markdown
 from rageval_desktop.core.metrics.stats import mean_ci
 from rageval_desktop.core.store.project import Project
 
@@ -53,20 +54,27 @@ def test_ndcg_matches_scikit_learn(seed):
         assert retrieval.ndcg_at_k(ranks, n_gold, k) == pytest.approx(expected)
 
 
-def test_mean_ci_bootstrap_and_normal_agree_with_theory():
+def test_mean_ci_is_students_t_and_a_share_gets_wilsons_interval():
+    from scipy.stats import t
+    from statsmodels.stats.proportion import proportion_confint
+
     rng = np.random.default_rng(0)
     small = rng.normal(50, 10, 200)
     mean, low, high = mean_ci(small)
-    assert low < mean < high
-    half = 1.96 * small.std(ddof=1) / math.sqrt(len(small))
-    assert (high - low) / 2 == pytest.approx(half, rel=0.15)   # percentile bootstrap ~ normal theory
+    half = t.ppf(0.975, 199) * small.std(ddof=1) / math.sqrt(len(small))
+    assert (low, high) == pytest.approx((mean - half, mean + half), rel=1e-12)
     assert mean_ci([np.nan, np.nan]) == (None, None, None)
-    big = rng.normal(0, 1, 10_000)
-    m2, l2, h2 = mean_ci(big)
-    assert h2 - l2 == pytest.approx(2 * 1.959964 * big.std(ddof=1) / 100, rel=1e-6)
+    # 12 of 12 hits is not [100, 100] (was: the bootstrap's point interval)
+    m, lo, hi = mean_ci([100.0] * 12)
+    wilson = proportion_confint(12, 12, alpha=0.05, method="wilson")
+    assert m == 100 and hi == 100 and lo == pytest.approx(100 * wilson[0], abs=1e-9) and lo < 76
+    _, lo, hi = mean_ci([100.0] * 7 + [0.0] * 5)
+    assert (lo, hi) == pytest.approx(tuple(100 * x for x in proportion_confint(7, 12, method="wilson")), abs=1e-9)
+    # equal values inside the scale get the widest interval a mean of that size could need, not a point
+    _, lo, hi = mean_ci([50.0] * 10)
+    assert lo < 25 and hi > 75
 
 
-# --- a constructed project ----------------------------------------------------------------------------
 def build(tmp_path, *, v2_breaks: str | None = None) -> Project:
     """10 easy + 10 keyword-heavy questions; v1 retrieves the gold chunk at rank 1 for every row; v2 is the same
     except that, for the slice `v2_breaks`, the gold chunk drops to rank 8 (outside top 5, in the prompt of 10)."""

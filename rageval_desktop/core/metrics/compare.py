@@ -1,15 +1,15 @@
-"""Comparing two runs on the questions both answered, and the CI gate built on it.
+"""Comparing two runs on the golden questions both answered (the CI gate, core.metrics.gate, decides on it).
 
-The delta of each metric is the mean of per-question differences (candidate - baseline) with a paired
-bootstrap 95% CI; a drop is measured in points on the 0-100 scale. Questions are counted as in the dashboard
-(rowdata.per_question): repeats of a question are averaged first, so `metrics`, `compare` and `gate` agree on n.
-Values are full precision; displays round.
+The delta of each metric is the mean of per-question differences (candidate - baseline) with Student's t 95%
+interval and its standard error (core.metrics.stats); a drop is measured in points on the 0-100 scale. Questions
+are counted as in the dashboard (rowdata.per_question): repeats of a question are averaged first, so `metrics`,
+`compare` and `gate` agree on n. What is left out of the comparison — rows not linked to the golden set, golden
+questions one run did not answer — is counted in `coverage`, and `warnings` says where the dashboard's 'all' (which
+counts them) and the comparison would tell different stories. Values are full precision; displays round.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
@@ -17,7 +17,7 @@ from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
-from rageval_desktop.core.metrics.stats import mean_ci
+from rageval_desktop.core.metrics.stats import diff_ci, paired_se
 from rageval_desktop.core.store.project import Project
 
 GATE_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
@@ -37,6 +37,16 @@ def _paired(a: RunData, b: RunData) -> tuple[Any, int]:
     right = right[right["golden_id"].notna()].set_index("golden_id")
     shared = left.index.intersection(right.index)
     return pd.concat({"a": left.loc[shared], "b": right.loc[shared]}, axis=1), len(shared)
+
+
+def paired_cell(before: Any, after: Any) -> dict[str, Any]:
+    """One cell of a comparison from the paired scores of the questions both runs have: the means, the mean
+    difference with its t interval, standard error and degrees of freedom (what the gate tests)."""
+    diffs = after - before
+    delta, low, high = diff_ci(diffs)
+    n = int(len(diffs))
+    return {"baseline": float(before.mean()), "candidate": float(after.mean()), "delta": delta, "ci": [low, high],
+            "n": n, "se": paired_se(diffs)[1], "df": n - 1}
 
 
 def is_retrieval(metric: str) -> bool:
@@ -105,11 +115,44 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
             if not both.any():
                 entry[m] = None
                 continue
-            delta, low, high = mean_ci((after[both] - before[both]).to_numpy())
-            entry[m] = {"baseline": float(before[both].mean()), "candidate": float(after[both].mean()),
-                        "delta": delta, "ci": [low, high], "n": int(both.sum())}
+            entry[m] = paired_cell(before[both].to_numpy(), after[both].to_numpy())
         out["slices"][name] = entry
+    out["coverage"], out["warnings"] = _coverage(a, b, joined, wanted)
     return out
+
+
+def _coverage(a: RunData, b: RunData, joined: Any, wanted: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """What each run has that the comparison leaves out, and a warning where that changes the story: the
+    dashboard's 'all' counts every question a run answered, the comparison only the golden questions both did."""
+    out: dict[str, Any] = {}
+    warnings: list[str] = []
+    shared = set(joined.index)
+    for role, data in (("baseline", a), ("candidate", b)):
+        questions = per_question(data.frame)
+        linked = questions["golden_id"].notna()
+        compared = linked & questions["golden_id"].isin(shared)
+        left = questions[~compared]
+        out[role] = {"run": data.run, "rows": int(len(data.frame)), "questions": int(len(questions)),
+                     "compared": int(compared.sum()), "unlinked": int((~linked).sum()),
+                     "not_answered_by_other": int((linked & ~compared).sum())}
+        if left.empty:
+            continue
+        moved = []
+        for m in wanted:
+            if m not in questions or is_retrieval(m):   # retrieval needs gold ids: unlinked rows have none
+                continue
+            every, kept = questions[m].mean(), questions.loc[compared, m].mean()
+            if every == every and kept == kept and abs(every - kept) >= 0.05:
+                moved.append((abs(every - kept), f"{m} {every:.1f} there, {kept:.1f} on the compared questions"))
+        parts = [f"{out[role]['unlinked']} not linked to the golden set"] if out[role]["unlinked"] else []
+        if out[role]["not_answered_by_other"]:
+            parts.append(f"{out[role]['not_answered_by_other']} the other run did not answer")
+        text = (f"{role} '{data.run}': {len(left)} question(s) are not compared ({', '.join(parts)}); the "
+                f"dashboard's 'all' counts them")
+        if moved:
+            text += ": " + "; ".join(t for _, t in sorted(moved, reverse=True)[:3])
+        warnings.append(text)
+    return out, warnings
 
 
 def _merge_unsettled(a: RunData, b: RunData, wanted: list[str]) -> list[dict[str, Any]]:
@@ -120,141 +163,3 @@ def _merge_unsettled(a: RunData, b: RunData, wanted: list[str]) -> list[dict[str
     return list(seen.values())
 
 
-@dataclass
-class GateResult:
-    passed: bool
-    regressions: list[dict[str, Any]] = field(default_factory=list)   # drops that fail the gate
-    ungated: list[dict[str, Any]] = field(default_factory=list)       # drops over the limit that do not, and why
-    comparison: dict[str, Any] = field(default_factory=dict)
-    max_slice_drop: float = 2.0
-    max_aggregate_drop: float = 2.0
-    require_significant: bool = False
-    min_slice_n: int = MIN_SLICE_N
-
-
-def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
-         max_aggregate_drop: float | None = None, metrics: list[str] | None = None,
-         require_significant: bool = False, min_slice_n: int = MIN_SLICE_N, estimator: str = "mean") -> GateResult:
-    """With `estimator="ppi"` a judge metric is gated on its corrected estimates: a slice with too few ratings is
-    reported, not gated; 'all' without enough ratings is a usage error (exit 2), never a silent pass."""
-    check_limits(max_slice_drop, max_aggregate_drop, min_slice_n)  # before loading two runs, not after
-    comparison = compare(project, baseline, candidate, metrics, estimator)
-    blind = undecidable(comparison)
-    if blind:
-        raise GateUsageError("the PPI estimator cannot gate " + "; ".join(
-            f"{u['metric']} ({u['why']})" for u in blind) + ": rate a sample of each run (rageval sample, rageval "
-            "rate) or gate those metrics with --estimator mean")
-    return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
-                         require_significant=require_significant, min_slice_n=min_slice_n)
-
-
-def undecidable(comparison: dict[str, Any]) -> list[dict[str, Any]]:
-    """The metrics a PPI comparison cannot gate at all: too few ratings for 'all' (slices short of ratings are
-    only reported). `gate` refuses them (exit 2); the Compare page says the gate cannot decide."""
-    return [u for u in comparison.get("unavailable", []) if u["slice"] == ALL]
-
-
-def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_slice_n: int) -> None:
-    for name, value in (("--max-slice-drop", max_slice_drop), ("--max-aggregate-drop", max_aggregate_drop)):
-        if value is not None and (not math.isfinite(value) or value < 0):
-            raise GateUsageError(f"{name} is a number of points a score may drop, 0 or more (got {value:g})")
-    if min_slice_n < 1:
-        raise GateUsageError(f"--min-slice-n is a number of questions, 1 or more (got {min_slice_n})")
-
-
-def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, max_aggregate_drop: float | None = None,
-                  require_significant: bool = False, min_slice_n: int = MIN_SLICE_N) -> GateResult:
-    """The gate's rule, once: used by `rageval gate`, the GUI's Compare page and the reports.
-
-    A drop counts when it is larger than the limit (the slice limit, or the aggregate limit for "all", which
-    defaults to the slice limit). Every drop carries its paired 95% CI and is "within noise" when the CI includes
-    zero. It fails the gate unless the slice has fewer than `min_slice_n` questions for that metric (reported,
-    not gated; "all" is always gated) or `require_significant` is set and the CI does not lie wholly below zero.
-    Decided on unrounded values."""
-    check_limits(max_slice_drop, max_aggregate_drop, min_slice_n)
-    aggregate = max_slice_drop if max_aggregate_drop is None else max_aggregate_drop
-    regressions, ungated = [], []
-    for name, entry in comparison["slices"].items():
-        limit = aggregate if name == ALL else max_slice_drop
-        for m in comparison["metrics"]:
-            cell = entry.get(m)
-            if not cell or not -cell["delta"] > limit + 1e-9:
-                continue
-            low, high = cell["ci"]
-            significant = high < 0
-            drop = {"slice": name, "metric": m, "baseline": cell["baseline"], "candidate": cell["candidate"],
-                    "drop": -cell["delta"], "allowed": limit, "ci": cell["ci"], "n": cell["n"],
-                    "n_counts": "questions with gold ids" if is_retrieval(m) else "questions scored",
-                    "within_noise": low <= 0 <= high, "significant": significant}
-            if cell.get("estimator") == "ppi":
-                drop["n_counts"] = (f"questions scored, corrected by {cell['n_rated'][0]} + {cell['n_rated'][1]} "
-                                    f"rated (PPI)")
-            if name != ALL and cell["n"] < min_slice_n:
-                ungated.append({**drop, "why": f"fewer than {min_slice_n} questions: reported, not gated"})
-            elif require_significant and not significant:
-                ungated.append({**drop, "why": "the 95% CI does not lie below zero (--require-significant)"})
-            else:
-                regressions.append(drop)
-    return GateResult(not regressions, regressions, ungated, comparison, max_slice_drop, aggregate,
-                      require_significant, min_slice_n)
-
-
-def rule_text(result: GateResult) -> str:
-    """The rule a gate applied, in words (for the CLI, the GUI and reports)."""
-    text = (f"a slice may drop at most {result.max_slice_drop:g} points, 'all' at most {result.max_aggregate_drop:g}; "
-            f"slices with fewer than {result.min_slice_n} questions are reported, not gated")
-    if result.require_significant:
-        text += "; only drops whose 95% CI lies below zero fail"
-    if result.comparison.get("estimator") == "ppi":
-        text += "; judge metrics rated per row are compared as PPI estimates (judge mean corrected by ratings)"
-    return text
-
-
-def drop_text(r: dict[str, Any]) -> str:
-    """'-12.5 points [95% CI -20.1, -4.9], n=8 questions with gold ids, within noise' (display only)."""
-    text = (f"-{r['drop']:.1f} points, 95% CI of delta [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}], "
-            f"n={r['n']} {r['n_counts']}")
-    return text + (", within noise" if r["within_noise"] else "")
-
-
-def gate_markdown(result: GateResult) -> str:
-    """For a pull-request comment: every name from data is escaped (core.text.md_escape)."""
-    from rageval_desktop.core.text import md_escape as md
-
-    c = result.comparison
-    head = "✅ **No regression**" if result.passed else f"❌ **{len(result.regressions)} regression(s)**"
-    lines = [f"### RAG evaluation gate: {md(c['candidate'])} vs {md(c['baseline'])}", "",
-             f"{head} — {c['shared_questions']} shared questions; {rule_text(result)}.", ""]
-    table = ["| slice | metric | baseline | candidate | drop | 95% CI of delta | n | |",
-             "|---|---|---:|---:|---:|---|---:|---|"]
-
-    def row(r: dict[str, Any], note: str) -> str:
-        return (f"| {md(r['slice'])} | {md(r['metric'])} | {r['baseline']:.1f} | {r['candidate']:.1f} | "
-                f"**{r['drop']:.1f}** | [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}] | {r['n']} | {note} |")
-
-    if result.regressions:
-        lines += table + [row(r, "within noise" if r["within_noise"] else "") for r in result.regressions] + [""]
-    if result.ungated:
-        lines += ["Drops over the limit that do not fail the gate:", ""]
-        lines += table + [row(r, md(r["why"])) for r in result.ungated] + [""]
-    metrics = c["metrics"]
-    lines += ["<details><summary>All slices</summary>", "",
-              "| slice | n | with gold ids | " + " | ".join(map(md, metrics)) + " |",
-              "|---|---:|---:|" + "---:|" * len(metrics)]
-    for name, entry in c["slices"].items():
-        cells = []
-        for m in metrics:
-            cell = entry.get(m)
-            cells.append("—" if not cell else f"{cell['candidate']:.1f} ({cell['delta']:+.1f})")
-        lines.append(f"| {md(name)} | {entry['n']} | {entry.get('n_with_gold', '—')} | " + " | ".join(cells) + " |")
-    lines += ["", "</details>", ""]
-    if c.get("unavailable"):
-        lines += ["Not gated, too few ratings for a corrected (PPI) estimate:", ""]
-        lines += [f"- {md(u['slice'])} {md(u['metric'])}: {md(u['why'])}" for u in c["unavailable"]] + [""]
-    if c.get("retired_judges"):
-        names = ", ".join(md(r["judge"]) for r in c["retired_judges"])
-        lines.append(f"_Retired judges left out: {names}._")
-    if c.get("unsettled_judges"):
-        names = ", ".join(f"{md(r['judge'])} ({md(r['verdict'])}, n={r['n']})" for r in c["unsettled_judges"])
-        lines.append(f"_Counted, but not yet confirmed by human ratings: {names}._")
-    return "\n".join(lines) + "\n"

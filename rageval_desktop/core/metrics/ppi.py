@@ -104,7 +104,7 @@ def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum:
     d = np.asarray(diffs, dtype=float)
     rated = np.isfinite(d) & np.isfinite(scores)
     cov = float(np.cov(scores[rated], d[rated])[0, 1]) / judge.size if rated.sum() > 1 else 0.0
-    half = critical(eff) * math.sqrt(max(0.0, var_judge + var_rect + 2 * cov))
+    half = critical(eff) * _floored(math.sqrt(max(0.0, var_judge + var_rect + 2 * cov)), n)
     estimate = out["judge_mean"] + rect
     return {**out, "estimate": _clip(estimate, bounds),
             "ci": [_clip(estimate - half, bounds), _clip(estimate + half, bounds)], "correction": rect, "why": None}
@@ -142,9 +142,37 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
     baseline = _clip(float(ja[both].mean()) + ra, (0.0, 100.0))     # on the 0-100 scale, as the dashboard's
     candidate = _clip(float(jb[both].mean()) + rb, (0.0, 100.0))
     delta = candidate - baseline
-    half = critical(min(eff_a, eff_b)) * math.sqrt(var_paired + var_a + var_b)
+    # delta = mean(judge b - judge a) + correction b - correction a: each correction's rated questions are among
+    # the paired ones, so it covaries with the paired mean by cov(paired, human - judge) / N (as in ppi_mean);
+    # the two runs' ratings are separate draws and do not covary
+    full = jb - ja
+    cov = (_cov(full, diffs_b) - _cov(full, diffs_a)) / paired.size
+    se = _floored(math.sqrt(max(0.0, var_paired + var_a + var_b + 2 * cov)), min(na, nb))
+    df = min(eff_a, eff_b) - 1.0
+    half = critical(min(eff_a, eff_b)) * se
     return {**out, "baseline": baseline, "candidate": candidate, "delta": delta,
-            "ci": [delta - half, delta + half], "why": None}
+            "ci": [delta - half, delta + half], "se": se, "df": df, "why": None}
+
+
+def _floored(se: float, n_rated: int) -> float:
+    """A standard error of 0 (every rated difference the same, the judge constant) says nothing is uncertain,
+    which n ratings cannot show: it gets the error of a share of changed questions when none of n was seen to
+    change (core.metrics.stats.paired_se), as unrated metrics do."""
+    if se > 0:
+        return se
+    from rageval_desktop.core.metrics.stats import paired_se
+
+    return paired_se([0.0] * max(1, n_rated))[1]
+
+
+def _cov(values: Any, diffs: Any) -> float:
+    """The sample covariance of `values` and `diffs` over the questions where both are known (0 with fewer than
+    two)."""
+    import numpy as np
+
+    v, d = np.asarray(values, dtype=float), np.asarray(diffs, dtype=float)
+    known = np.isfinite(v) & np.isfinite(d)
+    return float(np.cov(v[known], d[known])[0, 1]) if known.sum() > 1 else 0.0
 
 
 def simulate(projects: int = 200, *, seed: int = 0, rows_per_slice: int = 400, rated_per_slice: int = 40,

@@ -8,9 +8,10 @@ from typing import Any
 
 from rageval_desktop import __version__
 from rageval_desktop.core.judges.registry import list_judges
-from rageval_desktop.core.metrics.compare import compare, evaluate_gate, rule_text
+from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.dashboard import summarise
 from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
+from rageval_desktop.core.metrics.gate import evaluate_gate, headline
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run
 from rageval_desktop.core.store.project import Project
@@ -48,9 +49,9 @@ def _gate(comparison: dict[str, Any] | None, max_slice_drop: float) -> dict[str,
     if comparison is None:
         return None
     result = evaluate_gate(comparison, max_slice_drop=max_slice_drop)
-    return {"passed": result.passed, "regressions": result.regressions, "ungated": result.ungated,
-            "rule": rule_text(result), "max_slice_drop": result.max_slice_drop,
-            "max_aggregate_drop": result.max_aggregate_drop, "min_slice_n": result.min_slice_n}
+    found = result.as_dict()
+    found.pop("comparison")
+    return {**found, "rule": found.pop("rule_text"), "headline": headline(result)}
 
 
 def build_report(project: Project, run: str, baseline: str | None = None, failures: int = 10,

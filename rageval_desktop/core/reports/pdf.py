@@ -87,10 +87,10 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
         c = report.get("comparison")
         if c:
             g = report["gate"]
-            verdict = "gate passes" if g["passed"] else f"gate fails: {len(g['regressions'])} regression(s)"
+            verdict = f"gate {g['decision']}: {g['headline']}"
             fig = _page(pdf, f"{c['candidate']} vs {c['baseline']}",
-                        f"{c['shared_questions']} shared questions · delta in points with paired bootstrap 95% CI · "
-                        f"{verdict} ({g['rule']})")
+                        f"{c['shared_questions']} shared questions · delta in points with paired t 95% CI · "
+                        f"{verdict} ({g['rule']})" + "".join(f" · {w}" for w in c.get("warnings", [])))
             rows = [[name, str(e["n"]), *[("—" if not e.get(m) else
                                             f"{e[m]['delta']:+.1f} [{e[m]['ci'][0]:+.1f}, {e[m]['ci'][1]:+.1f}]")
                                            for m in c["metrics"]]] for name, e in c["slices"].items()]

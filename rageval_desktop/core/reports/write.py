@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.metrics.compare import drop_text
+from rageval_desktop.core.metrics.gate import drop_text
 from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.content import build_report
@@ -127,6 +127,7 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
                          f"{c['n_rated']} |")
     c = report.get("comparison")
     if c:
+        lines += [f"- ⚠ {_md(w)}" for w in c.get("warnings", [])]
         lines += ["", f"### Against {_md(c['baseline'])} ({c['shared_questions']} shared questions)", "",
                   "| slice | n | " + " | ".join(map(_md, c["metrics"])) + " |",
                   "|---|---:|" + "---:|" * len(c["metrics"])]
@@ -135,10 +136,11 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
                      for m in c["metrics"]]
             lines.append(f"| {_md(name)} | {e['n']} | " + " | ".join(cells) + " |")
         g = report["gate"]
-        verdict = "passes" if g["passed"] else f"fails: {len(g['regressions'])} regression(s)"
-        lines += ["", f"**Gate {verdict}** ({_md(g['rule'])})."]
+        lines += ["", f"**Gate {g['decision']}: {_md(g['headline'])}** ({_md(g['rule'])})."]
         for r in g["regressions"]:
             lines.append(f"- {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))}")
+        for r in g["undecided"]:
+            lines.append(f"- undecided: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
         for r in g["ungated"]:
             lines.append(f"- not gated: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
     lines += ["", "### Failures", "", "| slice | retrieval | reranker | generation |", "|---|---:|---:|---:|"]

@@ -146,6 +146,7 @@ class _Analysis(QWidget):
         self.note = QLabel()
         self.note.setObjectName("hint")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)   # run, slice and judge names are data
         self.layout_.addWidget(self.note)
 
     def chart(self, hint: str) -> ChartLabel:
@@ -292,9 +293,10 @@ class CompareView(_Analysis):
         self.drop.setSuffix(" points")
         drop_label = QLabel("Max slice &drop:")
         drop_label.setBuddy(self.drop)
-        self.significant = QCheckBox("Only &significant drops")
-        self.significant.setToolTip("Fail only on drops over the limit whose paired 95% CI lies wholly below zero "
-                                    "(rageval gate --require-significant)")
+        self.significant = QCheckBox("&Strict")
+        self.significant.setToolTip("Require proof of no regression: a cell the evidence cannot settle (neither "
+                                    "shown to drop more than the limit nor shown within it) makes the gate "
+                                    "undecided (rageval gate --strict, exit 3)")
         self.corrected = QCheckBox("Co&rrected by ratings")
         self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
                                   "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
@@ -382,23 +384,29 @@ class CompareView(_Analysis):
     def _verdict(self, *_: object) -> None:
         if not self.result:
             return
-        from rageval_desktop.core.metrics.compare import evaluate_gate, rule_text, undecidable
+        from rageval_desktop.core.metrics.gate import evaluate_gate, headline, undecidable
 
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
-        result = evaluate_gate(self.result, max_slice_drop=limit, require_significant=self.significant.isChecked())
+        result = evaluate_gate(self.result, max_slice_drop=limit, strict=self.significant.isChecked())
         head = f"{self.result['shared_questions']} shared questions. "
-        flag = " --require-significant" if result.require_significant else ""
+        flag = " --strict" if result.strict else ""
         flag += " --estimator ppi" if self.result.get("estimator") == "ppi" else ""
-        if not result.passed:
+        command = f"rageval gate --max-slice-drop {limit:g}{flag}"
+        if result.decision == "fail":
             worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
-            text = (head + f"The gate fails (rageval gate --max-slice-drop {limit:g}{flag}): "
-                    f"{len(result.regressions)} regression(s), e.g. "
-                    + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}"
-                                + (" (within noise)" if r["within_noise"] else "") for r in worst) + ".")
+            text = (head + f"The gate fails ({command}): {headline(result)}, e.g. "
+                    + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}" for r in worst) + ".")
+        elif result.decision == "undecided":
+            text = head + f"The gate cannot decide ({command}): {headline(result)}."
         else:
-            text = head + f"The gate passes ({rule_text(result)})."
+            text = head + f"The gate passes ({command}): {headline(result)}."
+        if result.undecided:
+            worst = sorted(result.undecided, key=lambda r: -(r["detectable_drop"] or 0))[:3]
+            text += (" Undecided (the evidence neither shows a drop over the limit nor rules one out), e.g. "
+                     + "; ".join(f"{r['slice']} {r['metric']} detects ≥ {r['detectable_drop']:.1f}"
+                                 for r in worst if r["detectable_drop"] is not None) + ".")
         if result.ungated:
-            text += f" {len(result.ungated)} drop(s) over the limit reported, not gated (small slices or noise)."
+            text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
         blind = undecidable(self.result)
         if blind:
             text = head + ("The corrected gate cannot decide: " + "; ".join(f"{u['metric']} ({u['why']})"
@@ -406,6 +414,8 @@ class CompareView(_Analysis):
         elif self.result.get("unavailable"):
             text += (f" {len(self.result['unavailable'])} slice metric(s) have too few ratings for a corrected "
                      "estimate: not gated.")
+        for warning in self.result.get("warnings", []):
+            text += f" ⚠ {warning}."
         if self.result.get("unsettled_judges"):
             text += " ⚑ Not yet confirmed by humans: " + ", ".join(u["judge"] for u in self.result["unsettled_judges"])
         self.note.setText(text)

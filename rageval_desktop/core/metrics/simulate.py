@@ -1,0 +1,103 @@
+"""The gate's error rates, measured: simulated pull requests whose truth is known, judged by the gate's own code.
+
+A simulated project has six slices of 20-100 golden questions (350 in all). Each question has a latent rank of its
+gold chunk — not retrieved in the top 50 with probability 0.15, else geometric (P(rank 1) = 0.45) — giving hit@5,
+hit@10, MRR and nDCG@10 as the app computes them for one gold chunk, and a judge score on a 1-5 scale that is
+higher when retrieval hit (0-100 on the dashboard). A baseline is drawn; the candidate answers each question as the
+baseline did, except that with probability `churn` the question is redrawn from the same distribution (a new
+version changes some answers and keeps most). Under the null the candidate is no worse; under the alternative one
+slice regresses by `drop` points of hit@5 in expectation: that share of its questions loses the gold chunk from
+the top 10 and one point of judge score. Each pull request is a comparison built by `compare.paired_cell` (the
+code `rageval compare` runs) and judged by `gate.evaluate_gate` (the code `rageval gate` runs).
+
+bench/bench_gate.py prints the table the docs quote; tests/core/test_gate_rule.py runs a small seeded version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rageval_desktop.core.metrics.compare import paired_cell
+from rageval_desktop.core.metrics.dashboard import ALL
+from rageval_desktop.core.metrics.gate import evaluate_gate
+
+SLICES = {"easy": 20, "edge": 35, "adversarial": 50, "time-sensitive": 65, "multi-hop": 80, "keyword-heavy": 100}
+METRICS = ("hit@5", "hit@10", "mrr", "ndcg@10", "correctness")
+MISS = 51                      # not in the top 50
+
+
+def _ranks(rng: Any, n: int) -> Any:
+    import numpy as np
+
+    ranks = rng.geometric(0.45, n)
+    ranks[rng.random(n) < 0.15] = MISS
+    return np.minimum(ranks, MISS)
+
+
+def _scores(rng: Any, ranks: Any) -> dict[str, Any]:
+    import numpy as np
+
+    hit5 = (ranks <= 5).astype(float)
+    judge = np.clip(np.round(rng.normal(3.0 + 1.0 * hit5, 1.0)), 1, 5)
+    return {"hit@5": 100 * hit5, "hit@10": 100 * (ranks <= 10), "mrr": np.where(ranks < MISS, 100 / ranks, 0.0),
+            "ndcg@10": np.where(ranks <= 10, 100 / np.log2(ranks + 1), 0.0), "correctness": 25 * (judge - 1)}
+
+
+def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: str = "keyword-heavy",
+                 slices: dict[str, int] | None = None) -> dict[str, Any]:
+    """One simulated comparison (the dict `compare` returns, reduced to what the gate reads)."""
+    import numpy as np
+
+    sizes = slices or SLICES
+    base: dict[str, list[Any]] = {m: [] for m in METRICS}
+    cand: dict[str, list[Any]] = {m: [] for m in METRICS}
+    tags: list[str] = []
+    p_hit5 = 0.85 * (1 - 0.55 ** 5)
+    for name, n in sizes.items():
+        ranks = _ranks(rng, n)
+        a = _scores(rng, ranks)
+        changed = rng.random(n) < churn
+        new_ranks = np.where(changed, _ranks(rng, n), ranks)
+        b = _scores(rng, new_ranks)
+        for m in METRICS:                      # unchanged questions keep their scores, the judge's too
+            b[m] = np.where(changed, b[m], a[m])
+        if name == regressed and drop > 0:
+            hurt = rng.random(n) < drop / (100 * p_hit5)
+            for m in ("hit@5", "hit@10", "mrr", "ndcg@10"):
+                b[m] = np.where(hurt & (new_ranks <= 10), 0.0 if m != "mrr" else 100 / 11, b[m])
+            b["correctness"] = np.where(hurt, np.maximum(0.0, b["correctness"] - 25), b["correctness"])
+        for m in METRICS:
+            base[m].append(a[m])
+            cand[m].append(b[m])
+        tags += [name] * n
+    labels = np.array(tags)
+    out: dict[str, Any] = {"baseline": "a", "candidate": "b", "metrics": list(METRICS), "slices": {},
+                           "shared_questions": len(labels)}
+    joined_a = {m: np.concatenate(v) for m, v in base.items()}
+    joined_b = {m: np.concatenate(v) for m, v in cand.items()}
+    for name in [*sizes, ALL]:
+        mask = labels == name if name != ALL else np.ones(len(labels), bool)
+        out["slices"][name] = {"n": int(mask.sum()),
+                               **{m: paired_cell(joined_a[m][mask], joined_b[m][mask]) for m in METRICS}}
+    return out
+
+
+def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop: float = 0.0,
+                     regressed: str = "keyword-heavy", **rule: Any) -> dict[str, Any]:
+    """Over `prs` simulated pull requests: how often the gate fails (any regression), fails on the regressed
+    slice, and is undecided somewhere; `rule` goes to `evaluate_gate` (max_slice_drop, rule, alpha, ...)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    failed = caught = undecided = 0
+    detectable: list[float] = []
+    for _ in range(prs):
+        result = evaluate_gate(pull_request(rng, churn=churn, drop=drop, regressed=regressed), **rule)
+        failed += not result.passed
+        caught += any(r["slice"] == regressed for r in result.regressions)
+        undecided += bool(result.undecided)
+        detectable += [r["detectable_drop"] for r in [*result.undecided, *result.regressions]
+                       if r["slice"] == regressed and r["metric"] == "hit@5" and r.get("detectable_drop")]
+    return {"prs": prs, "churn": churn, "drop": drop, "fail_rate": failed / prs, "caught_rate": caught / prs,
+            "undecided_rate": undecided / prs,
+            "detectable_drop_hit5": float(np.median(detectable)) if detectable else None}

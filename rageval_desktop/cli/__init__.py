@@ -406,8 +406,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--threshold", type=float)
     q.add_argument("--min-n", type=int)
     q.add_argument("--rule", choices=["interval", "point"],
-                   help="interval (default): keep or retire only when the 95%% CI lies wholly above or below the "
-                        "threshold, else 'needs more ratings'; point: the estimate alone (the old rule)")
+                   help="interval (default): keep or retire only when the anytime-valid interval (valid however "
+                        "often you look) lies wholly above or below the threshold, else 'needs more ratings'; "
+                        "point: the estimate alone (the old rule)")
+    q.add_argument("--bias-margin", type=float, metavar="POINTS",
+                   help="flag a judge whose mean bias against the reviewers is shown to exceed this many points "
+                        "(0-100 scale; default 5)")
     q.add_argument("--json", action="store_true")
 
     p = command("golden", cmd_golden, "the golden set as code: versions, diffs, exports, dedupe, balance, promote")

@@ -68,18 +68,25 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
                 "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
                 "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
-                "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping}
+                "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
+                "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias}
         if args.apply:
             item["action"] = actions[r.judge]
         out.append(item)
         value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0], 3)}, {_cell(r.ci[1], 3)}]"
-        more = f" (about {r.needed} more ratings would likely decide it)" if r.verdict == NEEDS_MORE else ""
+        more = f" (about {r.needed} more ratings would settle it, 80% power)" if r.verdict == NEEDS_MORE else ""
         lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
                      + (f"  -> {actions[r.judge]}" if args.apply else ""))
         if r.n:
             lines.append(f"{'':<22} {r.stopping}")
         if r.weighting:
             lines.append(f"{'':<22} {r.weighting}")
+        b = r.bias
+        if b.get("mean") is not None and b["ci"][0] is not None:
+            lines.append(f"{'':<22} mean bias {b['mean']:+.1f} points [95% CI {b['ci'][0]:+.1f}, {b['ci'][1]:+.1f}], "
+                         f"limits of agreement [{b['limits'][0]:+.1f}, {b['limits'][1]:+.1f}]"
+                         + (f": FLAGGED, beyond ±{b['margin']:g} points; its means are off (use --estimator ppi)"
+                            if b["flagged"] else ""))
     if results:
         lines.append(f"rule: {RULES[results[0].rule]} ({results[0].threshold:g}; at least {results[0].min_n} "
                      "rated rows)")
@@ -102,12 +109,14 @@ def cmd_settings(args: argparse.Namespace) -> int:
     with _open(args.project) as project:
         if args.action == "set":
             pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n,
-                                      rule=args.rule)
+                                      rule=args.rule, bias_margin=args.bias_margin)
         else:
             pol = settings.policy(project)
-    data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n, "rule": pol.rule}
+    data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n, "rule": pol.rule,
+            "bias_margin": pol.bias_margin}
     _print(args, data, f"statistic {pol.statistic}, threshold {pol.threshold:g}, at least {pol.min_n} rated rows; "
-                       f"rule '{pol.rule}': {settings.RULES[pol.rule]}")
+                       f"rule '{pol.rule}': {settings.RULES[pol.rule]}; a judge whose mean bias is shown to exceed "
+                       f"{pol.bias_margin:g} points is flagged")
     return EXIT_OK
 
 

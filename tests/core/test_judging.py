@@ -389,7 +389,8 @@ def test_the_demo_ships_judged_with_synthetic_ratings_and_never_loads_torch(tmp_
             1, 288)
         assert conn.execute("SELECT reviewer FROM human_ratings LIMIT 1").fetchone()[0] == "demo reviewer (synthetic)"
         verdicts = {r.judge: r.verdict for r in audit_all(p)}
-    assert verdicts == {"answer-recall": "keep", "minilm-similarity": "retire"}
+    # answer-recall agrees well (kappa 0.90 on 144) but not yet beyond doubt however often one looks (issue 27)
+    assert verdicts == {"answer-recall": "needs more ratings", "minilm-similarity": "retire"}
 
 
 def test_moving_the_endpoint_keeps_judgments(proj):

@@ -65,10 +65,14 @@ def test_a_disagreement_sample_puts_disagreements_first_and_records_its_probabil
                                     (sample.id,)))
     assert all(probs[r] == pytest.approx(1.0) for r in first)
     assert all(0 < probs[r] < 0.2 for r in sample.row_ids[40:])
-    # a representative sample records none
+    # a stratified sample records n_h / N_h per stratum (issue 27; it recorded none and weighed every rating 1)
     plain = sampling.create_sample(p, "v1", "correctness_binary", 50, seed=3)
-    assert {x for (x,) in p.reader().execute("SELECT inclusion FROM review_sample_rows WHERE sample_id = ?",
-                                             (plain.id,))} == {None}
+    found = p.reader().execute("SELECT stratum, inclusion FROM review_sample_rows WHERE sample_id = ?",
+                               (plain.id,)).fetchall()
+    taken = {key: sum(1 for k, _ in found if k == key) for key, _ in found}
+    sizes = {key: sum(1 for _, k in sampling._strata(p, 1, "correctness_binary") if k == key) for key in taken}
+    assert all(x == pytest.approx(taken[key] / sizes[key]) for key, x in found)
+    assert len({round(x, 9) for _, x in found}) > 1                 # equal allocation, unequal strata
 
 
 def test_weighted_agreement_estimates_the_population_not_the_oversampled_mistakes(split, capsys):
@@ -110,7 +114,7 @@ def test_unknown_mode_is_a_clear_error(split):
         sampling.create_sample(p, "v1", "correctness_binary", 10, mode="random")
 
 
-@pytest.mark.parametrize("agree, expected", [(30, "you can stop"), (20, "keep rating"), (29, "rate 1 more")])
+@pytest.mark.parametrize("agree, expected", [(30, "you can stop"), (20, "keep rating"), (29, "rate about 1 more")])
 def test_sequential_stopping_says_when_more_ratings_would_not_change_the_verdict(split, agree, expected):
     p, truth, score_a = split
     rows = [r for r in truth if score_a[r] == truth[r]][:agree]

@@ -40,7 +40,8 @@ def test_dashboard_table_and_chart(window, qtbot):
     assert "95% CI [" in tip and "judges: answer-recall" in tip
     # a judge the human audit has not kept is counted until retired, and flagged; columns say what they mean
     assert "not yet confirmed by human ratings: minilm-similarity" in view.note.text()
-    assert "answer-recall" not in view.note.text()
+    # answer-recall agrees well but its anytime interval still reaches below 0.7 (issue 27): flagged, not kept
+    assert "answer-recall (needs more ratings, n=144)" in view.note.text()
     col = headers.index("hit@5")
     assert "any gold chunk in the top 5" in view.model.headerData(col, Qt.Orientation.Horizontal,
                                                                   Qt.ItemDataRole.ToolTipRole)

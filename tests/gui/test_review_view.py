@@ -95,7 +95,8 @@ def test_keys_are_ignored_while_saving_and_on_auto_repeat(window, qtbot):
 
 
 def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot, monkeypatch):
-    """Out of the box, the synthetic reviewer's ratings keep one judge and retire the other."""
+    """Out of the box, the synthetic reviewer's ratings retire one judge; the other agrees well (kappa 0.90) but
+    144 ratings cannot yet show that it stays above 0.7 however often the audit is looked at (issue 27)."""
     from PySide6.QtWidgets import QInputDialog
 
     with qtbot.waitSignal(window.task_finished, timeout=30_000):
@@ -103,12 +104,14 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
     audit = window.audit_view
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
     keep, drop = records["answer-recall"], records["minilm-similarity"]
-    assert (keep["n"], keep["statistic"], keep["verdict"]) == (144, "cohen_kappa", "keep")
+    assert (keep["n"], keep["statistic"], keep["verdict"]) == (144, "cohen_kappa", "needs more ratings")
     assert (drop["n"], drop["statistic"], drop["verdict"]) == (144, "quadratic_kappa", "retire")
-    assert keep["ci"][0] >= 0.7 > drop["ci"][1]
-    # sequential stopping: the selected judge's CI lies wholly on one side of 0.7
+    assert keep["ci"][0] > 0.7 > drop["ci"][1]
+    # sequential stopping: the retired judge's anytime interval lies wholly below 0.7; the other says how many more
     audit.table.selectRow(list(records).index("answer-recall"))
-    assert "You can stop" in audit.advice.text() and "above 0.7" in audit.advice.text()
+    assert "Keep rating" in audit.advice.text() and "80% power" in audit.advice.text()
+    audit.table.selectRow(list(records).index("minilm-similarity"))
+    assert "You can stop" in audit.advice.text() and "below 0.7" in audit.advice.text()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("same topic is not the same fact", True))
     audit.table.selectRow(list(records).index("minilm-similarity"))
     with qtbot.waitSignal(window.task_finished, timeout=30_000):

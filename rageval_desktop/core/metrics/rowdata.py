@@ -360,8 +360,10 @@ def per_question(frame: Any) -> Any:
 
 
 def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
-    """The judges this run's numbers count whose audit has not said "keep": no ratings yet, or needs more
-    ratings. They are counted (a judge is retired only on clear evidence) and flagged wherever they are shown."""
+    """The judges this run's numbers count whose audit has not said "keep" — no ratings yet, or needs more
+    ratings — or whose mean bias against the reviewers is shown to exceed the policy's margin (a judge kept on
+    kappa can still score every answer points high). They are counted (a judge is retired only on clear evidence)
+    and flagged wherever they are shown; `--estimator ppi` corrects a biased judge's means where ratings exist."""
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.agreement import agreement
 
@@ -371,8 +373,14 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
             continue
         for name in names:
             result = agreement(project, get_judge(project, name), breakdowns=False)  # the verdict is enough
-            if result.verdict != "keep":
-                out.append({"judge": name, "metric": metric, "verdict": result.verdict if result.n else "not audited",
-                            "n": result.n, "statistic": result.statistic, "value": result.value, "ci": result.ci,
-                            "needed": result.needed})
+            biased = bool(result.bias.get("flagged"))
+            if result.verdict != "keep" or biased:
+                verdict = result.verdict if result.n else "not audited"
+                if biased:
+                    low, high = result.bias["ci"]
+                    verdict += (f"; biased {result.bias['mean']:+.1f} points [95% CI {low:+.1f}, {high:+.1f}] against "
+                                f"the reviewers")
+                out.append({"judge": name, "metric": metric, "verdict": verdict, "n": result.n,
+                            "statistic": result.statistic, "value": result.value, "ci": result.ci,
+                            "needed": result.needed, "bias": result.bias})
     return out

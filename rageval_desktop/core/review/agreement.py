@@ -1,12 +1,13 @@
 """Judge-human agreement, with confidence intervals, and the retirement verdict it leads to.
 
 Every statistic is computed from the confusion matrix (core.review.agreement_stats; equal to scikit-learn's kappas,
-scipy's Spearman and the `krippendorff` package's alpha), and the deciding one gets a paired bootstrap 95% CI
-(scipy.stats.bootstrap). The verdict respects that interval: see `decide`. Judge scores are put on the human
-scale by rounding to its nearest point (an embedding judge's 3.27 counts as 3). Where several reviewers rated a
-target, the judge is compared with their consensus: the median, ties rounded down. A target is a row, or — for
-the metrics judged per item — a passage, a nugget or a citation (core.review.targets), each on its own scale
-(0-3; support 1, partial 0.5, not 0).
+scipy's Spearman and the `krippendorff` package's alpha), and the deciding one gets a 95% interval from the
+Dirichlet posterior of the confusion matrix, weighted as the sample was drawn (core.review.evidence, which says why
+and what it covers). The verdict reads the anytime-valid version of that interval: see `decide`. Judge scores are
+put on the human scale by rounding to its nearest point (an embedding judge's 3.27 counts as 3). Where several
+reviewers rated a target, the judge is compared with their consensus: the median, ties rounded down. A target is a
+row, or — for the metrics judged per item — a passage, a nugget or a citation (core.review.targets), each on its own
+scale (0-3; support 1, partial 0.5, not 0).
 """
 
 from __future__ import annotations
@@ -49,27 +50,32 @@ class Agreement:
     human_ceiling: float | None = None
     rule: str = "interval"
     weighting: str = ""               # how a non-uniform sample's ratings were weighted (empty: not needed)
+    anytime_ci: list[float | None] = field(default_factory=lambda: [None, None])  # what the verdict uses
+    effective_n: float = 0.0          # Kish's effective n of the weighted ratings (n when unweighted)
+    bias: dict[str, Any] = field(default_factory=dict)   # judge - human in points (Bland-Altman), core.review.evidence
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "stopping": self.stopping}
 
     @property
     def stopping(self) -> str:
-        """Sequential stopping, in words: whether more ratings could still change the verdict."""
-        low, high = self.ci
+        """Sequential stopping, in words: whether more ratings could still change the verdict. It reads the
+        anytime-valid interval, which stays valid however often the audit is looked at (core.review.evidence)."""
+        low, high = self.anytime_ci
         if self.value is None or low is None or high is None:
             return f"keep rating: no interval yet (at least {max(self.min_n, 2)} ratings are needed to decide)"
         side = "above" if low >= self.threshold else "below" if high < self.threshold else ""
+        shown = f"the anytime-valid interval [{low:.3f}, {high:.3f}]"
         if self.verdict in ("keep", "retire") and self.rule == "interval":
-            return (f"you can stop: the 95% CI [{low:.3f}, {high:.3f}] lies entirely {side} {self.threshold:g}, so "
-                    f"more ratings would not change the verdict ({self.verdict})")
+            return (f"you can stop: {shown} lies entirely {side} {self.threshold:g}, so more ratings would not "
+                    f"change the verdict ({self.verdict})")
         if side:
-            return (f"the 95% CI already lies entirely {side} {self.threshold:g}, but a verdict needs at least "
-                    f"{self.min_n} ratings: rate {self.min_n - self.n} more")
+            return (f"{shown} already lies entirely {side} {self.threshold:g}, but a verdict needs an effective n of "
+                    f"at least {self.min_n}: rate about {self.needed} more")
         if self.verdict in ("keep", "retire"):
-            return f"decided by the point rule on n={self.n}; the 95% CI still spans {self.threshold:g}"
-        return (f"keep rating: the 95% CI [{low:.3f}, {high:.3f}] spans {self.threshold:g}; about {self.needed} "
-                f"more ratings would likely decide it")
+            return f"decided by the point rule on n={self.n}; the interval still spans {self.threshold:g}"
+        return (f"keep rating: {shown} spans {self.threshold:g}; about {self.needed} more ratings would settle it "
+                f"with 80% power if the estimate holds")
 
 
 def scale(metric: str) -> list[float]:
@@ -156,19 +162,47 @@ def consensus(project: Project, metric: str, latest: Any) -> Any:
     return found
 
 
-def pairs(project: Project, judge: Judge) -> Any:
-    """One row per rated target (a row, a passage, a nugget or a citation: core.review.targets): the judge's score
-    on the human scale and the humans' consensus, both as indices into `scale(metric)`. A nugget or a citation is
-    matched by its text, so a rating of a nugget that is no longer in the judge's list compares with nothing."""
+def each_reviewer(project: Project, metric: str, latest: Any) -> Any:
+    """One row per (rated target, reviewer) with that reviewer's score — or, where a lead settled the target, one
+    row with the lead's score — and `share`, 1 / the rows of its target, so that every target counts once."""
     import pandas as pd
 
-    columns = ["run_row_id", "target", "judge", "human", "reviewers", "slice", "run"]
+    lead = settled(project, metric)
+    found = latest[["run_row_id", "target", "reviewer", "score"]].rename(columns={"score": "human"})
+    if lead and not found.empty:
+        keys = list(zip(found["run_row_id"], found["target"], strict=True))
+        settled_rows = pd.Series([k in lead for k in keys], index=found.index)
+        decided = found[settled_rows].drop_duplicates(["run_row_id", "target"]).copy()
+        decided["human"] = [lead[(r, t)] for r, t in zip(decided["run_row_id"], decided["target"], strict=True)]
+        decided["reviewer"] = "(lead)"
+        found = pd.concat([found[~settled_rows], decided], ignore_index=True)
+    counts = latest.groupby(["run_row_id", "target"])["reviewer"].nunique().rename("reviewers").reset_index()
+    found = found.merge(counts, on=["run_row_id", "target"], how="left")
+    found["share"] = 1.0 / found.groupby(["run_row_id", "target"])["human"].transform("size")
+    return found
+
+
+def pairs(project: Project, judge: Judge, *, per_reviewer: bool = False) -> Any:
+    """One row per rated target (a row, a passage, a nugget or a citation: core.review.targets): the judge's score
+    on the human scale and the humans' consensus, both as indices into `scale(metric)`, and `human_score`, the
+    humans' score itself. With `per_reviewer`, one row per reviewer of each target instead (`each_reviewer`): the
+    judge is compared with each reviewer, not with a rounded median (a judge equal to two reviewers' mean matched
+    their rounded-down median half the time). A nugget or a citation is matched by its text, so a rating of a
+    nugget that is no longer in the judge's list compares with nothing."""
+    import pandas as pd
+
+    columns = ["run_row_id", "target", "judge", "human", "human_score", "judge_score", "reviewers", "share", "slice",
+               "run"]
     latest = human_frame(project, judge.metric)
     judged = judged_frame(project, judge)
     if latest.empty or judged.empty:
         return pd.DataFrame(columns=columns), latest
     labels = scale(judge.metric)
-    merged = consensus(project, judge.metric, latest).merge(judged, on=["run_row_id", "target"], how="inner")
+    found = each_reviewer(project, judge.metric, latest) if per_reviewer else consensus(project, judge.metric, latest)
+    merged = found.merge(judged, on=["run_row_id", "target"], how="inner")
+    if "share" not in merged:
+        merged["share"] = 1.0
+    merged["human_score"] = merged["human"].astype(float)
     merged["human"] = to_points(merged["human"], labels, judge=False)
     merged["judge"] = to_points(merged["judge_score"], labels, judge=True)
     return merged, latest
@@ -196,36 +230,40 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementPolicy) -> tuple[str, int]:
-    """The verdict and how many more rated rows would likely settle it, on unrounded values.
+def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementPolicy, *,
+           anytime: list[float | None] | None = None, n_eff: float | None = None,
+           se: float | None = None) -> tuple[str, int]:
+    """The verdict and how many more rated targets would settle it with 80% power, on unrounded values.
 
-    The interval rule (the default): keep when the whole 95% CI is at or above the threshold, retire when the
-    whole CI is below it, both only with at least `min_n` rated rows; otherwise the evidence does not decide
-    and the verdict is "needs more ratings". The estimate of the ratings still needed assumes the CI narrows as
-    1/sqrt(n) around the same estimate: n' = n (half-width / distance to the threshold)^2, at least `min_n`.
-    The point rule (the old one, an option) compares the estimate alone with the threshold."""
-    short = max(0, pol.min_n - n)
+    The interval rule (the default): keep when the whole anytime-valid interval (core.review.evidence; `ci`, the
+    single-look 95% interval, when none is given) is at or above the threshold, retire when it is wholly below,
+    both only with an effective n of at least `min_n`; otherwise the evidence does not decide and the verdict is
+    "needs more ratings". The anytime interval keeps the error rate however often the audit is looked at while
+    ratings come in. The point rule (an option) compares the estimate alone with the threshold."""
+    from rageval_desktop.core.review.evidence import ratings_needed
+
+    n_eff = float(n) if n_eff is None else n_eff
+    short = max(0, math.ceil(pol.min_n - n_eff - 1e-9))
     if value is None:
         return NEEDS_MORE, max(short, 1)
     if pol.rule == "point":
         if short:
             return NEEDS_MORE, short
         return ("retire" if value < pol.threshold else "keep"), 0
-    low, high = ci
+    low, high = anytime if anytime is not None else ci
     if low is None or high is None:
         return NEEDS_MORE, max(short, 1)
     if short == 0 and low >= pol.threshold:
         return "keep", 0
     if short == 0 and high < pol.threshold:
         return "retire", 0
-    distance = abs(value - pol.threshold)
-    half = (value - low) if value >= pol.threshold else (high - value)
-    if distance <= 1e-12:
-        return NEEDS_MORE, max(short, MAX_ESTIMATE)
     if low >= pol.threshold or high < pol.threshold:
-        return NEEDS_MORE, short                       # the CI decides, the minimum n is not reached yet
-    wanted = math.ceil(n * (half / distance) ** 2)
-    return NEEDS_MORE, max(short, min(MAX_ESTIMATE, wanted - n), 1)
+        return NEEDS_MORE, short                       # the interval decides, the minimum n is not reached yet
+    if se is None:                                     # a CI alone: its half-width is about 1.96 errors
+        lo, hi = ci
+        se = ((hi - lo) / 2 / 1.959964) if lo is not None and hi is not None else math.nan
+    needed = ratings_needed(value, se, n_eff, pol.threshold, min_n=pol.min_n)
+    return NEEDS_MORE, max(short, needed, 1)
 
 
 def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = None, *,
@@ -236,47 +274,64 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     import numpy as np
 
     from rageval_desktop.core.review import agreement_stats as st
+    from rageval_desktop.core.review import evidence as ev
 
     pol = pol or policy(project)
     labels = scale(judge.metric)
     k = len(labels)
-    merged, latest = pairs(project, judge)
+    merged, latest = pairs(project, judge, per_reviewer=True)
     deciding = pol.deciding(k)
     h = merged["human"].to_numpy(dtype=np.int64)
     j = merged["judge"].to_numpy(dtype=np.int64)
-    n = len(merged)
+    first = ~merged.duplicated(["run_row_id", "target"]).to_numpy() if len(merged) else np.array([], bool)
+    n = int(first.sum())                                        # targets: each counts once, however many reviewers
     from rageval_desktop.core.review.weights import pair_weights
 
-    w = pair_weights(project, judge.metric, merged)
+    design = pair_weights(project, judge.metric, merged)
+    share = merged["share"].to_numpy(dtype=float)
+    w = None if design is None and np.allclose(share, 1.0) else (design if design is not None else 1.0) * share
     matrix = st.confusion(h, j, k) if n else None
     weighted = st.confusion(h, j, k, w) if n else None
     stats = {name: (_finite(float(st.from_confusion(name, weighted))) if n else None) for name in STATS}
     value = stats[deciding]
-    ci = list(st.bootstrap_ci(deciding, h, j, k, weights=w)) if n >= 2 and value is not None else [None, None]
-    verdict, needed = decide(value, ci, n, pol)
+    n_eff = ev.effective_n(None if design is None else design[first], n)    # of targets, by the sample's design
+    draws = (ev.posterior(deciding, h, j, k, w, n_eff=n_eff) if n >= 2 and value is not None
+             else np.array([]))
+    ci = list(ev.interval(draws))
+    se = float(np.std(draws)) if draws.size >= ev.DRAWS // 4 else math.nan
+    anytime = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n))
+    verdict, needed = decide(value, ci, n, pol, anytime=anytime, n_eff=n_eff, se=se)
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
                                  "matrix": matrix.astype(int).tolist() if n else []}
+    span = (max(labels) - min(labels)) or 1.0
+    gaps = (merged["judge_score"].to_numpy(dtype=float) - merged["human_score"].to_numpy(dtype=float)) / span * 100
 
     def breakdown(column: str) -> dict[str, Any]:
         out = {}
         for name, idx in sorted(merged.groupby(column).indices.items()):
             wi = None if w is None else w[idx]
+            count = int(first[idx].sum())
+            ni = ev.effective_n(None if design is None else design[idx][first[idx]], count)
             v = _finite(st.statistic(deciding, h[idx], j[idx], k, wi))
-            low, high = st.bootstrap_ci(deciding, h[idx], j[idx], k, weights=wi) if v is not None else (None, None)
-            out[name] = {"n": len(idx), "value": v, "ci": [low, high]}
+            low, high = (ev.interval(ev.posterior(deciding, h[idx], j[idx], k, wi, n_eff=ni))
+                         if v is not None and count >= 2 else (None, None))
+            out[name] = {"n": count, "value": v, "ci": [low, high],
+                         "bias": ev.bias(gaps[idx], wi, ni, margin=pol.bias_margin)}
         return out
 
     reviewers = int(latest["reviewer"].nunique()) if not latest.empty else 0
-    multi = int((merged["reviewers"] > 1).sum()) if n else 0
+    multi = int(((merged["reviewers"] > 1) & first).sum()) if n else 0
     compared = ("each row's only reviewer" if multi == 0 else
-                f"the consensus (median, ties rounded down) of the reviewers on {multi} row(s) rated more than once")
+                f"each reviewer of the {multi} target(s) rated more than once (each target counts once; a lead's "
+                "score where one settled it)")
     return Agreement(judge=judge.name, metric=judge.metric, n=n, statistic=deciding, value=value, ci=ci,
                      verdict=verdict, judge_status=judge.status, threshold=pol.threshold, min_n=pol.min_n,
                      needed=needed, stats=stats, confusion=confusion,
                      per_slice=breakdown("slice") if breakdowns else {},
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
-                     weighting=_weighting(w))
+                     weighting=_weighting(design), anytime_ci=anytime, effective_n=n_eff,
+                     bias=ev.bias(gaps, w, n_eff, margin=pol.bias_margin) if n else {})
 
 
 def _weighting(w: Any) -> str:
@@ -302,7 +357,11 @@ def describe(result: Agreement) -> str:
     text = (f"{result.statistic} {_fmt(result.value)} (95% CI {_fmt(result.ci[0])} to {_fmt(result.ci[1])}) on "
             f"n={result.n} against the threshold {result.threshold:g}")
     if result.verdict == NEEDS_MORE:
-        text += f"; about {result.needed} more ratings would likely decide it"
+        text += f"; about {result.needed} more ratings would settle it (80% power)"
+    b = result.bias
+    if b.get("mean") is not None and b["ci"][0] is not None:
+        text += (f"; mean bias {b['mean']:+.1f} points [95% CI {b['ci'][0]:+.1f}, {b['ci'][1]:+.1f}]"
+                 + (f", beyond ±{b['margin']:g}: its means are off" if b["flagged"] else ""))
     return text
 
 

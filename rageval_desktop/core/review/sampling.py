@@ -13,12 +13,14 @@ from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.targets import Candidate
+from rageval_desktop.core.review.weights import sample_mode
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.queries import run_id as find_run
 
 INSERT_ROW = ("INSERT INTO review_sample_rows (sample_id, run_row_id, item, item_key, position, stratum, inclusion) "
               "VALUES (?, ?, ?, ?, ?, ?, ?)")
-MODES = {"stratified": "representative: every slice and judge-score band, round robin (the default)",
+MODES = {"stratified": "every slice and judge-score band, round robin (the default); each rating weighs its "
+                       "stratum's size over its ratings, so the statistics speak for the whole run",
          "disagreement": "the targets the judges disagree on, then those near the pass mark, first (as EvalGen "
                          "orders them); drawn with unequal probabilities, which the statistics undo",
          "uncertain": "the targets whose judge score sits nearest the pass mark first; drawn with unequal "
@@ -76,12 +78,27 @@ def _grouped(picked: list[tuple[Candidate, str]]) -> list[tuple[Candidate, str]]
 
 
 def _draw(project: Project, rid: int, metric: str, size: int, rng: Any,
-          have: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> list[tuple[Candidate, str]]:
-    pool = [(c, key) for c, key in _strata(project, rid, metric) if (c.row_id, c.item) not in have]
+          have: dict[tuple[int, int], str] | None = None
+          ) -> tuple[list[tuple[Candidate, str]], dict[tuple[int, int], float]]:
+    """A stratified draw of `size` targets beside those already in the sample (`have`: target -> stratum), and
+    the inclusion probability n_h / N_h of every target the sample then holds: the round robin allocates equally,
+    so a small stratum is over-represented and its ratings must weigh less (N_h / n_h) to speak for the run."""
+    have = have or {}
+    every = _strata(project, rid, metric)
+    pool = [(c, key) for c, key in every if (c.row_id, c.item) not in have]
     strata: dict[str, list[int]] = {}
     for i, (_, key) in enumerate(pool):
         strata.setdefault(key, []).append(i)
-    return _grouped([pool[i] for i, _ in _allocate(strata, size, rng)])
+    picked = _grouped([pool[i] for i, _ in _allocate(strata, size, rng)])
+    population: dict[str, int] = {}
+    for _, key in every:
+        population[key] = population.get(key, 0) + 1
+    members = {**have, **{(c.row_id, c.item): key for c, key in picked}}
+    taken: dict[str, int] = {}
+    for key in members.values():
+        taken[key] = taken.get(key, 0) + 1
+    inclusion = {target: taken[key] / max(population.get(key, 0), taken[key]) for target, key in members.items()}
+    return picked, inclusion
 
 
 def _insert(conn: Any, sample_id: int, start: int, picked: list[tuple[Candidate, str]],
@@ -91,21 +108,28 @@ def _insert(conn: Any, sample_id: int, start: int, picked: list[tuple[Candidate,
                                   for i, (c, key) in enumerate(picked)])
 
 
-def priority(scores: list[float], metric: str, mode: str) -> float:
+def priority(scores: list[float], metric: str, mode: str, step: float | None = None) -> float:
     """How informative a target's rating is likely to be, from the active judges' scores on it: `disagreement`
     weighs their spread (as a share of the scale) and, half as much, how near their mean is to the pass mark;
-    `uncertain` the nearness alone. Never below FLOOR (an unjudged target too)."""
+    `uncertain` the nearness alone. Never below FLOOR (an unjudged target too). `step` (the human scale's step,
+    `scale_step`) is read once per draw by the caller: reading it per target cost seconds per 2,000 targets."""
     spec = METRICS[metric]
     if not scores:
         return FLOOR
     span = spec.high - spec.low
     mean = sum(scores) / len(scores)
-    points = sorted(scale(metric))
-    step = (points[1] - points[0]) if len(points) > 1 else span
+    step = scale_step(metric) if step is None else step
     mark = (spec.pass_mark - step / 2) if spec.pass_mark is not None else spec.low + span / 2
     near = max(0.0, 1.0 - 2.0 * abs(mean - mark) / span)
     spread = (max(scores) - min(scores)) / span if len(scores) > 1 else 0.0
     return FLOOR + (spread + 0.5 * near if mode == "disagreement" else near)
+
+
+def scale_step(metric: str) -> float:
+    """The distance between the first two points of the human scale (the whole span for a one-point scale)."""
+    spec = METRICS[metric]
+    points = sorted(scale(metric))
+    return (points[1] - points[0]) if len(points) > 1 else spec.high - spec.low
 
 
 def inclusion_probabilities(weights: list[float], size: int) -> list[float]:
@@ -139,7 +163,8 @@ def _draw_weighted(project: Project, rid: int, metric: str, size: int, mode: str
     Targets already in the sample (`have`) count towards the size: an extension redraws with the larger size."""
     pool = _strata(project, rid, metric)
     pool.sort(key=lambda p: (p[0].row_id, p[0].item))            # a stable order: the seed reproduces the draw
-    weights = [priority(c.scores, metric, mode) for c, _ in pool]
+    step = scale_step(metric)
+    weights = [priority(c.scores, metric, mode, step) for c, _ in pool]
     probs = inclusion_probabilities(weights, min(len(pool), size + len(have)))
     keys = rng.random(len(pool)) / [max(p, 1e-12) for p in probs]
     order = sorted(range(len(pool)), key=lambda i: keys[i])
@@ -163,9 +188,10 @@ def _allocate(strata: dict[str, list[int]], size: int, rng: Any) -> list[tuple[i
 
 def create_sample(project: Project, run: str, metric: str, size: int = 40, seed: int = 0,
                   mode: str = "stratified") -> Sample:
-    """A new sample of `size` targets. `mode` (MODES): `stratified` is representative; `disagreement` and
-    `uncertain` put the most informative targets first, draw them with unequal probabilities and record those,
-    so agreement statistics and PPI corrections weight each rating by 1/probability (core.review.weights)."""
+    """A new sample of `size` targets. `mode` (MODES): `stratified` allocates equally over slice x judge-score
+    bands and records each target's n_h / N_h; `disagreement` and `uncertain` put the most informative targets
+    first, draw them with unequal probabilities and record those. Agreement statistics and PPI corrections weight
+    each rating by the inverse (core.review.weights), so every mode estimates what the whole run would give."""
     import numpy as np
 
     if metric not in METRICS:
@@ -178,7 +204,7 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
     rng = np.random.default_rng(seed)
     inclusion: dict[tuple[int, int], float] | None = None
     if mode == "stratified":
-        picked = _draw(project, rid, metric, size, rng)
+        picked, inclusion = _draw(project, rid, metric, size, rng)
     else:
         picked, inclusion = _draw_weighted(project, rid, metric, size, mode, rng)
     if not picked:
@@ -254,10 +280,15 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
         return get_sample(project, sample_id)
     rounds = project.reader().execute("SELECT COUNT(*) FROM audit_log WHERE action = 'extend sample' AND "
                                       "entity_id = ?", (str(sample_id),)).fetchone()[0]
-    picked = _draw(project, rid, sample.metric, more, np.random.default_rng([sample.seed, rounds + 1]),
-                   set(sample.targets))
+    have = {(r, i): key for r, i, key in project.reader().execute(
+        "SELECT run_row_id, item, stratum FROM review_sample_rows WHERE sample_id = ?", (sample_id,))}
+    picked, inclusion = _draw(project, rid, sample.metric, more, np.random.default_rng([sample.seed, rounds + 1]),
+                              have)
     with project.write("extend review sample", changed=("review",)) as conn:
-        _insert(conn, sample_id, len(sample.row_ids), picked)
+        _insert(conn, sample_id, len(sample.row_ids), picked, inclusion if sample.mode == "stratified" else None)
+        if sample.mode == "stratified":     # every stratum's n_h / N_h as the sample now holds it
+            conn.executemany("UPDATE review_sample_rows SET inclusion = ? WHERE sample_id = ? AND run_row_id = ? "
+                             "AND item = ?", [(p, sample_id, r, i) for (r, i), p in inclusion.items()])
         project.audit(conn, "extend sample", "review_sample", str(sample_id), added=len(picked))
     return get_sample(project, sample_id)
 
@@ -271,20 +302,13 @@ def get_sample(project: Project, sample_id: int) -> Sample:
     found = conn.execute("SELECT run_row_id, item, item_key FROM review_sample_rows WHERE sample_id = ? "
                          "ORDER BY position", (sample_id,)).fetchall()
     return Sample(row[0], row[1], row[2], row[3], [r for r, _, _ in found], [i for _, i, _ in found],
-                  [k for _, _, k in found], mode=_mode(row[4]))
-
-
-def _mode(params: str | None) -> str:
-    try:
-        return str((json.loads(params or "{}") or {}).get("mode") or "stratified")
-    except ValueError:
-        return "stratified"
+                  [k for _, _, k in found], mode=sample_mode(row[4]))
 
 
 def list_samples(project: Project) -> list[dict[str, Any]]:
     """Every sample: `rows` counts its targets (rows, or passages, nuggets, citations: see `unit`)."""
     return [{"id": i, "run": r, "metric": m, "unit": targets.unit(m) if m in METRICS else "row", "seed": s,
-             "rows": n, "rated": rated, "created_at": c, "mode": _mode(params)}
+             "rows": n, "rated": rated, "created_at": c, "mode": sample_mode(params)}
             for i, r, m, s, n, rated, c, params in project.reader().execute(
                 "SELECT s.id, r.name, s.metric, s.seed, COUNT(sr.run_row_id), "
                 "(SELECT COUNT(DISTINCT h.run_row_id || ':' || h.passage_rank) FROM human_ratings h "

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.store.project import Project
 
 STATISTICS = ("auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha", "spearman", "exact")
-RULES = {"interval": "the 95% CI decides: keep when it lies at or above the threshold, retire when below it",
+RULES = {"interval": "the evidence decides: keep when the anytime-valid interval (valid however often you look) lies "
+                     "at or above the threshold, retire when below it",
          "point": "point estimate (the old rule): the estimate alone is compared with the threshold"}
 
 
@@ -18,6 +20,7 @@ class RetirementPolicy:
     threshold: float = 0.7
     min_n: int = 30
     rule: str = "interval"    # interval | point (see RULES)
+    bias_margin: float = 5.0  # points (0-100): a judge whose mean bias is shown to exceed this is flagged
 
     def deciding(self, points: int) -> str:
         """The statistic that decides on a scale of `points` scores: Cohen's kappa on a yes/no scale, quadratic
@@ -31,11 +34,13 @@ def policy(project: Project) -> RetirementPolicy:
     return RetirementPolicy(statistic=project.meta("retirement.statistic", "auto") or "auto",
                             threshold=float(project.meta("retirement.threshold", "0.7") or 0.7),
                             min_n=int(project.meta("retirement.min_n", "30") or 30),
-                            rule=project.meta("retirement.rule", "interval") or "interval")
+                            rule=project.meta("retirement.rule", "interval") or "interval",
+                            bias_margin=float(project.meta("retirement.bias_margin", "5") or 5))
 
 
 def set_policy(project: Project, *, statistic: str | None = None, threshold: float | None = None,
-               min_n: int | None = None, rule: str | None = None) -> RetirementPolicy:
+               min_n: int | None = None, rule: str | None = None,
+               bias_margin: float | None = None) -> RetirementPolicy:
     if statistic is not None and statistic not in STATISTICS:
         raise RagevalError(f"unknown statistic '{statistic}'; choose one of {', '.join(STATISTICS)}")
     if threshold is not None and not -1 <= threshold <= 1:
@@ -44,10 +49,13 @@ def set_policy(project: Project, *, statistic: str | None = None, threshold: flo
         raise RagevalError(f"unknown rule '{rule}'; choose one of {', '.join(RULES)}")
     if min_n is not None and min_n < 2:
         raise RagevalError("the minimum number of ratings must be at least 2")
+    if bias_margin is not None and not (math.isfinite(bias_margin) and 0 <= bias_margin <= 100):
+        raise RagevalError("the bias margin is a number of points between 0 and 100")
     with project.write("set retirement policy", changed=("settings",)) as conn:
-        for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n), ("rule", rule)):
+        for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n), ("rule", rule),
+                           ("bias_margin", bias_margin)):
             if value is not None:
                 project.set_meta(conn, f"retirement.{key}", str(value))
         project.audit(conn, "set retirement policy", "settings", None, statistic=statistic, threshold=threshold,
-                      min_n=min_n, rule=rule)
+                      min_n=min_n, rule=rule, bias_margin=bias_margin)
     return policy(project)

@@ -15,6 +15,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.review import agreement_stats as st
+from rageval_desktop.core.review import evidence
 from rageval_desktop.core.review.agreement import (
     _finite,
     _human_ceiling,
@@ -69,7 +70,7 @@ def _estimate(name: str, h: Any, j: Any, k: int) -> Estimate:
     if n == 0:
         return Estimate(0, None, [None, None])
     value = _finite(st.statistic(name, h, j, k))
-    ci = list(st.bootstrap_ci(name, h, j, k)) if n >= 2 and value is not None else [None, None]
+    ci = list(evidence.interval(evidence.posterior(name, h, j, k))) if n >= 2 and value is not None else [None, None]
     return Estimate(n, value, [_finite(c) if c is not None else None for c in ci])
 
 

@@ -1,33 +1,60 @@
 """Inverse-probability weights of rated targets, from the design of the sample each rating belongs to.
 
-A representative sample (`stratified`, the default) and a rating made outside any sample weigh 1. A sample drawn
-with unequal probabilities (`disagreement`, `uncertain`: core.review.sampling) keeps each target's inclusion
-probability p; its ratings weigh 1/p, so agreement statistics (a weighted confusion matrix) and PPI corrections
-(a weighted mean) estimate what a uniform sample would have: the targets drawn more often count less.
+A rating made outside any sample, or in a sample drawn before 0.3 (no probabilities recorded), weighs 1. Every
+sample drawn since records each target's inclusion probability p: n_h / N_h in a `stratified` sample (equal
+allocation over slice x judge-score bands, so small strata are over-represented), a probability growing with
+the target's priority in `disagreement` and `uncertain` ones. Its ratings weigh 1/p, so agreement statistics (a
+weighted confusion matrix) and PPI corrections (a weighted mean) estimate what the whole run would give: the
+targets drawn more often count less.
 A target rated in several samples takes the weight of its first non-uniform one.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rageval_desktop.core.store.project import Project
 
 
 def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
-    """(run row, target) -> inclusion probability, for the targets of `metric` rated within a non-uniform sample;
-    `target` as in core.review.targets.target_id (the passage rank, "0" for the row, or a nugget's text)."""
+    """(run row, target) -> inclusion probability, for the targets of `metric` rated within a sample that recorded
+    one; `target` as in core.review.targets.target_id (the passage rank, "0" for the row, or a nugget's text).
+    In a stratified sample a stratum's probability is the share of it that was *rated* (r_h / N_h): a sample rated
+    halfway stands for its strata with the ratings it has, not with those still to come."""
     from rageval_desktop.core.review.targets import target_id, unit
 
     kind = unit(metric)
+    conn = project.reader()
+    rated = conn.execute(
+        "SELECT s.id, s.params, sr.stratum, sr.run_row_id, sr.item, sr.item_key, sr.inclusion FROM review_sample_rows "
+        "sr JOIN review_samples s ON s.id = sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 "
+        "FROM human_ratings h WHERE h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item "
+        "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)).fetchall()
+    stratified = {sid for sid, params, *_ in rated if sample_mode(params) == "stratified"}
+    drawn: dict[tuple[int, str], int] = {}
+    if stratified:
+        marks = ",".join("?" * len(stratified))
+        drawn = {(sid, key): n for sid, key, n in conn.execute(
+            f"SELECT sample_id, stratum, COUNT(*) FROM review_sample_rows WHERE sample_id IN ({marks}) "
+            "GROUP BY sample_id, stratum", tuple(stratified))}
+    done: dict[tuple[int, str], int] = {}
+    for sid, _, key, *_ in rated:
+        done[(sid, key)] = done.get((sid, key), 0) + 1
     out: dict[tuple[int, str], float] = {}
-    for row, item, key, p in project.reader().execute(
-            "SELECT sr.run_row_id, sr.item, sr.item_key, sr.inclusion FROM review_sample_rows sr JOIN review_samples "
-            "s ON s.id = sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 FROM "
-            "human_ratings h WHERE h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item "
-            "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)):
-        out.setdefault((int(row), target_id(kind, int(item), key)), float(p))
+    for sid, _, key, row, item, item_key, p in rated:
+        if sid in stratified:
+            p = p * done[(sid, key)] / drawn.get((sid, key), done[(sid, key)])
+        out.setdefault((int(row), target_id(kind, int(item), item_key)), float(p))
     return out
+
+
+def sample_mode(params: str | None) -> str:
+    """A sample's mode from its stored parameters (samples from before modes existed are stratified)."""
+    try:
+        return str((json.loads(params or "{}") or {}).get("mode") or "stratified")
+    except ValueError:
+        return "stratified"
 
 
 def target_weights(project: Project, metric: str) -> dict[int, float]:

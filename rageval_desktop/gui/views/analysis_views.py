@@ -401,10 +401,11 @@ class CompareView(_Analysis):
         else:
             text = head + f"The gate passes ({command}): {headline(result)}."
         if result.undecided:
-            worst = sorted(result.undecided, key=lambda r: -(r["detectable_drop"] or 0))[:3]
+            worst = sorted(result.undecided, key=lambda r: -r["drop"])[:3]
             text += (" Undecided (the evidence neither shows a drop over the limit nor rules one out), e.g. "
-                     + "; ".join(f"{r['slice']} {r['metric']} detects ≥ {r['detectable_drop']:.1f}"
-                                 for r in worst if r["detectable_drop"] is not None) + ".")
+                     + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f} (detects ≥ {r['detectable_drop']:.1f})"
+                                 if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}"
+                                 for r in worst) + ".")
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
         blind = undecidable(self.result)

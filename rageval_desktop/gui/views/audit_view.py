@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from rageval_desktop.gui.main_window import MainWindow
 
 COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("n", "n rated"),
-           ("statistic", "deciding statistic"), ("value_text", "value [95% CI]"), ("verdict", "verdict"),
-           ("needed_text", "ratings to decide (estimate)"), ("ceiling", "human ceiling (α)"),
+           ("statistic", "statistic"), ("value_text", "value [95% CI]"), ("bias_text", "bias"),
+           ("verdict", "verdict"), ("needed_text", "to settle (80% power)"), ("ceiling", "human ceiling (α)"),
            ("compared_with", "compared with")]
 
 
@@ -65,6 +65,12 @@ class AuditView(QWidget):
         self.policy.setWordWrap(True)
         layout.addWidget(self.policy)
         self.model = RecordsModel(COLUMNS, self)
+        self.model.header_tips = {
+            "bias_text": "judge − human, mean in points of the 0–100 scale (hover a cell for its 95% CI and the "
+                         "limits of agreement); ⚑: shown beyond the bias margin, so the means it feeds are off",
+            "needed_text": "more ratings that would settle the verdict with 80% power if the estimate holds",
+            "value_text": "the 95% CI is for reading; the verdict uses the anytime-valid interval, which stays right "
+                          "however often you look"}
         self.table = QTableView()
         self.table.setObjectName("audit")
         self.table.setModel(self.model)
@@ -119,10 +125,11 @@ class AuditView(QWidget):
         statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
                      else p.statistic)
         if p.rule == "interval":
-            rule = (f"Keep when the whole 95% CI of its agreement ({statistic}) is at or above {p.threshold:g}; retire "
-                    f"when the whole CI is below it; otherwise 'needs more ratings' (counted in dashboards, flagged), "
-                    f"with an estimate of the ratings that would decide it. At least {p.min_n} ratings (of rows, or of "
-                    "passages, nuggets, citations) either way.")
+            rule = (f"Keep when the anytime-valid interval of its agreement ({statistic}) is at or above "
+                    f"{p.threshold:g} — it stays right however often you look while rating — retire when it is below; "
+                    f"otherwise 'needs more ratings' (counted in dashboards, flagged), with the ratings that would "
+                    f"settle it with 80% power. At least {p.min_n} ratings (effective n, when the sample was weighted) "
+                    "either way. The table shows the 95% CI for reading.")
         else:
             rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
                     f"{p.threshold:g} with at least {p.min_n} ratings, whatever its CI.")
@@ -135,7 +142,14 @@ class AuditView(QWidget):
         for r in results:
             value = "—" if r.value is None else (f"{r.value:.3f} [{r.ci[0]:.3f}, {r.ci[1]:.3f}]"
                                                  if r.ci[0] is not None else f"{r.value:.3f}")
-            records.append({**r.as_dict(), "value_text": value,
+            b = r.bias
+            bias = "—" if b.get("mean") is None else f"{b['mean']:+.1f}" + (" ⚑" if b["flagged"] else "")
+            tip = ("" if b.get("mean") is None or b["ci"][0] is None else
+                   f"judge − human, mean {b['mean']:+.1f} points [95% CI {b['ci'][0]:+.1f}, {b['ci'][1]:+.1f}]; "
+                   f"limits of agreement [{b['limits'][0]:+.1f}, {b['limits'][1]:+.1f}]"
+                   + (f"; flagged: beyond ±{b['margin']:g} points, so the means it feeds are off" if b["flagged"]
+                      else ""))
+            records.append({**r.as_dict(), "value_text": value, "bias_text": bias, "bias_text__tip": tip,
                             "needed_text": f"≈ {r.needed} more" if r.needed else "—",
                             "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}"})
         self.model.set_records(records)
@@ -162,6 +176,10 @@ class AuditView(QWidget):
         advice = f"{r.judge}: {r.stopping[0].upper()}{r.stopping[1:]}." if r.stopping else ""
         if r.weighting:
             advice += f" {r.weighting[0].upper()}{r.weighting[1:]}."
+        b = r.bias
+        if b.get("flagged"):
+            advice += (f" Its scores run {b['mean']:+.1f} points from the reviewers' (95% CI {b['ci'][0]:+.1f} to "
+                       f"{b['ci'][1]:+.1f}): the means it feeds are off; compare with --estimator ppi.")
         self.advice.setText(advice)
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it

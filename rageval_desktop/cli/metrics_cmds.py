@@ -142,6 +142,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     lines += [f"not gated  {u['slice']:<16} {u['metric']:<20} {u['why']}" for u in result.comparison["unavailable"]]
     lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
     lines.append(f"rule: {rule_text(result)}")
+    if args.require_significant and args.rule == "test":
+        lines.append("note: --require-significant is what the test rule does already (a drop must be shown); it "
+                     "changes only --rule point")
     lines += _unsettled_lines(result.comparison["unsettled_judges"])
     if result.decision == "fail":
         print(f"error: {len(result.regressions)} regression(s) of '{args.candidate}' against '{args.baseline}'",

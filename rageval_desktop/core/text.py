@@ -28,14 +28,27 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 _LINE_BREAKS = re.compile(r"[\r\n\t\u2028\u2029]+")
 
 
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+_MENTION = re.compile(r"(?<![\w@.])@(?=[\w-])")     # an @ that starts a word: 'hit@5', 'a@b.c' mention no one
+
+
+def inert_text(text: object) -> str:
+    """Text from data, safe to print beside other text: a bidirectional control (an RTL override that makes
+    'v1' read as a different name) is shown as its code point, `[U+202E]`, instead of acting."""
+    return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text))
+
+
 def md_escape(text: object) -> str:
     """Text from data, inert in Markdown (pull-request comments, reports): HTML is escaped (`<img onerror>`,
     `</details>`), Markdown punctuation is backslashed (`|` cannot split a table cell, `[x](y)` is no link),
-    line breaks become spaces (a name cannot end the table)."""
+    line breaks become spaces (a name cannot end the table), an `@name` cannot mention anyone (a zero-width space
+    follows the @: a run named `@cand` pinged a user in a pull request) and bidirectional controls are shown, not
+    obeyed (`inert_text`)."""
     import html
 
-    text = html.escape(str(text), quote=False)
+    text = html.escape(inert_text(text), quote=False)
     text = _LINE_BREAKS.sub(" ", text)
+    text = _MENTION.sub("@\u200b", text)
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 

@@ -12,7 +12,7 @@ v2 wins on paraphrases and typos, v1 keeps the edge on exact identifiers.
 `--extras` (also run at the end of a full build) writes the two files that let the demo tell its story offline:
 
 * ratings.jsonl — labelled SYNTHETIC ratings by "demo reviewer (synthetic)", made by one documented rule, so
-  that the Audit page shows a judge worth keeping and one to retire out of the box. For every row of v1 and v2,
+  that the Audit page shows a judge that agrees well and one to retire out of the box. For every row of v1 and v2,
   c = the share of the reference answer's content words (stop words removed, see STOP) found in the answer:
     correctness (1-5):     5 if c >= 0.6, 4 if c >= 0.4, 3 if c >= 0.2, 2 if c > 0, else 1
     correctness_binary:    1 if c >= 0.5, else 0

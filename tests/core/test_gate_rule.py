@@ -29,19 +29,19 @@ def test_holm_equals_statsmodels():
 
 
 def test_unchanged_pull_requests_fail_at_most_alpha_and_the_point_rule_cries_wolf():
-    """300 seeded null PRs (35 cells: 6 slices of 20-100 questions, 5 metrics); bench/bench_gate.py runs 1,000."""
-    default = gate_error_rates(300, seed=7, churn=1.0)
+    """Seeded null PRs (35 cells: 6 slices of 20-100 questions, 5 metrics); bench/bench_gate.py runs 1,000."""
+    default = gate_error_rates(200, seed=7, churn=1.0)
     assert default["fail_rate"] <= 0.05
-    zero_limit = gate_error_rates(300, seed=8, churn=1.0, max_slice_drop=0.0)
+    zero_limit = gate_error_rates(200, seed=8, churn=1.0, max_slice_drop=0.0)
     assert zero_limit["fail_rate"] <= 0.06
-    point = gate_error_rates(100, seed=9, churn=0.3, rule="point")
+    point = gate_error_rates(60, seed=9, churn=0.3, rule="point")
     assert point["fail_rate"] > 0.9                                   # why it is no longer the default
 
 
 def test_a_large_drop_in_one_slice_is_caught_and_a_small_one_says_what_it_could_detect():
-    caught = gate_error_rates(100, seed=3, churn=0.3, drop=30)
+    caught = gate_error_rates(60, seed=3, churn=0.3, drop=30)
     assert caught["caught_rate"] >= 0.9
-    small = gate_error_rates(100, seed=5, churn=0.3, drop=5)
+    small = gate_error_rates(40, seed=5, churn=0.3, drop=5)
     assert small["undecided_rate"] == 1.0 and 8 < small["detectable_drop_hit5"] < 30
 
 
@@ -111,3 +111,62 @@ def test_a_candidate_with_rows_the_gate_cannot_compare_is_warned_about(tmp_path,
     assert "correctness 66.7 there, 100.0 on the compared questions" in warning
     assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness"]) == 0
     assert "warning: candidate 'v2': 20 question(s) are not compared" in capsys.readouterr().out
+
+
+def test_max_t_charges_correlated_tests_less_than_holm_and_independent_ones_the_same():
+    from rageval_desktop.core.metrics.stats import max_t
+
+    p = [0.004] + [0.5] * 9
+    _, independent, _ = max_t(p, np.eye(10), 0.05)
+    assert independent[0] == pytest.approx(1 - (1 - 0.004) ** 10, abs=0.004)      # Sidak, up to Monte Carlo
+    _, together, _ = max_t(p, np.ones((10, 10)), 0.05)
+    assert together[0] == pytest.approx(0.004, abs=0.002)                          # one test in ten copies
+    assert holm(p, 0.05)[1][0] == pytest.approx(0.04)
+
+
+def test_the_comparison_carries_the_cells_correlation_and_the_gate_uses_it(tmp_path):
+    from rageval_desktop.core.metrics.compare import compare
+    from rageval_desktop.core.store.project import Project
+    from tests.core.test_gate_decisions import build
+
+    path = build(tmp_path, {"easy": 30, "edge": 30}, {"easy-0", "easy-1"} | {f"edge-{i}" for i in range(12)})
+    with Project.open(path, read_only=True) as p:
+        comparison = compare(p, "v1", "v2")
+    found = comparison["cell_correlation"]
+    cells = [tuple(c) for c in found["cells"]]
+    matrix = np.asarray(found["matrix"])
+    assert np.allclose(np.diag(matrix), 1) and np.allclose(matrix, matrix.T)
+    edge = cells.index(("edge", "hit@5"))
+    assert matrix[edge, cells.index(("edge", "hit@10"))] > 0.9                    # the same questions' hits
+    assert matrix[edge, cells.index(("easy", "hit@5"))] == 0                      # no question in common
+    assert 0.5 < matrix[edge, cells.index(("all", "hit@5"))] < 1                  # half of 'all'
+    result = evaluate_gate(comparison, max_slice_drop=5)
+    assert result.adjustment == "max-T" and {r["slice"] for r in result.regressions} == {"edge", "all"}
+
+
+def test_max_t_finds_more_regressions_than_holm_at_the_same_error_rate():
+    found = gate_error_rates(120, seed=21, churn=0.3, drop=15)
+    holm_found = gate_error_rates(120, seed=21, churn=0.3, drop=15, holm=True)
+    assert found["caught_rate"] >= holm_found["caught_rate"] + 0.02
+
+
+def test_a_misspelt_run_is_a_usage_error_not_a_regression(tmp_path, capsys):
+    """Was: exit 1, the code for a regression (issue 28's exit-code item for the gate)."""
+    from tests.core.test_gate_decisions import build
+
+    path = build(tmp_path, {"easy": 12}, set())
+    for command in ("gate", "compare"):
+        assert main([command, path, "--baseline", "v1", "--candidate", "nosuchrun"]) == 2
+        err = capsys.readouterr().err
+        assert "no run named 'nosuchrun' (runs: v1, v2)" in err and "Traceback" not in err
+
+
+def test_names_in_the_gate_comment_neither_mention_anyone_nor_reorder_text():
+    """Was: a run named '@cand' pinged a user in the pull request, and an RTL override reordered the comment."""
+    from rageval_desktop.core.text import md_escape
+
+    text = md_escape("@cand v1\u202e2v")
+    assert "@cand" not in text and "@\u200bcand" in text
+    assert "\u202e" not in text and "202E" in text
+    assert md_escape("a@b.com") == "a@b.com" and md_escape("hit@5") == "hit@5"
+    assert md_escape("(@cand)") == "\\(@\u200bcand\\)"

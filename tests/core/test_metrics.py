@@ -140,7 +140,8 @@ def test_gate_cli_exit_codes(tmp_path, capsys):
     assert "easy" in (tmp_path / "pr.md").read_text()
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "faithfulness"]) == 2
     assert "no data for faithfulness" in capsys.readouterr().err
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "nope"]) == 1   # an unknown run: failed op
+    # an unknown run is a request that cannot be made (exit 2; issue 28: it was 1, the code for a regression)
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "nope"]) == 2
 
 
 def test_runs_without_shared_questions_are_a_usage_error(tmp_path):

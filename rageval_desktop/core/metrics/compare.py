@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
 from rageval_desktop.core.metrics.stats import diff_ci, paired_se
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
 
 GATE_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
 RETRIEVAL_PREFIXES = ("hit@", "recall@", "precision@", "ndcg@", "mrr")
@@ -72,6 +73,11 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     own ratings); where a slice has too few ratings its cell is None and `unavailable` says why."""
     if estimator not in ESTIMATORS:
         raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(ESTIMATORS)}")
+    for name in (baseline, candidate):       # a misspelt run is a request that cannot be made (exit 2), not a
+        try:                                # regression (exit 1): CI must tell a typo from a drop
+            find_run(project, name)
+        except NotFound as exc:
+            raise GateUsageError(str(exc)) from None
     a, b = load_run(project, baseline), load_run(project, candidate)
     joined, shared = _paired(a, b)
     if shared == 0:
@@ -96,9 +102,11 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
                                        "both runs had scored",
                            "estimator": estimator, "unavailable": []}
     groups = [(s, slice_col == s) for s in ordered_slices(joined["a"])] + [(ALL, slice_col == slice_col)]
+    moments: dict[str, Any] = {}
     for name, mask in groups:
         part = joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
+        columns: dict[str, Any] = {}
         for m in wanted:
             if estimator == "ppi" and applies(m):
                 cell = _ppi_cell(part, m)
@@ -116,9 +124,54 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
                 entry[m] = None
                 continue
             entry[m] = paired_cell(before[both].to_numpy(), after[both].to_numpy())
+            columns[m] = (after - before).where(both).to_numpy(dtype=float)
         out["slices"][name] = entry
+        moments[name] = (list(columns), *pairwise_moments(columns))
+    out["cell_correlation"] = cell_correlation(out, moments)
     out["coverage"], out["warnings"] = _coverage(a, b, joined, wanted)
     return out
+
+
+def pairwise_moments(columns: dict[str, Any]) -> tuple[Any, Any]:
+    """(counts, covariances) of the per-question differences of each pair of metrics over the questions where both
+    are known (NaN: unknown), as matrix products: a million questions cost one pass."""
+    import numpy as np
+
+    if not columns:
+        return np.zeros((0, 0)), np.zeros((0, 0))
+    diffs = np.column_stack(list(columns.values()))
+    known = np.isfinite(diffs).astype(float)
+    d = np.nan_to_num(diffs)
+    n = known.T @ known
+    sums = d.T @ known                         # sums[c, c']: the sum of c's differences where c' is known too
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = (d.T @ d - sums * sums.T / n) / (n - 1)
+    return n, np.where(n >= 2, cov, 0.0)
+
+
+def cell_correlation(out: dict[str, Any], moments: dict[str, Any]) -> dict[str, Any]:
+    """The correlation of every pair of compared cells' mean differences, which the gate's max-T adjustment uses:
+    two metrics of one slice share its questions, 'all' shares each slice's, two slices share none. The covariance
+    of two means is the covariance of their questions' differences over the questions they share, divided by both
+    counts (within each slice for 'all' against a slice). PPI cells are left out (their errors include the
+    ratings'); the gate then falls back to Holm."""
+    import numpy as np
+
+    cells = [(name, m) for name, entry in out["slices"].items() for m in out["metrics"]
+             if entry.get(m) and entry[m].get("estimator") != "ppi"]
+    matrix = np.eye(len(cells))
+    for i, (sa, ma) in enumerate(cells):
+        for j in range(i + 1, len(cells)):
+            sb, mb = cells[j]
+            source = sa if sa == sb or sb == ALL else sb if sa == ALL else None
+            if source is None:
+                continue
+            names, counts, cov = moments[source]
+            x, y = names.index(ma), names.index(mb)
+            a, b = out["slices"][sa][ma], out["slices"][sb][mb]
+            value = counts[x, y] * cov[x, y] / (a["n"] * b["n"]) / (a["se"] * b["se"])
+            matrix[i, j] = matrix[j, i] = float(np.clip(value, -1.0, 1.0)) if np.isfinite(value) else 0.0
+    return {"cells": [[name, m] for name, m in cells], "matrix": matrix.tolist()}
 
 
 def _coverage(a: RunData, b: RunData, joined: Any, wanted: list[str]) -> tuple[dict[str, Any], list[str]]:

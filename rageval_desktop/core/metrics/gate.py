@@ -1,14 +1,16 @@
 """The CI gate: whether a candidate run may replace a baseline, decided on evidence with a stated error rate.
 
-The default rule ("test") treats every gated cell — a slice, or 'all', times a metric — as a hypothesis: "this
-cell drops by at most the limit". A cell fails only when the evidence says its drop exceeds the limit: a one-sided
-t test of the paired per-question differences, with Holm's step-down adjustment across every gated cell, so that
-the chance of failing a pull request that changed nothing is at most `alpha` (0.05) however many cells are gated
-and however the metrics correlate. A cell the evidence cannot settle either way — its drop is not shown to exceed
-the limit, nor shown to stay within it (its one-sided lower bound at `alpha` is below minus the limit) — is
-*undecided*, and says the smallest drop it could have detected with 80% power. Undecided cells are warnings; with
-`strict` they are a verdict of their own (exit code 3) for teams that want proof of no regression: then every cell
-must be shown within its limit (an intersection-union test, valid at `alpha` without adjustment).
+The default rule ("test") treats every gated cell — a slice, or 'all', times a metric — as a hypothesis: "this cell
+drops by at most the limit". A cell fails only when the evidence says its drop exceeds the limit: a one-sided t test
+of the paired per-question differences, with a step-down max-T adjustment across every gated cell (the cells'
+correlation comes from the comparison: four retrieval metrics of a slice move together, and 'all' shares each
+slice's questions; Holm's adjustment, valid under any dependence, when it is unknown), so that the chance of failing
+a pull request that changed nothing is at most `alpha` (0.05) however many cells are gated. A cell the evidence
+cannot settle either way — its drop is not shown to exceed the limit, nor shown to stay within it (its one-sided
+lower bound at `alpha` is below minus the limit) — is *undecided*, and says the smallest drop it could have detected
+with 80% power. Undecided cells are warnings; with `strict` they are a verdict of their own (exit code 3) for teams
+that want proof of no regression: then every cell must be shown within its limit (an intersection-union test, valid
+at `alpha` without adjustment).
 
 The old rule ("point": a drop larger than the limit fails, optionally only when its 95% CI excludes zero) stays
 as a named policy. It fails most unchanged pull requests on slices of tens of questions; bench/bench_gate.py
@@ -23,7 +25,7 @@ from typing import Any
 
 from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL
-from rageval_desktop.core.metrics.stats import detectable_drop, drop_p_value, holm, lower_bound
+from rageval_desktop.core.metrics.stats import detectable_drop, drop_p_value, holm, lower_bound, max_t
 from rageval_desktop.core.store.project import Project
 
 RULES = {"test": "a drop fails when it is shown to exceed the limit, family-wise error at most alpha (default)",
@@ -48,6 +50,7 @@ class GateResult:
     strict: bool = False
     undecided: list[dict[str, Any]] = field(default_factory=list)     # test rule: cells the evidence cannot settle
     gated: int = 0                                                    # cells in the family
+    adjustment: str = ""                                              # max-T, or Holm when correlations are unknown
 
     @property
     def decision(self) -> str:
@@ -63,6 +66,7 @@ class GateResult:
     def as_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "decision": self.decision, "exit_code": self.exit_code, "rule": self.rule,
                 "rule_text": rule_text(self), "alpha": self.alpha, "strict": self.strict, "gated_cells": self.gated,
+                "adjustment": self.adjustment,
                 "regressions": self.regressions, "undecided": self.undecided, "ungated": self.ungated,
                 "max_slice_drop": self.max_slice_drop, "max_aggregate_drop": self.max_aggregate_drop,
                 "require_significant": self.require_significant, "min_slice_n": self.min_slice_n,
@@ -154,13 +158,36 @@ def _df(cell: dict[str, Any]) -> float:
     return float(cell.get("df", cell["n"] - 1))
 
 
+def _correlation(comparison: dict[str, Any], family: list[tuple[str, str, Any, float]]) -> Any | None:
+    """The family's correlation matrix from the comparison (None when a cell has none: a PPI cell, or a
+    comparison made before 0.3)."""
+    import numpy as np
+
+    found = comparison.get("cell_correlation") or {}
+    where = {(s, m): i for i, (s, m) in enumerate(found.get("cells", []))}
+    picked = [where.get((name, m)) for name, m, _, _ in family]
+    if not family or any(i is None for i in picked):
+        return None
+    return np.asarray(found["matrix"], dtype=float)[np.ix_(picked, picked)]
+
+
 def _test(result: GateResult, family: list[tuple[str, str, Any, float]]) -> None:
-    """Holm across the family; the cells not failed are within their limit (shown) or undecided."""
+    """Step-down max-T across the family (Holm when the cells' correlation is unknown); the cells not failed are
+    within their limit (shown) or undecided."""
+    from scipy.stats import norm
+
     result.gated = len(family)
     p_values = [drop_p_value(cell["delta"], cell.get("se", math.nan), _df(cell), limit)
                 for _, _, cell, limit in family]
-    rejected, adjusted = holm(p_values, result.alpha)
-    level = result.alpha / max(1, len(family))   # the first step's level: what a lone regression must clear
+    corr = _correlation(result.comparison, family)
+    if corr is not None:
+        rejected, adjusted, critical = max_t(p_values, corr, result.alpha)
+        level = float(norm.sf(critical))         # the single-step level: what a lone regression must clear
+        result.adjustment = "max-T"
+    else:
+        rejected, adjusted = holm(p_values, result.alpha)
+        level = result.alpha / max(1, len(family))
+        result.adjustment = "Holm"
     for (name, m, cell, limit), p, p_adj, reject in zip(family, p_values, adjusted, rejected, strict=True):
         se = cell.get("se", math.nan)
         drop = {**_drop(name, m, cell, limit), "p_value": p, "p_adjusted": p_adj,
@@ -200,9 +227,10 @@ def rule_text(result: GateResult) -> str:
         if result.require_significant:
             text += "; only drops whose 95% CI lies below zero fail"
     else:
-        text = (f"a cell fails when its drop is shown to exceed the limit ({limits}): one-sided t tests, Holm across "
-                f"the {result.gated} gated cells, family-wise error at most {result.alpha:g}; a cell the evidence "
-                f"cannot settle is undecided and says the drop it could detect (80% power); {small}")
+        text = (f"a cell fails when its drop is shown to exceed the limit ({limits}): one-sided t tests adjusted "
+                f"({result.adjustment or 'Holm'}) across the {result.gated} gated cells, family-wise error at most "
+                f"{result.alpha:g}; a cell the evidence cannot settle is undecided and says the drop it could detect "
+                f"(80% power); {small}")
         if result.strict:
             text += "; strict: every cell must be shown within its limit, else the gate cannot decide (exit 3)"
     if result.comparison.get("estimator") == "ppi":
@@ -211,12 +239,12 @@ def rule_text(result: GateResult) -> str:
 
 
 def drop_text(r: dict[str, Any]) -> str:
-    """'-12.5 points, 95% CI of delta [-20.1, -4.9], n=8 questions with gold ids, p (Holm) 0.003' (display);
+    """'-12.5 points, 95% CI of delta [-20.1, -4.9], n=8 questions with gold ids, adjusted p 0.003' (display);
     the sign is the delta's (an improvement reads +3.2)."""
     text = (f"{-r['drop']:+.1f} points, 95% CI of delta [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}], "
             f"n={r['n']} {r['n_counts']}")
     if r.get("p_adjusted") is not None:
-        text += f", p (Holm) {r['p_adjusted']:.2g}"
+        text += f", adjusted p {r['p_adjusted']:.2g}"
     return text + (", within noise" if r["within_noise"] else "")
 
 
@@ -247,7 +275,7 @@ def gate_markdown(result: GateResult) -> str:
                 f"**{r['drop']:.1f}** | [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}] | {r['n']} | {note} |")
 
     def shown(r: dict[str, Any]) -> str:
-        return "" if r.get("p_adjusted") is None else f"p (Holm) {r['p_adjusted']:.2g}"
+        return "" if r.get("p_adjusted") is None else f"adjusted p {r['p_adjusted']:.2g}"
 
     if result.regressions:
         lines += table + [row(r, shown(r)) for r in result.regressions] + [""]

@@ -7,8 +7,9 @@ higher when retrieval hit (0-100 on the dashboard). A baseline is drawn; the can
 baseline did, except that with probability `churn` the question is redrawn from the same distribution (a new
 version changes some answers and keeps most). Under the null the candidate is no worse; under the alternative one
 slice regresses by `drop` points of hit@5 in expectation: that share of its questions loses the gold chunk from
-the top 10 and one point of judge score. Each pull request is a comparison built by `compare.paired_cell` (the
-code `rageval compare` runs) and judged by `gate.evaluate_gate` (the code `rageval gate` runs).
+the top 10 and one point of judge score. Each pull request is a comparison built by `compare.paired_cell` and
+`compare.cell_correlation` (the code `rageval compare` runs) and judged by `gate.evaluate_gate` (the code `rageval
+gate` runs). `holm=True` drops the correlation, so the gate falls back to Holm's adjustment, for comparison.
 
 bench/bench_gate.py prints the table the docs quote; tests/core/test_gate_rule.py runs a small seeded version.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.metrics.compare import paired_cell
+from rageval_desktop.core.metrics.compare import cell_correlation, paired_cell, pairwise_moments
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate import evaluate_gate
 
@@ -75,15 +76,19 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
                            "shared_questions": len(labels)}
     joined_a = {m: np.concatenate(v) for m, v in base.items()}
     joined_b = {m: np.concatenate(v) for m, v in cand.items()}
+    moments = {}
     for name in [*sizes, ALL]:
         mask = labels == name if name != ALL else np.ones(len(labels), bool)
         out["slices"][name] = {"n": int(mask.sum()),
                                **{m: paired_cell(joined_a[m][mask], joined_b[m][mask]) for m in METRICS}}
+        columns = {m: joined_b[m][mask] - joined_a[m][mask] for m in METRICS}
+        moments[name] = (list(columns), *pairwise_moments(columns))
+    out["cell_correlation"] = cell_correlation(out, moments)
     return out
 
 
 def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop: float = 0.0,
-                     regressed: str = "keyword-heavy", **rule: Any) -> dict[str, Any]:
+                     regressed: str = "keyword-heavy", holm: bool = False, **rule: Any) -> dict[str, Any]:
     """Over `prs` simulated pull requests: how often the gate fails (any regression), fails on the regressed
     slice, and is undecided somewhere; `rule` goes to `evaluate_gate` (max_slice_drop, rule, alpha, ...)."""
     import numpy as np
@@ -92,7 +97,10 @@ def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop:
     failed = caught = undecided = 0
     detectable: list[float] = []
     for _ in range(prs):
-        result = evaluate_gate(pull_request(rng, churn=churn, drop=drop, regressed=regressed), **rule)
+        comparison = pull_request(rng, churn=churn, drop=drop, regressed=regressed)
+        if holm:
+            comparison.pop("cell_correlation")
+        result = evaluate_gate(comparison, **rule)
         failed += not result.passed
         caught += any(r["slice"] == regressed for r in result.regressions)
         undecided += bool(result.undecided)

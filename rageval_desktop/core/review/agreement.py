@@ -295,6 +295,10 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     stats = {name: (_finite(float(st.from_confusion(name, weighted))) if n else None) for name in STATS}
     value = stats[deciding]
     n_eff = ev.effective_n(None if design is None else design[first], n)    # of targets, by the sample's design
+    if design is not None:
+        from rageval_desktop.core.review.weights import strata_used
+
+        n_eff = ev.stratified_n(n_eff, n, strata_used(project, judge.metric))
     draws = (ev.posterior(deciding, h, j, k, w, n_eff=n_eff) if n >= 2 and value is not None
              else np.array([]))
     ci = list(ev.interval(draws))

@@ -8,8 +8,9 @@ Why these methods (each measured by simulation: bench/bench_agreement_rules.py, 
   the observed margins would be under independence (Basu, Banerjee & Sen 2000 do kappa this way) — and the
   statistic is computed on each draw. It covers 92-97% at n = 30 and 100 for kappa 0.6-0.9, and is never a point.
 - **Weights.** Ratings from a sample drawn with unequal probabilities weigh 1/probability (core.review.weights).
-  The weighted counts are scaled to Kish's effective sample size before the posterior, so an unequal design buys
-  the width it costs; the audit's minimum n applies to that effective n.
+  The weighted counts are scaled to Kish's effective sample size before the posterior (less the strata's degrees
+  of freedom for a stratified sample: `stratified_n`), so an unequal design buys the width it costs; the audit's
+  minimum n applies to that effective n.
 - **Repeated looks.** Rating 30, looking, rating 10 more and looking again until the 95% CI clears the threshold
   decides wrongly about five times as often as one look. A verdict therefore uses an *anytime-valid* interval:
   the time-uniform normal-mixture boundary of Robbins, in the asymptotic form of Waudby-Smith et al. (2024,
@@ -39,6 +40,15 @@ def effective_n(weights: Any | None, n: int) -> float:
         return float(n)
     w = np.asarray(weights, dtype=float)
     return float(w.sum() ** 2 / (w ** 2).sum()) if w.size else 0.0
+
+
+def stratified_n(n_eff: float, n: int, strata: int) -> float:
+    """The effective n of a stratified sample, less the degrees of freedom its strata's means take (n - H of n, as a
+    stratified variance estimate has): without it, intervals from samples spread over many small strata covered
+    91-94%; with it, 93-97% (bench/bench_agreement_rules.py)."""
+    if strata <= 1 or n <= 0:
+        return n_eff
+    return max(1.0, n_eff * max(1, n - strata) / n)
 
 
 def posterior(name: str, human: Any, judge: Any, k: int, weights: Any | None = None, *, draws: int = DRAWS,

@@ -92,20 +92,30 @@ def draw(pop: dict[str, Any], n: int, mode: str, rng: Any) -> tuple[Any, Any]:
     return order, uncertain
 
 
-def audit(pop: dict[str, Any], idx: Any, weights: Any | None, pol: RetirementPolicy) -> dict[str, Any]:
-    """The audit's numbers on one sample: the weighted kappa, its 95% interval, the verdict."""
+def audit(pop: dict[str, Any], idx: Any, weights: Any | None, pol: RetirementPolicy,
+          strata: int = 0) -> dict[str, Any]:
+    """The audit's numbers on one sample: the weighted kappa, its 95% interval, the verdict (`strata`: how many
+    strata of a stratified sample the ratings come from, as core.review.weights.strata_used counts them)."""
     import numpy as np
 
     h, j = pop["human"][idx], pop["judge"][idx]
     value = st.statistic("cohen_kappa", h, j, 2, weights)
     value = None if not math.isfinite(value) else float(value)
     n_eff = ev.effective_n(weights, len(idx))
-    draws = ev.posterior("cohen_kappa", h, j, 2, weights, draws=1000)
+    if weights is not None:
+        n_eff = ev.stratified_n(n_eff, len(idx), strata)
+    draws = ev.posterior("cohen_kappa", h, j, 2, weights, draws=1000, n_eff=n_eff)
     ci = list(ev.interval(draws)) if value is not None else [None, None]
     se = float(np.std(draws)) if draws.size else math.nan
     anytime = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n))
     verdict, _ = decide(value, ci, len(idx), pol, anytime=anytime, n_eff=n_eff, se=se)
     return {"value": value, "ci": ci, "verdict": verdict}
+
+
+def _strata(pop: dict[str, Any], idx: Any, mode: str) -> int:
+    import numpy as np
+
+    return int(np.unique(pop["strata"][idx]).size) if mode == "stratified" else 0
 
 
 def single_look(kappa: float, n: int, mode: str, *, runs: int = 500, seed: int = 0,
@@ -121,7 +131,7 @@ def single_look(kappa: float, n: int, mode: str, *, runs: int = 500, seed: int =
     errors = []
     for _ in range(runs):
         idx, weights = draw(pop, n, mode, rng)
-        found = audit(pop, idx, weights(n) if weighted else None, pol)
+        found = audit(pop, idx, weights(n) if weighted else None, pol, _strata(pop, idx, mode))
         keep += found["verdict"] == "keep"
         retire += found["verdict"] == "retire"
         low, high = found["ci"]
@@ -147,7 +157,7 @@ def sequential(kappa: float, mode: str = "uniform", *, runs: int = 300, start: i
         order, weights = draw(pop, stop, mode, rng)
         verdict = NEEDS_MORE
         for n in range(start, stop + 1, step):
-            verdict = audit(pop, order[:n], weights(n), pol)["verdict"]
+            verdict = audit(pop, order[:n], weights(n), pol, _strata(pop, order[:n], mode))["verdict"]
             if verdict != NEEDS_MORE:
                 used.append(n)
                 break

@@ -73,3 +73,15 @@ def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:
     weights = np.array([1.0 / found.get((int(r), str(t)), 1.0) for r, t in
                         zip(merged["run_row_id"], merged["target"], strict=True)])
     return None if np.allclose(weights, 1.0) else weights
+
+
+def strata_used(project: Project, metric: str) -> int:
+    """How many strata of stratified samples the standing ratings of `metric` come from (each takes a degree of
+    freedom from the audit's effective n: core.review.evidence.stratified_n)."""
+    conn = project.reader()
+    rows = conn.execute(
+        "SELECT DISTINCT s.id, s.params, sr.stratum FROM review_sample_rows sr JOIN review_samples s ON s.id = "
+        "sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 FROM human_ratings h WHERE "
+        "h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND h.withdrawn_at IS "
+        "NULL AND h.skipped = 0)", (metric,)).fetchall()
+    return sum(1 for _, params, _ in rows if sample_mode(params) == "stratified")

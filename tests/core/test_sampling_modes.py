@@ -94,7 +94,7 @@ def test_weighted_agreement_estimates_the_population_not_the_oversampled_mistake
     j = np.array([int(score_a[r]) for r in rated])
     assert agreement_stats.statistic("exact", h, j, 2, np.ones(len(h))) == pytest.approx(unweighted)
     assert main(["agreement", str(p.path), "--judge", "a"]) == 0
-    assert "weighted:" in capsys.readouterr().out
+    assert "weighted as drawn:" in capsys.readouterr().out
 
 
 def test_extending_a_weighted_sample_redraws_at_the_larger_size(split):

@@ -30,14 +30,16 @@ class GateUsageError(RagevalError):
     """Missing data or an impossible request: exit code 2, not a regression."""
 
 
-def _paired(a: RunData, b: RunData) -> tuple[Any, int]:
+def _paired(a: RunData, b: RunData) -> tuple[Any, int, Any, Any]:
+    """The golden questions both runs answered, side by side, their count, and each run's questions (for what the
+    comparison leaves out)."""
     import pandas as pd
 
-    left, right = per_question(a.frame), per_question(b.frame)
-    left = left[left["golden_id"].notna()].set_index("golden_id")
-    right = right[right["golden_id"].notna()].set_index("golden_id")
+    every_a, every_b = per_question(a.frame), per_question(b.frame)
+    left = every_a[every_a["golden_id"].notna()].set_index("golden_id")
+    right = every_b[every_b["golden_id"].notna()].set_index("golden_id")
     shared = left.index.intersection(right.index)
-    return pd.concat({"a": left.loc[shared], "b": right.loc[shared]}, axis=1), len(shared)
+    return pd.concat({"a": left.loc[shared], "b": right.loc[shared]}, axis=1), len(shared), every_a, every_b
 
 
 def paired_cell(before: Any, after: Any) -> dict[str, Any]:
@@ -79,7 +81,7 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
         except NotFound as exc:
             raise GateUsageError(str(exc)) from None
     a, b = load_run(project, baseline), load_run(project, candidate)
-    joined, shared = _paired(a, b)
+    joined, shared, questions_a, questions_b = _paired(a, b)
     if shared == 0:
         raise GateUsageError(f"runs '{baseline}' and '{candidate}' share no golden questions; nothing to compare "
                              "(link run rows to golden rows by id or question)")
@@ -128,7 +130,7 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
         out["slices"][name] = entry
         moments[name] = (list(columns), *pairwise_moments(columns))
     out["cell_correlation"] = cell_correlation(out, moments)
-    out["coverage"], out["warnings"] = _coverage(a, b, joined, wanted)
+    out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
     return out
 
 
@@ -174,14 +176,13 @@ def cell_correlation(out: dict[str, Any], moments: dict[str, Any]) -> dict[str, 
     return {"cells": [[name, m] for name, m in cells], "matrix": matrix.tolist()}
 
 
-def _coverage(a: RunData, b: RunData, joined: Any, wanted: list[str]) -> tuple[dict[str, Any], list[str]]:
+def _coverage(runs: list[tuple[RunData, Any]], joined: Any, wanted: list[str]) -> tuple[dict[str, Any], list[str]]:
     """What each run has that the comparison leaves out, and a warning where that changes the story: the
     dashboard's 'all' counts every question a run answered, the comparison only the golden questions both did."""
     out: dict[str, Any] = {}
     warnings: list[str] = []
     shared = set(joined.index)
-    for role, data in (("baseline", a), ("candidate", b)):
-        questions = per_question(data.frame)
+    for role, (data, questions) in zip(("baseline", "candidate"), runs, strict=True):
         linked = questions["golden_id"].notna()
         compared = linked & questions["golden_id"].isin(shared)
         left = questions[~compared]

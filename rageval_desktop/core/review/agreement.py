@@ -5,9 +5,10 @@ scipy's Spearman and the `krippendorff` package's alpha), and the deciding one g
 Dirichlet posterior of the confusion matrix, weighted as the sample was drawn (core.review.evidence, which says why
 and what it covers). The verdict reads the anytime-valid version of that interval: see `decide`. Judge scores are
 put on the human scale by rounding to its nearest point (an embedding judge's 3.27 counts as 3). Where several
-reviewers rated a target, the judge is compared with their consensus: the median, ties rounded down. A target is a
-row, or — for the metrics judged per item — a passage, a nugget or a citation (core.review.targets), each on its own
-scale (0-3; support 1, partial 0.5, not 0).
+reviewers rated a target, the judge is compared with each of them (each target counts once; a lead's adjudicated
+score replaces them where set). Its mean bias against them is measured too. A target is a row, or — for the metrics
+judged per item — a passage, a nugget or a citation (core.review.targets), each on its own scale (0-3; support 1,
+partial 0.5, not 0).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges
+from rageval_desktop.core.review import evidence as ev
 from rageval_desktop.core.review.agreement_stats import STATS
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
+from rageval_desktop.core.review.weights import pair_weights, strata_used
 from rageval_desktop.core.store.project import Project, utcnow
 
 NEEDS_MORE = "needs more ratings"
@@ -240,8 +243,6 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
     both only with an effective n of at least `min_n`; otherwise the evidence does not decide and the verdict is
     "needs more ratings". The anytime interval keeps the error rate however often the audit is looked at while
     ratings come in. The point rule (an option) compares the estimate alone with the threshold."""
-    from rageval_desktop.core.review.evidence import ratings_needed
-
     n_eff = float(n) if n_eff is None else n_eff
     short = max(0, math.ceil(pol.min_n - n_eff - 1e-9))
     if value is None:
@@ -262,7 +263,7 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
     if se is None:                                     # a CI alone: its half-width is about 1.96 errors
         lo, hi = ci
         se = ((hi - lo) / 2 / 1.959964) if lo is not None and hi is not None else math.nan
-    needed = ratings_needed(value, se, n_eff, pol.threshold, min_n=pol.min_n)
+    needed = ev.ratings_needed(value, se, n_eff, pol.threshold, min_n=pol.min_n)
     return NEEDS_MORE, max(short, needed, 1)
 
 
@@ -274,7 +275,6 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     import numpy as np
 
     from rageval_desktop.core.review import agreement_stats as st
-    from rageval_desktop.core.review import evidence as ev
 
     pol = pol or policy(project)
     labels = scale(judge.metric)
@@ -285,8 +285,6 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     j = merged["judge"].to_numpy(dtype=np.int64)
     first = ~merged.duplicated(["run_row_id", "target"]).to_numpy() if len(merged) else np.array([], bool)
     n = int(first.sum())                                        # targets: each counts once, however many reviewers
-    from rageval_desktop.core.review.weights import pair_weights
-
     design = pair_weights(project, judge.metric, merged)
     share = merged["share"].to_numpy(dtype=float)
     w = None if design is None and np.allclose(share, 1.0) else (design if design is not None else 1.0) * share
@@ -296,8 +294,6 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     value = stats[deciding]
     n_eff = ev.effective_n(None if design is None else design[first], n)    # of targets, by the sample's design
     if design is not None:
-        from rageval_desktop.core.review.weights import strata_used
-
         n_eff = ev.stratified_n(n_eff, n, strata_used(project, judge.metric))
     draws = (ev.posterior(deciding, h, j, k, w, n_eff=n_eff) if n >= 2 and value is not None
              else np.array([]))
@@ -334,20 +330,22 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      per_slice=breakdown("slice") if breakdowns else {},
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
-                     weighting=_weighting(design), anytime_ci=anytime, effective_n=n_eff,
+                     weighting=_weighting(None if design is None else design[first], n_eff), anytime_ci=anytime,
+                     effective_n=n_eff,
                      bias=ev.bias(gaps, w, n_eff, margin=pol.bias_margin) if n else {})
 
 
-def _weighting(w: Any) -> str:
-    """What the audit says about its sample's design (empty when every rating comes from a representative one)."""
+def _weighting(w: Any, n_eff: float) -> str:
+    """What the audit says about its sample's design (empty when every rating weighs the same)."""
     if w is None:
         return ""
     import numpy as np
 
-    eff = float(w.sum() ** 2 / (w ** 2).sum())
-    return (f"weighted: {int((~np.isclose(w, 1.0)).sum())} of {len(w)} rated targets come from a sample drawn with "
-            f"unequal probabilities (disagreement or uncertain first); each counts 1/its inclusion probability, "
-            f"so the statistics estimate what a representative sample would give (effective n {eff:.1f})")
+    if np.allclose(w, w[0]):
+        return ""
+    return (f"weighted as drawn: the ratings come from samples that gave targets unequal probabilities (stratified by "
+            f"slice x judge score, or disagreement or uncertain first); each counts 1/its inclusion probability, so "
+            f"the statistics speak for the whole run (effective n {n_eff:.1f} of {len(w)})")
 
 
 def _fmt(value: float | None) -> str:

@@ -79,6 +79,9 @@ def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
              f"requests sent in {stats.batches} batch(es) over {stats.rounds} round(s), {stats.cached} from the "
              f"cache, {stats.live} left to the live pass; {stats.merged} replies received, {stats.failed} failed"
              + (f" {stats.failed_by_kind}" if stats.failed else "")]
+    if stats.resumed:
+        lines.insert(0, f"resumed batch job {stats.resumed}: it was waiting for the provider's replies to these rows "
+                        "(its batches are paid for; nothing was submitted again)")
     judged = stats.judged
     if judged:
         lines.append(f"judged: {judged['ok']} ok, {judged['unparsed']} unparsed, {judged['errors']} errors; "

@@ -93,3 +93,50 @@ def test_a_20k_row_batch_job_survives_two_kills_and_judges_every_row_once(tmp_pa
     assert len(paid) == ROWS - CACHED and all(r[0] == 0 for r in rows if r[3])
     assert sum(r[0] for r in paid) == pytest.approx(sum(prices.cost(half, r[1], r[2]) for r in paid))
     assert result["judged"]["cost_usd"] == pytest.approx(sum(r[0] for r in paid))
+
+
+def test_running_the_same_command_after_a_kill_resumes_the_waiting_job_and_pays_once(tmp_path, monkeypatch):
+    """Was (issue 28): the re-run uploaded and paid for a new batch of every row, then stopped on 'batch job 1 is
+    still waiting' with nothing saved; every later try said the same."""
+    rows = 400
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    path = tmp_path / "rerun.rageval"
+    project = make_project(path, n=rows)
+    with FakeOpenAI() as server:
+        llm_judge(project, server)
+        project.close()
+        server.hold = True
+        first = _cli("judge", str(path), "--run", "v1", "--batch", "--poll-seconds", "0.05")
+        _wait(lambda: server.batches, "the batch")
+        _kill_while_polling(first, server)
+        server.hold = False
+        again = _cli("judge", str(path), "--run", "v1", "--batch", "--poll-seconds", "0.05", "--json")
+        out, err = again.communicate(timeout=300)
+        assert again.returncode == 0, err
+        result = json.loads(out)
+        requests, batches_made, live = len(server.batch_requests), len(server.batches), server.calls
+    assert batches_made == 1 and requests <= 1.05 * rows and live == 0
+    assert result["resumed"] == result["job_id"] == 1 and result["judged"]["batch_replies"] == rows
+    with Project.open(path) as p:
+        total, distinct = p.reader().execute("SELECT COUNT(*), COUNT(DISTINCT run_row_id) FROM judgments").fetchone()
+    assert total == distinct == rows
+
+
+def test_a_batch_another_process_is_collecting_is_refused_before_anything_is_sent(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    path = tmp_path / "busy.rageval"
+    project = make_project(path, n=50)
+    with FakeOpenAI() as server:
+        llm_judge(project, server)
+        project.close()
+        server.hold = True
+        first = _cli("judge", str(path), "--run", "v1", "--batch", "--poll-seconds", "0.05")
+        try:
+            _wait(lambda: server.retrieves >= 2, "the job to poll")
+            second = _cli("judge", str(path), "--run", "v1", "--batch", "--poll-seconds", "0.05")
+            out, err = second.communicate(timeout=120)
+            assert second.returncode == 1 and "is being collected by process" in err and "nothing was sent" in err
+            assert len(server.batches) == 1
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)

@@ -36,6 +36,7 @@ from rageval_desktop.core.jobs.context import Cancelled, TaskContext
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.registry import Judge, resolve_api_key
 from rageval_desktop.core.judges.secrets import Scrubber
+from rageval_desktop.core.store import owners
 from rageval_desktop.core.store.project import Project, utcnow
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -69,6 +70,7 @@ class BatchStats:
     failed_by_kind: dict[str, int] = field(default_factory=dict)
     polls: int = 0
     status: str = "running"        # running, then: submitted (not waited for) | done | cancelled | failed
+    resumed: int | None = None     # the waiting job this command took over (the same command run after a kill)
     message: str | None = None
     judged: dict[str, Any] | None = None   # the live pass's JobStats (judgments written, cost at batch prices)
 
@@ -179,6 +181,10 @@ class BatchJob:
         leases = [(j.id, run_id) for j in judges]
         names = {j.id: j.name for j in judges}
         if self.job_id is None:
+            self.job_id = self.waiting_twin(judges, run_id)   # the same command after a kill resumes its job
+            if self.job_id is not None:
+                self.stats.resumed = self.job_id
+        if self.job_id is None:
             self.check_budget(judges)
             params = {k: v for k, v in asdict(self.spec).items() if v is not None}
             self.job_id = records.start(self.project, "judge", params, len(work), leases=leases, lease_names=names)
@@ -186,6 +192,30 @@ class BatchJob:
             records.restart(self.project, self.job_id, len(work), leases=leases, lease_names=names)
         self.stats.job_id = self.job_id
         return judges, work
+
+    def waiting_twin(self, judges: list[Judge], run_id: int) -> int | None:
+        """A recorded batch job on these judges and this run whose replies are not all in. Running the same command
+        again after a kill resumes it (its batches are paid for; a new one would buy every row twice); a job on
+        other judges, or one another process is still collecting, is refused before anything is uploaded."""
+        waiting = pending_for(self.project, [j.id for j in judges if j.kind == "llm"], run_id)
+        if waiting is None:
+            return None
+        with self.project.write("check batch jobs", changed=("jobs",)) as conn:
+            owners.interrupt_dead_jobs(conn)          # a killed collector's job is 'interrupted' from here on
+        job = records.get(self.project, waiting)
+        mine, theirs = sorted(self.spec.judges or []), sorted(job["params"].get("judges") or [])
+        if job["status"] == "running":
+            pid, host = self.project.reader().execute("SELECT pid, host FROM jobs WHERE id = ?", (waiting,)).fetchone()
+            raise RagevalError(f"batch job {waiting} for these rows is being collected by process {pid} on "
+                               f"{host or 'this host'}; wait for it, or cancel it (rageval jobs cancel PROJECT "
+                               f"{waiting}) — nothing was sent")
+        if theirs != mine or job["params"].get("run") != self.spec.run:
+            which = ", ".join(theirs) or "every active one"
+            raise RagevalError(f"batch job {waiting} (judges: {which}) is still waiting for the provider's replies to "
+                               f"some of these rows; collect them first with: rageval jobs "
+                               f"resume PROJECT {waiting} (or cancel it: rageval jobs cancel PROJECT {waiting}) — "
+                               f"nothing was sent")
+        return waiting
 
     def check_budget(self, judges: list[Judge]) -> None:
         """Before anything is sent: the dry-run estimate at batch prices must fit the budget."""

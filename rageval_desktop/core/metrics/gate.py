@@ -174,7 +174,7 @@ def _correlation(comparison: dict[str, Any], family: list[tuple[str, str, Any, f
 def _test(result: GateResult, family: list[tuple[str, str, Any, float]]) -> None:
     """Step-down max-T across the family (Holm when the cells' correlation is unknown); the cells not failed are
     within their limit (shown) or undecided."""
-    from scipy.stats import norm
+    from scipy.special import ndtr
 
     result.gated = len(family)
     p_values = [drop_p_value(cell["delta"], cell.get("se", math.nan), _df(cell), limit)
@@ -182,7 +182,7 @@ def _test(result: GateResult, family: list[tuple[str, str, Any, float]]) -> None
     corr = _correlation(result.comparison, family)
     if corr is not None:
         rejected, adjusted, critical = max_t(p_values, corr, result.alpha)
-        level = float(norm.sf(critical))         # the single-step level: what a lone regression must clear
+        level = float(1 - ndtr(critical))        # the single-step level: what a lone regression must clear
         result.adjustment = "max-T"
     else:
         rejected, adjusted = holm(p_values, result.alpha)

@@ -31,25 +31,29 @@ def _finite(values: Any) -> Any:
 
 @lru_cache(maxsize=64)
 def _z(confidence: float) -> float:
-    from scipy.stats import norm
+    from scipy.special import ndtri  # scipy.special, not scipy.stats: half a second less to start
 
-    return float(norm.ppf(0.5 + confidence / 2))
+    return float(ndtri(0.5 + confidence / 2))
 
 
 @lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
-    """Student's t quantile (scipy), cached: a gate asks for the same few hundred of them over and over."""
-    from scipy.stats import t
+    """Student's t quantile (scipy.special's `stdtrit`, what scipy.stats.t.ppf computes), cached: a gate asks for
+    the same few hundred of them over and over."""
+    from scipy.special import stdtrit
 
-    return float(t.ppf(q, max(1.0, df)))
+    return float(stdtrit(max(1.0, df), q))
 
 
 def wilson(successes: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson's score interval of a proportion (statsmodels' `proportion_confint`), on 0..1."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(successes, n, alpha=1 - confidence, method="wilson")
-    return max(0.0, float(low)), min(1.0, float(high))
+    """Wilson's score interval of a proportion, on 0..1: the numbers of statsmodels' `proportion_confint(method=
+    "wilson")` (tests/core/test_metrics.py holds them equal), in closed form — importing statsmodels (and scipy.stats
+    with it) cost `rageval metrics` half a second."""
+    z = _z(confidence)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _t(confidence: float, n: int) -> float:
@@ -160,7 +164,7 @@ def max_t(p_values: list[float], corr: Any, alpha: float, *, draws: int = 20_000
     retrieval metrics of one slice, a slice and 'all' — cost less of alpha than Holm charges, and the family-wise
     error stays at most `alpha`. Returns (rejected, adjusted p-values, the single-step critical score)."""
     import numpy as np
-    from scipy.stats import norm
+    from scipy.special import ndtri
 
     p = np.clip(np.asarray(p_values, dtype=float), 1e-300, 1.0)
     m = p.size
@@ -171,7 +175,7 @@ def max_t(p_values: list[float], corr: Any, alpha: float, *, draws: int = 20_000
     root = vectors * np.sqrt(np.clip(values, 0.0, None))          # the nearest positive semi-definite square root
     scale = np.sqrt(np.maximum((root ** 2).sum(axis=1), 1e-12))
     z = _normals(draws, m, seed) @ (root / scale[:, None]).T
-    scores = norm.isf(p)
+    scores = -ndtri(p)
     order = np.argsort(-scores, kind="mergesort")
     tail_max = np.maximum.accumulate(z[:, order][:, ::-1], axis=1)[:, ::-1]
     stepped = np.maximum.accumulate((tail_max >= scores[order]).mean(axis=0))

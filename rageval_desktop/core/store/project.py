@@ -283,10 +283,14 @@ class Project:
         from rageval_desktop.core.store import owners
 
         self._session = integrity.begin_session(self._writer, utcnow())
+        # tidying is opportunistic: under another process's write lock an open waited the full busy timeout (10 s)
+        self._writer.execute(f"PRAGMA busy_timeout = {integrity.SESSION_TIMEOUT_MS}")
         try:
             owners.mark_dead_jobs(self)
         except WriteFailed:
             pass  # another process is writing; the next open (or the next job) tidies up
+        finally:
+            self._writer.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _connect(self, cache_kib: int = READER_CACHE_KIB) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,

@@ -1,6 +1,8 @@
 """Restore a project from a backup without ever making things worse.
 
-1. The backup is checked first (ours, a schema we read, `quick_check`), opened so that nothing is written to it.
+1. The backup is checked first (ours, a schema we read, then `integrity_check`: every page and every index — a
+   backup with one zeroed page passed the open's cheap check and was restored, leaving the project damaged),
+   opened so that nothing is written to it.
 2. The current state is saved: a healthy project gets a normal backup ("before-restore") — opening it replays a
    `-wal` a crashed session left behind, so those pages are in that backup too; a damaged project's files
    (main file, `-wal`, `-shm`) are copied aside as they are, for forensics.
@@ -20,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rageval_desktop.core.errors import ProjectRefused, RagevalError
+from rageval_desktop.core.store import integrity, owners
 from rageval_desktop.core.store.backup import backup_dir
 from rageval_desktop.core.store.project import Project, connect_read_only, inspect_file
 
@@ -49,6 +52,41 @@ def _save_damaged(path: Path) -> list[str]:
     return saved
 
 
+BUSY_WAIT_S = 2.0       # how long a restore waits for another process's write before saying so
+
+
+def _refuse_if_locked(path: Path) -> None:
+    """A write lock another process holds made the restore wait silently for minutes: it is refused after
+    BUSY_WAIT_S."""
+    probe = sqlite3.connect(path, timeout=BUSY_WAIT_S)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.rollback()
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            return                                   # a damaged file: the restore's own path deals with it
+        raise RagevalError(f"{path}: another process is writing to this project ({exc}); a restore now would wait "
+                           "for it or lose its work — close the app or command using it, then restore; nothing was "
+                           "changed") from None
+    except sqlite3.DatabaseError:
+        return
+    finally:
+        probe.close()
+
+
+def _refuse_if_jobs(project: Project) -> None:
+    """A restore replaces every page: a job running in another process would lose what it commits after it (a job
+    that had reported 345 saved kept 342, then died on a broken reference). Refused, naming the process."""
+    owners.mark_dead_jobs(project)                  # a killed job's record is no reason to refuse
+    running = [(jid, pid, where) for jid, pid, where in project.reader().execute(
+        "SELECT id, pid, host FROM jobs WHERE status = 'running'") if jid not in owners.ours]
+    if running:
+        jid, pid, where = running[0]
+        raise RagevalError(f"{project.path}: job {jid} is running in process {pid} on {where or 'this host'}; a "
+                           f"restore now would lose what it saves — wait for it to finish or cancel it (rageval jobs "
+                           f"cancel {project.path} {jid}), then restore; nothing was changed")
+
+
 def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | None = None) -> RestoreReport:
     path, source = Path(project_path), Path(backup_path)
     if path.resolve() == source.resolve():
@@ -56,7 +94,13 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
     try:
         inspect_file(source)
     except ProjectRefused as exc:
-        raise RagevalError(f"cannot restore from {source}: {str(exc).split(': ', 1)[-1]}") from None
+        raise RagevalError(f"cannot restore from {source}: {str(exc).split(': ', 1)[-1].split('; ')[0]}; nothing "
+                           f"was changed — choose another backup (rageval backups {path})") from None
+    found = integrity.check(source, full=True)      # every page and every index: a damaged backup is refused whole
+    if not found.ok:
+        shown = "; ".join(found.problems[:2])
+        raise RagevalError(f"cannot restore from {source}: the backup is damaged ({found.kind}: {shown}); nothing was "
+                           f"changed — choose another backup (rageval backups {path})")
     healthy = path.exists()
     replaced = False
     if healthy:
@@ -64,6 +108,13 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
             current = Project.open(path, actor=actor)
         except ProjectRefused:
             healthy = False
+    if healthy:
+        try:
+            _refuse_if_locked(path)    # a healthy project only: a probe's close would replay a damaged one's -wal
+            _refuse_if_jobs(current)
+        except BaseException:
+            current.close()
+            raise
     if healthy:
         try:
             saved = [str(current.backup("before-restore"))]

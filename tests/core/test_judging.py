@@ -421,3 +421,53 @@ def test_missing_embedding_packages_give_a_clear_error(monkeypatch, tmp_path):
         embedded.minilm_path()
     with pytest.raises(RagevalError, match="needs the packages sentence-transformers"):
         embedded.load_model()
+
+
+@pytest.mark.parametrize("where", ["request-id header", "response id", "json-escaped content", "url-encoded header"])
+def test_a_key_the_server_echoes_is_stored_nowhere_in_any_encoding(tmp_path, monkeypatch, where):
+    """Was (issue 28): a key echoed in `x-request-id` or the response id was stored in llm_cache.request_id (and
+    its backups); one echoed JSON-escaped (`sk\\u002d…`) survived in raw_output and the cached reply."""
+    from urllib.parse import quote
+
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    escaped = KEY.replace("-", "\\u002d")
+
+    def echo(body, n):
+        if where == "request-id header":
+            return Reply("[RESULT] 4", headers={"x-request-id": f"req-{KEY}"})
+        if where == "url-encoded header":
+            return Reply("[RESULT] 4", headers={"x-request-id": quote(KEY, safe="").replace("-", "%2D")})
+        if where == "response id":
+            return Reply("[RESULT] 4", headers={"x-request-id": ""}, response_id=f"chatcmpl-{KEY}")
+        return Reply(f"Feedback: your key {escaped} [RESULT] 4")
+
+    path = tmp_path / "echo.rageval"
+    project = make_project(path, n=6)
+    with FakeOpenAI(echo) as server:
+        llm_judge(project, server)
+        run_judge_job(project, JobSpec(run="v1"))
+        project.backup("after")
+    ok = project.reader().execute("SELECT COUNT(*) FROM judgments WHERE status = 'ok'").fetchone()[0]
+    project.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*echo.rageval*") if p.is_file())
+    assert ok == 6
+    for form in (KEY, KEY.replace("-", "\\u002d"), quote(KEY, safe="").replace("-", "%2D")):
+        assert form.encode() not in stored, form
+
+
+def test_a_key_given_as_the_model_is_refused_and_not_repeated(tmp_path, monkeypatch, capsys):
+    """Was (issue 28): `--model sk-...` was stored and shown in the HTML report."""
+    from rageval_desktop.cli import main
+
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    path = tmp_path / "m.rageval"
+    make_project(path, n=2).close()
+    for model, ref in ((KEY, "JUDGE_KEY"), ("sk-proj-" + "a1B2c3D4e5F6g7H8i9J0", "JUDGE_KEY"), (KEY, None)):
+        argv = ["judges", "add", str(path), "--name", "j", "--metric", "correctness", "--kind", "llm",
+                "--model", model]
+        assert main(argv + (["--api-key-env", ref] if ref else [])) != 0
+        err = capsys.readouterr().err
+        assert "looks like an API key" in err and model not in err
+    assert KEY.encode() not in path.read_bytes()
+    assert main(["judges", "add", str(path), "--name", "ok", "--metric", "correctness", "--kind", "llm",
+                 "--model", "meta-llama/Llama-3.1-8B-Instruct", "--api-key-env", "JUDGE_KEY"]) == 0

@@ -109,3 +109,18 @@ def test_markdown_and_cli(project, tmp_path, capsys):
                                              ("\tx", "'\tx"), ("\rx", "'\rx"), ("ok", "ok"), (3.5, 3.5)])
 def test_neutralise(value, expected):
     assert neutralise(value) == expected
+
+
+def test_every_table_format_of_the_stock_demo_writes(tmp_path):
+    """Was (issue 28): `rageval report d.rageval --run v2 --out r.parquet` failed on the stock demo with an internal
+    error (a PPI estimate, a dict, in the numeric value column)."""
+    import pandas as pd
+
+    from rageval_desktop.cli import main
+
+    path = tmp_path / "d.rageval"
+    assert main(["demo", str(path)]) == 0
+    for ext in (".parquet", ".csv", ".jsonl", ".xlsx"):
+        assert main(["report", str(path), "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / f"r{ext}")]) == 0
+    frame = pd.read_parquet(tmp_path / "r.parquet")
+    assert pd.api.types.is_numeric_dtype(frame["value"]) and "corrected (ppi)" in set(frame["section"])

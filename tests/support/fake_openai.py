@@ -30,6 +30,7 @@ class Reply:
     delay: float = 0.0
     raw_body: bytes | None = None          # send exactly these bytes (malformed bodies)
     error: dict[str, Any] | None = None    # OpenAI-style {"message", "type", "code"}
+    response_id: str | None = None         # the completion's "id" (default chatcmpl-N)
 
 
 def default_content(prompt: str) -> str:
@@ -215,7 +216,7 @@ class FakeOpenAI:
             for k in self.usage:
                 self.usage[k] += usage[k]
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+        return {"id": reply.response_id or f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model"), "usage": usage,
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": reply.content}}]}

@@ -244,7 +244,8 @@ class JudgeJob:
                "detail": None if detail is None else scrub(json.dumps(detail, ensure_ascii=False))}
         used = tuple(("UPDATE llm_cache SET batch_job = NULL WHERE key = ?", (c["consume"],))
                      for c in caches if c and "consume" in c)
-        caches = tuple({**c, "content": scrub(c["content"])} for c in caches if c and "consume" not in c)
+        caches = tuple({**c, "content": scrub(c["content"]), "request_id": scrub(c.get("request_id"))}
+                       for c in caches if c and "consume" not in c)
         subs_rows = tuple((item.judge.id, item.run_row_id, sub["rank"], chains.sub_key(item, sub["rank"]), sub["score"],
                            scrub(sub["label"]), scrub(sub["rationale"]),
                            scrub(json.dumps(sub["detail"], ensure_ascii=False)), self.stats.job_id,
@@ -559,7 +560,7 @@ class JudgeJob:
         if hit or not self.spec.use_cache:
             return None
         return llm.cache_entry(llm.cache_key(item.judge.base_url, item.judge.model, messages, params),
-                               item.judge.model, reply)
+                               item.judge.model, reply, self.scrub)
 
     async def call(self, item: Item, client: Any, limiter: AdaptiveLimiter, messages: list[dict], params: dict,
                    ticket: int | None = None) -> tuple[llm.Reply, bool, int] | None:

@@ -6,11 +6,13 @@ check run twice) repeats no call."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from rageval_desktop.core.judges import llm, prices
 from rageval_desktop.core.judges.registry import Judge, resolve_api_key
+from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store.project import Project
 
 
@@ -29,11 +31,14 @@ class CachedCaller:
         self.fatal: str | None = None
         self._client: Any = None
         self._limiter: Any = None
+        self.scrub = Scrubber()
 
     async def __aenter__(self) -> CachedCaller:
         from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
 
-        self._client = llm.make_client(self.judge.base_url, resolve_api_key(self.judge.api_key_ref), self.timeout)
+        key = resolve_api_key(self.judge.api_key_ref)
+        self.scrub = Scrubber([key] if key else [])
+        self._client = llm.make_client(self.judge.base_url, key, self.timeout)
         self._limiter = AdaptiveLimiter(self.judge.param("concurrency"), self.judge.param("rpm"))
         return self
 
@@ -66,8 +71,9 @@ class CachedCaller:
         self.prompt_tokens += reply.prompt_tokens or 0
         self.completion_tokens += reply.completion_tokens or 0
         self.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
-        await asyncio.to_thread(self._store, llm.cache_entry(key, self.judge.model, reply))
-        return reply
+        entry = llm.cache_entry(key, self.judge.model, reply, self.scrub)
+        await asyncio.to_thread(self._store, entry)
+        return dataclasses.replace(reply, content=entry["content"], request_id=entry["request_id"])
 
     def _store(self, entry: dict[str, Any]) -> None:
         with self.project.write("cache request") as conn:

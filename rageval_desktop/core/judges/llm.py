@@ -147,12 +147,15 @@ def cached(conn: Any, key: str) -> Reply | None:
     return Reply(row[0], row[1], row[2], row[3], 0.0, row[4]) if row else None
 
 
-def cache_entry(key: str, model: str | None, reply: Reply) -> dict[str, Any]:
-    """A row for CACHE_INSERT, written by the caller in the same transaction as what the reply produced."""
+def cache_entry(key: str, model: str | None, reply: Reply, scrub: Any) -> dict[str, Any]:
+    """A row for CACHE_INSERT, written by the caller in the same transaction as what the reply produced. What the
+    server sent — the reply and its request id — passes `scrub` (core.judges.secrets.Scrubber) first: a server
+    that echoed the key in `x-request-id` or the response id had it stored in the cache and its backups."""
     from rageval_desktop.core.store.project import utcnow
 
-    return {"key": key, "model": model, "content": reply.content, "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens, "request_id": reply.request_id, "created_at": utcnow()}
+    return {"key": key, "model": model, "content": scrub(reply.content), "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens, "request_id": scrub(reply.request_id),
+            "created_at": utcnow()}
 
 
 def backoff_seconds(failure: CallFailed, attempt: int) -> float:

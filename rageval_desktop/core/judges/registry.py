@@ -132,6 +132,22 @@ def check_key_ref(ref: str | None) -> str | None:
     return f"env:{name}"
 
 
+def check_model_name(model: str, api_key_ref: str | None = None) -> None:
+    """A key pasted as --model was stored and shown in every report: refuse a model name that starts like a key or
+    equals the key the reference resolves to — the refusal never repeats the value."""
+    looks = model.lower().startswith(_KEY_PREFIXES) and len(model) >= 20
+    same = False
+    if api_key_ref and not looks:
+        try:
+            same = resolve_api_key(api_key_ref) == model
+        except RagevalError:
+            same = False
+    if looks or same:
+        raise JudgeConfigError("--model takes the model's name (for example gpt-4o-mini), and that looks like an API "
+                               "key; give the key by the name of an environment variable with --api-key-env (nothing "
+                               "was stored)")
+
+
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
 
 
@@ -195,6 +211,7 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         if not model:
             raise JudgeConfigError("an LLM judge needs --model")
         api_key_ref = check_key_ref(api_key_ref)
+        check_model_name(model, api_key_ref)
         base_url = check_base_url(base_url)
         base = rubrics.library().get(rubric or spec.default_rubric or "")
         if base is None:

@@ -55,6 +55,8 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
         for key, value in s.items():
             if key.endswith(("_ci", "_coverage", "_unparsed_rate", "_error_rate")):
                 continue
+            if isinstance(value, dict | list | str):   # a PPI estimate is a row of the "corrected" section below
+                continue
             ci = s.get(f"{key}_ci")
             rows.append({"section": "dashboard", "run": d["run"], "slice": name, "metric": key, "value": value,
                          "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,

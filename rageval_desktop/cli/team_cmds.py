@@ -17,10 +17,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
         _print(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
                "it back with: rageval pack import PROJECT FILE")
     else:
-        results = []
         with _open(args.project) as project:
-            for path in args.files:
-                results.append(packs.import_pack(project, path))
+            results = packs.import_packs(project, args.files)   # all the files or none
         lines = [f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
                  + (f", {r['already_imported']} already imported" if r["already_imported"] else "")
                  + (f", {r['withdrawn_since']} withdrawn since" if r["withdrawn_since"] else "") for r in results]

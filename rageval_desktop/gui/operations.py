@@ -226,11 +226,8 @@ def export_packs(project: Project, sample_id: int, reviewers: list[str], out: Pa
 
 
 def import_packs(project: Project, paths: list[str], ctx: TaskContext) -> list[dict[str, Any]]:
-    """Each pack in its own transaction: a refused pack stops here, the ones before it stay imported."""
-    from rageval_desktop.core.review.packs import import_pack
+    """All the packs or none: every one is checked before any is written (core.review.packs.import_packs)."""
+    from rageval_desktop.core.review.packs import import_packs as merge
 
-    out = []
-    for i, path in enumerate(paths):
-        ctx.report(i, len(paths), Path(path).name)
-        out.append(import_pack(project, path))
-    return out
+    ctx.report(0, 1, f"{len(paths)} pack(s)")
+    return merge(project, paths)

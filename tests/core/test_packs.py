@@ -139,3 +139,25 @@ def test_a_nugget_sample_travels_with_its_item_texts(tmp_path, monkeypatch):
         packs.import_pack(project, made.path)
         assert project.reader().execute("SELECT passage_rank, item_key, score FROM human_ratings").fetchall() == [
             (got.items[0], got.keys[0], 0.5)]
+
+
+def test_importing_several_packs_is_all_or_nothing(demo, demo_file, tmp_path, capsys):
+    """Was (issue 28): `pack import P good bad` exited 1 after merging the good pack, without saying so."""
+    from rageval_desktop.cli import main
+
+    sample = sampling.create_sample(demo, "v2", "correctness", size=6, seed=2)
+    good, other = packs.export_packs(demo, sample.id, ["ann", "bob"], tmp_path / "out", overlap=1)
+    for pack in (good, other):
+        Pack(pack.path).rate(Pack(pack.path).sample().row_ids[0], 0, 4.0)
+    bad = tmp_path / "bad.ragevalpack"
+    shutil.copy(other.path, bad)
+    _tamper(bad, "UPDATE pack_ratings SET score = 9")
+    query = "SELECT (SELECT COUNT(*) FROM human_ratings), (SELECT COUNT(imported_at) FROM review_packs)"
+    before = demo.reader().execute(query).fetchone()
+    demo.close()
+    assert main(["pack", "import", str(demo.path), str(good.path), str(bad)]) != 0
+    err = capsys.readouterr().err
+    assert "bad.ragevalpack" in err and "none of the 2 packs was imported" in err
+    with Project.open(demo.path) as again:
+        assert again.reader().execute(query).fetchone() == before
+    assert main(["pack", "import", str(demo.path), str(good.path), str(other.path)]) == 0

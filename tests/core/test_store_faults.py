@@ -278,3 +278,28 @@ def test_restore_refuses_while_another_process_runs_a_job_or_holds_the_write_loc
         holder.rollback()
         holder.close()
     assert main(["restore", str(path), str(source)]) == 0     # the job's process is gone: its record is no reason
+
+
+def test_what_a_killed_backup_or_restore_left_behind_is_cleaned_on_the_next_open(tmp_path):
+    """Was (issue 28): killed backups and restores left hidden full-size files (`*.partial`, `.P.restoring`) that
+    were never removed or listed. A leftover whose writer is still alive stays."""
+    import time
+
+    from rageval_desktop.core.store.backup import backup_dir
+
+    path = tmp_path / "p.rageval"
+    Project.create(path).close()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    folder = backup_dir(path)
+    folder.mkdir(exist_ok=True)
+    dead = [folder / f"p-1-manual.{gone.pid}.partial", tmp_path / f".p.rageval.restoring-{gone.pid}"]
+    alive = [folder / f"p-2-manual.{os.getpid()}.partial", tmp_path / f".p.rageval.restoring-{os.getpid()}"]
+    old = [folder / "p-3-manual.partial", tmp_path / ".p.rageval.restoring"]
+    for leftover in dead + alive + old:
+        leftover.write_bytes(b"x" * 4096)
+    for leftover in old:
+        os.utime(leftover, (time.time() - 7200, time.time() - 7200))
+    with Project.open(path):
+        pass
+    assert not any(p.exists() for p in dead + old) and all(p.exists() for p in alive)

@@ -385,6 +385,25 @@ def _timestamp(value: Any, name: str, rid: int) -> str:
 
 def import_pack(project: Project, path: str | Path) -> dict[str, Any]:
     """Merge a pack's ratings into the project, all or nothing (see the module's doc)."""
+    return import_packs(project, [path])[0]
+
+
+def import_packs(project: Project, paths: list[str | Path]) -> list[dict[str, Any]]:
+    """Merge several packs, all or nothing across the files: every pack is checked before any is written, and
+    all are written in one transaction (was: `pack import P good bad` merged the good one, then failed on the bad
+    one without saying the first was in)."""
+    try:
+        prepared = [_prepare(project, path) for path in paths]
+    except PackRefused as exc:
+        if len(paths) > 1:
+            raise PackRefused(f"{exc}; none of the {len(paths)} packs was imported") from None
+        raise
+    with project.write("import review packs", changed=("ratings", "review")) as conn:
+        return [_merge(project, conn, item) for item in prepared]
+
+
+def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
+    """A pack read and checked, its rows ready to insert; PackRefused (naming the file) when anything is off."""
     path = Path(path)
     pack = Pack(path)
     name = path.name
@@ -434,22 +453,28 @@ def import_pack(project: Project, path: str | Path) -> dict[str, Any]:
                      seconds, sample_id, created, _timestamp(gone, name, rid) if gone else None, origin))
         if gone:
             withdrawn.append((_timestamp(gone, name, rid), origin))
-    with project.write("import review pack", changed=("ratings", "review")) as conn:
-        before = conn.total_changes
-        conn.executemany(
-            "INSERT OR IGNORE INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
-            "skipped, comment, seconds_taken, sample_id, created_at, withdrawn_at, origin) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        added = conn.total_changes - before
-        before = conn.total_changes
-        conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE origin = ? AND withdrawn_at IS NULL",
-                         withdrawn)
-        undone = conn.total_changes - before
-        conn.execute("UPDATE review_packs SET imported_at = ? WHERE id = ?", (utcnow(), meta["pack_id"]))
-        project.audit(conn, "import review pack", "review_sample", str(sample_id), pack=meta["pack_id"],
-                      reviewer=reviewer, file=name, added=added, withdrawn=undone)
+    return {"name": name, "meta": meta, "reviewer": reviewer, "sample_id": sample_id, "found": len(found),
+            "rows": rows, "withdrawn": withdrawn}
+
+
+def _merge(project: Project, conn: Any, item: dict[str, Any]) -> dict[str, Any]:
+    name, meta, reviewer, sample_id = item["name"], item["meta"], item["reviewer"], item["sample_id"]
+    rows, withdrawn = item["rows"], item["withdrawn"]
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT OR IGNORE INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
+        "skipped, comment, seconds_taken, sample_id, created_at, withdrawn_at, origin) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    added = conn.total_changes - before
+    before = conn.total_changes
+    conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE origin = ? AND withdrawn_at IS NULL",
+                     withdrawn)
+    undone = conn.total_changes - before
+    conn.execute("UPDATE review_packs SET imported_at = ? WHERE id = ?", (utcnow(), meta["pack_id"]))
+    project.audit(conn, "import review pack", "review_sample", str(sample_id), pack=meta["pack_id"],
+                  reviewer=reviewer, file=name, added=added, withdrawn=undone)
     return {"file": name, "pack_id": meta["pack_id"], "reviewer": reviewer, "sample_id": sample_id,
-            "ratings_in_pack": len(found), "added": added, "already_imported": len(found) - added,
+            "ratings_in_pack": item["found"], "added": added, "already_imported": item["found"] - added,
             "withdrawn_since": undone}
 
 

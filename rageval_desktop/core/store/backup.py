@@ -7,8 +7,10 @@ that looks like a backup; the partial file is removed and the error says why.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,6 +31,34 @@ def list_backups(project_path: Path) -> list[Path]:
     return sorted(folder.glob(f"{project_path.stem}-*.rageval"))
 
 
+LEFTOVER_AGE_S = 3600     # a leftover without a writer's pid (made before 0.3) is removed after an hour
+
+
+def clean_leftovers(project_path: Path) -> list[Path]:
+    """Remove what a killed backup or restore left behind — `*.partial` backups, a `.NAME.restoring` copy, as large
+    as the project and hidden — when the process that wrote it is gone (its pid is in the name). Run on every
+    writable open; returns what it removed."""
+    from rageval_desktop.core.store.owners import pid_alive
+
+    found = list(backup_dir(project_path).glob("*.partial")) if backup_dir(project_path).is_dir() else []
+    found += list(project_path.parent.glob(f".{project_path.name}.restoring*"))
+    removed = []
+    for path in found:
+        match = re.search(r"\.(\d+)\.partial$|\.restoring-(\d+)$", path.name)
+        try:
+            if match:
+                if pid_alive(int(match.group(1) or match.group(2))):
+                    continue
+            elif time.time() - path.stat().st_mtime < LEFTOVER_AGE_S:
+                continue
+            path.unlink()
+            Path(f"{path}-journal").unlink(missing_ok=True)
+            removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
 def _open_destination(path: Path) -> sqlite3.Connection:
     """The new backup file's connection (a seam for tests that simulate a full disk)."""
     return sqlite3.connect(path)
@@ -39,7 +69,7 @@ def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str,
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     safe_reason = re.sub(r"[^A-Za-z0-9_.-]+", "-", reason)[:60]
     out = folder / f"{project_path.stem}-{stamp}-{safe_reason}.rageval"
-    tmp = out.with_suffix(".partial")
+    tmp = out.with_suffix(f".{os.getpid()}.partial")      # whose it is: leftovers of dead writers are cleaned
     try:
         folder.mkdir(exist_ok=True)
         dst = _open_destination(tmp)

@@ -283,6 +283,7 @@ class Project:
         from rageval_desktop.core.store import owners
 
         self._session = integrity.begin_session(self._writer, utcnow())
+        backups.clean_leftovers(self.path)    # what a killed backup or restore left: hidden files as large as this
         # tidying is opportunistic: under another process's write lock an open waited the full busy timeout (10 s)
         self._writer.execute(f"PRAGMA busy_timeout = {integrity.SESSION_TIMEOUT_MS}")
         try:

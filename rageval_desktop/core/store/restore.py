@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -129,7 +130,7 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
             current.close()
     else:
         saved = _save_damaged(path) if path.exists() else []
-        tmp = path.with_name(f".{path.name}.restoring")
+        tmp = path.with_name(f".{path.name}.restoring-{os.getpid()}")   # cleaned on a later open if we die
         tmp.unlink(missing_ok=True)
         try:
             src, dst = connect_read_only(source, trace_free=True), sqlite3.connect(tmp)

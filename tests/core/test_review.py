@@ -373,3 +373,25 @@ def test_per_passage_ratings_import_and_count(tmp_path, monkeypatch, capsys):
     (tmp_path / "missing.csv").write_text(f"row_id,metric,reviewer,score\n{rows[0]},passage_relevance,ann,2\n")
     assert main(["ratings", "import", path, str(tmp_path / "missing.csv")]) == 1
     assert "rated per retrieved passage" in capsys.readouterr().err
+
+
+def test_ratings_by_question_in_several_runs_need_the_run(tmp_path, capsys):
+    """Was (issue 28): ratings given by question without a run column all landed on v1 when the question was in
+    several runs; they are refused as ambiguous, with what to add."""
+    path = tmp_path / "d.rageval"
+    assert main(["demo", str(path)]) == 0
+    with Project.open(path) as p:
+        question = p.reader().execute("SELECT question FROM run_rows LIMIT 1").fetchone()[0]
+        before = p.reader().execute("SELECT COUNT(*) FROM human_ratings").fetchone()[0]
+    (tmp_path / "r.jsonl").write_text(json.dumps({"question": question, "metric": "correctness", "reviewer": "ann",
+                                                  "score": 3}) + "\n")
+    assert main(["ratings", "import", str(path), str(tmp_path / "r.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "is in 2 run rows (runs: v1, v2); add a run column" in err and "row 1" in err
+    (tmp_path / "r.jsonl").write_text(json.dumps({"question": question, "run": "v2", "metric": "correctness",
+                                                  "reviewer": "ann", "score": 3}) + "\n")
+    assert main(["ratings", "import", str(path), str(tmp_path / "r.jsonl")]) == 0
+    with Project.open(path) as p:
+        run = p.reader().execute("SELECT r.name FROM human_ratings h JOIN run_rows rr ON rr.id = h.run_row_id JOIN "
+                                 "runs r ON r.id = rr.run_id ORDER BY h.id DESC LIMIT 1").fetchone()[0]
+        assert run == "v2" and p.reader().execute("SELECT COUNT(*) FROM human_ratings").fetchone()[0] == before + 1

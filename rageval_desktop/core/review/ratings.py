@@ -117,12 +117,12 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
         raise ImportFailed(f"missing required column(s): {', '.join(missing)}", file=path.name)
     c = Cells(path.name)
     conn = project.reader()
-    by_question: dict[tuple[str | None, str], int] = {}
+    by_question: dict[tuple[str | None, str], list[tuple[int, str]]] = {}
     for rid, question, run in conn.execute("SELECT rr.id, rr.question, r.name FROM run_rows rr JOIN runs r "
-                                           "ON r.id = rr.run_id"):
+                                           "ON r.id = rr.run_id ORDER BY rr.id"):
         key = normalise_question(question)
-        by_question.setdefault((run, key), rid)
-        by_question.setdefault((None, key), rid)
+        by_question.setdefault((run, key), []).append((rid, run))
+        by_question.setdefault((None, key), []).append((rid, run))
     rows = []
     seen: dict[tuple[str, int], list] = {}
     for i, r in enumerate(records, start=1):
@@ -137,9 +137,17 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
         row_id = c.number(r, "row_id", i, integer=True) if "row_id" in r else None
         if row_id is None:
             question = c.text(r, "question", i, required=True)
-            row_id = by_question.get((c.text(r, "run", i), normalise_question(question)))
-            if row_id is None:
+            run = c.text(r, "run", i)
+            found = by_question.get((run, normalise_question(question)), [])
+            if not found:
                 raise c.fail("matches no run row", i, "question")
+            if len(found) > 1:   # was: the first match (v1's), so ratings meant for v2 counted for v1
+                runs = sorted({name for _, name in found})
+                where = (f"is answered {len(found)} times in run '{run}'; give the row_id" if run else
+                         f"is in {len(found)} run rows (runs: {', '.join(runs)}); add a run column (or row_id) to "
+                         "say which")
+                raise c.fail(where, i, "question")
+            row_id = found[0][0]
         elif not conn.execute("SELECT 1 FROM run_rows WHERE id = ?", (row_id,)).fetchone():
             raise c.fail(f"run row {row_id} does not exist", i, "row_id")
         rank, key = _target(conn, c, r, i, metric, row_id, seen)

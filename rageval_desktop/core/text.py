@@ -55,3 +55,27 @@ def md_escape(text: object) -> str:
 def normalise_passage(text: str) -> str:
     """The key that matches a passage's text to a corpus chunk: exact, after collapsing runs of whitespace."""
     return " ".join(text.split())
+
+
+MAX_NAME = 100      # characters in a run's or a judge's name: they head tables, charts, file names and PR comments
+
+
+def name_problem(name: str) -> str | None:
+    """Why a run's or judge's name cannot be used (None when it can): too long, or holding control characters or
+    bidirectional overrides that would make it read as another name wherever it is shown."""
+    if len(name) > MAX_NAME:
+        return f"is {len(name)} characters long; a name has at most {MAX_NAME}"
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in name):
+        return "holds control or formatting characters (line breaks, bidirectional overrides, zero-width marks)"
+    return None
+
+
+def name_key(name: str) -> str:
+    """Names that read alike: `V1`, the fullwidth `ｖ１` and `v1` share one key (NFKC, case-folded)."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def lookalike(name: str, others: list[str]) -> str | None:
+    """Another name that reads like `name` but is not it, if any."""
+    key = name_key(name)
+    return next((o for o in others if o != name and name_key(o) == key), None)

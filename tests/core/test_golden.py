@@ -200,3 +200,25 @@ def test_a_new_project_has_the_slices_its_data_brings(tmp_path):
         with pytest.raises(edits.GoldenInvalid, match="add it first"):
             edits.add_row(p, "Third?", gold_answer="c", slice_tag="mulit-hop")  # a typo is not
         assert sorted(r[0] for r in p.reader().execute("SELECT name FROM slices")) == ["legal", "multi-hop"]
+
+
+def test_a_golden_set_imported_again_without_its_ids_updates_the_rows_instead_of_doubling_them(tmp_path):
+    """Was (issue 28): re-importing the golden set without an `id` column doubled it (72 -> 144), no warning."""
+    import csv
+
+    from rageval_desktop.cli import main
+    from rageval_desktop.core.store.project import Project
+
+    path = tmp_path / "d.rageval"
+    assert main(["demo", str(path)]) == 0
+    with Project.open(path) as p:
+        rows = p.reader().execute("SELECT question, gold_answer, slice_tag FROM golden_rows").fetchall()
+    with (tmp_path / "again.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "gold_answer", "slice_tag"])
+        w.writerows((q, a + " (reworded)", s) for q, a, s in rows)
+    assert main(["import", "golden", str(path), str(tmp_path / "again.csv")]) == 0
+    with Project.open(path) as p:
+        count, reworded = p.reader().execute(
+            "SELECT COUNT(*), SUM(gold_answer LIKE '%(reworded)') FROM golden_rows").fetchone()
+    assert count == len(rows) == reworded

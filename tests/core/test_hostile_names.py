@@ -84,3 +84,25 @@ def test_the_gate_comment_escapes_every_name(hostile):
 
 def test_md_escape():
     assert md_escape("a|b <i>x</i> [l](u) `c`\nd") == "a\\|b &lt;i&gt;x&lt;/i&gt; \\[l\\]\\(u\\) \\`c\\` d"
+
+
+def test_names_have_a_length_limit_no_controls_and_lookalikes_are_said(tmp_path, capsys):
+    """Was (issue 28): any length, RTL overrides, and `V1` or a fullwidth `ｖ１` beside `v1` without a word."""
+    import json
+
+    from rageval_desktop.cli import main
+
+    path = tmp_path / "n.rageval"
+    assert main(["new", str(path)]) == 0
+    run = tmp_path / "r.jsonl"
+    run.write_text(json.dumps({"question": "q?", "answer": "a", "retrieved": []}) + "\n")
+    assert main(["import", "run", str(path), str(run), "--run", "v1"]) == 0
+    capsys.readouterr()
+    for bad in ("x" * 101, "v1\u202e2v", "line\nbreak"):
+        assert main(["import", "run", str(path), str(run), "--run", bad]) == 1
+        assert "the run name" in capsys.readouterr().err
+    assert main(["import", "run", str(path), str(run), "--run", "\uff56\uff11"]) == 0       # fullwidth v1
+    assert "reads like the existing run 'v1'" in capsys.readouterr().err
+    assert main(["judges", "add", str(path), "--name", "Lex", "--metric", "correctness", "--kind", "lexical"]) == 0
+    assert main(["judges", "add", str(path), "--name", "lex", "--metric", "correctness", "--kind", "lexical"]) != 0
+    assert "reads like the existing judge 'Lex'" in capsys.readouterr().err

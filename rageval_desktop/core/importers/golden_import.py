@@ -49,7 +49,10 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                  layout.required[0], "question")
     report = ImportReport(kind="golden set", file=file, layout=layout.name, rows_read=len(records),
                           warnings=cell_warnings)
-    before = {r[0] for r in project.reader().execute("SELECT question_norm FROM golden_rows")}
+    by_question: dict[str, str] = {}
+    for gid, norm in project.reader().execute("SELECT id, question_norm FROM golden_rows ORDER BY created_at, id"):
+        by_question.setdefault(norm, gid)
+    before = set(by_question)
     written: list[str] = []
     ctx.report(0, len(records), "writing golden rows", force=True)
     with project.write("import golden set", changed=("golden",)) as conn:
@@ -70,7 +73,9 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                     rec.gold_chunk_ids = [found]
                 else:
                     rec.metadata.setdefault("gold_context", rec.gold_context)
-            gid = rec.id or golden_id_for(rec.question)
+            # a row without an id is the golden row with its question, if there is one (was: a new id, so a
+            # re-import of the set without its id column doubled it, 72 -> 144, without a word)
+            gid = rec.id or by_question.get(normalise_question(rec.question)) or golden_id_for(rec.question)
             _upsert(project, conn, gid, rec, source, now, report)
             written.append(gid)
             if normalise_question(rec.question) not in before:

@@ -18,7 +18,7 @@ from rageval_desktop.core.importers.layouts import RunRecord
 from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import normalise_question
+from rageval_desktop.core.text import lookalike, name_problem, normalise_question
 
 PARALLEL_BYTES = 32 * 1024 * 1024   # a file this large is read and converted by a second process (reader_process)
 
@@ -40,6 +40,9 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
     run_name = run_name.strip()
     if not run_name:
         raise ImportFailed("the run needs a name (--run NAME)")
+    problem = name_problem(run_name)
+    if problem:
+        raise ImportFailed(f"the run name {problem}; choose another (--run NAME)")
     try:
         size = max(1, Path(path).stat().st_size)
     except OSError:      # reading says why, naming the file
@@ -70,6 +73,10 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
                            file=file)
     if existing:
         project.backup(f"before-replacing-run-{run_name}")
+    twin = lookalike(run_name, [n for (n,) in project.reader().execute("SELECT name FROM runs")])
+    if twin:
+        report.warnings.append(f"the run name '{run_name}' reads like the existing run '{twin}' (they differ only in "
+                               "case or width): the two are easy to confuse in a gate or a report")
 
     ctx.report(0, size, "reading and writing run rows", force=True)
     with project.write("import run", changed=("runs",)) as conn:

@@ -15,6 +15,7 @@ from typing import Any
 from rageval_desktop.core.errors import NotFound, RagevalError
 from rageval_desktop.core.judges import rubrics
 from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.text import lookalike, name_problem
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,13 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         raise JudgeConfigError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
     if kind not in KINDS:
         raise JudgeConfigError(f"unknown kind '{kind}'; choose one of {', '.join(KINDS)}")
+    problem = name_problem(name.strip()) if name.strip() else "is empty"
+    if problem:
+        raise JudgeConfigError(f"the judge's name {problem}")
+    twin = lookalike(name, [n for (n,) in project.reader().execute("SELECT name FROM judges")])
+    if twin:
+        raise JudgeConfigError(f"the name '{name}' reads like the existing judge '{twin}' (they differ only in case or "
+                               "width); choose a name that cannot be mistaken for it")
     spec = METRICS[metric]
     params = dict(params or {})
     helpers: dict[str, rubrics.Rubric] = {}

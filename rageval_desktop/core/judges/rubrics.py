@@ -5,7 +5,9 @@ dots or brackets, so `${x.__class__}` cannot even be written; `str.format` is ne
 Untrusted values are inserted inside tagged blocks; a value cannot close its block early, because closing tags
 of the template's own blocks are neutralised in every value — in every spelling a model would still read as one
 (`</response foo=1>`, `< / RESPONSE >`, zero-width or soft-hyphen insertions, fullwidth `＜/response＞`, entity
-forms `&lt;/response&gt;`): they are found on a normalised shadow of the text and replaced by `[/response]`.
+forms `&lt;/response&gt;`, Cyrillic or Greek look-alike letters and angle quotes `‹/rеsponse>`, the JSON-escaped
+`<\\/response>`, the URL-encoded `%3C/response%3E`): they are found on a normalised shadow of the text and replaced
+by `[/response]`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ OUTPUT_FORMATS = ("prometheus", "json_binary", "total_rating", "umbrela", "yes_n
 _CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w-]*)\s*>")
 # a closing tag as a model would read it: attributes allowed, the final '>' optional (end of text, a line break)
 _CLOSING_LIKE = re.compile(r"<\s*/\s*([A-Za-z_][\w-]*)(?:\s[^<>]{0,200}>|\s*>)?")
+_PERCENT = {"3C": "<", "3E": ">", "2F": "/"}
+# letters and brackets that read as Latin ones (Unicode's confusables for the characters a closing tag is made of:
+# Cyrillic and Greek look-alikes, angle quotation marks and brackets): `‹/rеsponse>` with a Cyrillic е is a tag
+_CONFUSABLE = {**dict(zip("аеорсухіјѕԁһкмнтвᴦ", "aeopcyxijsdhkmhtbr", strict=True)),
+               **dict(zip("АЕОРСУХІЈЅКМНТВ", "AEOPCYXIJSKMHTB", strict=True)),
+               **dict(zip("οαερτυνικμ", "oaeptuvikm", strict=True)),
+               "‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">", "˂": "<", "˃": ">", "❮": "<", "❯": ">",
+               "⁄": "/", "∕": "/", "⧸": "/"}
 _ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});?")
 
 
@@ -58,11 +68,19 @@ def _shadow(text: str) -> tuple[str, list[int]]:
                     where.append(i)
                 i = m.end()
                 continue
+        if ch == "%" and text[i + 1:i + 3].upper() in _PERCENT:         # URL-encoded: %3C/response%3E
+            out.append(_PERCENT[text[i + 1:i + 3].upper()])
+            where.append(i)
+            i += 3
+            continue
+        if ch == "\\" and text[i + 1:i + 2] == "/":                      # JSON-escaped: <\/response>
+            i += 1
+            continue
         if unicodedata.category(ch) in ("Cf", "Mn") and not ch.isspace():  # zero-width, soft hyphen, marks
             i += 1
             continue
         for c in unicodedata.normalize("NFKC", ch):
-            out.append(c)
+            out.append(_CONFUSABLE.get(c, c))
             where.append(i)
         i += 1
     where.append(len(text))
@@ -71,7 +89,8 @@ def _shadow(text: str) -> tuple[str, list[int]]:
 
 def neutralise_closing_tags(text: str, tags: set[str]) -> str:
     """Replace every closing tag of `tags` (in any spelling a model would read as one) with `[/tag]`."""
-    if not text or not tags or "<" not in text and "&" not in text and not any(ord(c) > 127 for c in text):
+    if not text or not tags or ("<" not in text and "&" not in text and "%" not in text
+                                and not any(ord(c) > 127 for c in text)):
         return text
     shadow, where = _shadow(text)
     pieces, last = [], 0

@@ -164,3 +164,31 @@ def test_a_failed_golden_import_leaves_the_embedding_cache_untouched(tmp_path, p
     assert table_dump(project.path) == before
     report = import_golden(project, second, check_duplicates=True)   # and succeeds, checked, afterwards
     assert report.added == 20 and project.reader().execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 25
+
+
+def test_parquet_binary_and_list_text_columns_are_not_stored_as_python_reprs(tmp_path):
+    """Was (issue 28): Parquet binary string columns imported as the text "b'...'", and a corpus list<string> text
+    column was stored as "['...']"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.importers import import_corpus, import_golden
+    from rageval_desktop.core.store.project import Project
+
+    golden = pa.table({"question": pa.array([b"What is X?", b"What is Y?"], pa.binary()),
+                       "gold_answer": ["x", "y"], "slice_tag": ["easy", "edge"]})
+    pq.write_table(golden, tmp_path / "g.parquet")
+    listed = pa.table({"chunk_id": ["c1"], "doc_id": ["d"], "text": pa.array([["one", "two"]], pa.list_(pa.string()))})
+    pq.write_table(listed, tmp_path / "c.parquet")
+    broken = pa.table({"question": pa.array([b"\xff\xfe not text"], pa.binary()), "gold_answer": ["x"]})
+    pq.write_table(broken, tmp_path / "b.parquet")
+    with Project.create(tmp_path / "p.rageval") as p:
+        import_golden(p, tmp_path / "g.parquet")
+        assert sorted(q for (q,) in p.reader().execute("SELECT question FROM golden_rows")) == ["What is X?",
+                                                                                                  "What is Y?"]
+        with pytest.raises(ImportFailed, match="text.*expected text, got list|expected text, got list"):
+            import_corpus(p, tmp_path / "c.parquet")
+        with pytest.raises(ImportFailed, match="'question' holds binary data that is not UTF-8 text"):
+            import_golden(p, tmp_path / "b.parquet")
+        assert p.reader().execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0] == 0

@@ -49,7 +49,7 @@ class Cells:
             if required:
                 raise self.fail("is empty; a value is required", row, column)
             return None
-        if isinstance(value, (bool, list, dict, tuple)):
+        if isinstance(value, (bool, list, dict, tuple, bytes, bytearray)) or hasattr(value, "__array__"):
             raise self.fail(f"expected text, got {type(value).__name__}", row, column)
         if isinstance(value, float) and value.is_integer() and abs(value) < MAX_NUMBER:
             value = int(value)

@@ -118,6 +118,13 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
         if not rows:
             raise ImportFailed("the file has a header but no data rows", file=path.name)
         return rows, list(rows[0])
+    if fmt == "parquet":  # the streaming parser, like JSONL and CSV: binary columns decoded as UTF-8 text (they came
+        # through pandas as the text "b'...'"), list columns as lists (pandas gave arrays, stored as "['...']")
+        del raw
+        rows = [row for chunk in _parquet_stream(path, WHOLE, {}) for row in chunk]
+        if not rows:
+            raise ImportFailed("the file has a header but no data rows", file=path.name)
+        return rows, list(rows[0])
     frame = _binary(path, fmt, raw)
     columns = [str(c).strip() for c in frame.columns]
     _check_names(path, columns)
@@ -379,6 +386,23 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[
         yield rows
 
 
+def _as_text(path: Path, batch: Any) -> Any:
+    """The batch with its binary columns as UTF-8 text; a column whose bytes are not text is refused, named."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(batch.schema):
+        if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            try:
+                text = pc.cast(batch.column(i), pa.string())
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                raise ImportFailed(f"column '{field.name}' holds binary data that is not UTF-8 text",
+                                   file=path.name) from None
+            batch = pa.RecordBatch.from_arrays([text if j == i else batch.column(j) for j in range(batch.num_columns)],
+                                               names=batch.schema.names)
+    return batch
+
+
 def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[list[dict[str, Any]]]:
     try:
         import pyarrow.parquet as pq
@@ -393,7 +417,7 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator
             if first:
                 _check_names(path, names)
                 first = False
-            rows = batch.to_pylist()
+            rows = _as_text(path, batch).to_pylist()
             for record in rows:
                 for key, value in record.items():
                     if isinstance(value, float) and math.isnan(value):

@@ -1,7 +1,8 @@
 """`rageval`: the headless twin of the app. A thin shell: parse arguments, call core, print.
 
 Exit codes: 0 success; 1 an operation failed (bad input, refused file, a regression shown); 2 usage error or an
-impossible request; 3 only `gate --strict`: no regression shown, but the evidence cannot rule one out.
+impossible request (a run, judge, sample or job that does not exist); 3 only `gate --strict`: no regression shown,
+but the evidence cannot rule one out.
 The first line on stderr always says what went wrong in plain words.
 """
 
@@ -38,7 +39,7 @@ from rageval_desktop.cli.review_cmds import (
     cmd_settings,
 )
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.errors import NotFound, RagevalError
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -504,6 +505,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except NotFound as exc:       # a run, judge, sample or job that does not exist: a request that cannot be made
+        print(f"error: {exc.for_cli()}", file=sys.stderr)
         return EXIT_USAGE
     except RagevalError as exc:
         print(f"error: {exc.for_cli()}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """What every command shares: exit codes, the usage error, printing, opening a project.
 
 Exit codes: 0 success; 1 an operation failed (bad input, refused file, a regression shown); 2 usage error or an
-impossible request; 3 only `gate --strict`: no regression shown, but the evidence cannot rule one out.
+impossible request (a run, judge, sample or job that does not exist); 3 only `gate --strict`: no regression shown,
+but the evidence cannot rule one out.
 The first line on stderr always says what went wrong in plain words.
 """
 

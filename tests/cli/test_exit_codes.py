@@ -1,0 +1,63 @@
+"""Every documented exit code, over the commands' common failure modes (issue 28: `gate` with a misspelt run
+exited 1, the code for a regression, so a CI pipeline could not tell a typo from a drop). 0 success; 1 the
+operation failed (bad input, a refused or damaged file, a regression shown); 2 a usage error or a request that
+cannot be made (a name that does not exist, runs that share no question); 3 `gate --strict` undecided."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rageval_desktop.cli import main
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("codes") / "d.rageval"
+    assert main(["demo", str(path)]) == 0
+    return str(path)
+
+
+CASES = [
+    (["metrics", "{p}", "--run", "v2"], 0),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2"], 0),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--strict"], 3),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--rule", "point"], 1),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "nosuchrun"], 2),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--metrics", "faithfulness"], 2),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "-1"], 2),
+    (["compare", "{p}", "--baseline", "nosuchrun", "--candidate", "v2"], 2),
+    (["metrics", "{p}", "--run", "nosuchrun"], 2),
+    (["failures", "{p}", "--run", "nosuchrun"], 2),
+    (["report", "{p}", "--run", "nosuchrun", "--out", "{d}/r.html"], 2),
+    (["report", "{p}", "--run", "v2", "--out", "{d}/r.docx"], 1),
+    (["agreement", "{p}", "--judge", "nosuchjudge"], 2),
+    (["judge", "{p}", "--run", "v2", "--judge", "nosuchjudge"], 2),
+    (["jobs", "show", "{p}", "999"], 2),
+    (["metrics", "{d}/nosuch.rageval", "--run", "v2"], 1),
+    (["import", "run", "{p}", "{d}/nosuch.jsonl", "--run", "v9"], 1),
+    (["metrics"], 2),
+    (["frobnicate"], 2),
+]
+
+
+@pytest.mark.parametrize("argv, code", CASES, ids=[" ".join(a[:1] + a[2:4]) + f" -> {c}" for a, c in CASES])
+def test_each_failure_mode_has_its_documented_exit_code(demo, tmp_path, capsys, argv, code):
+    args = [a.format(p=demo, d=tmp_path) for a in argv]
+    try:
+        got = main(args)
+    except SystemExit as exc:         # argparse's own usage errors
+        got = exc.code
+    err = capsys.readouterr().err
+    assert got == code, err
+    if code:
+        assert "Traceback" not in err and err.strip()
+
+
+def test_json_output_of_a_refused_gate_is_not_half_written(demo, capsys):
+    assert main(["gate", demo, "--baseline", "v1", "--candidate", "nosuchrun", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: no run named 'nosuchrun'")
+    assert main(["gate", demo, "--baseline", "v1", "--candidate", "v2", "--json", "--strict"]) == 3
+    assert json.loads(capsys.readouterr().out)["decision"] == "undecided"

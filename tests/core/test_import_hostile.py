@@ -192,3 +192,28 @@ def test_parquet_binary_and_list_text_columns_are_not_stored_as_python_reprs(tmp
         with pytest.raises(ImportFailed, match="'question' holds binary data that is not UTF-8 text"):
             import_golden(p, tmp_path / "b.parquet")
         assert p.reader().execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0] == 0
+
+
+def test_xlsx_duplicate_headers_and_formulas_without_values_are_refused_not_altered(tmp_path):
+    """Was (issue 28): a duplicate header became `x.1` (a CSV with one is refused), and formula cells without a
+    saved value imported as empty, without a word."""
+    import openpyxl
+
+    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.importers import import_golden
+    from rageval_desktop.core.store.project import Project
+
+    twice = openpyxl.Workbook()
+    twice.active.append(["question", "gold_answer", "gold_answer"])
+    twice.active.append(["q1?", "a", "b"])
+    twice.save(tmp_path / "twice.xlsx")
+    formula = openpyxl.Workbook()
+    formula.active.append(["question", "gold_answer"])
+    formula.active.append(["q1?", "=CONCAT(\"a\", \"b\")"])      # openpyxl saves no computed value
+    formula.save(tmp_path / "formula.xlsx")
+    with Project.create(tmp_path / "p.rageval") as p:
+        with pytest.raises(ImportFailed, match="'gold_answer' appears twice"):
+            import_golden(p, tmp_path / "twice.xlsx")
+        with pytest.raises(ImportFailed, match=r"1 formula cell\(s\) have no saved value \(for example B2"):
+            import_golden(p, tmp_path / "formula.xlsx")
+        assert p.reader().execute("SELECT COUNT(*) FROM golden_rows").fetchone()[0] == 0

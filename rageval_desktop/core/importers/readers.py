@@ -213,6 +213,7 @@ def _binary(path: Path, fmt: str, raw: bytes):
 
     if fmt == "xlsx":
         _check_xlsx_size(path, raw)
+        _check_xlsx_cells(path, raw)
     try:
         if fmt == "parquet":
             return pd.read_parquet(io.BytesIO(raw))
@@ -223,6 +224,52 @@ def _binary(path: Path, fmt: str, raw: bytes):
     except Exception as exc:  # pyarrow and openpyxl raise many kinds for a damaged file
         kind = "Parquet" if fmt == "parquet" else "XLSX"
         raise ImportFailed(f"not a valid {kind} file ({type(exc).__name__}: {exc})", file=path.name) from None
+
+
+def _check_xlsx_cells(path: Path, raw: bytes) -> None:
+    """What reading the sheet's values would change without a word (the first sheet, which the import reads): a
+    header named twice (pandas renames the second `x.1`; a CSV with it is refused) and formula cells with no saved
+    value (they read as empty)."""
+    import openpyxl
+
+    try:
+        formulas = openpyxl.load_workbook(io.BytesIO(raw), read_only=True, data_only=False)
+        values = openpyxl.load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
+    except Exception:       # a damaged workbook: pandas' read says so, in words
+        return
+    try:
+        _scan_xlsx(path, formulas, values)
+    except ImportFailed:
+        raise
+    except Exception:       # a sheet openpyxl cannot walk: pandas' read says what is wrong, in words
+        return
+    finally:
+        formulas.close()
+        values.close()
+
+
+def _scan_xlsx(path: Path, formulas: Any, values: Any) -> None:
+    import openpyxl
+
+    rows_f = formulas.worksheets[0].iter_rows(values_only=True)
+    rows_v = values.worksheets[0].iter_rows(values_only=True)
+    header = [str(h).strip() for h in next(rows_f, ()) if h is not None]
+    next(rows_v, None)
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise ImportFailed(f"the column '{name}' appears twice in the header; rename one", file=path.name)
+        seen.add(name)
+    missing, example = 0, ""
+    for r, (formula_row, value_row) in enumerate(zip(rows_f, rows_v, strict=False), start=2):
+        for c, (f, v) in enumerate(zip(formula_row, value_row, strict=False), start=1):
+            if v is None and isinstance(f, str) and f.startswith("="):
+                missing += 1
+                example = example or f"{openpyxl.utils.get_column_letter(c)}{r} {f[:40]}"
+    if missing:
+        raise ImportFailed(f"{missing} formula cell(s) have no saved value (for example {example}); they would "
+                           "import as empty. Open the file in a spreadsheet program and save it (which computes "
+                           "them), or export it as CSV", file=path.name)
 
 
 def _check_xlsx_size(path: Path, raw: bytes) -> None:

@@ -217,3 +217,19 @@ def test_xlsx_duplicate_headers_and_formulas_without_values_are_refused_not_alte
         with pytest.raises(ImportFailed, match=r"1 formula cell\(s\) have no saved value \(for example B2"):
             import_golden(p, tmp_path / "formula.xlsx")
         assert p.reader().execute("SELECT COUNT(*) FROM golden_rows").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("name", ["big.jsonl", "big.json"])
+def test_integers_beyond_64_bits_stay_exact(tmp_path, name):
+    """Was (issue 28): orjson read them as floats, so two ids one apart collided ('duplicate id 1.8446744e+19')."""
+    from rageval_desktop.core.importers import import_golden
+    from rageval_desktop.core.store.project import Project
+
+    rows = [{"id": 18446744073709551617, "question": "a?", "gold_answer": "x"},
+            {"id": 18446744073709551618, "question": "b?", "gold_answer": "y"}]
+    text = "".join(json.dumps(r) + "\n" for r in rows) if name.endswith("l") else json.dumps(rows)
+    (tmp_path / name).write_text(text)
+    with Project.create(tmp_path / "p.rageval") as p:
+        import_golden(p, tmp_path / name)
+        ids = sorted(i for (i,) in p.reader().execute("SELECT id FROM golden_rows"))
+    assert ids == ["18446744073709551617", "18446744073709551618"]

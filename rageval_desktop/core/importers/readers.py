@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import math
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -139,12 +140,20 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
     return records, columns
 
 
+_LONG_DIGITS = re.compile(rb"\d{19}")
+_LONG_DIGITS_TEXT = re.compile(r"\d{19}")
+
+
 def _fast_loads(data: bytes | str) -> Any:
     """orjson (several times faster than the json module) for what it reads; whatever it refuses — bad JSON, but
     also integers beyond 64 bits, NaN, nesting beyond 1024 — goes through `_json_loads`, which accepts what the
     json module accepts and words the errors (its messages name the column)."""
     import orjson
 
+    # orjson reads an integer beyond 64 bits as a float (two ids one apart become the same id): a line with a run of
+    # 19 or more digits goes through the json module, which keeps integers exact
+    if (_LONG_DIGITS if isinstance(data, bytes) else _LONG_DIGITS_TEXT).search(data):
+        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

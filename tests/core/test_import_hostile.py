@@ -233,3 +233,23 @@ def test_integers_beyond_64_bits_stay_exact(tmp_path, name):
         import_golden(p, tmp_path / name)
         ids = sorted(i for (i,) in p.reader().execute("SELECT id FROM golden_rows"))
     assert ids == ["18446744073709551617", "18446744073709551618"]
+
+
+def test_an_empty_passage_is_refused_from_parquet_as_from_jsonl(tmp_path):
+    """Was (issue 28): `{}` was refused from JSONL and accepted from Parquet (a struct of nulls)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.store.project import Project
+
+    (tmp_path / "e.jsonl").write_text(json.dumps({"id": "r1", "question": "q?", "answer": "a",
+                                                  "retrieved": [{}]}) + "\n")
+    kind = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
+    pq.write_table(pa.table({"id": ["r1"], "question": ["q?"], "answer": ["a"],
+                             "retrieved": pa.array([[{"chunk_id": None, "text": None}]], kind)}),
+                   tmp_path / "e.parquet")
+    with Project.create(tmp_path / "p.rageval") as p:
+        for name in ("e.jsonl", "e.parquet"):
+            with pytest.raises(ImportFailed, match="retrieved item 1 must be an object with chunk_id and/or text"):
+                import_run(p, tmp_path / name, "v1")

@@ -142,7 +142,9 @@ def _passages_native(r: dict, c: Cells, i: int) -> list[Passage]:
                     and (in_prompt is None or type(in_prompt) is bool)):
                 out.append(Passage(cid, text, None if score is None else float(score), in_prompt))
                 continue
-        if not isinstance(item, dict) or not ({"chunk_id", "text"} & set(item)):
+        # a passage with neither a chunk id nor a text is refused however it is spelt: `{}` in JSON, or a Parquet
+        # struct whose fields are all null (it was accepted from Parquet and refused from JSONL)
+        if not isinstance(item, dict) or all(c.missing(item.get(k)) for k in ("chunk_id", "text")):
             raise c.fail(f"retrieved item {n} must be an object with chunk_id and/or text, got "
                          f"{str(item)[:40]!r}", i, "retrieved")
         probe = {"chunk_id": item.get("chunk_id"), "text": item.get("text"), "score": item.get("score"),

@@ -59,8 +59,14 @@ def test_gold_free_judges_nuggets_and_metrics_from_the_cli(project, capsys, tmp_
     assert main(["nuggets", "show", p, "--question", "How big is the sun?"]) == 0
     out = capsys.readouterr().out
     assert "curated (every run): approved" in out and "[okay] It is a star" in out
-    assert main(["nuggets", "show", p, "--question", "nope"]) == 1
+    assert main(["nuggets", "show", p, "--question", "nope"]) == 2      # a question that does not exist
     assert "no question 'nope'" in capsys.readouterr().err
+    # two queries that read alike keep a list each (issue 28): named by text, the question is ambiguous
+    assert main(["nuggets", "show", p, "--question", "How many planets have moons?"]) == 2
+    assert "asked by several queries (query_3, query_6)" in capsys.readouterr().err
+    assert main(["nuggets", "show", p, "--question", "query_3", "--json"]) == 0
+    assert main(["nuggets", "show", p, "--question", "query_6", "--json"]) == 0
+    capsys.readouterr()
     (tmp_path / "empty.txt").write_text("# nothing\n")
     assert main(["nuggets", "edit", p, "--question", "query_2", "--file", str(tmp_path / "empty.txt")]) == 1
     assert "the list is empty" in capsys.readouterr().err

@@ -124,12 +124,13 @@ def passages(project, row_id):
 
 
 def expected_nuggets(project, run_rows):
-    """By hand: per question, the passages graded >= 1 of its first row become nuggets, vital first; each row's
-    answer is then checked against its question's list."""
+    """By hand: per query (open-rag-eval's query_id: its runs share a list; two queries that read alike do not),
+    the passages graded >= 1 of its first row become nuggets, vital first; each row's answer is then checked
+    against its query's list."""
     lists: dict[str, list[dict]] = {}
     out = {}
-    for ext, (rid, question, answer) in sorted(run_rows.items(), key=lambda kv: kv[1][0]):
-        key = question
+    for ext, (rid, _question, answer) in sorted(run_rows.items(), key=lambda kv: kv[1][0]):
+        key = ext.split("#")[0]
         if key not in lists:
             texts = [nugget_of(p) for p in passages(project, rid) if grade(p) >= 1]
             lists[key] = nuggets.sort_by_importance(texts, [importance_of(t) for t in texts]) if texts else \
@@ -160,10 +161,11 @@ def test_every_gold_free_metric_end_to_end_equals_the_hand_computation(ore):
         stats = run_judge_job(ore, JobSpec(run="ore"))
         assert (stats.errors, stats.unparsed) == (0, 0), stats.errors_by_kind
         by_row = rows(ore)
-        # one creation + one importance call per question (query_3 and query_6's two runs share one list)
-        questions = {q for _, q, _ in by_row.values()}
-        assert script.steps.count("creation") == len(questions) == 5
-        assert script.steps.count("importance") == len(questions)
+        # one creation + one importance call per query: query_6's two runs share one list, and query_3, which
+        # reads the same as query_6, has a list of its own (issue 28: it was judged against query_6's nuggets)
+        queries = {ext.split("#")[0] for ext in by_row}
+        assert script.steps.count("creation") == len(queries) == 6
+        assert script.steps.count("importance") == len(queries)
         assert script.steps.count("assignment") == len(by_row)
 
         frame = by_external(ore, load_run(ore, "ore"))
@@ -195,10 +197,10 @@ def test_every_gold_free_metric_end_to_end_equals_the_hand_computation(ore):
         means = [sum(v) / len(v) for v in per_q.values()]
         assert summary["slices"]["all"]["nugget_weighted"] == pytest.approx(sum(means) / len(means))
 
-        # nugget sub-judgments (one per nugget) for audits, and a stored list per question for this run
+        # nugget sub-judgments (one per nugget) for audits, and a stored list per query for this run
         listed = ore.reader().execute("SELECT COUNT(*), COUNT(DISTINCT question_key) FROM nugget_lists "
                                       "WHERE scope LIKE 'run:1/%'").fetchone()
-        assert listed == (5, 5)
+        assert listed == (6, 6)
         subs = ore.reader().execute("SELECT COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id WHERE "
                                     "j.name = 'nug' AND x.passage_rank > 0").fetchone()[0]
         assert subs == sum(
@@ -249,7 +251,7 @@ def test_approved_nuggets_are_reused_by_a_new_run_without_creation_calls(ore, tm
         script.steps.clear()
         stats = run_judge_job(ore, JobSpec(run="ore2", use_cache=False))
         assert (stats.errors, stats.unparsed) == (0, 0)
-        assert script.steps.count("creation") == 3           # 5 questions, 2 curated
+        assert script.steps.count("creation") == 4           # 6 queries, 2 curated
         assert script.steps.count("assignment") == 7
         # the old run is re-assigned against the curated lists (they changed what its rows are judged against)
         script.steps.clear()
@@ -439,7 +441,7 @@ def test_two_nugget_judges_of_one_run_keep_a_list_each(ore):
                   params={"timeout": 5.0, "max_retries": 1})
         first = run_judge_job(ore, JobSpec(run="ore"))
         assert (first.errors, first.unparsed) == (0, 0)
-        assert script.steps.count("creation") == 10                       # 5 questions, per judge
+        assert script.steps.count("creation") == 12                       # 6 queries, per judge
         scopes = {s for (s,) in ore.reader().execute("SELECT DISTINCT scope FROM nugget_lists")}
         ids = dict(ore.reader().execute("SELECT name, id FROM judges"))
         assert scopes == {f"run:1/judge:{ids['nug']}", f"run:1/judge:{ids['nug-b']}"}

@@ -24,9 +24,13 @@ class NuggetsInvalid(RagevalError):
     pass
 
 
-def question_key(golden_id: str | None, question: str) -> str:
-    """A golden row's id, or the normalised question for a run row linked to none."""
-    return golden_id if golden_id else "q:" + normalise_question(question)
+def question_key(golden_id: str | None, question: str, query_id: str | None = None) -> str:
+    """A golden row's id; for a run row linked to none, its query's id (open-rag-eval's `query_id`: the repeats of
+    one query share a list, two queries that happen to read alike do not — query_6 was judged against nuggets made
+    from query_3's passages), else the normalised question."""
+    if golden_id:
+        return golden_id
+    return f"qid:{query_id}" if query_id else "q:" + normalise_question(question)
 
 
 def fingerprint(listed: dict[str, Any] | None) -> str | None:
@@ -93,11 +97,19 @@ def find_question(project: Project, question: str) -> tuple[str, str]:
     found = conn.execute("SELECT id, question FROM golden_rows WHERE id = ?", (question,)).fetchone()
     if found:
         return found[0], found[1]
-    found = conn.execute("SELECT golden_id, question FROM run_rows WHERE external_id = ? OR "
-                         "json_extract(metadata, '$.query_id') = ? ORDER BY id LIMIT 1",
+    found = conn.execute("SELECT golden_id, question, json_extract(metadata, '$.query_id') FROM run_rows WHERE "
+                         "external_id = ? OR json_extract(metadata, '$.query_id') = ? ORDER BY id LIMIT 1",
                          (question, question)).fetchone()
     if found:
-        return question_key(found[0], found[1]), found[1]
+        return question_key(found[0], found[1], found[2]), found[1]
+    keys = {question_key(g, q, qid): q for g, q, qid in conn.execute(
+        "SELECT golden_id, question, json_extract(metadata, '$.query_id') FROM run_rows WHERE question = ? LIMIT 1000",
+        (question,))}
+    if len(keys) > 1:
+        names = ", ".join(sorted(k.removeprefix("qid:") for k in keys))
+        raise NotFound(f"'{question}' is asked by several queries ({names}): name one of them")
+    if keys:
+        return next(iter(keys.items()))
     key = "q:" + normalise_question(question)
     found = conn.execute("SELECT question FROM nugget_lists WHERE question_key = ? LIMIT 1", (key,)).fetchone()
     if found:

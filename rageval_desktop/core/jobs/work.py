@@ -77,11 +77,12 @@ def _row_fields(conn, row_ids: list[int], passages_k: int, passages: bool = True
     for start in range(0, len(row_ids), 500):
         chunk = row_ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for rid, question, answer, reference, golden_id, run_id in conn.execute(
-                f"SELECT rr.id, rr.question, rr.answer, g.gold_answer, rr.golden_id, rr.run_id FROM run_rows rr "
+        for rid, question, answer, reference, golden_id, run_id, query_id in conn.execute(
+                f"SELECT rr.id, rr.question, rr.answer, g.gold_answer, rr.golden_id, rr.run_id, "
+                f"json_extract(rr.metadata, '$.query_id') FROM run_rows rr "
                 f"LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({marks})", chunk):
             out[rid] = {"question": question, "answer": answer or "", "reference": reference or "", "passages": [],
-                        "golden_id": golden_id, "run_id": run_id}
+                        "golden_id": golden_id, "run_id": run_id, "query_id": query_id}
         if not passages:
             continue
         for rid, rank, text, chunk_text, in_prompt in conn.execute(
@@ -203,7 +204,7 @@ class Plan:
             from rageval_desktop.core.golden import nuggets as nugget_lists
 
             for row in values.values():
-                row["question_key"] = nugget_lists.question_key(row["golden_id"], row["question"])
+                row["question_key"] = nugget_lists.question_key(row["golden_id"], row["question"], row["query_id"])
             curated = nugget_lists.golden_lists(conn, sorted({v["question_key"] for v in values.values()}))
         return [_item(self.judges[j], self.keys[j], rid, rank, values[rid], curated) for j, rid, rank in batch]
 
@@ -237,9 +238,10 @@ def _nugget_against(conn: Any, rows: list[int]) -> dict[int, str | None]:
     keys: dict[int, str] = {}
     for start in range(0, len(rows), 500):
         chunk = rows[start:start + 500]
-        for rid, golden_id, question in conn.execute(
-                f"SELECT id, golden_id, question FROM run_rows WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-            keys[rid] = nugget_lists.question_key(golden_id, question)
+        for rid, golden_id, question, query_id in conn.execute(
+                f"SELECT id, golden_id, question, json_extract(metadata, '$.query_id') FROM run_rows WHERE id IN "
+                f"({','.join('?' * len(chunk))})", chunk):
+            keys[rid] = nugget_lists.question_key(golden_id, question, query_id)
     curated = nugget_lists.golden_lists(conn, sorted(set(keys.values())))
     return {rid: nugget_lists.fingerprint(curated.get(key)) for rid, key in keys.items()}
 

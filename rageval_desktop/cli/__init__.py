@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--timeout", type=float, help="seconds per call (default 120)")
     q.add_argument("--seed", type=int)
     q.add_argument("--temperature", type=float)
-    q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance)")
+    q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance; default: every "
+                                                   "retrieved passage, as open-rag-eval grades them)")
     q.add_argument("--measure", choices=["f1", "recall", "rougeL"],
                    help="lexical judges: token F1, token recall of the reference, or ROUGE-L")
     q.add_argument("--threshold", type=float, help="similarity counted as correct (binary metrics)")

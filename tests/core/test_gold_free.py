@@ -450,3 +450,23 @@ def test_two_nugget_judges_of_one_run_keep_a_list_each(ore):
         assert (again.rows, server.calls) == (0, before)
         shown = nugget_lists.lists_for(ore, nugget_lists.find_question(ore, "query_2")[0])
         assert sorted(li["judge"] for li in shown) == ["nug", "nug-b"] and {li["run"] for li in shown} == {"ore"}
+
+
+def test_umbrela_grades_every_retrieved_passage_by_default_as_open_rag_eval_does(tmp_path, monkeypatch):
+    """Was (issue 28): the top 5 only, so umbrela_mean differed from open-rag-eval's on every row with more passages
+    (up to 18 points) and relevant passages past rank 5 never reached nugget creation."""
+    from tests.core.test_judging import KEY, llm_judge
+    from tests.support.fake_openai import FakeOpenAI, Reply
+
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    run = [{"id": f"r{i}", "question": f"q{i}?", "answer": "a",
+            "retrieved": [{"chunk_id": f"c{i}-{k}", "text": f"passage {k}"} for k in range(8)]} for i in range(3)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in run))
+    with Project.create(tmp_path / "p.rageval") as p, FakeOpenAI(lambda body, n: Reply('{"O": 2}')) as server:
+        import_run(p, tmp_path / "r.jsonl", "v1")
+        llm_judge(p, server, name="every", metric="passage_relevance")
+        llm_judge(p, server, name="top3", metric="passage_relevance", passages_k=3)
+        run_judge_job(p, JobSpec(run="v1"))
+        graded = dict(p.reader().execute("SELECT j.name, COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id "
+                                         "GROUP BY j.name"))
+    assert graded == {"every": 24, "top3": 9}

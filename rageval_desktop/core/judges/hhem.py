@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -147,11 +148,22 @@ class HHEM:
         self.model = model
         self.tokenizer = AutoTokenizer.from_pretrained(str(foundation_dir), local_files_only=True)
 
+    def fit(self, premise: str, hypothesis: str) -> tuple[str, bool]:
+        """The premise cut, by tokens, so that the whole prompt fits MAX_TOKENS with the hypothesis whole (the
+        tokenizer's own truncation cuts from the end: past ~2,276 tokens it dropped the hypothesis, so the model
+        judged the passages against nothing); and whether it was cut."""
+        tokens = self.tokenizer
+        room = MAX_TOKENS - len(tokens(self.prompt.format(text1="", text2=hypothesis))["input_ids"])
+        ids = tokens(premise, add_special_tokens=False)["input_ids"]
+        if len(ids) <= room:
+            return premise, False
+        return tokens.decode(ids[:max(0, room)], skip_special_tokens=True), True
+
     def predict(self, pairs: list[tuple[str, str]]) -> list[float]:
         torch = self.torch
         out: list[float] = []
         for start in range(0, len(pairs), BATCH):
-            chunk = pairs[start:start + BATCH]
+            chunk = [(self.fit(p, h)[0], h) for p, h in pairs[start:start + BATCH]]
             texts = [self.prompt.format(text1=p, text2=h) for p, h in chunk]
             inputs = self.tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=MAX_TOKENS)
             inputs.pop("token_type_ids", None)
@@ -185,11 +197,20 @@ def load() -> HHEM:
         return _LOADED[key]
 
 
+_CITATION = re.compile(r"\s*\[\d+(?:\s*[,\-–]\s*\d+)*\]")
+
+
+def strip_citations(answer: str) -> str:
+    """The answer without its `[n]`, `[1, 2]`, `[1-3]` citation markers (open-rag-eval's hypothesis for HHEM)."""
+    return _CITATION.sub("", answer).strip()
+
+
 def score_row(model: HHEM, answer: str, passages: list[str], mode: str) -> tuple[float, dict[str, Any], str]:
     """(score 0-1, detail, rationale) of one answer against its passages."""
     if mode == "whole":
         joined = " ".join(passages)
         cut = len(joined) > MAX_CHARS
+        answer = strip_citations(answer)       # as open-rag-eval does: "[2]" is not a claim the passages support
         score = model.predict([(joined[:MAX_CHARS], answer)])[0]
         note = f"HHEM {score:.3f} (whole answer against {len(passages)} passages"
         note += f"; passages cut to {MAX_CHARS} of {len(joined)} characters)" if cut else ")"

@@ -178,3 +178,23 @@ def test_a_server_that_echoes_the_key_never_gets_it_stored(big, tmp_path):
             f = path.parent / (path.name + suffix)
             if f.exists():
                 assert KEY.encode() not in f.read_bytes(), f
+
+
+def test_a_job_that_starts_while_another_process_writes_waits_like_a_running_one(big):
+    """Was (issue 28): a starting job failed after the 10 s busy timeout while a running one waited ten minutes."""
+    with FakeOpenAI(latency=0.0) as server:
+        llm_judge(big, server)
+        big._writer.execute("PRAGMA busy_timeout = 50")
+        holder = sqlite3.connect(big.path, isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")        # another process's import, already writing
+        timer = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+        timer.start()
+        said: list[str] = []
+        from rageval_desktop.core.jobs.context import TaskContext
+
+        ctx = TaskContext(on_progress=lambda done, total, message: said.append(message))
+        stats = run_judge_job(big, JobSpec(run="v1", concurrency=4), ctx)
+        timer.join()
+        holder.close()
+    assert stats.stopped is None and stats.ok == 300 == _counts(big)["ok"]
+    assert any("another process is writing" in m for m in said)

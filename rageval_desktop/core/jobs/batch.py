@@ -32,6 +32,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError
 from rageval_desktop.core.jobs import records
+from rageval_desktop.core.jobs.commit import while_busy
 from rageval_desktop.core.jobs.context import Cancelled, TaskContext
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.registry import Judge, resolve_api_key
@@ -187,9 +188,12 @@ class BatchJob:
         if self.job_id is None:
             self.check_budget(judges)
             params = {k: v for k, v in asdict(self.spec).items() if v is not None}
-            self.job_id = records.start(self.project, "judge", params, len(work), leases=leases, lease_names=names)
+            self.job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work), leases=leases,
+                                                           lease_names=names), self.ctx)
         else:
-            records.restart(self.project, self.job_id, len(work), leases=leases, lease_names=names)
+            job_id = self.job_id
+            while_busy(lambda: records.restart(self.project, job_id, len(work), leases=leases, lease_names=names),
+                       self.ctx)
         self.stats.job_id = self.job_id
         return judges, work
 

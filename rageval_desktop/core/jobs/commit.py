@@ -5,9 +5,10 @@ next results gather for the following one), so a killed process loses only the r
 committed and the calls still in flight. A result is removed from memory after its transaction committed;
 `on_committed` then counts it — a job reports what was saved, never what was merely received.
 
-A busy project (another process holds the write lock past the busy timeout) is retried with backoff while the
-job runs, up to `busy_give_up_s` of continuous refusal. Any other failure — a full disk, a read-only file —
-stops the lane: `error` says why, the results not committed stay in `pending()` and the job stops.
+A busy project (another process holds the write lock past the busy timeout) is retried with backoff while the job
+runs, up to `busy_give_up_s` of continuous refusal — and a job that starts while another process writes waits the
+same way (`while_busy`): one busy policy, from the first write to the last. Any other failure — a full disk, a read-
+only file — stops the lane: `error` says why, the results not committed stay in `pending()` and the job stops.
 """
 
 from __future__ import annotations
@@ -22,6 +23,24 @@ from rageval_desktop.core.store.owners import HEARTBEAT_S
 from rageval_desktop.core.store.project import Project
 
 BUSY_GIVE_UP_S = 600.0
+
+
+def while_busy(write: Callable[[], Any], ctx: Any = None, give_up_s: float = BUSY_GIVE_UP_S) -> Any:
+    """`write()`, retried with backoff while another process holds the write lock, up to `give_up_s` of
+    continuous refusal (the commit lane's policy; a starting job gave up after the 10 s busy timeout while a running
+    one waited ten minutes); `ctx.report` says that it waits. Other failures are raised at once."""
+    delay, since = 0.05, time.monotonic()
+    while True:
+        try:
+            return write()
+        except WriteFailed as exc:
+            if not exc.retryable or time.monotonic() - since >= give_up_s:
+                raise
+            if ctx is not None:
+                ctx.check()
+                ctx.report(0, 0, "waiting: another process is writing to this project", force=True)
+            time.sleep(delay)
+            delay = min(2.0, delay * 2)
 
 
 class CommitLane:

@@ -21,7 +21,7 @@ from typing import Any
 
 from rageval_desktop.core.errors import RagevalError, WriteFailed
 from rageval_desktop.core.jobs import batch, chains, records, steps
-from rageval_desktop.core.jobs.commit import CommitLane
+from rageval_desktop.core.jobs.commit import CommitLane, while_busy
 from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
 from rageval_desktop.core.jobs.work import Item, Plan, rated_rows, select_rows
@@ -154,11 +154,12 @@ class JudgeJob:
                                f"cancel PROJECT {waiting}) — running now would pay for them twice")
         leases, names = [(j.id, run_id) for j in judges], {j.id: j.name for j in judges}
         if self.existing_job is None:
-            self.stats.job_id = records.start(self.project, "judge", params, len(work), leases=leases,
-                                              lease_names=names)
+            self.stats.job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work),
+                                                                 leases=leases, lease_names=names), self.ctx)
         else:
             self.stats.job_id = self.existing_job
-            records.restart(self.project, self.existing_job, len(work), leases=leases, lease_names=names)
+            while_busy(lambda: records.restart(self.project, self.existing_job, len(work), leases=leases,
+                                               lease_names=names), self.ctx)
         self.lane = CommitLane(self.project, self.write_batch, on_committed=self.committed,
                                heartbeat=lambda conn: records.heartbeat(conn, self.stats.job_id),
                                op="save judgments", changed=("judgments",)).start()

@@ -253,3 +253,23 @@ def test_an_empty_passage_is_refused_from_parquet_as_from_jsonl(tmp_path):
         for name in ("e.jsonl", "e.parquet"):
             with pytest.raises(ImportFailed, match="retrieved item 1 must be an object with chunk_id and/or text"):
                 import_run(p, tmp_path / name, "v1")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("dup.jsonl", '{"question": "q1?", "gold_answer": "a", "gold_answer": "b"}\n'),
+    ("dup.json", '[{"question": "q1?", "gold_answer": "a", "gold_answer": "b"}]'),
+    ("nested.jsonl", '{"question": "q1?", "answer": "a", "retrieved": [{"chunk_id": "c1", "text": "x", '
+                     '"text": "y"}]}\n'),
+])
+def test_a_key_named_twice_in_a_json_object_is_refused_as_a_header_named_twice_is(tmp_path, name, text):
+    """Was (issue 28): the last value won, without a word (a CSV header named twice is refused)."""
+    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.store.project import Project
+
+    (tmp_path / name).write_text(text)
+    with Project.create(tmp_path / "p.rageval") as p:
+        with pytest.raises(ImportFailed, match="appears twice in one object"):
+            if "nested" in name:
+                import_run(p, tmp_path / name, "v1")
+            else:
+                import_golden(p, tmp_path / name)

@@ -26,11 +26,7 @@ def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
 
     kind = unit(metric)
     conn = project.reader()
-    rated = conn.execute(
-        "SELECT s.id, s.params, sr.stratum, sr.run_row_id, sr.item, sr.item_key, sr.inclusion FROM review_sample_rows "
-        "sr JOIN review_samples s ON s.id = sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 "
-        "FROM human_ratings h WHERE h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item "
-        "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)).fetchall()
+    rated = _rated(project, metric)
     stratified = {sid for sid, params, *_ in rated if sample_mode(params) == "stratified"}
     drawn: dict[tuple[int, str], int] = {}
     if stratified:
@@ -78,10 +74,14 @@ def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:
 def strata_used(project: Project, metric: str) -> int:
     """How many strata of stratified samples the standing ratings of `metric` come from (each takes a degree of
     freedom from the audit's effective n: core.review.evidence.stratified_n)."""
-    conn = project.reader()
-    rows = conn.execute(
-        "SELECT DISTINCT s.id, s.params, sr.stratum FROM review_sample_rows sr JOIN review_samples s ON s.id = "
-        "sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 FROM human_ratings h WHERE "
-        "h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND h.withdrawn_at IS "
-        "NULL AND h.skipped = 0)", (metric,)).fetchall()
-    return sum(1 for _, params, _ in rows if sample_mode(params) == "stratified")
+    return len({(sid, key) for sid, params, key, *_ in _rated(project, metric) if sample_mode(params) == "stratified"})
+
+
+def _rated(project: Project, metric: str) -> list[tuple]:
+    """(sample, params, stratum, run row, item, item key, inclusion) of every target of `metric` rated (and not
+    withdrawn or skipped) within a sample that recorded its inclusion probabilities."""
+    return project.reader().execute(
+        "SELECT s.id, s.params, sr.stratum, sr.run_row_id, sr.item, sr.item_key, sr.inclusion FROM review_sample_rows "
+        "sr JOIN review_samples s ON s.id = sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 "
+        "FROM human_ratings h WHERE h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item "
+        "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)).fetchall()

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rageval_desktop import __version__
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, _Parser
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, InertStream, UsageError, _Parser
 from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_align, cmd_jobs, cmd_judge, cmd_judges, cmd_prices
@@ -40,6 +40,7 @@ from rageval_desktop.cli.review_cmds import (
 )
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
 from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.text import inert_text
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -500,6 +501,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = InertStream(out), InertStream(err)    # names from data cannot reorder what we print
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -508,10 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except NotFound as exc:       # a run, judge, sample or job that does not exist: a request that cannot be made
-        print(f"error: {exc.for_cli()}", file=sys.stderr)
+        print(f"error: {inert_text(exc.for_cli())}", file=sys.stderr)
         return EXIT_USAGE
     except RagevalError as exc:
-        print(f"error: {exc.for_cli()}", file=sys.stderr)
+        print(f"error: {inert_text(exc.for_cli())}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("error: interrupted; nothing was half-written (each operation is one transaction)", file=sys.stderr)

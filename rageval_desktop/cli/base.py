@@ -28,7 +28,28 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if getattr(args, "json", False) else text)
+    """--json: the data at full fidelity; else the text, with bidirectional controls from data shown as code points
+    (an RTL override in a run's name would reorder the line in a terminal or a CI log)."""
+    from rageval_desktop.core.text import inert_text, json_inert
+
+    print(json_inert(json.dumps(data, indent=2, ensure_ascii=False)) if getattr(args, "json", False)
+          else inert_text(text))
+
+
+class InertStream:
+    """A text stream that shows bidirectional controls as code points (core.text.inert_text): every message the
+    CLI prints — results, warnings, errors — may quote names and text from data."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from rageval_desktop.core.text import inert_text
+
+        return self._stream.write(inert_text(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _open(path: str, *, read_only: bool = False):

@@ -38,6 +38,12 @@ def inert_text(text: object) -> str:
     return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text))
 
 
+def json_inert(text: str) -> str:
+    """JSON text with every bidirectional control written as its escape (`\\u202e`): parsed, the data is unchanged;
+    printed, nothing reorders the line."""
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def md_escape(text: object) -> str:
     """Text from data, inert in Markdown (pull-request comments, reports): HTML is escaped (`<img onerror>`,
     `</details>`), Markdown punctuation is backslashed (`|` cannot split a table cell, `[x](y)` is no link),

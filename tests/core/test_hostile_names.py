@@ -106,3 +106,21 @@ def test_names_have_a_length_limit_no_controls_and_lookalikes_are_said(tmp_path,
     assert main(["judges", "add", str(path), "--name", "Lex", "--metric", "correctness", "--kind", "lexical"]) == 0
     assert main(["judges", "add", str(path), "--name", "lex", "--metric", "correctness", "--kind", "lexical"]) != 0
     assert "reads like the existing judge 'Lex'" in capsys.readouterr().err
+
+
+def test_cli_text_shows_bidirectional_controls_instead_of_obeying_them(tmp_path, capsys):
+    """Was (issue 28): gate and other text output kept RTL overrides from names (only Markdown neutralised them)."""
+    import json
+
+    from rageval_desktop.cli import main
+
+    path = tmp_path / "b.rageval"
+    assert main(["new", str(path)]) == 0
+    (tmp_path / "r.jsonl").write_text(json.dumps({"question": "q\u202eevil?", "answer": "a", "retrieved": []}) + "\n")
+    assert main(["import", "run", str(path), str(tmp_path / "r.jsonl"), "--run", "v1"]) == 0
+    out, err = capsys.readouterr()
+    assert "\u202e" not in out + err and "U+202E" in err
+    assert main(["import", "run", str(path), str(tmp_path / "r.jsonl"), "--run", "v2", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "\\u202e" in out                # escaped in the JSON text, the data intact
+    assert "q\u202eevil?" in json.loads(out)["unlinked_examples"]

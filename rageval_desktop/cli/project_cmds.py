@@ -112,11 +112,12 @@ def cmd_backups(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Every page of the file, read-only: exit 0 when sound, 1 when damaged (with how to restore)."""
+    """Every page and every index of the file (integrity_check; `--quick`: quick_check), read-only: exit 0 when
+    sound, 1 when damaged (with how to restore)."""
     from rageval_desktop.core.store import integrity
     from rageval_desktop.core.store.project import Project, restore_hint
 
-    report = integrity.check(args.project, full=args.full)
+    report = integrity.check(args.project, full=not args.quick)
     if not report.ok:
         if args.json:
             _print(args, report.as_dict(), "")

@@ -28,7 +28,7 @@ def test_the_check_commands_run_as_written(tmp_path, monkeypatch, capsys, demo_f
         assert main(argv[1:]) == 0, argv
     out = capsys.readouterr().out
     report = json.loads(out[out.index("{"):])
-    assert report["ok"] is True and report["kind"] == "integrity_check"
+    assert report["ok"] is True and report["kind"] == "quick_check"
 
 
 def test_golden_dedupe_new_is_documented_and_checks_only_new_rows(tmp_path, monkeypatch, capsys, demo_file):

@@ -68,8 +68,11 @@ def test_a_clean_close_leaves_no_session_and_a_sound_file_checks_ok(tmp_path, ca
     assert _sessions(path) == []
     assert main(["check", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["ok"] is True and report["kind"] == "quick_check" and report["problems"] == []
-    assert main(["check", str(path), "--full"]) == 0
+    # the default reads every index against its table too (issue 28: quick_check called damaged files sound)
+    assert report["ok"] is True and report["kind"] == "integrity_check" and report["problems"] == []
+    assert main(["check", str(path), "--quick"]) == 0
+    assert "sound (quick_check" in capsys.readouterr().out
+    assert main(["check", str(path), "--full"]) == 0          # the old flag, still accepted
     assert "sound (integrity_check" in capsys.readouterr().out
 
 
@@ -84,7 +87,7 @@ def test_a_damaged_deep_page_is_not_read_on_open_but_rageval_check_finds_it(tmp_
     digest = file_digest(path)
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().err
-    assert "the file is damaged (quick_check" in out and f"rageval restore {path}" in out
+    assert "the file is damaged (integrity_check" in out and f"rageval restore {path}" in out
     assert main(["check", str(path), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["ok"] is False
     assert file_digest(path) == digest      # checking never writes

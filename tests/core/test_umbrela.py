@@ -102,3 +102,24 @@ def test_a_run_without_gold_ids_charts_its_umbrela_scores():
     regions: list = []
     assert slice_bars({"dashboard": summary}, size=(900, 300), regions=regions).startswith(b"\x89PNG")
     assert [r.metric for r in regions] == ["umbrela_p@5", "umbrela_mrr", "answered"]   # no empty hit@5 / mrr panels
+
+
+def test_umbrela_scores_equal_open_rag_evals_own_code_on_80_grade_lists():
+    """Parity held as a fixture (issue 28): tests/data/open-rag-eval/umbrela_parity.json holds what open-rag-eval's
+    UMBRELAMetric.compute returned for 80 seeded grade lists of 1-12 passages (its `source` says which commit), so a
+    change on either side that breaks parity fails here. A k beyond the list is skipped by both."""
+    import json
+
+    from rageval_desktop.core.metrics.umbrela import row_scores
+    from tests.conftest import REPO
+
+    found = json.loads((REPO / "tests/data/open-rag-eval/umbrela_parity.json").read_text())
+    assert len(found["cases"]) == 80
+    for case in found["cases"]:
+        ours = row_scores(case["grades"])
+        for k in (1, 3, 5):
+            theirs = case["precision@"].get(str(k))
+            assert ours[f"umbrela_p@{k}"] == (None if theirs is None else pytest.approx(100 * theirs)), case
+        theirs = case["AP@"].get("5")
+        assert ours["umbrela_ap@5"] == (None if theirs is None else pytest.approx(100 * theirs)), case
+        assert ours["umbrela_mrr"] == pytest.approx(100 * case["MRR"]), case

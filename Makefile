@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install lint bench clean
+.PHONY: demo test test-slow test-all install lint bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/rageval-desktop --demo
 
+# the everyday loop: everything but the heavy cases, on two workers; CI also runs test-slow
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 -m "not slow"
+
+test-slow: $(STAMP)
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m slow
+
+test-all: test test-slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

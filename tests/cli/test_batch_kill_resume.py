@@ -46,6 +46,7 @@ def _kill_while_polling(proc: subprocess.Popen, server: FakeOpenAI) -> None:
     proc.wait(timeout=30)
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_a_20k_row_batch_job_survives_two_kills_and_judges_every_row_once(tmp_path, monkeypatch):
     monkeypatch.setenv("JUDGE_KEY", KEY)
     path = tmp_path / "big.rageval"

@@ -41,6 +41,7 @@ def test_uncertain_samples_neither_retire_a_good_judge_nor_lose_coverage():
     assert found["retire"] <= 0.02 and found["coverage"] >= 0.93
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_repeated_looks_keep_the_error_rate():
     """Rate 30, look, rate 10 more and look again until decided (up to 300): at kappa exactly 0.7 any verdict is
     wrong; the old rule reached one 33% of the time."""

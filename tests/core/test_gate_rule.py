@@ -28,6 +28,7 @@ def test_holm_equals_statsmodels():
         assert reject == list(expected[0]) and adjusted == pytest.approx(list(expected[1]), abs=1e-12)
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_unchanged_pull_requests_fail_at_most_alpha_and_the_point_rule_cries_wolf():
     """Seeded null PRs (35 cells: 6 slices of 20-100 questions, 5 metrics); bench/bench_gate.py runs 1,000."""
     default = gate_error_rates(200, seed=7, churn=1.0)
@@ -144,6 +145,7 @@ def test_the_comparison_carries_the_cells_correlation_and_the_gate_uses_it(tmp_p
     assert result.adjustment == "max-T" and {r["slice"] for r in result.regressions} == {"edge", "all"}
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_max_t_finds_more_regressions_than_holm_at_the_same_error_rate():
     found = gate_error_rates(120, seed=21, churn=0.3, drop=15)
     holm_found = gate_error_rates(120, seed=21, churn=0.3, drop=15, holm=True)

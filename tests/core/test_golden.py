@@ -101,6 +101,7 @@ def test_near_duplicates_from_vectors():
     assert near_duplicates(texts, v, 0.9) == [{"a": "a", "b": "b", "cosine": 0.96}]
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_dedupe_finds_planted_paraphrases_only(tmp_path):
     """MiniLM for real (loads torch): paraphrases above 0.9, unrelated questions left alone, leakage on import."""
     p = make_project(tmp_path / "d.rageval", n=2)

@@ -33,6 +33,7 @@ def _import(project_path, kind: str, path, n: int) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_fuzz_every_format_and_importer(tmp_path):
     """Targeted attacks and random mutations in csv, jsonl, json, parquet, xlsx and .gz: exit 0 or 1 only, a plain
     first line, no internal error, and after a refusal every table exactly as before."""

@@ -38,6 +38,7 @@ def long_reply(body: dict, n: int) -> Reply:  # ~2 KB of rationale per judgment:
     return Reply("Feedback: " + "The response is close to the reference. " * 50 + "[RESULT] 4")
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_a_full_disk_stops_the_job_and_it_reports_only_what_was_saved(big):
     """Was: the batch was dropped, the flush loop died silently and the job said ok: 2500 with 2492 saved."""
     with FakeOpenAI(long_reply, latency=0.005) as server:
@@ -82,6 +83,7 @@ def test_the_cli_exits_1_with_a_clear_first_line_on_a_full_disk(big, capsys, mon
         assert p.reader().execute("SELECT status FROM jobs").fetchone()[0] in ("failed", "interrupted")
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_a_busy_project_is_waited_for_and_nothing_is_lost(big):
     """Was: `database is locked` after the busy timeout dropped the batch."""
     with FakeOpenAI(latency=0.01) as server:
@@ -113,6 +115,7 @@ sys.exit(main(["judge", sys.argv[1], "--run", "v1", "--concurrency", "4", "--jso
 """
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_a_second_process_on_the_same_judge_and_run_is_refused_and_nothing_is_paid_twice(big, capsys):
     """Was: two processes both called the LLM for every row (4,959 calls for 2,500 rows)."""
     with FakeOpenAI(latency=0.05) as server:

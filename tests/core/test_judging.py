@@ -309,6 +309,7 @@ sys.exit(main(["judge", sys.argv[1], "--run", "v1", "--concurrency", "4", "--jso
 """
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_kill_mid_job_then_resume_keeps_everything_and_redoes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("JUDGE_KEY", KEY)
     path = tmp_path / "k.rageval"
@@ -340,6 +341,7 @@ def test_kill_mid_job_then_resume_keeps_everything_and_redoes_nothing(tmp_path, 
     assert statuses[1] == "interrupted" and statuses[2] == "done"
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_demo_embedded_judges_run_offline_and_cache_embeddings(demo_file, tmp_path):
     """The one-click offline evaluation: MiniLM similarity + token recall over a demo run, from scratch (the
     shipped judgments and embedding cache removed first; loads torch: seconds)."""

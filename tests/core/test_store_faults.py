@@ -241,6 +241,7 @@ def test_a_backup_with_a_zeroed_page_is_refused_and_the_project_is_left_as_it_wa
     assert refused >= 8
 
 
+@pytest.mark.slow   # heavy: `make test-all` and CI run it
 def test_restore_refuses_while_another_process_runs_a_job_or_holds_the_write_lock(tmp_path, capsys):
     """Was (issue 28): a restore during another process's job lost what that job committed afterwards, and one
     under another process's write lock waited silently for minutes, then exited 0."""

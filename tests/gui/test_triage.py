@@ -66,6 +66,7 @@ def shown(qtbot, model):
     return view
 
 
+@pytest.mark.slow   # heavy (200k rows): `make test-all` and CI run it
 def test_sorting_200k_rows_by_any_column_fetches_one_page(big, qtbot, counted):
     with Project.open(big) as p:
         model = LazyTableModel(p, run_source(p, 1, "big"))
@@ -91,6 +92,7 @@ def test_sorting_200k_rows_by_any_column_fetches_one_page(big, qtbot, counted):
         assert model.row_values(0)[2] == "question 99999"
 
 
+@pytest.mark.slow   # heavy (200k rows): `make test-all` and CI run it
 def test_filtering_200k_rows_in_sql(big, qtbot, counted):
     with Project.open(big) as p:
         def listed(**kw):

@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the rows of this review sample")
     p.add_argument("--rated-only", action="store_true",
                    help="only rows humans rated (audit a rewritten rubric without new ratings)")
-    p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's, 16)")
+    p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's own setting)")
     p.add_argument("--rpm", type=float, help="requests-per-minute cap")
     p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")
     p.add_argument("--timeout", type=float, help="seconds per call")

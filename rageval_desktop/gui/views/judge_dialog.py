@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.judges.registry import METRICS, JudgeConfigError, check_key_ref
+from rageval_desktop.core.judges.registry import LLM_DEFAULTS, METRICS, JudgeConfigError, check_key_ref
 from rageval_desktop.core.judges.rubrics import library
 
 STEP_FORMATS = ("nugget_list", "importance_labels")
@@ -71,7 +71,7 @@ class JudgeDialog(QDialog):
         form.addRow("API key &variable:", self.key_env)
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 256)
-        self.concurrency.setValue(16)
+        self.concurrency.setValue(LLM_DEFAULTS["concurrency"])
         form.addRow("&Concurrency:", self.concurrency)
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1, 600)
@@ -102,7 +102,8 @@ class JudgeDialog(QDialog):
             prefs = settings()
             self.base_url.setText(str(prefs.value("default_endpoint", "") or ""))
             self.model_edit.setText(str(prefs.value("default_model", "") or ""))
-            self.concurrency.setValue(int(prefs.value("default_concurrency", 16) or 16))
+            default = LLM_DEFAULTS["concurrency"]
+            self.concurrency.setValue(int(prefs.value("default_concurrency", default) or default))
 
     def _load(self, j: dict) -> None:
         """Editing changes how the judge is reached, not what it judges with (that would be a new judge)."""
@@ -111,7 +112,7 @@ class JudgeDialog(QDialog):
         self.model_edit.setText(j["model"] or "")
         self.base_url.setText(j["base_url"] or "")
         self.key_env.setText((j["api_key_ref"] or "").removeprefix("env:"))
-        self.concurrency.setValue(int(j["params"].get("concurrency", 16)))
+        self.concurrency.setValue(int(j["params"].get("concurrency", LLM_DEFAULTS["concurrency"])))
         self.timeout.setValue(float(j["params"].get("timeout", 120)))
         for widget in (self.name, self.metric_box, self.rubric, self.model_edit):
             widget.setEnabled(False)

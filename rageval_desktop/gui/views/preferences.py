@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.judges.registry import LLM_DEFAULTS
 from rageval_desktop.gui.prefs import settings
 
 THEMES = ("system", "light", "dark")
@@ -44,7 +45,8 @@ class PreferencesDialog(QDialog):
         form.addRow("Default &model:", self.model)
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 256)
-        self.concurrency.setValue(int(s.value("default_concurrency", 16) or 16))
+        default = LLM_DEFAULTS["concurrency"]
+        self.concurrency.setValue(int(s.value("default_concurrency", default) or default))
         form.addRow("Default &concurrency:", self.concurrency)
         self.theme = QComboBox()
         for t in THEMES:

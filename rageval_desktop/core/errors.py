@@ -12,6 +12,13 @@ class RagevalError(Exception):
     cli_hint: str | None = None
     gui_hint: str | None = None
 
+    def __init__(self, *args: object, cli_hint: str | None = None, gui_hint: str | None = None) -> None:
+        super().__init__(*args)
+        if cli_hint is not None:
+            self.cli_hint = cli_hint
+        if gui_hint is not None:
+            self.gui_hint = gui_hint
+
     def for_cli(self) -> str:
         return f"{self}. {self.cli_hint}" if self.cli_hint else str(self)
 

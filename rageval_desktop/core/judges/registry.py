@@ -144,9 +144,9 @@ def check_model_name(model: str, api_key_ref: str | None = None) -> None:
         except RagevalError:
             same = False
     if looks or same:
-        raise JudgeConfigError("--model takes the model's name (for example gpt-4o-mini), and that looks like an API "
-                               "key; give the key by the name of an environment variable with --api-key-env (nothing "
-                               "was stored)")
+        raise JudgeConfigError("the model's name (for example gpt-4o-mini) looks like an API key; nothing was stored",
+                               cli_hint="give the key by the name of an environment variable with --api-key-env",
+                               gui_hint="put the key in an environment variable and give its name as the API key")
 
 
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
@@ -213,11 +213,13 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
     helpers: dict[str, rubrics.Rubric] = {}
     if kind in ("llm", "hhem") and kind not in spec.kinds:
         able = [m for m, s in METRICS.items() if kind in s.kinds]
-        raise JudgeConfigError(f"{metric} is not judged by --kind {kind} (use it for {', '.join(able)}); "
-                               f"{metric} takes --kind {' or '.join(spec.kinds)}")
+        raise JudgeConfigError(f"{metric} is not judged by a {kind} judge (that kind judges {', '.join(able)}); "
+                               f"{metric} takes a {' or '.join(spec.kinds)} judge",
+                               cli_hint=f"use --kind {' or --kind '.join(spec.kinds)}")
     if kind == "llm":
         if not model:
-            raise JudgeConfigError("an LLM judge needs --model")
+            raise JudgeConfigError("an LLM judge needs a model name", cli_hint="give it with --model",
+                                   gui_hint="fill in Model")
         api_key_ref = check_key_ref(api_key_ref)
         check_model_name(model, api_key_ref)
         base_url = check_base_url(base_url)
@@ -251,17 +253,22 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
             raise JudgeConfigError(f"embedded judges compare the answer with the reference; they cannot score "
                                    f"{metric} (use correctness or correctness_binary)")
         if (api_key_ref or base_url) and kind != "embedding":
-            raise JudgeConfigError("a lexical judge makes no network calls: drop --base-url and --api-key-env")
+            raise JudgeConfigError("a lexical judge makes no network calls, so it takes no endpoint or key",
+                                   cli_hint="drop --base-url and --api-key-env",
+                                   gui_hint="clear the endpoint and the key")
         if kind == "embedding" and base_url:   # embeddings from a /v1/embeddings server
             from rageval_desktop.core.judges.embed_endpoint import model_id
 
             if not model:
-                raise JudgeConfigError("an embedding judge on an endpoint needs --model (the server's model name)")
+                raise JudgeConfigError("an embedding judge on an endpoint needs the server's model name",
+                                       cli_hint="give it with --model", gui_hint="fill in Model")
             api_key_ref = check_key_ref(api_key_ref)
             base_url = check_base_url(base_url)
             params["model"] = model_id(base_url, model, api_key_ref)
         elif api_key_ref:
-            raise JudgeConfigError("--api-key-env goes with --base-url (an embeddings endpoint)")
+            raise JudgeConfigError("a key goes with an embeddings endpoint, and none is given",
+                                   cli_hint="add --base-url, or drop --api-key-env",
+                                   gui_hint="fill in the endpoint, or clear the key")
         base = None
         if kind == "lexical":
             params.setdefault("measure", "f1")

@@ -13,6 +13,8 @@ import json
 import sys
 from typing import Any
 
+from rageval_desktop.core.text import inert_text, json_inert
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -30,8 +32,6 @@ class _Parser(argparse.ArgumentParser):
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     """--json: the data at full fidelity; else the text, with bidirectional controls from data shown as code points
     (an RTL override in a run's name would reorder the line in a terminal or a CI log)."""
-    from rageval_desktop.core.text import inert_text, json_inert
-
     print(json_inert(json.dumps(data, indent=2, ensure_ascii=False)) if getattr(args, "json", False)
           else inert_text(text))
 
@@ -44,8 +44,6 @@ class InertStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from rageval_desktop.core.text import inert_text
-
         return self._stream.write(inert_text(text))
 
     def __getattr__(self, name: str) -> Any:

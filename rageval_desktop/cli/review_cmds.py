@@ -53,6 +53,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import agreement
     from rageval_desktop.core.review.agreement import NEEDS_MORE
+    from rageval_desktop.core.review.evidence import bias_text
     from rageval_desktop.core.review.settings import RULES
 
     with _open(args.project) as project:
@@ -81,12 +82,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             lines.append(f"{'':<22} {r.stopping}")
         if r.weighting:
             lines.append(f"{'':<22} {r.weighting}")
-        b = r.bias
-        if b.get("mean") is not None and b["ci"][0] is not None:
-            lines.append(f"{'':<22} mean bias {b['mean']:+.1f} points [95% CI {b['ci'][0]:+.1f}, {b['ci'][1]:+.1f}], "
-                         f"limits of agreement [{b['limits'][0]:+.1f}, {b['limits'][1]:+.1f}]"
-                         + (f": FLAGGED, beyond ±{b['margin']:g} points; its means are off (use --estimator ppi)"
-                            if b["flagged"] else ""))
+        bias = bias_text(r.bias)
+        if bias:
+            lines.append(f"{'':<22} {bias}" + (" (compare with --estimator ppi)" if r.bias["flagged"] else ""))
     if results:
         lines.append(f"rule: {RULES[results[0].rule]} ({results[0].threshold:g}; at least {results[0].min_n} "
                      "rated rows)")

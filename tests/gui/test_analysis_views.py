@@ -61,10 +61,10 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     tip = view.model.index(records.index(kw), view.model.columns.index(("hit@5", "Δ hit@5"))).data(
         Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "n=" in tip
-    view.significant.setChecked(True)
+    view.strict.setChecked(True)
     assert "The gate cannot decide (rageval gate --max-slice-drop 2 --strict)" in view.note.text()
     view.drop.setValue(0)
-    view.significant.setChecked(False)
+    view.strict.setChecked(False)
     view.drop.setValue(100)
     assert "The gate passes" in view.note.text() and "every gated cell shown within its limit" in view.note.text()
 
@@ -78,7 +78,7 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     view.drop.setValue(2)
     cli = gate(window.project, "v1", "v2", max_slice_drop=2, max_aggregate_drop=2)
     assert headline(cli) in view.note.text() and cli.decision == "pass"
-    view.significant.setChecked(True)
+    view.strict.setChecked(True)
     strict = gate(window.project, "v1", "v2", max_slice_drop=2, strict=True)
     assert headline(strict) in view.note.text() and strict.decision == "undecided"
 

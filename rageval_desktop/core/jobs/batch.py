@@ -214,11 +214,8 @@ class BatchJob:
                                f"{host or 'this host'}; wait for it, or cancel it (rageval jobs cancel PROJECT "
                                f"{waiting}) — nothing was sent")
         if theirs != mine or job["params"].get("run") != self.spec.run:
-            which = ", ".join(theirs) or "every active one"
-            raise RagevalError(f"batch job {waiting} (judges: {which}) is still waiting for the provider's replies to "
-                               f"some of these rows; collect them first with: rageval jobs "
-                               f"resume PROJECT {waiting} (or cancel it: rageval jobs cancel PROJECT {waiting}) — "
-                               f"nothing was sent")
+            raise RagevalError(still_waiting(waiting, f"judges: {', '.join(theirs) or 'every active one'}")
+                               + " — nothing was sent")
         return waiting
 
     def check_budget(self, judges: list[Judge]) -> None:
@@ -570,6 +567,13 @@ def waiting(project: Project) -> list[dict[str, Any]]:
         "SELECT DISTINCT j.id FROM jobs j JOIN batches b ON b.job_id = j.id "
         "WHERE j.status IN ('interrupted', 'failed') AND b.merged = 0 ORDER BY j.id").fetchall()
     return [records.get(project, jid) for (jid,) in rows]
+
+
+def still_waiting(job_id: int, which: str = "") -> str:
+    """Why a job on rows a waiting batch job covers is refused, and what to do (a live job, or another batch)."""
+    what = f"batch job {job_id}" + (f" ({which})" if which else "")
+    return (f"{what} is still waiting for the provider's replies to these rows; collect them with: rageval jobs "
+            f"resume PROJECT {job_id} (or cancel it: rageval jobs cancel PROJECT {job_id})")
 
 
 def pending_for(project: Project, judge_ids: list[int], run_id: int, except_job: int | None = None) -> int | None:

@@ -149,9 +149,7 @@ class JudgeJob:
         waiting = batch.pending_for(self.project, [j.id for j in busy if j.kind == "llm"], run_id,
                                     except_job=self.existing_job)
         if waiting is not None:
-            raise RagevalError(f"batch job {waiting} is still waiting for the provider's replies to these rows; "
-                               f"collect them with: rageval jobs resume PROJECT {waiting} (or cancel it: rageval jobs "
-                               f"cancel PROJECT {waiting}) — running now would pay for them twice")
+            raise RagevalError(batch.still_waiting(waiting) + " — running now would pay for them twice")
         leases, names = [(j.id, run_id) for j in judges], {j.id: j.name for j in judges}
         if self.existing_job is None:
             self.stats.job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work),

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rageval_desktop.core.metrics.stats import t_quantile, unseen_change_se
+
 MIN_RATED = 10          # rated questions a slice needs before a corrected estimate is shown
 ESTIMATORS = ("mean", "ppi")
 
@@ -40,9 +42,7 @@ def applies(metric: str) -> bool:
 def critical(effective_n: float) -> float:
     """The two-sided 95% critical value: Student's t on the rated questions' degrees of freedom (the correction
     dominates the variance when ratings are few), which tends to 1.96."""
-    from scipy.stats import t
-
-    return float(t.ppf(0.975, max(1.0, effective_n - 1.0)))
+    return t_quantile(0.975, max(1.0, effective_n - 1.0))
 
 
 def too_few(n_rated: int, minimum: int = MIN_RATED) -> str:
@@ -157,12 +157,8 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
 def _floored(se: float, n_rated: int) -> float:
     """A standard error of 0 (every rated difference the same, the judge constant) says nothing is uncertain,
     which n ratings cannot show: it gets the error of a share of changed questions when none of n was seen to
-    change (core.metrics.stats.paired_se), as unrated metrics do."""
-    if se > 0:
-        return se
-    from rageval_desktop.core.metrics.stats import paired_se
-
-    return paired_se([0.0] * max(1, n_rated))[1]
+    change, as unrated metrics do (core.metrics.stats.unseen_change_se)."""
+    return se if se > 0 else unseen_change_se(n_rated)
 
 
 def _cov(values: Any, diffs: Any) -> float:

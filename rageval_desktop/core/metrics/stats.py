@@ -29,11 +29,17 @@ def _finite(values: Any) -> Any:
     return data[np.isfinite(data)]
 
 
-@lru_cache(maxsize=64)
-def _z(confidence: float) -> float:
-    from scipy.special import ndtri  # scipy.special, not scipy.stats: half a second less to start
+@lru_cache(maxsize=256)
+def normal_quantile(q: float) -> float:
+    """The standard normal quantile (scipy.special's `ndtri`; not scipy.stats, whose import costs half a second on
+    every command that shows an interval)."""
+    from scipy.special import ndtri
 
-    return float(ndtri(0.5 + confidence / 2))
+    return float(ndtri(q))
+
+
+def _z(confidence: float) -> float:
+    return normal_quantile(0.5 + confidence / 2)
 
 
 @lru_cache(maxsize=4096)
@@ -91,8 +97,14 @@ def paired_se(diffs: Any, *, bound: float = SCALE[1]) -> tuple[float, float, int
     sd = float(data.std(ddof=1)) if n > 1 else 0.0
     if sd > 1e-9 * bound:                    # equal differences up to rounding have no spread to estimate
         return mean, sd / math.sqrt(n), n
-    z = _z(CONFIDENCE)
-    return mean, bound * z / (n + z * z), n          # half-width bound * z^2 / (n + z^2), divided by z
+    return mean, unseen_change_se(n, bound), n
+
+
+def unseen_change_se(n: int, bound: float = SCALE[1]) -> float:
+    """The standard error of a mean whose n values showed no spread: that of a share of changed values when none
+    of n was seen to change (Wilson's half-width at 0 of n, bound * z^2 / (n + z^2), divided by z)."""
+    z = normal_quantile(0.5 + CONFIDENCE / 2)
+    return bound * z / (max(1, n) + z * z)
 
 
 def diff_ci(diffs: Any, *, confidence: float = CONFIDENCE,

@@ -267,6 +267,22 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
     return NEEDS_MORE, max(short, needed, 1)
 
 
+def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | None, value: float | None, n: int,
+                   n_eff: float, pol: RetirementPolicy, *, draws: int = ev.DRAWS
+                   ) -> tuple[list[float | None], list[float | None], str, int]:
+    """(95% interval, anytime-valid interval, verdict, ratings to settle) of one audit's statistic: the audit's own
+    steps, which the simulations that measure its error rates (core.review.simulate) run too."""
+    import numpy as np
+
+    found = (ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff) if n >= 2 and value is not None
+             else np.array([]))
+    ci = list(ev.interval(found, minimum=draws // 4))
+    se = float(np.std(found)) if found.size >= draws // 4 else math.nan
+    anytime = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n))
+    verdict, needed = decide(value, ci, n, pol, anytime=anytime, n_eff=n_eff, se=se)
+    return ci, anytime, verdict, needed
+
+
 def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = None, *,
               breakdowns: bool = True) -> Agreement:
     """The judge's agreement with the humans: every statistic, the deciding one's bootstrap CI, the verdict.
@@ -295,12 +311,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     n_eff = ev.effective_n(None if design is None else design[first], n)    # of targets, by the sample's design
     if design is not None:
         n_eff = ev.stratified_n(n_eff, n, strata_used(project, judge.metric))
-    draws = (ev.posterior(deciding, h, j, k, w, n_eff=n_eff) if n >= 2 and value is not None
-             else np.array([]))
-    ci = list(ev.interval(draws))
-    se = float(np.std(draws)) if draws.size >= ev.DRAWS // 4 else math.nan
-    anytime = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n))
-    verdict, needed = decide(value, ci, n, pol, anytime=anytime, n_eff=n_eff, se=se)
+    ci, anytime, verdict, needed = judge_evidence(deciding, h, j, k, w, value, n, n_eff, pol)
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
                                  "matrix": matrix.astype(int).tolist() if n else []}
     span = (max(labels) - min(labels)) or 1.0
@@ -360,11 +371,8 @@ def describe(result: Agreement) -> str:
             f"n={result.n} against the threshold {result.threshold:g}")
     if result.verdict == NEEDS_MORE:
         text += f"; about {result.needed} more ratings would settle it (80% power)"
-    b = result.bias
-    if b.get("mean") is not None and b["ci"][0] is not None:
-        text += (f"; mean bias {b['mean']:+.1f} points [95% CI {b['ci'][0]:+.1f}, {b['ci'][1]:+.1f}]"
-                 + (f", beyond ±{b['margin']:g}: its means are off" if b["flagged"] else ""))
-    return text
+    bias = ev.bias_text(result.bias)
+    return text + (f"; {bias}" if bias else "")
 
 
 def audit_all(project: Project, judge_name: str | None = None) -> list[Agreement]:

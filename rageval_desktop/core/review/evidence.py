@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rageval_desktop.core.metrics.stats import normal_quantile, t_quantile
+
 PRIOR_MASS = 2.0          # pseudo-ratings in the prior, shaped as independence of the observed margins
 DRAWS = 2000              # posterior draws: the 95% interval and the spread the anytime interval uses
 ALPHA = 0.05
@@ -74,12 +76,13 @@ def posterior(name: str, human: Any, judge: Any, k: int, weights: Any | None = N
     return values[np.isfinite(values)]
 
 
-def interval(values: Any, level: float = 0.95) -> tuple[float | None, float | None]:
-    """The central `level` interval of posterior draws; None when most draws are undefined."""
+def interval(values: Any, level: float = 0.95, *, minimum: int = DRAWS // 4) -> tuple[float | None, float | None]:
+    """The central `level` interval of posterior draws; None with fewer than `minimum` defined draws (most were
+    undefined)."""
     import numpy as np
 
     v = np.asarray(values, dtype=float)
-    if v.size < DRAWS // 4:
+    if v.size < minimum:
         return None, None
     tail = 100 * (1 - level) / 2
     return float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))
@@ -110,8 +113,6 @@ def ratings_needed(value: float, se: float, n_eff: float, threshold: float, *, m
     """More ratings that would settle the verdict with `power` if the estimate stayed where it is: the smallest n'
     at which the distance to the threshold is (anytime boundary + z_power) standard errors, the error shrinking
     as 1/sqrt(n). At least what `min_n` still asks; MAX_ESTIMATE when the estimate sits on the threshold."""
-    from scipy.stats import norm
-
     distance = abs(value - threshold)
     short = max(0, math.ceil(min_n - n_eff))
     if not (math.isfinite(se) and se > 0) or n_eff <= 0:
@@ -119,7 +120,7 @@ def ratings_needed(value: float, se: float, n_eff: float, threshold: float, *, m
     if distance <= 1e-12:
         return MAX_ESTIMATE
     sigma = se * math.sqrt(n_eff)
-    z = float(norm.ppf(power))
+    z = normal_quantile(power)
     tuned = 2.0 * min_n
 
     def enough(m: float) -> bool:
@@ -143,7 +144,6 @@ def bias(gaps: Any, weights: Any | None, n_eff: float, *, margin: float, level: 
     interval lies wholly outside +/- `margin` (`flagged`): a judge can agree well by kappa and still push every
     mean it feeds up or down by points."""
     import numpy as np
-    from scipy.stats import t
 
     d = np.asarray(gaps, dtype=float)
     w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=float)
@@ -155,7 +155,18 @@ def bias(gaps: Any, weights: Any | None, n_eff: float, *, margin: float, level: 
     sd = float(np.sqrt((w * (d - mean) ** 2).sum() / w.sum() * d.size / max(1, d.size - 1)))
     if n_eff < 2:
         return {"mean": mean, "ci": [None, None], "limits": [None, None], "margin": margin, "flagged": False}
-    half = float(t.ppf(0.5 + level / 2, n_eff - 1)) * sd / math.sqrt(n_eff)
+    half = t_quantile(0.5 + level / 2, n_eff - 1) * sd / math.sqrt(n_eff)
     low, high = mean - half, mean + half
     return {"mean": mean, "ci": [low, high], "limits": [mean - 1.96 * sd, mean + 1.96 * sd], "margin": margin,
             "flagged": bool(low > margin or high < -margin)}
+
+
+def bias_text(found: dict[str, Any]) -> str | None:
+    """One bias result in words, the same in the CLI, the app and `describe` (display rounding): 'mean bias +15.0
+    points [95% CI +11.5, +18.5], limits of agreement [-26.7, +56.8]', with ', beyond ±5 points: the means it feeds
+    are off' when flagged; None without an interval. What to do about it is each caller's to say."""
+    if found.get("mean") is None or found["ci"][0] is None:
+        return None
+    text = (f"mean bias {found['mean']:+.1f} points [95% CI {found['ci'][0]:+.1f}, {found['ci'][1]:+.1f}], limits "
+            f"of agreement [{found['limits'][0]:+.1f}, {found['limits'][1]:+.1f}]")
+    return text + (f", beyond ±{found['margin']:g} points: the means it feeds are off" if found["flagged"] else "")

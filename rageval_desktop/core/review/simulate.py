@@ -1,6 +1,6 @@
-"""The audit's error rates, measured: simulated judges whose population agreement is known, sampled the ways the
-app samples, judged by the audit's own functions (core.review.evidence, agreement.decide, sampling's allocation and
-inclusion probabilities).
+"""The audit's error rates, measured: simulated judges whose population agreement is known, sampled the ways the app
+samples, judged by the audit's own functions (core.review.evidence, agreement.judge_evidence, sampling's allocation
+and inclusion probabilities).
 
 A population of 2,000 targets on a yes/no scale sits in three slices (60%, 30%, 10%). The judge's score s is uniform
 on [0, 1] and its label is s >= 0.5; the human agrees with it less often near the pass mark and on the largest slice
@@ -24,7 +24,7 @@ from typing import Any
 
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence as ev
-from rageval_desktop.core.review.agreement import NEEDS_MORE, decide
+from rageval_desktop.core.review.agreement import NEEDS_MORE, judge_evidence
 from rageval_desktop.core.review.settings import RetirementPolicy
 
 SIZE = 2000
@@ -96,19 +96,13 @@ def audit(pop: dict[str, Any], idx: Any, weights: Any | None, pol: RetirementPol
           strata: int = 0) -> dict[str, Any]:
     """The audit's numbers on one sample: the weighted kappa, its 95% interval, the verdict (`strata`: how many
     strata of a stratified sample the ratings come from, as core.review.weights.strata_used counts them)."""
-    import numpy as np
-
     h, j = pop["human"][idx], pop["judge"][idx]
     value = st.statistic("cohen_kappa", h, j, 2, weights)
     value = None if not math.isfinite(value) else float(value)
     n_eff = ev.effective_n(weights, len(idx))
     if weights is not None:
         n_eff = ev.stratified_n(n_eff, len(idx), strata)
-    draws = ev.posterior("cohen_kappa", h, j, 2, weights, draws=1000, n_eff=n_eff)
-    ci = list(ev.interval(draws)) if value is not None else [None, None]
-    se = float(np.std(draws)) if draws.size else math.nan
-    anytime = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n))
-    verdict, _ = decide(value, ci, len(idx), pol, anytime=anytime, n_eff=n_eff, se=se)
+    ci, _, verdict, _ = judge_evidence("cohen_kappa", h, j, 2, weights, value, len(idx), n_eff, pol, draws=1000)
     return {"value": value, "ci": ci, "verdict": verdict}
 
 

@@ -293,15 +293,15 @@ class CompareView(_Analysis):
         self.drop.setSuffix(" points")
         drop_label = QLabel("Max slice &drop:")
         drop_label.setBuddy(self.drop)
-        self.significant = QCheckBox("&Strict")
-        self.significant.setToolTip("Require proof of no regression: a cell the evidence cannot settle (neither "
+        self.strict = QCheckBox("&Strict")
+        self.strict.setToolTip("Require proof of no regression: a cell the evidence cannot settle (neither "
                                     "shown to drop more than the limit nor shown within it) makes the gate "
                                     "undecided (rageval gate --strict, exit 3)")
         self.corrected = QCheckBox("Co&rrected by ratings")
         self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
                                   "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
                                   "rated questions show —")
-        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.significant,
+        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.strict,
                   self.corrected):
             self.top.addWidget(w)
         self.model = RecordsModel([], self)
@@ -318,7 +318,7 @@ class CompareView(_Analysis):
         self.plot.resized.connect(self.redraw)
         self.plot.clicked.connect(lambda s, m: self.window_.open_failures(self.cand_box.currentData(), s, m))
         self.drop.valueChanged.connect(self._verdict)
-        self.significant.toggled.connect(self._verdict)
+        self.strict.toggled.connect(self._verdict)
         self.corrected.toggled.connect(self.compute)
         self.result: dict[str, Any] | None = None
 
@@ -387,7 +387,7 @@ class CompareView(_Analysis):
         from rageval_desktop.core.metrics.gate import evaluate_gate, headline, undecidable
 
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
-        result = evaluate_gate(self.result, max_slice_drop=limit, strict=self.significant.isChecked())
+        result = evaluate_gate(self.result, max_slice_drop=limit, strict=self.strict.isChecked())
         head = f"{self.result['shared_questions']} shared questions. "
         flag = " --strict" if result.strict else ""
         flag += " --estimator ppi" if self.result.get("estimator") == "ppi" else ""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.review.evidence import bias_text
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame
 
@@ -144,11 +145,7 @@ class AuditView(QWidget):
                                                  if r.ci[0] is not None else f"{r.value:.3f}")
             b = r.bias
             bias = "—" if b.get("mean") is None else f"{b['mean']:+.1f}" + (" ⚑" if b["flagged"] else "")
-            tip = ("" if b.get("mean") is None or b["ci"][0] is None else
-                   f"judge − human, mean {b['mean']:+.1f} points [95% CI {b['ci'][0]:+.1f}, {b['ci'][1]:+.1f}]; "
-                   f"limits of agreement [{b['limits'][0]:+.1f}, {b['limits'][1]:+.1f}]"
-                   + (f"; flagged: beyond ±{b['margin']:g} points, so the means it feeds are off" if b["flagged"]
-                      else ""))
+            tip = f"judge − human: {bias_text(b)}" if bias_text(b) else ""
             records.append({**r.as_dict(), "value_text": value, "bias_text": bias, "bias_text__tip": tip,
                             "needed_text": f"≈ {r.needed} more" if r.needed else "—",
                             "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}"})
@@ -176,10 +173,9 @@ class AuditView(QWidget):
         advice = f"{r.judge}: {r.stopping[0].upper()}{r.stopping[1:]}." if r.stopping else ""
         if r.weighting:
             advice += f" {r.weighting[0].upper()}{r.weighting[1:]}."
-        b = r.bias
-        if b.get("flagged"):
-            advice += (f" Its scores run {b['mean']:+.1f} points from the reviewers' (95% CI {b['ci'][0]:+.1f} to "
-                       f"{b['ci'][1]:+.1f}): the means it feeds are off; compare with --estimator ppi.")
+        if r.bias.get("flagged"):
+            advice += (f" Judge − human: {bias_text(r.bias)}; compare runs with Corrected by ratings on the Compare "
+                       "page.")
         self.advice.setText(advice)
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from rageval_desktop.core.review.simulate import MODES, ppi_under_modes, sequential, single_look
+from rageval_desktop.core.metrics.simulate import ppi_under_modes
+from rageval_desktop.core.review.simulate import MODES, sequential, single_look
 
 
 def main() -> None:

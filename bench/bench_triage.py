@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rageval_desktop.core.judges.registry import add_judge  # noqa: E402
-from rageval_desktop.core.review.triage import Filters, run_source  # noqa: E402
+from rageval_desktop.core.metrics.triage import Filters, run_source  # noqa: E402
 from rageval_desktop.core.store.project import Project, utcnow  # noqa: E402
 
 N = 200_000

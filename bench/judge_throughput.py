@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job  # noqa: E402
+from rageval_desktop.core.jobs.judge_job import run_judge_job  # noqa: E402
+from rageval_desktop.core.jobs.spec import JobSpec  # noqa: E402
 from rageval_desktop.core.judges.registry import add_judge  # noqa: E402
 from tests.core.test_judging import make_project  # noqa: E402
 

@@ -39,8 +39,8 @@ from rageval_desktop.cli.review_cmds import (
     cmd_settings,
 )
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
-from rageval_desktop.core.errors import NotFound, RagevalError
-from rageval_desktop.core.text import inert_text
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.text import inert_text
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 

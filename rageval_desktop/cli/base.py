@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from rageval_desktop.core.text import inert_text, json_inert
+from rageval_desktop.core.base.text import inert_text, json_inert
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -53,7 +53,7 @@ class InertStream:
 def _open(path: str, *, read_only: bool = False):
     """Commands that only read open read-only (nothing written, no sidecar files made); an older file that
     must be migrated before it can be read is opened for writing instead (the migration takes a backup)."""
-    from rageval_desktop.core.errors import NeedsMigration
+    from rageval_desktop.core.base.errors import NeedsMigration
     from rageval_desktop.core.store.project import Project
 
     if read_only:

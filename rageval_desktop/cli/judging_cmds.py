@@ -33,7 +33,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.jobs.judge_job import JobSpec
+    from rageval_desktop.core.jobs.spec import JobSpec
 
     spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, sample_id=args.sample,
                    rated_only=args.rated_only,
@@ -61,8 +61,8 @@ def _progress(args: argparse.Namespace) -> Any:
 
 
 def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs import batch
-    from rageval_desktop.core.jobs.context import TaskContext
 
     with _open(args.project) as project:
         ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
@@ -106,7 +106,7 @@ def _dry_run(args: argparse.Namespace, spec: Any) -> int:
 
 
 def _run_job(args: argparse.Namespace, spec: Any) -> int:
-    from rageval_desktop.core.jobs.context import TaskContext
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs.judge_job import run_judge_job
 
     with _open(args.project) as project:
@@ -146,8 +146,8 @@ def cmd_prices(args: argparse.Namespace) -> int:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.jobs import records
-    from rageval_desktop.core.jobs.judge_job import JobSpec
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.store import records
 
     with _open(args.project) as project:  # opening marks jobs whose process died as interrupted
         if args.action == "list":
@@ -184,8 +184,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_align(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.jobs.context import TaskContext
-    from rageval_desktop.core.judges.align import align, describe
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.review.align import align, describe
 
     if args.folds < 2 or args.examples < 1:
         raise UsageError("--folds is at least 2 and --examples at least 1")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _print
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -46,7 +46,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.errors import NeedsMigration
+    from rageval_desktop.core.base.errors import NeedsMigration
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.queries import project_info
     from rageval_desktop.core.store.schema import SCHEMA_VERSION
@@ -115,7 +115,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Every page and every index of the file (integrity_check; `--quick`: quick_check), read-only: exit 0 when
     sound, 1 when damaged (with how to restore)."""
     from rageval_desktop.core.store import integrity
-    from rageval_desktop.core.store.project import Project, restore_hint
+    from rageval_desktop.core.store.files import restore_hint
+    from rageval_desktop.core.store.project import Project
 
     report = integrity.check(args.project, full=not args.quick)
     if not report.ok:

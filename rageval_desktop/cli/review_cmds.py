@@ -35,11 +35,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.importers import import_ratings
     from rageval_desktop.core.review import ratings
 
     with _open(args.project) as project:
         if args.action == "import":
-            report = ratings.import_ratings(project, args.file)
+            report = import_ratings(project, args.file)
             if report.unused_columns:
                 print(f"warning: {report.file}: column(s) not used: {', '.join(report.unused_columns)} (used: "
                       f"{', '.join(ratings.RATING_COLUMNS)})", file=sys.stderr)

@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.importers import import_corpus, import_golden, import_run
-from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import resources_dir
+from rageval_desktop.core.importers import import_corpus, import_golden, import_ratings, import_run
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges.embedded import MINILM_ID
 from rageval_desktop.core.judges.registry import add_judge
-from rageval_desktop.core.paths import resources_dir
+from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 
 EMBEDDINGS = "embeddings.npz"
@@ -53,9 +56,6 @@ def load_embedding_cache(project: Project, path: Path) -> int:
 
 def judge_and_rate(project: Project, src: Path, runs: list[str]) -> None:
     """Both runs judged by the offline judges, the synthetic ratings imported, a sample drawn for the user."""
-    from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
-    from rageval_desktop.core.review.ratings import import_ratings
-    from rageval_desktop.core.review.sampling import create_sample
 
     load_embedding_cache(project, src / EMBEDDINGS)
     for run in runs:

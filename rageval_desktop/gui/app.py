@@ -36,7 +36,7 @@ def make_app(argv: Sequence[str] = ()) -> QApplication:
     app.setStyle("Fusion")
     from PySide6.QtGui import QIcon
 
-    from rageval_desktop.core.paths import resources_dir
+    from rageval_desktop.core.base.paths import resources_dir
 
     icon = QIcon()
     for size in (16, 32, 48, 64, 128, 256, 512):
@@ -73,7 +73,7 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
 
 def open_pack(path: str, args: argparse.Namespace, app: QApplication) -> int:
     """A review pack opens in the review-only window; a file that is not a pack says why and exits 1."""
-    from rageval_desktop.core.errors import RagevalError
+    from rageval_desktop.core.base.errors import RagevalError
     from rageval_desktop.gui.pack_window import PackWindow
 
     try:

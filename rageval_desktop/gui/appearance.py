@@ -32,7 +32,7 @@ def apply_appearance() -> None:
             palette.setColor(which, QColor(colour))
     app.setPalette(palette)
     app.setProperty("dark", dark)
-    from rageval_desktop.core.paths import resources_dir
+    from rageval_desktop.core.base.paths import resources_dir
 
     name = "app-dark.qss" if dark else "app.qss"
     style = resources_dir() / "styles" / name

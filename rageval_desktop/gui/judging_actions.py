@@ -57,9 +57,9 @@ class JudgingActions:
     def rewrite_rubric(self, name: str | None) -> None:
         if self.project is None or not name:
             return
-        from rageval_desktop.core.jobs.work import preview_fields
         from rageval_desktop.core.judges import rubrics
         from rageval_desktop.core.judges.registry import get_judge
+        from rageval_desktop.core.store.queries import preview_fields
 
         judge = get_judge(self.project, name)
         if judge.rubric_id is None:
@@ -84,7 +84,7 @@ class JudgingActions:
         if self._job is not None:
             self.show_error("A judging job is already running; cancel it or wait for it to finish.")
             return
-        from rageval_desktop.core.jobs.judge_job import JobSpec
+        from rageval_desktop.core.jobs.spec import JobSpec
 
         spec = spec or JobSpec(run=run, judges=judges, batch=batch)
         if spec.batch:
@@ -168,7 +168,7 @@ class JudgingActions:
             self.jobs_view.live_label.setText("Cancelling: finishing the calls in flight…")
 
     def resume_job(self, job: dict[str, Any]) -> None:
-        from rageval_desktop.core.jobs.judge_job import JobSpec
+        from rageval_desktop.core.jobs.spec import JobSpec
 
         known = set(JobSpec.__dataclass_fields__)
         spec = JobSpec(**{k: v for k, v in job["params"].items() if k in known})

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.review import triage
+from rageval_desktop.core.metrics import triage
 from rageval_desktop.core.store import browse, queries
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
@@ -754,7 +754,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def open_failures(self, run: str | None, slice_tag: str, metric: str) -> None:
         """A click on a chart: the failure browser on that run, slice and (judge) metric."""
-        from rageval_desktop.core.judges.registry import METRICS
+        from rageval_desktop.core.base.vocab import METRICS
         from rageval_desktop.core.metrics.dashboard import ALL
 
         if run:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rageval_desktop.core.jobs.context import TaskContext
-from rageval_desktop.core.paths import user_data_dir
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.paths import user_data_dir
 from rageval_desktop.core.store.project import Project
 
 if TYPE_CHECKING:  # imported inside the functions: not on the start-up path
@@ -53,7 +53,7 @@ def ensure_demo_project(ctx: TaskContext) -> Path:
 
 def unsupported(path: Path) -> str | None:
     """Why a dropped file cannot be imported (its type or it is a folder), or None."""
-    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.base.errors import ImportFailed
     from rageval_desktop.core.importers.readers import file_format
 
     if path.is_dir():
@@ -115,7 +115,8 @@ def test_connection(project: Project, judge_name: str, ctx: TaskContext) -> str:
     import asyncio
 
     from rageval_desktop.core.judges import llm
-    from rageval_desktop.core.judges.registry import get_judge, resolve_api_key
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.judges.secrets import resolve_api_key
 
     judge = get_judge(project, judge_name)
     if judge.kind != "llm":

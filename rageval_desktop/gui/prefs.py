@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings
 
-from rageval_desktop.core.paths import user_data_dir
+from rageval_desktop.core.base.paths import user_data_dir
 
 
 def settings() -> QSettings:

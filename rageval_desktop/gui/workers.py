@@ -13,8 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.jobs.context import Cancelled, TaskContext
+from rageval_desktop.core.base.context import Cancelled, TaskContext
+from rageval_desktop.core.base.errors import RagevalError
 
 
 class WorkerSignals(QObject):

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from rageval_desktop.core.importers import import_run
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges import prices
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+from rageval_desktop.core.base.limiter import AdaptiveLimiter
 from tests.core.test_judging import KEY, make_project
 from tests.support.fake_openai import FakeOpenAI, Reply
 

@@ -9,12 +9,12 @@ import re
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges import rubrics
-from rageval_desktop.core.judges.align import align
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.core.review import ratings
-from rageval_desktop.core.store.project import utcnow
+from rageval_desktop.core.review.align import align
 from tests.core.test_judging import KEY, make_project
 from tests.support.fake_openai import FakeOpenAI, Reply, question_of
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges.parsers import ParseError, parse_yes_no
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.review.guidelines import human_rubric

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.jobs import batch
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges import prices
 from tests.core.test_judging import KEY, llm_judge, make_project
 from tests.support.fake_openai import FakeOpenAI, Reply, default_content, question_of

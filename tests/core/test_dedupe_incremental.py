@@ -98,7 +98,7 @@ def test_rageval_import_golden_says_what_is_unchecked_and_dedupe_new_checks_it(p
 
 def test_a_failed_check_leaves_the_rows_imported_and_listed_as_unchecked(project, tmp_path, monkeypatch):
     def no_model(model_id=embedded.MINILM_ID):
-        from rageval_desktop.core.errors import RagevalError
+        from rageval_desktop.core.base.errors import RagevalError
 
         raise RagevalError("the embedding model is not installed")
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.golden import dedupe
 from rageval_desktop.core.importers import import_golden
 from rageval_desktop.core.judges import embed_endpoint, embedded
@@ -75,7 +75,8 @@ def test_rageval_golden_dedupe_takes_an_embeddings_url(golden, capsys, monkeypat
 
 
 def test_an_embedding_judge_on_an_endpoint(tmp_path, monkeypatch):
-    from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.judges.registry import add_judge
     from tests.core.test_judging import make_project
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rageval_desktop.core.jobs.estimate import estimate, token_counter
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges import prices
 from tests.core.test_judging import llm_judge, proj  # noqa: F401  (the fixture)
 from tests.support.fake_openai import FakeOpenAI

@@ -63,10 +63,10 @@ def test_the_effective_n_is_what_the_minimum_asks_for():
 def test_a_judge_kept_on_kappa_but_scoring_high_is_flagged_wherever_it_counts(tmp_path):
     """Was: a judge 0.45 points high on a 1-5 scale was kept (weighted kappa 0.95) while every mean it fed was
     about 11 points high, unflagged."""
+    from rageval_desktop.core.base.clock import utcnow
     from rageval_desktop.core.judges.registry import add_judge, get_judge
     from rageval_desktop.core.metrics.rowdata import load_run
     from rageval_desktop.core.review import agreement, ratings
-    from rageval_desktop.core.store.project import utcnow
     from tests.core.test_judging import make_project
 
     p = make_project(tmp_path / "b.rageval", n=60)

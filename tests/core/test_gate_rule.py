@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from rageval_desktop.cli import main
+from rageval_desktop.core.base.stats import diff_ci, holm
 from rageval_desktop.core.metrics.compare import paired_cell
 from rageval_desktop.core.metrics.gate import EXIT_UNDECIDED, evaluate_gate
 from rageval_desktop.core.metrics.simulate import gate_error_rates
-from rageval_desktop.core.metrics.stats import diff_ci, holm
 
 
 def test_holm_equals_statsmodels():
@@ -81,9 +81,10 @@ def test_t_interval_covers_skewed_differences_where_the_percentile_bootstrap_did
 def test_a_candidate_with_rows_the_gate_cannot_compare_is_warned_about(tmp_path, capsys):
     """Was: extra candidate rows not linked to the golden set moved the dashboard's 'all' by -20 points while the
     gate passed with n 40 and delta 0, without a word."""
+    from rageval_desktop.core.base.clock import utcnow
     from rageval_desktop.core.importers import import_golden, import_run
     from rageval_desktop.core.judges.registry import add_judge
-    from rageval_desktop.core.store.project import Project, utcnow
+    from rageval_desktop.core.store.project import Project
 
     golden = [{"id": f"g{i}", "question": f"q{i}?", "gold_answer": "a", "slice_tag": "easy",
                "gold_chunk_ids": [f"c{i}"]} for i in range(40)]
@@ -115,7 +116,7 @@ def test_a_candidate_with_rows_the_gate_cannot_compare_is_warned_about(tmp_path,
 
 
 def test_max_t_charges_correlated_tests_less_than_holm_and_independent_ones_the_same():
-    from rageval_desktop.core.metrics.stats import max_t
+    from rageval_desktop.core.base.stats import max_t
 
     p = [0.004] + [0.5] * 9
     _, independent, _ = max_t(p, np.eye(10), 0.05)
@@ -165,7 +166,7 @@ def test_a_misspelt_run_is_a_usage_error_not_a_regression(tmp_path, capsys):
 
 def test_names_in_the_gate_comment_neither_mention_anyone_nor_reorder_text():
     """Was: a run named '@cand' pinged a user in the pull request, and an RTL override reordered the comment."""
-    from rageval_desktop.core.text import md_escape
+    from rageval_desktop.core.base.text import md_escape
 
     text = md_escape("@cand v1\u202e2v")
     assert "@cand" not in text and "@\u200bcand" in text

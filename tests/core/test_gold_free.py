@@ -10,11 +10,13 @@ import shutil
 
 import pytest
 
+from rageval_desktop.core.base.errors import JudgeConfigError
+from rageval_desktop.core.base.scoring import citations, nuggets
 from rageval_desktop.core.golden import nuggets as nugget_lists
 from rageval_desktop.core.importers import import_run
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
-from rageval_desktop.core.judges.registry import JudgeConfigError, add_judge
-from rageval_desktop.core.metrics import citations, nuggets
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
+from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.metrics.rowdata import load_run
 from rageval_desktop.core.store.project import Project
@@ -479,7 +481,7 @@ def test_nugget_scores_equal_open_rag_evals_own_code_except_its_phantom_denomina
     AutoNuggetMetric._evaluate_answer returned for 80 seeded label lists. Where a row has vital and okay nuggets the
     six scores are equal. The documented divergences: without a vital nugget open-rag-eval divides by max(0, 1) and
     says vital 0 (unknown here), and without an okay nugget its weighted score counts a phantom half nugget."""
-    from rageval_desktop.core.metrics.nuggets import row_scores
+    from rageval_desktop.core.base.scoring.nuggets import row_scores
     from tests.conftest import REPO
 
     names = {"All": "nugget_all", "All Strict": "nugget_all_strict", "Vital": "nugget_vital",

@@ -40,7 +40,8 @@ def test_edits_keep_who_when_why_before_after(proj):
 
 
 def test_editing_after_judging_is_flagged(proj):
-    from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.judges.registry import add_judge
     from rageval_desktop.core.metrics.dashboard import dashboard
 

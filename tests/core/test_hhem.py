@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.scoring.citations import statements
 from rageval_desktop.core.importers import import_run
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges import hhem
 from rageval_desktop.core.judges.registry import add_judge
-from rageval_desktop.core.metrics.citations import statements
 from rageval_desktop.core.metrics.rowdata import load_run
 from rageval_desktop.core.store.project import Project
 

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
+from rageval_desktop.core.base.text import md_escape
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.gate import gate, gate_markdown
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.write import write_report
-from rageval_desktop.core.text import md_escape
 
 SLICE = "$\\undefinedmacro$ | <img src=x onerror=alert(1)> </details>"
 BASE = "v1 $\\frac{a}$ <script>alert(1)</script>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers import import_run
 
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.context import Cancelled, TaskContext
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.importers import readers as readers_mod
-from rageval_desktop.core.jobs.context import Cancelled, TaskContext
 from rageval_desktop.core.judges import embedded
 from rageval_desktop.core.store.project import Project
 from tests.conftest import table_dump
@@ -173,7 +173,7 @@ def test_parquet_binary_and_list_text_columns_are_not_stored_as_python_reprs(tmp
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.base.errors import ImportFailed
     from rageval_desktop.core.importers import import_corpus, import_golden
     from rageval_desktop.core.store.project import Project
 
@@ -200,7 +200,7 @@ def test_xlsx_duplicate_headers_and_formulas_without_values_are_refused_not_alte
     saved value imported as empty, without a word."""
     import openpyxl
 
-    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.base.errors import ImportFailed
     from rageval_desktop.core.importers import import_golden
     from rageval_desktop.core.store.project import Project
 
@@ -241,7 +241,7 @@ def test_an_empty_passage_is_refused_from_parquet_as_from_jsonl(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.base.errors import ImportFailed
     from rageval_desktop.core.store.project import Project
 
     (tmp_path / "e.jsonl").write_text(json.dumps({"id": "r1", "question": "q?", "answer": "a",
@@ -264,7 +264,7 @@ def test_an_empty_passage_is_refused_from_parquet_as_from_jsonl(tmp_path):
 ])
 def test_a_key_named_twice_in_a_json_object_is_refused_as_a_header_named_twice_is(tmp_path, name, text):
     """Was (issue 28): the last value won, without a word (a CSV header named twice is refused)."""
-    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.base.errors import ImportFailed
     from rageval_desktop.core.store.project import Project
 
     (tmp_path / name).write_text(text)

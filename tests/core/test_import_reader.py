@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.context import Cancelled, TaskContext
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers import import_run, reader_process, readers, run_import
-from rageval_desktop.core.jobs.context import Cancelled, TaskContext
 from tests.core.test_import_stream import rows, write
 
 

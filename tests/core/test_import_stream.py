@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers import import_golden, import_run, readers, run_import
-from rageval_desktop.core.jobs.context import TaskContext
 
 
 def rows(n: int, **override) -> list[dict]:

@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers import import_corpus, import_golden, import_run, parse_mapping
 from tests.conftest import DATA, table_dump
 
@@ -269,7 +269,7 @@ def test_failure_late_in_a_large_import_rolls_back_everything(project, tmp_path)
 
 
 def test_cancel_rolls_back(project, tmp_path):
-    from rageval_desktop.core.jobs.context import Cancelled, TaskContext
+    from rageval_desktop.core.base.context import Cancelled, TaskContext
 
     rows = [dict(RUN[0], id=f"r{i}") for i in range(12_000)]
     ctx = TaskContext(on_progress=lambda done, total, msg: ctx.cancel() if done >= 5000 else None)
@@ -387,7 +387,7 @@ def test_id_lists_in_csv_cells_take_json_or_semicolons_or_pipes(project, tmp_pat
     """The README's list formats, in the CLI and the app alike."""
     import csv
 
-    from rageval_desktop.core.errors import ImportFailed
+    from rageval_desktop.core.base.errors import ImportFailed
     from rageval_desktop.core.importers import import_golden
 
     path = tmp_path / "lists.csv"

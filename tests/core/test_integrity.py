@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.errors import ProjectRefused
+from rageval_desktop.core.base.errors import ProjectRefused
 from rageval_desktop.core.store import integrity
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO, file_digest

@@ -14,8 +14,9 @@ import time
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.jobs.context import TaskContext
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO
 from tests.core.test_judging import KEY, llm_judge, make_project
@@ -193,7 +194,7 @@ def test_a_job_that_starts_while_another_process_writes_waits_like_a_running_one
         timer = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
         timer.start()
         said: list[str] = []
-        from rageval_desktop.core.jobs.context import TaskContext
+        from rageval_desktop.core.base.context import TaskContext
 
         ctx = TaskContext(on_progress=lambda done, total, message: said.append(message))
         stats = run_judge_job(big, JobSpec(run="v1", concurrency=4), ctx)

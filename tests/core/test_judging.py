@@ -11,11 +11,13 @@ import time
 
 import pytest
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
 from rageval_desktop.core.importers import import_golden, import_run
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges import prices
-from rageval_desktop.core.judges.registry import JudgeConfigError, add_judge, check_base_url, check_key_ref
+from rageval_desktop.core.judges.registry import add_judge
+from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO
 from tests.support.fake_openai import FakeOpenAI, Reply, default_content, question_of
@@ -170,7 +172,7 @@ def test_budget_stops_cleanly_before_exceeding(proj):
     assert stats.cost_usd <= 1.0
     assert proj.reader().execute("SELECT SUM(cost_usd) FROM judgments").fetchone()[0] <= 1.0
     # the jobs table shows what the job spent: the cost of the judgments it committed
-    from rageval_desktop.core.jobs.records import list_jobs
+    from rageval_desktop.core.store.records import list_jobs
 
     job = list_jobs(proj)[0]
     spent = proj.reader().execute("SELECT SUM(cost_usd) FROM judgments WHERE job_id = ?", (job["id"],)).fetchone()[0]

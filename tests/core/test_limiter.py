@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from rageval_desktop.core.jobs import limiter as limiter_mod
-from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
+from rageval_desktop.core.base import limiter as limiter_mod
+from rageval_desktop.core.base.limiter import AdaptiveLimiter
 
 
 def test_one_decrease_per_round_trip():

@@ -11,13 +11,13 @@ import pytest
 from sklearn.metrics import ndcg_score
 
 from rageval_desktop.cli import main
+from rageval_desktop.core.base.stats import mean_ci
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.metrics.compare import GateUsageError, compare
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
 from rageval_desktop.core.metrics.gate import gate, gate_markdown
-from rageval_desktop.core.metrics.stats import mean_ci
 from rageval_desktop.core.store.project import Project
 
 
@@ -195,7 +195,7 @@ def test_column_wise_failure_classes_equal_the_row_by_row_definition():
     under its pass mark -> generation."""
     import pandas as pd
 
-    from rageval_desktop.core.judges.registry import METRICS
+    from rageval_desktop.core.base.vocab import METRICS
     from rageval_desktop.core.metrics.failures import _failed_judges, classify
     from rageval_desktop.core.metrics.rowdata import RunData
 

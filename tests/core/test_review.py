@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.core.review import agreement, agreement_stats, ratings, sampling, settings
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO
 from tests.core.test_judging import make_project
 
@@ -307,7 +308,8 @@ def test_cli_sample_ratings_agreement(rated, tmp_path, capsys):
 
 def test_a_rewritten_rubric_is_audited_on_rows_already_rated(tmp_path, monkeypatch):
     """Clone a judge onto an edited rubric, run it on the rated rows only, and get its agreement at once."""
-    from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.judges.registry import clone_with_rubric
     from rageval_desktop.core.reports.content import build_report
     from tests.support.fake_openai import FakeOpenAI, Reply

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review import card, guidelines
 from rageval_desktop.core.store.queries import JudgmentView, RowDetail
 

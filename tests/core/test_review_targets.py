@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from rageval_desktop.core.errors import ImportFailed, RagevalError
+from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.golden import nuggets as nugget_lists
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.importers import import_ratings
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.review import agreement, card, ratings, sampling, targets
 from rageval_desktop.core.review.settings import RetirementPolicy
@@ -166,7 +168,7 @@ def test_a_ratings_file_names_a_nugget_by_its_text_or_its_number(judged, tmp_pat
     path.write_text("row_id,metric,reviewer,score,item,passage_rank\n"
                     f"{first.row_id},nuggets,ann,1,\"{first.key}\",\n"
                     f"{second.row_id},nuggets,ann,0.5,,{second.item}\n", encoding="utf-8")
-    assert ratings.import_ratings(judged, path).imported == 2
+    assert import_ratings(judged, path).imported == 2
     stored = judged.reader().execute("SELECT run_row_id, passage_rank, item_key, score FROM human_ratings "
                                      "ORDER BY id").fetchall()
     assert stored == [(first.row_id, first.item, first.key, 1.0), (second.row_id, second.item, second.key, 0.5)]
@@ -174,12 +176,12 @@ def test_a_ratings_file_names_a_nugget_by_its_text_or_its_number(judged, tmp_pat
     bad.write_text("row_id,metric,reviewer,score,item\n"
                    f"{first.row_id},nuggets,ann,1,A nugget nobody judged\n", encoding="utf-8")
     with pytest.raises(ImportFailed) as err:
-        ratings.import_ratings(judged, bad)
+        import_ratings(judged, bad)
     assert "bad.csv" in str(err.value) and "row 1" in str(err.value) and "item" in str(err.value)
     none = tmp_path / "none.csv"
     none.write_text(f"row_id,metric,reviewer,score\n{first.row_id},nuggets,ann,1\n", encoding="utf-8")
     with pytest.raises(ImportFailed, match="name it by its text"):
-        ratings.import_ratings(judged, none)
+        import_ratings(judged, none)
     assert judged.reader().execute("SELECT COUNT(*) FROM human_ratings").fetchone()[0] == 2   # all or nothing
 
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from rageval_desktop.cli import main
+from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.core.review import agreement, agreement_stats, ratings, sampling, settings
 from rageval_desktop.core.review.sampling import inclusion_probabilities
-from rageval_desktop.core.store.project import utcnow
 from tests.core.test_judging import make_project
 
 N = 200

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rageval_desktop.core.errors import ProjectExists, ProjectRefused, WriteFailed
+from rageval_desktop.core.base.errors import ProjectExists, ProjectRefused, WriteFailed
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION

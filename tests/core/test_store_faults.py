@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.core.errors import ProjectRefused, WriteFailed
+from rageval_desktop.core.base.errors import ProjectRefused, WriteFailed
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.restore import restore
@@ -247,8 +247,8 @@ def test_restore_refuses_while_another_process_runs_a_job_or_holds_the_write_loc
     under another process's write lock waited silently for minutes, then exited 0."""
     import time
 
+    from rageval_desktop.core.base.clock import utcnow
     from rageval_desktop.core.store import owners
-    from rageval_desktop.core.store.project import utcnow
 
     path = tmp_path / "p.rageval"
     assert main(["demo", str(path)]) == 0

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.review import agreement, packs, team
 from rageval_desktop.core.store.project import Project

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.metrics.failures import failure_counts
+from rageval_desktop.core.metrics.triage import Filters, describe, golden_source, run_source
 from rageval_desktop.core.review.disagreements import disagreeing_rows
 from rageval_desktop.core.review.sampling import get_sample, sample_of_rows
-from rageval_desktop.core.review.triage import Filters, describe, golden_source, run_source
 
 
 def ids(p, **kw):

@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from rageval_desktop.core.metrics.umbrela import row_scores
+from rageval_desktop.core.base.scoring.umbrela import row_scores
 
 
 def test_scores_as_open_rag_eval_computes_them():
@@ -36,10 +36,11 @@ def test_an_ungraded_passage_leaves_what_depends_on_it_unknown():
 
 
 def test_the_dashboard_and_compare_show_umbrela_scores_per_slice(demo_file, tmp_path):
+    from rageval_desktop.core.base.clock import utcnow
     from rageval_desktop.core.judges.registry import add_judge
     from rageval_desktop.core.metrics.compare import compare
     from rageval_desktop.core.metrics.dashboard import dashboard
-    from rageval_desktop.core.store.project import Project, utcnow
+    from rageval_desktop.core.store.project import Project
 
     copy = tmp_path / "demo.rageval"
     shutil.copy(demo_file, copy)
@@ -67,10 +68,10 @@ def test_the_dashboard_and_compare_show_umbrela_scores_per_slice(demo_file, tmp_
 def test_consistency_across_repeated_query_runs(project, tmp_path):
     """open-rag-eval's query_run: the same questions asked 3 times import as one run; the dashboard says how
     many repeats there are and how much each question's scores move between them."""
+    from rageval_desktop.core.base.clock import utcnow
     from rageval_desktop.core.importers import import_run
     from rageval_desktop.core.judges.registry import add_judge
     from rageval_desktop.core.metrics.dashboard import dashboard
-    from rageval_desktop.core.store.project import utcnow
     from tests.core.test_importers import write
 
     rows = [{"query_id": f"q{q}", "query": f"Question {q}?", "query_run": run, "passage_id": "[1]",
@@ -110,7 +111,7 @@ def test_umbrela_scores_equal_open_rag_evals_own_code_on_80_grade_lists():
     change on either side that breaks parity fails here. A k beyond the list is skipped by both."""
     import json
 
-    from rageval_desktop.core.metrics.umbrela import row_scores
+    from rageval_desktop.core.base.scoring.umbrela import row_scores
     from tests.conftest import REPO
 
     found = json.loads((REPO / "tests/data/open-rag-eval/umbrela_parity.json").read_text())

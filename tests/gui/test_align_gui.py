@@ -7,8 +7,9 @@ import shutil
 
 from PySide6.QtWidgets import QMessageBox
 
+from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.judges.registry import add_judge
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 from tests.gui.conftest import close_window, open_window
 from tests.support.fake_openai import FakeOpenAI, Reply, question_of
 

@@ -143,9 +143,9 @@ def test_the_chosen_run_carries_across_views(window, qtbot):
 
 def test_dashboard_refreshes_when_judgments_arrive(window, qtbot):
     """Staying on the dashboard: judgments written meanwhile show up without any navigation."""
+    from rageval_desktop.core.base.clock import utcnow
     from rageval_desktop.core.judges.registry import add_judge
     from rageval_desktop.core.review.agreement import set_status
-    from rageval_desktop.core.store.project import utcnow
 
     set_status(window.project, "minilm-similarity", "retired", "the demo's audit says so")  # correctness: unjudged
     judge = add_judge(window.project, "f1-correct", "correctness", "lexical")

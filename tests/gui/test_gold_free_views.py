@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from rageval_desktop.core.importers import import_run
-from rageval_desktop.core.jobs.judge_job import JobSpec, run_judge_job
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.store.project import Project
 from tests.core.test_gold_free import ORE, Script, add_gold_free_judges
 from tests.gui.conftest import close_window, open_window

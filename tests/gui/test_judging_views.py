@@ -59,8 +59,8 @@ def test_test_connection_reports_the_endpoint(window, qtbot, server):
 def test_rubric_editor_validates_and_previews(window, qtbot, server):
     add_judge(window.project, "editme", "correctness", "llm", model="m", base_url=server.url)
     judge = get_judge(window.project, "editme")
-    from rageval_desktop.core.jobs.work import preview_fields
     from rageval_desktop.core.judges import rubrics
+    from rageval_desktop.core.store.queries import preview_fields
 
     rubric = rubrics.load(window.project.reader(), judge.rubric_id)
     row = window.project.reader().execute("SELECT id, question FROM run_rows ORDER BY id LIMIT 1").fetchone()

@@ -115,7 +115,7 @@ def test_refused_file_shows_error(window, qtbot, tmp_path):
 
 
 def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
-    from rageval_desktop.core.review.triage import run_source
+    from rageval_desktop.core.metrics.triage import run_source
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.models.lazy_table import FIRST_IDS, PAGE, LazyTableModel
 

@@ -6,9 +6,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableView
 
-from rageval_desktop.core.review.triage import Filters, run_source
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.metrics.triage import Filters, run_source
 from rageval_desktop.core.store import browse
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
 
 N = 200_000

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.judges.embedded import minilm_path
 from rageval_desktop.core.store.project import Project
 
 SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".pdf")
@@ -24,7 +25,6 @@ def tokenizer() -> Any:
     except ImportError:
         raise RagevalError("chunking by tokens needs the tokenizers package (pip install tokenizers)") from None
 
-    from rageval_desktop.core.judges.embedded import minilm_path
 
     tok = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
     tok.no_truncation()

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rageval_desktop.core.judges.embed_endpoint import parse
 from rageval_desktop.core.judges.embedded import MINILM_ID, embed, text_hash
 from rageval_desktop.core.store.project import Project
 
@@ -146,7 +147,6 @@ def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict
     longer active are removed, so the next check reads them all in one scan again."""
     import numpy as np
 
-    from rageval_desktop.core.judges.embed_endpoint import parse
 
     name = parse(model_id)[0]   # stored under the model's name, as the embedding cache does
     conn = project.reader()
@@ -195,7 +195,6 @@ def _store_vectors(project: Project, model_id: str, rows: list[tuple[str, str, A
     """Keep golden rows' vectors (id, question hash, vector) for the next check; drop those of `stale` rows."""
     if project.read_only or not (rows or stale):
         return
-    from rageval_desktop.core.judges.embed_endpoint import parse
 
     model_id = parse(model_id)[0]
     with project.write("golden vectors") as conn:

@@ -6,14 +6,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.text import normalise_question, short_hash
 from rageval_desktop.core.golden.dedupe import mark_unchecked
-from rageval_desktop.core.importers.golden_import import golden_id_for
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
-from rageval_desktop.core.text import normalise_question
 
 FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "status", "source")
+
+
+def golden_id_for(question: str) -> str:
+    """A new golden row's id, from its question (the same question always gets the same id)."""
+    return "g-" + short_hash(normalise_question(question))
 
 
 class GoldenInvalid(RagevalError):

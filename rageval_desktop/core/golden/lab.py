@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.golden.corpus import chunk_spans, tokenizer
-from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.judges.embedded import MINILM_ID, embed, text_hash
 from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.store.project import Project

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
-from rageval_desktop.core.metrics import nuggets as scores
-from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import normalise_question, short_hash
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.scoring import nuggets as scores
+from rageval_desktop.core.base.text import normalise_question, short_hash
+from rageval_desktop.core.store.project import Project
 
 GOLDEN = "golden"
 MAX_TEXT = 300          # characters in one nugget a person writes

@@ -16,14 +16,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.golden.edits import GoldenInvalid, add_row
-from rageval_desktop.core.jobs import records
-from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.judges import parsers, rubrics
 from rageval_desktop.core.judges.caller import CachedCaller
 from rageval_desktop.core.judges.registry import get_judge
-from rageval_desktop.core.paths import resources_dir
+from rageval_desktop.core.store import records
 from rageval_desktop.core.store.project import Project
 
 CRITIQUES = {"groundedness": "critique_groundedness", "relevance": "critique_relevance",

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.text import neutralise
+from rageval_desktop.core.store.project import Project
 
 CURRENT = "current"
 COMPARED = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "status", "source")
@@ -80,7 +82,6 @@ def export_version(project: Project, version: str, out: str | Path) -> int:
     elif out.suffix == ".csv":
         import pandas as pd
 
-        from rageval_desktop.core.reports.write import neutralise
 
         frame = pd.DataFrame(records)
         if len(frame):

@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed
 
 MAX_CELL_CHARS = 1_000_000  # a larger cell is almost always a broken export, and would stall every view
 MAX_NUMBER = 1e15           # latencies, costs and token counts beyond this are broken data (and overflow SQLite)

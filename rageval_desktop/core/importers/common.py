@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed
+from rageval_desktop.core.base.text import normalise_passage
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import Layout, choose_layout
 from rageval_desktop.core.importers.readers import stream_records
@@ -119,7 +120,6 @@ class CorpusText:
         self.index: dict[bytes, str] | None = None
 
     def chunk_id(self, text: str) -> str | None:
-        from rageval_desktop.core.text import normalise_passage
 
         if self.index is None:
             self.index = {}

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.common import ImportReport, check_unique
 from rageval_desktop.core.importers.readers import read_records
-from rageval_desktop.core.jobs.context import TaskContext
 from rageval_desktop.core.store.project import Project
 
 KNOWN = {"chunk_id", "doc_id", "position", "text", "token_count"}

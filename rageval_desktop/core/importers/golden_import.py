@@ -6,18 +6,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.text import normalise_passage, normalise_question
 from rageval_desktop.core.golden import dedupe
+from rageval_desktop.core.golden.edits import golden_id_for
 from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, load
 from rageval_desktop.core.importers.layouts import GoldenRecord
-from rageval_desktop.core.jobs.context import TaskContext
-from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import normalise_passage, normalise_question, short_hash
+from rageval_desktop.core.store.project import Project
 
 CONTENT_FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "metadata")
-
-
-def golden_id_for(question: str) -> str:
-    return "g-" + short_hash(normalise_question(question))
 
 
 def _content(rec: GoldenRecord, status: str) -> dict[str, Any]:
@@ -149,7 +148,6 @@ def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
 def _near_duplicate_warnings(project: Project, fresh_ids: list[str]) -> list[str]:
     """The check helps but must never block an import: without the embedding model it is skipped, and says so
     (the rows stay listed as unchecked)."""
-    from rageval_desktop.core.errors import RagevalError
 
     try:
         found = dedupe.check_new(project, fresh_ids)

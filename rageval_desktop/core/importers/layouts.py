@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers.cells import _SURROGATE, MAX_CELL_CHARS, Cells
 
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import ImportFailed, RagevalError
+from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout
 from rageval_desktop.core.importers.readers import stream_records
+from rageval_desktop.core.importers.run_reader import golden_index, link_golden
 from rageval_desktop.core.store.project import Project
 
 HEAD_ROWS = 8
@@ -149,7 +150,6 @@ class _Tally:
         if project is not None:
             self.slices_have = {r[0] for r in project.reader().execute("SELECT name FROM slices")}
             if kind != "golden":
-                from rageval_desktop.core.importers.run_import import golden_index
 
                 self.index = golden_index(project.reader())
 
@@ -158,7 +158,6 @@ class _Tally:
         if self.kind == "golden":
             self.tags |= {r.slice_tag for r in records if getattr(r, "slice_tag", None)}
         elif self.index is not None:
-            from rageval_desktop.core.importers.run_import import link_golden
 
             self.linked += sum(1 for rec in records if link_golden(rec, *self.index))
 

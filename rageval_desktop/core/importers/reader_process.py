@@ -3,7 +3,7 @@
 Parsing and converting a row (JSON, cell checks, golden links) and inserting it (SQLite) each take about half of an
 import's time, and both need the interpreter: two threads take turns, two processes work at once. The reader process
 parses the file, converts each chunk and prepares its rows exactly as an import in one process would
-(`run_import._InProcess`, reading the project through a read-only connection), and sends them as plain tuples; the
+(`run_import.InProcess`, reading the project through a read-only connection), and sends them as plain tuples; the
 importing process only inserts them, inside its one transaction. Nothing is written by the reader, so everything that
 makes an import all-or-nothing stays where it was.
 
@@ -26,9 +26,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from rageval_desktop.core.errors import ImportFailed, RagevalError
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.importers import readers
-from rageval_desktop.core.jobs.context import TaskContext
+from rageval_desktop.core.importers.run_reader import InProcess
+from rageval_desktop.core.store.files import connect_read_only
 
 _HEADER = struct.Struct("<Q")
 READER_MODULE = "rageval_desktop.core.importers.reader_process"
@@ -68,13 +70,11 @@ def reader_main(path: str, fmt: str | None, mapping: dict[str, str] | None, rank
     """The reader process. It sends ("layout", name, file); then, once the importer says which run and row ids,
     ("chunk", rows, passages, ids, bytes read) per chunk and ("done", summary, cell warnings); or ("error", kind,
     fields) at any point."""
-    from rageval_desktop.core.importers.run_import import _InProcess
-    from rageval_desktop.core.store.project import connect_read_only
 
     for name, value in settings.items():
         setattr(readers, name, value)
     try:
-        source = _InProcess(path, fmt, mapping, rank_by)     # the steps of an import in one process, sent on
+        source = InProcess(path, fmt, mapping, rank_by)     # the steps of an import in one process, sent on
         send(out, ("layout", *source.layout(None)))
         start = receive(inbox)
         if start is None:      # the importer stopped before writing (the run exists, say)

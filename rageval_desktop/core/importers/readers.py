@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed
 
 MAX_DECOMPRESSED_BYTES = 2 * 1024 ** 3   # a .gz file may inflate to this much ...
 BOMB_RATIO = 200                          # ... and no text file compresses 200 : 1 past ...

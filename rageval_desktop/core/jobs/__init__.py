@@ -1,5 +1,5 @@
 """Background work as plain functions that take a TaskContext (progress + cancel); Qt only adapts it."""
 
-from rageval_desktop.core.jobs.context import Cancelled, TaskContext
+from rageval_desktop.core.base.context import Cancelled, TaskContext
 
 __all__ = ["Cancelled", "TaskContext"]

@@ -30,15 +30,18 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.jobs import records
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.context import Cancelled, TaskContext
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.jobs.commit import while_busy
-from rageval_desktop.core.jobs.context import Cancelled, TaskContext
+from rageval_desktop.core.jobs.estimate import estimate
+from rageval_desktop.core.jobs.judge_job import JudgeJob
+from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.judges import llm, rubrics
-from rageval_desktop.core.judges.registry import Judge, resolve_api_key
-from rageval_desktop.core.judges.secrets import Scrubber
-from rageval_desktop.core.store import owners
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
+from rageval_desktop.core.store import owners, records
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
 ENDPOINT = "/v1/chat/completions"
@@ -171,7 +174,6 @@ class BatchJob:
         return self.providers[endpoint]
 
     def begin(self) -> tuple[list[Judge], Any]:
-        from rageval_desktop.core.jobs.judge_job import job_items, job_judges
 
         if not self.spec.use_cache:
             raise RagevalError("a batch job keeps its replies in the request cache: it cannot run with --no-cache")
@@ -222,7 +224,6 @@ class BatchJob:
         """Before anything is sent: the dry-run estimate at batch prices must fit the budget."""
         if self.spec.budget_usd is None:
             return
-        from rageval_desktop.core.jobs.estimate import estimate
 
         est = estimate(self.project, self.spec)
         if est["cost_usd"] is None:
@@ -529,7 +530,6 @@ class BatchJob:
     # --- judge ----------------------------------------------------------------------------------------------------
     def judge_rows(self) -> dict[str, Any]:
         """Every row through the live engine, under this job's id: batch replies come from the cache."""
-        from rageval_desktop.core.jobs.judge_job import JudgeJob
 
         self.ctx.report(0, max(1, self.stats.rows), "judging the rows from the batch replies", force=True)
         stats = JudgeJob(self.project, self.spec, self.ctx, job_id=self.job_id).run()
@@ -569,40 +569,8 @@ def waiting(project: Project) -> list[dict[str, Any]]:
     return [records.get(project, jid) for (jid,) in rows]
 
 
-def still_waiting(job_id: int, which: str = "") -> str:
-    """Why a job on rows a waiting batch job covers is refused, and what to do (a live job, or another batch)."""
-    what = f"batch job {job_id}" + (f" ({which})" if which else "")
-    return (f"{what} is still waiting for the provider's replies to these rows; collect them with: rageval jobs "
-            f"resume PROJECT {job_id} (or cancel it: rageval jobs cancel PROJECT {job_id})")
-
-
-def pending_for(project: Project, judge_ids: list[int], run_id: int, except_job: int | None = None) -> int | None:
-    """A batch job on one of these judges and this run whose batches are not all in (its rows would be paid twice
-    by a live job now)."""
-    rows = project.reader().execute(
-        "SELECT DISTINCT j.id, j.params FROM jobs j JOIN batches b ON b.job_id = j.id "
-        "WHERE b.merged = 0 AND j.status != 'cancelled'").fetchall()
-    from rageval_desktop.core.judges.registry import get_judge
-
-    for jid, params in rows:
-        if jid == except_job:
-            continue
-        p = json.loads(params)
-        try:
-            if find_run(project, p.get("run")) != run_id:
-                continue
-            names = p.get("judges")
-            ids = {get_judge(project, n).id for n in names} if names else None
-        except RagevalError:
-            continue
-        if ids is None or ids & set(judge_ids):
-            return jid
-    return None
-
-
 def cancel(project: Project, job_id: int) -> dict[str, Any]:
     """Cancel a batch job: its remote batches (replies already merged stay in the cache) and the job."""
-    from rageval_desktop.core.jobs.judge_job import JobSpec
 
     job = records.get(project, job_id)
     if not is_batch_job(job):

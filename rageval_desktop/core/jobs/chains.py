@@ -18,11 +18,13 @@ import asyncio
 import json
 from typing import Any
 
+from rageval_desktop.core.base.scoring import citations, nuggets
+from rageval_desktop.core.base.scoring.nuggets import batch_values
 from rageval_desktop.core.golden import nuggets as nugget_store
 from rageval_desktop.core.jobs.steps import Gone, StepFailed, Trace, ask
 from rageval_desktop.core.jobs.work import Item, idem_key
 from rageval_desktop.core.judges import parsers, rubrics
-from rageval_desktop.core.metrics import citations, nuggets
+from rageval_desktop.core.judges.registry import get_judge, list_judges
 
 
 class Chains:
@@ -169,12 +171,6 @@ def creation_values(question: str, window: list[tuple[int, str]], so_far: list[s
             "nuggets": json.dumps(so_far, ensure_ascii=False), "count": str(len(so_far))}
 
 
-def batch_values(question: str, batch: list[str], answer: str | None = None) -> dict[str, str]:
-    """An importance (no answer) or assignment prompt's fields for one batch of nuggets."""
-    values = {"question": question, "nuggets": json.dumps(batch, ensure_ascii=False), "count": str(len(batch))}
-    return values if answer is None else {**values, "answer": answer}
-
-
 def batches(texts: list[str]) -> list[tuple[int, list[str]]]:
     return [(start, texts[start:start + nuggets.BATCH]) for start in range(0, len(texts), nuggets.BATCH)]
 
@@ -199,7 +195,6 @@ def sub_key(item: Item, rank: int) -> str:
 def prepare(project: Any, items: list[Item]) -> None:
     """Fill in what the multi-call judges need, just before they run (after the passage graders of the same job
     ran): the passages graded relevant for nugget creation, and the passages a citation number names."""
-    from rageval_desktop.core.judges.registry import get_judge, list_judges
 
     conn = project.reader()
     rows = sorted({i.run_row_id for i in items if i.judge.spec.items})

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rageval_desktop.core.errors import WriteFailed
+from rageval_desktop.core.base.errors import WriteFailed
 from rageval_desktop.core.store.owners import HEARTBEAT_S
 from rageval_desktop.core.store.project import Project
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.jobs import chains
-from rageval_desktop.core.jobs.judge_job import JobSpec, job_items, job_judges
-from rageval_desktop.core.judges import prices, rubrics
+from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
+from rageval_desktop.core.judges import llm, prices, rubrics
 from rageval_desktop.core.store.project import Project
 
 # a typical reply per output format, in tokens (the estimate); the judge's max_tokens bounds the worst case
@@ -36,7 +36,6 @@ def token_counter() -> tuple[Callable[[str], int], str]:
 
 
 def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
-    from rageval_desktop.core.judges import llm
 
     judges = job_judges(project, spec)
     work = job_items(project, spec, judges)

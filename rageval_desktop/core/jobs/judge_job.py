@@ -19,16 +19,19 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError, WriteFailed
-from rageval_desktop.core.jobs import batch, chains, records, steps
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError, WriteFailed
+from rageval_desktop.core.base.limiter import AdaptiveLimiter
+from rageval_desktop.core.jobs import chains, steps
 from rageval_desktop.core.jobs.commit import CommitLane, while_busy
-from rageval_desktop.core.jobs.context import TaskContext
-from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
-from rageval_desktop.core.jobs.work import Item, Plan, rated_rows, select_rows
+from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
+from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import embedded, hhem, llm, parsers, prices, rubrics
-from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges, resolve_api_key
-from rageval_desktop.core.judges.secrets import Scrubber
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
+from rageval_desktop.core.store import records
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 from rageval_desktop.core.store.schema import JUDGMENT_TARGET
 
@@ -41,24 +44,6 @@ LOCAL_CHUNK = 256         # embedded judges score this many rows at a time
 LLM_CHUNK = 256           # LLM items whose text is loaded at a time, as the dispatcher reaches them
 REPORT_SECONDS = 0.25     # progress to the caller at most this often
 CANCEL_POLL_SECONDS = 0.05
-
-
-@dataclass
-class JobSpec:
-    run: str
-    judges: list[str] | None = None       # None: every active judge that scores run rows
-    slice_tag: str | None = None
-    sample_id: int | None = None
-    redo_failed: bool = False             # also redo unparsed rows (errors are always retried)
-    only_failed: bool = False             # only rows whose judgment is an error or unparsed
-    concurrency: int | None = None
-    rpm: float | None = None
-    budget_usd: float | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    use_cache: bool = True
-    rated_only: bool = False              # only rows humans rated for the judges' metrics (audit a rewritten rubric)
-    batch: bool = False                   # through the provider's Batch API (core/jobs/batch.py)
 
 
 @dataclass
@@ -146,10 +131,10 @@ class JudgeJob:
         self.check_budget_possible(busy)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
         run_id = find_run(self.project, self.spec.run)
-        waiting = batch.pending_for(self.project, [j.id for j in busy if j.kind == "llm"], run_id,
+        waiting = pending_for(self.project, [j.id for j in busy if j.kind == "llm"], run_id,
                                     except_job=self.existing_job)
         if waiting is not None:
-            raise RagevalError(batch.still_waiting(waiting) + " — running now would pay for them twice")
+            raise RagevalError(still_waiting(waiting) + " — running now would pay for them twice")
         leases, names = [(j.id, run_id) for j in judges], {j.id: j.name for j in judges}
         if self.existing_job is None:
             self.stats.job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work),
@@ -602,26 +587,6 @@ class JudgeJob:
             return None
         self.stats.retries += attempts - 1
         return reply, False, attempts
-
-
-def job_judges(project: Project, spec: JobSpec) -> list[Judge]:
-    """The judges a job runs: the ones named, else every active judge."""
-    if spec.judges:
-        return [get_judge(project, name) for name in spec.judges]
-    found = [j for j in list_judges(project) if j.status == "active"]
-    if not found:
-        raise RagevalError("the project has no active judge; add one (rageval judges add ...)")
-    return found
-
-
-def job_items(project: Project, spec: JobSpec, judges: list[Judge]) -> Plan:
-    """What the job has to judge (and how many are judged already: `skipped`), planned from keys: one plan for a run
-    and for its dry run."""
-    rows = select_rows(project, spec.run, spec.slice_tag, spec.sample_id)
-    if spec.rated_only:
-        rated = rated_rows(project, {j.metric for j in judges})
-        rows = [r for r in rows if r in rated]
-    return Plan(project, judges, rows, redo_failed=spec.redo_failed, only_failed=spec.only_failed)
 
 
 def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:

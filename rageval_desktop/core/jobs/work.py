@@ -14,9 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.golden import nuggets as nugget_lists
+from rageval_desktop.core.golden.nuggets import fingerprint
 from rageval_desktop.core.judges.registry import Judge
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import row_fields
 from rageval_desktop.core.store.queries import run_id as find_run
 
 
@@ -68,44 +71,6 @@ def runs_with_ratings(project: Project, metric: str) -> list[str]:
         "SELECT DISTINCT r.name FROM human_ratings h JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r "
         "ON r.id = rr.run_id WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY r.id",
         (metric,))]
-
-
-def _row_fields(conn, row_ids: list[int], passages_k: int, passages: bool = True) -> dict[int, dict[str, Any]]:
-    """The rows' fields for rubrics; `passages=False`: without the retrieved passages (judges that compare the
-    answer with the reference only: the passages are most of a row's text)."""
-    out: dict[int, dict[str, Any]] = {}
-    for start in range(0, len(row_ids), 500):
-        chunk = row_ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for rid, question, answer, reference, golden_id, run_id, query_id in conn.execute(
-                f"SELECT rr.id, rr.question, rr.answer, g.gold_answer, rr.golden_id, rr.run_id, "
-                f"json_extract(rr.metadata, '$.query_id') FROM run_rows rr "
-                f"LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({marks})", chunk):
-            out[rid] = {"question": question, "answer": answer or "", "reference": reference or "", "passages": [],
-                        "golden_id": golden_id, "run_id": run_id, "query_id": query_id}
-        if not passages:
-            continue
-        for rid, rank, text, chunk_text, in_prompt in conn.execute(
-                f"SELECT p.run_row_id, p.rank, p.text, c.text, p.in_prompt FROM retrieved_passages p "
-                f"LEFT JOIN corpus_chunks c ON c.chunk_id = p.chunk_id WHERE p.run_row_id IN ({marks}) "
-                f"ORDER BY p.run_row_id, p.rank", chunk):
-            out[rid]["passages"].append((rank, text if text is not None else (chunk_text or ""), in_prompt))
-    for values in out.values():
-        passages = values["passages"]
-        prompt = [p for p in passages if p[2] == 1] or [p for p in passages if p[2] is None][:passages_k]
-        values["contexts"] = "\n\n".join(f"[{rank}] {text}" for rank, text, _ in prompt)
-    return out
-
-
-def preview_fields(project: Project, run_row_id: int, passages_k: int = 5, rank: int = 1) -> dict[str, str]:
-    """The fields a rubric receives for one row (the rubric editor's live preview renders with them); `passage`
-    is the one at `rank` (default the first)."""
-    values = _row_fields(project.reader(), [run_row_id], passages_k).get(run_row_id)
-    if values is None:
-        raise RagevalError(f"run row {run_row_id} does not exist")
-    chosen = next((p[1] for p in values["passages"] if p[0] == rank), "")
-    return {"question": values["question"], "answer": values["answer"], "reference": values["reference"],
-            "contexts": values["contexts"], "passage": chosen, "context": chosen}
 
 
 PLAN_ROWS = 1000          # rows planned (keys checked against the judgments) per query
@@ -200,11 +165,10 @@ class Plan:
     def _fill(self, batch: list[tuple[int, int, int]]) -> list[Item]:
         conn = self.project.reader()
         k = max([j.param("passages_k") or 5 for j in self.judges] or [5])
-        values = _row_fields(conn, sorted({rid for _, rid, _ in batch}), k,
+        values = row_fields(conn, sorted({rid for _, rid, _ in batch}), k,
                              passages=any(_reads_passages(self.judges[j]) for j in {j for j, _, _ in batch}))
         curated: dict[str, dict[str, Any]] = {}
         if any(self.judges[j].spec.items == "nugget" for j, _, _ in batch):
-            from rageval_desktop.core.golden import nuggets as nugget_lists
 
             for row in values.values():
                 row["question_key"] = nugget_lists.question_key(row["golden_id"], row["question"], row["query_id"])
@@ -236,7 +200,6 @@ def _ranks(conn: Any, rows: list[int]) -> dict[int, list[int]]:
 
 def _nugget_against(conn: Any, rows: list[int]) -> dict[int, str | None]:
     """What a nugget judgment of each row is checked against: its question's curated list (fingerprint), if any."""
-    from rageval_desktop.core.golden import nuggets as nugget_lists
 
     keys: dict[int, str] = {}
     for start in range(0, len(rows), 500):
@@ -252,7 +215,6 @@ def _nugget_against(conn: Any, rows: list[int]) -> dict[int, str | None]:
 def _item(judge: Judge, maker: KeyMaker, rid: int, rank: int, row: dict[str, Any],
           curated: dict[str, dict[str, Any]]) -> Item:
     """One planned item with the fields its rubric renders, what a multi-call judge needs, and what is missing."""
-    from rageval_desktop.core.golden.nuggets import fingerprint
 
     against = fingerprint(curated.get(row["question_key"])) if judge.spec.items == "nugget" else None
     fields = {"question": row["question"], "answer": row["answer"], "reference": row["reference"],

@@ -10,9 +10,10 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from rageval_desktop.core.base.limiter import AdaptiveLimiter
 from rageval_desktop.core.judges import llm, prices
-from rageval_desktop.core.judges.registry import Judge, resolve_api_key
-from rageval_desktop.core.judges.secrets import Scrubber
+from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store.project import Project
 
 
@@ -34,7 +35,6 @@ class CachedCaller:
         self.scrub = Scrubber()
 
     async def __aenter__(self) -> CachedCaller:
-        from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
 
         key = resolve_api_key(self.judge.api_key_ref)
         self.scrub = Scrubber([key] if key else [])

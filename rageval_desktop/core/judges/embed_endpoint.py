@@ -13,7 +13,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.limiter import AdaptiveLimiter
+from rageval_desktop.core.judges import llm
+from rageval_desktop.core.judges.secrets import Scrubber, check_base_url, check_key_ref, resolve_api_key
 
 BATCH = 128            # texts per request
 CONCURRENCY = 4        # requests in flight (the limiter lowers it when the server pushes back)
@@ -34,7 +37,6 @@ class Endpoint:
 
 def model_id(base_url: str, model: str, api_key_ref: str | None = None) -> str:
     """The model id of an endpoint model, checked: the URL carries no credentials, the key is only a reference."""
-    from rageval_desktop.core.judges.registry import check_base_url, check_key_ref
 
     if not model or "@" in model:
         raise RagevalError("an embeddings endpoint needs --model NAME (the model the server serves)")
@@ -69,10 +71,6 @@ class EndpointModel:
         return matrix
 
     async def _encode(self, texts: list[str], size: int) -> list[list[float]]:
-        from rageval_desktop.core.jobs.limiter import AdaptiveLimiter
-        from rageval_desktop.core.judges import llm
-        from rageval_desktop.core.judges.registry import resolve_api_key
-        from rageval_desktop.core.judges.secrets import Scrubber
 
         end = self.endpoint
         key = resolve_api_key(end.api_key_ref)

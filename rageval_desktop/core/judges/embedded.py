@@ -15,7 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.judges.embed_endpoint import EndpointModel, parse
 from rageval_desktop.core.store.project import Project
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -127,7 +128,6 @@ def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_s
     increased by the number embedded now)."""
     import numpy as np
 
-    from rageval_desktop.core.judges.embed_endpoint import EndpointModel, parse
 
     name, endpoint = parse(model_id)   # an endpoint model (MODEL@URL) is cached under its name, like a local one
     wanted = {text_hash(t): t for t in texts}

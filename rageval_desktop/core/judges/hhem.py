@@ -25,8 +25,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.paths import user_data_dir
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.base.scoring.citations import statements
 
 PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}"
 MODES = ("whole", "claims")
@@ -215,7 +216,6 @@ def score_row(model: HHEM, answer: str, passages: list[str], mode: str) -> tuple
         note = f"HHEM {score:.3f} (whole answer against {len(passages)} passages"
         note += f"; passages cut to {MAX_CHARS} of {len(joined)} characters)" if cut else ")"
         return score, {"mode": mode, "truncated": cut, "chars": len(joined)}, note
-    from rageval_desktop.core.metrics.citations import statements
 
     claims = [s.text for s in statements(answer)] or [answer]
     pairs = [(p[:MAX_CHARS], c) for c in claims for p in passages]

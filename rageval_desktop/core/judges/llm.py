@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rageval_desktop.core.base.clock import utcnow
+
 if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send never loads the client (~0.4 s)
     import openai
 
@@ -151,7 +153,6 @@ def cache_entry(key: str, model: str | None, reply: Reply, scrub: Any) -> dict[s
     """A row for CACHE_INSERT, written by the caller in the same transaction as what the reply produced. What the
     server sent — the reply and its request id — passes `scrub` (core.judges.secrets.Scrubber) first: a server
     that echoed the key in `x-request-id` or the response id had it stored in the cache and its backups."""
-    from rageval_desktop.core.store.project import utcnow
 
     return {"key": key, "model": model, "content": scrub(reply.content), "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens, "request_id": scrub(reply.request_id),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 
-from rageval_desktop.core.paths import resources_dir
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.paths import resources_dir
+from rageval_desktop.core.store.project import Project
 
 
 def bundled() -> dict[str, tuple[float, float]]:

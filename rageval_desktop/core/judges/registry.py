@@ -7,52 +7,19 @@ in the process that makes the calls.
 from __future__ import annotations
 
 import json
-import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import JudgeConfigError, NotFound
+from rageval_desktop.core.base.text import lookalike, name_problem
+from rageval_desktop.core.base.vocab import KINDS, LLM_DEFAULTS, METRICS, MetricSpec
 from rageval_desktop.core.judges import rubrics
-from rageval_desktop.core.store.project import Project, utcnow
-from rageval_desktop.core.text import lookalike, name_problem
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    name: str
-    low: float
-    high: float
-    level: str            # "row": one score per run row; "passage": one per retrieved passage
-    needs_reference: bool = False
-    default_rubric: str | None = None
-    pass_mark: float | None = None  # a score under it counts as a failure
-    items: str | None = None        # sub-items judged within a row ("nugget", "citation"), kept in the detail
-    kinds: tuple[str, ...] = ("llm",)  # the methods that can judge it (embedded judges: see add_judge)
-
-
-METRICS: dict[str, MetricSpec] = {m.name: m for m in (
-    MetricSpec("correctness", 1, 5, "row", True, "correctness", 4),
-    MetricSpec("correctness_binary", 0, 1, "row", True, "correctness_binary", 1),
-    MetricSpec("faithfulness", 1, 5, "row", False, "faithfulness", 4),
-    MetricSpec("answer_relevance", 1, 5, "row", False, "answer_relevance", 4),
-    MetricSpec("passage_relevance", 0, 3, "passage", False, "passage_relevance_umbrela", 2),
-    MetricSpec("answered", 0, 1, "row", False, "answered", 1),   # open-rag-eval's no-answer check: "% answered"
-    # AutoNuggetizer (TREC 2024 RAG, as open-rag-eval runs it): the row score is the weighted nugget score
-    MetricSpec("nuggets", 0, 1, "row", False, "nugget_assignment", None, items="nugget"),
-    # each answer sentence against each passage it cites: the row score is the citation F1
-    MetricSpec("citation_support", 0, 1, "row", False, "citation_support", None, items="citation"),
-    # HHEM-2.1-Open, a local model: 1 = consistent with the passages, under 0.5 = hallucinated
-    MetricSpec("hallucination", 0, 1, "row", False, None, 0.5, kinds=("hhem",)),
-)}
-KINDS = ("llm", "embedding", "lexical", "hhem")
-LLM_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 512, "seed": 0, "timeout": 120.0,
-                                "concurrency": 16, "max_retries": 4, "rpm": None, "passages_k": 5}
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class JudgeConfigError(RagevalError):
-    pass
+from rageval_desktop.core.judges.embed_endpoint import model_id, parse
+from rageval_desktop.core.judges.embedded import LEXICAL
+from rageval_desktop.core.judges.hhem import MODES
+from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name
+from rageval_desktop.core.store.project import Project
 
 
 @dataclass
@@ -89,109 +56,9 @@ class Judge:
         if self.kind == "hhem":
             return f"hhem:{self.params.get('model') or 'registered'}"
         if self.kind == "embedding" and self.params.get("model"):   # an endpoint may move too: its model's name
-            from rageval_desktop.core.judges.embed_endpoint import parse
 
             return f"embedding:{parse(self.params['model'])[0]}"
         return f"{self.kind}:{self.params.get('measure') or self.params.get('model') or 'default'}"
-
-
-# Prefixes of real API keys (OpenAI, Anthropic, Hugging Face, Groq, xAI, GitHub, AWS, Google, Slack, Stripe...):
-# a value starting with one is a key pasted where its NAME belongs.
-_KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "hf_", "gsk_", "xai-", "ghp_", "gho_", "ghs_", "github_pat_", "akia",
-                 "asia", "aiza", "xoxb-", "xoxp-", "glpat-", "sess-", "org-", "ya29.", "eyj", "nvapi-", "pplx-",
-                 "fw_", "r8_", "tgp_", "key-", "api-")
-
-
-def looks_like_a_key(value: str) -> bool:
-    """True for text that is probably a secret rather than a name: a known key prefix, or a long run of letters
-    and digits that mixes cases and digits the way generated keys do (names are words: OPENAI_API_KEY)."""
-    low = value.lower()
-    if low.startswith(_KEY_PREFIXES):
-        return True
-    core = re.sub(r"[^A-Za-z0-9]", "", value)
-    mixed = any(c.islower() for c in core) + any(c.isupper() for c in core) + any(c.isdigit() for c in core)
-    return len(core) >= 20 and (mixed == 3 or sum(c.isdigit() for c in core) >= 8)
-
-
-def check_key_ref(ref: str | None) -> str | None:
-    """Accept `VAR`, `env:VAR` or `keyring:SERVICE:USER`; refuse anything that looks like a key itself — the
-    refusal never repeats the value."""
-    if ref is None or ref == "":
-        return None
-    never = "never the key itself (nothing was stored)"
-    if ref.startswith("keyring:"):
-        parts = ref.split(":")
-        if len(parts) != 3 or not all(parts[1:]):
-            raise JudgeConfigError("a keyring reference looks like keyring:SERVICE:USER")
-        if any(looks_like_a_key(part) for part in parts[1:]):
-            raise JudgeConfigError(f"a keyring reference names the SERVICE and USER of an entry, {never}")
-        return ref
-    name = ref[4:] if ref.startswith("env:") else ref
-    if not _ENV_NAME.match(name) or len(name) > 64 or looks_like_a_key(name):
-        raise JudgeConfigError("give the NAME of an environment variable that holds the API key (for example "
-                               f"OPENAI_API_KEY), or keyring:SERVICE:USER — {never}")
-    return f"env:{name}"
-
-
-def check_model_name(model: str, api_key_ref: str | None = None) -> None:
-    """A key pasted as --model was stored and shown in every report: refuse a model name that starts like a key or
-    equals the key the reference resolves to — the refusal never repeats the value."""
-    looks = model.lower().startswith(_KEY_PREFIXES) and len(model) >= 20
-    same = False
-    if api_key_ref and not looks:
-        try:
-            same = resolve_api_key(api_key_ref) == model
-        except RagevalError:
-            same = False
-    if looks or same:
-        raise JudgeConfigError("the model's name (for example gpt-4o-mini) looks like an API key; nothing was stored",
-                               cli_hint="give the key by the name of an environment variable with --api-key-env",
-                               gui_hint="put the key in an environment variable and give its name as the API key")
-
-
-_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
-
-
-def check_base_url(url: str | None) -> str | None:
-    """An endpoint address, never a carrier of credentials (`https://user:KEY@host`, `?api_key=...`): those would be
-    stored in the project, shown in the GUI and written to reports."""
-    if url is None or not url.strip():
-        return None
-    from urllib.parse import parse_qsl, urlsplit
-
-    url = url.strip()
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        raise JudgeConfigError("the base URL is not a valid address") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise JudgeConfigError("the base URL must be an http(s) address such as http://localhost:8000/v1")
-    if parts.username or parts.password:
-        raise JudgeConfigError("the base URL carries credentials (user:secret@host); remove them and give the key "
-                               "by --api-key-env NAME or a keyring entry (nothing was stored)")
-    if any(_SECRET_QUERY.search(k) or looks_like_a_key(v) for k, v in parse_qsl(parts.query)) or \
-            any(looks_like_a_key(seg) for seg in parts.path.split("/")):
-        raise JudgeConfigError("the base URL seems to carry a key (in its query or path); give the key by "
-                               "--api-key-env NAME or a keyring entry (nothing was stored)")
-    return url
-
-
-def resolve_api_key(ref: str | None) -> str:
-    """The key for a call. Local servers (vLLM, Ollama, llama.cpp) need none: a placeholder is sent."""
-    if ref is None:
-        return "not-needed"
-    if ref.startswith("env:"):
-        value = os.environ.get(ref[4:])
-        if not value:
-            raise JudgeConfigError(f"the environment variable {ref[4:]} that should hold the API key is not set")
-        return value
-    import keyring
-
-    _, service, user = ref.split(":")
-    value = keyring.get_password(service, user)
-    if not value:
-        raise JudgeConfigError(f"no keyring entry for service '{service}', user '{user}'")
-    return value
 
 
 def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: str | None = None,
@@ -243,7 +110,6 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
             raise JudgeConfigError("an HHEM judge runs the local model registered with `rageval models add hhem "
                                    "PATH`: drop --model, --base-url and --api-key-env")
         params.setdefault("mode", "whole")
-        from rageval_desktop.core.judges.hhem import MODES
 
         if params["mode"] not in MODES:
             raise JudgeConfigError(f"an HHEM judge's mode is one of {', '.join(MODES)} (not '{params['mode']}')")
@@ -257,7 +123,6 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
                                    cli_hint="drop --base-url and --api-key-env",
                                    gui_hint="clear the endpoint and the key")
         if kind == "embedding" and base_url:   # embeddings from a /v1/embeddings server
-            from rageval_desktop.core.judges.embed_endpoint import model_id
 
             if not model:
                 raise JudgeConfigError("an embedding judge on an endpoint needs the server's model name",
@@ -272,7 +137,6 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         base = None
         if kind == "lexical":
             params.setdefault("measure", "f1")
-            from rageval_desktop.core.judges.embedded import LEXICAL
 
             if params["measure"] not in LEXICAL:
                 raise JudgeConfigError(f"a lexical judge measures {', '.join(LEXICAL)} (not '{params['measure']}')")

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.paths import resources_dir
-from rageval_desktop.core.store.project import utcnow
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import resources_dir
 
 FIELDS = {
     "question": "the question (golden row or run row)",

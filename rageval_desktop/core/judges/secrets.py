@@ -8,7 +8,10 @@ server that echoes the request in a JSON body or a header writes it.
 
 from __future__ import annotations
 
+import os
 import re
+
+from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
 
 MARK = "[redacted API key]"
 MIN_SECRET = 8  # shorter "keys" (placeholders such as "not-needed") are not secrets worth hiding
@@ -51,3 +54,105 @@ def _encoded(secret: str) -> re.Pattern[str]:
             forms.append(re.escape("\\" + ch))
         parts.append("(?:" + "|".join(forms) + ")")
     return re.compile("".join(parts), re.IGNORECASE)
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# Prefixes of real API keys (OpenAI, Anthropic, Hugging Face, Groq, xAI, GitHub, AWS, Google, Slack, Stripe...):
+# a value starting with one is a key pasted where its NAME belongs.
+_KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "hf_", "gsk_", "xai-", "ghp_", "gho_", "ghs_", "github_pat_", "akia",
+                 "asia", "aiza", "xoxb-", "xoxp-", "glpat-", "sess-", "org-", "ya29.", "eyj", "nvapi-", "pplx-",
+                 "fw_", "r8_", "tgp_", "key-", "api-")
+
+
+def looks_like_a_key(value: str) -> bool:
+    """True for text that is probably a secret rather than a name: a known key prefix, or a long run of letters
+    and digits that mixes cases and digits the way generated keys do (names are words: OPENAI_API_KEY)."""
+    low = value.lower()
+    if low.startswith(_KEY_PREFIXES):
+        return True
+    core = re.sub(r"[^A-Za-z0-9]", "", value)
+    mixed = any(c.islower() for c in core) + any(c.isupper() for c in core) + any(c.isdigit() for c in core)
+    return len(core) >= 20 and (mixed == 3 or sum(c.isdigit() for c in core) >= 8)
+
+
+def check_key_ref(ref: str | None) -> str | None:
+    """Accept `VAR`, `env:VAR` or `keyring:SERVICE:USER`; refuse anything that looks like a key itself — the
+    refusal never repeats the value."""
+    if ref is None or ref == "":
+        return None
+    never = "never the key itself (nothing was stored)"
+    if ref.startswith("keyring:"):
+        parts = ref.split(":")
+        if len(parts) != 3 or not all(parts[1:]):
+            raise JudgeConfigError("a keyring reference looks like keyring:SERVICE:USER")
+        if any(looks_like_a_key(part) for part in parts[1:]):
+            raise JudgeConfigError(f"a keyring reference names the SERVICE and USER of an entry, {never}")
+        return ref
+    name = ref[4:] if ref.startswith("env:") else ref
+    if not _ENV_NAME.match(name) or len(name) > 64 or looks_like_a_key(name):
+        raise JudgeConfigError("give the NAME of an environment variable that holds the API key (for example "
+                               f"OPENAI_API_KEY), or keyring:SERVICE:USER — {never}")
+    return f"env:{name}"
+
+
+def check_model_name(model: str, api_key_ref: str | None = None) -> None:
+    """A key pasted as --model was stored and shown in every report: refuse a model name that starts like a key or
+    equals the key the reference resolves to — the refusal never repeats the value."""
+    looks = model.lower().startswith(_KEY_PREFIXES) and len(model) >= 20
+    same = False
+    if api_key_ref and not looks:
+        try:
+            same = resolve_api_key(api_key_ref) == model
+        except RagevalError:
+            same = False
+    if looks or same:
+        raise JudgeConfigError("the model's name (for example gpt-4o-mini) looks like an API key; nothing was stored",
+                               cli_hint="give the key by the name of an environment variable with --api-key-env",
+                               gui_hint="put the key in an environment variable and give its name as the API key")
+
+
+_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
+
+
+def check_base_url(url: str | None) -> str | None:
+    """An endpoint address, never a carrier of credentials (`https://user:KEY@host`, `?api_key=...`): those would be
+    stored in the project, shown in the GUI and written to reports."""
+    if url is None or not url.strip():
+        return None
+    from urllib.parse import parse_qsl, urlsplit
+
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise JudgeConfigError("the base URL is not a valid address") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JudgeConfigError("the base URL must be an http(s) address such as http://localhost:8000/v1")
+    if parts.username or parts.password:
+        raise JudgeConfigError("the base URL carries credentials (user:secret@host); remove them and give the key "
+                               "by --api-key-env NAME or a keyring entry (nothing was stored)")
+    if any(_SECRET_QUERY.search(k) or looks_like_a_key(v) for k, v in parse_qsl(parts.query)) or \
+            any(looks_like_a_key(seg) for seg in parts.path.split("/")):
+        raise JudgeConfigError("the base URL seems to carry a key (in its query or path); give the key by "
+                               "--api-key-env NAME or a keyring entry (nothing was stored)")
+    return url
+
+
+def resolve_api_key(ref: str | None) -> str:
+    """The key for a call. Local servers (vLLM, Ollama, llama.cpp) need none: a placeholder is sent."""
+    if ref is None:
+        return "not-needed"
+    if ref.startswith("env:"):
+        value = os.environ.get(ref[4:])
+        if not value:
+            raise JudgeConfigError(f"the environment variable {ref[4:]} that should hold the API key is not set")
+        return value
+    import keyring
+
+    _, service, user = ref.split(":")
+    value = keyring.get_password(service, user)
+    if not value:
+        raise JudgeConfigError(f"no keyring entry for service '{service}', user '{user}'")
+    return value

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.stats import diff_ci, paired_se
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
-from rageval_desktop.core.metrics.stats import diff_ci, paired_se
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 

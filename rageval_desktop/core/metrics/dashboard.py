@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rageval_desktop.core.base.stats import mean_ci, percentile
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
-from rageval_desktop.core.metrics.stats import mean_ci, percentile
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, texts
 from rageval_desktop.core.store.project import Project

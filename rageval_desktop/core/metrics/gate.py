@@ -23,9 +23,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval_desktop.core.base.stats import detectable_drop, drop_p_value, holm, lower_bound, max_t
+from rageval_desktop.core.base.text import md_escape as md
 from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL
-from rageval_desktop.core.metrics.stats import detectable_drop, drop_p_value, holm, lower_bound, max_t
 from rageval_desktop.core.store.project import Project
 
 RULES = {"test": "a drop fails when it is shown to exceed the limit, family-wise error at most alpha (default)",
@@ -260,7 +261,6 @@ def headline(result: GateResult) -> str:
 
 def gate_markdown(result: GateResult) -> str:
     """For a pull-request comment: every name from data is escaped (core.text.md_escape)."""
-    from rageval_desktop.core.text import md_escape as md
 
     c = result.comparison
     icon = {"fail": "❌", "undecided": "⚠️", "pass": "✅"}[result.decision]

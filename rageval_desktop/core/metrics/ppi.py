@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rageval_desktop.core.metrics.stats import t_quantile, unseen_change_se
+from rageval_desktop.core.base.stats import t_quantile, unseen_change_se
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.review.targets import unit
 
 MIN_RATED = 10          # rated questions a slice needs before a corrected estimate is shown
 ESTIMATORS = ("mean", "ppi")
@@ -33,8 +35,6 @@ def applies(metric: str) -> bool:
     """Whether a judge metric gets a corrected estimate: one humans rate per row (correctness, faithfulness…).
     Retrieval metrics need none; the gold-free scores derived from per-item judgments (umbrela_*, nugget_*,
     citation_*) stay judge means."""
-    from rageval_desktop.core.judges.registry import METRICS
-    from rageval_desktop.core.review.targets import unit
 
     return metric in METRICS and unit(metric) == "row"
 

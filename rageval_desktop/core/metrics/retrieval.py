@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
+
 DEFAULT_KS = (5, 10, 50)
 # names used before 0.2, accepted by `--metrics` for a while: recall_frac@k was the share of gold chunks
 OLD_NAMES = {"recall_frac@": "recall@"}
@@ -113,7 +115,6 @@ RANK_NOTE = (". Rank is the position in the run file unless it was imported with
 def definition(name: str) -> str | None:
     """What a retrieval column means, in one sentence (tooltips, reports, docs)."""
     if name.startswith(("umbrela_", "nugget_", "citation_")) or name == "hhem":   # gold-free, judge-based scores
-        from rageval_desktop.core.metrics import citations, nuggets, umbrela
 
         return {**umbrela.DEFINITIONS, **nuggets.DEFINITIONS, **citations.DEFINITIONS,
                 "hhem": "model-based (HHEM-2.1-Open): how consistent the answer is with the passages; under 50 = "

@@ -14,8 +14,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval_desktop.core.judges.registry import METRICS
-from rageval_desktop.core.metrics import citations, nuggets, retrieval, umbrela
+from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.metrics import retrieval
+from rageval_desktop.core.metrics.ppi import applies
+from rageval_desktop.core.review.agreement import agreement, consensus, human_frame
+from rageval_desktop.core.review.weights import target_weights
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -267,9 +272,6 @@ def _add_human(project: Project, data: RunData) -> None:
     """For each judge metric rated per row, on this run's rated rows: the humans' consensus minus the judges'
     score on 0-100 (`<metric>__diff`, what PPI averages) and the rating's inverse-probability weight
     (`<metric>__weight`: 1 for a representative sample). NaN elsewhere."""
-    from rageval_desktop.core.metrics.ppi import applies
-    from rageval_desktop.core.review.agreement import consensus, human_frame
-    from rageval_desktop.core.review.weights import target_weights
 
     frame = data.frame
     for metric in [m for m in data.metrics if applies(m)]:
@@ -364,8 +366,6 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
     ratings — or whose mean bias against the reviewers is shown to exceed the policy's margin (a judge kept on
     kappa can still score every answer points high). They are counted (a judge is retired only on clear evidence)
     and flagged wherever they are shown; `--estimator ppi` corrects a biased judge's means where ratings exist."""
-    from rageval_desktop.core.judges.registry import get_judge
-    from rageval_desktop.core.review.agreement import agreement
 
     out = []
     for metric, names in data.judges.items():

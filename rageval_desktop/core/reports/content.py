@@ -13,7 +13,7 @@ from rageval_desktop.core.metrics.dashboard import summarise
 from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
 from rageval_desktop.core.metrics.gate import evaluate_gate, headline
 from rageval_desktop.core.metrics.retrieval import definition
-from rageval_desktop.core.metrics.rowdata import load_run
+from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.store.project import Project
 
 
@@ -105,7 +105,6 @@ GOLD_FREE_PREFIXES = ("umbrela_", "nugget_", "citation_")
 def distributions(project: Project, runs: list[str], loaded: Any = None) -> dict[str, dict[str, list[float]]]:
     """Per run, per gold-free metric, the per-question values (repeats averaged; unscored left out) — what the
     box plots draw, open-rag-eval style."""
-    from rageval_desktop.core.metrics.rowdata import per_question
 
     out: dict[str, dict[str, list[float]]] = {}
     for name in runs:

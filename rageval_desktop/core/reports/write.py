@@ -12,25 +12,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import resources_dir
+from rageval_desktop.core.base.text import md_escape, neutralise
 from rageval_desktop.core.metrics.gate import drop_text
-from rageval_desktop.core.paths import resources_dir
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.content import build_report
+from rageval_desktop.core.reports.pdf import write_pdf
 from rageval_desktop.core.store.project import Project
-from rageval_desktop.core.text import md_escape
 
 FORMATS = (".html", ".pdf", ".xlsx", ".csv", ".jsonl", ".parquet", ".md")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise(value: Any) -> Any:
-    """A text cell a spreadsheet would evaluate gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
-
-
 def fmt(value: Any) -> str:
     if value is None:
         return "—"
@@ -193,7 +184,6 @@ def write_report(project: Project, run: str, out: str | Path, baseline: str | No
     elif ext == ".md":
         write_markdown(report, out)
     elif ext == ".pdf":
-        from rageval_desktop.core.reports.pdf import write_pdf
 
         write_pdf(report, out)
     else:

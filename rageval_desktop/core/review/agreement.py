@@ -18,13 +18,17 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges
+from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence as ev
 from rageval_desktop.core.review.agreement_stats import STATS
+from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
+from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
 from rageval_desktop.core.review.weights import pair_weights, strata_used
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 
 NEEDS_MORE = "needs more ratings"
 MAX_ESTIMATE = 10_000  # "more ratings" beyond this: the estimate sits on the threshold, ratings may not settle it
@@ -83,7 +87,6 @@ class Agreement:
 
 def scale(metric: str) -> list[float]:
     """The scores a human gives for `metric` (0..3, 1..5, 0/1, or 0, 0.5, 1 for a nugget's or citation's support)."""
-    from rageval_desktop.core.review.guidelines import human_rubric
 
     return [p.score for p in human_rubric(metric).points]
 
@@ -105,7 +108,6 @@ def human_frame(project: Project, metric: str) -> Any:
     with `target`: a nugget's or citation's text, else the passage rank ("0" for the row)."""
     import pandas as pd
 
-    from rageval_desktop.core.review.targets import BY_TEXT, target_id, unit
 
     kind = unit(metric)
     humans = pd.read_sql_query(
@@ -123,7 +125,6 @@ def judged_frame(project: Project, judge: Judge) -> Any:
     """The judge's ok verdicts on rated rows, one per target (same `target` as `human_frame`)."""
     import pandas as pd
 
-    from rageval_desktop.core.review.targets import BY_TEXT, sub_key, unit
 
     kind = unit(judge.metric)
     judged = pd.read_sql_query(
@@ -143,7 +144,6 @@ def judged_frame(project: Project, judge: Judge) -> Any:
 
 def settled(project: Project, metric: str) -> dict[tuple[int, str], float]:
     """(row, target) -> the score a lead set where reviewers disagreed (the latest standing adjudication)."""
-    from rageval_desktop.core.review.targets import target_id, unit
 
     kind = unit(metric)
     return {(row, target_id(kind, item, key)): score for row, item, key, score in project.reader().execute(
@@ -290,7 +290,6 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     `breakdowns`, the per-slice and per-run values (each with its own bootstrap) are left empty."""
     import numpy as np
 
-    from rageval_desktop.core.review import agreement_stats as st
 
     pol = pol or policy(project)
     labels = scale(judge.metric)

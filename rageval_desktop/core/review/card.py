@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.scoring.nuggets import batch_values
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.judges import rubrics
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, unit
+from rageval_desktop.core.review.targets import card as target_card
 from rageval_desktop.core.store.project import Project
-from rageval_desktop.core.store.queries import JudgmentView, RowDetail
+from rageval_desktop.core.store.queries import JudgmentView, RowDetail, preview_fields, run_row_detail
 
 HIDDEN_FACTS = ("latency ms", "cost USD", "prompt tokens", "completion tokens")
 NO_RATING = "not rated"
@@ -62,11 +65,6 @@ def side_by_side(detail: RowDetail, metric: str, mine: float | None, *, skipped:
 def judge_prompt(project: Project, metric: str, row_id: int, item: int = 0, key: str | None = None) -> str:
     """The prompt an LLM judge of `metric` receives for this target, rendered with the project's current rubric
     (the row; the passage at its rank; the one nugget; the sentence and the passage it cites). No verdict in it."""
-    from rageval_desktop.core.jobs.chains import batch_values
-    from rageval_desktop.core.jobs.work import preview_fields
-    from rageval_desktop.core.judges import rubrics
-    from rageval_desktop.core.review.targets import card as target_card
-    from rageval_desktop.core.store.queries import run_row_detail
 
     spec = METRICS[metric]
     rubric = rubrics.rubric_for_metric(project, metric, spec.default_rubric)

@@ -8,7 +8,7 @@ is not — not that 4 and 5 differ.
 
 from __future__ import annotations
 
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 

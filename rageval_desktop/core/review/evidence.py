@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rageval_desktop.core.metrics.stats import normal_quantile, t_quantile
+from rageval_desktop.core.base.stats import normal_quantile, t_quantile
+from rageval_desktop.core.review.agreement_stats import confusion, from_confusion
 
 PRIOR_MASS = 2.0          # pseudo-ratings in the prior, shaped as independence of the observed margins
 DRAWS = 2000              # posterior draws: the 95% interval and the spread the anytime interval uses
@@ -60,7 +61,6 @@ def posterior(name: str, human: Any, judge: Any, k: int, weights: Any | None = N
     counts carry (a target rated by two reviewers is two pairs but one target)."""
     import numpy as np
 
-    from rageval_desktop.core.review.agreement_stats import confusion, from_confusion
 
     human = np.asarray(human, dtype=np.int64)
     n = len(human)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import rubrics
-from rageval_desktop.core.judges.registry import METRICS
 from rageval_desktop.core.store.project import Project
 
 MAX_GUIDELINES = 100_000   # characters; guidelines are prose, not data

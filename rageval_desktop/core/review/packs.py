@@ -27,12 +27,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.guidelines import HumanRubric, ScalePoint, guidelines, human_rubric
 from rageval_desktop.core.review.ratings import Rating, check_score
 from rageval_desktop.core.review.sampling import Sample, get_sample
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import Passage, RowDetail
 
 PACK_APPLICATION_ID = 0x5247504B   # 'RGPK'

@@ -8,13 +8,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.review.weights import sample_mode
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
 INSERT_ROW = ("INSERT INTO review_sample_rows (sample_id, run_row_id, item, item_key, position, stratum, inclusion) "

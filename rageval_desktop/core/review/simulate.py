@@ -25,6 +25,7 @@ from typing import Any
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence as ev
 from rageval_desktop.core.review.agreement import NEEDS_MORE, judge_evidence
+from rageval_desktop.core.review.sampling import FLOOR, _allocate, inclusion_probabilities
 from rageval_desktop.core.review.settings import RetirementPolicy
 
 SIZE = 2000
@@ -64,7 +65,6 @@ def draw(pop: dict[str, Any], n: int, mode: str, rng: Any) -> tuple[Any, Any]:
     m ratings (None when unweighted) as the app would compute them after m ratings."""
     import numpy as np
 
-    from rageval_desktop.core.review.sampling import FLOOR, _allocate, inclusion_probabilities
 
     size = len(pop["score"])
     if mode == "uniform":
@@ -158,45 +158,3 @@ def sequential(kappa: float, mode: str = "uniform", *, runs: int = 300, start: i
         counts[verdict] += 1
     return {"kappa": pop["kappa"], "mode": mode, **{k: v / runs for k, v in counts.items()},
             "mean_n_decided": float(np.mean(used)) if used else None}
-
-
-def ppi_population(*, size: int = 400, seed: int = 0) -> dict[str, Any]:
-    """One slice of questions on a 1-5 scale (0-100 on the dashboard): true scores a rounded normal, a judge one
-    point generous on the weak answers (true score 1-2) and noisy elsewhere. Strata are judge-score bands, as the
-    app's stratified sample uses; `score` is the judge score on 0..1 (nearness to the pass mark for `uncertain`)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    truth = np.clip(np.round(rng.normal(3.4, 1.0, size)), 1, 5)
-    judge = np.clip(truth + np.where(truth <= 2, 1.0, 0.0) + rng.normal(0, 0.5, size), 1, 5)
-    score = (judge - 1) / 4
-    return {"truth": (truth - 1) * 25, "judge": (judge - 1) * 25, "score": score,
-            "strata": np.minimum(2, (score * 3).astype(int))}
-
-
-def ppi_under_modes(mode: str, *, rated: int = 40, runs: int = 500, seed: int = 0,
-                    weighted: bool = True) -> dict[str, Any]:
-    """The PPI estimate of the slice's mean human score from the judge's scores on every question and `rated`
-    ratings drawn as `mode` draws them: its bias and its 95% CI's coverage over `runs` samples."""
-    import numpy as np
-
-    from rageval_desktop.core.metrics.ppi import ppi_mean
-
-    pop = ppi_population(seed=seed)
-    target = float(pop["truth"].mean())
-    rng = np.random.default_rng(seed + 3)
-    covered, errors = 0, []
-    for _ in range(runs):
-        idx, weights = draw(pop, rated, mode, rng)
-        diffs = np.full(len(pop["truth"]), np.nan)
-        diffs[idx] = pop["truth"][idx] - pop["judge"][idx]
-        w = np.ones(len(diffs))
-        found = weights(rated)
-        if weighted and found is not None:
-            w[idx] = found
-        result = ppi_mean(pop["judge"], diffs, w)
-        low, high = result["ci"]
-        covered += low <= target <= high
-        errors.append(result["estimate"] - target)
-    return {"mode": mode, "rated": rated, "weighted": weighted, "bias": float(np.mean(errors)),
-            "coverage": covered / runs, "raw_judge_error": float(pop["judge"].mean() - target)}

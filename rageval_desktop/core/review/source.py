@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.review.guidelines import HumanRubric
-from rageval_desktop.core.review.ratings import Rating
-from rageval_desktop.core.review.sampling import Sample
-from rageval_desktop.core.store.queries import RowDetail
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.review.card import judge_prompt
+from rageval_desktop.core.review.guidelines import HumanRubric, guidelines, human_rubric, set_guidelines
+from rageval_desktop.core.review.ratings import Rating, my_ratings, rate, withdraw
+from rageval_desktop.core.review.sampling import Sample, get_sample, list_samples
+from rageval_desktop.core.store.queries import RowDetail, run_row_detail
 
 
 class ProjectSource:
@@ -20,54 +22,44 @@ class ProjectSource:
         self.project = project
 
     def samples(self) -> list[dict[str, Any]]:
-        from rageval_desktop.core.review.sampling import list_samples
 
         return list_samples(self.project)
 
     def sample(self, sample_id: int) -> Sample:
-        from rageval_desktop.core.review.sampling import get_sample
 
         return get_sample(self.project, sample_id)
 
     def my_ratings(self, sample_id: int, reviewer: str) -> dict[tuple[int, int], float | None]:
-        from rageval_desktop.core.review.ratings import my_ratings
 
         return my_ratings(self.project, sample_id, reviewer)
 
     def detail(self, row_id: int) -> RowDetail:
-        from rageval_desktop.core.store.queries import run_row_detail
 
         return run_row_detail(self.project, row_id)
 
     def scale(self, metric: str) -> HumanRubric:
-        from rageval_desktop.core.review.guidelines import human_rubric
 
         return human_rubric(metric)
 
     def guidelines(self, metric: str) -> str:
-        from rageval_desktop.core.review.guidelines import guidelines
 
         return guidelines(self.project, metric)
 
     def set_guidelines(self, metric: str, text: str) -> str:
-        from rageval_desktop.core.review.guidelines import set_guidelines
 
         return set_guidelines(self.project, metric, text)
 
     def rate(self, row_id: int, metric: str, reviewer: str, score: float | None, *, sample_id: int,
              comment: str | None, seconds: float | None, skipped: bool, item: int, item_key: str | None) -> Rating:
-        from rageval_desktop.core.review.ratings import rate
 
         return rate(self.project, row_id, metric, reviewer, score, sample_id=sample_id, comment=comment,
                     seconds=seconds, skipped=skipped, item=item, item_key=item_key)
 
     def withdraw(self, rating_id: int) -> None:
-        from rageval_desktop.core.review.ratings import withdraw
 
         withdraw(self.project, rating_id)
 
     def judge_prompt(self, metric: str, row_id: int, item: int, key: str | None) -> str:
-        from rageval_desktop.core.review.card import judge_prompt
 
         return judge_prompt(self.project, metric, row_id, item, key)
 
@@ -102,7 +94,6 @@ class PackSource:
         return self.pack.guidelines()
 
     def set_guidelines(self, metric: str, text: str) -> str:
-        from rageval_desktop.core.errors import RagevalError
 
         raise RagevalError("guidelines are the project's: a pack carries them read-only")
 

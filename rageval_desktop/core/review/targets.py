@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.judges.registry import METRICS
-from rageval_desktop.core.metrics import citations
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.scoring import citations
+from rageval_desktop.core.base.vocab import METRICS
 
 DEFAULT_PASSAGES = 5   # a run no judge has graded yet: the top passages (an LLM judge's default k)
 BY_TEXT = ("nugget", "citation")   # units identified by their text (`key`), not by their number

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound, RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence
 from rageval_desktop.core.review.agreement import (
@@ -26,9 +28,10 @@ from rageval_desktop.core.review.agreement import (
     to_points,
 )
 from rageval_desktop.core.review.ratings import check_score
+from rageval_desktop.core.review.sampling import get_sample
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.targets import BY_TEXT, unit
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 
 MAX_QUEUE = 500
 
@@ -83,8 +86,6 @@ def team_report(project: Project, metric: str, sample_id: int | None = None) -> 
     """The report over every rating of `metric`, or only the targets of one sample."""
     import numpy as np
 
-    from rageval_desktop.core.judges.registry import list_judges
-    from rageval_desktop.core.review.sampling import get_sample
 
     labels = scale(metric)
     k = len(labels)

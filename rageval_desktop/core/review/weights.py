@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rageval_desktop.core.review.targets import target_id, unit
 from rageval_desktop.core.store.project import Project
 
 
@@ -22,7 +23,6 @@ def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
     one; `target` as in core.review.targets.target_id (the passage rank, "0" for the row, or a nugget's text).
     In a stratified sample a stratum's probability is the share of it that was *rated* (r_h / N_h): a sample rated
     halfway stands for its strata with the ratings it has, not with those still to come."""
-    from rageval_desktop.core.review.targets import target_id, unit
 
     kind = unit(metric)
     conn = project.reader()

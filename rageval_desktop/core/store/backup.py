@@ -14,8 +14,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rageval_desktop.core.errors import WriteFailed
+from rageval_desktop.core.base.errors import WriteFailed
 from rageval_desktop.core.store.integrity import SESSION_KEYS
+from rageval_desktop.core.store.owners import pid_alive
 
 KEEP = 10
 
@@ -38,7 +39,6 @@ def clean_leftovers(project_path: Path) -> list[Path]:
     """Remove what a killed backup or restore left behind — `*.partial` backups, a `.NAME.restoring` copy, as large
     as the project and hidden — when the process that wrote it is gone (its pid is in the name). Run on every
     writable open; returns what it removed."""
-    from rageval_desktop.core.store.owners import pid_alive
 
     found = list(backup_dir(project_path).glob("*.partial")) if backup_dir(project_path).is_dir() else []
     found += list(project_path.parent.glob(f".{project_path.name}.restoring*"))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.schema import STANDARD_SLICES
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,6 @@ def list_slices(project: Project) -> list[str]:
 
 def slice_choices(project: Project) -> list[str]:
     """What a curator may tag a row with: the project's slices, then the standard names it does not have yet."""
-    from rageval_desktop.core.store.schema import STANDARD_SLICES
 
     have = list_slices(project)
     return have + [s for s in STANDARD_SLICES if s not in have]

@@ -1,6 +1,6 @@
 """How sound a project file is, at a cost that fits the moment.
 
-- **On every open** (`cheap_check`): the header (ours, a schema we read — `project.read_header`), the schema
+- **On every open** (`cheap_check`): the header (ours, a schema we read — `files.read_header`), the schema
   readable, the tables the app needs present, and each table's first page readable. Its cost does not grow with
   the file: a 1 GB project opens as fast as a 5 MB one.
 - **On demand** (`check`: `rageval check P`, Help → Check project) and **after an unclean shutdown**: SQLite's
@@ -24,7 +24,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rageval_desktop.core.errors import ProjectRefused
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import ProjectRefused, WriteFailed
+from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.store.files import BUSY_TIMEOUT_MS, connect_read_only, read_header
 from rageval_desktop.core.store.owners import host, pid_alive
 
 if TYPE_CHECKING:
@@ -77,7 +80,6 @@ def cheap_check(conn: sqlite3.Connection, path: Path, hint: str) -> None:
 
 def check(path: str | Path, *, full: bool = False, reason: str = "asked") -> CheckReport:
     """Read every page (read-only; nothing is written, no sidecar files are made where none were)."""
-    from rageval_desktop.core.store.project import connect_read_only, read_header
 
     path = Path(path)
     read_header(path)
@@ -124,7 +126,6 @@ def dead_sessions(conn: sqlite3.Connection) -> list[str]:
 
 def _quick_write(conn: sqlite3.Connection, sql: str, params: tuple) -> bool:
     """One small statement, waiting at most SESSION_TIMEOUT_MS for another process's write; False if it could not."""
-    from rageval_desktop.core.store.project import BUSY_TIMEOUT_MS
 
     try:
         conn.execute(f"PRAGMA busy_timeout = {SESSION_TIMEOUT_MS}")
@@ -174,7 +175,6 @@ def _file_state(path: Path, dead: list[str]) -> str:
 
 
 def _passed_file() -> Path:
-    from rageval_desktop.core.paths import user_data_dir
 
     return user_data_dir() / "read-only-checks.json"
 
@@ -204,8 +204,6 @@ def check_project(project: Project, *, full: bool = False, reason: str = "asked"
 
 def record(project: Project, report: CheckReport, dead: list[str] | None = None) -> None:
     """A passing check: when, and the dead sessions it cleared."""
-    from rageval_desktop.core.errors import WriteFailed
-    from rageval_desktop.core.store.project import utcnow
 
     dead = dead_sessions(project.reader()) if dead is None else dead
     try:

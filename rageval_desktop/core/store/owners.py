@@ -10,7 +10,8 @@ import socket
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from rageval_desktop.core.errors import RagevalError
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import RagevalError
 
 if TYPE_CHECKING:
     import sqlite3
@@ -73,7 +74,6 @@ def mark_dead_jobs(project: Project) -> int:
 
 def interrupt_dead_jobs(conn: sqlite3.Connection) -> int:
     """Inside a write: dead owners' jobs become 'interrupted' and their leases go."""
-    from rageval_desktop.core.store.project import utcnow
 
     stale = dead_jobs(conn)
     conn.executemany("UPDATE jobs SET status = 'interrupted', finished_at = ?, message = "

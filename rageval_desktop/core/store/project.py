@@ -11,7 +11,6 @@ Readers get a connection per thread; a connection is never shared across threads
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import json
 import sqlite3
@@ -19,13 +18,23 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rageval_desktop.core.errors import NeedsMigration, ProjectExists, ProjectRefused, RagevalError, WriteFailed
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import ProjectExists, ProjectRefused, RagevalError, WriteFailed
 from rageval_desktop.core.store import backup as backups
-from rageval_desktop.core.store import integrity
+from rageval_desktop.core.store import integrity, owners
+from rageval_desktop.core.store.files import (
+    BUSY_TIMEOUT_MS,
+    READER_CACHE_KIB,
+    WRITER_CACHE_KIB,
+    _version_refusal,
+    connect_read_only,
+    default_actor,
+    read_header,
+    restore_hint,
+)
 from rageval_desktop.core.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -34,105 +43,6 @@ from rageval_desktop.core.store.schema import (
 
 if TYPE_CHECKING:
     import sqlite_utils
-
-BUSY_TIMEOUT_MS = 10_000
-SQLITE_HEADER = b"SQLite format 3\x00"
-EXTENSION = ".rageval"
-
-
-def utcnow() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def default_actor() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no login name in some containers
-        return "unknown"
-
-
-def restore_hint(path: Path) -> str:
-    """What every message that suggests restoring says: the command and where the backups are."""
-    folder = backups.backup_dir(path)
-    found = backups.list_backups(path)
-    if not found:
-        return f"no backups exist in {folder}"
-    return (f"restore a backup with: rageval restore {path} BACKUP (or File → Restore from backup…); "
-            f"{len(found)} backup(s) in {folder}, newest {found[-1].name}")
-
-
-def read_header(path: Path) -> tuple[int, int]:
-    """(application_id, user_version) from the file's 100-byte header, without SQLite: refusing a file must
-    never create `-wal`/`-shm` files beside it or change it in any way."""
-    if not path.exists():
-        raise ProjectRefused(f"{path}: no such file")
-    if not path.is_file():
-        raise ProjectRefused(f"{path}: not a file")
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-    except OSError as exc:
-        raise ProjectRefused(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if not header:
-        raise ProjectRefused(f"{path}: the file is empty, not a RAGEval project")
-    if header[:len(SQLITE_HEADER)] != SQLITE_HEADER:
-        raise ProjectRefused(f"{path}: not a RAGEval project (not an SQLite database)")
-    if len(header) < 100:
-        raise ProjectRefused(f"{path}: the file is damaged (shorter than an SQLite header); {restore_hint(path)}")
-    version = int.from_bytes(header[60:64], "big")
-    app_id = int.from_bytes(header[68:72], "big")
-    if (app_id != APPLICATION_ID or version > SCHEMA_VERSION) and Path(f"{path}-wal").exists():
-        # page 1 may be newer in the WAL than in the file (not checkpointed yet): ask SQLite, read-only
-        try:
-            conn = connect_read_only(path)
-            try:
-                app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-            finally:
-                conn.close()
-        except sqlite3.DatabaseError as exc:
-            raise ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}") from None
-    if app_id != APPLICATION_ID:
-        raise ProjectRefused(
-            f"{path}: not a RAGEval project (it is an SQLite database of another application, "
-            f"application_id {app_id:#x})")
-    refusal = _version_refusal(path, version, migrate=True)
-    if refusal is not None:
-        raise refusal
-    return app_id, version
-
-
-def _version_refusal(path: Path, version: int, *, migrate: bool) -> RagevalError | None:
-    """Why a file of this schema version cannot be opened (None: it can): newer than this app, or older and not to
-    be migrated now."""
-    if version > SCHEMA_VERSION:
-        return ProjectRefused(f"{path}: made by a newer RAGEval Desktop (schema {version}, this app reads up to "
-                              f"{SCHEMA_VERSION}); update the app to open it")
-    if version < SCHEMA_VERSION and not migrate:
-        return NeedsMigration(f"{path}: schema {version} needs migrating to {SCHEMA_VERSION}; open it once for "
-                              "writing (the app, or any rageval command that changes it) to migrate (a backup is "
-                              "taken first)", version=version)
-    return None
-
-
-WRITER_CACHE_KIB = 64 * 1024   # the writer's page cache: a million-row run's indexes stay in memory as it grows
-READER_CACHE_KIB = 16 * 1024   # each reader's (one per thread); caches grow only as pages are read
-
-
-def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connection:
-    """A connection that cannot write. `trace_free` (for checking or refusing a file): with no `-wal` beside
-    it — nobody has it open and no crashed session left committed pages in a WAL — the file is opened
-    immutable, which creates no sidecar files. Otherwise read-only, which sees the WAL's committed pages and
-    respects other processes' locks (a WAL-mode file then gets its usual `-wal`/`-shm`; the file itself is
-    never changed)."""
-    wal = Path(f"{path}-wal")
-    mode = "immutable=1" if trace_free and not wal.exists() else "mode=ro"
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                           isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
-    return conn
-
 
 def inspect_file(path: Path) -> tuple[int, int]:
     """Refuse anything that is not a project of a schema we understand, at a cost that does not grow with the file
@@ -280,7 +190,6 @@ class Project:
     def _after_open(self) -> None:
         """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file;
         this process is recorded as having it open (so that a crash is noticed by the next open)."""
-        from rageval_desktop.core.store import owners
 
         self._session = integrity.begin_session(self._writer, utcnow())
         backups.clean_leftovers(self.path)    # what a killed backup or restore left: hidden files as large as this

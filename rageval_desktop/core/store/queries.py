@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.store.project import Project
 
 
@@ -107,7 +109,6 @@ def run_row_detail(project: Project, row_id: int) -> RowDetail:
                 for rank, cid, text, score in conn.execute(
                     "SELECT rank, chunk_id, text, score FROM retrieved_passages WHERE run_row_id = ? ORDER BY rank",
                     (row_id,))]
-    from rageval_desktop.core.judges.registry import METRICS
 
     judgments = tuple(JudgmentView(*r[:-1], detail=json.loads(r[-1]) if r[-1] else None,
                                    items=METRICS[r[1]].items if r[1] in METRICS else None) for r in conn.execute(
@@ -159,3 +160,42 @@ def judgment_counts(project: Project) -> dict[int, int]:
 
 def golden_questions(project: Project) -> dict[str, str]:
     return dict(project.reader().execute("SELECT id, question FROM golden_rows"))
+
+
+def row_fields(conn: sqlite3.Connection, row_ids: list[int], passages_k: int,
+               passages: bool = True) -> dict[int, dict[str, Any]]:
+    """The rows' fields for rubrics; `passages=False`: without the retrieved passages (judges that compare the
+    answer with the reference only: the passages are most of a row's text)."""
+    out: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(row_ids), 500):
+        chunk = row_ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for rid, question, answer, reference, golden_id, run_id, query_id in conn.execute(
+                f"SELECT rr.id, rr.question, rr.answer, g.gold_answer, rr.golden_id, rr.run_id, "
+                f"json_extract(rr.metadata, '$.query_id') FROM run_rows rr "
+                f"LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({marks})", chunk):
+            out[rid] = {"question": question, "answer": answer or "", "reference": reference or "", "passages": [],
+                        "golden_id": golden_id, "run_id": run_id, "query_id": query_id}
+        if not passages:
+            continue
+        for rid, rank, text, chunk_text, in_prompt in conn.execute(
+                f"SELECT p.run_row_id, p.rank, p.text, c.text, p.in_prompt FROM retrieved_passages p "
+                f"LEFT JOIN corpus_chunks c ON c.chunk_id = p.chunk_id WHERE p.run_row_id IN ({marks}) "
+                f"ORDER BY p.run_row_id, p.rank", chunk):
+            out[rid]["passages"].append((rank, text if text is not None else (chunk_text or ""), in_prompt))
+    for values in out.values():
+        passages = values["passages"]
+        prompt = [p for p in passages if p[2] == 1] or [p for p in passages if p[2] is None][:passages_k]
+        values["contexts"] = "\n\n".join(f"[{rank}] {text}" for rank, text, _ in prompt)
+    return out
+
+
+def preview_fields(project: Project, run_row_id: int, passages_k: int = 5, rank: int = 1) -> dict[str, str]:
+    """The fields a rubric receives for one row (the rubric editor's live preview renders with them); `passage`
+    is the one at `rank` (default the first)."""
+    values = row_fields(project.reader(), [run_row_id], passages_k).get(run_row_id)
+    if values is None:
+        raise RagevalError(f"run row {run_row_id} does not exist")
+    chosen = next((p[1] for p in values["passages"] if p[0] == rank), "")
+    return {"question": values["question"], "answer": values["answer"], "reference": values["reference"],
+            "contexts": values["contexts"], "passage": chosen, "context": chosen}

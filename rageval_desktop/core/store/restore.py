@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rageval_desktop.core.errors import ProjectRefused, RagevalError
+from rageval_desktop.core.base.errors import ProjectRefused, RagevalError
 from rageval_desktop.core.store import integrity, owners
 from rageval_desktop.core.store.backup import backup_dir
-from rageval_desktop.core.store.project import Project, connect_read_only, inspect_file
+from rageval_desktop.core.store.files import connect_read_only
+from rageval_desktop.core.store.project import Project, inspect_file
 
 
 @dataclass

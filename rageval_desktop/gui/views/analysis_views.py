@@ -461,7 +461,7 @@ class FailuresView(_Analysis):
         self._fill_metrics()
 
     def _fill_metrics(self) -> None:
-        from rageval_desktop.core.judges.registry import METRICS
+        from rageval_desktop.core.base.vocab import METRICS
 
         for m in METRICS:
             self.metric_box.addItem(m, m)
@@ -498,7 +498,7 @@ class FailuresView(_Analysis):
                  f"failing {self.metric_box.currentData()}" if self.metric_box.currentData() else ""]
         where = [w for w in where if w]
         shown = f"{len(rows)} shown" + (f" ({', '.join(where)})" if where else "")
-        from rageval_desktop.core.judges.registry import METRICS
+        from rageval_desktop.core.base.vocab import METRICS
 
         failing = sorted({m for r in rows for m in r["failed_judges"]})
         marks = ", ".join(f"{m} < {METRICS[m].pass_mark:g}" for m in failing

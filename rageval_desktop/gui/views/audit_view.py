@@ -193,7 +193,7 @@ class AuditView(QWidget):
         self.reinstate_button.setEnabled(r.judge_status == "retired")
 
     def run_on_rated(self) -> None:
-        from rageval_desktop.core.jobs.judge_job import JobSpec
+        from rageval_desktop.core.jobs.spec import JobSpec
         from rageval_desktop.core.jobs.work import runs_with_ratings
 
         r = self.selected()
@@ -216,7 +216,7 @@ class AuditView(QWidget):
         next_job()
 
     def align(self) -> None:
-        from rageval_desktop.core.judges.align import align
+        from rageval_desktop.core.review.align import align
 
         r = self.selected()
         if r is None:
@@ -233,7 +233,7 @@ class AuditView(QWidget):
                               on_done=self._aligned)
 
     def _aligned(self, report: Any) -> None:
-        from rageval_desktop.core.judges.align import create_aligned, describe
+        from rageval_desktop.core.review.align import create_aligned, describe
 
         box = QMessageBox(self)
         box.setWindowTitle(f"Align {report.judge}: {report.verdict}")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from rageval_desktop.core.jobs import records
+from rageval_desktop.core.store import records
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import records_table
 

@@ -14,8 +14,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.judges.registry import LLM_DEFAULTS, METRICS, JudgeConfigError, check_key_ref
+from rageval_desktop.core.base.errors import JudgeConfigError
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS, METRICS
 from rageval_desktop.core.judges.rubrics import library
+from rageval_desktop.core.judges.secrets import check_key_ref
 
 STEP_FORMATS = ("nugget_list", "importance_labels")
 METRIC_LABELS = {

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from rageval_desktop.core.judges.registry import METRICS, judge_summary, list_judges
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.judges.registry import judge_summary, list_judges
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
@@ -73,7 +74,7 @@ class JudgesView(QWidget):
     def estimate(self) -> None:
         """The dry run of "Run all active judges" on the chosen run, in a worker; its words in a dialog."""
         from rageval_desktop.core.jobs.estimate import describe, estimate
-        from rageval_desktop.core.jobs.judge_job import JobSpec
+        from rageval_desktop.core.jobs.spec import JobSpec
         from rageval_desktop.gui.views.common import TextDialog
 
         project, run = self.window_.project, self.run_box.currentData()

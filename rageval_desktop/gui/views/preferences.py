@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.judges.registry import LLM_DEFAULTS
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 from rageval_desktop.gui.prefs import settings
 
 THEMES = ("system", "light", "dark")

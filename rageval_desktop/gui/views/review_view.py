@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.judges.registry import METRICS
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import TextDialog, TopRow

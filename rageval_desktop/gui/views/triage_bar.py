@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.review.triage import FAILURES, GOLDEN_STATUSES, HUMAN, RUN_STATUSES, Filters
+from rageval_desktop.core.metrics.triage import FAILURES, GOLDEN_STATUSES, HUMAN, RUN_STATUSES, Filters
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.common import ButtonBar
 

@@ -21,11 +21,16 @@ import asyncio
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from rageval_desktop.core.errors import RagevalError
-from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.judges import parsers, rubrics
 from rageval_desktop.core.judges.caller import CachedCaller
 from rageval_desktop.core.judges.registry import Judge, clone_with_rubric, get_judge
+from rageval_desktop.core.review import agreement_stats as st
+from rageval_desktop.core.review.agreement import pairs, scale, to_points
+from rageval_desktop.core.review.settings import policy
+from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import row_fields
 
 MAX_FIELD = 600          # characters of a question, answer or reference in one example
 MIN_RATED = 10
@@ -91,8 +96,6 @@ def aligned_template(base: rubrics.Rubric, examples: list[dict[str, Any]]) -> st
 
 def _rated(project: Project, judge: Judge) -> Any:
     """One row per rated row the judge scored: human and judge as scale indices, the humans' score, a comment."""
-    from rageval_desktop.core.jobs.work import _row_fields
-    from rageval_desktop.core.review.agreement import pairs, scale
 
     merged, latest = pairs(project, judge)
     if merged.empty:
@@ -102,7 +105,7 @@ def _rated(project: Project, judge: Judge) -> Any:
     merged = merged.sort_values("run_row_id").reset_index(drop=True)
     merged["human_score"] = [labels[int(i)] for i in merged["human"]]
     merged["comment"] = [comments.get(r) for r in merged["run_row_id"]]
-    fields = _row_fields(project.reader(), [int(r) for r in merged["run_row_id"]], judge.param("passages_k") or 5)
+    fields = row_fields(project.reader(), [int(r) for r in merged["run_row_id"]], judge.param("passages_k") or 5)
     merged["fields"] = [fields[int(r)] for r in merged["run_row_id"]]
     return merged
 
@@ -127,7 +130,6 @@ async def _score_all(project: Project, judge: Judge, jobs: list[tuple[int, list[
                      ctx: Any = None) -> tuple[dict[int, float], CachedCaller]:
     """Score each (row, messages) through the judge's endpoint (the request cache first); row -> score for those
     that parsed, and the caller with its counts."""
-    from rageval_desktop.core.judges import parsers
 
     caller = CachedCaller(project, judge, judge.request_params(), int(judge.param("max_retries")),
                           cancelled=lambda: bool(ctx is not None and ctx.cancelled))
@@ -160,7 +162,6 @@ def _paired_ci(name: str, h: Any, before: Any, after: Any, k: int, resamples: in
     """Percentile bootstrap CIs of the statistic before, after, and of after - before, on the same resamples."""
     import numpy as np
 
-    from rageval_desktop.core.review import agreement_stats as st
 
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(h), size=(resamples, len(h)))
@@ -182,10 +183,6 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
     import numpy as np
     from sklearn.model_selection import KFold
 
-    from rageval_desktop.core.review import agreement_stats as st
-    from rageval_desktop.core.review.agreement import scale, to_points
-    from rageval_desktop.core.review.settings import policy
-    from rageval_desktop.core.review.targets import unit
 
     judge = get_judge(project, judge_name)
     if judge.kind != "llm" or judge.rubric_id is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 def resources_dir() -> Path:
     """The repository's resources/ folder (source checkout or editable install) or the packaged copy."""
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]   # rageval_desktop/
     for candidate in (here.parent / "resources", here / "resources"):
         if candidate.is_dir():
             return candidate

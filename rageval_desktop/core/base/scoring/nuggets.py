@@ -11,6 +11,7 @@ Weighted uses the true counts. A row whose chain failed has no scores at all (ne
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 ASSIGNMENT_SCORES = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
@@ -91,3 +92,9 @@ def parse_list_text(text: str) -> list[dict[str, str]]:
 def list_text(nuggets: Sequence[dict[str, str]]) -> str:
     """The editable form of a list (parse_list_text reads it back)."""
     return "".join(f"{n['importance']}: {n['text']}\n" for n in nuggets)
+
+
+def batch_values(question: str, batch: list[str], answer: str | None = None) -> dict[str, str]:
+    """An importance (no answer) or assignment prompt's fields for one batch of nuggets."""
+    values = {"question": question, "nuggets": json.dumps(batch, ensure_ascii=False), "count": str(len(batch))}
+    return values if answer is None else {**values, "answer": answer}

@@ -6,9 +6,10 @@ import json
 import os
 from typing import Any
 
-from rageval_desktop.core.errors import NotFound
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.errors import NotFound
 from rageval_desktop.core.store import owners
-from rageval_desktop.core.store.project import Project, utcnow
+from rageval_desktop.core.store.project import Project
 
 
 def start(project: Project, kind: str, params: dict[str, Any], total: int,

@@ -13,6 +13,9 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.metrics.failures import failing_row_ids
+from rageval_desktop.core.review.disagreements import disagreement_sql, pass_expression
 from rageval_desktop.core.store.browse import Column, TableSource
 from rageval_desktop.core.store.project import Project
 
@@ -74,19 +77,16 @@ def golden_source(filters: Filters = Filters()) -> TableSource:  # noqa: B008
 
 def failing_ids(project: Project, run: str, failure: str) -> list[int]:
     """The rows of a failure class ("any" for all), as the failure browser classifies them (one rule)."""
-    from rageval_desktop.core.metrics.failures import failing_row_ids
 
     return failing_row_ids(project, run, None if failure == "any" else failure)
 
 
 def scale_of(metric: str) -> tuple[float, float]:
-    from rageval_desktop.core.judges.registry import METRICS
 
     return METRICS[metric].low, METRICS[metric].high
 
 
 def row_metrics() -> list[str]:
-    from rageval_desktop.core.judges.registry import METRICS
 
     return [name for name, spec in METRICS.items() if spec.level == "row"]
 
@@ -103,7 +103,6 @@ def describe(f: Filters) -> str:
 
 
 def _pass_note(metric: str) -> str:
-    from rageval_desktop.core.judges.registry import METRICS
 
     mark = METRICS[metric].pass_mark
     return "" if mark is None else f"; pass mark {mark:g}"
@@ -111,7 +110,6 @@ def _pass_note(metric: str) -> str:
 
 def run_columns(project: Project) -> tuple[list[tuple[int, str, str]], list[str]]:
     """(active row-level judges as (id, name, metric), metrics they score) — the extra columns of a run table."""
-    from rageval_desktop.core.judges.registry import METRICS
 
     judges = [(jid, name, metric) for jid, name, metric in project.reader().execute(
         "SELECT id, name, metric FROM judges WHERE status = 'active' ORDER BY id")
@@ -124,7 +122,6 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
                failing: list[int] | None = None) -> TableSource:
     """`failing`: the ids of the run's rows of the filter's failure class, when already known (the app works
     them out in a worker: classifying a 200k-row run takes a second or two); else they are worked out here."""
-    from rageval_desktop.core.judges.registry import METRICS
 
     judges, metrics = run_columns(project)
     judge_sql = {jid: f"(SELECT x.score FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = {int(jid)} "
@@ -159,7 +156,6 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
 
 def _run_where(project: Project, run_id: int, run_name: str, f: Filters, judges: list[tuple[int, str, str]],
                failing: list[int] | None) -> tuple[list[str], dict[str, Any]]:
-    from rageval_desktop.core.review.disagreements import disagreement_sql, pass_expression
 
     where, params = ["rr.run_id = :run_id"], {"run_id": run_id}
     active = "SELECT id FROM judges WHERE status = 'active'"

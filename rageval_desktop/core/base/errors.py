@@ -78,3 +78,7 @@ class WriteFailed(RagevalError):
     @property
     def retryable(self) -> bool:
         return self.kind == "busy"
+
+
+class JudgeConfigError(RagevalError):
+    """A judge's settings cannot work (unknown metric or kind, a key where a name belongs, no model...)."""

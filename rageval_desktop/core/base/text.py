@@ -85,3 +85,13 @@ def lookalike(name: str, others: list[str]) -> str | None:
     """Another name that reads like `name` but is not it, if any."""
     key = name_key(name)
     return next((o for o in others if o != name and name_key(o) == key), None)
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: object) -> object:
+    """A text cell a spreadsheet would evaluate gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value

@@ -1,0 +1,39 @@
+"""The vocabulary every floor shares: the metrics (their scales, levels and pass marks), the judge kinds, and the
+defaults of an LLM judge — each written once, here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    low: float
+    high: float
+    level: str            # "row": one score per run row; "passage": one per retrieved passage
+    needs_reference: bool = False
+    default_rubric: str | None = None
+    pass_mark: float | None = None  # a score under it counts as a failure
+    items: str | None = None        # sub-items judged within a row ("nugget", "citation"), kept in the detail
+    kinds: tuple[str, ...] = ("llm",)  # the methods that can judge it (embedded judges: see add_judge)
+
+
+METRICS: dict[str, MetricSpec] = {m.name: m for m in (
+    MetricSpec("correctness", 1, 5, "row", True, "correctness", 4),
+    MetricSpec("correctness_binary", 0, 1, "row", True, "correctness_binary", 1),
+    MetricSpec("faithfulness", 1, 5, "row", False, "faithfulness", 4),
+    MetricSpec("answer_relevance", 1, 5, "row", False, "answer_relevance", 4),
+    MetricSpec("passage_relevance", 0, 3, "passage", False, "passage_relevance_umbrela", 2),
+    MetricSpec("answered", 0, 1, "row", False, "answered", 1),   # open-rag-eval's no-answer check: "% answered"
+    # AutoNuggetizer (TREC 2024 RAG, as open-rag-eval runs it): the row score is the weighted nugget score
+    MetricSpec("nuggets", 0, 1, "row", False, "nugget_assignment", None, items="nugget"),
+    # each answer sentence against each passage it cites: the row score is the citation F1
+    MetricSpec("citation_support", 0, 1, "row", False, "citation_support", None, items="citation"),
+    # HHEM-2.1-Open, a local model: 1 = consistent with the passages, under 0.5 = hallucinated
+    MetricSpec("hallucination", 0, 1, "row", False, None, 0.5, kinds=("hhem",)),
+)}
+KINDS = ("llm", "embedding", "lexical", "hhem")
+LLM_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 512, "seed": 0, "timeout": 120.0,
+                                "concurrency": 16, "max_retries": 4, "rpm": None, "passages_k": 5}

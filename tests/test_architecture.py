@@ -1,0 +1,51 @@
+"""The shape of core (issue 29), held by tests that read the source: no import runs up a floor, no two folders of
+core import each other, no import of the app hides inside a function of core, and every module of core imports on
+its own in a fresh interpreter (a circle between two modules of one floor fails there)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+
+from tests.conftest import REPO
+
+
+def _counts() -> dict:
+    spec = importlib.util.spec_from_file_location("arch_counts", REPO / "bench" / "arch_counts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.counts()
+
+
+def test_no_import_runs_up_a_floor_and_no_folders_import_each_other():
+    counts = _counts()
+    assert counts["arrows_up_detail"] == {}
+    assert counts["cycles"] == []
+
+
+def test_no_import_of_the_app_hides_in_a_function_of_core():
+    """A function-level import of the app dodged a circle; the floors make them unnecessary. One that delays a
+    heavy module must say so on its line (`# heavy: ...`)."""
+    assert _counts()["core_inside_functions"] == []
+
+
+def test_every_module_of_core_imports_first():
+    """Each module imported first, in its own interpreter: an import circle inside a floor shows only when the
+    circle is entered from its other end."""
+    script = textwrap.dedent("""
+        import importlib, pkgutil, subprocess, sys
+        import rageval_desktop.core as core
+        names = [m.name for m in pkgutil.walk_packages(core.__path__, "rageval_desktop.core.")]
+        code = "import importlib, sys\\nfor n in sys.argv[1:]:\\n    importlib.import_module(n)\\n"
+        bad = []
+        for name in names:
+            r = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True)
+            if r.returncode:
+                bad.append(name + ": " + r.stderr.strip().splitlines()[-1])
+        print("\\n".join(bad) or "ok", len(names))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("ok"), result.stdout

@@ -103,7 +103,8 @@ def counts() -> dict:
         f"{p.relative_to(ROOT)}:{i}"
         for p in files
         for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if re.search(r"""kind\s*(==|!=|in)\s*[\("'\[{]""", line) or re.search(r"""\.kind\s*(==|!=)""", line)
+        if re.search(r"""kind\s*(==|!=|not in|in)\s*[\(\[{]*\s*["'](llm|embedding|lexical|hhem)["']""", line)
+        and "/kinds/" not in str(p)
     ]
     window_reach = sum(
         len(re.findall(r"self\.window\.|self\._window\.|self\.main_window\.", p.read_text(encoding="utf-8")))

@@ -113,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     q = acts.add_parser("list", help="list the project's judges")
     q.add_argument("project")
     q.add_argument("--json", action="store_true")
+    q = acts.add_parser("kinds", help="the judge kinds installed (built-in and plug-ins) and what each needs")
+    q.add_argument("--json", action="store_true")
     q = acts.add_parser("add", help="add a judge: an LLM endpoint + rubric, or an embedded scorer")
     q.add_argument("project")
     q.add_argument("--name", required=True)
@@ -120,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="correctness, correctness_binary, faithfulness, answer_relevance, passage_relevance "
                         "(UMBRELA grades; gives the umbrela_* retrieval scores), answered, nuggets (AutoNuggetizer: "
                         "nugget_*), citation_support (citation_*), hallucination (--kind hhem: hhem)")
-    q.add_argument("--kind", required=True, choices=["llm", "embedding", "lexical", "hhem"])
+    q.add_argument("--kind", required=True, help="how it judges: llm, embedding, lexical, hhem, or a plug-in's kind "
+                                                 "(rageval judges kinds lists them)")
     q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")
     q.add_argument("--model", help="model name at the endpoint (LLM judges)")
     q.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI)")
@@ -134,14 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--temperature", type=float)
     q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance; default: every "
                                                    "retrieved passage, as open-rag-eval grades them)")
-    q.add_argument("--measure", choices=["f1", "recall", "rougeL"],
-                   help="lexical judges: token F1, token recall of the reference, or ROUGE-L")
+    q.add_argument("--measure", help="lexical judges: f1 (token F1), recall (token recall of the reference) or "
+                                     "rougeL")
     q.add_argument("--threshold", type=float, help="similarity counted as correct (binary metrics)")
     q.add_argument("--grader", help="nuggets: the passage_relevance (UMBRELA) judge whose grades pick the passages "
                                     "nuggets are made from (default: the active one)")
-    q.add_argument("--mode", choices=["whole", "claims"],
-                   help="hallucination: the whole answer against the joined passages (open-rag-eval's way, the "
-                        "default), or each sentence against each passage, best passage per sentence")
+    q.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the judge's kind (plug-in kinds; repeatable)")
+    q.add_argument("--mode", help="hallucination: whole (the whole answer against the joined passages, open-rag-eval's "
+                                  "way, the default) or claims (each sentence against each passage, best passage per "
+                                  "sentence)")
     q.add_argument("--json", action="store_true")
 
     p = command("models", cmd_models, "register local models (HHEM) in your user settings")

@@ -12,6 +12,8 @@ from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _p
 def cmd_judges(args: argparse.Namespace) -> int:
     from rageval_desktop.core.judges import registry
 
+    if args.action == "kinds":
+        return _kinds(args)
     with _open(args.project) as project:
         if args.action == "list":
             judges = [registry.judge_summary(j) for j in registry.list_judges(project)]
@@ -25,10 +27,44 @@ def cmd_judges(args: argparse.Namespace) -> int:
             value = getattr(args, key, None)
             if value is not None:
                 params[key] = value
+        for pair in args.param:
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"--param takes KEY=VALUE, not '{pair}'")
+            params[key.strip()] = _param_value(value)
         judge = registry.add_judge(project, args.name, args.metric, args.kind, rubric=args.rubric, model=args.model,
                                    base_url=args.base_url, api_key_ref=args.api_key_env or args.api_key_keyring,
                                    params=params)
         _print(args, registry.judge_summary(judge), f"added judge '{judge.name}' ({judge.metric}, {judge.kind})")
+    return EXIT_OK
+
+
+def _param_value(text: str) -> Any:
+    """A --param value: a number or true/false when it reads as one, else the text."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _kinds(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.base.vocab import METRICS
+    from rageval_desktop.core.judges import kinds
+
+    found = [{"name": name, "label": kind.label, "calls_llm": kind.calls_llm, "needs": kind.needs,
+              "metrics": [m for m, spec in METRICS.items() if kind.can_judge(spec) is None],
+              "source": kinds.source_of(name)} for name, kind in kinds.kinds().items()]
+    lines = [f"{k['name']:<12} {k['label']}\n{'':<12} judges: {', '.join(k['metrics']) or 'none'}"
+             + (f"\n{'':<12} needs: {k['needs']}" if k["needs"] else "")
+             + (f"\n{'':<12} from: {k['source']}" if k["source"] != "rageval-desktop" else "") for k in found]
+    for problem in kinds.PROBLEMS:
+        print(f"warning: {problem}", file=sys.stderr)
+    _print(args, {"kinds": found, "problems": list(kinds.PROBLEMS)}, "\n".join(lines))
     return EXIT_OK
 
 

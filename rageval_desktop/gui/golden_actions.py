@@ -136,7 +136,7 @@ class GoldenActions:
 
         if self.project is None:
             return
-        judges = [j.name for j in list_judges(self.project) if j.kind == "llm"]
+        judges = [j.name for j in list_judges(self.project) if j.calls_llm]
         if not judges:
             self.show_error("Generating questions needs an LLM judge (its endpoint and model write and critique): "
                             "add one in the Judges view.")

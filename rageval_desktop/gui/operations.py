@@ -119,7 +119,7 @@ def test_connection(project: Project, judge_name: str, ctx: TaskContext) -> str:
     from rageval_desktop.core.judges.secrets import resolve_api_key
 
     judge = get_judge(project, judge_name)
-    if judge.kind != "llm":
+    if not judge.calls_llm:
         return f"{judge.name} runs locally: nothing to connect to."
 
     async def call() -> str:

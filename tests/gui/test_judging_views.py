@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QPlainTextEdit
 
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
@@ -128,12 +129,37 @@ def test_the_judge_dialog_offers_the_gold_free_kinds(window, qtbot, server):
     dialog.metric_box.setCurrentIndex(dialog.metric_box.findData("hallucination"))
     dialog.model_edit.setText("")
     assert ok.isEnabled() and dialog.model_edit.isHidden() and dialog.base_url.isHidden()
-    assert not dialog.mode.isHidden()
+    mode = dialog.choice_boxes["mode"]
+    assert not mode.isHidden() and dialog.kind_box.currentData() == "hhem" and dialog.kind_box.count() == 1
     assert "rageval models add hhem" in dialog.note.text()
-    dialog.mode.setCurrentIndex(dialog.mode.findData("claims"))
+    mode.setCurrentIndex(mode.findData("claims"))
     values = dialog.values()
     assert (values["kind"], values["params"], values["model"]) == ("hhem", {"mode": "claims"}, None)
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
         window.run_task("add", operations.add_judge, window.project, values)
     assert get_judge(window.project, "nug").kind == "hhem"
     dialog.resize(640, 420)
+
+
+def test_the_judge_dialog_offers_the_kinds_the_registry_holds(window, qtbot):
+    """The kinds come from the registry of kinds (a plug-in's too), each with the settings it takes."""
+    from rageval_desktop.core.judges.kinds import able_kinds
+    from rageval_desktop.gui.views.judge_dialog import JudgeDialog
+
+    dialog = JudgeDialog(set(), window)
+    qtbot.addWidget(dialog)
+    dialog.name.setText("lex")
+    dialog.metric_box.setCurrentIndex(dialog.metric_box.findData("correctness"))
+    offered = [dialog.kind_box.itemData(i) for i in range(dialog.kind_box.count())]
+    assert offered == able_kinds(METRICS["correctness"]) and offered[0] == "llm" and "lexical" in offered
+    assert not dialog.model_edit.isHidden() and not dialog.rubric.isHidden() and not dialog.choice_boxes
+    dialog.kind_box.setCurrentIndex(dialog.kind_box.findData("lexical"))
+    measure = dialog.choice_boxes["measure"]
+    assert dialog.model_edit.isHidden() and dialog.rubric.isHidden() and not measure.isHidden()
+    measure.setCurrentIndex(measure.findData("rougeL"))
+    assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+    values = dialog.values()
+    assert (values["kind"], values["params"], values["model"], values["rubric"]) == ("lexical",
+                                                                                    {"measure": "rougeL"}, None, None)
+    dialog.kind_box.setCurrentIndex(dialog.kind_box.findData("llm"))
+    assert "measure" not in dialog.choice_boxes and not dialog.model_edit.isHidden()

@@ -82,3 +82,8 @@ class WriteFailed(RagevalError):
 
 class JudgeConfigError(RagevalError):
     """A judge's settings cannot work (unknown metric or kind, a key where a name belongs, no model...)."""
+
+
+class UnknownChoice(NotFound, JudgeConfigError):
+    """A setting names something that is not there (a judge kind not installed, a measure or mode a kind does not
+    have): a request that cannot be made, like a name that does not exist."""

@@ -34,6 +34,5 @@ METRICS: dict[str, MetricSpec] = {m.name: m for m in (
     # HHEM-2.1-Open, a local model: 1 = consistent with the passages, under 0.5 = hallucinated
     MetricSpec("hallucination", 0, 1, "row", False, None, 0.5, kinds=("hhem",)),
 )}
-KINDS = ("llm", "embedding", "lexical", "hhem")
 LLM_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 512, "seed": 0, "timeout": 120.0,
                                 "concurrency": 16, "max_retries": 4, "rpm": None, "passages_k": 5}

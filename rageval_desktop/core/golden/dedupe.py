@@ -147,7 +147,6 @@ def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict
     longer active are removed, so the next check reads them all in one scan again."""
     import numpy as np
 
-
     name = parse(model_id)[0]   # stored under the model's name, as the embedding cache does
     conn = project.reader()
     current = {gid: text_hash(q) for gid, q in conn.execute(

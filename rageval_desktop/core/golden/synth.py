@@ -101,7 +101,7 @@ class Synth:
     def __init__(self, project: Project, spec: SynthSpec, ctx: TaskContext) -> None:
         self.project, self.spec, self.ctx = project, spec, ctx
         self.judge = get_judge(project, spec.judge)
-        if self.judge.kind != "llm":
+        if not self.judge.calls_llm:
             raise RagevalError(f"'{spec.judge}' is not an LLM judge; synthesis needs an endpoint and a model")
         self.stats = SynthStats()
         params = {"temperature": self.judge.param("temperature"), "max_tokens": 1024, "seed": self.judge.param("seed")}

@@ -82,7 +82,6 @@ def export_version(project: Project, version: str, out: str | Path) -> int:
     elif out.suffix == ".csv":
         import pandas as pd
 
-
         frame = pd.DataFrame(records)
         if len(frame):
             frame["gold_chunk_ids"] = [json.dumps(v) for v in frame["gold_chunk_ids"]]

@@ -38,7 +38,7 @@ from rageval_desktop.core.jobs.estimate import estimate
 from rageval_desktop.core.jobs.judge_job import JudgeJob
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.judges import llm, rubrics
-from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store import owners, records
 from rageval_desktop.core.store.project import Project
@@ -203,7 +203,7 @@ class BatchJob:
         """A recorded batch job on these judges and this run whose replies are not all in. Running the same command
         again after a kill resumes it (its batches are paid for; a new one would buy every row twice); a job on
         other judges, or one another process is still collecting, is refused before anything is uploaded."""
-        waiting = pending_for(self.project, [j.id for j in judges if j.kind == "llm"], run_id)
+        waiting = pending_for(self.project, [j.id for j in judges if j.calls_llm], run_id)
         if waiting is None:
             return None
         with self.project.write("check batch jobs", changed=("jobs",)) as conn:
@@ -316,9 +316,9 @@ class BatchJob:
     # --- submit ---------------------------------------------------------------------------------------------------
     def submit(self, judges: list[Judge], work: Any, round_: int) -> bool:
         """Send what is not in the cache yet as round `round_`; False when there is nothing to send."""
-        batched = [j for j in judges if j.kind == "llm" and not j.spec.items]
+        batched = [j for j in judges if j.calls_llm and not j.spec.items]
         if round_ == 1:
-            self.stats.live = work.count([j for j in judges if j.kind == "llm" and j.spec.items])
+            self.stats.live = work.count([j for j in judges if j.calls_llm and j.spec.items])
         conn = self.project.reader()
         loaded: dict[int, rubrics.Rubric] = {}
         parts: dict[tuple, list[bytes]] = {}      # endpoint -> request lines of the file being filled

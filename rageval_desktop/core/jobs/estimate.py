@@ -61,9 +61,9 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
         out["completion_tokens_max"] += most
 
     for judge in judges:
-        if judge.kind != "llm":               # local judges make no calls: no text to read
+        if not judge.calls_llm:               # local judges make no calls: no text to read
             per_judge[judge.id]["items"] = work.count([judge])
-    for chunk in work.chunks([j for j in judges if j.kind == "llm"]):   # the text a chunk at a time
+    for chunk in work.chunks([j for j in judges if j.calls_llm]):   # the text a chunk at a time
         chained = [i for i in chunk if i.judge.spec.items and not i.missing]
         chain_calls = chains.planned_calls(project, chained) if chained else {}
         for item in chunk:
@@ -83,13 +83,13 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
     total, total_max, unpriced = 0.0, 0.0, []
     for judge in judges:
         out = per_judge[judge.id]
-        if judge.kind != "llm":
+        if not judge.calls_llm:
             price = (0.0, 0.0)
         elif spec.batch and not judge.spec.items:   # sent through the Batch API: at the batch price
             price = prices.batch_price(project, judge.model)
         else:
             price = prices.price(project, judge.model)
-        out["batch"] = bool(spec.batch and judge.kind == "llm" and not judge.spec.items)
+        out["batch"] = bool(spec.batch and judge.calls_llm and not judge.spec.items)
         out["price_per_mtok"] = None if price is None else {"input": price[0], "output": price[1]}
         out["cost_usd"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens"])
         out["cost_usd_max"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens_max"])

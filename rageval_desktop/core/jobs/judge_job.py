@@ -27,8 +27,9 @@ from rageval_desktop.core.jobs import chains, steps
 from rageval_desktop.core.jobs.commit import CommitLane, while_busy
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.jobs.work import Item, Plan
-from rageval_desktop.core.judges import embedded, hhem, llm, parsers, prices, rubrics
-from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges import llm, parsers, prices, rubrics
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.kinds import KindUnavailable
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.project import Project
@@ -131,7 +132,7 @@ class JudgeJob:
         self.check_budget_possible(busy)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
         run_id = find_run(self.project, self.spec.run)
-        waiting = pending_for(self.project, [j.id for j in busy if j.kind == "llm"], run_id,
+        waiting = pending_for(self.project, [j.id for j in busy if j.calls_llm], run_id,
                                     except_job=self.existing_job)
         if waiting is not None:
             raise RagevalError(still_waiting(waiting) + " — running now would pay for them twice")
@@ -149,10 +150,10 @@ class JudgeJob:
         status, message = "done", None
         try:
             self.report(force=True)
-            local = [j for j in busy if j.kind != "llm"]
+            local = [j for j in busy if not j.calls_llm]
             if local:
                 self.run_local(work, local)
-            llm_judges = [j for j in busy if j.kind == "llm"]
+            llm_judges = [j for j in busy if j.calls_llm]
             # passage grades first: nugget creation reads the grades of the same job
             first = [j for j in llm_judges if j.spec.items != "nugget"]
             then = [j for j in llm_judges if j.spec.items == "nugget"]
@@ -201,7 +202,7 @@ class JudgeJob:
     def check_budget_possible(self, judges: list[Judge]) -> None:
         if self.spec.budget_usd is None:
             return
-        for judge in [j for j in judges if j.kind == "llm"]:
+        for judge in [j for j in judges if j.calls_llm]:
             if self.price(judge.model) is None:
                 raise RagevalError(f"no price for model '{judge.model}', so the budget cannot be kept; set one "
                                    f"with: rageval prices set PROJECT {judge.model} --input USD --output USD")
@@ -340,49 +341,24 @@ class JudgeJob:
                 if not item.missing:
                     groups.setdefault(item.judge.id, []).append(item)
             for group in groups.values():
-                judge = group[0].judge
-                if judge.kind == "hhem":
-                    self.hallucination(judge, group)
-                    if self.stats.stopped:
-                        return
-                    continue
-                began = time.perf_counter()
-                sims = self.similarities(judge, group)
-                each_ms = (time.perf_counter() - began) * 1000 / len(group)
-                low, high = judge.spec.low, judge.spec.high
-                for item, sim in zip(group, sims, strict=True):
-                    score = embedded.to_scale(sim, low, high, binary_threshold=judge.params.get("threshold", 0.5))
-                    verdict = parsers.Verdict(score, None, f"{judge.model_id} similarity {sim:.3f}")
-                    self.record(item, "ok", verdict=verdict, latency_ms=each_ms, cost=0.0)
+                if not self.score_locally(group[0].judge, group):
+                    return
             self.report()
 
-    def hallucination(self, judge: Judge, items: list[Item]) -> None:
-        """HHEM on each row (a local model: no calls, no cost); without a registered model the job stops and
-        says how to add one."""
+    def score_locally(self, judge: Judge, items: list[Item]) -> bool:
+        """A judge's items in this chunk, scored by its kind and handed to the lane one by one (the job may stop
+        between two: cancel). False: the job stops (cancelled). A kind whose model is missing stops the job and
+        says how to add it."""
         try:
-            model = hhem.load()
-        except RagevalError as exc:
+            for item, scored in zip(items, judge.kind_of.score(self.project, judge, items), strict=True):
+                verdict = parsers.Verdict(scored.score, scored.label, scored.rationale)
+                self.record(item, "ok", verdict=verdict, detail=scored.detail, latency_ms=scored.latency_ms, cost=0.0)
+                if self.ctx.cancelled:
+                    self.stats.stopped = "cancelled"
+                    return False
+        except KindUnavailable as exc:
             raise _Fatal(str(exc)) from None
-        mode = judge.params.get("mode", "whole")
-        for item in items:
-            if self.ctx.cancelled:
-                self.stats.stopped = "cancelled"
-                return
-            began = time.perf_counter()
-            score, detail, note = hhem.score_row(model, item.fields["answer"], [t for _, t in item.meta["passages"]],
-                                                 mode)
-            self.record(item, "ok", verdict=parsers.Verdict(score, "consistent" if score >= hhem.THRESHOLD else
-                                                           "hallucinated", note),
-                        detail=detail, latency_ms=(time.perf_counter() - began) * 1000, cost=0.0)
-
-    def similarities(self, judge: Judge, items: list[Item]) -> list[float]:
-        pairs = [(i.fields["answer"], i.fields["reference"]) for i in items]
-        if judge.kind == "lexical":
-            measure = embedded.LEXICAL[judge.params.get("measure") or "f1"]
-            return [measure(a, r) for a, r in pairs]
-        model_id = judge.params.get("model", embedded.MINILM_ID)
-        vectors = embedded.embed(self.project, [t for pair in pairs for t in pair], model_id)
-        return [float(vectors[embedded.text_hash(a)] @ vectors[embedded.text_hash(r)]) for a, r in pairs]
+        return True
 
     # --- LLM judges ----------------------------------------------------------------------------
     async def run_llm(self, work: Plan, judges: list[Judge]) -> None:

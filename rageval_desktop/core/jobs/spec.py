@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.jobs.work import Plan, rated_rows, select_rows
-from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 

@@ -17,7 +17,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.golden import nuggets as nugget_lists
 from rageval_desktop.core.golden.nuggets import fingerprint
-from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import row_fields
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -169,7 +169,6 @@ class Plan:
                              passages=any(_reads_passages(self.judges[j]) for j in {j for j, _, _ in batch}))
         curated: dict[str, dict[str, Any]] = {}
         if any(self.judges[j].spec.items == "nugget" for j, _, _ in batch):
-
             for row in values.values():
                 row["question_key"] = nugget_lists.question_key(row["golden_id"], row["question"], row["query_id"])
             curated = nugget_lists.golden_lists(conn, sorted({v["question_key"] for v in values.values()}))
@@ -177,8 +176,8 @@ class Plan:
 
 
 def _reads_passages(judge: Judge) -> bool:
-    """Lexical and embedding judges compare the answer with the reference: they never read the passages."""
-    return judge.kind not in ("lexical", "embedding")
+    """Judges that compare the answer with the reference (lexical, embedding) never read the passages."""
+    return judge.kind_of.reads_passages
 
 
 def _statuses(conn: Any, judge_id: int, rows: list[int]) -> dict[str, str]:
@@ -227,8 +226,8 @@ def _item(judge: Judge, maker: KeyMaker, rid: int, rank: int, row: dict[str, Any
                      "golden_list": curated.get(row["question_key"])}
     elif judge.spec.items == "citation":
         item.meta = {"run_id": row["run_id"]}
-    elif judge.kind == "hhem":
-        item.meta = {"passages": [(r, t) for r, t, _ in row["passages"] if t.strip()]}
+    else:
+        item.meta = judge.kind_of.plan(judge, row) or {}
     if judge.spec.needs_reference and not row["reference"].strip():
         item.missing = "reference"
     elif judge.spec.level == "row" and not row["answer"].strip():

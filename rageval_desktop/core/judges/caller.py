@@ -12,7 +12,7 @@ from typing import Any
 
 from rageval_desktop.core.base.limiter import AdaptiveLimiter
 from rageval_desktop.core.judges import llm, prices
-from rageval_desktop.core.judges.registry import Judge
+from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store.project import Project
 

@@ -128,7 +128,6 @@ def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_s
     increased by the number embedded now)."""
     import numpy as np
 
-
     name, endpoint = parse(model_id)   # an endpoint model (MODEL@URL) is cached under its name, like a local one
     wanted = {text_hash(t): t for t in texts}
     found: dict[str, Any] = {}

@@ -7,58 +7,17 @@ in the process that makes the calls.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import JudgeConfigError, NotFound
 from rageval_desktop.core.base.text import lookalike, name_problem
-from rageval_desktop.core.base.vocab import KINDS, LLM_DEFAULTS, METRICS, MetricSpec
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import rubrics
-from rageval_desktop.core.judges.embed_endpoint import model_id, parse
-from rageval_desktop.core.judges.embedded import LEXICAL
-from rageval_desktop.core.judges.hhem import MODES
-from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind
+from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref
 from rageval_desktop.core.store.project import Project
-
-
-@dataclass
-class Judge:
-    id: int
-    name: str
-    metric: str
-    kind: str
-    rubric_id: int | None
-    model: str | None
-    base_url: str | None
-    api_key_ref: str | None
-    params: dict[str, Any] = field(default_factory=dict)
-    status: str = "active"
-
-    @property
-    def spec(self) -> MetricSpec:
-        return METRICS[self.metric]
-
-    def param(self, key: str) -> Any:
-        return self.params.get(key, LLM_DEFAULTS.get(key))
-
-    def request_params(self) -> dict[str, Any]:
-        """The sampling parameters of each call — part of the request cache's key, so a job and its dry run
-        must build them the same way."""
-        return {"temperature": self.param("temperature"), "max_tokens": self.param("max_tokens"),
-                "seed": self.param("seed")}
-
-    @property
-    def model_id(self) -> str:
-        """What the idempotency key and the cache know this judge's method by."""
-        if self.kind == "llm":  # the endpoint may move (a new vLLM host) without changing the judge
-            return f"llm:{self.model}"
-        if self.kind == "hhem":
-            return f"hhem:{self.params.get('model') or 'registered'}"
-        if self.kind == "embedding" and self.params.get("model"):   # an endpoint may move too: its model's name
-
-            return f"embedding:{parse(self.params['model'])[0]}"
-        return f"{self.kind}:{self.params.get('measure') or self.params.get('model') or 'default'}"
 
 
 def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: str | None = None,
@@ -66,8 +25,7 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
               params: dict[str, Any] | None = None) -> Judge:
     if metric not in METRICS:
         raise JudgeConfigError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
-    if kind not in KINDS:
-        raise JudgeConfigError(f"unknown kind '{kind}'; choose one of {', '.join(KINDS)}")
+    judge_kind = get_kind(kind)
     problem = name_problem(name.strip()) if name.strip() else "is empty"
     if problem:
         raise JudgeConfigError(f"the judge's name {problem}")
@@ -76,72 +34,15 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         raise JudgeConfigError(f"the name '{name}' reads like the existing judge '{twin}' (they differ only in case or "
                                "width); choose a name that cannot be mistaken for it")
     spec = METRICS[metric]
-    params = dict(params or {})
-    helpers: dict[str, rubrics.Rubric] = {}
-    if kind in ("llm", "hhem") and kind not in spec.kinds:
-        able = [m for m, s in METRICS.items() if kind in s.kinds]
-        raise JudgeConfigError(f"{metric} is not judged by a {kind} judge (that kind judges {', '.join(able)}); "
-                               f"{metric} takes a {' or '.join(spec.kinds)} judge",
-                               cli_hint=f"use --kind {' or --kind '.join(spec.kinds)}")
-    if kind == "llm":
-        if not model:
-            raise JudgeConfigError("an LLM judge needs a model name", cli_hint="give it with --model",
-                                   gui_hint="fill in Model")
-        api_key_ref = check_key_ref(api_key_ref)
-        check_model_name(model, api_key_ref)
-        base_url = check_base_url(base_url)
-        base = rubrics.library().get(rubric or spec.default_rubric or "")
-        if base is None:
-            raise JudgeConfigError(f"no rubric named '{rubric}' (bundled: {', '.join(rubrics.library())})")
-        if base.metric != metric:
-            raise JudgeConfigError(f"rubric '{base.name}' scores {base.metric}, not {metric}")
-        if spec.items == "nugget":
-            if base.output_format != "assignment_labels":
-                raise JudgeConfigError(f"rubric '{base.name}' is a step of the nugget chain, not its assignment "
-                                       f"rubric (use nugget_assignment)")
-            helpers = {role: rubrics.library()[f"nugget_{role}"] for role in ("creation", "importance")}
-            grader = params.get("grader")
-            if grader:
-                found = get_judge(project, grader)
-                if found.metric != "passage_relevance":
-                    raise JudgeConfigError(f"the grader '{grader}' must be a passage_relevance (UMBRELA) judge")
-    elif kind == "hhem":
-        if api_key_ref or base_url or model:
-            raise JudgeConfigError("an HHEM judge runs the local model registered with `rageval models add hhem "
-                                   "PATH`: drop --model, --base-url and --api-key-env")
-        params.setdefault("mode", "whole")
-
-        if params["mode"] not in MODES:
-            raise JudgeConfigError(f"an HHEM judge's mode is one of {', '.join(MODES)} (not '{params['mode']}')")
-        base = None
-    else:
-        if spec.level != "row" or not spec.needs_reference:
-            raise JudgeConfigError(f"embedded judges compare the answer with the reference; they cannot score "
-                                   f"{metric} (use correctness or correctness_binary)")
-        if (api_key_ref or base_url) and kind != "embedding":
-            raise JudgeConfigError("a lexical judge makes no network calls, so it takes no endpoint or key",
-                                   cli_hint="drop --base-url and --api-key-env",
-                                   gui_hint="clear the endpoint and the key")
-        if kind == "embedding" and base_url:   # embeddings from a /v1/embeddings server
-
-            if not model:
-                raise JudgeConfigError("an embedding judge on an endpoint needs the server's model name",
-                                       cli_hint="give it with --model", gui_hint="fill in Model")
-            api_key_ref = check_key_ref(api_key_ref)
-            base_url = check_base_url(base_url)
-            params["model"] = model_id(base_url, model, api_key_ref)
-        elif api_key_ref:
-            raise JudgeConfigError("a key goes with an embeddings endpoint, and none is given",
-                                   cli_hint="add --base-url, or drop --api-key-env",
-                                   gui_hint="fill in the endpoint, or clear the key")
-        base = None
-        if kind == "lexical":
-            params.setdefault("measure", "f1")
-
-            if params["measure"] not in LEXICAL:
-                raise JudgeConfigError(f"a lexical judge measures {', '.join(LEXICAL)} (not '{params['measure']}')")
-        else:
-            params.setdefault("model", "all-MiniLM-L6-v2")
+    reason = judge_kind.can_judge(spec)
+    if reason is not None:
+        able = able_kinds(spec)
+        raise JudgeConfigError(f"{reason}; {metric} takes a {' or '.join(able)} judge",
+                               cli_hint=f"use --kind {' or --kind '.join(able)}",
+                               gui_hint=f"choose a {' or '.join(able)} judge")
+    settings = judge_kind.check(project, Settings(metric, model, base_url, api_key_ref, dict(params or {}), rubric))
+    model, base_url, api_key_ref, params = settings.model, settings.base_url, settings.api_key_ref, settings.params
+    base, helpers = settings.base_rubric, settings.helpers
     with project.write("add judge", changed=("judges",)) as conn:
         if conn.execute("SELECT 1 FROM judges WHERE name = ?", (name,)).fetchone():
             raise JudgeConfigError(f"a judge named '{name}' already exists")
@@ -183,7 +84,7 @@ def update_judge(project: Project, name: str, **changes: Any) -> Judge:
 def clone_with_rubric(project: Project, judge: Judge, template: str, name: str | None = None) -> Judge:
     """A rewritten rubric never edits the judge people rated against: it becomes a new rubric version and a
     new judge (parent = the old one), which can be run on the rows already rated."""
-    if judge.kind != "llm" or judge.rubric_id is None:
+    if not judge.calls_llm or judge.rubric_id is None:
         raise JudgeConfigError("only LLM judges have a rubric to rewrite")
     with project.write("clone judge with edited rubric", changed=("judges",)) as conn:
         base = rubrics.load(conn, judge.rubric_id)

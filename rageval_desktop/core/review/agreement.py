@@ -20,7 +20,8 @@ from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.judges.registry import Judge, get_judge, list_judges
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence as ev
 from rageval_desktop.core.review.agreement_stats import STATS
@@ -108,7 +109,6 @@ def human_frame(project: Project, metric: str) -> Any:
     with `target`: a nugget's or citation's text, else the passage rank ("0" for the row)."""
     import pandas as pd
 
-
     kind = unit(metric)
     humans = pd.read_sql_query(
         "SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score, h.seconds_taken, h.comment "
@@ -124,7 +124,6 @@ def human_frame(project: Project, metric: str) -> Any:
 def judged_frame(project: Project, judge: Judge) -> Any:
     """The judge's ok verdicts on rated rows, one per target (same `target` as `human_frame`)."""
     import pandas as pd
-
 
     kind = unit(judge.metric)
     judged = pd.read_sql_query(
@@ -289,7 +288,6 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     Values are kept unrounded: the verdict and `--json` see full precision; displays round. Without
     `breakdowns`, the per-slice and per-run values (each with its own bootstrap) are left empty."""
     import numpy as np
-
 
     pol = pol or policy(project)
     labels = scale(judge.metric)

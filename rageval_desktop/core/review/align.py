@@ -24,7 +24,8 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges import parsers, rubrics
 from rageval_desktop.core.judges.caller import CachedCaller
-from rageval_desktop.core.judges.registry import Judge, clone_with_rubric, get_judge
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import clone_with_rubric, get_judge
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review.agreement import pairs, scale, to_points
 from rageval_desktop.core.review.settings import policy
@@ -162,7 +163,6 @@ def _paired_ci(name: str, h: Any, before: Any, after: Any, k: int, resamples: in
     """Percentile bootstrap CIs of the statistic before, after, and of after - before, on the same resamples."""
     import numpy as np
 
-
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(h), size=(resamples, len(h)))
     with np.errstate(all="ignore"):
@@ -183,9 +183,8 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
     import numpy as np
     from sklearn.model_selection import KFold
 
-
     judge = get_judge(project, judge_name)
-    if judge.kind != "llm" or judge.rubric_id is None:
+    if not judge.calls_llm or judge.rubric_id is None:
         raise RagevalError(f"'{judge_name}' is a {judge.kind} judge: align rewrites an LLM judge's prompt")
     if unit(judge.metric) != "row":
         raise RagevalError(f"align works on judges rated per row; {judge.metric} is rated per {unit(judge.metric)}")

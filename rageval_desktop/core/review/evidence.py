@@ -61,7 +61,6 @@ def posterior(name: str, human: Any, judge: Any, k: int, weights: Any | None = N
     counts carry (a target rated by two reviewers is two pairs but one target)."""
     import numpy as np
 
-
     human = np.asarray(human, dtype=np.int64)
     n = len(human)
     if n == 0:

@@ -93,7 +93,6 @@ RATING_COLUMNS = ("row_id", "question", "run", "metric", "reviewer", "score", "c
 def export_ratings(project: Project, out: str | Path) -> int:
     import pandas as pd
 
-
     out = Path(out)
     frame = pd.read_sql_query(
         "SELECT h.id AS rating_id, h.run_row_id AS row_id, r.name AS run, rr.external_id, rr.question, h.metric, "

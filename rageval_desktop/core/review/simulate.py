@@ -65,7 +65,6 @@ def draw(pop: dict[str, Any], n: int, mode: str, rng: Any) -> tuple[Any, Any]:
     m ratings (None when unweighted) as the app would compute them after m ratings."""
     import numpy as np
 
-
     size = len(pop["score"])
     if mode == "uniform":
         return rng.choice(size, n, replace=False), lambda m: None

@@ -86,7 +86,6 @@ def team_report(project: Project, metric: str, sample_id: int | None = None) -> 
     """The report over every rating of `metric`, or only the targets of one sample."""
     import numpy as np
 
-
     labels = scale(metric)
     k = len(labels)
     name = policy(project).deciding(k)

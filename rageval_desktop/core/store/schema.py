@@ -518,6 +518,31 @@ CREATE UNIQUE INDEX judgments_target ON judgments (run_row_id, judge_id, passage
 CREATE INDEX judgments_judge ON judgments (judge_id, status);
 """
 
+# v12: judge kinds plug in (issue 29): a kind is whatever the registry of kinds holds (built-in or a plug-in), so
+# the table no longer lists the kinds. Rebuilt the way SQLite documents it (foreign keys off for the migration).
+SCHEMA_V12 = """
+CREATE TABLE judges_v12 (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    metric        TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (length(kind) BETWEEN 1 AND 64),
+    rubric_id     INTEGER REFERENCES rubrics (id),
+    model         TEXT,
+    base_url      TEXT,
+    api_key_ref   TEXT,
+    params        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+    status        TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'retired')),
+    status_at     TEXT,
+    status_reason TEXT,
+    parent_id     INTEGER REFERENCES judges (id),
+    created_at    TEXT NOT NULL
+);
+INSERT INTO judges_v12 SELECT id, name, metric, kind, rubric_id, model, base_url, api_key_ref, params, status,
+    status_at, status_reason, parent_id, created_at FROM judges ORDER BY id;
+DROP TABLE judges;
+ALTER TABLE judges_v12 RENAME TO judges;
+"""
+
 # What a judgment is unique by (the upserts' conflict target).
 JUDGMENT_TARGET = "run_row_id, judge_id, passage_rank, idem_key"
 
@@ -542,6 +567,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "batch jobs, batch prices", SCHEMA_V9),
     Migration(10, "an index of the passages' ids for metrics", SCHEMA_V10),
     Migration(11, "judgments unique by target and key", SCHEMA_V11, foreign_keys_off=True),
+    Migration(12, "judge kinds from the registry of kinds (plug-ins)", SCHEMA_V12, foreign_keys_off=True),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,7 +1,10 @@
-"""Add an LLM judge: endpoint, model, the NAME of the variable holding the key, rubric, concurrency."""
+"""Add a judge: its metric, its kind (from the registry of kinds: built-in and plug-ins), and the settings that kind
+takes — an endpoint, model, the NAME of the variable holding the key, rubric and concurrency for an LLM; the choices
+a local kind offers."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -16,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.base.errors import JudgeConfigError
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, METRICS
+from rageval_desktop.core.judges.kinds import JudgeKind, able_kinds, get_kind
 from rageval_desktop.core.judges.rubrics import library
 from rageval_desktop.core.judges.secrets import check_key_ref
 
@@ -53,10 +57,9 @@ class JudgeDialog(QDialog):
         for name in METRICS:
             self.metric_box.addItem(METRIC_LABELS.get(name, name), name)
         form.addRow("&Metric:", self.metric_box)
-        self.mode = QComboBox()
-        self.mode.addItem("whole answer against the joined passages (open-rag-eval)", "whole")
-        self.mode.addItem("each sentence against each passage, best passage per sentence", "claims")
-        form.addRow("&Mode:", self.mode)
+        self.kind_box = QComboBox()
+        form.addRow("&Kind:", self.kind_box)
+        self.choice_boxes: dict[str, QComboBox] = {}     # the kind's settings with fixed values (mode, measure)
         self.rubric = QComboBox()
         form.addRow("&Rubric:", self.rubric)
         self.base_url = QLineEdit()
@@ -92,10 +95,11 @@ class JudgeDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         form.addRow(self.buttons)
-        self.metric_box.currentIndexChanged.connect(self._fill_rubrics)
+        self.metric_box.currentIndexChanged.connect(self._fill_kinds)
+        self.kind_box.currentIndexChanged.connect(self._fill_rubrics)
         for edit in (self.name, self.model_edit, self.key_env):
             edit.textChanged.connect(self._check)
-        self._fill_rubrics()
+        self._fill_kinds()
         if existing:
             self._load(existing)
         else:  # the user's defaults from the preferences
@@ -111,32 +115,71 @@ class JudgeDialog(QDialog):
         """Editing changes how the judge is reached, not what it judges with (that would be a new judge)."""
         self.name.setText(j["name"])
         self.metric_box.setCurrentIndex(self.metric_box.findData(j["metric"]))
+        self.kind_box.setCurrentIndex(max(0, self.kind_box.findData(j["kind"])))
         self.model_edit.setText(j["model"] or "")
         self.base_url.setText(j["base_url"] or "")
         self.key_env.setText((j["api_key_ref"] or "").removeprefix("env:"))
         self.concurrency.setValue(int(j["params"].get("concurrency", LLM_DEFAULTS["concurrency"])))
         self.timeout.setValue(float(j["params"].get("timeout", 120)))
-        for widget in (self.name, self.metric_box, self.rubric, self.model_edit):
+        for widget in (self.name, self.metric_box, self.kind_box, self.rubric, self.model_edit,
+                       *self.choice_boxes.values()):
             widget.setEnabled(False)
             widget.setToolTip("Fixed: clone the judge (Rewrite rubric) to judge differently")
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Save")
 
+    def kind(self) -> JudgeKind | None:
+        name = self.kind_box.currentData()
+        return get_kind(name) if name else None
+
     def _local(self) -> bool:
-        return "llm" not in METRICS[self.metric_box.currentData()].kinds
+        kind = self.kind()
+        return kind is None or not kind.calls_llm
+
+    def _endpoint(self) -> bool:
+        kind = self.kind()
+        return kind is not None and kind.takes_endpoint
+
+    def _fill_kinds(self) -> None:
+        """The kinds that can judge the metric, from the registry (an LLM first where it can)."""
+        self.kind_box.blockSignals(True)
+        self.kind_box.clear()
+        for name in able_kinds(METRICS[self.metric_box.currentData()]):
+            self.kind_box.addItem(name, name)
+            self.kind_box.setItemData(self.kind_box.count() - 1, get_kind(name).label, Qt.ItemDataRole.ToolTipRole)
+        self.kind_box.blockSignals(False)
+        self._fill_rubrics()
+
+    def _fill_choices(self) -> None:
+        for box in self.choice_boxes.values():
+            self.form.removeRow(box)
+        self.choice_boxes = {}
+        kind = self.kind()
+        at = self.form.getWidgetPosition(self.kind_box)[0] + 1
+        for param, options in (kind.choices if kind else {}).items():
+            box = QComboBox()
+            for value, meaning in options.items():
+                box.addItem(f"{value} — {meaning}", value)
+            self.form.insertRow(at, f"{param.replace('_', ' ').capitalize()}:", box)
+            self.choice_boxes[param] = box
+            at += 1
 
     def _fill_rubrics(self) -> None:
         self.rubric.clear()
         for r in self.rubrics.values():   # the nugget chain's creation and importance steps come with it
             if r.metric == self.metric_box.currentData() and r.output_format not in STEP_FORMATS:
                 self.rubric.addItem(f"{r.name} v{r.version}", r.name)
-        local = self._local()
+        local, endpoint = self._local(), self._endpoint()
         for widget in (self.rubric, self.model_edit):        # fixed once the judge exists
             widget.setEnabled(self.existing is None)
-        # a local model has no endpoint, rubric or call settings: those rows go, the mode row comes
-        for widget in (self.rubric, self.base_url, self.model_edit, self.key_env, self.concurrency, self.timeout):
+        # a local kind has no rubric or call settings; an endpoint's fields show for kinds reached at one
+        for widget in (self.rubric, self.concurrency, self.timeout):
             self.form.setRowVisible(widget, not local)
-        self.form.setRowVisible(self.mode, local)
-        self.note.setText(NOTES.get(self.metric_box.currentData(), ""))
+        for widget in (self.base_url, self.model_edit, self.key_env):
+            self.form.setRowVisible(widget, endpoint)
+        self._fill_choices()
+        kind = self.kind()
+        needs = f"Needs {kind.needs}." if kind and kind.needs and local else ""
+        self.note.setText(NOTES.get(self.metric_box.currentData(), "") or needs)
         self._check()
 
     def _check(self) -> None:
@@ -146,9 +189,11 @@ class JudgeDialog(QDialog):
             problem = "The judge needs a name."
         elif name in self.taken:
             problem = f"A judge named '{name}' already exists."
-        elif self._local():
+        elif self.kind() is None:
+            problem = "No installed judge kind can score this metric."
+        elif not self._endpoint():
             problem = ""
-        elif not self.model_edit.text().strip():
+        elif not self.model_edit.text().strip() and (not self._local() or self.base_url.text().strip()):
             problem = "Give the model's name at the endpoint."
         else:
             try:
@@ -163,11 +208,14 @@ class JudgeDialog(QDialog):
                 "concurrency": self.concurrency.value(), "timeout": self.timeout.value()}
 
     def values(self) -> dict[str, object]:
-        if self._local():
-            return {"name": self.name.text().strip(), "metric": self.metric_box.currentData(), "kind": "hhem",
-                    "rubric": None, "model": None, "base_url": None, "api_key_ref": None,
-                    "params": {"mode": self.mode.currentData()}}
-        return {"name": self.name.text().strip(), "metric": self.metric_box.currentData(), "kind": "llm",
-                "rubric": self.rubric.currentData(), "model": self.model_edit.text().strip(),
-                "base_url": self.base_url.text().strip() or None, "api_key_ref": self.key_env.text().strip() or None,
-                "params": {"concurrency": self.concurrency.value(), "timeout": self.timeout.value()}}
+        """What core's add_judge takes: only the settings the chosen kind uses."""
+        local, endpoint = self._local(), self._endpoint()
+        base_url = self.base_url.text().strip() or None if endpoint else None
+        model = self.model_edit.text().strip() or None if endpoint and (not local or base_url) else None
+        params: dict[str, object] = {param: box.currentData() for param, box in self.choice_boxes.items()}
+        if not local:
+            params.update({"concurrency": self.concurrency.value(), "timeout": self.timeout.value()})
+        return {"name": self.name.text().strip(), "metric": self.metric_box.currentData(),
+                "kind": self.kind_box.currentData(), "rubric": None if local else self.rubric.currentData(),
+                "model": model, "base_url": base_url,
+                "api_key_ref": self.key_env.text().strip() or None if endpoint else None, "params": params}

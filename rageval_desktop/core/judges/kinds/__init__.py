@@ -1,0 +1,208 @@
+"""Judge kinds: one protocol, one registry (inspect_ai's scorers, datasette's plugins).
+
+A kind says how a judge of its sort validates its settings, what its work items carry, what names its method in the
+idempotency key and the cache, what it needs installed or registered, and — for kinds that score locally — how it
+scores a chunk of items. Every kind, the built-in ones included, is registered under the Python entry point group
+`rageval_desktop.judge_kinds` (see pyproject.toml; the README shows a plug-in kind in 30 lines). The rest of the app
+asks the registry (`get_kind`, `kinds`) and never compares a kind's name.
+
+Kinds with `calls_llm` are judged by the LLM engine of core/jobs (rubrics, the request cache, the Batch API, the nugget
+and citation chains); the others score a chunk of items in the job's thread with `score`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError, UnknownChoice
+from rageval_desktop.core.base.vocab import MetricSpec
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.judges.judge import Judge
+    from rageval_desktop.core.judges.rubrics import Rubric
+    from rageval_desktop.core.store.project import Project
+
+ENTRY_POINT_GROUP = "rageval_desktop.judge_kinds"
+# The built-in kinds, as pyproject.toml registers them (a test holds the two equal). Used only when the app runs
+# without its distribution's metadata (a source folder on sys.path, a frozen bundle without metadata).
+BUILTIN = {
+    "llm": "rageval_desktop.core.judges.kinds.llm:KIND",
+    "embedding": "rageval_desktop.core.judges.kinds.embedding:KIND",
+    "lexical": "rageval_desktop.core.judges.kinds.lexical:KIND",
+    "hhem": "rageval_desktop.core.judges.kinds.hhem:KIND",
+}
+
+
+@dataclass
+class Settings:
+    """A judge's settings as asked for; a kind's `check` returns them validated and completed."""
+    metric: str
+    model: str | None = None
+    base_url: str | None = None
+    api_key_ref: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    rubric: str | None = None                      # the bundled rubric asked for (kinds that use rubrics)
+    base_rubric: Rubric | None = None              # set by `check`: the rubric stored with the judge
+    helpers: dict[str, Rubric] = field(default_factory=dict)   # set by `check`: further rubrics (nugget steps)
+
+
+@dataclass
+class Scored:
+    """One item's verdict from a local kind."""
+    score: float
+    label: str | None = None
+    rationale: str | None = None
+    detail: dict[str, Any] | None = None
+    latency_ms: float | None = None
+
+
+class Target(Protocol):
+    """What a kind scores: an item of a job's plan — the fields a rubric would render, and what `plan` added."""
+    fields: dict[str, str]
+    meta: dict[str, Any]
+
+
+class KindUnavailable(RagevalError):
+    """What the kind needs is not installed or registered: the job stops and says how to add it."""
+
+
+@runtime_checkable
+class JudgeKind(Protocol):
+    name: str           # stored with each judge; the CLI's --kind
+    label: str          # one line for help and dialogs
+    calls_llm: bool     # judged by the LLM engine (rubrics, endpoint calls, cost, batch)
+    reads_passages: bool   # its items need the retrieved passages loaded (False: answer and reference are enough)
+    needs: str          # what must be installed or registered for it to run ("" when nothing)
+    takes_endpoint: bool   # reached at an endpoint (base URL, model, key): the dialog shows those fields
+    choices: dict[str, dict[str, str]]   # settings with fixed values: {param: {value: what it means}}
+
+    def can_judge(self, spec: MetricSpec) -> str | None:
+        """None when a judge of this kind can score the metric; else why not, in words."""
+        ...
+
+    def check(self, project: Project, settings: Settings) -> Settings:
+        """The settings validated and completed (defaults set); raises JudgeConfigError naming the problem."""
+        ...
+
+    def model_id(self, judge: Judge) -> str:
+        """What the idempotency key and the caches know this judge's method by."""
+        ...
+
+    def plan(self, judge: Judge, row: dict[str, Any]) -> dict[str, Any] | None:
+        """What a work item of this judge carries beyond the rubric fields (row: question, answer, reference,
+        contexts, passages as (rank, text, in_prompt)); None: nothing."""
+        ...
+
+    def score(self, project: Project, judge: Judge, targets: Sequence[Target]) -> Iterator[Scored]:
+        """Local kinds: a verdict for each target, in order (the job may stop between two)."""
+        ...
+
+
+class LocalKind:
+    """Defaults for a kind that scores locally: no endpoint, no rubric, nothing extra planned."""
+    name = ""
+    label = ""
+    calls_llm = False
+    reads_passages = True
+    needs = ""
+    takes_endpoint = False
+    choices: dict[str, dict[str, str]] = {}
+
+    def can_judge(self, spec: MetricSpec) -> str | None:
+        return None
+
+    def check(self, project: Project, settings: Settings) -> Settings:
+        if settings.api_key_ref or settings.base_url:
+            raise JudgeConfigError(f"a {self.name} judge makes no network calls, so it takes no endpoint or key",
+                                   cli_hint="drop --base-url and --api-key-env",
+                                   gui_hint="clear the endpoint and the key")
+        return check_choices(self, settings)
+
+    def model_id(self, judge: Judge) -> str:
+        return f"{self.name}:{judge.params.get('model') or 'default'}"
+
+    def plan(self, judge: Judge, row: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def score(self, project: Project, judge: Judge, targets: Sequence[Target]) -> Iterator[Scored]:
+        raise NotImplementedError
+
+
+def check_choices(kind: Any, settings: Settings) -> Settings:
+    """Each of the kind's fixed-value settings: its first value by default, else one of its values."""
+    for param, options in kind.choices.items():
+        value = settings.params.setdefault(param, next(iter(options)))
+        if value not in options:
+            raise UnknownChoice(f"a {kind.name} judge's {param} is one of {', '.join(options)} (not '{value}')")
+    return settings
+
+
+_KINDS: dict[str, JudgeKind] = {}
+_SOURCES: dict[str, str] = {}
+PROBLEMS: list[str] = []     # plug-ins that failed to load, in words (`rageval judges kinds` shows them)
+_LOADED = False
+
+
+def _load(value: str) -> Any:
+    module, _, attr = value.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _discover() -> None:
+    """Every kind under the entry point group, the built-in ones first (in BUILTIN's order), then plug-ins by name."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    for name in [*BUILTIN, *sorted(set(found) - set(BUILTIN))]:
+        if name in _KINDS:
+            continue
+        ep = found.get(name)
+        try:
+            if ep is None:      # no metadata for the app itself (a checkout on sys.path): the same objects
+                register(_load(BUILTIN[name]), source="rageval-desktop")
+            else:
+                register(ep.load(), source=ep.dist.name if ep.dist else ep.value)
+        except Exception as exc:   # a broken plug-in must not take the app down: it is listed with its problem
+            PROBLEMS.append(f"judge kind '{name}' ({ep.value if ep else BUILTIN[name]}) could not be loaded: "
+                            f"{type(exc).__name__}: {exc}")
+
+
+def register(kind: Any, *, source: str = "") -> None:
+    """Add a kind (an entry point's object; tests may call this directly). Its name must be new."""
+    if not isinstance(kind, JudgeKind) or not getattr(kind, "name", ""):
+        raise JudgeConfigError(f"{kind!r} is not a judge kind (it needs name, label, calls_llm, reads_passages, "
+                               "needs, takes_endpoint, choices, can_judge, check, model_id, plan and score)")
+    if kind.name in _KINDS and _KINDS[kind.name] is not kind:
+        raise JudgeConfigError(f"two judge kinds are named '{kind.name}'")
+    _KINDS[kind.name] = kind
+    _SOURCES[kind.name] = source
+
+
+def kinds() -> dict[str, JudgeKind]:
+    _discover()
+    return dict(_KINDS)
+
+
+def source_of(name: str) -> str:
+    _discover()
+    return _SOURCES.get(name, "")
+
+
+def get_kind(name: str) -> JudgeKind:
+    _discover()
+    found = _KINDS.get(name)
+    if found is None:
+        raise UnknownChoice(f"unknown judge kind '{name}'; the kinds installed are {', '.join(kinds())} (a "
+                               "plug-in kind is installed as a Python package)")
+    return found
+
+
+def able_kinds(spec: MetricSpec) -> list[str]:
+    """The kinds that can judge a metric."""
+    return [name for name, kind in kinds().items() if kind.can_judge(spec) is None]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "rageval_desktop"
 # the floors, bottom first (the order the layers contract writes top first)
-FLOORS = ["base", "store", "judges", "review", "metrics", "golden", "jobs", "importers", "reports", "demo"]
+FLOORS = ["base", "store", "judges", "review", "metrics", "golden", "jobs", "importers", "reports", "ops", "demo"]
 
 
 def _package_of(module: str) -> str | None:

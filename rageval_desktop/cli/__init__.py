@@ -29,6 +29,7 @@ from rageval_desktop.cli.project_cmds import (
     cmd_info,
     cmd_new,
     cmd_restore,
+    cmd_undo,
 )
 from rageval_desktop.cli.review_cmds import (
     cmd_agreement,
@@ -101,6 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="quick_check: every page's structure, not every index against its table (faster on large "
                         "files; the default is integrity_check, which found damage quick_check called sound)")
     p.add_argument("--full", action="store_true", help=argparse.SUPPRESS)   # the default since 0.3; still accepted
+    p.add_argument("--json", action="store_true")
+
+    p = command("undo", cmd_undo, "undo the last operation — a golden edit, a judge's edit or status, a rating; the "
+                                  "app's undo list")
+    p.add_argument("project")
+    p.add_argument("--list", action="store_true", help="the recent operations, newest first, and what undid them")
+    p.add_argument("--limit", type=int, default=20, help="with --list: how many (default 20)")
+    p.add_argument("--operation", type=int, metavar="ID", help="undo this operation (default: the newest in effect)")
+    p.add_argument("--yes", action="store_true", help="undo without asking (needed when not at a terminal)")
     p.add_argument("--json", action="store_true")
 
     p = command("demo", cmd_demo, "write the bundled demo project")

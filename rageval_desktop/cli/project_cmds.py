@@ -131,3 +131,30 @@ def cmd_check(args: argparse.Namespace) -> int:
         pass  # an older schema or a read-only file: the report stands
     _print(args, report.as_dict(), report.summary())
     return EXIT_OK
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    """The app's undo list from the command line: what will be undone is shown first; --yes (or a y at a
+    terminal) undoes it, logged as an undo (the app's Redo can take it back)."""
+    from rageval_desktop.core import ops
+    from rageval_desktop.core.store import oplog
+
+    with _open(args.project) as project:
+        if args.list:
+            found = oplog.recent(project, args.limit)
+            lines = [ops.describe(o) + (f" (undone by {o.undone_by})" if o.undone_at else "") for o in found]
+            _print(args, [o.as_dict() for o in found], "\n".join(lines) or "no operations yet")
+            return EXIT_OK
+        op = oplog.get(project, args.operation) if args.operation else oplog.last_undoable(project)
+        if op is None:
+            raise UsageError("nothing to undo" if not args.operation else f"no operation {args.operation}")
+        print(f"will undo {ops.describe(op)}", file=sys.stderr)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError("add --yes to undo it (not at a terminal, so not asked)")
+            if input("Undo it? [y/N] ").strip().lower() not in ("y", "yes"):
+                print("nothing undone", file=sys.stderr)
+                return EXIT_OK
+        result = ops.undo(project, op.id, initiator="cli")
+    _print(args, result.as_dict(), f"undone: {op.label} (operation {result.operation})")
+    return EXIT_OK

@@ -94,10 +94,12 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_judge_status(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.review import agreement
+    from rageval_desktop.core import ops
 
-    with _open(args.project) as project:
-        agreement.set_status(project, args.name, "retired" if args.action == "retire" else "active", args.reason)
+    with _open(args.project) as project:   # an operation: `rageval undo` (or the app's Ctrl+Z) takes it back
+        ops.run(project, "set judge status", {"name": args.name, "reason": args.reason,
+                                              "status": "retired" if args.action == "retire" else "active"},
+                initiator="cli")
     _print(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
     return EXIT_OK
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from rageval_desktop.gui.main_window import PAGES, MainWindow
+from rageval_desktop.gui.main_window import MainWindow
+from rageval_desktop.gui.pages import BY_KEY
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -25,7 +26,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (for screenshots)")
     parser.add_argument("--run", metavar="NAME", help="show this run first (default: the golden set)")
     parser.add_argument("--slice", metavar="TAG", help="show this slice first")
-    parser.add_argument("--view", choices=list(PAGES), help="open this view first")
+    parser.add_argument("--view", choices=list(BY_KEY), help="open this view first")
     return parser.parse_args(argv)
 
 

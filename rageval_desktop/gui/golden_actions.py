@@ -36,40 +36,20 @@ class GoldenActions:
             return
         existing = row(self.project, golden_id) if golden_id else None
         dialog = GoldenRowDialog(self.project, browse.slice_choices(self.project), existing, self)
-        if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:
-            def saved(r: dict) -> None:
-                from rageval_desktop.core.golden.edits import set_status
-                from rageval_desktop.gui import undo
-
-                project = self.project
-                if existing is not None:
-                    self.undo_stack.push(undo.golden_edit(self, existing, r))
-                else:
-                    self.undo_stack.push(undo.CoreCommand(
-                        self, f"add golden row {r['id']}",
-                        lambda ctx: set_status(project, r["id"], r["status"], "redo: add"),
-                        lambda ctx: set_status(project, r["id"], "retired", "undo: added by mistake")))
-                self.statusBar().showMessage(f"Saved golden row {r['id']}", 8000)
-
-            self.run_task("Saving the golden row", dialog.save(), on_done=saved)
+        if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:   # an operation of core: Ctrl+Z takes it back
+            self.state.run_op("Saving the golden row", *dialog.operation(),
+                              on_done=lambda r: self.statusBar().showMessage(f"Saved: {r.label}", 8000))
 
     def retire_golden(self) -> None:
         from PySide6.QtWidgets import QInputDialog
-
-        from rageval_desktop.core.golden.edits import set_status
 
         gid = self.selected_golden_id()
         if gid is None or self.project is None:
             return
         reason, ok = QInputDialog.getText(self, "Retire golden row", f"Why retire {gid}? (kept in its history)")
         if ok and reason.strip():
-            from rageval_desktop.core.golden.edits import row
-            from rageval_desktop.gui import undo
-
-            before = row(self.project, gid)["status"]
-            self.run_task("Retiring the row",
-                lambda ctx, project=self.project: set_status(project, gid, "retired", reason),
-                          on_done=lambda _r: self.undo_stack.push(undo.golden_status(self, gid, before, "retired")))
+            self.state.run_op("Retiring the row", "set golden status", {"id": gid, "status": "retired",
+                                                                        "reason": reason})
 
     def save_golden_version(self) -> None:
         from PySide6.QtWidgets import QInputDialog
@@ -116,17 +96,10 @@ class GoldenActions:
                                                        duplicates_text(*found), self).open())
 
     def approve_golden(self) -> None:
-        from rageval_desktop.core.golden.edits import set_status
-
         gid = self.selected_golden_id()
         if gid is not None and self.project is not None:
-            from rageval_desktop.core.golden.edits import row
-            from rageval_desktop.gui import undo
-
-            before = row(self.project, gid)["status"]
-            self.run_task("Approving the row", lambda ctx, project=self.project: set_status(project, gid, "approved",
-                                                                      f"approved by {project.actor}"),
-                          on_done=lambda _r: self.undo_stack.push(undo.golden_status(self, gid, before, "approved")))
+            self.state.run_op("Approving the row", "set golden status",
+                              {"id": gid, "status": "approved", "reason": f"approved by {self.project.actor}"})
 
     def generate_golden(self) -> None:
         from PySide6.QtWidgets import QInputDialog

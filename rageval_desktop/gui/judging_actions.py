@@ -35,19 +35,9 @@ class JudgingActions:
         from rageval_desktop.core.judges.registry import list_judges
 
         dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self, existing=record)
-        if dialog.exec() == JudgeDialog.DialogCode.Accepted:
-            from rageval_desktop.gui import undo
-
-            after = dialog.changes()
-            before = {"base_url": record["base_url"], "api_key_ref": record["api_key_ref"],
-                      "concurrency": record["params"].get("concurrency"), "timeout": record["params"].get("timeout")}
-
-            def saved(j: Any) -> None:
-                self.undo_stack.push(undo.judge_edit(self, j.name, before, after))
-                self.statusBar().showMessage(f"Saved judge '{j.name}'", 8000)
-
-            self.run_task("Saving the judge", operations.edit_judge, self.project, record["name"], after,
-                          on_done=saved)
+        if dialog.exec() == JudgeDialog.DialogCode.Accepted:   # an operation of core: Ctrl+Z takes it back
+            self.state.run_op("Saving the judge", "edit judge", {"name": record["name"], "changes": dialog.changes()},
+                              on_done=lambda r: self.statusBar().showMessage(f"Saved: {r.label}", 8000))
 
     def test_judge(self, name: str | None) -> None:
         if self.project is not None and name:

@@ -35,14 +35,16 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.metrics import triage
 from rageval_desktop.core.store import browse, queries
+from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.prefs import settings
-from rageval_desktop.gui.undo import make_stack
+from rageval_desktop.gui.state import AppState
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.golden_tools import GoldenBar
 from rageval_desktop.gui.views.notice_bar import NoticeBar
@@ -51,10 +53,6 @@ from rageval_desktop.gui.views.welcome import WelcomePage
 from rageval_desktop.gui.window_tasks import WindowTasks
 
 ROW_HEIGHT = 24
-PAGES = {"judges": ("judges_view", "JudgesView"), "jobs": ("jobs_view", "JobsView"),
-         "dashboard": ("analysis_views", "DashboardView"), "compare": ("analysis_views", "CompareView"),
-         "failures": ("analysis_views", "FailuresView"), "review": ("review_view", "ReviewView"),
-         "audit": ("audit_view", "AuditView"), "team": ("team_view", "TeamView")}
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
@@ -63,7 +61,7 @@ BACKUP_EVERY_MS = 10 * 60 * 1000
 class ProjectEvents(QObject):
     """Carries `Project.listeners` calls (any thread) to the GUI thread."""
 
-    changed = Signal(str, object)
+    changed = Signal(object)    # a core Changes
 
 
 class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
@@ -71,6 +69,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     task_finished = Signal(str)
     read_finished = Signal(str)           # a page's read landed (its name)
     job_finished = Signal(str)
+
+    # the state's, shared with every page
+    undo_stack = property(lambda self: self.state.undo_stack)
+    current_run = property(lambda self: self.state.current_run,
+                           lambda self, run: setattr(self.state, "current_run", run))
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,17 +85,13 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self._closing = 0                      # projects still closing on their thread
         self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
         self._backup: workers.Worker | None = None
-        self.undo_stack = make_stack(self)
-        self.current_run: str | None = None  # the run chosen in any view; the others follow it
+        self.state = AppState(self, self)   # what the pages see of the app: project, run, slice, lanes, changes
+        self.job_finished.connect(self.state.job_finished)
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
         self._build()
         self._build_actions()
-        self.refresh_timer = QTimer(self)  # analysis pages recompute once changes settle, not on every batch
-        self.refresh_timer.setSingleShot(True)
-        self.refresh_timer.setInterval(800)
-        self.refresh_timer.timeout.connect(self._refresh_analysis)
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
         self.backup_timer.timeout.connect(self._periodic_backup)
@@ -289,12 +288,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                     self.close_action, self.pack_export_action, self.pack_import_action, self.check_action):
             act.setEnabled(enabled)
 
-    def _refresh_analysis(self) -> None:
-        current = self.pages.currentWidget()
-        computed = [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit", "team")]
-        if self.project is not None and current in computed:  # reads have their own lane: never held back
-            current.refresh(self.run_names())
-
     def undo(self) -> None:
         """Ctrl+Z: the last edit of any kind (ratings included), from the one undo stack."""
         self.undo_stack.undo()
@@ -376,20 +369,18 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if kind not in self._pages:
             import importlib  # pages are built (and their modules imported) on first visit: a faster first window
 
-            module, name = PAGES[kind]
-            widget = getattr(importlib.import_module(f"rageval_desktop.gui.views.{module}"), name)(self)
+            spec = page_list.BY_KEY[kind]
+            widget = getattr(importlib.import_module(f"rageval_desktop.gui.views.{spec.module}"), spec.cls)(self.state)
             self._pages[kind] = widget
             self.pages.addWidget(widget)
+            self.state.subscribe(widget)
         return self._pages[kind]
 
-    judges_view = property(lambda self: self.page("judges"))
-    jobs_view = property(lambda self: self.page("jobs"))
-    dashboard_view = property(lambda self: self.page("dashboard"))
-    compare_view = property(lambda self: self.page("compare"))
-    failures_view = property(lambda self: self.page("failures"))
-    review_view = property(lambda self: self.page("review"))
-    audit_view = property(lambda self: self.page("audit"))
-    team_view = property(lambda self: self.page("team"))
+    def __getattr__(self, name: str) -> Any:
+        """`window.dashboard_view` and the like: the page of that key (built on first use)."""
+        if name.endswith("_view") and name[:-5] in page_list.BY_KEY:
+            return self.page(name[:-5])
+        raise AttributeError(name)
 
     # --- opening -------------------------------------------------------------------------------
     def open_path(self, path: str | Path) -> None:
@@ -404,6 +395,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.close_project(then=lambda: self._opened(project))
             return
         self.project = project
+        self.state.set_project(project)
         project.listeners.append(self.events.changed.emit)
         self._remember(project.path)
         self.setWindowTitle(f"{project.meta('name') or project.path.stem} — RAGEval Desktop")
@@ -430,10 +422,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             return
         self.backup_timer.stop()
         project, self.project = self.project, None
+        self.state.set_project(None)
         for worker in (self._task, self._job):
             if worker is not None:   # detached: a batch job's remote batches keep running (collected on reopen)
                 worker.cancel(detach=True)
-        self.undo_stack.clear()
         self.table.setModel(None)
         self.detail.show_detail(None)
         self.nav.clear()
@@ -571,22 +563,16 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.nav.addItem(header)
         for run_id, name, rows in browse.list_runs(self.project):
             self._nav_item(f"{name}  ({rows:,})", ("run", (run_id, name)))
-        header = QListWidgetItem("EVALUATE")
-        header.setFlags(Qt.ItemFlag.NoItemFlags)
-        header.setData(Qt.ItemDataRole.UserRole, None)
-        self.nav.addItem(header)
-        self._nav_item("Dashboard", ("dashboard", None))
-        self._nav_item("Compare", ("compare", None))
-        self._nav_item("Failures", ("failures", None))
-        self._nav_item(f"Judges  ({info['judges']})", ("judges", None))
-        self._nav_item("Jobs", ("jobs", None))
-        header = QListWidgetItem("HUMANS")
-        header.setFlags(Qt.ItemFlag.NoItemFlags)
-        header.setData(Qt.ItemDataRole.UserRole, None)
-        self.nav.addItem(header)
-        self._nav_item("Review", ("review", None))
-        self._nav_item("Audit", ("audit", None))
-        self._nav_item("Team", ("team", None))
+        section = None
+        for spec in page_list.PAGES:
+            if spec.section != section:
+                section = spec.section
+                header = QListWidgetItem(section)
+                header.setFlags(Qt.ItemFlag.NoItemFlags)
+                header.setData(Qt.ItemDataRole.UserRole, None)
+                self.nav.addItem(header)
+            count = f"  ({info[spec.count]})" if spec.count else ""
+            self._nav_item(spec.title + count, (spec.key, None))
         self.nav.blockSignals(False)
         for i in range(self.nav.count()):
             if self.nav.item(i).data(Qt.ItemDataRole.UserRole) == keep:
@@ -613,6 +599,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self._show_current()
 
     def _on_slice(self, *_: Any) -> None:
+        self.state.current_slice = self.slice_box.currentData()
         self._show_current()
 
     def current_key(self) -> tuple | None:
@@ -654,22 +641,14 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def review_source(self) -> Any:
         """Where the review screen reads and rates: this window's project."""
-        from rageval_desktop.core.review.source import ProjectSource
+        from rageval_desktop.core.ops.sources import ProjectSource
 
         return ProjectSource(self.project) if self.project is not None else None
 
     def _show_current(self) -> None:
         key = self.current_key()
         self.rows_label.setText("")  # a row count is true only for the table of rows (set below)
-        if key and key[0] == "judges":
-            self.judges_view.refresh(self.run_names())
-            self.pages.setCurrentWidget(self.judges_view)
-            return
-        if key and key[0] == "jobs":
-            self.jobs_view.refresh()
-            self.pages.setCurrentWidget(self.jobs_view)
-            return
-        if key and key[0] in ("dashboard", "compare", "failures", "review", "audit", "team"):
+        if key and key[0] in page_list.BY_KEY:
             view = self.page(key[0])
             self.pages.setCurrentWidget(view)
             view.refresh(self.run_names())
@@ -753,21 +732,34 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.rows_page.setSizes([total - width, width])
 
     def open_failures(self, run: str | None, slice_tag: str, metric: str) -> None:
-        """A click on a chart: the failure browser on that run, slice and (judge) metric."""
+        self.navigate("failures", run=run, slice_tag=slice_tag, metric=metric)
+
+    def navigate(self, page: str, **where: Any) -> None:
+        """A page asked to show another (the state's `navigate`): the failure browser comes with a run, slice and
+        (judge) metric — a click on a chart."""
         from rageval_desktop.core.base.vocab import METRICS
         from rageval_desktop.core.metrics.dashboard import ALL
 
-        if run:
-            self.current_run = run
+        if page != "failures" or not where:
+            self.select_nav(page)
+            return
+        if where.get("run"):
+            self.current_run = where["run"]
+        slice_tag = where.get("slice_tag")
         self.slice_box.blockSignals(True)
         self.slice_box.setCurrentIndex(max(self.slice_box.findData(None if slice_tag == ALL else slice_tag), 0))
         self.slice_box.blockSignals(False)
+        self.state.current_slice = self.slice_box.currentData()
         view = self.page("failures")
+        metric = where.get("metric")
         view.filter_to(metric if metric in METRICS else None)
         if self.pages.currentWidget() is view:
             view.refresh(self.run_names())
         else:
             self.select_nav("failures")
+
+    def show_status(self, message: str, ms: int = 6000) -> None:
+        self.statusBar().showMessage(message, ms)
 
     def focus_search(self) -> None:
         if self.pages.currentWidget() is not self.rows_page:
@@ -827,31 +819,23 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         else:
             self.detail.show_detail(queries.run_row_detail(self.project, row_id))
 
-    def _on_project_changed(self, op: str, changed: Any) -> None:
+    def _on_project_changed(self, changes: Changes) -> None:
+        """A committed write, on the GUI thread: the window keeps its navigation and rows table; every page that shows
+        what changed refreshes itself (`AppState.subscribe`)."""
         if self.project is None:
             return
         from datetime import datetime
 
-        self.saved_label.setText(f"saved {datetime.now():%H:%M:%S} ({op})")
-        changed = set(changed)
-        if changed & {"golden", "runs", "judges", "judgments"}:
+        self.saved_label.setText(f"saved {datetime.now():%H:%M:%S} ({changes.op})")
+        if changes.touches(Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS):
             self._failing.clear()   # failure classes follow the gold ids, the runs and the judges' verdicts
-        if changed & {"golden", "runs", "corpus", "judges"}:
+        self.state.announce(changes)
+        if changes.touches(Area.GOLDEN, Area.RUNS, Area.CORPUS, Area.JUDGES):
             self._fill_slices()
             self._fill_nav()
             self._show_current()
-        elif changed & {"judgments", "jobs", "ratings"}:
-            if "judgments" in changed and "review" in self._pages:
-                self.review_view.judgments_changed()
-            current = self.pages.currentWidget()
-            if current in [self._pages.get(k) for k in ("dashboard", "compare", "failures", "audit", "team")]:
-                self.refresh_timer.start()
-            if current is self.rows_page:
-                self._on_row(self.table.currentIndex())
-            elif current is self._pages.get("judges"):
-                self.judges_view.refresh(self.run_names())
-            elif current is self._pages.get("jobs") and "jobs" in changed:
-                self.jobs_view.refresh()
+        elif changes.touches(Area.JUDGMENTS, Area.JOBS, Area.RATINGS) and self.pages.currentWidget() is self.rows_page:
+            self._on_row(self.table.currentIndex())
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Quitting never blocks: with a project open (or closing), the window stays until it is closed."""
@@ -863,6 +847,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             if self.project is not None:
                 self.close_project(then=self.close)
             return
-        self.refresh_timer.stop()
+        self.state.stop_refreshes()
         self.statusBar().clearMessage()  # stops the status bar's message timer
         super().closeEvent(event)

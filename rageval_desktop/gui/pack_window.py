@@ -7,22 +7,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtGui import QAction, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow
 
 from rageval_desktop.gui import workers
+from rageval_desktop.gui.state import AppState
 
 
 class PackWindow(QMainWindow):
     def __init__(self, path: str | Path) -> None:
         super().__init__()
+        from rageval_desktop.core.ops.sources import PackSource
         from rageval_desktop.core.review.packs import Pack
-        from rageval_desktop.core.review.source import PackSource
 
         self.pack = Pack(path)           # PackRefused (a RagevalError) says why a file cannot be opened
         self.source_ = PackSource(self.pack)
         self.project = None
-        self.undo_stack = QUndoStack(self)
+        self.state = AppState(self, self)     # the review view sees the pack through the same state as a project
+        self.undo_stack = self.state.undo_stack
         self.last_error = ""
         sample = self.pack.sample()
         self.setWindowTitle(f"Review pack · {self.pack.reviewer} · {sample.metric} · {Path(path).name}")
@@ -44,11 +46,11 @@ class PackWindow(QMainWindow):
             edit.addAction(action)
         from rageval_desktop.gui.views.review_view import ReviewView
 
-        self.review_view = ReviewView(self)  # type: ignore[arg-type]   # the window API it uses is below
+        self.review_view = ReviewView(self.state)
         self.setCentralWidget(self.review_view)
         self.review_view.refresh([])
 
-    # --- what the review view asks of its window -------------------------------------------------------
+    # --- what the review view asks of its window (the state's Host) -----------------------------------------
     def review_source(self) -> Any:
         return self.source_
 
@@ -61,6 +63,15 @@ class PackWindow(QMainWindow):
     def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
         self.status.setText(label + "…")
         return workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
+
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+        workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
+
+    def show_status(self, message: str, ms: int = 6000) -> None:
+        self.status.setText(message)
+
+    def navigate(self, page: str, **where: Any) -> None:
+        pass                               # a pack window has one page
 
     def show_error(self, message: str, details: str = "") -> None:
         from rageval_desktop.gui.views.common import warn

@@ -1,82 +1,61 @@
-"""Undo and redo of user edits as a QUndoStack whose commands call core ops in a worker: the edit is done (and
-recorded in the project's history) first, then pushed; undoing runs the inverse op, which is recorded too — the
-project's history never loses a step, it only gains the undo."""
+"""The app's undo stack over core's operations log (core/ops): an edit runs as an operation (logged with what undoes
+it) and is then pushed; Ctrl+Z runs `ops.undo` and Ctrl+Shift+Z `ops.redo` in a worker. The same list is what
+`rageval undo` reads, so an undo in either place is seen by the other (History shows this session's)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from rageval_desktop.core import ops
+from rageval_desktop.core.ops import OpResult
 from rageval_desktop.gui import workers
 
-Op = Callable[[Any], Any]  # fn(ctx) run in a worker
 
+class OpCommand(QUndoCommand):
+    """One logged operation on the stack. Its undo and redo are operations too (logged, undoable)."""
 
-class CoreCommand(QUndoCommand):
-    def __init__(self, window: Any, text: str, redo_op: Op, undo_op: Op) -> None:
-        super().__init__(text)
-        self.window, self.redo_op, self.undo_op = window, redo_op, undo_op
+    def __init__(self, owner: Any, result: OpResult) -> None:
+        super().__init__(result.label)
+        self.owner, self.operation = owner, result.operation
+        self.undo_id: int | None = None
         self._pushed = False
 
     def redo(self) -> None:
-        if not self._pushed:  # the edit already happened when the command is pushed
+        if not self._pushed:  # the operation already ran when the command was pushed
             self._pushed = True
             return
-        self._run(self.redo_op, f"Redo: {self.text()}")
+        project, undo_id = self.owner.project, self.undo_id
+        if undo_id is None:
+            self.owner.show_error(f"Redo: {self.text()} — the undo has not finished yet; try again")
+            return
+        self._run(lambda ctx: ops.redo(project, undo_id, initiator="gui"), f"Redo: {self.text()}",
+                  lambda r: setattr(self, "operation", r.operation))
 
     def undo(self) -> None:
-        self._run(self.undo_op, f"Undo: {self.text()}")
+        project, operation = self.owner.project, self.operation
+        self._run(lambda ctx: ops.undo(project, operation, initiator="gui"), f"Undo: {self.text()}",
+                  lambda r: setattr(self, "undo_id", r.operation))
 
-    def _run(self, op: Op, label: str) -> None:
-        window = self.window
-        workers.start(op, on_done=lambda _r: window.statusBar().showMessage(label, 6000),
-                      on_error=lambda message, details: window.show_error(f"{label} failed: {message}", details))
+    def _run(self, op: Any, label: str, after: Any) -> None:
+        owner = self.owner
+
+        def done(result: OpResult) -> None:
+            after(result)
+            owner.status(label)
+
+        workers.start(op, on_done=done,
+                      on_error=lambda message, details: owner.show_error(f"{label} failed: {message}", details))
+
+
+def push(owner: Any, stack: QUndoStack, result: OpResult) -> None:
+    """Put a finished operation on the stack (one that changed nothing logged nothing, and is not pushed)."""
+    if result.operation is not None:
+        stack.push(OpCommand(owner, result))
 
 
 def make_stack(parent: Any) -> QUndoStack:
     stack = QUndoStack(parent)
     stack.setUndoLimit(200)
     return stack
-
-
-# --- commands for the edits people make --------------------------------------------------------------
-def golden_edit(window: Any, before: dict[str, Any], after: dict[str, Any]) -> CoreCommand:
-    from rageval_desktop.core.golden.edits import edit_row
-
-    fields = ("question", "gold_answer", "gold_chunk_ids", "slice_tag")
-    old = {k: before[k] for k in fields}
-    new = {k: after[k] for k in fields}
-    project, gid = window.project, before["id"]
-    return CoreCommand(window, f"edit golden row {gid}",
-                       lambda ctx: edit_row(project, gid, "redo", **new),
-                       lambda ctx: edit_row(project, gid, "undo", **old))
-
-
-def golden_status(window: Any, gid: str, before: str, after: str) -> CoreCommand:
-    from rageval_desktop.core.golden.edits import set_status
-
-    project = window.project
-    return CoreCommand(window, f"{after} golden row {gid}",
-                       lambda ctx: set_status(project, gid, after, "redo"),
-                       lambda ctx: set_status(project, gid, before, "undo"))
-
-
-def judge_edit(window: Any, name: str, before: dict[str, Any], after: dict[str, Any]) -> CoreCommand:
-    from rageval_desktop.core.judges.registry import update_judge
-
-    project = window.project
-    return CoreCommand(window, f"edit judge {name}",
-                       lambda ctx: update_judge(project, name, **after),
-                       lambda ctx: update_judge(project, name, **before))
-
-
-def judge_status(window: Any, name: str, before: str, after: str, reason: str) -> CoreCommand:
-    from rageval_desktop.core.review.agreement import set_status
-
-    project = window.project
-    verb = "retire" if after == "retired" else "reinstate"
-    return CoreCommand(window, f"{verb} judge {name}",
-                       lambda ctx: set_status(project, name, after, f"redo: {reason}", force=True),
-                       lambda ctx: set_status(project, name, before, f"undo: {reason}", force=True))

@@ -12,6 +12,7 @@ import pytest
 
 from rageval_desktop.core.base.errors import ProjectExists, ProjectRefused, WriteFailed
 from rageval_desktop.core.store import backup as backups
+from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from tests.conftest import file_digest
@@ -151,12 +152,19 @@ def test_failed_write_rolls_back(project):
     assert project.meta("a") is None
 
 
-def test_listeners_hear_what_changed(project):
+def test_listeners_hear_what_changed_typed(project):
     heard = []
-    project.listeners.append(lambda op, changed: heard.append((op, changed)))
-    with project.write("rename", changed=("meta",)) as w:
+    project.listeners.append(heard.append)
+    with project.write("rename", changed=(Area.SETTINGS,)) as w:
         w.execute("UPDATE meta SET value = 'x' WHERE key = 'name'")
-    assert heard == [("rename", ("meta",))]
+    assert heard == [Changes("rename", frozenset({Area.SETTINGS}))]
+    assert heard[0].touches(Area.SETTINGS, Area.JUDGES) and not heard[0].touches(Area.JUDGES)
+
+
+def test_a_write_names_only_areas_that_exist(project):
+    """Free strings were never checked: a typo ("judgement") refreshed nothing. Now it fails at the write."""
+    with pytest.raises(ValueError, match="judgement"), project.write("x", changed=("judgement",)):
+        pass
 
 
 def test_backups_rotate_and_are_consistent(project):

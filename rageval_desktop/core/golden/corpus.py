@@ -14,6 +14,7 @@ from typing import Any
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.embedded import minilm_path
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".pdf")
@@ -86,7 +87,7 @@ def import_folder(project: Project, folder: str | Path, *, size: int = 200, over
                          "token_count": len(tok.encode(piece, add_special_tokens=False).ids),
                          "metadata": json.dumps({"chunk_size": size, "overlap": overlap})})
         ctx.report(n, len(files), f"chunking {doc_id}")
-    with project.write("import corpus folder", changed=("corpus",)) as conn:
+    with project.write("import corpus folder", changed=(Area.CORPUS,)) as conn:
         before = conn.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0]
         project.utils["corpus_chunks"].upsert_all(rows, pk="chunk_id", batch_size=2_000)
         after = conn.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0]

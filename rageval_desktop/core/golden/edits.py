@@ -10,6 +10,7 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import normalise_question, short_hash
 from rageval_desktop.core.golden.dedupe import mark_unchecked
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
@@ -73,7 +74,7 @@ def add_row(project: Project, question: str, *, gold_answer: str | None = None, 
     values = {"question": question.strip(), "gold_answer": gold_answer, "gold_chunk_ids": gold_chunk_ids or [],
               "slice_tag": slice_tag, "status": status, "source": source}
     gid = golden_id or golden_id_for(question)
-    with project.write("add golden row", changed=("golden",)) as conn:
+    with project.write("add golden row", changed=(Area.GOLDEN,)) as conn:
         validate(conn, values)
         if conn.execute("SELECT 1 FROM golden_rows WHERE id = ? OR question_norm = ?",
                         (gid, normalise_question(question))).fetchone():
@@ -96,7 +97,7 @@ def edit_row(project: Project, golden_id: str, reason: str, **changes: Any) -> d
         raise GoldenInvalid(f"cannot edit {', '.join(sorted(unknown))} (use retire/approve for the status)")
     if not reason or not reason.strip():
         raise GoldenInvalid("say why: every edit of the golden set carries a reason")
-    with project.write("edit golden row", changed=("golden",)) as conn:
+    with project.write("edit golden row", changed=(Area.GOLDEN,)) as conn:
         before = row(project, golden_id, conn)
         after = {**before, **changes}
         if after == before:
@@ -124,7 +125,7 @@ def set_status(project: Project, golden_id: str, status: str, reason: str) -> di
         raise GoldenInvalid("status is draft, approved or retired")
     if not reason or not reason.strip():
         raise GoldenInvalid("say why")
-    with project.write(f"{ops[status]} golden row", changed=("golden",)) as conn:
+    with project.write(f"{ops[status]} golden row", changed=(Area.GOLDEN,)) as conn:
         before = row(project, golden_id, conn)
         if before["status"] == status:
             return before
@@ -159,7 +160,7 @@ def promote_failure(project: Project, run_row_id: int, slice_tag: str, reason: s
 
 def set_target(project: Project, slice_tag: str, rows: int | None) -> None:
     """How many approved rows a slice should have (the balance panel compares against it)."""
-    with project.write("set slice target", changed=("golden",)) as conn:
+    with project.write("set slice target", changed=(Area.GOLDEN,)) as conn:
         known = {r[0] for r in conn.execute("SELECT name FROM slices")}
         if slice_tag not in known:
             if rows is None:

@@ -15,6 +15,7 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.scoring import nuggets as scores
 from rageval_desktop.core.base.text import normalise_question, short_hash
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 GOLDEN = "golden"
@@ -152,7 +153,7 @@ def check_list(items: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def _save_golden(project: Project, key: str, question: str, items: list[dict[str, str]], status: str,
                  reason: str | None, op: str, source: dict[str, Any]) -> dict[str, Any]:
-    with project.write(op, changed=("nuggets",)) as conn:
+    with project.write(op, changed=(Area.NUGGETS,)) as conn:
         before = _row(conn.execute(f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? AND scope = 'golden'",
                                    (key,)).fetchone())
         conn.execute(

@@ -10,6 +10,7 @@ from typing import Any
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import neutralise
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 CURRENT = "current"
@@ -20,7 +21,7 @@ def create_version(project: Project, name: str, note: str | None = None) -> dict
     name = name.strip()
     if not name or name == CURRENT:
         raise RagevalError("a version needs a name (and 'current' is reserved)")
-    with project.write("golden version", changed=("golden",)) as conn:
+    with project.write("golden version", changed=(Area.GOLDEN,)) as conn:
         if conn.execute("SELECT 1 FROM golden_versions WHERE name = ?", (name,)).fetchone():
             raise RagevalError(f"version '{name}' already exists")
         vid = conn.execute("INSERT INTO golden_versions (name, author, note, created_at) VALUES (?, ?, ?, ?)",

@@ -14,6 +14,7 @@ from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.common import ImportReport, check_unique
 from rageval_desktop.core.importers.readers import read_records
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 KNOWN = {"chunk_id", "doc_id", "position", "text", "token_count"}
@@ -40,7 +41,7 @@ def import_corpus(project: Project, path: str | Path, *, ctx: TaskContext | None
     check_unique([(i, ch["chunk_id"]) for i, ch in enumerate(chunks, start=1)], path.name, "chunk_id", "chunk id")
     report = ImportReport(kind="corpus", file=path.name, layout="chunks", rows_read=len(chunks),
                           warnings=list(c.warnings))
-    with project.write("import corpus", changed=("corpus",)) as conn:
+    with project.write("import corpus", changed=(Area.CORPUS,)) as conn:
         present = {r[0] for r in conn.execute("SELECT chunk_id FROM corpus_chunks")}
         fresh = [ch for ch in chunks if ch["chunk_id"] not in present]
         project.utils["corpus_chunks"].insert_all(fresh, batch_size=2_000)

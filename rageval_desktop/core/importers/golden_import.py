@@ -14,6 +14,7 @@ from rageval_desktop.core.golden import dedupe
 from rageval_desktop.core.golden.edits import golden_id_for
 from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, load
 from rageval_desktop.core.importers.layouts import GoldenRecord
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 CONTENT_FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "metadata")
@@ -54,7 +55,7 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
     before = set(by_question)
     written: list[str] = []
     ctx.report(0, len(records), "writing golden rows", force=True)
-    with project.write("import golden set", changed=("golden",)) as conn:
+    with project.write("import golden set", changed=(Area.GOLDEN,)) as conn:
         chunk_by_text = _chunks_by_text(conn, records)
         known_slices = {r[0] for r in conn.execute("SELECT name FROM slices")}
         new_slices: set[str] = set()

@@ -14,6 +14,7 @@ from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.readers import read_records
 from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.ratings import RATING_COLUMNS, check_score
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 
@@ -78,7 +79,7 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
         rank, key = _target(conn, c, r, i, metric, row_id, seen)
         rows.append((row_id, metric, rank, key, c.text(r, "reviewer", i, required=True), score,
                      c.text(r, "comment", i), utcnow()))
-    with project.write("import ratings", changed=("ratings",)) as w:
+    with project.write("import ratings", changed=(Area.RATINGS,)) as w:
         w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
                       "comment, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows))

@@ -16,6 +16,7 @@ from rageval_desktop.core.base.text import lookalike, name_problem
 from rageval_desktop.core.importers.common import ImportReport
 from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.importers.run_reader import InProcess
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 PARALLEL_BYTES = 32 * 1024 * 1024   # a file this large is read and converted by a second process (reader_process)
@@ -77,7 +78,7 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
                                "case or width): the two are easy to confuse in a gate or a report")
 
     ctx.report(0, size, "reading and writing run rows", force=True)
-    with project.write("import run", changed=("runs",)) as conn:
+    with project.write("import run", changed=(Area.RUNS,)) as conn:
         if existing:
             conn.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
             report.warnings.append(f"replaced the previous run '{run_name}'")

@@ -41,6 +41,7 @@ from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store import owners, records
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -206,7 +207,7 @@ class BatchJob:
         waiting = pending_for(self.project, [j.id for j in judges if j.calls_llm], run_id)
         if waiting is None:
             return None
-        with self.project.write("check batch jobs", changed=("jobs",)) as conn:
+        with self.project.write("check batch jobs", changed=(Area.JOBS,)) as conn:
             owners.interrupt_dead_jobs(conn)          # a killed collector's job is 'interrupted' from here on
         job = records.get(self.project, waiting)
         mine, theirs = sorted(self.spec.judges or []), sorted(job["params"].get("judges") or [])
@@ -385,7 +386,7 @@ class BatchJob:
         data = b"".join(lines)
         file_id = provider.upload(f"rageval-job{self.job_id}-round{round_}-part{part}.jsonl", data)
         now = utcnow()
-        with self.project.write("record batch file", changed=("jobs",)) as conn:
+        with self.project.write("record batch file", changed=(Area.JOBS,)) as conn:
             row_id = conn.execute(
                 "INSERT INTO batches (job_id, round, part, base_url, api_key_ref, input_file_id, requests, bytes, "
                 "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'uploaded', ?, ?)",
@@ -403,7 +404,7 @@ class BatchJob:
         batch = provider.find(metadata) if resumed else None
         if batch is None:
             batch = provider.create(file_id, metadata)
-        with self.project.write("record batch", changed=("jobs",)) as conn:
+        with self.project.write("record batch", changed=(Area.JOBS,)) as conn:
             conn.execute("UPDATE batches SET remote_id = ?, status = ?, updated_at = ? WHERE id = ?",
                          (batch.id, batch.status, utcnow(), row_id))
 
@@ -421,7 +422,7 @@ class BatchJob:
             if batch is None:
                 continue
             counts = batch.request_counts
-            with self.project.write("batch status", changed=("jobs",)) as conn:
+            with self.project.write("batch status", changed=(Area.JOBS,)) as conn:
                 conn.execute("UPDATE batches SET status = ?, completed = ?, failed = ?, output_file_id = ?, "
                              "error_file_id = ?, updated_at = ? WHERE id = ?",
                              (batch.status, getattr(counts, "completed", 0) or 0, getattr(counts, "failed", 0) or 0,
@@ -467,7 +468,7 @@ class BatchJob:
                                            for e in data[:3]) or "the provider failed the batch")
             total = self.project.reader().execute("SELECT requests FROM batches WHERE id = ?", (row_id,)).fetchone()[0]
             kinds["batch_failed"] += total - len(entries) - sum(kinds.values())
-        with self.project.write("merge batch results", changed=("jobs",)) as conn:
+        with self.project.write("merge batch results", changed=(Area.JOBS,)) as conn:
             conn.executemany(llm.BATCH_CACHE_INSERT, entries)
             conn.execute("UPDATE batches SET merged = 1, status = ?, errors = ?, message = ?, updated_at = ? "
                          "WHERE id = ?", (batch.status, json.dumps(dict(kinds)), message, utcnow(), row_id))
@@ -522,7 +523,7 @@ class BatchJob:
             except BatchFailed:
                 continue
             cancelled += 1
-            with self.project.write("cancel batch", changed=("jobs",)) as conn:
+            with self.project.write("cancel batch", changed=(Area.JOBS,)) as conn:
                 conn.execute("UPDATE batches SET status = ?, updated_at = ? WHERE id = ?",
                              (batch.status, utcnow(), row_id))
         return cancelled
@@ -591,7 +592,7 @@ def cancel(project: Project, job_id: int) -> dict[str, Any]:
                 worker.merge(row_id, provider, batch)
         except BatchFailed:
             continue
-    with project.write("cancel batch job", changed=("jobs",)) as conn:
+    with project.write("cancel batch job", changed=(Area.JOBS,)) as conn:
         conn.execute("UPDATE jobs SET status = 'cancelled', message = ?, finished_at = ? WHERE id = ?",
                      (f"cancelled: {count} remote batch(es) cancelled", utcnow(), job_id))
     return {"job": job_id, "cancelled_batches": count, "replies_kept": worker.stats.merged}

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rageval_desktop.core.base.errors import WriteFailed
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.owners import HEARTBEAT_S
 from rageval_desktop.core.store.project import Project
 
@@ -46,7 +47,7 @@ def while_busy(write: Callable[[], Any], ctx: Any = None, give_up_s: float = BUS
 class CommitLane:
     def __init__(self, project: Project, write: Callable[[Any, list], None], *,
                  on_committed: Callable[[list], None] | None = None, heartbeat: Callable[[Any], None] | None = None,
-                 op: str = "save results", changed: tuple[str, ...] = (), busy_give_up_s: float = BUSY_GIVE_UP_S):
+                 op: str = "save results", changed: tuple[Area, ...] = (), busy_give_up_s: float = BUSY_GIVE_UP_S):
         self.project, self._write, self._on_committed, self._heartbeat = project, write, on_committed, heartbeat
         self.op, self.changed, self.busy_give_up_s = op, changed, busy_give_up_s
         self._items: list = []

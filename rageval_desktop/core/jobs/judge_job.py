@@ -32,6 +32,7 @@ from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import KindUnavailable
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store import records
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 from rageval_desktop.core.store.schema import JUDGMENT_TARGET
@@ -146,7 +147,7 @@ class JudgeJob:
                                                lease_names=names), self.ctx)
         self.lane = CommitLane(self.project, self.write_batch, on_committed=self.committed,
                                heartbeat=lambda conn: records.heartbeat(conn, self.stats.job_id),
-                               op="save judgments", changed=("judgments",)).start()
+                               op="save judgments", changed=(Area.JUDGMENTS,)).start()
         status, message = "done", None
         try:
             self.report(force=True)

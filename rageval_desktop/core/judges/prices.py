@@ -12,6 +12,7 @@ import json
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.paths import resources_dir
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 
@@ -48,7 +49,7 @@ def batch_price(project: Project, model: str | None) -> tuple[float, float] | No
 def set_price(project: Project, model: str, input_per_mtok: float, output_per_mtok: float,
               batch_input: float | None = None, batch_output: float | None = None) -> None:
     """Live prices (and, optionally, batch prices; left out: half the live price)."""
-    with project.write("set price", changed=("prices",)) as conn:
+    with project.write("set price", changed=(Area.PRICES,)) as conn:
         conn.execute("INSERT INTO prices (model, input_per_mtok, output_per_mtok, batch_input_per_mtok, "
                      "batch_output_per_mtok, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
                      "ON CONFLICT (model) DO UPDATE SET input_per_mtok = excluded.input_per_mtok, "

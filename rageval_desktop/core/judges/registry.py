@@ -17,6 +17,7 @@ from rageval_desktop.core.judges import rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind
 from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 
@@ -43,7 +44,7 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
     settings = judge_kind.check(project, Settings(metric, model, base_url, api_key_ref, dict(params or {}), rubric))
     model, base_url, api_key_ref, params = settings.model, settings.base_url, settings.api_key_ref, settings.params
     base, helpers = settings.base_rubric, settings.helpers
-    with project.write("add judge", changed=("judges",)) as conn:
+    with project.write("add judge", changed=(Area.JUDGES,)) as conn:
         if conn.execute("SELECT 1 FROM judges WHERE name = ?", (name,)).fetchone():
             raise JudgeConfigError(f"a judge named '{name}' already exists")
         rubric_id = rubrics.ensure_stored(conn, base).id if base else None
@@ -60,11 +61,12 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
 EDITABLE = {"base_url", "api_key_ref", "concurrency", "timeout", "rpm", "max_retries"}
 
 
-def update_judge(project: Project, name: str, **changes: Any) -> Judge:
+def update_judge(project: Project, name: str, *, unset: tuple[str, ...] = (), **changes: Any) -> Judge:
     """Change how a judge is reached, never what it judges with (model, rubric and sampling stay: changing
-    them makes a different judge, which is what cloning is for)."""
+    them makes a different judge, which is what cloning is for). `unset`: settings to take back to their default
+    (an undo of a setting that had none)."""
     judge = get_judge(project, name)
-    unknown = set(changes) - EDITABLE
+    unknown = (set(changes) | set(unset)) - EDITABLE
     if unknown:
         raise JudgeConfigError(f"cannot change {', '.join(sorted(unknown))} of a judge; clone it instead")
     params = dict(judge.params)
@@ -74,7 +76,11 @@ def update_judge(project: Project, name: str, **changes: Any) -> Judge:
     if "api_key_ref" in changes:
         key_ref = check_key_ref(changes.pop("api_key_ref"))
     params.update({k: v for k, v in changes.items() if v is not None})
-    with project.write("edit judge", changed=("judges",)) as conn:
+    for key in unset:
+        params.pop(key, None)
+    base_url = None if "base_url" in unset else base_url
+    key_ref = None if "api_key_ref" in unset else key_ref
+    with project.write("edit judge", changed=(Area.JUDGES,)) as conn:
         conn.execute("UPDATE judges SET base_url = ?, api_key_ref = ?, params = ? WHERE id = ?",
                      (base_url, key_ref, json.dumps(params), judge.id))
         project.audit(conn, "edit judge", "judge", name, base_url=base_url, api_key_ref=key_ref, params=params)
@@ -86,7 +92,7 @@ def clone_with_rubric(project: Project, judge: Judge, template: str, name: str |
     new judge (parent = the old one), which can be run on the rows already rated."""
     if not judge.calls_llm or judge.rubric_id is None:
         raise JudgeConfigError("only LLM judges have a rubric to rewrite")
-    with project.write("clone judge with edited rubric", changed=("judges",)) as conn:
+    with project.write("clone judge with edited rubric", changed=(Area.JUDGES,)) as conn:
         base = rubrics.load(conn, judge.rubric_id)
         edited = rubrics.save_new_version(conn, base, template)
         new_name = name or f"{judge.name}-r{edited.version}"

@@ -29,6 +29,7 @@ from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
 from rageval_desktop.core.review.weights import pair_weights, strata_used
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 NEEDS_MORE = "needs more ratings"
@@ -382,7 +383,7 @@ def apply(project: Project, result: Agreement, reason: str | None = None) -> str
     retired judge whose new audit passes. Returns what happened."""
     judge = get_judge(project, result.judge)
     action = "recorded"
-    with project.write("judge audit", changed=("judges", "audit")) as conn:
+    with project.write("judge audit", changed=(Area.JUDGES, Area.AUDIT)) as conn:
         conn.execute(
             "INSERT INTO agreement_reports (judge_id, metric, n, statistic, value, ci_low, ci_high, verdict, details, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -415,7 +416,7 @@ def set_status(project: Project, judge_name: str, status: str, reason: str, *, f
         if result.verdict != "keep":
             raise RagevalError(f"'{judge_name}' can be reinstated only after a new audit passes (now: "
                                f"{result.verdict}: {describe(result)})")
-    with project.write("set judge status", changed=("judges", "audit")) as conn:
+    with project.write("set judge status", changed=(Area.JUDGES, Area.AUDIT)) as conn:
         conn.execute("UPDATE judges SET status = ?, status_at = ?, status_reason = ? WHERE id = ?",
                      (status, utcnow(), reason, judge.id))
         project.audit(conn, "retire judge" if status == "retired" else "reinstate judge", "judge", judge_name,

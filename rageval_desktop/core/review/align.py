@@ -30,6 +30,7 @@ from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review.agreement import pairs, scale, to_points
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.targets import unit
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import row_fields
 
@@ -249,7 +250,7 @@ def create_aligned(project: Project, judge_name: str, *, examples: int = 6, name
         raise RagevalError(f"'{judge.name}' agrees with the humans on every rated row: nothing to learn from")
     base = rubrics.rubric_of(project, judge.rubric_id)
     new = clone_with_rubric(project, judge, aligned_template(base, shots), name or f"{judge.name}-aligned")
-    with project.write("align judge", changed=("judges", "audit")) as conn:
+    with project.write("align judge", changed=(Area.JUDGES, Area.AUDIT)) as conn:
         project.audit(conn, "align judge", "judge", new.name, parent=judge.name, examples=[s["row_id"] for s in shots],
                       checked=None if checked is None else {"folds": checked.folds, "n": checked.n,
                                                             "before": checked.before, "after": checked.after,

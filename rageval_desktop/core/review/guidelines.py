@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 MAX_GUIDELINES = 100_000   # characters; guidelines are prose, not data
@@ -89,7 +90,7 @@ def set_guidelines(project: Project, metric: str, text: str) -> str:
     if len(text) > MAX_GUIDELINES:
         raise RagevalError(f"guidelines are limited to {MAX_GUIDELINES:,} characters ({len(text):,} given)")
     text = text.replace("\r\n", "\n").strip("\n")
-    with project.write("set review guidelines", changed=("settings",)) as conn:
+    with project.write("set review guidelines", changed=(Area.SETTINGS,)) as conn:
         project.set_meta(conn, key, text)
         project.audit(conn, "set review guidelines", "settings", None, metric=metric, characters=len(text))
     return text

@@ -33,6 +33,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.guidelines import HumanRubric, ScalePoint, guidelines, human_rubric
 from rageval_desktop.core.review.ratings import Rating, check_score
 from rageval_desktop.core.review.sampling import Sample, get_sample
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import Passage, RowDetail
 
@@ -159,7 +160,7 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
     else:
         Path(out).mkdir(parents=True, exist_ok=True)
     made: list[tuple[PackInfo, str]] = []
-    with project.write("export review packs", changed=("review",)) as conn:
+    with project.write("export review packs", changed=(Area.REVIEW,)) as conn:
         pid = project_uuid(project, conn)
         if pid is None:
             pid = str(uuid.uuid4())
@@ -399,7 +400,7 @@ def import_packs(project: Project, paths: list[str | Path]) -> list[dict[str, An
         if len(paths) > 1:
             raise PackRefused(f"{exc}; none of the {len(paths)} packs was imported") from None
         raise
-    with project.write("import review packs", changed=("ratings", "review")) as conn:
+    with project.write("import review packs", changed=(Area.RATINGS, Area.REVIEW)) as conn:
         return [_merge(project, conn, item) for item in prepared]
 
 

@@ -13,6 +13,7 @@ from rageval_desktop.core.base.text import neutralise
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.targets import BY_TEXT, unit
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 
@@ -61,7 +62,7 @@ def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: f
         if score is None:
             raise RagevalError("a rating needs a score (or skip the row)")
         score = check_score(metric, score)
-    with project.write("rate", changed=("ratings",)) as conn:
+    with project.write("rate", changed=(Area.RATINGS,)) as conn:
         cur = conn.execute(
             "INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, skipped, "
             "comment, seconds_taken, sample_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -72,7 +73,7 @@ def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: f
 
 def withdraw(project: Project, rating_id: int) -> None:
     """Undo: the rating stays in the file, marked withdrawn, and stops counting."""
-    with project.write("undo rating", changed=("ratings",)) as conn:
+    with project.write("undo rating", changed=(Area.RATINGS,)) as conn:
         cur = conn.execute("UPDATE human_ratings SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL",
                            (utcnow(), rating_id))
         if cur.rowcount == 0:

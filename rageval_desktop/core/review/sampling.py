@@ -15,6 +15,7 @@ from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.review.weights import sample_mode
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -211,7 +212,7 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
     if not picked:
         raise RagevalError(_nothing_to_rate(run, metric))
     params = {"size": size, "unit": targets.unit(metric), "mode": mode}
-    with project.write("create review sample", changed=("review",)) as conn:
+    with project.write("create review sample", changed=(Area.REVIEW,)) as conn:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
                            "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
         sid = cur.lastrowid
@@ -252,7 +253,7 @@ def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], 
     if not chosen:
         raise RagevalError(_nothing_to_rate(run, metric))
     params = {"size": len(rows), "mode": "chosen", "reason": reason, "unit": targets.unit(metric)}
-    with project.write("create review sample", changed=("review",)) as w:
+    with project.write("create review sample", changed=(Area.REVIEW,)) as w:
         cur = w.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) VALUES (?, ?, 0, ?, ?)",
                         (rid, metric, json.dumps(params), utcnow()))
         sid = cur.lastrowid
@@ -273,7 +274,7 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
         # and every target's recorded probability becomes the one of the larger draw
         picked, inclusion = _draw_weighted(project, rid, sample.metric, more, sample.mode,
                                            np.random.default_rng(sample.seed), set(sample.targets))
-        with project.write("extend review sample", changed=("review",)) as conn:
+        with project.write("extend review sample", changed=(Area.REVIEW,)) as conn:
             _insert(conn, sample_id, len(sample.row_ids), picked, inclusion)
             conn.executemany("UPDATE review_sample_rows SET inclusion = ? WHERE sample_id = ? AND run_row_id = ? "
                              "AND item = ?", [(p, sample_id, r, i) for (r, i), p in inclusion.items()])
@@ -285,7 +286,7 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
         "SELECT run_row_id, item, stratum FROM review_sample_rows WHERE sample_id = ?", (sample_id,))}
     picked, inclusion = _draw(project, rid, sample.metric, more, np.random.default_rng([sample.seed, rounds + 1]),
                               have)
-    with project.write("extend review sample", changed=("review",)) as conn:
+    with project.write("extend review sample", changed=(Area.REVIEW,)) as conn:
         _insert(conn, sample_id, len(sample.row_ids), picked, inclusion if sample.mode == "stratified" else None)
         if sample.mode == "stratified":     # every stratum's n_h / N_h as the sample now holds it
             conn.executemany("UPDATE review_sample_rows SET inclusion = ? WHERE sample_id = ? AND run_row_id = ? "

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 STATISTICS = ("auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha", "spearman", "exact")
@@ -51,7 +52,7 @@ def set_policy(project: Project, *, statistic: str | None = None, threshold: flo
         raise RagevalError("the minimum number of ratings must be at least 2")
     if bias_margin is not None and not (math.isfinite(bias_margin) and 0 <= bias_margin <= 100):
         raise RagevalError("the bias margin is a number of points between 0 and 100")
-    with project.write("set retirement policy", changed=("settings",)) as conn:
+    with project.write("set retirement policy", changed=(Area.SETTINGS,)) as conn:
         for key, value in (("statistic", statistic), ("threshold", threshold), ("min_n", min_n), ("rule", rule),
                            ("bias_margin", bias_margin)):
             if value is not None:

@@ -31,6 +31,7 @@ from rageval_desktop.core.review.ratings import check_score
 from rageval_desktop.core.review.sampling import get_sample
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.targets import BY_TEXT, unit
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 MAX_QUEUE = 500
@@ -165,7 +166,7 @@ def adjudicate(project: Project, row_id: int, metric: str, score: float, reason:
     if not conn.execute("SELECT 1 FROM human_ratings WHERE run_row_id = ? AND metric = ? AND withdrawn_at IS NULL "
                         "AND skipped = 0", (row_id, metric)).fetchone():
         raise NotFound(f"nobody has rated run row {row_id} for {metric}: there is nothing to settle")
-    with project.write("adjudicate", changed=("ratings",)) as w:
+    with project.write("adjudicate", changed=(Area.RATINGS,)) as w:
         cur = w.execute("INSERT INTO adjudications (run_row_id, metric, item, item_key, score, reason, lead, "
                         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (row_id, metric, item, item_key, score, reason.strip(), lead.strip(), utcnow()))
@@ -175,7 +176,7 @@ def adjudicate(project: Project, row_id: int, metric: str, score: float, reason:
 
 
 def withdraw_adjudication(project: Project, adjudication_id: int) -> None:
-    with project.write("undo adjudication", changed=("ratings",)) as w:
+    with project.write("undo adjudication", changed=(Area.RATINGS,)) as w:
         cur = w.execute("UPDATE adjudications SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL",
                         (utcnow(), adjudication_id))
         if cur.rowcount == 0:

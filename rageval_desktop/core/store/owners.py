@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.store.changes import Area
 
 if TYPE_CHECKING:
     import sqlite3
@@ -68,7 +69,7 @@ def mark_dead_jobs(project: Project) -> int:
     there is something to mark."""
     if not dead_jobs(project.reader()):
         return 0
-    with project.write("mark interrupted jobs", changed=("jobs",)) as conn:
+    with project.write("mark interrupted jobs", changed=(Area.JOBS,)) as conn:
         return interrupt_dead_jobs(conn)
 
 

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import ProjectExists, ProjectRefused, RagevalError, WriteFailed
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store import integrity, owners
+from rageval_desktop.core.store.changes import Area, Changes, areas_of
 from rageval_desktop.core.store.files import (
     BUSY_TIMEOUT_MS,
     READER_CACHE_KIB,
@@ -35,6 +36,7 @@ from rageval_desktop.core.store.files import (
     read_header,
     restore_hint,
 )
+from rageval_desktop.core.store.oplog import Recording
 from rageval_desktop.core.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -101,7 +103,7 @@ class Project:
         self._utils: sqlite_utils.Database | None = None
         self.changes_since_backup = 0
         self.last_backup_at = 0.0
-        self.listeners: list[Any] = []  # callables(op_name, changed) told after each committed write
+        self.listeners: list[Callable[[Changes], object]] = []  # told after each committed write
         self._closed = False
         self.check_due = False          # the last close was not clean and the full check was deferred (the app)
         self._session = False           # this process is recorded in the file as having it open
@@ -265,11 +267,14 @@ class Project:
             conn.close()
 
     @contextmanager
-    def write(self, op: str, *, changed: tuple[str, ...] = ()) -> Iterator[sqlite3.Connection]:
+    def write(self, op: str, *, changed: tuple[Area, ...] = ()) -> Iterator[sqlite3.Connection]:
         """One named operation = one transaction on the single writer lane.
 
-        `changed` names what the op touched (e.g. "golden", "runs"); listeners refresh from it.
+        `changed` names the areas the op touched; listeners get them, typed (`Changes`), after the commit. An
+        undoable operation being recorded on this thread (`recording`) is committed in the same transaction, if the
+        write changed anything.
         """
+        areas = areas_of(changed)
         if self.read_only:
             raise RagevalError(f"{self.path}: opened read-only; cannot {op}")
         if self._writer is None:
@@ -280,6 +285,7 @@ class Project:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise write_failed(self.path, op, exc) from None
+            before = conn.total_changes
             try:
                 yield conn
             except BaseException as exc:
@@ -287,14 +293,33 @@ class Project:
                 if isinstance(exc, sqlite3.Error):  # the real cause, never "cannot rollback"
                     raise write_failed(self.path, op, exc) from exc
                 raise
+            operation = None
+            recording = getattr(self._local, "recording", None)
             try:
+                if recording is not None and recording.id is None and conn.total_changes > before:
+                    operation = recording.commit(conn)
+                    areas = areas | {Area.OPERATIONS}
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback(conn)
+                if recording is not None:
+                    recording.id = None
                 raise write_failed(self.path, op, exc) from exc
             self.changes_since_backup += 1
+        changes = Changes(op, areas, operation)
         for listener in list(self.listeners):
-            listener(op, changed)
+            listener(changes)
+
+    @contextmanager
+    def recording(self, record: Recording) -> Iterator[Recording]:
+        """While inside, the first write on this thread that changes something commits `record` (an undoable
+        operation's row) in its own transaction: the edit and its undo entry are saved together or not at all."""
+        previous = getattr(self._local, "recording", None)
+        self._local.recording = record
+        try:
+            yield record
+        finally:
+            self._local.recording = previous
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import NotFound
 from rageval_desktop.core.store import owners
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 
@@ -16,7 +17,7 @@ def start(project: Project, kind: str, params: dict[str, Any], total: int,
           leases: list[tuple[int, int]] | None = None, lease_names: dict[int, str] | None = None) -> int:
     """Record a running job; with `leases`, hold those (judge_id, run_id) pairs in the same transaction (or
     raise LeaseHeld and record nothing)."""
-    with project.write("start job", changed=("jobs",)) as conn:
+    with project.write("start job", changed=(Area.JOBS,)) as conn:
         now = utcnow()
         cur = conn.execute("INSERT INTO jobs (kind, params, status, progress_total, pid, host, created_at, "
                            "started_at, heartbeat_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
@@ -35,7 +36,7 @@ def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, i
             lease_names: dict[int, str] | None = None) -> None:
     """Run a recorded job again under its own id (a batch job resumed, its rows judged): this process owns it now,
     with its leases (or LeaseHeld, and nothing changes)."""
-    with project.write("resume job", changed=("jobs",)) as conn:
+    with project.write("resume job", changed=(Area.JOBS,)) as conn:
         now = utcnow()
         conn.execute("UPDATE jobs SET status = 'running', progress_total = ?, pid = ?, host = ?, heartbeat_at = ?, "
                      "message = NULL, finished_at = NULL WHERE id = ?", (total, os.getpid(), owners.host(), now,
@@ -66,7 +67,7 @@ def heartbeat(conn, job_id: int) -> None:
 
 def finish(project: Project, job_id: int, status: str, message: str | None) -> None:
     try:
-        with project.write("finish job", changed=("jobs",)) as conn:
+        with project.write("finish job", changed=(Area.JOBS,)) as conn:
             conn.execute("UPDATE jobs SET status = ?, message = ?, finished_at = ? WHERE id = ?",
                          (status, message, utcnow(), job_id))
             owners.release_leases(conn, job_id)

@@ -25,6 +25,7 @@ from pathlib import Path
 from rageval_desktop.core.base.errors import ProjectRefused, RagevalError
 from rageval_desktop.core.store import integrity, owners
 from rageval_desktop.core.store.backup import backup_dir
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.files import connect_read_only
 from rageval_desktop.core.store.project import Project, inspect_file
 
@@ -151,7 +152,7 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
             tmp.unlink(missing_ok=True)
             raise RagevalError(f"{path}: the restore failed ({exc}); nothing was changed") from None
     with Project.open(path, actor=actor) as restored:
-        with restored.write("restore from backup", changed=("golden", "runs", "judges", "judgments", "ratings",
-                                                            "jobs")) as conn:
+        every = (Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS, Area.RATINGS, Area.JOBS)
+        with restored.write("restore from backup", changed=every) as conn:
             restored.audit(conn, "restore", "project", None, source=str(source), saved=saved)
     return RestoreReport(str(path), str(source), saved, replaced)

@@ -543,6 +543,24 @@ DROP TABLE judges;
 ALTER TABLE judges_v12 RENAME TO judges;
 """
 
+# v13: undoable operations (issue 29), one list for the app's undo and `rageval undo`: what each did, what undoes
+# it, who and from where; an undo is an operation too and marks what it undid.
+SCHEMA_V13 = """
+CREATE TABLE operations (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    label      TEXT NOT NULL,
+    args       TEXT NOT NULL CHECK (json_valid(args)),
+    inverse    TEXT NOT NULL CHECK (json_valid(inverse)),
+    initiator  TEXT NOT NULL,
+    actor      TEXT,
+    at         TEXT NOT NULL,
+    undone_at  TEXT,
+    undone_by  INTEGER REFERENCES operations (id)
+);
+CREATE INDEX operations_open ON operations (undone_at, id);
+"""
+
 # What a judgment is unique by (the upserts' conflict target).
 JUDGMENT_TARGET = "run_row_id, judge_id, passage_rank, idem_key"
 
@@ -568,6 +586,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "an index of the passages' ids for metrics", SCHEMA_V10),
     Migration(11, "judgments unique by target and key", SCHEMA_V11, foreign_keys_off=True),
     Migration(12, "judge kinds from the registry of kinds (plug-ins)", SCHEMA_V12, foreign_keys_off=True),
+    Migration(13, "undoable operations", SCHEMA_V13),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

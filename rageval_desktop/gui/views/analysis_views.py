@@ -23,13 +23,14 @@ from shiboken6 import isValid
 
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.retrieval import definition
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import TopRow, records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.state import AppState
 
 
 def _run_box(label: str) -> tuple[QLabel, QComboBox]:
@@ -134,11 +135,12 @@ def _dark() -> bool:
 
 
 class _Analysis(QWidget):
+    shows = frozenset({Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS})
     title = ""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(12, 10, 6, 6)
         self.top = TopRow(self.title)
@@ -156,8 +158,8 @@ class _Analysis(QWidget):
 class DashboardView(_Analysis):
     title = "Dashboard"
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, state: AppState) -> None:
+        super().__init__(state)
         lab, self.run_box = _run_box("R&un:")
         self.top.addWidget(lab)
         self.top.addWidget(self.run_box)
@@ -182,7 +184,7 @@ class DashboardView(_Analysis):
         self.run_box.currentIndexChanged.connect(self.compute)
         self.chart_kind.currentIndexChanged.connect(self.redraw)
         self.plot.resized.connect(self.redraw)
-        self.plot.clicked.connect(lambda s, m: self.window_.open_failures(self.run_box.currentData(), s, m))
+        self.plot.clicked.connect(lambda s, m: self.state.open_failures(self.run_box.currentData(), s, m))
         self.summary: dict[str, Any] | None = None
         self.baseline: dict[str, Any] | None = None
 
@@ -192,15 +194,15 @@ class DashboardView(_Analysis):
         return self.run_box.itemData(index - 1) if index > 0 else None
 
     def refresh(self, runs: list[str]) -> None:
-        _fill(self.run_box, runs, self.window_.current_run)
+        _fill(self.run_box, runs, self.state.current_run)
         self.compute()
 
     def compute(self, *_: object) -> None:
         run = self.run_box.currentData()
-        self.window_.current_run = run or self.window_.current_run
-        if run and self.window_.project is not None:
+        self.state.current_run = run or self.state.current_run
+        if run and self.state.project is not None:
             size = self.plot.pane_size()
-            self.window_.run_read("dashboard", operations.dashboard_with_plot, self.window_.project, run,
+            self.state.run_read("dashboard", operations.dashboard_with_plot, self.state.project, run,
                                   self.baseline_run(), self.chart_kind.currentData(), size, _dark(),
                                   on_done=lambda result: self.show((*result, size)))
 
@@ -283,8 +285,8 @@ class DashboardView(_Analysis):
 class CompareView(_Analysis):
     title = "Compare"
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, state: AppState) -> None:
+        super().__init__(state)
         lab_a, self.base_box = _run_box("&Baseline:")
         lab_b, self.cand_box = _run_box("Ca&ndidate:")
         self.drop = QDoubleSpinBox()
@@ -316,7 +318,7 @@ class CompareView(_Analysis):
         for box in (self.base_box, self.cand_box):
             box.currentIndexChanged.connect(self.compute)
         self.plot.resized.connect(self.redraw)
-        self.plot.clicked.connect(lambda s, m: self.window_.open_failures(self.cand_box.currentData(), s, m))
+        self.plot.clicked.connect(lambda s, m: self.state.open_failures(self.cand_box.currentData(), s, m))
         self.drop.valueChanged.connect(self._verdict)
         self.strict.toggled.connect(self._verdict)
         self.corrected.toggled.connect(self.compute)
@@ -337,10 +339,10 @@ class CompareView(_Analysis):
 
     def compute(self, *_: object) -> None:
         a, b = self.base_box.currentData(), self.cand_box.currentData()
-        if a and b and self.window_.project is not None:
+        if a and b and self.state.project is not None:
             size = self.plot.pane_size()
             estimator = "ppi" if self.corrected.isChecked() else "mean"
-            self.window_.run_read("compare", operations.compare_with_plot, self.window_.project, a, b, size, _dark(),
+            self.state.run_read("compare", operations.compare_with_plot, self.state.project, a, b, size, _dark(),
                                   estimator, on_done=lambda result: self.show((*result, size)))
 
     def redraw(self) -> None:
@@ -425,8 +427,8 @@ class CompareView(_Analysis):
 class FailuresView(_Analysis):
     title = "Failures"
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, state: AppState) -> None:
+        super().__init__(state)
         lab, self.run_box = _run_box("R&un:")
         self.class_box = QComboBox()
         for text, data in (("All classes", None), ("Retrieval", "retrieval"), ("Reranker", "reranker"),
@@ -476,15 +478,15 @@ class FailuresView(_Analysis):
             box.blockSignals(False)
 
     def refresh(self, runs: list[str]) -> None:
-        _fill(self.run_box, runs, self.window_.current_run)
+        _fill(self.run_box, runs, self.state.current_run)
         self.compute()
 
     def compute(self, sample: int | None = None) -> None:
         run = self.run_box.currentData()
-        self.window_.current_run = run or self.window_.current_run
-        if run and self.window_.project is not None:
-            self.window_.run_read("failures", operations.failures, self.window_.project, run,
-                                  self.class_box.currentData(), self.window_.slice_box.currentData(),
+        self.state.current_run = run or self.state.current_run
+        if run and self.state.project is not None:
+            self.state.run_read("failures", operations.failures, self.state.project, run,
+                                  self.class_box.currentData(), self.state.current_slice,
                                   self.metric_box.currentData(), sample, on_done=self.show)
 
     def show(self, result: tuple[dict, list]) -> None:  # type: ignore[override]
@@ -494,7 +496,7 @@ class FailuresView(_Analysis):
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
         c = counts.get("all", {})
-        where = [f"slice {self.window_.slice_box.currentData()}" if self.window_.slice_box.currentData() else "",
+        where = [f"slice {self.state.current_slice}" if self.state.current_slice else "",
                  f"failing {self.metric_box.currentData()}" if self.metric_box.currentData() else ""]
         where = [w for w in where if w]
         shown = f"{len(rows)} shown" + (f" ({', '.join(where)})" if where else "")
@@ -515,10 +517,10 @@ class FailuresView(_Analysis):
     def _promote(self) -> None:
         rows = self.table.selectionModel().selectedRows()
         if rows:
-            self.window_.promote_row(self.model.record(rows[0].row())["row_id"])
+            self.state.actions.promote_row(self.model.record(rows[0].row())["row_id"])
 
     def _on_row(self, current: Any, _previous: Any = None) -> None:
-        if current.isValid() and self.window_.project is not None:
+        if current.isValid() and self.state.project is not None:
             from rageval_desktop.core.store.queries import run_row_detail
 
-            self.detail.show_detail(run_row_detail(self.window_.project, self.model.record(current.row())["row_id"]))
+            self.detail.show_detail(run_row_detail(self.state.project, self.model.record(current.row())["row_id"]))

@@ -18,11 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.review.evidence import bias_text
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame
 
 if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.state import AppState
 
 COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("n", "n rated"),
            ("statistic", "statistic"), ("value_text", "value [95% CI]"), ("bias_text", "bias"),
@@ -43,9 +44,10 @@ def _history(project: Any, judge: str) -> list[dict[str, Any]]:
 
 
 class AuditView(QWidget):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.AUDIT})
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
         layout, top = page_frame(self, "Judge audit")
         self.apply_button = QPushButton("&Record audit and apply")
         self.apply_button.setToolTip("Retire judges under the threshold (with enough ratings), reinstate retired "
@@ -122,7 +124,7 @@ class AuditView(QWidget):
     def refresh(self, runs: list[str] | None = None) -> None:
         from rageval_desktop.core.review.settings import policy
 
-        p = policy(self.window_.project)
+        p = policy(self.state.project)
         statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
                      else p.statistic)
         if p.rule == "interval":
@@ -135,7 +137,7 @@ class AuditView(QWidget):
             rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
                     f"{p.threshold:g} with at least {p.min_n} ratings, whatever its CI.")
         self.policy.setText(rule)
-        self.window_.run_task("Computing agreement", _audit, self.window_.project, on_done=self.show)
+        self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show)
 
     def show(self, results: list[Any]) -> None:  # type: ignore[override]
         self.results = results
@@ -186,7 +188,7 @@ class AuditView(QWidget):
         rows = [{"run": f"run {name}", "n": v["n"], "value": value(v["value"], v.get("ci")), "verdict": ""}
                 for name, v in r.per_run.items()]
         rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": value(h["value"]), "verdict": h["verdict"]}
-                 for h in _history(self.window_.project, r.judge)]
+                 for h in _history(self.state.project, r.judge)]
         self.history.set_records(rows)
         self.history_view.resizeColumnsToContents()   # "0.545 [0.372, 0.711]" whole, not cut
         self.retire_button.setEnabled(r.judge_status == "active")
@@ -199,20 +201,20 @@ class AuditView(QWidget):
         r = self.selected()
         if r is None:
             return
-        runs = runs_with_ratings(self.window_.project, r.metric)
+        runs = runs_with_ratings(self.state.project, r.metric)
         if not runs:
-            self.window_.show_error(f"No one has rated {r.metric} yet: rate a sample in the Review view first.")
+            self.state.show_error(f"No one has rated {r.metric} yet: rate a sample in the Review view first.")
             return
         specs = [JobSpec(run=run, judges=[r.judge], rated_only=True) for run in runs]
 
         def next_job(*_: object) -> None:
             if specs:
-                self.window_.start_judging(None, None, specs.pop(0))
+                self.state.actions.start_judging(None, None, specs.pop(0))
             else:
-                self.window_.job_finished.disconnect(next_job)
-                self.window_.select_nav("audit")
+                self.state.job_finished.disconnect(next_job)
+                self.state.navigate("audit")
 
-        self.window_.job_finished.connect(next_job)
+        self.state.job_finished.connect(next_job)
         next_job()
 
     def align(self) -> None:
@@ -228,8 +230,8 @@ class AuditView(QWidget):
             "Nothing changes until you create the aligned judge.")
         if asked != QMessageBox.StandardButton.Yes:
             return
-        project, judge = self.window_.project, r.judge
-        self.window_.run_task(f"Aligning {judge} on the ratings", lambda ctx: align(project, judge, ctx=ctx),
+        project, judge = self.state.project, r.judge
+        self.state.run_task(f"Aligning {judge} on the ratings", lambda ctx: align(project, judge, ctx=ctx),
                               on_done=self._aligned)
 
     def _aligned(self, report: Any) -> None:
@@ -246,37 +248,28 @@ class AuditView(QWidget):
                           "it from the Judges view to score runs")
         box.exec()
         if box.clickedButton() is create:
-            project, judge = self.window_.project, report.judge
-            self.window_.run_task("Creating the aligned judge",
+            project, judge = self.state.project, report.judge
+            self.state.run_task("Creating the aligned judge",
                                   lambda ctx: create_aligned(project, judge, checked=report),
-                                  on_done=lambda made: self.window_.statusBar().showMessage(
+                                  on_done=lambda made: self.state.status(
                                       f"Created judge {made[0]} with {len(made[1])} examples: run it from the "
                                       "Judges view", 15_000))
 
     def apply(self) -> None:
         from rageval_desktop.core.review.agreement import apply
 
-        results, project = list(self.results), self.window_.project
-        self.window_.run_task("Recording the audit", lambda ctx: [apply(project, r) for r in results],
-                              on_done=lambda actions: (self.window_.statusBar().showMessage(
+        results, project = list(self.results), self.state.project
+        self.state.run_task("Recording the audit", lambda ctx: [apply(project, r) for r in results],
+                              on_done=lambda actions: (self.state.status(
                                   "Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
                                       results, actions, strict=True)), 15_000), self.refresh()))
 
     def set_status(self, status: str) -> None:
-        from rageval_desktop.core.review.agreement import set_status
-
         r = self.selected()
         if r is None:
             return
         verb = "retire" if status == "retired" else "reinstate"
         reason, ok = QInputDialog.getText(self, f"{verb.title()} {r.judge}", f"Why {verb} '{r.judge}'?")
-        if ok and reason.strip():
-            from rageval_desktop.gui import undo
-
-            def done(_: object) -> None:
-                self.window_.undo_stack.push(undo.judge_status(self.window_, r.judge, r.judge_status, status, reason))
-                self.refresh()
-
-            project, judge = self.window_.project, r.judge
-            self.window_.run_task(f"{verb.title()} {judge}",
-                                  lambda ctx: set_status(project, judge, status, reason), on_done=done)
+        if ok and reason.strip():   # an operation of core: Ctrl+Z (or `rageval undo`) takes it back
+            self.state.run_op(f"{verb.title()} {r.judge}", "set judge status",
+                              {"name": r.judge, "status": status, "reason": reason}, on_done=lambda _r: self.refresh())

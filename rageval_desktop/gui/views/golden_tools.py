@@ -112,18 +112,12 @@ class GoldenRowDialog(QDialog):
                 "gold_answer": self.answer.toPlainText().strip() or None,
                 "gold_chunk_ids": self.chunk_ids(), "slice_tag": self.slice_box.currentData()}
 
-    def save(self) -> Any:
-        """Runs in a worker: add or edit through core (validation errors become the worker's message)."""
-        from rageval_desktop.core.golden import edits
-
-        values, reason, project = self.values(), self.reason.text().strip(), self.project
+    def operation(self) -> tuple[str, dict[str, Any]]:
+        """The undoable operation of core (core/ops) that saves the dialog: add a row, or edit this one."""
+        values, reason = self.values(), self.reason.text().strip()
         if self.row is None:
-            return lambda ctx: edits.add_row(project, values["question"], gold_answer=values["gold_answer"],
-                                             gold_chunk_ids=values["gold_chunk_ids"], slice_tag=values["slice_tag"],
-                                             reason=reason or "added by hand")
-        row_id = self.row["id"]
-        return lambda ctx: edits.edit_row(project, row_id, reason, **values)
-
+            return "add golden row", {**values, "reason": reason or "added by hand"}
+        return "edit golden row", {"id": self.row["id"], "fields": values, "reason": reason}
 
 def _chunk_texts(project: Any, ids: list[str]) -> dict[str, str]:
     from rageval_desktop.core.golden.edits import chunk_texts

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from rageval_desktop.core.store import records
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import records_table
 
 if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.state import AppState
 
 COLUMNS = [("id", "#"), ("kind", "kind"), ("run", "run"), ("status", "status"), ("progress", "progress"),
            ("started_local", "started (local time)"), ("duration", "duration"), ("rate", "rows/s"),
@@ -21,9 +22,11 @@ RESUMABLE = {"interrupted", "cancelled", "failed"}
 
 
 class JobsView(QWidget):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    shows = frozenset({Area.JOBS})
+    refresh_delay_ms = 0
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 6, 6)
         title = QLabel("Jobs")
@@ -53,13 +56,13 @@ class JobsView(QWidget):
         bottom.addWidget(self.resume_button)
         bottom.addStretch(1)
         layout.addLayout(bottom)
-        self.cancel_button.clicked.connect(window.cancel_job)
+        self.cancel_button.clicked.connect(lambda: state.actions.cancel_job())
         self.resume_button.clicked.connect(self._resume)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
         self._update_buttons()
 
-    def refresh(self) -> None:
-        project = self.window_.project
+    def refresh(self, runs: list[str] | None = None) -> None:
+        project = self.state.project
         if project is None:
             return
         rows = []
@@ -122,7 +125,7 @@ class JobsView(QWidget):
     def _resume(self) -> None:
         job = self.selected()
         if job:
-            self.window_.resume_job(job)
+            self.state.actions.resume_job(job)
 
 
 def _local(stamp: str | None) -> str:

@@ -9,11 +9,12 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushBu
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import judge_summary, list_judges
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.state import AppState
 
 COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mark"), ("kind", "kind"),
            ("model", "model"), ("base_url", "endpoint"), ("api_key_ref", "API key from"), ("status", "status"),
@@ -21,11 +22,13 @@ COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mar
 
 
 class JudgesView(QWidget):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS})
+    refresh_delay_ms = 0
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
         layout, top = page_frame(self, "Judges")
-        self.add_button = QPushButton("&Add LLM judge…")
+        self.add_button = QPushButton("&Add judge…")
         self.edit_button = QPushButton("&Edit…")
         self.test_button = QPushButton("&Test connection")
         self.rubric_button = QPushButton("Rewrite &rubric…")
@@ -60,13 +63,13 @@ class JudgesView(QWidget):
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)
         layout.addWidget(self.hint)
-        self.add_button.clicked.connect(window.add_llm_judge)
-        self.edit_button.clicked.connect(lambda: window.edit_judge(self.selected_record()))
-        self.test_button.clicked.connect(lambda: window.test_judge(self.selected_name()))
-        self.rubric_button.clicked.connect(lambda: window.rewrite_rubric(self.selected_name()))
-        self.run_selected.clicked.connect(lambda: window.start_judging(
+        self.add_button.clicked.connect(lambda: state.actions.add_llm_judge())
+        self.edit_button.clicked.connect(lambda: state.actions.edit_judge(self.selected_record()))
+        self.test_button.clicked.connect(lambda: state.actions.test_judge(self.selected_name()))
+        self.rubric_button.clicked.connect(lambda: state.actions.rewrite_rubric(self.selected_name()))
+        self.run_selected.clicked.connect(lambda: state.actions.start_judging(
             self.run_box.currentData(), [self.selected_name()], batch=self.batch_box.isChecked()))
-        self.run_all.clicked.connect(lambda: window.start_judging(self.run_box.currentData(), None,
+        self.run_all.clicked.connect(lambda: state.actions.start_judging(self.run_box.currentData(), None,
                                                                   batch=self.batch_box.isChecked()))
         self.estimate_button.clicked.connect(self.estimate)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
@@ -77,7 +80,7 @@ class JudgesView(QWidget):
         from rageval_desktop.core.jobs.spec import JobSpec
         from rageval_desktop.gui.views.common import TextDialog
 
-        project, run = self.window_.project, self.run_box.currentData()
+        project, run = self.state.project, self.run_box.currentData()
         if project is None or not run:
             return
 
@@ -86,7 +89,7 @@ class JudgesView(QWidget):
             self.estimate_dialog.open()
 
         batch = self.batch_box.isChecked()
-        self.window_.run_task("Estimating the cost", lambda ctx: estimate(project, JobSpec(run=run, batch=batch)),
+        self.state.run_task("Estimating the cost", lambda ctx: estimate(project, JobSpec(run=run, batch=batch)),
                               on_done=show)
 
     def selected_record(self) -> dict | None:
@@ -98,7 +101,7 @@ class JudgesView(QWidget):
         return self.model.record(rows[0].row())["name"] if rows else None
 
     def refresh(self, runs: list[str]) -> None:
-        project = self.window_.project
+        project = self.state.project
         if project is None:
             return
         from rageval_desktop.core.store.queries import judgment_counts
@@ -112,7 +115,7 @@ class JudgesView(QWidget):
             if rec["name"] == keep or (keep is None and row == 0):
                 self.table.selectRow(row)
         # the run chosen anywhere in the window wins; else the box's own choice; else the latest run
-        current = self.window_.current_run or self.run_box.currentData()
+        current = self.state.current_run or self.run_box.currentData()
         self.run_box.clear()
         for name in runs:
             self.run_box.addItem(name, name)

@@ -34,12 +34,13 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.state import AppState
 
 KEYS_HELP = "{keys} rate · j/k or ↓/↑ move · s skip · c comment · u or Ctrl+Z undo"
 UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
@@ -134,7 +135,7 @@ class ReviewGuide(QWidget):
             if self.for_metric == metric:
                 self.show_guidelines(kept)
 
-        self.view.window_.run_task(f"Saving the {metric} guidelines",
+        self.view.state.run_task(f"Saving the {metric} guidelines",
                                    lambda ctx: source.set_guidelines(metric, text), on_done=saved)
 
 
@@ -159,11 +160,12 @@ class GuidelinesDialog(QDialog):
 
 
 class ReviewView(QWidget):
+    shows = frozenset({Area.JUDGMENTS})
     rated = Signal(int)   # row id, after the rating is committed (tests and benchmarks wait on it)
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 6, 6)
@@ -271,7 +273,7 @@ class ReviewView(QWidget):
 
     def source(self) -> Any:
         """Where samples and ratings live: the project, or the review pack this window opened."""
-        return self.window_.review_source()
+        return self.state.review_source()
 
     def _build_scale(self, metric: str) -> None:
         """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes), rebuilt when it changes."""
@@ -337,25 +339,25 @@ class ReviewView(QWidget):
         from rageval_desktop.core.review.sampling import create_sample
 
         run, metric = self.run_box.currentData(), self.metric_box.currentData()
-        project, size, seed = self.window_.project, self.size_box.value(), int(time.time()) % 100_000
+        project, size, seed = self.state.project, self.size_box.value(), int(time.time()) % 100_000
         mode = self.mode_box.currentData()
         if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
-            self.window_.run_task("Drawing a review sample", lambda ctx: create_sample(project, run, metric, size,
+            self.state.run_task("Drawing a review sample", lambda ctx: create_sample(project, run, metric, size,
                                                                                        seed=seed, mode=mode),
                                   on_done=lambda s: self._select_sample(s.id))
 
     def extend_sample(self) -> None:
         from rageval_desktop.core.review.sampling import extend_sample
 
-        project = self.window_.project
+        project = self.state.project
         if self.sample is not None and project is not None:
             sid = self.sample.id
-            self.window_.run_task("Extending the sample", lambda ctx: extend_sample(project, sid, 10),
+            self.state.run_task("Extending the sample", lambda ctx: extend_sample(project, sid, 10),
                                   on_done=lambda s: self._select_sample(s.id))
 
     def _select_sample(self, sample_id: int) -> None:
         self.sample_box.blockSignals(True)
-        self.refresh(self.window_.run_names())
+        self.refresh(self.state.run_names())
         self.sample_box.setCurrentIndex(self.sample_box.findData(sample_id))
         self.sample_box.blockSignals(False)
         self.load_sample()
@@ -378,7 +380,7 @@ class ReviewView(QWidget):
         self._details.clear()
         self._scale_metric = None
         self._build_scale(self.sample.metric)
-        reviewer = self.window_.reviewer()
+        reviewer = self.state.reviewer()
         self.mine = source.my_ratings(sid, reviewer)
         todo = [i for i, t in enumerate(self.sample.targets) if t not in self.mine]
         self.index = todo[0] if todo else 0
@@ -433,7 +435,7 @@ class ReviewView(QWidget):
             return
         source, metric = self.source(), self.sample.metric
         row_id, item, key = self._target()
-        self.window_.run_task("Rendering the judge's prompt", lambda ctx: source.judge_prompt(metric, row_id,
+        self.state.run_task("Rendering the judge's prompt", lambda ctx: source.judge_prompt(metric, row_id,
                                                                                                item, key),
                               on_done=lambda text: TextDialog("The judge's prompt", text, self).open())
 
@@ -475,7 +477,7 @@ class ReviewView(QWidget):
     def save(self, score: float | None, skipped: bool = False) -> None:
         from rageval_desktop.core.review.card import side_by_side
 
-        reviewer = self.window_.reviewer(ask=True)
+        reviewer = self.state.reviewer(ask=True)
         if not reviewer:
             return
         (row_id, item, key), index = self._target(), self.index
@@ -487,7 +489,7 @@ class ReviewView(QWidget):
         def done(rating: Any) -> None:
             self.saving = False
             self.mine[row_id, item] = rating.score
-            self.window_.undo_stack.push(RatingCommand(self, self.sample.id, index, rating,
+            self.state.undo_stack.push(RatingCommand(self, self.sample.id, index, rating,
                                                        dict(comment=comment, seconds=seconds)))
             self.comment = None
             targets = self.sample.targets
@@ -506,7 +508,7 @@ class ReviewView(QWidget):
 
         def failed(message: str, details: str) -> None:
             self.saving = False
-            self.window_.show_error(message, details)
+            self.state.show_error(message, details)
 
         source, metric, sample_id, comment = self.source(), self.sample.metric, self.sample.id, self.comment
         workers.start(lambda ctx: source.rate(row_id, metric, reviewer, score, sample_id=sample_id,
@@ -514,14 +516,15 @@ class ReviewView(QWidget):
                                               item_key=key),
                       on_done=done, on_error=failed)
 
-    def judgments_changed(self) -> None:
-        """New judgments arrived (a job is running): re-read rows when they are next shown."""
+    def changes_arrived(self, changes: object) -> None:
+        """New judgments arrived (a job is running): re-read rows when they are next shown (the card in front of a
+        reviewer does not move)."""
         self._details.clear()
 
     def undo(self) -> None:
         """u (and Ctrl+Z): the window's undo stack takes back the last edit, a rating here."""
-        if self.window_.undo_stack.canUndo():
-            self.window_.undo_stack.undo()
+        if self.state.undo_stack.canUndo():
+            self.state.undo_stack.undo()
         else:
             self.reveal.setText("Nothing to undo.")
 
@@ -562,7 +565,7 @@ class RatingCommand(QUndoCommand):
 
         def failed(message: str, details: str) -> None:
             view.saving = False
-            view.window_.show_error(message, details)
+            view.state.show_error(message, details)
 
         workers.start(op, on_done=done, on_error=failed)
 

@@ -22,11 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+    from rageval_desktop.gui.state import AppState
 
 
 def _team(project: Any, metric: str, sample: int | None, ctx: Any) -> Any:
@@ -78,9 +79,10 @@ class SettleDialog(QDialog):
 
 
 class TeamView(QWidget):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    shows = frozenset({Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.REVIEW})
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
         layout, top = page_frame(self, "Team")
         self.metric_box = QComboBox()
         for m in METRICS:
@@ -136,7 +138,7 @@ class TeamView(QWidget):
     def refresh(self, runs: list[str] | None = None) -> None:
         from rageval_desktop.core.review.sampling import list_samples
 
-        project = self.window_.project
+        project = self.state.project
         if project is None:
             return
         keep = self.sample_box.currentData()
@@ -151,11 +153,11 @@ class TeamView(QWidget):
         self.load()
 
     def load(self) -> None:
-        project = self.window_.project
+        project = self.state.project
         if project is None:
             return
         metric, sample = self.metric_box.currentData(), self.sample_box.currentData()
-        self.window_.run_read("team", _team, project, metric, sample, on_done=self.show)
+        self.state.run_read("team", _team, project, metric, sample, on_done=self.show)
 
     def show(self, report: Any) -> None:  # type: ignore[override]
         self.report = report
@@ -200,13 +202,13 @@ class TeamView(QWidget):
         item = self.queue.record(rows[0].row() if rows else 0)["queued"]   # the table may be sorted
         dialog = SettleDialog(item, list(human_rubric(self.report.metric).points), self)
         self.settle_dialog = dialog
-        project, metric = self.window_.project, self.report.metric
+        project, metric = self.state.project, self.report.metric
 
         def go() -> None:
-            lead = self.window_.reviewer(ask=True)
+            lead = self.state.reviewer(ask=True)
             if not lead:
                 return
-            self.window_.run_task("Recording the consensus", _settle, project, item["row_id"], metric,
+            self.state.run_task("Recording the consensus", _settle, project, item["row_id"], metric,
                                   dialog.score.currentData(), dialog.reason.text(), lead, item["item"],
                                   item.get("item_key"), on_done=lambda _id: self.load())
 

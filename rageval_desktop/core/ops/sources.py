@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from rageval_desktop.core import ops
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.review.card import judge_prompt
 from rageval_desktop.core.review.guidelines import HumanRubric, guidelines, human_rubric, set_guidelines
-from rageval_desktop.core.review.ratings import Rating, my_ratings, rate, withdraw
+from rageval_desktop.core.review.ratings import Rating, my_ratings, withdraw
 from rageval_desktop.core.review.sampling import Sample, get_sample, list_samples
+from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.queries import RowDetail, run_row_detail
 
 
@@ -22,45 +24,48 @@ class ProjectSource:
         self.project = project
 
     def samples(self) -> list[dict[str, Any]]:
-
         return list_samples(self.project)
 
     def sample(self, sample_id: int) -> Sample:
-
         return get_sample(self.project, sample_id)
 
     def my_ratings(self, sample_id: int, reviewer: str) -> dict[tuple[int, int], float | None]:
-
         return my_ratings(self.project, sample_id, reviewer)
 
     def detail(self, row_id: int) -> RowDetail:
-
         return run_row_detail(self.project, row_id)
 
     def scale(self, metric: str) -> HumanRubric:
-
         return human_rubric(metric)
 
     def guidelines(self, metric: str) -> str:
-
         return guidelines(self.project, metric)
 
     def set_guidelines(self, metric: str, text: str) -> str:
-
         return set_guidelines(self.project, metric, text)
 
     def rate(self, row_id: int, metric: str, reviewer: str, score: float | None, *, sample_id: int,
              comment: str | None, seconds: float | None, skipped: bool, item: int, item_key: str | None) -> Rating:
-
-        return rate(self.project, row_id, metric, reviewer, score, sample_id=sample_id, comment=comment,
-                    seconds=seconds, skipped=skipped, item=item, item_key=item_key)
+        """A logged operation (initiator: the app): Ctrl+Z in the app and `rageval undo` both undo it."""
+        args = {"row": row_id, "metric": metric, "reviewer": reviewer, "score": score, "sample_id": sample_id,
+                "comment": comment, "seconds": seconds, "skipped": skipped, "item": item, "item_key": item_key}
+        result = ops.run(self.project, "rate", args, initiator="gui")
+        assert result.operation is not None
+        made = oplog.get(self.project, result.operation)
+        assert made is not None
+        rating_id = int(made.inverse["rating"])
+        return Rating(rating_id, row_id, metric, reviewer, None if skipped else score, skipped, item, item_key)
 
     def withdraw(self, rating_id: int) -> None:
-
-        withdraw(self.project, rating_id)
+        """Undo a rating: the operation that made it is undone (logged), or, made before operations were logged,
+        the rating is withdrawn."""
+        operation = oplog.made_by(self.project, "rate", "rating", rating_id)
+        if operation is not None:
+            ops.undo(self.project, operation, initiator="gui")
+        else:
+            withdraw(self.project, rating_id)
 
     def judge_prompt(self, metric: str, row_id: int, item: int, key: str | None) -> str:
-
         return judge_prompt(self.project, metric, row_id, item, key)
 
 
@@ -94,7 +99,6 @@ class PackSource:
         return self.pack.guidelines()
 
     def set_guidelines(self, metric: str, text: str) -> str:
-
         raise RagevalError("guidelines are the project's: a pack carries them read-only")
 
     def rate(self, row_id: int, metric: str, reviewer: str, score: float | None, *, sample_id: int,

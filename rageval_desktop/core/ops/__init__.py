@@ -1,0 +1,187 @@
+"""Undoable operations (Anki's `operations/`): each is defined once, here, with what undoes it. Running one commits
+the edit and its entry in the operations log in one transaction and returns what it changed; undoing runs the
+inverse and is itself logged. The app's undo stack and `rageval undo` use this one list.
+
+    result = ops.run(project, "edit golden row", {"id": "g-1", "fields": {...}, "reason": "typo"}, initiator="gui")
+    ops.undo(project)                      # the newest operation still in effect (or ops.undo(project, op_id))
+    ops.redo(project, undo_id)             # the operation an undo undid, done again
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.golden import edits
+from rageval_desktop.core.judges.registry import get_judge, update_judge
+from rageval_desktop.core.review import agreement, ratings
+from rageval_desktop.core.store import oplog
+from rageval_desktop.core.store.changes import Area
+from rageval_desktop.core.store.oplog import Operation, Recording
+from rageval_desktop.core.store.project import Project
+
+Inverse = dict[str, Any] | Callable[[Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class OpKind:
+    name: str
+    areas: tuple[Area, ...]
+    label: Callable[[dict[str, Any]], str]
+    prepare: Callable[[Project, dict[str, Any]], Inverse]   # what will undo it, read before the write (or in it)
+    do: Callable[[Project, dict[str, Any]], object]         # the write
+    revert: Callable[[Project, dict[str, Any]], object]     # undoes it, from the inverse
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """What an operation (or an undo) changed: its log entry, its words, the areas pages refresh."""
+    operation: int | None          # None: it changed nothing, so nothing was logged
+    label: str
+    areas: frozenset[Area]
+    undid: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "label": self.label, "areas": sorted(self.areas), "undid": self.undid}
+
+
+KINDS: dict[str, OpKind] = {}
+
+
+def define(kind: OpKind) -> OpKind:
+    KINDS[kind.name] = kind
+    return kind
+
+
+# --- the operations ------------------------------------------------------------------------------------------------
+def _golden_before(project: Project, args: dict[str, Any]) -> Inverse:
+    before = edits.row(project, args["id"])
+    return {"id": args["id"], "fields": {k: before[k] for k in args["fields"]}, "reason": "undo"}
+
+
+def _golden_status_before(project: Project, args: dict[str, Any]) -> Inverse:
+    return {"id": args["id"], "status": edits.row(project, args["id"])["status"], "reason": "undo"}
+
+
+def _judge_before(project: Project, args: dict[str, Any]) -> Inverse:
+    judge = get_judge(project, args["name"])
+    reached = {"base_url": judge.base_url, "api_key_ref": judge.api_key_ref}
+    return {"name": args["name"], "changes": {k: reached[k] if k in reached else judge.params.get(k)
+                                              for k in args["changes"]}}
+
+
+def _judge_status_before(project: Project, args: dict[str, Any]) -> Inverse:
+    return {"name": args["name"], "status": get_judge(project, args["name"]).status,
+            "reason": f"undo: {args['reason']}"}
+
+
+def _rating_made(project: Project, args: dict[str, Any]) -> Inverse:
+    return lambda conn: {"rating": conn.execute("SELECT last_insert_rowid()").fetchone()[0]}
+
+
+def _rate(project: Project, args: dict[str, Any]) -> object:
+    return ratings.rate(project, args["row"], args["metric"], args["reviewer"], args.get("score"),
+                        sample_id=args.get("sample_id"), comment=args.get("comment"), seconds=args.get("seconds"),
+                        skipped=args.get("skipped", False), item=args.get("item", 0), item_key=args.get("item_key"))
+
+
+define(OpKind("edit golden row", (Area.GOLDEN,), lambda a: f"edit golden row {a['id']}", _golden_before,
+              lambda p, a: edits.edit_row(p, a["id"], a.get("reason") or "edit", **a["fields"]),
+              lambda p, i: edits.edit_row(p, i["id"], i.get("reason") or "undo", **i["fields"])))
+def _add_golden(project: Project, args: dict[str, Any]) -> object:
+    """Add a row; done again after an undo (the row is there, retired): its status comes back."""
+    gid = edits.golden_id_for(args["question"])
+    exists = project.reader().execute("SELECT status FROM golden_rows WHERE id = ?", (gid,)).fetchone()
+    if exists and exists[0] == "retired":
+        return edits.set_status(project, gid, args.get("status") or "approved", "redo: add")
+    return edits.add_row(project, args["question"], gold_answer=args.get("gold_answer"),
+                         gold_chunk_ids=args.get("gold_chunk_ids") or [], slice_tag=args.get("slice_tag"),
+                         reason=args.get("reason") or "added by hand")
+
+
+define(OpKind("add golden row", (Area.GOLDEN,), lambda a: f"add golden row {edits.golden_id_for(a['question'])}",
+              lambda p, a: {"id": edits.golden_id_for(a["question"]), "status": "retired",
+                            "reason": "undo: added by mistake"},
+              _add_golden, lambda p, i: edits.set_status(p, i["id"], i["status"], i["reason"])))
+define(OpKind("set golden status", (Area.GOLDEN,),
+              lambda a: f"{ {'retired': 'retire', 'approved': 'approve'}.get(a['status'], 'restore')} golden row "
+                        f"{a['id']}", _golden_status_before,
+              lambda p, a: edits.set_status(p, a["id"], a["status"], a.get("reason") or a["status"]),
+              lambda p, i: edits.set_status(p, i["id"], i["status"], i.get("reason") or "undo")))
+define(OpKind("edit judge", (Area.JUDGES,), lambda a: f"edit judge {a['name']}", _judge_before,
+              lambda p, a: update_judge(p, a["name"], **a["changes"]),
+              lambda p, i: update_judge(p, i["name"], unset=tuple(k for k, v in i["changes"].items() if v is None),
+                                        **{k: v for k, v in i["changes"].items() if v is not None})))
+define(OpKind("set judge status", (Area.JUDGES, Area.AUDIT),
+              lambda a: f"{'retire' if a['status'] == 'retired' else 'reinstate'} judge {a['name']}",
+              _judge_status_before,
+              lambda p, a: agreement.set_status(p, a["name"], a["status"], a["reason"], force=a.get("force", False)),
+              lambda p, i: agreement.set_status(p, i["name"], i["status"], i["reason"], force=True)))
+define(OpKind("rate", (Area.RATINGS,),
+              lambda a: f"rate row {a['row']} ({a['metric']}, {a['reviewer']})"
+                        + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
+              lambda p, i: ratings.withdraw(p, i["rating"])))
+
+
+# --- running, undoing, redoing --------------------------------------------------------------------------------------
+def _kind(name: str) -> OpKind:
+    if name not in KINDS:
+        raise RagevalError(f"'{name}' is not an operation this version of the app can undo")
+    return KINDS[name]
+
+
+def run(project: Project, name: str, args: dict[str, Any], *, initiator: str = "api") -> OpResult:
+    """Do an operation and log it with its inverse, in one transaction. It changed nothing: nothing is logged."""
+    kind = _kind(name)
+    record = Recording(name, kind.label(args), args, kind.prepare(project, args), initiator, project.actor)
+    with project.recording(record):
+        kind.do(project, args)
+    return OpResult(record.id, record.label, frozenset(kind.areas) | {Area.OPERATIONS})
+
+
+def undo(project: Project, operation_id: int | None = None, *, initiator: str = "api") -> OpResult:
+    """Undo an operation (default: the newest still in effect): its inverse runs, logged as an undo of it."""
+    op = oplog.get(project, operation_id) if operation_id is not None else oplog.last_undoable(project)
+    if op is None:
+        raise NotFound("nothing to undo" if operation_id is None else f"no operation {operation_id}")
+    if op.undone_at is not None:
+        raise RagevalError(f"operation {op.id} ({op.label}) was undone already (by operation {op.undone_by})")
+    if op.name == oplog.UNDO:
+        return redo(project, op.id, initiator=initiator)
+    kind = _kind(op.name)
+    record = Recording(oplog.UNDO, f"undo: {op.label}", {"of": op.id}, {"of": op.id}, initiator, project.actor,
+                       undoes=op.id)
+    with project.recording(record):
+        kind.revert(project, op.inverse)
+    if record.id is None:     # the inverse changed nothing (already as before): the entry is closed all the same
+        with project.write("close operation", changed=(Area.OPERATIONS,)) as conn:
+            record.commit(conn)
+    return OpResult(record.id, f"undo: {op.label}", frozenset(kind.areas) | {Area.OPERATIONS}, undid=op.id)
+
+
+def redo(project: Project, undo_id: int, *, initiator: str = "api") -> OpResult:
+    """Do again what an undo undid (the app's Redo): the original operation runs again, logged as new."""
+    marker = oplog.get(project, undo_id)
+    if marker is None or marker.name != oplog.UNDO:
+        raise NotFound(f"no undo {undo_id} to redo")
+    if marker.undone_at is not None:
+        raise RagevalError(f"undo {undo_id} was redone already")
+    original = oplog.get(project, marker.args["of"])
+    assert original is not None
+    kind = _kind(original.name)
+    record = Recording(original.name, original.label, original.args, kind.prepare(project, original.args), initiator,
+                       project.actor, undoes=undo_id)
+    with project.recording(record):
+        kind.do(project, original.args)
+    return OpResult(record.id, original.label, frozenset(kind.areas) | {Area.OPERATIONS}, undid=undo_id)
+
+
+def describe(op: Operation) -> str:
+    """One line for `rageval undo`: what will be undone, who made it, when and from where."""
+    where = {"gui": "the app", "cli": "the command line", "api": "the Python API"}.get(op.initiator, op.initiator)
+    return f"operation {op.id}: {op.label} — by {op.actor}, {op.at[:19].replace('T', ' ')} UTC, from {where}"
+
+
+__all__ = ["KINDS", "OpKind", "OpResult", "define", "describe", "redo", "run", "undo"]

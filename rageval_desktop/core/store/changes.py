@@ -1,0 +1,40 @@
+"""What a write changed, typed: the areas of the project it touched (pages subscribe to the areas they show) and,
+for an undoable operation, its record. Listeners get a `Changes` after each committed write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Area(StrEnum):
+    """A part of the project a write can change (what a page shows is a set of these)."""
+    GOLDEN = "golden"          # golden rows, their history and versions
+    RUNS = "runs"              # runs and their rows
+    CORPUS = "corpus"
+    JUDGES = "judges"          # judges and their rubrics
+    JUDGMENTS = "judgments"
+    JOBS = "jobs"              # jobs, batches, leases
+    RATINGS = "ratings"        # human ratings
+    REVIEW = "review"          # samples, guidelines, packs
+    AUDIT = "audit"            # agreement reports, judge status decisions
+    SETTINGS = "settings"      # project settings and meta
+    PRICES = "prices"
+    NUGGETS = "nuggets"        # nugget lists
+    OPERATIONS = "operations"  # the undoable operations' log
+
+
+@dataclass(frozen=True)
+class Changes:
+    """One committed write: its name, the areas it touched, and the undoable operation it recorded (if any)."""
+    op: str
+    areas: frozenset[Area]
+    operation: int | None = None     # the operations row committed with it
+
+    def touches(self, *areas: Area) -> bool:
+        return not self.areas.isdisjoint(areas)
+
+
+def areas_of(changed: tuple[Area | str, ...]) -> frozenset[Area]:
+    """The areas named, checked: a name that is not an Area is a bug, caught at the write, not in a page."""
+    return frozenset(Area(a) for a in changed)

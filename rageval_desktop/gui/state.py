@@ -1,0 +1,164 @@
+"""The small application state pages depend on (napari's layers contract): the open project, the chosen run and
+slice, the read and write lanes, the undo stack, and the changes core announces — never the window.
+
+The window (or the review-pack window) is the state's `host`: it runs the lanes and the actions that open dialogs
+or switch pages, behind the `Host` protocol. A page gets an `AppState` and nothing else; `gui/pages.py` lists the
+pages, one line each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from rageval_desktop.core.store.changes import Area, Changes
+from rageval_desktop.gui.undo import make_stack, push
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.ops import OpResult
+    from rageval_desktop.core.store.project import Project
+
+
+class Host(Protocol):
+    """What the state asks of the window it lives in (MainWindow, PackWindow)."""
+
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any: ...
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None: ...
+    def show_error(self, message: str, details: str = "") -> None: ...
+    def show_status(self, message: str, ms: int = 6000) -> None: ...
+    def reviewer(self, ask: bool = False, force: bool = False) -> str: ...
+    def review_source(self) -> Any: ...
+    def run_names(self) -> list[str]: ...
+    def navigate(self, page: str, **where: Any) -> None: ...
+
+
+class AppState(QObject):
+    project_changed = Signal(object)     # the Project now open, or None
+    run_changed = Signal(object)         # the run chosen in any page (the others follow it)
+    slice_changed = Signal(object)       # the slice chosen (None: all slices)
+    changed = Signal(object)             # a core Changes, on the GUI thread, after each committed write
+    job_finished = Signal(str)           # a judging job ended (its summary)
+
+    def __init__(self, host: Host, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.project: Project | None = None
+        self._run: str | None = None
+        self._slice: str | None = None
+        self.undo_stack = make_stack(self)
+        self.actions: Any = host        # window actions a page may start (judging, resuming a job, promoting a row)
+        self._timers: list[QTimer] = []
+
+    # --- what is chosen -----------------------------------------------------------------------------------------
+    @property
+    def current_run(self) -> str | None:
+        return self._run
+
+    @current_run.setter
+    def current_run(self, run: str | None) -> None:
+        if run != self._run:
+            self._run = run
+            self.run_changed.emit(run)
+
+    @property
+    def current_slice(self) -> str | None:
+        return self._slice
+
+    @current_slice.setter
+    def current_slice(self, slice_tag: str | None) -> None:
+        if slice_tag != self._slice:
+            self._slice = slice_tag
+            self.slice_changed.emit(slice_tag)
+
+    def set_project(self, project: Project | None) -> None:
+        if project is None:
+            self.stop_refreshes()
+        self.project = project
+        self._run = None
+        self.undo_stack.clear()
+        self.project_changed.emit(project)
+
+    # --- the lanes ----------------------------------------------------------------------------------------------
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+        """The write lane: one task at a time, in a worker; `on_done(result)` back on the GUI thread."""
+        return self.host.run_task(label, fn, *args, on_done=on_done)
+
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+        """The read lane: a page's newest read wins; older results are dropped."""
+        self.host.run_read(page, fn, *args, on_done=on_done)
+
+    def run_op(self, label: str, name: str, args: dict[str, Any], on_done: Callable[[OpResult], Any] | None = None
+               ) -> Any:
+        """An undoable operation of core (core/ops) on the write lane, pushed on the undo stack when it is done."""
+        from rageval_desktop.core import ops
+
+        project = self.project
+
+        def done(result: OpResult) -> None:
+            push(self, self.undo_stack, result)
+            if on_done is not None:
+                on_done(result)
+
+        return self.run_task(label, lambda ctx: ops.run(project, name, args, initiator="gui"), on_done=done)
+
+    # --- telling the user ---------------------------------------------------------------------------------------
+    def show_error(self, message: str, details: str = "") -> None:
+        self.host.show_error(message, details)
+
+    def status(self, message: str, ms: int = 6000) -> None:
+        self.host.show_status(message, ms)
+
+    # --- asked of the host --------------------------------------------------------------------------------------
+    def reviewer(self, ask: bool = False, force: bool = False) -> str:
+        return self.host.reviewer(ask=ask, force=force)
+
+    def review_source(self) -> Any:
+        return self.host.review_source()
+
+    def run_names(self) -> list[str]:
+        return self.host.run_names()
+
+    def navigate(self, page: str, **where: Any) -> None:
+        """Show a page (and, for the failure browser, a run, slice and metric: `where`)."""
+        self.host.navigate(page, **where)
+
+    def open_failures(self, run: str | None, slice_tag: str, metric: str) -> None:
+        self.navigate("failures", run=run, slice_tag=slice_tag, metric=metric)
+
+    # --- changes ------------------------------------------------------------------------------------------------
+    def announce(self, changes: Changes) -> None:
+        self.changed.emit(changes)
+
+    def stop_refreshes(self) -> None:
+        """No page refresh is left pending (the project closed, the window is closing)."""
+        for timer in self._timers:
+            timer.stop()
+
+    def subscribe(self, page: Any) -> None:
+        """A page refreshes itself when a change touches what it `shows`: if it is on screen, once the changes settle
+        (`refresh_delay_ms`, so a job's stream of batches is one recompute); else when it is next shown (the
+        window refreshes a page it switches to). A page with `changes_arrived(changes)` handles them itself."""
+        shown: frozenset[Area] = getattr(page, "shows", frozenset())
+        timer = QTimer(page)
+        self._timers.append(timer)
+        timer.setSingleShot(True)
+        timer.setInterval(getattr(page, "refresh_delay_ms", 800))
+        timer.timeout.connect(lambda: page.isVisible() and self.project is not None and page.refresh(self.run_names()))
+
+        def arrived(changes: Changes) -> None:
+            if self.project is None or not changes.touches(*shown):
+                return
+            handler = getattr(page, "changes_arrived", None)
+            if handler is not None:
+                handler(changes)
+            elif page.isVisible():
+                timer.start()
+
+        self.changed.connect(arrived)
+
+
+def shows(*areas: Area) -> frozenset[Area]:
+    """A page's `shows`: the areas whose changes it refreshes on."""
+    return frozenset(areas)

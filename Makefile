@@ -30,6 +30,7 @@ test-all: test test-slow
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/bench_import.py

@@ -49,3 +49,15 @@ def test_every_module_of_core_imports_first():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("ok"), result.stdout
+
+
+def test_core_types_its_connections_projects_and_contexts():
+    """No `conn: Any`, `project: Any` or `ctx: Any` in core (there were 33), nor an untyped `conn` parameter."""
+    import re
+
+    found = []
+    for path in (REPO / "rageval_desktop" / "core").rglob("*.py"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\b(conn|project|ctx)\s*:\s*Any\b", line) or re.search(r"def \w+\([^)]*\bconn\s*[,)]", line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert found == []

@@ -13,11 +13,13 @@ checks them later and takes them off the list.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.judges.embed_endpoint import parse
 from rageval_desktop.core.judges.embedded import MINILM_ID, embed, text_hash
 from rageval_desktop.core.store.project import Project
@@ -104,7 +106,7 @@ class NewRowsCheck:
                 f"({len(self.pairs)} pair(s), cosine ≥ {self.threshold:g})")
 
 
-def mark_unchecked(conn: Any, ids: list[str]) -> None:
+def mark_unchecked(conn: sqlite3.Connection, ids: list[str]) -> None:
     """Inside the write that added or changed these rows: they wait for the near-duplicate check."""
     if not ids:
         return
@@ -139,7 +141,7 @@ def _clear_unchecked(project: Project, ids: list[str] | None) -> None:
 
 
 def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict[str, int] | None = None,
-                ctx: Any = None) -> Iterator[tuple[list[str], Any]]:
+                ctx: TaskContext | None = None) -> Iterator[tuple[list[str], Any]]:
     """The active golden rows' question vectors (but `exclude`), SET_CHUNK rows at a time as (ids, float32 matrix).
 
     Read in one sequential scan of `golden_vectors`; a row whose question changed since its vector was stored, or
@@ -205,7 +207,7 @@ def _store_vectors(project: Project, model_id: str, rows: list[tuple[str, str, A
 
 
 def check_new(project: Project, ids: list[str] | None = None, threshold: float = 0.9,
-              model_id: str = MINILM_ID, ctx: Any = None) -> NewRowsCheck:
+              model_id: str = MINILM_ID, ctx: TaskContext | None = None) -> NewRowsCheck:
     """The rows `ids` (default: the unchecked ones) against every other active golden row and each other."""
     import faiss
     import numpy as np
@@ -235,7 +237,8 @@ def check_new(project: Project, ids: list[str] | None = None, threshold: float =
                     other = ids_[int(j)]
                     if other == new_ids[qi]:
                         continue
-                    key = tuple(sorted((new_ids[qi], other))) if same else (new_ids[qi], other)
+                    a, b = (min(new_ids[qi], other), max(new_ids[qi], other)) if same else (new_ids[qi], other)
+                    key = (a, b)
                     found[key] = max(found.get(key, -1.0), float(score))
 
         search(new_ids, query, True)

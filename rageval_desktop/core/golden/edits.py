@@ -4,6 +4,7 @@ never deleted. Validation: a question, a slice among the project's slices, gold 
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
@@ -26,7 +27,7 @@ class GoldenInvalid(RagevalError):
     pass
 
 
-def row(project: Project, golden_id: str, conn: Any = None) -> dict[str, Any]:
+def row(project: Project, golden_id: str, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
     conn = conn or project.reader()
     found = conn.execute("SELECT id, question, gold_answer, gold_chunk_ids, slice_tag, status, source, revision, "
                          "metadata FROM golden_rows WHERE id = ?", (golden_id,)).fetchone()
@@ -37,7 +38,7 @@ def row(project: Project, golden_id: str, conn: Any = None) -> dict[str, Any]:
             "status": st, "source": src, "revision": rev, "metadata": json.loads(meta)}
 
 
-def validate(conn: Any, values: dict[str, Any]) -> None:
+def validate(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
     if not str(values.get("question") or "").strip():
         raise GoldenInvalid("the question is empty")
     tag = values.get("slice_tag")
@@ -59,7 +60,7 @@ def validate(conn: Any, values: dict[str, Any]) -> None:
             raise GoldenInvalid(f"gold chunk(s) not in the corpus: {', '.join(missing[:5])}")
 
 
-def _record(project: Project, conn: Any, gid: str, revision: int, op: str, reason: str | None,
+def _record(project: Project, conn: sqlite3.Connection, gid: str, revision: int, op: str, reason: str | None,
             before: dict | None, after: dict | None) -> None:
     conn.execute("INSERT INTO golden_edits (golden_id, revision, op, author, at, reason, before, after) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

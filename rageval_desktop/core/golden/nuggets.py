@@ -9,6 +9,7 @@ so a nugget judge re-assigns rows judged against an older list on its next run.
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
@@ -42,9 +43,7 @@ def fingerprint(listed: dict[str, Any] | None) -> str | None:
     return f"{listed['revision']}:{short_hash(json.dumps(listed['nuggets'], sort_keys=True))}"
 
 
-def _row(found: tuple | None) -> dict[str, Any] | None:
-    if found is None:
-        return None
+def _row(found: tuple) -> dict[str, Any]:
     lid, key, scope, status, question, items, revision, judge_id, source, author, updated = found
     return {"id": lid, "question_key": key, "scope": scope, "status": status, "question": question,
             "nuggets": json.loads(items), "revision": revision, "judge_id": judge_id, "source": json.loads(source),
@@ -54,7 +53,7 @@ def _row(found: tuple | None) -> dict[str, Any] | None:
 _COLUMNS = "id, question_key, scope, status, question, nuggets, revision, judge_id, source, author, updated_at"
 
 
-def golden_lists(conn: Any, keys: list[str]) -> dict[str, dict[str, Any]]:
+def golden_lists(conn: sqlite3.Connection, keys: list[str]) -> dict[str, dict[str, Any]]:
     """The curated list of each question that has one."""
     out: dict[str, dict[str, Any]] = {}
     for start in range(0, len(keys), 500):
@@ -74,8 +73,9 @@ def run_scope(run_id: int, judge_id: int) -> str:
 
 def stored_list(project: Project, key: str, scope: str, judge_id: int | None = None) -> dict[str, Any] | None:
     """A list stored for (question, scope) — for a run's scope, only one this judge generated."""
-    listed = _row(project.reader().execute(f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? AND "
-                                           "scope = ?", (key, scope)).fetchone())
+    found = project.reader().execute(f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? AND scope = ?",
+                                     (key, scope)).fetchone()
+    listed = _row(found) if found is not None else None
     if listed and scope != GOLDEN and judge_id is not None and listed["judge_id"] != judge_id:
         return None
     return listed
@@ -154,8 +154,9 @@ def check_list(items: list[dict[str, str]]) -> list[dict[str, str]]:
 def _save_golden(project: Project, key: str, question: str, items: list[dict[str, str]], status: str,
                  reason: str | None, op: str, source: dict[str, Any]) -> dict[str, Any]:
     with project.write(op, changed=(Area.NUGGETS,)) as conn:
-        before = _row(conn.execute(f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? AND scope = 'golden'",
-                                   (key,)).fetchone())
+        found = conn.execute(f"SELECT {_COLUMNS} FROM nugget_lists WHERE question_key = ? AND scope = 'golden'",
+                             (key,)).fetchone()
+        before = _row(found) if found is not None else None
         conn.execute(
             "INSERT INTO nugget_lists (question_key, scope, status, question, nuggets, author, source, updated_at) "
             "VALUES (?, 'golden', ?, ?, ?, ?, ?, ?) ON CONFLICT (question_key, scope) DO UPDATE SET "
@@ -165,7 +166,9 @@ def _save_golden(project: Project, key: str, question: str, items: list[dict[str
              json.dumps(source, ensure_ascii=False), utcnow()))
         project.audit(conn, op, "nuggets", key, reason=reason, before=before["nuggets"] if before else None,
                       after=items, status=status)
-    return stored_list(project, key, GOLDEN)
+    saved = stored_list(project, key, GOLDEN)
+    assert saved is not None
+    return saved
 
 
 def edit(project: Project, question: str, text: str, reason: str | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import ast
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Literal, overload
 
 from rageval_desktop.core.base.errors import ImportFailed
 
@@ -39,6 +39,12 @@ class Cells:
         if isinstance(value, float) and math.isnan(value):
             return True
         return type(value).__name__ == "NAType"
+
+    @overload
+    def text(self, rec: dict, column: str, row: int, *, required: Literal[True]) -> str: ...
+
+    @overload
+    def text(self, rec: dict, column: str, row: int, *, required: bool = False) -> str | None: ...
 
     def text(self, rec: dict, column: str, row: int, *, required: bool = False) -> str | None:
         value = rec.get(column)
@@ -109,8 +115,9 @@ class Cells:
         value = rec.get(column)
         if self.missing(value):
             return []
-        if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from Parquet
-            value = value.tolist()
+        tolist = getattr(value, "tolist", None)
+        if tolist is not None and not isinstance(value, str):  # numpy arrays from Parquet
+            value = tolist()
         if isinstance(value, (list, tuple)):
             return list(value)
         if isinstance(value, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -115,7 +116,7 @@ class CorpusText:
     first asked, and kept as 16-byte digests (a large corpus's text is not held). The first chunk of a repeated text
     wins."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.index: dict[bytes, str] | None = None
 
@@ -135,7 +136,7 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-def chunks_by_text(conn: Any, wanted: set[str]) -> dict[str, str]:
+def chunks_by_text(conn: sqlite3.Connection, wanted: set[str]) -> dict[str, str]:
     """Corpus chunk ids of (normalised) passage texts given without ids."""
     if not wanted:
         return {}

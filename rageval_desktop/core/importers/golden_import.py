@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
     return report
 
 
-def _upsert(project: Project, conn, gid: str, rec: GoldenRecord, source: str, now: str,
+def _upsert(project: Project, conn: sqlite3.Connection, gid: str, rec: GoldenRecord, source: str, now: str,
             report: ImportReport) -> None:
     row = conn.execute("SELECT question, gold_answer, gold_chunk_ids, slice_tag, metadata, status, revision "
                        "FROM golden_rows WHERE id = ?", (gid,)).fetchone()
@@ -123,7 +124,7 @@ def _upsert(project: Project, conn, gid: str, rec: GoldenRecord, source: str, no
     report.updated += 1
 
 
-def _edit(conn, project: Project, gid: str, revision: int, op: str, now: str, reason: str,
+def _edit(conn: sqlite3.Connection, project: Project, gid: str, revision: int, op: str, now: str, reason: str,
           before: dict | None, after: dict | None) -> None:
     conn.execute("INSERT INTO golden_edits (golden_id, revision, op, author, at, reason, before, after) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -132,12 +133,12 @@ def _edit(conn, project: Project, gid: str, revision: int, op: str, now: str, re
                   None if after is None else json.dumps(after, ensure_ascii=False)))
 
 
-def _chunks_by_text(conn, records: list[GoldenRecord]) -> dict[str, str]:
+def _chunks_by_text(conn: sqlite3.Connection, records: list[GoldenRecord]) -> dict[str, str]:
     return chunks_by_text(conn, {normalise_passage(r.gold_context) for r in records
                                  if r.gold_context and not r.gold_chunk_ids})
 
 
-def _unknown_chunk_ids(conn, records: list[GoldenRecord]) -> int:
+def _unknown_chunk_ids(conn: sqlite3.Connection, records: list[GoldenRecord]) -> int:
     ids = {cid for r in records for cid in r.gold_chunk_ids}
     if not ids or conn.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0] == 0:
         return 0

@@ -8,6 +8,7 @@ summary: rows, rows linked to the golden set and not, new slices, warnings. Erro
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,7 @@ def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | 
     out.layout = layout.name
     cells = Cells(path.name)
     tally = _Tally(project, kind)
-    everything = itertools.chain([first], chunks)
+    everything: Iterator[list[dict[str, Any]]] = itertools.chain([first], chunks)
     if layout.name == "open-rag-eval":           # one row per passage: its records span chunks
         everything = iter([[row for chunk in everything for row in chunk]])
     rows = 0
@@ -144,7 +145,8 @@ class _Tally:
     """What the import would do, counted a chunk at a time."""
 
     def __init__(self, project: Project | None, kind: str) -> None:
-        self.kind, self.records, self.linked, self.tags = kind, 0, 0, set()
+        self.kind, self.records, self.linked = kind, 0, 0
+        self.tags: set[str] = set()
         self.slices_have: set[str] = set()
         self.index: Any = None
         if project is not None:

@@ -17,6 +17,7 @@ same errors, naming the file's row and column; if it dies without a word, the im
 from __future__ import annotations
 
 import pickle
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -137,7 +138,8 @@ class ReaderProcess:
         _, name, file = self._next(ctx)
         return name, file
 
-    def chunks(self, run_id: int, next_id: int, ctx: TaskContext, conn: Any = None) -> Iterator[tuple]:
+    def chunks(self,
+               run_id: int, next_id: int, ctx: TaskContext, conn: sqlite3.Connection | None = None) -> Iterator[tuple]:
         """(rows, passages, ids, bytes read) a chunk at a time; then `summary` and `cell_warnings` are set. (`conn`,
         the importer's, is not needed: the reader reads the project through its own.)"""
         assert self.process.stdin is not None

@@ -197,7 +197,8 @@ def _fast_loads(data: bytes | str) -> Any:
     # orjson keeps the last of a key named twice: a document with as many '":' as keys has none (the count is a
     # C-speed scan); any other (a key named twice, '":' inside a text, a space before a colon) is parsed again by
     # the json module, which refuses a key named twice
-    if data.count(b'":' if isinstance(data, bytes) else '":') != _key_count(found):
+    marks = data.count(b'":') if isinstance(data, bytes) else data.count('":')
+    if marks != _key_count(found):
         _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     return found
 
@@ -438,7 +439,7 @@ def _jsonl_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[lis
 
 def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[dict[str, Any]]]:
     """The csv module over lines decoded one at a time (a bad byte names its line)."""
-    state = {"line": 0, "last": b""}
+    state: dict[str, Any] = {"line": 0, "last": b""}
 
     def decoded() -> Iterator[str]:
         for raw in lines:

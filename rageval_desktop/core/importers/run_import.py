@@ -6,6 +6,7 @@ transaction. Rows and passages go through `executemany` with ids assigned up fro
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -120,7 +121,8 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
     return report
 
 
-def _flush(conn, rows: list, passages: list, run_id: int, ids: list[tuple[str, int]], file: str) -> None:
+def _flush(conn: sqlite3.Connection,
+           rows: list, passages: list, run_id: int, ids: list[tuple[str, int]], file: str) -> None:
     import sqlite3
 
     try:
@@ -134,7 +136,8 @@ def _flush(conn, rows: list, passages: list, run_id: int, ids: list[tuple[str, i
                      "VALUES (?, ?, ?, ?, ?, ?)", passages)
 
 
-def _duplicate(conn, run_id: int, ids: list[tuple[str, int]], first_position: int, file: str) -> None:
+def _duplicate(conn: sqlite3.Connection, run_id: int, ids: list[tuple[str, int]], first_position: int,
+               file: str) -> None:
     """Raise the repeated row id's error: the first record of this chunk (its external id and file row) whose id the
     run already has (from an earlier chunk, or earlier in this one)."""
     seen: dict[str, int] = {}

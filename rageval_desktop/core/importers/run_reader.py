@@ -5,6 +5,7 @@ in the reader process alike."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -31,7 +32,7 @@ class InProcess:
     def layout(self, ctx: TaskContext | None) -> tuple[str, str]:
         return self._layout.name, self._file
 
-    def chunks(self, run_id: int, next_id: int, ctx: TaskContext | None, conn: Any) -> Iterator[tuple]:
+    def chunks(self, run_id: int, next_id: int, ctx: TaskContext | None, conn: sqlite3.Connection) -> Iterator[tuple]:
         """(rows, passages, ids, bytes read) a chunk at a time; then `summary` is set."""
         preparer = Preparer(conn, self.rank_by, run_id, next_id)
         for records in self._records:
@@ -47,7 +48,7 @@ class Preparer:
     passages matched to corpus chunks. Reads the project (golden rows, corpus) and never writes, so it runs in the
     importing process or in the reader process alike."""
 
-    def __init__(self, conn, rank_by: str, run_id: int, next_id: int) -> None:
+    def __init__(self, conn: sqlite3.Connection, rank_by: str, run_id: int, next_id: int) -> None:
         self.by_id, self.by_question = golden_index(conn)
         self.corpus = CorpusText(conn)
         self.run_id, self.next_id, self.position = run_id, next_id, 0
@@ -83,14 +84,14 @@ class Preparer:
             for rank, p in enumerate(rec.retrieved, start=1):
                 passages.append((row_id, rank, p.chunk_id, p.text, p.score,
                                  None if p.in_prompt is None else int(p.in_prompt)))
-        return rows, passages, [(rec.external_id, rec.row) for rec in records]
+        return rows, passages, [(rec.external_id or "", rec.row) for rec in records]
 
     def summary(self) -> dict[str, Any]:
         return {"linked": self.linked, "unlinked": self.unlinked, "unlinked_examples": self.unlinked_examples,
                 "unresolved": self.unresolved, "warnings": self.ranks.warnings() + self.repeats.warnings()}
 
 
-def golden_index(conn) -> tuple[set[str], dict[str, str]]:
+def golden_index(conn: sqlite3.Connection) -> tuple[set[str], dict[str, str]]:
     by_id: set[str] = set()
     by_question: dict[str, str] = {}
     # approved rows win over drafts when two rows share a question; retired rows still link (history)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from typing import Any
 
 from rageval_desktop.core.base.scoring import citations, nuggets
@@ -25,6 +26,7 @@ from rageval_desktop.core.jobs.steps import Gone, StepFailed, Trace, ask
 from rageval_desktop.core.jobs.work import Item, idem_key
 from rageval_desktop.core.judges import parsers, rubrics
 from rageval_desktop.core.judges.registry import get_judge, list_judges
+from rageval_desktop.core.store.project import Project
 
 
 class Chains:
@@ -175,7 +177,8 @@ def batches(texts: list[str]) -> list[tuple[int, list[str]]]:
     return [(start, texts[start:start + nuggets.BATCH]) for start in range(0, len(texts), nuggets.BATCH)]
 
 
-def helper_rubric(conn: Any, judge: Any, role: str, cache: dict[tuple[int, str], rubrics.Rubric]) -> rubrics.Rubric:
+def helper_rubric(conn: sqlite3.Connection,
+                  judge: Any, role: str, cache: dict[tuple[int, str], rubrics.Rubric]) -> rubrics.Rubric:
     """A nugget judge's creation or importance rubric (stored with the judge), loaded once."""
     if (judge.id, role) not in cache:
         cache[(judge.id, role)] = rubrics.load(conn, judge.params[f"{role}_rubric_id"])
@@ -192,7 +195,7 @@ def sub_key(item: Item, rank: int) -> str:
     return idem_key(item.judge, item.run_row_id, rank) + f":{item.idem_key[:16]}"
 
 
-def prepare(project: Any, items: list[Item]) -> None:
+def prepare(project: Project, items: list[Item]) -> None:
     """Fill in what the multi-call judges need, just before they run (after the passage graders of the same job
     ran): the passages graded relevant for nugget creation, and the passages a citation number names."""
 
@@ -245,7 +248,7 @@ def prepare(project: Any, items: list[Item]) -> None:
                                           if grades.get(rank, 0) >= 1 and text.strip()]
 
 
-def planned_calls(project: Any, items: list[Item]) -> dict[str, list[tuple[list[dict], str]]]:
+def planned_calls(project: Project, items: list[Item]) -> dict[str, list[tuple[list[dict], str]]]:
     """For the dry run: the calls each multi-call row would send, as (messages, a typical reply), by item key.
     Citation calls are exact (sentences and passages are known). A nugget list not made yet is assumed to hold one
     nugget per passage graded relevant (ungraded passages count as relevant), as long as its first 12 words —
@@ -299,7 +302,7 @@ def planned_calls(project: Any, items: list[Item]) -> dict[str, list[tuple[list[
     return out
 
 
-def _all_passages(conn: Any, row_id: int) -> list[tuple[int, str]]:
+def _all_passages(conn: sqlite3.Connection, row_id: int) -> list[tuple[int, str]]:
     return [(r, t) for r, t in conn.execute(
         "SELECT p.rank, COALESCE(p.text, c.text, '') FROM retrieved_passages p LEFT JOIN corpus_chunks c ON "
         "c.chunk_id = p.chunk_id WHERE p.run_row_id = ? ORDER BY p.rank", (row_id,)) if t.strip()]

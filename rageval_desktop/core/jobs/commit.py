@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import WriteFailed
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.owners import HEARTBEAT_S
@@ -26,7 +27,7 @@ from rageval_desktop.core.store.project import Project
 BUSY_GIVE_UP_S = 600.0
 
 
-def while_busy(write: Callable[[], Any], ctx: Any = None, give_up_s: float = BUSY_GIVE_UP_S) -> Any:
+def while_busy(write: Callable[[], Any], ctx: TaskContext | None = None, give_up_s: float = BUSY_GIVE_UP_S) -> Any:
     """`write()`, retried with backoff while another process holds the write lock, up to `give_up_s` of
     continuous refusal (the commit lane's policy; a starting job gave up after the 10 s busy timeout while a running
     one waited ten minutes); `ctx.report` says that it waits. Other failures are raised at once."""

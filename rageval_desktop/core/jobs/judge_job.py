@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -138,15 +139,17 @@ class JudgeJob:
         if waiting is not None:
             raise RagevalError(still_waiting(waiting) + " — running now would pay for them twice")
         leases, names = [(j.id, run_id) for j in judges], {j.id: j.name for j in judges}
-        if self.existing_job is None:
-            self.stats.job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work),
-                                                                 leases=leases, lease_names=names), self.ctx)
+        existing = self.existing_job
+        if existing is None:
+            job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work), leases=leases,
+                                                      lease_names=names), self.ctx)
         else:
-            self.stats.job_id = self.existing_job
-            while_busy(lambda: records.restart(self.project, self.existing_job, len(work), leases=leases,
-                                               lease_names=names), self.ctx)
+            job_id = existing
+            while_busy(lambda: records.restart(self.project, existing, len(work), leases=leases, lease_names=names),
+                       self.ctx)
+        self.stats.job_id = job_id
         self.lane = CommitLane(self.project, self.write_batch, on_committed=self.committed,
-                               heartbeat=lambda conn: records.heartbeat(conn, self.stats.job_id),
+                               heartbeat=lambda conn: records.heartbeat(conn, job_id),
                                op="save judgments", changed=(Area.JUDGMENTS,)).start()
         status, message = "done", None
         try:
@@ -195,7 +198,7 @@ class JudgeJob:
         """Record the end; if even that write fails (the disk is still full), the job row is left for the next
         open to mark interrupted — and the job's own stats still say what happened."""
         try:
-            records.finish(self.project, self.stats.job_id, status, message)
+            records.finish(self.project, self.job_id, status, message)
         except WriteFailed as exc:
             if self.stats.stopped != "write_failed":
                 self.stats.stopped, self.stats.message = "write_failed", f"stopped: {exc}"
@@ -213,7 +216,7 @@ class JudgeJob:
                error_kind: str | None = None, attempts: int = 1, repairs: int = 0, latency_ms: float | None = None,
                prompt_tokens: int | None = None, completion_tokens: int | None = None, cost: float | None = None,
                request_id: str | None = None, cache_hit: bool = False, caches: tuple[dict[str, Any], ...] = (),
-               note: str | None = None, detail: dict[str, Any] | None = None, subs: list[dict[str, Any]] = (),
+               note: str | None = None, detail: dict[str, Any] | None = None, subs: Sequence[dict[str, Any]] = (),
                replaces: bool = False) -> None:
         """Hand one result to the commit lane; it is counted when it is committed. A multi-call judge's result
         brings its `detail`, its sub-judgments (`subs`: one per nugget or citation) and `replaces` the row's
@@ -248,7 +251,7 @@ class JudgeJob:
         assert self.lane is not None
         self.lane.put(Entry(None, extras=(statement,)))
 
-    def write_batch(self, conn: Any, batch: list[Entry]) -> None:
+    def write_batch(self, conn: sqlite3.Connection, batch: list[Entry]) -> None:
         replaced = [e.replaces for e in batch if e.replaces]
         if replaced:   # the row's earlier judgments by this judge (against an older nugget list, say)
             conn.executemany("DELETE FROM judgments WHERE judge_id = ? AND run_row_id = ? AND idem_key != ?",
@@ -270,7 +273,7 @@ class JudgeJob:
         if caches:
             conn.executemany(llm.CACHE_INSERT, caches)
         spent = self.stats.cost_usd + sum(r.get("cost_usd") or 0.0 for r in rows)
-        records.progress(conn, self.stats.job_id, self.stats.done + len(rows), spent)
+        records.progress(conn, self.job_id, self.stats.done + len(rows), spent)
 
     def committed(self, batch: list[Entry]) -> None:
         """Called by the lane after the batch's transaction committed: now it counts."""
@@ -378,8 +381,8 @@ class JudgeJob:
                 clients[endpoint] = llm.make_client(j.base_url, key, self.timeout(j))
                 limiters[endpoint] = AdaptiveLimiter(self.spec.concurrency or j.param("concurrency"),
                                                      self.spec.rpm or j.param("rpm"))
-            if j.rubric_id not in rubric_cache:
-                rubric_cache[j.rubric_id] = rubrics.load(conn, j.rubric_id)
+            if j.rubric_key not in rubric_cache:
+                rubric_cache[j.rubric_key] = rubrics.load(conn, j.rubric_key)
         tasks: set[asyncio.Task] = set()
         cap = max(limiter.max for limiter in limiters.values())
         self._limiters = list(limiters.values())
@@ -425,12 +428,14 @@ class JudgeJob:
 
     async def dispatch(self, items: Iterator[Item], clients: dict, limiters: dict, rubric_cache: dict,
                        tasks: set[asyncio.Task], cap: int) -> None:
+        room = self._room
+        assert room is not None
         for item in items:
             # calls in flight + results not yet committed never exceed the concurrency: a kill loses <= cap calls
             while self.busy_slots(tasks) >= cap and not self.stopping_now():
-                self._room.clear()
+                room.clear()
                 try:
-                    await asyncio.wait_for(self._room.wait(), timeout=0.05)
+                    await asyncio.wait_for(room.wait(), timeout=0.05)
                 except TimeoutError:
                     pass
             endpoint = (item.judge.base_url, item.judge.api_key_ref)
@@ -441,16 +446,30 @@ class JudgeJob:
                 return
             if item.judge.spec.items:   # several calls per row: each takes its own slot
                 limiter.release_nowait(ticket)
-                work = self.chains.run(item, clients[endpoint], limiter, rubric_cache[item.judge.rubric_id])
+                work = self.chains.run(item, clients[endpoint], limiter, rubric_cache[item.judge.rubric_key])
             else:
-                work = self.judge_one(item, rubric_cache[item.judge.rubric_id], clients[endpoint], limiter, ticket)
+                work = self.judge_one(item, rubric_cache[item.judge.rubric_key], clients[endpoint], limiter, ticket)
             task = asyncio.create_task(self.guarded(item, work))
             tasks.add(task)
-            task.add_done_callback(lambda t: (tasks.discard(t), self._room.set()))
+            task.add_done_callback(self._done_callback(tasks, room))
             self.report()
+
+    @staticmethod
+    def _done_callback(tasks: set[asyncio.Task], room: asyncio.Event) -> Callable[[asyncio.Task], None]:
+        def done(task: asyncio.Task) -> None:
+            tasks.discard(task)
+            room.set()
+        return done
+
+    @property
+    def job_id(self) -> int:
+        """The job's record (set when the job starts)."""
+        assert self.stats.job_id is not None
+        return self.stats.job_id
 
     def busy_slots(self, tasks: set[asyncio.Task]) -> int:
         """Calls in flight (not counting hung ones the limiter gave up waiting for) + results not committed."""
+        assert self.lane is not None
         stalled = sum(limiter.stalled for limiter in self._limiters)
         return len(tasks) - stalled + self.lane.pending()
 

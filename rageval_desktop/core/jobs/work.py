@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -127,7 +128,8 @@ class Plan:
                     self.rank.append(rank)
                     self._per_judge[index] += 1
 
-    def _targets(self, conn: Any, judge: Judge, index: int, rows: list[int]) -> list[tuple[int, int, str]]:
+    def _targets(self,
+                 conn: sqlite3.Connection, judge: Judge, index: int, rows: list[int]) -> list[tuple[int, int, str]]:
         """(row, rank, key) of every item of this judge on these rows."""
         maker = self.keys[index]
         if judge.spec.level == "passage":
@@ -180,14 +182,14 @@ def _reads_passages(judge: Judge) -> bool:
     return judge.kind_of.reads_passages
 
 
-def _statuses(conn: Any, judge_id: int, rows: list[int]) -> dict[str, str]:
+def _statuses(conn: sqlite3.Connection, judge_id: int, rows: list[int]) -> dict[str, str]:
     """The status of each judgment (by idempotency key) this judge has on these rows (a plan chunk): read through the
     judgments' unique index, which leads with the run row, so a chunk of rows is a few neighbouring index pages."""
     return dict(conn.execute(f"SELECT idem_key, status FROM judgments WHERE judge_id = ? AND run_row_id IN "
                              f"({','.join('?' * len(rows))})", (judge_id, *rows)))
 
 
-def _ranks(conn: Any, rows: list[int]) -> dict[int, list[int]]:
+def _ranks(conn: sqlite3.Connection, rows: list[int]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for start in range(0, len(rows), 500):
         chunk = rows[start:start + 500]
@@ -197,7 +199,7 @@ def _ranks(conn: Any, rows: list[int]) -> dict[int, list[int]]:
     return out
 
 
-def _nugget_against(conn: Any, rows: list[int]) -> dict[int, str | None]:
+def _nugget_against(conn: sqlite3.Connection, rows: list[int]) -> dict[int, str | None]:
     """What a nugget judgment of each row is checked against: its question's curated list (fingerprint), if any."""
 
     keys: dict[int, str] = {}

@@ -136,7 +136,9 @@ class HHEM:
         self.prompt = meta.get("prompt") or PROMPT
         config = T5Config.from_pretrained(str(foundation_dir), local_files_only=True, num_labels=2)
         model = T5ForTokenClassification(config)
-        state = _load_state(_weights(model_dir))
+        weights = _weights(model_dir)
+        assert weights is not None   # check_folders found them
+        state = _load_state(weights)
         state = {k[3:]: v for k, v in state.items() if k.startswith("t5.")} or state
         result = model.load_state_dict(state, strict=False)
         missing = [k for k in result.missing_keys if not k.endswith("embed_tokens.weight")]
@@ -158,7 +160,7 @@ class HHEM:
         ids = tokens(premise, add_special_tokens=False)["input_ids"]
         if len(ids) <= room:
             return premise, False
-        return tokens.decode(ids[:max(0, room)], skip_special_tokens=True), True
+        return str(tokens.decode(ids[:max(0, room)], skip_special_tokens=True)), True
 
     def predict(self, pairs: list[tuple[str, str]]) -> list[float]:
         torch = self.torch
@@ -220,7 +222,7 @@ def score_row(model: HHEM, answer: str, passages: list[str], mode: str) -> tuple
     claims = [s.text for s in statements(answer)] or [answer]
     pairs = [(p[:MAX_CHARS], c) for c in claims for p in passages]
     scores = model.predict(pairs)
-    per_claim = []
+    per_claim: list[dict[str, Any]] = []
     for i, claim in enumerate(claims):
         row = scores[i * len(passages):(i + 1) * len(passages)]
         best = max(range(len(row)), key=row.__getitem__)

@@ -40,6 +40,13 @@ class Judge:
         except RagevalError:
             return False
 
+    @property
+    def rubric_key(self) -> int:
+        """The stored rubric of a judge that has one (LLM judges); asking a local judge for it is a bug."""
+        if self.rubric_id is None:
+            raise RagevalError(f"judge '{self.name}' ({self.kind}) has no rubric")
+        return self.rubric_id
+
     def param(self, key: str) -> Any:
         return self.params.get(key, LLM_DEFAULTS.get(key))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.As
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
 
 
-def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict[str, Any]) -> str:
+def cache_key(base_url: str | None, model: str | None, messages: list[dict], params: dict[str, Any]) -> str:
     blob = json.dumps({"base_url": base_url or "", "model": model, "messages": messages, "params": params},
                       sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -143,7 +144,7 @@ class Stopped(Exception):
     """The caller is stopping (a fatal error elsewhere, or a cancel): the call was not made."""
 
 
-def cached(conn: Any, key: str) -> Reply | None:
+def cached(conn: sqlite3.Connection, key: str) -> Reply | None:
     row = conn.execute("SELECT content, prompt_tokens, completion_tokens, request_id, batch_job FROM llm_cache "
                        "WHERE key = ?", (key,)).fetchone()
     return Reply(row[0], row[1], row[2], row[3], 0.0, row[4]) if row else None

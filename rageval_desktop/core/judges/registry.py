@@ -112,8 +112,8 @@ _COLUMNS = "id, name, metric, kind, rubric_id, model, base_url, api_key_ref, par
 
 
 def _judge(row: tuple) -> Judge:
-    *head, params, status = row
-    return Judge(*head, params=json.loads(params), status=status)
+    jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, params, status = row
+    return Judge(jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, json.loads(params), status)
 
 
 def list_judges(project: Project) -> list[Judge]:

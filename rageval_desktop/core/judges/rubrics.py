@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 import string
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.paths import resources_dir
+from rageval_desktop.core.store.project import Project
 
 FIELDS = {
     "question": "the question (golden row or run row)",
@@ -200,7 +201,7 @@ def _from_row(row: tuple) -> Rubric:
     return Rubric(name, version, metric, fmt, low, high, template, system or "", origin or "", rid)
 
 
-def ensure_stored(conn, rubric: Rubric) -> Rubric:
+def ensure_stored(conn: sqlite3.Connection, rubric: Rubric) -> Rubric:
     """The project's copy of a rubric (same name and version), stored on first use."""
     row = conn.execute(f"SELECT {_COLUMNS} FROM rubrics WHERE name = ? AND version = ?",
                        (rubric.name, rubric.version)).fetchone()
@@ -214,7 +215,7 @@ def ensure_stored(conn, rubric: Rubric) -> Rubric:
     return replace(rubric, id=cur.lastrowid)
 
 
-def save_new_version(conn, base: Rubric, template: str, system: str | None = None) -> Rubric:
+def save_new_version(conn: sqlite3.Connection, base: Rubric, template: str, system: str | None = None) -> Rubric:
     """An edited rubric never changes the old one: it becomes version max+1, validated first."""
     validate_template(template, base.output_format)
     version = conn.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM rubrics WHERE name = ?",
@@ -224,14 +225,14 @@ def save_new_version(conn, base: Rubric, template: str, system: str | None = Non
     return ensure_stored(conn, edited)
 
 
-def load(conn, rubric_id: int) -> Rubric:
+def load(conn: sqlite3.Connection, rubric_id: int) -> Rubric:
     row = conn.execute(f"SELECT {_COLUMNS} FROM rubrics WHERE id = ?", (rubric_id,)).fetchone()
     if row is None:
         raise RubricInvalid(f"rubric {rubric_id} is not in the project")
     return _from_row(row)
 
 
-def rubric_for_metric(project: Any, metric: str, default_name: str | None) -> Rubric | None:
+def rubric_for_metric(project: Project, metric: str, default_name: str | None) -> Rubric | None:
     """The rubric an LLM judge of this metric uses (an active one first), else the bundled default."""
     conn = project.reader()
     row = conn.execute("SELECT rubric_id FROM judges WHERE metric = ? AND kind = 'llm' AND rubric_id IS NOT NULL "
@@ -241,5 +242,5 @@ def rubric_for_metric(project: Any, metric: str, default_name: str | None) -> Ru
     return library().get(default_name or "")
 
 
-def rubric_of(project: Any, rubric_id: int) -> Rubric:
+def rubric_of(project: Project, rubric_id: int) -> Rubric:
     return load(project.reader(), rubric_id)

@@ -3,6 +3,7 @@ latency and cost. Every number is on 0–100 except latency (ms) and cost (USD p
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
@@ -129,7 +130,7 @@ def _unscored_apart(project: Project, run_id: int) -> dict[str, dict[str, Any]]:
 UNSCORED_LISTED = 50   # rows named per judge; the counts cover them all
 
 
-def unscored(project: Project, run_id: int, conn: Any = None) -> dict[str, dict[str, Any]]:
+def unscored(project: Project, run_id: int, conn: sqlite3.Connection | None = None) -> dict[str, dict[str, Any]]:
     """Per active judge, the rows it has not scored — no answer, an API error, a reply that did not parse, or not
     judged yet — counted by reason and named (open-rag-eval skips them without a word)."""
     conn = conn or project.reader()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
 
@@ -64,39 +65,39 @@ def row_metrics(gold_ranks: Sequence[int], n_gold: int, ks: Sequence[int] = DEFA
 
 
 def table(row_ids: Sequence[int], n_gold: Sequence[int], hit_rows: Sequence[int], hit_ranks: Sequence[int],
-          ks: Sequence[int] = DEFAULT_KS) -> dict[str, object]:
+          ks: Sequence[int] = DEFAULT_KS) -> dict[str, Any]:
     """The same metrics as `row_metrics`, for many rows at once (numpy; 100k rows in milliseconds).
 
     `hit_rows`/`hit_ranks` list every (row, rank) at which a distinct gold chunk was retrieved. Rows without
     gold ids get NaN. Returns column name -> numpy array aligned with `row_ids`."""
     import numpy as np
 
-    row_ids = np.asarray(row_ids)
-    n_gold = np.asarray(n_gold, dtype=float)
-    order = np.argsort(row_ids, kind="stable")        # each hit's row, found by binary search
-    idx = order[np.searchsorted(row_ids[order], np.asarray(hit_rows, dtype=np.int64))]
+    rows = np.asarray(row_ids)
+    gold = np.asarray(n_gold, dtype=float)
+    order = np.argsort(rows, kind="stable")        # each hit's row, found by binary search
+    idx = order[np.searchsorted(rows[order], np.asarray(hit_rows, dtype=np.int64))]
     ranks = np.asarray(hit_ranks, dtype=float)
-    n = len(row_ids)
+    n = len(rows)
     first = np.full(n, np.inf)
     np.minimum.at(first, idx, ranks)
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     gain = 1.0 / np.log2(ranks + 1.0)
     ideal_table = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, max(ks) + 2)))])
     for k in ks:
         inside = ranks <= k
         count = np.bincount(idx[inside], minlength=n).astype(float)
         dcg = np.bincount(idx[inside], weights=gain[inside], minlength=n)
-        ideal = ideal_table[np.minimum(n_gold, k).astype(int)]
+        ideal = ideal_table[np.minimum(gold, k).astype(int)]
         out[f"hit@{k}"] = (first <= k).astype(float)
-        out[f"recall@{k}"] = np.divide(count, n_gold, out=np.zeros(n), where=n_gold > 0)
+        out[f"recall@{k}"] = np.divide(count, gold, out=np.zeros(n), where=gold > 0)
         out[f"precision@{k}"] = count / k
         out[f"ndcg@{k}"] = np.divide(dcg, ideal, out=np.zeros(n), where=ideal > 0)
     out["mrr"] = np.where(np.isfinite(first), 1.0 / first, 0.0)
     out["first_rank"] = np.where(np.isfinite(first), first, np.nan)
-    no_gold = n_gold == 0
+    no_gold = gold == 0
     for key, values in out.items():
         if key != "first_rank":
-            values[no_gold] = np.nan  # type: ignore[index]
+            values[no_gold] = np.nan
     return out
 
 

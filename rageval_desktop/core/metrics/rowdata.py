@@ -11,6 +11,7 @@ not linked to the golden set is its own question. `metrics`, `compare` and `gate
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +59,8 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
 STATUSES = ("ok", "unparsed", "error")
 
 
-def numeric_columns(conn: Any, columns: list[tuple[str, type]], source: str, params: tuple = ()) -> list[Any]:
+def numeric_columns(conn: sqlite3.Connection,
+                    columns: list[tuple[str, type]], source: str, params: tuple = ()) -> list[Any]:
     """Number columns of a query's rows, read in one step: SQLite writes each column as one text (group_concat, every
     REAL with 17 significant digits, so each double comes back exactly; NULL as nan), and numpy parses it. A million
     rows never become a million Python tuples, and SQLite does the work without holding the interpreter, so other
@@ -151,7 +153,7 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passage
     return data
 
 
-def _rows_frame(conn: Any, rid: int) -> Any:
+def _rows_frame(conn: sqlite3.Connection, rid: int) -> Any:
     """The run's rows in order: golden id, slice, gold-id count, question key, latency, cost — the numbers read in one
     step (`numeric_columns`). The golden side (slice, gold ids) is read once per golden row, and a row's golden id
     and question key are references to one string per golden row, not a string per run row."""
@@ -335,7 +337,7 @@ def _put_derived(data: RunData, metric: str, names: tuple[str, ...],
         else:
             values = []
             for row_id in frame.index:
-                known = [s[name] for s in per_row.get(row_id, []) if s.get(name) is not None]
+                known = [v for s in per_row.get(row_id, []) if (v := s.get(name)) is not None]
                 values.append(sum(known) / len(known) if known else np.nan)
             frame[name] = values
         frame[f"{name}__status"] = status

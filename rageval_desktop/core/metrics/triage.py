@@ -157,7 +157,8 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
 def _run_where(project: Project, run_id: int, run_name: str, f: Filters, judges: list[tuple[int, str, str]],
                failing: list[int] | None) -> tuple[list[str], dict[str, Any]]:
 
-    where, params = ["rr.run_id = :run_id"], {"run_id": run_id}
+    where: list[str] = ["rr.run_id = :run_id"]
+    params: dict[str, Any] = {"run_id": run_id}
     active = "SELECT id FROM judges WHERE status = 'active'"
     if f.slice_tag:
         where.append("g.slice_tag = :slice")

@@ -12,6 +12,7 @@ from rageval_desktop.core.review.guidelines import HumanRubric, guidelines, huma
 from rageval_desktop.core.review.ratings import Rating, my_ratings, withdraw
 from rageval_desktop.core.review.sampling import Sample, get_sample, list_samples
 from rageval_desktop.core.store import oplog
+from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import RowDetail, run_row_detail
 
 
@@ -20,7 +21,7 @@ class ProjectSource:
 
     can_sample = True
 
-    def __init__(self, project: Any) -> None:
+    def __init__(self, project: Project) -> None:
         self.project = project
 
     def samples(self) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import asyncio
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges import parsers, rubrics
 from rageval_desktop.core.judges.caller import CachedCaller
@@ -129,7 +130,7 @@ def _values(fields: dict[str, Any]) -> dict[str, str]:
 
 
 async def _score_all(project: Project, judge: Judge, jobs: list[tuple[int, list[dict]]], base: rubrics.Rubric,
-                     ctx: Any = None) -> tuple[dict[int, float], CachedCaller]:
+                     ctx: TaskContext | None = None) -> tuple[dict[int, float], CachedCaller]:
     """Score each (row, messages) through the judge's endpoint (the request cache first); row -> score for those
     that parsed, and the caller with its counts."""
 
@@ -180,7 +181,7 @@ def _paired_ci(name: str, h: Any, before: Any, after: Any, k: int, resamples: in
 
 
 def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 6, seed: int = 0,
-          apply: bool = False, name: str | None = None, ctx: Any = None) -> AlignReport:
+          apply: bool = False, name: str | None = None, ctx: TaskContext | None = None) -> AlignReport:
     import numpy as np
     from sklearn.model_selection import KFold
 

@@ -59,7 +59,7 @@ def human_rubric(metric: str) -> HumanRubric:
         criterion, pairs = MODEL_SCALES[metric]
         anchors = dict(pairs)
     if anchors and any(score != int(score) for score in anchors):
-        points = []
+        points: list[ScalePoint] = []
         for score, anchor in sorted(anchors.items()):
             label = anchor.split(":", 1)[0].strip() if ":" in anchor else f"{score:g}"
             key = SUPPORT_KEYS.get(float(score)) or label[:1].lower()
@@ -69,9 +69,9 @@ def human_rubric(metric: str) -> HumanRubric:
         return HumanRubric(metric, criterion, tuple(points))
     scores = range(int(spec.low), int(spec.high) + 1)
     binary = len(scores) == 2
-    points = tuple(ScalePoint(float(s), str(s), ("No", "Yes")[i] if binary else str(s), anchors.get(float(s), ""))
-                   for i, s in enumerate(scores))
-    return HumanRubric(metric, criterion, points)
+    scale = tuple(ScalePoint(float(s), str(s), ("No", "Yes")[i] if binary else str(s), anchors.get(float(s), ""))
+                  for i, s in enumerate(scores))
+    return HumanRubric(metric, criterion, scale)
 
 
 def _key(metric: str) -> str:

@@ -459,7 +459,7 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
             "rows": rows, "withdrawn": withdrawn}
 
 
-def _merge(project: Project, conn: Any, item: dict[str, Any]) -> dict[str, Any]:
+def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any]:
     name, meta, reviewer, sample_id = item["name"], item["meta"], item["reviewer"], item["sample_id"]
     rows, withdrawn = item["rows"], item["withdrawn"]
     before = conn.total_changes

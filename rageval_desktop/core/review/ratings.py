@@ -68,6 +68,7 @@ def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: f
             "comment, seconds_taken, sample_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_row_id, metric, item, item_key, reviewer.strip(), None if skipped else score, int(skipped),
              comment, seconds, sample_id, utcnow()))
+    assert cur.lastrowid is not None
     return Rating(cur.lastrowid, run_row_id, metric, reviewer, None if skipped else score, skipped, item, item_key)
 
 

@@ -5,6 +5,7 @@ present, reproducible from a seed, and extendable. A row's targets sit next to e
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,7 +104,7 @@ def _draw(project: Project, rid: int, metric: str, size: int, rng: Any,
     return picked, inclusion
 
 
-def _insert(conn: Any, sample_id: int, start: int, picked: list[tuple[Candidate, str]],
+def _insert(conn: sqlite3.Connection, sample_id: int, start: int, picked: list[tuple[Candidate, str]],
             inclusion: dict[tuple[int, int], float] | None = None) -> None:
     conn.executemany(INSERT_ROW, [(sample_id, c.row_id, c.item, c.key, start + i, key,
                                    (inclusion or {}).get((c.row_id, c.item)))
@@ -216,6 +217,7 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
                            "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
         sid = cur.lastrowid
+        assert sid is not None
         _insert(conn, sid, 0, picked, inclusion)
         project.audit(conn, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(picked),
                       seed=seed, unit=params["unit"], mode=mode)
@@ -257,6 +259,7 @@ def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], 
         cur = w.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) VALUES (?, ?, 0, ?, ?)",
                         (rid, metric, json.dumps(params), utcnow()))
         sid = cur.lastrowid
+        assert sid is not None
         _insert(w, sid, 0, chosen)
         project.audit(w, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(rows),
                       mode="chosen", reason=reason)

@@ -12,6 +12,7 @@ with the judgment of the same text (`core.review.agreement`) and never with what
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +66,7 @@ class Candidate:
     scores: list[float] = field(default_factory=list)   # the active judges' ok scores on it
 
 
-def candidates(conn: Any, metric: str, *, run_id: int | None = None,
+def candidates(conn: sqlite3.Connection, metric: str, *, run_id: int | None = None,
                row_ids: Iterable[int] | None = None) -> list[Candidate]:
     """Every target of `metric` in a run (or in some rows), with the active judges' scores on each.
 

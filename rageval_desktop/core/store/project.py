@@ -192,17 +192,18 @@ class Project:
     def _after_open(self) -> None:
         """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file;
         this process is recorded as having it open (so that a crash is noticed by the next open)."""
-
-        self._session = integrity.begin_session(self._writer, utcnow())
+        writer = self._writer
+        assert writer is not None
+        self._session = integrity.begin_session(writer, utcnow())
         backups.clean_leftovers(self.path)    # what a killed backup or restore left: hidden files as large as this
         # tidying is opportunistic: under another process's write lock an open waited the full busy timeout (10 s)
-        self._writer.execute(f"PRAGMA busy_timeout = {integrity.SESSION_TIMEOUT_MS}")
+        writer.execute(f"PRAGMA busy_timeout = {integrity.SESSION_TIMEOUT_MS}")
         try:
             owners.mark_dead_jobs(self)
         except WriteFailed:
             pass  # another process is writing; the next open (or the next job) tidies up
         finally:
-            self._writer.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            writer.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _connect(self, cache_kib: int = READER_CACHE_KIB) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,

@@ -76,6 +76,13 @@ class JudgmentView:
     items: str | None = None  # "nugget" / "citation": passage_rank numbers a sub-item, not a passage
 
 
+def _judgment_view(r: tuple) -> JudgmentView:
+    judge, metric, judge_status, rank, status, score, label, rationale, raw, error_kind, cost, latency, detail = r
+    return JudgmentView(judge, metric, judge_status, rank, status, score, label, rationale, raw, error_kind, cost,
+                        latency, json.loads(detail) if detail else None,
+                        METRICS[metric].items if metric in METRICS else None)
+
+
 @dataclass(frozen=True)
 class RowDetail:
     """Everything the detail pane and the review screen show about one row."""
@@ -110,8 +117,7 @@ def run_row_detail(project: Project, row_id: int) -> RowDetail:
                     "SELECT rank, chunk_id, text, score FROM retrieved_passages WHERE run_row_id = ? ORDER BY rank",
                     (row_id,))]
 
-    judgments = tuple(JudgmentView(*r[:-1], detail=json.loads(r[-1]) if r[-1] else None,
-                                   items=METRICS[r[1]].items if r[1] in METRICS else None) for r in conn.execute(
+    judgments = tuple(_judgment_view(r) for r in conn.execute(
         "SELECT j.name, j.metric, j.status, x.passage_rank, x.status, x.score, x.label, x.rationale, x.raw_output, "
         "x.error_kind, x.cost_usd, x.latency_ms, x.detail FROM judgments x JOIN judges j ON j.id = x.judge_id "
         "WHERE x.run_row_id = ? ORDER BY j.id, x.passage_rank", (row_id,)))
@@ -140,7 +146,7 @@ def golden_row_detail(project: Project, golden_id: str) -> RowDetail:
                      nugget_status=curated[1] if curated else None)
 
 
-def _chunk_text(conn, chunk_id: str | None) -> str:
+def _chunk_text(conn: sqlite3.Connection, chunk_id: str | None) -> str:
     if chunk_id is None:
         return ""
     row = conn.execute("SELECT text FROM corpus_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
@@ -184,8 +190,8 @@ def row_fields(conn: sqlite3.Connection, row_ids: list[int], passages_k: int,
                 f"ORDER BY p.run_row_id, p.rank", chunk):
             out[rid]["passages"].append((rank, text if text is not None else (chunk_text or ""), in_prompt))
     for values in out.values():
-        passages = values["passages"]
-        prompt = [p for p in passages if p[2] == 1] or [p for p in passages if p[2] is None][:passages_k]
+        listed = values["passages"]
+        prompt = [p for p in listed if p[2] == 1] or [p for p in listed if p[2] is None][:passages_k]
         values["contexts"] = "\n\n".join(f"[{rank}] {text}" for rank, text, _ in prompt)
     return out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
@@ -22,14 +23,16 @@ def start(project: Project, kind: str, params: dict[str, Any], total: int,
         cur = conn.execute("INSERT INTO jobs (kind, params, status, progress_total, pid, host, created_at, "
                            "started_at, heartbeat_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
                            (kind, json.dumps(params), total, os.getpid(), owners.host(), now, now, now))
-        owners.ours.add(cur.lastrowid)  # before the leases: their check must see this job as alive
+        job_id = cur.lastrowid
+        assert job_id is not None
+        owners.ours.add(job_id)  # before the leases: their check must see this job as alive
         if leases:
             try:
-                owners.take_leases(conn, cur.lastrowid, leases, lease_names)
+                owners.take_leases(conn, job_id, leases, lease_names)
             except BaseException:
-                owners.ours.discard(cur.lastrowid)
+                owners.ours.discard(job_id)
                 raise
-    return cur.lastrowid
+    return job_id
 
 
 def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, int]] | None = None,
@@ -51,7 +54,7 @@ def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, i
                 raise
 
 
-def progress(conn, job_id: int, done: int, cost_usd: float | None = None) -> None:
+def progress(conn: sqlite3.Connection, job_id: int, done: int, cost_usd: float | None = None) -> None:
     """Called inside the writer's transaction, beside the judgments it commits: the count and the cost of what
     is committed (kept in params, so the jobs table shows what the job has spent)."""
     if cost_usd is None:
@@ -61,7 +64,7 @@ def progress(conn, job_id: int, done: int, cost_usd: float | None = None) -> Non
                      "WHERE id = ?", (done, utcnow(), cost_usd, job_id))
 
 
-def heartbeat(conn, job_id: int) -> None:
+def heartbeat(conn: sqlite3.Connection, job_id: int) -> None:
     conn.execute("UPDATE jobs SET heartbeat_at = ? WHERE id = ?", (utcnow(), job_id))
 
 

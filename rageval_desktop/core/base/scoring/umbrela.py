@@ -31,7 +31,7 @@ def row_scores(grades: Sequence[float | None]) -> dict[str, float | None]:
     relevant = [None if g is None else g >= RELEVANT for g in grades]
     for k in KS:
         top = relevant[:k]
-        out[f"umbrela_p@{k}"] = None if k > len(relevant) or None in top else 100.0 * sum(top) / k
+        out[f"umbrela_p@{k}"] = None if k > len(relevant) or None in top else 100.0 * sum(bool(t) for t in top) / k
     top5 = relevant[:5]
     if len(relevant) < 5 or None in top5:
         out["umbrela_ap@5"] = None

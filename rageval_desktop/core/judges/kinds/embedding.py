@@ -27,12 +27,13 @@ class EmbeddingKind(SimilarityKind):
 
     def check(self, project: Project, settings: Settings) -> Settings:
         if settings.base_url:   # embeddings from a /v1/embeddings server
-            if not settings.model:
+            model = settings.model
+            if not model:
                 raise JudgeConfigError("an embedding judge on an endpoint needs the server's model name",
                                        cli_hint="give it with --model", gui_hint="fill in Model")
             settings.api_key_ref = check_key_ref(settings.api_key_ref)
             settings.base_url = check_base_url(settings.base_url)
-            settings.params["model"] = endpoint_model_id(settings.base_url, settings.model, settings.api_key_ref)
+            settings.params["model"] = endpoint_model_id(settings.base_url or "", model, settings.api_key_ref)
         elif settings.api_key_ref:
             raise JudgeConfigError("a key goes with an embeddings endpoint, and none is given",
                                    cli_hint="add --base-url, or drop --api-key-env",

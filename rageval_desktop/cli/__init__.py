@@ -43,7 +43,7 @@ from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import inert_text
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "command_paths", "main"]
 
 
 # --- parser --------------------------------------------------------------------------------------
@@ -581,3 +581,14 @@ def _crash_log(exc: BaseException) -> str:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def command_paths(parser: argparse.ArgumentParser | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and sub-command, as the words that name it (("judges", "add"), ...): what `--help` covers."""
+    parser = parser or build_parser()
+    out = [prefix]
+    for action in parser._actions:   # argparse lists its sub-parsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out += command_paths(sub, (*prefix, name))
+    return out

@@ -50,7 +50,7 @@ class InertStream:
         return getattr(self._stream, name)
 
 
-def _open(path: str, *, read_only: bool = False):
+def open_project(path: str, *, read_only: bool = False):
     """Commands that only read open read-only (nothing written, no sidecar files made); an older file that
     must be migrated before it can be read is opened for writing instead (the migration takes a backup)."""
     from rageval_desktop.core.base.errors import NeedsMigration

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _open, _print
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _print, open_project
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -43,14 +43,14 @@ def cmd_nuggets(args: argparse.Namespace) -> int:
     from rageval_desktop.core.golden import nuggets
 
     if args.action == "show":
-        with _open(args.project, read_only=True) as project:
+        with open_project(args.project, read_only=True) as project:
             key, question = nuggets.find_question(project, args.question)
             lists = nuggets.lists_for(project, key)
         text = f"{question}\n" + ("\n".join(_describe(li) for li in lists) if lists else
                                   "no nugget list yet: run a nugget judge, or write one with rageval nuggets edit")
         _print(args, {"question_key": key, "question": question, "lists": lists}, text.rstrip("\n"))
         return EXIT_OK
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.action == "edit":
             if args.file == "-":
                 text = sys.stdin.read()

@@ -6,13 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _print
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
 
 
 def cmd_golden(args: argparse.Namespace) -> int:
     from rageval_desktop.core.golden import edits, versions
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.action == "version":
             data: Any = versions.create_version(project, args.name, args.note)
             text = f"version '{data['name']}': {data['rows']} rows"
@@ -62,7 +62,7 @@ def cmd_golden(args: argparse.Namespace) -> int:
 def cmd_corpus(args: argparse.Namespace) -> int:
     from rageval_desktop.core.golden.corpus import import_folder
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         data = import_folder(project, args.dir, size=args.chunk_size, overlap=args.overlap)
     _print(args, data, f"{data['files']} files -> {data['chunks']} chunks ({data['new_chunks']} new), "
                        f"{data['chunk_size']} tokens with {data['overlap']} overlap")
@@ -75,7 +75,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     spec = SynthSpec(n=args.n, judge=args.judge, style=args.style, seed=args.seed, slice_tag=args.slice,
                      thresholds={"groundedness": args.min_groundedness, "relevance": args.min_relevance,
                                  "standalone": args.min_standalone})
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         stats = run_synth(project, spec)
     if stats.stopped == "fatal":
         print(f"error: synthesis stopped: {stats.message}", file=sys.stderr)
@@ -92,7 +92,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         sizes = [int(x) for x in args.chunk_sizes.split(",") if x.strip()]
     except ValueError:
         raise UsageError("--chunk-sizes takes token counts separated by commas, e.g. 200,500") from None
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         data = run_lab(project, sizes, overlap=args.overlap, models=args.model or None)
     lines = []
     for c in data["configs"]:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _print
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
 
 
 def cmd_judges(args: argparse.Namespace) -> int:
@@ -14,7 +14,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
 
     if args.action == "kinds":
         return _kinds(args)
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.action == "list":
             judges = [registry.judge_summary(j) for j in registry.list_judges(project)]
             text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} {j['status']}"
@@ -100,7 +100,7 @@ def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs import batch
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
         try:
             stats = batch.run_batch_job(project, spec, ctx, job_id=job_id, wait=not args.no_wait,
@@ -135,7 +135,7 @@ def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
 def _dry_run(args: argparse.Namespace, spec: Any) -> int:
     from rageval_desktop.core.jobs.estimate import describe, estimate
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         est = estimate(project, spec)
     _print(args, est, describe(est))
     return EXIT_OK
@@ -145,7 +145,7 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs.judge_job import run_judge_job
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
         try:
             stats = run_judge_job(project, spec, ctx)
@@ -171,7 +171,7 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
 def cmd_prices(args: argparse.Namespace) -> int:
     from rageval_desktop.core.judges import prices
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.action == "set":
             prices.set_price(project, args.model, args.input, args.output, args.batch_input, args.batch_output)
         table = prices.all_prices(project)
@@ -185,7 +185,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.store import records
 
-    with _open(args.project) as project:  # opening marks jobs whose process died as interrupted
+    with open_project(args.project) as project:  # opening marks jobs whose process died as interrupted
         if args.action == "list":
             jobs = records.list_jobs(project)
             _print(args, jobs, "\n".join(f"#{j['id']:<4} {j['kind']:<8} {j['status']:<12} {j['done']}/{j['total']} "
@@ -230,7 +230,7 @@ def cmd_align(args: argparse.Namespace) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
 
-    with _open(args.project) as project:     # replies are kept in the request cache
+    with open_project(args.project) as project:     # replies are kept in the request cache
         try:
             report = align(project, args.judge, folds=args.folds, examples=args.examples, seed=args.seed,
                            apply=args.apply, name=args.name, ctx=TaskContext(on_progress=progress, min_interval_s=0.5))

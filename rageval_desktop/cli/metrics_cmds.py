@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _open, _print
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -55,7 +55,7 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table, ppi_lines
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         summary = dashboard(project, args.run, _ks(args.k))
     summary["estimator"] = args.estimator
     headers, rows = dashboard_table(summary, args.estimator)
@@ -91,7 +91,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError, compare
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         try:
             result = compare(project, args.baseline, args.candidate, _metric_names(args.metrics), args.estimator)
         except GateUsageError as exc:
@@ -115,7 +115,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError
     from rageval_desktop.core.metrics.gate import drop_text, gate, gate_markdown, headline, rule_text
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         try:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
                           max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
@@ -159,7 +159,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_failures(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.failures import failures
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         counts, rows = failures(project, args.run, failure=args.failure_class, slice_tag=args.slice,
                                 metric=args.metric, sample=args.sample)
     lines = [f"{name:<16} n={c['n']:<5} retrieval {c['retrieval']:<4} reranker {c['reranker']:<4} "
@@ -174,7 +174,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.gate import check_limits
     from rageval_desktop.core.reports import write_report
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         try:
             check_limits(args.max_slice_drop, None, MIN_SLICE_N)
             out = write_report(project, args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)

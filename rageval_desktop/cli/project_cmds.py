@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _open, _print
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
 from rageval_desktop.core.base.errors import RagevalError
 
 
@@ -25,7 +25,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from rageval_desktop.core import importers
 
     mapping = importers.parse_mapping(getattr(args, "map", None))
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.what == "golden":
             report = importers.import_golden(project, args.file, fmt=args.format, mapping=mapping,
                                              default_slice=args.slice, check_duplicates=args.dedupe_check)
@@ -85,7 +85,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         out = project.backup("manual")
     _print(args, {"backup": str(out)}, f"backup written to {out}")
     return EXIT_OK
@@ -139,7 +139,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     from rageval_desktop.core import ops
     from rageval_desktop.core.store import oplog
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.list:
             found = oplog.recent(project, args.limit)
             lines = [ops.describe(o) + (f" (undone by {o.undone_by})" if o.undone_at else "") for o in found]

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _open, _print
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import sampling
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.extend:
             sample = sampling.extend_sample(project, args.extend, args.size)
         else:
@@ -38,7 +38,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
     from rageval_desktop.core.importers import import_ratings
     from rageval_desktop.core.review import ratings
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.action == "import":
             report = import_ratings(project, args.file)
             if report.unused_columns:
@@ -57,7 +57,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review.evidence import bias_text
     from rageval_desktop.core.review.settings import RULES
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         results = agreement.audit_all(project, args.judge)
         actions = {}
         if args.apply:
@@ -96,7 +96,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 def cmd_judge_status(args: argparse.Namespace) -> int:
     from rageval_desktop.core import ops
 
-    with _open(args.project) as project:   # an operation: `rageval undo` (or the app's Ctrl+Z) takes it back
+    with open_project(args.project) as project:   # an operation: `rageval undo` (or the app's Ctrl+Z) takes it back
         ops.run(project, "set judge status", {"name": args.name, "reason": args.reason,
                                               "status": "retired" if args.action == "retire" else "active"},
                 initiator="cli")
@@ -107,7 +107,7 @@ def cmd_judge_status(args: argparse.Namespace) -> int:
 def cmd_settings(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import settings
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.action == "set":
             pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n,
                                       rule=args.rule, bias_margin=args.bias_margin)
@@ -126,7 +126,7 @@ def cmd_guidelines(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import guidelines
 
     scale = guidelines.human_rubric(args.metric)
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         if args.set is not None:
             try:
                 text = sys.stdin.read() if args.set == "-" else Path(args.set).read_text(encoding="utf-8")

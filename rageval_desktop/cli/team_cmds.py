@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_desktop.cli.base import EXIT_OK, _open, _print
+from rageval_desktop.cli.base import EXIT_OK, _print, open_project
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import packs
 
     if args.action == "export":
-        with _open(args.project) as project:
+        with open_project(args.project) as project:
             made = packs.export_packs(project, args.sample, args.reviewer, args.out, args.overlap)
         lines = [f"{m.reviewer:<16} {m.targets:>4} to rate in {m.rows:>4} rows  {m.path}" for m in made]
         _print(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
                "it back with: rageval pack import PROJECT FILE")
     else:
-        with _open(args.project) as project:
+        with open_project(args.project) as project:
             results = packs.import_packs(project, args.files)   # all the files or none
         lines = [f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
                  + (f", {r['already_imported']} already imported" if r["already_imported"] else "")
@@ -37,7 +37,7 @@ def _est(e: dict) -> str:
 def cmd_team(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import team
 
-    with _open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         report = team.team_report(project, args.metric, args.sample).as_dict()
     lines = [f"{args.metric}: {len(report['reviewers'])} reviewer(s), {report['shared_targets']} target(s) rated "
              f"by two or more; statistic {report['statistic']}"]
@@ -62,7 +62,7 @@ def cmd_team(args: argparse.Namespace) -> int:
 def cmd_adjudicate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import team
 
-    with _open(args.project) as project:
+    with open_project(args.project) as project:
         aid = team.adjudicate(project, args.row, args.metric, args.score, args.reason, args.lead, item=args.item,
                               item_key=args.item_key)
     _print(args, {"adjudication_id": aid, "row_id": args.row, "metric": args.metric, "score": args.score},

@@ -75,6 +75,21 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     current_run = property(lambda self: self.state.current_run,
                            lambda self, run: setattr(self.state, "current_run", run))
 
+    @property
+    def busy(self) -> bool:
+        """A task runs on the write lane."""
+        return self._task is not None
+
+    @property
+    def closing(self) -> int:
+        """Projects still closing on their thread (the window may quit once none is)."""
+        return self._closing
+
+    @property
+    def detail_width_ready(self) -> bool:
+        """The detail pane has its remembered width (set once the rows page is first laid out)."""
+        return self._detail_width_set
+
     def __init__(self) -> None:
         super().__init__()
         self.project: Project | None = None

@@ -6,16 +6,11 @@ import argparse
 
 import pytest
 
-from rageval_desktop.cli import build_parser, main
+from rageval_desktop.cli import build_parser, command_paths, main
 
 
 def _paths(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    out = [prefix]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                out += _paths(sub, (*prefix, name))
-    return out
+    return command_paths(parser, prefix)
 
 
 PATHS = _paths(build_parser())

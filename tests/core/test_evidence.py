@@ -106,7 +106,7 @@ def test_ppi_delta_carries_the_covariance_of_the_judge_and_its_correction():
         found = ppi.ppi_delta(ja, jb, da, db)
         covered += found["ci"][0] <= 3.0 <= found["ci"][1]
         widths.append(found["ci"][1] - found["ci"][0])
-        cross = (ppi._cov(jb - ja, db) - ppi._cov(jb - ja, da)) / size
+        cross = (ppi.covariance(jb - ja, db) - ppi.covariance(jb - ja, da)) / size
         old_widths.append(2 * ppi.critical(rated) * np.sqrt(found["se"] ** 2 - 2 * cross))
     assert 0.93 <= covered / runs <= 0.968
     assert np.mean(old_widths) > 1.05 * np.mean(widths)

@@ -25,7 +25,7 @@ from rageval_desktop.core.store.project import Project
 p = Project.open(sys.argv[1])
 with p.write("a change") as w:
     w.execute("INSERT INTO meta (key, value) VALUES ('crashed-after', 'yes')")
-p._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+p.pragma("wal_checkpoint(TRUNCATE)")
 os._exit(0)   # killed: no close
 """
 
@@ -153,7 +153,7 @@ def test_reading_a_damaged_page_in_a_command_says_damaged_and_names_rageval_chec
     _damage_deep_page(path)
 
     def read_every_chunk(args):
-        with base._open(args.project, read_only=True) as p:
+        with base.open_project(args.project, read_only=True) as p:
             p.reader().execute("SELECT COUNT(*), SUM(LENGTH(text)) FROM corpus_chunks").fetchone()
         return 0
 

@@ -44,17 +44,18 @@ def test_a_full_disk_stops_the_job_and_it_reports_only_what_was_saved(big):
     """Was: the batch was dropped, the flush loop died silently and the job said ok: 2500 with 2492 saved."""
     with FakeOpenAI(long_reply, latency=0.005) as server:
         llm_judge(big, server)
-        pages = big._writer.execute("PRAGMA page_count").fetchone()[0]
-        big._writer.execute(f"PRAGMA max_page_count = {pages + 60}")  # room for ~100 judgments, not 300
+        pages = big.pragma("page_count")
+        big.pragma(f"max_page_count = {pages + 60}")  # room for ~100 judgments, not 300
         stats = run_judge_job(big, JobSpec(run="v1", concurrency=4))
     saved = _counts(big)
     assert stats.stopped == "write_failed" and "disk is full" in stats.message
     assert 0 < stats.done < 300
     assert stats.done == sum(saved.values()) and stats.ok == saved.get("ok", 0)  # counts = what was committed
     assert server.calls - stats.done <= 4 + stats.not_saved                      # it stopped calling at once
-    big._writer.execute("PRAGMA max_page_count = 1073741823")
+    big.pragma("max_page_count = 1073741823")
     with FakeOpenAI(long_reply) as server2:
-        big._writer.execute("UPDATE judges SET base_url = ?", (server2.url,))
+        with big.write("move the endpoint") as w:
+            w.execute("UPDATE judges SET base_url = ?", (server2.url,))
         again = run_judge_job(big, JobSpec(run="v1", concurrency=4))
     assert again.stopped is None and again.skipped == stats.done and sum(_counts(big).values()) == 300
 
@@ -63,16 +64,9 @@ def test_the_cli_exits_1_with_a_clear_first_line_on_a_full_disk(big, capsys, mon
     with FakeOpenAI(long_reply) as server:
         llm_judge(big, server)
         path = big.path
-        pages = big._writer.execute("PRAGMA page_count").fetchone()[0]
+        pages = big.pragma("page_count")
         big.close()
-        connect = Project._connect
-
-        def small_disk(self, *args):
-            conn = connect(self, *args)
-            conn.execute(f"PRAGMA max_page_count = {pages + 60}")
-            return conn
-
-        monkeypatch.setattr(Project, "_connect", small_disk)
+        monkeypatch.setattr(Project, "extra_pragmas", (f"max_page_count = {pages + 60}",))   # a small disk
         code = main(["judge", str(path), "--run", "v1", "--concurrency", "4", "--json"])
     out, err = capsys.readouterr()
     assert code == 1
@@ -89,7 +83,7 @@ def test_a_busy_project_is_waited_for_and_nothing_is_lost(big):
     """Was: `database is locked` after the busy timeout dropped the batch."""
     with FakeOpenAI(latency=0.01) as server:
         llm_judge(big, server)
-        big._writer.execute("PRAGMA busy_timeout = 50")
+        big.pragma("busy_timeout = 50")
         holder = sqlite3.connect(big.path, isolation_level=None, check_same_thread=False)
         release = threading.Event()
 
@@ -188,7 +182,7 @@ def test_a_job_that_starts_while_another_process_writes_waits_like_a_running_one
     """Was (issue 28): a starting job failed after the 10 s busy timeout while a running one waited ten minutes."""
     with FakeOpenAI(latency=0.0) as server:
         llm_judge(big, server)
-        big._writer.execute("PRAGMA busy_timeout = 50")
+        big.pragma("busy_timeout = 50")
         holder = sqlite3.connect(big.path, isolation_level=None, check_same_thread=False)
         holder.execute("BEGIN IMMEDIATE")        # another process's import, already writing
         timer = threading.Timer(1.0, lambda: holder.execute("COMMIT"))

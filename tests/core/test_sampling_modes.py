@@ -70,7 +70,7 @@ def test_a_disagreement_sample_puts_disagreements_first_and_records_its_probabil
     found = p.reader().execute("SELECT stratum, inclusion FROM review_sample_rows WHERE sample_id = ?",
                                (plain.id,)).fetchall()
     taken = {key: sum(1 for k, _ in found if k == key) for key, _ in found}
-    sizes = {key: sum(1 for _, k in sampling._strata(p, 1, "correctness_binary") if k == key) for key in taken}
+    sizes = {key: sum(1 for _, k in sampling.strata_of(p, 1, "correctness_binary") if k == key) for key in taken}
     assert all(x == pytest.approx(taken[key] / sizes[key]) for key, x in found)
     assert len({round(x, 9) for _, x in found}) > 1                 # equal allocation, unequal strata
 

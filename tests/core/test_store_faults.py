@@ -31,23 +31,23 @@ def _sidecars(path: Path) -> list[str]:
 
 def test_full_disk_names_the_real_cause_and_the_project_stays_usable(project):
     """Was: `cannot rollback - no transaction is active` hid `database or disk is full`."""
-    pages = project._writer.execute("PRAGMA page_count").fetchone()[0]
-    project._writer.execute(f"PRAGMA max_page_count = {pages + 1}")
+    pages = project.pragma("page_count")
+    project.pragma(f"max_page_count = {pages + 1}")
     before = table_dump(project.path)
     with pytest.raises(WriteFailed) as failed:
         _fill(project, 2000, "a")
     assert failed.value.kind == "full" and "disk is full" in str(failed.value)
     assert "cannot rollback" not in str(failed.value)
-    assert not project._writer.in_transaction
+    assert not project.in_transaction
     assert table_dump(project.path) == before            # all or nothing
-    project._writer.execute("PRAGMA max_page_count = 1073741823")
+    project.pragma("max_page_count = 1073741823")
     _fill(project, 10, "b")                               # the lane still works
 
 
 def test_a_locked_project_is_a_clear_retryable_error(project):
     other = sqlite3.connect(project.path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
-    project._writer.execute("PRAGMA busy_timeout = 100")
+    project.pragma("busy_timeout = 100")
     try:
         with pytest.raises(WriteFailed) as failed:
             _fill(project, 1, "a")

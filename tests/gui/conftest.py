@@ -38,7 +38,7 @@ def close_window(qtbot, w) -> None:
 
     def closed() -> bool:
         try:
-            shut = not w.isVisible() and w._closing == 0
+            shut = not w.isVisible() and w.closing == 0
         except RuntimeError:  # the window deleted itself on close
             shut = True
         return shut and workers.active() == 0
@@ -72,17 +72,19 @@ def save_shots(qtbot, widget, name: str) -> None:
     """With RAGEVAL_SCREENSHOT_DIR set: `name`.png and `name`-dark.png of the widget, light and dark themes."""
     import os
 
+    from PySide6.QtWidgets import QApplication
+
     from rageval_desktop.gui.appearance import apply_appearance, settings
 
     shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
     if not shots:
         return
-    qtbot.wait(100)
+    QApplication.processEvents()   # the repolish lands before the grab
     widget.grab().save(str(Path(shots) / f"{name}.png"))
     before = settings().value("theme", "system")
     settings().setValue("theme", "dark")
     apply_appearance()
-    qtbot.wait(100)
+    QApplication.processEvents()   # the repolish lands before the grab
     widget.grab().save(str(Path(shots) / f"{name}-dark.png"))
     settings().setValue("theme", before)
     apply_appearance()

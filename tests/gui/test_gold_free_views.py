@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from PySide6.QtWidgets import QApplication
+
 from rageval_desktop.core.importers import import_run
 from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
@@ -52,7 +54,7 @@ def test_the_detail_pane_shows_nuggets_and_citations(qtbot, tmp_path, monkeypatc
             before = settings().value("theme", "system")
             settings().setValue("theme", "dark")
             apply_appearance()
-            qtbot.wait(50)
+            QApplication.processEvents()
             w.grab().save(str(Path(shots) / "detail-nuggets-dark.png"))
             settings().setValue("theme", before)
             apply_appearance()
@@ -76,7 +78,7 @@ def test_the_dashboard_draws_box_plots_of_the_gold_free_metrics(qtbot, tmp_path,
         assert view.plot.regions == []
         shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
         if shots:
-            qtbot.wait(100)
+            QApplication.processEvents()
             w.grab().save(str(Path(shots) / "dashboard-boxes.png"))
     finally:
         close_window(qtbot, w)
@@ -109,7 +111,7 @@ def test_review_rates_one_nugget_at_a_time_blind_with_n_p_f(qtbot, tmp_path, mon
         assert "nugget 1 of 6" in view.progress_label.text()
         shots = os.environ.get("RAGEVAL_SCREENSHOT_DIR")
         if shots:
-            qtbot.wait(100)
+            QApplication.processEvents()
             w.grab().save(str(Path(shots) / "review-nugget.png"))
         with qtbot.waitSignal(view.rated, timeout=10_000):
             qtbot.keyClicks(view, "p")
@@ -127,7 +129,7 @@ def test_review_rates_one_nugget_at_a_time_blind_with_n_p_f(qtbot, tmp_path, mon
             from rageval_desktop.gui.appearance import apply_appearance
 
             apply_appearance()
-            qtbot.wait(100)
+            QApplication.processEvents()
             w.grab().save(str(Path(shots) / "review-nugget-dark.png"))
             settings().setValue("theme", "system")
             apply_appearance()

@@ -22,7 +22,7 @@ def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
     dialog.search.setText("assertionerror debug")
     qtbot.keyClick(dialog.search, Qt.Key.Key_Return)
     assert dialog.results.count() > 0 and "#" in dialog.results.item(0).text()
-    dialog._add_chunk(dialog.results.item(0))
+    dialog.add_chunk(dialog.results.item(0))
     # gold chunks show their text, not bare ids; the ids are what is saved
     first = dialog.gold.item(0)
     assert " — " in first.text() and len(first.text()) > len(dialog.chunk_ids()[0]) + 10
@@ -42,7 +42,7 @@ def test_invalid_edit_is_refused_with_a_message(window, qtbot):
     window.table.selectRow(0)
     dialog = GoldenRowDialog(window.project, ["easy"], row(window.project, window.selected_golden_id()), window)
     qtbot.addWidget(dialog)
-    dialog._add_gold("no-such-chunk#9999", None)
+    dialog.add_gold("no-such-chunk#9999", None)
     assert dialog.gold.item(dialog.gold.count() - 1).text() == "no-such-chunk#9999 — (not in the project's corpus)"
     dialog.reason.setText("test")
     with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:

@@ -22,8 +22,7 @@ def wizard(window, qtbot, path):
     dialog = ImportDialog(path, {"v1", "v2"}, window, window.project)
     qtbot.addWidget(dialog)
     dialog.show()
-    qtbot.waitUntil(lambda: dialog.current is not None and not dialog._debounce.isActive()
-                    and dialog.mapping() == dialog._used, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.current is not None and dialog.preview_settled(), timeout=10_000)
     return dialog
 
 
@@ -41,9 +40,9 @@ def test_the_wizard_maps_unrecognised_columns_and_imports(window, qtbot, tmp_pat
     assert "detected layout: native golden" in dialog.detected.text()
     assert "Will import 2 rows" in dialog.summary.text() and "new slices: made-up-slice" in dialog.summary.text()
     # the user maps the id column with its drop-down; the preview follows
-    box = dialog._boxes["ids"]
+    box = dialog.boxes["ids"]
     box.setCurrentIndex(box.findData("gold_chunk_ids"))
-    qtbot.waitUntil(lambda: dialog.mapping() == dialog._used and not dialog._debounce.isActive(), timeout=10_000)
+    qtbot.waitUntil(dialog.preview_settled, timeout=10_000)
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert ok.isEnabled()
     kind, _, fmt, mapping = dialog.choice()
@@ -65,8 +64,8 @@ def test_no_layout_says_what_to_map_in_the_dialogs_words(window, qtbot, tmp_path
     assert "in the import dialog" in dialog.problem.text()
     assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
     # mapping the two columns by hand still leaves "retrieved" missing for a native run: said, and Import stays off
-    dialog._boxes["zzz"].setCurrentIndex(dialog._boxes["zzz"].findData("question"))
-    qtbot.waitUntil(lambda: dialog.mapping() == dialog._used and not dialog._debounce.isActive(), timeout=10_000)
+    dialog.boxes["zzz"].setCurrentIndex(dialog.boxes["zzz"].findData("question"))
+    qtbot.waitUntil(dialog.preview_settled, timeout=10_000)
     assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
 
 

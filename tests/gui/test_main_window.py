@@ -129,9 +129,9 @@ def test_lazy_model_fetches_only_visible_pages(window, qtbot, tmp_path):
         assert model.rowCount() == FIRST_IDS and model.canFetchMore() and not model.complete
         with qtbot.waitSignal(model.loaded, timeout=5_000) as loaded:
             pass
-        assert loaded.args == [20_000] and model.rowCount() == 20_000 and model.complete and not model._pages
+        assert loaded.args == [20_000] and model.rowCount() == 20_000 and model.complete and not model.cached_pages
         assert model.index(19_999, 2).data() == "question 19999"
-        assert list(model._pages) == [19_999 // PAGE]
+        assert model.cached_pages == [19_999 // PAGE]
 
 
 def test_shortcut_sheet_lists_keys(window, qtbot):
@@ -169,7 +169,7 @@ def test_the_detail_pane_remembers_its_width(opened, qtbot):
     window = opened
     window.resize(1280, 720)
     window.select(run="v1")
-    qtbot.waitUntil(lambda: window._detail_width_set, timeout=5_000)
+    qtbot.waitUntil(lambda: window.detail_width_ready, timeout=5_000)
     assert window.rows_page.sizes()[1] == DETAIL_WIDTH          # was ~180 px on the golden set: text wrapped
     window.rows_page.setSizes([500, 520])
     window.rows_page.splitterMoved.emit(500, 1)                 # what a drag of the handle emits
@@ -178,7 +178,7 @@ def test_the_detail_pane_remembers_its_width(opened, qtbot):
     again = open_window(qtbot, path)
     again.resize(1280, 720)
     again.select(run="v1")
-    qtbot.waitUntil(lambda: again._detail_width_set, timeout=5_000)
+    qtbot.waitUntil(lambda: again.detail_width_ready, timeout=5_000)
     assert again.rows_page.sizes()[1] == 520
     close_window(qtbot, again)
 

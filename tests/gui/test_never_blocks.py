@@ -54,7 +54,7 @@ def test_pages_read_while_a_task_runs(window, qtbot):
     assert getattr(window, "last_error", None) is None or "Please wait" not in window.last_error
     assert window.dashboard_view.model.rowCount() > 0
     release.append(True)
-    qtbot.waitUntil(lambda: window._task is None, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
 
 
 def test_the_detail_pane_keeps_its_place_while_judgments_arrive(window, qtbot):
@@ -109,7 +109,7 @@ def test_a_slow_close_shows_its_progress_dialog(qtbot, demo_file, tmp_path, monk
                         lambda fn, **kw: real(lambda: (time.sleep(1.5), fn())[1], **kw))
     w.close_project()
     qtbot.waitUntil(lambda: any(d.isVisible() for d in w.findChildren(QProgressDialog)), timeout=3_000)
-    qtbot.waitUntil(lambda: w._closing == 0, timeout=10_000)
+    qtbot.waitUntil(lambda: w.closing == 0, timeout=10_000)
     assert not any(d.isVisible() for d in w.findChildren(QProgressDialog))
     monkeypatch.undo()
     close_window(qtbot, w)

@@ -53,7 +53,7 @@ _CONFUSABLE = {**dict(zip("аеорсухіјѕԁһкмнтвᴦ", "aeopcyxijsdh
 _ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});?")
 
 
-def _shadow(text: str) -> tuple[str, list[int]]:
+def shadow_of(text: str) -> tuple[str, list[int]]:
     """The text as a reader sees it — NFKC (fullwidth forms become ASCII), invisible format characters dropped,
     HTML entities decoded — and, for each of its characters, where it starts in the original text."""
     out: list[str] = []
@@ -93,7 +93,7 @@ def neutralise_closing_tags(text: str, tags: set[str]) -> str:
     if not text or not tags or ("<" not in text and "&" not in text and "%" not in text
                                 and not any(ord(c) > 127 for c in text)):
         return text
-    shadow, where = _shadow(text)
+    shadow, where = shadow_of(text)
     pieces, last = [], 0
     for m in _CLOSING_LIKE.finditer(shadow):
         name = m.group(1).lower()

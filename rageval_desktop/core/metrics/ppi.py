@@ -146,7 +146,7 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
     # the paired ones, so it covaries with the paired mean by cov(paired, human - judge) / N (as in ppi_mean);
     # the two runs' ratings are separate draws and do not covary
     full = jb - ja
-    cov = (_cov(full, diffs_b) - _cov(full, diffs_a)) / paired.size
+    cov = (covariance(full, diffs_b) - covariance(full, diffs_a)) / paired.size
     se = _floored(math.sqrt(max(0.0, var_paired + var_a + var_b + 2 * cov)), min(na, nb))
     df = min(eff_a, eff_b) - 1.0
     half = critical(min(eff_a, eff_b)) * se
@@ -161,7 +161,7 @@ def _floored(se: float, n_rated: int) -> float:
     return se if se > 0 else unseen_change_se(n_rated)
 
 
-def _cov(values: Any, diffs: Any) -> float:
+def covariance(values: Any, diffs: Any) -> float:
     """The sample covariance of `values` and `diffs` over the questions where both are known (0 with fewer than
     two)."""
     import numpy as np

@@ -55,7 +55,7 @@ class Sample:
         return list(zip(self.row_ids, self.items or [0] * len(self.row_ids), strict=True))
 
 
-def _strata(project: Project, rid: int, metric: str) -> list[tuple[Candidate, str]]:
+def strata_of(project: Project, rid: int, metric: str) -> list[tuple[Candidate, str]]:
     """Every target with its stratum 'slice|low|mid|high|unjudged', from the active judges' mean score on it."""
     spec = METRICS[metric]
     conn = project.reader()
@@ -87,7 +87,7 @@ def _draw(project: Project, rid: int, metric: str, size: int, rng: Any,
     the inclusion probability n_h / N_h of every target the sample then holds: the round robin allocates equally,
     so a small stratum is over-represented and its ratings must weigh less (N_h / n_h) to speak for the run."""
     have = have or {}
-    every = _strata(project, rid, metric)
+    every = strata_of(project, rid, metric)
     pool = [(c, key) for c, key in every if (c.row_id, c.item) not in have]
     strata: dict[str, list[int]] = {}
     for i, (_, key) in enumerate(pool):
@@ -164,7 +164,7 @@ def _draw_weighted(project: Project, rid: int, metric: str, size: int, mode: str
     priority, a uniform u, and the `size` smallest u / p are drawn — a fixed-size sample whose probabilities are
     (very nearly) p, recorded so that ratings can weigh 1/p. The reviewer sees the most informative first.
     Targets already in the sample (`have`) count towards the size: an extension redraws with the larger size."""
-    pool = _strata(project, rid, metric)
+    pool = strata_of(project, rid, metric)
     pool.sort(key=lambda p: (p[0].row_id, p[0].item))            # a stable order: the seed reproduces the draw
     step = scale_step(metric)
     weights = [priority(c.scores, metric, mode, step) for c, _ in pool]

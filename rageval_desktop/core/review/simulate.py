@@ -105,7 +105,7 @@ def audit(pop: dict[str, Any], idx: Any, weights: Any | None, pol: RetirementPol
     return {"value": value, "ci": ci, "verdict": verdict}
 
 
-def _strata(pop: dict[str, Any], idx: Any, mode: str) -> int:
+def strata_of(pop: dict[str, Any], idx: Any, mode: str) -> int:
     import numpy as np
 
     return int(np.unique(pop["strata"][idx]).size) if mode == "stratified" else 0
@@ -124,7 +124,7 @@ def single_look(kappa: float, n: int, mode: str, *, runs: int = 500, seed: int =
     errors = []
     for _ in range(runs):
         idx, weights = draw(pop, n, mode, rng)
-        found = audit(pop, idx, weights(n) if weighted else None, pol, _strata(pop, idx, mode))
+        found = audit(pop, idx, weights(n) if weighted else None, pol, strata_of(pop, idx, mode))
         keep += found["verdict"] == "keep"
         retire += found["verdict"] == "retire"
         low, high = found["ci"]
@@ -150,7 +150,7 @@ def sequential(kappa: float, mode: str = "uniform", *, runs: int = 300, start: i
         order, weights = draw(pop, stop, mode, rng)
         verdict = NEEDS_MORE
         for n in range(start, stop + 1, step):
-            verdict = audit(pop, order[:n], weights(n), pol, _strata(pop, order[:n], mode))["verdict"]
+            verdict = audit(pop, order[:n], weights(n), pol, strata_of(pop, order[:n], mode))["verdict"]
             if verdict != NEEDS_MORE:
                 used.append(n)
                 break

@@ -91,6 +91,8 @@ def write_failed(path: Path, op: str, exc: sqlite3.Error) -> WriteFailed:
 class Project:
     """An open project file. Thread-safe: call `reader()` per thread and `write()` from any thread."""
 
+    extra_pragmas: tuple[str, ...] = ()   # run by every connection this process opens (tests set limits with it)
+
     def __init__(self, path: Path, *, actor: str | None = None, read_only: bool = False) -> None:
         self.path = Path(path)
         self.actor = actor or default_actor()
@@ -213,7 +215,23 @@ class Project:
         conn.execute("PRAGMA synchronous = NORMAL")  # durable across process kills in WAL mode
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA cache_size = -{cache_kib}")
+        for statement in Project.extra_pragmas:
+            conn.execute(f"PRAGMA {statement}")
         return conn
+
+    def pragma(self, statement: str) -> Any:
+        """A PRAGMA on the writer connection (a limit, a timeout, a checkpoint), outside any transaction; its first
+        row's first value (None when it returns no row)."""
+        if self._writer is None:
+            raise RagevalError(f"{self.path}: the project is closed")
+        with self._write_lock:
+            row = self._writer.execute(f"PRAGMA {statement}").fetchone()
+        return row[0] if row else None
+
+    @property
+    def in_transaction(self) -> bool:
+        """A write is open on the writer lane (after any write has returned: never — it committed or rolled back)."""
+        return self._writer is not None and self._writer.in_transaction
 
     def _migrate(self, from_version: int) -> None:
         conn = self._writer

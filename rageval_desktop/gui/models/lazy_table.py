@@ -81,6 +81,11 @@ class LazyTableModel(QAbstractTableModel):
             self.fetchMore()
 
     # --- Qt API --------------------------------------------------------------------------------
+    @property
+    def cached_pages(self) -> list[int]:
+        """The page numbers held in memory (oldest first): a 20k-row table keeps a few, never all."""
+        return list(self._pages)
+
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._ids)
 

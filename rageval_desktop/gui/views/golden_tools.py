@@ -52,7 +52,7 @@ class GoldenRowDialog(QDialog):
         ids = (row or {}).get("gold_chunk_ids", [])
         texts = _chunk_texts(project, ids)
         for cid in ids:
-            self._add_gold(cid, texts.get(cid))
+            self.add_gold(cid, texts.get(cid))
         remove = QPushButton("Remove selected gold chunk")
         remove.clicked.connect(lambda: [self.gold.takeItem(self.gold.row(i)) for i in self.gold.selectedItems()])
         box = QVBoxLayout()
@@ -63,7 +63,7 @@ class GoldenRowDialog(QDialog):
         self.search.setPlaceholderText("search the corpus: words of the passage, or a chunk id; Enter to search")
         self.results = QListWidget()
         self.results.setWordWrap(True)
-        self.results.itemActivated.connect(self._add_chunk)
+        self.results.itemActivated.connect(self.add_chunk)
         self.search.returnPressed.connect(self._search)
         form.addRow("&Find chunks:", self.search)
         form.addRow("", self.results)
@@ -91,12 +91,12 @@ class GoldenRowDialog(QDialog):
         if not self.results.count():
             self.results.addItem("(no chunk matches)")
 
-    def _add_chunk(self, item: QListWidgetItem) -> None:
+    def add_chunk(self, item: QListWidgetItem) -> None:
         cid = item.data(Qt.ItemDataRole.UserRole)
         if cid and cid not in self.chunk_ids():
-            self._add_gold(cid, item.data(Qt.ItemDataRole.UserRole + 1))
+            self.add_gold(cid, item.data(Qt.ItemDataRole.UserRole + 1))
 
-    def _add_gold(self, cid: str, text: str | None) -> None:
+    def add_gold(self, cid: str, text: str | None) -> None:
         """A gold chunk with the start of its text (the id alone says little); the whole text as its tooltip."""
         shown = " ".join((text or "(not in the project's corpus)").split())
         item = QListWidgetItem(f"{cid} — {shown[:140]}{'…' if len(shown) > 140 else ''}")

@@ -129,7 +129,7 @@ class ImportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
 
-        self._boxes: dict[str, QComboBox] = {}
+        self.boxes: dict[str, QComboBox] = {}
         self._debounce = QTimer(self)
         self._debounce.setObjectName("previewDelay")
         self._debounce.setSingleShot(True)
@@ -142,14 +142,18 @@ class ImportDialog(QDialog):
 
     # --- the preview ---------------------------------------------------------------------------
     def _kind_changed(self, *_: object) -> None:
-        self._boxes.clear()
+        self.boxes.clear()
         self.mapping_table.setRowCount(0)
         self._debounce.start()
         self._update()
 
     def mapping(self) -> dict[str, str]:
         """file column -> the column it is imported as (only the ones the user changed)."""
-        return {col: box.currentData() for col, box in self._boxes.items() if box.currentData()}
+        return {col: box.currentData() for col, box in self.boxes.items() if box.currentData()}
+
+    def preview_settled(self) -> bool:
+        """The preview shows the mapping chosen now (no change waiting for it)."""
+        return not self._debounce.isActive() and self.mapping() == self._used
 
     def refresh_preview(self) -> None:
         from rageval_desktop.core.importers.preview import preview
@@ -217,7 +221,7 @@ class ImportDialog(QDialog):
         targets = [t for t, _ in p.targets]
         required = {t for t, req in p.targets if req}
         keep = self.mapping() or p.suggested   # the user's choices win; else the suggestions
-        self._boxes.clear()
+        self.boxes.clear()
         self.mapping_table.setRowCount(len(p.columns))
         for r, col in enumerate(p.columns):
             self.mapping_table.setItem(r, 0, QTableWidgetItem(col))
@@ -229,7 +233,7 @@ class ImportDialog(QDialog):
             index = box.findData(keep.get(col, ""))
             box.setCurrentIndex(max(index, 0))
             box.currentIndexChanged.connect(lambda _i: self._debounce.start())
-            self._boxes[col] = box
+            self.boxes[col] = box
             self.mapping_table.setCellWidget(r, 1, box)
         if self.mapping() != self._used:
             self._debounce.start()   # suggestions applied: preview again with them, so the summary is what Import does

@@ -61,3 +61,20 @@ def test_core_types_its_connections_projects_and_contexts():
             if re.search(r"\b(conn|project|ctx)\s*:\s*Any\b", line) or re.search(r"def \w+\([^)]*\bconn\s*[,)]", line):
                 found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
     assert found == []
+
+
+def test_errors_raised_by_core_name_no_flag():
+    """A core error says what is wrong; how to fix it with a flag is the CLI's hint (`cli_hint`), so a dialog never
+    advises `--overlap` (28 did)."""
+    import ast
+    import re
+
+    found = []
+    for path in (REPO / "rageval_desktop" / "core").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+                text = " ".join(c.value for c in ast.walk(node.exc.args[0])
+                                if isinstance(c, ast.Constant) and isinstance(c.value, str))
+                if re.search(r"(^|\s|\()--[a-z]", text):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {text[:80]}")
+    assert found == []

@@ -95,7 +95,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         try:
             result = compare(project, args.baseline, args.candidate, _metric_names(args.metrics), args.estimator)
         except GateUsageError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(exc.for_cli()) from None
     lines = []
     for name, entry in result["slices"].items():
         cells = [f"{m} {c['delta']:+.1f} [{c['ci'][0]:+.1f}, {c['ci'][1]:+.1f}]" for m in result["metrics"]
@@ -122,7 +122,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
                           require_significant=args.require_significant, min_slice_n=args.min_slice_n,
                           estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict)
         except GateUsageError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(exc.for_cli()) from None
     if args.markdown:
         Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
     data = {**result.as_dict(), "estimator": args.estimator}
@@ -179,6 +179,6 @@ def cmd_report(args: argparse.Namespace) -> int:
             check_limits(args.max_slice_drop, None, MIN_SLICE_N)
             out = write_report(project, args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)
         except GateUsageError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(exc.for_cli()) from None
     _print(args, {"report": str(out)}, f"report written to {out}")
     return EXIT_OK

@@ -102,7 +102,7 @@ def test_impossible_limits_are_usage_errors(tmp_path, capsys, args):
     path = build(tmp_path, {"easy": 5}, set())
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *args]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: --") and "Traceback" not in err
+    assert err.startswith("error: the ") and args[0] in err and "Traceback" not in err   # the problem, then the flag
     with pytest.raises(GateUsageError):
         evaluate_gate({"slices": {}, "metrics": []}, max_slice_drop=-1)
 

@@ -46,8 +46,9 @@ def validate(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
     if tag is not None and tag not in slices:
         if tag not in STANDARD_SLICES:  # a typo must not make a slice; a new slice is added on purpose
             raise GoldenInvalid(f"slice '{tag}' is not one of the project's slices "
-                                f"({', '.join(sorted(slices)) or 'none yet'}); add it first (rageval golden target "
-                                f"--slice '{tag}' --rows N), or use one of {', '.join(STANDARD_SLICES)}")
+                                f"({', '.join(sorted(slices)) or 'none yet'}); add it first, or use one of "
+                                f"{', '.join(STANDARD_SLICES)}",
+                                cli_hint=f"add it with: rageval golden target PROJECT --slice '{tag}' --rows N")
         conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (tag, len(slices)))
     ids = values.get("gold_chunk_ids") or []
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):

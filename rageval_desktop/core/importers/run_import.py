@@ -39,10 +39,10 @@ def import_run(project: Project, path: str | Path, run_name: str, *, fmt: str | 
         raise ImportFailed(f"rank_by is one of {', '.join(RANK_BY)}, not {rank_by!r}")
     run_name = run_name.strip()
     if not run_name:
-        raise ImportFailed("the run needs a name (--run NAME)")
+        raise ImportFailed("the run needs a name", cli_hint="give it with --run NAME")
     problem = name_problem(run_name)
     if problem:
-        raise ImportFailed(f"the run name {problem}; choose another (--run NAME)")
+        raise ImportFailed(f"the run name {problem}; choose another")
     try:
         size = max(1, Path(path).stat().st_size)
     except OSError:      # reading says why, naming the file

@@ -177,7 +177,8 @@ class BatchJob:
     def begin(self) -> tuple[list[Judge], Any]:
 
         if not self.spec.use_cache:
-            raise RagevalError("a batch job keeps its replies in the request cache: it cannot run with --no-cache")
+            raise RagevalError("a batch job keeps its replies in the request cache: it cannot run without it",
+                               cli_hint="drop --no-cache")
         judges = job_judges(self.project, self.spec)
         work = job_items(self.project, self.spec, judges)
         self.stats.rows, self.stats.skipped = len(work), work.skipped
@@ -228,11 +229,12 @@ class BatchJob:
 
         est = estimate(self.project, self.spec)
         if est["cost_usd"] is None:
-            raise RagevalError(f"no price for {', '.join(est['unpriced_models'])}, so the budget cannot be kept; set "
-                               "one with: rageval prices set PROJECT MODEL --input USD --output USD")
+            raise RagevalError(f"no price for {', '.join(est['unpriced_models'])}, so the budget cannot be kept",
+                               cli_hint="set one with: rageval prices set PROJECT MODEL --input USD --output USD")
         if est["cost_usd"] > self.spec.budget_usd:
             raise RagevalError(f"the estimate at batch prices is ${est['cost_usd']:.4f}, over the budget of "
-                               f"${self.spec.budget_usd:.4f}; nothing was sent (see --dry-run --batch)")
+                               f"${self.spec.budget_usd:.4f}; nothing was sent",
+                               cli_hint="see the estimate with --dry-run --batch")
 
     def run(self, wait: bool = True) -> BatchStats:
         judges, work = self.begin()

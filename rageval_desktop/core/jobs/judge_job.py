@@ -208,8 +208,10 @@ class JudgeJob:
             return
         for judge in [j for j in judges if j.calls_llm]:
             if self.price(judge.model) is None:
-                raise RagevalError(f"no price for model '{judge.model}', so the budget cannot be kept; set one "
-                                   f"with: rageval prices set PROJECT {judge.model} --input USD --output USD")
+                raise RagevalError(f"no price for model '{judge.model}', so the budget cannot be kept",
+                                   cli_hint=f"set one with: rageval prices set PROJECT {judge.model} --input USD "
+                                            "--output USD",
+                                   gui_hint="set the model's price (Judges → Estimate cost shows which are missing)")
 
     # --- results -------------------------------------------------------------------------------
     def record(self, item: Item, status: str, *, verdict: parsers.Verdict | None = None, raw: str | None = None,

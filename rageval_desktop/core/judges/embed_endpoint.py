@@ -39,7 +39,8 @@ def model_id(base_url: str, model: str, api_key_ref: str | None = None) -> str:
     """The model id of an endpoint model, checked: the URL carries no credentials, the key is only a reference."""
 
     if not model or "@" in model:
-        raise RagevalError("an embeddings endpoint needs --model NAME (the model the server serves)")
+        raise RagevalError("an embeddings endpoint needs the name of the model the server serves",
+                           cli_hint="give it with --model NAME", gui_hint="fill in Model")
     return Endpoint(check_base_url(base_url) or "", model, check_key_ref(api_key_ref)).model_id
 
 

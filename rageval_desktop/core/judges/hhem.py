@@ -87,7 +87,7 @@ def check_folders(model_dir: Path, foundation_dir: Path | None) -> tuple[Path, P
                 break
         else:
             raise RagevalError(f"the foundation model ({name or 'flan-t5-base'}) was not found beside {model_dir}; "
-                               f"give its folder with --foundation FLAN_T5_DIR")
+                               "give its folder too", cli_hint="add --foundation FLAN_T5_DIR")
     foundation_dir = Path(foundation_dir).expanduser().resolve()
     if not (foundation_dir / "config.json").is_file():
         raise RagevalError(f"{foundation_dir}: not a model folder (no config.json)")

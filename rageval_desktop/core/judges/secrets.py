@@ -131,12 +131,14 @@ def check_base_url(url: str | None) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise JudgeConfigError("the base URL must be an http(s) address such as http://localhost:8000/v1")
     if parts.username or parts.password:
-        raise JudgeConfigError("the base URL carries credentials (user:secret@host); remove them and give the key "
-                               "by --api-key-env NAME or a keyring entry (nothing was stored)")
+        raise JudgeConfigError("the base URL carries credentials (user:secret@host); nothing was stored — remove "
+                               "them and give the key by the name of an environment variable or a keyring entry",
+                               cli_hint="use --api-key-env NAME")
     if any(_SECRET_QUERY.search(k) or looks_like_a_key(v) for k, v in parse_qsl(parts.query)) or \
             any(looks_like_a_key(seg) for seg in parts.path.split("/")):
-        raise JudgeConfigError("the base URL seems to carry a key (in its query or path); give the key by "
-                               "--api-key-env NAME or a keyring entry (nothing was stored)")
+        raise JudgeConfigError("the base URL seems to carry a key (in its query or path); nothing was stored — give "
+                               "the key by the name of an environment variable or a keyring entry",
+                               cli_hint="use --api-key-env NAME")
     return url
 
 

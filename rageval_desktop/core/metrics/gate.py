@@ -85,8 +85,9 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
     blind = undecidable(comparison)
     if blind:
         raise GateUsageError("the PPI estimator cannot gate " + "; ".join(
-            f"{u['metric']} ({u['why']})" for u in blind) + ": rate a sample of each run (rageval sample, rageval "
-            "rate) or gate those metrics with --estimator mean")
+            f"{u['metric']} ({u['why']})" for u in blind) + ": rate a sample of each run, or gate those metrics on "
+            "the judges' mean", cli_hint="rate with rageval sample and rageval rate, or use --estimator mean",
+            gui_hint="rate a sample of each run in Review, or clear 'Corrected by ratings'")
     return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
                          require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,
                          strict=strict)
@@ -100,15 +101,19 @@ def undecidable(comparison: dict[str, Any]) -> list[dict[str, Any]]:
 
 def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_slice_n: int, *, rule: str = "test",
                  alpha: float = ALPHA) -> None:
-    for name, value in (("--max-slice-drop", max_slice_drop), ("--max-aggregate-drop", max_aggregate_drop)):
+    for name, flag, value in (("a slice's", "--max-slice-drop", max_slice_drop),
+                              ("the aggregate's", "--max-aggregate-drop", max_aggregate_drop)):
         if value is not None and (not math.isfinite(value) or value < 0):
-            raise GateUsageError(f"{name} is a number of points a score may drop, 0 or more (got {value:g})")
+            raise GateUsageError(f"the largest drop allowed in {name} score is a number of points, 0 or more (got "
+                                 f"{value:g})", cli_hint=f"check {flag}")
     if min_slice_n < 1:
-        raise GateUsageError(f"--min-slice-n is a number of questions, 1 or more (got {min_slice_n})")
+        raise GateUsageError(f"the smallest slice the gate decides on is a number of questions, 1 or more (got "
+                             f"{min_slice_n})", cli_hint="check --min-slice-n")
     if rule not in RULES:
         raise GateUsageError(f"unknown gate rule '{rule}'; choose one of {', '.join(RULES)}")
     if not (math.isfinite(alpha) and 0 < alpha < 0.5):
-        raise GateUsageError(f"--alpha is the family-wise error rate, between 0 and 0.5 (got {alpha:g})")
+        raise GateUsageError(f"the family-wise error rate is between 0 and 0.5 (got {alpha:g})",
+                             cli_hint="check --alpha")
 
 
 def _drop(name: str, m: str, cell: dict[str, Any], limit: float) -> dict[str, Any]:

@@ -191,9 +191,10 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
     if unit(judge.metric) != "row":
         raise RagevalError(f"align works on judges rated per row; {judge.metric} is rated per {unit(judge.metric)}")
     if not 2 <= folds <= 20:
-        raise RagevalError("--folds is a number from 2 to 20")
+        raise RagevalError(f"the ratings are split into 2 to 20 folds (not {folds})", cli_hint="check --folds")
     if examples < 1:
-        raise RagevalError("--examples is at least 1")
+        raise RagevalError(f"an aligned prompt takes at least 1 example (not {examples})",
+                           cli_hint="check --examples")
     frame = _rated(project, judge)
     if len(frame) < max(MIN_RATED, folds):
         raise RagevalError(f"align needs at least {max(MIN_RATED, folds)} rated rows this judge scored; it has "

@@ -116,8 +116,8 @@ def assign(rows: Sequence[int], reviewers: Sequence[str], overlap: int) -> dict[
     if len(set(reviewers)) != len(reviewers):
         raise RagevalError("a reviewer is named twice")
     if not 1 <= overlap <= len(reviewers):
-        raise RagevalError(f"--overlap {overlap}: each row can go to 1 to {len(reviewers)} of the "
-                           f"{len(reviewers)} reviewer(s) named")
+        raise RagevalError(f"each row can go to 1 to {len(reviewers)} of the {len(reviewers)} reviewer(s) named, "
+                           f"not {overlap}", cli_hint="check --overlap")
     out: dict[str, list[int]] = {name: [] for name in reviewers}
     for i, row in enumerate(rows):
         for j in range(overlap):
@@ -139,7 +139,8 @@ def pack_paths(out: Path, sample_id: int, reviewers: Sequence[str]) -> dict[str,
     if len(reviewers) == 1 and out.suffix == SUFFIX:
         return {reviewers[0]: out}
     if out.suffix == SUFFIX:
-        raise RagevalError(f"{len(reviewers)} reviewers need a folder for --out, not the file name {out.name}")
+        raise RagevalError(f"{len(reviewers)} reviewers' packs go in a folder, not in the one file {out.name}",
+                           cli_hint="give a folder with --out")
     return {name: out / f"sample{sample_id}-{_safe_name(name)}{SUFFIX}" for name in reviewers}
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.conftest import REPO
 
 
@@ -31,6 +33,7 @@ def test_no_import_of_the_app_hides_in_a_function_of_core():
     assert _counts()["core_inside_functions"] == []
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_every_module_of_core_imports_first():
     """Each module imported first, in its own interpreter: an import circle inside a floor shows only when the
     circle is entered from its other end."""

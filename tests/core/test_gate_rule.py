@@ -39,6 +39,7 @@ def test_unchanged_pull_requests_fail_at_most_alpha_and_the_point_rule_cries_wol
     assert point["fail_rate"] > 0.9                                   # why it is no longer the default
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_a_large_drop_in_one_slice_is_caught_and_a_small_one_says_what_it_could_detect():
     caught = gate_error_rates(60, seed=3, churn=0.3, drop=30)
     assert caught["caught_rate"] >= 0.9

@@ -348,6 +348,7 @@ def test_the_dry_run_of_the_gold_free_judges_is_within_ten_percent_of_what_the_r
         assert estimate(ore, JobSpec(run="ore", judges=["nug", "cit"]))["calls"] == 0
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_the_report_draws_box_plots_of_the_gold_free_metrics_per_run(ore, tmp_path):
     from rageval_desktop.core.metrics.rowdata import per_question
     from rageval_desktop.core.reports.content import build_report, distributions

@@ -158,6 +158,7 @@ def test_golden_cli(proj, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["approved"] == 6
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_targets_and_duplicate_check_on_import(proj, tmp_path):
     edits.set_target(proj, "easy", 40)
     assert edits.balance(proj)["slices"]["easy"]["target"] == 40

@@ -68,6 +68,7 @@ def test_the_readme_plug_in_example_runs_as_written(site, tmp_path):
     assert "em" in done.stdout            # metrics lists the new judge's flag
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_an_installed_kind_is_listed_added_run_and_measured(site, tmp_path):
     project = str(tmp_path / "d.rageval")
     assert rageval(site, "demo", project).returncode == 0

@@ -77,6 +77,7 @@ def test_happy_path_scores_every_row_with_accounting(proj):
     assert server.requests[0]["temperature"] == 0.0 and server.requests[0]["seed"] == 0
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_fault_mix_every_row_gets_an_honest_status(proj):
     attempts: dict[str, int] = {}
     repair_seen: list[str] = []

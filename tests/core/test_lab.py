@@ -18,6 +18,7 @@ TOPICS = ["rivers flow to the sea", "volcanoes erupt lava", "bees make honey fro
           "owls hunt at night", "tides follow the moon", "cacti store water", "bats use echolocation"]
 
 
+@pytest.mark.slow   # heavy: make test-slow (and CI) run it
 def test_lab_matches_the_metrics_module(tmp_path, capsys):
     p = Project.create(tmp_path / "lab.rageval")
     chunks = [{"chunk_id": f"d{i}#{j}", "doc_id": f"d{i}", "position": j,

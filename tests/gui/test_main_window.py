@@ -73,6 +73,7 @@ def test_keyboard_moves_through_rows_and_updates_detail(opened, qtbot):
     assert opened.detail.toPlainText() != first
 
 
+@pytest.mark.slow   # heavy: the golden import's near-duplicate check loads the embedding model
 def test_import_through_the_window_refreshes_views(opened, qtbot, tmp_path):
     path = write(tmp_path / "extra.jsonl", [dict(GOLDEN[0], id="new-1", question="A brand new question?")])
     before = opened.table.model().rowCount()
@@ -197,6 +198,7 @@ def test_the_welcome_page_is_a_centred_card_with_a_placeholder(window, qtbot):
     assert max(b.width() for b in page.buttons.values()) < CARD_WIDTH / 2
 
 
+@pytest.mark.slow   # heavy: the golden import's near-duplicate check loads the embedding model
 def test_import_a_file_without_a_project_makes_one_beside_it(window, qtbot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 

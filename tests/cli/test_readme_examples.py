@@ -99,3 +99,23 @@ def test_the_trusting_the_judges_numbers_example_runs_in_order(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert "you can stop" in out and "correctness (ppi)" in out and "gate passed" in out
     assert '"verdict"' in out and '"before"' in out
+
+
+def test_the_undo_example_runs_in_order(tmp_path, capsys, monkeypatch):
+    """README "Undo": after an operation (a retirement from the command line), the listed commands exit 0 and the
+    retirement is taken back."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Undo", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
+    assert [c.split()[1] for c in commands] == ["undo", "undo"]
+    project = tmp_path / "eval.rageval"
+    assert main(["demo", str(project)]) == 0
+    assert main(["retire", str(project), "answer-recall", "--reason", "a test"]) == 0
+    for command in commands:
+        argv = [str(project) if a == "eval.rageval" else a for a in shlex.split(command)[1:]]
+        assert main(argv) == 0, command
+    assert main(["judges", "list", str(project)]) == 0
+    listed = capsys.readouterr().out
+    assert "operation 1: retire judge answer-recall" in listed and "undone: retire judge answer-recall" in listed
+    line = [x for x in listed.splitlines() if x.startswith("answer-recall ")][-1]   # the judges list
+    assert line.split()[-1] == "active"

@@ -70,12 +70,18 @@ class FakeHost:
         self.messages.append(f"go {page}")
 
 
-def test_a_page_needs_only_the_state(qtbot, demo):
+def jobs_page(qtbot, demo) -> tuple[FakeHost, AppState, JobsView]:
+    """The jobs page on a state whose host is not a window."""
     host = FakeHost()
     state = AppState(host)
     state.set_project(demo)
     page = JobsView(state)
     qtbot.addWidget(page)
+    return host, state, page
+
+
+def test_a_page_needs_only_the_state(qtbot, demo):
+    host, _state, page = jobs_page(qtbot, demo)
     page.refresh()
     assert page.table.model().rowCount() >= 1          # the demo's jobs, read through the state's project
     assert host.messages == []
@@ -91,11 +97,7 @@ def test_no_page_knows_the_window():
 
 
 def test_changes_reach_the_pages_that_show_them(qtbot, demo):
-    host = FakeHost()
-    state = AppState(host)
-    state.set_project(demo)
-    page = JobsView(state)
-    qtbot.addWidget(page)
+    _host, state, page = jobs_page(qtbot, demo)
     page.show()
     calls = []
     page.refresh = lambda runs=None: calls.append(runs)      # noqa: E731 - counts the refreshes

@@ -25,14 +25,21 @@ def start(project: Project, kind: str, params: dict[str, Any], total: int,
                            (kind, json.dumps(params), total, os.getpid(), owners.host(), now, now, now))
         job_id = cur.lastrowid
         assert job_id is not None
-        owners.ours.add(job_id)  # before the leases: their check must see this job as alive
-        if leases:
-            try:
-                owners.take_leases(conn, job_id, leases, lease_names)
-            except BaseException:
-                owners.ours.discard(job_id)
-                raise
+        _own(conn, job_id, leases, lease_names)
     return job_id
+
+
+def _own(conn: sqlite3.Connection, job_id: int, leases: list[tuple[int, int]] | None,
+         lease_names: dict[int, str] | None) -> None:
+    """This process runs the job: it is ours before its leases are taken (their check must see it alive); a lease
+    held elsewhere leaves it not ours (LeaseHeld, and the write rolls back)."""
+    owners.ours.add(job_id)
+    if leases:
+        try:
+            owners.take_leases(conn, job_id, leases, lease_names)
+        except BaseException:
+            owners.ours.discard(job_id)
+            raise
 
 
 def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, int]] | None = None,
@@ -44,14 +51,8 @@ def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, i
         conn.execute("UPDATE jobs SET status = 'running', progress_total = ?, pid = ?, host = ?, heartbeat_at = ?, "
                      "message = NULL, finished_at = NULL WHERE id = ?", (total, os.getpid(), owners.host(), now,
                                                                           job_id))
-        owners.ours.add(job_id)
         owners.release_leases(conn, job_id)
-        if leases:
-            try:
-                owners.take_leases(conn, job_id, leases, lease_names)
-            except BaseException:
-                owners.ours.discard(job_id)
-                raise
+        _own(conn, job_id, leases, lease_names)
 
 
 def progress(conn: sqlite3.Connection, job_id: int, done: int, cost_usd: float | None = None) -> None:

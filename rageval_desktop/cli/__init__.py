@@ -42,6 +42,7 @@ from rageval_desktop.cli.review_cmds import (
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import inert_text
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "command_paths", "main"]
 
@@ -142,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--concurrency", type=int)
     q.add_argument("--rpm", type=float, help="requests-per-minute cap")
     q.add_argument("--max-tokens", type=int)
-    q.add_argument("--timeout", type=float, help="seconds per call (default 120)")
+    q.add_argument("--timeout", type=float, help=f"seconds per call (default {LLM_DEFAULTS['timeout']:g})")
     q.add_argument("--seed", type=int)
     q.add_argument("--temperature", type=float)
     q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance; default: every "

@@ -80,7 +80,7 @@ class JudgeDialog(QDialog):
         form.addRow("&Concurrency:", self.concurrency)
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1, 600)
-        self.timeout.setValue(120)
+        self.timeout.setValue(LLM_DEFAULTS["timeout"])
         self.timeout.setSuffix(" s")
         form.addRow("&Timeout per call:", self.timeout)
         self.note = QLabel()
@@ -120,7 +120,7 @@ class JudgeDialog(QDialog):
         self.base_url.setText(j["base_url"] or "")
         self.key_env.setText((j["api_key_ref"] or "").removeprefix("env:"))
         self.concurrency.setValue(int(j["params"].get("concurrency", LLM_DEFAULTS["concurrency"])))
-        self.timeout.setValue(float(j["params"].get("timeout", 120)))
+        self.timeout.setValue(float(j["params"].get("timeout", LLM_DEFAULTS["timeout"])))
         for widget in (self.name, self.metric_box, self.kind_box, self.rubric, self.model_edit,
                        *self.choice_boxes.values()):
             widget.setEnabled(False)

@@ -16,11 +16,18 @@ def cmd_judges(args: argparse.Namespace) -> int:
         return _kinds(args)
     with open_project(args.project) as project:
         if args.action == "list":
-            judges = [registry.judge_summary(j) for j in registry.list_judges(project)]
-            text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} {j['status']}"
+            from rageval_desktop.core.review.licence import licence
+
+            judges = [{**registry.judge_summary(j), "licence": licence(project, j).as_dict()}
+                      for j in registry.list_judges(project)]
+            text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} "
+                             f"{j['status']:<8} licence: {j['licence']['tier']}"
+                             + (f" ({'; '.join(j['licence']['reasons'])})" if j["licence"]["reasons"] else "")
                              for j in judges) or "no judges yet"
             _print(args, judges, text)
             return EXIT_OK
+        if args.action == "edit":
+            return _edit(args, project)
         params: dict[str, Any] = {}
         for key in ("concurrency", "max_tokens", "timeout", "seed", "temperature", "rpm", "passages_k", "measure",
                     "threshold", "grader", "mode"):
@@ -36,6 +43,36 @@ def cmd_judges(args: argparse.Namespace) -> int:
                                    base_url=args.base_url, api_key_ref=args.api_key_env or args.api_key_keyring,
                                    params=params)
         _print(args, registry.judge_summary(judge), f"added judge '{judge.name}' ({judge.metric}, {judge.kind})")
+    return EXIT_OK
+
+
+def _edit(args: argparse.Namespace, project: Any) -> int:
+    """An undoable operation (rageval undo takes it back); what the verdicts depend on expires the licence."""
+    from pathlib import Path
+
+    from rageval_desktop.core import ops
+    from rageval_desktop.core.judges import registry
+    from rageval_desktop.core.review.licence import licence
+
+    changes: dict[str, Any] = {key: getattr(args, key) for key in
+                               ("model", "temperature", "max_tokens", "seed", "base_url", "concurrency", "timeout",
+                                "rpm") if getattr(args, key) is not None}
+    if args.api_key_env:
+        changes["api_key_ref"] = args.api_key_env
+    if args.rubric:
+        try:
+            changes["rubric"] = Path(args.rubric).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read the rubric file {args.rubric}: {exc}") from None
+    if not changes:
+        raise UsageError("say what to change (--model, --rubric, --temperature, --base-url, ...)")
+    before = licence(project, registry.get_judge(project, args.name))
+    result = ops.run(project, "edit judge", {"name": args.name, "changes": changes}, initiator="cli")
+    after = licence(project, registry.get_judge(project, args.name))
+    out = {**result.as_dict(), "licence_before": before.as_dict(), "licence": after.as_dict()}
+    text = (f"{result.label}: " + ", ".join(sorted(changes)) + f"; licence {before.tier} -> {after.describe()}"
+            if result.operation is not None else f"{args.name}: nothing changed")
+    _print(args, out, text)
     return EXIT_OK
 
 

@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = Path(args.screenshot)
         if args.project or args.demo:
             screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures", "audit",
-                                                                            "team"))
+                                                                            "team", "judges"))
         else:
             QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
     if args.project:

@@ -118,4 +118,4 @@ def test_the_undo_example_runs_in_order(tmp_path, capsys, monkeypatch):
     listed = capsys.readouterr().out
     assert "operation 1: retire judge answer-recall" in listed and "undone: retire judge answer-recall" in listed
     line = [x for x in listed.splitlines() if x.startswith("answer-recall ")][-1]   # the judges list
-    assert line.split()[-1] == "active"
+    assert line.split()[3] == "active"      # name, metric, kind, status

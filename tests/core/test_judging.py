@@ -409,8 +409,8 @@ def test_moving_the_endpoint_keeps_judgments(proj):
         update_judge(proj, "judge", base_url=second.url, concurrency=4)
         again = run_judge_job(proj, JobSpec(run="v1"))
         assert (again.rows, again.skipped, second.calls) == (0, 20, 0)
-    with pytest.raises(JudgeConfigError, match="clone it instead"):
-        update_judge(proj, "judge", model="other")
+    with pytest.raises(JudgeConfigError, match="clone it instead"):   # what it judges is not a setting
+        update_judge(proj, "judge", metric="faithfulness")
 
 
 def test_missing_embedding_packages_give_a_clear_error(monkeypatch, tmp_path):

@@ -16,7 +16,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind
-from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref
+from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -59,31 +59,51 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
 
 
 EDITABLE = {"base_url", "api_key_ref", "concurrency", "timeout", "rpm", "max_retries"}
+# What the verdicts depend on: changing one in place is recorded, and the judge's licence expires (its audit was of
+# the judge as it was; core.review.licence). A rubric is changed by its text (`rubric`: a new version is stored) or,
+# to undo that, by the stored version (`rubric_id`).
+VERDICT_SETTINGS = {"model", "temperature", "max_tokens", "seed", "rubric", "rubric_id"}
 
 
 def update_judge(project: Project, name: str, *, unset: tuple[str, ...] = (), **changes: Any) -> Judge:
-    """Change how a judge is reached, never what it judges with (model, rubric and sampling stay: changing
-    them makes a different judge, which is what cloning is for). `unset`: settings to take back to their default
-    (an undo of a setting that had none)."""
+    """Change a judge: how it is reached (endpoint, key, concurrency, timeout, rate), or — for a judge with a model
+    and a rubric — what it judges with (model, rubric text, sampling). The second kind expires its licence until it
+    is audited again; both are in the audit log. `unset`: settings taken back to their default (an undo of a
+    setting that had none)."""
     judge = get_judge(project, name)
-    unknown = (set(changes) | set(unset)) - EDITABLE
+    unknown = (set(changes) | set(unset)) - EDITABLE - VERDICT_SETTINGS
     if unknown:
         raise JudgeConfigError(f"cannot change {', '.join(sorted(unknown))} of a judge; clone it instead")
+    verdict = {k: changes.pop(k) for k in list(changes) if k in VERDICT_SETTINGS}
+    if (verdict or set(unset) & VERDICT_SETTINGS) and not judge.calls_llm:
+        raise JudgeConfigError(f"a {judge.kind} judge has no model, rubric or sampling to change; add another judge")
     params = dict(judge.params)
-    base_url, key_ref = judge.base_url, judge.api_key_ref
+    base_url, key_ref, model, rubric_id = judge.base_url, judge.api_key_ref, judge.model, judge.rubric_id
     if "base_url" in changes:
         base_url = check_base_url(changes.pop("base_url"))
     if "api_key_ref" in changes:
         key_ref = check_key_ref(changes.pop("api_key_ref"))
+    if verdict.get("model"):
+        model = str(verdict.pop("model")).strip()
+        check_model_name(model, key_ref)
+    for key in ("temperature", "max_tokens", "seed"):
+        if verdict.get(key) is not None:
+            params[key] = verdict.pop(key)
     params.update({k: v for k, v in changes.items() if v is not None})
     for key in unset:
         params.pop(key, None)
     base_url = None if "base_url" in unset else base_url
     key_ref = None if "api_key_ref" in unset else key_ref
     with project.write("edit judge", changed=(Area.JUDGES,)) as conn:
-        conn.execute("UPDATE judges SET base_url = ?, api_key_ref = ?, params = ? WHERE id = ?",
-                     (base_url, key_ref, json.dumps(params), judge.id))
-        project.audit(conn, "edit judge", "judge", name, base_url=base_url, api_key_ref=key_ref, params=params)
+        if verdict.get("rubric"):
+            assert rubric_id is not None
+            rubric_id = rubrics.save_new_version(conn, rubrics.load(conn, rubric_id), str(verdict["rubric"])).id
+        elif verdict.get("rubric_id"):
+            rubric_id = rubrics.load(conn, int(verdict["rubric_id"])).id
+        conn.execute("UPDATE judges SET base_url = ?, api_key_ref = ?, model = ?, rubric_id = ?, params = ? "
+                     "WHERE id = ?", (base_url, key_ref, model, rubric_id, json.dumps(params), judge.id))
+        project.audit(conn, "edit judge", "judge", name, base_url=base_url, api_key_ref=key_ref, model=model,
+                      rubric_id=rubric_id, params=params)
     return get_judge(project, name)
 
 

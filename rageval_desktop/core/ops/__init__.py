@@ -67,9 +67,14 @@ def _golden_status_before(project: Project, args: dict[str, Any]) -> Inverse:
 
 def _judge_before(project: Project, args: dict[str, Any]) -> Inverse:
     judge = get_judge(project, args["name"])
-    reached = {"base_url": judge.base_url, "api_key_ref": judge.api_key_ref}
-    return {"name": args["name"], "changes": {k: reached[k] if k in reached else judge.params.get(k)
-                                              for k in args["changes"]}}
+    columns = {"base_url": judge.base_url, "api_key_ref": judge.api_key_ref, "model": judge.model}
+    before: dict[str, Any] = {}
+    for key in args["changes"]:
+        if key == "rubric":                 # a new text: undone by the version the judge had
+            before["rubric_id"] = judge.rubric_id
+        else:
+            before[key] = columns[key] if key in columns else judge.params.get(key)
+    return {"name": args["name"], "changes": before}
 
 
 def _judge_status_before(project: Project, args: dict[str, Any]) -> Inverse:

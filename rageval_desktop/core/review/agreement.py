@@ -20,6 +20,7 @@ from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.review import agreement_stats as st
@@ -382,13 +383,14 @@ def apply(project: Project, result: Agreement, reason: str | None = None) -> str
     """Record the audit and act on it: retire a judge under the threshold (with n >= the minimum), reinstate a
     retired judge whose new audit passes. Returns what happened."""
     judge = get_judge(project, result.judge)
+    audited = fingerprint(project, judge)   # what the audit vouches for: a licence holds while it is unchanged
     action = "recorded"
     with project.write("judge audit", changed=(Area.JUDGES, Area.AUDIT)) as conn:
         conn.execute(
             "INSERT INTO agreement_reports (judge_id, metric, n, statistic, value, ci_low, ci_high, verdict, details, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (judge.id, judge.metric, result.n, result.statistic, result.value, result.ci[0], result.ci[1],
-             DB_VERDICT[result.verdict], json.dumps(result.as_dict()), utcnow()))
+             DB_VERDICT[result.verdict], json.dumps({**result.as_dict(), "fingerprint": audited}), utcnow()))
         why = describe(result)
         if result.verdict == "retire" and judge.status == "active":
             conn.execute("UPDATE judges SET status = 'retired', status_at = ?, status_reason = ? WHERE id = ?",

@@ -22,6 +22,7 @@ class RetirementPolicy:
     min_n: int = 30
     rule: str = "interval"    # interval | point (see RULES)
     bias_margin: float = 5.0  # points (0-100): a judge whose mean bias is shown to exceed this is flagged
+    monitor_floor: float = 0.4   # a judge whose agreement's lower bound reaches this may monitor, not gate
 
     def deciding(self, points: int) -> str:
         """The statistic that decides on a scale of `points` scores: Cohen's kappa on a yes/no scale, quadratic
@@ -36,7 +37,8 @@ def policy(project: Project) -> RetirementPolicy:
                             threshold=float(project.meta("retirement.threshold", "0.7") or 0.7),
                             min_n=int(project.meta("retirement.min_n", "30") or 30),
                             rule=project.meta("retirement.rule", "interval") or "interval",
-                            bias_margin=float(project.meta("retirement.bias_margin", "5") or 5))
+                            bias_margin=float(project.meta("retirement.bias_margin", "5") or 5),
+                            monitor_floor=float(project.meta("licence.monitor_floor", "0.4") or 0.4))
 
 
 def set_policy(project: Project, *, statistic: str | None = None, threshold: float | None = None,

@@ -14,19 +14,22 @@ from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
 COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mark"), ("kind", "kind"),
-           ("model", "model"), ("base_url", "endpoint"), ("api_key_ref", "API key from"), ("status", "status"),
-           ("judgments", "judgments")]
+           ("status", "status"), ("licence", "licence"), ("judgments", "judgments"), ("model", "model"),
+           ("base_url", "endpoint"), ("api_key_ref", "API key from")]
 
 
 class JudgesView(QWidget):
-    shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS})
+    shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.AUDIT})
     refresh_delay_ms = 0
+
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
+        self._licences: dict[str, str] = {}
         layout, top = page_frame(self, "Judges")
         self.add_button = QPushButton("&Add judge…")
         self.edit_button = QPushButton("&Edit…")
@@ -108,9 +111,10 @@ class JudgesView(QWidget):
 
         counts = judgment_counts(project)
         keep = self.selected_name()
-        records = [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric)}
-                   for j in list_judges(project)]
+        records = [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric),
+                    "licence": self._licences.get(j.name, "…")} for j in list_judges(project)]
         self.model.set_records(records)
+        self.state.run_read("judges", _licences, project, on_done=self._show_licences)   # agreement: off the GUI
         for row, rec in enumerate(records):
             if rec["name"] == keep or (keep is None and row == 0):
                 self.table.selectRow(row)
@@ -123,6 +127,17 @@ class JudgesView(QWidget):
         self.run_box.setCurrentIndex(found if found >= 0 else self.run_box.count() - 1)
         self.table.resizeColumnsToContents()
         self._update_buttons()
+
+    def _show_licences(self, found: dict[str, str]) -> None:
+        """Each judge's licence (core.review.licence), filled in when its read lands."""
+        self._licences = found
+        keep = self.selected_name()
+        records = [{**r, "licence": found.get(r["name"], "")} for r in self.model.records]
+        self.model.set_records(records)
+        for row, rec in enumerate(records):
+            if rec["name"] == keep:
+                self.table.selectRow(row)
+        self.table.resizeColumnsToContents()
 
     def _update_buttons(self, *_: object) -> None:
         name = self.selected_name()
@@ -141,3 +156,10 @@ def _scale(metric: str) -> str:
     if spec is None:
         return ""
     return f"{spec.low:g}–{spec.high:g}" + (f" · pass ≥ {spec.pass_mark:g}" if spec.pass_mark is not None else "")
+
+
+def _licences(project: Project, ctx: object = None) -> dict[str, str]:
+    """Judge name -> its licence in words ("gate", "monitor (lower bound 0.62 < 0.7)")."""
+    from rageval_desktop.core.review.licence import licence
+
+    return {j.name: licence(project, j).describe() for j in list_judges(project)}

@@ -101,6 +101,11 @@ class JudgeKind(Protocol):
         """Local kinds: a verdict for each target, in order (the job may stop between two)."""
         ...
 
+    def outside_parts(self, judge: Judge) -> dict[str, str]:
+        """What the verdicts depend on that lives outside the project (a model folder's identity), for the judge's
+        fingerprint: a licence expires when it changes."""
+        ...
+
 
 class LocalKind:
     """Defaults for a kind that scores locally: no endpoint, no rubric, nothing extra planned."""
@@ -130,6 +135,9 @@ class LocalKind:
 
     def score(self, project: Project, judge: Judge, targets: Sequence[Target]) -> Iterator[Scored]:
         raise NotImplementedError
+
+    def outside_parts(self, judge: Judge) -> dict[str, str]:
+        return {}
 
 
 def check_choices(kind: Any, settings: Settings) -> Settings:
@@ -177,7 +185,8 @@ def register(kind: Any, *, source: str = "") -> None:
     """Add a kind (an entry point's object; tests may call this directly). Its name must be new."""
     if not isinstance(kind, JudgeKind) or not getattr(kind, "name", ""):
         raise JudgeConfigError(f"{kind!r} is not a judge kind (it needs name, label, calls_llm, reads_passages, "
-                               "needs, takes_endpoint, choices, can_judge, check, model_id, plan and score)")
+                               "needs, takes_endpoint, choices, can_judge, check, model_id, plan, score and "
+                               "outside_parts)")
     if kind.name in _KINDS and _KINDS[kind.name] is not kind:
         raise JudgeConfigError(f"two judge kinds are named '{kind.name}'")
     _KINDS[kind.name] = kind

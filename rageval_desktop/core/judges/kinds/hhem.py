@@ -3,6 +3,8 @@ supported by the retrieved passages (1 consistent, under 0.5 hallucinated)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,6 +39,11 @@ class HHEMKind(LocalKind):
 
     def model_id(self, judge: Judge) -> str:
         return f"hhem:{judge.params.get('model') or 'registered'}"
+
+    def outside_parts(self, judge: Judge) -> dict[str, str]:
+        """The registered model folders (paths and what was registered): another model is another judge."""
+        found = hhem.registered()
+        return {"hhem model": hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()[:16]}
 
     def plan(self, judge: Judge, row: dict[str, Any]) -> dict[str, Any] | None:
         return {"passages": [(r, t) for r, t, _ in row["passages"] if t.strip()]}

@@ -65,5 +65,8 @@ class LLMKind:
     def score(self, project: Project, judge: Judge, targets: Sequence[Target]) -> Iterator[Scored]:
         raise NotImplementedError("LLM judges are judged by the job's LLM engine")
 
+    def outside_parts(self, judge: Judge) -> dict[str, str]:
+        return {}
+
 
 KIND = LLMKind()

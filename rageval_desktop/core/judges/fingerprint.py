@@ -1,0 +1,48 @@
+"""What a judge's verdicts depend on, part by part: the kind and model, the endpoint's model, the rubric's text and
+version and its output format (which picks the parser), the sampling settings, the few-shot examples, the HHEM
+model registered. An audit records it; a licence holds only while it is unchanged (core.review.licence)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.store.project import Project
+
+PARTS = ("kind", "model", "endpoint model", "rubric", "output format", "temperature", "max tokens", "seed",
+         "examples", "mode", "measure", "hhem model")
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def fingerprint(project: Project, judge: Judge) -> dict[str, str]:
+    """Each part as a short text (a hash where the part is long): equal parts, equal verdicts."""
+    parts: dict[str, Any] = {"kind": judge.kind, "model": judge.model_id,
+                             "endpoint model": judge.model or judge.params.get("model")}
+    if judge.rubric_id is not None:
+        rubric = rubrics.rubric_of(project, judge.rubric_id)
+        parts["rubric"] = f"{rubric.name} v{rubric.version} {_digest([rubric.template, rubric.system])}"
+        parts["output format"] = rubric.output_format
+    if judge.calls_llm:
+        parts.update({"temperature": judge.param("temperature"), "max tokens": judge.param("max_tokens"),
+                      "seed": judge.param("seed")})
+    for key, part in (("examples", "examples"), ("mode", "mode"), ("measure", "measure")):
+        if judge.params.get(key) is not None:
+            parts[part] = judge.params[key] if key != "examples" else _digest(judge.params[key])
+    try:
+        parts.update(judge.kind_of.outside_parts(judge))   # what lives outside the project (a model folder)
+    except RagevalError:
+        parts["kind"] = f"{judge.kind} (not installed)"
+    return {k: "" if v is None else str(v) for k, v in parts.items()}
+
+
+def changed(before: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The parts that differ (in PARTS order, then any other)."""
+    names = [p for p in PARTS if p in before or p in now] + sorted((set(before) | set(now)) - set(PARTS))
+    return [p for p in names if before.get(p, "") != now.get(p, "")]

@@ -1,0 +1,86 @@
+"""A judge's licence (issue 30): what its evidence lets it do, decided here once for the CLI, the app, reports and
+the gate.
+
+- **gate**: a recorded audit of the judge as it is now, whose agreement with the reviewers clears the retirement
+  threshold on the interval the verdict uses (the anytime-valid one), with at least the minimum of ratings;
+- **monitor**: that interval's lower bound reaches the monitor floor (0.4 by default) — its numbers are shown,
+  flagged, and do not gate;
+- **explore**: anything else, including a judge never audited, retired, or changed since its audit.
+
+A licence is bound to what was audited (`core.judges.fingerprint`): change the model, the rubric, the sampling, the
+examples or the HHEM model and it expires — the judge is back to *explore* with the reason "changed since audit:
+model" until an audit of it as it is now is recorded (the ratings are reused: judge the rated rows again)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rageval_desktop.core.judges.fingerprint import changed, fingerprint
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.review.agreement import Agreement, agreement
+from rageval_desktop.core.review.settings import policy
+from rageval_desktop.core.store.project import Project
+
+TIERS = ("gate", "monitor", "explore")
+
+
+@dataclass(frozen=True)
+class Licence:
+    judge: str
+    tier: str                                    # gate | monitor | explore
+    reasons: tuple[str, ...] = ()                # why not a higher tier (empty for gate)
+    granted_at: str | None = None                # the recorded audit it rests on
+    changed: tuple[str, ...] = ()                # the parts changed since that audit
+    evidence: dict[str, Any] = field(default_factory=dict)   # statistic, value, interval, n the tier was read from
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["reasons"], out["changed"] = list(self.reasons), list(self.changed)
+        return out
+
+    def describe(self) -> str:
+        return self.tier + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
+
+
+def last_audit(project: Project, judge: Judge) -> tuple[str, dict[str, Any]] | None:
+    """(when, details) of the judge's newest recorded audit."""
+    row = project.reader().execute("SELECT created_at, details FROM agreement_reports WHERE judge_id = ? "
+                                   "ORDER BY id DESC LIMIT 1", (judge.id,)).fetchone()
+    return (row[0], json.loads(row[1])) if row else None
+
+
+def licence(project: Project, judge: Judge, result: Agreement | None = None) -> Licence:
+    """The judge's tier now, with the reasons it is not higher."""
+    if judge.status == "retired":
+        return Licence(judge.name, "explore", ("retired",))
+    audit = last_audit(project, judge)
+    if audit is None:
+        return Licence(judge.name, "explore", ("no recorded audit",))
+    when, details = audit
+    audited = details.get("fingerprint")
+    if not isinstance(audited, dict):
+        return Licence(judge.name, "explore", ("the recorded audit predates licences: record it again",), when)
+    moved = changed(audited, fingerprint(project, judge))
+    if moved:
+        return Licence(judge.name, "explore", (f"changed since audit: {', '.join(moved)}",), when, tuple(moved))
+    result = result or agreement(project, judge, breakdowns=False)
+    pol = policy(project)
+    low = result.anytime_ci[0]
+    evidence = {"statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci),
+                "n": result.n, "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
+    short = []
+    if low is None:
+        short.append("no interval yet")
+    elif low < pol.threshold:
+        short.append(f"lower bound {low:.2f} < {pol.threshold:g}")
+    if result.n < pol.min_n:
+        short.append(f"n = {result.n} < {pol.min_n}")
+    if not short:
+        return Licence(judge.name, "gate", (), when, (), evidence)
+    tier = "monitor" if low is not None and low >= pol.monitor_floor else "explore"
+    if tier == "explore" and low is not None:
+        short.insert(0, f"lower bound {low:.2f} < {pol.monitor_floor:g} (monitor floor)")
+        short = [r for r in short if not r.startswith(f"lower bound {low:.2f} < {pol.threshold:g}")]
+    return Licence(judge.name, tier, tuple(short), when, (), evidence)

@@ -1,0 +1,75 @@
+"""Judge licences (issue 30, first part): a tier from the evidence, bound to the judge as it was audited; a change
+of what the verdicts depend on expires it; `judges edit` changes a judge as an undoable operation."""
+
+from __future__ import annotations
+
+import json
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.judges.registry import add_judge, get_judge
+from rageval_desktop.core.review import agreement
+from rageval_desktop.core.review.licence import licence
+from rageval_desktop.core.review.settings import set_policy
+
+
+def test_a_licence_rests_on_a_recorded_audit_of_the_judge_as_it_is(demo):
+    judge = get_judge(demo, "answer-recall")
+    assert licence(demo, judge).reasons == ("no recorded audit",)
+    result = agreement.agreement(demo, judge)
+    agreement.apply(demo, result)
+    low = result.anytime_ci[0]
+    held = licence(demo, judge)
+    assert held.tier == ("gate" if low >= 0.7 else "monitor" if low >= 0.4 else "explore") and held.granted_at
+    set_policy(demo, threshold=round(low - 0.05, 2))            # the evidence clears a lower threshold: gate
+    granted = licence(demo, judge)
+    assert (granted.tier, granted.reasons) == ("gate", ())
+    assert granted.evidence["n"] == result.n >= 30
+    with demo.write("change the measure behind the audit's back") as w:
+        w.execute("UPDATE judges SET params = json_set(params, '$.measure', 'f1') WHERE name = 'answer-recall'")
+    expired = licence(demo, get_judge(demo, "answer-recall"))
+    assert (expired.tier, expired.changed) == ("explore", ("model", "measure"))   # lexical:recall -> lexical:f1
+    assert expired.reasons == ("changed since audit: model, measure",)
+
+
+def test_a_retired_judge_explores(demo):
+    agreement.set_status(demo, "minilm-similarity", "retired", "kappa too low")
+    assert licence(demo, get_judge(demo, "minilm-similarity")).reasons == ("retired",)
+
+
+def test_editing_a_judges_model_expires_its_licence_and_undo_restores_it(demo, tmp_path, capsys):
+    add_judge(demo, "gpt", "correctness", "llm", model="m-1", base_url="http://127.0.0.1:9/v1")
+    agreement.apply(demo, agreement.agreement(demo, get_judge(demo, "gpt")))   # recorded: nothing judged yet
+    assert "changed" not in licence(demo, get_judge(demo, "gpt")).describe()
+    path = str(demo.path)
+    demo.close()
+    capsys.readouterr()
+    assert main(["judges", "edit", path, "--name", "gpt", "--model", "m-2", "--temperature", "0.7", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["licence"]["tier"] == "explore"
+    assert out["licence"]["changed"] == ["model", "endpoint model", "temperature"]
+    assert main(["judges", "list", path, "--json"]) == 0
+    listed = {j["name"]: j for j in json.loads(capsys.readouterr().out)}
+    assert listed["gpt"]["model"] == "m-2" and listed["gpt"]["params"]["temperature"] == 0.7
+    assert listed["gpt"]["licence"]["reasons"] == ["changed since audit: model, endpoint model, temperature"]
+    assert main(["undo", path, "--yes"]) == 0                   # the edit is an operation: undone, not cloned
+    capsys.readouterr()
+    assert main(["judges", "list", path, "--json"]) == 0
+    gpt = {j["name"]: j for j in json.loads(capsys.readouterr().out)}["gpt"]
+    assert gpt["model"] == "m-1" and "temperature" not in gpt["params"] and gpt["licence"]["changed"] == []
+
+
+def test_a_new_rubric_text_is_a_new_version_and_expires_the_licence(demo, tmp_path, capsys):
+    add_judge(demo, "gpt", "correctness", "llm", model="m-1", base_url="http://127.0.0.1:9/v1")
+    agreement.apply(demo, agreement.agreement(demo, get_judge(demo, "gpt")))
+    before = get_judge(demo, "gpt").rubric_id
+    rubric = tmp_path / "rubric.txt"
+    from rageval_desktop.core.judges.rubrics import rubric_of
+
+    rubric.write_text(rubric_of(demo, before).template + "\nBe strict about numbers.\n", encoding="utf-8")
+    path = str(demo.path)
+    demo.close()
+    assert main(["judges", "edit", path, "--name", "gpt", "--rubric", str(rubric), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["licence"]["changed"] == ["rubric"]
+    assert main(["judges", "edit", path, "--name", "minilm-similarity", "--model", "x"]) == 1   # no model to change
+    assert "has no model, rubric or sampling to change" in capsys.readouterr().err

@@ -25,16 +25,21 @@ from rageval_desktop.gui.views.common import page_frame
 if TYPE_CHECKING:
     from rageval_desktop.gui.state import AppState
 
-COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("n", "n rated"),
+COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("licence", "licence"),
+           ("n", "n rated"),
            ("statistic", "statistic"), ("value_text", "value [95% CI]"), ("bias_text", "bias"),
            ("verdict", "verdict"), ("needed_text", "to settle (80% power)"), ("ceiling", "human ceiling (α)"),
            ("compared_with", "compared with")]
 
 
-def _audit(project: Any, ctx: Any) -> list:
+def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str]]:
+    """Every judge's agreement, and its licence read from it (core.review.licence: one rule for every screen)."""
+    from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.agreement import audit_all
+    from rageval_desktop.core.review.licence import licence
 
-    return audit_all(project)
+    results = audit_all(project)
+    return results, {r.judge: licence(project, get_judge(project, r.judge), r).describe() for r in results}
 
 
 def _history(project: Any, judge: str) -> list[dict[str, Any]]:
@@ -139,7 +144,8 @@ class AuditView(QWidget):
         self.policy.setText(rule)
         self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show)
 
-    def show(self, results: list[Any]) -> None:  # type: ignore[override]
+    def show(self, found: tuple[list[Any], dict[str, str]]) -> None:  # type: ignore[override]
+        results, licences = found
         self.results = results
         records = []
         for r in results:
@@ -148,7 +154,8 @@ class AuditView(QWidget):
             b = r.bias
             bias = "—" if b.get("mean") is None else f"{b['mean']:+.1f}" + (" ⚑" if b["flagged"] else "")
             tip = f"judge − human: {bias_text(b)}" if bias_text(b) else ""
-            records.append({**r.as_dict(), "value_text": value, "bias_text": bias, "bias_text__tip": tip,
+            records.append({**r.as_dict(), "licence": licences.get(r.judge, ""), "value_text": value,
+                            "bias_text": bias, "bias_text__tip": tip,
                             "needed_text": f"≈ {r.needed} more" if r.needed else "—",
                             "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}"})
         self.model.set_records(records)

@@ -52,9 +52,12 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review import agreement
+    from rageval_desktop.core.review.accepts import pass_fail
     from rageval_desktop.core.review.agreement import NEEDS_MORE
     from rageval_desktop.core.review.evidence import bias_text
+    from rageval_desktop.core.review.licence import licence
     from rageval_desktop.core.review.settings import RULES
 
     with open_project(args.project) as project:
@@ -63,6 +66,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         if args.apply:
             for result in results:
                 actions[result.judge] = agreement.apply(project, result)
+        judges = {r.judge: get_judge(project, r.judge) for r in results}
+        licences = {r.judge: licence(project, judges[r.judge], r) for r in results}
+        accepts = {r.judge: pass_fail(project, judges[r.judge]) for r in results}
     out = []
     lines = []
     for r in results:
@@ -72,6 +78,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
                 "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
                 "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias}
+        item["licence"] = licences[r.judge].as_dict()
+        item["pass_fail"] = accepts[r.judge]
         if args.apply:
             item["action"] = actions[r.judge]
         out.append(item)
@@ -83,6 +91,16 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             lines.append(f"{'':<22} {r.stopping}")
         if r.weighting:
             lines.append(f"{'':<22} {r.weighting}")
+        lines.append(f"{'':<22} licence: {licences[r.judge].describe()}")
+        found = accepts[r.judge]
+        if found and found["slices"].get("all", {}).get("n"):
+            whole = found["slices"]["all"]
+            far = whole["false_accept_rate"]
+            rate = ("" if far["value"] is None else
+                    f" — {far['value'] * 100:.1f}% of what the reviewers failed [95% CI {far['ci'][0] * 100:.1f}, "
+                    f"{far['ci'][1] * 100:.1f}]")
+            lines.append(f"{'':<22} false accepts: {whole['false_accepts']} (judge passes, reviewers fail){rate}; "
+                         f"false rejects: {whole['false_rejects']}")
         bias = bias_text(r.bias)
         if bias:
             lines.append(f"{'':<22} {bias}" + (" (compare with --estimator ppi)" if r.bias["flagged"] else ""))

@@ -109,6 +109,9 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
     # sequential stopping: the retired judge's anytime interval lies wholly below 0.7; the other says how many more
     audit.table.selectRow(list(records).index("answer-recall"))
     assert "Keep rating" in audit.advice.text() and "80% power" in audit.advice.text()
+    # false accepts first: the rows the judge passes and the reviewers fail, counted as the label says
+    shown = audit.false_accepts.rowCount()
+    assert audit.false_accepts_label.text().startswith(f"False accepts: {shown} (judge passes, reviewers fail)")
     audit.table.selectRow(list(records).index("minilm-similarity"))
     assert "You can stop" in audit.advice.text() and "below 0.7" in audit.advice.text()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("same topic is not the same fact", True))

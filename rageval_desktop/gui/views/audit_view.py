@@ -32,14 +32,18 @@ COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"),
            ("compared_with", "compared with")]
 
 
-def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str]]:
-    """Every judge's agreement, and its licence read from it (core.review.licence: one rule for every screen)."""
+def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any]]:
+    """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), and its
+    pass/fail against the reviewers (core.review.accepts)."""
     from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review.accepts import pass_fail
     from rageval_desktop.core.review.agreement import audit_all
     from rageval_desktop.core.review.licence import licence
 
     results = audit_all(project)
-    return results, {r.judge: licence(project, get_judge(project, r.judge), r).describe() for r in results}
+    judges = {r.judge: get_judge(project, r.judge) for r in results}
+    return (results, {r.judge: licence(project, judges[r.judge], r).describe() for r in results},
+            {r.judge: pass_fail(project, judges[r.judge]) for r in results})
 
 
 def _history(project: Any, judge: str) -> list[dict[str, Any]]:
@@ -96,13 +100,28 @@ class AuditView(QWidget):
         self.history_view.setModel(self.history)
         self.history_view.verticalHeader().setVisible(False)
         self.history_view.horizontalHeader().setStretchLastSection(True)
+        self.accepts: dict[str, Any] = {}
+        self.false_accepts = RecordsModel([("run", "run"), ("run_row_id", "row"), ("slice", "slice"),
+                                           ("judge_score", "judge"), ("human_score", "human")], self)
+        self.false_accepts_view = QTableView()
+        self.false_accepts_view.setModel(self.false_accepts)
+        self.false_accepts_view.verticalHeader().setVisible(False)
+        self.false_accepts_view.horizontalHeader().setStretchLastSection(True)
+        self.false_accepts_label = QLabel("False accepts")
+        self.false_accepts_label.setWordWrap(True)
+        self.false_accepts_label.setToolTip("Rows the judge passes and the reviewers fail: what a gate on this judge "
+                                            "would ship. The rate is the share of what the reviewers failed, with "
+                                            "its 95% interval (weighted when the sample was).")
         lower = QSplitter()
-        box1, box2 = QWidget(), QWidget()
-        l1, l2 = QVBoxLayout(box1), QVBoxLayout(box2)
+        box0, box1, box2 = QWidget(), QWidget(), QWidget()
+        l0, l1, l2 = QVBoxLayout(box0), QVBoxLayout(box1), QVBoxLayout(box2)
+        l0.addWidget(self.false_accepts_label)
+        l0.addWidget(self.false_accepts_view)
         l1.addWidget(QLabel("Confusion (rows: humans, columns: judge)"))
         l1.addWidget(self.confusion_view)
         l2.addWidget(QLabel("Agreement per run and recorded audits"))
         l2.addWidget(self.history_view)
+        lower.addWidget(box0)
         lower.addWidget(box1)
         lower.addWidget(box2)
         self.advice = QLabel()
@@ -144,8 +163,8 @@ class AuditView(QWidget):
         self.policy.setText(rule)
         self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show)
 
-    def show(self, found: tuple[list[Any], dict[str, str]]) -> None:  # type: ignore[override]
-        results, licences = found
+    def show(self, found: tuple[list[Any], dict[str, str], dict[str, Any]]) -> None:  # type: ignore[override]
+        results, licences, self.accepts = found
         self.results = results
         records = []
         for r in results:
@@ -164,6 +183,22 @@ class AuditView(QWidget):
             self.table.selectRow(0)
             self._on_row()  # selecting the row that was already current emits no signal
 
+    def _show_false_accepts(self, found: dict[str, Any] | None) -> None:
+        """False accepts first: the rows the judge passes and the reviewers fail, and their rate."""
+        if found is None:
+            self.false_accepts_label.setText("False accepts: this metric has no pass mark")
+            self.false_accepts.set_records([])
+            return
+        whole = found["slices"].get("all", {})
+        far = whole.get("false_accept_rate", {})
+        rate = ("" if far.get("value") is None else f" — {far['value'] * 100:.1f}% of what the reviewers failed "
+                f"[{far['ci'][0] * 100:.1f}, {far['ci'][1] * 100:.1f}]")
+        self.false_accepts_label.setText(f"False accepts: {whole.get('false_accepts', 0)} (judge passes, reviewers "
+                                         f"fail){rate}")
+        self.false_accepts.set_records([{**a, "judge_score": f"{a['judge_score']:.2f}",
+                                         "human_score": f"{a['human_score']:g}"} for a in found["false_accepts"]])
+        self.false_accepts_view.resizeColumnsToContents()
+
     def selected(self) -> Any:
         rows = self.table.selectionModel().selectedRows()
         return self.results[rows[0].row()] if rows else None
@@ -179,6 +214,7 @@ class AuditView(QWidget):
                                     for lab, row in zip(labels, r.confusion["matrix"] or [[0] * len(labels)] *
                                                         len(labels), strict=True)])
         self.confusion_view.resizeColumnsToContents()
+        self._show_false_accepts(self.accepts.get(r.judge))
         advice = f"{r.judge}: {r.stopping[0].upper()}{r.stopping[1:]}." if r.stopping else ""
         if r.weighting:
             advice += f" {r.weighting[0].upper()}{r.weighting[1:]}."

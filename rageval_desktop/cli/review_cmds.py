@@ -59,6 +59,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review.evidence import bias_text
     from rageval_desktop.core.review.licence import licence
     from rageval_desktop.core.review.settings import RULES
+    from rageval_desktop.core.review.system import system_agreement
 
     with open_project(args.project) as project:
         results = agreement.audit_all(project, args.judge)
@@ -69,6 +70,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         judges = {r.judge: get_judge(project, r.judge) for r in results}
         licences = {r.judge: licence(project, judges[r.judge], r) for r in results}
         accepts = {r.judge: pass_fail(project, judges[r.judge]) for r in results}
+        systems = {r.judge: system_agreement(project, judges[r.judge]) for r in results}
     out = []
     lines = []
     for r in results:
@@ -80,6 +82,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias}
         item["licence"] = licences[r.judge].as_dict()
         item["pass_fail"] = accepts[r.judge]
+        item["system"] = systems[r.judge]
         if args.apply:
             item["action"] = actions[r.judge]
         out.append(item)
@@ -101,6 +104,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                     f"{far['ci'][1] * 100:.1f}]")
             lines.append(f"{'':<22} false accepts: {whole['false_accepts']} (judge passes, reviewers fail){rate}; "
                          f"false rejects: {whole['false_rejects']}")
+        system = systems[r.judge]
+        if system["tau"] is not None:
+            lines.append(f"{'':<22} run order: Kendall τ {system['tau']:.2f} [95% CI {system['ci'][0]:.2f}, "
+                         f"{system['ci'][1]:.2f}] over {len(system['runs'])} runs and {system['questions']} shared "
+                         f"questions; {system['ordered_same'] * 100:.0f}% of run pairs ordered as the reviewers do")
         bias = bias_text(r.bias)
         if bias:
             lines.append(f"{'':<22} {bias}" + (" (compare with --estimator ppi)" if r.bias["flagged"] else ""))

@@ -1,0 +1,66 @@
+"""System-level agreement (issue 30): does the judge order the runs as the reviewers do? Row agreement can be only
+"fair" while the run ordering matches (TREC 2024 found this of UMBRELA); the two are read side by side.
+
+On the questions rated in every run (at least three runs), each run's mean judge score and mean human score; Kendall
+τ between the two lists of means (scipy's `kendalltau`, τ-b), the share of run pairs ordered the same way, and a
+percentile bootstrap 95% interval of τ over the shared questions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.store.project import Project
+
+MIN_RUNS = 3
+
+
+def _ordered_same(judge: Any, human: Any) -> float | None:
+    pairs_, same = 0, 0
+    for i in range(len(judge)):
+        for j in range(i + 1, len(judge)):
+            a, b = judge[i] - judge[j], human[i] - human[j]
+            if a == 0 and b == 0:
+                continue
+            pairs_ += 1
+            same += (a > 0 and b > 0) or (a < 0 and b < 0)
+    return same / pairs_ if pairs_ else None
+
+
+def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Kendall τ of the judge's and the humans' per-run means on shared rated questions, with its bootstrap CI;
+    `reason` says why there is none (fewer than three runs rated on shared questions)."""
+    import numpy as np
+    from scipy.stats import kendalltau
+
+    merged, _latest = pairs(project, judge)
+    empty = {"tau": None, "ci": [None, None], "ordered_same": None, "runs": [], "questions": 0}
+    if merged.empty:
+        return {**empty, "reason": "no rated rows this judge judged"}
+    keys = dict(project.reader().execute("SELECT id, COALESCE(golden_id, lower(trim(question))) FROM run_rows WHERE "
+                                         f"id IN ({','.join(str(int(r)) for r in set(merged['run_row_id']))})"))
+    frame = merged.assign(question=merged["run_row_id"].map(keys))
+    runs = sorted(frame["run"].unique())
+    shared = set.intersection(*(set(frame.loc[frame["run"] == r, "question"]) for r in runs)) if runs else set()
+    if len(runs) < MIN_RUNS or len(shared) < 2:
+        return {**empty, "runs": runs, "questions": len(shared),
+                "reason": f"needs {MIN_RUNS} runs rated on shared questions ({len(runs)} run(s), {len(shared)} "
+                          "shared question(s))"}
+    frame = frame[frame["question"].isin(shared)]
+    per_question = frame.groupby(["question", "run"])[["judge_score", "human_score"]].mean()
+    judge_q = per_question["judge_score"].unstack("run")[runs].to_numpy()    # questions x runs
+    human_q = per_question["human_score"].unstack("run")[runs].to_numpy()
+    names, judge_means, human_means = runs, judge_q.mean(axis=0), human_q.mean(axis=0)
+    tau = float(kendalltau(judge_means, human_means).statistic)
+    rng = np.random.default_rng(seed)
+    taus = []
+    for _ in range(resamples):          # resample questions: each draw keeps a question's scores in every run
+        drawn = rng.integers(0, len(judge_q), size=len(judge_q))
+        value = kendalltau(judge_q[drawn].mean(axis=0), human_q[drawn].mean(axis=0)).statistic
+        if np.isfinite(value):
+            taus.append(value)
+    ci = [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))] if taus else [None, None]
+    return {"tau": tau, "ci": ci, "ordered_same": _ordered_same(judge_means, human_means), "runs": names,
+            "questions": len(judge_q), "judge_means": [float(v) for v in judge_means],
+            "human_means": [float(v) for v in human_means], "reason": ""}

@@ -1,0 +1,80 @@
+"""System-level agreement (issue 30): Kendall τ between the judge's and the humans' per-run means on the questions
+rated in every run — equal to scipy's kendalltau on means computed here from the ratings and the judgments."""
+
+from __future__ import annotations
+
+import json
+
+from scipy.stats import kendalltau
+
+from rageval_desktop.core.importers import import_golden, import_run
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
+from rageval_desktop.core.judges.registry import add_judge, get_judge
+from rageval_desktop.core.review import ratings
+from rageval_desktop.core.review.system import system_agreement
+from rageval_desktop.core.store.project import Project
+
+N = 12
+
+
+def three_runs(tmp_path):
+    """Three runs of one golden set whose answers state less and less of the reference; a lexical judge; a reviewer
+    who rates each answer by a rule of their own (0 or 1)."""
+    project = Project.create(tmp_path / "s.rageval", actor="tester")
+    golden = [{"id": f"g{i}", "question": f"What is fact {i}?", "gold_answer": "alpha beta gamma delta epsilon",
+               "slice_tag": "easy"} for i in range(N)]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(r) + "\n" for r in golden))
+    import_golden(project, tmp_path / "g.jsonl")
+    words = {"v1": "alpha beta gamma delta", "v2": "alpha beta gamma", "v3": "alpha"}
+    for run, said in words.items():
+        rows = [{"id": f"g{i}", "question": f"What is fact {i}?", "answer": said if i % 4 else "zeta",
+                 "retrieved": []} for i in range(N)]
+        (tmp_path / f"{run}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_run(project, tmp_path / f"{run}.jsonl", run)
+    add_judge(project, "recall", "correctness", "lexical", params={"measure": "recall"})
+    for run in words:
+        run_judge_job(project, JobSpec(run=run))
+    for rid, answer in project.reader().execute("SELECT id, answer FROM run_rows").fetchall():
+        ratings.rate(project, rid, "correctness", "ann", float(1 + len(answer.split()) if answer != "zeta" else 1))
+    return project
+
+
+def test_kendall_tau_of_the_per_run_means_is_scipys(tmp_path):
+    project = three_runs(tmp_path)
+    judge = get_judge(project, "recall")
+    found = system_agreement(project, judge, resamples=200)
+    conn = project.reader()
+    means = {}
+    for run in ("v1", "v2", "v3"):
+        judged = [s for (s,) in conn.execute(
+            "SELECT j.score FROM judgments j JOIN run_rows rr ON rr.id = j.run_row_id JOIN runs r ON r.id = rr.run_id "
+            "WHERE r.name = ? AND j.status = 'ok'", (run,))]
+        human = [s for (s,) in conn.execute(
+            "SELECT h.score FROM human_ratings h JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r ON "
+            "r.id = rr.run_id WHERE r.name = ?", (run,))]
+        means[run] = (sum(judged) / len(judged), sum(human) / len(human))
+    expected = kendalltau([means[r][0] for r in sorted(means)], [means[r][1] for r in sorted(means)]).statistic
+    assert found["runs"] == ["v1", "v2", "v3"] and found["questions"] == N
+    assert abs(found["tau"] - expected) < 1e-12
+    assert found["ci"][0] <= found["tau"] <= found["ci"][1]
+    assert expected == 1.0 and found["ordered_same"] == 1.0        # both order v1 > v2 > v3
+    project.close()
+
+
+def test_fewer_than_three_runs_say_why(demo):
+    found = system_agreement(demo, get_judge(demo, "answer-recall"), resamples=10)
+    assert found["tau"] is None and "needs 3 runs" in found["reason"] and found["runs"] == ["v1", "v2"]
+
+
+def test_the_cli_reports_the_run_order_beside_the_row_agreement(tmp_path, capsys):
+    from rageval_desktop.cli import main
+
+    project = three_runs(tmp_path)
+    path = str(project.path)
+    project.close()
+    assert main(["agreement", path]) == 0
+    assert "run order: Kendall τ 1.00" in capsys.readouterr().out
+    assert main(["agreement", path, "--json"]) == 0
+    system = json.loads(capsys.readouterr().out)[0]["system"]
+    assert system["tau"] == 1.0 and system["runs"] == ["v1", "v2", "v3"] and system["reason"] == ""

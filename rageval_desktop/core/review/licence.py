@@ -70,17 +70,11 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None) -> 
     low = result.anytime_ci[0]
     evidence = {"statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci),
                 "n": result.n, "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
-    short = []
-    if low is None:
-        short.append("no interval yet")
-    elif low < pol.threshold:
-        short.append(f"lower bound {low:.2f} < {pol.threshold:g}")
-    if result.n < pol.min_n:
-        short.append(f"n = {result.n} < {pol.min_n}")
-    if not short:
+    few = [f"n = {result.n} < {pol.min_n}"] if result.n < pol.min_n else []
+    if low is not None and low >= pol.threshold and not few:
         return Licence(judge.name, "gate", (), when, (), evidence)
-    tier = "monitor" if low is not None and low >= pol.monitor_floor else "explore"
-    if tier == "explore" and low is not None:
-        short.insert(0, f"lower bound {low:.2f} < {pol.monitor_floor:g} (monitor floor)")
-        short = [r for r in short if not r.startswith(f"lower bound {low:.2f} < {pol.threshold:g}")]
-    return Licence(judge.name, tier, tuple(short), when, (), evidence)
+    if low is not None and low >= pol.monitor_floor:
+        below = [f"lower bound {low:.2f} < {pol.threshold:g}"] if low < pol.threshold else []
+        return Licence(judge.name, "monitor", tuple(below + few), when, (), evidence)
+    weak = ["no interval yet"] if low is None else [f"lower bound {low:.2f} < {pol.monitor_floor:g} (monitor floor)"]
+    return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)

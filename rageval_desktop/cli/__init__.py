@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--json", action="store_true")
 
-    p = command("judges", cmd_judges, "add and list judges")
+    p = command("judges", cmd_judges, "add, list (with licences) and edit judges; the kinds installed")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("list", help="list the project's judges")
     q.add_argument("project")

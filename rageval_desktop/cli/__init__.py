@@ -19,7 +19,14 @@ from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, InertStre
 from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_align, cmd_jobs, cmd_judge, cmd_judges, cmd_prices
-from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_gate, cmd_metrics, cmd_report
+from rageval_desktop.cli.metrics_cmds import (
+    cmd_compare,
+    cmd_decisions,
+    cmd_failures,
+    cmd_gate,
+    cmd_metrics,
+    cmd_report,
+)
 from rageval_desktop.cli.project_cmds import (
     cmd_backup,
     cmd_backups,
@@ -317,6 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
                    help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
                         "prediction-powered inference; needs 10 rated questions per slice)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--record", metavar="DIR", help="keep the decision in the project, chained to the previous one, "
+                                                   "and write it to DIR as JSON and Markdown")
+
+    p = command("decisions", cmd_decisions, "the gate decisions on record; --verify checks the chain and files")
+    p.add_argument("project")
+    p.add_argument("--verify", nargs="*", metavar="FILE", help="check every record's hash and link, and that each "
+                                                                "FILE is the record it names (exit 1 if not)")
     p.add_argument("--json", action="store_true")
 
     p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")

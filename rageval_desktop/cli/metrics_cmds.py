@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _cell, _print, open_project
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -115,7 +115,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError
     from rageval_desktop.core.metrics.gate import drop_text, gate, gate_markdown, headline, rule_text
 
-    with open_project(args.project, read_only=True) as project:
+    record = None
+    with open_project(args.project, read_only=not args.record) as project:
         try:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
                           max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
@@ -123,9 +124,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
                           estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict)
         except GateUsageError as exc:
             raise UsageError(exc.for_cli()) from None
+        if args.record:
+            from rageval_desktop.core.reports.decisions import record_gate, write_record
+
+            record = record_gate(project, result, args.baseline, args.candidate, estimator=args.estimator)
+            written = write_record(record, result, args.record)
     if args.markdown:
         Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
     data = {**result.as_dict(), "estimator": args.estimator}
+    if record is not None:
+        data["record"] = {"id": record["id"], "hash": record["hash"], "files": [str(p) for p in written]}
     shared = result.comparison["shared_questions"]
     said = {"pass": "gate passed", "fail": "gate failed", "undecided": "gate cannot decide"}[result.decision]
     lines = [f"{said}: '{args.candidate}' against '{args.baseline}' ({shared} shared questions): "
@@ -142,6 +150,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     lines += [f"not gated  {u['slice']:<16} {u['metric']:<20} {u['why']}" for u in result.comparison["unavailable"]]
     lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
     lines.append(f"rule: {rule_text(result)}")
+    if record is not None:
+        lines.append(f"recorded as decision {record['id']} ({record['hash'][:12]}…): {written[0]}, {written[1]}")
     if args.require_significant and args.rule == "test":
         lines.append("note: --require-significant is what the test rule does already (a drop must be shown); it "
                      "changes only --rule point")
@@ -154,6 +164,25 @@ def cmd_gate(args: argparse.Namespace) -> int:
               "(--strict)", file=sys.stderr)
     _print(args, data, "\n".join(lines))
     return result.exit_code
+
+
+def cmd_decisions(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.reports.decisions import decisions, verify
+
+    with open_project(args.project, read_only=True) as project:
+        found = decisions(project)
+        problems = verify(project, args.verify) if args.verify is not None else None
+    if problems is not None:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        _print(args, {"verified": not problems, "problems": problems, "records": len(found)},
+               f"{len(found)} decision(s): " + ("the chain and every file hold" if not problems else
+                                                f"{len(problems)} problem(s)"))
+        return EXIT_FAILED if problems else EXIT_OK
+    _print(args, found, "\n".join(f"{d['id']:>4}  {d['when'][:19].replace('T', ' ')}  {d['decision']:<9} "
+                                   f"{d['runs']['candidate']['name']} against {d['runs']['baseline']['name']}  "
+                                   f"by {d['who']}  {d['hash'][:12]}" for d in found) or "no decisions on record")
+    return EXIT_OK
 
 
 def cmd_failures(args: argparse.Namespace) -> int:

@@ -561,6 +561,18 @@ CREATE TABLE operations (
 CREATE INDEX operations_open ON operations (undone_at, id);
 """
 
+# v14: decisions on record (issue 30): a gate's verdict with what it rested on, chained by hash.
+SCHEMA_V14 = """
+CREATE TABLE decisions (
+    id         INTEGER PRIMARY KEY,
+    kind       TEXT NOT NULL,
+    record     TEXT NOT NULL CHECK (json_valid(record)),
+    hash       TEXT NOT NULL UNIQUE,
+    previous   TEXT,
+    created_at TEXT NOT NULL
+);
+"""
+
 # What a judgment is unique by (the upserts' conflict target).
 JUDGMENT_TARGET = "run_row_id, judge_id, passage_rank, idem_key"
 
@@ -587,6 +599,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "judgments unique by target and key", SCHEMA_V11, foreign_keys_off=True),
     Migration(12, "judge kinds from the registry of kinds (plug-ins)", SCHEMA_V12, foreign_keys_off=True),
     Migration(13, "undoable operations", SCHEMA_V13),
+    Migration(14, "decisions on record", SCHEMA_V14),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -156,12 +156,6 @@ def waiting_batch_jobs(project: Project, ctx: TaskContext) -> list[dict]:
     return waiting(project)
 
 
-def edit_judge(project: Project, name: str, changes: dict, ctx: TaskContext):
-    from rageval_desktop.core.judges.registry import update_judge
-
-    return update_judge(project, name, **changes)
-
-
 def dashboard_with_plot(project: Project, run: str, baseline: str | None, kind: str, size: tuple[int, int],
                         dark: bool, ctx: TaskContext) -> tuple[dict, dict | None, Chart]:
     """The run's dashboard, the baseline run's (overlaid on the chart), and the chart drawn for the pane: `kind`

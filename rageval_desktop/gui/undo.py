@@ -4,13 +4,14 @@ it) and is then pushed; Ctrl+Z runs `ops.undo` and Ctrl+Shift+Z `ops.redo` in a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from rageval_desktop.core import ops
-from rageval_desktop.core.ops import OpResult
 from rageval_desktop.gui import workers
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.ops import OpResult
 
 
 class OpCommand(QUndoCommand):
@@ -26,6 +27,8 @@ class OpCommand(QUndoCommand):
         if not self._pushed:  # the operation already ran when the command was pushed
             self._pushed = True
             return
+        from rageval_desktop.core import ops  # start-up deferral: the operations' modules load on first undo
+
         project, undo_id = self.owner.project, self.undo_id
         if undo_id is None:
             self.owner.show_error(f"Redo: {self.text()} — the undo has not finished yet; try again")
@@ -34,6 +37,8 @@ class OpCommand(QUndoCommand):
                   lambda r: setattr(self, "operation", r.operation))
 
     def undo(self) -> None:
+        from rageval_desktop.core import ops  # start-up deferral, as in redo
+
         project, operation = self.owner.project, self.operation
         self._run(lambda ctx: ops.undo(project, operation, initiator="gui"), f"Undo: {self.text()}",
                   lambda r: setattr(self, "undo_id", r.operation))

@@ -95,7 +95,7 @@ def test_edit_dialog_changes_only_how_a_judge_is_reached(window, qtbot, server):
     dialog.key_env.setText("OTHER_KEY")
     assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
-        window.run_task("edit", operations.edit_judge, window.project, "ed", dialog.changes())
+        window.state.run_op("edit", "edit judge", {"name": "ed", "changes": dialog.changes()})
     judge = get_judge(window.project, "ed")
     assert (judge.api_key_ref, judge.params["concurrency"]) == ("env:OTHER_KEY", 3)
 

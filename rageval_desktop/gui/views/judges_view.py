@@ -24,7 +24,7 @@ COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mar
 
 class JudgesView(QWidget):
     shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.AUDIT})
-    refresh_delay_ms = 0
+    refresh_delay_ms = 800   # a refresh reads every judge's licence (an agreement each): once a job's batches settle
 
     def __init__(self, state: AppState) -> None:
         super().__init__()

@@ -319,7 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-slice-n", type=int, default=10, metavar="K",
                    help="slices with fewer than K questions are reported, not gated (default 10; 'all' is always "
                         "gated)")
-    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics")
+    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics whose judges hold "
+                   "a gate licence (others are listed, not gated); a judge metric named here without one: exit 2")
+    p.add_argument("--allow-unlicensed", metavar="REASON",
+                   help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
+                        "reported and kept in the decision record")
     p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
     p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
                    help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "

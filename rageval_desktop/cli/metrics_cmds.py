@@ -121,13 +121,15 @@ def cmd_gate(args: argparse.Namespace) -> int:
             result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
                           max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
                           require_significant=args.require_significant, min_slice_n=args.min_slice_n,
-                          estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict)
+                          estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict,
+                          allow_unlicensed=args.allow_unlicensed)
         except GateUsageError as exc:
             raise UsageError(exc.for_cli()) from None
         if args.record:
             from rageval_desktop.core.reports.decisions import record_gate, write_record
 
-            record = record_gate(project, result, args.baseline, args.candidate, estimator=args.estimator)
+            record = record_gate(project, result, args.baseline, args.candidate, estimator=args.estimator,
+                                 waivers=result.waivers)
             written = write_record(record, result, args.record)
     if args.markdown:
         Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
@@ -148,6 +150,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     lines += [f"not gated  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
               f"({drop_text(r)}): {r['why']}" for r in result.ungated]
     lines += [f"not gated  {u['slice']:<16} {u['metric']:<20} {u['why']}" for u in result.comparison["unavailable"]]
+    lines += [f"not gated  {'every slice':<16} {u['metric']:<20} {u['why']}" for u in result.unlicensed]
+    lines += [f"WAIVED     {'every slice':<16} {w['metric']:<20} gated without a licence ({w['why_unlicensed']}): "
+              f"waived by {w['who']}: {w['reason']}" for w in result.waivers]
     lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
     lines.append(f"rule: {rule_text(result)}")
     if record is not None:

@@ -187,8 +187,10 @@ def dashboard_chart(summary: dict, base: dict | None, kind: str, size: tuple[int
 def compare_with_plot(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
                       estimator: str, ctx: TaskContext) -> tuple[dict, Chart]:
     from rageval_desktop.core.metrics.compare import compare
+    from rageval_desktop.core.metrics.gate import apply_licences
 
     result = compare(project, baseline, candidate, estimator=estimator)
+    apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
     return result, compare_chart(result, size, dark, ctx)
 
 

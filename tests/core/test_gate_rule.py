@@ -16,6 +16,8 @@ from rageval_desktop.core.metrics.compare import paired_cell
 from rageval_desktop.core.metrics.gate import EXIT_UNDECIDED, evaluate_gate
 from rageval_desktop.core.metrics.simulate import gate_error_rates
 
+WAIVED = ["--metrics", "correctness", "--allow-unlicensed", "judge under test"]  # the judge is what is tested
+
 
 def test_holm_equals_statsmodels():
     from statsmodels.stats.multitest import multipletests
@@ -105,14 +107,14 @@ def test_a_candidate_with_rows_the_gate_cannot_compare_is_warned_about(tmp_path,
             w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) VALUES "
                           "(?, ?, ?, 'ok', ?, ?)", [(judge.id, r, f"k{r}", 5.0 if g else 1.0, utcnow())
                                                      for r, g in ids])
-    assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness",
+    assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", *WAIVED,
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["comparison"]["coverage"]["candidate"]["unlinked"] == 20
     warning = out["warnings"][0]
     assert "20 question(s) are not compared (20 not linked to the golden set)" in warning
     assert "correctness 66.7 there, 100.0 on the compared questions" in warning
-    assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness"]) == 0
+    assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", *WAIVED]) == 0
     assert "warning: candidate 'v2': 20 question(s) are not compared" in capsys.readouterr().out
 
 

@@ -19,6 +19,8 @@ from rageval_desktop.core.metrics.gate import gate
 from rageval_desktop.core.review import ratings
 from rageval_desktop.core.store.project import Project
 
+WAIVED = ["--metrics", "correctness", "--allow-unlicensed", "judge under test"]  # the judge is what is tested
+
 
 def test_over_200_simulated_projects_the_95_ci_covers_the_truth_93_to_97_percent_of_the_time():
     result = ppi.simulate(200, seed=0)
@@ -108,9 +110,9 @@ def test_a_judge_fooled_on_one_slice_moves_the_raw_mean_not_the_corrected_one(tm
     assert p_["n_rated"] == 20 and p_["effective_n"] == 20 and p_["n_all"] == 60
 
     # the raw gate sees nothing; the corrected gate sees the adversarial slice drop
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness"]) == 0
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED]) == 0
     capsys.readouterr()
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness",
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED,
                  "--estimator", "ppi", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     failed = {(r["slice"], r["metric"]) for r in out["regressions"]}
@@ -126,8 +128,9 @@ def test_a_judge_fooled_on_one_slice_moves_the_raw_mean_not_the_corrected_one(tm
 def test_the_ppi_gate_refuses_to_pass_blind_and_reports_thin_slices(tmp_path, capsys):
     path, _, _ = build(tmp_path, rated_per_slice=4)
     with Project.open(path, read_only=True) as p, pytest.raises(GateUsageError, match="too few ratings"):
-        gate(p, "v1", "v2", metrics=["correctness"], estimator="ppi")
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness",
+        gate(p, "v1", "v2", metrics=["correctness"], estimator="ppi",
+             allow_unlicensed="judge under test")
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED,
                  "--estimator", "ppi"]) == 2
     assert "--estimator mean" in capsys.readouterr().err
     assert main(["metrics", path, "--run", "v2", "--estimator", "ppi", "--json"]) == 0

@@ -99,6 +99,8 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
                            "metrics": wanted, "slices": {},
                            "retired_judges": a.retired or b.retired,
                            "unsettled_judges": _merge_unsettled(a, b, wanted),
+                           "judges": {m: sorted(set(a.judges.get(m, [])) | set(b.judges.get(m, [])))
+                                      for m in wanted if a.judges.get(m) or b.judges.get(m)},
                            "counting": "n counts questions both runs answered (repeats averaged first); a "
                                        "retrieval metric's n counts those with gold ids, a judge metric's those "
                                        "both runs had scored",

@@ -12,6 +12,10 @@ with 80% power. Undecided cells are warnings; with `strict` they are a verdict o
 that want proof of no regression: then every cell must be shown within its limit (an intersection-union test, valid
 at `alpha` without adjustment).
 
+Only judges that hold a *gate* licence (core.review.licence) gate: a judge metric asked for by name whose judges do
+not is refused (exit 2), one chosen by default is left out with its reasons listed, unless a waiver is given — then
+it is gated and the waiver (who, when, why, the licences waived) is part of the result and of a decision record.
+
 The old rule ("point": a drop larger than the limit fails, optionally only when its 95% CI excludes zero) stays
 as a named policy. It fails most unchanged pull requests on slices of tens of questions; bench/bench_gate.py
 measures both. The CLI, the Compare page and the reports all decide here.
@@ -23,10 +27,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.stats import detectable_drop, drop_p_value, holm, lower_bound, max_t
 from rageval_desktop.core.base.text import md_escape as md
+from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL
+from rageval_desktop.core.review.licence import licence
 from rageval_desktop.core.store.project import Project
 
 RULES = {"test": "a drop fails when it is shown to exceed the limit, family-wise error at most alpha (default)",
@@ -52,6 +59,8 @@ class GateResult:
     undecided: list[dict[str, Any]] = field(default_factory=list)     # test rule: cells the evidence cannot settle
     gated: int = 0                                                    # cells in the family
     adjustment: str = ""                                              # max-T, or Holm when correlations are unknown
+    unlicensed: list[dict[str, Any]] = field(default_factory=list)    # judge metrics left out: no gate licence
+    waivers: list[dict[str, Any]] = field(default_factory=list)       # judge metrics gated without one, and why
 
     @property
     def decision(self) -> str:
@@ -71,17 +80,21 @@ class GateResult:
                 "regressions": self.regressions, "undecided": self.undecided, "ungated": self.ungated,
                 "max_slice_drop": self.max_slice_drop, "max_aggregate_drop": self.max_aggregate_drop,
                 "require_significant": self.require_significant, "min_slice_n": self.min_slice_n,
+                "unlicensed": self.unlicensed, "waivers": self.waivers,
                 "warnings": self.comparison.get("warnings", []), "comparison": self.comparison}
 
 
 def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
          max_aggregate_drop: float | None = None, metrics: list[str] | None = None,
          require_significant: bool = False, min_slice_n: int = MIN_SLICE_N, estimator: str = "mean",
-         rule: str = "test", alpha: float = ALPHA, strict: bool = False) -> GateResult:
+         rule: str = "test", alpha: float = ALPHA, strict: bool = False,
+         allow_unlicensed: str | None = None) -> GateResult:
     """With `estimator="ppi"` a judge metric is gated on its corrected estimates: a slice with too few ratings is
-    reported, not gated; 'all' without enough ratings is a usage error (exit 2), never a silent pass."""
+    reported, not gated; 'all' without enough ratings is a usage error (exit 2), never a silent pass. Judge metrics
+    gate only when their judges hold a gate licence (`apply_licences`); `allow_unlicensed` is the waiver's reason."""
     check_limits(max_slice_drop, max_aggregate_drop, min_slice_n, rule=rule, alpha=alpha)  # before loading runs
     comparison = compare(project, baseline, candidate, metrics, estimator)
+    apply_licences(project, comparison, named=bool(metrics), waiver=allow_unlicensed)
     blind = undecidable(comparison)
     if blind:
         raise GateUsageError("the PPI estimator cannot gate " + "; ".join(
@@ -93,10 +106,53 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
                          strict=strict)
 
 
+def apply_licences(project: Project, comparison: dict[str, Any], *, named: bool = False,
+                   waiver: str | None = None) -> dict[str, Any]:
+    """Which of the comparison's judge metrics may gate, kept in `comparison["licensing"]` (which `evaluate_gate`
+    reads): a metric gates when every judge that scored it holds a *gate* licence. Otherwise, with a `waiver` (its
+    reason) it gates and the waiver is listed; asked for by name (`named`) it is refused; chosen by default it is
+    left out with the judges' tiers and reasons. Retrieval metrics against gold ids need no judge."""
+    if waiver is not None and not waiver.strip():
+        raise GateUsageError("a waiver needs a reason: say why unlicensed judges may gate this time")
+    found: dict[str, Any] = {"unlicensed": [], "waivers": []}
+    held: dict[str, Any] = {}
+    for metric in comparison["metrics"]:
+        names = comparison.get("judges", {}).get(metric, [])
+        for name in names:
+            if name not in held:
+                held[name] = licence(project, get_judge(project, name))
+        short = [{"judge": n, "tier": held[n].tier, "reasons": list(held[n].reasons)} for n in names
+                 if held[n].tier != "gate"]
+        if not short:
+            continue
+        why = "; ".join(f"{s['judge']}: {s['tier']}" + (f" ({', '.join(s['reasons'])})" if s["reasons"] else "")
+                        for s in short)
+        if waiver is not None:
+            found["waivers"].append({"metric": metric, "judges": short, "reason": waiver.strip(),
+                                     "who": project.actor, "when": utcnow(), "why_unlicensed": why})
+        else:
+            found["unlicensed"].append({"metric": metric, "judges": short, "why": f"not licensed to gate: {why}"})
+    if named and found["unlicensed"]:
+        raise GateUsageError("not licensed to gate: " + "; ".join(
+            f"{u['metric']} ({u['why'].removeprefix('not licensed to gate: ')})" for u in found["unlicensed"])
+            + ". A judge gates once an audit of it as it is now clears the threshold",
+            cli_hint="audit the judge with rageval agreement --apply, or waive with --allow-unlicensed REASON",
+            gui_hint="audit the judge on the Audit page")
+    comparison["licensing"] = found
+    return found
+
+
+def licensed_metrics(comparison: dict[str, Any]) -> list[str]:
+    """The comparison's metrics that gate (all of them when licences were not applied)."""
+    out = {u["metric"] for u in comparison.get("licensing", {}).get("unlicensed", [])}
+    return [m for m in comparison["metrics"] if m not in out]
+
+
 def undecidable(comparison: dict[str, Any]) -> list[dict[str, Any]]:
     """The metrics a PPI comparison cannot gate at all: too few ratings for 'all' (slices short of ratings are
     only reported). `gate` refuses them (exit 2); the Compare page says the gate cannot decide."""
-    return [u for u in comparison.get("unavailable", []) if u["slice"] == ALL]
+    gated = licensed_metrics(comparison)
+    return [u for u in comparison.get("unavailable", []) if u["slice"] == ALL and u["metric"] in gated]
 
 
 def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_slice_n: int, *, rule: str = "test",
@@ -128,8 +184,9 @@ def _drop(name: str, m: str, cell: dict[str, Any], limit: float) -> dict[str, An
 
 
 def _cells(comparison: dict[str, Any], slice_limit: float, aggregate: float) -> list[tuple[str, str, Any, float]]:
+    gated = licensed_metrics(comparison)
     return [(name, m, entry[m], aggregate if name == ALL else slice_limit)
-            for name, entry in comparison["slices"].items() for m in comparison["metrics"] if entry.get(m)]
+            for name, entry in comparison["slices"].items() for m in gated if entry.get(m)]
 
 
 def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, max_aggregate_drop: float | None = None,
@@ -144,6 +201,8 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     result = GateResult(True, comparison=comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=aggregate,
                         require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,
                         strict=strict)
+    licensing = comparison.get("licensing", {})
+    result.unlicensed, result.waivers = list(licensing.get("unlicensed", [])), list(licensing.get("waivers", []))
     small = f"fewer than {min_slice_n} questions: reported, not gated"
     family = []
     for name, m, cell, limit in cells:
@@ -307,6 +366,13 @@ def gate_markdown(result: GateResult) -> str:
     if c.get("unavailable"):
         lines += ["Not gated, too few ratings for a corrected (PPI) estimate:", ""]
         lines += [f"- {md(u['slice'])} {md(u['metric'])}: {md(u['why'])}" for u in c["unavailable"]] + [""]
+    if result.unlicensed:
+        lines += ["Not gated, their judges hold no gate licence:", ""]
+        lines += [f"- {md(u['metric'])}: {md(u['why'])}" for u in result.unlicensed] + [""]
+    if result.waivers:
+        lines += ["**Gated under a waiver** (judges without a gate licence):", ""]
+        lines += [f"- {md(w['metric'])}: {md(w['why_unlicensed'])} — waived by {md(str(w['who']))} at {md(w['when'])}: "
+                  f"{md(w['reason'])}" for w in result.waivers] + [""]
     if c.get("retired_judges"):
         names = ", ".join(md(r["judge"]) for r in c["retired_judges"])
         lines.append(f"_Retired judges left out: {names}._")

@@ -11,7 +11,7 @@ from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.dashboard import summarise
 from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
-from rageval_desktop.core.metrics.gate import evaluate_gate, headline
+from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate, headline
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.store.project import Project
@@ -64,6 +64,8 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
         part = frame if name == "all" else frame[frame["slice"] == name]
         counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
     comparison = compare(project, baseline, run) if baseline else None
+    if comparison is not None:
+        apply_licences(project, comparison)      # the report's gate counts only licensed judges, as `rageval gate`
     notes = project.reader().execute("SELECT notes, created_at, source_file FROM runs WHERE id = ?",
                                      (data.run_id,)).fetchone()
     return {

@@ -136,6 +136,7 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
             lines.append(f"- undecided: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
         for r in g["ungated"]:
             lines.append(f"- not gated: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
+        lines += [f"- not gated: {_md(u['metric'])} — {_md(u['why'])}" for u in g.get("unlicensed", [])]
     lines += ["", "### Failures", "", "| slice | retrieval | reranker | generation |", "|---|---:|---:|---:|"]
     for name, n in report["failure_counts"].items():
         lines.append(f"| {_md(name)} | {n['retrieval']} | {n['reranker']} | {n['generation']} |")

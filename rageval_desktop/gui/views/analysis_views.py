@@ -410,6 +410,9 @@ class CompareView(_Analysis):
                                  for r in worst) + ".")
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
+        if result.unlicensed:
+            text += (" Not gated, no gate licence: " + "; ".join(f"{u['metric']} ({u['why']})"
+                                                                 for u in result.unlicensed) + ".")
         blind = undecidable(self.result)
         if blind:
             text = head + ("The corrected gate cannot decide: " + "; ".join(f"{u['metric']} ({u['why']})"

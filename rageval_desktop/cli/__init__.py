@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from rageval_desktop import __version__
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, InertStream, UsageError, _Parser
+from rageval_desktop.cli.checks_cmds import cmd_probe, cmd_stability
 from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_align, cmd_jobs, cmd_judge, cmd_judges, cmd_prices
@@ -438,6 +439,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge")
     p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
     p.add_argument("--json", action="store_true")
+
+    for name, func, help_ in (
+            ("stability", cmd_stability, "ask a judge again on a sample of the rows it judged: flip rate, score SD "
+                                         "and its agreement with itself"),
+            ("probe", cmd_probe, "judge perturbed copies of sampled rows: does the judge notice a dropped fact, a "
+                                 "negation, padding, an injected instruction?")):
+        p = command(name, func, help_)
+        p.add_argument("project")
+        p.add_argument("--judge")
+        p.add_argument("--run", help="the run whose judged rows are sampled")
+        p.add_argument("--sample", type=int, default=50, help="rows (default 50)")
+        if name == "stability":
+            p.add_argument("--repeats", type=int, default=5, help="times each row is asked (default 5)")
+        else:
+            p.add_argument("--kinds", help="comma-separated, of drop_fact, negate, swap_entity, truncate, empty, pad, "
+                                           "inject (default all)")
+        p.add_argument("--seed", type=int, default=0, help="which rows are sampled (default 0)")
+        p.add_argument("--budget", type=float, metavar="USD", help="stop before spending more")
+        p.add_argument("--dry-run", action="store_true", help="estimate the calls and the cost; send nothing")
+        p.add_argument("--delete", action="store_true",
+                       help=f"delete the {name} runs (of --judge, on --run) with their copies; summaries stay")
+        p.add_argument("--json", action="store_true")
 
     for name, help_ in (("retire", "retire a judge by hand, with a reason"),
                         ("reinstate", "reinstate a retired judge (only after a passing audit)")):

@@ -755,6 +755,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         from rageval_desktop.core.base.vocab import METRICS
         from rageval_desktop.core.metrics.dashboard import ALL
 
+        if page == "review" and where.get("row") is not None:
+            self.select_nav("review")
+            if not self.page("review").open_row(int(where["row"]), where.get("metric")):
+                self.show_status(f"row {where['row']} is in no review sample of {where.get('metric') or 'any metric'}")
+            return
         if page != "failures" or not where:
             self.select_nav(page)
             return

@@ -73,3 +73,24 @@ def test_a_new_rubric_text_is_a_new_version_and_expires_the_licence(demo, tmp_pa
     assert out["licence"]["changed"] == ["rubric"]
     assert main(["judges", "edit", path, "--name", "minilm-similarity", "--model", "x"]) == 1   # no model to change
     assert "has no model, rubric or sampling to change" in capsys.readouterr().err
+
+
+def test_a_failed_probe_of_the_judge_as_it_is_bars_the_gate_licence(demo):
+    from rageval_desktop.core.jobs.checks import Check, record_summary
+
+    judge = get_judge(demo, "answer-recall")
+    result = agreement.agreement(demo, judge)
+    agreement.apply(demo, result)
+    set_policy(demo, threshold=round(result.anytime_ci[0] - 0.05, 2))
+    assert licence(demo, judge).tier == "gate"
+    check = Check("probe", judge, "v1", "probe: answer-recall on v1", [], ["inject"])
+    record_summary(demo, check, {"passed": None, "failed": []})            # undecided: no bar
+    assert licence(demo, judge).tier == "gate"
+    record_summary(demo, check, {"passed": False, "failed": ["inject", "pad"]})
+    barred = licence(demo, judge)
+    assert (barred.tier, barred.reasons) == ("monitor", ("failed probe: inject, pad",))
+    assert barred.evidence["probe"]["passed"] is False
+    with demo.write("the judge changes") as w:
+        w.execute("UPDATE judges SET params = json_set(params, '$.measure', 'f1') WHERE name = 'answer-recall'")
+    changed = licence(demo, get_judge(demo, "answer-recall"))
+    assert changed.reasons == ("changed since audit: model, measure",)   # the old probe is about another judge

@@ -148,6 +148,7 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         CREATE INDEX judgments_row ON judgments (run_row_id, judge_id);
         CREATE INDEX judgments_judge ON judgments (judge_id, status);
         DROP TABLE operations; DROP TABLE decisions;   -- v13 and v14 make them again
+        DROP TABLE judge_checks; ALTER TABLE runs DROP COLUMN purpose;   -- and v15
         PRAGMA user_version = 10; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

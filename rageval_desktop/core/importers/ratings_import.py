@@ -45,7 +45,7 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
     conn = project.reader()
     by_question: dict[tuple[str | None, str], list[tuple[int, str]]] = {}
     for rid, question, run in conn.execute("SELECT rr.id, rr.question, r.name FROM run_rows rr JOIN runs r "
-                                           "ON r.id = rr.run_id ORDER BY rr.id"):
+                                           "ON r.id = rr.run_id WHERE r.purpose = 'run' ORDER BY rr.id"):
         key = normalise_question(question)
         by_question.setdefault((run, key), []).append((rid, run))
         by_question.setdefault((None, key), []).append((rid, run))

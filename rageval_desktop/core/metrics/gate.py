@@ -33,6 +33,7 @@ from rageval_desktop.core.base.text import md_escape as md
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL
+from rageval_desktop.core.review.accepts import pass_fail
 from rageval_desktop.core.review.licence import licence
 from rageval_desktop.core.store.project import Project
 
@@ -140,6 +141,28 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, named: bool 
             gui_hint="audit the judge on the Audit page")
     comparison["licensing"] = found
     return found
+
+
+def would_ship(project: Project, comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the gate would have shipped: per judge of the comparison's judge metrics (with a pass mark), among the
+    candidate's rated rows, those the judge passes and the reviewers fail, per slice, with the false-accept rate
+    (core.review.accepts)."""
+    out = []
+    seen: set[str] = set()
+    for metric in comparison["metrics"]:
+        for name in comparison.get("judges", {}).get(metric, []):
+            if name in seen:
+                continue
+            seen.add(name)
+            found = pass_fail(project, get_judge(project, name), run=comparison["candidate"])
+            if found is None or not found["slices"]:
+                continue
+            out.append({"judge": name, "metric": metric, "run": comparison["candidate"],
+                        "slices": {s: {"rated": v["n"], "false_accepts": v["false_accepts"],
+                                       "false_accept_rate": v["false_accept_rate"]}
+                                   for s, v in found["slices"].items()},
+                        "rows": [a["run_row_id"] for a in found["false_accepts"]]})
+    return out
 
 
 def licensed_metrics(comparison: dict[str, Any]) -> list[str]:

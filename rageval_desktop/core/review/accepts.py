@@ -34,14 +34,16 @@ def _rate(hit: Any, base: Any, weights: Any) -> dict[str, Any]:
     return {"value": share, "ci": [low, high], "n": n}
 
 
-def pass_fail(project: Project, judge: Judge) -> dict[str, Any] | None:
-    """The judge's pass/fail against the reviewers' (None: its metric has no pass mark)."""
+def pass_fail(project: Project, judge: Judge, run: str | None = None) -> dict[str, Any] | None:
+    """The judge's pass/fail against the reviewers' (None: its metric has no pass mark); `run`: on its rows only."""
     import numpy as np
 
     mark = METRICS[judge.metric].pass_mark
     if mark is None:
         return None
     merged, _latest = pairs(project, judge)
+    if run is not None and not merged.empty:
+        merged = merged[merged["run"] == run].reset_index(drop=True)
     out: dict[str, Any] = {"pass_mark": mark, "slices": {}, "false_accepts": []}
     if merged.empty:
         return out

@@ -2,7 +2,8 @@
 the gate.
 
 - **gate**: a recorded audit of the judge as it is now, whose agreement with the reviewers clears the retirement
-  threshold on the interval the verdict uses (the anytime-valid one), with at least the minimum of ratings;
+  threshold on the interval the verdict uses (the anytime-valid one), with at least the minimum of ratings, and no
+  failed sensitivity probe of the judge as it is now (core.jobs.checks);
 - **monitor**: that interval's lower bound reaches the monitor floor (0.4 by default) — its numbers are shown,
   flagged, and do not gate;
 - **explore**: anything else, including a judge never audited, retired, or changed since its audit.
@@ -51,6 +52,16 @@ def last_audit(project: Project, judge: Judge) -> tuple[str, dict[str, Any]] | N
     return (row[0], json.loads(row[1])) if row else None
 
 
+def last_check(project: Project, judge: Judge, kind: str) -> dict[str, Any] | None:
+    """The judge's newest stability or probe summary made on the judge as it is now (None: none, or the judge has
+    changed since), with its id and time."""
+    row = project.reader().execute("SELECT id, fingerprint, summary, created_at FROM judge_checks WHERE judge_id = ? "
+                                   "AND kind = ? ORDER BY id DESC LIMIT 1", (judge.id, kind)).fetchone()
+    if row is None or changed(json.loads(row[1]), fingerprint(project, judge)):
+        return None
+    return {"id": row[0], "at": row[3], **json.loads(row[2])}
+
+
 def licence(project: Project, judge: Judge, result: Agreement | None = None) -> Licence:
     """The judge's tier now, with the reasons it is not higher."""
     if judge.status == "retired":
@@ -68,9 +79,15 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None) -> 
     result = result or agreement(project, judge, breakdowns=False)
     pol = policy(project)
     low = result.anytime_ci[0]
-    evidence = {"statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci),
-                "n": result.n, "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
+    evidence: dict[str, Any] = {
+        "statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci), "n": result.n,
+        "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
     few = [f"n = {result.n} < {pol.min_n}"] if result.n < pol.min_n else []
+    probe = last_check(project, judge, "probe")
+    if probe is not None:
+        evidence["probe"] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
+        if probe.get("passed") is False:
+            few.append(f"failed probe: {', '.join(probe.get('failed', []))}")
     if low is not None and low >= pol.threshold and not few:
         return Licence(judge.name, "gate", (), when, (), evidence)
     if low is not None and low >= pol.monitor_floor:

@@ -21,7 +21,7 @@ def project_info(project: Project) -> dict[str, Any]:
     runs = [{"name": name, "rows": rows, "linked": linked, "created_at": created}
             for name, rows, linked, created in conn.execute(
                 "SELECT r.name, COUNT(rr.id), COUNT(rr.golden_id), r.created_at FROM runs r "
-                "LEFT JOIN run_rows rr ON rr.run_id = r.id GROUP BY r.id ORDER BY r.id")]
+                "LEFT JOIN run_rows rr ON rr.run_id = r.id WHERE r.purpose = 'run' GROUP BY r.id ORDER BY r.id")]
     slices = {name: n for name, n in conn.execute(
         "SELECT s.name, COUNT(g.id) FROM slices s LEFT JOIN golden_rows g ON g.slice_tag = s.name "
         "AND g.status != 'retired' GROUP BY s.name ORDER BY s.position")}
@@ -44,7 +44,7 @@ def project_info(project: Project) -> dict[str, Any]:
 def run_id(project: Project, name: str) -> int:
     row = project.reader().execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
     if row is None:
-        names = [r[0] for r in project.reader().execute("SELECT name FROM runs ORDER BY id")]
+        names = [r[0] for r in project.reader().execute("SELECT name FROM runs WHERE purpose = 'run' ORDER BY id")]
         raise NotFound(f"no run named '{name}' (runs: {', '.join(names) or 'none'})")
     return row[0]
 

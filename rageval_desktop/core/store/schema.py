@@ -573,6 +573,24 @@ CREATE TABLE decisions (
 );
 """
 
+# v15: judge checks (issue 30). Stability and probe runs hold copies of a run's rows (asked again, or perturbed) and
+# are kept out of every list of runs, dashboard and sample (`purpose`); a check's summary is bound to the judge's
+# fingerprint, so a changed judge's old probe neither bars nor grants its licence.
+SCHEMA_V15 = """
+ALTER TABLE runs ADD COLUMN purpose TEXT NOT NULL DEFAULT 'run' CHECK (purpose IN ('run', 'probe', 'stability'));
+CREATE TABLE judge_checks (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL CHECK (kind IN ('probe', 'stability')),
+    judge_id    INTEGER NOT NULL REFERENCES judges (id) ON DELETE CASCADE,
+    source_run  TEXT NOT NULL,
+    check_run   TEXT NOT NULL,
+    fingerprint TEXT NOT NULL CHECK (json_valid(fingerprint)),
+    summary     TEXT NOT NULL CHECK (json_valid(summary)),
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX judge_checks_judge ON judge_checks (judge_id, kind, id);
+"""
+
 # What a judgment is unique by (the upserts' conflict target).
 JUDGMENT_TARGET = "run_row_id, judge_id, passage_rank, idem_key"
 
@@ -600,6 +618,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "judge kinds from the registry of kinds (plug-ins)", SCHEMA_V12, foreign_keys_off=True),
     Migration(13, "undoable operations", SCHEMA_V13),
     Migration(14, "decisions on record", SCHEMA_V14),
+    Migration(15, "judge checks: stability and probe runs", SCHEMA_V15),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -303,9 +303,13 @@ class CompareView(_Analysis):
         self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
                                   "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
                                   "rated questions show —")
+        self.record_button = QPushButton("Record &decision…")
+        self.record_button.setToolTip("Keep the gate's decision in the project, chained to the previous one, and "
+                                      "write it as JSON and Markdown to a folder (rageval gate --record DIR)")
         for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.strict,
-                  self.corrected):
+                  self.corrected, self.record_button):
             self.top.addWidget(w)
+        self.record_button.clicked.connect(self.record_decision)
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
         self.table.setObjectName("compare")
@@ -323,6 +327,22 @@ class CompareView(_Analysis):
         self.strict.toggled.connect(self._verdict)
         self.corrected.toggled.connect(self.compute)
         self.result: dict[str, Any] | None = None
+
+    def record_decision(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        a, b = self.base_box.currentData(), self.cand_box.currentData()
+        if not a or not b or a == b:
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Write the decision record to")
+        if not folder:
+            return
+        project, limit, strict = self.state.project, self.drop.value(), self.strict.isChecked()
+        estimator = "ppi" if self.corrected.isChecked() else "mean"
+        self.state.run_task("Recording the decision", operations.record_decision, project, a, b, limit, strict,
+                            estimator, folder,
+                            on_done=lambda r: self.state.status(f"decision {r['id']} recorded ({r['decision']}): "
+                                                                f"{r['files'][0]}", 10000))
 
     def refresh(self, runs: list[str]) -> None:
         # Compare keeps its own pair: by default the latest run against the one before it. Choosing a run on
@@ -410,6 +430,14 @@ class CompareView(_Analysis):
                                  for r in worst) + ".")
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
+        for shipped in self.result.get("would_ship", []):
+            whole = shipped["slices"].get("all", {})
+            if whole.get("rated"):
+                worst = [f"{s} {v['false_accepts']}" for s, v in shipped["slices"].items()
+                         if s != "all" and v["false_accepts"]]
+                text += (f" What a gate on {shipped['judge']} would have shipped: {whole['false_accepts']} of "
+                         f"{whole['rated']} rated rows of {shipped['run']} it passes and the reviewers fail"
+                         + (f" ({', '.join(worst)})" if worst else "") + ".")
         if result.unlicensed:
             text += (" Not gated, no gate licence: " + "; ".join(f"{u['metric']} ({u['why']})"
                                                                  for u in result.unlicensed) + ".")

@@ -28,22 +28,63 @@ if TYPE_CHECKING:
 COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("licence", "licence"),
            ("n", "n rated"),
            ("statistic", "statistic"), ("value_text", "value [95% CI]"), ("bias_text", "bias"),
-           ("verdict", "verdict"), ("needed_text", "to settle (80% power)"), ("ceiling", "human ceiling (α)"),
-           ("compared_with", "compared with")]
+           ("verdict", "verdict"), ("needed_text", "to settle (80% power)"), ("stability", "flip rate"),
+           ("probe", "probe"), ("ceiling", "human ceiling (α)"), ("compared_with", "compared with")]
 
 
-def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any]]:
-    """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), and its
-    pass/fail against the reviewers (core.review.accepts)."""
+def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None) -> dict[str, str]:
+    """The Audit table's cells for a judge's newest checks (of the judge as it is now), with their tips."""
+    out = {"stability": "—", "stability__tip": "not asked again yet: Check judge… → Stability",
+           "probe": "—", "probe__tip": "not probed yet: Check judge… → Probe"}
+    if stability is not None:
+        rate, ci = stability.get("flip_rate"), stability.get("flip_rate_ci") or [None, None]
+        out["stability"] = ("no pass mark" if rate is None else f"{rate * 100:.0f}%"
+                            + (f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]" if ci[0] is not None else ""))
+        every = stability.get("slices", {}).get("all", {})
+        sd = every.get("mean_sd_points")
+        out["stability__tip"] = (f"{stability['sample']} rows asked {stability['repeats']} times on "
+                                 f"{stability['run']}: rows whose pass/fail changed, 95% CI"
+                                 + (f"; mean within-row SD {sd:.1f} points" if sd is not None else "")
+                                 + (f"; α across repeats {every['alpha']:.2f}" if every.get("alpha") is not None
+                                    else ""))
+    if probe is not None:
+        said = {True: "passed", False: "failed", None: "needs more data"}[probe.get("passed")]
+        out["probe"] = said + (f": {', '.join(probe.get('failed', []))}" if probe.get("failed") else "")
+        out["probe__tip"] = "; ".join(
+            f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} moved {k['expect']})"
+            for k in probe.get("kinds", {}).values())
+    return out
+
+
+def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any], dict[str, dict[str, str]]]:
+    """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), its
+    pass/fail against the reviewers (core.review.accepts), and its newest stability and probe checks."""
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.accepts import pass_fail
     from rageval_desktop.core.review.agreement import audit_all
-    from rageval_desktop.core.review.licence import licence
+    from rageval_desktop.core.review.licence import last_check, licence
 
     results = audit_all(project)
     judges = {r.judge: get_judge(project, r.judge) for r in results}
     return (results, {r.judge: licence(project, judges[r.judge], r).describe() for r in results},
-            {r.judge: pass_fail(project, judges[r.judge]) for r in results})
+            {r.judge: pass_fail(project, judges[r.judge]) for r in results},
+            {r.judge: check_texts(last_check(project, judges[r.judge], "stability"),
+                                  last_check(project, judges[r.judge], "probe")) for r in results})
+
+
+def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str, Any]:
+    """Stability or a probe of a judge on a run, as `rageval stability|probe` with its defaults, recorded."""
+    from rageval_desktop.core.jobs import checks
+
+    check = (checks.plan_stability(project, judge, run) if kind == "stability" else
+             checks.plan_probe(project, judge, run))
+    stats = checks.run_check(project, check, ctx)
+    summary = (checks.stability_summary if kind == "stability" else checks.probe_summary)(project, check)
+    if stats.stopped is None:
+        summary["id"] = checks.record_summary(project, check, summary)
+    summary["stopped"] = stats.stopped
+    summary["message"] = stats.message
+    return summary
 
 
 def _history(project: Any, judge: str) -> list[dict[str, Any]]:
@@ -70,7 +111,12 @@ class AuditView(QWidget):
         self.align_button.setToolTip("Few-shot examples from the rows this LLM judge got wrong, checked by 5-fold "
                                      "cross-validation on the ratings (one call per rated row); creates a new "
                                      "judge only if you choose to")
-        for b in (self.apply_button, self.rerun_button, self.align_button, self.retire_button, self.reinstate_button):
+        self.check_button = QPushButton("Check &judge…")
+        self.check_button.setToolTip("Ask the selected judge again on 50 of the rows it judged in the current run, "
+                                     "5 times each (stability: flip rate), or judge perturbed copies of them (probe: "
+                                     "does it notice a dropped fact, a negation, padding, an injected instruction?)")
+        for b in (self.apply_button, self.rerun_button, self.align_button, self.check_button, self.retire_button,
+                  self.reinstate_button):
             top.addWidget(b)
         self.policy = QLabel()
         self.policy.setObjectName("hint")
@@ -111,7 +157,10 @@ class AuditView(QWidget):
         self.false_accepts_label.setWordWrap(True)
         self.false_accepts_label.setToolTip("Rows the judge passes and the reviewers fail: what a gate on this judge "
                                             "would ship. The rate is the share of what the reviewers failed, with "
-                                            "its 95% interval (weighted when the sample was).")
+                                            "its 95% interval (weighted when the sample was). Double-click or Enter "
+                                            "on a row opens it on the review card.")
+        self.false_accepts_view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.false_accepts_view.activated.connect(self._open_false_accept)
         lower = QSplitter()
         box0, box1, box2 = QWidget(), QWidget(), QWidget()
         l0, l1, l2 = QVBoxLayout(box0), QVBoxLayout(box1), QVBoxLayout(box2)
@@ -143,6 +192,7 @@ class AuditView(QWidget):
         self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
         self.rerun_button.clicked.connect(self.run_on_rated)
         self.align_button.clicked.connect(self.align)
+        self.check_button.clicked.connect(self.check_judge)
         self.table.selectionModel().selectionChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str] | None = None) -> None:
@@ -163,8 +213,8 @@ class AuditView(QWidget):
         self.policy.setText(rule)
         self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show)
 
-    def show(self, found: tuple[list[Any], dict[str, str], dict[str, Any]]) -> None:  # type: ignore[override]
-        results, licences, self.accepts = found
+    def show(self, found: tuple[list[Any], dict[str, str], dict[str, Any], dict[str, Any]]) -> None:  # type: ignore[override]
+        results, licences, self.accepts, checks = found
         self.results = results
         records = []
         for r in results:
@@ -176,7 +226,8 @@ class AuditView(QWidget):
             records.append({**r.as_dict(), "licence": licences.get(r.judge, ""), "value_text": value,
                             "bias_text": bias, "bias_text__tip": tip,
                             "needed_text": f"≈ {r.needed} more" if r.needed else "—",
-                            "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}"})
+                            "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}",
+                            **checks.get(r.judge, {})})
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
         if records:
@@ -198,6 +249,12 @@ class AuditView(QWidget):
         self.false_accepts.set_records([{**a, "judge_score": f"{a['judge_score']:.2f}",
                                          "human_score": f"{a['human_score']:g}"} for a in found["false_accepts"]])
         self.false_accepts_view.resizeColumnsToContents()
+
+    def _open_false_accept(self, index: Any) -> None:
+        r = self.selected()
+        row = self.false_accepts.record(index.row()) if r is not None else None
+        if row is not None:
+            self.state.navigate("review", row=row["run_row_id"], metric=r.metric)
 
     def selected(self) -> Any:
         rows = self.table.selectionModel().selectedRows()
@@ -236,6 +293,31 @@ class AuditView(QWidget):
         self.history_view.resizeColumnsToContents()   # "0.545 [0.372, 0.711]" whole, not cut
         self.retire_button.setEnabled(r.judge_status == "active")
         self.reinstate_button.setEnabled(r.judge_status == "retired")
+
+    def check_judge(self) -> None:
+        r = self.selected()
+        run = self.state.current_run
+        if r is None or not run:
+            return
+        kinds = ["Stability: ask again 5 times (flip rate)", "Probe: perturbed copies (does it notice?)"]
+        choice, ok = QInputDialog.getItem(self, "Check judge", f"Check {r.judge} on 50 rows of {run}:", kinds, 0,
+                                          False)
+        if not ok:
+            return
+        kind = "stability" if choice == kinds[0] else "probe"
+        project, judge = self.state.project, r.judge
+
+        def done(summary: dict[str, Any]) -> None:
+            if kind == "stability":
+                rate = summary.get("flip_rate")
+                said = "no pass mark" if rate is None else f"flip rate {rate * 100:.0f}%"
+            else:
+                said = {True: "passed", False: "failed", None: "needs more data"}[summary.get("passed")]
+            stopped = f" (stopped: {summary['stopped']}; run it again to finish)" if summary.get("stopped") else ""
+            self.state.status(f"{kind} of {judge} on {run}: {said}{stopped}")
+            self.refresh()
+
+        self.state.run_task(f"{kind.capitalize()} of {judge}", _check, project, kind, judge, run, on_done=done)
 
     def run_on_rated(self) -> None:
         from rageval_desktop.core.jobs.spec import JobSpec

@@ -387,6 +387,24 @@ class ReviewView(QWidget):
         self.show_row()
         self.setFocus()
 
+    def open_row(self, row_id: int, metric: str | None = None) -> bool:
+        """Show a rated row on the card (a false accept clicked on the Audit page): the newest sample of the metric
+        that holds it. False when no sample does."""
+        source = self.source()
+        if source is None or not source.can_sample:
+            return False
+        for s in reversed(source.samples()):
+            if metric and s["metric"] != metric:
+                continue
+            sample = source.sample(s["id"])
+            if row_id in sample.row_ids:
+                self._select_sample(s["id"])
+                if self.sample is not None and self.sample.id == s["id"]:
+                    self.index = self.sample.row_ids.index(row_id)
+                    self.show_row()
+                return True
+        return False
+
     # --- showing -------------------------------------------------------------------------------
     def _target(self) -> tuple[int, int, str | None]:
         """(row, item, key) at the current position."""

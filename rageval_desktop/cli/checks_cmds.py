@@ -1,0 +1,123 @@
+"""Judge checks (issue 30): stability (a judge asked again) and sensitivity probes (perturbed copies)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
+
+
+def _ci(ci: list[float | None]) -> str:
+    return "—" if ci[0] is None or ci[1] is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _money(value: float | None) -> str:
+    return "no price" if value is None else f"${value:.4f}"
+
+
+def _delete(args: argparse.Namespace, kind: str) -> int:
+    from rageval_desktop.core.jobs.checks import delete_check_runs
+
+    with open_project(args.project) as project:
+        gone = delete_check_runs(project, kind, args.judge, args.run)
+    _print(args, {"deleted": gone}, f"deleted {len(gone)} {kind} run(s)" + (": " + ", ".join(gone) if gone else "")
+           + ("; their summaries stay on record" if gone else ""))
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace, kind: str) -> int:
+    from rageval_desktop.cli.judging_cmds import _progress
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.jobs import checks
+
+    if not args.judge or not args.run:
+        raise UsageError(f"rageval {kind} needs --judge and --run (or --delete)")
+    with open_project(args.project, read_only=args.dry_run) as project:
+        try:
+            if kind == "stability":
+                check = checks.plan_stability(project, args.judge, args.run, sample=args.sample,
+                                              repeats=args.repeats, seed=args.seed)
+            else:
+                kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else list(checks.KINDS)
+                check = checks.plan_probe(project, args.judge, args.run, sample=args.sample, kinds=kinds,
+                                          seed=args.seed)
+        except checks.CheckUsageError as exc:
+            raise UsageError(exc.for_cli()) from None
+        est = checks.estimate(project, check)
+        if args.dry_run:
+            text = (f"dry run, nothing sent: {kind} of {check.judge.name} on {args.run}: {est['rows']} rows × "
+                    f"{len(check.variants)} = {est['copies']} copies, {est['already_judged']} already judged; "
+                    f"{est['calls']} calls, ~{est['prompt_tokens']:,} prompt + ~{est['completion_tokens']:,} "
+                    f"completion tokens, {_money(est['cost_usd'])}. {est['note']}")
+            if kind == "stability":
+                est["settings"] = checks.sampling_settings(check.judge)
+                text += f"\n{_settings(est['settings'])}"
+            _print(args, est, text)
+            return EXIT_OK
+        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
+        try:
+            stats = checks.run_check(project, check, ctx, budget_usd=args.budget)
+        except KeyboardInterrupt:
+            print("error: interrupted; every judgment already saved is kept — run the same command to resume",
+                  file=sys.stderr)
+            return EXIT_FAILED
+        summary = (checks.stability_summary if kind == "stability" else checks.probe_summary)(project, check)
+        summary["job"] = stats.as_dict()
+        summary["estimate"] = {k: est[k] for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
+        failed = stats.stopped in ("fatal", "write_failed")
+        if not failed and stats.stopped is None:
+            summary["id"] = checks.record_summary(project, check, summary)
+    if failed:
+        print(f"error: the {kind} job stopped: {stats.message}; run the same command to resume", file=sys.stderr)
+    elif stats.stopped:
+        print(f"warning: the {kind} job stopped ({stats.stopped}): {stats.message or ''}; the summary covers what "
+              "was judged and is not recorded — run the same command to finish", file=sys.stderr)
+    money = (f"{stats.calls} calls now ({stats.skipped} copies judged before), {_money(stats.cost_usd)} "
+             f"(estimated {_money(est['cost_usd'])})")
+    text = _stability_text(summary) if kind == "stability" else _probe_text(summary)
+    _print(args, summary, text + "\n" + money)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _settings(s: dict[str, Any]) -> str:
+    if s["deterministic"]:
+        return f"sampling: {s['note']}"
+    return f"sampling: temperature {s['temperature']}, seed {s['seed']} ({s['note']})"
+
+
+def _stability_text(s: dict[str, Any]) -> str:
+    lines = [f"stability of {s['judge']} ({s['metric']}) on {s['run']}: {s['sample']} rows asked {s['repeats']} "
+             f"times each ({s['judgments']} of {s['expected_judgments']} verdicts)", _settings(s["settings"])]
+    for name, e in s["slices"].items():
+        flip = ("no pass mark" if e["flip_rate"] is None else
+                f"flip rate {e['flip_rate']:.1%} {_ci(e['flip_rate_ci'])} ({e['flipped']} of {e['rows']} rows)")
+        sd = "—" if e["mean_sd_points"] is None else f"{e['mean_sd_points']:.1f}"
+        alpha = "—" if e["alpha"] is None else f"{e['alpha']:.2f}"
+        lines.append(f"  {name:<16} n={e['rows']:<4} {flip}; mean within-row SD {sd} points; α across repeats "
+                     f"{alpha}")
+    lines.append("flip: the row's pass/fail changed between repeats (95% Wilson CI); α: Krippendorff's "
+                 f"({s['alpha_level']}), the judge's agreement with itself")
+    return "\n".join(lines)
+
+
+def _probe_text(s: dict[str, Any]) -> str:
+    said = {True: "passed", False: "FAILED", None: "needs more data"}[s["passed"]]
+    lines = [f"probe of {s['judge']} ({s['metric']}) on {s['run']}: {said}"
+             + (f" ({', '.join(s['failed'])})" if s["failed"] else "")]
+    for k in s["kinds"].values():
+        share = "—" if k["share"] is None else f"{k['share']:.0%}"
+        lines.append(f"  {k['kind']:<12} {k['verdict']:<16} moved {k['expect']:<6} in {k['moved_right']:>3} of "
+                     f"{k['rows']:<3} rows ({share}, 95% CI {_ci(k['ci'])})"
+                     + (f"; {k['not_applicable']} rows it does not apply to" if k["not_applicable"] else ""))
+    lines.append(f"rule: {s['rule']}")
+    return "\n".join(lines)
+
+
+def cmd_stability(args: argparse.Namespace) -> int:
+    return _delete(args, "stability") if args.delete else _run(args, "stability")
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    return _delete(args, "probe") if args.delete else _run(args, "probe")

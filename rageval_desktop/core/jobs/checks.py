@@ -1,0 +1,436 @@
+"""Judge checks (issue 30): a judge asked again on the same rows (stability), and on perturbed copies (probes).
+
+Both work the same way. A sample of the rows the judge has scored in a run is copied into a *check run*
+(`runs.purpose` 'stability' or 'probe', kept out of every list of runs, dashboard and sample): for stability each
+row `repeats` times, verbatim; for probes once per perturbation kind (core.base.perturb). The check run is then
+judged by the ordinary judge job — progress, cancel, budget, cost, one commit per result — so a check interrupted
+and run again resumes: a copy already judged is never asked again, nothing is paid twice. A stability job does not
+read or write the request cache (each repeat must reach the model: identical prompts would otherwise be answered
+once); the judge's own temperature and seed stay as configured, and the summary says what they are.
+
+The summary (`stability_summary`, `probe_summary`) is computed from the judgments and kept in `judge_checks`,
+bound to the judge's fingerprint: a changed judge's old probe neither bars nor grants its licence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.perturb import DAMAGING, DESCRIPTIONS, KINDS, perturb
+from rageval_desktop.core.base.stats import wilson
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS
+from rageval_desktop.core.jobs.estimate import MESSAGE_OVERHEAD, TYPICAL_REPLY, token_counter
+from rageval_desktop.core.jobs.judge_job import JobStats, run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
+from rageval_desktop.core.jobs.work import KeyMaker
+from rageval_desktop.core.judges import prices, rubrics
+from rageval_desktop.core.judges.fingerprint import fingerprint
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.store.changes import Area
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import row_fields
+from rageval_desktop.core.store.queries import run_id as find_run
+
+MAX_SAMPLE = 5000
+MAX_REPEATS = 20
+DAMAGING_BOUNDARY = 0.5      # a judge that misses half of the damaging perturbations fails
+NOT_UP_BOUNDARY = 0.2        # a judge that moves up on more than 1 row in 5 under pad or inject fails
+ALPHA = 0.05                 # family-wise over the probe's kinds (Bonferroni on Wilson intervals)
+
+
+class CheckUsageError(RagevalError):
+    """An impossible check (a judge that cannot be checked this way, a sample of nothing): exit 2."""
+
+
+@dataclass
+class Check:
+    kind: str                       # stability | probe
+    judge: Judge
+    source_run: str
+    check_run: str
+    rows: list[int]                 # the sampled source rows
+    variants: list[str]             # repeat 1..R, or the probe kinds asked for
+    copies: int = 0                 # copies in the check run now
+    not_applicable: dict[str, int] | None = None   # probe kinds that did not apply to some rows
+
+
+def check_run_name(kind: str, judge: str, run: str) -> str:
+    return f"{kind}: {judge} on {run}"
+
+
+def _checkable(judge: Judge) -> None:
+    spec = judge.spec
+    if spec.level != "row" or spec.items:
+        unit = spec.items or spec.level
+        raise CheckUsageError(f"'{judge.name}' scores {judge.metric} per {unit}: stability and probes measure judges "
+                              "with one verdict per row")
+
+
+def judged_rows(project: Project, judge: Judge, run: str) -> list[int]:
+    """The run's rows the judge, as it is now, holds an ok verdict for (its own row-level judgment)."""
+    maker = KeyMaker(judge)
+    rid = find_run(project, run)
+    return sorted({r for r, key in project.reader().execute(
+        "SELECT x.run_row_id, x.idem_key FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id WHERE "
+        "rr.run_id = ? AND x.judge_id = ? AND x.passage_rank = 0 AND x.status = 'ok'", (rid, judge.id))
+        if key == maker.make(r, 0)})
+
+
+def sample_rows(project: Project, judge: Judge, run: str, size: int, seed: int = 0) -> list[int]:
+    import numpy as np
+
+    if not 1 <= size <= MAX_SAMPLE:
+        raise CheckUsageError(f"a check samples 1 to {MAX_SAMPLE} rows (not {size})", cli_hint="check --sample")
+    rows = judged_rows(project, judge, run)
+    if not rows:
+        raise CheckUsageError(f"'{judge.name}' has judged no row of run '{run}' yet: judge the run first",
+                              cli_hint=f"rageval judge PROJECT --run {run} --judge {judge.name}")
+    if len(rows) <= size:
+        return rows
+    picked = np.random.default_rng(seed).choice(len(rows), size=size, replace=False)
+    return sorted(rows[int(i)] for i in picked)
+
+
+def _copy(project: Project, check: Check, purpose: str, copies: list[tuple[int, str, str | None]]) -> int:
+    """Copy (source row, variant, answer or None: unchanged) into the check run with the rows' passages; a copy
+    that exists already is kept as it is (its judgment too). Returns the copies in the run."""
+    config = {"purpose": purpose, "judge": check.judge.name, "source_run": check.source_run}
+    with project.write(f"prepare {purpose} check", changed=(Area.RUNS,)) as conn:
+        found = conn.execute("SELECT id, purpose FROM runs WHERE name = ?", (check.check_run,)).fetchone()
+        if found is not None and found[1] != purpose:
+            raise CheckUsageError(f"a run named '{check.check_run}' already exists and is not a {purpose} run")
+        if found is None:
+            run_id = conn.execute("INSERT INTO runs (name, config, notes, purpose, created_at) VALUES (?, ?, ?, ?, ?)",
+                                  (check.check_run, json.dumps(config), f"{purpose} check of {check.judge.name} on "
+                                   f"{check.source_run}; not a run of the system", purpose, utcnow())).lastrowid
+        else:
+            run_id = found[0]
+        have = {e for (e,) in conn.execute("SELECT external_id FROM run_rows WHERE run_id = ?", (run_id,))}
+        position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM run_rows WHERE run_id = ?",
+                                (run_id,)).fetchone()[0]
+        for source, variant, answer in copies:
+            ext = conn.execute("SELECT external_id FROM run_rows WHERE id = ?", (source,)).fetchone()[0]
+            external = f"{ext} ~ {variant}"
+            if external in have:
+                continue
+            meta = json.dumps({"check": {"kind": purpose, "source_row": source, "variant": variant}})
+            new = conn.execute(
+                "INSERT INTO run_rows (run_id, position, external_id, golden_id, question, answer, latency_ms, "
+                "cost_usd, prompt_tokens, completion_tokens, metadata) SELECT ?, ?, ?, golden_id, question, "
+                "COALESCE(?, answer), latency_ms, cost_usd, prompt_tokens, completion_tokens, ? FROM run_rows "
+                "WHERE id = ?", (run_id, position, external, answer, meta, source)).lastrowid
+            conn.execute("INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score, in_prompt) "
+                         "SELECT ?, rank, chunk_id, text, score, in_prompt FROM retrieved_passages WHERE "
+                         "run_row_id = ?", (new, source))
+            position += 1
+            have.add(external)
+    return len(have)
+
+
+def plan_stability(project: Project, judge_name: str, run: str, *, sample: int = 50, repeats: int = 5,
+                   seed: int = 0) -> Check:
+    judge = get_judge(project, judge_name)
+    _checkable(judge)
+    if not 2 <= repeats <= MAX_REPEATS:
+        raise CheckUsageError(f"stability asks each row 2 to {MAX_REPEATS} times (not {repeats})",
+                              cli_hint="check --repeats")
+    rows = sample_rows(project, judge, run, sample, seed)
+    return Check("stability", judge, run, check_run_name("stability", judge.name, run), rows,
+                 [f"repeat {i + 1}" for i in range(repeats)])
+
+
+def plan_probe(project: Project, judge_name: str, run: str, *, sample: int = 50, kinds: Sequence[str] = KINDS,
+               seed: int = 0) -> Check:
+    judge = get_judge(project, judge_name)
+    _checkable(judge)
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise CheckUsageError(f"unknown probe kind(s) {', '.join(unknown) or '(none)'}; choose from "
+                              f"{', '.join(KINDS)}", cli_hint="check --kinds")
+    rows = sample_rows(project, judge, run, sample, seed)
+    return Check("probe", judge, run, check_run_name("probe", judge.name, run), rows, list(dict.fromkeys(kinds)))
+
+
+def _probe_copies(project: Project, check: Check) -> list[tuple[int, str, str | None]]:
+    fields = row_fields(project.reader(), check.rows, 0)
+    out: list[tuple[int, str, str | None]] = []
+    skipped = {k: 0 for k in check.variants}
+    for row in check.rows:
+        f = fields[row]
+        for kind in check.variants:
+            answer = perturb(kind, f["answer"], f["reference"], f["question"])
+            if answer is None:
+                skipped[kind] += 1
+            else:
+                out.append((row, kind, answer))
+    check.not_applicable = {k: v for k, v in skipped.items() if v}
+    return out
+
+
+def copies_of(project: Project, check: Check) -> list[tuple[int, str, str | None]]:
+    if check.kind == "stability":
+        return [(row, variant, None) for row in check.rows for variant in check.variants]
+    return _probe_copies(project, check)
+
+
+def estimate(project: Project, check: Check) -> dict[str, Any]:
+    """What the check would send, before anything is written or sent: calls (copies not judged yet), prompt tokens
+    counted on the rendered prompts, a typical reply, the cost at the project's prices."""
+    judge = check.judge
+    copies = copies_of(project, check)
+    done = _judged_copies(project, check)
+    todo = [c for c in copies if (c[0], c[1]) not in done]
+    out: dict[str, Any] = {"check": check.kind, "judge": judge.name, "run": check.source_run, "rows": len(check.rows),
+                           "variants": check.variants, "copies": len(copies), "already_judged": len(copies) - len(todo),
+                           "calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0,
+                           "not_applicable": check.not_applicable or {}}
+    if not judge.calls_llm:
+        out["note"] = f"a {judge.kind} judge scores locally: no calls, no cost"
+        return out
+    count, tokenizer = token_counter()
+    assert judge.rubric_id is not None          # an LLM judge has a rubric
+    rubric = rubrics.rubric_of(project, judge.rubric_id)
+    fields = row_fields(project.reader(), sorted({c[0] for c in todo}), judge.param("passages_k") or 5)
+    reply = min(TYPICAL_REPLY.get(rubric.output_format, 100), int(judge.param("max_tokens") or 10**6))
+    for row, _, answer in todo:
+        values = dict(fields[row])
+        if answer is not None:
+            values["answer"] = answer
+        out["prompt_tokens"] += sum(count(m["content"]) + MESSAGE_OVERHEAD for m in rubric.render(values))
+        out["completion_tokens"] += reply
+        out["calls"] += 1
+    price = prices.price(project, judge.model)
+    out["cost_usd"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens"])
+    out["note"] = (f"prompt tokens counted with the {tokenizer}; a typical reply per output format; one repair "
+                   "retry per unparsed reply not included" + ("" if price else f"; no price for {judge.model}"))
+    return out
+
+
+def _copy_judgments(project: Project, check: Check, statuses: tuple[str, ...] = ("ok",)) -> list[tuple]:
+    """(source row, variant, score, cost) of each copy's judgment by the judge as it is now (its idempotency key:
+    a judgment by an earlier version of the judge is not counted)."""
+    found = project.reader().execute("SELECT id FROM runs WHERE name = ?", (check.check_run,)).fetchone()
+    if found is None:
+        return []
+    maker = KeyMaker(check.judge)
+    marks = ",".join("?" * len(statuses))
+    return [(int(source), str(variant), score, cost) for rid, source, variant, key, score, cost in
+            project.reader().execute(
+                "SELECT rr.id, json_extract(rr.metadata, '$.check.source_row'), "
+                "json_extract(rr.metadata, '$.check.variant'), x.idem_key, x.score, x.cost_usd FROM run_rows rr "
+                "JOIN judgments x ON x.run_row_id = rr.id AND x.judge_id = ? AND x.passage_rank = 0 "
+                f"WHERE rr.run_id = ? AND x.status IN ({marks})", (check.judge.id, found[0], *statuses))
+            if key == maker.make(rid, 0)]
+
+
+def _judged_copies(project: Project, check: Check) -> set[tuple[int, str]]:
+    return {(s, v) for s, v, _, _ in _copy_judgments(project, check, ("ok", "unparsed"))}
+
+
+def run_check(project: Project, check: Check, ctx: TaskContext | None = None,
+              budget_usd: float | None = None) -> JobStats:
+    """Make the check run's copies (those missing) and judge them with the ordinary job: resumable, cancellable,
+    counted. The stability job bypasses the request cache."""
+    check.copies = _copy(project, check, check.kind, copies_of(project, check))
+    spec = JobSpec(run=check.check_run, judges=[check.judge.name], use_cache=check.kind != "stability",
+                   budget_usd=budget_usd)
+    return run_judge_job(project, spec, ctx)
+
+
+def _verdicts(project: Project, check: Check) -> Any:
+    """One row per copy the judge (as it is now) scored ok: source row, variant, score, cost."""
+    import pandas as pd
+
+    frame = pd.DataFrame(_copy_judgments(project, check), columns=["source_row", "variant", "score", "cost"])
+    return frame[frame["source_row"].isin(set(check.rows)) & frame["variant"].isin(check.variants)]
+
+
+def _originals(project: Project, check: Check) -> dict[int, float]:
+    """The judge's own verdict (as it is now) on each sampled source row."""
+    maker = KeyMaker(check.judge)
+    out: dict[int, float] = {}
+    for start in range(0, len(check.rows), 500):
+        chunk = check.rows[start:start + 500]
+        for row, key, score in project.reader().execute(
+                "SELECT run_row_id, idem_key, score FROM judgments WHERE judge_id = ? AND passage_rank = 0 AND "
+                f"status = 'ok' AND run_row_id IN ({','.join('?' * len(chunk))})", (check.judge.id, *chunk)):
+            if key == maker.make(row, 0):
+                out[int(row)] = float(score)
+    return out
+
+
+def _slices(project: Project, rows: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    conn = project.reader()
+    for start in range(0, len(rows), 500):
+        chunk = list(rows[start:start + 500])
+        out.update(dict(conn.execute(
+            "SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)') FROM run_rows rr LEFT JOIN golden_rows g "
+            f"ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk)))
+    return out
+
+
+def _wilson(hits: int, n: int, alpha: float = 0.05) -> list[float | None]:
+    """statsmodels' Wilson interval (core.base.stats.wilson, held equal to it by a test)."""
+    if n == 0:
+        return [None, None]
+    low, high = wilson(hits, n, 1 - alpha)
+    return [float(low), float(high)]
+
+
+def sampling_settings(judge: Judge) -> dict[str, Any]:
+    """What decides whether a judge can answer differently when asked again (said in every stability output)."""
+    if not judge.calls_llm:
+        return {"deterministic": True, "note": f"a {judge.kind} judge computes its score: asked again, it answers "
+                                               "the same"}
+    return {"deterministic": False, "temperature": judge.params.get("temperature", LLM_DEFAULTS["temperature"]),
+            "seed": judge.params.get("seed", LLM_DEFAULTS["seed"]), "model": judge.model,
+            "note": "the judge's own temperature and seed, as configured; the request cache is bypassed"}
+
+
+def _alpha(matrix: Any, level: Any) -> float | None:
+    import krippendorff
+    import numpy as np
+
+    if matrix.shape[1] < 2 or np.nanstd(matrix) == 0:
+        return None
+    try:
+        value = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value if np.isfinite(value) else None
+
+
+def stability_summary(project: Project, check: Check) -> dict[str, Any]:
+    """Per slice and for 'all': rows asked at least twice, the flip rate (rows whose pass/fail changed across the
+    repeats) with its Wilson 95% CI, the mean within-row SD in points (0-100), the within-row variance, and
+    Krippendorff's alpha across repeats (the judge's agreement with itself)."""
+    import numpy as np
+
+    spec = check.judge.spec
+    frame = _verdicts(project, check)
+    slices = _slices(project, check.rows)
+    span = spec.high - spec.low
+    pivot = frame.pivot_table(index="source_row", columns="variant", values="score", aggfunc="first")
+    pivot = pivot[pivot.notna().sum(axis=1) >= 2]
+    discrete = check.judge.calls_llm or spec.high - spec.low <= 1
+    level = "ordinal" if discrete else "interval"
+    groups = {name: [r for r in pivot.index if slices.get(int(r)) == name]
+              for name in sorted({slices.get(int(r), "(unlinked)") for r in pivot.index})}
+    groups["all"] = list(pivot.index)
+    out: dict[str, Any] = {}
+    for name, rows in groups.items():
+        part = pivot.loc[rows]
+        values = part.to_numpy(dtype=float)
+        points = (values - spec.low) / span * 100.0
+        sds = np.nanstd(points, axis=1, ddof=1) if len(rows) else np.array([])
+        entry: dict[str, Any] = {"rows": len(rows), "judgments": int(np.isfinite(values).sum()),
+                                 "mean_sd_points": float(np.mean(sds)) if len(rows) else None,
+                                 "within_variance_points": float(np.mean(sds ** 2)) if len(rows) else None,
+                                 "alpha": _alpha(values.T, level) if len(rows) >= 2 else None}
+        if spec.pass_mark is not None:
+            passes = np.where(np.isfinite(values), values >= spec.pass_mark, np.nan)
+            flipped = int(sum(1 for row in passes if len({v for v in row if v == v}) > 1))
+            entry.update({"flipped": flipped, "flip_rate": flipped / len(rows) if rows else None,
+                          "flip_rate_ci": _wilson(flipped, len(rows))})
+        else:
+            entry.update({"flipped": None, "flip_rate": None, "flip_rate_ci": [None, None]})
+        out[name] = entry
+    total = out["all"]
+    return {"check": "stability", "judge": check.judge.name, "metric": check.judge.metric,
+            "run": check.source_run, "check_run": check.check_run, "sample": len(check.rows),
+            "repeats": len(check.variants), "pass_mark": spec.pass_mark, "alpha_level": level,
+            "settings": sampling_settings(check.judge), "flip_rate": total["flip_rate"],
+            "flip_rate_ci": total["flip_rate_ci"], "slices": out,
+            "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
+            "judgments": int(len(frame)), "expected_judgments": len(check.rows) * len(check.variants)}
+
+
+def probe_summary(project: Project, check: Check) -> dict[str, Any]:
+    """Per kind: the rows whose original verdict could move the wrong way (not at the floor for a damaging kind, not
+    at the top for pad and inject), the share that moved the right way with its 95% CI, and a verdict decided on a
+    Bonferroni-adjusted interval across the kinds: fail when it lies wholly on the wrong side of the boundary
+    (a damaging kind caught in under half of the rows; pad or inject raising the score in over 1 row in 5), pass
+    when wholly on the right side, else needs more data. `passed`: False when a kind failed, True when every kind
+    passed, None otherwise."""
+    spec = check.judge.spec
+    frame = _verdicts(project, check)
+    originals = _originals(project, check)
+    level = ALPHA / max(1, len(check.variants))
+    kinds: dict[str, Any] = {}
+    for kind in check.variants:
+        part = frame[frame["variant"] == kind]
+        damaging = kind in DAMAGING
+        counted = right = 0
+        for row, score in zip(part["source_row"], part["score"], strict=True):
+            before = originals.get(int(row))
+            if before is None or score is None:
+                continue
+            if damaging and before <= spec.low:
+                continue              # at the floor: it cannot go down
+            if not damaging and before >= spec.high:
+                continue              # at the top: it cannot go up
+            counted += 1
+            right += int(score < before) if damaging else int(score <= before)
+        share = right / counted if counted else None
+        decide = _wilson(right, counted, level)
+        if damaging:
+            low, high = decide
+            verdict = ("needs more data" if low is None or high is None else "fail" if high < DAMAGING_BOUNDARY
+                       else "pass" if low >= DAMAGING_BOUNDARY else "needs more data")
+        else:
+            up = counted - right
+            low, high = _wilson(up, counted, level)
+            verdict = ("needs more data" if low is None or high is None else "fail" if low > NOT_UP_BOUNDARY
+                       else "pass" if high <= NOT_UP_BOUNDARY else "needs more data")
+        kinds[kind] = {"kind": kind, "what": DESCRIPTIONS[kind], "expect": "down" if damaging else "not up",
+                       "rows": counted, "moved_right": right, "share": share, "ci": _wilson(right, counted),
+                       "decision_ci": decide, "verdict": verdict,
+                       "not_applicable": (check.not_applicable or {}).get(kind, 0)}
+    verdicts = [k["verdict"] for k in kinds.values()]
+    passed = False if "fail" in verdicts else True if verdicts and all(v == "pass" for v in verdicts) else None
+    return {"check": "probe", "judge": check.judge.name, "metric": check.judge.metric, "run": check.source_run,
+            "check_run": check.check_run, "sample": len(check.rows), "kinds": kinds, "passed": passed,
+            "failed": [k for k, v in kinds.items() if v["verdict"] == "fail"],
+            "rule": (f"a damaging kind fails when it is shown to move the score down in under "
+                     f"{DAMAGING_BOUNDARY:.0%} of the rows, pad and inject when shown to raise it in over "
+                     f"{NOT_UP_BOUNDARY:.0%}; shown: a Wilson interval at {1 - level:.4g} (family-wise 95% over "
+                     f"{len(check.variants)} kinds); rows at the floor (damaging) or the top (pad, inject) are not "
+                     "counted"),
+            "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
+            "judgments": int(len(frame)), "expected_judgments": check.copies or None}
+
+
+def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> int:
+    with project.write(f"record {check.kind} check", changed=(Area.AUDIT,)) as conn:
+        cur = conn.execute("INSERT INTO judge_checks (kind, judge_id, source_run, check_run, fingerprint, summary, "
+                           "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (check.kind, check.judge.id, check.source_run, check.check_run,
+                            json.dumps(fingerprint(project, check.judge)), json.dumps(summary), utcnow()))
+        project.audit(conn, f"{check.kind} check", "judge", check.judge.name, run=check.source_run,
+                      passed=summary.get("passed"), flip_rate=summary.get("flip_rate"))
+    return int(cur.lastrowid or 0)
+
+
+def delete_check_runs(project: Project, kind: str, judge: str | None = None, run: str | None = None) -> list[str]:
+    """Delete the check runs of a kind (all, or a judge's, or on a run) with their copies and judgments; the
+    summaries stay on record. Returns the names deleted."""
+    sql, params = "SELECT id, name, config FROM runs WHERE purpose = ?", [kind]
+    doomed = []
+    for rid, name, config in project.reader().execute(sql, params).fetchall():
+        c = json.loads(config)
+        if (judge is None or c.get("judge") == judge) and (run is None or c.get("source_run") == run):
+            doomed.append((rid, name))
+    if doomed:
+        with project.write(f"delete {kind} runs", changed=(Area.RUNS,)) as conn:
+            for rid, name in doomed:
+                conn.execute("DELETE FROM runs WHERE id = ?", (rid,))
+                project.audit(conn, f"delete {kind} run", "run", name)
+    return [n for _, n in doomed]

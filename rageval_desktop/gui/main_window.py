@@ -610,6 +610,16 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                 if key and key[0] == "run" and key[1][1] == run:
                     self.nav.setCurrentRow(i)
 
+    def show_run_row(self, run: str, row_id: int) -> None:
+        """The run's table with the row selected and its detail shown."""
+        self.select(run=run)
+        model = self.table.model()
+        if isinstance(model, LazyTableModel) and self.pages.currentWidget() is self.rows_page:
+            row = model.row_of(row_id)
+            if row >= 0:
+                self.table.selectRow(row)
+                self.table.scrollTo(model.index(row, 0))
+
     def _on_nav(self, *_: Any) -> None:
         self._show_current()
 
@@ -757,8 +767,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         if page == "review" and where.get("row") is not None:
             self.select_nav("review")
-            if not self.page("review").open_row(int(where["row"]), where.get("metric")):
-                self.show_status(f"row {where['row']} is in no review sample of {where.get('metric') or 'any metric'}")
+            if self.page("review").open_row(int(where["row"]), where.get("metric")):
+                return
+            if where.get("run"):        # rated outside a sample (imported ratings): the row in its run's table
+                self.show_run_row(where["run"], int(where["row"]))
+                self.show_status(f"row {where['row']} is in no review sample: shown in run {where['run']}")
             return
         if page != "failures" or not where:
             self.select_nav(page)

@@ -94,3 +94,25 @@ def test_a_failed_probe_of_the_judge_as_it_is_bars_the_gate_licence(demo):
         w.execute("UPDATE judges SET params = json_set(params, '$.measure', 'f1') WHERE name = 'answer-recall'")
     changed = licence(demo, get_judge(demo, "answer-recall"))
     assert changed.reasons == ("changed since audit: model, measure",)   # the old probe is about another judge
+
+
+def test_reports_carry_each_judges_licence_run_order_and_checks(demo, tmp_path):
+    from rageval_desktop.core.jobs import checks
+    from rageval_desktop.core.reports.content import build_report
+    from rageval_desktop.core.reports.write import write_report
+
+    check = checks.plan_stability(demo, "answer-recall", "v2", sample=20, repeats=2)
+    checks.run_check(demo, check)
+    checks.record_summary(demo, check, checks.stability_summary(demo, check))
+    health = {j["judge"]: j for j in build_report(demo, "v2", "v1")["judge_health"]}
+    recall = health["answer-recall"]
+    assert recall["licence"]["reasons"] == ["no recorded audit"]
+    assert recall["stability"]["flip_rate"] == 0 and recall["stability"]["sample"] == 20
+    assert recall["run_order"]["tau"] is None and "3" in recall["run_order"]["reason"]
+    assert recall["probe"] is None
+    text = write_report(demo, "v2", tmp_path / "r.md", baseline="v1").read_text()
+    assert "| answer-recall | correctness\\_binary | active | explore \\(no recorded audit\\) | — | 0% [0, 16] | — |" \
+        in text
+    assert "not gated: correctness — not licensed to gate: minilm-similarity: explore" in text
+    html = write_report(demo, "v2", tmp_path / "r.html", baseline="v1").read_text()
+    assert "flip rate 0.0%" in html or "flip rate 0%" in html

@@ -14,6 +14,8 @@ from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_row
 from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate, headline
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
+from rageval_desktop.core.review.licence import last_check, licence
+from rageval_desktop.core.review.system import system_agreement
 from rageval_desktop.core.store.project import Project
 
 
@@ -40,8 +42,27 @@ def judge_health(project: Project, run_id: int, n_rows: int) -> list[dict[str, A
                 "statistic": audit[0], "value": audit[1], "ci": [audit[2], audit[3]], "n": audit[4],
                 "verdict": audit[5], "at": audit[6],
                 "compared_with": json.loads(audit[7]).get("compared_with")},
+            **judge_assurance(project, j),
         })
     return out
+
+
+def judge_assurance(project: Project, judge: Any) -> dict[str, Any]:
+    """What a reader needs to trust a judge's numbers (issue 30): its licence, its run order against the
+    reviewers', and its newest stability and probe checks (of the judge as it is now). Full precision."""
+    stability, probe = last_check(project, judge, "stability"), last_check(project, judge, "probe")
+    system = system_agreement(project, judge)
+    return {
+        "licence": licence(project, judge).as_dict(),
+        "run_order": {k: system.get(k) for k in ("tau", "ci", "ordered_same", "runs", "questions", "reason")},
+        "stability": None if stability is None else {
+            k: stability.get(k) for k in ("flip_rate", "flip_rate_ci", "sample", "repeats", "run", "at")},
+        "probe": None if probe is None else {
+            "passed": probe.get("passed"), "failed": probe.get("failed", []), "run": probe.get("run"),
+            "at": probe.get("at"),
+            "kinds": {k: {"share": v["share"], "ci": v["ci"], "rows": v["rows"], "verdict": v["verdict"]}
+                      for k, v in probe.get("kinds", {}).items()}},
+    }
 
 
 def _gate(comparison: dict[str, Any] | None, max_slice_drop: float) -> dict[str, Any] | None:

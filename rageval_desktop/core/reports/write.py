@@ -137,6 +137,20 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
         for r in g["ungated"]:
             lines.append(f"- not gated: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
         lines += [f"- not gated: {_md(u['metric'])} — {_md(u['why'])}" for u in g.get("unlicensed", [])]
+    lines += ["", "### Judges", "", "| judge | metric | status | licence | run order τ | flip rate | probe |",
+              "|---|---|---|---|---|---|---|"]
+    for j in report["judge_health"]:
+        order = j["run_order"]
+        tau = "—" if order["tau"] is None else f"{order['tau']:.2f} ({len(order['runs'])} runs)"
+        flip = ("—" if not j["stability"] or j["stability"]["flip_rate"] is None else
+                f"{j['stability']['flip_rate'] * 100:.0f}% [{j['stability']['flip_rate_ci'][0] * 100:.0f}, "
+                f"{j['stability']['flip_rate_ci'][1] * 100:.0f}]")
+        probe = "—" if not j["probe"] else (
+            {True: "passed", False: "failed", None: "needs more data"}[j["probe"]["passed"]]
+            + (f": {', '.join(j['probe']['failed'])}" if j["probe"]["failed"] else ""))
+        reasons = f" ({'; '.join(j['licence']['reasons'])})" if j["licence"]["reasons"] else ""
+        lines.append(f"| {_md(j['judge'])} | {_md(j['metric'])} | {_md(j['status'])} | "
+                     f"{_md(j['licence']['tier'] + reasons)} | {tau} | {flip} | {_md(probe)} |")
     lines += ["", "### Failures", "", "| slice | retrieval | reranker | generation |", "|---|---:|---:|---:|"]
     for name, n in report["failure_counts"].items():
         lines.append(f"| {_md(name)} | {n['retrieval']} | {n['reranker']} | {n['generation']} |")
@@ -163,7 +177,11 @@ def write_table(report: dict[str, Any], out: Path, ext: str) -> None:
         safe.to_csv(out, index=False)
         return
     failures = pd.DataFrame(report["failures"]).map(lambda v: neutralise(", ".join(v) if isinstance(v, list) else v))
-    judges = pd.DataFrame([{k: v for k, v in j.items() if k != "agreement"} for j in report["judge_health"]])
+    judges = pd.DataFrame([{**{k: v for k, v in j.items() if k not in ("agreement", "licence", "run_order", "stability",
+                                                                       "probe")},
+                            "licence": j["licence"]["tier"], "run_order_tau": j["run_order"]["tau"],
+                            "flip_rate": (j["stability"] or {}).get("flip_rate"),
+                            "probe_passed": (j["probe"] or {}).get("passed")} for j in report["judge_health"]])
     with pd.ExcelWriter(out, engine="openpyxl") as xl:
         safe[safe["section"] == "dashboard"].to_excel(xl, sheet_name="dashboard", index=False)
         safe[safe["section"] == "comparison"].to_excel(xl, sheet_name="comparison", index=False)

@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from rageval_desktop.gui.state import AppState
 
 COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("licence", "licence"),
-           ("n", "n rated"),
-           ("statistic", "statistic"), ("value_text", "value [95% CI]"), ("bias_text", "bias"),
-           ("verdict", "verdict"), ("needed_text", "to settle (80% power)"), ("stability", "flip rate"),
-           ("probe", "probe"), ("ceiling", "human ceiling (α)"), ("compared_with", "compared with")]
+           ("stability", "flip rate"), ("probe", "probe"), ("n", "n rated"), ("value_text", "value [95% CI]"),
+           ("bias_text", "bias"), ("verdict", "verdict"), ("run_order", "run order τ"), ("statistic", "statistic"),
+           ("needed_text", "to settle (80% power)"), ("ceiling", "human ceiling (α)"),
+           ("compared_with", "compared with")]
 
 
 def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None) -> dict[str, str]:
@@ -56,20 +56,36 @@ def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None) 
     return out
 
 
+def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
+    """The Audit table's run-order cell (Kendall τ of per-run means, core.review.system) and its tip."""
+    if system.get("tau") is None:
+        return {"run_order": "—", "run_order__tip": f"run order: {system.get('reason', 'not available')}"}
+    ci = system["ci"]
+    same = system.get("ordered_same")
+    return {"run_order": f"{system['tau']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else ""),
+            "run_order__tip": f"Kendall τ between the judge's and the reviewers' per-run means over "
+                              f"{len(system['runs'])} runs and {system['questions']} shared questions (bootstrap 95% "
+                              "CI)" + (f"; {same * 100:.0f}% of run pairs ordered as the reviewers do"
+                                       if same is not None else "")}
+
+
 def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any], dict[str, dict[str, str]]]:
     """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), its
-    pass/fail against the reviewers (core.review.accepts), and its newest stability and probe checks."""
+    pass/fail against the reviewers (core.review.accepts), its run order (core.review.system), and its newest
+    stability and probe checks."""
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.accepts import pass_fail
     from rageval_desktop.core.review.agreement import audit_all
     from rageval_desktop.core.review.licence import last_check, licence
+    from rageval_desktop.core.review.system import system_agreement
 
     results = audit_all(project)
     judges = {r.judge: get_judge(project, r.judge) for r in results}
     return (results, {r.judge: licence(project, judges[r.judge], r).describe() for r in results},
             {r.judge: pass_fail(project, judges[r.judge]) for r in results},
-            {r.judge: check_texts(last_check(project, judges[r.judge], "stability"),
-                                  last_check(project, judges[r.judge], "probe")) for r in results})
+            {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
+                                     last_check(project, judges[r.judge], "probe")),
+                       **run_order_texts(system_agreement(project, judges[r.judge]))} for r in results})
 
 
 def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str, Any]:
@@ -147,6 +163,7 @@ class AuditView(QWidget):
         self.history_view.verticalHeader().setVisible(False)
         self.history_view.horizontalHeader().setStretchLastSection(True)
         self.accepts: dict[str, Any] = {}
+        self.checks: dict[str, Any] = {}
         self.false_accepts = RecordsModel([("run", "run"), ("run_row_id", "row"), ("slice", "slice"),
                                            ("judge_score", "judge"), ("human_score", "human")], self)
         self.false_accepts_view = QTableView()
@@ -215,6 +232,7 @@ class AuditView(QWidget):
 
     def show(self, found: tuple[list[Any], dict[str, str], dict[str, Any], dict[str, Any]]) -> None:  # type: ignore[override]
         results, licences, self.accepts, checks = found
+        self.checks = checks
         self.results = results
         records = []
         for r in results:
@@ -254,7 +272,7 @@ class AuditView(QWidget):
         r = self.selected()
         row = self.false_accepts.record(index.row()) if r is not None else None
         if row is not None:
-            self.state.navigate("review", row=row["run_row_id"], metric=r.metric)
+            self.state.navigate("review", row=row["run_row_id"], metric=r.metric, run=row["run"])
 
     def selected(self) -> Any:
         rows = self.table.selectionModel().selectedRows()
@@ -278,6 +296,14 @@ class AuditView(QWidget):
         if r.bias.get("flagged"):
             advice += (f" Judge − human: {bias_text(r.bias)}; compare runs with Corrected by ratings on the Compare "
                        "page.")
+        checks = self.checks.get(r.judge, {})
+        licence = next((rec["licence"] for rec in self.model.records if rec["judge"] == r.judge), "")
+        if "changed since audit" in licence:
+            advice += (" Its licence expired when it changed: Run on rated rows judges the rated rows again with the "
+                       "judge as it is now, then Record audit grants it anew from the same ratings.")
+        for key, name in (("stability", "Asked again"), ("probe", "Probe")):
+            if checks.get(key, "—") != "—":
+                advice += f" {name}: {checks[key]} — {checks[f'{key}__tip']}."
         self.advice.setText(advice)
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it

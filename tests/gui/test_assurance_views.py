@@ -1,0 +1,93 @@
+"""Judge assurance in the app (issue 30): the Audit page shows each judge's flip rate, probe and run order and runs a
+check; a false accept opens on the review card; Compare says what a gate on the judge would have shipped, counts
+only licensed judges, and records the decision as `rageval gate --record` does."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from rageval_desktop.core.jobs import checks
+from rageval_desktop.core.store.project import Project
+from tests.gui.conftest import close_window, open_window
+
+
+def _project(demo_file, tmp_path):
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    with Project.open(path) as p:           # a stability check of the lexical judge, as `rageval stability` makes it
+        check = checks.plan_stability(p, "answer-recall", "v2", sample=20, repeats=2)
+        checks.run_check(p, check)
+        checks.record_summary(p, check, checks.stability_summary(p, check))
+    return path
+
+
+def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_on_the_card(
+        qtbot, demo_file, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    w = open_window(qtbot, _project(demo_file, tmp_path))
+    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+        w.select_nav("audit")
+    audit = w.audit_view
+    records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
+    recall = records["answer-recall"]
+    assert recall["stability"] == "0% [0, 16]" and "20 rows asked 2 times on v2" in recall["stability__tip"]
+    assert recall["probe"] == "—" and recall["run_order"] == "—"
+    assert "at least 3 runs" in recall["run_order__tip"] or "runs" in recall["run_order__tip"]
+    # a probe from the page, on the current run
+    audit.table.selectRow(list(records).index("answer-recall"))
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[3][1], True))
+    w.select(run="v2")
+    with qtbot.waitSignal(w.task_finished, timeout=60_000):
+        audit.check_button.click()
+    stored = w.project.reader().execute("SELECT kind, source_run FROM judge_checks ORDER BY id").fetchall()
+    assert stored == [("stability", "v2"), ("probe", "v2")]
+    qtbot.waitUntil(lambda: any(audit.model.record(r)["probe"] != "—" for r in range(audit.model.rowCount())),
+                    timeout=30_000)
+    # false accepts first: a row opens on the review card of the sample that holds it, else in its run's table
+    audit.table.selectRow([audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
+                          .index("minilm-similarity"))
+    accepts = [audit.false_accepts.record(i) for i in range(audit.false_accepts.rowCount())]
+    sampled = next(i for i, a in enumerate(accepts) if a["run"] == "v2")      # the demo's sample is of v2
+    audit._open_false_accept(audit.false_accepts.index(sampled, 0))
+    review = w.review_view
+    assert w.pages.currentWidget() is review
+    assert review.sample is not None and review.sample.row_ids[review.index] == accepts[sampled]["run_row_id"]
+    w.select_nav("audit")
+    qtbot.waitUntil(lambda: audit.false_accepts.rowCount() > 0, timeout=30_000)
+    audit.table.selectRow([audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
+                          .index("minilm-similarity"))
+    unsampled = next(i for i, a in enumerate(accepts) if a["run"] == "v1")
+    audit._open_false_accept(audit.false_accepts.index(unsampled, 0))
+    assert w.pages.currentWidget() is w.rows_page and w.current_run == "v1"
+    assert w.table.model().row_id(w.table.currentIndex().row()) == accepts[unsampled]["run_row_id"]
+    close_window(qtbot, w)
+
+
+def test_compare_says_what_the_gate_would_ship_and_records_the_decision(qtbot, demo_file, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    w = open_window(qtbot, _project(demo_file, tmp_path))
+    with qtbot.waitSignal(w.read_finished, timeout=30_000):
+        w.select_nav("compare")
+    view = w.compare_view
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    shipped = {s["judge"]: s for s in view.result["would_ship"]}
+    assert set(shipped) == {"answer-recall", "minilm-similarity"}
+    whole = shipped["minilm-similarity"]["slices"]["all"]
+    assert whole["rated"] == 72 and whole["false_accepts"] == len(shipped["minilm-similarity"]["rows"]) > 0
+    assert f"What a gate on minilm-similarity would have shipped: {whole['false_accepts']} of 72 rated rows of v2" \
+        in view.note.text()
+    unlicensed = {u["metric"] for u in view.result["licensing"]["unlicensed"]}
+    assert unlicensed == {"correctness", "correctness_binary"}        # no recorded audit: neither gates
+    assert "Not gated, no gate licence: correctness" in view.note.text()
+    out = tmp_path / "records"
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
+    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+        view.record_button.click()
+    [written] = sorted(out.glob("decision-*.json"))
+    record = json.loads(written.read_text())
+    assert record["runs"]["candidate"]["name"] == "v2" and record["decision"] in ("pass", "fail", "undecided")
+    assert record["waivers"] == []
+    close_window(qtbot, w)

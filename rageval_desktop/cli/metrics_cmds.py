@@ -79,6 +79,12 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             lines.append("consistency across repeats (mean std, points): " + ", ".join(moves))
     if summary["retired_judges"]:
         lines.append("retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]))
+    for metric, noise in summary.get("judge_noise", {}).items():
+        whole = noise["slices"].get("all")
+        if whole:
+            lines.append(f"judge noise: {metric} — {whole['ci_width_share'] * 100:.0f}% of the CI's width on all is "
+                         f"{noise['judge']}'s own (within-row SD {whole['within_sd_points']:.1f} points, asked "
+                         f"{noise['repeats']} times on {noise['sample']} rows); per slice in --json")
     lines += _unsettled_lines(summary["unsettled_judges"])
     for judge, u in summary.get("unscored", {}).items():
         why = ", ".join(f"{n} {reason}" for reason, n in u["reasons"].items())

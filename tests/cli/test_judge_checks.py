@@ -115,8 +115,11 @@ def test_a_judge_that_flips_shows_its_flip_rate_and_a_rerun_pays_nothing(project
     # the copies are not a run of the system
     assert main(["info", project, "--json"]) == 0
     assert [r["name"] for r in json.loads(capsys.readouterr().out)["runs"]] == ["v1"]
-    assert main(["metrics", project, "--run", "v1"]) == 0
-    capsys.readouterr()
+    assert main(["metrics", project, "--run", "v1", "--json"]) == 0
+    noise = json.loads(capsys.readouterr().out)["judge_noise"]["correctness"]
+    assert noise["judge"] == "gpt" and noise["repeats"] == repeats
+    share = noise["slices"]["all"]["ci_width_share"]
+    assert 0 < share <= 1        # this judge's scores differ only by its own flips: most of the width is noise
     assert main(["stability", project, "--delete", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted"] == ["stability: gpt on v1"]
 

@@ -3,13 +3,16 @@ latency and cost. Every number is on 0–100 except latency (ms) and cost (USD p
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from typing import Any
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
+from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
+from rageval_desktop.core.review.licence import last_check
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
@@ -42,6 +45,8 @@ def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
         out[metric] = mean
         out[f"{metric}_ci"] = None if mean is None else [low, high]
         out[f"{metric}_n"] = int(questions[metric].notna().sum())
+        sd = questions[metric].std()
+        out[f"{metric}_sd"] = float(sd) if sd == sd else None
         out[f"{metric}_coverage"] = float((status == "ok").mean()) if len(rows) else None
         out[f"{metric}_unparsed_rate"] = float((status == "unparsed").mean()) if len(rows) else None
         out[f"{metric}_error_rate"] = float((status == "error").mean()) if len(rows) else None
@@ -119,7 +124,35 @@ def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> 
         pending = pool.submit(_unscored_apart, project, data.run_id)
         summary = summarise(data)
         summary["unscored"] = pending.result()
+    summary["judge_noise"] = judge_noise(project, summary)
     return summary
+
+
+def judge_noise(project: Project, summary: dict[str, Any]) -> dict[str, Any]:
+    """Where a judge metric's judge has been asked again (core.jobs.checks, of the judge as it is now): per slice,
+    the share of the spread of its questions' scores that is the judge's own noise (the within-row variance across
+    repeats over the questions' variance) and the share of the slice's CI width it accounts for (the interval
+    would be that much narrower with a judge that answered the same every time). One judge per metric; a metric
+    averaged over several judges is left out."""
+    out: dict[str, Any] = {}
+    for metric, names in summary["judges"].items():
+        if len(names) != 1 or metric not in summary["judge_metrics"]:
+            continue
+        check = last_check(project, get_judge(project, names[0]), "stability")
+        if check is None:
+            continue
+        per_slice = {}
+        for name, s in summary["slices"].items():
+            stab = check["slices"].get(name) or check["slices"].get(ALL) or {}
+            within, sd = stab.get("within_variance_points"), s.get(f"{metric}_sd")
+            if within is None or not sd:
+                continue
+            share = min(1.0, within / (sd * sd))
+            per_slice[name] = {"variance_share": share, "ci_width_share": 1 - math.sqrt(1 - share),
+                               "within_sd_points": math.sqrt(within)}
+        out[metric] = {"judge": names[0], "check": check["id"], "sample": check["sample"],
+                       "repeats": check["repeats"], "slices": per_slice}
+    return out
 
 
 def _unscored_apart(project: Project, run_id: int) -> dict[str, dict[str, Any]]:

@@ -264,6 +264,11 @@ class DashboardView(_Analysis):
         if summary["unsettled_judges"]:
             notes.append("⚑ Counted but not yet confirmed by human ratings: " + ", ".join(
                 f"{u['judge']} ({u['verdict']}, n={u['n']})" for u in summary["unsettled_judges"]) + ".")
+        for metric, noise in summary.get("judge_noise", {}).items():
+            whole = noise["slices"].get("all")
+            if whole:
+                notes.append(f"Judge noise: {whole['ci_width_share'] * 100:.0f}% of {metric}'s CI width is "
+                             f"{noise['judge']}'s own (asked {noise['repeats']} times on {noise['sample']} rows).")
         if summary.get("unscored"):
             notes.append("Not scored (left out of the means, listed in the run table's status filter): " + "; ".join(
                 f"{judge} {u['rows']} rows (" + ", ".join(f"{n} {r}" for r, n in u["reasons"].items()) + ")"

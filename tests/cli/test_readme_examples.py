@@ -119,3 +119,26 @@ def test_the_undo_example_runs_in_order(tmp_path, capsys, monkeypatch):
     assert "operation 1: retire judge answer-recall" in listed and "undone: retire judge answer-recall" in listed
     line = [x for x in listed.splitlines() if x.startswith("answer-recall ")][-1]   # the judges list
     assert line.split()[3] == "active"      # name, metric, kind, status
+
+
+def test_the_can_this_judge_gate_a_release_example_runs_in_order(tmp_path, monkeypatch, capsys):
+    """README "Can this judge gate a release?": every command exits 0 in a fresh folder; the audit leaves
+    answer-recall at monitor, so the gate leaves its metric out and says why, and the record verifies."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Can this judge gate a release?", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
+    assert len(commands) == 8 and commands[-1].startswith("rageval decisions")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        assert main(shlex.split(command)[1:]) == 0, command
+    out = capsys.readouterr().out
+    assert "licence: monitor (lower bound 0.68 < 0.7)" in out
+    assert "flip rate 0.0% [0.00, 0.07] (0 of 50 rows)" in out
+    assert "probe of answer-recall (correctness_binary) on v2: needs more data" in out
+    assert "pad          needs more data  moved not up in  40 of 47" in out      # the README says 7 of 47 went up
+    assert "not gated  every slice      correctness_binary   not licensed to gate: answer-recall: monitor" in out
+    assert "1 decision(s): the chain and every file hold" in out
+    record = (tmp_path / "decisions" / "decision-1.json").read_text()
+    (tmp_path / "decisions" / "decision-1.json").write_text(record.replace('"pass"', '"fail"', 1))
+    assert main(["decisions", "release.rageval", "--verify", "decisions/decision-1.json"]) == 1
+    assert "decision-1.json: differs from decision 1 (edited)" in capsys.readouterr().err

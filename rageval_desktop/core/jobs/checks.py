@@ -353,6 +353,24 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
             "judgments": int(len(frame)), "expected_judgments": len(check.rows) * len(check.variants)}
 
 
+def kind_verdict(right: int, counted: int, damaging: bool, kinds: int,
+                 alpha: float = ALPHA) -> tuple[str, list[float | None]]:
+    """One probe kind's verdict from the rows that moved the right way, and the interval it was decided on: a
+    Wilson interval at 1 - alpha/kinds (Bonferroni across the probe's kinds, so a judge at the boundary on every
+    kind fails some kind with probability at most about alpha/2). bench/bench_probes.py measures it."""
+    level = alpha / max(1, kinds)
+    decide = _wilson(right, counted, level)
+    if damaging:
+        low, high = decide
+        verdict = ("needs more data" if low is None or high is None else "fail" if high < DAMAGING_BOUNDARY
+                   else "pass" if low >= DAMAGING_BOUNDARY else "needs more data")
+    else:
+        low, high = _wilson(counted - right, counted, level)
+        verdict = ("needs more data" if low is None or high is None else "fail" if low > NOT_UP_BOUNDARY
+                   else "pass" if high <= NOT_UP_BOUNDARY else "needs more data")
+    return verdict, decide
+
+
 def probe_summary(project: Project, check: Check) -> dict[str, Any]:
     """Per kind: the rows whose original verdict could move the wrong way (not at the floor for a damaging kind, not
     at the top for pad and inject), the share that moved the right way with its 95% CI, and a verdict decided on a
@@ -380,16 +398,7 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
             counted += 1
             right += int(score < before) if damaging else int(score <= before)
         share = right / counted if counted else None
-        decide = _wilson(right, counted, level)
-        if damaging:
-            low, high = decide
-            verdict = ("needs more data" if low is None or high is None else "fail" if high < DAMAGING_BOUNDARY
-                       else "pass" if low >= DAMAGING_BOUNDARY else "needs more data")
-        else:
-            up = counted - right
-            low, high = _wilson(up, counted, level)
-            verdict = ("needs more data" if low is None or high is None else "fail" if low > NOT_UP_BOUNDARY
-                       else "pass" if high <= NOT_UP_BOUNDARY else "needs more data")
+        verdict, decide = kind_verdict(right, counted, damaging, len(check.variants))
         kinds[kind] = {"kind": kind, "what": DESCRIPTIONS[kind], "expect": "down" if damaging else "not up",
                        "rows": counted, "moved_right": right, "share": share, "ci": _wilson(right, counted),
                        "decision_ci": decide, "verdict": verdict,

@@ -1,0 +1,84 @@
+"""Error rates of the judge checks (issue 30), by simulation with the app's own decision functions:
+
+- probes (core.jobs.checks.kind_verdict): how often a judge exactly at the boundary on every kind — it moves the
+  score down on half of the damaging perturbations, raises it on 1 in 5 under pad and inject — fails its probe
+  (a false alarm: it fails its gate licence), and how often judges that are clearly bad or clearly good are caught
+  or passed, for samples of 30, 50 and 100 rows;
+- stability (the flip rate's Wilson interval, core.base.stats.wilson): how often it covers the true row flip rate of
+  a judge that flips each verdict with probability q, at 5 repeats.
+
+    .venv/bin/python bench/bench_checks.py               # 2,000 simulated checks per line (under a minute)
+    .venv/bin/python bench/bench_checks.py --runs 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from rageval_desktop.core.base.perturb import DAMAGING, KINDS
+from rageval_desktop.core.base.stats import wilson
+from rageval_desktop.core.jobs.checks import kind_verdict
+
+
+def probe_outcomes(right_damaging: float, up_not_up: float, n: int, runs: int, rng: np.random.Generator) -> dict:
+    """Share of simulated probes (all seven kinds, n counted rows each) that fail, pass, or need more data."""
+    out = {"fail": 0, "pass": 0, "needs more data": 0}
+    for _ in range(runs):
+        verdicts = []
+        for kind in KINDS:
+            damaging = kind in DAMAGING
+            if damaging:
+                right = int(rng.binomial(n, right_damaging))
+            else:
+                right = n - int(rng.binomial(n, up_not_up))
+            verdicts.append(kind_verdict(right, n, damaging, len(KINDS))[0])
+        outcome = "fail" if "fail" in verdicts else "pass" if all(v == "pass" for v in verdicts) else \
+            "needs more data"
+        out[outcome] += 1
+    return {k: v / runs for k, v in out.items()}
+
+
+def flip_coverage(q: float, repeats: int, rows: int, runs: int, rng: np.random.Generator) -> tuple[float, float]:
+    """(coverage of the true flip rate by the 95% Wilson interval, the true rate)."""
+    truth = 1 - (1 - q) ** repeats - q ** repeats
+    covered = 0
+    for _ in range(runs):
+        flips = rng.random((rows, repeats)) < q
+        flipped = int(np.sum(flips.any(axis=1) & ~flips.all(axis=1)))
+        low, high = wilson(flipped, rows)
+        covered += low <= truth <= high
+    return covered / runs, truth
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=2000)
+    args = parser.parse_args()
+    rng = np.random.default_rng(30)
+    started = time.perf_counter()
+    print("Probes: seven kinds, n counted rows each; a kind fails when its Bonferroni Wilson interval lies wholly on the")
+    print("wrong side (damaging: moved down in under 50%; pad, inject: moved up in over 20%).\n")
+    print(f"{'judge':<46} {'n':>4} {'fail':>7} {'pass':>7} {'needs more':>11}")
+    judges = [("at the boundary on every kind (false alarm)", 0.5, 0.2),
+              ("misses 80% of damaging, never moves up", 0.2, 0.0),
+              ("catches every damaging, follows inject 50%", 1.0, 0.5),
+              ("good: catches 90%, moves up 2%", 0.9, 0.02),
+              ("perfect: catches all, never moves up", 1.0, 0.0)]
+    for name, right, up in judges:
+        for n in (30, 50, 100):
+            r = probe_outcomes(right, up, n, args.runs, rng)
+            print(f"{name:<46} {n:>4} {r['fail']:>7.1%} {r['pass']:>7.1%} {r['needs more data']:>11.1%}")
+    print("\nStability: the flip rate's 95% Wilson interval against the true row flip rate (5 repeats).")
+    print(f"{'q per call':>10} {'true rate':>10} {'rows':>5} {'coverage':>9}")
+    for q in (0.02, 0.05, 0.2):
+        for rows in (20, 50, 200):
+            coverage, truth = flip_coverage(q, 5, rows, args.runs, rng)
+            print(f"{q:>10.2f} {truth:>10.3f} {rows:>5} {coverage:>9.1%}")
+    print(f"\n{args.runs} simulated checks per line; {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

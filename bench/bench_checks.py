@@ -30,10 +30,7 @@ def probe_outcomes(right_damaging: float, up_not_up: float, n: int, runs: int, r
         verdicts = []
         for kind in KINDS:
             damaging = kind in DAMAGING
-            if damaging:
-                right = int(rng.binomial(n, right_damaging))
-            else:
-                right = n - int(rng.binomial(n, up_not_up))
+            right = int(rng.binomial(n, right_damaging)) if damaging else n - int(rng.binomial(n, up_not_up))
             verdicts.append(kind_verdict(right, n, damaging, len(KINDS))[0])
         outcome = "fail" if "fail" in verdicts else "pass" if all(v == "pass" for v in verdicts) else \
             "needs more data"

@@ -56,8 +56,8 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(30)
     started = time.perf_counter()
-    print("Probes: seven kinds, n counted rows each; a kind fails when its Bonferroni Wilson interval lies wholly on the")
-    print("wrong side (damaging: moved down in under 50%; pad, inject: moved up in over 20%).\n")
+    print("Probes: seven kinds, n counted rows each; a kind fails when its Bonferroni Wilson interval lies wholly on")
+    print("the wrong side (damaging: moved down in under 50%; pad, inject: moved up in over 20%).\n")
     print(f"{'judge':<46} {'n':>4} {'fail':>7} {'pass':>7} {'needs more':>11}")
     judges = [("at the boundary on every kind (false alarm)", 0.5, 0.2),
               ("misses 80% of damaging, never moves up", 0.2, 0.0),

@@ -124,6 +124,7 @@ def test_a_judge_that_flips_shows_its_flip_rate_and_a_rerun_pays_nothing(project
     assert json.loads(capsys.readouterr().out)["deleted"] == ["stability: gpt on v1"]
 
 
+@pytest.mark.slow      # 700 calls through the loopback server (about 4 s)
 def test_an_always_5_judge_fails_its_probe_and_cannot_gate_an_evidence_judge_passes(project, capsys):
     def replies(body: dict, n: int) -> Reply:
         model, prompt = body["model"], body["messages"][-1]["content"]

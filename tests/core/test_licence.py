@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from rageval_desktop.cli import main
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.core.review import agreement
@@ -96,6 +98,7 @@ def test_a_failed_probe_of_the_judge_as_it_is_bars_the_gate_licence(demo):
     assert changed.reasons == ("changed since audit: model, measure",)   # the old probe is about another judge
 
 
+@pytest.mark.slow      # writes two reports with their charts (about 3 s)
 def test_reports_carry_each_judges_licence_run_order_and_checks(demo, tmp_path):
     from rageval_desktop.core.jobs import checks
     from rageval_desktop.core.reports.content import build_report

@@ -176,3 +176,23 @@ def test_a_failure_class_filter_is_worked_out_off_the_gui_thread(window, qtbot):
     box.setCurrentIndex(box.findData("retrieval"))                    # another class: worked out once, then kept
     qtbot.waitUntil(lambda: window.table.model().rowCount() == failure_counts(window.project, "v2")["all"][
         "retrieval"], timeout=20_000)
+
+
+def test_the_judge_score_filter_holds_its_choice_and_filters(window, qtbot):
+    """Was: choosing a judge in "Any judge score" snapped back as the listing rebuilt the box (its item data, a
+    tuple, never compared equal), so the score range never filtered (issue 31)."""
+    window.select(run="v2")
+    bar = window.triage
+    bar.judge.setCurrentIndex(bar.judge.findData("minilm-similarity"))
+    assert bar.judge.currentData() == "minilm-similarity" and bar.low.isEnabled()
+    assert (bar.low.minimum(), bar.high.maximum()) == (1.0, 5.0)
+    bar.low.setValue(4.0)
+    model = window.table.model()
+    qtbot.waitUntil(lambda: window.table.model() is not model, timeout=5_000)
+    assert bar.judge.currentData() == "minilm-similarity"            # still chosen after the listing rebuilt
+    scores = window.project.reader().execute(
+        "SELECT COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows rr ON rr.id = x.run_row_id "
+        "JOIN runs r ON r.id = rr.run_id WHERE r.name = 'v2' AND j.name = 'minilm-similarity' AND x.score >= 4 "
+        "AND x.status = 'ok'").fetchone()[0]
+    qtbot.waitUntil(lambda: window.table.model().rowCount() == scores, timeout=5_000)
+    assert 0 < scores < 72 and bar.count.text() == f"{scores} listed"

@@ -35,6 +35,7 @@ class TriageBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.kind = "run"
+        self.scales: dict[str, tuple[float, float]] = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 4)
         self.search = QLineEdit()
@@ -94,11 +95,12 @@ class TriageBar(QWidget):
         self.changed.emit()
 
     def _judge_changed(self, *_: object) -> None:
-        scale = self.judge.currentData()
+        name = self.judge.currentData()
+        scale = self.scales.get(name) if name is not None else None
         for spin in (self.low, self.high):
             spin.setEnabled(scale is not None)
         if scale is not None:
-            name, low, high = scale
+            low, high = scale
             for spin in (self.low, self.high):
                 spin.blockSignals(True)
                 spin.setRange(low, high)
@@ -124,8 +126,11 @@ class TriageBar(QWidget):
         for name in (RUN_STATUSES if run else GOLDEN_STATUSES):
             self.status.addItem(name, name)
         self.judge.addItem("Any judge score", None)
-        for name, low, high in judges:
-            self.judge.addItem(f"{name} score", (name, low, high))
+        # the item's data is the judge's name (a string compares equal when the list is rebuilt; a tuple did not,
+        # and the choice snapped back to "Any judge score" on every listing); its scale is kept beside it
+        self.scales = {name: (low, high) for name, low, high in judges}
+        for name, _low, _high in judges:
+            self.judge.addItem(f"{name} score", name)
         self.status.setCurrentIndex(max(self.status.findData(keep_status), 0))
         self.judge.setCurrentIndex(max(self.judge.findData(keep_judge), 0))
         for box in (self.status, self.judge):
@@ -139,7 +144,7 @@ class TriageBar(QWidget):
         run = self.kind == "run"
         return Filters(search=self.search.text(), slice_tag=slice_tag, status=self.status.currentData(),
                        failure=self.failure.currentData() if run else None,
-                       judge=judge[0] if judge else None,
+                       judge=judge,
                        score_min=self.low.value() if judge else None, score_max=self.high.value() if judge else None,
                        human=self.human.currentData() if run else None,
                        disagreements=run and self.disagree.isChecked())

@@ -197,15 +197,24 @@ def cmd_decisions(args: argparse.Namespace) -> int:
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.failures import failures
+    from rageval_desktop.core.metrics.failures import failure_listing
 
     with open_project(args.project, read_only=True) as project:
-        counts, rows = failures(project, args.run, failure=args.failure_class, slice_tag=args.slice,
+        found = failure_listing(project, args.run, failure=args.failure_class, slice_tag=args.slice,
                                 metric=args.metric, sample=args.sample)
+    counts, rows = found["counts"], found["rows"]
     lines = [f"{name:<16} n={c['n']:<5} retrieval {c['retrieval']:<4} reranker {c['reranker']:<4} "
              f"generation {c['generation']}" for name, c in counts.items()]
-    lines += [""] + [f"[{r['failure']}] {r['external_id']} ({r['slice']}): {r['question'][:90]}" for r in rows]
-    _print(args, {"counts": counts, "rows": rows}, "\n".join(lines))
+    lines.append("a judge metric fails under its pass mark: " + ("; ".join(
+        f"{m} < {v['pass_mark']:g} ({', '.join(v['judges']) or 'no active judge'})"
+        for m, v in found["pass_marks"].items()) or "no judged metric with a pass mark"))
+    if args.metric:
+        lines.append(f"{found['metric_failures']} row(s) fail {args.metric}" + (f" in {args.slice}" if args.slice
+                                                                                 else ""))
+    lines += [""] + [f"[{r['failure'] or 'no class'}] {r['external_id']} ({r['slice']}): {r['question'][:90]}"
+                     + (f"  — failed by {', '.join(r['failed_judges'])}" if r["failed_judges"] else "")
+                     for r in rows]
+    _print(args, found, "\n".join(lines))
     return EXIT_OK
 
 

@@ -762,7 +762,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def navigate(self, page: str, **where: Any) -> None:
         """A page asked to show another (the state's `navigate`): the failure browser comes with a run, slice and
         (judge) metric — a click on a chart."""
-        from rageval_desktop.core.base.vocab import METRICS
         from rageval_desktop.core.metrics.dashboard import ALL
 
         if page == "review" and where.get("row") is not None:
@@ -785,7 +784,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.state.current_slice = self.slice_box.currentData()
         view = self.page("failures")
         metric = where.get("metric")
-        view.filter_to(metric if metric in METRICS else None)
+        view.filter_to(metric or None)
         if self.pages.currentWidget() is view:
             view.refresh(self.run_names())
         else:

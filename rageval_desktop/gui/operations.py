@@ -216,10 +216,10 @@ def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: Task
 
 
 def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,
-             sample: int | None, ctx: TaskContext) -> tuple[dict, list]:
+             sample: int | None, ctx: TaskContext) -> dict:
     from rageval_desktop.core.metrics import failures as failing
 
-    return failing.failures(project, run, failure=failure, slice_tag=slice_tag, metric=metric, sample=sample)
+    return failing.failure_listing(project, run, failure=failure, slice_tag=slice_tag, metric=metric, sample=sample)
 
 
 def export_report(project: Project, run: str, out: Path, baseline: str | None, ctx: TaskContext) -> Path:

@@ -196,7 +196,7 @@ def test_column_wise_failure_classes_equal_the_row_by_row_definition():
     import pandas as pd
 
     from rageval_desktop.core.base.vocab import METRICS
-    from rageval_desktop.core.metrics.failures import _failed_judges, classify
+    from rageval_desktop.core.metrics.failures import _failed_metrics, classify
     from rageval_desktop.core.metrics.rowdata import RunData
 
     rng = np.random.default_rng(11)
@@ -212,7 +212,7 @@ def test_column_wise_failure_classes_equal_the_row_by_row_definition():
     }, index=range(1000, 1000 + n))
     data = RunData(run="r", run_id=1, frame=frame, metrics=metrics)
     out = classify(data)
-    failed = _failed_judges(out, range(n))
+    failed = _failed_metrics(out, range(n))
     for i, row in enumerate(frame.itertuples()):
         bad = [m for m in metrics if getattr(row, f"{m}__raw") < METRICS[m].pass_mark]
         expected = ("retrieval" if row.n_gold > 0 and not np.isfinite(row.first_gold_rank) else

@@ -221,7 +221,32 @@ def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
     assert failures.metric_box.currentData() == "correctness" and failures.run_box.currentData() == "v2"
     assert failures.model.rowCount() > 0
     assert {failures.model.record(r)["slice"] for r in range(failures.model.rowCount())} == {"keyword-heavy"}
-    assert all("correctness" in failures.model.record(r)["failed_judges"] for r in range(failures.model.rowCount()))
+    assert all("correctness" in failures.model.record(r)["failed_metrics"] for r in range(failures.model.rowCount()))
+    assert all("minilm-similarity" in failures.model.record(r)["failed_judges"]
+               for r in range(failures.model.rowCount()))                     # the judges are named, not metrics
+    assert "correctness under 4 of 5 (minilm-similarity)" in failures.note.text()   # what a failure is
+
+
+def test_a_retrieval_bar_opens_exactly_its_metrics_failures(window, qtbot):
+    """Was: a hit@5 bar opened the failures of any class, 3 of 11 of them hits at 5 (issue 31)."""
+    from PySide6.QtCore import QPoint
+
+    window.resize(1280, 720)
+    open_view(window, qtbot, "dashboard")
+    plot = window.dashboard_view.plot
+    bar = next(r for r in plot.regions if r.slice == "easy" and r.metric == "hit@5")
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
+        qtbot.mouseClick(plot, Qt.MouseButton.LeftButton, pos=QPoint(int((bar.x0 + bar.x1) / 2),
+                                                                     int((bar.y0 + bar.y1) / 2)))
+    failures = window.failures_view
+    assert failures.metric_box.currentData() == "hit@5"
+    ranks = [failures.model.record(r)["first_gold_rank"] for r in range(failures.model.rowCount())]
+    assert ranks and all(rank is None or rank > 5 for rank in ranks)          # every row listed misses at 5
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    easy = dashboard(window.project, "v2")["slices"]["easy"]
+    assert len(ranks) == round(easy["n_with_gold"] * (1 - easy["hit@5"] / 100))   # and every miss is listed
+    assert f"{len(ranks)} of {len(ranks)} rows failing hit@5 in slice easy shown" in failures.note.text()
 
 
 def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qtbot):

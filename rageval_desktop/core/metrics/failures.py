@@ -1,11 +1,17 @@
 """Why a row failed: retrieval (gold chunk never retrieved), reranker (retrieved, but not among the passages
-that reached the prompt) or generation (the gold chunk was in the prompt, the answer still fails its judge)."""
+that reached the prompt) or generation (the gold chunk was in the prompt, the answer still fails its judge).
+
+A judge metric fails a row when the judges' mean scores it under the metric's pass mark (`MetricSpec.pass_mark`:
+correctness under 4 of 5, a binary metric under 1, …); a retrieval metric (hit@k, recall@k, precision@k, mrr,
+ndcg@k) when the row has gold chunk ids and none of them is in its top k (the metric is 0). A chart bar's failures
+are exactly its metric's: `failure_rows(metric=…)` lists the rows failing that metric, whatever their class."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.metrics.compare import is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, texts
 from rageval_desktop.core.store.project import Project
@@ -43,16 +49,37 @@ def classify(data: RunData) -> Any:
     out["failure"] = pd.Categorical.from_codes(codes, categories=list(CLASSES))
     for metric, under in bad.items():
         out[f"{metric}{FAILS}"] = under
+    for metric in [c for c in frame.columns if is_retrieval(c) and "__" not in c]:
+        out[f"{metric}{MISSES}"] = has_gold & (frame[metric].to_numpy(dtype=float) <= 0)
+    out.attrs["judges"] = dict(data.judges)
     return out
 
 
-FAILS = "__fails"   # a `classify` column per metric with a pass mark: the row scores under it
+FAILS = "__fails"     # a `classify` column per judge metric with a pass mark: the row scores under it
+MISSES = "__misses"   # a `classify` column per retrieval metric: the row has gold ids and none in its top k
 
 
-def _failed_judges(frame: Any, positions: Any) -> list[list[str]]:
-    """For the rows at these positions of a `classify` frame: the metrics each scores under its pass mark."""
+def metric_fails(frame: Any, metric: str) -> Any:
+    """The rows of a `classify` frame failing one metric (judge or retrieval); all False when it has no verdict."""
+    import numpy as np
+
+    for suffix in (FAILS, MISSES):
+        if f"{metric}{suffix}" in frame:
+            return frame[f"{metric}{suffix}"].to_numpy()
+    return np.zeros(len(frame), dtype=bool)
+
+
+def _failed_metrics(frame: Any, positions: Any) -> list[list[str]]:
+    """For the rows at these positions of a `classify` frame: the judge metrics each scores under its pass mark."""
     flags = {c[:-len(FAILS)]: frame[c].to_numpy() for c in frame.columns if c.endswith(FAILS)}
     return [[m for m, under in flags.items() if under[i]] for i in positions]
+
+
+def pass_marks(frame: Any) -> dict[str, dict[str, Any]]:
+    """What a failure is, per judge metric of a `classify` frame: its pass mark, scale and judges."""
+    judges = frame.attrs.get("judges", {})
+    return {m: {"pass_mark": METRICS[m].pass_mark, "high": METRICS[m].high, "judges": judges.get(m, [])}
+            for m in (c[:-len(FAILS)] for c in frame.columns if c.endswith(FAILS))}
 
 
 def failure_counts(project: Project, run: str, classified: Any = None) -> dict[str, Any]:
@@ -81,25 +108,27 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
     import numpy as np
 
     full = classify(load_run(project, run)) if classified is None else classified
-    keep = full["failure"].notna().to_numpy().copy()
+    # a metric's failures are its own, whatever their class (a hit@5 miss whose gold chunk is at rank 7 may be no
+    # failure of the pipeline); without a metric, the rows with a failure class
+    keep = metric_fails(full, metric).copy() if metric else full["failure"].notna().to_numpy().copy()
     if failure:
         keep &= (full["failure"] == failure).to_numpy()
     if slice_tag:
         keep &= (full["slice"] == slice_tag).to_numpy()
-    if metric:
-        keep &= full[f"{metric}{FAILS}"].to_numpy() if f"{metric}{FAILS}" in full else False
     positions = np.nonzero(keep)[0]
     if sample is not None and len(positions) > sample:
         positions = np.sort(np.random.default_rng(seed).choice(positions, size=sample, replace=False))
     frame = full.iloc[positions]
-    judges_failed = _failed_judges(full, positions)
+    metrics_failed = _failed_metrics(full, positions)
+    judges = full.attrs.get("judges", {})
     cols = ["golden_id", "slice", "failure", "first_gold_rank", "prompt_k"]
     text = texts(project, [int(i) for i in frame.index])
     rows = []
-    for (row_id, r), failed in zip(frame[cols].iterrows(), judges_failed, strict=True):
+    for (row_id, r), failed in zip(frame[cols].iterrows(), metrics_failed, strict=True):
         external, question, answer, gold = text[int(row_id)]
-        item = {"row_id": int(row_id), "external_id": external, **{c: r[c] for c in cols}, "failed_judges": failed,
-                "question": question, "answer": answer, "gold_answer": gold}
+        named = list(dict.fromkeys(j for m in failed for j in judges.get(m, [])))
+        item = {"row_id": int(row_id), "external_id": external, **{c: r[c] for c in cols}, "failed_metrics": failed,
+                "failed_judges": named, "question": question, "answer": answer, "gold_answer": gold}
         rank = item["first_gold_rank"]
         item["first_gold_rank"] = None if rank != rank else int(rank)
         item["prompt_k"] = int(item["prompt_k"])
@@ -111,3 +140,17 @@ def failures(project: Project, run: str, **filters: Any) -> tuple[dict[str, Any]
     """(counts, rows) from one load of the run."""
     frame = classify(load_run(project, run))
     return failure_counts(project, run, frame), failure_rows(project, run, classified=frame, **filters)
+
+
+def failure_listing(project: Project, run: str, **filters: Any) -> dict[str, Any]:
+    """What the Failures page shows, from one load of the run: the counts per class and slice, the rows, what a
+    failure is (`pass_marks`: each judge metric's pass mark and judges) and, with a metric, how many rows of the
+    slice fail it (`metric_failures`)."""
+    frame = classify(load_run(project, run))
+    out = {"counts": failure_counts(project, run, frame), "pass_marks": pass_marks(frame),
+           "rows": failure_rows(project, run, classified=frame, **filters), "metric_failures": None}
+    metric = filters.get("metric")
+    if metric:
+        part = frame if not filters.get("slice_tag") else frame[frame["slice"] == filters["slice_tag"]]
+        out["metric_failures"] = int(metric_fails(part, metric).sum())
+    return out

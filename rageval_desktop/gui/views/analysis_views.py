@@ -471,7 +471,9 @@ class FailuresView(_Analysis):
                            ("Generation", "generation")):
             self.class_box.addItem(text, data)
         self.metric_box = QComboBox()
-        self.metric_box.addItem("Any judge", None)
+        self.metric_box.setToolTip("List the rows failing one metric, whatever their class (a chart click chooses "
+                                   "its bar's metric)")
+        self.metric_box.addItem("Any failure class", None)
         self.sample_button = QPushButton("Read &10 failures")
         self.all_button = QPushButton("Show &all")
         self.promote_button = QPushButton("Add to &golden set…")
@@ -480,7 +482,7 @@ class FailuresView(_Analysis):
                   self.promote_button):
             self.top.addWidget(w)
         self.model = RecordsModel([("external_id", "row"), ("slice", "slice"), ("failure", "class"),
-                                   ("judges", "failed judges"), ("first_gold_rank", "gold rank"),
+                                   ("judges", "failed by"), ("first_gold_rank", "gold rank"),
                                    ("prompt_k", "in prompt"), ("question", "question")], self)
         self.table = records_table(self.model)
         self.table.setObjectName("failures")
@@ -500,14 +502,21 @@ class FailuresView(_Analysis):
 
     def _fill_metrics(self) -> None:
         from rageval_desktop.core.base.vocab import METRICS
+        from rageval_desktop.core.metrics.compare import GATE_RETRIEVAL
 
-        for m in METRICS:
-            self.metric_box.addItem(m, m)
+        for m in GATE_RETRIEVAL:
+            self.metric_box.addItem(f"failing {m} (no gold chunk in the top {m.split('@')[1] if '@' in m else 'k'})"
+                                    if m != "mrr" else "failing mrr (no gold chunk retrieved)", m)
+        for m, spec in METRICS.items():
+            if spec.pass_mark is not None:
+                self.metric_box.addItem(f"failing {m} (under {spec.pass_mark:g})", m)
 
     def filter_to(self, metric: str | None) -> None:
-        """A chart click: every failure class, failing this judge metric (None: any), before the page shows."""
+        """A chart click: every failure class, failing this metric (None: any failure), before the page shows."""
         for box in (self.metric_box, self.class_box):
             box.blockSignals(True)
+        if metric is not None and self.metric_box.findData(metric) < 0:     # another cut-off (recall@50 …)
+            self.metric_box.addItem(f"failing {metric}", metric)
         self.metric_box.setCurrentIndex(max(self.metric_box.findData(metric), 0))
         self.class_box.setCurrentIndex(0)
         for box in (self.metric_box, self.class_box):
@@ -525,26 +534,28 @@ class FailuresView(_Analysis):
                                   self.class_box.currentData(), self.state.current_slice,
                                   self.metric_box.currentData(), sample, on_done=self.show)
 
-    def show(self, result: tuple[dict, list]) -> None:  # type: ignore[override]
-        counts, rows = result
+    def show(self, result: dict) -> None:  # type: ignore[override]
+        counts, rows, marks = result["counts"], result["rows"], result["pass_marks"]
         for r in rows:
             r["judges"] = ", ".join(r["failed_judges"])
+            r["judges__tip"] = ", ".join(r["failed_metrics"])
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
         c = counts.get("all", {})
-        where = [f"slice {self.state.current_slice}" if self.state.current_slice else "",
-                 f"failing {self.metric_box.currentData()}" if self.metric_box.currentData() else ""]
-        where = [w for w in where if w]
-        shown = f"{len(rows)} shown" + (f" ({', '.join(where)})" if where else "")
-        from rageval_desktop.core.base.vocab import METRICS
-
-        failing = sorted({m for r in rows for m in r["failed_judges"]})
-        marks = ", ".join(f"{m} < {METRICS[m].pass_mark:g}" for m in failing
-                          if METRICS.get(m) and METRICS[m].pass_mark is not None)
-        self.note.setText(f"{shown}. In this run: {c.get('retrieval', 0)} retrieval failures (gold never "
-                          f"retrieved), {c.get('reranker', 0)} reranker failures (retrieved but not in the prompt), "
-                          f"{c.get('generation', 0)} generation failures (in the prompt, answer judged wrong"
-                          + (f": {marks}" if marks else "") + ").")
+        metric = self.metric_box.currentData()
+        where = f" in slice {self.state.current_slice}" if self.state.current_slice else ""
+        if metric:
+            head = (f"{len(rows)} of {result['metric_failures']} rows failing {metric}{where} shown"
+                    if result["metric_failures"] is not None else f"{len(rows)} rows failing {metric} shown")
+        else:
+            head = f"{len(rows)} failing rows{where} shown"
+        rules = "; ".join(f"{m} under {v['pass_mark']:g} of {v['high']:g}"
+                          + (f" ({', '.join(v['judges'])})" if v["judges"] else "") for m, v in marks.items())
+        self.note.setText(
+            f"{head}. A row fails when its gold chunk was never retrieved (retrieval: {c.get('retrieval', 0)}), "
+            f"was retrieved but not in the prompt (reranker: {c.get('reranker', 0)}), or reached the prompt and a "
+            f"judge scores the answer under its pass mark (generation: {c.get('generation', 0)})"
+            + (f": {rules}" if rules else "") + f". {c.get('n', 0)} rows in this run.")
         if rows:
             self.table.selectRow(0)
         else:

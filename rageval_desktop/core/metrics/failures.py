@@ -147,7 +147,7 @@ def failure_listing(project: Project, run: str, **filters: Any) -> dict[str, Any
     failure is (`pass_marks`: each judge metric's pass mark and judges) and, with a metric, how many rows of the
     slice fail it (`metric_failures`)."""
     frame = classify(load_run(project, run))
-    out = {"counts": failure_counts(project, run, frame), "pass_marks": pass_marks(frame),
+    out: dict[str, Any] = {"counts": failure_counts(project, run, frame), "pass_marks": pass_marks(frame),
            "rows": failure_rows(project, run, classified=frame, **filters), "metric_failures": None}
     metric = filters.get("metric")
     if metric:

@@ -44,11 +44,22 @@ class PackWindow(QMainWindow):
                              (self.undo_stack.createRedoAction(self, "&Redo rating"), QKeySequence.StandardKey.Redo)):
             action.setShortcut(keys)
             edit.addAction(action)
+        help_menu = self.menuBar().addMenu("&Help")
+        keys = QAction("&Keyboard Shortcuts", self)
+        keys.setShortcut(QKeySequence("F1"))
+        keys.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(keys)
+        self.shortcut_sheet: Any = None
         from rageval_desktop.gui.views.review_view import ReviewView
 
         self.review_view = ReviewView(self.state)
         self.setCentralWidget(self.review_view)
         self.review_view.refresh([])
+
+    def show_shortcuts(self) -> None:
+        from rageval_desktop.gui.window_tasks import REVIEW_SHORTCUTS, shortcut_sheet
+
+        self.shortcut_sheet = shortcut_sheet(self, REVIEW_SHORTCUTS)
 
     # --- what the review view asks of its window (the state's Host) -----------------------------------------
     def review_source(self) -> Any:

@@ -23,12 +23,58 @@ SHORTCUTS = [
     ("Ctrl+Shift+F", "Clear the table's filters"), ("Click a column header", "Sort by it (again: reverse)"),
     ("Up / Down, PgUp / PgDn", "Move through rows"),
     ("Review: 0-5", "Rate the row on the metric's scale (blind to the judge)"),
-    ("Review: j / k, Down / Up", "Next / previous row"), ("Review: s", "Skip the row"),
+    ("Review: j / k, Down / Up", "Next / previous row"), ("Review: n", "Next row you have not rated"),
+    ("Review: s", "Skip the row (it comes back after the rows not seen yet)"),
     ("Review: c", "Comment on the next rating"), ("Review: u or Ctrl+Z", "Undo the last rating"),
     ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),
     ("F1", "This list"), ("Ctrl+K", "Command palette: any command by name"), ("Ctrl+,", "Preferences"),
     ("Ctrl+W", "Close the project"), ("Ctrl+Q", "Quit"),
 ]
+
+
+REVIEW_SHORTCUTS = [(k.removeprefix("Review: "), what) for k, what in SHORTCUTS if k.startswith("Review: ")] + [
+    ("Alt + the underlined letter", "Press a button"), ("Ctrl+Shift+Z", "Redo a rating"), ("F1", "This list"),
+    ("Ctrl+W", "Close the pack (your ratings are already saved in it)")]
+
+
+def shortcut_sheet(parent: Any, rows: list[tuple[str, str]]) -> Any:
+    """A two-column table (keys, what they do) that never wraps, sized to its content, opened over `parent`."""
+    from PySide6.QtWidgets import (
+        QAbstractItemView,
+        QDialog,
+        QDialogButtonBox,
+        QHeaderView,
+        QTableWidget,
+        QTableWidgetItem,
+        QVBoxLayout,
+    )
+
+    dialog = QDialog(parent)
+    dialog.setWindowTitle("Keyboard shortcuts")
+    table = QTableWidget(len(rows), 2, dialog)
+    table.setObjectName("shortcuts")
+    table.setHorizontalHeaderLabels(["Keys", "Does"])
+    table.verticalHeader().setVisible(False)
+    table.setWordWrap(False)
+    table.verticalHeader().setDefaultSectionSize(24)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    for row, (keys, what) in enumerate(rows):
+        table.setItem(row, 0, QTableWidgetItem(keys))
+        table.setItem(row, 1, QTableWidgetItem(what))
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    table.resizeColumnsToContents()
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(table)
+    layout.addWidget(buttons)
+    width = table.horizontalHeader().length() + 40
+    height = table.verticalHeader().length() + table.horizontalHeader().height() + 80
+    dialog.resize(min(width, 900), min(height, 760))
+    dialog.open()
+    return dialog
 
 
 class WindowTasks:
@@ -334,42 +380,7 @@ class WindowTasks:
 
     def show_shortcuts(self) -> None:
         """F1: a two-column table (keys, what they do) that never wraps, sized to its content."""
-        from PySide6.QtWidgets import (
-            QAbstractItemView,
-            QDialog,
-            QDialogButtonBox,
-            QHeaderView,
-            QTableWidget,
-            QTableWidgetItem,
-            QVBoxLayout,
-        )
-
-        dialog = QDialog(self)
-        dialog.setWindowTitle("Keyboard shortcuts")
-        table = QTableWidget(len(SHORTCUTS), 2, dialog)
-        table.setObjectName("shortcuts")
-        table.setHorizontalHeaderLabels(["Keys", "Does"])
-        table.verticalHeader().setVisible(False)
-        table.setWordWrap(False)
-        table.verticalHeader().setDefaultSectionSize(24)
-        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        for row, (keys, what) in enumerate(SHORTCUTS):
-            table.setItem(row, 0, QTableWidgetItem(keys))
-            table.setItem(row, 1, QTableWidgetItem(what))
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
-        table.resizeColumnsToContents()
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
-        buttons.rejected.connect(dialog.reject)
-        layout = QVBoxLayout(dialog)
-        layout.addWidget(table)
-        layout.addWidget(buttons)
-        width = table.horizontalHeader().length() + 40
-        height = table.verticalHeader().length() + table.horizontalHeader().height() + 80
-        dialog.resize(min(width, 900), min(height, 760))
-        self.shortcut_sheet = dialog
-        dialog.open()
+        self.shortcut_sheet = shortcut_sheet(self, SHORTCUTS)
 
     def show_about(self) -> None:
         from rageval_desktop import __version__

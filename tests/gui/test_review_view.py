@@ -192,3 +192,50 @@ def test_guidelines_are_edited_in_markdown_and_kept_in_the_project(window, qtbot
     assert guidelines(window.project, "correctness_binary").startswith("# Refusals")
     shown = guide.text.toPlainText()
     assert "a refusal is No" in shown and "<b>raw html</b>" in shown   # markdown rendered, HTML left inert
+
+
+def test_a_skipped_row_comes_back_at_the_end_and_is_not_counted_as_rated(window, qtbot):
+    """Was: a skip counted as rated ("19 -> 20 / 40"), "Sample complete 40/40" showed with a row still skipped,
+    and no key went to the next unrated row (issue 31)."""
+    view = window.review_view
+    view.setFocus()
+    press(qtbot, view, None, "s")                                 # skip row 1
+    assert view.progress.value() == 0 and view.index == 1          # a skip is not a rating
+    assert "1 skipped" in view.progress_label.text()
+    for i in range(38):                                            # rate rows 2..39
+        press(qtbot, view, None, "1")
+    assert view.progress.value() == 38 and view.index == 39
+    press(qtbot, view, None, "0")                                  # row 40: the skipped row comes back
+    assert view.index == 0 and "Sample complete" not in view.reveal.text()
+    assert "Back to the skipped: 1 left to rate" in view.reveal.text()
+    view.index = 5
+    view.show_row()
+    qtbot.keyClick(view, Qt.Key.Key_N)                             # n: the next row not rated, wrapping round
+    assert view.index == 0
+    press(qtbot, view, None, "1")
+    assert view.progress.value() == 40 and "Sample complete" in view.reveal.text()
+    qtbot.keyClick(view, Qt.Key.Key_N)
+    assert "Every row of this sample is rated" in view.reveal.text()
+
+
+def test_the_pack_window_says_no_verdict_is_hidden_and_has_a_shortcut_sheet(qtbot, demo_file, tmp_path):
+    from rageval_desktop.core.review.packs import export_packs
+    from rageval_desktop.gui.pack_window import PackWindow
+
+    copy = tmp_path / "d.rageval"
+    shutil.copy(demo_file, copy)
+    with Project.open(copy) as p:
+        [info] = export_packs(p, 1, ["ann"], tmp_path)
+    path = info.path
+    w = PackWindow(path)
+    qtbot.addWidget(w)
+    w.show()
+    view = w.review_view
+    assert "hidden" not in view.reveal.text() and "saved in the pack" in view.reveal.text()
+    w.show_shortcuts()
+    from PySide6.QtWidgets import QTableWidget
+
+    table = w.shortcut_sheet.findChild(QTableWidget, "shortcuts")
+    rows = {table.item(r, 0).text() for r in range(table.rowCount())}
+    assert {"0-5", "s", "n", "F1"} <= rows
+    w.close()

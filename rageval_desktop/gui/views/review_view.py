@@ -42,7 +42,7 @@ from rageval_desktop.gui.views.detail_pane import DetailPane
 if TYPE_CHECKING:
     from rageval_desktop.gui.state import AppState
 
-KEYS_HELP = "{keys} rate · j/k or ↓/↑ move · s skip · c comment · u or Ctrl+Z undo"
+KEYS_HELP = "{keys} rate · j/k or ↓/↑ move · n next unrated · s skip · c comment · u or Ctrl+Z undo"
 UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 
@@ -233,10 +233,14 @@ class ReviewView(QWidget):
         layout.addWidget(split, 1)
         self.buttons_row = QHBoxLayout()
         self.score_buttons: list[QPushButton] = []
-        self.skip_button = _card_button("&Skip  [S]", "Skip this row; its judges stay hidden, come back with K")
+        self.skip_button = _card_button("&Skip  [S]", "Skip this row: it comes back after the rows not seen yet; "
+                                        "its judges stay hidden")
+        self.next_button = _card_button("&Next unrated  [N]", "Go to the next row you have not rated (skipped rows "
+                                        "come after the rows not seen yet)")
         self.comment_button = _card_button("C&omment…  [C]", "Add a comment to the next rating")
         self.undo_button = _card_button("&Undo  [U]", "Take back the last rating")
         self.skip_button.clicked.connect(lambda: self._act(lambda: self.save(None, skipped=True)))
+        self.next_button.clicked.connect(lambda: self._act(self.go_next_unrated))
         self.comment_button.clicked.connect(lambda: self._act(self.ask_comment))
         self.undo_button.clicked.connect(lambda: self._act(self.undo))
         layout.addLayout(self.buttons_row)
@@ -286,8 +290,8 @@ class ReviewView(QWidget):
         scale = source.scale(metric) if source is not None else human_rubric(metric)
         while self.buttons_row.count():
             item = self.buttons_row.takeAt(0)
-            if item.widget() is not None and item.widget() not in (self.skip_button, self.comment_button,
-                                                                   self.undo_button):
+            if item.widget() is not None and item.widget() not in (self.skip_button, self.next_button,
+                                                                   self.comment_button, self.undo_button):
                 item.widget().deleteLater()
         self.score_buttons = []
         self.keys = {point.key: point.score for point in scale.points}
@@ -305,7 +309,7 @@ class ReviewView(QWidget):
             self.score_buttons.append(button)
             self.buttons_row.addWidget(button, 1)
         self.buttons_row.addSpacing(18)
-        for button in (self.skip_button, self.comment_button, self.undo_button):
+        for button in (self.skip_button, self.next_button, self.comment_button, self.undo_button):
             self.buttons_row.addWidget(button)
         self.guide.show_scale(scale, source.guidelines(metric) if source is not None else "")
 
@@ -382,8 +386,8 @@ class ReviewView(QWidget):
         self._build_scale(self.sample.metric)
         reviewer = self.state.reviewer()
         self.mine = source.my_ratings(sid, reviewer)
-        todo = [i for i, t in enumerate(self.sample.targets) if t not in self.mine]
-        self.index = todo[0] if todo else 0
+        first = self.next_unrated(len(self.sample.targets) - 1)
+        self.index = first if first is not None else 0
         self.show_row()
         self.setFocus()
 
@@ -428,12 +432,14 @@ class ReviewView(QWidget):
         # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
         self.detail.show_detail(detail if shown else blinded(detail), card(detail, self.sample.metric, item, key))
         total = len(self.sample.row_ids)
-        done = sum(1 for t in self.sample.targets if t in self.mine)
+        done = self.rated_count()
+        skipped = sum(1 for t in self.sample.targets if t in self.mine and self.mine[t] is None)
         self.progress.setRange(0, total)
-        self.progress.setValue(done)
+        self.progress.setValue(done)                      # ratings only: a skipped row is still to do
         you = "skipped" if rated and mine is None else f"{mine:g}" if rated else "not rated"
         self.progress_label.setText(
             f"{what} {self.index + 1} of {total} · {self.sample.metric} · you: {you}"
+            + (f" · {skipped} skipped" if skipped else "")
             + (f" · comment: {self.comment}" if self.comment else ""))
         for button in self.score_buttons:
             button.setChecked(shown and button.property("score") == mine)
@@ -442,7 +448,10 @@ class ReviewView(QWidget):
         elif shown:
             self.reveal.setText(side_by_side(detail, self.sample.metric, mine, item=item, key=key))
         elif rated:
-            self.reveal.setText(f"You skipped this {what}; the judges stay hidden until you rate it.")
+            self.reveal.setText(f"You skipped this {what}; " + ("rate it when you are ready." if self.pack_mode else
+                                                                "the judges stay hidden until you rate it."))
+        elif self.pack_mode:      # a pack carries no verdicts: nothing is hidden
+            self.reveal.setText(f"Rate this {what} on the scale; your rating is saved in the pack.")
         else:
             self.reveal.setText(f"Judge verdicts are hidden until you rate this {what}.")
         self.shown_at = time.monotonic()
@@ -472,6 +481,8 @@ class ReviewView(QWidget):
             self.move(-1)
         elif key == Qt.Key.Key_S and not ctrl:
             self.save(None, skipped=True)
+        elif key == Qt.Key.Key_N and not ctrl:
+            self.go_next_unrated()
         elif key == Qt.Key.Key_C and not ctrl:
             self.ask_comment()
         elif key == Qt.Key.Key_U or (key == Qt.Key.Key_Z and ctrl):
@@ -486,6 +497,32 @@ class ReviewView(QWidget):
         if ok:
             self.comment = text.strip() or None
             self.show_row()
+
+    def rated_count(self) -> int:
+        """Targets this reviewer has given a score (a skipped one is not rated)."""
+        return sum(1 for t in self.sample.targets if self.mine.get(t) is not None) if self.sample else 0
+
+    def next_unrated(self, after: int) -> int | None:
+        """The queue after `after`: the next target not seen yet (wrapping round), then the skipped ones, which
+        come back at the end (as in Anki and Argilla). None when every target has a score."""
+        targets = self.sample.targets
+        order = [*range(after + 1, len(targets)), *range(0, after + 1)]
+        fresh = [i for i in order if targets[i] not in self.mine]
+        if fresh:
+            return fresh[0]
+        skipped = [i for i in order if targets[i] in self.mine and self.mine[targets[i]] is None]
+        later = [i for i in skipped if i != after]
+        return later[0] if later else skipped[0] if skipped else None
+
+    def go_next_unrated(self) -> None:
+        if self.sample is None or not self.sample.row_ids:
+            return
+        found = self.next_unrated(self.index)
+        if found is None:
+            self.reveal.setText(f"Every {self.sample.unit} of this sample is rated.")
+            return
+        self.index = found
+        self.show_row()
 
     def move(self, step: int) -> None:
         if self.sample and self.sample.row_ids:
@@ -510,10 +547,11 @@ class ReviewView(QWidget):
             self.state.undo_stack.push(RatingCommand(self, self.sample.id, index, rating,
                                                        dict(comment=comment, seconds=seconds)))
             self.comment = None
-            targets = self.sample.targets
-            todo = [i for i in range(index + 1, len(targets)) if targets[i] not in self.mine]
-            self.index = todo[0] if todo else index
+            following = self.next_unrated(index)
+            self.index = following if following is not None else index
             self.show_row()
+            complete = self.rated_count() == len(self.sample.targets)
+            left = len(self.sample.targets) - self.rated_count()
             if skipped:
                 what = f"{unit_name} {index + 1} skipped (its judges stay hidden)."
             elif self.pack_mode:
@@ -521,7 +559,11 @@ class ReviewView(QWidget):
             else:
                 line = side_by_side(self._details[row_id], metric, rating.score, item=item, key=key)
                 what = f"{unit_name} {index + 1} saved: {line}."
-            self.reveal.setText(("Sample complete. " if not todo else "") + what)
+            if complete:
+                what = "Sample complete. " + what
+            elif following is not None and self.sample.targets[following] in self.mine:
+                what += f" Back to the skipped: {left} left to rate."
+            self.reveal.setText(what)
             self.rated.emit(row_id)
 
         def failed(message: str, details: str) -> None:

@@ -202,7 +202,7 @@ def test_a_skipped_row_comes_back_at_the_end_and_is_not_counted_as_rated(window,
     press(qtbot, view, None, "s")                                 # skip row 1
     assert view.progress.value() == 0 and view.index == 1          # a skip is not a rating
     assert "1 skipped" in view.progress_label.text()
-    for i in range(38):                                            # rate rows 2..39
+    for _ in range(38):                                            # rate rows 2..39
         press(qtbot, view, None, "1")
     assert view.progress.value() == 38 and view.index == 39
     press(qtbot, view, None, "0")                                  # row 40: the skipped row comes back

@@ -281,6 +281,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         action(view_menu, "&Slice…", lambda: (self.slice_box.setFocus(), self.slice_box.showPopup()), "Ctrl+L")
         action(view_menu, "Searc&h rows", self.focus_search, "Ctrl+F")
         action(view_menu, "Clear &filters", lambda: self.triage.clear(), "Ctrl+Shift+F")
+        view_menu.addSeparator()
+        for theme, text in (("light", "Theme: &Light"), ("dark", "Theme: D&ark"),
+                            ("system", "Theme: Follow the s&ystem")):
+            action(view_menu, text, lambda _=False, t=theme: self.set_theme(t))
         go_menu = self.menuBar().addMenu("&Go")
         for kind, text in (("golden", "&Golden Set"), ("dashboard", "&Dashboard"), ("compare", "&Compare"),
                            ("failures", "&Failures"), ("judges", "&Judges"), ("jobs", "Jo&bs"),
@@ -334,13 +338,48 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                     if not a.isSeparator() and a.menu() is None and a.text() and a.isEnabled()]
         if self.project is not None:   # every page's buttons too: run judges, new sample, record audit, ...
             pages = [("Golden set", "golden", self.golden_bar)] + [
-                (kind.title(), kind, self.page(kind)) for kind in ("judges", "review", "audit", "failures")]
+                (spec.title, spec.key, self.page(spec.key)) for spec in page_list.PAGES]
             for title, kind, widget in pages:
                 for button in widget.findChildren(QPushButton):
                     if button.text():
                         commands.append(from_button(title, button, lambda k=kind: self.select_nav(k)))
+            commands += self._triage_commands()
         self.palette_dialog = CommandPalette(commands, self)
         self.palette_dialog.open()
+
+    def _triage_commands(self) -> list:
+        """The run table's filters by name (Ctrl+K): each shows the current run's rows, then presses the button,
+        toggles the box or opens the list."""
+        from rageval_desktop.gui.views.command_palette import Command
+
+        bar = self.triage
+
+        def on_rows(then: Any) -> Any:
+            def run() -> None:
+                if self.pages.currentWidget() is not self.rows_page:
+                    self.select(run=self.current_run) if self.current_run else self.select_nav("golden")
+                then()
+            return run
+
+        out = [Command(f"Run table › {b.text().replace('&', '').rstrip('.…')}", "", on_rows(b.click))
+               for b in (bar.clear_button, bar.columns_button, bar.review_button)]
+        out.append(Command("Run table › Disagreements (show only rows where judges or humans disagree)", "",
+                           on_rows(bar.disagree.toggle)))
+        for name, box in (("status", bar.status), ("failure class", bar.failure), ("judge score", bar.judge),
+                          ("human rating", bar.human)):
+            out.append(Command(f"Run table › Filter by {name}…", "",
+                               on_rows(lambda b=box: (b.setFocus(), b.showPopup()))))
+        out.append(Command("Run table › Search rows", "Ctrl+F", self.focus_search))
+        return out
+
+    def set_theme(self, theme: str) -> None:
+        """View › Theme (and Ctrl+K 'theme'): light, dark or the system's, kept in the user's preferences; the page
+        shown is drawn again in it."""
+        settings().setValue("theme", theme)
+        apply_appearance()
+        if self.project is not None:
+            self._show_current()
+        self.show_status(f"theme: {theme}")
 
     # --- preferences ---------------------------------------------------------------------------
     def show_preferences(self) -> None:

@@ -84,3 +84,30 @@ def test_the_palette_runs_page_actions(qtbot, window):
     qtbot.waitUntil(lambda: w.review_view.sample is not None and w.review_view.sample.id == before + 1,
                     timeout=10_000)
     close_window(qtbot, w)
+
+
+def test_the_palette_finds_the_run_tables_filters_and_the_theme(qtbot, window):
+    """Was: Ctrl+K found neither the triage controls (disagreements, review these, filters) nor the theme
+    (issue 31)."""
+    from PySide6.QtCore import Qt
+
+    from rageval_desktop.gui.appearance import apply_appearance
+
+    w = window
+    w.select(run="v2")
+    w.show_palette()
+    names = [w.palette_dialog.list.item(i).text() for i in range(w.palette_dialog.list.count())]
+    for wanted in ("Run table › Disagreements", "Run table › Review these", "Run table › Clear filters",
+                   "Run table › Filter by judge score…", "Theme: Dark", "Compare › Record decision",
+                   "Team › "):
+        assert any(n.replace("&", "").startswith(wanted) for n in names), wanted
+    qtbot.keyClicks(w.palette_dialog.filter, "disagreements")
+    qtbot.keyClick(w.palette_dialog.filter, Qt.Key.Key_Return)
+    assert w.triage.disagree.isChecked() and w.pages.currentWidget() is w.rows_page
+    w.show_palette()
+    qtbot.keyClicks(w.palette_dialog.filter, "theme dark")
+    qtbot.keyClick(w.palette_dialog.filter, Qt.Key.Key_Return)
+    assert settings().value("theme") == "dark" and w.palette().window().color().lightness() < 100
+    settings().setValue("theme", "system")
+    apply_appearance()
+    close_window(qtbot, w)

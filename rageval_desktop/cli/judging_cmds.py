@@ -174,6 +174,8 @@ def _dry_run(args: argparse.Namespace, spec: Any) -> int:
 
     with open_project(args.project, read_only=True) as project:
         est = estimate(project, spec)
+    for problem in est["problems"]:
+        print(f"warning: the job would stop before any work: {problem}", file=sys.stderr)
     _print(args, est, describe(est))
     return EXIT_OK
 

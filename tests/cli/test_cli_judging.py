@@ -140,3 +140,28 @@ def test_judge_dry_run_sends_nothing_and_prints_the_cost(tmp_path, capsys):
         assert server.calls == 0
     assert est["calls"] == 72 and est["judges"][0]["judge"] == "ans" and est["cost_usd"] > 0
     assert est["tokenizer"] == "MiniLM WordPiece tokenizer"
+
+
+def test_a_missing_key_stops_the_job_before_any_work_and_the_dry_run_says_so(tmp_path, capsys, monkeypatch):
+    """Was: the offline judges ran for 49 s, then the job failed on the unset key; the dry run priced the judge
+    without a word about the key (issue 31)."""
+    monkeypatch.delenv("NOPE_KEY", raising=False)
+    path = str(tmp_path / "k.rageval")
+    assert main(["demo", path]) == 0
+    assert main(["judges", "add", path, "--name", "fresh", "--metric", "correctness", "--kind", "lexical"]) == 0
+    assert main(["judges", "add", path, "--name", "gpt", "--metric", "correctness", "--kind", "llm", "--model", "m",
+                 "--api-key-env", "NOPE_KEY"]) == 0
+    capsys.readouterr()
+    assert main(["judge", path, "--run", "v2", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "cannot start: judge 'gpt': the environment variable NOPE_KEY" in captured.out
+    assert "set NOPE_KEY in the environment" in captured.err
+    assert main(["judge", path, "--run", "v2"]) == 1
+    assert "cannot start: judge 'gpt'" in capsys.readouterr().err
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    fresh = conn.execute("SELECT COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id "
+                         "WHERE j.name = 'fresh'").fetchone()[0]
+    assert fresh == 0                                   # the local judge did not run first
+    conn.close()

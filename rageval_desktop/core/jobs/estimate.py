@@ -13,6 +13,7 @@ from typing import Any
 from rageval_desktop.core.jobs import chains
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
 from rageval_desktop.core.judges import llm, prices, rubrics
+from rageval_desktop.core.judges.secrets import key_problems
 from rageval_desktop.core.store.project import Project
 
 # a typical reply per output format, in tokens (the estimate); the judge's max_tokens bounds the worst case
@@ -98,6 +99,7 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
         total += out["cost_usd"] or 0.0
         total_max += out["cost_usd_max"] or 0.0
     return {"run": spec.run, "judges": list(per_judge.values()), "already_judged": skipped,
+            "problems": key_problems([j for j in judges if per_judge[j.id]["calls"]]),
             "calls": sum(j["calls"] for j in per_judge.values()),
             "cost_usd": None if unpriced else total, "cost_usd_max": None if unpriced else total_max,
             "unpriced_models": sorted(set(unpriced)), "tokenizer": tokenizer,
@@ -120,6 +122,7 @@ def describe(est: dict[str, Any]) -> str:
                      f"with nothing to judge); ~{j['prompt_tokens']:,} prompt + ~{j['completion_tokens']:,} completion "
                      f"tokens; {money(j['cost_usd'])} (at most {money(j['cost_usd_max'])})"
                      + (" at the batch price" if j.get("batch") else ""))
+    lines += [f"cannot start: {p}" for p in est.get("problems", [])]
     if est["unpriced_models"]:
         lines.append(f"no price for {', '.join(m or '?' for m in est['unpriced_models'])}: set one with rageval prices "
                      "set PROJECT MODEL --input USD --output USD")

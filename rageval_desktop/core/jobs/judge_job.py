@@ -22,7 +22,7 @@ from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
-from rageval_desktop.core.base.errors import RagevalError, WriteFailed
+from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError, WriteFailed
 from rageval_desktop.core.base.limiter import AdaptiveLimiter
 from rageval_desktop.core.jobs import chains, steps
 from rageval_desktop.core.jobs.commit import CommitLane, while_busy
@@ -31,7 +31,7 @@ from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import llm, parsers, prices, rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import KindUnavailable
-from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
+from rageval_desktop.core.judges.secrets import Scrubber, key_problems, resolve_api_key
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -131,6 +131,9 @@ class JudgeJob:
         work = job_items(self.project, self.spec, judges)
         self.stats.rows, self.stats.skipped = len(work), work.skipped
         busy = [j for j in judges if work.count([j])]          # judges with something to do
+        missing = key_problems(busy)
+        if missing:                     # before any work: not after the local judges have run for a minute
+            raise JudgeConfigError("cannot start: " + "; ".join(missing) + "; nothing was judged")
         self.check_budget_possible(busy)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
         run_id = find_run(self.project, self.spec.run)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
 
@@ -158,3 +159,20 @@ def resolve_api_key(ref: str | None) -> str:
     if not value:
         raise JudgeConfigError(f"no keyring entry for service '{service}', user '{user}'")
     return value
+
+
+def key_problems(judges: Any) -> list[str]:
+    """Why each judge that calls an endpoint could not be given its key now (a variable not set, no keyring entry),
+    in words naming the judge and what to set — checked before a job does any work, and by its dry run."""
+    out = []
+    for judge in judges:
+        if not judge.calls_llm:
+            continue
+        try:
+            resolve_api_key(judge.api_key_ref)
+        except JudgeConfigError as exc:
+            ref = judge.api_key_ref or ""
+            fix = (f"set {ref[4:]} in the environment" if ref.startswith("env:") else
+                   "add the keyring entry" if ref else "")
+            out.append(f"judge '{judge.name}': {exc}" + (f" ({fix})" if fix else ""))
+    return out

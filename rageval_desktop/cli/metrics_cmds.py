@@ -68,8 +68,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if args.estimator == "ppi":
         lines.append("(ppi): the judge mean corrected by the human ratings of the slice's questions (prediction-"
                      "powered inference; — where a slice has too few ratings). Per slice:")
-        lines += ["  " + line for line in ppi_lines(summary)] or ["  no judge metric of this run is rated by humans "
-                                                                  "yet: draw a sample (rageval sample) and rate it in the app or with rageval ratings import"]
+        lines += ["  " + line for line in ppi_lines(summary)] or [
+            "  no judge metric of this run is rated by humans yet: draw a sample (rageval sample) and rate it in the "
+            "app or with rageval ratings import"]
     if summary["repeated_questions"]:
         c = summary["slices"]["all"]["consistency"]
         lines.append(f"{summary['repeated_questions']} question(s) were answered more than once in this run (up to "

@@ -100,7 +100,9 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
     if blind:
         raise GateUsageError("the PPI estimator cannot gate " + "; ".join(
             f"{u['metric']} ({u['why']})" for u in blind) + ": rate a sample of each run, or gate those metrics on "
-            "the judges' mean", cli_hint="draw a sample with rageval sample and rate it (the app's Review page, or rageval ratings import), or use --estimator mean",
+            "the judges' mean",
+            cli_hint="draw a sample with rageval sample and rate it (the app's Review page, or rageval ratings "
+                     "import), or use --estimator mean",
             gui_hint="rate a sample of each run in Review, or clear 'Corrected by ratings'")
     return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
                          require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,

@@ -198,8 +198,8 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
     frame = _rated(project, judge)
     if len(frame) < max(MIN_RATED, folds):
         raise RagevalError(f"align needs at least {max(MIN_RATED, folds)} rated rows this judge scored; it has "
-                           f"{len(frame)}: draw a sample (rageval sample) and rate it first (the app's Review page, or rageval "
-                           "ratings import)")
+                           f"{len(frame)}: draw a sample (rageval sample) and rate it first (the app's Review "
+                           "page, or rageval ratings import)")
     base = rubrics.rubric_of(project, judge.rubric_id)
     labels = scale(judge.metric)
     k = len(labels)

@@ -404,3 +404,19 @@ def test_id_lists_in_csv_cells_take_json_or_semicolons_or_pipes(project, tmp_pat
     bad.write_text("question,gold_answer,gold_chunk_ids\nq?,a,c1;;c2\n")
     with pytest.raises(ImportFailed, match="row 1, column .gold_chunk_ids.: an empty id"):
         import_golden(project, bad)
+
+
+def test_new_slices_are_reported_in_one_line(tmp_path):
+    """Was: a first golden import printed six "warning: new slice" lines, one per standard slice (issue 31)."""
+    import json
+
+    from rageval_desktop.core.importers.golden_import import import_golden
+    from rageval_desktop.core.store.project import Project
+
+    rows = [{"id": f"g{i}", "question": f"q{i}?", "gold_answer": "a", "slice_tag": tag}
+            for i, tag in enumerate(["easy", "edge", "adversarial", "easy"])]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with Project.create(tmp_path / "p.rageval") as p:
+        report = import_golden(p, tmp_path / "g.jsonl", check_duplicates=False)
+    slices = [w for w in report.warnings if "slice" in w]
+    assert slices == ["3 new slice(s) added to the project: 'adversarial', 'easy', 'edge'"]

@@ -83,7 +83,9 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                 report.fresh_ids.append(gid)
         for position, name in enumerate(sorted(new_slices), start=len(known_slices)):
             conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (name, position))
-            report.warnings.append(f"new slice '{name}' added to the project")
+        if new_slices:       # one line for all of them (a first import brings six at once)
+            report.warnings.append(f"{len(new_slices)} new slice(s) added to the project: "
+                                   + ", ".join(f"'{n}'" for n in sorted(new_slices)))
         missing = _unknown_chunk_ids(conn, records)
         if missing:
             report.warnings.append(f"{missing} gold chunk id(s) are not in the project's corpus")

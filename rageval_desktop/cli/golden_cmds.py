@@ -92,8 +92,16 @@ def cmd_lab(args: argparse.Namespace) -> int:
         sizes = [int(x) for x in args.chunk_sizes.split(",") if x.strip()]
     except ValueError:
         raise UsageError("--chunk-sizes takes token counts separated by commas, e.g. 200,500") from None
+    from rageval_desktop.core.base.context import TaskContext
+
+    def step(done: int, total: int, message: str) -> None:
+        # a line per configuration on stderr, --json or not (stdout stays the result): a lab takes minutes
+        if done < total:
+            print(f"lab: configuration {done + 1} of {total}: {message}", file=sys.stderr, flush=True)
+
     with open_project(args.project) as project:
-        data = run_lab(project, sizes, overlap=args.overlap, models=args.model or None)
+        data = run_lab(project, sizes, overlap=args.overlap, models=args.model or None,
+                       ctx=TaskContext(on_progress=step))
     lines = []
     for c in data["configs"]:
         a = c["slices"]["all"]

@@ -53,5 +53,9 @@ def test_lab_matches_the_metrics_module(tmp_path, capsys):
     assert rechunked["chunks"] > len(chunks) and 0 <= rechunked["slices"]["all"]["hit@5"] <= 100
     p.close()
     assert main(["lab", str(tmp_path / "lab.rageval"), "--chunk-sizes", "16,32", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
     assert [c["config"] for c in data["configs"]] == ["as imported", "16 tokens", "32 tokens"]
+    # progress on stderr, --json or not (was: minutes of silence; issue 31)
+    assert "lab: configuration 1 of 3: as imported" in captured.err
+    assert "lab: configuration 3 of 3: 32 tokens" in captured.err

@@ -125,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("demo", cmd_demo, "write the bundled demo project")
     p.add_argument("path", help="file to create (or a folder, to create demo.rageval in it)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--files", metavar="DIR", help="also write the files the demo is made from to DIR: chunks.jsonl, "
+                                                 "golden.csv, outputs-v1.jsonl, outputs-v2.jsonl")
     p.add_argument("--json", action="store_true")
 
     p = command("judges", cmd_judges, "add, list (with licences) and edit judges; the kinds installed")

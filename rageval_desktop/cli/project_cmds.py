@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
 from rageval_desktop.core.base.errors import RagevalError
@@ -80,7 +81,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
     write_demo_project(path)
-    _print(args, {"created": str(path)}, f"wrote the demo project to {path}")
+    out: dict[str, Any] = {"created": str(path)}
+    text = f"wrote the demo project to {path}"
+    if args.files:
+        from rageval_desktop.core.demo import write_demo_files
+
+        try:
+            files = write_demo_files(args.files)
+        except OSError as exc:
+            raise UsageError(f"cannot write the demo's files to {args.files}: {exc.strerror or exc}") from None
+        out["files"] = [str(f) for f in files]
+        text += f", and the files it is made from to {args.files}: " + ", ".join(f.name for f in files)
+    _print(args, out, text)
     return EXIT_OK
 
 

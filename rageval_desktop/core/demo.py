@@ -67,6 +67,35 @@ def judge_and_rate(project: Project, src: Path, runs: list[str]) -> None:
     create_sample(project, SAMPLE["run"], SAMPLE["metric"], SAMPLE["size"], seed=SAMPLE["seed"])
 
 
+def write_demo_files(folder: str | Path) -> list[Path]:
+    """The files the demo project is made from, in the formats a team would have them: `chunks.jsonl` (the corpus),
+    `golden.csv` (the golden set; ids in a cell as a JSON list) and `outputs-<run>.jsonl` per run — so the README's
+    import commands run as written. Existing files are replaced."""
+    import csv
+    import gzip
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    src = demo_dir()
+    written = []
+    with gzip.open(src / "corpus.jsonl.gz", "rb") as f:
+        (folder / "chunks.jsonl").write_bytes(f.read())
+    written.append(folder / "chunks.jsonl")
+    rows = [json.loads(line) for line in (src / "golden.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    with (folder / "golden.csv").open("w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["id", "question", "gold_answer", "gold_chunk_ids", "slice_tag"])
+        for r in rows:
+            out.writerow([r["id"], r["question"], r["gold_answer"], json.dumps(r["gold_chunk_ids"]), r["slice_tag"]])
+    written.append(folder / "golden.csv")
+    manifest = json.loads((src / "manifest.json").read_text())
+    for name in manifest["runs"]:
+        with gzip.open(src / f"run_{name}.jsonl.gz", "rb") as f:
+            (folder / f"outputs-{name}.jsonl").write_bytes(f.read())
+        written.append(folder / f"outputs-{name}.jsonl")
+    return written
+
+
 def write_demo_project(path: str | Path, ctx: TaskContext | None = None) -> Path:
     """Create the demo project at `path` (which must not exist). On failure no half-made file is left."""
     ctx = ctx or TaskContext()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
@@ -142,3 +143,19 @@ def test_the_can_this_judge_gate_a_release_example_runs_in_order(tmp_path, monke
     (tmp_path / "decisions" / "decision-1.json").write_text(record.replace('"pass"', '"fail"', 1))
     assert main(["decisions", "release.rageval", "--verify", "decisions/decision-1.json"]) == 1
     assert "decision-1.json: differs from decision 1 (edited)" in capsys.readouterr().err
+
+
+def test_the_first_command_line_block_runs_as_written(tmp_path, monkeypatch, capsys):
+    """README "Command line": was importing chunks.jsonl, golden.csv and outputs.jsonl, which no fresh clone has
+    (issue 31); `demo --files` writes them."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Command line (`rageval`)", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
+    assert commands[0].startswith("rageval demo") and len(commands) == 7
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        assert main(shlex.split(command)[1:]) == 0, command
+    out = capsys.readouterr().out
+    info = json.loads(out[out.index("{"):out.rindex("}") + 1])
+    assert info["golden_rows"] == 72 and info["corpus_chunks"] > 0
+    assert [r["name"] for r in info["runs"]] == ["v2"] and info["runs"][0]["linked"] == 72

@@ -169,7 +169,7 @@ def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         view.new_button.click()
     qtbot.waitUntil(lambda: view.sample is not None and view.sample.metric == "correctness", timeout=10_000)
-    assert [b.text() for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
+    assert [b.text().split(" ·")[0] for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
     assert "Completely correct" in view.guide.scale.toPlainText()
     with qtbot.waitSignal(window.task_finished, timeout=10_000):   # rendered on a worker
         view.prompt_button.click()
@@ -239,3 +239,26 @@ def test_the_pack_window_says_no_verdict_is_hidden_and_has_a_shortcut_sheet(qtbo
     rows = {table.item(r, 0).text() for r in range(table.rowCount())}
     assert {"0-5", "s", "n", "F1"} <= rows
     w.close()
+
+
+def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_fits_1024(window, qtbot):
+    """Was: a correctness card listed 50 passages the rubric never reads, the score buttons showed bare numbers,
+    and the review page forced the window to 1093 px at 1024 (issue 31)."""
+    view = window.review_view
+    view.setFocus()
+    text = view.detail.toPlainText()
+    assert "other passage(s) folded: the correctness_binary rubric reads the answer and the reference" in text
+    assert "★ GOLD" in text or "gold chunks: none" in text
+    shown = text.count("  score ")
+    qtbot.keyClick(view, Qt.Key.Key_P)
+    assert "folded" not in view.detail.toPlainText() and view.detail.toPlainText().count("  score ") > shown
+    qtbot.keyClick(view, Qt.Key.Key_P)
+    assert "folded" in view.detail.toPlainText()
+    view.sample_box.setCurrentIndex(view.sample_box.findData(1))     # the demo's correctness sample: 1-5 anchors
+    window.resize(1280, 720)
+    qtbot.waitUntil(lambda: view.score_buttons and view.score_buttons[3].text() == "&4 · Mostly correct",
+                    timeout=5_000)
+    window.resize(1024, 768)
+    qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)
+    assert window.minimumSizeHint().width() <= 1024
+    assert view.score_buttons[3].text() == "&4"                     # the words go to the tooltip when tight

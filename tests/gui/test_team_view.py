@@ -40,6 +40,8 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
         report = view.report
         assert [r.reviewer for r in report.reviewers] == ["ann", "bob"]
         assert view.people.rowCount() == 2 and view.pairs.rowCount() == 1
+        pairs = view.pairs_view           # the κ column whole at 1280 px (was cut; issue 31)
+        assert pairs.columnViewportPosition(3) + pairs.columnWidth(3) <= pairs.viewport().width()
         assert view.queue.rowCount() == 5 and "To adjudicate: 5" in view.queue_title.text()
         assert "misses the point" in view.queue.data(view.queue.index(0, 3))
         assert "nan" not in view.queue.data(view.queue.index(0, 3))

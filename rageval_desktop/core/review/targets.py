@@ -20,6 +20,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.scoring import citations
 from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.judges import rubrics
 
 DEFAULT_PASSAGES = 5   # a run no judge has graded yet: the top passages (an LLM judge's default k)
 BY_TEXT = ("nugget", "citation")   # units identified by their text (`key`), not by their number
@@ -132,6 +133,16 @@ class TargetCard:
 QUESTIONS = {"passage": "How well does this passage answer the question?",
              "nugget": "Does the answer contain this nugget of information?",
              "citation": "Does the cited passage support this sentence of the answer?"}
+
+
+def reads_passages(metric: str) -> bool:
+    """Whether the metric's bundled rubric reads the retrieved passages (faithfulness) or only the question, the
+    answer and the reference (correctness): a review card folds the passages a rubric does not read."""
+    spec = METRICS.get(metric)
+    if spec is None or spec.level != "row" or spec.items or spec.default_rubric is None:
+        return True
+    rubric = rubrics.library().get(spec.default_rubric)
+    return rubric is None or "${contexts}" in rubric.template or "${passage}" in rubric.template
 
 
 def card(detail: Any, metric: str, item: int, key: str | None) -> TargetCard | None:

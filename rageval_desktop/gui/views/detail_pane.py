@@ -32,6 +32,7 @@ class DetailPane(QTextEdit):
         self.detail: RowDetail | None = None
         self.target: TargetCard | None = None
         self.show_raw = False
+        self.fold_passages: str | None = None   # set: only the gold passages are shown; says why (a review card)
 
     def set_show_raw(self, on: bool) -> None:
         self.show_raw = on
@@ -92,7 +93,8 @@ class DetailPane(QTextEdit):
         gold = ", ".join(detail.gold_chunk_ids) or "none"
         what = "RETRIEVED PASSAGES" if detail.kind == "run" else "GOLD CHUNKS"
         cur.insertText(f"\n{what} ({len(detail.passages)}; gold chunks: {gold})\n", heading)
-        shown = [p for p in detail.passages if p.rank <= SHOWN_PASSAGES or p.is_gold]
+        folded = self.fold_passages is not None and detail.kind == "run"
+        shown = [p for p in detail.passages if p.is_gold or (not folded and p.rank <= SHOWN_PASSAGES)]
         for p in shown:
             frame = QTextFrameFormat()
             frame.setPadding(6)
@@ -113,7 +115,9 @@ class DetailPane(QTextEdit):
             cur.insertText(p.text or "", body)
             cur.movePosition(QTextCursor.MoveOperation.End)
         hidden = len(detail.passages) - len(shown)
-        if hidden:
+        if hidden and folded:
+            cur.insertText(f"\n… {hidden} other passage(s) folded: {self.fold_passages} (P shows them)\n", heading)
+        elif hidden:
             cur.insertText(f"\n… {hidden} more retrieved passages below rank {SHOWN_PASSAGES} (none of them gold)\n",
                            heading)
 

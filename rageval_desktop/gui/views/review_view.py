@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTextBrowser,
@@ -42,9 +43,24 @@ from rageval_desktop.gui.views.detail_pane import DetailPane
 if TYPE_CHECKING:
     from rageval_desktop.gui.state import AppState
 
-KEYS_HELP = "{keys} rate · j/k or ↓/↑ move · n next unrated · s skip · c comment · u or Ctrl+Z undo"
+KEYS_HELP = "{keys} rate · j/k move · n next unrated · s skip · c comment · u undo · F1 all keys"
 UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+
+
+def _short_anchor(anchor: str | None, limit: int = 24) -> str:
+    """The first words of a scale point's anchor ("Mostly correct: a minor detail…" -> "Mostly correct")."""
+    if not anchor:
+        return ""
+    head = anchor.split(":", 1)[0].split(",", 1)[0].strip().rstrip(".")
+    if len(head) <= limit:
+        return head
+    words, out = head.split(), ""
+    for w in words:
+        if len(out) + len(w) + 1 > limit - 1:
+            break
+        out = f"{out} {w}".strip()
+    return (out or head[:limit - 1]) + "…"
 
 
 def _card_button(text: str, tip: str) -> QPushButton:
@@ -216,9 +232,12 @@ class ReviewView(QWidget):
         self.progress_label.setTextFormat(Qt.TextFormat.PlainText)
         self.keys_label = QLabel(KEYS_HELP)
         self.keys_label.setObjectName("hint")
+        self.keys_label.setWordWrap(True)          # wraps on a narrow window instead of widening it
+        self.keys_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.progress_label.setWordWrap(True)
         status.addWidget(self.progress)
         status.addWidget(self.progress_label, 1)
-        status.addWidget(self.keys_label)
+        status.addWidget(self.keys_label, 1)
         layout.addLayout(status)
         self.detail = DetailPane()
         self.detail.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -248,7 +267,11 @@ class ReviewView(QWidget):
         self.reveal.setObjectName("reveal")
         self.reveal.setWordWrap(True)
         self.reveal.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.reveal)
+        actions = QHBoxLayout()            # below the scale: the scale's buttons get the row's width
+        actions.addWidget(self.reveal, 1)
+        for button in (self.skip_button, self.next_button, self.comment_button, self.undo_button):
+            actions.addWidget(button)
+        layout.addLayout(actions)
         self.new_button.clicked.connect(self.new_sample)
         self.extend_button.clicked.connect(self.extend_sample)
         self.prompt_button.clicked.connect(self.show_prompt)
@@ -258,6 +281,7 @@ class ReviewView(QWidget):
         self.saving = False
         self.shown_at = time.monotonic()
         self.comment: str | None = None
+        self.all_passages = False
         self.mine: dict[tuple[int, int], float | None] = {}   # (row, item) -> my standing score (None = skipped)
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
@@ -290,8 +314,7 @@ class ReviewView(QWidget):
         scale = source.scale(metric) if source is not None else human_rubric(metric)
         while self.buttons_row.count():
             item = self.buttons_row.takeAt(0)
-            if item.widget() is not None and item.widget() not in (self.skip_button, self.next_button,
-                                                                   self.comment_button, self.undo_button):
+            if item.widget() is not None:
                 item.widget().deleteLater()
         self.score_buttons = []
         self.keys = {point.key: point.score for point in scale.points}
@@ -300,18 +323,42 @@ class ReviewView(QWidget):
         for point in scale.points:
             # the key in the label; Alt+key (the mnemonic) also works when the focus is elsewhere
             text = f"&{point.label}" if point.label == point.key else f"{point.label}  [&{point.key}]"
+            short = _short_anchor(point.anchor)
+            button_text = text
+            if short and point.label == point.key:     # "4 · Mostly correct": the scale in words on the button
+                text = f"&{point.label} · {short}"
             button = _card_button(text, point.anchor or f"score {point.key}")
             button.setObjectName("scoreButton")
             button.setCheckable(True)   # the row's standing rating shows as the pressed button
             button.setMinimumHeight(34)
             button.setProperty("score", point.score)
+            button.setProperty("full_text", text)
+            button.setProperty("short_text", button_text)
             button.clicked.connect(lambda _=False, s=point.score: self._act(lambda: self.save(s)))
             self.score_buttons.append(button)
+            # may shrink below its text on a narrow window (the key stays readable) rather than widen the window
+            button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+            button.setMinimumWidth(56)
             self.buttons_row.addWidget(button, 1)
-        self.buttons_row.addSpacing(18)
-        for button in (self.skip_button, self.next_button, self.comment_button, self.undo_button):
-            self.buttons_row.addWidget(button)
         self.guide.show_scale(scale, source.guidelines(metric) if source is not None else "")
+        self._fit_score_buttons()
+
+    def _fit_score_buttons(self) -> None:
+        """The scale's words on its buttons when the row has room for all of them, else the bare keys (the words
+        stay in the tooltip and the guide): a narrow window is never widened by them."""
+        if not self.score_buttons:
+            return
+        room = self.width() - 40
+        metrics = self.score_buttons[0].fontMetrics()
+        need = sum(metrics.horizontalAdvance(str(b.property("full_text")).replace("&", "")) + 36
+                   for b in self.score_buttons)
+        full = need <= room
+        for b in self.score_buttons:
+            b.setText(str(b.property("full_text" if full else "short_text")))
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._fit_score_buttons()
 
     # --- samples -------------------------------------------------------------------------------
     def refresh(self, runs: list[str]) -> None:
@@ -417,7 +464,7 @@ class ReviewView(QWidget):
 
     def show_row(self) -> None:
         from rageval_desktop.core.review.card import blinded, revealed, side_by_side
-        from rageval_desktop.core.review.targets import card
+        from rageval_desktop.core.review.targets import card, reads_passages
 
         if self.sample is None or not self.sample.row_ids:
             return
@@ -430,7 +477,13 @@ class ReviewView(QWidget):
         shown = revealed(mine, rated)
         what = self.sample.unit
         # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
-        self.detail.show_detail(detail if shown else blinded(detail), card(detail, self.sample.metric, item, key))
+        metric = self.sample.metric
+        fold = None if reads_passages(metric) or self.all_passages else (
+            f"the {metric} rubric reads the answer and the reference, not the passages")
+        if fold != self.detail.fold_passages:
+            self.detail.fold_passages = fold
+            self.detail.detail = None                  # drawn again with the passages folded or not
+        self.detail.show_detail(detail if shown else blinded(detail), card(detail, metric, item, key))
         total = len(self.sample.row_ids)
         done = self.rated_count()
         skipped = sum(1 for t in self.sample.targets if t in self.mine and self.mine[t] is None)
@@ -483,6 +536,9 @@ class ReviewView(QWidget):
             self.save(None, skipped=True)
         elif key == Qt.Key.Key_N and not ctrl:
             self.go_next_unrated()
+        elif key == Qt.Key.Key_P and not ctrl:
+            self.all_passages = not self.all_passages     # the passages a rubric does not read: shown or folded
+            self.show_row()
         elif key == Qt.Key.Key_C and not ctrl:
             self.ask_comment()
         elif key == Qt.Key.Key_U or (key == Qt.Key.Key_Z and ctrl):

@@ -110,7 +110,7 @@ class TeamView(QWidget):
         self.queue_view = records_table(self.queue, "teamQueue")
         self.queue_title = QLabel("To adjudicate")
         self.queue_title.setObjectName("sectionTitle")
-        lower = QSplitter()
+        lower = self.lower = QSplitter()
         left, right = QWidget(), QWidget()
         l1, l2 = QVBoxLayout(left), QVBoxLayout(right)
         l1.setContentsMargins(0, 0, 0, 0)
@@ -174,6 +174,11 @@ class TeamView(QWidget):
         self.people_view.resizeColumnsToContents()
         self.pairs.set_records([{**p, "value": _value(p)} for p in report.pairwise])
         self.pairs_view.resizeColumnsToContents()
+        # the pairs pane as wide as its columns (was: κ cut at 1280 px), the queue takes the rest
+        need = self.pairs_view.horizontalHeader().length() + self.pairs_view.verticalScrollBar().sizeHint().width() + 8
+        total = sum(self.lower.sizes())
+        if total > 0:
+            self.lower.setSizes([min(need, total // 2), total - min(need, total // 2)])
         alpha = "—" if report.alpha is None else f"{report.alpha:.3f}"
         self.alpha_label.setText(f"Between reviewers · Krippendorff's α (all): {alpha}")
         self.queue.set_records([{

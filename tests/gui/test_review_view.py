@@ -103,8 +103,9 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
     keep, drop = records["answer-recall"], records["minilm-similarity"]
     assert keep["licence"] == "explore (no recorded audit)" == drop["licence"]   # licences rest on recorded audits
-    assert (keep["n"], keep["statistic"], keep["verdict"]) == (144, "cohen_kappa", "needs more ratings")
-    assert (drop["n"], drop["statistic"], drop["verdict"]) == (144, "quadratic_kappa", "retire")
+    assert (keep["n"], keep["statistic"], keep["verdict"]) == (144, "Cohen's κ", "needs more ratings")
+    assert (drop["n"], drop["statistic"], drop["verdict"]) == (144, "quadratic-weighted κ", "retire")
+    assert drop["judge_status"] == "active ⚑" and "Record audit and apply" in drop["judge_status__tip"]
     assert keep["ci"][0] > 0.7 > drop["ci"][1]
     # sequential stopping: the retired judge's anytime interval lies wholly below 0.7; the other says how many more
     audit.table.selectRow(list(records).index("answer-recall"))

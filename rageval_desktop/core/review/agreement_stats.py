@@ -16,6 +16,14 @@ import warnings
 from typing import Any
 
 STATS = ("exact", "within_one", "cohen_kappa", "quadratic_kappa", "spearman", "krippendorff_alpha")
+LABELS = {"exact": "exact agreement", "within_one": "within one point", "cohen_kappa": "Cohen's κ",
+          "quadratic_kappa": "quadratic-weighted κ", "spearman": "Spearman's ρ",
+          "krippendorff_alpha": "Krippendorff's α"}
+
+
+def label(statistic: str | None) -> str:
+    """A statistic's name for people (screens and reports); `--json` keeps the identifier."""
+    return LABELS.get(statistic or "", statistic or "—")
 
 
 def confusion(human: Any, judge: Any, k: int, weights: Any | None = None) -> Any:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.review.agreement_stats import label as st_label
 from rageval_desktop.core.review.evidence import bias_text
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
@@ -241,7 +242,13 @@ class AuditView(QWidget):
             b = r.bias
             bias = "—" if b.get("mean") is None else f"{b['mean']:+.1f}" + (" ⚑" if b["flagged"] else "")
             tip = f"judge − human: {bias_text(b)}" if bias_text(b) else ""
+            status = r.judge_status
+            if r.judge_status == "active" and r.verdict == "retire":      # the audit says retire; not applied yet
+                status = "active ⚑"
             records.append({**r.as_dict(), "licence": licences.get(r.judge, ""), "value_text": value,
+                            "judge_status": status, "statistic": st_label(r.statistic),
+                            "judge_status__tip": "the audit says retire: Record audit and apply retires it"
+                            if status.endswith("⚑") else "",
                             "bias_text": bias, "bias_text__tip": tip,
                             "needed_text": f"≈ {r.needed} more" if r.needed else "—",
                             "ceiling": "—" if r.human_ceiling is None else f"{r.human_ceiling:.2f}",

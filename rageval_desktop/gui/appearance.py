@@ -28,8 +28,10 @@ def apply_appearance() -> None:
                               (role.AlternateBase, "#303134"), (role.Text, "#e8eaed"), (role.Button, "#303134"),
                               (role.ButtonText, "#e8eaed"), (role.Highlight, "#8ab4f8"),
                               (role.HighlightedText, "#202124"), (role.ToolTipBase, "#303134"),
-                              (role.ToolTipText, "#e8eaed")):
+                              (role.ToolTipText, "#e8eaed"), (role.PlaceholderText, "#9aa0a6")):
             palette.setColor(which, QColor(colour))
+    else:      # the platform's placeholder grey reads 4.0:1 on white: below WCAG AA for the hints it carries
+        palette.setColor(QPalette.ColorRole.PlaceholderText, QColor("#5f6368"))
     app.setPalette(palette)
     app.setProperty("dark", dark)
     from rageval_desktop.core.base.paths import resources_dir

@@ -120,15 +120,24 @@ def in_thread(fn: Callable[[], Any], *, on_done: Callable[[Any], None] | None = 
             result = fn()
         except Exception as exc:
             _THREADS.discard(threading.current_thread())  # finished before anyone hears of it
-            signals.failed.emit(f"{type(exc).__name__}: {exc}")
+            _tell(signals.failed, f"{type(exc).__name__}: {exc}")
         else:
             _THREADS.discard(threading.current_thread())
-            signals.done.emit(result)
+            _tell(signals.done, result)
 
     thread = threading.Thread(target=body, name="rageval-closer", daemon=True)
     _THREADS.add(thread)
     thread.start()
     return thread
+
+
+def _tell(signal: Any, value: Any) -> None:
+    """Emit from a plain thread; when the application (and with it the signal's object) is already gone — a close
+    finishing as the process exits — there is no one left to tell."""
+    try:
+        signal.emit(value)
+    except RuntimeError:
+        pass
 
 
 def wait_all(timeout_s: float = 30.0) -> bool:

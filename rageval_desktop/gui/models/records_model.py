@@ -10,8 +10,11 @@ from PySide6.QtGui import QColor
 from rageval_desktop.gui.appearance import verdict_colours
 
 _Index = QModelIndex | QPersistentModelIndex
-STATUS_COLOURS = {"retired": "#80868b", "failed": "#b3261e", "interrupted": "#b06000", "cancelled": "#b06000",
-                  "running": "#1a73e8", "done": "#1f7a4d", "active": "#1f7a4d"}
+# ≥ 4.5:1 on the table's base in each theme (WCAG AA; tests/gui/test_contrast.py measures the pages)
+STATUS_COLOURS = {"retired": "#5f6368", "failed": "#b3261e", "interrupted": "#a14f00", "cancelled": "#a14f00",
+                  "running": "#1967d2", "done": "#1e7043", "active": "#1e7043"}
+STATUS_COLOURS_DARK = {"retired": "#9aa0a6", "failed": "#f28b82", "interrupted": "#fdd663", "cancelled": "#fdd663",
+                       "running": "#8ab4f8", "done": "#81c995", "active": "#81c995"}
 
 
 class RecordsModel(QAbstractTableModel):
@@ -104,7 +107,11 @@ class RecordsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in STATUS_COLOURS:
-            return QColor(STATUS_COLOURS[value])
+            from PySide6.QtWidgets import QApplication
+
+            app = QApplication.instance()
+            dark = bool(app is not None and app.property("dark"))
+            return QColor((STATUS_COLOURS_DARK if dark else STATUS_COLOURS)[value])
         if role == Qt.ItemDataRole.ToolTipRole and value is not None:
             return self.records[index.row()].get(f"{key}__tip") or str(value)
         return None

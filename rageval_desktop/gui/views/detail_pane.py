@@ -22,6 +22,13 @@ GOLD_FG = QColor("#1f7a4d")
 TARGET_FG = QColor("#3b78e7")   # the accent: readable on light and dark themes
 
 
+def _dark() -> bool:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    return bool(app is not None and app.property("dark"))
+
+
 class DetailPane(QTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,7 +72,7 @@ class DetailPane(QTextEdit):
         base = QTextCharFormat()
         heading = QTextCharFormat()
         heading.setFontWeight(QFont.Weight.DemiBold)
-        heading.setForeground(QColor("#80868b"))  # mid grey: readable on light and dark themes
+        heading.setForeground(QColor("#9aa0a6" if _dark() else "#5f6368"))  # ≥ 4.5:1 on either theme's pane
         title = QTextCharFormat()
         title.setFontWeight(QFont.Weight.Bold)
         title.setFontPointSize(self.font().pointSizeF() * 1.15)

@@ -43,14 +43,17 @@ class TriageBar(QWidget):
         self.search.setPlaceholderText("Search question and answer…  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(180)
+        self.search.setFixedWidth(240)
         self.status = QComboBox()
         self.failure = QComboBox()
-        self.failure.addItem("Any outcome", None)
+        self.failure.addItem("Outcome: any", None)
         for name in FAILURES:
             self.failure.addItem("failing (any class)" if name == "any" else f"{name} failures", name)
         self.judge = QComboBox()
-        self.low = _score_box("score ≥ ")
-        self.high = _score_box("score ≤ ")
+        self.low = _score_box("≥ ")
+        self.high = _score_box("≤ ")
+        self.low.setToolTip("The chosen judge's score at least this")
+        self.high.setToolTip("The chosen judge's score at most this")
         self.human = QComboBox()
         self.human.addItem("Human: any", None)
         for key, tip in HUMAN.items():
@@ -63,13 +66,13 @@ class TriageBar(QWidget):
         self.review_button = QPushButton("Review t&hese…")
         self.review_button.setToolTip("Make a review sample of the rows listed now")
         self.clear_button = QPushButton("Clear &filters")
+        self.clear_button.setToolTip("Clear every filter and the search (Ctrl+Shift+F)")
         self.count = QLabel()
         self.count.setObjectName("hint")
-        layout.addWidget(self.search, 1)
-        self.bar = ButtonBar([self.status, self.failure, self.judge, self.low, self.high, self.human, self.disagree,
-                              self.clear_button, self.columns_button, self.review_button])
-        layout.addWidget(self.bar, 3)
-        layout.addWidget(self.count)
+        # one flow, the search first: on a narrow pane the controls wrap onto a second row, all in view
+        self.bar = ButtonBar([self.search, self.status, self.failure, self.judge, self.low, self.high, self.human,
+                              self.disagree, self.clear_button, self.columns_button, self.review_button, self.count])
+        layout.addWidget(self.bar, 1)
         self._timer = QTimer(self)
         self._timer.setObjectName("searchDelay")
         self._timer.setSingleShot(True)
@@ -122,10 +125,10 @@ class TriageBar(QWidget):
         for box in (self.status, self.judge):
             box.blockSignals(True)
             box.clear()
-        self.status.addItem("Any status", None)
+        self.status.addItem("Status: any", None)
         for name in (RUN_STATUSES if run else GOLDEN_STATUSES):
             self.status.addItem(name, name)
-        self.judge.addItem("Any judge score", None)
+        self.judge.addItem("Judge score: any", None)
         # the item's data is the judge's name (a string compares equal when the list is rebuilt; a tuple did not,
         # and the choice snapped back to "Any judge score" on every listing); its scale is kept beside it
         self.scales = {name: (low, high) for name, low, high in judges}

@@ -30,7 +30,7 @@ def test_dashboard_table_and_chart(window, qtbot):
     view = window.dashboard_view
     assert window.pages.currentWidget() is view
     slices = [view.model.record(r)["slice"] for r in range(view.model.rowCount())]
-    assert slices[-1] == "all" and "keyword-heavy" in slices
+    assert slices[0] == "all" and "keyword-heavy" in slices
     headers = [view.model.headerData(c, Qt.Orientation.Horizontal)
                for c in range(view.model.columnCount())]
     assert "hit@5" in headers and "correctness_binary" in headers
@@ -38,8 +38,10 @@ def test_dashboard_table_and_chart(window, qtbot):
     col = headers.index("correctness_binary")
     tip = view.model.index(len(slices) - 1, col).data(Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "judges: answer-recall" in tip
-    # a judge the human audit has not kept is counted until retired, and flagged; columns say what they mean
-    assert "not yet confirmed by human ratings: minilm-similarity" in view.note.text()
+    # a judge the audit would retire is counted until the audit is recorded, and the note says so (was: "not yet
+    # confirmed", issue 31); columns say what they mean
+    assert "The audit would retire minilm-similarity (n=144): still counted until Audit › Record audit and apply" \
+        in view.note.text()
     # answer-recall agrees well but its anytime interval still reaches below 0.7 (issue 27): flagged, not kept
     assert "answer-recall (needs more ratings, n=144)" in view.note.text()
     col = headers.index("hit@5")
@@ -58,7 +60,7 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     # gate passes and says which cells it could not settle, with the drop each could have detected
     assert "The gate passes" in view.note.text() and "undecided" in view.note.text()
     assert "keyword-heavy hit@5 detects ≥" in view.note.text() or "detects ≥" in view.note.text()
-    tip = view.model.index(records.index(kw), view.model.columns.index(("hit@5", "Δ hit@5"))).data(
+    tip = view.model.index(records.index(kw), [k for k, _ in view.model.columns].index("hit@5")).data(
         Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "n=" in tip
     view.strict.setChecked(True)
@@ -81,6 +83,21 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     view.strict.setChecked(True)
     strict = gate(window.project, "v1", "v2", max_slice_drop=2, strict=True)
     assert headline(strict) in view.note.text() and strict.decision == "undecided"
+    # the verdict is a badge, in words (issue 31: it was grey hint text)
+    assert view.badge.text().startswith("CANNOT DECIDE") and view.badge.property("kind") == "undecided"
+    view.strict.setChecked(False)
+    assert view.badge.text().startswith("PASS  ·  no regression shown") and view.badge.property("kind") == "pass"
+    # each cell says baseline -> candidate (delta); colour and a mark only where the CI excludes 0
+    model = view.model
+    col = [k for k, _ in model.columns].index("hit@5")
+    cells = {model.record(r)["slice"]: model.index(r, col) for r in range(model.rowCount())}
+    for name, index in cells.items():
+        cell = cli.comparison["slices"][name]["hit@5"]
+        text = index.data()
+        assert text.startswith(f"{cell['baseline']:.1f} → {cell['candidate']:.1f}")
+        within = cell["ci"][0] <= 0 <= cell["ci"][1]
+        assert (index.data(Qt.ItemDataRole.ForegroundRole) is None) == (within or cell["delta"] == 0), name
+        assert ("▲" in text or "▼" in text) == (not within), name
 
 
 def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
@@ -94,8 +111,8 @@ def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
     cli = gate(window.project, "v1", "v2", max_slice_drop=2, estimator="ppi")
     kw = next(r for r in records if r["slice"] == "keyword-heavy")
     assert kw["correctness"] == cli.comparison["slices"]["keyword-heavy"]["correctness"]["delta"]
-    tip = view.model.index(records.index(kw), view.model.columns.index(("correctness", "Δ correctness"))).data(
-        Qt.ItemDataRole.ToolTipRole)
+    column = [k for k, _ in view.model.columns].index("correctness")
+    tip = view.model.index(records.index(kw), column).data(Qt.ItemDataRole.ToolTipRole)
     assert "(PPI)" in tip
     assert headline(cli) in view.note.text()
 
@@ -261,16 +278,17 @@ def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qt
     assert abs(plot.pixmap().width() - plot.width()) <= 2
 
 
-def test_every_summary_table_sorts_by_a_header_click_and_all_stays_last(window, qtbot):
+def test_every_summary_table_sorts_by_a_header_click_and_all_stays_first(window, qtbot):
+    """'all' first: at 720 px it was below the fold (issue 31)."""
     open_view(window, qtbot, "dashboard")
     view = window.dashboard_view
     model = view.model
     order = [model.record(r)["slice"] for r in range(model.rowCount())]
-    assert order[-1] == "all" and order[0] == "easy"          # the model's order until a header is clicked
+    assert order[0] == "all" and order[1] == "easy"           # the model's order until a header is clicked
     col = [k for k, _ in model.columns].index("hit@5")
     view.table.horizontalHeader().setSortIndicator(col, Qt.SortOrder.DescendingOrder)
-    values = [model.record(r)["hit@5"] for r in range(model.rowCount() - 1)]
-    assert values == sorted(values, reverse=True) and model.record(model.rowCount() - 1)["slice"] == "all"
+    values = [model.record(r)["hit@5"] for r in range(1, model.rowCount())]
+    assert values == sorted(values, reverse=True) and model.record(0)["slice"] == "all"
     # a deltas table's colours keep their contrast in the dark theme
     from PySide6.QtWidgets import QApplication
 

@@ -219,7 +219,8 @@ def box_plot(report: dict[str, Any], *, theme: Theme | None = None, size: tuple[
 def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size: tuple[int, int] | None = None,
                 regions: list[Region] | None = None) -> bytes:
     """A forest plot per metric (small multiples): each slice's delta (candidate − baseline) with its paired 95% CI.
-    A zero delta is neutral grey; red and green say the direction, not that the change is real (see the CI)."""
+    A delta whose CI includes 0 is grey, a hollow point (within noise); red and green, filled, only where the CI
+    lies wholly below or above 0 — so colour is never the only sign (the point's fill says it too)."""
     theme = theme or Theme()
     metrics = comparison["metrics"]
     slices = list(comparison["slices"])
@@ -238,9 +239,11 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
             cell = comparison["slices"][s].get(m)
             if not cell:
                 continue
-            colour = theme.worse if cell["delta"] < 0 else theme.better if cell["delta"] > 0 else GREY
+            within = cell["ci"][0] <= 0 <= cell["ci"][1]
+            colour = GREY if within else theme.worse if cell["delta"] < 0 else theme.better
             ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
-                        fmt="o", color=colour, ms=4, capsize=2, lw=1)
+                        fmt="o", color=colour, ms=4, capsize=2, lw=1,
+                        markerfacecolor="none" if within else colour)
             points.append((ax, cell["ci"][0], cell["ci"][1], s, m))
             points.append((ax, cell["delta"], y, s, m))
         ax.axvline(0, color=theme.muted, lw=0.8)

@@ -30,16 +30,18 @@ class RecordsModel(QAbstractTableModel):
 
     def set_records(self, records: list[dict[str, Any]]) -> None:
         self.beginResetModel()
-        self.records = records
+        first = self.columns[0][0] if self.columns else None
+        self.records = ([r for r in records if r.get(first) in self.PINNED]
+                        + [r for r in records if r.get(first) not in self.PINNED])
         if self._sort is not None:
             self._sorted(*self._sort)
         self.endResetModel()
 
     _sort: tuple[int, bool] | None = None
-    PINNED = ("all",)   # a summary row ("all") stays last whatever the sort
+    PINNED = ("all",)   # a summary row ("all") stays first whatever the sort: in view above the fold at 720 px
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Click a header: sort by that column (numbers as numbers, empty values last; "all" stays last)."""
+        """Click a header: sort by that column (numbers as numbers, empty values last; "all" stays first)."""
         if not 0 <= column < len(self.columns):
             return
         self.layoutAboutToBeChanged.emit()
@@ -59,7 +61,7 @@ class RecordsModel(QAbstractTableModel):
             return (0, v) if isinstance(v, (int, float)) else (1, str(v).casefold())
 
         present.sort(key=value, reverse=descending)
-        self.records[:] = present + empty + pinned
+        self.records[:] = pinned + present + empty
 
     def record(self, row: int) -> dict[str, Any]:
         return self.records[row]
@@ -82,7 +84,10 @@ class RecordsModel(QAbstractTableModel):
             return None
         key = self.columns[index.column()][0]
         value = self.records[index.row()].get(key)
+        record = self.records[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
+            if f"{key}__text" in record:           # what the cell says, when more than its sortable value
+                return record[f"{key}__text"]
             if value is None:
                 return "—" if key in self.scored or key in self.deltas else ""
             if isinstance(value, float):
@@ -102,6 +107,8 @@ class RecordsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and tinted:
             return QColor("#202124")  # dark text on the pastel tint, in light and dark themes alike
         if role == Qt.ItemDataRole.ForegroundRole and key in self.deltas and isinstance(value, (int, float)):
+            if record.get(f"{key}__noise"):        # its CI includes 0: no colour says better or worse
+                return None
             worse, better = verdict_colours()
             return QColor(worse) if value < 0 else QColor(better) if value > 0 else None
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):

@@ -134,6 +134,21 @@ def _dark() -> bool:
     return bool(app.property("dark")) if app is not None else False
 
 
+def unsettled_text(items: list[dict[str, Any]]) -> str:
+    """The judges counted whose audit has not said keep, in words: one the audit would retire says so (it is
+    counted until the audit is recorded), the others wait for ratings."""
+    retire = [u for u in items if str(u["verdict"]).startswith("retire")]
+    others = [u for u in items if not str(u["verdict"]).startswith("retire")]
+    parts = []
+    if retire:
+        parts.append("The audit would retire " + ", ".join(f"{u['judge']} (n={u['n']})" for u in retire)
+                     + ": still counted until Audit › Record audit and apply.")
+    if others:
+        parts.append("Counted, not yet confirmed by human ratings: " + ", ".join(
+            f"{u['judge']} ({u['verdict']}, n={u['n']})" for u in others) + ".")
+    return " ".join(parts)
+
+
 class _Analysis(QWidget):
     shows = frozenset({Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS})
     title = ""
@@ -218,8 +233,8 @@ class DashboardView(_Analysis):
         rated = [m for m in metrics if m in summary.get("rated_metrics", {})]
         columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"), ("hit@5", "hit@5"),
                    ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
-                   *[c for m in metrics for c in [(m, m)] + ([(f"{m}_ppi_value", "corrected")] if m in rated
-                                                              else [])],
+                   *[c for m in metrics for c in [(m, m)] + ([(f"{m}_ppi_value", f"{m} corrected")]
+                                                              if m in rated else [])],
                    *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
                    ("p95_latency_ms", "p95 latency (ms)"), ("cost_per_query", "cost/query ($)")]
         self.model.columns = columns
@@ -262,8 +277,7 @@ class DashboardView(_Analysis):
         if summary["retired_judges"]:
             notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
         if summary["unsettled_judges"]:
-            notes.append("⚑ Counted but not yet confirmed by human ratings: " + ", ".join(
-                f"{u['judge']} ({u['verdict']}, n={u['n']})" for u in summary["unsettled_judges"]) + ".")
+            notes.append("⚑ " + unsettled_text(summary["unsettled_judges"]))
         for metric, noise in summary.get("judge_noise", {}).items():
             whole = noise["slices"].get("all")
             if whole:
@@ -294,6 +308,11 @@ class CompareView(_Analysis):
         super().__init__(state)
         lab_a, self.base_box = _run_box("&Baseline:")
         lab_b, self.cand_box = _run_box("Ca&ndidate:")
+        self.badge = QLabel()       # the gate's verdict, in words and colour: pass / fail / cannot decide
+        self.badge.setObjectName("verdictBadge")
+        self.badge.setTextFormat(Qt.TextFormat.PlainText)
+        self.badge.setText("Comparing…")        # shown from the start: the chart is drawn for the room left
+        self.layout_.insertWidget(self.layout_.indexOf(self.note), self.badge)
         self.drop = QDoubleSpinBox()
         self.drop.setRange(0, 100)
         self.drop.setValue(2.0)
@@ -379,13 +398,15 @@ class CompareView(_Analysis):
         self.result = comparison
         metrics = comparison["metrics"]
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
-                              *[(m, f"Δ {m}") for m in metrics]]
+                              *[(m, f"{m}  {comparison['baseline']} → {comparison['candidate']} (Δ)")
+                                for m in metrics]]
         self.model.deltas = set(metrics)
         self.model.header_tips = {"n": "questions both runs answered (repeats averaged)",
                                   "n_with_gold": "of those, questions with gold chunk ids: the n of retrieval "
                                                  "metrics",
-                                  **{m: f"candidate − baseline in points; hover a cell for its paired 95% CI. "
-                                        f"{definition(m) or ''}" for m in metrics}}
+                                  **{m: f"baseline → candidate, and candidate − baseline in points. ▲/▼: the "
+                                        f"paired 95% CI lies above/below 0 (coloured); no mark, grey: within "
+                                        f"noise. Hover a cell for the CI. {definition(m) or ''}" for m in metrics}}
         records = []
         for name, e in comparison["slices"].items():
             rec = {"slice": name, "n": e["n"], "n_with_gold": e["n_with_gold"]}
@@ -393,7 +414,12 @@ class CompareView(_Analysis):
                 cell = e.get(m)
                 rec[m] = cell["delta"] if cell else None
                 if cell:
-                    noise = " — within noise (the CI includes 0)" if cell["ci"][0] <= 0 <= cell["ci"][1] else ""
+                    within = cell["ci"][0] <= 0 <= cell["ci"][1]
+                    mark = "" if within else "▲ " if cell["delta"] > 0 else "▼ "
+                    rec[f"{m}__text"] = (f"{cell['baseline']:.1f} → {cell['candidate']:.1f}  "
+                                         f"({mark}{cell['delta']:+.1f})")
+                    rec[f"{m}__noise"] = within
+                    noise = " — within noise (the CI includes 0)" if within else ""
                     ppi = (f", corrected by {cell['n_rated'][0]} + {cell['n_rated'][1]} rated questions (PPI)"
                            if cell.get("estimator") == "ppi" else "")
                     rec[f"{m}__tip"] = (f"{m}: {cell['baseline']:.1f} → {cell['candidate']:.1f}, Δ "
@@ -415,6 +441,18 @@ class CompareView(_Analysis):
 
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
         result = evaluate_gate(self.result, max_slice_drop=limit, strict=self.strict.isChecked())
+        said = {"pass": "PASS", "fail": "FAIL", "undecided": "CANNOT DECIDE"}[result.decision]
+        if undecidable(self.result):
+            said, kind = "CANNOT DECIDE", "undecided"
+        else:
+            kind = result.decision
+        counts = [f"{len(result.regressions)} regression(s) shown" if result.regressions else "no regression shown",
+                  f"{len(result.undecided)} cell(s) undecided" if result.undecided else "",
+                  f"{result.gated} cell(s) gated"]
+        self.badge.setText(f"{said}  ·  " + " · ".join(c for c in counts if c))
+        self.badge.setProperty("kind", kind)
+        self.badge.style().unpolish(self.badge)
+        self.badge.style().polish(self.badge)
         head = f"{self.result['shared_questions']} shared questions. "
         flag = " --strict" if result.strict else ""
         flag += " --estimator ppi" if self.result.get("estimator") == "ppi" else ""
@@ -456,7 +494,7 @@ class CompareView(_Analysis):
         for warning in self.result.get("warnings", []):
             text += f" ⚠ {warning}."
         if self.result.get("unsettled_judges"):
-            text += " ⚑ Not yet confirmed by humans: " + ", ".join(u["judge"] for u in self.result["unsettled_judges"])
+            text += " ⚑ " + unsettled_text(self.result["unsettled_judges"])
         self.note.setText(text)
 
 

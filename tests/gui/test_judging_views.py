@@ -67,6 +67,8 @@ def test_rubric_editor_validates_and_previews(window, qtbot, server):
     row = window.project.reader().execute("SELECT id, question FROM run_rows ORDER BY id LIMIT 1").fetchone()
     editor = RubricEditor(rubric, preview_fields(window.project, row[0]), window)
     qtbot.addWidget(editor)
+    editor.show()
+    assert editor.width() <= 1200 and editor.minimumSizeHint().width() <= 1024   # was opened 1,353 px wide
     save = editor.buttons.button(QDialogButtonBox.StandardButton.Save)
     assert row[1] in editor.preview.toPlainText()
     assert not save.isEnabled()                      # nothing changed yet

@@ -19,6 +19,11 @@ def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
         sample = create_sample(other, "v2", "correctness", size=6, seed=2)
     window.pack_export_action.trigger()
     dialog = window.pack_dialog
+    from PySide6.QtWidgets import QLabel
+
+    labels = [label.text() for label in dialog.findChildren(QLabel)]
+    folder = next(label for label in dialog.findChildren(QLabel) if label.text() == "&Folder:")
+    assert folder.buddy() is dialog.folder and "&Folder:" in labels      # a mnemonic, not a literal "&"
     dialog.sample_box.setCurrentIndex(dialog.sample_box.findData(sample.id))
     dialog.reviewers.setText("ann, bob")
     dialog.overlap.setValue(2)

@@ -56,7 +56,9 @@ class PackExportDialog(QDialog):
         form.addRow("&Sample:", self.sample_box)
         form.addRow("&Reviewers:", self.reviewers)
         form.addRow("Reviewers per &row:", self.overlap)
-        form.addRow("&Folder:", row)
+        folder_label = QLabel("&Folder:")     # a row of two widgets: the label needs its buddy set by hand (was a
+        folder_label.setBuddy(self.folder)    # literal "&Folder:")
+        form.addRow(folder_label, row)
         layout.addLayout(form)
         self.note = QLabel()
         self.note.setObjectName("hint")

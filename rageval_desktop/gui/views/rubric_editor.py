@@ -21,13 +21,18 @@ class RubricEditor(QDialog):
     def __init__(self, rubric: Rubric, fields: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Rubric {rubric.name} v{rubric.version}")
-        self.resize(1200, 720)
+        screen = (parent.screen() if parent is not None else None) or self.screen()
+        room = screen.availableGeometry() if screen is not None else None
+        self.resize(min(1200, int(room.width() * 0.9)) if room else 1000,
+                    min(720, int(room.height() * 0.9)) if room else 680)
         self.rubric, self.fields = rubric, fields
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Fields: " + ", ".join("${" + f + "}" for f in FIELDS) +
-                                ". Saving creates a new rubric version and a new judge that uses it."))
+        fields_label = QLabel("Fields: " + ", ".join("${" + f + "}" for f in FIELDS) +
+                              ". Saving creates a new rubric version and a new judge that uses it.")
+        fields_label.setWordWrap(True)      # was one line that opened the dialog 1,353 px wide
+        layout.addWidget(fields_label)
         panes = QHBoxLayout()
         self.editor = QPlainTextEdit(rubric.template)
         self.editor.setFont(mono)

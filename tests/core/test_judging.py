@@ -476,3 +476,23 @@ def test_a_key_given_as_the_model_is_refused_and_not_repeated(tmp_path, monkeypa
     assert KEY.encode() not in path.read_bytes()
     assert main(["judges", "add", str(path), "--name", "ok", "--metric", "correctness", "--kind", "llm",
                  "--model", "meta-llama/Llama-3.1-8B-Instruct", "--api-key-env", "JUDGE_KEY"]) == 0
+
+
+def test_a_job_says_what_it_does_before_its_first_result(tmp_path):
+    """Was: a new job sat at 0/504 for its first seconds with no sign of life (issue 31)."""
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.demo import write_demo_project
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.store.project import Project
+
+    seen: list[tuple[int, str]] = []
+    path = write_demo_project(tmp_path / "d.rageval")
+    with Project.open(path) as p:
+        add_judge(p, "f1", "correctness", "lexical", params={"measure": "f1"})
+        ctx = TaskContext(on_stats=lambda s: seen.append((s["done"], s["phase"])))
+        stats = run_judge_job(p, JobSpec(run="v2", judges=["f1"]), ctx)
+    assert stats.done == 72
+    assert seen[0] == (0, "planning: finding the rows already judged")
+    assert (0, "judging locally: f1") in seen and seen[-1] == (72, "judging locally: f1")

@@ -71,6 +71,7 @@ class JobStats:
     message: str | None = None
 
     not_saved: int = 0            # results received but not committed when a write failed (redone on resume)
+    phase: str = "starting"       # what the job is doing, for a window that would otherwise show 0/N for seconds
     write_busy_retries: int = 0   # commits retried because another process held the write lock
 
     def as_dict(self) -> dict[str, Any]:
@@ -128,6 +129,8 @@ class JudgeJob:
 
     def run(self) -> JobStats:
         judges = self.judges()
+        self.stats.phase = "planning: finding the rows already judged"
+        self.report(force=True)
         work = job_items(self.project, self.spec, judges)
         self.stats.rows, self.stats.skipped = len(work), work.skipped
         busy = [j for j in judges if work.count([j])]          # judges with something to do
@@ -159,6 +162,8 @@ class JudgeJob:
             self.report(force=True)
             local = [j for j in busy if not j.calls_llm]
             if local:
+                self.stats.phase = "judging locally: " + ", ".join(j.name for j in local)
+                self.report(force=True)
                 self.run_local(work, local)
             llm_judges = [j for j in busy if j.calls_llm]
             # passage grades first: nugget creation reads the grades of the same job
@@ -168,6 +173,9 @@ class JudgeJob:
                 if phase and self.stats.stopped is None and self.lane.error is None:
                     if any(j.spec.items for j in phase):
                         self.lane.drain()            # the grades this phase reads are committed
+                    self.stats.phase = "first calls: " + ", ".join(sorted({j.base_url or "the default endpoint"
+                                                                           for j in phase}))
+                    self.report(force=True)
                     asyncio.run(self.run_llm(work, phase))
         except _Fatal as exc:
             status, message = "failed", str(exc)
@@ -312,6 +320,8 @@ class JudgeJob:
         self._last_report = now
         s = self.stats
         s.seconds = now - self.started
+        if s.done and not s.phase.startswith("judging"):
+            s.phase = "judging"
         rate = s.done / s.seconds if s.seconds > 0 else 0.0
         eta = (s.rows - s.done) / rate if rate > 0 else None
         bits = [f"{s.done}/{s.rows}", f"{rate:.1f} rows/s"]

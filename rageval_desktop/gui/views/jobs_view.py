@@ -70,7 +70,9 @@ class JobsView(QWidget):
             rows.append({**job, "run": job["params"].get("run"), "progress": f"{job['done']}/{job['total'] or 0}",
                          "started_local": _local(job["started_at"] or job["created_at"]),
                          "duration": _duration(job["seconds"]),
-                         "rate": None if job["rows_per_s"] is None else f"{job['rows_per_s']:.1f}",
+                         # a job of under a second (the demo's) has no rate worth reading: 6,260 rows/s said nothing
+                         "rate": None if job["rows_per_s"] is None or (job["seconds"] or 0) < 1
+                         else f"{job['rows_per_s']:.1f}",
                          "cost": None if job["cost_usd"] is None else f"${job['cost_usd']:.4f}"})
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
@@ -85,6 +87,8 @@ class JobsView(QWidget):
         self.bar.setValue(done)
         eta = stats.get("eta_s")
         parts = [f"{done}/{rows} judged", f"{stats.get('rows_per_s', 0):.1f} rows/s"]
+        if not done and stats.get("phase"):         # the first seconds: what it is doing, not a silent 0/N
+            parts.insert(0, f"{stats['phase']}…")
         if eta is not None and done < rows:
             parts.append(f"ETA {eta:.0f} s")
         parts += [f"{stats.get('ok', 0)} ok", f"{stats.get('unparsed', 0)} unparsed",
@@ -145,4 +149,6 @@ def _duration(seconds: float | None) -> str:
         return ""
     minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
+    if seconds < 0.1:
+        return "< 0.1s"
     return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s" if minutes else f"{seconds:.1f}s"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMainWindow
 
 from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.pages import BY_KEY
@@ -85,9 +85,30 @@ def open_pack(path: str, args: argparse.Namespace, app: QApplication) -> int:
     if args.size:
         window.resize(*args.size)
     window.show()
+    close_on_signals(window, app)
     if args.screenshot:
         QTimer.singleShot(300, lambda: (window.grab().save(args.screenshot), app.exit(0)))
     return app.exec()
+
+
+def close_on_signals(window: QMainWindow, app: QApplication) -> QTimer:
+    """Ctrl+C in the terminal (SIGINT) and SIGTERM close the window as File › Quit does — the project closed
+    cleanly, no unclean-shutdown check on the next open (was: Ctrl+C did nothing until some Python code ran, and a
+    kill left the session behind). Qt's event loop does not run Python's signal handlers: a timer gives the
+    interpreter a turn every 200 ms."""
+    import signal
+
+    def stop(signum: int, _frame: object) -> None:
+        QTimer.singleShot(0, window.close)
+        # a second signal while the project closes: leave now (the session record tells the next open to check)
+        signal.signal(signum, signal.SIG_DFL)
+
+    for which in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(which, stop)
+    wake = QTimer(app)
+    wake.timeout.connect(lambda: None)
+    wake.start(200)
+    return wake
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.size:
         window.resize(*args.size)
     window.show()
+    close_on_signals(window, app)
     if args.run or args.slice:
         window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))
     if args.view:

@@ -6,12 +6,18 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-slow test-all install lint bench clean
 
+# a line per step (the first install takes minutes: it says what it is doing, and pip's progress bars show)
 $(STAMP): pyproject.toml constraints.txt
+	@echo "[1/4] making the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "[2/4] upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@echo "[3/4] installing torch 2.13.0 (CPU build, about 200 MB)"
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0
+	@echo "[4/4] installing RAGEval Desktop and its dependencies"
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
+	@echo "installed"
 
 install: $(STAMP)
 

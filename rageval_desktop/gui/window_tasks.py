@@ -25,6 +25,7 @@ SHORTCUTS = [
     ("Review: 0-5", "Rate the row on the metric's scale (blind to the judge)"),
     ("Review: j / k, Down / Up", "Next / previous row"), ("Review: n", "Next row you have not rated"),
     ("Review: p", "Show or fold the passages a row rubric does not read"),
+    ("Review: r", "Fix the golden row's reference answer (an undoable edit, with its reason)"),
     ("Review: s", "Skip the row (it comes back after the rows not seen yet)"),
     ("Review: c", "Comment on the next rating"), ("Review: u or Ctrl+Z", "Undo the last rating"),
     ("Esc", "Cancel the running task"), ("Alt+O", "Show raw judge outputs in the detail pane"),

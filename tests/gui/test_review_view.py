@@ -263,3 +263,33 @@ def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_f
     qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)
     assert window.minimumSizeHint().width() <= 1024
     assert view.score_buttons[3].text() == "&4"                     # the words go to the tooltip when tight
+
+
+def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit(window, qtbot, monkeypatch):
+    """Issue 31: a reviewer who sees a wrong reference answer fixes it where they read it, recorded as a golden edit
+    with its reason and history, and Ctrl+Z takes it back."""
+    from rageval_desktop.core.golden.edits import row
+    from rageval_desktop.gui.views import review_view
+
+    view = window.review_view
+    view.setFocus()
+    row_id = view.sample.row_ids[view.index]
+    golden = window.project.reader().execute("SELECT golden_id FROM run_rows WHERE id = ?", (row_id,)).fetchone()[0]
+    before = row(window.project, golden)["gold_answer"]
+
+    def answer(dialog):
+        assert dialog.text.toPlainText() == before
+        dialog.text.setPlainText("A corrected reference answer.")
+        dialog.reason.setText("the reference was out of date")
+        return review_view.QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(review_view.ReferenceDialog, "exec", answer)
+    qtbot.keyClick(view, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: "Reference of" in view.reveal.text(), timeout=20_000)
+    assert row(window.project, golden)["gold_answer"] == "A corrected reference answer."
+    assert "A corrected reference answer." in view.detail.toPlainText()
+    history = window.project.reader().execute("SELECT reason FROM golden_edits WHERE golden_id = ? ORDER BY id DESC",
+                                              (golden,)).fetchone()[0]
+    assert history == "the reference was out of date"
+    window.undo()
+    qtbot.waitUntil(lambda: row(window.project, golden)["gold_answer"] == before, timeout=20_000)

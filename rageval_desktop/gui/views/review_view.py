@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -46,6 +47,42 @@ if TYPE_CHECKING:
 KEYS_HELP = "{keys} rate · j/k move · n next unrated · s skip · c comment · u undo · F1 all keys"
 UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+
+
+class ReferenceDialog(QDialog):
+    """The reference answer of a golden row, to correct, with the reason the edit keeps."""
+
+    def __init__(self, golden_id: str, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Fix the reference of {golden_id}")
+        self.resize(640, 360)
+        layout = QVBoxLayout(self)
+        label = QLabel("&Reference answer (the golden set's; every run is judged against it):")
+        self.text = QPlainTextEdit(text)
+        label.setBuddy(self.text)
+        why = QLabel("&Why (kept in the row's history):")
+        self.reason = QLineEdit()
+        self.reason.setPlaceholderText("e.g. the reference was out of date")
+        why.setBuddy(self.reason)
+        for w in (label, self.text, why, self.reason):
+            layout.addWidget(w)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        original = text
+
+        def check() -> None:
+            save.setEnabled(bool(self.text.toPlainText().strip()) and self.text.toPlainText() != original
+                            and bool(self.reason.text().strip()))
+
+        self.text.textChanged.connect(check)
+        self.reason.textChanged.connect(check)
+        check()
+
+    def values(self) -> tuple[str, str]:
+        return self.text.toPlainText().strip(), self.reason.text().strip()
 
 
 def _short_anchor(anchor: str | None, limit: int = 24) -> str:
@@ -257,6 +294,9 @@ class ReviewView(QWidget):
         self.next_button = _card_button("&Next unrated  [N]", "Go to the next row you have not rated (skipped rows "
                                         "come after the rows not seen yet)")
         self.comment_button = _card_button("C&omment…  [C]", "Add a comment to the next rating")
+        self.reference_button = _card_button("Fix &reference…  [R]", "Correct the golden row's reference answer "
+                                             "(an undoable edit with its reason, kept in the row's history)")
+        self.reference_button.clicked.connect(lambda: self._act(self.fix_reference))
         self.undo_button = _card_button("&Undo  [U]", "Take back the last rating")
         self.skip_button.clicked.connect(lambda: self._act(lambda: self.save(None, skipped=True)))
         self.next_button.clicked.connect(lambda: self._act(self.go_next_unrated))
@@ -269,7 +309,8 @@ class ReviewView(QWidget):
         self.reveal.setTextFormat(Qt.TextFormat.PlainText)
         actions = QHBoxLayout()            # below the scale: the scale's buttons get the row's width
         actions.addWidget(self.reveal, 1)
-        for button in (self.skip_button, self.next_button, self.comment_button, self.undo_button):
+        for button in (self.skip_button, self.next_button, self.comment_button, self.reference_button,
+                       self.undo_button):
             actions.addWidget(button)
         layout.addLayout(actions)
         self.new_button.clicked.connect(self.new_sample)
@@ -368,6 +409,7 @@ class ReviewView(QWidget):
                   self.prompt_button):
             self.top.bar.set_shown(w, sampling)
         self.guide.edit_button.setVisible(sampling)
+        self.reference_button.setVisible(sampling)     # a pack has no golden set to edit
         if not sampling:
             self.guide.text.setPlaceholderText("No guidelines came with this pack.")
         keep = self.sample_box.currentData()
@@ -536,6 +578,8 @@ class ReviewView(QWidget):
             self.save(None, skipped=True)
         elif key == Qt.Key.Key_N and not ctrl:
             self.go_next_unrated()
+        elif key == Qt.Key.Key_R and not ctrl:
+            self.fix_reference()
         elif key == Qt.Key.Key_P and not ctrl:
             self.all_passages = not self.all_passages     # the passages a rubric does not read: shown or folded
             self.show_row()
@@ -547,6 +591,33 @@ class ReviewView(QWidget):
             super().keyPressEvent(event)
             return
         event.accept()
+
+    def fix_reference(self) -> None:
+        """R (and Fix reference…): the reviewer corrects the golden row's reference answer from the card. An
+        undoable golden edit with its reason, kept in the row's history; the judgments made against the old
+        reference are marked as such where reports show them."""
+        if self.sample is None or not self.sample.row_ids or self.pack_mode:
+            return
+        row_id, _, _ = self._target()
+        detail = self._details.get(row_id)
+        golden = detail.facts.get("golden row") if detail is not None else None
+        if not golden or golden == "unlinked":
+            self.reveal.setText("This row is not linked to a golden row: there is no reference to fix.")
+            return
+        dialog = ReferenceDialog(golden, detail.gold_answer or "", self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            self.setFocus()
+            return
+        text, reason = dialog.values()
+
+        def done(result: Any) -> None:
+            self._details.pop(row_id, None)         # read again: the card shows the new reference
+            self.show_row()
+            self.reveal.setText(f"Reference of {golden} fixed ({result.label}); Ctrl+Z takes it back.")
+
+        self.state.run_op("Fixing the reference", "edit golden row",
+                          {"id": golden, "fields": {"gold_answer": text}, "reason": reason}, on_done=done)
+        self.setFocus()
 
     def ask_comment(self) -> None:
         text, ok = QInputDialog.getText(self, "Comment", "Comment for this row's rating:")

@@ -390,6 +390,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             return
         dialog.save_user()
         apply_appearance()
+        review: Any = self._pages.get("review")
+        if review is not None:               # the review keys may have changed
+            review.keys_changed()
         if self.project is None:
             return
         try:

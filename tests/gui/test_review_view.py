@@ -293,3 +293,27 @@ def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit
     assert history == "the reference was out of date"
     window.undo()
     qtbot.waitUntil(lambda: row(window.project, golden)["gold_answer"] == before, timeout=20_000)
+
+
+def test_review_keys_are_remappable_and_a_clash_is_refused(window, qtbot):
+    """Issue 31: remappable review keys, labelled on the buttons; two actions on one key, or a key that rates,
+    are refused in Preferences."""
+    from rageval_desktop.gui.prefs import check_review_keys, review_keys
+
+    view = window.review_view
+    view.setFocus()
+    try:
+        settings().setValue("review_keys/skip", "x")
+        view.keys_changed()
+        assert view.skip_button.text() == "&Skip  [X]" and "x skip" in view.keys_label.text()
+        press(qtbot, view, None, "x")                      # x skips now
+        assert "Row 1 skipped" in view.reveal.text()
+        qtbot.keyClick(view, Qt.Key.Key_S)                 # s no longer does
+        assert view.index == 1
+    finally:
+        settings().remove("review_keys/skip")
+    keys = review_keys()
+    assert keys["skip"] == "s"
+    assert check_review_keys({**keys, "skip": "n"}) == "'n' is set for both 'next row not rated' and 'skip the row'"
+    assert check_review_keys({**keys, "comment": "1"}).startswith("the key for 'comment on the next rating' must be")
+    assert check_review_keys(keys) is None

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS
-from rageval_desktop.gui.prefs import settings
+from rageval_desktop.gui.prefs import REVIEW_ACTIONS, check_review_keys, review_keys, settings
 
 THEMES = ("system", "light", "dark")
 
@@ -59,6 +59,26 @@ class PreferencesDialog(QDialog):
         self.font_size.setSuffix(" pt")
         form.addRow("&Font size:", self.font_size)
         tabs.addTab(mine, "You")
+        keys_tab = QWidget()
+        kform = QFormLayout(keys_tab)
+        current = review_keys()
+        self.key_edits: dict[str, QLineEdit] = {}
+        for action, (_default, what) in REVIEW_ACTIONS.items():
+            edit = QLineEdit(current[action])
+            edit.setMaxLength(1)
+            edit.setFixedWidth(48)
+            self.key_edits[action] = edit
+            kform.addRow(f"{what[0].upper()}{what[1:]}:", edit)
+        note = QLabel("One letter each. The scale's keys (0–5, or the letters a scale names) rate; arrow keys and "
+                      "Ctrl+Z always work too.")
+        note.setWordWrap(True)
+        note.setObjectName("hint")
+        kform.addRow(note)
+        self.keys_problem = QLabel()
+        self.keys_problem.setObjectName("problem")
+        self.keys_problem.setWordWrap(True)
+        kform.addRow(self.keys_problem)
+        tabs.addTab(keys_tab, "Review keys")
         proj = QWidget()
         pform = QFormLayout(proj)
         self.statistic = QComboBox()
@@ -110,6 +130,16 @@ class PreferencesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
 
+    def chosen_keys(self) -> dict[str, str]:
+        return {a: e.text().strip().lower() for a, e in self.key_edits.items()}
+
+    def accept(self) -> None:
+        problem = check_review_keys(self.chosen_keys())
+        if problem:
+            self.keys_problem.setText(f"Review keys: {problem}.")
+            return
+        super().accept()
+
     def save_user(self) -> None:
         s = settings()
         s.setValue("reviewer", self.reviewer.text().strip())
@@ -118,6 +148,8 @@ class PreferencesDialog(QDialog):
         s.setValue("default_concurrency", self.concurrency.value())
         s.setValue("theme", self.theme.currentData())
         s.setValue("font_size", self.font_size.value())
+        for action, key in self.chosen_keys().items():
+            s.setValue(f"review_keys/{action}", key)
 
     def project_changes(self) -> tuple[dict[str, Any], list[tuple[str, float, float, float | None, float | None]]]:
         """(retirement policy, prices: model, input, output, batch input, batch output) to apply through core in a

@@ -38,13 +38,15 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui import workers
+from rageval_desktop.gui.prefs import review_keys
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
     from rageval_desktop.gui.state import AppState
 
-KEYS_HELP = "{keys} rate · j/k move · n next unrated · s skip · c comment · u undo · F1 all keys"
+KEYS_HELP = ("{keys} rate · {next}/{previous} move · {next_unrated} next unrated · {skip} skip · {comment} comment · "
+             "{undo} undo · F1 all keys")
 UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 
@@ -267,7 +269,7 @@ class ReviewView(QWidget):
         self.progress_label = QLabel()
         self.progress_label.setObjectName("reviewProgress")
         self.progress_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.keys_label = QLabel(KEYS_HELP)
+        self.keys_label = QLabel(KEYS_HELP.format(keys="number keys", **review_keys()))
         self.keys_label.setObjectName("hint")
         self.keys_label.setWordWrap(True)          # wraps on a narrow window instead of widening it
         self.keys_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -323,6 +325,7 @@ class ReviewView(QWidget):
         self.shown_at = time.monotonic()
         self.comment: str | None = None
         self.all_passages = False
+        self.action_keys = review_keys()            # remappable in Preferences › Review keys
         self.mine: dict[tuple[int, int], float | None] = {}   # (row, item) -> my standing score (None = skipped)
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
@@ -359,8 +362,16 @@ class ReviewView(QWidget):
                 item.widget().deleteLater()
         self.score_buttons = []
         self.keys = {point.key: point.score for point in scale.points}
+        self.action_keys = review_keys()
+        k = {a: v.upper() for a, v in self.action_keys.items()}
+        for button, text in ((self.skip_button, f"&Skip  [{k['skip']}]"),
+                             (self.next_button, f"&Next unrated  [{k['next_unrated']}]"),
+                             (self.comment_button, f"C&omment…  [{k['comment']}]"),
+                             (self.reference_button, f"Fix &reference…  [{k['reference']}]"),
+                             (self.undo_button, f"&Undo  [{k['undo']}]")):
+            button.setText(text)
         self.keys_label.setText(KEYS_HELP.format(keys="number keys" if all(k.isdigit() for k in self.keys)
-                                                 else "/".join(self.keys)))
+                                                 else "/".join(self.keys), **self.action_keys))
         for point in scale.points:
             # the key in the label; Alt+key (the mnemonic) also works when the focus is elsewhere
             text = f"&{point.label}" if point.label == point.key else f"{point.label}  [&{point.key}]"
@@ -570,27 +581,43 @@ class ReviewView(QWidget):
         ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
         if text.lower() in self.keys and not ctrl:
             self.save(self.keys[text.lower()])
-        elif key in (Qt.Key.Key_J, Qt.Key.Key_Down) and not ctrl:
+            event.accept()
+            return
+        mapped = {k: a for a, k in self.action_keys.items()}
+        action = mapped.get(text.lower()) if not ctrl and text else None
+        if key == Qt.Key.Key_Down and not ctrl:
+            action = "next"
+        elif key == Qt.Key.Key_Up and not ctrl:
+            action = "previous"
+        elif key == Qt.Key.Key_Z and ctrl:
+            action = "undo"
+        if action == "next":
             self.move(1)
-        elif key in (Qt.Key.Key_K, Qt.Key.Key_Up) and not ctrl:
+        elif action == "previous":
             self.move(-1)
-        elif key == Qt.Key.Key_S and not ctrl:
+        elif action == "skip":
             self.save(None, skipped=True)
-        elif key == Qt.Key.Key_N and not ctrl:
+        elif action == "next_unrated":
             self.go_next_unrated()
-        elif key == Qt.Key.Key_R and not ctrl:
+        elif action == "reference":
             self.fix_reference()
-        elif key == Qt.Key.Key_P and not ctrl:
+        elif action == "passages":
             self.all_passages = not self.all_passages     # the passages a rubric does not read: shown or folded
             self.show_row()
-        elif key == Qt.Key.Key_C and not ctrl:
+        elif action == "comment":
             self.ask_comment()
-        elif key == Qt.Key.Key_U or (key == Qt.Key.Key_Z and ctrl):
+        elif action == "undo":
             self.undo()
         else:
             super().keyPressEvent(event)
             return
         event.accept()
+
+    def keys_changed(self) -> None:
+        """Preferences › Review keys was saved: the keys, the buttons and the help line follow."""
+        metric = self._scale_metric or (self.sample.metric if self.sample is not None else "correctness")
+        self._scale_metric = None
+        self._build_scale(metric)
 
     def fix_reference(self) -> None:
         """R (and Fix reference…): the reviewer corrects the golden row's reference answer from the card. An

@@ -133,15 +133,17 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
              "WHEN EXISTS (SELECT 1 FROM retrieved_passages p, json_each(g.gold_chunk_ids) j "
              "WHERE p.run_row_id = rr.id AND p.rank <= 5 AND p.chunk_id = j.value) THEN 'yes' ELSE 'no' END")
     passages = "(SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id)"
+    # the scores a reviewer reads every minute first, beside the id: at 1280 px they sat past the visible width
     columns = [Column("id", width=70, sort="rr.external_id"),
                Column("slice", "tag", 100, sort="g.slice_tag", joins=True),
-               Column("question", width=250, sort="rr.question"), Column("gold@5", "text", 64, sort=gold5, joins=True)]
-    columns += [Column(name, "score", max(80, 8 * len(name) + 20), sort=judge_sql[jid], tip=f"judge {name}: {metric} "
+               Column("gold@5", "text", 64, sort=gold5, joins=True)]
+    columns += [Column(name, "score", max(70, 7 * len(name) + 24), sort=judge_sql[jid], tip=f"judge {name}: {metric} "
                        f"({METRICS[metric].low:g}–{METRICS[metric].high:g}{_pass_note(metric)})")
                 for jid, name, metric in judges]
-    columns += [Column(f"human {m}", "score", 8 * len(m) + 70, sort=human_sql[m],
+    columns += [Column(f"human {m}", "score", 7 * len(m) + 64, sort=human_sql[m],
                        tip=f"the latest human rating of {m} (any reviewer)") for m in metrics]
-    columns += [Column("latency", "ms", 80, sort="rr.latency_ms"), Column("cost", "money", 80, sort="rr.cost_usd"),
+    columns += [Column("question", width=300, sort="rr.question"),
+                Column("latency", "ms", 80, sort="rr.latency_ms"), Column("cost", "money", 80, sort="rr.cost_usd"),
                 Column("passages", "count", 70, sort=passages), Column("answer", width=360, sort="rr.answer")]
     where, params = _run_where(project, run_id, run_name, filters, judges, failing)
     select = ", ".join([c.sort for c in columns])

@@ -89,7 +89,7 @@ def table_bench(app, rows: int) -> str:
             f"slowest jump {worst:.0f} ms (last row: {last!r}); peak RSS {rss:.0f} MB")
 
 
-def stall_bench(app, rows: int) -> str:
+def stall_bench(app, rows: int, page: str = "rows") -> str:
     server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", "0.2"], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
     url = server.stdout.readline().strip()
@@ -101,6 +101,8 @@ def stall_bench(app, rows: int) -> str:
             p.close()
             w = open_window(app, path)
             w.select(run="v1")
+            if page != "rows":       # a page that recomputes as judgments arrive (the dashboard's numbers, chart)
+                w.select_nav(page)
             clock = QElapsedTimer()
             clock.start()
             last = [clock.elapsed()]
@@ -127,8 +129,44 @@ def stall_bench(app, rows: int) -> str:
             close_and_wait(app, w)
     finally:
         server.kill()
-    return (f"{judged:,} judgments in {seconds:.1f} s with the window open: event-loop stall max {lates[-1]} ms, "
-            f"p99 {lates[int(len(lates) * 0.99)]} ms over {len(lates):,} ticks of 10 ms")
+    return (f"{judged:,} judgments in {seconds:.1f} s with the {page} page open: event-loop stall max {lates[-1]} "
+            f"ms, p99 {lates[int(len(lates) * 0.99)]} ms over {len(lates):,} ticks of 10 ms")
+
+
+def switch_bench(app) -> str:
+    """The longest event-loop stall around a switch to each page on the demo (first visit: the page is built)."""
+    from rageval_desktop.core.demo import write_demo_project
+    from rageval_desktop.gui.pages import PAGES
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_demo_project(Path(tmp) / "d.rageval")
+        w = open_window(app, path)
+        out = []
+        for spec in PAGES:
+            clock = QElapsedTimer()
+            clock.start()
+            last = [clock.elapsed()]
+            lates: list[int] = []
+
+            def tick(last: list[int] = last, lates: list[int] = lates, clock: QElapsedTimer = clock) -> None:
+                now = clock.elapsed()
+                lates.append(now - last[0] - 10)
+                last[0] = now
+
+            timer = QTimer()
+            timer.setInterval(10)
+            timer.timeout.connect(tick)
+            timer.start()
+            started = clock.elapsed()
+            w.select_nav(spec.key)
+            switched = clock.elapsed() - started           # the call itself blocks the loop this long
+            pause = QEventLoop()
+            QTimer.singleShot(1500, pause.quit)             # the page's reads land meanwhile
+            pause.exec()
+            timer.stop()
+            out.append(f"{spec.key} {max([switched, *lates])} ms")
+        close_and_wait(app, w)
+    return "switching pages on the demo, longest stall: " + ", ".join(out)
 
 
 def main() -> None:
@@ -139,6 +177,8 @@ def main() -> None:
     app = make_app()
     print(table_bench(app, args.rows))
     print(stall_bench(app, args.judge_rows))
+    print(stall_bench(app, args.judge_rows, "dashboard"))
+    print(switch_bench(app))
 
 
 if __name__ == "__main__":

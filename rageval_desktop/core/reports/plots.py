@@ -158,15 +158,18 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
         bars = ax.bar(x + (width / 2 if base_name else 0), [v if v is not None else 0 for v in values], width,
                       color=theme.accent, label=summary["run"], yerr=_err(values, cis), **kw)
         drawn += [(bar, s, metric) for bar, s in zip(bars, slices, strict=True)]
-        if base_name:
-            ax.legend(fontsize=7, frameon=False)
         ax.set_title(metric, fontsize=10)
         ax.set_xticks(x, slices, fontsize=7, rotation=35, ha="right")
         ax.set_ylim(0, 100)
         ax.set_ylabel("score (0–100), 95% CI", fontsize=8)
         ax.set_facecolor("none")
         ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
+    if base_name:      # one legend for the figure, above the plots: inside an axis it covered the tallest bars
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper right", ncol=2, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.93))
+    else:
+        fig.tight_layout()
     if regions is not None:
         fig.canvas.draw()
         regions.extend(_regions_of(fig, drawn))

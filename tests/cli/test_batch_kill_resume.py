@@ -97,6 +97,7 @@ def test_a_20k_row_batch_job_survives_two_kills_and_judges_every_row_once(tmp_pa
     assert result["judged"]["cost_usd"] == pytest.approx(sum(r[0] for r in paid))
 
 
+@pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
 def test_running_the_same_command_after_a_kill_resumes_the_waiting_job_and_pays_once(tmp_path, monkeypatch):
     """Was (issue 28): the re-run uploaded and paid for a new batch of every row, then stopped on 'batch job 1 is
     still waiting' with nothing saved; every later try said the same."""

@@ -178,6 +178,7 @@ def test_a_server_that_echoes_the_key_never_gets_it_stored(big, tmp_path):
                 assert KEY.encode() not in f.read_bytes(), f
 
 
+@pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
 def test_a_job_that_starts_while_another_process_writes_waits_like_a_running_one(big):
     """Was (issue 28): a starting job failed after the 10 s busy timeout while a running one waited ten minutes."""
     with FakeOpenAI(latency=0.0) as server:

@@ -46,6 +46,7 @@ def rageval(site: Path | None, *args: str) -> subprocess.CompletedProcess:
                           env=env, timeout=300, cwd=site.parent if site else None)
 
 
+@pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
 def test_the_readme_plug_in_example_runs_as_written(site, tmp_path):
     """README, "A judge kind of your own": pip installs the example (the fixture did, into a folder of its own),
     then each rageval command runs in order and exits 0."""

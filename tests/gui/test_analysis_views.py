@@ -144,6 +144,7 @@ def test_export_writes_the_report_of_the_comparison(window, qtbot, tmp_path):
     assert "RAG evaluation: v2 vs v1" in text and "### Against v1" in text
 
 
+@pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
 def test_the_chosen_run_carries_across_views(window, qtbot):
     window.select(run="v1")
     open_view(window, qtbot, "dashboard")
@@ -192,6 +193,7 @@ def test_the_window_fits_a_1024_px_screen(window, qtbot):
     assert bars and bars[0].width() < sum(b.sizeHint().width() for b in window.golden_bar.buttons.values())
 
 
+@pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
 def test_compare_keeps_its_own_runs_when_another_page_chooses_one(window, qtbot):
     """Was: choosing v1 on the Dashboard turned Compare into 'baseline v2, candidate v1' and a failing gate."""
     open_view(window, qtbot, "dashboard")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from rageval_desktop.core.jobs import checks
 from rageval_desktop.core.store.project import Project
 from tests.gui.conftest import close_window, open_window
@@ -65,6 +67,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     close_window(qtbot, w)
 
 
+@pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
 def test_compare_says_what_the_gate_would_ship_and_records_the_decision(qtbot, demo_file, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 

@@ -110,6 +110,19 @@ def _regions_of(fig: Any, items: list[tuple[Any, str, str]], pad: float = 0.0) -
     return out
 
 
+def _keep_labels_in(fig: Any) -> None:
+    """After tight_layout: if rotated tick labels still run off the figure's foot (a short pane), raise the plots'
+    bottom until they fit (was: "time-sensitive" cut to "ne-sensitive" at 1024 px)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    lowest = min((t.get_window_extent(renderer).y0 for ax in fig.axes for t in ax.get_xticklabels()
+                  if t.get_text()), default=0.0)
+    if lowest < 2:
+        height = fig.get_figheight() * fig.dpi
+        bottom = fig.subplotpars.bottom + (2 - lowest) / height
+        fig.subplots_adjust(bottom=min(bottom, 0.6))
+
+
 def _err(values: list[float | None], cis: list[Any]) -> Any:
     import numpy as np
 
@@ -170,6 +183,7 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
         fig.tight_layout(rect=(0, 0, 1, 0.93))
     else:
         fig.tight_layout()
+    _keep_labels_in(fig)
     if regions is not None:
         fig.canvas.draw()
         regions.extend(_regions_of(fig, drawn))

@@ -511,7 +511,7 @@ class FailuresView(_Analysis):
         self.metric_box = QComboBox()
         self.metric_box.setToolTip("List the rows failing one metric, whatever their class (a chart click chooses "
                                    "its bar's metric)")
-        self.metric_box.addItem("Any failure class", None)
+        self.metric_box.addItem("Failing any metric", None)
         self.sample_button = QPushButton("Read &10 failures")
         self.all_button = QPushButton("Show &all")
         self.promote_button = QPushButton("Add to &golden set…")

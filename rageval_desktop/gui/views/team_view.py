@@ -185,6 +185,7 @@ class TeamView(QWidget):
             "where": f"{q['run']} · {q['external_id']}", "what": q["what"] if not q.get("item_key") else
             f"{q['what']}: {q['item_key']}", "said": ", ".join(f"{w} {s:g}" for w, s in q["ratings"].items()),
             "comments": " · ".join(f"{w}: {c}" for w, c in q["comments"].items()), "question": q["question"],
+            "question__tip": q["question"],        # the whole question where the column elides it
             "queued": q} for q in report.queue])
         self.queue_view.resizeColumnsToContents()
         self.queue_title.setText(f"To adjudicate: {len(report.queue)} (settled: {report.settled})")

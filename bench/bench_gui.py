@@ -89,6 +89,29 @@ def table_bench(app, rows: int) -> str:
             f"slowest jump {worst:.0f} ms (last row: {last!r}); peak RSS {rss:.0f} MB")
 
 
+class LoopWatch:
+    """A 10 ms timer that records how late each tick fires: the event loop's stalls."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.clock.start()
+        self.last = self.clock.elapsed()
+        self.lates: list[int] = []
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self.tick)
+        self.timer.start()
+
+    def tick(self) -> None:
+        now = self.clock.elapsed()
+        self.lates.append(now - self.last - 10)
+        self.last = now
+
+    def stop(self) -> list[int]:
+        self.timer.stop()
+        return sorted(self.lates)
+
+
 def stall_bench(app, rows: int, page: str = "rows") -> str:
     server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", "0.2"], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
@@ -103,28 +126,14 @@ def stall_bench(app, rows: int, page: str = "rows") -> str:
             w.select(run="v1")
             if page != "rows":       # a page that recomputes as judgments arrive (the dashboard's numbers, chart)
                 w.select_nav(page)
-            clock = QElapsedTimer()
-            clock.start()
-            last = [clock.elapsed()]
-            lates: list[int] = []
-
-            def tick() -> None:
-                now = clock.elapsed()
-                lates.append(now - last[0] - 10)
-                last[0] = now
-
-            timer = QTimer()
-            timer.setInterval(10)
-            timer.timeout.connect(tick)
-            timer.start()
+            watch = LoopWatch()
             done = QEventLoop()
             w.job_finished.connect(lambda _s: done.quit())
             t0 = time.perf_counter()
             w.start_judging("v1", ["llm"])
             done.exec()
             seconds = time.perf_counter() - t0
-            timer.stop()
-            lates.sort()
+            lates = watch.stop()
             judged = w.project.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
             close_and_wait(app, w)
     finally:
@@ -143,28 +152,14 @@ def switch_bench(app) -> str:
         w = open_window(app, path)
         out = []
         for spec in PAGES:
-            clock = QElapsedTimer()
-            clock.start()
-            last = [clock.elapsed()]
-            lates: list[int] = []
-
-            def tick(last: list[int] = last, lates: list[int] = lates, clock: QElapsedTimer = clock) -> None:
-                now = clock.elapsed()
-                lates.append(now - last[0] - 10)
-                last[0] = now
-
-            timer = QTimer()
-            timer.setInterval(10)
-            timer.timeout.connect(tick)
-            timer.start()
-            started = clock.elapsed()
+            watch = LoopWatch()
+            started = watch.clock.elapsed()
             w.select_nav(spec.key)
-            switched = clock.elapsed() - started           # the call itself blocks the loop this long
+            switched = watch.clock.elapsed() - started     # the call itself blocks the loop this long
             pause = QEventLoop()
             QTimer.singleShot(1500, pause.quit)             # the page's reads land meanwhile
             pause.exec()
-            timer.stop()
-            out.append(f"{spec.key} {max([switched, *lates])} ms")
+            out.append(f"{spec.key} {max([switched, *watch.stop()])} ms")
         close_and_wait(app, w)
     return "switching pages on the demo, longest stall: " + ", ".join(out)
 

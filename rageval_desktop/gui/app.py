@@ -112,6 +112,9 @@ def close_on_signals(window: QMainWindow, app: QApplication) -> QTimer:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import multiprocessing
+
+    multiprocessing.freeze_support()      # the chart process (gui/chart_process.py) in a frozen bundle
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.size:
         try:

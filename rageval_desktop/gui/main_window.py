@@ -467,6 +467,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
             self.check_project(reason="unclean shutdown")
         self.collect_batch_jobs()
+        from rageval_desktop.gui import chart_process  # charts are drawn in their own process: start it soon
+
+        QTimer.singleShot(2000, chart_process.warm)
         self.project_opened.emit(project)
 
     def close_project(self, then: Any = None) -> None:

@@ -173,14 +173,12 @@ def dashboard_with_plot(project: Project, run: str, baseline: str | None, kind: 
 
 def dashboard_chart(summary: dict, base: dict | None, kind: str, size: tuple[int, int], dark: bool,
                     ctx: TaskContext) -> Chart:
-    from rageval_desktop.core.reports.plots import Theme, box_plot, slice_bars
+    from rageval_desktop.gui import chart_process
 
     if kind == "boxes":
-        return Chart(box_plot({"distributions": summary.get("distributions") or {}}, theme=Theme(dark), size=size),
-                     [])
-    regions: list = []
-    png = slice_bars({"dashboard": summary, "baseline_dashboard": base}, theme=Theme(dark), size=size,
-                     regions=regions)
+        png, _ = chart_process.draw("boxes", {"distributions": summary.get("distributions") or {}}, size, dark)
+        return Chart(png, [])
+    png, regions = chart_process.draw("bars", {"dashboard": summary, "baseline_dashboard": base}, size, dark)
     return Chart(png, regions)
 
 
@@ -208,10 +206,9 @@ def record_decision(project: Project, baseline: str, candidate: str, limit: floa
 
 
 def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: TaskContext) -> Chart:
-    from rageval_desktop.core.reports.plots import Theme, delta_chart
+    from rageval_desktop.gui import chart_process
 
-    regions: list = []
-    png = delta_chart(comparison, theme=Theme(dark), size=size, regions=regions)
+    png, regions = chart_process.draw("deltas", comparison, size, dark)
     return Chart(png, regions)
 
 

@@ -64,7 +64,8 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
         if kind == "failed":
             app.exit(1)
         elif computed_view and window.project is not None:
-            QTimer.singleShot(150, grab)
+            # after the page's numbers, its chart is drawn again for its final pane (debounced 250 ms): wait for it
+            QTimer.singleShot(700, grab)
 
     if not computed_view:
         window.project_opened.connect(lambda _p: QTimer.singleShot(150, grab))

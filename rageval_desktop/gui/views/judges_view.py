@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QWidget
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import judge_summary, list_judges
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
-from rageval_desktop.gui.views.common import page_frame, records_table
+from rageval_desktop.gui.views.common import ButtonBar, page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
@@ -40,12 +40,12 @@ class JudgesView(QWidget):
         self.model = RecordsModel(COLUMNS, self)
         self.table = records_table(self.model, "judges")
         layout.addWidget(self.table)
-        run_bar = QHBoxLayout()
+        run_bar = ButtonBar([])            # wraps on a narrow window (was forcing it to 1,058 px at 1024)
         self.run_box = QComboBox()
         label = QLabel("R&un:")
         label.setBuddy(self.run_box)
-        run_bar.addWidget(label)
-        run_bar.addWidget(self.run_box)
+        run_bar.add(label)
+        run_bar.add(self.run_box)
         self.run_selected = QPushButton("Run &selected judge")
         self.run_all = QPushButton("Run all active &judges")
         self.run_all.setDefault(True)
@@ -56,12 +56,9 @@ class JudgesView(QWidget):
         self.batch_box.setToolTip("Send the LLM judges' requests through the provider's Batch API: at the batch "
                                   "price (half the live price unless set), answered within 24 hours. Closing the app "
                                   "loses nothing: the results are collected when you open the project again.")
-        run_bar.addWidget(self.run_selected)
-        run_bar.addWidget(self.run_all)
-        run_bar.addWidget(self.batch_box)
-        run_bar.addWidget(self.estimate_button)
-        run_bar.addStretch(1)
-        layout.addLayout(run_bar)
+        for w in (self.run_selected, self.run_all, self.batch_box, self.estimate_button):
+            run_bar.add(w)
+        layout.addWidget(run_bar)
         self.hint = QLabel("Judged rows are skipped, so running again resumes where a job stopped.")
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)

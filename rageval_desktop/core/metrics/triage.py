@@ -169,22 +169,26 @@ def _run_where(project: Project, run_id: int, run_name: str, f: Filters, judges:
         where.append("(rr.question LIKE :q ESCAPE '\\' OR rr.answer LIKE :q ESCAPE '\\' "
                      "OR rr.external_id LIKE :q ESCAPE '\\')")
         params["q"] = _like(f.search.strip())
+    # Each correlated lookup names run row, judge and passage rank (the row's own verdict), the three leading
+    # columns of judgments_target, and compares the status with a unary + so the planner cannot take the
+    # (judge_id, status) index instead: through that index "judged" read every ok judgment of the judge for each
+    # row — quadratic, an hour for 200k rows (issue 34; tests/core/test_query_plans.py holds the plans).
     if f.status == "judged":
         for jid, _, _ in judges:
             where.append(f"EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = {int(jid)} "
-                         "AND x.status = 'ok')")
+                         "AND x.passage_rank = 0 AND +x.status = 'ok')")
     elif f.status == "unjudged":
         where.append(f"NOT EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id IN ({active}))")
     elif f.status == "judge error":
         where.append(f"EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id IN ({active}) "
-                     "AND x.status != 'ok')")
+                     "AND +x.status != 'ok')")
     if f.failure:
         where.append("rr.id IN (SELECT value FROM json_each(:failing))")
         params["failing"] = json.dumps(failing if failing is not None else failing_ids(project, run_name, f.failure))
     if f.judge:
         jid = next((j for j, name, _ in judges if name == f.judge), None)
         where.append("EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = :judge_id AND "
-                     "x.passage_rank = 0 AND x.status = 'ok' AND x.score >= :low AND x.score <= :high)")
+                     "x.passage_rank = 0 AND +x.status = 'ok' AND x.score >= :low AND x.score <= :high)")
         params.update(judge_id=jid if jid is not None else -1,
                       low=f.score_min if f.score_min is not None else float("-inf"),
                       high=f.score_max if f.score_max is not None else float("inf"))

@@ -42,10 +42,14 @@ def apply_appearance() -> None:
         app.setStyleSheet(style.read_text(encoding="utf-8").replace("{resources}", resources_dir().as_posix()))
 
 
-def verdict_colours() -> tuple[str, str]:
-    """(worse, better) text colours with contrast on the current theme's background (dark: light red and green)."""
+def is_dark() -> bool:
+    """Whether the theme applied now (apply_appearance) is the dark one: what every colour chosen in code asks."""
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
-    dark = bool(app.property("dark")) if app is not None else False
-    return ("#f28b82", "#81c995") if dark else ("#b3261e", "#1f7a4d")
+    return bool(app is not None and app.property("dark"))
+
+
+def verdict_colours() -> tuple[str, str]:
+    """(worse, better) text colours with contrast on the current theme's background (dark: light red and green)."""
+    return ("#f28b82", "#81c995") if is_dark() else ("#b3261e", "#1f7a4d")

@@ -110,9 +110,10 @@ def _regions_of(fig: Any, items: list[tuple[Any, str, str]], pad: float = 0.0) -
     return out
 
 
-def _keep_labels_in(fig: Any) -> None:
+def _keep_labels_in(fig: Any) -> bool:
     """After tight_layout: if rotated tick labels still run off the figure's foot (a short pane), raise the plots'
-    bottom until they fit (was: "time-sensitive" cut to "ne-sensitive" at 1024 px)."""
+    bottom until they fit (was: "time-sensitive" cut to "ne-sensitive" at 1024 px). Leaves the figure drawn; True
+    when it moved the plots (then it must be drawn again before anything is measured on it)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     lowest = min((t.get_window_extent(renderer).y0 for ax in fig.axes for t in ax.get_xticklabels()
@@ -121,6 +122,8 @@ def _keep_labels_in(fig: Any) -> None:
         height = fig.get_figheight() * fig.dpi
         bottom = fig.subplotpars.bottom + (2 - lowest) / height
         fig.subplots_adjust(bottom=min(bottom, 0.6))
+        return True
+    return False
 
 
 def _err(values: list[float | None], cis: list[Any]) -> Any:
@@ -183,9 +186,10 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
         fig.tight_layout(rect=(0, 0, 1, 0.93))
     else:
         fig.tight_layout()
-    _keep_labels_in(fig)
+    moved = _keep_labels_in(fig)
     if regions is not None:
-        fig.canvas.draw()
+        if moved:          # the bars moved: measure them where they are drawn now (else drawn once already)
+            fig.canvas.draw()
         regions.extend(_regions_of(fig, drawn))
     return _png(fig, transparent=size is not None, fixed=size is not None)
 

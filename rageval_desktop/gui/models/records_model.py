@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from rageval_desktop.gui.appearance import verdict_colours
+from rageval_desktop.gui.appearance import is_dark, verdict_colours
 
 _Index = QModelIndex | QPersistentModelIndex
 # ≥ 4.5:1 on the table's base in each theme (WCAG AA; tests/gui/test_contrast.py measures the pages)
@@ -114,11 +114,7 @@ class RecordsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in STATUS_COLOURS:
-            from PySide6.QtWidgets import QApplication
-
-            app = QApplication.instance()
-            dark = bool(app is not None and app.property("dark"))
-            return QColor((STATUS_COLOURS_DARK if dark else STATUS_COLOURS)[value])
+            return QColor((STATUS_COLOURS_DARK if is_dark() else STATUS_COLOURS)[value])
         if role == Qt.ItemDataRole.ToolTipRole and value is not None:
             return self.records[index.row()].get(f"{key}__tip") or str(value)
         return None

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QMouseEvent, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -25,6 +24,7 @@ from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui import operations
+from rageval_desktop.gui.appearance import is_dark
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import TopRow, records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
@@ -126,12 +126,7 @@ class ChartLabel(QLabel):
             if isValid(self) and ticket == self._generation:   # the window may have closed meanwhile
                 self.set_chart(chart, size)
 
-        workers.start(draw, *args, size, _dark(), on_done=done, on_error=lambda *_: None)
-
-
-def _dark() -> bool:
-    app = QApplication.instance()
-    return bool(app.property("dark")) if app is not None else False
+        workers.start(draw, *args, size, is_dark(), on_done=done, on_error=lambda *_: None)
 
 
 def unsettled_text(items: list[dict[str, Any]]) -> str:
@@ -218,7 +213,7 @@ class DashboardView(_Analysis):
         if run and self.state.project is not None:
             size = self.plot.pane_size()
             self.state.run_read("dashboard", operations.dashboard_with_plot, self.state.project, run,
-                                  self.baseline_run(), self.chart_kind.currentData(), size, _dark(),
+                                  self.baseline_run(), self.chart_kind.currentData(), size, is_dark(),
                                   on_done=lambda result: self.show((*result, size)))
 
     def redraw(self) -> None:
@@ -386,7 +381,7 @@ class CompareView(_Analysis):
         if a and b and self.state.project is not None:
             size = self.plot.pane_size()
             estimator = "ppi" if self.corrected.isChecked() else "mean"
-            self.state.run_read("compare", operations.compare_with_plot, self.state.project, a, b, size, _dark(),
+            self.state.run_read("compare", operations.compare_with_plot, self.state.project, a, b, size, is_dark(),
                                   estimator, on_done=lambda result: self.show((*result, size)))
 
     def redraw(self) -> None:

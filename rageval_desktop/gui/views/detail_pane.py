@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextFram
 from PySide6.QtWidgets import QTextEdit, QWidget
 
 from rageval_desktop.core.store.queries import RowDetail
+from rageval_desktop.gui.appearance import is_dark
 
 if TYPE_CHECKING:   # an annotation only: the review targets load with the review screen, not at start-up
     from rageval_desktop.core.review.targets import TargetCard
@@ -20,13 +21,6 @@ GOLD_BG = QColor("#e6f4ea")
 SHOWN_PASSAGES = 10  # the top of the ranking, plus every gold passage wherever it ranked
 GOLD_FG = QColor("#1f7a4d")
 TARGET_FG = QColor("#3b78e7")   # the accent: readable on light and dark themes
-
-
-def _dark() -> bool:
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance()
-    return bool(app is not None and app.property("dark"))
 
 
 class DetailPane(QTextEdit):
@@ -72,7 +66,7 @@ class DetailPane(QTextEdit):
         base = QTextCharFormat()
         heading = QTextCharFormat()
         heading.setFontWeight(QFont.Weight.DemiBold)
-        heading.setForeground(QColor("#9aa0a6" if _dark() else "#5f6368"))  # ≥ 4.5:1 on either theme's pane
+        heading.setForeground(QColor("#9aa0a6" if is_dark() else "#5f6368"))  # ≥ 4.5:1 on either theme's pane
         title = QTextCharFormat()
         title.setFontWeight(QFont.Weight.Bold)
         title.setFontPointSize(self.font().pointSizeF() * 1.15)

@@ -14,7 +14,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
-from rageval_desktop import __version__
+from rageval_desktop import __version__, api
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, InertStream, UsageError, _Parser
 from rageval_desktop.cli.checks_cmds import cmd_probe, cmd_stability
 from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
@@ -592,6 +592,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except api.UsageError as exc:  # an impossible request, found by the API the commands call
+        print(f"error: {inert_text(exc.for_cli())}", file=sys.stderr)
         return EXIT_USAGE
     except NotFound as exc:       # a run, judge, sample or job that does not exist: a request that cannot be made
         print(f"error: {inert_text(exc.for_cli())}", file=sys.stderr)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from rageval_desktop import api
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
 
 
@@ -14,35 +15,36 @@ def cmd_judges(args: argparse.Namespace) -> int:
 
     if args.action == "kinds":
         return _kinds(args)
-    with open_project(args.project) as project:
-        if args.action == "list":
+    if args.action in ("list", "edit"):
+        with open_project(args.project) as project:
+            if args.action == "edit":
+                return _edit(args, project)
             from rageval_desktop.core.review.licence import licence
 
             judges = [{**registry.judge_summary(j), "licence": licence(project, j).as_dict()}
                       for j in registry.list_judges(project)]
-            text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} "
-                             f"{j['status']:<8} licence: {j['licence']['tier']}"
-                             + (f" ({'; '.join(j['licence']['reasons'])})" if j["licence"]["reasons"] else "")
-                             for j in judges) or "no judges yet"
-            _print(args, judges, text)
-            return EXIT_OK
-        if args.action == "edit":
-            return _edit(args, project)
-        params: dict[str, Any] = {}
-        for key in ("concurrency", "max_tokens", "timeout", "seed", "temperature", "rpm", "passages_k", "measure",
-                    "threshold", "grader", "mode"):
-            value = getattr(args, key, None)
-            if value is not None:
-                params[key] = value
-        for pair in args.param:
-            key, sep, value = pair.partition("=")
-            if not sep or not key.strip():
-                raise UsageError(f"--param takes KEY=VALUE, not '{pair}'")
-            params[key.strip()] = _param_value(value)
-        judge = registry.add_judge(project, args.name, args.metric, args.kind, rubric=args.rubric, model=args.model,
-                                   base_url=args.base_url, api_key_ref=args.api_key_env or args.api_key_keyring,
-                                   params=params)
-        _print(args, registry.judge_summary(judge), f"added judge '{judge.name}' ({judge.metric}, {judge.kind})")
+        text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} "
+                         f"{j['status']:<8} licence: {j['licence']['tier']}"
+                         + (f" ({'; '.join(j['licence']['reasons'])})" if j["licence"]["reasons"] else "")
+                         for j in judges) or "no judges yet"
+        _print(args, judges, text)
+        return EXIT_OK
+    params: dict[str, Any] = {}
+    for key in ("concurrency", "max_tokens", "timeout", "seed", "temperature", "rpm", "passages_k", "measure",
+                "threshold", "grader", "mode"):
+        value = getattr(args, key, None)
+        if value is not None:
+            params[key] = value
+    for pair in args.param:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--param takes KEY=VALUE, not '{pair}'")
+        params[key.strip()] = _param_value(value)
+    with api.open(args.project) as project:
+        judge = project.add_judge(args.name, args.metric, args.kind, rubric=args.rubric, model=args.model,
+                                  base_url=args.base_url, api_key_env=args.api_key_env,
+                                  api_key_keyring=args.api_key_keyring, **params)
+    _print(args, judge, f"added judge '{judge['name']}' ({judge['metric']}, {judge['kind']})")
     return EXIT_OK
 
 
@@ -106,15 +108,12 @@ def _kinds(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.jobs.spec import JobSpec
-
-    spec = JobSpec(run=args.run, judges=args.judge or None, slice_tag=args.slice, sample_id=args.sample,
-                   rated_only=args.rated_only,
-                   only_failed=args.only_failed,
-                   redo_failed=args.redo_unparsed, concurrency=args.concurrency, rpm=args.rpm,
-                   budget_usd=args.budget, timeout=args.timeout, use_cache=not args.no_cache, batch=args.batch)
     if args.batch and args.no_cache:
         raise UsageError("--batch keeps the replies in the request cache: it cannot be used with --no-cache")
+    spec = api.job_spec(args.run, args.judge, slice=args.slice, sample=args.sample, rated_only=args.rated_only,
+                        only_failed=args.only_failed, redo_unparsed=args.redo_unparsed, concurrency=args.concurrency,
+                        rpm=args.rpm, budget=args.budget, timeout=args.timeout, use_cache=not args.no_cache,
+                        batch=args.batch)
     if args.no_wait and not args.batch:
         raise UsageError("--no-wait is for --batch jobs")
     if args.dry_run:
@@ -181,13 +180,9 @@ def _dry_run(args: argparse.Namespace, spec: Any) -> int:
 
 
 def _run_job(args: argparse.Namespace, spec: Any) -> int:
-    from rageval_desktop.core.base.context import TaskContext
-    from rageval_desktop.core.jobs.judge_job import run_judge_job
-
-    with open_project(args.project) as project:
-        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
+    with api.open(args.project) as project:
         try:
-            stats = run_judge_job(project, spec, ctx)
+            stats = project.run_job(spec, progress=_progress(args), raise_on_stop=False)
         except KeyboardInterrupt:
             print("error: interrupted; every judgment already saved is kept — run the same command to resume",
                   file=sys.stderr)

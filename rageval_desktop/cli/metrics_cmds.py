@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rageval_desktop import api
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _cell, _print, open_project
 
 
@@ -53,11 +54,10 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.dashboard import dashboard, dashboard_table, ppi_lines
+    from rageval_desktop.core.metrics.dashboard import dashboard_table, ppi_lines
 
-    with open_project(args.project, read_only=True) as project:
-        summary = dashboard(project, args.run, _ks(args.k))
-    summary["estimator"] = args.estimator
+    with api.open(args.project, read_only=True) as project:
+        summary = project.metrics(args.run, k=_ks(args.k), estimator=args.estimator).data
     headers, rows = dashboard_table(summary, args.estimator)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
     lines += ["  ".join(f"{_cell(v):>14}" for v in row) for row in rows]
@@ -96,13 +96,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import GateUsageError, compare
-
-    with open_project(args.project, read_only=True) as project:
-        try:
-            result = compare(project, args.baseline, args.candidate, _metric_names(args.metrics), args.estimator)
-        except GateUsageError as exc:
-            raise UsageError(exc.for_cli()) from None
+    with api.open(args.project, read_only=True) as project:
+        result = project.compare(args.baseline, args.candidate, metrics=_metric_names(args.metrics),
+                                 estimator=args.estimator).data
     lines = []
     for name, entry in result["slices"].items():
         cells = [f"{m} {c['delta']:+.1f} [{c['ci'][0]:+.1f}, {c['ci'][1]:+.1f}]" for m in result["metrics"]
@@ -119,28 +115,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import GateUsageError
-    from rageval_desktop.core.metrics.gate import drop_text, gate, gate_markdown, headline, rule_text
+    from rageval_desktop.core.metrics.gate import drop_text, headline, rule_text
 
     record = None
-    with open_project(args.project, read_only=not args.record) as project:
-        try:
-            result = gate(project, args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
-                          max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
-                          require_significant=args.require_significant, min_slice_n=args.min_slice_n,
-                          estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict,
-                          allow_unlicensed=args.allow_unlicensed)
-        except GateUsageError as exc:
-            raise UsageError(exc.for_cli()) from None
+    with api.open(args.project, read_only=not args.record) as project:
+        decided = project.gate(args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
+                               max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
+                               require_significant=args.require_significant, min_slice_n=args.min_slice_n,
+                               estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict,
+                               allow_unlicensed=args.allow_unlicensed)
+        result = decided.result
         if args.record:
             from rageval_desktop.core.reports.decisions import record_gate, write_record
 
-            record = record_gate(project, result, args.baseline, args.candidate, estimator=args.estimator,
+            record = record_gate(project.core, result, args.baseline, args.candidate, estimator=args.estimator,
                                  waivers=result.waivers)
             written = write_record(record, result, args.record)
     if args.markdown:
-        Path(args.markdown).write_text(gate_markdown(result), encoding="utf-8")
-    data = {**result.as_dict(), "estimator": args.estimator}
+        Path(args.markdown).write_text(decided.markdown(), encoding="utf-8")
+    data = dict(decided.data)
     if record is not None:
         data["record"] = {"id": record["id"], "hash": record["hash"], "files": [str(p) for p in written]}
     shared = result.comparison["shared_questions"]
@@ -220,15 +213,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError
-    from rageval_desktop.core.metrics.gate import check_limits
-    from rageval_desktop.core.reports import write_report
-
-    with open_project(args.project, read_only=True) as project:
-        try:
-            check_limits(args.max_slice_drop, None, MIN_SLICE_N)
-            out = write_report(project, args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)
-        except GateUsageError as exc:
-            raise UsageError(exc.for_cli()) from None
+    with api.open(args.project, read_only=True) as project:
+        out = project.report(args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)
     _print(args, {"report": str(out)}, f"report written to {out}")
     return EXIT_OK

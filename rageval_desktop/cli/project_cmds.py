@@ -7,17 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rageval_desktop import api
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
 from rageval_desktop.core.base.errors import RagevalError
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.store.project import Project
-
     path = Path(args.project)
-    if path.suffix != ".rageval":
-        raise UsageError(f"project files end in .rageval (got '{path.name}')")
-    Project.create(path, name=args.name).close()
+    api.create(path, name=args.name).close()
     _print(args, {"created": str(path)}, f"created {path}")
     return EXIT_OK
 
@@ -26,18 +23,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     from rageval_desktop.core import importers
 
     mapping = importers.parse_mapping(getattr(args, "map", None))
-    with open_project(args.project) as project:
+    with api.open(args.project) as project:
         if args.what == "golden":
-            report = importers.import_golden(project, args.file, fmt=args.format, mapping=mapping,
-                                             default_slice=args.slice, check_duplicates=args.dedupe_check)
+            report = project.import_golden(args.file, fmt=args.format, mapping=mapping, default_slice=args.slice,
+                                           check_duplicates=args.dedupe_check)
             if report.fresh_ids and not args.dedupe_check:
                 print(f"note: {len(report.fresh_ids)} new question(s) not yet checked for near-duplicates; check "
                       f"them with: rageval golden dedupe {args.project} --new", file=sys.stderr)
         elif args.what == "run":
-            report = importers.import_run(project, args.file, args.run, fmt=args.format, mapping=mapping,
-                                          replace=args.replace, notes=args.notes, rank_by=args.rank_by)
+            report = project.import_run(args.file, args.run, fmt=args.format, mapping=mapping,
+                                        replace=args.replace, notes=args.notes, rank_by=args.rank_by)
         else:
-            report = importers.import_corpus(project, args.file)
+            report = importers.import_corpus(project.core, args.file)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if report.unlinked_examples and not args.json:
@@ -72,15 +69,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.demo import write_demo_project
-
-    path = Path(args.path)
-    if path.is_dir():
-        path = path / "demo.rageval"
-    if path.exists() and args.force:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-    write_demo_project(path)
+    path = api.write_demo(args.path, force=args.force)
     out: dict[str, Any] = {"created": str(path)}
     text = f"wrote the demo project to {path}"
     if args.files:

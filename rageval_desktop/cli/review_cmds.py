@@ -6,19 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from rageval_desktop import api
 from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import sampling
 
-    with open_project(args.project) as project:
-        if args.extend:
-            sample = sampling.extend_sample(project, args.extend, args.size)
-        else:
-            if not args.run or not args.metric:
-                raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
-            sample = sampling.create_sample(project, args.run, args.metric, args.size, args.seed, args.mode)
+    if not args.extend and (not args.run or not args.metric):
+        raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
+    with api.open(args.project) as project:
+        sample = (project.extend_sample(args.extend, args.size) if args.extend else
+                  project.sample(args.run, args.metric, args.size, seed=args.seed, mode=args.mode))
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
             "unit": sample.unit, "mode": sample.mode, "row_ids": sample.row_ids}
     what = "rows"
@@ -35,67 +34,42 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.importers import import_ratings
     from rageval_desktop.core.review import ratings
 
-    with open_project(args.project) as project:
+    with api.open(args.project) as project:
         if args.action == "import":
-            report = import_ratings(project, args.file)
+            report = project.import_ratings(args.file)
             if report.unused_columns:
                 print(f"warning: {report.file}: column(s) not used: {', '.join(report.unused_columns)} (used: "
                       f"{', '.join(ratings.RATING_COLUMNS)})", file=sys.stderr)
             _print(args, report.as_dict(), f"imported {report.imported} ratings from {report.file}")
         else:
-            n = ratings.export_ratings(project, args.out)
+            n = ratings.export_ratings(project.core, args.out)
             _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")
     return EXIT_OK
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.judges.registry import get_judge
-    from rageval_desktop.core.review import agreement
-    from rageval_desktop.core.review.accepts import pass_fail
     from rageval_desktop.core.review.agreement import NEEDS_MORE
     from rageval_desktop.core.review.evidence import bias_text
-    from rageval_desktop.core.review.licence import licence
     from rageval_desktop.core.review.settings import RULES
-    from rageval_desktop.core.review.system import system_agreement
 
-    with open_project(args.project) as project:
-        results = agreement.audit_all(project, args.judge)
-        actions = {}
-        if args.apply:
-            for result in results:
-                actions[result.judge] = agreement.apply(project, result)
-        judges = {r.judge: get_judge(project, r.judge) for r in results}
-        licences = {r.judge: licence(project, judges[r.judge], r) for r in results}
-        accepts = {r.judge: pass_fail(project, judges[r.judge]) for r in results}
-        systems = {r.judge: system_agreement(project, judges[r.judge]) for r in results}
-    out = []
+    with api.open(args.project) as project:
+        out = project.agreement(args.judge, apply=args.apply)
     lines = []
-    for r in results:
-        item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
-                "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
-                "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
-                "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
-                "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
-                "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias}
-        item["licence"] = licences[r.judge].as_dict()
-        item["pass_fail"] = accepts[r.judge]
-        item["system"] = systems[r.judge]
-        if args.apply:
-            item["action"] = actions[r.judge]
-        out.append(item)
-        value = "—" if r.value is None else f"{r.value:.3f} [{_cell(r.ci[0], 3)}, {_cell(r.ci[1], 3)}]"
-        more = f" (about {r.needed} more ratings would settle it, 80% power)" if r.verdict == NEEDS_MORE else ""
-        lines.append(f"{r.judge:<22} {r.metric:<18} n={r.n:<4} {r.statistic} {value}  {r.verdict}{more}"
-                     + (f"  -> {actions[r.judge]}" if args.apply else ""))
-        if r.n:
-            lines.append(f"{'':<22} {r.stopping}")
-        if r.weighting:
-            lines.append(f"{'':<22} {r.weighting}")
-        lines.append(f"{'':<22} licence: {licences[r.judge].describe()}")
-        found = accepts[r.judge]
+    for r in out:
+        value = "—" if r["value"] is None else f"{r['value']:.3f} [{_cell(r['ci'][0], 3)}, {_cell(r['ci'][1], 3)}]"
+        more = f" (about {r['needed']} more ratings would settle it, 80% power)" if r["verdict"] == NEEDS_MORE else ""
+        lines.append(f"{r['judge']:<22} {r['metric']:<18} n={r['n']:<4} {r['statistic']} {value}  {r['verdict']}{more}"
+                     + (f"  -> {r['action']}" if args.apply else ""))
+        if r["n"]:
+            lines.append(f"{'':<22} {r['stopping']}")
+        if r["weighting"]:
+            lines.append(f"{'':<22} {r['weighting']}")
+        held = r["licence"]
+        lines.append(f"{'':<22} licence: {held['tier']}" + (f" ({'; '.join(held['reasons'])})" if held["reasons"]
+                                                             else ""))
+        found = r["pass_fail"]
         if found and found["slices"].get("all", {}).get("n"):
             whole = found["slices"]["all"]
             far = whole["false_accept_rate"]
@@ -104,16 +78,16 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                     f"{far['ci'][1] * 100:.1f}]")
             lines.append(f"{'':<22} false accepts: {whole['false_accepts']} (judge passes, reviewers fail){rate}; "
                          f"false rejects: {whole['false_rejects']}")
-        system = systems[r.judge]
+        system = r["system"]
         if system["tau"] is not None:
             lines.append(f"{'':<22} run order: Kendall τ {system['tau']:.2f} [95% CI {system['ci'][0]:.2f}, "
                          f"{system['ci'][1]:.2f}] over {len(system['runs'])} runs and {system['questions']} shared "
                          f"questions; {system['ordered_same'] * 100:.0f}% of run pairs ordered as the reviewers do")
-        bias = bias_text(r.bias)
+        bias = bias_text(r["bias"])
         if bias:
-            lines.append(f"{'':<22} {bias}" + (" (compare with --estimator ppi)" if r.bias["flagged"] else ""))
-    if results:
-        lines.append(f"rule: {RULES[results[0].rule]} ({results[0].threshold:g}; at least {results[0].min_n} "
+            lines.append(f"{'':<22} {bias}" + (" (compare with --estimator ppi)" if r["bias"]["flagged"] else ""))
+    if out:
+        lines.append(f"rule: {RULES[out[0]['rule']]} ({out[0]['threshold']:g}; at least {out[0]['min_n']} "
                      "rated rows)")
     _print(args, out, "\n".join(lines) or "no judges")
     return EXIT_OK

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from pathlib import Path
 
 
 def resources_dir() -> Path:
-    """The repository's resources/ folder (source checkout or editable install) or the packaged copy."""
-    here = Path(__file__).resolve().parents[2]   # rageval_desktop/
-    for candidate in (here.parent / "resources", here / "resources"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("the resources folder of RAGEval Desktop is missing; reinstall the app")
+    """The resources: the copy a wheel or a bundle carries inside the package (rageval_desktop/resources, found with
+    importlib.resources), else the checkout's top-level resources/ folder (source or editable install)."""
+    packaged = Path(str(importlib.resources.files("rageval_desktop") / "resources"))
+    if (packaged / "rubrics").is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[3] / "resources"
+    if (checkout / "rubrics").is_dir():
+        return checkout
+    raise FileNotFoundError("the resources folder of RAGEval Desktop is missing (looked in "
+                            f"{checkout} and {packaged}); reinstall the app")
 
 
 def user_data_dir() -> Path:

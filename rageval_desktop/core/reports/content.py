@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from rageval_desktop import __version__
+from rageval_desktop._version import __version__
 from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.dashboard import summarise

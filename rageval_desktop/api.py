@@ -1,0 +1,500 @@
+"""The Python API: RAGEval Desktop from a notebook or a test suite.
+
+    import rageval_desktop as rv
+
+    with rv.demo("demo.rageval") as p:                 # or rv.open("x.rageval"), rv.create("x.rageval")
+        p.metrics("v2").frame                           # one row per slice, every number at full precision
+        p.compare("v1", "v2").frame                     # paired deltas with their 95% CIs
+        p.gate("v1", "v2").decision                     # 'pass', 'fail' or 'undecided'
+
+A small, typed surface over core, and the CLI's base: `rageval metrics`, `compare`, `gate`, `judge`, `import`,
+`sample`, `ratings import`, `agreement` and `report` call these functions, so their `--json` is exactly `.data`
+here. Errors are core's typed errors (`rv.RagevalError` and its subclasses: `ProjectRefused`, `ImportFailed`,
+`NotFound`, `WriteFailed`, `JudgeConfigError`, ...), the ones the CLI turns into exit codes 1 and 2; a usage
+error (an impossible request) is `rv.UsageError`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from rageval_desktop.core.base.errors import (
+    ImportFailed,
+    JudgeConfigError,
+    NotFound,
+    ProjectExists,
+    ProjectRefused,
+    RagevalError,
+    WriteFailed,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rageval_desktop.core.importers.common import ImportReport
+    from rageval_desktop.core.importers.ratings_import import RatingsImport
+    from rageval_desktop.core.jobs.judge_job import JobStats
+    from rageval_desktop.core.metrics.gate import GateResult
+    from rageval_desktop.core.review.sampling import Sample
+    from rageval_desktop.core.store.project import Project as CoreProject
+
+__all__ = ["Comparison", "Gate", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics", "NotFound",
+           "Project", "ProjectExists", "ProjectRefused", "RagevalError", "UsageError", "WriteFailed", "create",
+           "demo", "demo_files", "open", "write_demo"]
+
+Progress = Callable[[int, int, str], None]
+
+
+class UsageError(RagevalError):
+    """An impossible request: a limit out of range, a metric the runs do not have (the CLI's exit 2)."""
+
+    @classmethod
+    def of(cls, exc: RagevalError) -> UsageError:
+        return cls(str(exc), cli_hint=exc.cli_hint, gui_hint=exc.gui_hint)
+
+
+class JobStopped(RagevalError):
+    """A judge job stopped before its end (a refused key, a failed write); `.stats` holds what it saved."""
+
+    def __init__(self, message: str, *, stats: JobStats) -> None:
+        super().__init__(message)
+        self.stats = stats
+
+
+# ---------------------------------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Metrics:
+    """A run's scores per slice. `data` is `rageval metrics --json`; `frame` one row per slice (index) with every
+    scalar (n, retrieval metrics, judge means, latency, cost); `intervals` the metrics that carry a 95% CI, long."""
+
+    data: dict[str, Any]
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = {name: {k: v for k, v in s.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+                for name, s in self.data["slices"].items()}
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("slice")
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        import pandas as pd
+
+        out = [{"slice": name, "metric": key[:-3], "value": s.get(key[:-3]), "ci_low": ci[0], "ci_high": ci[1]}
+               for name, s in self.data["slices"].items() for key, ci in s.items()
+               if key.endswith("_ci") and isinstance(ci, list | tuple) and len(ci) == 2]
+        return pd.DataFrame(out, columns=["slice", "metric", "value", "ci_low", "ci_high"])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Candidate against baseline on shared questions. `data` is `rageval compare --json`; `frame` one row per
+    slice and metric: baseline, candidate, delta (points) and its paired 95% CI."""
+
+    data: dict[str, Any]
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        cols = ["slice", "metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "se", "df"]
+        out = [{"slice": name, "metric": m, "n": c.get("n"), "baseline": c.get("baseline"),
+                "candidate": c.get("candidate"), "delta": c.get("delta"), "ci_low": c["ci"][0] if c.get("ci") else None,
+                "ci_high": c["ci"][1] if c.get("ci") else None, "se": c.get("se"), "df": c.get("df")}
+               for name, entry in self.data["slices"].items() for m in self.data["metrics"] if (c := entry.get(m))]
+        return pd.DataFrame(out, columns=cols)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The CI gate's decision. `data` is `rageval gate --json`; `result` core's GateResult; `frame` every cell
+    that is not a plain pass (regression, undecided, not gated), one row each."""
+
+    result: GateResult
+    data: dict[str, Any] = field(repr=False)
+
+    @property
+    def decision(self) -> str:
+        return self.result.decision
+
+    @property
+    def passed(self) -> bool:
+        return self.result.decision == "pass"
+
+    @property
+    def exit_code(self) -> int:
+        return self.result.exit_code
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        cols = ["status", "slice", "metric", "baseline", "candidate", "delta", "allowed", "why"]
+        out = [{"status": status, **{k: r.get(k) for k in cols[1:]}}
+               for status, found in (("regression", self.result.regressions), ("undecided", self.result.undecided),
+                                     ("not gated", self.result.ungated))
+               for r in found]
+        return pd.DataFrame(out, columns=cols)
+
+    def markdown(self) -> str:
+        """The pull-request comment `rageval gate --markdown` writes (every name from data escaped)."""
+        from rageval_desktop.core.metrics.gate import gate_markdown
+
+        return gate_markdown(self.result)
+
+
+# ---------------------------------------------------------------------------------------------------------- opening
+def open(path: str | Path, *, read_only: bool = False) -> Project:  # noqa: A001 - rv.open, like sqlite3's connect
+    """Open a project. `read_only`: nothing is written (an older file that must be migrated first opens for
+    writing instead; the migration takes a backup)."""
+    from rageval_desktop.core.store.project import Project as CoreProject
+
+    if read_only:
+        from rageval_desktop.core.base.errors import NeedsMigration
+
+        try:
+            return Project(CoreProject.open(path, read_only=True))
+        except NeedsMigration:
+            pass
+    return Project(CoreProject.open(path))
+
+
+def create(path: str | Path, *, name: str | None = None) -> Project:
+    """A new, empty project file (it must not exist; its name ends in .rageval)."""
+    from rageval_desktop.core.store.project import Project as CoreProject
+
+    path = Path(path)
+    if path.suffix != ".rageval":
+        raise UsageError(f"project files end in .rageval (got '{path.name}')")
+    return Project(CoreProject.create(path, name=name))
+
+
+def demo(path: str | Path, *, force: bool = False) -> Project:
+    """Write the demo project (two runs of 72 questions, judges, ratings) to `path` and open it. `force` replaces
+    a file that is there; otherwise an existing file is refused (ProjectExists)."""
+    return open(write_demo(path, force=force))
+
+
+def write_demo(path: str | Path, *, force: bool = False) -> Path:
+    """`rageval demo`: the demo project at `path` (a folder gets demo.rageval); its path."""
+    from rageval_desktop.core.demo import write_demo_project
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "demo.rageval"
+    if path.exists() and force:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return write_demo_project(path)
+
+
+def demo_files(folder: str | Path) -> list[Path]:
+    """The files the demo is made from (chunks.jsonl, golden.csv, outputs-v1.jsonl, outputs-v2.jsonl) in `folder`:
+    material to try the imports on."""
+    from rageval_desktop.core.demo import write_demo_files
+
+    return write_demo_files(folder)
+
+
+# ---------------------------------------------------------------------------------------------------------- project
+class Project:
+    """An open project file. Use it in a `with` block (or call close()). `core` is core's Project, for
+    everything the API does not wrap yet."""
+
+    def __init__(self, core: CoreProject) -> None:
+        self.core = core
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.core.close()
+
+    def __repr__(self) -> str:
+        return f"<rageval project {str(self.core.path)!r}>"
+
+    @property
+    def path(self) -> Path:
+        return Path(self.core.path)
+
+    # ------------------------------------------------------------------ what is in it
+    def info(self) -> dict[str, Any]:
+        """`rageval info --json`: golden rows per slice, runs, judges, judgments, ratings."""
+        from rageval_desktop.core.store.queries import project_info
+
+        return project_info(self.core)
+
+    def runs(self) -> list[str]:
+        return [r["name"] for r in self.info()["runs"]]
+
+    def judges(self) -> pd.DataFrame:
+        """One row per judge: name, metric, kind, model, status, and its licence tier with the reasons."""
+        import pandas as pd
+
+        from rageval_desktop.core.judges import registry
+        from rageval_desktop.core.review.licence import licence
+
+        rows = []
+        for judge in registry.list_judges(self.core):
+            summary, held = registry.judge_summary(judge), licence(self.core, judge)
+            rows.append({**{k: summary.get(k) for k in ("name", "metric", "kind", "model", "status")},
+                         "licence": held.tier, "licence_reasons": list(held.reasons)})
+        return pd.DataFrame(rows, columns=["name", "metric", "kind", "model", "status", "licence", "licence_reasons"])
+
+    # ------------------------------------------------------------------ imports (all or nothing)
+    def import_golden(self, source: str | Path | pd.DataFrame, *, fmt: str | None = None,
+                      mapping: dict[str, str] | None = None, default_slice: str | None = None,
+                      check_duplicates: bool = False) -> ImportReport:
+        """Golden rows from a CSV, JSONL, JSON, Parquet or Excel file, or a DataFrame (the same checks as a file).
+        `fmt`: the layout (open-rag-eval, ragas, ...; found from the columns when not given); `mapping`: {column
+        in the file: field}, e.g. {"query": "question"}."""
+        from rageval_desktop.core import importers
+
+        with _as_file(source) as (path, named):
+            return named(importers.import_golden(self.core, path, fmt=fmt, mapping=_mapping(mapping),
+                                           default_slice=default_slice, check_duplicates=check_duplicates))
+
+    def import_run(self, source: str | Path | pd.DataFrame, run: str, *, fmt: str | None = None,
+                   mapping: dict[str, str] | None = None, replace: bool = False, notes: str | None = None,
+                   rank_by: str = "position") -> ImportReport:
+        """A RAG run's outputs (question, answer, retrieved passages, ...) as run `run`; `replace` swaps an
+        existing run of that name in one transaction."""
+        from rageval_desktop.core import importers
+
+        with _as_file(source) as (path, named):
+            return named(importers.import_run(self.core, path, run, fmt=fmt, mapping=_mapping(mapping),
+                                        replace=replace, notes=notes, rank_by=rank_by))
+
+    def import_ratings(self, source: str | Path | pd.DataFrame) -> RatingsImport:
+        """Human ratings (row_id or question [+ run], metric, reviewer, score [, passage_rank, item, comment])."""
+        from rageval_desktop.core.importers import import_ratings
+
+        with _as_file(source) as (path, named):
+            return named(import_ratings(self.core, path))
+
+    # ------------------------------------------------------------------ judges and jobs
+    def add_judge(self, name: str, metric: str, kind: str = "llm", *, model: str | None = None,
+                  base_url: str | None = None, api_key_env: str | None = None, api_key_keyring: str | None = None,
+                  rubric: str | None = None, **params: Any) -> dict[str, Any]:
+        """Add a judge (`rageval judges add`). The key is named, never given: `api_key_env="OPENAI_API_KEY"` or
+        `api_key_keyring="service/user"`. `params`: concurrency, temperature, seed, max_tokens, timeout, ..."""
+        from rageval_desktop.core.judges import registry
+
+        judge = registry.add_judge(self.core, name, metric, kind, rubric=rubric, model=model, base_url=base_url,
+                                   api_key_ref=api_key_env or api_key_keyring, params=params)
+        return registry.judge_summary(judge)
+
+    def judge(self, run: str, judges: Sequence[str] | None = None, *, slice: str | None = None,  # noqa: A002
+              sample: int | None = None, rated_only: bool = False, only_failed: bool = False,
+              redo_unparsed: bool = False, concurrency: int | None = None, rpm: float | None = None,
+              budget: float | None = None, timeout: float | None = None, use_cache: bool = True,
+              progress: Progress | None = None, cancel: threading.Event | None = None,
+              raise_on_stop: bool = True) -> JobStats:
+        """Run judges over a run's rows, blocking (`rageval judge`). Resumable: what is judged is skipped, so
+        calling it again after an interruption pays for nothing twice. `progress(done, total, message)` is called
+        as it goes; setting `cancel` stops it (what is saved stays). A job that stops early (a refused key, a
+        failed write) raises JobStopped with its stats unless `raise_on_stop=False`; a budget stop returns."""
+        spec = job_spec(run, judges, slice=slice, sample=sample, rated_only=rated_only, only_failed=only_failed,
+                        redo_unparsed=redo_unparsed, concurrency=concurrency, rpm=rpm, budget=budget,
+                        timeout=timeout, use_cache=use_cache)
+        return self.run_job(spec, progress=progress, cancel=cancel, raise_on_stop=raise_on_stop)
+
+    def run_job(self, spec: Any, *, progress: Progress | None = None, cancel: threading.Event | None = None,
+                raise_on_stop: bool = True) -> JobStats:
+        """A live judge job as `job_spec` describes it (`judge` and `rageval judge`/`jobs resume` come here)."""
+        from rageval_desktop.core.base.context import TaskContext
+        from rageval_desktop.core.jobs.judge_job import run_judge_job
+
+        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
+        if cancel is not None:
+            ctx.cancel_event = cancel
+        stats = run_judge_job(self.core, spec, ctx)
+        if raise_on_stop and stats.stopped in ("fatal", "write_failed"):
+            raise JobStopped(f"the job stopped: {stats.message}", stats=stats)
+        return stats
+
+    def estimate(self, run: str, judges: Sequence[str] | None = None, **options: Any) -> dict[str, Any]:
+        """What a judge job would cost before anything is sent (`rageval judge --dry-run --json`): calls, tokens,
+        dollars, and the problems that would stop it (a missing key)."""
+        from rageval_desktop.core.jobs.estimate import estimate
+
+        return estimate(self.core, job_spec(run, judges, **options))
+
+    # ------------------------------------------------------------------ numbers and decisions
+    def metrics(self, run: str, *, k: Iterable[int] = (5, 10, 50), estimator: str = "mean") -> Metrics:
+        """`rageval metrics --json`: every slice's scores with their 95% CIs."""
+        from rageval_desktop.core.metrics.dashboard import dashboard
+
+        ks = tuple(sorted({int(x) for x in k}))
+        if not ks or min(ks) < 1:
+            raise UsageError("k values must be at least 1")
+        _estimator(estimator)
+        summary = dashboard(self.core, run, ks)
+        summary["estimator"] = estimator
+        return Metrics(summary)
+
+    def compare(self, baseline: str, candidate: str, *, metrics: Sequence[str] | None = None,
+                estimator: str = "mean") -> Comparison:
+        """`rageval compare --json`: paired deltas on the questions both runs answered."""
+        from rageval_desktop.core.metrics.compare import GateUsageError, compare
+
+        try:
+            return Comparison(compare(self.core, baseline, candidate, list(metrics) if metrics else None,
+                                      _estimator(estimator)))
+        except GateUsageError as exc:
+            raise UsageError.of(exc) from None
+
+    def gate(self, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
+             max_aggregate_drop: float | None = None, metrics: Sequence[str] | None = None,
+             require_significant: bool = False, min_slice_n: int | None = None, estimator: str = "mean",
+             rule: str = "test", alpha: float | None = None, strict: bool = False,
+             allow_unlicensed: str | None = None) -> Gate:
+        """`rageval gate --json`: does the candidate regress any slice? Only licensed judges gate; a waiver needs
+        `allow_unlicensed` with a reason. The decision is 'pass', 'fail' or 'undecided'."""
+        from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError
+        from rageval_desktop.core.metrics.gate import ALPHA, gate
+
+        try:
+            result = gate(self.core, baseline, candidate, max_slice_drop=max_slice_drop,
+                          max_aggregate_drop=max_aggregate_drop, metrics=list(metrics) if metrics else None,
+                          require_significant=require_significant,
+                          min_slice_n=MIN_SLICE_N if min_slice_n is None else min_slice_n,
+                          estimator=_estimator(estimator), rule=rule, alpha=ALPHA if alpha is None else alpha,
+                          strict=strict, allow_unlicensed=allow_unlicensed)
+        except GateUsageError as exc:
+            raise UsageError.of(exc) from None
+        return Gate(result, {**result.as_dict(), "estimator": estimator})
+
+    # ------------------------------------------------------------------ review
+    def sample(self, run: str, metric: str, size: int = 40, *, seed: int = 0, mode: str = "stratified") -> Sample:
+        """Draw rows for reviewers to rate (`rageval sample`); the draw's probabilities are recorded, so agreement
+        and corrected estimates weight each rating as it was drawn."""
+        from rageval_desktop.core.review import sampling
+
+        return sampling.create_sample(self.core, run, metric, size, seed, mode)
+
+    def extend_sample(self, sample_id: int, more: int) -> Sample:
+        from rageval_desktop.core.review import sampling
+
+        return sampling.extend_sample(self.core, sample_id, more)
+
+    def agreement(self, judge: str | None = None, *, apply: bool = False) -> list[dict[str, Any]]:
+        """`rageval agreement --json`: per judge, agreement with the reviewers and its 95% CI, the verdict (keep,
+        retire, needs more data), the licence, false accepts and run order. `apply` records the verdicts (a
+        retired judge stops counting)."""
+        from rageval_desktop.core.judges.registry import get_judge
+        from rageval_desktop.core.review import agreement
+        from rageval_desktop.core.review.accepts import pass_fail
+        from rageval_desktop.core.review.licence import licence
+        from rageval_desktop.core.review.system import system_agreement
+
+        results = agreement.audit_all(self.core, judge)
+        out = []
+        for r in results:
+            action = agreement.apply(self.core, r) if apply else None
+            held = get_judge(self.core, r.judge)
+            item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
+                    "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
+                    "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
+                    "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
+                    "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
+                    "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias,
+                    "licence": licence(self.core, held, r).as_dict(), "pass_fail": pass_fail(self.core, held),
+                    "system": system_agreement(self.core, held)}
+            if apply:
+                item["action"] = action
+            out.append(item)
+        return out
+
+    def agreement_frame(self, judge: str | None = None) -> pd.DataFrame:
+        """The audit as a table: judge, metric, n, statistic, value, ci_low, ci_high, verdict, licence."""
+        import pandas as pd
+
+        cols = ["judge", "metric", "n", "statistic", "value", "ci_low", "ci_high", "verdict", "licence"]
+        return pd.DataFrame([{**{k: a[k] for k in cols[:5]}, "ci_low": (a["ci"] or (None, None))[0],
+                              "ci_high": (a["ci"] or (None, None))[1], "verdict": a["verdict"],
+                              "licence": a["licence"]["tier"]} for a in self.agreement(judge)], columns=cols)
+
+    # ------------------------------------------------------------------ reports
+    def report(self, run: str, out: str | Path, *, baseline: str | None = None,
+               max_slice_drop: float = 2.0) -> Path:
+        """An HTML, PDF, Markdown, CSV, JSON or XLSX report of a run (with `baseline`, its comparison and gate)."""
+        from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError
+        from rageval_desktop.core.metrics.gate import check_limits
+        from rageval_desktop.core.reports import write_report
+
+        try:
+            check_limits(max_slice_drop, None, MIN_SLICE_N)
+            return write_report(self.core, run, out, baseline=baseline, max_slice_drop=max_slice_drop)
+        except GateUsageError as exc:
+            raise UsageError.of(exc) from None
+
+
+# ---------------------------------------------------------------------------------------------------------- helpers
+def job_spec(run: str, judges: Sequence[str] | None = None, *, slice: str | None = None,  # noqa: A002
+             sample: int | None = None, rated_only: bool = False, only_failed: bool = False,
+             redo_unparsed: bool = False, concurrency: int | None = None, rpm: float | None = None,
+             budget: float | None = None, timeout: float | None = None, use_cache: bool = True,
+             batch: bool = False) -> Any:
+    """The job a `judge` call (or `rageval judge`) describes."""
+    from rageval_desktop.core.jobs.spec import JobSpec
+
+    if batch and not use_cache:
+        raise UsageError("a batch job keeps the replies in the request cache: it cannot run without the cache")
+    return JobSpec(run=run, judges=list(judges) if judges else None, slice_tag=slice, sample_id=sample,
+                   rated_only=rated_only, only_failed=only_failed, redo_failed=redo_unparsed,
+                   concurrency=concurrency, rpm=rpm, budget_usd=budget, timeout=timeout, use_cache=use_cache,
+                   batch=batch)
+
+
+def _estimator(name: str) -> str:
+    if name not in ("mean", "ppi"):
+        raise UsageError(f"estimator is 'mean' or 'ppi' (got '{name}')")
+    return name
+
+
+def _mapping(mapping: dict[str, str] | None) -> dict[str, str] | None:
+    return dict(mapping) if mapping else None
+
+
+class _as_file:  # noqa: N801 - used as a context manager, like open()
+    """A path as it is, or a DataFrame written to a temporary JSONL file (the importers' own checks then apply to
+    it as to any file; the file is removed afterwards)."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> tuple[Path, Callable[[Any], Any]]:
+        if isinstance(self.source, str | Path):
+            return Path(self.source), self.named
+        if not hasattr(self.source, "to_json"):
+            raise UsageError(f"import from a file path or a pandas DataFrame (got {type(self.source).__name__})")
+        self._tmp = tempfile.TemporaryDirectory(prefix="rageval-")
+        path = Path(self._tmp.name) / "dataframe.jsonl"
+        self.source.to_json(path, orient="records", lines=True, force_ascii=False, date_format="iso")
+        return path, self.named
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._tmp is None:
+            return
+        self._tmp.cleanup()
+        if isinstance(exc, ImportFailed):      # name the DataFrame, not the temporary file (rows count from 1)
+            raise ImportFailed(exc.detail, file="the DataFrame", row=exc.row, column=exc.column,
+                               cli_hint=exc.cli_hint, gui_hint=exc.gui_hint) from None
+
+    def named(self, report: Any) -> Any:
+        """The report, naming the DataFrame rather than the temporary file it went through."""
+        if self._tmp is not None:
+            report.file = "a DataFrame"
+        return report

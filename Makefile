@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-all install lint bench clean
+.PHONY: demo test test-slow test-all test-bundle install lint bench package wheel clean
 
 # a line per step (the first install takes minutes: it says what it is doing, and pip's progress bars show)
 $(STAMP): pyproject.toml constraints.txt
@@ -42,5 +42,19 @@ bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/bench_import.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/bench_startup.py
 
+# the sdist and the wheel (resources included) in dist/
+wheel: $(STAMP)
+	$(BIN)/python -m build --outdir dist .
+
+# the desktop bundle: PyInstaller one-folder in dist/bundle/rageval-desktop (with `rageval`, the CLI twin, as a link),
+# a .tar.gz with the launcher entry and icons, and an AppImage when appimagetool is on the PATH (packaging/README.md)
+package: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'pyinstaller>=6'
+	bash packaging/build.sh $(BIN)
+
+# the frozen app's smoke test (needs `make package` first)
+test-bundle: package
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/test_bundle.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

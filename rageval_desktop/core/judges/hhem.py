@@ -29,6 +29,9 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.paths import user_data_dir
 from rageval_desktop.core.base.scoring.citations import statements
 
+MISSING = ("the HHEM model needs the packages torch and transformers, which this installation does not have "
+           "(install them with: pip install torch==2.13.0 transformers; torch's CPU build is enough)")
+
 PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}"
 MODES = ("whole", "claims")
 MAX_CHARS = 8192          # open-rag-eval cuts the joined passages here
@@ -128,8 +131,11 @@ class HHEM:
     def __init__(self, model_dir: Path, foundation_dir: Path) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        import torch
-        from transformers import AutoTokenizer, T5Config, T5ForTokenClassification
+        try:
+            import torch
+            from transformers import AutoTokenizer, T5Config, T5ForTokenClassification
+        except ImportError:
+            raise RagevalError(MISSING) from None
 
         self.torch = torch
         meta = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))

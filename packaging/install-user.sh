@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Put the unpacked bundle on this user's menu and PATH: links in ~/.local/bin, the launcher entry and icons in
+# ~/.local/share. Run it from the unpacked folder; remove the links and files to uninstall.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+DATA=${XDG_DATA_HOME:-$HOME/.local/share}
+mkdir -p "$HOME/.local/bin"
+ln -sf "$HERE/rageval-desktop" "$HOME/.local/bin/rageval-desktop"
+ln -sf "$HERE/rageval-desktop" "$HOME/.local/bin/rageval"
+cp -r "$HERE/share/." "$DATA/"
+echo "installed: rageval-desktop and rageval in ~/.local/bin; the launcher entry in $DATA/applications"

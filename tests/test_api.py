@@ -39,6 +39,7 @@ def test_importing_the_package_does_not_load_the_api_or_core():
     assert loaded.strip() == "['rageval_desktop._version']", loaded
 
 
+@pytest.mark.slow
 def test_the_api_and_the_cli_give_the_same_numbers(tmp_path, capsys):
     import rageval_desktop as rv
 
@@ -91,3 +92,27 @@ def test_a_failed_job_raises_with_what_it_saved(tmp_path, monkeypatch):
             p.judge("v2", ["llm-j"])
         assert caught.value.stats.stopped == "fatal" and caught.value.stats.ok == 0
         assert p.judge("v2", ["llm-j"], raise_on_stop=False).stopped == "fatal"
+
+
+@pytest.mark.slow
+def test_a_job_stops_when_cancelled_and_resumes_paying_nothing_twice(tmp_path, monkeypatch):
+    import threading
+
+    import rageval_desktop as rv
+    from tests.support.fake_openai import FakeOpenAI
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-test-api-0123456789")
+    cancel = threading.Event()
+    with rv.demo(tmp_path / "d.rageval") as p, FakeOpenAI(latency=0.02) as server:
+        p.add_judge("llm-j", "correctness", "llm", model="m", base_url=server.url, api_key_env="JUDGE_KEY",
+                    concurrency=2)
+
+        def progress(done: int, total: int, message: str) -> None:
+            if done >= 4:
+                cancel.set()
+
+        first = p.judge("v2", ["llm-j"], progress=progress, cancel=cancel)
+        assert first.stopped == "cancelled" and 4 <= first.ok < 72
+        calls = server.calls
+        rest = p.judge("v2", ["llm-j"])
+        assert rest.stopped is None and rest.rows == 72 - first.ok and server.calls == calls + rest.rows

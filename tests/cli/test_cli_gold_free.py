@@ -25,6 +25,7 @@ def out_json(capsys):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_gold_free_judges_nuggets_and_metrics_from_the_cli(project, capsys, tmp_path):
     p = str(project)
     with FakeOpenAI(Script()) as server:

@@ -138,6 +138,7 @@ def test_the_ppi_gate_refuses_to_pass_blind_and_reports_thin_slices(tmp_path, ca
     assert s["estimate"] is None and "4 rated question(s), 10 needed" in s["why"]
 
 
+@pytest.mark.slow
 def test_reports_show_the_corrected_estimates_beside_the_judge_means(tmp_path):
     from rageval_desktop.core.reports.write import write_report
 

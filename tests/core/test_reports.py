@@ -111,6 +111,7 @@ def test_neutralise(value, expected):
     assert neutralise(value) == expected
 
 
+@pytest.mark.slow
 def test_every_table_format_of_the_stock_demo_writes(tmp_path):
     """Was (issue 28): `rageval report d.rageval --run v2 --out r.parquet` failed on the stock demo with an internal
     error (a PPI estimate, a dict, in the numeric value column)."""

@@ -207,6 +207,7 @@ def test_a_job_whose_process_died_is_marked_interrupted_on_open(tmp_path):
     assert statuses == ["interrupted", "running"]
 
 
+@pytest.mark.slow
 def test_a_backup_with_a_zeroed_page_is_refused_and_the_project_is_left_as_it_was(tmp_path, capsys):
     """Was (issue 28): 12 of 12 backups with a zeroed 4 KiB page were restored with exit 0 and most left the
     project damaged; the backup is now checked page by page, index by index, before anything changes."""

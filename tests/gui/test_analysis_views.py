@@ -100,6 +100,7 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
         assert ("▲" in text or "▼" in text) == (not within), name
 
 
+@pytest.mark.slow
 def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
     from rageval_desktop.core.metrics.gate import gate, headline
 
@@ -159,6 +160,7 @@ def test_the_chosen_run_carries_across_views(window, qtbot):
     assert (window.compare_view.cand_box.currentData(), window.compare_view.base_box.currentData()) == ("v2", "v1")
 
 
+@pytest.mark.slow
 def test_dashboard_refreshes_when_judgments_arrive(window, qtbot):
     """Staying on the dashboard: judgments written meanwhile show up without any navigation."""
     from rageval_desktop.core.base.clock import utcnow
@@ -268,6 +270,7 @@ def test_a_retrieval_bar_opens_exactly_its_metrics_failures(window, qtbot):
     assert f"{len(ranks)} of {len(ranks)} rows failing hit@5 in slice easy shown" in failures.note.text()
 
 
+@pytest.mark.slow
 def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qtbot):
     window.resize(1280, 720)
     open_view(window, qtbot, "compare")

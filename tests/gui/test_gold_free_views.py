@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QApplication
 
 from rageval_desktop.core.importers import import_run
@@ -62,6 +63,7 @@ def test_the_detail_pane_shows_nuggets_and_citations(qtbot, tmp_path, monkeypatc
         close_window(qtbot, w)
 
 
+@pytest.mark.slow
 def test_the_dashboard_draws_box_plots_of_the_gold_free_metrics(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("JUDGE_KEY", "sk-test")
     w = open_window(qtbot, judged_project(tmp_path / "ore.rageval"))

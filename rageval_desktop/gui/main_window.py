@@ -68,6 +68,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     project_opened = Signal(object)
     task_finished = Signal(str)
     read_finished = Signal(str)           # a page's read landed (its name)
+    rows_shown = Signal(int)              # the run or golden table shows its new listing (how many rows)
     job_finished = Signal(str)
 
     # the state's, shared with every page
@@ -155,6 +156,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         header.sortIndicatorChanged.connect(self._on_sort)
         self.columns = ColumnChooser(self.table)
         self._orders: dict[str, tuple[int, bool]] = {}   # table key -> the sort the user chose
+        self._keep_row: Any = None       # the row the user was on when a sort was asked (selected again after)
+        self._select_after: Any = None   # a row to select when the listing being read arrives (show_run_row)
+        self.rows_pending = False        # a listing of the table (filter, sort) is being read
+        self.read_finished.connect(lambda page: setattr(self, "rows_pending", False) if page == "rows" else None)
         self._failing: dict[tuple[str, int, str], list[int]] = {}   # (project, run id, class) -> rows, until a change
 
         center = QWidget()
@@ -657,9 +662,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def show_run_row(self, run: str, row_id: int) -> None:
         """The run's table with the row selected and its detail shown."""
+        self._select_after = row_id          # when the run's listing arrives (it is read off the GUI thread)
         self.select(run=run)
         model = self.table.model()
-        if isinstance(model, LazyTableModel) and self.pages.currentWidget() is self.rows_page:
+        if not self.rows_pending and isinstance(model, LazyTableModel) and self.pages.currentWidget() is self.rows_page:
+            self._select_after = None
             row = model.row_of(row_id)
             if row >= 0:
                 self.table.selectRow(row)
@@ -736,8 +743,18 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if source is None:
             return
         order = self._orders.get(kind)
-        model = LazyTableModel(self.project, source, self.table, order if order and order[0] < len(source.columns)
-                               else None)
+        order = order if order and order[0] < len(source.columns) else None
+        project = self.project
+        old = self.table.model()
+        if not isinstance(old, LazyTableModel) or old.source.key != source.key or old.project is not project:
+            self.rows_label.setText("listing…")
+        # the ids under these filters and this sort are read off the GUI thread; what is shown stays until they come
+        self._read_rows(lambda ctx: source.ids(project, order),
+                        lambda ids: self._show_rows(kind, source, order, ids))
+
+    def _show_rows(self, kind: str, source: Any, order: tuple[int, bool] | None, ids: list[Any]) -> None:
+        model = LazyTableModel(self.project, source, self.table, order, ids=ids, reader=self._read_rows)
+        model.sorted_to.connect(lambda _order, model=model: self._reselect(model))
         old = self.table.model()
         # the same table shown again (after saving a version, an edit, an import): keep the row the user was on
         same = isinstance(old, LazyTableModel) and old.source.key == source.key
@@ -756,27 +773,22 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.view_title.setText(source.title)
         filtered = self.triage.filters(None).active
-
-        def counts(n: int, model: LazyTableModel = model) -> None:
-            if self.table.model() is model:
-                self.triage.show_count(n, filtered)
-                self.rows_label.setText(f"{n:,} rows" + (" (filtered)" if filtered else ""))
-
-        if model.complete:
-            counts(model.rowCount())
-        else:   # the rest of the ids arrive on the next turns of the event loop
-            self.rows_label.setText(f"{model.rowCount():,}+ rows…")
-            model.loaded.connect(counts)
+        n = model.rowCount()
+        self.triage.show_count(n, filtered)
+        self.rows_label.setText(f"{n:,} rows" + (" (filtered)" if filtered else ""))
         is_golden = source.key.startswith("golden")
         self.golden_bar.setVisible(is_golden)
         self.promote_button.setVisible(not is_golden)
         if is_golden:
             self.golden_bar.refresh()
         self.detail.show_detail(None)
-        if model.rowCount():
+        if self._select_after is not None:
+            keep_id, self._select_after = self._select_after, None
+        if n:
             row = max(model.row_of(keep_id), 0) if keep_id is not None else 0
             self.table.selectRow(row)
             self.table.scrollTo(model.index(row, 0))
+        self.rows_shown.emit(n)
 
     @property
     def triage(self) -> TriageBar:
@@ -845,18 +857,30 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.triage.search.selectAll()
 
     def _on_sort(self, column: int, order: Qt.SortOrder) -> None:
-        """A header click: the model re-lists its ids in SQL; the row the user was on stays selected."""
+        """A header click: the model re-lists its ids in SQL on the read lane (the old order stays painted until the
+        new one arrives); the row the user was on stays selected."""
         model = self.table.model()
         if not isinstance(model, LazyTableModel) or column < 0:
             return
         current = self.table.currentIndex()
         keep = model.row_id(current.row()) if current.isValid() else None
+        wanted = (column, order == Qt.SortOrder.DescendingOrder)
+        if model.source.columns[column].sort:
+            self._orders["golden" if model.source.key.startswith("golden") else "run"] = wanted
+        self._keep_row = keep
         model.sort(column, order)
-        if model.order is not None:
-            self._orders["golden" if model.source.key.startswith("golden") else "run"] = model.order
-        if keep is not None and (row := model.row_of(keep)) >= 0:
+
+    def _reselect(self, model: LazyTableModel) -> None:
+        """After a sort arrived: the row the user was on, where it is now."""
+        keep, self._keep_row = self._keep_row, None
+        if self.table.model() is model and keep is not None and (row := model.row_of(keep)) >= 0:
             self.table.selectRow(row)
             self.table.scrollTo(model.index(row, 0))
+
+    def _read_rows(self, fn: Any, on_done: Any) -> None:
+        """The run table's reads (its ids under a filter or a sort): the read lane, the newest request wins."""
+        self.rows_pending = True      # cleared when the newest read lands, or fails (read_finished)
+        self.run_read("rows", fn, on_done=on_done)
 
     def review_listed(self) -> None:
         """"Review these": the rows listed now (filters and sort as shown) become a review sample."""

@@ -55,7 +55,14 @@ def open_window(qtbot, path: Path):
     w.show()
     with qtbot.waitSignal(w.project_opened, timeout=20_000):
         w.open_path(path)
+    settle(qtbot, w)
     return w
+
+
+def settle(qtbot, w) -> None:
+    """Wait until the table shows its newest listing: filters, sorts and the table of a run chosen are read off the
+    GUI thread (the old listing stays painted meanwhile)."""
+    qtbot.waitUntil(lambda: not w.rows_pending, timeout=30_000)
 
 
 @pytest.fixture

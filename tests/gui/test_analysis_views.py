@@ -20,7 +20,8 @@ def window(qtbot, demo_file, tmp_path):
 
 
 def open_view(window, qtbot, kind):
-    with qtbot.waitSignal(window.read_finished, timeout=30_000) as done:
+    """Go to a page and wait for its read (the run table's own reads may land meanwhile)."""
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == kind) as done:
         window.select_nav(kind)
     assert done.args == [kind]
 

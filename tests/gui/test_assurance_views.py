@@ -11,7 +11,7 @@ import pytest
 
 from rageval_desktop.core.jobs import checks
 from rageval_desktop.core.store.project import Project
-from tests.gui.conftest import close_window, open_window
+from tests.gui.conftest import close_window, open_window, settle
 
 
 def _project(demo_file, tmp_path):
@@ -41,6 +41,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     audit.table.selectRow(list(records).index("answer-recall"))
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[3][1], True))
     w.select(run="v2")
+    settle(qtbot, w)
     with qtbot.waitSignal(w.task_finished, timeout=60_000):
         audit.check_button.click()
     stored = w.project.reader().execute("SELECT kind, source_run FROM judge_checks ORDER BY id").fetchall()
@@ -62,6 +63,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
                           .index("minilm-similarity"))
     unsampled = next(i for i, a in enumerate(accepts) if a["run"] == "v1")
     audit._open_false_accept(audit.false_accepts.index(unsampled, 0))
+    settle(qtbot, w)          # the run's listing is read off the GUI thread; the row is selected when it arrives
     assert w.pages.currentWidget() is w.rows_page and w.current_run == "v1"
     assert w.table.model().row_id(w.table.currentIndex().row()) == accepts[unsampled]["run_row_id"]
     close_window(qtbot, w)

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from rageval_desktop.gui.pages import PAGES
-from tests.gui.conftest import close_window, open_window
+from tests.gui.conftest import close_window, open_window, settle
 
 
 @pytest.mark.slow      # visits every page (about 4 s)
@@ -25,6 +25,7 @@ def test_every_page_fits_a_1024_px_window(qtbot, demo_file, tmp_path):
             if w.minimumSizeHint().width() > 1024 or w.width() > 1024:
                 wide[key] = (w.minimumSizeHint().width(), w.width())
         w.select(run="v2")
+        settle(qtbot, w)
         qtbot.wait(100)
         if w.minimumSizeHint().width() > 1024:
             wide["run table"] = (w.minimumSizeHint().width(), w.width())

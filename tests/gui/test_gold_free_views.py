@@ -15,7 +15,7 @@ from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.store.project import Project
 from tests.core.test_gold_free import ORE, Script, add_gold_free_judges
-from tests.gui.conftest import close_window, open_window
+from tests.gui.conftest import close_window, open_window, settle
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -35,6 +35,7 @@ def test_the_detail_pane_shows_nuggets_and_citations(qtbot, tmp_path, monkeypatc
     try:
         w.resize(1280, 720)
         w.select(run="ore")
+        settle(qtbot, w)
         w.table.selectRow(0)
         text = w.detail.toPlainText()
         assert "nug · nuggets: " in text and "nuggets (generated list):" in text

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QInputDialog, QPlainTextEdit
 from rageval_desktop.core.golden.edits import history
 from rageval_desktop.gui.views.common import TextDialog
 from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
+from tests.gui.conftest import settle
 
 
 def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
@@ -66,6 +67,7 @@ def test_version_diff_and_promote(window, qtbot, monkeypatch):
     text = dialog.findChild(QPlainTextEdit).toPlainText()
     assert "1 changed" in text and "status: 'approved'" in text
     window.select(run="v2")
+    settle(qtbot, window)
     window.table.selectRow(0)
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("adversarial", True))
     with proj_question_freed(window):

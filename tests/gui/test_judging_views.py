@@ -9,6 +9,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import add_judge, get_judge
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
+from tests.gui.conftest import settle
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -46,6 +47,7 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
     assert conn.execute(mine).fetchone() == (72, 72)
     # the detail pane shows the row's judgment
     window.select(run="v1")
+    settle(qtbot, window)
     window.table.selectRow(0)
     assert "\nllm-correct · correctness: 4" in window.detail.toPlainText().split("JUDGMENTS", 1)[1]
 

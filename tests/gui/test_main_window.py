@@ -12,7 +12,7 @@ from rageval_desktop.gui import workers
 from rageval_desktop.gui.main_window import MainWindow
 from tests.conftest import table_dump
 from tests.core.test_importers import GOLDEN, write
-from tests.gui.conftest import close_window
+from tests.gui.conftest import close_window, settle
 
 
 @pytest.fixture
@@ -31,6 +31,7 @@ def opened(window, qtbot, demo_file, tmp_path):
     shutil.copy(demo_file, copy)
     with qtbot.waitSignal(window.project_opened, timeout=20_000):
         window.open_path(copy)
+    settle(qtbot, window)
     return window
 
 
@@ -46,6 +47,7 @@ def test_opens_demo_and_shows_golden_rows(opened):
 
 def test_run_view_detail_marks_gold_passages_as_plain_text(opened, qtbot):
     opened.select(run="v1")
+    settle(qtbot, opened)
     model = opened.table.model()
     assert model.source.title == "Run v1"
     assert model.rowCount() == 72
@@ -56,10 +58,12 @@ def test_run_view_detail_marks_gold_passages_as_plain_text(opened, qtbot):
     assert "RETRIEVED PASSAGES (50; gold chunks: assert#000)" in text
 
 
-def test_slice_filter_carries_across_views(opened):
+def test_slice_filter_carries_across_views(opened, qtbot):
     opened.select(slice_tag="keyword-heavy")
+    settle(qtbot, opened)
     assert opened.table.model().rowCount() == 12
     opened.select(run="v2")
+    settle(qtbot, opened)
     assert opened.table.model().rowCount() == 12
     assert {opened.table.model().index(r, 1).data() for r in range(12)} == {"keyword-heavy"}
 

@@ -9,7 +9,7 @@ import time
 
 from rageval_desktop.core.judges.registry import add_judge
 from tests.conftest import REPO
-from tests.gui.conftest import close_window, open_window
+from tests.gui.conftest import close_window, open_window, settle
 from tests.support.fake_openai import FakeOpenAI, Reply, default_content
 
 
@@ -64,6 +64,7 @@ def test_the_detail_pane_keeps_its_place_while_judgments_arrive(window, qtbot):
     from rageval_desktop.core.store.queries import run_row_detail
 
     window.select(run="v1")
+    settle(qtbot, window)
     window.table.selectRow(0)
     pane = window.detail
     pane.resize(400, 120)

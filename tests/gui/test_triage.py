@@ -11,6 +11,7 @@ from rageval_desktop.core.metrics.triage import Filters, run_source
 from rageval_desktop.core.store import browse
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.models.lazy_table import LazyTableModel
+from tests.gui.conftest import settle
 
 N = 200_000
 
@@ -123,6 +124,7 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     from rageval_desktop.core.review.disagreements import disagreeing_rows
 
     window.select(run="v2")
+    settle(qtbot, window)
     model = window.table.model()
     assert model.rowCount() == 72 and window.triage.count.text() == ""
     headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
@@ -130,8 +132,13 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     # a header click sorts (in SQL) and keeps the selected row
     window.table.selectRow(5)
     chosen = model.row_id(5)
+    before = [model.row_id(r) for r in range(model.rowCount())]
     window.table.horizontalHeader().setSortIndicator(headers.index("minilm-similarity"), Qt.SortOrder.DescendingOrder)
     col = headers.index("minilm-similarity")
+    # the sort is read off the GUI thread: until it arrives the old order stays painted
+    assert model.pending == (col, True) and [model.row_id(r) for r in range(model.rowCount())] == before
+    settle(qtbot, window)
+    assert model.pending is None and model.order == (col, True)
     scores = [model.row_values(r)[col] for r in range(model.rowCount())]
     assert scores == sorted(scores, reverse=True)
     assert model.row_id(window.table.currentIndex().row()) == chosen
@@ -139,10 +146,13 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     window.columns.set_shown("latency", False)
     assert window.table.isColumnHidden(headers.index("latency"))
     window.select(run="v1")
+    settle(qtbot, window)
     assert window.table.isColumnHidden(headers.index("latency"))
     window.select(run="v2")
+    settle(qtbot, window)
     # disagreements, then "Review these"
     window.triage.disagree.setChecked(True)
+    settle(qtbot, window)
     expected = disagreeing_rows(window.project, "v2")
     model = window.table.model()
     assert model.rowCount() == len(expected) and window.triage.count.text() == f"{len(expected)} listed"
@@ -159,6 +169,7 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     window.triage.search.setText("assert")
     qtbot.waitUntil(lambda: 0 < window.table.model().rowCount() < 72, timeout=5_000)
     window.triage.clear()
+    settle(qtbot, window)
     assert window.table.model().rowCount() == 72
 
 
@@ -166,6 +177,7 @@ def test_a_failure_class_filter_is_worked_out_off_the_gui_thread(window, qtbot):
     from rageval_desktop.core.metrics.failures import failure_counts
 
     window.select(run="v2")
+    settle(qtbot, window)
     box = window.triage.failure
     with qtbot.waitSignal(window.read_finished, timeout=30_000) as done:
         box.setCurrentIndex(box.findData("reranker"))

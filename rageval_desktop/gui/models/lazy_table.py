@@ -1,13 +1,17 @@
 """A QAbstractTableModel over a core TableSource: holds ids only and fetches visible rows in pages.
 
-The ids come in as well: the first screens' worth at once (so the first paint costs the same for 1k rows and 200k),
-the rest in chunks on later turns of the event loop (Qt's canFetchMore/fetchMore), from one cursor over the id
-query. `loaded` says when every id is known (the row count is final)."""
+The ids come in one of two ways. In the window they are read on the read lane, off the GUI thread (`ids` given, and
+`reader` for sorts): a sort or filter over 200k rows costs the GUI thread nothing, and the old order stays painted
+until the new one is ready (the newest request wins). Without a reader (headless uses, tests of the SQL) the first
+screens' worth is read at once and the rest in chunks on later turns of the event loop (Qt's
+canFetchMore/fetchMore), from one cursor over the id query. `loaded` says when every id is known (the row count is
+final); `sorted_to` when a sort asked of the read lane has arrived."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
@@ -26,17 +30,28 @@ PREVIEW_CHARS = 300     # table cells show a one-line preview; the detail pane s
 _Index = QModelIndex | QPersistentModelIndex
 
 
+# reader(fn, on_done): runs fn(ctx) off the GUI thread and calls on_done(result) on it, unless a newer read of the
+# same table came since (the window's read lane)
+Reader = Callable[[Callable[[Any], Any], Callable[[Any], None]], None]
+
+
 class LazyTableModel(QAbstractTableModel):
     loaded = Signal(int)    # every id is known: how many
+    sorted_to = Signal(object)   # a sort read off the GUI thread is shown: its (column, descending)
 
     def __init__(self, project: Project, source: TableSource, parent: Any = None,
-                 order: tuple[int, bool] | None = None) -> None:
+                 order: tuple[int, bool] | None = None, *, ids: list[Any] | None = None,
+                 reader: Reader | None = None) -> None:
         super().__init__(parent)
-        self.project, self.source, self.order = project, source, order
+        self.project, self.source, self.order, self.reader = project, source, order, reader
         self._ids: list[Any] = []
         self._cursor: Any = None
         self._pages: OrderedDict[int, dict[Any, tuple]] = OrderedDict()
-        self._start_ids()
+        self.pending: tuple[int, bool] | None = None     # a sort asked of the read lane, not yet shown
+        if ids is not None:
+            self._ids = list(ids)
+        else:
+            self._start_ids()
 
     # --- ids, a chunk at a time ----------------------------------------------------------------
     def _start_ids(self) -> None:
@@ -103,14 +118,28 @@ class LazyTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sort in SQL: one id query, then only the painted page is fetched."""
+        """Sort in SQL: one id query, then only the painted page is fetched. With a reader the query runs off the
+        GUI thread and the old order stays painted until the new one arrives."""
         if not 0 <= column < len(self.source.columns) or not self.source.columns[column].sort:
             return
+        wanted = (column, order == Qt.SortOrder.DescendingOrder)
+        if self.reader is None:
+            self.beginResetModel()
+            self.order = wanted
+            self._start_ids()
+            self._pages.clear()
+            self.endResetModel()
+            return
+        self.pending = wanted
+        project, source = self.project, self.source
+        self.reader(lambda ctx: source.ids(project, wanted), lambda ids: self._sorted(wanted, ids))
+
+    def _sorted(self, order: tuple[int, bool], ids: list[Any]) -> None:
         self.beginResetModel()
-        self.order = (column, order == Qt.SortOrder.DescendingOrder)
-        self._start_ids()
+        self.order, self._ids, self._cursor, self.pending = order, ids, None, None
         self._pages.clear()
         self.endResetModel()
+        self.sorted_to.emit(order)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
@@ -156,7 +185,13 @@ class LazyTableModel(QAbstractTableModel):
         return page.get(self._ids[row]) or (None,) * len(self.source.columns)
 
     def reload(self) -> None:
-        """Re-read ids and drop cached pages (after an operation said this listing changed)."""
+        """Re-read ids and drop cached pages (after an operation said this listing changed); with a reader, off the
+        GUI thread like a sort."""
+        if self.reader is not None:
+            order, project, source = self.pending or self.order, self.project, self.source
+            self.pending = order
+            self.reader(lambda ctx: source.ids(project, order), lambda ids: self._sorted(order, ids))
+            return
         self.beginResetModel()
         self._start_ids()
         self._pages.clear()

@@ -51,9 +51,9 @@ def make_app(argv: Sequence[str] = ()) -> QApplication:
     return app
 
 
-def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, computed_view: bool = False) -> None:
-    """Grab after the project is open and painted (and, for computed views, after their numbers arrive); exit 1
-    if anything failed, so scripts notice."""
+def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, computed_view: str | None = None) -> None:
+    """Grab after the project is open and its table listed (read off the GUI thread) and painted, or, for a computed
+    view, after its numbers arrive; exit 1 if anything failed, so scripts notice."""
 
     def grab() -> None:
         window.grab().save(str(path))
@@ -68,9 +68,9 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
             QTimer.singleShot(700, grab)
 
     if not computed_view:
-        window.project_opened.connect(lambda _p: QTimer.singleShot(150, grab))
+        window.rows_shown.connect(lambda _n: QTimer.singleShot(150, grab))
     window.task_finished.connect(finished)
-    window.read_finished.connect(lambda _page: finished("done"))
+    window.read_finished.connect(lambda page: finished("done") if page == computed_view else None)
 
 
 def open_pack(path: str, args: argparse.Namespace, app: QApplication) -> int:
@@ -139,8 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:
         target = Path(args.screenshot)
         if args.project or args.demo:
-            screenshot_when_ready(window, target, app, args.view in ("dashboard", "compare", "failures", "audit",
-                                                                            "team", "judges"))
+            computed = args.view in ("dashboard", "compare", "failures", "audit", "team", "judges")
+            screenshot_when_ready(window, target, app, args.view if computed else None)
         else:
             QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
     if args.project:

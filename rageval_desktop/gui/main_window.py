@@ -775,7 +775,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         filtered = self.triage.filters(None).active
         n = model.rowCount()
         self.triage.show_count(n, filtered)
-        self.rows_label.setText(f"{n:,} rows" + (" (filtered)" if filtered else ""))
+        if self.pages.currentWidget() is self.rows_page:     # another page may have been chosen meanwhile
+            self.rows_label.setText(f"{n:,} rows" + (" (filtered)" if filtered else ""))
         is_golden = source.key.startswith("golden")
         self.golden_bar.setVisible(is_golden)
         self.promote_button.setVisible(not is_golden)

@@ -73,3 +73,44 @@ def test_review_these_makes_a_recorded_non_random_sample(demo):
     assert '"mode": "chosen"' in params and '"reason": "disagreements"' in params
     with pytest.raises(RagevalError, match="not rows of run 'v2'"):
         sample_of_rows(demo, "v2", "correctness", [rows[0], 1])       # row 1 belongs to v1
+
+
+def test_a_judges_latest_judgment_is_what_the_table_shows_sorts_and_disagrees_on(demo):
+    """A row judged twice by one judge: the newer judgment counts (column, sort, score filter, disagreements)."""
+    from rageval_desktop.core.base.clock import utcnow
+
+    source = run_source(demo, 2, "v2")
+    headers = [c.header for c in source.columns]
+    col = headers.index("answer-recall")
+    row = ids(demo)[0]
+    judge_id = demo.reader().execute("SELECT id FROM judges WHERE name = 'answer-recall'").fetchone()[0]
+    old = source.page(demo, [row])[row][col]
+    newer = 0.0 if old else 1.0
+    with demo.write("a newer judgment") as w:
+        w.execute("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                  "VALUES (?, ?, 'newer', 'ok', ?, ?)", (judge_id, row, newer, utcnow()))
+    assert source.page(demo, [row])[row][col] == newer
+    first = source.ids(demo, (col, newer == 1.0))[0]
+    assert source.page(demo, [first])[first][col] == newer
+    assert (row in ids(demo, judge="answer-recall", score_min=newer, score_max=newer)) is True
+    assert (row in ids(demo, judge="answer-recall", score_min=old, score_max=old)) is False
+    # the newer verdict is the one that agrees or disagrees with the others on the row
+    marks = {"correctness": 4, "correctness_binary": 1}
+
+    def split(r: int) -> bool:
+        conn = demo.reader()
+        latest = conn.execute("SELECT j.metric, x.score, x.status FROM judgments x JOIN judges j ON j.id = x.judge_id "
+                              "WHERE x.run_row_id = ? AND j.status = 'active' AND x.passage_rank = 0 AND x.id IN "
+                              "(SELECT MAX(id) FROM judgments WHERE run_row_id = ? GROUP BY judge_id)", (r, r))
+        verdicts = {score >= marks[m] for m, score, status in latest if status == "ok"}
+        verdicts |= {score >= marks[m] for m, score in conn.execute(
+            "SELECT metric, score FROM human_ratings WHERE run_row_id = ? AND skipped = 0 AND withdrawn_at IS NULL "
+            "AND passage_rank = 0", (r,))}
+        return len(verdicts) == 2
+
+    assert (row in disagreeing_rows(demo, "v2")) == split(row)
+    with demo.write("and back") as w:
+        w.execute("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                  "VALUES (?, ?, 'newest', 'ok', ?, ?)", (judge_id, row, old, utcnow()))
+    assert source.page(demo, [row])[row][col] == old
+    assert (row in disagreeing_rows(demo, "v2")) == split(row)

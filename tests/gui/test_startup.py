@@ -24,6 +24,10 @@ SCRIPT = textwrap.dedent("""
             super().showEvent(event)
             seen.setdefault("first_window_s", time.perf_counter() - t0)
             seen.setdefault("loaded_at_window", [m for m in HEAVY if m in sys.modules])
+        def grab(self, *args):
+            model = self.table.model()
+            seen["rows_at_grab"] = model.rowCount() if model is not None else None
+            return super().grab(*args)
     gui_app.MainWindow = Probe
     code = gui_app.main([sys.argv[1], "--screenshot", sys.argv[2]])
     seen["loaded_after_open"] = [m for m in HEAVY if m in sys.modules]
@@ -43,6 +47,7 @@ def test_first_window_has_no_heavy_imports(demo_file, tmp_path):
     assert seen["loaded_at_window"] == []
     assert seen["loaded_after_open"] == []   # opening and showing a project needs none of them either
     assert shot.stat().st_size > 10_000      # a real picture of the window was written
+    assert seen["rows_at_grab"] == 72        # after the table's listing, read off the GUI thread, arrived
     from tests.core.test_integrity import _sessions
 
     assert _sessions(demo_file) == []        # was: the screenshot exit left the project open (the next open checked)

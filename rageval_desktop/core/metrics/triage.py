@@ -119,14 +119,21 @@ def run_columns(project: Project) -> tuple[list[tuple[int, str, str]], list[str]
     return judges, metrics
 
 
+def latest_score(judge: str) -> str:
+    """SQL: the score of the judge's latest judgment of the row `rr` (`judge`: an id or a parameter name). SQLite
+    gives a bare column the value of the MAX() row, read in index order (an ORDER BY x.id DESC LIMIT 1 sorted each
+    row's judgments in a temporary b-tree)."""
+    return (f"(SELECT score FROM (SELECT x.score, MAX(x.id) FROM judgments x WHERE x.run_row_id = rr.id "
+            f"AND x.judge_id = {judge} AND x.passage_rank = 0))")
+
+
 def run_source(project: Project, run_id: int, run_name: str, filters: Filters = Filters(),  # noqa: B008
                failing: list[int] | None = None) -> TableSource:
     """`failing`: the ids of the run's rows of the filter's failure class, when already known (the app works
     them out in a worker: classifying a 200k-row run takes a second or two); else they are worked out here."""
 
     judges, metrics = run_columns(project)
-    judge_sql = {jid: f"(SELECT x.score FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = {int(jid)} "
-                      f"AND x.passage_rank = 0 ORDER BY x.id DESC LIMIT 1)" for jid, _, _ in judges}
+    judge_sql = {jid: latest_score(str(int(jid))) for jid, _, _ in judges}
     human_sql = {m: f"(SELECT h.score FROM human_ratings h WHERE h.run_row_id = rr.id AND h.metric = '{m}' "
                     f"AND h.passage_rank = 0 AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id DESC LIMIT 1)"
                  for m in metrics}   # metric names are the registry's identifiers, never data
@@ -188,8 +195,8 @@ def _run_where(project: Project, run_id: int, run_name: str, f: Filters, judges:
         params["failing"] = json.dumps(failing if failing is not None else failing_ids(project, run_name, f.failure))
     if f.judge:
         jid = next((j for j, name, _ in judges if name == f.judge), None)
-        where.append("EXISTS (SELECT 1 FROM judgments x WHERE x.run_row_id = rr.id AND x.judge_id = :judge_id AND "
-                     "x.passage_rank = 0 AND +x.status = 'ok' AND x.score >= :low AND x.score <= :high)")
+        # the judge's latest judgment, as its column shows it (an older one of another score is history)
+        where.append(f"{latest_score(':judge_id')} BETWEEN :low AND :high")
         params.update(judge_id=jid if jid is not None else -1,
                       low=f.score_min if f.score_min is not None else float("-inf"),
                       high=f.score_max if f.score_max is not None else float("inf"))

@@ -24,21 +24,23 @@ def pass_expression(metric_column: str, score_column: str) -> str:
 def disagreement_sql() -> str:
     """SQL selecting the run row ids (named parameter `:run_id`) whose verdicts disagree."""
     judge_pass = pass_expression("metric", "score")
+    # each judge's and each reviewer's latest verdict: SQLite gives bare columns the values of the MAX(id) row of each
+    # group (a ROW_NUMBER() window over every judgment of the run cost a fifth more at 200k rows)
     return f"""
         SELECT run_row_id FROM (
             SELECT run_row_id, {judge_pass} AS pass FROM (
-                SELECT x.run_row_id, j.metric, x.score, x.status,
-                       ROW_NUMBER() OVER (PARTITION BY x.run_row_id, x.judge_id ORDER BY x.id DESC) AS latest
-                FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows r ON r.id = x.run_row_id
-                WHERE r.run_id = :run_id AND j.status = 'active' AND x.passage_rank = 0)
-            WHERE latest = 1 AND status = 'ok'
+                SELECT x.run_row_id, j.metric, x.score, x.status, MAX(x.id)
+                FROM run_rows r JOIN judgments x ON x.run_row_id = r.id JOIN judges j ON j.id = x.judge_id
+                WHERE r.run_id = :run_id AND j.status = 'active' AND x.passage_rank = 0
+                GROUP BY x.run_row_id, x.judge_id)
+            WHERE status = 'ok'
             UNION ALL
             SELECT run_row_id, {judge_pass} FROM (
-                SELECT h.run_row_id, h.metric, h.score, h.skipped,
-                       ROW_NUMBER() OVER (PARTITION BY h.run_row_id, h.metric, h.reviewer ORDER BY h.id DESC) AS latest
-                FROM human_ratings h JOIN run_rows r ON r.id = h.run_row_id
-                WHERE r.run_id = :run_id AND h.withdrawn_at IS NULL AND h.passage_rank = 0)
-            WHERE latest = 1 AND skipped = 0)
+                SELECT h.run_row_id, h.metric, h.score, h.skipped, MAX(h.id)
+                FROM run_rows r JOIN human_ratings h ON h.run_row_id = r.id
+                WHERE r.run_id = :run_id AND h.withdrawn_at IS NULL AND h.passage_rank = 0
+                GROUP BY h.run_row_id, h.metric, h.reviewer)
+            WHERE skipped = 0)
         WHERE pass IS NOT NULL GROUP BY run_row_id HAVING MIN(pass) <> MAX(pass)"""
 
 

@@ -48,7 +48,8 @@ class TableSource:
         clause, join = "", self.join if self.join_needed else ""
         if order is not None and self.columns[order[0]].sort:
             column = self.columns[order[0]]
-            clause = f"{column.sort} IS NULL, {column.sort} {'DESC' if order[1] else 'ASC'}, "
+            # empty values last either way; NULLS LAST evaluates the expression once per row (`x IS NULL, x` twice)
+            clause = f"{column.sort} {'DESC' if order[1] else 'ASC'} NULLS LAST, "
             join = self.join if column.joins else join
         return project.reader().execute(self.ids_sql.format(order=clause, join=join), self.params)
 

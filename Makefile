@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@echo "[3/4] installing torch 2.13.0 (CPU build, about 200 MB)"
 	$(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0
 	@echo "[4/4] installing RAGEval Desktop and its dependencies"
-	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 	@echo "installed"
 

@@ -1,55 +1,98 @@
-"""Start to first window, and to the demo project's first table, in fresh processes (median of N).
+"""Start to first window, side by side with a bare PySide6 window (the anchor), in fresh processes, interleaved:
+wall time from launching the process to the window's first show (interpreter start and imports included), and for
+ours also to the demo project's table shown. Run with the bytecode cache warm (as installed, and as the source
+checkout runs after its first start) and cold (PYTHONDONTWRITEBYTECODE=1 and an empty PYTHONPYCACHEPREFIX: every
+module compiled at every start). min/median/max of --runs.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_startup.py [--runs 5]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_startup.py [--runs 7]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
-PROBE = textwrap.dedent("""
-    import json, sys, time
-    t0 = time.perf_counter()
+BARE = textwrap.dedent("""
+    import sys
     from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMainWindow
+    app = QApplication(sys.argv[:1])
+    class W(QMainWindow):
+        def showEvent(self, event):
+            super().showEvent(event)
+            print("shown", flush=True)
+            QTimer.singleShot(0, app.quit)
+    w = W()
+    w.resize(1280, 720)
+    w.show()
+    app.exec()
+""")
+
+OURS = textwrap.dedent("""
+    import sys
     from rageval_desktop.gui import app as gui_app
-    marks = {}
     class Probe(gui_app.MainWindow):
         def showEvent(self, event):
             super().showEvent(event)
-            marks.setdefault("first_window_s", time.perf_counter() - t0)
+            print("shown", flush=True)
     gui_app.MainWindow = Probe
     app = gui_app.make_app()
     w = Probe()
+    w.resize(1280, 720)
     w.show()
-    w.project_opened.connect(lambda p: (marks.setdefault("table_s", time.perf_counter() - t0), app.quit()))
+    w.rows_shown.connect(lambda n: (print("table", flush=True), app.quit()))
     w.open_path(sys.argv[1])
     app.exec()
-    print(json.dumps(marks))
 """)
+
+
+def launch(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
+    """Seconds from launching the process to each line it prints."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env)
+    marks: dict[str, float] = {}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        marks.setdefault(line.strip(), time.perf_counter() - t0)
+    proc.wait()
+    return marks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    base = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "demo.rageval"
         subprocess.run([sys.executable, "-m", "rageval_desktop", "demo", str(demo)], check=True, capture_output=True)
-        marks = []
+        launch(OURS, [str(demo)], base)          # the bytecode cache is warm from here on
+        results: dict[str, list[float]] = {}
         for _ in range(args.runs):
-            out = subprocess.run([sys.executable, "-c", PROBE, str(demo)], capture_output=True, text=True, check=True)
-            marks.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    for key, label in (("first_window_s", "start to first window"), ("table_s", "start to demo table shown")):
-        values = [m[key] for m in marks]
-        print(f"{label}: median {statistics.median(values):.3f} s (min {min(values):.3f}, max {max(values):.3f}, "
-              f"n={len(values)})")
+            for cache in ("warm", "cold"):
+                env = dict(base)
+                if cache == "cold":
+                    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=tempfile.mkdtemp(dir=tmp))
+                bare = launch(BARE, [], env)
+                ours = launch(OURS, [str(demo)], env)
+                results.setdefault(f"bare window ({cache})", []).append(bare["shown"])
+                results.setdefault(f"first window ({cache})", []).append(ours["shown"])
+                results.setdefault(f"demo table shown ({cache})", []).append(ours["table"])
+    for name, values in results.items():
+        print(f"{name:<28} min {min(values):.3f}  median {statistics.median(values):.3f}  max {max(values):.3f} s")
+    for cache in ("warm", "cold"):
+        ratio = [o / b for o, b in zip(results[f"first window ({cache})"], results[f"bare window ({cache})"],
+                                       strict=True)]
+        print(f"first window / bare window ({cache}): median {statistics.median(ratio):.2f}x "
+              f"(min {min(ratio):.2f}, max {max(ratio):.2f})")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ app and the CLI start from here).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from rageval_desktop._version import __version__
+
+TYPE_CHECKING = False       # not typing's: importing typing costs every start of the app and the CLI ~5 ms
 
 _API = ("open", "create", "demo", "demo_files", "write_demo", "Project", "Metrics", "Comparison", "Gate",
         "RagevalError", "ProjectRefused", "ProjectExists", "ImportFailed", "NotFound", "WriteFailed",
@@ -17,6 +17,8 @@ _API = ("open", "create", "demo", "demo_files", "write_demo", "Project", "Metric
 __all__ = ["__version__", *_API]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from rageval_desktop.api import (  # noqa: F401
         Comparison,
         Gate,

@@ -9,8 +9,6 @@ from PySide6.QtWidgets import QMessageBox
 
 from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui.prefs import settings
-from rageval_desktop.gui.views.judge_dialog import JudgeDialog
-from rageval_desktop.gui.views.rubric_editor import RubricEditor
 
 
 class JudgingActions:
@@ -23,6 +21,7 @@ class JudgingActions:
         if self.project is None:
             return
         from rageval_desktop.core.judges.registry import list_judges
+        from rageval_desktop.gui.views.judge_dialog import JudgeDialog  # on first use: not at start-up
 
         dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self)
         if dialog.exec() == JudgeDialog.DialogCode.Accepted:
@@ -33,6 +32,7 @@ class JudgingActions:
         if self.project is None or not record:
             return
         from rageval_desktop.core.judges.registry import list_judges
+        from rageval_desktop.gui.views.judge_dialog import JudgeDialog
 
         dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self, existing=record)
         if dialog.exec() == JudgeDialog.DialogCode.Accepted:   # an operation of core: Ctrl+Z takes it back
@@ -50,6 +50,7 @@ class JudgingActions:
         from rageval_desktop.core.judges import rubrics
         from rageval_desktop.core.judges.registry import get_judge
         from rageval_desktop.core.store.queries import preview_fields
+        from rageval_desktop.gui.views.rubric_editor import RubricEditor
 
         judge = get_judge(self.project, name)
         if judge.rubric_id is None:

@@ -7,7 +7,7 @@ operation changed (`Project.listeners`), and the views reload from that — neve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -33,10 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.metrics import triage
-from rageval_desktop.core.store import browse, queries
 from rageval_desktop.core.store.changes import Area, Changes
-from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance
@@ -51,6 +48,10 @@ from rageval_desktop.gui.views.notice_bar import NoticeBar
 from rageval_desktop.gui.views.triage_bar import ColumnChooser, TriageBar
 from rageval_desktop.gui.views.welcome import WelcomePage
 from rageval_desktop.gui.window_tasks import WindowTasks
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store import browse
+    from rageval_desktop.core.store.project import Project
 
 ROW_HEIGHT = 24
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
@@ -604,6 +605,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     # --- navigation ----------------------------------------------------------------------------
     def _fill_slices(self) -> None:
+        from rageval_desktop.core.store import browse
+
         assert self.project is not None
         keep = self.slice_box.currentData()
         self.slice_box.blockSignals(True)
@@ -616,6 +619,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.slice_box.blockSignals(False)
 
     def _fill_nav(self) -> None:
+        from rageval_desktop.core.store import browse, queries
+
         assert self.project is not None
         keep = self.nav.currentItem().data(Qt.ItemDataRole.UserRole) if self.nav.currentItem() else ("golden", None)
         info = queries.project_info(self.project)
@@ -686,6 +691,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         return item.data(Qt.ItemDataRole.UserRole)
 
     def current_source(self) -> browse.TableSource | None:
+        from rageval_desktop.core.metrics import triage
+
         key = self.current_key()
         if key is None or key[0] not in ("golden", "run"):
             return None
@@ -703,6 +710,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def _classify(self, run_id: int, run: str, failure: str) -> None:
         """A failure-class filter: classify the run's rows on a worker (seconds at 200k rows), then list them."""
+        from rageval_desktop.core.metrics import triage
+
         self.rows_label.setText(f"finding {failure} failures…")
         project = self.project
         key = (str(project.path), run_id, failure)
@@ -714,6 +723,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.run_read("failure classes", lambda ctx: triage.failing_ids(project, run, failure), on_done=done)
 
     def run_names(self) -> list[str]:
+        from rageval_desktop.core.store import browse
+
         return [name for _, name, _ in browse.list_runs(self.project)] if self.project else []
 
     def review_source(self) -> Any:
@@ -723,6 +734,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         return ProjectSource(self.project) if self.project is not None else None
 
     def _show_current(self) -> None:
+        from rageval_desktop.core.metrics import triage
+
         key = self.current_key()
         self.rows_label.setText("")  # a row count is true only for the table of rows (set below)
         if key and key[0] in page_list.BY_KEY:
@@ -887,6 +900,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         """"Review these": the rows listed now (filters and sort as shown) become a review sample."""
         from PySide6.QtWidgets import QInputDialog
 
+        from rageval_desktop.core.metrics import triage
         from rageval_desktop.core.review.sampling import MAX_CHOSEN, sample_of_rows
 
         model = self.table.model()
@@ -912,6 +926,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                       on_done=show)
 
     def _on_row(self, current: Any, _previous: Any = None) -> None:
+        from rageval_desktop.core.store import queries
+
         model = self.table.model()
         if self.project is None or model is None or not current.isValid():
             return

@@ -8,15 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.paths import user_data_dir
-from rageval_desktop.core.store.project import Project
 
-if TYPE_CHECKING:  # imported inside the functions: not on the start-up path
+if TYPE_CHECKING:
     from rageval_desktop.core.importers.common import ImportReport
+    from rageval_desktop.core.store.project import Project  # imported inside the functions: not on the start-up path
 
 
 def open_project(path: Path, ctx: TaskContext) -> Project:
     """The full page check an unclean shutdown calls for is deferred (`check_due`): the window runs it on its read
     lane, so a large project opens at once."""
+    from rageval_desktop.core.store.project import Project
+
     return Project.open(path, check="defer")
 
 
@@ -35,6 +37,8 @@ def check_project(project: Project, reason: str, ctx: TaskContext):
 
 
 def create_project(path: Path, ctx: TaskContext) -> Project:
+    from rageval_desktop.core.store.project import Project
+
     return Project.create(path)
 
 

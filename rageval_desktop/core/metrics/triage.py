@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.metrics.failures import failing_row_ids
 from rageval_desktop.core.review.disagreements import disagreement_sql, pass_expression
 from rageval_desktop.core.store.browse import Column, TableSource
 from rageval_desktop.core.store.project import Project
@@ -75,9 +76,7 @@ def golden_source(filters: Filters = Filters()) -> TableSource:  # noqa: B008
 
 
 def failing_ids(project: Project, run: str, failure: str) -> list[int]:
-    """The rows of a failure class ("any" for all), as the failure browser classifies them (one rule). The
-    classifier (numpy, the run's data) is imported here, not when the window starts."""
-    from rageval_desktop.core.metrics.failures import failing_row_ids
+    """The rows of a failure class ("any" for all), as the failure browser classifies them (one rule)."""
 
     return failing_row_ids(project, run, None if failure == "any" else failure)
 

@@ -1,5 +1,4 @@
-"""The project file: schema, migrations, connections (one writer lane), backups."""
+"""The project file: schema, migrations, connections (one writer lane), backups.
 
-from rageval_desktop.core.store.project import APPLICATION_ID, SCHEMA_VERSION, Project
-
-__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Project"]
+Its modules are imported by name (`rageval_desktop.core.store.project`); importing one of them, say `changes`, does
+not load the rest (the app's first window comes before any project is opened)."""

@@ -12,14 +12,16 @@ from __future__ import annotations
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 
 from rageval_desktop.core.store.browse import TableSource
-from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.appearance import verdict_colours
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
 
 PAGE = 200
 MAX_PAGES = 50          # ~10k rows cached; memory stays flat however far one scrolls

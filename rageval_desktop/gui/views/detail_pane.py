@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextFrameFormat
 from PySide6.QtWidgets import QTextEdit, QWidget
 
-from rageval_desktop.core.store.queries import RowDetail
 from rageval_desktop.gui.appearance import is_dark
 
-if TYPE_CHECKING:   # an annotation only: the review targets load with the review screen, not at start-up
+if TYPE_CHECKING:
     from rageval_desktop.core.review.targets import TargetCard
+    from rageval_desktop.core.store.queries import RowDetail
 
 GOLD_BG = QColor("#e6f4ea")
 SHOWN_PASSAGES = 10  # the top of the ranking, plus every gold passage wherever it ranked

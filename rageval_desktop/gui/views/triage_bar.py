@@ -7,6 +7,8 @@ The bar only collects values: `filters()` returns a core `Filters`, and the wind
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QHideEvent
 from PySide6.QtWidgets import (
@@ -22,7 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.metrics.triage import FAILURES, GOLDEN_STATUSES, HUMAN, RUN_STATUSES, Filters
+if TYPE_CHECKING:
+    from rageval_desktop.core.metrics.triage import Filters
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.common import ButtonBar
 
@@ -33,6 +36,8 @@ class TriageBar(QWidget):
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
+        from rageval_desktop.core.metrics import triage  # with the first table, not the first window
+
         super().__init__(parent)
         self.kind = "run"
         self.scales: dict[str, tuple[float, float]] = {}
@@ -47,7 +52,7 @@ class TriageBar(QWidget):
         self.status = QComboBox()
         self.failure = QComboBox()
         self.failure.addItem("Outcome: any", None)
-        for name in FAILURES:
+        for name in triage.FAILURES:
             self.failure.addItem("failing (any class)" if name == "any" else f"{name} failures", name)
         self.judge = QComboBox()
         self.low = _score_box("≥ ")
@@ -56,7 +61,7 @@ class TriageBar(QWidget):
         self.high.setToolTip("The chosen judge's score at most this")
         self.human = QComboBox()
         self.human.addItem("Human: any", None)
-        for key, tip in HUMAN.items():
+        for key, tip in triage.HUMAN.items():
             self.human.addItem(f"Human: {key}", key)
             self.human.setItemData(self.human.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.disagree = QCheckBox("&Disagreements")
@@ -114,6 +119,8 @@ class TriageBar(QWidget):
 
     def set_kind(self, kind: str, judges: list[tuple[str, float, float]]) -> None:
         """Golden or run filters; `judges` = (name, low, high) of the run table's judge columns."""
+        from rageval_desktop.core.metrics import triage  # with the first table, not the first window
+
         self.kind = kind
         run = kind == "run"
         widgets = [self.failure, self.judge, self.low, self.high, self.human, self.disagree, self.review_button]
@@ -126,7 +133,7 @@ class TriageBar(QWidget):
             box.blockSignals(True)
             box.clear()
         self.status.addItem("Status: any", None)
-        for name in (RUN_STATUSES if run else GOLDEN_STATUSES):
+        for name in (triage.RUN_STATUSES if run else triage.GOLDEN_STATUSES):
             self.status.addItem(name, name)
         self.judge.addItem("Judge score: any", None)
         # the item's data is the judge's name (a string compares equal when the list is rebuilt; a tuple did not,
@@ -143,9 +150,11 @@ class TriageBar(QWidget):
         self.high.setEnabled(enabled)
 
     def filters(self, slice_tag: str | None) -> Filters:
+        from rageval_desktop.core.metrics import triage  # with the first table, not the first window
+
         judge = self.judge.currentData() if self.kind == "run" else None
         run = self.kind == "run"
-        return Filters(search=self.search.text(), slice_tag=slice_tag, status=self.status.currentData(),
+        return triage.Filters(search=self.search.text(), slice_tag=slice_tag, status=self.status.currentData(),
                        failure=self.failure.currentData() if run else None,
                        judge=judge,
                        score_min=self.low.value() if judge else None, score_max=self.high.value() if judge else None,
@@ -181,6 +190,7 @@ class ColumnChooser:
     """Which columns a table shows, per table kind, remembered in the user's settings (by column name)."""
 
     def __init__(self, table: QTableView) -> None:
+
         self.table = table
         header = table.horizontalHeader()
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)

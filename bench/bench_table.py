@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer  # noqa: E402
 
+from bench.bench_gui import close_and_wait, open_window  # noqa: E402
 from rageval_desktop.core.base.clock import utcnow  # noqa: E402
 from rageval_desktop.core.judges.registry import add_judge  # noqa: E402
 from rageval_desktop.core.metrics.triage import Filters, run_source  # noqa: E402
@@ -122,12 +123,7 @@ def main() -> None:
         t = time.perf_counter()
         big_project(path, args.rows)
         print(f"built a {args.rows:,}-row project in {time.perf_counter() - t:.1f} s")
-        w = MainWindow()
-        w.show()
-        loop = QEventLoop()
-        w.project_opened.connect(lambda _p: loop.quit())
-        w.open_path(path)
-        loop.exec()
+        w = open_window(app, path)
         w.resize(1280, 720)
         wait_until(app, lambda: not w.rows_pending)
         stall, shown = window_case(app, w, lambda: w.select(run="big"))
@@ -180,13 +176,7 @@ def main() -> None:
         for name, r in results.items():
             print(f"{name:<26} {mmm([b for b, _ in r['before']]):>20} {mmm([s for s, _ in r['now']]):>16} "
                   f"{mmm([v for _, v in r['now']]):>18}")
-        w.close()
-        from rageval_desktop.gui import workers
-
-        deadline = time.perf_counter() + 30
-        while (workers.active() or getattr(w, "_closing", 0)) and time.perf_counter() < deadline:
-            app.processEvents()
-            time.sleep(0.01)
+        close_and_wait(app, w)
 
 
 if __name__ == "__main__":

@@ -149,6 +149,9 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         CREATE INDEX judgments_judge ON judgments (judge_id, status);
         DROP TABLE operations; DROP TABLE decisions;   -- v13 and v14 make them again
         DROP TABLE judge_checks; ALTER TABLE runs DROP COLUMN purpose;   -- and v15
+        DROP TRIGGER golden_counts_insert; DROP TRIGGER golden_counts_delete; DROP TRIGGER golden_counts_update;
+        DROP TRIGGER run_counts_new_run; DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_delete;
+        DROP TRIGGER run_counts_update; DROP TABLE golden_counts; DROP TABLE run_counts;   -- and v16
         PRAGMA user_version = 10; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

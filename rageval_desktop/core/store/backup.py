@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rageval_desktop.core.base.errors import WriteFailed
-from rageval_desktop.core.store.integrity import SESSION_KEYS
 from rageval_desktop.core.store.owners import pid_alive
+from rageval_desktop.core.store.schema import SESSION_KEYS
 
 KEEP = 10
 

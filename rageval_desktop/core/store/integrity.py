@@ -29,12 +29,12 @@ from rageval_desktop.core.base.errors import ProjectRefused, WriteFailed
 from rageval_desktop.core.base.paths import user_data_dir
 from rageval_desktop.core.store.files import BUSY_TIMEOUT_MS, connect_read_only, read_header
 from rageval_desktop.core.store.owners import host, pid_alive
+from rageval_desktop.core.store.schema import SESSION_KEYS
 
 if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
 
 SESSION_PREFIX = "session/"
-SESSION_KEYS = "key >= 'session/' AND key < 'session0'"   # every session record (an index range on meta's key)
 LAST_CHECK_KEY = "integrity_checked_at"
 REQUIRED_TABLES = ("meta", "slices", "golden_rows", "golden_edits", "corpus_chunks", "runs", "run_rows",
                    "retrieved_passages", "rubrics", "judges", "jobs", "judgments", "review_samples",

@@ -18,19 +18,21 @@ def project_info(project: Project) -> dict[str, Any]:
     def count(sql: str) -> int:
         return conn.execute(sql).fetchone()[0]
 
+    # counts the triggers keep (schema 16): the same at 5 MB and at 1 GB
     runs = [{"name": name, "rows": rows, "linked": linked, "created_at": created}
             for name, rows, linked, created in conn.execute(
-                "SELECT r.name, COUNT(rr.id), COUNT(rr.golden_id), r.created_at FROM runs r "
-                "LEFT JOIN run_rows rr ON rr.run_id = r.id WHERE r.purpose = 'run' GROUP BY r.id ORDER BY r.id")]
-    slices = {name: n for name, n in conn.execute(
-        "SELECT s.name, COUNT(g.id) FROM slices s LEFT JOIN golden_rows g ON g.slice_tag = s.name "
-        "AND g.status != 'retired' GROUP BY s.name ORDER BY s.position")}
+                "SELECT r.name, COALESCE(c.rows, 0), COALESCE(c.linked, 0), r.created_at FROM runs r "
+                "LEFT JOIN run_counts c ON c.run_id = r.id WHERE r.purpose = 'run' ORDER BY r.id")]
+    golden = {(slice_, status): n for slice_, status, n in conn.execute(
+        "SELECT slice, status, n FROM golden_counts")}
+    slices = {name: sum(n for (s, status), n in golden.items() if s == name and status != "retired")
+              for (name,) in conn.execute("SELECT name FROM slices ORDER BY position")}
     return {
         "path": str(project.path),
         "name": project.meta("name"),
         "schema_version": project.schema_version(),
-        "golden_rows": count("SELECT COUNT(*) FROM golden_rows WHERE status != 'retired'"),
-        "golden_rows_retired": count("SELECT COUNT(*) FROM golden_rows WHERE status = 'retired'"),
+        "golden_rows": sum(n for (_, status), n in golden.items() if status != "retired"),
+        "golden_rows_retired": sum(n for (_, status), n in golden.items() if status == "retired"),
         "slices": slices,
         "corpus_chunks": count("SELECT COUNT(*) FROM corpus_chunks"),
         "runs": runs,

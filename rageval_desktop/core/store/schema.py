@@ -591,6 +591,56 @@ CREATE TABLE judge_checks (
 CREATE INDEX judge_checks_judge ON judge_checks (judge_id, kind, id);
 """
 
+# Counts kept as the rows change, so `rageval info` (and the app's navigation) answer at once however large the file:
+# golden rows per slice and status, and each run's rows and rows linked to the golden set. Triggers keep them; a
+# later migration that rebuilds golden_rows or run_rows must create these triggers again.
+SCHEMA_V16 = """
+CREATE TABLE golden_counts (
+    slice  TEXT NOT NULL,              -- '' for a row without a slice
+    status TEXT NOT NULL,
+    n      INTEGER NOT NULL,
+    PRIMARY KEY (slice, status)
+);
+INSERT INTO golden_counts (slice, status, n)
+    SELECT COALESCE(slice_tag, ''), status, COUNT(*) FROM golden_rows GROUP BY 1, 2;
+CREATE TRIGGER golden_counts_insert AFTER INSERT ON golden_rows BEGIN
+    INSERT INTO golden_counts (slice, status, n) VALUES (COALESCE(NEW.slice_tag, ''), NEW.status, 1)
+        ON CONFLICT (slice, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER golden_counts_delete AFTER DELETE ON golden_rows BEGIN
+    UPDATE golden_counts SET n = n - 1 WHERE slice = COALESCE(OLD.slice_tag, '') AND status = OLD.status;
+END;
+CREATE TRIGGER golden_counts_update AFTER UPDATE OF slice_tag, status ON golden_rows BEGIN
+    UPDATE golden_counts SET n = n - 1 WHERE slice = COALESCE(OLD.slice_tag, '') AND status = OLD.status;
+    INSERT INTO golden_counts (slice, status, n) VALUES (COALESCE(NEW.slice_tag, ''), NEW.status, 1)
+        ON CONFLICT (slice, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TABLE run_counts (
+    run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    rows   INTEGER NOT NULL,
+    linked INTEGER NOT NULL
+);
+INSERT INTO run_counts (run_id, rows, linked)
+    SELECT r.id, COUNT(rr.id), COUNT(rr.golden_id) FROM runs r LEFT JOIN run_rows rr ON rr.run_id = r.id GROUP BY r.id;
+CREATE TRIGGER run_counts_new_run AFTER INSERT ON runs BEGIN
+    INSERT INTO run_counts (run_id, rows, linked) VALUES (NEW.id, 0, 0);
+END;
+CREATE TRIGGER run_counts_insert AFTER INSERT ON run_rows BEGIN
+    UPDATE run_counts SET rows = rows + 1, linked = linked + (NEW.golden_id IS NOT NULL) WHERE run_id = NEW.run_id;
+END;
+CREATE TRIGGER run_counts_delete AFTER DELETE ON run_rows BEGIN
+    UPDATE run_counts SET rows = rows - 1, linked = linked - (OLD.golden_id IS NOT NULL) WHERE run_id = OLD.run_id;
+END;
+CREATE TRIGGER run_counts_update AFTER UPDATE OF golden_id, run_id ON run_rows BEGIN
+    UPDATE run_counts SET rows = rows - 1, linked = linked - (OLD.golden_id IS NOT NULL) WHERE run_id = OLD.run_id;
+    UPDATE run_counts SET rows = rows + 1, linked = linked + (NEW.golden_id IS NOT NULL) WHERE run_id = NEW.run_id;
+END;
+"""
+
+# Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
+# and a backup leaves them out (backup).
+SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
+
 # What a judgment is unique by (the upserts' conflict target).
 JUDGMENT_TARGET = "run_row_id, judge_id, passage_rank, idem_key"
 
@@ -619,6 +669,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "undoable operations", SCHEMA_V13),
     Migration(14, "decisions on record", SCHEMA_V14),
     Migration(15, "judge checks: stability and probe runs", SCHEMA_V15),
+    Migration(16, "counts kept as rows change (info at once on a large file)", SCHEMA_V16),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -6,6 +6,7 @@ operation changed (`Project.listeners`), and the views reload from that — neve
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,12 @@ ROW_HEIGHT = 24
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
+
+
+def _warm_charts() -> None:
+    from rageval_desktop.gui import chart_process
+
+    chart_process.warm()
 
 
 class ProjectEvents(QObject):
@@ -473,9 +480,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
             self.check_project(reason="unclean shutdown")
         self.collect_batch_jobs()
-        from rageval_desktop.gui import chart_process  # charts are drawn in their own process: start it soon
-
-        QTimer.singleShot(2000, chart_process.warm)
+        # charts are drawn in their own process: start it soon, from a thread of its own (starting a process took
+        # 34 ms, and more on a busy machine, on whichever thread asked)
+        QTimer.singleShot(2000, lambda: threading.Thread(target=_warm_charts, name="chart-warm", daemon=True).start())
         self.project_opened.emit(project)
 
     def close_project(self, then: Any = None) -> None:

@@ -31,3 +31,15 @@ def test_the_chart_process_draws_what_the_app_would_and_falls_back(demo, monkeyp
     png, regions = chart_process.draw("deltas", comparison, (640, 320), False)
     assert png.startswith(b"\x89PNG") and len(regions) == len(here_regions)
     assert chart_process._BROKEN and chart_process._POOL is None        # in-process from now on
+
+
+@pytest.mark.slow      # waits for the window's 2-s timer
+def test_the_chart_process_is_started_off_the_gui_thread(window, qtbot, monkeypatch):
+    """Starting the child took 34 ms (more on a busy machine) on the thread that asked: the window asks from a
+    thread of its own, two seconds after a project opens."""
+    import threading
+
+    seen: list[str] = []
+    monkeypatch.setattr(chart_process, "warm", lambda: seen.append(threading.current_thread().name))
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)      # the window (the fixture) has just opened the demo
+    assert seen == ["chart-warm"] and threading.main_thread().name not in seen

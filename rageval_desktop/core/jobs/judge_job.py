@@ -129,6 +129,8 @@ class JudgeJob:
 
     def run(self) -> JobStats:
         judges = self.judges()
+        if any(j.calls_llm for j in judges):
+            llm.preload()           # the client library imports while the rows are planned
         self.stats.phase = "planning: finding the rows already judged"
         self.report(force=True)
         work = job_items(self.project, self.spec, judges)

@@ -15,6 +15,17 @@ if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send 
     import openai
 
 
+def preload() -> None:
+    """Import the client library on a thread of its own, now: a job that will call a model starts its calls that much
+    sooner (the import took 0.4-0.9 s, and it overlaps opening the project and planning the rows)."""
+    import importlib
+    import sys
+    import threading
+
+    if "openai" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("openai",), name="import-openai", daemon=True).start()
+
+
 @dataclass
 class Reply:
     content: str

@@ -4,16 +4,18 @@ and cancel, report export, backups, and messages. Kept apart so main_window.py h
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
 from rageval_desktop.core.store import browse
-from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui.views.import_dialog import ImportDialog
+
+if TYPE_CHECKING:   # the project module loads when one is opened, after the first window
+    from rageval_desktop.core.store.project import Project
 
 SHORTCUTS = [
     ("Ctrl+N", "New project"), ("Ctrl+O", "Open project"), ("Ctrl+I", "Import a file"),

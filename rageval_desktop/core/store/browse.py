@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
+
+if TYPE_CHECKING:   # an annotation: the app's first window imports the listings before any project is opened
+    from rageval_desktop.core.store.project import Project
 
 
 @dataclass(frozen=True)

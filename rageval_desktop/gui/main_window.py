@@ -967,8 +967,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if self.project is not None or self._closing:
             event.ignore()
             for worker in (self._task, self._job):
-                if worker is not None:
-                    worker.cancel()
+                if worker is not None:   # the app closes: a batch job's remote batches run on (collected on reopen)
+                    worker.cancel(detach=True)
             if self.project is not None:
                 self.close_project(then=self.close)
             return

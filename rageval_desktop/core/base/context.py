@@ -35,7 +35,7 @@ class TaskContext:
     def cancel(self, detach: bool = False) -> None:
         """Stop. `detach`: the caller goes away (the app closes) but does not call the work off — a batch job leaves
         its remote batches running, to be collected later."""
-        self.detached = detach
+        self.detached = self.detached or detach    # once the caller has gone away, a later plain cancel keeps it so
         self.cancel_event.set()
 
     @property

@@ -765,9 +765,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         order = self._orders.get(kind)
         order = order if order and order[0] < len(source.columns) else None
         project = self.project
-        old = self.table.model()
-        if not isinstance(old, LazyTableModel) or old.source.key != source.key or old.project is not project:
-            self.rows_label.setText("listing…")
+        self.rows_label.setText("listing…")     # the count comes with the listing
         # the ids under these filters and this sort are read off the GUI thread; what is shown stays until they come
         self._read_rows(lambda ctx: source.ids(project, order),
                         lambda ids: self._show_rows(kind, source, order, ids))

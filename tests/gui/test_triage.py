@@ -152,6 +152,7 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     settle(qtbot, window)
     # disagreements, then "Review these"
     window.triage.disagree.setChecked(True)
+    assert window.rows_label.text() == "listing…"           # a sign of life until the listing arrives
     settle(qtbot, window)
     expected = disagreeing_rows(window.project, "v2")
     model = window.table.model()

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -449,8 +450,6 @@ def job_spec(run: str, judges: Sequence[str] | None = None, *, slice: str | None
     """The job a `judge` call (or `rageval judge`) describes."""
     from rageval_desktop.core.jobs.spec import JobSpec
 
-    if batch and not use_cache:
-        raise UsageError("a batch job keeps the replies in the request cache: it cannot run without the cache")
     return JobSpec(run=run, judges=list(judges) if judges else None, slice_tag=slice, sample_id=sample,
                    rated_only=rated_only, only_failed=only_failed, redo_failed=redo_unparsed,
                    concurrency=concurrency, rpm=rpm, budget_usd=budget, timeout=timeout, use_cache=use_cache,
@@ -467,34 +466,26 @@ def _mapping(mapping: dict[str, str] | None) -> dict[str, str] | None:
     return dict(mapping) if mapping else None
 
 
-class _as_file:  # noqa: N801 - used as a context manager, like open()
-    """A path as it is, or a DataFrame written to a temporary JSONL file (the importers' own checks then apply to
-    it as to any file; the file is removed afterwards)."""
+@contextmanager
+def _as_file(source: Any) -> Iterator[tuple[Path, Callable[[Any], Any]]]:
+    """(a path, a function that names the source in an import's report). A path is used as it is; a DataFrame is
+    written to a temporary JSONL file, removed afterwards, so the importers' own checks apply to it as to any file,
+    and their report and errors name "the DataFrame" (rows count from 1), not the temporary file."""
+    if isinstance(source, str | Path):
+        yield Path(source), lambda report: report
+        return
+    if not hasattr(source, "to_json"):
+        raise UsageError(f"import from a file path or a pandas DataFrame (got {type(source).__name__})")
 
-    def __init__(self, source: Any) -> None:
-        self.source = source
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+    def named(report: Any) -> Any:
+        report.file = "a DataFrame"
+        return report
 
-    def __enter__(self) -> tuple[Path, Callable[[Any], Any]]:
-        if isinstance(self.source, str | Path):
-            return Path(self.source), self.named
-        if not hasattr(self.source, "to_json"):
-            raise UsageError(f"import from a file path or a pandas DataFrame (got {type(self.source).__name__})")
-        self._tmp = tempfile.TemporaryDirectory(prefix="rageval-")
-        path = Path(self._tmp.name) / "dataframe.jsonl"
-        self.source.to_json(path, orient="records", lines=True, force_ascii=False, date_format="iso")
-        return path, self.named
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._tmp is None:
-            return
-        self._tmp.cleanup()
-        if isinstance(exc, ImportFailed):      # name the DataFrame, not the temporary file (rows count from 1)
+    with tempfile.TemporaryDirectory(prefix="rageval-") as folder:
+        path = Path(folder) / "dataframe.jsonl"
+        source.to_json(path, orient="records", lines=True, force_ascii=False, date_format="iso")
+        try:
+            yield path, named
+        except ImportFailed as exc:
             raise ImportFailed(exc.detail, file="the DataFrame", row=exc.row, column=exc.column,
                                cli_hint=exc.cli_hint, gui_hint=exc.gui_hint) from None
-
-    def named(self, report: Any) -> Any:
-        """The report, naming the DataFrame rather than the temporary file it went through."""
-        if self._tmp is not None:
-            report.file = "a DataFrame"
-        return report

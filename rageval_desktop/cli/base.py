@@ -51,17 +51,12 @@ class InertStream:
 
 
 def open_project(path: str, *, read_only: bool = False):
-    """Commands that only read open read-only (nothing written, no sidecar files made); an older file that
-    must be migrated before it can be read is opened for writing instead (the migration takes a backup)."""
-    from rageval_desktop.core.base.errors import NeedsMigration
-    from rageval_desktop.core.store.project import Project
+    """Core's project, opened as the API opens it (`api.open`): commands that only read open read-only (nothing
+    written, no sidecar files made); an older file that must be migrated first is opened for writing instead (the
+    migration takes a backup)."""
+    from rageval_desktop import api
 
-    if read_only:
-        try:
-            return Project.open(path, read_only=True)
-        except NeedsMigration:
-            pass
-    return Project.open(path)
+    return api.open(path, read_only=read_only).core
 
 
 def _cell(value: Any, places: int = 2) -> str:

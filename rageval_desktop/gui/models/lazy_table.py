@@ -186,19 +186,6 @@ class LazyTableModel(QAbstractTableModel):
             self._pages.move_to_end(page_no)
         return page.get(self._ids[row]) or (None,) * len(self.source.columns)
 
-    def reload(self) -> None:
-        """Re-read ids and drop cached pages (after an operation said this listing changed); with a reader, off the
-        GUI thread like a sort."""
-        if self.reader is not None:
-            order, project, source = self.pending or self.order, self.project, self.source
-            self.pending = order
-            self.reader(lambda ctx: source.ids(project, order), lambda ids: self._sorted(order, ids))
-            return
-        self.beginResetModel()
-        self._start_ids()
-        self._pages.clear()
-        self.endResetModel()
-
     @staticmethod
     def _display(value: Any, kind: str) -> str:
         if value is None:

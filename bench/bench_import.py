@@ -1,7 +1,8 @@
-"""Import a generated 100k-row run (5 passages per row): seconds and peak memory, beside pandas reading the
-same file alone. Each measurement runs in its own process so peak RSS is its own.
+"""Import a generated 100k-row run (5 passages per row): seconds and peak memory, beside two pandas anchors over the
+same file: reading it alone, and reading it and storing the same rows (run rows and their passages, indexed) in SQLite
+with `to_sql`. Each measurement runs in its own process so peak RSS is its own; the kinds take turns.
 
-    .venv/bin/python bench/bench_import.py [--rows 100000] [--format jsonl|csv|parquet]
+    .venv/bin/python bench/bench_import.py [--rows 100000] [--format jsonl|csv|parquet] [--repeat 3] [--file F]
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,7 +54,7 @@ MEASURE = textwrap.dedent("""
     import json, resource, sys, time
     kind, path, project = sys.argv[1], sys.argv[2], sys.argv[3]
     t0 = time.perf_counter()
-    if kind == "pandas":
+    if kind.startswith("pandas"):
         import pandas as pd
         if path.endswith(".jsonl"):
             frame = pd.read_json(path, lines=True)
@@ -61,6 +63,20 @@ MEASURE = textwrap.dedent("""
         else:
             frame = pd.read_parquet(path)
         rows = len(frame)
+        if kind == "pandas+sqlite":     # the same rows stored: the run's rows and their passages, in SQLite
+            import sqlite3
+            conn = sqlite3.connect(project)
+            lists = frame.pop("retrieved")
+            if path.endswith(".csv"):
+                lists = lists.map(json.loads)
+            frame["row_id"] = range(1, rows + 1)
+            passages = pd.DataFrame([dict(p, row_id=i, rank=k) for i, items in zip(frame["row_id"], lists)
+                                     for k, p in enumerate(items, start=1)])
+            frame.to_sql("run_rows", conn, index=False)
+            passages.to_sql("retrieved_passages", conn, index=False)
+            conn.execute("CREATE INDEX passages_row ON retrieved_passages (row_id, chunk_id)")
+            conn.commit()
+            conn.close()
     else:
         from rageval_desktop.core.importers import import_run
         from rageval_desktop.core.store.project import Project
@@ -69,29 +85,43 @@ MEASURE = textwrap.dedent("""
         p.close()
     seconds = time.perf_counter() - t0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"kind": kind, "rows": rows, "seconds": round(seconds, 2), "peak_mb": round(peak_mb)}))
+    print(json.dumps({"kind": kind, "rows": rows, "seconds": seconds, "peak_mb": peak_mb}))
 """)
+
+KINDS = ("pandas", "pandas+sqlite", "rageval")
+LABELS = {"pandas": "pandas read alone", "pandas+sqlite": "pandas read + to_sql", "rageval": "rageval import run"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--format", default="jsonl", choices=["jsonl", "csv", "parquet"])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--file", help="an existing file to import instead of a generated one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / f"run.{args.format}"
-        generate(data, args.rows)
+        data = Path(args.file) if args.file else Path(tmp) / f"run.{args.format}"
+        if not args.file:
+            generate(data, args.rows)
         size_mb = data.stat().st_size / 1e6
-        results = []
-        for kind in ("pandas", "rageval"):
-            out = subprocess.run([sys.executable, "-c", MEASURE, kind, str(data), str(Path(tmp) / "b.rageval")],
-                                 capture_output=True, text=True, check=True)
-            results.append(json.loads(out.stdout))
-        project_mb = (Path(tmp) / "b.rageval").stat().st_size / 1e6
-    print(f"file: {args.rows:,} rows x 5 passages, {args.format}, {size_mb:.0f} MB; project file {project_mb:.0f} MB")
-    for r in results:
-        label = "pandas read alone " if r["kind"] == "pandas" else "rageval import run"
-        print(f"{label}: {r['seconds']:6.2f} s   peak RSS {r['peak_mb']:5d} MB   ({r['rows']:,} rows)")
+        results: dict[str, list[dict]] = {k: [] for k in KINDS}
+        for _ in range(args.repeat):            # interleaved: a busy moment hits every kind alike
+            for kind in KINDS:
+                target = Path(tmp) / f"{kind}.out"
+                target.unlink(missing_ok=True)
+                out = subprocess.run([sys.executable, "-c", MEASURE, kind, str(data), str(target)],
+                                     capture_output=True, text=True, check=True)
+                results[kind].append(json.loads(out.stdout))
+    rows = results["rageval"][0]["rows"]
+    print(f"file: {rows:,} rows x 5 passages, {data.suffix[1:]}, {size_mb:.0f} MB; min/median/max of {args.repeat}")
+    median = {k: statistics.median(r["seconds"] for r in v) for k, v in results.items()}
+    for kind in KINDS:
+        secs = sorted(r["seconds"] for r in results[kind])
+        peak = statistics.median(r["peak_mb"] for r in results[kind])
+        ratio = median["rageval"] / median[kind]
+        print(f"{LABELS[kind]:22s} {secs[0]:6.2f} / {statistics.median(secs):6.2f} / {secs[-1]:6.2f} s   "
+              f"peak RSS {peak:5.0f} MB   rageval / this: {ratio:4.2f}x time, "
+              f"{statistics.median(r['peak_mb'] for r in results['rageval']) / peak:4.2f}x memory")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,24 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _INVISIBLE = re.compile("[\\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+")
 
 
+_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG = b"0" * 19
+
+
+def _loads(text: str) -> Any:
+    """json.loads, through orjson (several times faster) where the two read alike: orjson refuses what the json
+    module reads differently (NaN, lone surrogates, nesting past 1024) and reads an integer of 19 or more digits as
+    a float, so those go to the json module. Both keep the last of a key named twice."""
+    import orjson
+
+    if text.encode("utf-8", "surrogatepass").translate(_DIGITS).find(_LONG) < 0:   # (a regex: 10x slower)
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
 class Cells:
     """Reads cells of one file; remembers the file name for error messages and collects warnings."""
 
@@ -127,7 +145,7 @@ class Cells:
             self.check_size(stripped, row, column)
             if stripped.startswith("["):
                 try:
-                    parsed = json.loads(stripped)
+                    parsed = _loads(stripped)
                 except RecursionError:
                     raise self.fail("the list is nested too deeply", row, column) from None
                 except ValueError:  # not JSON (or a number too long to read): maybe a Python repr

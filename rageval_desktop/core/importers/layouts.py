@@ -29,7 +29,7 @@ class GoldenRecord:
     source: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Passage:
     chunk_id: str | None
     text: str | None
@@ -38,7 +38,7 @@ class Passage:
     scoped: bool = False  # chunk_id is a marker local to its query (open-rag-eval "[1]"), not a corpus id
 
 
-@dataclass
+@dataclass(slots=True)
 class RunRecord:
     row: int
     external_id: str | None

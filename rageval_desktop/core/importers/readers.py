@@ -373,8 +373,10 @@ def stream_records(path: str | Path, size: int | None = None,
         chunks = _parquet_stream(path, size, progress)
     elif fmt == "jsonl":
         chunks = _jsonl_stream(path, _lines(path, gz, progress), size)
-    else:
+    elif gz:
         chunks = _csv_stream(path, _lines(path, gz, progress), size)
+    else:
+        chunks = _fast_csv_stream(path, size, progress)
     any_rows = False
     for chunk in chunks:
         if chunk:
@@ -483,6 +485,133 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[
                            "break: the file was cut off", file=path.name, row=count)
     if rows:
         yield rows
+
+
+ARROW_BLOCK_BYTES = 4 << 20
+SCAN_BLOCK_BYTES = 1 << 20      # numpy's passes over a block stay in the CPU's cache
+
+
+def _separator(byte: Any) -> Any:
+    """Which of these bytes (a numpy array) end a field: a comma or a line break."""
+    return (byte == 44) | (byte == 10) | (byte == 13)
+
+
+def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[list[dict[str, Any]]]:
+    """`_csv_stream`'s rows, read by pyarrow's CSV parser (three times faster than the csv module) wherever the two
+    read a file alike. What pyarrow reads more leniently than the csv module (see `_lenient`) is read by the csv module
+    from the start; what pyarrow refuses mid-file (a row of the wrong width, a byte that is not UTF-8, a row larger than
+    a block) is read again by the csv module from where pyarrow stopped, so that the csv module's message, naming the
+    row, is the one given, or its reading (a short row padded, a blank line skipped) the one kept."""
+    header = _plain_header(path)
+    if header is None or _lenient(path):
+        yield from _csv_stream(path, _lines(path, False, progress), size)
+        return
+    columns = [c.strip() for c in header]
+    _check_names(path, columns)
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    names = [f"c{i}" for i in range(len(columns))]   # the header is read above: pyarrow does not rename repeats
+    done = 0
+    rows: list[dict[str, Any]] = []
+    try:
+        with pa.OSFile(str(path)) as source:
+            reader = pcsv.open_csv(
+                source, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=ARROW_BLOCK_BYTES),
+                parse_options=pcsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=True),
+                convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()),
+                                                    strings_can_be_null=True, quoted_strings_can_be_null=True,
+                                                    null_values=[""]))
+            before = 0
+            for batch in reader:
+                values = [column.to_pylist() for column in batch.columns]
+                rows.extend(dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True))
+                after, fresh = source.tell(), max(1, batch.num_rows)
+                while len(rows) >= size:
+                    chunk, rows = rows[:size], rows[size:]
+                    done += len(chunk)
+                    # the bytes read so far, as a share of the batch's bytes (a small file is one batch)
+                    progress["read"] = before + (after - before) * max(0, fresh - len(rows)) // fresh
+                    yield chunk
+                before = after
+            progress["read"] = before
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, pa.ArrowIndexError) as exc:
+        del exc, rows
+        yield from _skip(_csv_stream(path, _lines(path, False, progress), size), done)
+        return
+    if rows:
+        yield rows
+
+
+def _skip(chunks: Iterator[list[dict[str, Any]]], count: int) -> Iterator[list[dict[str, Any]]]:
+    """The chunks without their first `count` rows."""
+    for chunk in chunks:
+        if count >= len(chunk):
+            count -= len(chunk)
+            continue
+        yield chunk[count:]
+        count = 0
+
+
+def _plain_header(path: Path) -> list[str] | None:
+    """The header row, when it is one line without quotes, in UTF-8 (else None: the csv module reads the file)."""
+    with path.open("rb") as fh:
+        first = fh.readline(1 << 20)
+    if b'"' in first or not first.endswith(b"\n"):
+        return None
+    first = first.removesuffix(b"\n").removesuffix(b"\r")
+    if b"\r" in first or b"\x00" in first:
+        return None
+    try:
+        line = first.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    return next(csv.reader([line]), None)
+
+
+def _lenient(path: Path) -> bool:
+    """Whether the file holds what pyarrow's CSV parser reads and the csv module (strict) refuses or reads otherwise: a
+    NUL byte, a carriage return not followed by a line feed, a quoted text with more after its closing quote (`"ab"c`
+    and `""x` pyarrow reads as abc and x, `"q" ,` as 'q '), or one never closed. Quotes inside a text that is not
+    quoted (`5" screen`) read alike in both, but are sent to the csv module too: past one, whether a quote opens or
+    closes a text is no longer known from the count of quotes before it.
+
+    Runs of quotes tell it: in a quoted text, each pair is one quote and an odd one out closes the text; at the start
+    of a field (after a comma or a line break, outside quotes) the first opens it. A pass over the file with numpy, a
+    block at a time (about 0.1 s per 100 MB)."""
+    import numpy as np
+
+    pending = b"\n"      # the file starts as if after a line break; then the last byte looked at and quotes after it
+    parity = 0           # quotes before `pending`, mod 2: odd inside a quoted text
+    with path.open("rb") as fh:
+        while True:
+            block = fh.read(SCAN_BLOCK_BYTES)
+            if b"\x00" in block or (b"\r" in block and block.count(b"\r") != block.count(b"\r\n")):
+                return True   # (a CRLF cut between two blocks lands here too: the csv module reads the file)
+            data = pending + block if block else pending + b"\n"    # the end of the file ends a field
+            end = len(data)
+            while data[end - 1] == 34:   # a run of quotes at the end goes on in the next block
+                end -= 1
+            buf = np.frombuffer(data, dtype=np.uint8, count=end)
+            quote = buf == 34
+            if quote.any():
+                # runs of quotes, from where quote turns on to where it turns off (`buf` starts and ends on a byte
+                # that is not a quote, so edges pair up)
+                edges = np.flatnonzero(np.diff(quote.view(np.int8)))
+                starts, stops = edges[0::2] + 1, edges[1::2] + 1
+                length = stops - starts
+                inside = (parity + np.cumsum(length) - length) % 2 == 1
+                odd = length % 2 == 1
+                field_start = _separator(buf[starts - 1]) & ~inside
+                ends_field = _separator(buf[stops])
+                closes = (inside & odd) | (field_start & ~odd)     # the run ends a quoted text ...
+                literal = ~inside & ~field_start & odd             # ... or is a lone quote in a bare text
+                if (closes & ~ends_field).any() or literal.any():
+                    return True
+                parity = int(parity + length.sum()) % 2
+            if not block:
+                return parity == 1     # a quoted text the file ends in (pyarrow keeps it; the csv module refuses)
+            pending = data[end - 1:]
 
 
 def _as_text(path: Path, batch: Any) -> Any:

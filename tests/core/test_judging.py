@@ -75,6 +75,8 @@ def test_happy_path_scores_every_row_with_accounting(proj):
     assert "<reference>\nThe answer is 0.\n</reference>" in first["messages"][-1]["content"]
     assert {question_of(r) for r in server.requests} == {f"Question number {i}?" for i in range(20)}
     assert server.requests[0]["temperature"] == 0.0 and server.requests[0]["seed"] == 0
+    # what the judge does not set is not sent as null (some servers refuse a `"max_tokens": null`)
+    assert [k for k, v in server.requests[0].items() if v is None] == []
 
 
 @pytest.mark.slow   # heavy: make test-slow (and CI) run it

@@ -114,9 +114,13 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], par
 
     started = time.perf_counter()
     try:
+        # what is not set is not sent (a `"max_tokens": null` some servers refuse), and the client's own timeout is
+        # not given again: the client's per-call work grows with every field it is handed
+        extra = {name: params[name] for name in ("max_tokens", "seed") if params.get(name) is not None}
+        if timeout != client.timeout:
+            extra["timeout"] = timeout
         response = await client.chat.completions.create(
-            model=model, messages=messages, temperature=params.get("temperature", 0.0),
-            max_tokens=params.get("max_tokens"), seed=params.get("seed"), timeout=timeout)
+            model=model, messages=messages, temperature=params.get("temperature", 0.0), **extra)
     except (openai.APIError, json.JSONDecodeError, ValueError) as exc:
         failure = classify(exc, model, timeout)
         if failure.kind == "bad_response":

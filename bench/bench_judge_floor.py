@@ -1,0 +1,132 @@
+"""A judge job beside the bare openai client, over the same loopback server: rows per second and CPU per call.
+
+The server (tests.support.fake_openai, its own process) answers every call after `--latency` seconds, so the floor is
+the bare client: AsyncOpenAI with a semaphore of `--concurrency`, the same number of calls, nothing stored. The job
+judges a fresh project's run with one LLM judge at the same concurrency, everything committed as it goes. Each side
+runs in a process of its own (the job as `rageval judge --json`: its own clock, and the whole command from
+importing the CLI), the two take turns (`--repeat`), and `--load N` keeps N busy processes spinning on
+the machine's cores for the whole run (CPU contention).
+
+    .venv/bin/python bench/bench_judge_floor.py [--rows 320] [--latency 0.5] [--concurrency 16] [--load 0] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BARE = textwrap.dedent("""
+    import asyncio, json, resource, sys, time
+    url, rows, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    t0 = time.perf_counter()
+    import openai
+    PROMPT = ("Grade the answer against the reference. Question: Question number {i}? Reference: The answer is {i}. "
+              "Answer: The answer is {i}, I think. Reply with JSON: {{\\"score\\": 1-5, \\"reason\\": \\"...\\"}}")
+
+    async def main():
+        client = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=30)
+        gate = asyncio.Semaphore(concurrency)
+        async def one(i):
+            async with gate:
+                r = await client.chat.completions.create(model="gpt-4o-mini", temperature=0,
+                                                         messages=[{"role": "user", "content": PROMPT.format(i=i)}])
+                return r.choices[0].message.content
+        t = time.perf_counter()
+        out = await asyncio.gather(*(one(i) for i in range(rows)))
+        return len(out), time.perf_counter() - t
+    ok, calls = asyncio.run(main())
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"ok": ok, "job_s": calls, "command_s": time.perf_counter() - t0,
+                      "cpu_s": cpu.ru_utime + cpu.ru_stime}))
+""")
+
+OURS = textwrap.dedent("""
+    import contextlib, io, json, os, resource, sys, time
+    url, rows, concurrency, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    sys.path.insert(0, os.getcwd())
+    from tests.core.test_judging import make_project
+    project = make_project(__import__("pathlib").Path(path), n=rows)
+    from rageval_desktop.core.judges.registry import add_judge
+    add_judge(project, "bench", "correctness", "llm", model="gpt-4o-mini", base_url=url,
+              params={"concurrency": concurrency, "timeout": 30})
+    project.close()
+    for name in [m for m in sys.modules if m.startswith(("rageval_desktop", "tests"))]:
+        del sys.modules[name]       # the command imports what it imports, as `rageval judge` would
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    from rageval_desktop.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["judge", path, "--run", "v1", "--no-cache", "--json"])
+    command = time.perf_counter() - t0
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    stats = json.loads(out.getvalue())
+    print(json.dumps({"ok": stats["ok"], "job_s": stats["seconds"], "command_s": command,
+                      "cpu_s": cpu.ru_utime + cpu.ru_stime - before.ru_utime - before.ru_stime}))
+""")
+
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=320)
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--load", type=int, default=0, help="busy processes kept spinning during the run")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "sk-bench"}
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", str(args.latency)],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
+    spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.load)]
+    for p in spinners:
+        p.start()
+    results: dict[str, list[dict]] = {"bare client": [], "judge job": []}
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as tmp:
+            for k in range(args.repeat):
+                for side, script in (("bare client", BARE), ("judge job", OURS)):
+                    out = subprocess.run([sys.executable, "-c", script, url, str(args.rows), str(args.concurrency),
+                                          str(Path(tmp) / f"{k}.rageval")],
+                                         cwd=ROOT, capture_output=True, text=True, env=env, check=True)
+                    results[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    finally:
+        for p in spinners:
+            p.kill()
+        server.kill()
+        server.wait()
+    ideal = args.concurrency / args.latency
+    print(f"{args.rows} rows, {args.latency} s per call, {args.concurrency} in flight (ideal {ideal:.0f} rows/s), "
+          f"{args.load} busy processes on {os.cpu_count()} cores; min/median/max of {args.repeat}")
+    median = {}
+    for side, runs in results.items():
+        rates = sorted(r["ok"] / r["job_s"] for r in runs)
+        whole = statistics.median(r["ok"] / r["command_s"] for r in runs)
+        cpu_ms = statistics.median(1000 * r["cpu_s"] / max(1, r["ok"]) for r in runs)
+        median[side] = (statistics.median(rates), whole, cpu_ms)
+        print(f"{side:12s} {rates[0]:6.2f} / {median[side][0]:6.2f} / {rates[-1]:6.2f} rows/s "
+              f"(whole command {whole:6.2f})   CPU {cpu_ms:5.2f} ms per call")
+    (ours, ours_whole, ours_cpu), (bare, bare_whole, bare_cpu) = median["judge job"], median["bare client"]
+    print(f"judge job / bare client: {ours / bare:.3f} of the floor (whole command {ours_whole / bare_whole:.3f}); "
+          f"CPU per call {ours_cpu / bare_cpu:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

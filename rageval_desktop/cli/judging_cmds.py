@@ -120,9 +120,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
         return _dry_run(args, spec)
     if args.batch:
         return _run_batch(args, spec, None)
-    from rageval_desktop.core.judges import llm
-
-    llm.preload()    # the client library (0.5 s to import) loads while the project opens and the rows are planned
     return _run_job(args, spec)
 
 

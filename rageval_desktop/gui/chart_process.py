@@ -36,6 +36,26 @@ def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool)
     return png, regions
 
 
+def _watch_parent() -> None:
+    """Runs in the child as it starts: it ends itself when the app is gone, however the app ended. A worker of a
+    process pool waits on a queue whose writing end it holds too, so it never reads the end of it: after the app was
+    killed (or exited before the pool's shutdown reached it), the child stayed, for good."""
+    import multiprocessing
+    import os
+    import threading
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="watch-app", daemon=True).start()
+
+
 def _warm() -> bool:
     import rageval_desktop.core.reports.plots  # noqa: F401 - matplotlib and the plots, imported once, ahead
 
@@ -48,7 +68,8 @@ def _pool() -> ProcessPoolExecutor | None:
         if _POOL is None and not _BROKEN:
             import multiprocessing
 
-            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_watch_parent)
         return _POOL
 
 

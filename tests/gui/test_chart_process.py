@@ -43,3 +43,45 @@ def test_the_chart_process_is_started_off_the_gui_thread(window, qtbot, monkeypa
     monkeypatch.setattr(chart_process, "warm", lambda: seen.append(threading.current_thread().name))
     qtbot.waitUntil(lambda: bool(seen), timeout=10_000)      # the window (the fixture) has just opened the demo
     assert seen == ["chart-warm"] and threading.main_thread().name not in seen
+
+
+DIES = """
+import os
+from rageval_desktop.gui import chart_process
+if __name__ == "__main__":
+    pool = chart_process._pool()
+    pool.submit(os.getpid).result()        # the child is up, its start-up done
+    print(list(pool._processes), flush=True)
+    os._exit(0)                            # the app dies without its exit handlers (killed, crashed)
+"""
+
+
+@pytest.mark.slow      # spawns the child (about 1 s)
+def test_the_chart_process_ends_when_the_app_is_gone(tmp_path):
+    """Was: a process pool's worker holds the writing end of the queue it reads, so it never saw the app go: after a
+    crash or a kill, the chart process stayed for good (one was found 10 minutes on)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "dies.py"
+    script.write_text(DIES)
+    said = tmp_path / "said.txt"
+    with said.open("w") as out:   # a file, not a pipe: a child left behind would hold a pipe open
+        subprocess.run([sys.executable, str(script)], stdout=out, stderr=subprocess.DEVNULL, timeout=60, check=True)
+    (child,) = [int(p) for p in said.read_text().strip("[]\n").split(",")]
+
+    def alive() -> bool:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    end = time.monotonic() + 10
+    while alive() and time.monotonic() < end:
+        time.sleep(0.05)
+    if alive():
+        os.kill(child, 9)
+        pytest.fail("the chart process outlived the app")

@@ -262,7 +262,12 @@ def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_f
     window.resize(1024, 768)
     qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)
     assert window.minimumSizeHint().width() <= 1024
-    assert view.score_buttons[3].text() == "&4"                     # the words go to the tooltip when tight
+    # tight: each button keeps as many of its words as fit its share of the row (cut with "…"), never widening it
+    qtbot.wait(50)
+    texts = [b.text() for b in view.score_buttons]
+    assert texts[3].startswith("&4 · ") and any(t.endswith("…") for t in texts), texts
+    for b in view.score_buttons:
+        assert b.fontMetrics().horizontalAdvance(b.text().replace("&", "")) <= b.width(), b.text()
 
 
 def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit(window, qtbot, monkeypatch):

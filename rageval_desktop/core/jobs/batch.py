@@ -88,8 +88,7 @@ class Provider:
     """The files and batches endpoints of one (base URL, key reference), through openai's client."""
 
     def __init__(self, base_url: str | None, api_key_ref: str | None, scrub: Scrubber) -> None:
-        import openai
-
+        openai = llm.client_library()     # (after a preload that may be under way: never two imports at once)
         key = resolve_api_key(api_key_ref)
         scrub.add(key)
         self.scrub = scrub

@@ -15,15 +15,42 @@ if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send 
     import openai
 
 
+_PRELOAD: Any = None      # the thread importing the client library ahead (preload), once started
+
+
 def preload() -> None:
     """Import the client library on a thread of its own, now: a job that will call a model starts its calls that much
     sooner (the import took 0.4-0.9 s, and it overlaps opening the project and planning the rows)."""
-    import importlib
     import sys
     import threading
 
-    if "openai" not in sys.modules:
-        threading.Thread(target=importlib.import_module, args=("openai",), name="import-openai", daemon=True).start()
+    global _PRELOAD
+    if "openai" not in sys.modules and _PRELOAD is None:
+        _PRELOAD = threading.Thread(target=_import_quietly, name="import-openai", daemon=True)
+        _PRELOAD.start()
+
+
+def _import_quietly() -> None:
+    try:
+        import openai  # noqa: F401
+    except Exception:  # said where the client is made (client_library), in the job's words
+        pass
+
+
+def client_library() -> Any:
+    """The openai module, imported once the preload (if one runs) has finished. Two threads importing it at once
+    could fail: Python hands the second a half-initialised module rather than wait in what looks like a deadlock,
+    and pydantic's lazy attributes then raised 'cannot import name ... from partially initialized module' (a GUI
+    judge job failed at once, 1 start in 5, in bench_gui). An import the preload could not finish is tried again
+    here."""
+    import threading
+
+    thread = _PRELOAD
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+    import openai
+
+    return openai
 
 
 @dataclass
@@ -47,8 +74,7 @@ class CallFailed(Exception):
 
 
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:
-    import openai
-
+    openai = client_library()
     # retries are ours (bounded, with jitter, adaptive); the client's own would hide 429s from the limiter
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
 

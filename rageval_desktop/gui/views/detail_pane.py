@@ -17,9 +17,17 @@ if TYPE_CHECKING:
     from rageval_desktop.core.review.targets import TargetCard
     from rageval_desktop.core.store.queries import RowDetail
 
-GOLD_BG = QColor("#e6f4ea")
 SHOWN_PASSAGES = 10  # the top of the ranking, plus every gold passage wherever it ranked
-GOLD_FG = QColor("#1f7a4d")
+
+
+def gold_colours() -> tuple[QColor, QColor, QColor]:
+    """(tint, label and border, text) of a gold passage's box: a light green tint with dark text in the light theme,
+    a dark one with light text in the dark theme (a light box lit up the dark card). Text ≥ 4.5:1 on its tint."""
+    if is_dark():
+        return QColor("#173a26"), QColor("#81c995"), QColor("#e8eaed")
+    return QColor("#e6f4ea"), QColor("#1f7a4d"), QColor("#202124")
+
+
 TARGET_FG = QColor("#3b78e7")   # the accent: readable on light and dark themes
 
 
@@ -96,23 +104,24 @@ class DetailPane(QTextEdit):
         cur.insertText(f"\n{what} ({len(detail.passages)}; gold chunks: {gold})\n", heading)
         folded = self.fold_passages is not None and detail.kind == "run"
         shown = [p for p in detail.passages if p.is_gold or (not folded and p.rank <= SHOWN_PASSAGES)]
+        tint, gold_fg, gold_text = gold_colours()
         for p in shown:
             frame = QTextFrameFormat()
             frame.setPadding(6)
             frame.setBorder(1 if p.is_gold else 0)
-            frame.setBorderBrush(GOLD_FG)
+            frame.setBorderBrush(gold_fg)
             if p.is_gold:
-                frame.setBackground(GOLD_BG)
+                frame.setBackground(tint)
             cur.insertFrame(frame)
             mark = "★ GOLD  " if p.is_gold else ""
             score = "" if p.score is None else f"  score {p.score:.3f}"
             label = QTextCharFormat(heading)
             if p.is_gold:
-                label.setForeground(GOLD_FG)
+                label.setForeground(gold_fg)
             cur.insertText(f"{mark}#{p.rank}  {p.chunk_id or '(no chunk id)'}{score}\n", label)
             body = QTextCharFormat(base)
             if p.is_gold:
-                body.setForeground(QColor("#202124"))  # dark text on the light gold tint, in either theme
+                body.setForeground(gold_text)
             cur.insertText(p.text or "", body)
             cur.movePosition(QTextCursor.MoveOperation.End)
         hidden = len(detail.passages) - len(shown)

@@ -404,9 +404,22 @@ class ReviewView(QWidget):
         metrics = self.score_buttons[0].fontMetrics()
         need = sum(metrics.horizontalAdvance(str(b.property("full_text")).replace("&", "")) + 36
                    for b in self.score_buttons)
-        full = need <= room
+        if need <= room:
+            for b in self.score_buttons:
+                b.setText(str(b.property("full_text")))
+            return
+        # not room for every word: each button's share of the row, its words cut to fit ("2 · Mostly inc…"); the
+        # bare key where not even a few letters fit
+        share = room // len(self.score_buttons) - 36
         for b in self.score_buttons:
-            b.setText(str(b.property("full_text" if full else "short_text")))
+            full, short = str(b.property("full_text")), str(b.property("short_text"))
+            head, sep, words = full.partition(" · ")
+            if not sep:
+                b.setText(short)
+                continue
+            room_for_words = share - metrics.horizontalAdvance(head.replace("&", "") + sep)
+            cut = metrics.elidedText(words, Qt.TextElideMode.ElideRight, max(0, room_for_words))
+            b.setText(f"{head}{sep}{cut}" if len(cut.rstrip("…")) >= 4 else short)
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)

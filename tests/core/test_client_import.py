@@ -1,0 +1,61 @@
+"""The client library is imported by one thread at a time: the job waits for the preload instead of importing beside
+it (two threads importing openai at once could hand one a half-initialised pydantic module: 'cannot import name
+... from partially initialized module', and the GUI's judge job failed at once)."""
+
+from __future__ import annotations
+
+import threading
+
+from rageval_desktop.core.judges import llm
+
+
+def test_the_client_waits_for_the_preload_and_never_imports_beside_it(monkeypatch):
+    importing = threading.Event()
+    release = threading.Event()
+    order: list[str] = []
+
+    def slow_import() -> None:
+        importing.set()
+        release.wait(10)
+        order.append("preload done")
+
+    # a preload under way (a stand-in that takes its time)
+    monkeypatch.setattr(llm, "_PRELOAD", threading.Thread(target=slow_import, daemon=True))
+    llm._PRELOAD.start()
+    assert importing.wait(5)
+
+    def job() -> None:
+        llm.client_library()
+        order.append("client made")
+
+    caller = threading.Thread(target=job)
+    caller.start()
+    caller.join(0.3)
+    assert caller.is_alive() and order == []     # waiting for the preload, not importing beside it
+    release.set()
+    caller.join(10)
+    assert order == ["preload done", "client made"]
+
+
+def test_a_preload_that_failed_says_nothing_and_the_job_imports_again(monkeypatch, capsys):
+    def broken() -> None:
+        raise ImportError("cannot import name 'x' from partially initialized module 'y'")
+
+    monkeypatch.setattr(llm, "_PRELOAD", None)
+    monkeypatch.delitem(__import__("sys").modules, "openai", raising=False)
+    import builtins
+
+    real_import = builtins.__import__
+    calls = {"n": 0}
+
+    def flaky(name, *args, **kwargs):
+        if name == "openai" and calls["n"] == 0:
+            calls["n"] += 1
+            broken()
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", flaky)
+    llm.preload()
+    llm._PRELOAD.join(10)
+    assert capsys.readouterr().err == ""               # no traceback from the preload's thread
+    assert llm.client_library().AsyncOpenAI is not None

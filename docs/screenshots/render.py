@@ -56,11 +56,10 @@ def render_dialogs(demo: Path, size: tuple[int, int], target: Path) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QDialog, QMessageBox, QWidget
 
-    from rageval_desktop.gui.app import make_app
-    from rageval_desktop.gui.main_window import MainWindow
-
     from rageval_desktop.core.judges.registry import add_judge
     from rageval_desktop.core.store.project import Project
+    from rageval_desktop.gui.app import make_app
+    from rageval_desktop.gui.main_window import MainWindow
 
     project = Project.open(demo)       # an LLM judge, whose rubric the rubric editor shows (the demo has none)
     add_judge(project, "correctness-gpt", "correctness", "llm", model="gpt-4o-mini")

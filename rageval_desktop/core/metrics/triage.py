@@ -136,9 +136,11 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
     human_sql = {m: f"(SELECT h.score FROM human_ratings h WHERE h.run_row_id = rr.id AND h.metric = '{m}' "
                     f"AND h.passage_rank = 0 AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id DESC LIMIT 1)"
                  for m in metrics}   # metric names are the registry's identifiers, never data
+    # each gold id looked up among the row's top 5 (by the passages' key), not each passage among the gold ids:
+    # sorting 200k rows by it took 0.53 s, now 0.44 s
     gold5 = ("CASE WHEN g.id IS NULL OR json_array_length(g.gold_chunk_ids) = 0 THEN '—' "
-             "WHEN EXISTS (SELECT 1 FROM retrieved_passages p, json_each(g.gold_chunk_ids) j "
-             "WHERE p.run_row_id = rr.id AND p.rank <= 5 AND p.chunk_id = j.value) THEN 'yes' ELSE 'no' END")
+             "WHEN EXISTS (SELECT 1 FROM json_each(g.gold_chunk_ids) j WHERE EXISTS (SELECT 1 FROM retrieved_passages "
+             "p WHERE p.run_row_id = rr.id AND p.chunk_id = j.value AND p.rank <= 5)) THEN 'yes' ELSE 'no' END")
     passages = "(SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id)"
     # the scores a reviewer reads every minute first, beside the id: at 1280 px they sat past the visible width
     columns = [Column("id", width=70, sort="rr.external_id"),

@@ -16,26 +16,33 @@ from rageval_desktop.core.store.queries import run_id as find_run
 def pass_expression(metric_column: str, score_column: str) -> str:
     """SQL: 1 when the score reaches its metric's pass mark, 0 when not, NULL without a score. Metric names and
     marks come from the code's registry, never from data."""
+    return f"({score_column} >= {pass_mark(metric_column)})"
+
+
+def pass_mark(metric_column: str) -> str:
+    """SQL: the metric's pass mark (NULL for a metric without one)."""
     cases = " ".join(f"WHEN '{name}' THEN {float(spec.pass_mark)!r}" for name, spec in METRICS.items()
                      if spec.pass_mark is not None)
-    return f"({score_column} >= CASE {metric_column} {cases} END)"
+    return f"CASE {metric_column} {cases} END"
 
 
 def disagreement_sql() -> str:
     """SQL selecting the run row ids (named parameter `:run_id`) whose verdicts disagree."""
-    judge_pass = pass_expression("metric", "score")
     # each judge's and each reviewer's latest verdict: SQLite gives bare columns the values of the MAX(id) row of each
-    # group (a ROW_NUMBER() window over every judgment of the run cost a fifth more at 200k rows)
+    # group (a ROW_NUMBER() window over every judgment of the run cost a fifth more at 200k rows). A judge's pass mark
+    # is looked up once per judge, not once per judgment (0.63 -> 0.54 s at 200k rows)
     return f"""
         SELECT run_row_id FROM (
-            SELECT run_row_id, {judge_pass} AS pass FROM (
-                SELECT x.run_row_id, j.metric, x.score, x.status, MAX(x.id)
-                FROM run_rows r JOIN judgments x ON x.run_row_id = r.id JOIN judges j ON j.id = x.judge_id
-                WHERE r.run_id = :run_id AND j.status = 'active' AND x.passage_rank = 0
+            SELECT run_row_id, pass FROM (
+                SELECT x.run_row_id, x.score >= m.mark AS pass, x.status, MAX(x.id)
+                FROM run_rows r JOIN judgments x ON x.run_row_id = r.id
+                JOIN (SELECT id, {pass_mark("metric")} AS mark FROM judges WHERE status = 'active') m
+                  ON m.id = x.judge_id
+                WHERE r.run_id = :run_id AND x.passage_rank = 0
                 GROUP BY x.run_row_id, x.judge_id)
             WHERE status = 'ok'
             UNION ALL
-            SELECT run_row_id, {judge_pass} FROM (
+            SELECT run_row_id, {pass_expression("metric", "score")} FROM (
                 SELECT h.run_row_id, h.metric, h.score, h.skipped, MAX(h.id)
                 FROM run_rows r JOIN human_ratings h ON h.run_row_id = r.id
                 WHERE r.run_id = :run_id AND h.withdrawn_at IS NULL AND h.passage_rank = 0

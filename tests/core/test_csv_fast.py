@@ -50,7 +50,10 @@ def random_file(rng: random.Random) -> bytes:
     return raw
 
 
-def test_random_files_read_alike_by_both(tmp_path):
+@pytest.mark.parametrize("block", [None, 7])     # 7 bytes: runs of quotes and CRLFs cut between the scan's blocks
+def test_random_files_read_alike_by_both(tmp_path, monkeypatch, block):
+    if block:
+        monkeypatch.setattr(readers, "SCAN_BLOCK_BYTES", block)
     rng = random.Random(20261126)
     fast = 0
     for i in range(600):
@@ -104,3 +107,11 @@ def test_a_row_pyarrow_refuses_mid_file_is_read_on_by_the_csv_module(tmp_path):
     got = [r for c in readers._fast_csv_stream(path, 3, {"read": 0}) for r in c]
     assert [r["h1"] for r in got] == [str(i) for i in range(12)]
     assert got[10] == {"h1": "10", "h2": None}
+
+
+def test_a_crlf_file_is_read_by_pyarrow_wherever_its_blocks_are_cut(tmp_path, monkeypatch):
+    """A CRLF cut between two blocks of the scan sent the whole file to the csv module."""
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"h1,h2\r\n" + b"".join(b"%d,x\r\n" % i for i in range(200)))
+    monkeypatch.setattr(readers, "SCAN_BLOCK_BYTES", 6)     # "h1,h2\r" then "\n0,x\r\n...": cut inside the CRLF
+    assert not readers._lenient(path)

@@ -40,9 +40,9 @@ def _import_quietly() -> None:
 def client_library() -> Any:
     """The openai module, imported once the preload (if one runs) has finished. Two threads importing it at once
     could fail: Python hands the second a half-initialised module rather than wait in what looks like a deadlock,
-    and pydantic's lazy attributes then raised 'cannot import name ... from partially initialized module' (a GUI
-    judge job failed at once, 1 start in 5, in bench_gui). An import the preload could not finish is tried again
-    here."""
+    and pydantic's lazy attributes then raised 'cannot import name ... from partially initialized module' (seen
+    while benchmarking GUI judge jobs, which then failed at once). An import the preload could not finish is tried
+    again here."""
     import threading
 
     thread = _PRELOAD

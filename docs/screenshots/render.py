@@ -143,11 +143,13 @@ def index(shown: list[str]) -> str:
     lines = ["# The screenshot gallery", "",
              "Every page and dialog on the demo project, at 1280x720 and 1024x768, light and dark. Made by",
              "`QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 .venv/bin/python docs/screenshots/render.py`.", ""]
+    first = "light-1280x720" if "light-1280x720" in shown else shown[0]
     for name, what, _ in PAGES:
-        lines += [f"## {what}", "", " ".join(f"[{v}]({v}/{name}.png)" for v in shown), ""]
+        lines += [f"## {what}", "", f"![{what}]({first}/{name}.png)", "",
+                  "Also: " + " · ".join(f"[{v}]({v}/{name}.png)" for v in shown if v != first), ""]
     lines += ["## Dialogs", ""]
     for name in DIALOGS:
-        lines += [f"- {name}: " + " ".join(f"[{v}]({v}/dialog-{name}.png)" for v in shown)]
+        lines += [f"- {name}: " + " · ".join(f"[{v}]({v}/dialog-{name}.png)" for v in shown)]
     return "\n".join(lines) + "\n"
 
 
@@ -155,7 +157,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", help="one variant, e.g. dark-1024x768")
     parser.add_argument("--dialogs-for", help=argparse.SUPPRESS)    # (the child process that draws dialogs)
+    parser.add_argument("--index-only", action="store_true", help="write gallery/README.md from what is there")
     args = parser.parse_args()
+    if args.index_only:
+        (OUT / "README.md").write_text(index(sorted(p.name for p in OUT.iterdir() if p.is_dir())))
+        return
     if args.dialogs_for:
         demo, width, height, target = args.dialogs_for.split("|")
         render_dialogs(Path(demo), (int(width), int(height)), Path(target))

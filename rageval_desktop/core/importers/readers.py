@@ -11,7 +11,6 @@ import gzip
 import io
 import json
 import math
-import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -113,11 +112,11 @@ _DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
 _LONG = b"0" * 19
 
 
-def _long_digits(data: bytes | str) -> bool:
+def long_digits(data: bytes | str) -> bool:
     """A run of 19 or more digits (an integer orjson would turn into a float): two C-speed passes, where a regex
-    search cost ten times orjson's parse."""
+    search cost ten times orjson's parse (a text is encoded first: still a tenth of the regex's time)."""
     if isinstance(data, str):
-        return re.search(r"\d{19}", data) is not None
+        data = data.encode("utf-8", "surrogatepass")
     return data.translate(_DIGITS).find(_LONG) >= 0
 
 
@@ -188,7 +187,7 @@ def _fast_loads(data: bytes | str) -> Any:
 
     # orjson reads an integer beyond 64 bits as a float (two ids one apart become the same id): a line with a run of
     # 19 or more digits goes through the json module, which keeps integers exact
-    if _long_digits(data):
+    if long_digits(data):
         return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     try:
         found = orjson.loads(data)

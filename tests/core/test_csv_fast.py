@@ -115,3 +115,28 @@ def test_a_crlf_file_is_read_by_pyarrow_wherever_its_blocks_are_cut(tmp_path, mo
     path.write_bytes(b"h1,h2\r\n" + b"".join(b"%d,x\r\n" % i for i in range(200)))
     monkeypatch.setattr(readers, "SCAN_BLOCK_BYTES", 6)     # "h1,h2\r" then "\n0,x\r\n...": cut inside the CRLF
     assert not readers._lenient(path)
+
+
+def test_rows_come_before_the_whole_file_is_scanned_and_a_late_lenient_row_is_the_csv_modules(tmp_path, monkeypatch):
+    """The scan keeps pace with pyarrow: the first rows (and their progress) come before the end of a large file is
+    looked at; a lenient row far down is then read by the csv module, which refuses it naming its row."""
+    monkeypatch.setattr(readers, "ARROW_BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(readers, "SCAN_BLOCK_BYTES", 1 << 16)
+    path = tmp_path / "r.csv"       # 8 MB: past what pyarrow reads ahead (8 blocks)
+    good = b"".join(b'%d,"text ""%d"" here%s"\n' % (i, i, b"." * 200) for i in range(40_000))
+    path.write_bytes(b"h1,h2\n" + good + b'40000,"ab"c\n')
+    asked: list[int] = []
+    real = readers._Scan.lenient_before
+
+    def spy(self, offset):
+        asked.append(offset)
+        return real(self, offset)
+
+    monkeypatch.setattr(readers._Scan, "lenient_before", spy)
+    chunks = readers._fast_csv_stream(path, 100, {"read": 0})
+    first = next(chunks)
+    assert first[0] == {"h1": "0", "h2": 'text "0" here' + "." * 200}
+    assert max(asked) < path.stat().st_size / 2        # not scanned to the end before the first rows
+    with pytest.raises(ImportFailed, match="not a valid CSV file") as err:
+        list(chunks)
+    assert "near data row 40001" in str(err.value)

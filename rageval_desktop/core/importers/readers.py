@@ -497,12 +497,12 @@ def _separator(byte: Any) -> Any:
 
 def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[list[dict[str, Any]]]:
     """`_csv_stream`'s rows, read by pyarrow's CSV parser (three times faster than the csv module) wherever the two
-    read a file alike. What pyarrow reads more leniently than the csv module (see `_lenient`) is read by the csv module
-    from the start; what pyarrow refuses mid-file (a row of the wrong width, a byte that is not UTF-8, a row larger than
-    a block) is read again by the csv module from where pyarrow stopped, so that the csv module's message, naming the
-    row, is the one given, or its reading (a short row padded, a blank line skipped) the one kept."""
+    read a file alike. Where pyarrow has read something it reads more leniently than the csv module (`_Scan`), or
+    refuses (a row of the wrong width, a byte that is not UTF-8, a row larger than a block), the csv module reads on
+    from the last row handed on, so that its message, naming the row, is the one given, or its reading (a short row
+    padded, a blank line skipped) the one kept."""
     header = _plain_header(path)
-    if header is None or _lenient(path):
+    if header is None:
         yield from _csv_stream(path, _lines(path, False, progress), size)
         return
     columns = [c.strip() for c in header]
@@ -513,6 +513,7 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
     names = [f"c{i}" for i in range(len(columns))]   # the header is read above: pyarrow does not rename repeats
     done = 0
     rows: list[dict[str, Any]] = []
+    scan = _Scan(path)
     try:
         with pa.OSFile(str(path)) as source:
             reader = pcsv.open_csv(
@@ -523,9 +524,11 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
                                                     null_values=[""]))
             before = 0
             for batch in reader:
+                after, fresh = source.tell(), max(1, batch.num_rows)
+                if scan.lenient_before(after):   # the bytes this batch came from: read alike by both, or not used
+                    raise _Lenient
                 values = [column.to_pylist() for column in batch.columns]
                 rows.extend(dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True))
-                after, fresh = source.tell(), max(1, batch.num_rows)
                 while len(rows) >= size:
                     chunk, rows = rows[:size], rows[size:]
                     done += len(chunk)
@@ -534,12 +537,20 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
                     yield chunk
                 before = after
             progress["read"] = before
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, pa.ArrowIndexError):
+            if scan.lenient_before(scan.size):     # the file's end too (a quoted text never closed)
+                raise _Lenient
+    except (_Lenient, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, pa.ArrowIndexError):
         rows = []
         yield from _skip(_csv_stream(path, _lines(path, False, progress), size), done)
         return
+    finally:
+        scan.close()
     if rows:
         yield rows
+
+
+class _Lenient(Exception):
+    """What pyarrow has read holds something the csv module reads otherwise (`_Scan`): it reads on from there."""
 
 
 def _skip(chunks: Iterator[list[dict[str, Any]]], count: int) -> Iterator[list[dict[str, Any]]]:
@@ -569,27 +580,43 @@ def _plain_header(path: Path) -> list[str] | None:
 
 
 def _lenient(path: Path) -> bool:
+    """Whether the file holds anywhere what pyarrow reads otherwise than the csv module (`_Scan`)."""
+    return _Scan(path).lenient_before(path.stat().st_size)
+
+
+class _Scan:
     """Whether the file holds what pyarrow's CSV parser reads and the csv module (strict) refuses or reads otherwise: a
     NUL byte, a carriage return not followed by a line feed, a quoted text with more after its closing quote (`"ab"c`
     and `""x` pyarrow reads as abc and x, `"q" ,` as 'q '), or one never closed. Quotes inside a text that is not
-    quoted (`5" screen`) read alike in both, but are sent to the csv module too: past one, whether a quote opens or
-    closes a text is no longer known from the count of quotes before it.
+    quoted (`5" screen`) read alike in both, but count too: past one, whether a quote opens or closes a text is no
+    longer known from the count of quotes before it.
 
     Runs of quotes tell it: in a quoted text, each pair is one quote and an odd one out closes the text; at the start
-    of a field (after a comma or a line break, outside quotes) the first opens it. A pass over the file with numpy, a
-    block at a time (about 0.25 s per 100 MB), before the first row is read."""
-    import numpy as np
+    of a field (after a comma or a line break, outside quotes) the first opens it. A pass with numpy, a block at a time
+    (about 0.25 s per 100 MB), as far into the file as asked: the import scans what pyarrow has read before it hands on
+    the rows, so the rows come, with their progress, from the start."""
 
-    pending = b"\n"      # the file starts as if after a line break; then the last byte looked at and quotes after it
-    parity = 0           # quotes before `pending`, mod 2: odd inside a quoted text
-    with path.open("rb") as fh:
-        while True:
-            block = fh.read(SCAN_BLOCK_BYTES)
+    def __init__(self, path: Path) -> None:
+        self.fh = path.open("rb")
+        self.size = path.stat().st_size
+        self.scanned = 0       # bytes of the file looked at
+        self.pending = b"\n"   # the file starts as if after a line break; then the last byte looked at, and quotes
+        self.parity = 0        # quotes before `pending`, mod 2: odd inside a quoted text
+        self.found: bool | None = None    # the answer, once known for the whole file or found early
+
+    def lenient_before(self, offset: int) -> bool:
+        """Whether the file's first `offset` bytes (or more) hold something lenient; at the file's size, the end too."""
+        import numpy as np
+
+        while self.found is None and (self.scanned < offset or offset >= self.size):
+            block = self.fh.read(SCAN_BLOCK_BYTES)
             if block.endswith(b"\r"):
-                block += fh.read(1)      # a CRLF is never cut between two blocks
+                block += self.fh.read(1)      # a CRLF is never cut between two blocks
+            self.scanned += len(block)
             if b"\x00" in block or (b"\r" in block and block.count(b"\r") != block.count(b"\r\n")):
-                return True
-            data = pending + block if block else pending + b"\n"    # the end of the file ends a field
+                self.found = True
+                break
+            data = self.pending + block if block else self.pending + b"\n"    # the end of the file ends a field
             end = len(data)
             while data[end - 1] == 34:   # a run of quotes at the end goes on in the next block
                 end -= 1
@@ -601,18 +628,26 @@ def _lenient(path: Path) -> bool:
                 edges = np.flatnonzero(np.diff(quote.view(np.int8)))
                 starts, stops = edges[0::2] + 1, edges[1::2] + 1
                 length = stops - starts
-                inside = (parity + np.cumsum(length) - length) % 2 == 1
+                inside = (self.parity + np.cumsum(length) - length) % 2 == 1
                 odd = length % 2 == 1
                 field_start = _separator(buf[starts - 1]) & ~inside
                 ends_field = _separator(buf[stops])
                 closes = (inside & odd) | (field_start & ~odd)     # the run ends a quoted text ...
                 literal = ~inside & ~field_start & odd             # ... or is a lone quote in a bare text
                 if (closes & ~ends_field).any() or literal.any():
-                    return True
-                parity = int(parity + length.sum()) % 2
+                    self.found = True
+                    break
+                self.parity = int(self.parity + length.sum()) % 2
             if not block:
-                return parity == 1     # a quoted text the file ends in (pyarrow keeps it; the csv module refuses)
-            pending = data[end - 1:]
+                self.found = self.parity == 1   # a quoted text the file ends in (pyarrow keeps it; the csv module not)
+                break
+            self.pending = data[end - 1:]
+        if self.found is not None:
+            self.fh.close()
+        return bool(self.found)
+
+    def close(self) -> None:
+        self.fh.close()
 
 
 def _as_text(path: Path, batch: Any) -> Any:

@@ -579,11 +579,6 @@ def _plain_header(path: Path) -> list[str] | None:
     return next(csv.reader([line]), None)
 
 
-def _lenient(path: Path) -> bool:
-    """Whether the file holds anywhere what pyarrow reads otherwise than the csv module (`_Scan`)."""
-    return _Scan(path).lenient_before(path.stat().st_size)
-
-
 class _Scan:
     """Whether the file holds what pyarrow's CSV parser reads and the csv module (strict) refuses or reads otherwise: a
     NUL byte, a carriage return not followed by a line feed, a quoted text with more after its closing quote (`"ab"c`
@@ -642,8 +637,6 @@ class _Scan:
                 self.found = self.parity == 1   # a quoted text the file ends in (pyarrow keeps it; the csv module not)
                 break
             self.pending = data[end - 1:]
-        if self.found is not None:
-            self.fh.close()
         return bool(self.found)
 
     def close(self) -> None:

@@ -246,14 +246,18 @@ def test_judge_scores_per_row_are_the_mean_over_judges_of_each_judges_mean():
 
 
 def test_numeric_columns_come_back_exactly_with_nulls_as_nan():
-    """A run's numbers are read as one text per column (group_concat) and parsed by numpy: every double must come
-    back bit for bit (full precision is the contract of --json), NULL as NaN, integers as integers."""
+    """A run's numbers are read as one text per column (group_concat) and parsed by orjson: every double must come
+    back bit for bit (full precision is the contract of --json) — whole numbers, which take a shorter path, huge,
+    tiny and infinite ones too — NULL as NaN, integers as integers. (Under 1e100 in magnitude: SQLite's printf
+    rounds the 17th digit of some larger doubles.)"""
     import sqlite3
 
     from rageval_desktop.core.metrics.rowdata import numeric_columns
 
     rng = np.random.default_rng(9)
-    values = [0.1 + 0.2, 1 / 3, 1e-300, 123456789.123456789, -2.5e15, 0.0, None, *rng.normal(0, 1e6, 200)]
+    values = [0.1 + 0.2, 1 / 3, 1e-300, *rng.normal(0, 1, 500) * 10.0 ** rng.uniform(-320, 99, 500), 123456789.123456789, -2.5e15, 0.0, None, 3.0, -7.0, 2.0 ** 63, -2.0 ** 63,
+              2.0 ** 53 + 2, 1e20, 9.87654321e99, -1.2345678901234567e99, 5e-324, float("inf"),
+              float("-inf"), *rng.normal(0, 1e6, 200), *rng.integers(-1000, 1000, 50).astype(float)]
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE t (id INTEGER, v REAL)")
     conn.executemany("INSERT INTO t VALUES (?, ?)", [(i * 7, v) for i, v in enumerate(values)])
@@ -281,3 +285,52 @@ def test_a_gold_chunk_retrieved_twice_or_listed_twice_counts_once_at_its_best_ra
     assert row["n_gold"] == 2 and row["first_gold_rank"] == 2
     assert (row["hit@5"], row["recall@5"], row["recall@10"], row["mrr"]) == (100.0, 50.0, 100.0, 50.0)
     assert row["precision@5"] == pytest.approx(100 / 5)            # c1 once in the top 5, not twice
+
+
+def test_unscored_rows_count_once_with_the_status_their_column_shows(tmp_path):
+    """Worked out from the judgments load_run read: per active judge, a row not scored counts once — unparsed before
+    error before not judged, as its metric's status column says — with the error's kind as its reason; a judge that
+    grades passages scores a row when one passage is graded; rows are listed in the run's order."""
+    from rageval_desktop.core.base.clock import utcnow
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.metrics.rowdata import load_run
+
+    path = tmp_path / "u.rageval"
+    with Project.create(path) as p:
+        per_row = add_judge(p, "f1", "correctness", "lexical")
+        graded = add_judge(p, "grades", "passage_relevance", "llm", model="m", base_url="http://127.0.0.1:9/v1")
+        idle = add_judge(p, "idle", "correctness_binary", "lexical")   # no judgment on this run: not listed
+        now = utcnow()
+        with p.write("fill") as w:
+            w.execute("INSERT INTO runs (name, created_at) VALUES ('r', ?)", (now,))
+            # positions run backwards against ids: the listing follows the run's order
+            w.executemany("INSERT INTO run_rows (id, run_id, position, external_id, question, answer) "
+                          "VALUES (?, 1, ?, ?, 'q?', 'a')", [(i, 10 - i, f"row{i}", ) for i in range(1, 7)])
+            put = ("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_key, status, error_kind, score, "
+                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            w.executemany(put, [
+                (per_row.id, 1, 0, "a", "ok", None, 1.0, now),
+                (per_row.id, 2, 0, "b", "unparsed", None, None, now),
+                (per_row.id, 2, 0, "b2", "error", "timeout", None, now),   # unparsed wins: counted once
+                (per_row.id, 3, 0, "c", "error", "no_answer", None, now),
+                (per_row.id, 4, 0, "d", "error", None, None, now),
+                # rows 5 and 6: never judged
+                (graded.id, 1, 1, "g1", "error", "timeout", None, now),
+                (graded.id, 1, 2, "g2", "ok", None, 2.0, now),           # one passage graded: scored
+                (graded.id, 2, 1, "g3", "error", "timeout", None, now),
+                (graded.id, 2, 2, "g4", "error", "rate_limit", None, now),
+            ])
+        assert idle.id
+        found = dashboard(p, "r")["unscored"]
+        assert set(found) == {"f1", "grades"}
+        f1 = found["f1"]
+        assert f1["rows"] == 5
+        assert f1["reasons"] == {"unparsed": 1, "no_answer": 1, "error": 1, "not judged": 2}
+        assert [(x["row"], x["status"], x["reason"]) for x in f1["listed"]] == [
+            ("row6", "not judged", None), ("row5", "not judged", None), ("row4", "error", None),
+            ("row3", "error", "no_answer"), ("row2", "unparsed", None)]
+        grades = found["grades"]
+        assert grades["rows"] == 5 and grades["reasons"] == {"rate_limit": 1, "not judged": 4}
+        assert [x["row"] for x in grades["listed"]] == ["row6", "row5", "row4", "row3", "row2"]
+        data = load_run(p, "r")
+        assert list(data.frame["correctness__status"]) == ["missing", "missing", "error", "error", "unparsed", "ok"]

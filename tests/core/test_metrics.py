@@ -255,9 +255,10 @@ def test_numeric_columns_come_back_exactly_with_nulls_as_nan():
     from rageval_desktop.core.metrics.rowdata import numeric_columns
 
     rng = np.random.default_rng(9)
-    values = [0.1 + 0.2, 1 / 3, 1e-300, *rng.normal(0, 1, 500) * 10.0 ** rng.uniform(-320, 99, 500), 123456789.123456789, -2.5e15, 0.0, None, 3.0, -7.0, 2.0 ** 63, -2.0 ** 63,
-              2.0 ** 53 + 2, 1e20, 9.87654321e99, -1.2345678901234567e99, 5e-324, float("inf"),
-              float("-inf"), *rng.normal(0, 1e6, 200), *rng.integers(-1000, 1000, 50).astype(float)]
+    values = [0.1 + 0.2, 1 / 3, 1e-300, *rng.normal(0, 1, 500) * 10.0 ** rng.uniform(-320, 99, 500),
+              123456789.123456789, -2.5e15, 0.0, None, 3.0, -7.0, 2.0 ** 63, -2.0 ** 63, 2.0 ** 53 + 2,
+              1e20, 9.87654321e99, -1.2345678901234567e99, 5e-324, float("inf"), float("-inf"),
+              *rng.normal(0, 1e6, 200), *rng.integers(-1000, 1000, 50).astype(float)]
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE t (id INTEGER, v REAL)")
     conn.executemany("INSERT INTO t VALUES (?, ?)", [(i * 7, v) for i, v in enumerate(values)])
@@ -334,3 +335,31 @@ def test_unscored_rows_count_once_with_the_status_their_column_shows(tmp_path):
         assert [x["row"] for x in grades["listed"]] == ["row6", "row5", "row4", "row3", "row2"]
         data = load_run(p, "r")
         assert list(data.frame["correctness__status"]) == ["missing", "missing", "error", "error", "unparsed", "ok"]
+
+
+def test_a_run_whose_rows_interleave_with_another_runs_reads_only_its_own_judgments(tmp_path):
+    """The judgments are read as one range of row ids when a run's rows are exactly that range (one import); rows
+    written otherwise — interleaved with another run's — are looked up by run."""
+    from rageval_desktop.core.base.clock import utcnow
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.metrics.rowdata import load_run, row_range
+
+    with Project.create(tmp_path / "i.rageval") as p:
+        judge = add_judge(p, "f1", "correctness", "lexical")
+        now = utcnow()
+        with p.write("fill") as w:
+            w.executemany("INSERT INTO runs (name, created_at) VALUES (?, ?)", [("a", now), ("b", now), ("c", now)])
+            w.executemany("INSERT INTO run_rows (id, run_id, position, external_id, question, answer) "
+                          "VALUES (?, ?, ?, ?, 'q?', 'a')",
+                          [(i, 1 + i % 2, i, f"r{i}") for i in range(1, 9)] +
+                          [(i, 3, i, f"r{i}") for i in range(9, 13)])
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                          "VALUES (?, ?, ?, 'ok', ?, ?)", [(judge.id, i, f"k{i}", float(1 + i % 5), now)
+                                                          for i in range(1, 13)])
+        conn = p.reader()
+        assert row_range(conn, 1) is None and row_range(conn, 2) is None and row_range(conn, 3) == (9, 12)
+        for run, ids in (("a", [2, 4, 6, 8]), ("b", [1, 3, 5, 7]), ("c", [9, 10, 11, 12])):
+            data = load_run(p, run)
+            assert list(data.frame.index) == ids
+            assert sorted(data.judgments["row_id"]) == ids
+            assert list(data.frame["correctness__raw"]) == [float(1 + i % 5) for i in ids]

@@ -160,7 +160,8 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         assert r.execute("SELECT id, run_row_id, idem_key, score FROM judgments ORDER BY id").fetchall() == before
         indexes = {n for (n,) in r.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'judgments' "
                                            "AND type = 'index'")}
-        assert indexes == {"judgments_target", "judgments_judge"}        # no index over the bare key any more
+        # no index over the bare key any more (v17 adds the verdicts' index)
+        assert indexes == {"judgments_target", "judgments_judge", "judgments_scores"}
         again = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
         assert (again.rows, again.skipped) == (0, 30)
         with pytest.raises(WriteFailed, match="UNIQUE"), p.write("test") as w:   # still one judgment per target+key

@@ -32,7 +32,7 @@ def test_every_filter_finds_judgments_by_row(demo, filters):
     plan = _plan(demo, source)
     assert not [line for line in plan if "judgments_judge" in line], plan
     if filters.status == "judged" or filters.judge:
-        assert any("judgments_target" in line for line in plan), plan
+        assert any("judgments_target" in line or "judgments_scores" in line for line in plan), plan
 
 
 def test_every_sort_finds_judgments_by_row(demo):
@@ -62,4 +62,4 @@ def test_an_audit_finds_the_judges_verdicts_from_the_rated_rows(demo_file, tmp_p
             plan = [row[3] for row in conn.execute(
                 "EXPLAIN QUERY PLAN " + JUDGED_SQL.format(texts="x.rationale, x.detail"), (1, "correctness"))]
         assert not [line for line in plan if "judgments_judge" in line], (path, plan)
-        assert any("judgments_target" in line for line in plan), (path, plan)
+        assert any("judgments_target" in line or "judgments_scores" in line for line in plan), (path, plan)

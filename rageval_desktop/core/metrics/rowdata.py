@@ -103,6 +103,15 @@ def numeric_columns(conn: sqlite3.Connection, columns: list[tuple[str, type]], s
     return out, lists
 
 
+def row_range(conn: sqlite3.Connection, rid: int) -> tuple[int, int] | None:
+    """(first id, last id) when the run's rows are exactly the ids between them — as one import writes them, in one
+    transaction — else None."""
+    low, high, rows = conn.execute(
+        "SELECT MIN(id), MAX(id), (SELECT rows FROM run_counts WHERE run_id = ?1) FROM run_rows WHERE run_id = ?1",
+        (rid,)).fetchone()
+    return (low, high) if low is not None and rows == high - low + 1 else None
+
+
 def _judgment_rows(project: Project, rid: int) -> Any:
     """Every judgment of the run's rows (row, judge, passage rank, status, score), read as numbers
     (`numeric_columns`); status is a category."""
@@ -110,11 +119,15 @@ def _judgment_rows(project: Project, rid: int) -> Any:
     import pandas as pd
 
     with project.extra_reader() as conn:
+        ids = row_range(conn, rid)
+        # the run's rows one range of ids: one range of the verdicts' index (1.15 s at a million rows; looked up row
+        # by row, 1.36 s)
+        where, params = (("x.run_row_id BETWEEN ? AND ?", ids) if ids else
+                         ("x.run_row_id IN (SELECT id FROM run_rows WHERE run_id = ?)", (rid,)))
         row_id, judge_id, rank, status, score = numeric_columns(
             conn, [("run_row_id", int), ("judge_id", int), ("passage_rank", int), ("status", int), ("score", float)],
             "SELECT x.run_row_id, x.judge_id, x.passage_rank, CASE x.status WHEN 'ok' THEN 0 WHEN 'unparsed' THEN 1 "
-            "ELSE 2 END AS status, x.score FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id "
-            "WHERE rr.run_id = ?", (rid,))
+            f"ELSE 2 END AS status, x.score FROM judgments x WHERE {where}", params)
     return pd.DataFrame({"row_id": row_id, "judge_id": judge_id, "passage_rank": rank,
                          "status": pd.Categorical.from_codes(status.astype(np.int8), categories=list(STATUSES)),
                          "score": score})

@@ -637,6 +637,13 @@ CREATE TRIGGER run_counts_update AFTER UPDATE OF golden_id, run_id ON run_rows B
 END;
 """
 
+# v17: what a judgment says, without its texts: reads of verdicts (metrics, disagreements, a judge's column) find
+# them by row in an index and never touch the table's rows, which hold the rationale and the raw output (a run's
+# judgments at a million rows: 1.8 -> 1.2 s; disagreements at 200k rows: 0.50 -> 0.40 s).
+SCHEMA_V17 = """
+CREATE INDEX judgments_scores ON judgments (run_row_id, judge_id, passage_rank, status, score);
+"""
+
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
 # and a backup leaves them out (backup).
 SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
@@ -670,6 +677,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "decisions on record", SCHEMA_V14),
     Migration(15, "judge checks: stability and probe runs", SCHEMA_V15),
     Migration(16, "counts kept as rows change (info at once on a large file)", SCHEMA_V16),
+    Migration(17, "an index of judgments' verdicts (reads that need no text)", SCHEMA_V17),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -363,3 +363,27 @@ def test_a_run_whose_rows_interleave_with_another_runs_reads_only_its_own_judgme
             assert list(data.frame.index) == ids
             assert sorted(data.judgments["row_id"]) == ids
             assert list(data.frame["correctness__raw"]) == [float(1 + i % 5) for i in ids]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_gold_hits_match_a_direct_count(seed):
+    """Each distinct gold chunk a row retrieved, once, at its best rank — from every (row, place in the golden list,
+    rank) where a passage is that chunk; gold lists and passages with repeats."""
+    from rageval_desktop.core.metrics.rowdata import gold_hits
+
+    rng = np.random.default_rng(seed)
+    triples, want = [], []
+    for row in range(1, 40):
+        gold = [f"c{v}" for v in rng.integers(0, 6, rng.integers(0, 5))]       # repeats allowed
+        passages = [f"c{v}" for v in rng.integers(0, 8, rng.integers(0, 9))]   # rank = place + 1
+        triples += [(row, k, r + 1) for k, g in enumerate(gold) for r, p in enumerate(passages) if p == g]
+        best = {}
+        for k, g in enumerate(gold):
+            ranks = [r + 1 for r, p in enumerate(passages) if p == g]
+            if ranks and g not in best:
+                best[g] = (k, min(ranks))
+        want += [(row, rank) for _, rank in sorted(best.values())]
+    rng.shuffle(triples)
+    rows, keys, ranks = (np.array([t[i] for t in triples], dtype=np.int64) for i in range(3))
+    got_rows, got_ranks = gold_hits(rows, keys, ranks) if triples else ([], [])
+    assert list(zip(map(int, got_rows), map(int, got_ranks), strict=True)) == want

@@ -133,27 +133,47 @@ def _judgment_rows(project: Project, rid: int) -> Any:
                          "score": score})
 
 
-# Each gold chunk a row's passages retrieved, once per row (its first place in the golden row's list, its best rank):
-# the row's golden list is read where the row is (json_each per row, the passages by index) — materialising every
-# golden row's list first cost 3.0 s against 1.9 s at a million rows.
-GOLD_HITS = ("SELECT rr.id AS row_id, MIN(j.key) AS k, MIN(p.rank) AS rank FROM run_rows rr "
-             "JOIN golden_rows g ON g.id = rr.golden_id, json_each(g.gold_chunk_ids) j "
-             "JOIN retrieved_passages p ON p.run_row_id = rr.id AND p.chunk_id = j.value "
-             "WHERE rr.run_id = ? GROUP BY rr.id, j.value")
+# Each (row, place in its golden row's list, passage) where a retrieved passage is that gold chunk: the row's golden
+# list is read where the row is (json_each per row, the passages by index) — materialising every golden row's list
+# first cost 3.0 s against 1.9 s at a million rows. Grouped by numpy, not SQL: SQLite's GROUP BY over a million rows
+# took 1.45 s where the rows alone take 1.1 s.
+GOLD_HITS = ("SELECT rr.id AS row_id, j.key AS k, p.rank AS rank FROM run_rows rr "
+             "JOIN golden_rows g ON g.id = rr.golden_id CROSS JOIN json_each(g.gold_chunk_ids) j "
+             "CROSS JOIN retrieved_passages p ON p.run_row_id = rr.id AND p.chunk_id = j.value WHERE rr.run_id = ?")
+
+
+def gold_hits(rows: Any, keys: Any, ranks: Any) -> tuple[Any, Any]:
+    """(row, best rank) of each distinct gold chunk a row retrieved, from GOLD_HITS' triples, ordered by row and the
+    chunk's first place in the golden list. A chunk retrieved twice counts once, at its best rank; a chunk listed
+    twice counts once: its places share their best rank, which two different chunks never do (a passage has one
+    id)."""
+    import numpy as np
+
+    def first_of(*columns: Any) -> Any:    # the first of each run of equal values (the columns sorted)
+        keep = np.ones(len(columns[0]), dtype=bool)
+        if len(keep) > 1:
+            keep[1:] = np.logical_or.reduce([c[1:] != c[:-1] for c in columns])
+        return keep
+
+    order = np.lexsort((ranks, keys, rows))            # each place's best rank
+    rows, keys, ranks = rows[order], keys[order], ranks[order]
+    keep = first_of(rows, keys)
+    rows, keys, ranks = rows[keep], keys[keep], ranks[keep]
+    order = np.lexsort((keys, ranks, rows))            # each chunk once, at its first place
+    rows, keys, ranks = rows[order], keys[order], ranks[order]
+    keep = first_of(rows, ranks)
+    rows, keys, ranks = rows[keep], keys[keep], ranks[keep]
+    order = np.lexsort((keys, rows))
+    return rows[order], ranks[order]
 
 
 def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
     """(rows with a gold chunk retrieved and its best rank — one per gold chunk found; rows that say which passages
     reached the prompt and how many did)."""
-    import numpy as np
 
     with project.extra_reader() as conn:
-        rows, keys, ranks = numeric_columns(conn, [("row_id", int), ("k", int), ("rank", int)], GOLD_HITS, (rid,))
-        # a gold chunk retrieved twice in one row counts once, at its best rank
-        order = np.lexsort((ranks, keys, rows))
-        rows, keys, ranks = rows[order], keys[order], ranks[order]
-        first = np.ones(len(rows), dtype=bool)
-        first[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
+        hit_rows, hit_ranks = gold_hits(*numeric_columns(
+            conn, [("row_id", int), ("k", int), ("rank", int)], GOLD_HITS, (rid,)))
         # a run's rows have consecutive ids (one import, one transaction): its passages are one range of the index
         low, high = conn.execute("SELECT MIN(id), MAX(id) FROM run_rows WHERE run_id = ?", (rid,)).fetchone()
         prompt_rows, prompt_k = numeric_columns(
@@ -161,7 +181,7 @@ def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
             "SELECT p.run_row_id AS row_id, SUM(p.in_prompt) AS k FROM retrieved_passages p JOIN run_rows rr "
             "ON rr.id = p.run_row_id WHERE p.run_row_id BETWEEN ? AND ? AND rr.run_id = ? AND p.in_prompt IS NOT NULL "
             "GROUP BY p.run_row_id", (low or 0, high or 0, rid))
-    return rows[first], ranks[first], prompt_rows, prompt_k
+    return hit_rows, hit_ranks, prompt_rows, prompt_k
 
 
 def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passages: Any, judged: Any) -> RunData:

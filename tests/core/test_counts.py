@@ -72,8 +72,9 @@ def test_the_migration_fills_the_counts_in(tmp_path, demo_file):
         DROP TRIGGER golden_counts_insert; DROP TRIGGER golden_counts_delete; DROP TRIGGER golden_counts_update;
         DROP TRIGGER run_counts_new_run; DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_delete;
         DROP TRIGGER run_counts_update; DROP TABLE golden_counts; DROP TABLE run_counts;
+        DROP INDEX judgments_scores;   -- and v17's
         PRAGMA user_version = 15; COMMIT;""")
     conn.close()
     with Project.open(path) as p:
-        assert p.schema_version() == 16
+        assert p.schema_version() == 17
         assert reported(p) == counted(p) and reported(p)["golden_rows"] == 72

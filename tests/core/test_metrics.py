@@ -387,3 +387,27 @@ def test_gold_hits_match_a_direct_count(seed):
     rows, keys, ranks = (np.array([t[i] for t in triples], dtype=np.int64) for i in range(3))
     got_rows, got_ranks = gold_hits(rows, keys, ranks) if triples else ([], [])
     assert list(zip(map(int, got_rows), map(int, got_ranks), strict=True)) == want
+
+
+def test_questions_without_repeats_are_the_rows_themselves():
+    """per_question's short way (every question answered once) gives what grouping gives."""
+    import pandas as pd
+
+    from rageval_desktop.core.metrics import rowdata
+
+    rng = np.random.default_rng(3)
+    n = 50
+    frame = pd.DataFrame({
+        "golden_id": np.array([None if i % 7 == 0 else f"g{i}" for i in range(n)], dtype=object),
+        "latency_ms": rng.uniform(0, 100, n), "cost_usd": np.nan,
+        "slice": pd.Categorical(rng.choice(["easy", "edge"], n)), "n_gold": rng.integers(0, 3, n),
+        "qkey": rng.permutation(n) - 10, "prompt_k": rng.integers(1, 6, n),
+        "hit@5": np.where(rng.random(n) < 0.2, np.nan, rng.random(n) * 100),
+        "correctness__status": pd.Categorical(rng.choice(["ok", "error"], n))},
+        index=pd.Index(np.arange(100, 100 + n), name="row_id"))
+    short = rowdata.per_question(frame)
+    grouped = rowdata.grouped_questions(frame, ["prompt_k", "hit@5"])
+    pd.testing.assert_frame_equal(short, grouped, check_index_type=False)
+    assert short.index.name == "qkey" and list(short.index) == list(frame["qkey"]) and (short["rows"] == 1).all()
+    repeated = pd.concat([frame, frame.iloc[[3]]])
+    assert rowdata.per_question(repeated).loc[frame["qkey"].iloc[3], "rows"] == 2

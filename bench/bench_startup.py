@@ -39,19 +39,17 @@ BARE = textwrap.dedent("""
 
 OURS = textwrap.dedent("""
     import sys
+    from PySide6.QtWidgets import QApplication
     from rageval_desktop.gui import app as gui_app
-    class Probe(gui_app.MainWindow):
+    class Probe(gui_app.MainWindow):          # the app's own start (`main`): a staged window, the project queued
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.rows_shown.connect(lambda n: (print("table", flush=True), QApplication.instance().quit()))
         def showEvent(self, event):
             super().showEvent(event)
             print("shown", flush=True)
     gui_app.MainWindow = Probe
-    app = gui_app.make_app()
-    w = Probe()
-    w.resize(1280, 720)
-    w.show()
-    w.rows_shown.connect(lambda n: (print("table", flush=True), app.quit()))
-    w.open_path(sys.argv[1])
-    app.exec()
+    gui_app.main([sys.argv[1], "--size", "1280x720"])
 """)
 
 

@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = make_app()
     if args.project and args.project.endswith(".ragevalpack"):
         return open_pack(args.project, args, app)
-    window = MainWindow()
+    window = MainWindow(staged=True)   # shown first, built right after its first paint
     if args.size:
         window.resize(*args.size)
     window.show()
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             computed = args.view in ("dashboard", "compare", "failures", "audit", "team", "judges")
             screenshot_when_ready(window, target, app, args.view if computed else None)
         else:
-            QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0)))
+            window.when_built(lambda: QTimer.singleShot(150, lambda: (window.grab().save(str(target)), app.exit(0))))
     if args.project:
         window.open_path(args.project)
     elif args.demo:

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rageval_desktop.core.store import browse
-from rageval_desktop.gui.views.common import TextDialog
-from rageval_desktop.gui.views.golden_tools import (
-    GoldenRowDialog,
-    diff_text,
-    duplicates_text,
-    lab_text,
-    synth_text,
-)
+# (the store's listings and the golden dialogs are imported where they are used: this module is a base of the main
+# window, imported before its first paint)
 
 
 class GoldenActions:
@@ -31,6 +24,8 @@ class GoldenActions:
 
     def edit_golden(self, golden_id: str | None) -> None:
         from rageval_desktop.core.golden.edits import row
+        from rageval_desktop.core.store import browse
+        from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
 
         if self.project is None:
             return
@@ -66,6 +61,8 @@ class GoldenActions:
         from PySide6.QtWidgets import QInputDialog
 
         from rageval_desktop.core.golden.versions import diff, list_versions
+        from rageval_desktop.gui.views.common import TextDialog
+        from rageval_desktop.gui.views.golden_tools import diff_text
 
         if self.project is None:
             return
@@ -83,6 +80,8 @@ class GoldenActions:
 
     def find_duplicates(self) -> None:
         from rageval_desktop.core.golden.dedupe import golden_duplicates
+        from rageval_desktop.gui.views.common import TextDialog
+        from rageval_desktop.gui.views.golden_tools import duplicates_text
 
         if self.project is None:
             return
@@ -106,6 +105,8 @@ class GoldenActions:
 
         from rageval_desktop.core.golden.synth import SynthSpec, run_synth
         from rageval_desktop.core.judges.registry import list_judges
+        from rageval_desktop.gui.views.common import TextDialog
+        from rageval_desktop.gui.views.golden_tools import synth_text
 
         if self.project is None:
             return
@@ -129,6 +130,8 @@ class GoldenActions:
         from PySide6.QtWidgets import QInputDialog
 
         from rageval_desktop.core.golden.lab import run_lab
+        from rageval_desktop.gui.views.common import TextDialog
+        from rageval_desktop.gui.views.golden_tools import lab_text
 
         if self.project is None:
             return
@@ -161,6 +164,7 @@ class GoldenActions:
         from PySide6.QtWidgets import QInputDialog
 
         from rageval_desktop.core.golden.edits import promote_failure
+        from rageval_desktop.core.store import browse
 
         tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
                                        browse.slice_choices(self.project), 0, False)

@@ -40,19 +40,14 @@ from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
-from rageval_desktop.gui.models.lazy_table import LazyTableModel
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.state import AppState
-from rageval_desktop.gui.views.detail_pane import DetailPane
-from rageval_desktop.gui.views.golden_tools import GoldenBar
-from rageval_desktop.gui.views.notice_bar import NoticeBar
-from rageval_desktop.gui.views.triage_bar import ColumnChooser, TriageBar
-from rageval_desktop.gui.views.welcome import WelcomePage
 from rageval_desktop.gui.window_tasks import WindowTasks
 
 if TYPE_CHECKING:
     from rageval_desktop.core.store import browse
     from rageval_desktop.core.store.project import Project
+    from rageval_desktop.gui.views.triage_bar import TriageBar
 
 ROW_HEIGHT = 24
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
@@ -72,12 +67,27 @@ class ProjectEvents(QObject):
     changed = Signal(object)    # a core Changes
 
 
+class FirstPaint(QWidget):
+    """A staged window's content until it is built: blank in the theme's colours; once painted, it asks for the
+    build on the next turn of the event loop (or after 200 ms if the window is never painted, e.g. hidden)."""
+
+    def __init__(self, build: Any) -> None:
+        super().__init__()
+        self._build = build
+        QTimer.singleShot(200, self, build)     # (timers with this widget as their context end with it)
+
+    def paintEvent(self, event: Any) -> None:
+        super().paintEvent(event)
+        QTimer.singleShot(0, self, self._build)
+
+
 class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     project_opened = Signal(object)
     task_finished = Signal(str)
     read_finished = Signal(str)           # a page's read landed (its name)
     rows_shown = Signal(int)              # the run or golden table shows its new listing (how many rows)
     job_finished = Signal(str)
+    built = Signal()                      # a staged window has its pages and menus (see __init__)
 
     # the state's, shared with every page
     undo_stack = property(lambda self: self.state.undo_stack)
@@ -99,29 +109,61 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         """The detail pane has its remembered width (set once the rows page is first laid out)."""
         return self._detail_width_set
 
-    def __init__(self) -> None:
+    def __init__(self, *, staged: bool = False) -> None:
+        """`staged` (the app's start): the window is shown empty first and built right after its first paint —
+        its pages, menus and the modules they import then (`when_built` holds calls made before). Otherwise it is
+        built here."""
         super().__init__()
         self.project: Project | None = None
-        self.events = ProjectEvents(self)
-        self.events.changed.connect(self._on_project_changed)
         self._task: workers.Worker | None = None
         self._job: workers.Worker | None = None
         self._closing = 0                      # projects still closing on their thread
         self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
         self._backup: workers.Worker | None = None
-        self.state = AppState(self, self)   # what the pages see of the app: project, run, slice, lanes, changes
-        self.job_finished.connect(self.state.job_finished)
+        self._pending: list[Any] = []          # calls made before the window was built
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
+        self.ready = False
+        self._abandoned = False                # closed before it was built: never built
+        if staged:
+            self.setCentralWidget(FirstPaint(self._complete))
+        else:
+            self._complete()
+
+    def _complete(self) -> None:
+        if self.ready or self._abandoned:
+            return
+        self.events = ProjectEvents(self)
+        self.events.changed.connect(self._on_project_changed)
+        self.state = AppState(self, self)   # what the pages see of the app: project, run, slice, lanes, changes
+        self.job_finished.connect(self.state.job_finished)
         self._build()
         self._build_actions()
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
         self.backup_timer.timeout.connect(self._periodic_backup)
+        self.ready = True
+        self.built.emit()
+        pending, self._pending = self._pending, []
+        for call in pending:
+            call()
+
+    def when_built(self, call: Any) -> None:
+        """Call now if the window is built, else right after it is."""
+        if self.ready:
+            call()
+        else:
+            self._pending.append(call)
 
     # --- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
+        from rageval_desktop.gui.views.detail_pane import DetailPane
+        from rageval_desktop.gui.views.golden_tools import GoldenBar
+        from rageval_desktop.gui.views.notice_bar import NoticeBar
+        from rageval_desktop.gui.views.triage_bar import ColumnChooser
+        from rageval_desktop.gui.views.welcome import WelcomePage
+
         self.stack = QStackedWidget()
         self.welcome = WelcomePage(self)
         self.stack.addWidget(self.welcome)
@@ -454,10 +496,16 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     # --- opening -------------------------------------------------------------------------------
     def open_path(self, path: str | Path) -> None:
+        if not self.ready:
+            self.when_built(lambda: self.open_path(path))
+            return
         path = Path(path)
         self.run_task(f"Opening {path.name}", operations.open_project, path, on_done=self._opened)
 
     def open_demo(self) -> None:
+        if not self.ready:
+            self.when_built(self.open_demo)
+            return
         self.run_task("Preparing the demo project", operations.ensure_demo_project, on_done=self.open_path)
 
     def _opened(self, project: Project) -> None:
@@ -674,6 +722,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def show_run_row(self, run: str, row_id: int) -> None:
         """The run's table with the row selected and its detail shown."""
+        from rageval_desktop.gui.models.lazy_table import LazyTableModel
+
         self._select_after = row_id          # when the run's listing arrives (it is read off the GUI thread)
         self.select(run=run)
         model = self.table.model()
@@ -771,6 +821,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                         lambda ids: self._show_rows(kind, source, order, ids))
 
     def _show_rows(self, kind: str, source: Any, order: tuple[int, bool] | None, ids: list[Any]) -> None:
+        from rageval_desktop.gui.models.lazy_table import LazyTableModel
+
         model = LazyTableModel(self.project, source, self.table, order, ids=ids, reader=self._read_rows)
         model.sorted_to.connect(lambda _order, model=model: self._reselect(model))
         old = self.table.model()
@@ -813,6 +865,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def triage(self) -> TriageBar:
         """The filter row above the tables, built on first use (the first window shows sooner)."""
         if self._triage is None:
+            from rageval_desktop.gui.views.triage_bar import TriageBar
+
             bar = TriageBar(self)
             bar.changed.connect(self._show_current)
             button = bar.columns_button
@@ -878,6 +932,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _on_sort(self, column: int, order: Qt.SortOrder) -> None:
         """A header click: the model re-lists its ids in SQL on the read lane (the old order stays painted until the
         new one arrives); the row the user was on stays selected."""
+        from rageval_desktop.gui.models.lazy_table import LazyTableModel
+
         model = self.table.model()
         if not isinstance(model, LazyTableModel) or column < 0:
             return
@@ -889,7 +945,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self._keep_row = keep
         model.sort(column, order)
 
-    def _reselect(self, model: LazyTableModel) -> None:
+    def _reselect(self, model: Any) -> None:     # a LazyTableModel
         """After a sort arrived: the row the user was on, where it is now."""
         keep, self._keep_row = self._keep_row, None
         if self.table.model() is model and keep is not None and (row := model.row_of(keep)) >= 0:
@@ -907,6 +963,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         from rageval_desktop.core.metrics import triage
         from rageval_desktop.core.review.sampling import MAX_CHOSEN, sample_of_rows
+        from rageval_desktop.gui.models.lazy_table import LazyTableModel
 
         model = self.table.model()
         if not isinstance(model, LazyTableModel) or not model.source.key.startswith("run") or not model.rowCount():
@@ -969,6 +1026,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                     worker.cancel(detach=True)
             if self.project is not None:
                 self.close_project(then=self.close)
+            return
+        if not self.ready:     # closed before it was built (a staged start): nothing to stop, nothing to build
+            self._abandoned, self._pending = True, []
+            super().closeEvent(event)
             return
         self.state.stop_refreshes()
         self.statusBar().clearMessage()  # stops the status bar's message timer

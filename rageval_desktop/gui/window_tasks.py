@@ -10,9 +10,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
-from rageval_desktop.core.store import browse
 from rageval_desktop.gui import operations, workers
-from rageval_desktop.gui.views.import_dialog import ImportDialog
 
 if TYPE_CHECKING:   # the project module loads when one is opened, after the first window
     from rageval_desktop.core.store.project import Project
@@ -86,6 +84,7 @@ class WindowTasks:
 
     project: Any
     _task: Any
+    ready: bool = True     # a staged main window is not until it is built (files dropped before are refused)
 
     # --- import --------------------------------------------------------------------------------
     def choose_import(self) -> None:
@@ -112,6 +111,9 @@ class WindowTasks:
             return
         mapping: dict[str, str] = {}
         if ask:
+            from rageval_desktop.core.store import browse
+            from rageval_desktop.gui.views.import_dialog import ImportDialog
+
             dialog = ImportDialog(path, {n for _, n, _ in browse.list_runs(self.project)}, self, self.project)
             self.import_dialog = dialog
             if dialog.exec() != ImportDialog.DialogCode.Accepted:
@@ -151,7 +153,7 @@ class WindowTasks:
                                     [("Review near-duplicates", review)], kind="warning", topic="near-duplicates")
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+        if self.ready and event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:

@@ -106,7 +106,8 @@ def before_case(app, project: Project, source_args: tuple, filters: Filters, sor
     model = LazyTableModel(project, run_source(project, *source_args, filters))
     if sort is not None:
         model.sort(sort[0], Qt.SortOrder.DescendingOrder if sort[1] else Qt.SortOrder.AscendingOrder)
-    model.row_values(0)
+    if model.rowCount():
+        model.row_values(0)
     ms = (time.perf_counter() - t0) * 1000
     model.deleteLater()
     return ms, ms
@@ -134,6 +135,13 @@ def main() -> None:
         cases += [("search 'question 1999'", Filters(search="question 1999"), None),
                   ("f1 score 5", Filters(judge="f1", score_min=5, score_max=5), None),
                   ("human rated", Filters(human="rated"), None),
+                  ("human unrated", Filters(human="unrated"), None),
+                  ("human pass", Filters(human="pass"), None),
+                  ("judged", Filters(status="judged"), None),
+                  ("unjudged", Filters(status="unjudged"), None),
+                  ("judge error", Filters(status="judge error"), None),
+                  ("failing: any", Filters(failure="any"), None),
+                  ("slice 'edge'", Filters(slice_tag="edge"), None),
                   ("disagreements", Filters(disagreements=True), None)]
 
         def apply(filters: Filters, sort: tuple[int, bool] | None):
@@ -148,6 +156,12 @@ def main() -> None:
                     bar.disagree.setChecked(True)
                 elif filters.human:
                     bar.human.setCurrentIndex(bar.human.findData(filters.human))
+                elif filters.status:
+                    bar.status.setCurrentIndex(bar.status.findData(filters.status))
+                elif filters.failure:
+                    bar.failure.setCurrentIndex(bar.failure.findData(filters.failure))
+                elif filters.slice_tag:
+                    w.slice_box.setCurrentIndex(w.slice_box.findData(filters.slice_tag))
                 else:
                     bar.judge.setCurrentIndex(bar.judge.findData(filters.judge))
                     bar.low.setValue(filters.score_min)
@@ -159,6 +173,7 @@ def main() -> None:
         for _ in range(args.repeats):
             for name, filters, sort in cases:
                 bar.clear()
+                w.slice_box.setCurrentIndex(0)     # all slices
                 w.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
                 w._orders.clear()
                 wait_until(app, lambda: not w.rows_pending)

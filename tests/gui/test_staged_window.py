@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from tests.gui.conftest import close_window, settle
 
 
@@ -41,3 +43,47 @@ def test_a_staged_window_never_shown_is_built_anyway_and_closes_cleanly(qtbot):
     early.close()
     qtbot.wait(300)                                        # past the fallback timer
     assert not early.isVisible() and not early.ready
+
+
+WARM = """
+import sys, time
+from PySide6.QtWidgets import QApplication
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.judges.registry import add_judge
+from rageval_desktop.gui.main_window import MainWindow
+path, llm = sys.argv[1], sys.argv[2] == "llm"
+with Project.create(path) as p:
+    if llm:
+        add_judge(p, "grader", "correctness", "llm", model="m", base_url="http://127.0.0.1:9/v1")
+    else:
+        add_judge(p, "f1", "correctness", "lexical")
+app = QApplication([])
+w = MainWindow()
+w.show()
+opened = []
+w.project_opened.connect(opened.append)
+w.open_path(path)
+deadline = time.monotonic() + 6
+while time.monotonic() < deadline and not (opened and "openai" in sys.modules):
+    app.processEvents()
+    time.sleep(0.01)
+print("opened" if opened else "not opened", "openai" in sys.modules)
+w.close_project()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["llm", "lexical"])
+def test_a_project_with_a_model_judge_warms_the_client_after_it_opens(tmp_path, kind):
+    """A judge job started from the window starts its calls at once: with an active judge that calls a model, the
+    client library is imported on a thread a little after the project opens — and not without one."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    result = subprocess.run([sys.executable, "-c", WARM, str(tmp_path / "p.rageval"), kind], capture_output=True,
+                            text=True, timeout=120, cwd=REPO, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-2:] == (["opened", "True"] if kind == "llm" else ["opened", "False"])

@@ -10,10 +10,10 @@ import json
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
-from rageval_desktop.core.base.errors import JudgeConfigError, NotFound
+from rageval_desktop.core.base.errors import JudgeConfigError, NotFound, RagevalError
 from rageval_desktop.core.base.text import lookalike, name_problem
 from rageval_desktop.core.base.vocab import METRICS
-from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind
 from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name
@@ -134,6 +134,25 @@ _COLUMNS = "id, name, metric, kind, rubric_id, model, base_url, api_key_ref, par
 def _judge(row: tuple) -> Judge:
     jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, params, status = row
     return Judge(jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, json.loads(params), status)
+
+
+def preload_client(project: Project) -> bool:
+    """Import the model client ahead, on a thread, when an active judge of the project calls a model: a job started
+    later starts its calls at once (the import is 0.5 s). For a helper thread: it reads with a connection of its own.
+    Returns whether it did."""
+    with project.extra_reader() as conn:
+        kinds = {kind for (kind,) in conn.execute("SELECT DISTINCT kind FROM judges WHERE status = 'active'")}
+
+    def calls_llm(kind: str) -> bool:
+        try:
+            return get_kind(kind).calls_llm
+        except RagevalError:     # a plug-in's kind that is not installed
+            return False
+
+    wanted = any(calls_llm(kind) for kind in kinds)
+    if wanted:
+        llm.preload()
+    return wanted
 
 
 def list_judges(project: Project) -> list[Judge]:

@@ -5,9 +5,9 @@ the bare client: AsyncOpenAI with a semaphore of `--concurrency`, the same numbe
 judges a fresh project's run with one LLM judge at the same concurrency, everything committed as it goes. Each side
 runs in a process of its own (the job as `rageval judge --json`: its own clock, and the whole command from
 importing the CLI), the sides take turns (`--repeat`), and `--load N` keeps N busy processes spinning on
-the machine's cores for the whole run (CPU contention). "job, preloaded" is the job as the window runs it: a project with
-an active model judge has the client library imported on a thread soon after it opens (`gui.main_window._warm_client`),
-so a job started from the window does not pay the import the command line does.
+the machine's cores for the whole run (CPU contention). "job, preloaded" is the job as the window runs it: a project
+with an active model judge has the client library imported on a thread soon after it opens
+(`judges.registry.preload_client`), so a job started from the window does not pay the import the command line does.
 
     .venv/bin/python bench/bench_judge_floor.py [--rows 320] [--latency 0.5] [--concurrency 16] [--load 0] [--repeat 3]
 """

@@ -30,11 +30,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def make_app(argv: Sequence[str] = ()) -> QApplication:
+def make_app(argv: Sequence[str] = (), *, icon: bool = True) -> QApplication:
+    """The application, its style and theme; `icon=False` leaves the window icon to `set_icon` (the app's start sets
+    it after the first paint: 4 ms)."""
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     app.setApplicationName("RAGEval Desktop")
     app.setOrganizationName("RAGEval")
     app.setStyle("Fusion")
+    if icon:
+        set_icon(app)
+    from rageval_desktop.gui.appearance import apply_appearance
+
+    apply_appearance()
+    return app
+
+
+def set_icon(app: QApplication) -> None:
     from PySide6.QtGui import QIcon
 
     from rageval_desktop.core.base.paths import resources_dir
@@ -45,10 +56,6 @@ def make_app(argv: Sequence[str] = ()) -> QApplication:
         if path.exists():
             icon.addFile(str(path))
     app.setWindowIcon(icon)
-    from rageval_desktop.gui.appearance import apply_appearance
-
-    apply_appearance()
-    return app
 
 
 def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, computed_view: str | None = None) -> None:
@@ -113,9 +120,12 @@ def close_on_signals(window: QMainWindow, app: QApplication) -> QTimer:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import multiprocessing
+    # the chart process (gui/chart_process.py) in a frozen bundle; elsewhere freeze_support does nothing, and
+    # importing multiprocessing took 10 ms before the first window
+    if getattr(sys, "frozen", False):
+        import multiprocessing
 
-    multiprocessing.freeze_support()      # the chart process (gui/chart_process.py) in a frozen bundle
+        multiprocessing.freeze_support()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.size:
         try:
@@ -124,13 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: --size takes WIDTHxHEIGHT, e.g. 1280x720 (got '{args.size}')", file=sys.stderr)
             return 2
         args.size = (width, height)
-    app = make_app()
-    if args.project and args.project.endswith(".ragevalpack"):
+    pack = bool(args.project and args.project.endswith(".ragevalpack"))
+    app = make_app(icon=pack)
+    if pack:
         return open_pack(args.project, args, app)
     window = MainWindow(staged=True)   # shown first, built right after its first paint
     if args.size:
         window.resize(*args.size)
     window.show()
+    window.when_built(lambda: set_icon(app))
     close_on_signals(window, app)
     if args.run or args.slice:
         window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))

@@ -7,9 +7,11 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.lazy import lazy
 from rageval_desktop.gui.prefs import settings
 
+operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
+workers = lazy("rageval_desktop.gui.workers")
 
 class JudgingActions:
     """Mixed into MainWindow (needs: project, run_task, show_error, jobs_view, job_finished, nav)."""

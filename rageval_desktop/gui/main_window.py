@@ -34,18 +34,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rageval_desktop.core.store.changes import Area, Changes
-from rageval_desktop.gui import operations, workers
 from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
+from rageval_desktop.gui.lazy import lazy
 from rageval_desktop.gui.prefs import settings
-from rageval_desktop.gui.state import AppState
 from rageval_desktop.gui.window_tasks import WindowTasks
+
+operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
+workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
     from rageval_desktop.core.store import browse
+    from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.views.triage_bar import TriageBar
 
@@ -146,6 +148,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _complete(self) -> None:
         if self.ready or self._abandoned:
             return
+        from rageval_desktop.gui.state import AppState
+
         self.events = ProjectEvents(self)
         self.events.changed.connect(self._on_project_changed)
         self.state = AppState(self, self)   # what the pages see of the app: project, run, slice, lanes, changes
@@ -1017,6 +1021,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _on_project_changed(self, changes: Changes) -> None:
         """A committed write, on the GUI thread: the window keeps its navigation and rows table; every page that shows
         what changed refreshes itself (`AppState.subscribe`)."""
+        from rageval_desktop.core.store.changes import Area
+
         if self.project is None:
             return
         from datetime import datetime

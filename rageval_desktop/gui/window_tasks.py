@@ -10,7 +10,10 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
-from rageval_desktop.gui import operations, workers
+from rageval_desktop.gui.lazy import lazy
+
+operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
+workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:   # the project module loads when one is opened, after the first window
     from rageval_desktop.core.store.project import Project

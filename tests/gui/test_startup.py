@@ -25,8 +25,10 @@ SCRIPT = textwrap.dedent("""
             seen.setdefault("first_window_s", time.perf_counter() - t0)
             seen.setdefault("loaded_at_window", [m for m in HEAVY if m in sys.modules])
         def grab(self, *args):
+            from PySide6.QtWidgets import QApplication
             model = self.table.model()
             seen["rows_at_grab"] = model.rowCount() if model is not None else None
+            seen["icon_at_grab"] = not QApplication.windowIcon().isNull()   # set after the first paint
             return super().grab(*args)
     gui_app.MainWindow = Probe
     code = gui_app.main([sys.argv[1], "--screenshot", sys.argv[2]])
@@ -48,6 +50,7 @@ def test_first_window_has_no_heavy_imports(demo_file, tmp_path):
     assert seen["loaded_after_open"] == []   # opening and showing a project needs none of them either
     assert shot.stat().st_size > 10_000      # a real picture of the window was written
     assert seen["rows_at_grab"] == 72        # after the table's listing, read off the GUI thread, arrived
+    assert seen["icon_at_grab"]              # the window icon, set once the window is built
     from tests.core.test_integrity import _sessions
 
     assert _sessions(demo_file) == []        # was: the screenshot exit left the project open (the next open checked)

@@ -156,6 +156,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.job_finished.connect(self.state.job_finished)
         self._build()
         self._build_actions()
+        # the lazily imported modules load here, on the GUI thread, before any worker runs (Python 3.11's LazyLoader
+        # is not safe against two threads loading one module at once)
+        _ = (operations.open_project, workers.pool)
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
         self.backup_timer.timeout.connect(self._periodic_backup)

@@ -64,9 +64,9 @@ def _warm_charts() -> None:
 
 
 def _warm_client(project: Project) -> None:
-    """With an active judge that calls a model, the model client is imported now, on this thread: a judge job started
-    from the window then starts its calls at once (the import is 0.5 s of a 320-row job's 10 s: bench_judge_floor.py's
-    "job, preloaded")."""
+    """Reads the project's judges on this thread (never the GUI's); with an active one that calls a model, the model
+    client is imported on a thread of its own (`preload_client`): a judge job started from the window then starts its
+    calls at once (the import is 0.5 s of a 320-row job's 10 s: bench_judge_floor.py's "job, preloaded")."""
     from rageval_desktop.core.judges.registry import preload_client
 
     try:

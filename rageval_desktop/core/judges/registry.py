@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
-from rageval_desktop.core.base.errors import JudgeConfigError, NotFound, RagevalError
+from rageval_desktop.core.base.errors import JudgeConfigError, NotFound
 from rageval_desktop.core.base.text import lookalike, name_problem
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import llm, rubrics
@@ -141,15 +141,8 @@ def preload_client(project: Project) -> bool:
     later starts its calls at once (the import is 0.5 s). For a helper thread: it reads with a connection of its own.
     Returns whether it did."""
     with project.extra_reader() as conn:
-        kinds = {kind for (kind,) in conn.execute("SELECT DISTINCT kind FROM judges WHERE status = 'active'")}
-
-    def calls_llm(kind: str) -> bool:
-        try:
-            return get_kind(kind).calls_llm
-        except RagevalError:     # a plug-in's kind that is not installed
-            return False
-
-    wanted = any(calls_llm(kind) for kind in kinds)
+        active = [_judge(r) for r in conn.execute(f"SELECT {_COLUMNS} FROM judges WHERE status = 'active'")]
+    wanted = any(j.calls_llm for j in active)
     if wanted:
         llm.preload()
     return wanted

@@ -7,10 +7,11 @@ import math
 from typing import Any
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
-from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
+from rageval_desktop.core.metrics.rowdata import STATUSES, RunData, counts_for_row, load_run, per_question, row_status
 from rageval_desktop.core.review.licence import last_check
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
@@ -116,7 +117,6 @@ def summarise(data: RunData) -> dict[str, Any]:
 
 
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
-
     data = load_run(project, run, ks)
     summary = summarise(data)
     summary["unscored"] = unscored(project, data)
@@ -157,9 +157,9 @@ UNSCORED_LISTED = 50   # rows named per judge; the counts cover them all
 def unscored(project: Project, data: RunData) -> dict[str, dict[str, Any]]:
     """Per active judge, the rows it has not scored — no answer, an API error, a reply that did not parse, or not
     judged yet — counted by reason and named (open-rag-eval skips them without a word). A row counts once, with the
-    status its metric's column shows (unparsed before error before not judged); a judge graded per passage scores
-    a row when one of its passages is graded. Worked out from the judgments `load_run` read (a query per judge over
-    a million rows took 0.6 s each); SQL reads only the error kinds and the listed rows' ids."""
+    status its metric's column shows, from the same judgments (`rowdata.counts_for_row`, `rowdata.row_status`).
+    Worked out from the judgments `load_run` read (a query per judge over a million rows took 0.6 s each); SQL reads
+    only the error kinds and the listed rows' ids."""
     import numpy as np
 
     conn = project.reader()
@@ -168,42 +168,36 @@ def unscored(project: Project, data: RunData) -> dict[str, dict[str, Any]]:
     if judged is None or judged.empty:
         return out
     n = len(data.frame)
+    row_ids = data.frame.index.to_numpy()
     judge_of = judged["judge_id"].to_numpy()
     rank = judged["passage_rank"].to_numpy()
-    status = judged["status"].cat.codes.to_numpy()     # STATUSES: ok, unparsed, error
+    status = judged["status"].cat.codes.to_numpy()     # STATUSES codes
     position = data.frame.index.get_indexer(judged["row_id"])
+    error = STATUSES.index("error")
+    names = [*STATUSES, "not judged"]                   # by row_status code
     for jid, name, metric in conn.execute("SELECT id, name, metric FROM judges WHERE status = 'active' ORDER BY id"):
+        spec = METRICS.get(metric)
         mine = judge_of == jid
-        if not mine.any():
+        if spec is None or not mine.any():
             continue
-        graded = metric == "passage_relevance"     # graded per passage: any passage graded scores the row
-        if not graded:
-            mine &= rank == 0
-        has = [np.bincount(position[mine & (status == code)], minlength=n) > 0 for code in range(3)]
-        code = np.select(has, [0, 1, 2], default=3)
+        mine &= counts_for_row(spec, rank)
+        code = row_status(position[mine], status[mine], n)
         missing = np.flatnonzero(code != 0)
         if not len(missing):
             continue
-        row_ids = data.frame.index.to_numpy()
         kinds = dict(conn.execute(
             "SELECT x.run_row_id, MIN(x.error_kind) FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id WHERE "
-            f"x.judge_id = ? AND x.status = 'error' AND rr.run_id = ? {'' if graded else 'AND x.passage_rank = 0'} "
-            "GROUP BY x.run_row_id", (jid, data.run_id))) if (code == 2).any() else {}
-        names = {1: "unparsed", 3: "not judged"}
+            f"x.judge_id = ? AND x.status = 'error' AND rr.run_id = ? {'AND x.passage_rank = 0' if spec.items else ''} "
+            "GROUP BY x.run_row_id", (jid, data.run_id))) if (code == error).any() else {}
         reasons: dict[str, int] = {}
-        for c, count in zip(*np.unique(code[missing], return_counts=True), strict=True):
-            if c != 2:
-                reasons[names[int(c)]] = int(count)
-        for r in row_ids[code == 2]:
-            reason = kinds.get(int(r)) or "error"
+        for r, c in zip(row_ids[missing], code[missing], strict=True):
+            reason = (kinds.get(int(r)) or "error") if c == error else names[c]
             reasons[reason] = reasons.get(reason, 0) + 1
         listed = [int(r) for r in row_ids[missing[:UNSCORED_LISTED]]]
         external = dict(conn.execute(
             f"SELECT id, external_id FROM run_rows WHERE id IN ({','.join('?' * len(listed))})", listed))
-        status_of = {1: "unparsed", 2: "error", 3: "not judged"}
         out[name] = {"metric": metric, "rows": len(missing), "reasons": reasons,
-                     "listed": [{"row": external[r], "status": status_of[int(c)],
-                                 "reason": kinds.get(r) if c == 2 else None}
+                     "listed": [{"row": external[r], "status": names[c], "reason": kinds.get(r) if c == error else None}
                                 for r, c in zip(listed, code[missing[:UNSCORED_LISTED]], strict=True)]}
     return out
 

@@ -90,7 +90,7 @@ def numeric_columns(conn: sqlite3.Connection, columns: list[tuple[str, type]], s
     parts += [f"json_group_array({expr})" for expr in strings or []]
     n, *found = conn.execute(f"SELECT COUNT(*), {', '.join(parts)} FROM ({source})", params).fetchone()
     out = []
-    for (_, kind), text in zip(columns, found, strict=False):
+    for (_, kind), text in zip(columns, found[:len(columns)], strict=True):
         values = np.array(orjson.loads(f"[{text}]") if text else [], dtype=np.int64 if kind is int else float)
         if len(values) != n:   # (the texts are SQLite's own: a mismatch is a bug, never a silent shift)
             raise RuntimeError(f"read {len(values)} values of {n} rows")
@@ -174,13 +174,14 @@ def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
     with project.extra_reader() as conn:
         hit_rows, hit_ranks = gold_hits(*numeric_columns(
             conn, [("row_id", int), ("k", int), ("rank", int)], GOLD_HITS, (rid,)))
-        # a run's rows have consecutive ids (one import, one transaction): its passages are one range of the index
-        low, high = conn.execute("SELECT MIN(id), MAX(id) FROM run_rows WHERE run_id = ?", (rid,)).fetchone()
+        # a run whose rows are one range of ids (one import): its passages are one range of the index
+        ids = row_range(conn, rid)
+        where, params = (("p.run_row_id BETWEEN ? AND ?", ids) if ids else
+                         ("p.run_row_id IN (SELECT id FROM run_rows WHERE run_id = ?)", (rid,)))
         prompt_rows, prompt_k = numeric_columns(
             conn, [("row_id", int), ("k", int)],
-            "SELECT p.run_row_id AS row_id, SUM(p.in_prompt) AS k FROM retrieved_passages p JOIN run_rows rr "
-            "ON rr.id = p.run_row_id WHERE p.run_row_id BETWEEN ? AND ? AND rr.run_id = ? AND p.in_prompt IS NOT NULL "
-            "GROUP BY p.run_row_id", (low or 0, high or 0, rid))
+            "SELECT p.run_row_id AS row_id, SUM(p.in_prompt) AS k FROM retrieved_passages p "
+            f"WHERE {where} AND p.in_prompt IS NOT NULL GROUP BY p.run_row_id", params)
     return hit_rows, hit_ranks, prompt_rows, prompt_k
 
 
@@ -286,9 +287,7 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
         spec = METRICS.get(str(metric))
         if spec is None:
             continue
-        mask = np.isin(judge_of, np.asarray(ids))
-        if spec.items:
-            mask &= rank == 0
+        mask = np.isin(judge_of, np.asarray(ids)) & counts_for_row(spec, rank)
         if not mask.any():
             continue
         metric = str(metric)
@@ -305,10 +304,7 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
         for column, values in ((metric, (score - spec.low) / (spec.high - spec.low) * 100.0),
                                (f"{metric}__raw", score)):
             frame[column] = _mean_of_means(position[ok], judge_code[ok], values[ok], len(frame), len(judge_ids))
-        judged = np.bincount(position, minlength=len(frame)) > 0
-        ok_any = np.bincount(position[ok], minlength=len(frame)) > 0
-        unparsed_any = np.bincount(position[(group["status"] == "unparsed").to_numpy()], minlength=len(frame)) > 0
-        codes = np.select([ok_any, unparsed_any, judged], [0, 1, 2], default=3)
+        codes = row_status(position, group["status"].cat.codes.to_numpy(), len(frame))
         status = pd.Categorical.from_codes(codes, categories=[*STATUSES, "missing"])
         frame[f"{metric}__status"] = status
         data.metrics.append(metric)
@@ -316,6 +312,21 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
             _add_umbrela(data, group, status)
         elif metric in DERIVED:
             _add_derived(project, data, metric, group, status)
+
+
+def counts_for_row(spec: Any, rank: Any) -> Any:
+    """Which judgments (by passage rank) make a row's score and status for a metric: all of them, but for a
+    multi-call judge (nuggets, citations) only the row's own (rank 0) — its sub-judgments are for audits."""
+    return rank == 0 if spec.items else rank >= 0
+
+
+def row_status(position: Any, status: Any, n: int) -> Any:
+    """Per row (0..n-1), the code of its status column from the judgments counted for it (their row positions and
+    STATUSES codes): ok if one is ok, else unparsed if one is, else error if any judgment exists, else missing (3)."""
+    import numpy as np
+
+    has = [np.bincount(position[status == code], minlength=n) > 0 for code in range(len(STATUSES))]
+    return np.select(has, list(range(len(STATUSES))), default=len(STATUSES))
 
 
 def _mean_of_means(position: Any, judge: Any, values: Any, n: int, judges: int) -> Any:

@@ -30,9 +30,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def make_app(argv: Sequence[str] = (), *, icon: bool = True) -> QApplication:
+def make_app(argv: Sequence[str] = (), *, icon: bool = True, first_paint: bool = False) -> QApplication:
     """The application, its style and theme; `icon=False` leaves the window icon to `set_icon` (the app's start sets
-    it after the first paint: 4 ms)."""
+    it after the first paint: 4 ms); `first_paint`: a theme that follows the system takes the scheme seen last time,
+    and the window checks it once built (appearance.system_dark)."""
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     app.setApplicationName("RAGEval Desktop")
     app.setOrganizationName("RAGEval")
@@ -41,7 +42,7 @@ def make_app(argv: Sequence[str] = (), *, icon: bool = True) -> QApplication:
         set_icon(app)
     from rageval_desktop.gui.appearance import apply_appearance
 
-    apply_appearance()
+    apply_appearance(first_paint=first_paint)
     return app
 
 
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         args.size = (width, height)
     pack = bool(args.project and args.project.endswith(".ragevalpack"))
-    app = make_app(icon=pack)
+    app = make_app(icon=pack, first_paint=not pack)
     if pack:
         return open_pack(args.project, args, app)
     window = MainWindow(staged=True)   # shown first, built right after its first paint
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         window.resize(*args.size)
     window.show()
     window.when_built(lambda: set_icon(app))
-    close_on_signals(window, app)
+    window.when_built(lambda: close_on_signals(window, app))   # (importing signal: 0.5 ms before the paint)
     if args.run or args.slice:
         window.project_opened.connect(lambda _p: window.select(run=args.run, slice_tag=args.slice))
     if args.view:

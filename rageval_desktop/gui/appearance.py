@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-
 from rageval_desktop.gui.prefs import settings
 
+SEEN_KEY = "appearance/system_scheme"     # the system's colour scheme as last seen: "dark" or "light"
 
-def apply_appearance() -> None:
-    """Theme (system, light, dark) and font size from the user's preferences."""
+
+def system_dark(*, remembered: bool = False) -> bool:
+    """Whether the system's colour scheme is dark. `remembered` (the first paint): the scheme seen last time, if
+    any, without asking Qt — asking materialises PySide6's whole `Qt` namespace, 15 ms before the window could
+    show; the built window asks (`scheme_differs`) and changes theme if the system has since."""
+    prefs = settings()
+    if remembered:
+        seen = prefs.value(SEEN_KEY)
+        if seen in ("dark", "light"):
+            return seen == "dark"
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    dark = app is not None and app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    if prefs.value(SEEN_KEY) != ("dark" if dark else "light"):
+        prefs.setValue(SEEN_KEY, "dark" if dark else "light")
+    return dark
+
+
+def scheme_differs() -> bool:
+    """A theme that follows the system shows another scheme than the system's (the first paint took the remembered
+    one, or the system changed it since): the window applies the appearance again (`MainWindow.follow_system`)."""
+    return theme() == "system" and system_dark() != is_dark()
+
+
+def theme() -> str:
+    """The user's choice: "system", "light" or "dark"."""
+    return str(settings().value("theme", "system") or "system")
+
+
+def apply_appearance(*, first_paint: bool = False) -> None:
+    """Theme (system, light, dark) and font size from the user's preferences. `first_paint`: a theme that follows
+    the system takes the scheme seen last time (see `system_dark`)."""
     from PySide6.QtGui import QColor, QFont, QPalette
     from PySide6.QtWidgets import QApplication
 
@@ -19,8 +50,8 @@ def apply_appearance() -> None:
     font = QFont(app.font())
     font.setPointSize(int(prefs.value("font_size", 10) or 10))
     app.setFont(font)
-    theme = str(prefs.value("theme", "system") or "system")
-    dark = theme == "dark" or (theme == "system" and app.styleHints().colorScheme() == Qt.ColorScheme.Dark)
+    chosen = theme()
+    dark = chosen == "dark" or (chosen == "system" and system_dark(remembered=first_paint))
     palette = QPalette()
     if dark:
         role = QPalette.ColorRole

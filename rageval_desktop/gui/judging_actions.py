@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6 import QtCore
 from PySide6.QtWidgets import QMessageBox
 
 from rageval_desktop.gui.lazy import lazy
@@ -169,7 +169,7 @@ class JudgingActions:
 
     def select_nav(self, kind: str) -> None:
         for i in range(self.nav.count()):
-            key = self.nav.item(i).data(Qt.ItemDataRole.UserRole)
+            key = self.nav.item(i).data(QtCore.Qt.ItemDataRole.UserRole)
             if key and key[0] == kind:
                 self.nav.setCurrentRow(i)
                 return
@@ -189,7 +189,7 @@ class JudgingActions:
 
     def show_info(self, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         box.open()
         self.last_info = text
 

@@ -10,9 +10,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6 import QtCore
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -35,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.gui import pages as page_list
-from rageval_desktop.gui.appearance import apply_appearance
+from rageval_desktop.gui.appearance import apply_appearance, scheme_differs
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
 from rageval_desktop.gui.lazy import lazy
@@ -162,6 +164,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
         self.backup_timer.timeout.connect(self._periodic_backup)
+        # a theme that follows the system: the first paint took the scheme seen last time; now the system's own,
+        # and its changes while the app runs (a connection to a method ends with the window)
+        QApplication.styleHints().colorSchemeChanged.connect(self.follow_system)
+        self.follow_system()
         self.ready = True
         self.built.emit()
         pending, self._pending = self._pending, []
@@ -211,7 +217,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
         vh = self.table.verticalHeader()
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # never ResizeToContents (72 s at 100k rows)
         vh.setDefaultSectionSize(ROW_HEIGHT)
@@ -221,7 +227,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         header.setHighlightSections(False)
         header.setSectionsClickable(True)        # click a header: sort in SQL (LazyTableModel.sort)
         header.setSortIndicatorShown(True)
-        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        header.setSortIndicator(-1, QtCore.Qt.SortOrder.AscendingOrder)
         header.sortIndicatorChanged.connect(self._on_sort)
         self.columns = ColumnChooser(self.table)
         self._orders: dict[str, tuple[int, bool]] = {}   # table key -> the sort the user chose
@@ -445,6 +451,14 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                                on_rows(lambda b=box: (b.setFocus(), b.showPopup()))))
         out.append(Command("Run table › Search rows", "Ctrl+F", self.focus_search))
         return out
+
+    def follow_system(self, *_scheme: object) -> None:
+        """On a theme that follows the system, the system's scheme if it is not the one shown; the page shown is
+        drawn again in it."""
+        if scheme_differs():
+            apply_appearance()
+            if self.project is not None:
+                self._show_current()
 
     def set_theme(self, theme: str) -> None:
         """View › Theme (and Ctrl+K 'theme'): light, dark or the system's, kept in the user's preferences; the page
@@ -699,14 +713,15 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         from rageval_desktop.core.store import browse, queries
 
         assert self.project is not None
-        keep = self.nav.currentItem().data(Qt.ItemDataRole.UserRole) if self.nav.currentItem() else ("golden", None)
+        item = self.nav.currentItem()
+        keep = item.data(QtCore.Qt.ItemDataRole.UserRole) if item else ("golden", None)
         info = queries.project_info(self.project)
         self.nav.blockSignals(True)
         self.nav.clear()
         self._nav_item(f"Golden set  ({info['golden_rows']})", ("golden", None))
         header = QListWidgetItem("RUNS")
-        header.setFlags(Qt.ItemFlag.NoItemFlags)
-        header.setData(Qt.ItemDataRole.UserRole, None)
+        header.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
+        header.setData(QtCore.Qt.ItemDataRole.UserRole, None)
         self.nav.addItem(header)
         for run_id, name, rows in browse.list_runs(self.project):
             self._nav_item(f"{name}  ({rows:,})", ("run", (run_id, name)))
@@ -715,21 +730,21 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             if spec.section != section:
                 section = spec.section
                 header = QListWidgetItem(section)
-                header.setFlags(Qt.ItemFlag.NoItemFlags)
-                header.setData(Qt.ItemDataRole.UserRole, None)
+                header.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
+                header.setData(QtCore.Qt.ItemDataRole.UserRole, None)
                 self.nav.addItem(header)
             count = f"  ({info[spec.count]})" if spec.count else ""
             self._nav_item(spec.title + count, (spec.key, None))
         self.nav.blockSignals(False)
         for i in range(self.nav.count()):
-            if self.nav.item(i).data(Qt.ItemDataRole.UserRole) == keep:
+            if self.nav.item(i).data(QtCore.Qt.ItemDataRole.UserRole) == keep:
                 self.nav.setCurrentRow(i)
                 return
         self.nav.setCurrentRow(0)
 
     def _nav_item(self, text: str, key: tuple) -> None:
         item = QListWidgetItem(text)
-        item.setData(Qt.ItemDataRole.UserRole, key)
+        item.setData(QtCore.Qt.ItemDataRole.UserRole, key)
         self.nav.addItem(item)
 
     def select(self, run: str | None = None, slice_tag: str | None = None) -> None:
@@ -738,7 +753,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.slice_box.setCurrentIndex(max(self.slice_box.findData(slice_tag), 0))
         if run is not None:
             for i in range(self.nav.count()):
-                key = self.nav.item(i).data(Qt.ItemDataRole.UserRole)
+                key = self.nav.item(i).data(QtCore.Qt.ItemDataRole.UserRole)
                 if key and key[0] == "run" and key[1][1] == run:
                     self.nav.setCurrentRow(i)
 
@@ -767,7 +782,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         item = self.nav.currentItem()
         if item is None or self.project is None:
             return None
-        return item.data(Qt.ItemDataRole.UserRole)
+        return item.data(QtCore.Qt.ItemDataRole.UserRole)
 
     def current_source(self) -> browse.TableSource | None:
         from rageval_desktop.core.metrics import triage
@@ -858,8 +873,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.table.setColumnWidth(col, spec.width)
         header = self.table.horizontalHeader()
         header.blockSignals(True)
-        header.setSortIndicator(*(model.order[0], Qt.SortOrder.DescendingOrder if model.order[1] else
-                                  Qt.SortOrder.AscendingOrder) if model.order else (-1, Qt.SortOrder.AscendingOrder))
+        order = QtCore.Qt.SortOrder
+        header.setSortIndicator(*(model.order[0], order.DescendingOrder if model.order[1] else order.AscendingOrder)
+                                if model.order else (-1, order.AscendingOrder))
         header.blockSignals(False)
         self.columns.apply(kind)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
@@ -951,7 +967,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.triage.search.setFocus()
         self.triage.search.selectAll()
 
-    def _on_sort(self, column: int, order: Qt.SortOrder) -> None:
+    def _on_sort(self, column: int, order: QtCore.Qt.SortOrder) -> None:
         """A header click: the model re-lists its ids in SQL on the read lane (the old order stays painted until the
         new one arrives); the row the user was on stays selected."""
         from rageval_desktop.gui.models.lazy_table import LazyTableModel
@@ -961,7 +977,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             return
         current = self.table.currentIndex()
         keep = model.row_id(current.row()) if current.isValid() else None
-        wanted = (column, order == Qt.SortOrder.DescendingOrder)
+        wanted = (column, order == QtCore.Qt.SortOrder.DescendingOrder)
         if model.source.columns[column].sort:
             self._orders["golden" if model.source.key.startswith("golden") else "run"] = wanted
         self._keep_row = keep

@@ -6,11 +6,10 @@ To add a page: write its module in gui/views/, add its line here. Nothing else c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class PageSpec:
+class PageSpec(NamedTuple):      # (not a dataclass: importing dataclasses took 3 ms before the first paint)
     key: str
     title: str
     section: str            # the navigation's heading it sits under

@@ -87,3 +87,76 @@ def test_a_project_with_a_model_judge_warms_the_client_after_it_opens(tmp_path, 
                             text=True, timeout=120, cwd=REPO, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-2:] == (["opened", "True"] if kind == "llm" else ["opened", "False"])
+
+
+FIRST_PAINT = """
+import sys
+import PySide6.QtCore as QtCore
+from PySide6.QtCore import QSettings
+from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.gui import app as gui_app
+from rageval_desktop.gui.appearance import SEEN_KEY
+if sys.argv[1] != "none":
+    QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat).setValue(SEEN_KEY, sys.argv[1])
+class Probe(gui_app.MainWindow):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.built.connect(lambda: print("built", "Qt" in QtCore.__dict__, flush=True))
+        self.built.connect(lambda: QtCore.QTimer.singleShot(0, gui_app.QApplication.instance().quit))
+    def showEvent(self, event):
+        super().showEvent(event)
+        print("shown", "Qt" in QtCore.__dict__, flush=True)
+gui_app.MainWindow = Probe
+gui_app.main([])
+print("seen", QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat).value(SEEN_KEY))
+"""
+
+
+@pytest.mark.parametrize("seen", ["light", "dark", "none"])
+def test_the_first_paint_does_not_ask_qt_for_the_colour_scheme_once_one_was_seen(tmp_path, seen):
+    """Asking Qt for the system's colour scheme materialises PySide6's whole `Qt` namespace (15 ms, a tenth of the
+    start): the first paint takes the scheme seen last time, and the built window asks (and remembers the answer).
+    The first start ever asks before the paint. The offscreen platform's scheme is not dark."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "RAGEVAL_DATA_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", FIRST_PAINT, seen], capture_output=True, text=True, timeout=60,
+                            cwd=REPO, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.split("\n")
+    assert lines[:3] == [f"shown {seen == 'none'}", "built True", "seen light"], result.stdout
+
+
+def test_a_theme_that_follows_the_system_is_put_right_once_the_window_is_built(qtbot):
+    """The first paint took a remembered dark scheme; the system's is light: the built window turns light and
+    remembers light. A theme the user chose stays as chosen."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from rageval_desktop.gui import appearance
+    from rageval_desktop.gui.main_window import MainWindow
+
+    prefs = appearance.settings()
+    app = QApplication.instance()
+    try:
+        prefs.setValue("theme", "system")
+        prefs.setValue(appearance.SEEN_KEY, "dark")
+        appearance.apply_appearance(first_paint=True)
+        assert appearance.is_dark() and app.palette().color(QPalette.ColorRole.Window).name() == "#202124"
+        w = MainWindow(staged=True)
+        qtbot.addWidget(w)
+        w.show()
+        qtbot.waitUntil(lambda: w.ready, timeout=5_000)
+        assert not appearance.is_dark() and app.palette().color(QPalette.ColorRole.Window).name() != "#202124"
+        assert prefs.value(appearance.SEEN_KEY) == "light"
+        w.set_theme("dark")                                 # the user's choice: the system's scheme does not matter
+        w.follow_system()
+        assert appearance.is_dark()
+        close_window(qtbot, w)
+    finally:
+        prefs.setValue("theme", "system")
+        appearance.apply_appearance()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 from pathlib import Path
 
@@ -10,12 +9,17 @@ from pathlib import Path
 def resources_dir() -> Path:
     """The resources: the copy a wheel or a bundle carries inside the package (rageval_desktop/resources, found with
     importlib.resources), else the checkout's top-level resources/ folder (source or editable install)."""
+    here = Path(__file__).resolve()
+    # the package's copy (importlib.resources' answer when modules are files), then the checkout's
+    for found in (here.parents[2] / "resources", here.parents[3] / "resources"):
+        if (found / "rubrics").is_dir():
+            return found
+    import importlib.resources  # (2 ms before the first paint: only where modules are not plain files)
+
     packaged = Path(str(importlib.resources.files("rageval_desktop") / "resources"))
     if (packaged / "rubrics").is_dir():
         return packaged
-    checkout = Path(__file__).resolve().parents[3] / "resources"
-    if (checkout / "rubrics").is_dir():
-        return checkout
+    checkout = here.parents[3] / "resources"
     raise FileNotFoundError("the resources folder of RAGEval Desktop is missing (looked in "
                             f"{checkout} and {packaged}); reinstall the app")
 

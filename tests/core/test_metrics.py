@@ -288,6 +288,32 @@ def test_a_gold_chunk_retrieved_twice_or_listed_twice_counts_once_at_its_best_ra
     assert row["precision@5"] == pytest.approx(100 / 5)            # c1 once in the top 5, not twice
 
 
+def test_a_rows_gold_count_is_its_distinct_ids_however_the_list_is_written(tmp_path):
+    """n_gold skips the JSON parse for a list with a string and no comma; every other list is parsed. Lists as the
+    importers write them, and as another tool may have (spaces, a comma or a quote inside an id)."""
+    from rageval_desktop.core.metrics.rowdata import load_run
+
+    lists = [[], ["a"], ["a", "a"], ["a,b"], ["a", "b"], ['a"b'], ["a\\b"], ["é"], ["a", "b", "a"]]
+    raw = ['[ "a" ]', '[ ]', '["a" , "b"]', '["x,y","x,y"]']
+    golden, run = tmp_path / "g.jsonl", tmp_path / "r.jsonl"
+    ids = [f"g{i}" for i in range(len(lists) + len(raw))]
+    golden.write_text("".join(json.dumps({"id": g, "question": f"Q{g}?", "gold_chunk_ids": (lists + [[]] * 4)[i]})
+                              + "\n" for i, g in enumerate(ids)))
+    run.write_text("".join(json.dumps({"id": g, "question": f"Q{g}?", "answer": "A.",
+                                       "retrieved": [{"chunk_id": "a", "text": "t"}]}) + "\n" for g in ids))
+    with Project.create(tmp_path / "p.rageval") as p:
+        import_golden(p, golden)
+        import_run(p, run, "v1")
+        with p.write("test: lists written by another tool") as conn:
+            for g, text in zip(ids[len(lists):], raw, strict=True):
+                conn.execute("UPDATE golden_rows SET gold_chunk_ids = ? WHERE id = ?", (text, g))
+        texts = dict(p.reader().execute("SELECT id, gold_chunk_ids FROM golden_rows"))
+        frame = load_run(p, "v1").frame
+    assert texts["g0"] == "[]" and texts["g1"] == '["a"]'       # (as the importer writes them)
+    got = dict(zip(frame["golden_id"], frame["n_gold"], strict=True))
+    assert got == {g: len(set(json.loads(texts[g]))) for g in ids}
+
+
 def test_unscored_rows_count_once_with_the_status_their_column_shows(tmp_path):
     """Worked out from the judgments load_run read: per active judge, a row not scored counts once — unparsed before
     error before not judged, as its metric's status column says — with the error's kind as its reason; a judge that

@@ -220,10 +220,13 @@ def _rows_frame(conn: sqlite3.Connection, rid: int) -> Any:
     import numpy as np
     import pandas as pd
 
-    # a row's distinct gold ids, counted by SQLite (a list of one or none needs no json_each)
-    n_gold = ("CASE WHEN g.rowid IS NULL THEN 0 WHEN json_array_length(g.gold_chunk_ids) < 2 THEN "
-              "json_array_length(g.gold_chunk_ids) ELSE (SELECT COUNT(DISTINCT value) FROM "
-              "json_each(g.gold_chunk_ids)) END")
+    # a row's distinct gold ids, counted by SQLite: a list with a string in it and no comma holds that one string (no
+    # comma separates two elements) and needs no JSON parse (0.3 s at a million rows); a list of one or none needs no
+    # json_each
+    n_gold = ("CASE WHEN g.rowid IS NULL THEN 0 "
+              "WHEN instr(g.gold_chunk_ids, ',') = 0 AND instr(g.gold_chunk_ids, '\"') > 0 THEN 1 "
+              "WHEN json_array_length(g.gold_chunk_ids) < 2 THEN json_array_length(g.gold_chunk_ids) "
+              "ELSE (SELECT COUNT(DISTINCT value) FROM json_each(g.gold_chunk_ids)) END")
     source = (f"SELECT rr.id, rr.position, COALESCE(g.rowid, -1) AS golden, {n_gold} AS n_gold, rr.latency_ms, "
               "rr.cost_usd, rr.golden_id, g.slice_tag FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
               "WHERE rr.run_id = ?")

@@ -12,29 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6 import QtCore
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QApplication,
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QListWidget,
-    QListWidgetItem,
-    QMainWindow,
-    QMenu,
-    QMessageBox,
-    QProgressBar,
-    QProgressDialog,
-    QPushButton,
-    QSplitter,
-    QStackedWidget,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
-)
+
+# the first paint needs these alone; the widgets the build uses are imported where it uses them (PySide6 makes a
+# class as it is first named: 8 ms for those, before the window could show)
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance, scheme_differs
@@ -48,6 +29,8 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QAction, QCloseEvent
+
     from rageval_desktop.core.store import browse
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
@@ -183,6 +166,21 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     # --- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
+        from PySide6.QtWidgets import (
+            QCheckBox,
+            QComboBox,
+            QHBoxLayout,
+            QHeaderView,
+            QLabel,
+            QListWidget,
+            QProgressBar,
+            QPushButton,
+            QSplitter,
+            QStackedWidget,
+            QTableView,
+            QVBoxLayout,
+        )
+
         from rageval_desktop.gui.views.detail_pane import DetailPane
         from rageval_desktop.gui.views.golden_tools import GoldenBar
         from rageval_desktop.gui.views.notice_bar import NoticeBar
@@ -306,6 +304,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         bar.addPermanentWidget(self.cancel_button)
 
     def _build_actions(self) -> None:
+        from PySide6.QtGui import QAction, QKeySequence
+
         file_menu = self.menuBar().addMenu("&File")
 
         def action(menu: Any, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
@@ -392,7 +392,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.undo_stack.undo()
 
     def show_history(self) -> None:
-        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QUndoView, QVBoxLayout
+        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QUndoView, QVBoxLayout
 
         dialog = QDialog(self)
         dialog.setWindowTitle("History of this session's edits")
@@ -412,6 +412,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         dialog.open()
 
     def show_palette(self) -> None:
+        from PySide6.QtWidgets import QMenu, QPushButton
+
         from rageval_desktop.gui.views.command_palette import CommandPalette, from_action, from_button
 
         commands = [from_action(a) for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
@@ -573,6 +575,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         """Detach the project from the window at once; cancelling its work (calls in flight included), the
         closing backup and closing the file happen on a thread behind a progress dialog — the GUI thread never
         waits. `then` runs once the file is closed (opening another project, quitting)."""
+        from PySide6.QtWidgets import QProgressDialog
+
         if self.project is None:
             if then is not None:
                 then()
@@ -639,6 +643,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def restore_backup(self, backup: str | None = None, *, confirm: bool = True) -> None:
         """Close the project, restore it from a backup (the current state is backed up first; see
         core/store/restore.py), open it again."""
+        from PySide6.QtWidgets import QFileDialog, QMessageBox
+
         from rageval_desktop.core.store.backup import backup_dir
 
         if self.project is None:
@@ -664,6 +670,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.close_project(then=restore_and_reopen)
 
     def new_project(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         path, _ = QFileDialog.getSaveFileName(self, "New project", str(Path.home() / "evaluation.rageval"),
                                               "RAGEval projects (*.rageval)")
         if path:
@@ -672,6 +680,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.run_task("Creating the project", operations.create_project, Path(path), on_done=self._opened)
 
     def choose_project(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         path, _ = QFileDialog.getOpenFileName(self, "Open project", str(Path.home()), "RAGEval projects (*.rageval)")
         if path:
             self.open_path(path)
@@ -710,6 +720,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.slice_box.blockSignals(False)
 
     def _fill_nav(self) -> None:
+        from PySide6.QtWidgets import QListWidgetItem
+
         from rageval_desktop.core.store import browse, queries
 
         assert self.project is not None
@@ -743,6 +755,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.nav.setCurrentRow(0)
 
     def _nav_item(self, text: str, key: tuple) -> None:
+        from PySide6.QtWidgets import QListWidgetItem
+
         item = QListWidgetItem(text)
         item.setData(QtCore.Qt.ItemDataRole.UserRole, key)
         self.nav.addItem(item)

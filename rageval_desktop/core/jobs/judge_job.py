@@ -447,14 +447,16 @@ class JudgeJob:
                        tasks: set[asyncio.Task], cap: int) -> None:
         room = self._room
         assert room is not None
+        loop = asyncio.get_running_loop()
         for item in items:
             # calls in flight + results not yet committed never exceed the concurrency: a kill loses <= cap calls
             while self.busy_slots(tasks) >= cap and not self.stopping_now():
                 room.clear()
-                try:
-                    await asyncio.wait_for(room.wait(), timeout=0.05)
-                except TimeoutError:
-                    pass
+                # woken by a call's end or a commit, else in 50 ms (a stall, a cancel); not wait_for, whose task
+                # and waiter each wait their turn in the event loop behind a burst of replies
+                poll = loop.call_later(0.05, room.set)
+                await room.wait()
+                poll.cancel()
             endpoint = (item.judge.base_url, item.judge.api_key_ref)
             limiter = limiters[endpoint]
             ticket = await limiter.acquire()

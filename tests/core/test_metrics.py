@@ -54,6 +54,23 @@ def test_ndcg_matches_scikit_learn(seed):
         assert retrieval.ndcg_at_k(ranks, n_gold, k) == pytest.approx(expected)
 
 
+def test_the_shipped_quantile_table_is_scipys_own_numbers():
+    """resources/stats/t975.npy spares the metrics command importing scipy.special: it must hold exactly what scipy
+    computes (regenerate it with `python -m rageval_desktop.core.base.stats` if scipy's numbers change), and the
+    quantile functions must give scipy's doubles from it and beyond it."""
+    from scipy.special import ndtri, stdtrit
+
+    from rageval_desktop.core.base import stats
+
+    shipped = np.asarray(stats._table())
+    assert shipped.shape == (stats.TABLE_DF + 1,) and np.array_equal(shipped, stats.quantile_table())
+    assert stats.normal_quantile(0.975) == float(ndtri(0.975)) and stats.normal_quantile(0.9) == float(ndtri(0.9))
+    for df in (1, 2, 29, 9_999, stats.TABLE_DF, stats.TABLE_DF + 1, 250_000, 37.5):
+        for q in (0.975, 0.95, 0.8):
+            assert stats.t_quantile(q, df) == float(stdtrit(df, q)), (q, df)
+    assert stats.t_quantile(0.975, 0) == float(stdtrit(1, 0.975))       # (df below 1 is read as 1)
+
+
 def test_mean_ci_is_students_t_and_a_share_gets_wilsons_interval():
     from scipy.stats import t
     from statsmodels.stats.proportion import proportion_confint

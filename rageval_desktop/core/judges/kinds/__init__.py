@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError, UnknownChoice
@@ -166,6 +165,8 @@ def _discover() -> None:
     if _LOADED:
         return
     _LOADED = True
+    from importlib.metadata import entry_points  # (3 ms: only when a kind is asked for, not for every command)
+
     found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     for name in [*BUILTIN, *sorted(set(found) - set(BUILTIN))]:
         if name in _KINDS:

@@ -72,6 +72,44 @@ def _error_fields(exc: BaseException) -> tuple[str, dict[str, Any]]:
     return "bug", {"message": "".join(traceback.format_exception(exc))}
 
 
+class _Outbox:
+    """The reader's stdout, written by a thread of its own: a chunk's few megabytes wait for the importer to read
+    them through a 64 KB pipe, and the reader parses the next chunk meanwhile (with the pipe written from the parsing
+    thread, each waited for the other, and an import took the sum of reading and writing rather than the longer).
+    At most `depth` writes wait: memory stays a few chunks deep."""
+
+    def __init__(self, stream: BinaryIO, depth: int = 4) -> None:
+        import queue
+        import threading
+
+        self.stream, self.error = stream, None
+        self.queue: Any = queue.Queue(maxsize=depth)
+        self.thread = threading.Thread(target=self._pump, name="reader-outbox", daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        while (data := self.queue.get()) is not None:
+            if self.error is None:
+                try:
+                    self.stream.write(data)
+                    self.stream.flush()
+                except OSError as exc:      # the importer is gone or stopped us: the next write says so
+                    self.error = exc
+
+    def write(self, data: bytes) -> None:
+        if self.error is not None:
+            raise BrokenPipeError(str(self.error))
+        self.queue.put(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        """Everything written is on its way (the process may end)."""
+        self.queue.put(None)
+        self.thread.join()
+
+
 SETTINGS = ("CHUNK_ROWS", "BOMB_MIN_BYTES", "BOMB_RATIO")   # readers' limits: the reader reads as the importer would
 
 
@@ -201,11 +239,14 @@ def _main() -> None:
     # The reader's objects are short-lived and acyclic (a chunk's records, dropped once sent): the cyclic collector
     # only walks them over and over (a fifth of the reader's time). Memory stays a few chunks deep without it.
     gc.disable()
-    out, inbox = sys.stdout.buffer, sys.stdin.buffer
+    out, inbox = _Outbox(sys.stdout.buffer), sys.stdin.buffer
     sys.stdout = sys.stderr          # the pipe carries messages only: anything printed goes to the error log
-    args = receive(inbox)
-    if args is not None:
-        reader_main(*args, out=out, inbox=inbox)
+    try:
+        args = receive(inbox)
+        if args is not None:
+            reader_main(*args, out=out, inbox=inbox)   # type: ignore[arg-type]
+    finally:
+        out.close()
 
 
 if __name__ == "__main__":

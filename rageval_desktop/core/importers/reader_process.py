@@ -82,7 +82,8 @@ class _Outbox:
         import queue
         import threading
 
-        self.stream, self.error = stream, None
+        self.stream = stream
+        self.error: OSError | None = None
         self.queue: Any = queue.Queue(maxsize=depth)
         self.thread = threading.Thread(target=self._pump, name="reader-outbox", daemon=True)
         self.thread.start()
@@ -244,7 +245,7 @@ def _main() -> None:
     try:
         args = receive(inbox)
         if args is not None:
-            reader_main(*args, out=out, inbox=inbox)   # type: ignore[arg-type]
+            reader_main(*args, out=out, inbox=inbox)
     finally:
         out.close()
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 
 def resources_dir() -> Path:
-    """The resources: the copy a wheel or a bundle carries inside the package (rageval_desktop/resources, found with
-    importlib.resources), else the checkout's top-level resources/ folder (source or editable install)."""
+    """The resources: the copy a wheel or a bundle carries inside the package (rageval_desktop/resources, found
+    beside the modules, or with importlib.resources where they are not files), else the checkout's top-level
+    resources/ folder (source or editable install)."""
     here = Path(__file__).resolve()
     # the package's copy (importlib.resources' answer when modules are files), then the checkout's
     for found in (here.parents[2] / "resources", here.parents[3] / "resources"):

@@ -18,6 +18,8 @@ import math
 from functools import lru_cache
 from typing import Any
 
+from rageval_desktop.core.base.paths import resources_dir
+
 SCALE = (0.0, 100.0)
 CONFIDENCE = 0.95
 
@@ -48,8 +50,6 @@ def quantile_table() -> Any:
 @lru_cache(maxsize=1)
 def _table() -> Any:
     import numpy as np
-
-    from rageval_desktop.core.base.paths import resources_dir
 
     return np.load(resources_dir() / "stats" / "t975.npy", mmap_mode="r")
 
@@ -236,8 +236,6 @@ def percentile(values: Any, q: float) -> float | None:
 
 if __name__ == "__main__":      # writes the table (resources/stats/t975.npy) from scipy
     import numpy as np
-
-    from rageval_desktop.core.base.paths import resources_dir
 
     target = resources_dir() / "stats" / "t975.npy"
     target.parent.mkdir(exist_ok=True)

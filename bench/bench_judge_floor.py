@@ -9,7 +9,15 @@ the machine's cores for the whole run (CPU contention). "job, preloaded" is the 
 with an active model judge has the client library imported on a thread soon after it opens
 (`judges.registry.preload_client`), so a job started from the window does not pay the import the command line does.
 
+With `--ragas-python PY` a fourth side runs ragas (0.4.3: `evaluate` with one AspectCritic over the same number of
+rows, `max_workers` = the concurrency, langchain's ChatOpenAI on the same server) in the interpreter PY, which has ragas
+installed (it is not one of the app's dependencies): its clock, like the bare client's, starts after its imports.
+
     .venv/bin/python bench/bench_judge_floor.py [--rows 320] [--latency 0.5] [--concurrency 16] [--load 0] [--repeat 3]
+                                                 [--ragas-python /path/to/venv/bin/python]
+
+A venv for the ragas side: `python3.11 -m venv V && V/bin/pip install ragas==0.4.3 "langchain-community<0.4"
+"langchain-core<1" "langchain-openai<1" "langchain<1"` (ragas 0.4.3 imports a module langchain-community 0.4 dropped).
 """
 
 from __future__ import annotations
@@ -79,6 +87,30 @@ OURS = textwrap.dedent("""
                       "cpu_s": cpu.ru_utime + cpu.ru_stime - before.ru_utime - before.ru_stime}))
 """)
 
+RAGAS = textwrap.dedent("""
+    import json, resource, sys, time, warnings
+    warnings.filterwarnings("ignore")
+    url, rows, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    t0 = time.perf_counter()
+    from langchain_openai import ChatOpenAI
+    from ragas import EvaluationDataset, SingleTurnSample, evaluate
+    from ragas.llms import LangchainLLMWrapper
+    from ragas.metrics import AspectCritic
+    from ragas.run_config import RunConfig
+    llm = LangchainLLMWrapper(ChatOpenAI(model="gpt-4o-mini", base_url=url, api_key="sk-bench", temperature=0,
+                                         max_retries=0, timeout=30))
+    metric = AspectCritic(name="correct", definition="Does the answer agree with the reference?", llm=llm)
+    data = EvaluationDataset([SingleTurnSample(user_input=f"Question number {i}?", reference=f"The answer is {i}.",
+                                               response=f"The answer is {i}, I think.") for i in range(rows)])
+    t = time.perf_counter()
+    result = evaluate(data, metrics=[metric], llm=llm, show_progress=False, raise_exceptions=False,
+                      run_config=RunConfig(max_workers=concurrency, timeout=30, max_retries=0))
+    took = time.perf_counter() - t
+    ok = int(result.to_pandas()["correct"].notna().sum())
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"ok": ok, "job_s": took, "command_s": time.perf_counter() - t0,
+                      "cpu_s": cpu.ru_utime + cpu.ru_stime}))
+""")
 
 
 def spin() -> None:
@@ -93,14 +125,19 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--load", type=int, default=0, help="busy processes kept spinning during the run")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ragas-python", help="an interpreter with ragas installed: adds ragas as a side")
     args = parser.parse_args()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "sk-bench"}
+    # (ragas sends usage analytics unless told not to: offline, each run waited 10 s for it)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "sk-bench", "RAGAS_DO_NOT_TRACK": "true"}
     server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", str(args.latency)],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
     spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.load)]
     for p in spinners:
         p.start()
-    sides = (("bare client", BARE, ""), ("judge job", OURS, "cold"), ("job, preloaded", OURS, "preloaded"))
+    sides: tuple[tuple[str, str, str], ...] = (("bare client", BARE, ""), ("judge job", OURS, "cold"),
+                                                ("job, preloaded", OURS, "preloaded"))
+    if args.ragas_python:
+        sides += (("ragas", RAGAS, "ragas"),)
     results: dict[str, list[dict]] = {side: [] for side, _, _ in sides}
     try:
         assert server.stdout is not None
@@ -108,7 +145,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for k in range(args.repeat):
                 for side, script, mode in sides:
-                    out = subprocess.run([sys.executable, "-c", script, url, str(args.rows), str(args.concurrency),
+                    python = args.ragas_python if mode == "ragas" else sys.executable
+                    out = subprocess.run([python, "-c", script, url, str(args.rows), str(args.concurrency),
                                           str(Path(tmp) / f"{k}-{mode}.rageval"), mode],
                                          cwd=ROOT, capture_output=True, text=True, env=env, check=True)
                     results[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -129,10 +167,16 @@ def main() -> None:
         print(f"{side:12s} {rates[0]:6.2f} / {median[side][0]:6.2f} / {rates[-1]:6.2f} rows/s "
               f"(whole command {whole:6.2f})   CPU {cpu_ms:5.2f} ms per call")
     bare, bare_whole, bare_cpu = median["bare client"]
-    for side in ("judge job", "job, preloaded"):
+    for side in ("judge job", "job, preloaded", *(["ragas"] if args.ragas_python else [])):
         ours, ours_whole, ours_cpu = median[side]
         print(f"{side} / bare client: {ours / bare:.3f} of the floor (whole command {ours_whole / bare_whole:.3f}); "
               f"CPU per call {ours_cpu / bare_cpu:.2f}x")
+    if args.ragas_python:
+        ragas, ragas_whole, _ = median["ragas"]
+        for side in ("judge job", "job, preloaded"):
+            ours, ours_whole, _ = median[side]
+            print(f"{side} / ragas: {ours / ragas:.3f} (each on its own clock), "
+                  f"whole command {ours_whole / ragas_whole:.3f}")
 
 
 if __name__ == "__main__":

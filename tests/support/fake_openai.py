@@ -45,6 +45,8 @@ def default_content(prompt: str) -> str:
         return "The passage is related.\nScore: 2"
     if "an attempt to answer" in prompt:
         return "yes"
+    if '"verdict"' in prompt:       # ragas' AspectCritic (bench/bench_judge_floor.py's ragas side)
+        return '{"reason": "The answer agrees with the reference.", "verdict": 1}'
     return "OK"
 
 

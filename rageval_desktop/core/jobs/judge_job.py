@@ -455,8 +455,10 @@ class JudgeJob:
                 # woken by a call's end or a commit, else in 50 ms (a stall, a cancel); not wait_for, whose task
                 # and waiter each wait their turn in the event loop behind a burst of replies
                 poll = loop.call_later(0.05, room.set)
-                await room.wait()
-                poll.cancel()
+                try:
+                    await room.wait()
+                finally:
+                    poll.cancel()
             endpoint = (item.judge.base_url, item.judge.api_key_ref)
             limiter = limiters[endpoint]
             ticket = await limiter.acquire()

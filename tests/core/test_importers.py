@@ -420,3 +420,25 @@ def test_new_slices_are_reported_in_one_line(tmp_path):
         report = import_golden(p, tmp_path / "g.jsonl", check_duplicates=False)
     slices = [w for w in report.warnings if "slice" in w]
     assert slices == ["3 new slice(s) added to the project: 'adversarial', 'easy', 'edge'"]
+
+
+@pytest.mark.parametrize(("cell", "integer", "expected"), [
+    ("12", False, 12.0), (" 12 ", False, 12.0), ("1e3", True, 1000), ("2.5", False, 2.5), ("1_000", False, 1000.0),
+    ("0", True, 0), ("١٢", False, 12.0), ("", False, None), ("   ", True, None),
+    ("-1", False, "must be ≥ 0"), ("nan", False, "finite"), ("inf", False, "finite"),
+    ("abc", False, "expected a number"), ("2.5", True, "whole number"), ("1e16", False, "too large"),
+    ("1e400", False, "finite"),
+])
+def test_a_number_written_as_text_is_read_or_refused_as_any_other(cell, integer, expected):
+    """A CSV's numbers come as text, through a fast path: what it accepts, and what it leaves to the full checks
+    (which word the refusal), are the same as for a number cell."""
+    from rageval_desktop.core.base.errors import ImportFailed
+    from rageval_desktop.core.importers.cells import Cells
+
+    cells = Cells("f.csv")
+    if isinstance(expected, str):
+        with pytest.raises(ImportFailed, match=expected):
+            cells.number({"x": cell}, "x", 1, integer=integer)
+    else:
+        got = cells.number({"x": cell}, "x", 1, integer=integer)
+        assert got == expected and type(got) is type(expected)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6 import QtCore
-from PySide6.QtWidgets import QMessageBox
 
 from rageval_desktop.gui.lazy import lazy
 from rageval_desktop.gui.prefs import settings
@@ -188,6 +187,8 @@ class JudgingActions:
         return name
 
     def show_info(self, text: str) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)
         box.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         box.open()

@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
 from rageval_desktop.gui.lazy import lazy
@@ -16,7 +14,12 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:   # the project module loads when one is opened, after the first window
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
     from rageval_desktop.core.store.project import Project
+
+# (this module is a base of the main window, imported before its first paint: the dialogs it opens are imported where
+# they are opened — PySide6 makes each class as it is first named)
 
 SHORTCUTS = [
     ("Ctrl+N", "New project"), ("Ctrl+O", "Open project"), ("Ctrl+I", "Import a file"),
@@ -91,6 +94,8 @@ class WindowTasks:
 
     # --- import --------------------------------------------------------------------------------
     def choose_import(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         path, _ = QFileDialog.getOpenFileName(
             self, "Import", str(Path.home()),
             "Tables (*.csv *.jsonl *.ndjson *.json *.parquet *.xlsx *.gz);;All files (*)")
@@ -100,6 +105,8 @@ class WindowTasks:
     def import_file(self, path: Path, *, ask: bool = True, kind: str = "run", run_name: str | None = None,
                     fmt: str | None = None) -> None:
         if self.project is None:  # no project yet: make one beside the file (the user chooses where), then import
+            from PySide6.QtWidgets import QFileDialog
+
             target, _ = QFileDialog.getSaveFileName(self, f"A new project for {path.name}",
                                                     str(path.with_suffix(".rageval")), "RAGEval projects (*.rageval)")
             if not target:
@@ -316,6 +323,8 @@ class WindowTasks:
             self.show_error("The project has no run to report on yet.")
             return
         if path is None:
+            from PySide6.QtWidgets import QFileDialog
+
             stem = f"{run}-vs-{baseline}" if baseline and baseline != run else run
             path, _ = QFileDialog.getSaveFileName(
                 self, "Export report", str(Path.home() / f"rageval-{stem}.html"),
@@ -358,6 +367,8 @@ class WindowTasks:
         if self.project is None:
             return
         if paths is None:
+            from PySide6.QtWidgets import QFileDialog
+
             paths, _ = QFileDialog.getOpenFileNames(self, "Import review packs", str(self.project.path.parent),
                                                     "Review packs (*.ragevalpack)")
             if not paths:
@@ -392,6 +403,8 @@ class WindowTasks:
         self.shortcut_sheet = shortcut_sheet(self, SHORTCUTS)
 
     def show_about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         from rageval_desktop import __version__
 
         QMessageBox.about(self, "About RAGEval Desktop",

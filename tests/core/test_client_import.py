@@ -43,9 +43,9 @@ def test_a_preload_that_failed_says_nothing_and_the_job_imports_again(monkeypatc
 
     monkeypatch.setattr(llm, "_PRELOAD", None)
     monkeypatch.delitem(__import__("sys").modules, "openai", raising=False)
-    import builtins
+    import importlib
 
-    real_import = builtins.__import__
+    real_import = importlib.import_module
     calls = {"n": 0}
 
     def flaky(name, *args, **kwargs):
@@ -54,8 +54,40 @@ def test_a_preload_that_failed_says_nothing_and_the_job_imports_again(monkeypatc
             broken()
         return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", flaky)
+    monkeypatch.setattr(importlib, "import_module", flaky)   # what core.base.imports.import_frozen calls
     llm.preload()
     llm._PRELOAD.join(10)
+    assert calls["n"] == 1                             # the preload's import failed
     assert capsys.readouterr().err == ""               # no traceback from the preload's thread
     assert llm.client_library().AsyncOpenAI is not None
+
+
+def test_a_large_library_is_imported_with_the_collector_paused_and_its_objects_frozen(tmp_path, monkeypatch):
+    """core.base.imports.import_frozen: no collector pass walks the library's objects while they are made, nor
+    after (gc.freeze); the collector's state is put back; a module imported already is left alone."""
+    import gc
+    import sys
+
+    from rageval_desktop.core.base.imports import import_frozen
+
+    (tmp_path / "big_library_stand_in.py").write_text(
+        "import gc\nENABLED_WHILE_IMPORTING = gc.isenabled()\nOBJECTS = [[i] for i in range(1000)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "big_library_stand_in", raising=False)
+    assert gc.isenabled()
+    gc.unfreeze()
+    try:
+        module = import_frozen("big_library_stand_in")
+        assert module.ENABLED_WHILE_IMPORTING is False
+        assert gc.isenabled()
+        frozen = gc.get_freeze_count()
+        assert frozen >= 1000                                     # its objects are in the permanent generation
+        assert import_frozen("big_library_stand_in") is module    # imported already: nothing paused or frozen
+        assert gc.get_freeze_count() == frozen
+        gc.disable()                                              # a collector the caller paused stays paused
+        monkeypatch.delitem(sys.modules, "big_library_stand_in")
+        import_frozen("big_library_stand_in")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.imports import import_frozen
 
 if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send never loads the client (~0.4 s)
     import openai
@@ -32,7 +33,7 @@ def preload() -> None:
 
 def _import_quietly() -> None:
     try:
-        import openai  # noqa: F401
+        import_frozen("openai")   # (the cycle collector paused: core.base.imports)
     except Exception:  # said where the client is made (client_library), in the job's words
         pass
 
@@ -48,9 +49,7 @@ def client_library() -> Any:
     thread = _PRELOAD
     if thread is not None and thread is not threading.current_thread():
         thread.join()
-    import openai
-
-    return openai
+    return import_frozen("openai")
 
 
 @dataclass

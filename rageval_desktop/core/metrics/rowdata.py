@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval_desktop.core.base.imports import import_frozen
 from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import get_judge
@@ -40,7 +41,7 @@ class RunData:
     ks: tuple[int, ...] = retrieval.DEFAULT_KS
     golden_changed: bool = False
     rated: dict[str, int] = field(default_factory=dict)           # metric -> rows with a human rating (PPI)
-    judgments: Any = None      # every judgment of the run's rows, as numbers (`_judgment_rows`: row_id, judge_id,
+    judgments: Any = None      # every judgment of the run's rows, as numbers (`_judgment_frame`: row_id, judge_id,
     #                            passage_rank, status, score), for what is worked out per judge (the unscored rows)
 
 
@@ -48,14 +49,17 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     """The run's numbers, one row per run row. No text: a million rows' questions and answers would be most of the
     memory, and only the rows a view shows need theirs (`texts`)."""
     rid = find_run(project, run)
-    # the passages' side (gold hits, prompt cut) is read on a second thread while this one reads the rows: two
-    # cores, two connections (sqlite lets go of the GIL while it works)
+    # the rows, the judgments and the passages' side (gold hits, prompt cut) are read on helper threads, each with
+    # its connection (SQLite lets go of the GIL while it works: two cores), while this one imports pandas, which
+    # only the frames need (0.3 s of a 0.55 s `metrics` at 10k rows; the reads used to wait for it)
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        rows = pool.submit(_rows_read, project, rid)
+        judged = pool.submit(_judgment_read, project, rid)
         passages = pool.submit(_passage_side, project, rid)
-        judged = pool.submit(_judgment_rows, project, rid)
-        return _load_run(project, run, rid, ks, passages, judged)
+        import_frozen("pandas")   # (meanwhile; with the cycle collector paused: core.base.imports)
+        return _load_run(project, run, rid, ks, rows, passages, judged)
 
 
 STATUSES = ("ok", "unparsed", "error")
@@ -74,9 +78,6 @@ def numeric_columns(conn: sqlite3.Connection, columns: list[tuple[str, type]], s
     per 2M values, orjson and numpy's list conversion 0.07-0.14 s.)
     `columns`: (SQL expression over `source`'s columns, int or float); int columns must not be NULL. With `strings`
     (expressions too), returns (the number columns, the text columns as lists: str or None)."""
-    import numpy as np
-    import orjson
-
     parts = []
     for expr, kind in columns:
         if kind is int:
@@ -89,6 +90,10 @@ def numeric_columns(conn: sqlite3.Connection, columns: list[tuple[str, type]], s
                          f"WHEN {value} > 0 THEN '\"inf\"' ELSE '\"-inf\"' END)")
     parts += [f"json_group_array({expr})" for expr in strings or []]
     n, *found = conn.execute(f"SELECT COUNT(*), {', '.join(parts)} FROM ({source})", params).fetchone()
+    # imported after the query: a helper thread's read need not wait for numpy's import
+    import numpy as np
+    import orjson
+
     out = []
     for (_, kind), text in zip(columns, found[:len(columns)], strict=True):
         values = np.array(orjson.loads(f"[{text}]") if text else [], dtype=np.int64 if kind is int else float)
@@ -112,22 +117,27 @@ def row_range(conn: sqlite3.Connection, rid: int) -> tuple[int, int] | None:
     return (low, high) if low is not None and rows == high - low + 1 else None
 
 
-def _judgment_rows(project: Project, rid: int) -> Any:
-    """Every judgment of the run's rows (row, judge, passage rank, status, score), read as numbers
-    (`numeric_columns`); status is a category."""
-    import numpy as np
-    import pandas as pd
-
+def _judgment_read(project: Project, rid: int) -> tuple[Any, ...]:
+    """Every judgment of the run's rows as number columns (`numeric_columns`): row, judge, passage rank, status
+    (0 ok, 1 unparsed, 2 error), score."""
     with project.extra_reader() as conn:
         ids = row_range(conn, rid)
         # the run's rows one range of ids: one range of the verdicts' index (1.15 s at a million rows; looked up row
         # by row, 1.36 s)
         where, params = (("x.run_row_id BETWEEN ? AND ?", ids) if ids else
                          ("x.run_row_id IN (SELECT id FROM run_rows WHERE run_id = ?)", (rid,)))
-        row_id, judge_id, rank, status, score = numeric_columns(
+        return tuple(numeric_columns(
             conn, [("run_row_id", int), ("judge_id", int), ("passage_rank", int), ("status", int), ("score", float)],
             "SELECT x.run_row_id, x.judge_id, x.passage_rank, CASE x.status WHEN 'ok' THEN 0 WHEN 'unparsed' THEN 1 "
-            f"ELSE 2 END AS status, x.score FROM judgments x WHERE {where}", params)
+            f"ELSE 2 END AS status, x.score FROM judgments x WHERE {where}", params))
+
+
+def _judgment_frame(read: tuple[Any, ...]) -> Any:
+    """`_judgment_read`'s columns as a frame (row_id, judge_id, passage_rank, status as a category, score)."""
+    import numpy as np
+    import pandas as pd
+
+    row_id, judge_id, rank, status, score = read
     return pd.DataFrame({"row_id": row_id, "judge_id": judge_id, "passage_rank": rank,
                          "status": pd.Categorical.from_codes(status.astype(np.int8), categories=list(STATUSES)),
                          "score": score})
@@ -185,15 +195,16 @@ def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
     return hit_rows, hit_ranks, prompt_rows, prompt_k
 
 
-def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passages: Any, judged: Any) -> RunData:
+def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], rows: Any, passages: Any,
+              judged: Any) -> RunData:
     import numpy as np
 
     conn = project.reader()
-    base = _rows_frame(conn, rid)
+    base = _rows_frame(rows.result())
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
     # the judges' side first: the judgments are read sooner than the gold hits, and the work on them overlaps the rest
     # of that read (0.3 s at a million rows)
-    data.judgments = judged.result()
+    data.judgments = _judgment_frame(judged.result())
     _add_judge_scores(project, data, data.judgments)
     _add_human(project, data)
     data.unsettled = _unsettled(project, data)
@@ -212,14 +223,10 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], passage
     return data
 
 
-def _rows_frame(conn: sqlite3.Connection, rid: int) -> Any:
-    """The run's rows in order: golden id, slice, gold-id count, question key, latency, cost — read in one query,
-    numbers and texts each as one JSON array (`numeric_columns`; a million fetched tuples took 1.4 s, orjson reads a
-    million ids in 0.07 s). The question key is an integer: the golden row's rowid for a linked row, a negative
-    code for an unlinked one (its open-rag-eval query id, or the row itself)."""
-    import numpy as np
-    import pandas as pd
-
+def _rows_read(project: Project, rid: int) -> tuple[Any, ...]:
+    """The run's rows, read in one query: numbers and texts each as one JSON array (`numeric_columns`; a million
+    fetched tuples took 1.4 s, orjson reads a million ids in 0.07 s) — ids, positions, golden rowid (-1: unlinked),
+    gold-id count, latency, cost, golden ids, slices — and each unlinked row's open-rag-eval query id."""
     # a row's distinct gold ids, counted by SQLite: a list with a string in it and no comma holds that one string (no
     # comma separates two elements) and needs no JSON parse (0.3 s at a million rows); a list of one or none needs no
     # json_each
@@ -230,9 +237,24 @@ def _rows_frame(conn: sqlite3.Connection, rid: int) -> Any:
     source = (f"SELECT rr.id, rr.position, COALESCE(g.rowid, -1) AS golden, {n_gold} AS n_gold, rr.latency_ms, "
               "rr.cost_usd, rr.golden_id, g.slice_tag FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
               "WHERE rr.run_id = ?")
-    (row_ids, positions, golden, n, latency, cost), (golden_ids, slices) = numeric_columns(
-        conn, [("id", int), ("position", int), ("golden", int), ("n_gold", int), ("latency_ms", float),
-               ("cost_usd", float)], source, (rid,), strings=["golden_id", "slice_tag"])
+    with project.extra_reader() as conn:
+        numbers, (golden_ids, slices) = numeric_columns(
+            conn, [("id", int), ("position", int), ("golden", int), ("n_gold", int), ("latency_ms", float),
+                   ("cost_usd", float)], source, (rid,), strings=["golden_id", "slice_tag"])
+        alone = dict(conn.execute(
+            "SELECT id, json_extract(metadata, '$.query_id') FROM run_rows WHERE run_id = ? AND golden_id IS NULL",
+            (rid,))) if (numbers[2] == -1).any() else {}
+    return (*numbers, golden_ids, slices, alone)
+
+
+def _rows_frame(read: tuple[Any, ...]) -> Any:
+    """The run's rows in order (`_rows_read`): golden id, slice, gold-id count, question key, latency, cost. The
+    question key is an integer: the golden row's rowid for a linked row, a negative code for an unlinked one (its
+    open-rag-eval query id, or the row itself)."""
+    import numpy as np
+    import pandas as pd
+
+    row_ids, positions, golden, n, latency, cost, golden_ids, slices, alone = read
     order = np.argsort(positions, kind="stable")           # the run's order
     row_ids, golden, n, latency, cost = row_ids[order], golden[order], n[order], latency[order], cost[order]
     golden_ids = np.array(golden_ids, dtype=object)[order]
@@ -241,9 +263,6 @@ def _rows_frame(conn: sqlite3.Connection, rid: int) -> Any:
     qkey = golden.copy()
     unlinked = golden == -1
     if unlinked.any():   # unlinked rows' keys: the query a row repeats (open-rag-eval query_run), or itself
-        alone = dict(conn.execute(
-            "SELECT id, json_extract(metadata, '$.query_id') FROM run_rows WHERE run_id = ? AND golden_id IS NULL",
-            (rid,)))
         keys = [f"q:{alone[r]}" if alone.get(r) is not None else f"row:{r}" for r in row_ids[unlinked]]
         qkey[unlinked] = -1 - pd.factorize(np.array(keys, dtype=object))[0]
     index = pd.Index(row_ids, name="row_id")

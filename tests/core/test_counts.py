@@ -23,13 +23,17 @@ def counted(p: Project) -> dict:
                             "AND g.status != 'retired' GROUP BY s.name ORDER BY s.position"))
     return {"golden_rows": r.execute("SELECT COUNT(*) FROM golden_rows WHERE status != 'retired'").fetchone()[0],
             "golden_rows_retired": r.execute("SELECT COUNT(*) FROM golden_rows WHERE status = 'retired'").fetchone()[0],
-            "slices": slices, "runs": runs}
+            "slices": slices, "runs": runs,
+            "judgments": r.execute("SELECT COUNT(*) FROM judgments").fetchone()[0],
+            "corpus_chunks": r.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0],
+            "human_ratings": r.execute("SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL").fetchone()[0]}
 
 
 def reported(p: Project) -> dict:
     info = project_info(p)
     return {"golden_rows": info["golden_rows"], "golden_rows_retired": info["golden_rows_retired"],
-            "slices": info["slices"], "runs": [{k: r[k] for k in ("name", "rows", "linked")} for r in info["runs"]]}
+            "slices": info["slices"], "runs": [{k: r[k] for k in ("name", "rows", "linked")} for r in info["runs"]],
+            **{k: info[k] for k in ("judgments", "corpus_chunks", "human_ratings")}}
 
 
 def _write(path, rows) -> None:
@@ -73,8 +77,50 @@ def test_the_migration_fills_the_counts_in(tmp_path, demo_file):
         DROP TRIGGER run_counts_new_run; DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_delete;
         DROP TRIGGER run_counts_update; DROP TABLE golden_counts; DROP TABLE run_counts;
         DROP INDEX judgments_scores;   -- and v17's
+        DROP TRIGGER judgments_count_insert; DROP TRIGGER judgments_count_delete;
+        DROP TRIGGER corpus_chunks_count_insert; DROP TRIGGER corpus_chunks_count_delete;
+        DROP TRIGGER human_ratings_count_insert; DROP TRIGGER human_ratings_count_delete;
+        DROP TRIGGER human_ratings_count_update; DROP TABLE table_counts;   -- and v18
         PRAGMA user_version = 15; COMMIT;""")
     conn.close()
     with Project.open(path) as p:
-        assert p.schema_version() == 17
+        assert p.schema_version() == 18
         assert reported(p) == counted(p) and reported(p)["golden_rows"] == 72
+
+
+def test_judgments_chunks_and_ratings_counts_follow_every_change(tmp_path):
+    """Schema 18: what `info` reports of judgments, corpus chunks and ratings (not withdrawn) is kept by triggers:
+    a job's inserts, a re-run that inserts nothing, a rating withdrawn, a run deleted with its judgments and ratings
+    (CASCADE), a ratings import that ignores a duplicate, a corpus imported and deleted."""
+    from rageval_desktop.core.importers import import_corpus
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.review import ratings
+
+    run = [{"id": f"q{i}", "question": f"Question {i}?", "answer": f"answer {i}", "gold_answer": f"answer {i}",
+            "retrieved": [{"chunk_id": f"c{i}", "text": "t"}]} for i in range(8)]
+    _write(tmp_path / "r.jsonl", run)
+    _write(tmp_path / "corpus.jsonl", [{"chunk_id": f"c{i}", "text": f"chunk {i}"} for i in range(5)])
+    with Project.create(tmp_path / "c.rageval") as p:
+        import_run(p, tmp_path / "r.jsonl", "v1")
+        import_run(p, tmp_path / "r.jsonl", "v2")
+        add_judge(p, "lex", "correctness", "lexical")
+        run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
+        run_judge_job(p, JobSpec(run="v2", judges=["lex"]))
+        assert reported(p) == counted(p) and reported(p)["judgments"] == 16
+        run_judge_job(p, JobSpec(run="v1", judges=["lex"]))               # a re-run: nothing new
+        assert reported(p)["judgments"] == 16
+        rows = [r for (r,) in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+        given = [ratings.rate(p, r, "correctness", "ann", 4) for r in rows[:3] + rows[8:10]]
+        assert reported(p) == counted(p) and reported(p)["human_ratings"] == 5
+        ratings.withdraw(p, given[0].id)                                      # withdrawn: no longer counted
+        assert reported(p) == counted(p) and reported(p)["human_ratings"] == 4
+        import_corpus(p, tmp_path / "corpus.jsonl")
+        assert reported(p) == counted(p) and reported(p)["corpus_chunks"] == 5
+        with p.write("delete a run") as w:                                 # its judgments and ratings go (CASCADE)
+            w.execute("DELETE FROM runs WHERE name = 'v2'")
+        with p.write("delete chunks") as w:
+            w.execute("DELETE FROM corpus_chunks WHERE chunk_id IN ('c0', 'c1')")
+        assert reported(p) == counted(p)
+        assert (reported(p)["judgments"], reported(p)["human_ratings"], reported(p)["corpus_chunks"]) == (8, 2, 3)

@@ -152,6 +152,9 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         DROP TRIGGER golden_counts_insert; DROP TRIGGER golden_counts_delete; DROP TRIGGER golden_counts_update;
         DROP TRIGGER run_counts_new_run; DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_delete;
         DROP TRIGGER run_counts_update; DROP TABLE golden_counts; DROP TABLE run_counts;   -- and v16
+        DROP TRIGGER corpus_chunks_count_insert; DROP TRIGGER corpus_chunks_count_delete;
+        DROP TRIGGER human_ratings_count_insert; DROP TRIGGER human_ratings_count_delete;
+        DROP TRIGGER human_ratings_count_update; DROP TABLE table_counts;   -- and v18 (judgments: with the table)
         PRAGMA user_version = 10; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

@@ -463,16 +463,14 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
 def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any]:
     name, meta, reviewer, sample_id = item["name"], item["meta"], item["reviewer"], item["sample_id"]
     rows, withdrawn = item["rows"], item["withdrawn"]
-    before = conn.total_changes
-    conn.executemany(
+    # the rows these statements changed (a cursor's rowcount; the connection's total_changes also counts what the
+    # counting triggers change)
+    added = conn.executemany(
         "INSERT OR IGNORE INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
         "skipped, comment, seconds_taken, sample_id, created_at, withdrawn_at, origin) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    added = conn.total_changes - before
-    before = conn.total_changes
-    conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE origin = ? AND withdrawn_at IS NULL",
-                     withdrawn)
-    undone = conn.total_changes - before
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows).rowcount if rows else 0
+    undone = conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE origin = ? AND withdrawn_at IS NULL",
+                              withdrawn).rowcount if withdrawn else 0
     conn.execute("UPDATE review_packs SET imported_at = ? WHERE id = ?", (utcnow(), meta["pack_id"]))
     project.audit(conn, "import review pack", "review_sample", str(sample_id), pack=meta["pack_id"],
                   reviewer=reviewer, file=name, added=added, withdrawn=undone)

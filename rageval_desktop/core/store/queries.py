@@ -18,7 +18,8 @@ def project_info(project: Project) -> dict[str, Any]:
     def count(sql: str) -> int:
         return conn.execute(sql).fetchone()[0]
 
-    # counts the triggers keep (schema 16): the same at 5 MB and at 1 GB
+    # counts the triggers keep (schema 16 and 18): the same at 5 MB and at 1 GB
+    kept = dict(conn.execute("SELECT name, n FROM table_counts"))
     runs = [{"name": name, "rows": rows, "linked": linked, "created_at": created}
             for name, rows, linked, created in conn.execute(
                 "SELECT r.name, COALESCE(c.rows, 0), COALESCE(c.linked, 0), r.created_at FROM runs r "
@@ -34,11 +35,11 @@ def project_info(project: Project) -> dict[str, Any]:
         "golden_rows": sum(n for (_, status), n in golden.items() if status != "retired"),
         "golden_rows_retired": sum(n for (_, status), n in golden.items() if status == "retired"),
         "slices": slices,
-        "corpus_chunks": count("SELECT COUNT(*) FROM corpus_chunks"),
+        "corpus_chunks": kept["corpus_chunks"],
         "runs": runs,
         "judges": count("SELECT COUNT(*) FROM judges"),
-        "judgments": count("SELECT COUNT(*) FROM judgments"),
-        "human_ratings": count("SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL"),
+        "judgments": kept["judgments"],
+        "human_ratings": kept["human_ratings"],   # not withdrawn
         "jobs": count("SELECT COUNT(*) FROM jobs"),
     }
 

@@ -644,6 +644,42 @@ SCHEMA_V17 = """
 CREATE INDEX judgments_scores ON judgments (run_row_id, judge_id, passage_rank, status, score);
 """
 
+# v18: the rest of what `info` counts, kept as rows change like v16's: counting two million judgments took 27 ms
+# of a 0.1 s `info` on a 1 GB file, and grew with it. A trigger costs a bulk insert about 1 us a row (a judgment's
+# insert by a job is tens of microseconds of the job's own work); an upsert that updates and an INSERT OR IGNORE
+# that ignores fire no insert trigger; no statement here uses REPLACE, whose deletes fire no delete trigger.
+SCHEMA_V18 = """
+CREATE TABLE table_counts (
+    name TEXT PRIMARY KEY,
+    n    INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO table_counts (name, n) SELECT 'judgments', COUNT(*) FROM judgments;
+INSERT INTO table_counts (name, n) SELECT 'corpus_chunks', COUNT(*) FROM corpus_chunks;
+INSERT INTO table_counts (name, n) SELECT 'human_ratings', COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL;
+CREATE TRIGGER judgments_count_insert AFTER INSERT ON judgments BEGIN
+    UPDATE table_counts SET n = n + 1 WHERE name = 'judgments';
+END;
+CREATE TRIGGER judgments_count_delete AFTER DELETE ON judgments BEGIN
+    UPDATE table_counts SET n = n - 1 WHERE name = 'judgments';
+END;
+CREATE TRIGGER corpus_chunks_count_insert AFTER INSERT ON corpus_chunks BEGIN
+    UPDATE table_counts SET n = n + 1 WHERE name = 'corpus_chunks';
+END;
+CREATE TRIGGER corpus_chunks_count_delete AFTER DELETE ON corpus_chunks BEGIN
+    UPDATE table_counts SET n = n - 1 WHERE name = 'corpus_chunks';
+END;
+CREATE TRIGGER human_ratings_count_insert AFTER INSERT ON human_ratings WHEN NEW.withdrawn_at IS NULL BEGIN
+    UPDATE table_counts SET n = n + 1 WHERE name = 'human_ratings';
+END;
+CREATE TRIGGER human_ratings_count_delete AFTER DELETE ON human_ratings WHEN OLD.withdrawn_at IS NULL BEGIN
+    UPDATE table_counts SET n = n - 1 WHERE name = 'human_ratings';
+END;
+CREATE TRIGGER human_ratings_count_update AFTER UPDATE OF withdrawn_at ON human_ratings BEGIN
+    UPDATE table_counts SET n = n + (NEW.withdrawn_at IS NULL) - (OLD.withdrawn_at IS NULL)
+        WHERE name = 'human_ratings';
+END;
+"""
+
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
 # and a backup leaves them out (backup).
 SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
@@ -678,6 +714,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "judge checks: stability and probe runs", SCHEMA_V15),
     Migration(16, "counts kept as rows change (info at once on a large file)", SCHEMA_V16),
     Migration(17, "an index of judgments' verdicts (reads that need no text)", SCHEMA_V17),
+    Migration(18, "judgments, chunks and ratings counted as they change (info flat on a large file)", SCHEMA_V18),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -656,18 +656,13 @@ CREATE TABLE table_counts (
 INSERT INTO table_counts (name, n) SELECT 'judgments', COUNT(*) FROM judgments;
 INSERT INTO table_counts (name, n) SELECT 'corpus_chunks', COUNT(*) FROM corpus_chunks;
 INSERT INTO table_counts (name, n) SELECT 'human_ratings', COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL;
-CREATE TRIGGER judgments_count_insert AFTER INSERT ON judgments BEGIN
-    UPDATE table_counts SET n = n + 1 WHERE name = 'judgments';
+""" + "".join(f"""CREATE TRIGGER {table}_count_insert AFTER INSERT ON {table} BEGIN
+    UPDATE table_counts SET n = n + 1 WHERE name = '{table}';
 END;
-CREATE TRIGGER judgments_count_delete AFTER DELETE ON judgments BEGIN
-    UPDATE table_counts SET n = n - 1 WHERE name = 'judgments';
+CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} BEGIN
+    UPDATE table_counts SET n = n - 1 WHERE name = '{table}';
 END;
-CREATE TRIGGER corpus_chunks_count_insert AFTER INSERT ON corpus_chunks BEGIN
-    UPDATE table_counts SET n = n + 1 WHERE name = 'corpus_chunks';
-END;
-CREATE TRIGGER corpus_chunks_count_delete AFTER DELETE ON corpus_chunks BEGIN
-    UPDATE table_counts SET n = n - 1 WHERE name = 'corpus_chunks';
-END;
+""" for table in ("judgments", "corpus_chunks")) + """
 CREATE TRIGGER human_ratings_count_insert AFTER INSERT ON human_ratings WHEN NEW.withdrawn_at IS NULL BEGIN
     UPDATE table_counts SET n = n + 1 WHERE name = 'human_ratings';
 END;

@@ -587,6 +587,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:   # the process's own command line: what a large import makes lives until it exits
+        from rageval_desktop.core.base.imports import freeze_after
+
+        freeze_after()
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = InertStream(out), InertStream(err)    # names from data cannot reorder what we print
     try:

@@ -63,11 +63,12 @@ def test_a_preload_that_failed_says_nothing_and_the_job_imports_again(monkeypatc
 
 
 def test_a_large_library_is_imported_with_the_collector_paused_and_its_objects_frozen(tmp_path, monkeypatch):
-    """core.base.imports.import_frozen: no collector pass walks the library's objects while they are made, nor
-    after (gc.freeze); the collector's state is put back; a module imported already is left alone."""
+    """core.base.imports.import_frozen: no collector pass walks the library's objects while they are made, nor,
+    in a command, after (gc.freeze); the collector's state is put back; a module imported already is left alone."""
     import gc
     import sys
 
+    from rageval_desktop.core.base import imports
     from rageval_desktop.core.base.imports import import_frozen
 
     (tmp_path / "big_library_stand_in.py").write_text(
@@ -76,7 +77,12 @@ def test_a_large_library_is_imported_with_the_collector_paused_and_its_objects_f
     monkeypatch.delitem(sys.modules, "big_library_stand_in", raising=False)
     assert gc.isenabled()
     gc.unfreeze()
+    monkeypatch.setattr(imports, "_freeze", False)
     try:
+        module = import_frozen("big_library_stand_in")       # the app's window: paused, not frozen
+        assert module.ENABLED_WHILE_IMPORTING is False and gc.isenabled() and gc.get_freeze_count() == 0
+        monkeypatch.delitem(sys.modules, "big_library_stand_in")
+        imports.freeze_after()                                  # a command
         module = import_frozen("big_library_stand_in")
         assert module.ENABLED_WHILE_IMPORTING is False
         assert gc.isenabled()
@@ -91,3 +97,17 @@ def test_a_large_library_is_imported_with_the_collector_paused_and_its_objects_f
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_only_a_command_freezes_what_its_large_imports_made():
+    """The command line (`rageval ...`, main reading the process's own arguments) asks for the freeze; main called
+    with arguments (a test, a script driving the CLI) and the app's window do not."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nsys.argv = ['rageval', 'info', '/nonexistent.rageval']\n"
+            "from rageval_desktop.cli import main\nfrom rageval_desktop.core.base import imports\n"
+            "main(['info', '/nonexistent.rageval'])\nbefore = imports._freeze\nmain()\n"
+            "print(before, imports._freeze)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -3,14 +3,15 @@
 An import of pandas makes ~300k objects that live as long as the process. While they are made, the collector's full
 passes walk all of them again and again (each time the old generation grew by a quarter), and at exit a last pass
 walks them once more: 25 ms and 50 ms of a 0.38 s `python -c "import pandas"` on this project's machine, 30-40 ms of
-openai's 0.45 s. `import_frozen` pauses the collector for the import and then moves every object the process holds
-into the collector's permanent generation (`gc.freeze`), which no pass walks: the import took 0.29 s with the exit
-(`bench/bench_metrics.py`, docs/scale.md).
+openai's 0.45 s. `import_frozen` pauses the collector for the import; in a process that asked for it (`freeze_after`:
+the command line's), it then moves every object the process holds into the collector's permanent generation
+(`gc.freeze`), which no pass walks, at exit either. `python -c "import pandas"` took 0.36-0.45 s as it is, 0.33-0.38
+s with the collector paused, and 0.28-0.31 s paused and frozen (docs/scale.md).
 
-What freezing costs: a reference cycle that is garbage at that moment is never freed (what the process made so far is
-modules, classes and caches, and this happens once per library), and an object frozen at that moment that later
-becomes part of garbage cycle is not freed either. Python's own documentation proposes `gc.freeze` for objects that
-live as long as the process, which is what an imported library's are.
+What freezing costs: a reference cycle that is garbage at that moment is never freed, nor is an object frozen then
+that later becomes part of a garbage cycle. In a command (`rageval ...`), what exists at the first large import is
+modules, classes and the project it opened, which live until it exits: Python's documentation proposes `gc.freeze`
+for such objects. The app's window is not frozen: its dialogs, pages and projects come and go for hours.
 """
 
 from __future__ import annotations
@@ -24,11 +25,19 @@ from types import ModuleType
 _lock = threading.Lock()
 _paused = 0            # imports under way with the collector paused (two threads may import at once)
 _was_enabled = True    # the collector's state before the first of them
+_freeze = False        # freeze what exists after such an import (`freeze_after`)
+
+
+def freeze_after(yes: bool = True) -> None:
+    """Whether `import_frozen` freezes what the process holds after an import (a short-lived process: a command)."""
+    global _freeze
+    _freeze = yes
 
 
 def import_frozen(name: str) -> ModuleType:
-    """`import name`, with the cycle collector paused for the import and the objects it made frozen after it. A
-    module imported already (and initialised) is returned as it is, with nothing paused or frozen."""
+    """`import name`, with the cycle collector paused for the import, and the objects the process holds frozen after
+    it where the process asked for that (`freeze_after`). A module imported already (and initialised) is returned as
+    it is, with nothing paused or frozen."""
     module = sys.modules.get(name)
     spec = getattr(module, "__spec__", None)
     if module is not None and not getattr(spec, "_initializing", False):
@@ -45,7 +54,8 @@ def import_frozen(name: str) -> ModuleType:
         with _lock:
             _paused -= 1
             if _paused == 0:
-                gc.freeze()
+                if _freeze:
+                    gc.freeze()
                 if _was_enabled:
                     gc.enable()
     return module

@@ -34,3 +34,19 @@ def test_a_passage_text_is_checked_like_any_cell(project, tmp_path, text, words)
         import_run(project, _run(tmp_path, [line]), "v1")
     assert "row 1" in str(failed.value) and "retrieved[1]" in str(failed.value)
     assert project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 0
+
+
+def test_an_integer_beyond_64_bits_is_kept_exact_wherever_it_sits(project, tmp_path):
+    """orjson reads such an integer as a float; the parsed document's floats are checked (no scan of the bytes for
+    runs of digits), at any depth and either sign, and the json module reads the line again, exactly. A float the
+    file writes as one stays a float; a long run of digits inside a text is text."""
+    deep = '{"id": "a", "question": "Q1?", "answer": "x", "retrieved": [{"chunk_id": 18446744073709551617, ' \
+           '"text": "t"}], "extra": {"list": [1, {"n": -9223372036854775809}]}}'
+    floats = '{"id": "b", "question": "Q2?", "answer": "12345678901234567890123", "retrieved": [], "w": 1e300}'
+    report = import_run(project, _run(tmp_path, [deep, floats]), "v1")
+    assert report.added == 2
+    r = project.reader()
+    assert r.execute("SELECT chunk_id FROM retrieved_passages").fetchone()[0] == "18446744073709551617"
+    meta = dict(r.execute("SELECT external_id, metadata FROM run_rows"))
+    assert "-9223372036854775809" in meta["a"] and "1e+300" in meta["b"]
+    assert r.execute("SELECT answer FROM run_rows WHERE external_id = 'b'").fetchone()[0] == "12345678901234567890123"

@@ -91,21 +91,29 @@ def _json_loads(text: str | bytes) -> Any:
     return json.loads(text, parse_int=parse_int, object_pairs_hook=once)
 
 
-def _key_count(obj: Any) -> int:
-    """Keys in every object of a parsed document (what a duplicate key would leave one short)."""
-    count, stack = 0, [obj]
+# orjson reads an integer beyond 64 bits as a float (two ids one apart become the same id); such a float is at least
+# 2**63 in magnitude, which a document rarely writes as a float
+_BEYOND_INT64 = 2.0 ** 63
+
+
+def _key_count(obj: Any) -> tuple[int, bool]:
+    """Keys in every object of a parsed document (what a duplicate key would leave one short), and whether a float
+    in it is at least 2**63 in magnitude (an integer orjson could not hold, or a float as large)."""
+    count, large, stack = 0, False, [obj]
+    if type(obj) is not dict and type(obj) is not list:     # a document that is one value
+        return 0, type(obj) is float and not -_BEYOND_INT64 < obj < _BEYOND_INT64
     while stack:
         item = stack.pop()
+        values = item.values() if type(item) is dict else item
         if type(item) is dict:
             count += len(item)
-            for value in item.values():
-                if type(value) is dict or type(value) is list:
-                    stack.append(value)
-        elif type(item) is list:
-            for value in item:
-                if type(value) is dict or type(value) is list:
-                    stack.append(value)
-    return count
+        for value in values:
+            kind = type(value)
+            if kind is dict or kind is list:
+                stack.append(value)
+            elif kind is float and not -_BEYOND_INT64 < value < _BEYOND_INT64:
+                large = True
+    return count, large
 
 
 _DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
@@ -185,19 +193,21 @@ def _fast_loads(data: bytes | str) -> Any:
     json module accepts and words the errors (its messages name the column)."""
     import orjson
 
-    # orjson reads an integer beyond 64 bits as a float (two ids one apart become the same id): a line with a run of
-    # 19 or more digits goes through the json module, which keeps integers exact
-    if long_digits(data):
-        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     try:
         found = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)   # strict UTF-8
+    keys, large = _key_count(found)
+    # orjson read an integer beyond 64 bits as a float (two ids one apart would become the same id): the json
+    # module reads the document again and keeps integers exact (checking the parsed floats costs a fraction of
+    # scanning the bytes for runs of 19 digits)
+    if large:
+        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     # orjson keeps the last of a key named twice: a document with as many '":' as keys has none (the count is a
     # C-speed scan); any other (a key named twice, '":' inside a text, a space before a colon) is parsed again by
     # the json module, which refuses a key named twice
     marks = data.count(b'":') if isinstance(data, bytes) else data.count('":')
-    if marks != _key_count(found):
+    if marks != keys:
         _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     return found
 

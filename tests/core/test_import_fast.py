@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rageval_desktop.core.base.errors import ImportFailed
@@ -50,3 +52,36 @@ def test_an_integer_beyond_64_bits_is_kept_exact_wherever_it_sits(project, tmp_p
     meta = dict(r.execute("SELECT external_id, metadata FROM run_rows"))
     assert "-9223372036854775809" in meta["a"] and "1e+300" in meta["b"]
     assert r.execute("SELECT answer FROM run_rows WHERE external_id = 'b'").fetchone()[0] == "12345678901234567890123"
+
+
+def test_a_runs_import_leaves_every_reference_whole_with_sqlites_lookups_off(project, tmp_path):
+    """A new run's rows and passages are inserted without SQLite looking up each reference (Project.write's
+    checked_references=False): what they refer to exists by construction. The file's own check finds nothing
+    dangling afterwards, a run replaced still takes its rows, passages and judgments with it (the cascade needs the
+    lookups on), and the writer has them on again after the import, and after an import that failed."""
+    from rageval_desktop.core.importers import import_golden
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.registry import add_judge
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text("".join(json.dumps({"id": f"g{i}", "question": f"Q{i}?", "gold_answer": "a"}) + "\n"
+                              for i in range(4)))
+    import_golden(project, golden)
+    lines = [json.dumps({"id": f"g{i}", "question": f"Q{i}?", "answer": "a", "retrieved": [
+        {"chunk_id": f"c{i}", "text": "t"}, {"chunk_id": f"d{i}", "text": "u"}]}) for i in range(6)]
+    import_run(project, _run(tmp_path, lines), "v1")
+    add_judge(project, "lex", "correctness", "lexical")
+    run_judge_job(project, JobSpec(run="v1", judges=["lex"]))
+    r = project.reader()
+    assert r.execute("SELECT COUNT(golden_id) FROM run_rows").fetchone()[0] == 4       # linked where they exist
+    import_run(project, _run(tmp_path, lines[:3]), "v1", replace=True)
+    assert r.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert r.execute("SELECT COUNT(*) FROM run_rows").fetchone()[0] == 3
+    assert r.execute("SELECT COUNT(*) FROM retrieved_passages").fetchone()[0] == 6     # the old run's went with it
+    assert r.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 0
+    assert project.pragma("foreign_keys") == 1
+    with pytest.raises(ImportFailed):
+        import_run(project, _run(tmp_path, [lines[0], '{"id": "x", "answer": "no question"}']), "v2")
+    assert project.pragma("foreign_keys") == 1
+    assert r.execute("SELECT COUNT(*) FROM runs WHERE name = 'v2'").fetchone()[0] == 0

@@ -79,7 +79,10 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
                                "case or width): the two are easy to confuse in a gate or a report")
 
     ctx.report(0, size, "reading and writing run rows", force=True)
-    with project.write("import run", changed=(Area.RUNS,)) as conn:
+    # a new run's rows and passages refer only to rows that exist by construction (the run made here, golden rows
+    # read under this write, the row ids given to each chunk: `_flush` checks its passages), so SQLite need not look
+    # each reference up; replacing a run deletes the old one, whose rows must cascade
+    with project.write("import run", changed=(Area.RUNS,), checked_references=bool(existing)) as conn:
         if existing:
             conn.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
             report.warnings.append(f"replaced the previous run '{run_name}'")
@@ -132,6 +135,8 @@ def _flush(conn: sqlite3.Connection,
     except sqlite3.IntegrityError:   # UNIQUE (run_id, external_id): name the row and the one it repeats
         _duplicate(conn, run_id, ids, rows[0][2], file)
         raise
+    if passages and not rows[0][0] <= min(p[0] for p in passages) <= max(p[0] for p in passages) <= rows[-1][0]:
+        raise RuntimeError("a passage refers to a row outside its chunk")   # (the chunk's rows' ids are one range)
     conn.executemany("INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score, in_prompt) "
                      "VALUES (?, ?, ?, ?, ?, ?)", passages)
 

@@ -85,3 +85,15 @@ def test_a_runs_import_leaves_every_reference_whole_with_sqlites_lookups_off(pro
         import_run(project, _run(tmp_path, [lines[0], '{"id": "x", "answer": "no question"}']), "v2")
     assert project.pragma("foreign_keys") == 1
     assert r.execute("SELECT COUNT(*) FROM runs WHERE name = 'v2'").fetchone()[0] == 0
+
+
+def test_a_write_never_runs_with_the_reference_checks_left_off(project):
+    """Were a write without lookups unable to turn them on again as it ended (a transaction SQLite could not end),
+    the next write turns them on before it begins: a cascade still cascades."""
+    with project.write("no lookups", checked_references=False) as conn:
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 0
+    assert project.pragma("foreign_keys") == 1
+    project._writer.execute("PRAGMA foreign_keys = OFF")      # as if the end of that write had failed to
+    project._references_off = True
+    with project.write("an ordinary write") as conn:
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1

@@ -109,6 +109,7 @@ class Project:
         self._closed = False
         self.check_due = False          # the last close was not clean and the full check was deferred (the app)
         self._session = False           # this process is recorded in the file as having it open
+        self._references_off = False    # the writer's foreign-key lookups are off (write(checked_references=False))
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -294,18 +295,10 @@ class Project:
         undoable operation being recorded on this thread (`recording`) is committed in the same transaction, if the
         write changed anything.
         `checked_references=False`: SQLite does not look up each inserted row's references (foreign keys), nor
-        cascade a delete — for a bulk insert whose rows refer only to rows that exist by construction (a run's
-        import: 0.3-0.7 s of 500k passages' inserts), which checks what it must itself.
+        cascade a delete, in this transaction — for a bulk insert whose rows refer only to rows that exist by
+        construction (a run's import: 0.3-0.7 s of 500k passages' inserts), which checks what it must itself. The
+        lookups are on again before the lock is let go and before listeners are told.
         """
-        if not checked_references:
-            with self._write_lock:
-                self._writer_pragma("foreign_keys = OFF", op)   # (outside a transaction, where it takes effect)
-                try:
-                    with self.write(op, changed=changed) as conn:
-                        yield conn
-                finally:
-                    self._writer_pragma("foreign_keys = ON", op)
-            return
         areas = areas_of(changed)
         if self.read_only:
             raise RagevalError(f"{self.path}: opened read-only; cannot {op}")
@@ -314,41 +307,54 @@ class Project:
         with self._write_lock:
             conn = self._writer
             try:
+                # (outside a transaction, where the pragma takes effect)
+                if not checked_references or self._references_off:
+                    conn.execute(f"PRAGMA foreign_keys = {'OFF' if not checked_references else 'ON'}")
+                    self._references_off = not conn.execute("PRAGMA foreign_keys").fetchone()[0]
+                    if checked_references and self._references_off:
+                        raise sqlite3.OperationalError("the reference checks could not be turned back on")
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
+                self._references_on(conn)
                 raise write_failed(self.path, op, exc) from None
             before = conn.total_changes
             try:
-                yield conn
-            except BaseException as exc:
-                self._rollback(conn)
-                if isinstance(exc, sqlite3.Error):  # the real cause, never "cannot rollback"
+                try:
+                    yield conn
+                except BaseException as exc:
+                    self._rollback(conn)
+                    if isinstance(exc, sqlite3.Error):  # the real cause, never "cannot rollback"
+                        raise write_failed(self.path, op, exc) from exc
+                    raise
+                operation = None
+                recording = getattr(self._local, "recording", None)
+                try:
+                    if recording is not None and recording.id is None and conn.total_changes > before:
+                        operation = recording.commit(conn)
+                        areas = areas | {Area.OPERATIONS}
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    self._rollback(conn)
+                    if recording is not None:
+                        recording.id = None
                     raise write_failed(self.path, op, exc) from exc
-                raise
-            operation = None
-            recording = getattr(self._local, "recording", None)
-            try:
-                if recording is not None and recording.id is None and conn.total_changes > before:
-                    operation = recording.commit(conn)
-                    areas = areas | {Area.OPERATIONS}
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback(conn)
-                if recording is not None:
-                    recording.id = None
-                raise write_failed(self.path, op, exc) from exc
+            finally:
+                self._references_on(conn)
             self.changes_since_backup += 1
         changes = Changes(op, areas, operation)
         for listener in list(self.listeners):
             listener(changes)
 
-    def _writer_pragma(self, statement: str, op: str) -> None:
-        if self.read_only or self._writer is None:
-            raise RagevalError(f"{self.path}: the project is closed or read-only; cannot {op}")
-        try:
-            self._writer.execute(f"PRAGMA {statement}")
-        except sqlite3.Error as exc:
-            raise write_failed(self.path, op, exc) from None
+    def _references_on(self, conn: sqlite3.Connection) -> None:
+        """The writer's reference lookups back on after a write that had them off. Never raises (it runs as a write
+        ends, failed or not); if they are still off (a transaction SQLite could not end), the next write turns them
+        on before it begins, or fails."""
+        if self._references_off:
+            try:
+                conn.execute("PRAGMA foreign_keys = ON")
+                self._references_off = not conn.execute("PRAGMA foreign_keys").fetchone()[0]
+            except sqlite3.Error:
+                pass
 
     @contextmanager
     def recording(self, record: Recording) -> Iterator[Recording]:

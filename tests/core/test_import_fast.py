@@ -97,3 +97,18 @@ def test_a_write_never_runs_with_the_reference_checks_left_off(project):
     project._references_off = True
     with project.write("an ordinary write") as conn:
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_a_list_cell_keeps_an_integer_beyond_64_bits_exact(project, tmp_path):
+    """A CSV's list cells go through the same check of orjson's floats as a JSON line (readers.parsed_shape)."""
+    import csv
+
+    path = tmp_path / "r.csv"
+    with path.open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["id", "question", "answer", "retrieved"])
+        out.writerow(["a", "Q?", "x", '[{"chunk_id": 18446744073709551617, "text": "t", "score": 0.5}]'])
+        out.writerow(["b", "Q2?", "y", '[{"chunk_id": 18446744073709551618, "text": "u"}]'])
+    import_run(project, path, "v1")
+    ids = sorted(c for (c,) in project.reader().execute("SELECT chunk_id FROM retrieved_passages"))
+    assert ids == ["18446744073709551617", "18446744073709551618"]

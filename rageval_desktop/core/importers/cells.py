@@ -9,7 +9,7 @@ import re
 from typing import Any, Literal, overload
 
 from rageval_desktop.core.base.errors import ImportFailed
-from rageval_desktop.core.importers.readers import long_digits
+from rageval_desktop.core.importers.readers import parsed_shape
 
 MAX_CELL_CHARS = 1_000_000  # a larger cell is almost always a broken export, and would stall every view
 MAX_NUMBER = 1e15           # latencies, costs and token counts beyond this are broken data (and overflow SQLite)
@@ -22,16 +22,15 @@ _INVISIBLE = re.compile("[\\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028
 
 def _loads(text: str) -> Any:
     """json.loads, through orjson (several times faster) where the two read alike: orjson refuses what the json
-    module reads differently (NaN, lone surrogates, nesting past 1024) and reads an integer of 19 or more digits as
-    a float, so those go to the json module. Both keep the last of a key named twice."""
+    module reads differently (NaN, lone surrogates, nesting past 1024) and reads an integer beyond 64 bits as a
+    float (`parsed_shape` finds it), so those go to the json module. Both keep the last of a key named twice."""
     import orjson
 
-    if not long_digits(text):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
+    try:
+        found = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    return json.loads(text) if parsed_shape(found)[1] else found
 
 
 class Cells:

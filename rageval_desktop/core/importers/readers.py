@@ -96,9 +96,10 @@ def _json_loads(text: str | bytes) -> Any:
 _BEYOND_INT64 = 2.0 ** 63
 
 
-def _key_count(obj: Any) -> tuple[int, bool]:
-    """Keys in every object of a parsed document (what a duplicate key would leave one short), and whether a float
-    in it is at least 2**63 in magnitude (an integer orjson could not hold, or a float as large)."""
+def parsed_shape(obj: Any) -> tuple[int, bool]:
+    """Of a document orjson parsed: the keys in every object of it (what a duplicate key would leave one short), and
+    whether a float in it is at least 2**63 in magnitude (an integer orjson could not hold, or a float as large: the
+    json module reads it again, exactly)."""
     count, large, stack = 0, False, [obj]
     if type(obj) is not dict and type(obj) is not list:     # a document that is one value
         return 0, type(obj) is float and not -_BEYOND_INT64 < obj < _BEYOND_INT64
@@ -114,18 +115,6 @@ def _key_count(obj: Any) -> tuple[int, bool]:
             elif kind is float and not -_BEYOND_INT64 < value < _BEYOND_INT64:
                 large = True
     return count, large
-
-
-_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
-_LONG = b"0" * 19
-
-
-def long_digits(data: bytes | str) -> bool:
-    """A run of 19 or more digits (an integer orjson would turn into a float): two C-speed passes, where a regex
-    search cost ten times orjson's parse (a text is encoded first: still a tenth of the regex's time)."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return data.translate(_DIGITS).find(_LONG) >= 0
 
 
 def _json_error(exc: Exception) -> str:
@@ -193,22 +182,24 @@ def _fast_loads(data: bytes | str) -> Any:
     json module accepts and words the errors (its messages name the column)."""
     import orjson
 
+    def careful() -> Any:
+        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)   # strict UTF-8
+
     try:
         found = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)   # strict UTF-8
-    keys, large = _key_count(found)
+        return careful()
+    keys, large = parsed_shape(found)
     # orjson read an integer beyond 64 bits as a float (two ids one apart would become the same id): the json
     # module reads the document again and keeps integers exact (checking the parsed floats costs a fraction of
     # scanning the bytes for runs of 19 digits)
     if large:
-        return _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+        return careful()
     # orjson keeps the last of a key named twice: a document with as many '":' as keys has none (the count is a
     # C-speed scan); any other (a key named twice, '":' inside a text, a space before a colon) is parsed again by
     # the json module, which refuses a key named twice
-    marks = data.count(b'":') if isinstance(data, bytes) else data.count('":')
-    if marks != keys:
-        _json_loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    if (data.count(b'":') if isinstance(data, bytes) else data.count('":')) != keys:
+        careful()
     return found
 
 

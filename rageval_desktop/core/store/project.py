@@ -307,12 +307,12 @@ class Project:
         with self._write_lock:
             conn = self._writer
             try:
-                # (outside a transaction, where the pragma takes effect)
-                if not checked_references or self._references_off:
-                    conn.execute(f"PRAGMA foreign_keys = {'OFF' if not checked_references else 'ON'}")
-                    self._references_off = not conn.execute("PRAGMA foreign_keys").fetchone()[0]
-                    if checked_references and self._references_off:
-                        raise sqlite3.OperationalError("the reference checks could not be turned back on")
+                self._references_on(conn)      # left off by a write that could not end cleanly: on first, or fail
+                if self._references_off:
+                    raise sqlite3.OperationalError("the reference checks could not be turned back on")
+                if not checked_references:     # (outside a transaction, where the pragma takes effect)
+                    conn.execute("PRAGMA foreign_keys = OFF")
+                    self._references_off = True
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 self._references_on(conn)

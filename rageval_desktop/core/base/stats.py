@@ -74,7 +74,7 @@ def t_quantile(q: float, df: float) -> float:
     """Student's t quantile (scipy.special's `stdtrit`, what scipy.stats.t.ppf computes; from the table at TABLE_Q
     and a whole df up to TABLE_DF), cached: a gate asks for the same few hundred of them over and over."""
     df = max(1.0, df)
-    if q == TABLE_Q and df <= TABLE_DF and df == int(df):     # (an infinite df is never whole: scipy)
+    if q == TABLE_Q and df <= TABLE_DF and df == int(df):     # (an infinite or NaN df fails the first test: scipy)
         return float(_table()[int(df)])
     from scipy.special import stdtrit
 

@@ -100,18 +100,22 @@ class Cells:
         value = rec.get(column)
         if value is None:
             return None
+        # the common cell — a plain number, or one written as text (every number of a CSV) — passes the checks
+        # below in fewer steps; any other goes through them, which word the refusal
         kind = type(value)
-        if (kind is float or kind is int) and math.isfinite(value) and abs(value) <= MAX_NUMBER and (
-                minimum is None or value >= minimum) and (not integer or kind is int):
-            return value if integer or kind is float else float(value)   # the common cell: a plain number
-        if kind is str:     # a number written as text (CSV): the checks below, in fewer steps, when it passes them
+        if kind is float or kind is int:
+            plain, whole = value, kind is int
+        elif kind is str:
             try:
-                number = float(value)
+                plain = float(value)
             except ValueError:
-                number = math.nan
-            if math.isfinite(number) and abs(number) <= MAX_NUMBER and (minimum is None or number >= minimum) and (
-                    not integer or number.is_integer()):
-                return int(number) if integer else number
+                plain = math.nan
+            whole = plain.is_integer()
+        else:
+            plain, whole = math.nan, False
+        if math.isfinite(plain) and abs(plain) <= MAX_NUMBER and (minimum is None or plain >= minimum) and (
+                not integer or whole):
+            return int(plain) if integer else float(plain)
         if self.missing(value) or (isinstance(value, str) and not value.strip()):
             return None
         if isinstance(value, bool):

@@ -5,7 +5,8 @@
     with rv.demo("demo.rageval") as p:                 # or rv.open("x.rageval"), rv.create("x.rageval")
         p.metrics("v2").frame                           # one row per slice, every number at full precision
         p.compare("v1", "v2").frame                     # paired deltas with their 95% CIs
-        p.gate("v1", "v2").decision                     # 'pass', 'fail' or 'undecided'
+        p.gate("v1", "v2").decision                     # rv.Decision: PASS, REGRESSION or NOT_DECISION_GRADE
+        assert p.gate("v1", "v2"), p.gate("v1", "v2").markdown()    # true only for a pass
 
 A small, typed surface over core, and the CLI's base: `rageval metrics`, `compare`, `gate`, `judge`, `import`,
 `sample`, `ratings import`, `agreement` and `report` call these functions, so their `--json` is exactly `.data`
@@ -34,6 +35,7 @@ from rageval_desktop.core.base.errors import (
     RagevalError,
     WriteFailed,
 )
+from rageval_desktop.core.base.verdicts import Decision
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,10 +44,11 @@ if TYPE_CHECKING:
     from rageval_desktop.core.importers.ratings_import import RatingsImport
     from rageval_desktop.core.jobs.judge_job import JobStats
     from rageval_desktop.core.metrics.gate import GateResult
+    from rageval_desktop.core.metrics.gate_config import GateConfig
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.project import Project as CoreProject
 
-__all__ = ["Comparison", "Gate", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics", "NotFound",
+__all__ = ["Comparison", "Decision", "Gate", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics", "NotFound",
            "Project", "ProjectExists", "ProjectRefused", "RagevalError", "UsageError", "WriteFailed", "create",
            "demo", "demo_files", "open", "write_demo"]
 
@@ -115,19 +118,24 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Gate:
-    """The CI gate's decision. `data` is `rageval gate --json`; `result` core's GateResult; `frame` every cell
-    that is not a plain pass (regression, undecided, not gated), one row each."""
+    """The CI gate's decision. `decision` is a `Decision` (PASS, REGRESSION, NOT_DECISION_GRADE); `bool(gate)` is
+    true only for PASS, so `assert project.gate(...)` fails on a regression and on a gate that could not decide;
+    `exit_code` is `rageval gate`'s (0, 1, 3). `data` is `rageval gate --json`; `result` core's GateResult;
+    `frame` every cell, one row each, with its status."""
 
     result: GateResult
     data: dict[str, Any] = field(repr=False)
 
     @property
-    def decision(self) -> str:
+    def decision(self) -> Decision:
         return self.result.decision
 
     @property
     def passed(self) -> bool:
-        return self.result.decision == "pass"
+        return self.result.passed
+
+    def __bool__(self) -> bool:
+        return self.result.passed
 
     @property
     def exit_code(self) -> int:
@@ -137,16 +145,20 @@ class Gate:
     def frame(self) -> pd.DataFrame:
         import pandas as pd
 
-        cols = ["status", "slice", "metric", "baseline", "candidate", "delta", "allowed", "why"]
-        out = [{"status": status, **{k: r.get(k) for k in cols[1:]}}
+        cols = ["status", "slice", "metric", "baseline", "candidate", "delta", "allowed", "tolerance",
+                "detectable_drop", "why"]
+        out = [{"status": status, **{k: r.get(k) for k in cols[1:]},
+                "delta": None if r.get("drop") is None else -r["drop"]}
                for status, found in (("regression", self.result.regressions), ("undecided", self.result.undecided),
-                                     ("not gated", self.result.ungated))
+                                     ("safe", self.result.safe), ("not gated", self.result.ungated))
                for r in found]
+        out += [{"status": "not evaluated", "slice": u["slice"], "metric": u["metric"], "why": u["why"]}
+                for u in self.result.not_evaluated]
         return pd.DataFrame(out, columns=cols)
 
     def markdown(self) -> str:
         """The pull-request comment `rageval gate --markdown` writes (every name from data escaped)."""
-        from rageval_desktop.core.metrics.gate import gate_markdown
+        from rageval_desktop.core.metrics.gate_text import gate_markdown
 
         return gate_markdown(self.result)
 
@@ -359,19 +371,25 @@ class Project:
              max_aggregate_drop: float | None = None, metrics: Sequence[str] | None = None,
              require_significant: bool = False, min_slice_n: int | None = None, estimator: str = "mean",
              rule: str = "test", alpha: float | None = None, strict: bool = False,
-             allow_unlicensed: str | None = None) -> Gate:
-        """`rageval gate --json`: does the candidate regress any slice? Only licensed judges gate; a waiver needs
-        `allow_unlicensed` with a reason. The decision is 'pass', 'fail' or 'undecided'."""
+             allow_unlicensed: str | None = None, config: GateConfig | str | Path | bool | None = None) -> Gate:
+        """`rageval gate --json`: may the candidate replace the baseline? `config`: a gate configuration (a
+        `GateConfig`, or the path of its file); None uses the one saved in the project, if any, and False none
+        (the limits decide). Only licensed judges gate; a waiver needs `allow_unlicensed` with a reason. The
+        decision is a `Decision`; `strict` is accepted and changes nothing (it is the default since 0.4)."""
+        from rageval_desktop.core.metrics import gate_config
         from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError
         from rageval_desktop.core.metrics.gate import ALPHA, gate
 
         try:
+            chosen = (gate_config.saved(self.core) if config is None or config is True else None
+                      if config is False else config if isinstance(config, gate_config.GateConfig)
+                      else gate_config.read_file(config))
             result = gate(self.core, baseline, candidate, max_slice_drop=max_slice_drop,
                           max_aggregate_drop=max_aggregate_drop, metrics=list(metrics) if metrics else None,
                           require_significant=require_significant,
                           min_slice_n=MIN_SLICE_N if min_slice_n is None else min_slice_n,
                           estimator=_estimator(estimator), rule=rule, alpha=ALPHA if alpha is None else alpha,
-                          strict=strict, allow_unlicensed=allow_unlicensed)
+                          allow_unlicensed=allow_unlicensed, config=chosen)
         except GateUsageError as exc:
             raise UsageError.of(exc) from None
         return Gate(result, {**result.as_dict(), "estimator": estimator})

@@ -1,8 +1,8 @@
 """`rageval`: the headless twin of the app. A thin shell: parse arguments, call core, print.
 
-Exit codes: 0 success; 1 an operation failed (bad input, refused file, a regression shown); 2 usage error or an
-impossible request (a run, judge, sample or job that does not exist); 3 only `gate --strict`: no regression shown,
-but the evidence cannot rule one out.
+Exit codes: 0 success; 1 an operation failed (bad input, refused file) — for a command that gives a verdict (gate,
+decisions --verify, check), the verdict is negative; 2 usage error or an impossible request (a run, judge, sample or
+job that does not exist); 3 only `gate`: not decision-grade; 4 a verdict's command that failed before its verdict.
 The first line on stderr always says what went wrong in plain words.
 """
 
@@ -16,19 +16,21 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rageval_desktop import __version__, api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, InertStream, UsageError, _Parser
+from rageval_desktop.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_TOOL_FAILED,
+    EXIT_USAGE,
+    InertStream,
+    UsageError,
+    _Parser,
+)
 from rageval_desktop.cli.checks_cmds import cmd_probe, cmd_stability
+from rageval_desktop.cli.gate_cmds import cmd_decisions, cmd_gate, cmd_gate_plan, cmd_keys
 from rageval_desktop.cli.gold_free_cmds import cmd_models, cmd_nuggets
 from rageval_desktop.cli.golden_cmds import cmd_corpus, cmd_golden, cmd_lab, cmd_synth
 from rageval_desktop.cli.judging_cmds import cmd_align, cmd_jobs, cmd_judge, cmd_judges, cmd_prices
-from rageval_desktop.cli.metrics_cmds import (
-    cmd_compare,
-    cmd_decisions,
-    cmd_failures,
-    cmd_gate,
-    cmd_metrics,
-    cmd_report,
-)
+from rageval_desktop.cli.metrics_cmds import cmd_compare, cmd_failures, cmd_metrics, cmd_report
 from rageval_desktop.cli.project_cmds import (
     cmd_backup,
     cmd_backups,
@@ -54,6 +56,23 @@ from rageval_desktop.core.base.text import inert_text
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "command_paths", "main"]
+
+
+GATE_EPILOG = """exit codes:
+  0  pass: every gated cell shown safe (its drop shown within the tolerance, or - under a configuration - no drop
+     shown and a drop of the tolerance would have been caught with 80% power)
+  1  regression: a drop beyond the allowed one is shown (each listed with its CI, n and adjusted p)
+  2  usage error: an impossible request (a run or metric that does not exist, a bad limit or configuration)
+  3  not decision-grade: cells the evidence cannot settle, or metrics asked to gate that could not be evaluated
+     (no gate licence, not judged on both runs); each is listed with what would settle it
+  4  the tool failed (a damaged or unreadable file, a full disk, an internal error, interrupted): no decision
+
+examples:
+  rageval gate plan eval.rageval --baseline main --like pr-41 --out gate.json   # tolerances the data can detect
+  rageval gate eval.rageval --baseline main --candidate pr-42 --config gate.json --markdown gate.md
+  rageval gate eval.rageval --baseline main --candidate pr-42 --metrics hit@5 mrr --max-slice-drop 5
+  rageval gate eval.rageval --baseline main --candidate pr-42 --record decisions/   # signed, chained record
+"""
 
 
 # --- parser --------------------------------------------------------------------------------------
@@ -309,31 +328,40 @@ def build_parser() -> argparse.ArgumentParser:
                         "prediction-powered inference; needs 10 rated questions per slice)")
     p.add_argument("--json", action="store_true")
 
-    p = command("gate", cmd_gate, "exit 1 when a slice is shown to drop by more than N points (for CI); exit 3 "
-                                  "with --strict when some slice cannot be shown within its limit")
-    p.add_argument("project")
-    p.add_argument("--baseline", required=True)
-    p.add_argument("--candidate", required=True)
-    p.add_argument("--max-slice-drop", type=float, default=2.0, help="points a slice may drop (default 2)")
+    p = command("gate", cmd_gate, "may the candidate replace the baseline? exit 0 pass (every gated cell shown "
+                                  "safe), 1 a regression shown, 3 not decision-grade (cells the evidence cannot "
+                                  "settle, metrics that could not be evaluated), 2 a usage error, 4 the tool "
+                                  "failed. `rageval gate plan` proposes tolerances the data can detect")
+    p.epilog = GATE_EPILOG
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("project", help="the project file (.rageval)")
+    p.add_argument("--baseline", required=True, help="the run the candidate must not be worse than, e.g. main")
+    p.add_argument("--candidate", required=True, help="the run under test, e.g. pr-123")
+    p.add_argument("--config", metavar="FILE", help="a gate configuration (rageval gate plan --out FILE): per "
+                   "cell, the tolerance to rule out with 80%% power; default: the one saved in the project, if any")
+    p.add_argument("--no-config", action="store_true", help="ignore the project's saved configuration: every cell "
+                   "must be shown within --max-slice-drop")
+    p.add_argument("--max-slice-drop", type=float, help="without a configuration: points a slice may drop, and the "
+                   "drop it must be shown to stay within (default 2)")
     p.add_argument("--max-aggregate-drop", type=float,
                    help="points 'all' may drop (default: the same as --max-slice-drop)")
     p.add_argument("--rule", choices=["test", "point"], default="test",
                    help="test (default): a drop fails when the evidence shows it exceeds the limit, with the "
                         "family-wise error across every gated cell at most --alpha; point: any drop larger than "
                         "the limit fails (the rule before 0.3; fails most unchanged PRs on small slices)")
-    p.add_argument("--alpha", type=float, default=0.05,
+    p.add_argument("--alpha", type=float,
                    help="the chance of failing a PR that changed nothing, across all gated cells (default 0.05)")
-    p.add_argument("--strict", action="store_true",
-                   help="require proof of no regression: exit 3 when some cell is neither shown to regress nor "
-                        "shown within its limit (default: such cells are warnings)")
+    p.add_argument("--strict", action="store_true", help="accepted for old scripts: a cell not shown safe makes the "
+                   "gate not decision-grade (exit 3) by default now")
     p.add_argument("--require-significant", action="store_true",
                    help="with --rule point: fail only on drops over the limit whose paired 95%% CI lies wholly "
                         "below zero")
-    p.add_argument("--min-slice-n", type=int, default=10, metavar="K",
+    p.add_argument("--min-slice-n", type=int, metavar="K",
                    help="slices with fewer than K questions are reported, not gated (default 10; 'all' is always "
                         "gated)")
-    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics whose judges hold "
-                   "a gate licence (others are listed, not gated); a judge metric named here without one: exit 2")
+    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + every metric an active judge "
+                   "scored on either run; a judge metric without a gate licence, or not judged on both runs, makes "
+                   "the gate not decision-grade (exit 3); a name that is no metric: exit 2")
     p.add_argument("--allow-unlicensed", metavar="REASON",
                    help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
                         "reported and kept in the decision record")
@@ -341,15 +369,64 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
                    help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
                         "prediction-powered inference; needs 10 rated questions per slice)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--record", metavar="DIR", help="keep the decision in the project, chained to the previous one, "
-                                                   "and write it to DIR as JSON and Markdown")
+    p.add_argument("--json", action="store_true", help="print the whole decision as JSON (full precision)")
+    p.add_argument("--record", metavar="DIR", help="keep the decision in the project, signed and chained to the "
+                                                   "previous one, and write it to DIR as JSON and Markdown")
+    p.add_argument("--key", metavar="NAME", help="with --record: sign with this key of yours (rageval keys list; "
+                   "default: your default key, made on first use)")
+    p.set_defaults(verdict=True)
 
-    p = command("decisions", cmd_decisions, "the gate decisions on record; --verify checks the chain and files")
-    p.add_argument("project")
-    p.add_argument("--verify", nargs="*", metavar="FILE", help="check every record's hash and link, and that each "
-                                                                "FILE is the record it names (exit 1 if not)")
+    p = command("gate-plan", cmd_gate_plan, "what each cell of a gate can detect, and a configuration that gates "
+                                            "only what the data can honour (run as: rageval gate plan)")
+    p.prog = "rageval gate plan"
+    p.add_argument("project", help="the project file (.rageval)")
+    p.add_argument("--baseline", required=True, help="the run future candidates are compared with")
+    p.add_argument("--like", metavar="RUN", help="a past candidate: pull requests are assumed to change answers as "
+                   "much as it did (default: --churn)")
+    p.add_argument("--churn", type=float, default=1.0, help="without --like: the share of questions a pull request "
+                   "answers anew (default 1.0: every answer independent — the cautious assumption)")
+    p.add_argument("--tolerance", type=float, default=5.0, help="the drop you want each cell to catch, in points "
+                   "(default 5); a cell that cannot is given the smallest it can, up to --max-tolerance")
+    p.add_argument("--max-tolerance", type=float, default=20.0, help="cells that cannot detect this drop are not "
+                   "gated on their own: their slices are merged, or gated through 'all' (default 20)")
+    p.add_argument("--allowed", type=float, default=0.0, help="a drop shown beyond this fails (default 0: any drop "
+                   "the evidence shows)")
+    p.add_argument("--power", type=float, default=0.8, help="the power each cell must have at its tolerance "
+                   "(default 0.8)")
+    p.add_argument("--alpha", type=float, default=0.05, help="the family-wise error rate (default 0.05)")
+    p.add_argument("--metrics", nargs="+", help="the metrics to plan for (default: as rageval gate)")
+    p.add_argument("--save", action="store_true", help="keep the configuration in the project: rageval gate uses it")
+    p.add_argument("--out", metavar="FILE", help="write the configuration to FILE (keep it in your repository; "
+                   "rageval gate --config FILE)")
     p.add_argument("--json", action="store_true")
+
+    p = command("decisions", cmd_decisions, "the gate decisions on record; --verify checks each one's signature, "
+                                            "chain and inputs: exit 0 all hold, 1 some do not, 4 the tool failed")
+    p.add_argument("project")
+    p.add_argument("--verify", nargs="*", metavar="FILE", help="check every record's signature (by an allowed "
+                   "signer), its hash and link, and that what it used — run rows, passages, judgments, ratings, "
+                   "judges — is unchanged; and that each FILE is the record it names (exit 1 if not)")
+    p.add_argument("--allowed-signers", metavar="FILE", help="with --verify: trust only the keys this file lists "
+                   "(keep it in your repository; `rageval keys export` prints a line for it); default: the "
+                   "project's signers and your own keys")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(verdict=True)
+
+    p = command("keys", cmd_keys, "your keys for signing decision records, and who may sign in a project")
+    what = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = what.add_parser("new", help="make a signing key (kept in your data folder, readable by you only)")
+    q.add_argument("--name", default="default", help="its name (default: default)")
+    q.add_argument("--signer", help="who signs with it (default: your user name)")
+    q = what.add_parser("list", help="your keys")
+    q.add_argument("--json", action="store_true")
+    q = what.add_parser("export", help="a line for an allowed-signers file: signer, key type, public key")
+    q.add_argument("--name", default="default")
+    q = what.add_parser("trust", help="let a signer's public key sign decisions in a project")
+    q.add_argument("project")
+    q.add_argument("line", help="an allowed-signers line (rageval keys export), quoted")
+    q = what.add_parser("signers", help="the keys a project trusts")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
 
     p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")
     p.add_argument("project")
@@ -601,7 +678,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["gate", "plan"]:      # `rageval gate plan`: project files end in .rageval, so never "plan"
+        argv[:2] = ["gate-plan"]
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing was half-written (each operation is one transaction)", file=sys.stderr)
+        return _failed(args)
+
+
+def _failed(args: argparse.Namespace) -> int:
+    """The code of a command that could not finish: a verdict's command (gate, decisions, check) has its own, so
+    that no verdict's code ever doubles as "the tool failed"."""
+    return EXIT_TOOL_FAILED if getattr(args, "verdict", False) else EXIT_FAILED
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except UsageError as exc:
@@ -615,10 +709,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except RagevalError as exc:
         print(f"error: {inert_text(exc.for_cli())}", file=sys.stderr)
-        return EXIT_FAILED
-    except KeyboardInterrupt:
-        print("error: interrupted; nothing was half-written (each operation is one transaction)", file=sys.stderr)
-        return EXIT_FAILED
+        return _failed(args)
     except BrokenPipeError:  # `rageval ... | head`: the reader left; not an error of ours
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
@@ -630,18 +721,18 @@ def _main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
         else:
             print(f"error: the project could not be read ({exc})", file=sys.stderr)
-        return EXIT_FAILED
+        return _failed(args)
     except MemoryError:
         print("error: out of memory; the input is too large for this machine", file=sys.stderr)
-        return EXIT_FAILED
+        return _failed(args)
     except OSError as exc:
         print(f"error: {exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}", file=sys.stderr)
-        return EXIT_FAILED
+        return _failed(args)
     except Exception as exc:  # a bug of ours: one plain line, the traceback in a file, never on the terminal
         log = _crash_log(exc)
         print(f"error: internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it with {log}",
               file=sys.stderr)
-        return EXIT_FAILED
+        return _failed(args)
 
 
 def _crash_log(exc: BaseException) -> str:

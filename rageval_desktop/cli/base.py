@@ -1,8 +1,10 @@
 """What every command shares: exit codes, the usage error, printing, opening a project.
 
-Exit codes: 0 success; 1 an operation failed (bad input, refused file, a regression shown); 2 usage error or an
-impossible request (a run, judge, sample or job that does not exist); 3 only `gate --strict`: no regression shown,
-but the evidence cannot rule one out.
+Exit codes: 0 success; 1 an operation failed (bad input, refused file) — or, for a command that gives a verdict
+(gate, decisions --verify, check), the verdict is negative (a regression shown, a record that does not hold,
+damage found); 2 usage error or an impossible request (a run, judge, sample or job that does not exist); 3 only
+`gate`: not decision-grade; 4 a verdict's command failed before reaching its verdict (so its 1 never means "the
+tool failed").
 The first line on stderr always says what went wrong in plain words.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 from rageval_desktop.core.base.text import inert_text, json_inert
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_TOOL_FAILED = 4          # a verdict's command (gate, decisions, check) that could not reach its verdict
 
 
 class UsageError(Exception):

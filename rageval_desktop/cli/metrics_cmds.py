@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _cell, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -111,82 +110,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         lines += [f"no corrected estimate: {u['slice']} {u['metric']}: {u['why']}" for u in result["unavailable"]]
     lines += _unsettled_lines(result["unsettled_judges"])
     _print(args, result, "\n".join(lines))
-    return EXIT_OK
-
-
-def cmd_gate(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.metrics.gate import drop_text, headline, rule_text
-
-    record = None
-    with api.open(args.project, read_only=not args.record) as project:
-        decided = project.gate(args.baseline, args.candidate, max_slice_drop=args.max_slice_drop,
-                               max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
-                               require_significant=args.require_significant, min_slice_n=args.min_slice_n,
-                               estimator=args.estimator, rule=args.rule, alpha=args.alpha, strict=args.strict,
-                               allow_unlicensed=args.allow_unlicensed)
-        result = decided.result
-        if args.record:
-            from rageval_desktop.core.reports.decisions import record_gate, write_record
-
-            record = record_gate(project.core, result, args.baseline, args.candidate, estimator=args.estimator,
-                                 waivers=result.waivers)
-            written = write_record(record, result, args.record)
-    if args.markdown:
-        Path(args.markdown).write_text(decided.markdown(), encoding="utf-8")
-    data = dict(decided.data)
-    if record is not None:
-        data["record"] = {"id": record["id"], "hash": record["hash"], "files": [str(p) for p in written]}
-    shared = result.comparison["shared_questions"]
-    said = {"pass": "gate passed", "fail": "gate failed", "undecided": "gate cannot decide"}[result.decision]
-    lines = [f"{said}: '{args.candidate}' against '{args.baseline}' ({shared} shared questions): "
-             f"{headline(result)}"]
-    lines += [f"REGRESSION {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
-              f"({drop_text(r)}; allowed {r['allowed']:g})" for r in result.regressions]
-    if result.undecided:
-        lines.append(f"{len(result.undecided)} undecided cell(s): the evidence neither shows a drop over the limit "
-                     "nor rules one out (more questions settle them)")
-    lines += [f"undecided  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
-              f"({drop_text(r)}): {r['why']}" for r in result.undecided]
-    lines += [f"not gated  {r['slice']:<16} {r['metric']:<20} {r['baseline']:6.1f} -> {r['candidate']:6.1f}  "
-              f"({drop_text(r)}): {r['why']}" for r in result.ungated]
-    lines += [f"not gated  {u['slice']:<16} {u['metric']:<20} {u['why']}" for u in result.comparison["unavailable"]]
-    lines += [f"not gated  {'every slice':<16} {u['metric']:<20} {u['why']}" for u in result.unlicensed]
-    lines += [f"WAIVED     {'every slice':<16} {w['metric']:<20} gated without a licence ({w['why_unlicensed']}): "
-              f"waived by {w['who']}: {w['reason']}" for w in result.waivers]
-    lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
-    lines.append(f"rule: {rule_text(result)}")
-    if record is not None:
-        lines.append(f"recorded as decision {record['id']} ({record['hash'][:12]}…): {written[0]}, {written[1]}")
-    if args.require_significant and args.rule == "test":
-        lines.append("note: --require-significant is what the test rule does already (a drop must be shown); it "
-                     "changes only --rule point")
-    lines += _unsettled_lines(result.comparison["unsettled_judges"])
-    if result.decision == "fail":
-        print(f"error: {len(result.regressions)} regression(s) of '{args.candidate}' against '{args.baseline}'",
-              file=sys.stderr)
-    elif result.decision == "undecided":
-        print(f"error: the gate cannot decide: {len(result.undecided)} cell(s) are not shown within their limit "
-              "(--strict)", file=sys.stderr)
-    _print(args, data, "\n".join(lines))
-    return result.exit_code
-
-
-def cmd_decisions(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.reports.decisions import decisions, verify
-
-    with open_project(args.project, read_only=True) as project:
-        found = decisions(project)
-        problems = verify(project, args.verify) if args.verify is not None else None
-    if problems is not None:
-        for problem in problems:
-            print(f"error: {problem}", file=sys.stderr)
-        _print(args, {"verified": not problems, "problems": problems, "records": len(found)},
-               f"{len(found)} decision(s): " + ("the chain and every file hold" if not problems else
-                                                f"{len(problems)} problem(s)"))
-        return EXIT_FAILED if problems else EXIT_OK
-    _print(args, found, "\n".join(f"{d['id']:>4}  {d['when'][:19].replace('T', ' ')}  {d['decision']:<9} "
-                                   f"{d['runs']['candidate']['name']} against {d['runs']['baseline']['name']}  "
-                                   f"by {d['who']}  {d['hash'][:12]}" for d in found) or "no decisions on record")
     return EXIT_OK
 
 

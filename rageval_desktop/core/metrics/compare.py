@@ -70,10 +70,16 @@ def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
 
 
 def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None,
-            estimator: str = "mean") -> dict[str, Any]:
+            estimator: str = "mean", *, groups: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """Per slice and metric, candidate - baseline with its 95% CI. With `estimator="ppi"`, the judge metrics
     humans rate per row are compared as PPI estimates (core.metrics.ppi: each run's judge mean corrected by its
-    own ratings); where a slice has too few ratings its cell is None and `unavailable` says why."""
+    own ratings); where a slice has too few ratings its cell is None and `unavailable` says why. `groups` adds
+    merged slices (name -> its slices) beside the slices and 'all'.
+
+    Every metric asked for (or, by default, every judge metric an active judge scored on either run) is accounted
+    for: one that cannot be compared — not judged on a run, judged by different judges on the two, scored on one
+    run only for some questions — is listed in `missing` with why, and has no cells. A name that is no metric at
+    all is a usage error."""
     if estimator not in ESTIMATORS:
         raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(ESTIMATORS)}")
     for name in (baseline, candidate):       # a misspelt run is a request that cannot be made (exit 2), not a
@@ -86,18 +92,22 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     if shared == 0:
         raise GateUsageError(f"runs '{baseline}' and '{candidate}' share no golden questions; nothing to compare "
                              "(link run rows to golden rows by id or question)")
-    judge_metrics = [m for m in a.metrics if m in b.metrics]
+    judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
     wanted = [canonical_name(m) for m in metrics] if metrics else [*GATE_RETRIEVAL, *judge_metrics]
     wanted = list(dict.fromkeys(wanted))
-    missing = [m for m in wanted if m not in judge_metrics and m not in joined["a"].columns]
-    if missing:
+    unknown = [m for m in wanted if m not in judge_metrics and m not in joined["a"].columns
+               and not _judged_somewhere(project, m)]
+    if unknown:
         have = ", ".join([*GATE_RETRIEVAL, *judge_metrics])
-        raise GateUsageError(f"no data for {', '.join(missing)} on both runs (an active judge must have scored both; "
-                             f"available: {have}, and hit@k, recall@k, precision@k, ndcg@k for k in 5, 10, 50)")
+        raise GateUsageError(f"no metric named {', '.join(unknown)} can be compared: no judge of the project scores "
+                             f"it and it is no retrieval metric (available: {have}, and hit@k, recall@k, "
+                             "precision@k, ndcg@k for k in 5, 10, 50)", cli_hint="check --metrics")
+    missing = [found for m in wanted if (found := _missing(m, a, b, joined)) is not None]
+    absent = {found["metric"] for found in missing}
     slice_col = joined[("a", "slice")]
     gold = joined[("a", "n_gold")] > 0
     out: dict[str, Any] = {"baseline": baseline, "candidate": candidate, "shared_questions": shared,
-                           "metrics": wanted, "slices": {},
+                           "metrics": wanted, "slices": {}, "missing": missing,
                            "retired_judges": a.retired or b.retired,
                            "unsettled_judges": _merge_unsettled(a, b, wanted),
                            "judges": {m: sorted(set(a.judges.get(m, [])) | set(b.judges.get(m, [])))
@@ -105,14 +115,19 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
                            "counting": "n counts questions both runs answered (repeats averaged first); a "
                                        "retrieval metric's n counts those with gold ids, a judge metric's those "
                                        "both runs had scored",
-                           "estimator": estimator, "unavailable": []}
-    groups = [(s, slice_col == s) for s in ordered_slices(joined["a"])] + [(ALL, slice_col == slice_col)]
+                           "estimator": estimator, "unavailable": [], "groups": dict(groups or {})}
+    present = ordered_slices(joined["a"])
+    members = {s: {s} for s in present} | {g: set(v) for g, v in (groups or {}).items()} | {ALL: set(present)}
+    masks = [(s, slice_col == s) for s in present] + [(g, slice_col.isin(list(v))) for g, v in (groups or {}).items()]
     moments: dict[str, Any] = {}
-    for name, mask in groups:
+    for name, mask in [*masks, (ALL, slice_col == slice_col)]:
         part = joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
         columns: dict[str, Any] = {}
         for m in wanted:
+            if m in absent:
+                entry[m] = None
+                continue
             if estimator == "ppi" and applies(m):
                 cell = _ppi_cell(part, m)
                 if cell["delta"] is None:
@@ -132,9 +147,54 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
             columns[m] = (after - before).where(both).to_numpy(dtype=float)
         out["slices"][name] = entry
         moments[name] = (list(columns), *pairwise_moments(columns))
-    out["cell_correlation"] = cell_correlation(out, moments)
+    out["cell_correlation"] = cell_correlation(out, moments, members)
     out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
     return out
+
+
+def _judged_somewhere(project: Project, metric: str) -> bool:
+    """Whether some judge of the project (active or not) scores `metric`, or the metric it is derived from."""
+    from rageval_desktop.core.metrics.rowdata import source_metric
+
+    found = project.reader().execute("SELECT 1 FROM judges WHERE metric IN (?, ?) LIMIT 1",
+                                     (metric, source_metric(metric))).fetchone()
+    return found is not None
+
+
+def _missing(m: str, a: RunData, b: RunData, joined: Any) -> dict[str, Any] | None:
+    """Why judge metric `m` cannot be compared between the runs (None: it can, or it is no judge metric)."""
+    from rageval_desktop.core.metrics.rowdata import source_metric
+
+    on_a, on_b = m in a.metrics, m in b.metrics
+    if not on_a and not on_b and m in joined["a"].columns:
+        return None                                   # a retrieval metric: no judge needed
+    fix = f"judge both runs with the same active judges (rageval judge PROJECT --run {b.run})"
+    if not on_a and not on_b:
+        retired = [r["judge"] for r in [*a.retired, *b.retired] if r["metric"] == m]
+        return {"metric": m, "why": "no active judge has scored either run" +
+                (f" (retired: {', '.join(sorted(set(retired)))})" if retired else ""),
+                "fix": "add or reinstate a judge of it and judge both runs"}
+    if not on_b or not on_a:
+        scored, unscored = (a, b) if on_a else (b, a)
+        return {"metric": m, "why": f"not judged on '{unscored.run}' (scored on '{scored.run}' by "
+                                    f"{', '.join(scored.judges.get(m, []))})",
+                "fix": f"judge it: rageval judge PROJECT --run {unscored.run}"}
+    if sorted(a.judges.get(m, [])) != sorted(b.judges.get(m, [])):
+        return {"metric": m, "why": f"judged by different judges: '{a.run}' by {', '.join(a.judges.get(m, []))}, "
+                                    f"'{b.run}' by {', '.join(b.judges.get(m, []))}", "fix": fix}
+    # a derived score may be unknown where its source is known (umbrela_p@5 of four graded passages): the gaps
+    # that count are its source's
+    source = source_metric(m)
+    column = source if ("a", source) in joined.columns and ("b", source) in joined.columns else m
+    before, after = joined[("a", column)], joined[("b", column)]
+    only_a, only_b = int((before.notna() & after.isna()).sum()), int((before.isna() & after.notna()).sum())
+    if only_a or only_b:
+        sides = [f"{k} scored on '{r.run}' only" for k, r in ((only_a, a), (only_b, b)) if k]
+        return {"metric": m, "why": f"scored on one run only for {only_a + only_b} of {len(joined)} shared "
+                                    f"questions ({'; '.join(sides)}: not judged, unparsed or failed there)",
+                "fix": "judge the rest (rageval judge retries rows that failed) or look at why they failed "
+                       "(rageval failures)"}
+    return None
 
 
 def pairwise_moments(columns: dict[str, Any]) -> tuple[Any, Any]:
@@ -154,11 +214,13 @@ def pairwise_moments(columns: dict[str, Any]) -> tuple[Any, Any]:
     return n, np.where(n >= 2, cov, 0.0)
 
 
-def cell_correlation(out: dict[str, Any], moments: dict[str, Any]) -> dict[str, Any]:
+def cell_correlation(out: dict[str, Any], moments: dict[str, Any],
+                     members: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """The correlation of every pair of compared cells' mean differences, which the gate's max-T adjustment uses:
     two metrics of one slice share its questions, 'all' shares each slice's, two slices share none. The covariance
     of two means is the covariance of their questions' differences over the questions they share, divided by both
-    counts (within each slice for 'all' against a slice). PPI cells are left out (their errors include the
+    counts (within the smaller for 'all' or a merged group against a slice it holds; `members` names each cell's
+    slices, default: a slice holds itself and 'all' every one). PPI cells are left out (their errors include the
     ratings'); the gate then falls back to Holm."""
     import numpy as np
 
@@ -168,7 +230,7 @@ def cell_correlation(out: dict[str, Any], moments: dict[str, Any]) -> dict[str, 
     for i, (sa, ma) in enumerate(cells):
         for j in range(i + 1, len(cells)):
             sb, mb = cells[j]
-            source = sa if sa == sb or sb == ALL else sb if sa == ALL else None
+            source = _shared_source(sa, sb, members)
             if source is None:
                 continue
             names, counts, cov = moments[source]
@@ -177,6 +239,20 @@ def cell_correlation(out: dict[str, Any], moments: dict[str, Any]) -> dict[str, 
             value = counts[x, y] * cov[x, y] / (a["n"] * b["n"]) / (a["se"] * b["se"])
             matrix[i, j] = matrix[j, i] = float(np.clip(value, -1.0, 1.0)) if np.isfinite(value) else 0.0
     return {"cells": [[name, m] for name, m in cells], "matrix": matrix.tolist()}
+
+
+def _shared_source(sa: str, sb: str, members: dict[str, set[str]] | None) -> str | None:
+    """Whose questions two cells share: the one that holds the other's slices, or None when they share none."""
+    if sa == sb:
+        return sa
+    if members is None:
+        return sa if sb == ALL else sb if sa == ALL else None
+    left, right = members.get(sa, {sa}), members.get(sb, {sb})
+    if left <= right:
+        return sa
+    if right <= left:
+        return sb
+    return None
 
 
 def _coverage(runs: list[tuple[RunData, Any]], joined: Any, wanted: list[str]) -> tuple[dict[str, Any], list[str]]:

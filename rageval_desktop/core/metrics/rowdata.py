@@ -493,3 +493,11 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
                             "statistic": result.statistic, "value": result.value, "ci": result.ci,
                             "needed": result.needed, "bias": result.bias})
     return out
+
+
+def source_metric(name: str) -> str:
+    """The judged metric a derived score comes from (`umbrela_p@5` -> passage_relevance, `hhem` ->
+    hallucination); any other name is its own."""
+    if name in umbrela.NAMES:
+        return umbrela.SOURCE_METRIC
+    return next((source for source, (names, _) in DERIVED.items() if name in names), name)

@@ -1,29 +1,43 @@
-"""Decisions on record (issue 30): a gate's verdict kept with what it rested on, in a chain.
+"""Decisions on record: a gate's verdict kept with everything it rested on, signed, in a chain.
 
-A record holds fingerprints of its inputs (the project, each run and a hash of its rows, each judge with its licence
-and fingerprint, the ratings counted), the gate's rules, every verdict with its interval and n, the waivers, who and
-when, and the hash of the project's previous record. Its own hash is the SHA-256 of the record's canonical JSON. It is
-kept in the project (table `decisions`) and written as JSON and Markdown for a pull request; `verify` recomputes every
-hash and link, and checks files against the records they claim to be."""
+A record holds the gate's rule and parameters (and its configuration), every verdict with its interval and n, the
+waivers, the judges with their fingerprints and licences, the app's version, who and when, the hash of the
+project's previous record, and `inputs`: a hash of each part of the data the decision used — each run's rows (every
+column), their retrieved passages and their judgments, the golden set, the judges as they are, and the ratings and
+audits made until then (a hash tree: the parts' hashes, and their root). Its own hash is the SHA-256 of its
+canonical JSON; an Ed25519 signature over that hash (core.reports.signing) says who recorded it.
+
+`verify` checks, for each stored record and each file: the hash, the link to the previous record, the signature
+and that its signer is allowed (an allowed-signers file from the repository, or the project's list), and
+recomputes the inputs from the project, naming each part that changed since. Anyone can rehash a chain with
+hashlib; no one can sign for a key they do not hold."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rageval_desktop._version import __version__
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.text import md_escape
 from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.registry import list_judges
-from rageval_desktop.core.metrics.gate import GateResult, gate_markdown
+from rageval_desktop.core.metrics.gate import GateResult
+from rageval_desktop.core.metrics.gate_text import gate_markdown
+from rageval_desktop.core.reports import signing
 from rageval_desktop.core.review.licence import licence
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
+
+FORMAT = 2                     # 1: hash and chain only (before 0.4); 2: inputs bound, signed
+SIGNERS_KEY = "allowed_signers"
+UNSIGNED = ("hash", "signature")
 
 
 def canonical(record: dict[str, Any]) -> bytes:
@@ -31,54 +45,123 @@ def canonical(record: dict[str, Any]) -> bytes:
 
 
 def digest(record: dict[str, Any]) -> str:
-    """The record's hash: of everything in it but the hash itself."""
-    return hashlib.sha256(canonical({k: v for k, v in record.items() if k != "hash"})).hexdigest()
+    """The record's hash: of everything in it but the hash and the signature."""
+    return hashlib.sha256(canonical({k: v for k, v in record.items() if k not in UNSIGNED})).hexdigest()
 
 
-def _run_fingerprint(project: Project, name: str) -> dict[str, Any]:
-    conn = project.reader()
+# ------------------------------------------------------------------------------------------------ the inputs' tree
+def _hash_rows(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> dict[str, Any]:
+    h = hashlib.sha256()
+    n = 0
+    for row in conn.execute(sql, params):
+        h.update(repr(tuple(row)).encode("utf-8", "surrogatepass"))
+        h.update(b"\n")
+        n += 1
+    return {"rows": n, "hash": h.hexdigest()}
+
+
+def _run_parts(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
     found = conn.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
     if found is None:
-        return {"name": name, "rows": 0, "rows_hash": None}
-    h = hashlib.sha256()
-    rows = 0
-    for row in conn.execute("SELECT external_id, question, answer FROM run_rows WHERE run_id = ? ORDER BY id",
-                            (found[0],)):
-        h.update(canonical({"row": list(row)}))
-        rows += 1
-    return {"name": name, "rows": rows, "rows_hash": h.hexdigest()}
+        return {"run": {"rows": 0, "hash": None}}
+    rid = (found[0],)
+    return {
+        "rows": _hash_rows(conn, "SELECT id, position, external_id, golden_id, question, answer, latency_ms, "
+                                 "cost_usd, prompt_tokens, completion_tokens, metadata FROM run_rows WHERE run_id = ? "
+                                 "ORDER BY id", rid),
+        "passages": _hash_rows(conn, "SELECT p.run_row_id, p.rank, p.chunk_id, p.text, p.score, p.in_prompt FROM "
+                                     "retrieved_passages p JOIN run_rows r ON r.id = p.run_row_id WHERE r.run_id = ? "
+                                     "ORDER BY p.run_row_id, p.rank", rid),
+        "judgments": _hash_rows(conn, "SELECT j.id, j.judge_id, j.run_row_id, j.passage_rank, j.idem_key, j.status, "
+                                      "j.error_kind, j.score, j.label, j.detail FROM judgments j JOIN run_rows r ON "
+                                      "r.id = j.run_row_id WHERE r.run_id = ? ORDER BY j.id", rid),
+    }
 
 
+def inputs(project: Project, baseline: str, candidate: str, upto: dict[str, int] | None = None) -> dict[str, Any]:
+    """The hash of each part of the data a decision between `baseline` and `candidate` rests on. Ratings and audits
+    are bound up to the newest one at the time (`upto`; now when None): later ones do not change the record's."""
+    conn = project.reader()
+    if upto is None:
+        upto = {"ratings": conn.execute("SELECT COALESCE(MAX(id), 0) FROM human_ratings").fetchone()[0],
+                "audits": conn.execute("SELECT COALESCE(MAX(id), 0) FROM agreement_reports").fetchone()[0]}
+    parts: dict[str, Any] = {"upto": dict(upto)}
+    for role, name in (("baseline", baseline), ("candidate", candidate)):
+        for part, found in _run_parts(conn, name).items():
+            parts[f"{role}.{part}"] = found
+    parts["golden"] = _hash_rows(conn, "SELECT id, question, gold_answer, gold_chunk_ids, slice_tag, status, revision "
+                                       "FROM golden_rows ORDER BY id")
+    parts["ratings"] = _hash_rows(conn, "SELECT id, run_row_id, metric, passage_rank, reviewer, score, skipped, "
+                                        "sample_id, created_at, withdrawn_at FROM human_ratings WHERE id <= ? "
+                                        "ORDER BY id", (upto["ratings"],))
+    parts["audits"] = _hash_rows(conn, "SELECT id, judge_id, details, created_at FROM agreement_reports WHERE id <= ? "
+                                       "ORDER BY id", (upto["audits"],))
+    judges = [{"name": j.name, "metric": j.metric, "kind": j.kind, "status": j.status,
+               "fingerprint": fingerprint(project, j)} for j in list_judges(project)]
+    parts["judges"] = {"rows": len(judges), "hash": hashlib.sha256(canonical({"judges": judges})).hexdigest()}
+    return parts
+
+
+def root(parts: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(parts)).hexdigest()
+
+
+PART_WORDS = {"rows": "rows (questions, answers, links to the golden set)", "passages": "retrieved passages",
+              "judgments": "judgments", "run": "rows"}
+
+
+def describe_part(key: str, record: dict[str, Any]) -> str:
+    role, _, part = key.partition(".")
+    if part:
+        name = record.get("runs", {}).get(role, {}).get("name", role)
+        return f"the {PART_WORDS.get(part, part)} of {role} run '{name}'"
+    return {"golden": "the golden set (questions, gold ids, slices)",
+            "ratings": "human ratings made before the decision (edited or withdrawn since)",
+            "audits": "the judges' audits recorded before the decision",
+            "judges": "the judges (their model, rubric, settings or status)"}.get(key, key)
+
+
+# ------------------------------------------------------------------------------------------------------ recording
 def record_gate(project: Project, result: GateResult, baseline: str, candidate: str, *, estimator: str = "mean",
-                waivers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Keep a gate's decision in the project, chained to the previous record; returns the record (with its id)."""
+                waivers: list[dict[str, Any]] | None = None, key: str | None = None) -> dict[str, Any]:
+    """Keep a gate's decision in the project, signed with `key` (core.reports.signing.load_key: your default key
+    when None, made on first use) and chained to the previous record; returns the record (with its id). The
+    signer's key joins the project's allowed signers the first time it signs there."""
+    private, signer = signing.load_key(key)
     judges = [{"name": j.name, "metric": j.metric, "kind": j.kind, "status": j.status,
                "fingerprint": fingerprint(project, j), "licence": licence(project, j).as_dict()}
               for j in list_judges(project)]
-    ratings = project.reader().execute("SELECT COUNT(*) FROM human_ratings WHERE withdrawn_at IS NULL").fetchone()[0]
+    found = result.as_dict()
     with project.write("record a decision", changed=(Area.AUDIT,)) as conn:
         ident = project.meta("project_id")
         if not ident:
             ident = uuid.uuid4().hex
             project.set_meta(conn, "project_id", ident)
+        parts = inputs(project, baseline, candidate)
         previous = conn.execute("SELECT hash FROM decisions ORDER BY id DESC LIMIT 1").fetchone()
-        record = {"kind": "gate", "project": {"id": ident, "name": project.meta("name")},
-                  "runs": {"baseline": _run_fingerprint(project, baseline),
-                           "candidate": _run_fingerprint(project, candidate)},
-                  "judges": judges, "ratings_counted": ratings, "estimator": estimator,
-                  "rules": {k: v for k, v in result.as_dict().items()
-                            if k in ("rule", "rule_text", "alpha", "strict", "max_slice_drop", "max_aggregate_drop",
-                                     "min_slice_n", "require_significant", "adjustment")},
-                  "decision": result.decision, "passed": result.passed,
-                  "verdicts": {"regressions": result.regressions, "undecided": result.undecided,
-                               "ungated": result.ungated},
+        record = {"kind": "gate", "format": FORMAT, "app_version": __version__,
+                  "project": {"id": ident, "name": project.meta("name")},
+                  "runs": {"baseline": {"name": baseline, "rows": parts["baseline.rows"]["rows"]},
+                           "candidate": {"name": candidate, "rows": parts["candidate.rows"]["rows"]}},
+                  "judges": judges, "estimator": estimator, "inputs": parts, "inputs_root": root(parts),
+                  "rules": {k: v for k, v in found.items()
+                            if k in ("rule", "rule_text", "alpha", "max_slice_drop", "max_aggregate_drop",
+                                     "min_slice_n", "require_significant", "adjustment", "gated_cells", "config")},
+                  "decision": result.decision.value, "passed": result.passed,
+                  "verdicts": {k: found[k] for k in ("regressions", "undecided", "safe", "not_evaluated", "ungated")},
                   "waivers": waivers or [], "who": project.actor, "when": utcnow(),
                   "previous": previous[0] if previous else None}
         record["hash"] = digest(record)
+        record["signature"] = {"algorithm": "ed25519", "signer": signer.name, "key": signer.public,
+                               "value": signing.sign(private, record["hash"].encode("ascii"))}
+        listed = _project_signers(project)
+        if signer not in listed:
+            project.set_meta(conn, SIGNERS_KEY, "\n".join(s.line() for s in [*listed, signer]))
+            project.audit(conn, "trust signer", "signer", signer.name, key=signer.public, first_signature=True)
         cur = conn.execute("INSERT INTO decisions (kind, record, hash, previous, created_at) VALUES (?, ?, ?, ?, ?)",
                            ("gate", canonical(record).decode(), record["hash"], record["previous"], record["when"]))
-        project.audit(conn, "record decision", "decision", str(cur.lastrowid), decision=result.decision,
-                      hash=record["hash"])
+        project.audit(conn, "record decision", "decision", str(cur.lastrowid), decision=result.decision.value,
+                      hash=record["hash"], signer=signer.name)
     return {"id": cur.lastrowid, **record}
 
 
@@ -93,9 +176,9 @@ def write_record(record: dict[str, Any], result: GateResult, folder: str | Path)
         json_path.write_text(json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n",
                              encoding="utf-8")
         md_path.write_text(f"# Decision {record['id']}: {record['decision']}\n\n"
-                           f"Recorded by {md_escape(str(record['who']))} at {record['when']}; hash `{record['hash']}`"
-                           f" (previous `{record['previous'] or 'none'}`).\n\n" + gate_markdown(result),
-                           encoding="utf-8")
+                           f"Recorded by {md_escape(str(record['who']))} at {record['when']}, signed by "
+                           f"{md_escape(record['signature']['signer'])}; hash `{record['hash']}` (previous "
+                           f"`{record['previous'] or 'none'}`).\n\n" + gate_markdown(result), encoding="utf-8")
     except OSError as exc:
         raise RagevalError(f"cannot write the decision record to {folder}: {exc.strerror or exc}") from None
     return json_path, md_path
@@ -106,31 +189,112 @@ def decisions(project: Project) -> list[dict[str, Any]]:
         "SELECT id, record FROM decisions ORDER BY id")]
 
 
-def verify(project: Project, files: Sequence[str | Path] = ()) -> list[str]:
-    """What fails: a stored record whose hash or link to the previous one does not hold, a file that is not the
-    record it names. Empty: everything holds."""
-    problems: list[str] = []
-    stored = {}
+# --------------------------------------------------------------------------------------------------- who may sign
+def _project_signers(project: Project) -> list[signing.Signer]:
+    text = project.meta(SIGNERS_KEY) or ""
+    try:
+        return signing.parse_allowed(text, "the project's allowed signers")
+    except signing.SigningError:
+        return []                 # an unreadable list trusts no one; verify says so
+
+
+def project_signers(project: Project) -> list[signing.Signer]:
+    return _project_signers(project)
+
+
+def trust(project: Project, line: str) -> signing.Signer:
+    """Let the signer of an allowed-signers `line` sign decisions in the project (one write, in the audit log)."""
+    found = signing.parse_allowed(line, "the signer's line")
+    if len(found) != 1:
+        raise signing.SigningError("give exactly one line: 'signer ssh-ed25519 KEY' (rageval keys export)")
+    listed = _project_signers(project)
+    if found[0] not in listed:
+        with project.write("trust a signer", changed=(Area.SETTINGS,)) as conn:
+            project.set_meta(conn, SIGNERS_KEY, "\n".join(s.line() for s in [*listed, found[0]]))
+            project.audit(conn, "trust signer", "signer", found[0].name, key=found[0].public)
+    return found[0]
+
+
+# -------------------------------------------------------------------------------------------------------- checking
+def _check_record(record: dict[str, Any], trusted: list[signing.Signer]) -> list[str]:
+    """What does not hold in one record (its own content, its signature, its signer)."""
+    problems = []
+    if digest(record) != record.get("hash"):
+        problems.append("its content does not match its hash (edited)")
+    sig = record.get("signature")
+    if not isinstance(sig, dict):
+        problems.append("it is not signed (recorded before 0.4, or its signature was removed): anyone who can "
+                        "write the file could have written it")
+        return problems
+    key, who = str(sig.get("key", "")), str(sig.get("signer", ""))
+    if not signing.verify(key, str(record.get("hash", "")).encode("ascii", "replace"), str(sig.get("value", ""))):
+        problems.append(f"its signature is not {who}'s over its hash (forged or edited)")
+    elif not any(s.public == key and s.name == who for s in trusted):
+        problems.append(f"it is signed by {who} with a key that is not an allowed signer")
+    return problems
+
+
+def verify(project: Project, files: Sequence[str | Path] = (),
+           allowed: list[signing.Signer] | None = None) -> dict[str, Any]:
+    """Every stored record and file checked (see the module's note). `allowed`: the signers to trust (an
+    allowed-signers file); None: the project's list and your own keys. Returns {"records": [{id, decision,
+    signer, problems, changed}], "files": [{file, problems}], "problems": every problem in words, "trusted"}."""
+    trusted = allowed if allowed is not None else [
+        *_project_signers(project),
+        *[signing.Signer(k["signer"], k["public"]) for k in signing.list_keys() if "public" in k]]
+    out: dict[str, Any] = {"records": [], "files": [], "problems": [],
+                           "trusted": "the allowed-signers file given" if allowed is not None else
+                           "the project's own list of signers and your keys (pass --allowed-signers FILE from your "
+                           "repository to check who signed: whoever can write the project can write its list)"}
+    stored: dict[str, tuple[int, dict[str, Any]]] = {}
     previous = None
+    cache: dict[tuple[str, str, str], dict[str, Any]] = {}
     for i, text, hash_, prev in project.reader().execute(
             "SELECT id, record, hash, previous FROM decisions ORDER BY id"):
         record = json.loads(text)
         stored[hash_] = (i, record)
-        if digest(record) != hash_ or record.get("hash") != hash_:
-            problems.append(f"decision {i}: its content does not match its hash (edited)")
+        problems = _check_record(record, trusted)
+        if record.get("hash") != hash_:
+            problems.append("its stored hash is not the one it carries (edited)")
         if prev != previous or record.get("previous") != previous:
-            problems.append(f"decision {i}: it does not follow the record before it (the chain is broken)")
+            problems.append("it does not follow the record before it (the chain is broken)")
         previous = hash_
+        changed = _changed_inputs(project, record, cache)
+        problems += [f"{describe_part(part, record)} changed since it was recorded" for part in changed]
+        out["records"].append({"id": i, "decision": record.get("decision"),
+                               "signer": (record.get("signature") or {}).get("signer"),
+                               "problems": problems, "changed": changed})
+        out["problems"] += [f"decision {i}: {p}" for p in problems]
     for path in files:
         name = Path(path).name
+        problems = []
         try:
             body = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            problems.append(f"{name}: cannot be read as a decision record ({exc})")
-            continue
-        claimed = body.get("hash") if isinstance(body, dict) else None
-        if claimed not in stored:
-            problems.append(f"{name}: names no decision recorded in this project")
-        elif digest(body) != claimed or canonical(body) != canonical(stored[claimed][1]):
-            problems.append(f"{name}: differs from decision {stored[claimed][0]} (edited)")
-    return problems
+            problems.append(f"cannot be read as a decision record ({exc})")
+            body = None
+        if body is not None:
+            claimed = body.get("hash") if isinstance(body, dict) else None
+            if claimed not in stored:
+                problems.append("names no decision recorded in this project")
+            else:
+                problems += _check_record(body, trusted)
+                if canonical(body) != canonical(stored[claimed][1]):
+                    problems.append(f"differs from decision {stored[claimed][0]} (edited)")
+        out["files"].append({"file": str(path), "problems": problems})
+        out["problems"] += [f"{name}: {p}" for p in problems]
+    return out
+
+
+def _changed_inputs(project: Project, record: dict[str, Any], cache: dict[tuple[str, str, str], Any]) -> list[str]:
+    """The parts of a record's inputs that differ from the project now ([] for a record that binds none)."""
+    parts = record.get("inputs")
+    if not isinstance(parts, dict) or not isinstance(parts.get("upto"), dict):
+        return []
+    runs = record.get("runs", {})
+    key = (runs.get("baseline", {}).get("name", ""), runs.get("candidate", {}).get("name", ""),
+           json.dumps(parts["upto"], sort_keys=True))
+    if key not in cache:
+        cache[key] = inputs(project, key[0], key[1], upto={k: int(v) for k, v in parts["upto"].items()})
+    now = cache[key]
+    return [part for part in sorted(set(parts) | set(now)) if part != "upto" and parts.get(part) != now.get(part)]

@@ -1,0 +1,184 @@
+"""`rageval gate plan`: what each cell of a gate can detect, before any candidate exists, and a configuration that
+gates only what the data can honour.
+
+A cell's power depends on its questions (n) and on the spread of the per-question differences a pull request
+makes (sd): the test catches a drop of `allowed + (t_level + t_power) * sd / sqrt(n)` with the wanted power, where
+`level` is the single-step level of the family's adjustment (Bonferroni's alpha/K when the cells' correlation is
+unknown, the max-T level when it is measured: both at most what the gate charges). The spread comes from either
+
+- a past candidate (`like`): the differences it made against the baseline, cell by cell — pull requests are
+  assumed to change answers as much as it did; or
+- the baseline alone and a churn c, the share of questions a pull request answers anew from the same
+  distribution: sd = sd(baseline) * sqrt(2c). c = 1 (every answer independent) is the cautious default.
+
+Each cell is proposed the tolerance it can honour — the wanted one, or its detectable drop times HEADROOM (a pull
+request's own spread varies around the planned one; the gate checks the power on the pull request's own), rounded
+up to half a point. Slices that cannot reach `max_tolerance` alone are merged into one group; 'all' is always
+gated. For every cell the plan also says how many questions would reach the wanted tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rageval_desktop._version import __version__
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.stats import detectable_drop, max_t, normal_quantile, unseen_change_se
+from rageval_desktop.core.metrics.compare import GATE_RETRIEVAL, GateUsageError, compare, is_retrieval
+from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
+from rageval_desktop.core.metrics.gate_config import CellRule, GateConfig
+from rageval_desktop.core.metrics.retrieval import canonical_name
+from rageval_desktop.core.metrics.rowdata import load_run, per_question
+from rageval_desktop.core.store.project import Project
+
+HEADROOM = 1.3          # planned tolerance = detectable drop x this: room for a pull request's own spread
+MERGED = "merged"
+
+
+def _check(tolerance: float, max_tolerance: float, allowed: float, power: float, alpha: float, churn: float) -> None:
+    for name, value, low, high in (("--tolerance", tolerance, 0.0, 100.0), ("--max-tolerance", max_tolerance, 0.0,
+                                   100.0), ("--allowed", allowed, 0.0, 100.0), ("--churn", churn, 0.0, 1.0)):
+        if not (math.isfinite(value) and low <= value <= high):
+            raise GateUsageError(f"{name} must lie between {low:g} and {high:g} (got {value:g})")
+    if churn <= 0:
+        raise GateUsageError("--churn must be above 0: a pull request that changes no answer needs no gate")
+    if not allowed < tolerance <= max_tolerance:
+        raise GateUsageError(f"the allowed drop ({allowed:g}) must be below the tolerance ({tolerance:g}), and the "
+                             f"tolerance at most --max-tolerance ({max_tolerance:g})")
+    if not (0.5 <= power < 1):
+        raise GateUsageError(f"--power lies between 0.5 and 1 (got {power:g})")
+    if not (0 < alpha < 0.5):
+        raise GateUsageError(f"--alpha lies between 0 and 0.5 (got {alpha:g})")
+
+
+def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | None, churn: float,
+                          groups: dict[str, list[str]]) -> tuple[dict[tuple[str, str], tuple[int, float]], list[str]]:
+    """(n, sd of the differences) per cell when a pull request answers a share `churn` of questions anew."""
+    data = load_run(project, baseline)
+    q = per_question(data.frame)
+    q = q[q.index >= 0]                                       # linked to the golden set, as the gate compares
+    wanted = [canonical_name(m) for m in metrics] if metrics else [*GATE_RETRIEVAL, *data.metrics]
+    missing = [m for m in wanted if m not in q.columns]
+    if missing:
+        raise GateUsageError(f"'{baseline}' has no {', '.join(missing)} to plan from (not judged, or no such metric)")
+    masks = {s: q["slice"] == s for s in ordered_slices(q)}
+    masks |= {g: q["slice"].isin(v) for g, v in groups.items()}
+    masks[ALL] = q["slice"] == q["slice"]
+    out = {}
+    for name, mask in masks.items():
+        for m in wanted:
+            values = q.loc[mask, m].astype(float)
+            if is_retrieval(m):
+                values = values[q.loc[mask, "n_gold"] > 0]
+            values = values.dropna()
+            sd = float(values.std(ddof=1)) if len(values) > 1 else math.nan
+            out[(name, m)] = (int(len(values)), sd * math.sqrt(2 * churn))
+    return out, wanted
+
+
+def _spread_from_like(project: Project, baseline: str, like: str, metrics: list[str] | None,
+                      groups: dict[str, list[str]]) -> tuple[dict[tuple[str, str], tuple[int, float]], list[str], Any]:
+    comparison = compare(project, baseline, like, metrics, groups=groups)
+    out = {}
+    for name, entry in comparison["slices"].items():
+        for m in comparison["metrics"]:
+            cell = entry.get(m)
+            if cell:
+                out[(name, m)] = (int(cell["n"]), float(cell["se"]) * math.sqrt(cell["n"]))
+    wanted = [m for m in comparison["metrics"] if m not in {x["metric"] for x in comparison["missing"]}]
+    return out, wanted, comparison["cell_correlation"]
+
+
+def _level(cells: list[tuple[str, str]], alpha: float, correlation: Any) -> float:
+    """The single-step level a lone drop must clear in this family: max-T's when the correlation is known."""
+    if correlation:
+        import numpy as np
+
+        where = {tuple(c): i for i, c in enumerate(correlation["cells"])}
+        picked = [where.get(c) for c in cells]
+        if cells and all(i is not None for i in picked):
+            matrix = np.asarray(correlation["matrix"], dtype=float)[np.ix_(picked, picked)]
+            _, _, critical = max_t([0.5] * len(cells), matrix, alpha)
+            from scipy.special import ndtr
+
+            return float(1 - ndtr(critical))
+    return alpha / max(1, len(cells))
+
+
+def _round_up(value: float, step: float = 0.5) -> float:
+    return math.ceil(value / step - 1e-9) * step
+
+
+def _needed(n: int, sd: float, level: float, power: float, allowed: float, tolerance: float) -> int | None:
+    """Questions a cell needs to catch a drop of `tolerance` with `power` (normal approximation; a spread of none
+    seen is floored as the cell's own error is)."""
+    if sd != sd or tolerance <= allowed or n < 2:
+        return None
+    spread = max(sd, unseen_change_se(n) * math.sqrt(n))
+    z = normal_quantile(1 - level) + normal_quantile(power)
+    return max(2, math.ceil((z * spread * HEADROOM / (tolerance - allowed)) ** 2))
+
+
+def plan(project: Project, baseline: str, *, like: str | None = None, churn: float = 1.0, tolerance: float = 5.0,
+         max_tolerance: float = 20.0, allowed: float = 0.0, power: float = 0.8, alpha: float = 0.05,
+         metrics: list[str] | None = None) -> dict[str, Any]:
+    """Per cell: questions, spread, the drop it detects, the tolerance proposed, the questions the wanted tolerance
+    needs; and the configuration (`config`, a GateConfig) that gates what can be honoured."""
+    _check(tolerance, max_tolerance, allowed, power, alpha, churn)
+    groups: dict[str, list[str]] = {}
+    for _ in range(3):                        # the family shapes each cell's level, the cells shape the family
+        if like:
+            stats, wanted, correlation = _spread_from_like(project, baseline, like, metrics, groups)
+        else:
+            (stats, wanted), correlation = _spread_from_baseline(project, baseline, metrics, churn, groups), None
+        rows = _propose(stats, wanted, groups, tolerance, max_tolerance, allowed, power, alpha, correlation)
+        slices = {r["slice"] for r in rows if r["slice"] not in (ALL, *groups)}
+        short = sorted({r["slice"] for r in rows if r["slice"] in slices and not r["gated"]})
+        merged = {MERGED: short} if 2 <= len(short) < len(slices) else {}     # all of them is 'all' again
+        if merged == groups:
+            break
+        groups = merged
+    gated = [r for r in rows if r["gated"]]
+    config = GateConfig({(r["slice"], r["metric"]): CellRule(r["tolerance"], allowed, power) for r in gated},
+                        {k: tuple(v) for k, v in groups.items()}, alpha, power, 1,
+                        {"baseline": baseline, "like": like, "churn": None if like else churn,
+                         "tolerance": tolerance, "max_tolerance": max_tolerance, "headroom": HEADROOM,
+                         "when": utcnow(), "app_version": __version__})
+    assumption = (f"pull requests change answers as much as '{like}' did against '{baseline}'" if like else
+                  f"a pull request answers {churn:.0%} of questions anew (the spread of '{baseline}' times "
+                  f"sqrt(2 x {churn:g}))")
+    return {"baseline": baseline, "like": like, "churn": None if like else churn, "assumption": assumption,
+            "tolerance": tolerance, "max_tolerance": max_tolerance, "allowed": allowed, "power": power,
+            "alpha": alpha, "groups": groups, "cells": rows, "config": config}
+
+
+def _propose(stats: dict[tuple[str, str], tuple[int, float]], wanted: list[str], groups: dict[str, list[str]],
+             tolerance: float, max_tolerance: float, allowed: float, power: float, alpha: float,
+             correlation: Any) -> list[dict[str, Any]]:
+    keys = [k for k in stats if k[1] in wanted]
+    level = _level(keys, alpha, correlation)
+    rows = []
+    for (name, m) in keys:
+        n, sd = stats[(name, m)]
+        row: dict[str, Any] = {"slice": name, "metric": m, "n": n, "sd": sd, "level": level, "detectable": None,
+                               "tolerance": None, "needed": _needed(n, sd, level, power, allowed, tolerance),
+                               "gated": False}
+        if n >= 2 and sd == sd:
+            # no spread seen (every question hit) is not no spread to come: the floor is the error of a share of
+            # changed questions when none of n was seen to change, as the gate's own cells take it
+            se = max(sd / math.sqrt(n), unseen_change_se(n))
+            mde = detectable_drop(se, n - 1, allowed, level, power)
+            proposed = max(tolerance, _round_up(mde * HEADROOM))
+            row.update(detectable=mde, tolerance=min(proposed, 100.0))
+            row["gated"] = name == ALL or proposed <= max_tolerance
+            if name in groups:
+                row["merges"] = groups[name]
+            row["why"] = ("gated" if proposed <= max_tolerance else
+                          f"detects {mde:.1f}+ only: gated through 'all'" + (" and the merged slices"
+                                                                            if name not in groups else "")
+                          if name != ALL else f"detects {mde:.1f}+ only, above --max-tolerance: add questions")
+        else:
+            row["why"] = "too few questions with data to measure a spread"
+        rows.append(row)
+    return rows

@@ -1,0 +1,150 @@
+"""A gate's decision in words: one line, the rule, each cell, and the pull-request comment (every name from data
+escaped). The CLI, the Compare page, decision records and reports all say it this way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rageval_desktop.core.base.text import md_escape as md
+from rageval_desktop.core.base.verdicts import Decision
+from rageval_desktop.core.metrics.gate import GateResult
+
+SAID = {Decision.PASS: "gate passed", Decision.REGRESSION: "regression shown",
+        Decision.NOT_DECISION_GRADE: "not decision-grade"}
+BADGE = {Decision.PASS: "PASS", Decision.REGRESSION: "REGRESSION", Decision.NOT_DECISION_GRADE: "NOT DECISION-GRADE"}
+ICON = {Decision.PASS: "✅", Decision.REGRESSION: "❌", Decision.NOT_DECISION_GRADE: "⚠️"}
+
+
+def rule_text(result: GateResult) -> str:
+    """The rule a gate applied, in words (for the CLI, the GUI and reports)."""
+    small = f"slices with fewer than {result.min_slice_n} questions are reported, not gated"
+    config = result.config
+    if config is not None:
+        text = (f"the gate's configuration ({config.source or 'given'}): {len(config.cells)} cell(s), each failing "
+                f"when its drop is shown to exceed its allowed drop and passing when a drop of its tolerance would "
+                f"have been caught with {config.power:.0%} power (or the drop is shown within it); one-sided t tests "
+                f"adjusted ({result.adjustment or 'Holm'}) across the {result.gated} gated cells, family-wise error "
+                f"at most {result.alpha:g}")
+    else:
+        limits = f"{result.max_slice_drop:g} points per slice, {result.max_aggregate_drop:g} for 'all'"
+        if result.rule == "point":
+            text = f"point rule: a drop larger than the limit fails ({limits}), evidence or not"
+            if result.require_significant:
+                text += " (only drops whose 95% CI lies below zero)"
+        else:
+            text = (f"a cell fails when its drop is shown to exceed the limit ({limits}): one-sided t tests adjusted "
+                    f"({result.adjustment or 'Holm'}) across the {result.gated} gated cells, family-wise error at "
+                    f"most {result.alpha:g}")
+        text += (f"; it passes only when shown within the limit (one-sided, {result.alpha:g}); any other cell is "
+                 f"undecided and the gate not decision-grade; {small}")
+    if result.comparison.get("estimator") == "ppi":
+        text += "; judge metrics rated per row are compared as PPI estimates (judge mean corrected by ratings)"
+    return text
+
+
+def drop_text(r: dict[str, Any]) -> str:
+    """'-12.5 points, 95% CI of delta [-20.1, -4.9], n=8 questions with gold ids, adjusted p 0.003' (display);
+    the sign is the delta's (an improvement reads +3.2)."""
+    text = (f"{-r['drop']:+.1f} points, 95% CI of delta [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}], "
+            f"n={r['n']} {r['n_counts']}")
+    if r.get("p_adjusted") is not None:
+        text += f", adjusted p {r['p_adjusted']:.2g}"
+    return text + (", within noise" if r["within_noise"] else "")
+
+
+def headline(result: GateResult) -> str:
+    """One line: what the gate decided (CLI, Compare page, Markdown and reports say the same)."""
+    decision = result.decision
+    if decision is Decision.REGRESSION:
+        return f"{len(result.regressions)} regression(s) shown"
+    if decision is Decision.NOT_DECISION_GRADE:
+        parts = [f"{len(result.undecided)} cell(s) undecided"] if result.undecided else []
+        named = sorted({f"{u['metric']}" + (f" ({u['slice']})" if u["slice"] else "")
+                        for u in result.not_evaluated if u["metric"]})
+        if named:
+            parts.append("not evaluated: " + ", ".join(named))
+        elif result.not_evaluated:
+            parts.append(result.not_evaluated[0]["why"])
+        return "; ".join(parts)
+    powered = sum(c["status"] == "powered" for c in result.safe)
+    return (f"every gated cell shown safe ({result.gated} cell(s)" +
+            (f", {powered} by the configured power" if powered else "") + ")")
+
+
+def settle_hint(result: GateResult) -> str:
+    """What would settle a decision that is not decision-grade, in one sentence (CLI, GUI, Markdown)."""
+    if result.decision is not Decision.NOT_DECISION_GRADE:
+        return ""
+    parts = []
+    if result.undecided:
+        worst = max((u["detectable_drop"] or 0) for u in result.undecided)
+        parts.append("plan tolerances the data can detect (rageval gate plan: the drop each cell detects, the "
+                     f"questions a tolerance needs; the undecided cells detect drops of up to {worst:.0f} points)")
+    fixes = list(dict.fromkeys(u["fix"] for u in result.not_evaluated if u.get("fix")))
+    parts += fixes
+    return "; ".join(parts)
+
+
+def gate_markdown(result: GateResult) -> str:
+    """For a pull-request comment: every name from data is escaped (core.base.text.md_escape)."""
+    c = result.comparison
+    decision = result.decision
+    lines = [f"### RAG evaluation gate: {md(c['candidate'])} vs {md(c['baseline'])}", "",
+             f"{ICON[decision]} **{md(SAID[decision])}: {md(headline(result))}** — {c['shared_questions']} shared "
+             f"questions; {md(rule_text(result))}.", ""]
+    hint = settle_hint(result)
+    if hint:
+        lines += [f"What would settle it: {md(hint)}.", ""]
+    table = ["| slice | metric | baseline | candidate | drop | 95% CI of delta | n | |",
+             "|---|---|---:|---:|---:|---|---:|---|"]
+
+    def row(r: dict[str, Any], note: str) -> str:
+        return (f"| {md(r['slice'])} | {md(r['metric'])} | {r['baseline']:.1f} | {r['candidate']:.1f} | "
+                f"**{r['drop']:.1f}** | [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}] | {r['n']} | {md(note)} |")
+
+    if result.regressions:
+        lines += table + [row(r, "" if r.get("p_adjusted") is None else f"adjusted p {r['p_adjusted']:.2g}")
+                          for r in result.regressions] + [""]
+    if result.not_evaluated:
+        lines += ["**Not evaluated** (asked to gate, could not be):", ""]
+        lines += [f"- {md(u['metric'] or 'the gate')}" + (f" ({md(u['slice'])})" if u["slice"] else "")
+                  + f": {md(u['why'])}" for u in result.not_evaluated]
+        lines += [""]
+    if result.undecided:
+        lines += [f"<details><summary>{len(result.undecided)} undecided cell(s): the evidence neither shows a drop "
+                  "over the allowed one nor rules out one of the tolerance</summary>", ""]
+        lines += table + [row(r, f"detects ≥ {r['detectable_drop']:.1f}" if r["detectable_drop"] is not None else "")
+                          for r in result.undecided] + ["", "</details>", ""]
+    if result.safe:
+        lines += [f"<details><summary>{len(result.safe)} cell(s) shown safe</summary>", ""]
+        lines += table + [row(r, r["why"]) for r in result.safe] + ["", "</details>", ""]
+    if result.ungated:
+        lines += ["Drops over the limit that do not fail the gate:", ""]
+        lines += table + [row(r, r["why"]) for r in result.ungated] + [""]
+    metrics = c["metrics"]
+    lines += ["<details><summary>All slices</summary>", "",
+              "| slice | n | with gold ids | " + " | ".join(map(md, metrics)) + " |",
+              "|---|---:|---:|" + "---:|" * len(metrics)]
+    for name, entry in c["slices"].items():
+        cells = []
+        for m in metrics:
+            cell = entry.get(m)
+            cells.append("—" if not cell else f"{cell['candidate']:.1f} ({cell['delta']:+.1f})")
+        lines.append(f"| {md(name)} | {entry['n']} | {entry.get('n_with_gold', '—')} | " + " | ".join(cells) + " |")
+    lines += ["", "</details>", ""]
+    lines += [f"- ⚠️ {md(w)}" for w in c.get("warnings", [])]
+    slices_short = [u for u in c.get("unavailable", []) if u["slice"] != "all"]
+    if slices_short:
+        lines += ["Not gated, too few ratings for a corrected (PPI) estimate:", ""]
+        lines += [f"- {md(u['slice'])} {md(u['metric'])}: {md(u['why'])}" for u in slices_short] + [""]
+    if result.waivers:
+        lines += ["**Gated under a waiver** (judges without a gate licence):", ""]
+        lines += [f"- {md(w['metric'])}: {md(w['why_unlicensed'])} — waived by {md(str(w['who']))} at {md(w['when'])}: "
+                  f"{md(w['reason'])}" for w in result.waivers] + [""]
+    if c.get("retired_judges"):
+        names = ", ".join(md(r["judge"]) for r in c["retired_judges"])
+        lines.append(f"_Retired judges left out: {names}._")
+    if c.get("unsettled_judges"):
+        names = ", ".join(f"{md(r['judge'])} ({md(r['verdict'])}, n={r['n']})" for r in c["unsettled_judges"])
+        lines.append(f"_Counted, but not yet confirmed by human ratings: {names}._")
+    return "\n".join(lines) + "\n"

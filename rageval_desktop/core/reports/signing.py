@@ -1,0 +1,198 @@
+"""Signing keys for decision records: Ed25519 (the `cryptography` package), in OpenSSH's formats so that a key
+made by `ssh-keygen -t ed25519` works too, and an allowed-signers list in git's format (`signer ssh-ed25519 KEY`).
+
+A key of yours lives in your data folder (`keys/NAME`, readable by you only; `NAME.pub` beside it). In CI, a key
+comes from an environment variable by name (`env:NAME`, the private key's text), never from the command line.
+Whoever verifies decides whose keys count: an allowed-signers file kept in the repository, or the project's own
+list (which says only that the file agrees with itself, since whoever can write the file can write the list).
+
+`cryptography` is imported inside the functions that use it (45 ms): only recording and verifying pay for it."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.store.files import default_actor
+
+ALGORITHM = "ssh-ed25519"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_SIGNER = re.compile(r"^[^\s#]{1,128}$")
+
+
+class SigningError(RagevalError):
+    """A key that cannot be made, read or used; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Signer:
+    """Who signs (a name, as in an allowed-signers file) and their public key, as `ssh-ed25519 BASE64`."""
+
+    name: str
+    public: str
+
+    def line(self) -> str:
+        return f"{self.name} {self.public}"
+
+
+def key_dir() -> Path:
+    return user_data_dir() / "keys"
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise SigningError(f"a key's name is letters, digits, '.', '_' and '-' (got {name!r})")
+
+
+def _public_line(private: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    text = private.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    return text.decode("ascii")
+
+
+def new_key(name: str = "default", signer: str | None = None) -> tuple[Signer, Path]:
+    """Make a key named `name` for `signer` (default: your user name); an existing key is never replaced."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    _check_name(name)
+    who = signer or default_actor()
+    if not _SIGNER.match(who):
+        raise SigningError(f"a signer's name has no spaces and at most 128 characters (got {who!r})")
+    folder = key_dir()
+    path = folder / name
+    if path.exists():
+        raise SigningError(f"you already have a key named '{name}' ({path}); keys are never replaced",
+                        cli_hint="choose another --name")
+    private = Ed25519PrivateKey.generate()
+    body = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                 serialization.NoEncryption())
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(body)
+        found = Signer(who, _public_line(private))
+        path.with_name(name + ".pub").write_text(f"{found.public} {who}\n", encoding="ascii")
+    except OSError as exc:
+        raise SigningError(f"cannot write the key to {folder}: {exc.strerror or exc}") from None
+    return found, path
+
+
+def _read_private(text: bytes, where: str) -> Any:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    try:
+        if b"OPENSSH PRIVATE KEY" in text:
+            private = serialization.load_ssh_private_key(text, password=None)
+        else:
+            private = serialization.load_pem_private_key(text, password=None)
+    except (ValueError, TypeError) as exc:
+        raise SigningError(f"{where} is not an unencrypted private key ({exc})",
+                        cli_hint="make one with rageval keys new (or ssh-keygen -t ed25519 -N '')") from None
+    if not isinstance(private, Ed25519PrivateKey):
+        raise SigningError(f"{where} is not an Ed25519 key (decisions are signed with Ed25519)")
+    return private
+
+
+def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Signer]:
+    """(private key, signer) for `name`: a key in your data folder, `env:VAR` (the key's text in the environment
+    variable VAR), or the path of a key file. None: your default key, made on first use when `create`."""
+    name = name or "default"
+    if name.startswith("env:"):
+        var = name[4:]
+        text = os.environ.get(var)
+        if not text:
+            raise SigningError(f"the environment variable {var} holds no key")
+        private = _read_private(text.encode(), f"the key in {var}")
+        return private, Signer(os.environ.get("RAGEVAL_SIGNER") or default_actor(), _public_line(private))
+    path = Path(name).expanduser() if ("/" in name or name.startswith("~")) else key_dir() / name
+    if not path.exists():
+        if name == "default" and create:
+            new_key("default")
+        else:
+            raise SigningError(f"no key named '{name}' ({path})", cli_hint="make one with rageval keys new --name NAME")
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise SigningError(f"cannot read the key {path}: {exc.strerror or exc}") from None
+    private = _read_private(text, str(path))
+    signer = default_actor()
+    pub = path.with_name(path.name + ".pub")
+    if pub.exists():
+        parts = pub.read_text(encoding="ascii", errors="replace").split()
+        if len(parts) >= 3 and _SIGNER.match(parts[2]):
+            signer = parts[2]
+    return private, Signer(signer, _public_line(private))
+
+
+def list_keys() -> list[dict[str, str]]:
+    out = []
+    folder = key_dir()
+    for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+        if path.suffix == ".pub" or not path.is_file():
+            continue
+        try:
+            _, signer = load_key(str(path), create=False)
+        except SigningError as exc:
+            out.append({"name": path.name, "problem": str(exc)})
+            continue
+        out.append({"name": path.name, "signer": signer.name, "public": signer.public, "path": str(path)})
+    return out
+
+
+def sign(private: Any, data: bytes) -> str:
+    return base64.b64encode(private.sign(data)).decode("ascii")
+
+
+def verify(public: str, data: bytes, signature: str) -> bool:
+    """Whether `signature` (base64) is `public`'s (`ssh-ed25519 BASE64`) over `data`."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        key = serialization.load_ssh_public_key(public.encode("ascii"))
+        if not isinstance(key, Ed25519PublicKey):
+            return False
+        key.verify(base64.b64decode(signature, validate=True), data)
+        return True
+    except (InvalidSignature, ValueError, TypeError, UnicodeEncodeError):
+        return False
+
+
+def parse_allowed(text: str, where: str = "allowed signers") -> list[Signer]:
+    """An allowed-signers list (git's format, restricted to Ed25519): `signer ssh-ed25519 BASE64 [comment]` a
+    line; blank lines and `#` comments are skipped. A line it cannot read is refused with its number."""
+    out = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) < 3 or parts[1] != ALGORITHM or not _SIGNER.match(parts[0]):
+            raise SigningError(f"{where}, line {number}: expected 'signer ssh-ed25519 KEY' (got {line[:80]!r})")
+        try:
+            base64.b64decode(parts[2], validate=True)
+        except ValueError:
+            raise SigningError(f"{where}, line {number}: the key is not base64") from None
+        out.append(Signer(parts[0], f"{parts[1]} {parts[2]}"))
+    return out
+
+
+def read_allowed(path: str | Path) -> list[Signer]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SigningError(f"cannot read the allowed signers {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return parse_allowed(text, str(path))

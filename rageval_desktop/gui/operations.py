@@ -188,25 +188,33 @@ def dashboard_chart(summary: dict, base: dict | None, kind: str, size: tuple[int
 
 def compare_with_plot(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
                       estimator: str, ctx: TaskContext) -> tuple[dict, Chart]:
+    from rageval_desktop.core.metrics import gate_config
     from rageval_desktop.core.metrics.compare import compare
     from rageval_desktop.core.metrics.gate import apply_licences, would_ship
 
-    result = compare(project, baseline, candidate, estimator=estimator)
+    config = gate_config.saved(project)          # the gate the page shows is the one `rageval gate` runs
+    result = compare(project, baseline, candidate, config.metrics if config else None, estimator,
+                     groups=dict(config.groups) if config else None)
     apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
     result["would_ship"] = would_ship(project, result)
+    result["gate_config"] = config
     return result, compare_chart(result, size, dark, ctx)
 
 
-def record_decision(project: Project, baseline: str, candidate: str, limit: float, strict: bool, estimator: str,
+def record_decision(project: Project, baseline: str, candidate: str, limit: float, estimator: str,
                     folder: str, ctx: TaskContext) -> dict:
-    """Compare → Record decision…: the gate as `rageval gate --record` decides it, kept and written."""
+    """Compare → Record decision…: the gate as `rageval gate --record` decides it (under the project's saved
+    configuration, if any), signed with the user's default key, kept and written."""
+    from rageval_desktop.core.metrics import gate_config
     from rageval_desktop.core.metrics.gate import gate
     from rageval_desktop.core.reports.decisions import record_gate, write_record
 
-    result = gate(project, baseline, candidate, max_slice_drop=limit, strict=strict, estimator=estimator)
+    result = gate(project, baseline, candidate, max_slice_drop=limit, estimator=estimator,
+                  config=gate_config.saved(project))
     record = record_gate(project, result, baseline, candidate, estimator=estimator, waivers=result.waivers)
     files = write_record(record, result, folder)
-    return {"id": record["id"], "decision": record["decision"], "files": [str(f) for f in files]}
+    return {"id": record["id"], "decision": record["decision"], "signer": record["signature"]["signer"],
+            "files": [str(f) for f in files]}
 
 
 def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: TaskContext) -> Chart:

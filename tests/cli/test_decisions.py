@@ -1,12 +1,23 @@
-"""Decisions on record (issue 30): `gate --record` keeps the verdict with what it rested on, chained by hash;
-`decisions --verify` checks the chain and each file — an edited file or record fails, naming it (exit 1)."""
+"""Decisions on record (issues 30 and 44): `gate --record` keeps the verdict with what it rested on, signed and
+chained; `decisions --verify` checks each record's signature and signer, its chain, each file, and recomputes what
+it used from the project — an edited file, record or input fails, naming it (exit 1); a tool failure is 4."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 
 from rageval_desktop.cli import main
+
+GATE = ["--baseline", "v1", "--candidate", "v2"]
+
+
+def _record(path, out, capsys, *extra) -> dict:
+    code = main(["gate", path, *GATE, "--record", str(out), "--json", *extra])
+    made = json.loads(capsys.readouterr().out)
+    assert code == made["exit_code"]
+    return made
 
 
 def test_a_recorded_gate_is_verified_edited_and_refused(demo, tmp_path, capsys):
@@ -14,29 +25,127 @@ def test_a_recorded_gate_is_verified_edited_and_refused(demo, tmp_path, capsys):
     demo.close()
     out = tmp_path / "records"
     for number in (1, 2):
-        assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--record", str(out), "--json"]) == 0
-        made = json.loads(capsys.readouterr().out)["record"]
-        assert made["id"] == number and len(made["hash"]) == 64
+        made = _record(path, out, capsys)["record"]
+        assert made["id"] == number and len(made["hash"]) == 64 and made["signer"]
     first, second = json.loads((out / "decision-1.json").read_text()), json.loads((out / "decision-2.json").read_text())
     assert second["previous"] == first["hash"] and first["previous"] is None              # a chain
-    assert first["runs"]["candidate"]["rows"] == 72 and first["decision"] == "pass"
+    assert first["runs"]["candidate"]["rows"] == 72 and first["decision"] == "not_decision_grade"
     assert {j["name"] for j in first["judges"]} == {"minilm-similarity", "answer-recall"}
     assert all("tier" in j["licence"] and j["fingerprint"] for j in first["judges"])
-    assert (out / "decision-1.md").read_text().startswith("# Decision 1: pass")
+    assert {"candidate.rows", "candidate.passages", "candidate.judgments", "golden", "ratings", "judges"} <= \
+        set(first["inputs"])
+    assert first["signature"]["algorithm"] == "ed25519" and first["app_version"]
+    assert (out / "decision-1.md").read_text().startswith("# Decision 1: not_decision_grade")
     files = [str(out / "decision-1.json"), str(out / "decision-2.json")]
     assert main(["decisions", path, "--verify", *files]) == 0
-    assert "the chain and every file hold" in capsys.readouterr().out
+    assert "every signature, link and input holds" in capsys.readouterr().out
 
     edited = json.loads((out / "decision-1.json").read_text())
-    edited["decision"] = "fail"
+    edited["decision"] = "pass"
     (out / "decision-1.json").write_text(json.dumps(edited))
     assert main(["decisions", path, "--verify", *files]) == 1
     err = capsys.readouterr().err
     assert "decision-1.json: differs from decision 1 (edited)" in err and "decision-2.json" not in err
 
     with sqlite3.connect(path) as conn:                                  # the stored record edited behind its back
-        conn.execute("UPDATE decisions SET record = json_set(record, '$.decision', 'fail') WHERE id = 1")
+        conn.execute("UPDATE decisions SET record = json_set(record, '$.decision', 'pass') WHERE id = 1")
     assert main(["decisions", path, "--verify"]) == 1
     assert "decision 1: its content does not match its hash (edited)" in capsys.readouterr().err
     assert main(["decisions", path, "--json"]) == 0
     assert [d["id"] for d in json.loads(capsys.readouterr().out)] == [1, 2]
+
+
+def _rehash(record: dict) -> str:
+    """What an actor with sqlite3, hashlib and json only can compute: the record's hash, without the key."""
+    body = {k: v for k, v in record.items() if k not in ("hash", "signature")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                                     default=str).encode()).hexdigest()
+
+
+def test_a_fail_rewritten_as_a_pass_and_rehashed_without_the_key_is_refused(demo, tmp_path, capsys):
+    """Was (issue 44): another actor rewrote a recorded fail as a pass, rehashed the chain and the JSON files with
+    sqlite3, hashlib and json only, and `decisions --verify` exited 0."""
+    path = str(demo.path)
+    demo.close()
+    out = tmp_path / "records"
+    made = _record(path, out, capsys, "--rule", "point")
+    assert made["decision"] == "regression"
+    with sqlite3.connect(path) as conn:
+        record = json.loads(conn.execute("SELECT record FROM decisions WHERE id = 1").fetchone()[0])
+        record.update(decision="pass", passed=True)
+        record["verdicts"]["regressions"] = []
+        record["hash"] = _rehash(record)
+        conn.execute("UPDATE decisions SET record = ?, hash = ? WHERE id = 1", (json.dumps(record), record["hash"]))
+    (out / "decision-1.json").write_text(json.dumps(record))
+    assert main(["decisions", path, "--verify", str(out / "decision-1.json")]) == 1
+    err = capsys.readouterr().err
+    assert "decision 1: its signature is not" in err and "(forged or edited)" in err
+
+    del record["signature"]                                   # nor does removing the signature help
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE decisions SET record = ? WHERE id = 1", (json.dumps(record),))
+    assert main(["decisions", path, "--verify"]) == 1
+    assert "decision 1: it is not signed" in capsys.readouterr().err
+
+
+def test_a_record_signed_by_a_key_the_repository_does_not_list_is_refused(demo, tmp_path, capsys, monkeypatch):
+    """A forger with a key of their own can sign and even add themselves to the project's list: the allowed
+    signers kept in the repository are what decides who signed."""
+    path = str(demo.path)
+    demo.close()
+    assert main(["keys", "new", "--signer", "release-bot"]) == 0
+    assert main(["keys", "export"]) == 0
+    honest = capsys.readouterr().out.strip().splitlines()[-1]
+    (tmp_path / "allowed_signers").write_text(f"# the team\n{honest}\n")
+    _record(path, tmp_path / "records", capsys)
+    assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "allowed_signers")]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path / "forger"))          # another person's machine
+    assert main(["keys", "new", "--signer", "release-bot"]) == 0              # the same name, another key
+    capsys.readouterr()
+    _record(path, tmp_path / "records", capsys)                               # their key joins the project's list
+    assert main(["decisions", path, "--verify"]) == 0                         # the file agrees with itself...
+    capsys.readouterr()
+    assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "allowed_signers")]) == 1
+    err = capsys.readouterr().err                                             # ...the repository's list does not
+    assert "decision 2: it is signed by release-bot with a key that is not an allowed signer" in err
+    assert "decision 1" not in err
+
+
+def test_an_input_changed_after_recording_is_named_and_an_honest_record_verifies_elsewhere(demo, tmp_path, capsys,
+                                                                                         monkeypatch):
+    """Was (issue 44): after recording, every candidate judgment was set to 5 and `--verify` still passed (the
+    record bound run rows by id, question and answer only)."""
+    path = str(demo.path)
+    demo.close()
+    _record(path, tmp_path / "records", capsys)
+    assert main(["keys", "export"]) == 0
+    line = capsys.readouterr().out.strip()
+    (tmp_path / "allowed_signers").write_text(line + "\n")
+    monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path / "another-machine"))   # no keys of its own there
+    allowed = ["--allowed-signers", str(tmp_path / "allowed_signers")]
+    assert main(["decisions", path, "--verify", *allowed]) == 0
+    assert main(["decisions", path, "--verify"]) == 0                           # the project's own list
+    capsys.readouterr()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE judgments SET score = 5 WHERE run_row_id IN (SELECT rr.id FROM run_rows rr JOIN runs r "
+                     "ON r.id = rr.run_id WHERE r.name = 'v2')")
+    assert main(["decisions", path, "--verify", *allowed]) == 1
+    err = capsys.readouterr().err
+    assert "decision 1: the judgments of candidate run 'v2' changed since it was recorded" in err
+    assert "baseline" not in err and "signature" not in err
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE golden_rows SET slice_tag = 'easy'")
+    assert main(["decisions", path, "--verify", "--json", *allowed]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["verified"] is False and found["records"][0]["changed"] == ["candidate.judgments", "golden"]
+
+
+def test_verdict_commands_that_fail_exit_4_never_a_verdicts_code(tmp_path, capsys):
+    assert main(["decisions", str(tmp_path / "nosuch.rageval"), "--verify"]) == 4
+    assert main(["gate", str(tmp_path / "nosuch.rageval"), *GATE]) == 4
+    (tmp_path / "bad.rageval").write_bytes(b"not a project" * 100)
+    assert main(["gate", str(tmp_path / "bad.rageval"), *GATE]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("error:") == 3
+    assert main(["metrics", str(tmp_path / "nosuch.rageval"), "--run", "v2"]) == 1     # no verdict: its own 1

@@ -1,7 +1,8 @@
 """Every documented exit code, over the commands' common failure modes (issue 28: `gate` with a misspelt run
 exited 1, the code for a regression, so a CI pipeline could not tell a typo from a drop). 0 success; 1 the
-operation failed (bad input, a refused or damaged file, a regression shown); 2 a usage error or a request that
-cannot be made (a name that does not exist, runs that share no question); 3 `gate --strict` undecided."""
+operation failed (bad input, a refused or damaged file) or, for a verdict, a regression shown; 2 a usage error or
+a request that cannot be made (a name that does not exist, runs that share no question); 3 `gate` not
+decision-grade; 4 a verdict's command that failed (issue 44: 1 meant both "regression" and "the tool failed")."""
 
 from __future__ import annotations
 
@@ -21,8 +22,13 @@ def demo(tmp_path_factory):
 
 CASES = [
     (["metrics", "{p}", "--run", "v2"], 0),
-    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2"], 0),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2"], 3),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--strict"], 3),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5", "--max-slice-drop", "60"], 0),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--metrics", "nosuchmetric"], 2),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--config", "{d}/nosuch.json"], 2),
+    (["gate", "{d}/nosuch.rageval", "--baseline", "v1", "--candidate", "v2"], 4),
+    (["decisions", "{d}/nosuch.rageval", "--verify"], 4),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--rule", "point"], 1),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "nosuchrun"], 2),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--metrics", "faithfulness"], 2),
@@ -59,5 +65,5 @@ def test_json_output_of_a_refused_gate_is_not_half_written(demo, capsys):
     assert main(["gate", demo, "--baseline", "v1", "--candidate", "nosuchrun", "--json"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: no run named 'nosuchrun'")
-    assert main(["gate", demo, "--baseline", "v1", "--candidate", "v2", "--json", "--strict"]) == 3
-    assert json.loads(capsys.readouterr().out)["decision"] == "undecided"
+    assert main(["gate", demo, "--baseline", "v1", "--candidate", "v2", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["decision"] == "not_decision_grade"

@@ -49,7 +49,7 @@ def test_the_aggregate_limit_defaults_to_the_slice_limit(tmp_path, capsys):
     path = build(tmp_path, {"easy": 30, "edge": 30}, {"easy-0"})
     point = ["--rule", "point"]
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5",
-                 "--min-slice-n", "1", *point]) == 0
+                 "--min-slice-n", "1", *point]) == 3        # no drop over 5, but 30 questions do not show it
     out = capsys.readouterr().out
     assert "5 points per slice, 5 for 'all'" in out
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5",
@@ -61,7 +61,7 @@ def test_small_slices_are_reported_not_gated(tmp_path, capsys):
     path = build(tmp_path, {"easy": 40, "tiny": 3}, {"tiny-0"})
     with Project.open(path, read_only=True) as p:
         result = gate(p, "v1", "v2", max_slice_drop=5)
-        assert result.passed and result.regressions == []
+        assert result.regressions == [] and not any(r["slice"] == "tiny" for r in result.undecided + result.safe)
         small = [r for r in result.ungated if r["slice"] == "tiny"]
         assert small and all(r["n"] == 3 and "fewer than 10" in r["why"] for r in small)
         assert all(r["within_noise"] for r in small)          # CI [-100, 0] includes zero
@@ -69,8 +69,8 @@ def test_small_slices_are_reported_not_gated(tmp_path, capsys):
         assert not strict.passed and {r["slice"] for r in strict.regressions} == {"tiny"}
         # the default rule gates the 3-question slice too when asked, and cannot show one miss in three
         tested = gate(p, "v1", "v2", max_slice_drop=5, min_slice_n=3)
-        assert tested.passed and {r["slice"] for r in tested.undecided} >= {"tiny"}
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5"]) == 0
+        assert not tested.regressions and {r["slice"] for r in tested.undecided} >= {"tiny"}
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5"]) == 3
     assert "not gated" in capsys.readouterr().out
 
 

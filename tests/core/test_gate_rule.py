@@ -13,7 +13,9 @@ import pytest
 from rageval_desktop.cli import main
 from rageval_desktop.core.base.stats import diff_ci, holm
 from rageval_desktop.core.metrics.compare import paired_cell
-from rageval_desktop.core.metrics.gate import EXIT_UNDECIDED, evaluate_gate
+from rageval_desktop.core.base.verdicts import EXIT_NOT_DECISION_GRADE, Decision
+from rageval_desktop.core.metrics.gate import evaluate_gate
+from rageval_desktop.core.metrics.gate_config import CellRule, GateConfig
 from rageval_desktop.core.metrics.simulate import gate_error_rates
 
 WAIVED = ["--metrics", "correctness", "--allow-unlicensed", "judge under test"]  # the judge is what is tested
@@ -55,18 +57,44 @@ def _comparison(before, after, name="easy"):
                                                                      np.asarray(after, float))}}}
 
 
-def test_strict_needs_proof_of_no_regression():
+def test_a_cell_passes_only_when_shown_safe_and_cannot_tell_is_its_own_outcome():
+    """Was (issue 44): an unsettled cell passed with exit 0 unless --strict; "no regression shown" was a pass."""
     same = [100.0] * 30 + [0.0] * 10
-    small = evaluate_gate(_comparison(same, same), strict=True)
+    small = evaluate_gate(_comparison(same, same))
     # nothing changed on 40 questions, yet up to ~9% of them could change unseen: not proof within 2 points
-    assert small.passed and small.decision == "undecided" and small.exit_code == EXIT_UNDECIDED
+    assert small.decision is Decision.NOT_DECISION_GRADE and small.exit_code == EXIT_NOT_DECISION_GRADE == 3
+    assert not small and not small.passed
     assert small.undecided[0]["detectable_drop"] > 2
     big = [100.0] * 3000 + [0.0] * 1000
-    assert evaluate_gate(_comparison(big, big), strict=True).decision == "pass"
-    assert evaluate_gate(_comparison(same, same)).exit_code == 0           # without strict: a warning only
+    shown = evaluate_gate(_comparison(big, big))
+    assert shown.decision is Decision.PASS and shown and shown.exit_code == 0
+    assert shown.safe[0]["status"] == "within"
     worse = [0.0] * 30 + [0.0] * 10
-    failed = evaluate_gate(_comparison(same, worse), strict=True)
-    assert failed.decision == "fail" and failed.exit_code == 1 and failed.regressions[0]["p_adjusted"] < 0.05
+    failed = evaluate_gate(_comparison(same, worse))
+    assert failed.decision is Decision.REGRESSION and failed.exit_code == 1 and not failed
+    assert failed.regressions[0]["p_adjusted"] < 0.05
+
+
+def test_a_configured_cell_passes_on_its_power_at_the_tolerance_and_not_beyond_it():
+    """Under a configuration a cell passes when no drop is shown and a drop of its tolerance would have been
+    caught with the configured power on this comparison's own spread; a tolerance below what it can detect is
+    not decision-grade, never a pass."""
+    rng = np.random.default_rng(5)
+    before = rng.choice([0.0, 100.0], 200, p=[0.3, 0.7])
+    after = np.where(rng.random(200) < 0.3, rng.choice([0.0, 100.0], 200, p=[0.3, 0.7]), before)
+    comparison = _comparison(before, after)
+    detects = evaluate_gate(comparison).undecided[0]["detectable_drop"]      # at allowed 2, power 0.8
+    wide = GateConfig({("easy", "hit@5"): CellRule(tolerance=40.0, allowed=0.0, power=0.8)})
+    narrow = GateConfig({("easy", "hit@5"): CellRule(tolerance=3.0, allowed=0.0, power=0.8)})
+    passed = evaluate_gate(comparison, config=wide)
+    assert passed.decision is Decision.PASS and passed.safe[0]["status"] in ("within", "powered")
+    assert passed.safe[0]["detectable_drop"] <= 40
+    refused = evaluate_gate(comparison, config=narrow)
+    assert refused.decision is Decision.NOT_DECISION_GRADE
+    assert refused.undecided[0]["detectable_drop"] > 3 and detects > 3
+    missing = GateConfig({("edge", "hit@5"): CellRule(tolerance=40.0, allowed=0.0, power=0.8)})
+    gone = evaluate_gate(comparison, config=missing)
+    assert gone.decision is Decision.NOT_DECISION_GRADE and gone.not_evaluated[0]["slice"] == "edge"
 
 
 def test_t_interval_covers_skewed_differences_where_the_percentile_bootstrap_did_not():
@@ -108,13 +136,13 @@ def test_a_candidate_with_rows_the_gate_cannot_compare_is_warned_about(tmp_path,
                           "(?, ?, ?, 'ok', ?, ?)", [(judge.id, r, f"k{r}", 5.0 if g else 1.0, utcnow())
                                                      for r, g in ids])
     assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", *WAIVED,
-                 "--json"]) == 0
+                 "--json"]) == 3          # 40 questions cannot show a drop within 2 points: not decision-grade
     out = json.loads(capsys.readouterr().out)
     assert out["comparison"]["coverage"]["candidate"]["unlinked"] == 20
     warning = out["warnings"][0]
     assert "20 question(s) are not compared (20 not linked to the golden set)" in warning
     assert "correctness 66.7 there, 100.0 on the compared questions" in warning
-    assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", *WAIVED]) == 0
+    assert main(["gate", str(path), "--baseline", "v1", "--candidate", "v2", *WAIVED]) == 3
     assert "warning: candidate 'v2': 20 question(s) are not compared" in capsys.readouterr().out
 
 

@@ -10,7 +10,8 @@ import pytest
 from rageval_desktop.core.base.text import md_escape
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics.compare import compare
-from rageval_desktop.core.metrics.gate import gate, gate_markdown
+from rageval_desktop.core.metrics.gate import gate
+from rageval_desktop.core.metrics.gate_text import gate_markdown
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.write import write_report
 
@@ -77,7 +78,7 @@ def test_the_gate_comment_escapes_every_name(hostile):
     result = gate(hostile, BASE, CAND, max_slice_drop=0.0)
     md = gate_markdown(result)
     assert "<img" not in md and "<script" not in md and "](http" not in md and "undefinedmacro" in md
-    folds = 2 if result.undecided else 1           # 'All slices', and the undecided cells when there are any
+    folds = 1 + bool(result.undecided) + bool(result.safe)     # 'All slices', the undecided and the safe cells
     assert md.count("</details>") == folds and md.count("<details>") == folds
     assert_tables_intact(md)
 

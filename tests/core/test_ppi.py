@@ -15,6 +15,7 @@ from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.metrics import ppi
 from rageval_desktop.core.metrics.compare import GateUsageError
 from rageval_desktop.core.metrics.dashboard import dashboard
+from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.metrics.gate import gate
 from rageval_desktop.core.review import ratings
 from rageval_desktop.core.store.project import Project
@@ -110,8 +111,8 @@ def test_a_judge_fooled_on_one_slice_moves_the_raw_mean_not_the_corrected_one(tm
     assert p_["n_rated"] == 20 and p_["effective_n"] == 20 and p_["n_all"] == 60
 
     # the raw gate sees nothing; the corrected gate sees the adversarial slice drop
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED]) == 0
-    capsys.readouterr()
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED, "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["regressions"] == []
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED,
                  "--estimator", "ppi", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
@@ -127,12 +128,14 @@ def test_a_judge_fooled_on_one_slice_moves_the_raw_mean_not_the_corrected_one(tm
 
 def test_the_ppi_gate_refuses_to_pass_blind_and_reports_thin_slices(tmp_path, capsys):
     path, _, _ = build(tmp_path, rated_per_slice=4)
-    with Project.open(path, read_only=True) as p, pytest.raises(GateUsageError, match="too few ratings"):
-        gate(p, "v1", "v2", metrics=["correctness"], estimator="ppi",
-             allow_unlicensed="judge under test")
+    with Project.open(path, read_only=True) as p:
+        blind = gate(p, "v1", "v2", metrics=["correctness"], estimator="ppi", allow_unlicensed="judge under test")
+    assert blind.decision is Decision.NOT_DECISION_GRADE and not blind
+    [missing] = blind.not_evaluated
+    assert missing["metric"] == "correctness" and "too few ratings" in missing["why"]
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", *WAIVED,
-                 "--estimator", "ppi"]) == 2
-    assert "--estimator mean" in capsys.readouterr().err
+                 "--estimator", "ppi"]) == 3
+    assert "gate on the judges' mean" in capsys.readouterr().out
     assert main(["metrics", path, "--run", "v2", "--estimator", "ppi", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)["slices"]["adversarial"]["correctness_ppi"]
     assert s["estimate"] is None and "4 rated question(s), 10 needed" in s["why"]

@@ -100,7 +100,7 @@ def test_markdown_and_cli(project, tmp_path, capsys):
     path = str(tmp_path / "m.rageval")
     assert main(["report", path, "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / "r.md")]) == 0
     md = (tmp_path / "r.md").read_text()
-    assert "| keyword-heavy | 10 | 10 | 0.0 |" in md and "### Against v1" in md and "**Gate " in md
+    assert "| keyword-heavy | 10 | 10 | 0.0 |" in md and "### Against v1" in md and "**Gate: " in md
     assert main(["report", path, "--run", "v2", "--out", str(tmp_path / "r.docx")]) == 1
     assert "cannot write 'r.docx'" in capsys.readouterr().err
 

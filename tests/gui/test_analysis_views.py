@@ -57,37 +57,46 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     records = [view.model.record(r) for r in range(view.model.rowCount())]
     kw = next(r for r in records if r["slice"] == "keyword-heavy")
     assert kw["hit@5"] < 0
-    # 12 questions a slice: the keyword-heavy drop (-33 points) is not shown at a 5% family-wise error, so the
-    # gate passes and says which cells it could not settle, with the drop each could have detected
-    assert "The gate passes" in view.note.text() and "undecided" in view.note.text()
-    assert "keyword-heavy hit@5 detects ≥" in view.note.text() or "detects ≥" in view.note.text()
+    # 12 questions a slice: the keyword-heavy drop (-33 points) is not shown at a 5% family-wise error, nor ruled
+    # out: the gate is not decision-grade (issue 44: it "passed"), says which cells it could not settle, with the
+    # drop each could have detected, and what would settle them
+    assert "Not decision-grade (rageval gate --max-slice-drop 2)" in view.note.text()
+    assert "undecided" in view.note.text() and "detects ≥" in view.note.text()
+    assert "rageval gate plan" in view.note.text()
     tip = view.model.index(records.index(kw), [k for k, _ in view.model.columns].index("hit@5")).data(
         Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "n=" in tip
-    view.strict.setChecked(True)
-    assert "The gate cannot decide (rageval gate --max-slice-drop 2 --strict)" in view.note.text()
-    view.drop.setValue(0)
-    view.strict.setChecked(False)
-    view.drop.setValue(100)
-    assert "The gate passes" in view.note.text() and "every gated cell shown within its limit" in view.note.text()
+    view.drop.setValue(100)          # every retrieval cell settles; the unaudited judges still cannot gate
+    assert "Not evaluated: correctness (not licensed to gate" in view.note.text()
+    assert view.badge.property("kind") == "not_decision_grade"
+    from rageval_desktop.core.metrics import gate_config
+
+    config = gate_config.from_dict({"format": "rageval-gate-config", "version": 1, "cells": [
+        {"slice": "all", "metric": "hit@5", "tolerance": 45}, {"slice": "all", "metric": "mrr", "tolerance": 40}]})
+    gate_config.save(window.project, config)
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
+        view.compute()
+    assert view.badge.text().startswith("PASS") and view.badge.property("kind") == "pass"
+    assert "The gate passes (rageval gate (configuration: the project's gate configuration))" in view.note.text()
+    assert not view.drop.isEnabled()
 
 
 def test_compare_verdict_is_the_cli_gate(window, qtbot):
     """Was: the page had its own rule (slices only, 10 drops) and disagreed with `rageval gate` (14)."""
-    from rageval_desktop.core.metrics.gate import gate, headline
+    from rageval_desktop.core.metrics.gate import gate
+    from rageval_desktop.core.metrics.gate_text import headline
 
     open_view(window, qtbot, "compare")
     view = window.compare_view
     view.drop.setValue(2)
     cli = gate(window.project, "v1", "v2", max_slice_drop=2, max_aggregate_drop=2)
-    assert headline(cli) in view.note.text() and cli.decision == "pass"
-    view.strict.setChecked(True)
-    strict = gate(window.project, "v1", "v2", max_slice_drop=2, strict=True)
-    assert headline(strict) in view.note.text() and strict.decision == "undecided"
+    assert headline(cli) in view.note.text() and cli.decision == "not_decision_grade"
     # the verdict is a badge, in words (issue 31: it was grey hint text)
-    assert view.badge.text().startswith("CANNOT DECIDE") and view.badge.property("kind") == "undecided"
-    view.strict.setChecked(False)
-    assert view.badge.text().startswith("PASS  ·  no regression shown") and view.badge.property("kind") == "pass"
+    assert view.badge.text().startswith("NOT DECISION-GRADE  ·  ")
+    assert view.badge.property("kind") == "not_decision_grade"
+    view.drop.setValue(100)
+    wide = gate(window.project, "v1", "v2", max_slice_drop=100, metrics=["hit@5", "mrr"])
+    assert wide.decision == "pass" and view.badge.property("kind") == "not_decision_grade"   # + the judges
     # each cell says baseline -> candidate (delta); colour and a mark only where the CI excludes 0
     model = view.model
     col = [k for k, _ in model.columns].index("hit@5")
@@ -103,7 +112,8 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
 
 @pytest.mark.slow
 def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
-    from rageval_desktop.core.metrics.gate import gate, headline
+    from rageval_desktop.core.metrics.gate import gate
+    from rageval_desktop.core.metrics.gate_text import headline
 
     open_view(window, qtbot, "compare")
     view = window.compare_view

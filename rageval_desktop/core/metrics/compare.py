@@ -17,7 +17,7 @@ from rageval_desktop.core.base.stats import diff_ci, paired_se
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
-from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question
+from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question, source_metric
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -154,8 +154,6 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
 
 def _judged_somewhere(project: Project, metric: str) -> bool:
     """Whether some judge of the project (active or not) scores `metric`, or the metric it is derived from."""
-    from rageval_desktop.core.metrics.rowdata import source_metric
-
     found = project.reader().execute("SELECT 1 FROM judges WHERE metric IN (?, ?) LIMIT 1",
                                      (metric, source_metric(metric))).fetchone()
     return found is not None
@@ -163,8 +161,6 @@ def _judged_somewhere(project: Project, metric: str) -> bool:
 
 def _missing(m: str, a: RunData, b: RunData, joined: Any) -> dict[str, Any] | None:
     """Why judge metric `m` cannot be compared between the runs (None: it can, or it is no judge metric)."""
-    from rageval_desktop.core.metrics.rowdata import source_metric
-
     on_a, on_b = m in a.metrics, m in b.metrics
     if not on_a and not on_b and m in joined["a"].columns:
         return None                                   # a retrieval metric: no judge needed

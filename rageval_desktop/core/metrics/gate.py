@@ -23,7 +23,7 @@ evidence or not) stays as a named policy for comparison and passes only what the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
@@ -33,6 +33,8 @@ from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate_config import ALPHA, POWER, CellRule, GateConfig
+from rageval_desktop.core.metrics.gate_text import rule_text
+from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.review.accepts import pass_fail
 from rageval_desktop.core.review.licence import licence
 from rageval_desktop.core.store.project import Project
@@ -82,8 +84,6 @@ class GateResult:
         return self.decision.exit_code
 
     def as_dict(self) -> dict[str, Any]:
-        from rageval_desktop.core.metrics.gate_text import rule_text
-
         return {"decision": self.decision.value, "passed": self.passed, "exit_code": self.exit_code,
                 "rule": self.rule, "rule_text": rule_text(self), "alpha": self.alpha, "gated_cells": self.gated,
                 "adjustment": self.adjustment, "regressions": self.regressions, "undecided": self.undecided,
@@ -121,10 +121,6 @@ def only_metrics(config: GateConfig, metrics: list[str] | None) -> GateConfig:
     """The configuration's cells of `metrics` (all of them when None); a metric it does not gate is refused."""
     if not metrics:
         return config
-    from dataclasses import replace
-
-    from rageval_desktop.core.metrics.retrieval import canonical_name
-
     wanted = [canonical_name(m) for m in metrics]
     unknown = [m for m in wanted if m not in config.metrics]
     if unknown:

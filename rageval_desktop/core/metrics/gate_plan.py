@@ -37,19 +37,25 @@ MERGED = "merged"
 
 
 def _check(tolerance: float, max_tolerance: float, allowed: float, power: float, alpha: float, churn: float) -> None:
-    for name, value, low, high in (("--tolerance", tolerance, 0.0, 100.0), ("--max-tolerance", max_tolerance, 0.0,
-                                   100.0), ("--allowed", allowed, 0.0, 100.0), ("--churn", churn, 0.0, 1.0)):
+    for name, flag, value, low, high in (("the tolerance", "--tolerance", tolerance, 0.0, 100.0),
+                                         ("the largest tolerance", "--max-tolerance", max_tolerance, 0.0, 100.0),
+                                         ("the allowed drop", "--allowed", allowed, 0.0, 100.0),
+                                         ("the churn", "--churn", churn, 0.0, 1.0)):
         if not (math.isfinite(value) and low <= value <= high):
-            raise GateUsageError(f"{name} must lie between {low:g} and {high:g} (got {value:g})")
+            raise GateUsageError(f"{name} must lie between {low:g} and {high:g} (got {value:g})",
+                                 cli_hint=f"check {flag}")
     if churn <= 0:
-        raise GateUsageError("--churn must be above 0: a pull request that changes no answer needs no gate")
+        raise GateUsageError("the churn must be above 0: a pull request that changes no answer needs no gate",
+                             cli_hint="check --churn")
     if not allowed < tolerance <= max_tolerance:
         raise GateUsageError(f"the allowed drop ({allowed:g}) must be below the tolerance ({tolerance:g}), and the "
-                             f"tolerance at most --max-tolerance ({max_tolerance:g})")
+                             f"tolerance at most the largest tolerance ({max_tolerance:g})",
+                             cli_hint="check --allowed, --tolerance and --max-tolerance")
     if not (0.5 <= power < 1):
-        raise GateUsageError(f"--power lies between 0.5 and 1 (got {power:g})")
+        raise GateUsageError(f"the power lies between 0.5 and 1 (got {power:g})", cli_hint="check --power")
     if not (0 < alpha < 0.5):
-        raise GateUsageError(f"--alpha lies between 0 and 0.5 (got {alpha:g})")
+        raise GateUsageError(f"the family-wise error rate lies between 0 and 0.5 (got {alpha:g})",
+                             cli_hint="check --alpha")
 
 
 def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | None, churn: float,
@@ -177,7 +183,7 @@ def _propose(stats: dict[tuple[str, str], tuple[int, float]], wanted: list[str],
             row["why"] = ("gated" if proposed <= max_tolerance else
                           f"detects {mde:.1f}+ only: gated through 'all'" + (" and the merged slices"
                                                                             if name not in groups else "")
-                          if name != ALL else f"detects {mde:.1f}+ only, above --max-tolerance: add questions")
+                          if name != ALL else f"detects {mde:.1f}+ only, above the largest tolerance: add questions")
         else:
             row["why"] = "too few questions with data to measure a spread"
         rows.append(row)

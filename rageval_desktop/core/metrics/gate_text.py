@@ -3,11 +3,13 @@ escaped). The CLI, the Compare page, decision records and reports all say it thi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.text import md_escape as md
 from rageval_desktop.core.base.verdicts import Decision
-from rageval_desktop.core.metrics.gate import GateResult
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.metrics.gate import GateResult
 
 SAID = {Decision.PASS: "gate passed", Decision.REGRESSION: "regression shown",
         Decision.NOT_DECISION_GRADE: "not decision-grade"}

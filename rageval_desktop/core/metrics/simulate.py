@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.metrics.compare import cell_correlation, paired_cell, pairwise_moments
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate import evaluate_gate
@@ -103,9 +104,9 @@ def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop:
         if holm:
             comparison.pop("cell_correlation")
         result = evaluate_gate(comparison, **rule)
-        failed += not result.passed
+        failed += result.decision is Decision.REGRESSION
         caught += any(r["slice"] == regressed for r in result.regressions)
-        undecided += bool(result.undecided)
+        undecided += result.decision is Decision.NOT_DECISION_GRADE
         detectable += [r["detectable_drop"] for r in [*result.undecided, *result.regressions]
                        if r["slice"] == regressed and r["metric"] == "hit@5" and r.get("detectable_drop")]
     return {"prs": prs, "churn": churn, "drop": drop, "fail_rate": failed / prs, "caught_rate": caught / prs,

@@ -8,10 +8,13 @@ from typing import Any
 
 from rageval_desktop._version import __version__
 from rageval_desktop.core.judges.registry import list_judges
+from rageval_desktop.core.metrics import gate_config
 from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.dashboard import summarise
 from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
-from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate, headline
+from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate
+from rageval_desktop.core.metrics.gate_config import GateConfig
+from rageval_desktop.core.metrics.gate_text import SAID, headline, settle_hint
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.review.licence import last_check, licence
@@ -65,14 +68,17 @@ def judge_assurance(project: Project, judge: Any) -> dict[str, Any]:
     }
 
 
-def _gate(comparison: dict[str, Any] | None, max_slice_drop: float) -> dict[str, Any] | None:
-    """The gate's verdict on the comparison, by core's one rule (as `rageval gate` and the Compare page)."""
+def _gate(comparison: dict[str, Any] | None, max_slice_drop: float,
+          config: GateConfig | None = None) -> dict[str, Any] | None:
+    """The gate's verdict on the comparison, by core's one rule (as `rageval gate` and the Compare page), under
+    the project's saved configuration when it has one."""
     if comparison is None:
         return None
-    result = evaluate_gate(comparison, max_slice_drop=max_slice_drop)
+    result = evaluate_gate(comparison, max_slice_drop=max_slice_drop, config=config)
     found = result.as_dict()
     found.pop("comparison")
-    return {**found, "rule": found.pop("rule_text"), "headline": headline(result)}
+    return {**found, "rule": found.pop("rule_text"), "headline": headline(result), "said": SAID[result.decision],
+            "settle": settle_hint(result)}
 
 
 def build_report(project: Project, run: str, baseline: str | None = None, failures: int = 10,
@@ -84,7 +90,9 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
     for name in summary["slices"]:
         part = frame if name == "all" else frame[frame["slice"] == name]
         counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
-    comparison = compare(project, baseline, run) if baseline else None
+    config = gate_config.saved(project)
+    comparison = (compare(project, baseline, run, config.metrics if config else None,
+                          groups=dict(config.groups) if config else None) if baseline else None)
     if comparison is not None:
         apply_licences(project, comparison)      # the report's gate counts only licensed judges, as `rageval gate`
     notes = project.reader().execute("SELECT notes, created_at, source_file FROM runs WHERE id = ?",
@@ -98,7 +106,7 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
         "baseline": baseline,
         "dashboard": summary,
         "comparison": comparison,
-        "gate": _gate(comparison, max_slice_drop),
+        "gate": _gate(comparison, max_slice_drop, config),
         "definitions": {m: definition(m) for m in ("hit@5", "recall@5", "mrr", "ndcg@10")},
         "judge_health": judge_health(project, data.run_id, len(data.frame)),
         "corrected": corrected_rows(summary),

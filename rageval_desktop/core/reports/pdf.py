@@ -87,7 +87,7 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
         c = report.get("comparison")
         if c:
             g = report["gate"]
-            verdict = f"gate {g['decision']}: {g['headline']}"
+            verdict = f"gate: {g['said']}: {g['headline']}"
             fig = _page(pdf, f"{c['candidate']} vs {c['baseline']}",
                         f"{c['shared_questions']} shared questions · delta in points with paired t 95% CI · "
                         f"{verdict} ({g['rule']})" + "".join(f" · {w}" for w in c.get("warnings", [])))

@@ -15,7 +15,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.base.text import md_escape, neutralise
-from rageval_desktop.core.metrics.gate import drop_text
+from rageval_desktop.core.metrics.gate_text import drop_text
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.content import build_report
 from rageval_desktop.core.reports.pdf import write_pdf
@@ -129,14 +129,16 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
                      for m in c["metrics"]]
             lines.append(f"| {_md(name)} | {e['n']} | " + " | ".join(cells) + " |")
         g = report["gate"]
-        lines += ["", f"**Gate {g['decision']}: {_md(g['headline'])}** ({_md(g['rule'])})."]
+        lines += ["", f"**Gate: {_md(g['said'])}: {_md(g['headline'])}** ({_md(g['rule'])})."]
+        if g["settle"]:
+            lines.append(f"What would settle it: {_md(g['settle'])}.")
+        lines += [f"- not evaluated: {_md(u['metric'] or 'the gate')} — {_md(u['why'])}" for u in g["not_evaluated"]]
         for r in g["regressions"]:
             lines.append(f"- {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))}")
         for r in g["undecided"]:
             lines.append(f"- undecided: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
         for r in g["ungated"]:
             lines.append(f"- not gated: {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))} — {_md(r['why'])}")
-        lines += [f"- not gated: {_md(u['metric'])} — {_md(u['why'])}" for u in g.get("unlicensed", [])]
     lines += ["", "### Judges", "", "| judge | metric | status | licence | run order τ | flip rate | probe |",
               "|---|---|---|---|---|---|---|"]
     for j in report["judge_health"]:

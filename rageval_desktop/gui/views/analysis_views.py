@@ -314,10 +314,6 @@ class CompareView(_Analysis):
         self.drop.setSuffix(" points")
         drop_label = QLabel("Max slice &drop:")
         drop_label.setBuddy(self.drop)
-        self.strict = QCheckBox("&Strict")
-        self.strict.setToolTip("Require proof of no regression: a cell the evidence cannot settle (neither "
-                                    "shown to drop more than the limit nor shown within it) makes the gate "
-                                    "undecided (rageval gate --strict, exit 3)")
         self.corrected = QCheckBox("Co&rrected by ratings")
         self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
                                   "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
@@ -325,7 +321,7 @@ class CompareView(_Analysis):
         self.record_button = QPushButton("Record &decision…")
         self.record_button.setToolTip("Keep the gate's decision in the project, chained to the previous one, and "
                                       "write it as JSON and Markdown to a folder (rageval gate --record DIR)")
-        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop, self.strict,
+        for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop,
                   self.corrected, self.record_button):
             self.top.addWidget(w)
         self.record_button.clicked.connect(self.record_decision)
@@ -343,7 +339,6 @@ class CompareView(_Analysis):
         self.plot.resized.connect(self.redraw)
         self.plot.clicked.connect(lambda s, m: self.state.open_failures(self.cand_box.currentData(), s, m))
         self.drop.valueChanged.connect(self._verdict)
-        self.strict.toggled.connect(self._verdict)
         self.corrected.toggled.connect(self.compute)
         self.result: dict[str, Any] | None = None
 
@@ -356,12 +351,12 @@ class CompareView(_Analysis):
         folder = QFileDialog.getExistingDirectory(self, "Write the decision record to")
         if not folder:
             return
-        project, limit, strict = self.state.project, self.drop.value(), self.strict.isChecked()
+        project, limit = self.state.project, self.drop.value()
         estimator = "ppi" if self.corrected.isChecked() else "mean"
-        self.state.run_task("Recording the decision", operations.record_decision, project, a, b, limit, strict,
+        self.state.run_task("Recording the decision", operations.record_decision, project, a, b, limit,
                             estimator, folder,
-                            on_done=lambda r: self.state.status(f"decision {r['id']} recorded ({r['decision']}): "
-                                                                f"{r['files'][0]}", 10000))
+                            on_done=lambda r: self.state.status(f"decision {r['id']} recorded ({r['decision']}), "
+                                                                f"signed by {r['signer']}: {r['files'][0]}", 10000))
 
     def refresh(self, runs: list[str]) -> None:
         # Compare keeps its own pair: by default the latest run against the one before it. Choosing a run on
@@ -432,40 +427,46 @@ class CompareView(_Analysis):
     def _verdict(self, *_: object) -> None:
         if not self.result:
             return
-        from rageval_desktop.core.metrics.gate import evaluate_gate, headline, undecidable
+        from rageval_desktop.core.base.verdicts import Decision
+        from rageval_desktop.core.metrics.gate import evaluate_gate
+        from rageval_desktop.core.metrics.gate_text import BADGE, headline, settle_hint
 
+        config = self.result.get("gate_config")
+        self.drop.setEnabled(config is None)
+        self.drop.setToolTip("The project's gate configuration sets each cell's tolerance (rageval gate plan)"
+                             if config is not None else "A slice's and 'all''s tolerance: a cell passes when its "
+                             "drop is shown to stay within it, fails when shown to exceed it")
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
-        result = evaluate_gate(self.result, max_slice_drop=limit, strict=self.strict.isChecked())
-        said = {"pass": "PASS", "fail": "FAIL", "undecided": "CANNOT DECIDE"}[result.decision]
-        if undecidable(self.result):
-            said, kind = "CANNOT DECIDE", "undecided"
-        else:
-            kind = result.decision
-        counts = [f"{len(result.regressions)} regression(s) shown" if result.regressions else "no regression shown",
-                  f"{len(result.undecided)} cell(s) undecided" if result.undecided else "",
-                  f"{result.gated} cell(s) gated"]
-        self.badge.setText(f"{said}  ·  " + " · ".join(c for c in counts if c))
-        self.badge.setProperty("kind", kind)
+        result = evaluate_gate(self.result, max_slice_drop=limit, config=config)
+        decision = result.decision
+        counts = [f"{len(result.regressions)} regression(s) shown" if result.regressions else "",
+                  f"{len(result.undecided)} undecided" if result.undecided else "",
+                  f"{len(result.not_evaluated)} not evaluated" if result.not_evaluated else "",
+                  f"{len(result.safe)} of {result.gated} shown safe"]
+        self.badge.setText(f"{BADGE[decision]}  ·  " + " · ".join(c for c in counts if c))
+        self.badge.setProperty("kind", decision.value)
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
         head = f"{self.result['shared_questions']} shared questions. "
-        flag = " --strict" if result.strict else ""
-        flag += " --estimator ppi" if self.result.get("estimator") == "ppi" else ""
-        command = f"rageval gate --max-slice-drop {limit:g}{flag}"
-        if result.decision == "fail":
+        flag = " --estimator ppi" if self.result.get("estimator") == "ppi" else ""
+        command = (f"rageval gate (configuration: {config.source}){flag}" if config is not None else
+                   f"rageval gate --max-slice-drop {limit:g}{flag}")
+        if decision is Decision.REGRESSION:
             worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
             text = (head + f"The gate fails ({command}): {headline(result)}, e.g. "
                     + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}" for r in worst) + ".")
-        elif result.decision == "undecided":
-            text = head + f"The gate cannot decide ({command}): {headline(result)}."
+        elif decision is Decision.NOT_DECISION_GRADE:
+            text = head + f"Not decision-grade ({command}): {headline(result)}. To settle it: {settle_hint(result)}."
         else:
             text = head + f"The gate passes ({command}): {headline(result)}."
         if result.undecided:
             worst = sorted(result.undecided, key=lambda r: -r["drop"])[:3]
-            text += (" Undecided (the evidence neither shows a drop over the limit nor rules one out), e.g. "
-                     + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f} (detects ≥ {r['detectable_drop']:.1f})"
-                                 if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}"
-                                 for r in worst) + ".")
+            text += (" Undecided, e.g. " + "; ".join(
+                f"{r['slice']} {r['metric']} −{r['drop']:.1f} (detects ≥ {r['detectable_drop']:.1f})"
+                if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}" for r in worst) + ".")
+        if result.not_evaluated:
+            text += " Not evaluated: " + "; ".join(f"{u['metric'] or 'the gate'} ({u['why']})"
+                                                   for u in result.not_evaluated) + "."
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
         for shipped in self.result.get("would_ship", []):
@@ -476,16 +477,10 @@ class CompareView(_Analysis):
                 text += (f" What a gate on {shipped['judge']} would have shipped: {whole['false_accepts']} of "
                          f"{whole['rated']} rated rows of {shipped['run']} it passes and the reviewers fail"
                          + (f" ({', '.join(worst)})" if worst else "") + ".")
-        if result.unlicensed:
-            text += (" Not gated, no gate licence: " + "; ".join(f"{u['metric']} ({u['why']})"
-                                                                 for u in result.unlicensed) + ".")
-        blind = undecidable(self.result)
-        if blind:
-            text = head + ("The corrected gate cannot decide: " + "; ".join(f"{u['metric']} ({u['why']})"
-                                                                            for u in blind) + ".")
-        elif self.result.get("unavailable"):
-            text += (f" {len(self.result['unavailable'])} slice metric(s) have too few ratings for a corrected "
-                     "estimate: not gated.")
+        slices_short = [u for u in self.result.get("unavailable", []) if u["slice"] != "all"]
+        if slices_short:
+            text += (f" {len(slices_short)} slice metric(s) have too few ratings for a corrected estimate: not "
+                     "gated.")
         for warning in self.result.get("warnings", []):
             text += f" ⚠ {warning}."
         if self.result.get("unsettled_judges"):

@@ -1,8 +1,19 @@
-"""The gate's false-alarm rate and power, by simulation (core.metrics.simulate: the gate's own code on simulated
-pull requests whose truth is known). Prints the tables docs/ci.md quotes.
+"""The gate's error rates both ways, by simulation (core.metrics.simulate: the gate's own code on simulated pull
+requests whose truth is known; the populations are drawn there, not by the code under test). Prints the tables
+docs/ci.md quotes:
 
-    .venv/bin/python bench/bench_gate.py            # 1,000 null pull requests per line, 500 per power cell
-    .venv/bin/python bench/bench_gate.py --prs 200  # quicker, coarser (about 10 minutes at the default)
+1. unchanged pull requests: how often each rule fails them (the false alarm), calls them not decision-grade, and
+   passes them — the default (every cell must be shown within 2 points), the old point rule, and three planned
+   configurations (`rageval gate plan` made from one past pull request at churn 0.3, or from the baseline alone,
+   with tolerances up to 20 points; and from the past pull request with tolerances up to 30);
+2. per configured cell: its tolerance, how often a drop of exactly that tolerance in that cell is caught (the goal:
+   >= 80%), and how often the cell fails an unchanged pull request;
+3. the default's cells: the drop each can detect, and how often a drop of 10 or 20 points is caught.
+
+The yes/no scale is hit@5 and hit@10 (MRR and nDCG@10 beside them), the 1-5 scale a judge's correctness.
+
+    .venv/bin/python bench/bench_gate.py                 # 1,000 null pull requests per line, 200 per power cell
+    .venv/bin/python bench/bench_gate.py --prs 200       # quicker, coarser
 """
 
 from __future__ import annotations
@@ -10,43 +21,79 @@ from __future__ import annotations
 import argparse
 import time
 
-from rageval_desktop.core.metrics.simulate import SLICES, gate_error_rates
+from rageval_desktop.core.metrics.simulate import SLICES, gate_error_rates, simulated_plan
 
-RULES = {
-    "point, limit 2 (old default)": {"rule": "point"},
-    "point + --require-significant": {"rule": "point", "require_significant": True},
-    "test, limit 2 (default, max-T)": {},
-    "test, limit 2, Holm": {"holm": True},
-    "test, limit 0 (max-T)": {"max_slice_drop": 0.0},
-}
+CHURNS = (0.1, 0.3, 1.0)
+
+
+def _null_table(rules: dict, prs: int) -> dict:
+    print("\nunchanged pull requests (churn: the share of questions a new version answers anew)")
+    print(f"{'rule':<44} {'churn':>5} {'regression':>10} {'not decision-grade':>18} {'pass':>7}")
+    found = {}
+    for name, kwargs in rules.items():
+        for churn in CHURNS:
+            r = gate_error_rates(prs, seed=int(churn * 100) + 7, churn=churn, **kwargs)
+            found[(name, churn)] = r
+            print(f"{name:<44} {churn:>5.1f} {r['fail_rate']:>10.1%} {r['undecided_rate']:>18.1%} "
+                  f"{r['pass_rate']:>7.1%}")
+    return found
+
+
+def _cell_table(name: str, config, null: dict, prs: int) -> None:
+    print(f"\n{name}: per configured cell, a drop of its tolerance (churn 0.3, {prs} pull requests per cell)")
+    print(f"{'cell':<30} {'tolerance':>9} {'caught':>7} {'false fail (null)':>17}")
+    caught = []
+    for (slice_, metric), rule in config.cells.items():
+        r = gate_error_rates(prs, seed=hash((slice_, metric)) % 10_000, churn=0.3, drop=rule.tolerance,
+                             regressed=slice_, metric=metric, config=config)
+        counts = null["cells"].get(f"{slice_}|{metric}", {})
+        false = counts.get("regression", 0) / null["prs"]
+        caught.append(r["caught_rate"])
+        print(f"{slice_ + ' ' + metric:<30} {rule.tolerance:>9g} {r['caught_rate']:>7.1%} {false:>17.1%}")
+    print(f"{'':<30} {'':>9} min {min(caught):.1%}, median {sorted(caught)[len(caught) // 2]:.1%}")
+
+
+def _default_cells(prs: int, null: dict) -> None:
+    print(f"\nthe default (no configuration, limit 2): per cell, churn 0.3 ({prs} pull requests per cell)")
+    print(f"{'cell':<30} {'detects (80%)':>13} {'caught D=10':>11} {'caught D=20':>11} {'false fail':>10}")
+    for slice_ in [*SLICES, "all"]:
+        for metric in ("hit@5", "correctness"):
+            found = [gate_error_rates(prs, seed=d, churn=0.3, drop=d, regressed=slice_, metric=metric)
+                     for d in (10, 20)]
+            counts = null["cells"].get(f"{slice_}|{metric}", {})
+            mde = found[0]["detectable_drop"]
+            print(f"{slice_ + ' ' + metric:<30} {mde:>13.1f} {found[0]['caught_rate']:>11.1%} "
+                  f"{found[1]['caught_rate']:>11.1%} {counts.get('regression', 0) / null['prs']:>10.1%}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prs", type=int, default=1000)
+    parser.add_argument("--power-prs", type=int, default=200)
     args = parser.parse_args()
     started = time.perf_counter()
-    print(f"{len(SLICES)} slices of {', '.join(map(str, SLICES.values()))} questions, 5 metrics, 35 cells; "
-          f"{args.prs} simulated null pull requests per line, {max(100, args.prs // 2)} per power cell; the "
-          "regressed slice has 100 questions\n")
-    print("null: the candidate is no worse (churn: share of questions a new version answers anew)")
-    print(f"{'rule':<32} {'churn':>5} {'fails':>7} {'undecided':>9}")
-    for churn in (0.1, 0.3, 1.0):
-        for name, rule in RULES.items():
-            r = gate_error_rates(args.prs, churn=churn, **rule)
-            print(f"{name:<32} {churn:>5.1f} {r['fail_rate']:>7.1%} {r['undecided_rate']:>9.0%}")
-    print("\npower: one slice of 100 questions drops by D points of hit@5 (caught = a regression in that slice)")
-    print(f"{'rule':<32} {'churn':>5} " + " ".join(f"{'D=' + str(d):>7}" for d in (5, 10, 15, 20, 30))
-          + f" {'detectable (80%)':>17}")
-    for churn in (0.1, 0.3):
-        for name, rule in RULES.items():
-            cells, mde = [], None
-            for d in (5, 10, 15, 20, 30):
-                r = gate_error_rates(max(100, args.prs // 2), churn=churn, drop=d, seed=d, **rule)
-                cells.append(f"{r['caught_rate']:>7.1%}")
-                mde = mde or r["detectable_drop_hit5"]
-            shown = f"{mde:.1f}" if mde else "—"
-            print(f"{name:<32} {churn:>5.1f} " + " ".join(cells) + f" {shown:>17}")
+    like = simulated_plan(churn=0.3, like=True)["config"]
+    alone = simulated_plan(churn=0.3, like=False)["config"]
+    wide = simulated_plan(churn=0.3, like=True, max_tolerance=30.0)["config"]
+    print(f"{len(SLICES)} slices of {', '.join(map(str, SLICES.values()))} questions, 5 metrics (hit@5, hit@10, MRR, "
+          f"nDCG@10: yes/no and ranks; correctness: a 1-5 judge), 35 cells; {args.prs} pull requests per line")
+    for name, config in (("planned from a past PR", like), ("planned from the baseline", alone),
+                         ("planned from a past PR, tolerances up to 30", wide)):
+        print(f"{name}: {len(config.cells)} cells, merged {dict(config.groups) or 'none'}; tolerances "
+              f"{min(r.tolerance for r in config.cells.values()):g}-{max(r.tolerance for r in config.cells.values()):g}"
+              " points")
+    rules = {"default: shown within 2 points": {},
+             "point rule, limit 2 (before 0.3)": {"rule": "point"},
+             "planned from a past PR (churn 0.3)": {"config": like},
+             "planned from the baseline (churn 0.3)": {"config": alone},
+             "planned from a past PR, up to 30 points": {"config": wide}}
+    null = _null_table(rules, args.prs)
+    _cell_table("planned from a past PR", like, null[("planned from a past PR (churn 0.3)", 0.3)], args.power_prs)
+    _cell_table("planned from the baseline", alone, null[("planned from the baseline (churn 0.3)", 0.3)],
+                args.power_prs)
+    _cell_table("planned from a past PR, tolerances up to 30", wide,
+                null[("planned from a past PR, up to 30 points", 0.3)], args.power_prs)
+    _default_cells(args.power_prs, null[("default: shown within 2 points", 0.3)])
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

@@ -134,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = command("check", cmd_check, "read every page of a project file for damage (opening checks only the "
-                                    "header and schema; after an unclean shutdown the next open checks all)")
+                                    "header and schema; after an unclean shutdown the next open checks all): exit 0 "
+                                    "sound, 1 damaged, 4 the check itself could not run")
+    p.set_defaults(verdict=True)
     p.add_argument("project")
     p.add_argument("--quick", action="store_true",
                    help="quick_check: every page's structure, not every index against its table (faster on large "
@@ -389,8 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 5); a cell that cannot is given the smallest it can, up to --max-tolerance")
     p.add_argument("--max-tolerance", type=float, default=20.0, help="cells that cannot detect this drop are not "
                    "gated on their own: their slices are merged, or gated through 'all' (default 20)")
-    p.add_argument("--allowed", type=float, default=0.0, help="a drop shown beyond this fails (default 0: any drop "
-                   "the evidence shows)")
+    p.add_argument("--allowed", type=float, default=1.0, help="a drop shown beyond this fails (default 1: an "
+                   "unchanged pull request then fails under 5%% of the time, measured; 0 sits on the boundary)")
     p.add_argument("--power", type=float, default=0.8, help="the power each cell must have at its tolerance "
                    "(default 0.8)")
     p.add_argument("--alpha", type=float, default=0.05, help="the family-wise error rate (default 0.05)")

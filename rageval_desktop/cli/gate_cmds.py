@@ -78,6 +78,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
               for u in result.comparison["unavailable"] if u["slice"] != "all"]
     lines += [f"{'WAIVED':<14} {'every slice':<16} {w['metric']:<20} gated without a licence "
               f"({w['why_unlicensed']}): waived by {w['who']}: {w['reason']}" for w in result.waivers]
+    if result.uncovered:
+        lines.append(f"{'not gated':<14} {', '.join(result.uncovered)}: no cell of the configuration on their own "
+                     "(they count through the cells that hold them; rageval gate plan says what each could detect)")
     lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
     lines.append(f"rule: {rule_text(result)}")
     hint = settle_hint(result)

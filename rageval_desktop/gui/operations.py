@@ -194,7 +194,7 @@ def compare_with_plot(project: Project, baseline: str, candidate: str, size: tup
 
     config = gate_config.saved(project)          # the gate the page shows is the one `rageval gate` runs
     result = compare(project, baseline, candidate, config.metrics if config else None, estimator,
-                     groups=dict(config.groups) if config else None)
+                     groups=config.groups if config else None)
     apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
     result["would_ship"] = would_ship(project, result)
     result["gate_config"] = config
@@ -215,6 +215,26 @@ def record_decision(project: Project, baseline: str, candidate: str, limit: floa
     files = write_record(record, result, folder)
     return {"id": record["id"], "decision": record["decision"], "signer": record["signature"]["signer"],
             "files": [str(f) for f in files]}
+
+
+def gate_plan(project: Project, baseline: str, like: str | None, tolerance: float, max_tolerance: float,
+              ctx: TaskContext) -> dict:
+    """Compare → Plan gate…: `rageval gate plan` (like a past candidate, or every answer anew)."""
+    from rageval_desktop.core.metrics.gate_plan import plan
+
+    return plan(project, baseline, like=like, churn=1.0, tolerance=tolerance, max_tolerance=max_tolerance)
+
+
+def save_gate_config(project: Project, config: Any, ctx: TaskContext) -> None:
+    from rageval_desktop.core.metrics import gate_config
+
+    gate_config.save(project, config)
+
+
+def write_gate_config(config: Any, path: str, ctx: TaskContext) -> str:
+    from rageval_desktop.core.metrics import gate_config
+
+    return str(gate_config.write_file(config, path))
 
 
 def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: TaskContext) -> Chart:

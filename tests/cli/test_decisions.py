@@ -147,5 +147,6 @@ def test_verdict_commands_that_fail_exit_4_never_a_verdicts_code(tmp_path, capsy
     (tmp_path / "bad.rageval").write_bytes(b"not a project" * 100)
     assert main(["gate", str(tmp_path / "bad.rageval"), *GATE]) == 4
     err = capsys.readouterr().err
-    assert "Traceback" not in err and err.count("error:") == 3
+    assert "Traceback" not in err and err.count("error:") == 3, err
+    assert main(["check", str(tmp_path / "nosuch.rageval")]) == 4
     assert main(["metrics", str(tmp_path / "nosuch.rageval"), "--run", "v2"]) == 1     # no verdict: its own 1

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.gui.conftest import close_window, open_window
+from tests.gui.conftest import close_window, open_window, save_shots
 
 
 @pytest.fixture
@@ -67,7 +67,9 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
         Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "n=" in tip
     view.drop.setValue(100)          # every retrieval cell settles; the unaudited judges still cannot gate
-    assert "Not evaluated: correctness (not licensed to gate" in view.note.text()
+    assert "not evaluated: correctness, correctness_binary" in view.note.text()
+    assert "Not evaluated: correctness — not licensed to gate" in view.badge.toolTip()
+    assert "audit the unlicensed judges (Audit page)" in view.note.text()
     assert view.badge.property("kind") == "not_decision_grade"
     from rageval_desktop.core.metrics import gate_config
 
@@ -316,3 +318,31 @@ def test_every_summary_table_sorts_by_a_header_click_and_all_stays_first(window,
         assert verdict_colours() == ("#f28b82", "#81c995")
     finally:
         app.setProperty("dark", False)
+
+
+def test_compare_plans_the_gate_and_decides_under_the_saved_plan(window, qtbot, tmp_path):
+    """Issue 44: the Compare page plans as `rageval gate plan` does (the same cells and tolerances), and once the
+    plan is saved the page's verdict is the configured gate's, as the CLI decides it."""
+    from rageval_desktop.core.metrics import gate_config
+    from rageval_desktop.core.metrics.gate_plan import plan
+    from rageval_desktop.gui.views.gate_plan_dialog import GatePlanDialog
+
+    open_view(window, qtbot, "compare")
+    view = window.compare_view
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "gate-plan"):
+        dialog = GatePlanDialog(window.state, "v1", ["v1", "v2"], "v2", view)
+    records = [dialog.model.record(r) for r in range(dialog.model.rowCount())]
+    cli = plan(window.project, "v1", like="v2")
+    assert len(records) == len(cli["cells"]) and dialog.save_button.isEnabled()
+    gated = {(r["slice"], r["metric"]): r["tolerance"] for r in records if r["gated"] == "yes"}
+    assert gated == {k: r.tolerance for k, r in cli["config"].cells.items()} and ("all", "hit@5") in gated
+    assert "Assumed: pull requests change answers as much as 'v2' did" in dialog.summary.text()
+    for width, height in ((1024, 600), (900, 520)):
+        dialog.resize(width, height)
+        save_shots(qtbot, dialog, f"gate-plan-{width}")
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
+        dialog.save()
+    saved = gate_config.saved(window.project)
+    assert saved is not None and {k: r.tolerance for k, r in saved.cells.items()} == gated
+    assert "configuration: the project's gate configuration" in view.note.text()
+    assert not view.drop.isEnabled()

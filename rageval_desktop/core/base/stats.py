@@ -168,6 +168,23 @@ def detectable_drop(se: float, df: float, limit: float, level: float, power: flo
     return limit + (t_quantile(1 - level, df) + t_quantile(power, df)) * se
 
 
+def detectable_drop_bounded(se: float, n: int, df: float, limit: float, level: float, power: float = 0.8,
+                            bound: float = SCALE[1]) -> float:
+    """The smallest drop D a one-sided test at `level` detects with `power` when the drop itself adds to the
+    spread of the differences: a drop of D points on a 0-`bound` scale adds at most D(bound - D) to their variance
+    (the Bhatia-Davis bound: a share of questions falling by up to `bound` each), so D solves
+    D = limit + (t_{1-level} + t_{power}) * sqrt(se^2 + D(bound - D) / n). Without that term a binary metric's
+    power at D was overstated (a configured hit@5 cell caught a drop of its tolerance in 42% of simulated pull
+    requests, not 80%: bench/bench_gate.py)."""
+    c = t_quantile(1 - level, df) + t_quantile(power, df)
+    if not (math.isfinite(se) and n >= 1):
+        return math.nan
+    k = c * c / n
+    a, b, q = 1 + k, -(2 * limit + k * bound), limit * limit - c * c * se * se
+    disc = b * b - 4 * a * q
+    return (-b + math.sqrt(max(disc, 0.0))) / (2 * a)
+
+
 def holm(p_values: list[float], alpha: float) -> tuple[list[bool], list[float]]:
     """Holm's step-down adjustment: which hypotheses are rejected with the family-wise error rate at most
     `alpha`, whatever their dependence, and the adjusted p-values. The same numbers as statsmodels'

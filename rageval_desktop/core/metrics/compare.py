@@ -10,6 +10,7 @@ counts them) and the comparison would tell different stories. Values are full pr
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rageval_desktop.core.base.errors import NotFound, RagevalError
@@ -70,7 +71,7 @@ def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
 
 
 def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None,
-            estimator: str = "mean", *, groups: dict[str, list[str]] | None = None) -> dict[str, Any]:
+            estimator: str = "mean", *, groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Per slice and metric, candidate - baseline with its 95% CI. With `estimator="ppi"`, the judge metrics
     humans rate per row are compared as PPI estimates (core.metrics.ppi: each run's judge mean corrected by its
     own ratings); where a slice has too few ratings its cell is None and `unavailable` says why. `groups` adds
@@ -115,7 +116,8 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
                            "counting": "n counts questions both runs answered (repeats averaged first); a "
                                        "retrieval metric's n counts those with gold ids, a judge metric's those "
                                        "both runs had scored",
-                           "estimator": estimator, "unavailable": [], "groups": dict(groups or {})}
+                           "estimator": estimator, "unavailable": [],
+                           "groups": {k: list(v) for k, v in (groups or {}).items()}}
     present = ordered_slices(joined["a"])
     members = {s: {s} for s in present} | {g: set(v) for g, v in (groups or {}).items()} | {ALL: set(present)}
     masks = [(s, slice_col == s) for s in present] + [(g, slice_col.isin(list(v))) for g, v in (groups or {}).items()]
@@ -235,6 +237,19 @@ def cell_correlation(out: dict[str, Any], moments: dict[str, Any],
             value = counts[x, y] * cov[x, y] / (a["n"] * b["n"]) / (a["se"] * b["se"])
             matrix[i, j] = matrix[j, i] = float(np.clip(value, -1.0, 1.0)) if np.isfinite(value) else 0.0
     return {"cells": [[name, m] for name, m in cells], "matrix": matrix.tolist()}
+
+
+def family_matrix(correlation: dict[str, Any] | None, cells: Sequence[tuple[str, str]]) -> Any | None:
+    """The correlation matrix of `cells` (slice, metric) from a comparison's `cell_correlation`; None when some
+    cell has none (a PPI cell, a comparison made before 0.3) or there are no cells."""
+    import numpy as np
+
+    found = correlation or {}
+    where = {(s, m): i for i, (s, m) in enumerate(found.get("cells", []))}
+    picked = [where[c] for c in cells if c in where]
+    if not cells or len(picked) != len(cells):
+        return None
+    return np.asarray(found["matrix"], dtype=float)[np.ix_(picked, picked)]
 
 
 def _shared_source(sa: str, sb: str, members: dict[str, set[str]] | None) -> str | None:

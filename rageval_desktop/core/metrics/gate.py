@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
-from rageval_desktop.core.base.stats import detectable_drop, drop_p_value, holm, lower_bound, max_t
+from rageval_desktop.core.base.stats import detectable_drop_bounded, drop_p_value, holm, lower_bound, max_t
 from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.judges.registry import get_judge
-from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, is_retrieval
+from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, family_matrix, is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate_config import ALPHA, POWER, CellRule, GateConfig
 from rageval_desktop.core.metrics.gate_text import rule_text
@@ -62,6 +62,7 @@ class GateResult:
     unlicensed: list[dict[str, Any]] = field(default_factory=list)    # judge metrics without a gate licence
     waivers: list[dict[str, Any]] = field(default_factory=list)       # judge metrics gated without one, and why
     config: GateConfig | None = None
+    uncovered: list[str] = field(default_factory=list)                # slices a configuration gates no cell of
 
     @property
     def decision(self) -> Decision:
@@ -92,6 +93,7 @@ class GateResult:
                 "require_significant": self.require_significant, "min_slice_n": self.min_slice_n,
                 "unlicensed": self.unlicensed, "waivers": self.waivers,
                 "config": None if self.config is None else {**self.config.as_dict(), "source": self.config.source},
+                "uncovered": self.uncovered,
                 "warnings": self.comparison.get("warnings", []), "comparison": self.comparison}
 
 
@@ -110,7 +112,7 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
                                  cli_hint="drop --rule point, or pass --no-config")
         config = only_metrics(config, metrics)
     comparison = compare(project, baseline, candidate, config.metrics if config else metrics, estimator,
-                         groups=dict(config.groups) if config else None)
+                         groups=config.groups if config else None)
     apply_licences(project, comparison, waiver=allow_unlicensed)
     return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
                          require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,
@@ -255,6 +257,10 @@ def _cells(comparison: dict[str, Any], result: GateResult) -> Family:
         return [(name, m, entry[m], CellRule(result.max_aggregate_drop if name == ALL else result.max_slice_drop,
                                              result.max_aggregate_drop if name == ALL else result.max_slice_drop))
                 for name, entry in slices.items() for m in comparison["metrics"] if m in gated and entry.get(m)]
+    covered = {name for name, _ in result.config.cells} | {s for name, _ in result.config.cells
+                                                            for s in result.config.groups.get(name, ())}
+    result.uncovered = [name for name in slices if name != ALL and name not in result.config.groups
+                        and name not in covered]
     out: Family = []
     for (name, m), cell_rule in result.config.cells.items():
         if m not in gated:
@@ -309,19 +315,6 @@ def _df(cell: dict[str, Any]) -> float:
     return float(cell.get("df", cell["n"] - 1))
 
 
-def _correlation(comparison: dict[str, Any], family: Family) -> Any | None:
-    """The family's correlation matrix from the comparison (None when a cell has none: a PPI cell, or a
-    comparison made before 0.3)."""
-    import numpy as np
-
-    found = comparison.get("cell_correlation") or {}
-    where = {(s, m): i for i, (s, m) in enumerate(found.get("cells", []))}
-    picked = [where.get((name, m)) for name, m, _, _ in family]
-    if not family or any(i is None for i in picked):
-        return None
-    return np.asarray(found["matrix"], dtype=float)[np.ix_(picked, picked)]
-
-
 def _test(result: GateResult, family: Family) -> None:
     """Step-down max-T across the family (Holm when the cells' correlation is unknown); a cell not failed is safe
     when shown within its tolerance or, under a configuration, when the test had the configured power at it."""
@@ -330,7 +323,7 @@ def _test(result: GateResult, family: Family) -> None:
     result.gated = len(family)
     p_values = [drop_p_value(cell["delta"], cell.get("se", math.nan), _df(cell), r.allowed)
                 for _, _, cell, r in family]
-    corr = _correlation(result.comparison, family)
+    corr = family_matrix(result.comparison.get("cell_correlation"), [(name, m) for name, m, _, _ in family])
     if corr is not None:
         rejected, adjusted, critical = max_t(p_values, corr, result.alpha)
         level = float(1 - ndtr(critical))        # the single-step level: what a lone regression must clear
@@ -343,15 +336,17 @@ def _test(result: GateResult, family: Family) -> None:
         se, df = cell.get("se", math.nan), _df(cell)
         known = se == se
         power = r.power or POWER
-        mde = detectable_drop(se, df, r.allowed, level, power) if known else None
+        mde = detectable_drop_bounded(se, cell["n"], df, r.allowed, level, power) if known else None
         drop = {**_drop(name, m, cell, r), "p_value": p, "p_adjusted": p_adj, "level": level,
                 "detectable_drop": mde, "power": power,
                 "drop_upper": -lower_bound(cell["delta"], se, df, result.alpha) if known else None}
         if reject and result.rule == "test":
             result.regressions.append({**drop, "status": "regression"})
         elif known and drop["drop_upper"] <= r.tolerance + 1e-9:
-            result.safe.append({**drop, "status": "within", "why": f"shown to drop at most {drop['drop_upper']:.1f}"
-                                                                    f" points (tolerance {r.tolerance:g})"})
+            bound = drop["drop_upper"]
+            said = (f"shown to drop at most {bound:.1f} points" if bound >= 0 else
+                    f"shown to improve by at least {-bound:.1f} points")
+            result.safe.append({**drop, "status": "within", "why": f"{said} (tolerance {r.tolerance:g})"})
         elif r.power is not None and mde is not None and mde <= r.tolerance + 1e-9:
             result.safe.append({**drop, "status": "powered",
                                 "why": f"no drop over {r.allowed:g} shown, and a drop of {r.tolerance:g} would be "

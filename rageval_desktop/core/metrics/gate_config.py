@@ -4,7 +4,7 @@ repository (`rageval gate plan` proposes one; `rageval gate` reads it).
 Each configured cell — a slice, a merged group of slices, or 'all', times a metric — has:
 
 - `tolerance`: the drop the cell must rule out, in points on the 0-100 scale;
-- `allowed`: a drop shown to exceed this fails the gate (default 0: any drop the evidence shows fails);
+- `allowed`: a drop shown to exceed this fails the gate (`gate plan` proposes 1 point; 0 if absent);
 - the configuration's `power` (default 0.8): the cell passes when no drop beyond `allowed` is shown and the test,
   with this pull request's own spread, catches a drop of `tolerance` with at least that power (or when the drop is
   shown to stay within `tolerance`). So a configured pass says: had the cell dropped by its tolerance, the gate

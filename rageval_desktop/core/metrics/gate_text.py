@@ -73,17 +73,24 @@ def headline(result: GateResult) -> str:
             (f", {powered} by the configured power" if powered else "") + ")")
 
 
-def settle_hint(result: GateResult) -> str:
-    """What would settle a decision that is not decision-grade, in one sentence (CLI, GUI, Markdown)."""
+def settle_hint(result: GateResult, *, short: bool = False) -> str:
+    """What would settle a decision that is not decision-grade, in one sentence (CLI, Markdown; `short`: the
+    Compare page, which shows each reason in its badge's tooltip)."""
     if result.decision is not Decision.NOT_DECISION_GRADE:
         return ""
     parts = []
     if result.undecided:
         worst = max((u["detectable_drop"] or 0) for u in result.undecided)
-        parts.append("plan tolerances the data can detect (rageval gate plan: the drop each cell detects, the "
+        parts.append(f"plan tolerances the data can detect (rageval gate plan; these cells detect drops of up to "
+                     f"{worst:.0f} points)" if short else
+                     "plan tolerances the data can detect (rageval gate plan: the drop each cell detects, the "
                      f"questions a tolerance needs; the undecided cells detect drops of up to {worst:.0f} points)")
-    fixes = list(dict.fromkeys(u["fix"] for u in result.not_evaluated if u.get("fix")))
-    parts += fixes
+    if short and any(u["metric"] in {x["metric"] for x in result.unlicensed} for u in result.not_evaluated):
+        parts.append("audit the unlicensed judges (Audit page)")
+    elif not short:
+        parts += list(dict.fromkeys(u["fix"] for u in result.not_evaluated if u.get("fix")))
+    if short and any(u["metric"] not in {x["metric"] for x in result.unlicensed} for u in result.not_evaluated):
+        parts.append("judge both runs with the same judges")
     return "; ".join(parts)
 
 
@@ -120,6 +127,10 @@ def gate_markdown(result: GateResult) -> str:
     if result.safe:
         lines += [f"<details><summary>{len(result.safe)} cell(s) shown safe</summary>", ""]
         lines += table + [row(r, r["why"]) for r in result.safe] + ["", "</details>", ""]
+    if result.uncovered:
+        lines += [f"_Not gated by this configuration, on their own: {', '.join(map(md, result.uncovered))} (their "
+                  "drops count only through the cells that hold them; `rageval gate plan` says what each could "
+                  "detect)._", ""]
     if result.ungated:
         lines += ["Drops over the limit that do not fail the gate:", ""]
         lines += table + [row(r, r["why"]) for r in result.ungated] + [""]

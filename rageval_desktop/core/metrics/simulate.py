@@ -22,6 +22,8 @@ from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.metrics.compare import cell_correlation, paired_cell, pairwise_moments
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate import evaluate_gate
+from rageval_desktop.core.metrics.gate_config import GateConfig
+from rageval_desktop.core.metrics.gate_plan import ALLOWED, plan_cells
 from rageval_desktop.core.metrics.ppi import ppi_mean
 from rageval_desktop.core.review.simulate import draw
 
@@ -47,16 +49,47 @@ def _scores(rng: Any, ranks: Any) -> dict[str, Any]:
             "ndcg@10": np.where(ranks <= 10, 100 / np.log2(ranks + 1), 0.0), "correctness": 25 * (judge - 1)}
 
 
+def _effects(metric: str) -> float:
+    """The expected drop of `metric` (points) when every question is hurt (the regression's mechanism below), by a
+    large draw: a regression of D points on `metric` hurts a share D / this of a slice's questions."""
+    import numpy as np
+
+    if metric not in _EFFECT:
+        rng = np.random.default_rng(99)
+        ranks = _ranks(rng, 200_000)
+        before = _scores(rng, ranks)
+        after = _hurt(before, ranks, np.ones(len(ranks), bool))
+        _EFFECT[metric] = float(np.mean(before[metric] - after[metric]))
+    return _EFFECT[metric]
+
+
+_EFFECT: dict[str, float] = {}
+
+
+def _hurt(scores: dict[str, Any], ranks: Any, hurt: Any) -> dict[str, Any]:
+    """A hurt question loses its gold chunk from the top 10 and one point of judge score."""
+    import numpy as np
+
+    out = dict(scores)
+    for m in ("hit@5", "hit@10", "mrr", "ndcg@10"):
+        out[m] = np.where(hurt & (ranks <= 10), 0.0 if m != "mrr" else 100 / 11, scores[m])
+    out["correctness"] = np.where(hurt, np.maximum(0.0, scores["correctness"] - 25), scores["correctness"])
+    return out
+
+
 def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: str = "keyword-heavy",
-                 slices: dict[str, int] | None = None) -> dict[str, Any]:
-    """One simulated comparison (the dict `compare` returns, reduced to what the gate reads)."""
+                 slices: dict[str, int] | None = None, metric: str = "hit@5",
+                 groups: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+    """One simulated comparison (the dict `compare` returns, reduced to what the gate reads). `regressed` — a slice,
+    a group of `groups`, or 'all' — loses `drop` points of `metric` in expectation, in each of its slices."""
     import numpy as np
 
     sizes = slices or SLICES
+    groups = dict(groups or {})
+    hit_slices = set(sizes) if regressed == ALL else set(groups.get(regressed, (regressed,)))
     base: dict[str, list[Any]] = {m: [] for m in METRICS}
     cand: dict[str, list[Any]] = {m: [] for m in METRICS}
     tags: list[str] = []
-    p_hit5 = 0.85 * (1 - 0.55 ** 5)
     for name, n in sizes.items():
         ranks = _ranks(rng, n)
         a = _scores(rng, ranks)
@@ -65,53 +98,87 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
         b = _scores(rng, new_ranks)
         for m in METRICS:                      # unchanged questions keep their scores, the judge's too
             b[m] = np.where(changed, b[m], a[m])
-        if name == regressed and drop > 0:
-            hurt = rng.random(n) < drop / (100 * p_hit5)
-            for m in ("hit@5", "hit@10", "mrr", "ndcg@10"):
-                b[m] = np.where(hurt & (new_ranks <= 10), 0.0 if m != "mrr" else 100 / 11, b[m])
-            b["correctness"] = np.where(hurt, np.maximum(0.0, b["correctness"] - 25), b["correctness"])
+        if name in hit_slices and drop > 0:
+            b = _hurt(b, new_ranks, rng.random(n) < min(1.0, drop / _effects(metric)))
         for m in METRICS:
             base[m].append(a[m])
             cand[m].append(b[m])
         tags += [name] * n
     labels = np.array(tags)
     out: dict[str, Any] = {"baseline": "a", "candidate": "b", "metrics": list(METRICS), "slices": {},
-                           "shared_questions": len(labels)}
+                           "shared_questions": len(labels), "groups": {k: list(v) for k, v in groups.items()}}
     joined_a = {m: np.concatenate(v) for m, v in base.items()}
     joined_b = {m: np.concatenate(v) for m, v in cand.items()}
     moments = {}
-    for name in [*sizes, ALL]:
-        mask = labels == name if name != ALL else np.ones(len(labels), bool)
+    masks = {name: labels == name for name in sizes}
+    masks |= {g: np.isin(labels, list(v)) for g, v in groups.items()}
+    masks[ALL] = np.ones(len(labels), bool)
+    members = {s: {s} for s in sizes} | {g: set(v) for g, v in groups.items()} | {ALL: set(sizes)}
+    for name, mask in masks.items():
         out["slices"][name] = {"n": int(mask.sum()),
                                **{m: paired_cell(joined_a[m][mask], joined_b[m][mask]) for m in METRICS}}
         columns = {m: joined_b[m][mask] - joined_a[m][mask] for m in METRICS}
         moments[name] = (list(columns), *pairwise_moments(columns))
-    out["cell_correlation"] = cell_correlation(out, moments)
+    out["cell_correlation"] = cell_correlation(out, moments, members)
     return out
 
 
 def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop: float = 0.0,
-                     regressed: str = "keyword-heavy", holm: bool = False, **rule: Any) -> dict[str, Any]:
-    """Over `prs` simulated pull requests: how often the gate fails (any regression), fails on the regressed
-    slice, and is undecided somewhere; `rule` goes to `evaluate_gate` (max_slice_drop, rule, alpha, ...)."""
+                     regressed: str = "keyword-heavy", holm: bool = False, metric: str = "hit@5",
+                     config: GateConfig | None = None, **rule: Any) -> dict[str, Any]:
+    """Over `prs` simulated pull requests: how often the gate fails (a regression anywhere), fails on the regressed
+    cell, is not decision-grade, and passes; `rule` goes to `evaluate_gate` (max_slice_drop, rule, alpha, ...)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    failed = caught = undecided = 0
+    failed = caught = undecided = passed = 0
     detectable: list[float] = []
+    per_cell: dict[str, dict[str, int]] = {}
+    groups = dict(config.groups) if config else None
     for _ in range(prs):
-        comparison = pull_request(rng, churn=churn, drop=drop, regressed=regressed)
+        comparison = pull_request(rng, churn=churn, drop=drop, regressed=regressed, metric=metric, groups=groups)
         if holm:
             comparison.pop("cell_correlation")
-        result = evaluate_gate(comparison, **rule)
+        result = evaluate_gate(comparison, config=config, **rule)
         failed += result.decision is Decision.REGRESSION
-        caught += any(r["slice"] == regressed for r in result.regressions)
+        caught += any(r["slice"] == regressed and r["metric"] == metric for r in result.regressions)
         undecided += result.decision is Decision.NOT_DECISION_GRADE
-        detectable += [r["detectable_drop"] for r in [*result.undecided, *result.regressions]
-                       if r["slice"] == regressed and r["metric"] == "hit@5" and r.get("detectable_drop")]
+        passed += result.decision is Decision.PASS
+        detectable += [r["detectable_drop"] for r in [*result.undecided, *result.regressions, *result.safe]
+                       if r["slice"] == regressed and r["metric"] == metric and r.get("detectable_drop")]
+        for status, found in (("regression", result.regressions), ("undecided", result.undecided),
+                              ("safe", result.safe)):
+            for r in found:
+                counts = per_cell.setdefault(f"{r['slice']}|{r['metric']}", {"regression": 0, "undecided": 0,
+                                                                            "safe": 0})
+                counts[status] += 1
     return {"prs": prs, "churn": churn, "drop": drop, "fail_rate": failed / prs, "caught_rate": caught / prs,
-            "undecided_rate": undecided / prs,
-            "detectable_drop_hit5": float(np.median(detectable)) if detectable else None}
+            "undecided_rate": undecided / prs, "pass_rate": passed / prs,
+            "detectable_drop": float(np.median(detectable)) if detectable else None,
+            "detectable_drop_hit5": float(np.median(detectable)) if detectable and metric == "hit@5" else None,
+            "cells": per_cell}
+
+
+def simulated_plan(*, churn: float = 0.3, seed: int = 0, like: bool = True, **limits: Any) -> dict[str, Any]:
+    """`rageval gate plan` on a simulated project: the spread from one simulated past pull request at `churn`
+    (`like`) or from the baseline alone at that churn; returns the plan (its `config` for `gate_error_rates`)."""
+    import numpy as np
+
+    def spread(groups: dict[str, list[str]]) -> tuple[dict[tuple[str, str], tuple[int, float]], list[str], Any]:
+        rng = np.random.default_rng(seed)
+        reference = pull_request(rng, churn=churn if like else 1.0, groups={k: tuple(v) for k, v in groups.items()})
+        stats = {}
+        for name, entry in reference["slices"].items():
+            for m in METRICS:
+                cell = entry[m]
+                if like:
+                    stats[(name, m)] = (cell["n"], float(cell["se"]) * float(np.sqrt(cell["n"])))
+                else:                      # the baseline's own spread, as the plan reads it without a past PR
+                    stats[(name, m)] = (cell["n"], float(cell["se"]) * float(np.sqrt(cell["n"])) * np.sqrt(churn))
+        return stats, list(METRICS), reference["cell_correlation"] if like else None
+
+    defaults = {"tolerance": 5.0, "max_tolerance": 20.0, "allowed": ALLOWED, "power": 0.8, "alpha": 0.05}
+    return plan_cells(spread, **{**defaults, **limits})
 
 
 def ppi_population(*, size: int = 400, seed: int = 0) -> dict[str, Any]:

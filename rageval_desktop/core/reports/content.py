@@ -92,7 +92,7 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
         counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
     config = gate_config.saved(project)
     comparison = (compare(project, baseline, run, config.metrics if config else None,
-                          groups=dict(config.groups) if config else None) if baseline else None)
+                          groups=config.groups if config else None) if baseline else None)
     if comparison is not None:
         apply_licences(project, comparison)      # the report's gate counts only licensed judges, as `rageval gate`
     notes = project.reader().execute("SELECT notes, created_at, source_file FROM runs WHERE id = ?",

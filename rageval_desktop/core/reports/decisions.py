@@ -153,7 +153,7 @@ def record_gate(project: Project, result: GateResult, baseline: str, candidate: 
                   "previous": previous[0] if previous else None}
         record["hash"] = digest(record)
         record["signature"] = {"algorithm": "ed25519", "signer": signer.name, "key": signer.public,
-                               "value": signing.sign(private, record["hash"].encode("ascii"))}
+                               "value": signing.sign(private, str(record["hash"]).encode("ascii"))}
         listed = _project_signers(project)
         if signer not in listed:
             project.set_meta(conn, SIGNERS_KEY, "\n".join(s.line() for s in [*listed, signer]))

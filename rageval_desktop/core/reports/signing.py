@@ -91,6 +91,7 @@ def _read_private(text: bytes, where: str) -> Any:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    private: Any
     try:
         if b"OPENSSH PRIVATE KEY" in text:
             private = serialization.load_ssh_private_key(text, password=None)
@@ -110,10 +111,10 @@ def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Sign
     name = name or "default"
     if name.startswith("env:"):
         var = name[4:]
-        text = os.environ.get(var)
-        if not text:
+        held = os.environ.get(var)
+        if not held:
             raise SigningError(f"the environment variable {var} holds no key")
-        private = _read_private(text.encode(), f"the key in {var}")
+        private = _read_private(held.encode(), f"the key in {var}")
         return private, Signer(os.environ.get("RAGEVAL_SIGNER") or default_actor(), _public_line(private))
     path = Path(name).expanduser() if ("/" in name or name.startswith("~")) else key_dir() / name
     if not path.exists():

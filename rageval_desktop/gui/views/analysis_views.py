@@ -298,6 +298,8 @@ class DashboardView(_Analysis):
 
 class CompareView(_Analysis):
     title = "Compare"
+    # the verdict also follows the judges' licences (audits) and the project's gate configuration (settings)
+    shows = _Analysis.shows | {Area.AUDIT, Area.SETTINGS}
 
     def __init__(self, state: AppState) -> None:
         super().__init__(state)
@@ -318,13 +320,17 @@ class CompareView(_Analysis):
         self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
                                   "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
                                   "rated questions show —")
+        self.plan_button = QPushButton("&Plan gate…")
+        self.plan_button.setToolTip("What each cell can detect, and a configuration that gates only what the data "
+                                    "can honour (rageval gate plan)")
         self.record_button = QPushButton("Record &decision…")
         self.record_button.setToolTip("Keep the gate's decision in the project, chained to the previous one, and "
                                       "write it as JSON and Markdown to a folder (rageval gate --record DIR)")
         for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop,
-                  self.corrected, self.record_button):
+                  self.corrected, self.plan_button, self.record_button):
             self.top.addWidget(w)
         self.record_button.clicked.connect(self.record_decision)
+        self.plan_button.clicked.connect(self.plan_gate)
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
         self.table.setObjectName("compare")
@@ -341,6 +347,15 @@ class CompareView(_Analysis):
         self.drop.valueChanged.connect(self._verdict)
         self.corrected.toggled.connect(self.compute)
         self.result: dict[str, Any] | None = None
+
+    def plan_gate(self) -> None:
+        from rageval_desktop.gui.views.gate_plan_dialog import GatePlanDialog
+
+        a, b = self.base_box.currentData(), self.cand_box.currentData()
+        if not a or self.state.project is None:
+            return
+        runs = [self.base_box.itemData(i) for i in range(self.base_box.count())]
+        GatePlanDialog(self.state, a, runs, b if b != a else None, self).exec()
 
     def record_decision(self) -> None:
         from PySide6.QtWidgets import QFileDialog
@@ -444,6 +459,11 @@ class CompareView(_Analysis):
                   f"{len(result.not_evaluated)} not evaluated" if result.not_evaluated else "",
                   f"{len(result.safe)} of {result.gated} shown safe"]
         self.badge.setText(f"{BADGE[decision]}  ·  " + " · ".join(c for c in counts if c))
+        self.badge.setToolTip("\n".join(
+            [f"Not evaluated: {u['metric'] or 'the gate'}" + (f" ({u['slice']})" if u["slice"] else "") +
+             f" — {u['why']}" for u in result.not_evaluated] +
+            [f"Undecided: {r['slice']} {r['metric']} — {r['why']}" for r in result.undecided[:12]] +
+            ([f"… and {len(result.undecided) - 12} more undecided"] if len(result.undecided) > 12 else [])))
         self.badge.setProperty("kind", decision.value)
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
@@ -456,7 +476,8 @@ class CompareView(_Analysis):
             text = (head + f"The gate fails ({command}): {headline(result)}, e.g. "
                     + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}" for r in worst) + ".")
         elif decision is Decision.NOT_DECISION_GRADE:
-            text = head + f"Not decision-grade ({command}): {headline(result)}. To settle it: {settle_hint(result)}."
+            text = head + (f"Not decision-grade ({command}): {headline(result)}. To settle it: "
+                           f"{settle_hint(result, short=True)}.")
         else:
             text = head + f"The gate passes ({command}): {headline(result)}."
         if result.undecided:
@@ -464,9 +485,6 @@ class CompareView(_Analysis):
             text += (" Undecided, e.g. " + "; ".join(
                 f"{r['slice']} {r['metric']} −{r['drop']:.1f} (detects ≥ {r['detectable_drop']:.1f})"
                 if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}" for r in worst) + ".")
-        if result.not_evaluated:
-            text += " Not evaluated: " + "; ".join(f"{u['metric'] or 'the gate'} ({u['why']})"
-                                                   for u in result.not_evaluated) + "."
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
         for shipped in self.result.get("would_ship", []):

@@ -1,0 +1,124 @@
+"""The gate's outcomes as a release manager meets them (issue 44): every metric asked to gate is accounted for,
+an impossible one is a usage error, a configuration planned from the data decides, and the API's result is typed
+and true only for a pass. Each case failed on the code before: an unjudged candidate passed (exit 0), `--metrics
+correctness` on it crashed with a KeyError (exit 1), and `assert project.gate(...)` always held."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import rageval_desktop as rv
+from rageval_desktop.cli import main
+
+GATE = ["--baseline", "v1", "--candidate", "v3"]
+
+
+@pytest.fixture
+def unjudged(demo, tmp_path):
+    """The demo with a run v3: v2's retrieval, every answer "I do not know.", not judged."""
+    files = rv.demo_files(tmp_path / "files")
+    source = next(f for f in files if f.name == "outputs-v2.jsonl")
+    rows = [json.loads(line) for line in source.read_text().splitlines()]
+    (tmp_path / "v3.jsonl").write_text("".join(json.dumps({**r, "answer": "I do not know."}) + "\n" for r in rows))
+    path = str(demo.path)
+    demo.close()
+    assert main(["import", "run", path, str(tmp_path / "v3.jsonl"), "--run", "v3"]) == 0
+    return path
+
+
+def test_an_unjudged_candidate_is_not_decision_grade_never_a_pass(unjudged, capsys):
+    capsys.readouterr()
+    waive = ["--allow-unlicensed", "judges under test"]
+    assert main(["gate", unjudged, *GATE, *waive, "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    missing = {u["metric"]: u for u in out["not_evaluated"]}
+    assert set(missing) == {"correctness", "correctness_binary"}
+    assert missing["correctness"]["why"] == "not judged on 'v3' (scored on 'v1' by minilm-similarity)"
+    assert "rageval judge PROJECT --run v3" in missing["correctness"]["fix"]
+    assert out["decision"] == "not_decision_grade" and out["passed"] is False
+    assert main(["gate", unjudged, *GATE, *waive, "--metrics", "correctness", "--markdown", "pr.md"]) == 3
+    said = capsys.readouterr()
+    assert "Traceback" not in said.err and "KeyError" not in said.err
+    assert "NOT EVALUATED  every slice      correctness          not judged on 'v3'" in said.out
+    with rv.open(unjudged, read_only=True) as p:
+        decided = p.gate("v1", "v3", metrics=["correctness"], allow_unlicensed="judges under test")
+        assert decided.decision is rv.Decision.NOT_DECISION_GRADE and not decided and decided.exit_code == 3
+        with pytest.raises(rv.UsageError, match="no metric named correctnes can be compared"):
+            p.gate("v1", "v3", metrics=["correctnes"])
+    assert main(["gate", unjudged, *GATE, "--metrics", "correctnes"]) == 2
+    assert "no metric named correctnes can be compared" in capsys.readouterr().err
+
+
+def test_a_partly_judged_candidate_or_one_judged_by_other_judges_is_named(demo, capsys):
+    with demo.write("half of v2's correctness judgments lost") as w:
+        w.execute("DELETE FROM judgments WHERE judge_id = (SELECT id FROM judges WHERE name = 'minilm-similarity') "
+                  "AND run_row_id IN (SELECT rr.id FROM run_rows rr JOIN runs r ON r.id = rr.run_id "
+                  "WHERE r.name = 'v2' AND rr.position % 2 = 0)")
+    path = str(demo.path)
+    demo.close()
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "correctness",
+                 "--allow-unlicensed", "t", "--json"]) == 3
+    [missing] = json.loads(capsys.readouterr().out)["not_evaluated"]
+    assert missing["why"].startswith("scored on one run only for 36 of 72 shared questions (36 scored on 'v1' only")
+
+
+def test_the_api_decision_is_typed_and_true_only_for_a_pass(demo):
+    p = rv.Project(demo)
+    undecided = p.gate("v1", "v2")
+    assert undecided.decision is rv.Decision.NOT_DECISION_GRADE and undecided.decision == "not_decision_grade"
+    assert not undecided and undecided.exit_code == 3
+    with pytest.raises(AssertionError):
+        assert undecided, undecided.markdown()
+    shown = p.gate("v1", "v2", metrics=["hit@5"], max_slice_drop=60)
+    assert shown.decision is rv.Decision.PASS and shown and shown.exit_code == 0
+    failed = p.gate("v1", "v2", metrics=["hit@5"], rule="point")
+    assert failed.decision is rv.Decision.REGRESSION and not failed and failed.exit_code == 1
+    assert set(failed.frame["status"]) >= {"regression"}
+
+
+def test_a_planned_configuration_is_saved_used_and_refused_when_it_cannot_be_read(demo, tmp_path, capsys):
+    path = str(demo.path)
+    demo.close()
+    assert main(["gate", "plan", path, "--baseline", "v1", "--like", "v2", "--metrics", "hit@5", "mrr",
+                 "--max-tolerance", "45", "--out", str(tmp_path / "gate.json"), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    cells = {(c["slice"], c["metric"]): c for c in planned["cells"]}
+    assert cells[("all", "hit@5")]["gated"] and cells[("all", "hit@5")]["tolerance"] >= \
+        cells[("all", "hit@5")]["detectable"]
+    assert cells[("all", "hit@5")]["needed"] > 68           # the questions a 5-point tolerance would need
+    written = json.loads((tmp_path / "gate.json").read_text())
+    assert written["format"] == "rageval-gate-config" and written["cells"]
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--config", str(tmp_path / "gate.json"),
+                 "--json"]) == 0
+    decided = json.loads(capsys.readouterr().out)
+    assert decided["decision"] == "pass" and decided["config"]["source"] == str(tmp_path / "gate.json")
+    assert all(c["status"] in ("within", "powered") for c in decided["safe"])
+    # saved in the project: `gate` uses it by default, --no-config leaves it aside, limits beside it are refused
+    assert main(["gate", "plan", path, "--baseline", "v1", "--like", "v2", "--metrics", "hit@5", "mrr",
+                 "--max-tolerance", "45", "--save"]) == 0
+    capsys.readouterr()
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2"]) == 0
+    assert "the gate's configuration (the project's gate configuration)" in capsys.readouterr().out
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--no-config"]) == 3
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "5"]) == 2
+    assert "--max-slice-drop would be ignored" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text('{"format": "rageval-gate-config", "version": 1, "cells": '
+                                       '[{"slice": "all", "metric": "hit@5", "tolerance": 3, "allowed": 5}]}')
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--config", str(tmp_path / "bad.json")]) == 2
+    assert "the allowed drop (5) must be below the tolerance (3)" in capsys.readouterr().err
+    assert main(["gate", "plan", path, "--baseline", "v1", "--tolerance", "50", "--max-tolerance", "20"]) == 2
+
+
+def test_gate_help_documents_every_exit_code(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["gate", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for code in range(5):
+        assert f"\n  {code}  " in text
+    assert "rageval gate plan" in text
+    with pytest.raises(SystemExit):
+        main(["gate", "plan", "--help"])
+    assert "usage: rageval gate plan" in capsys.readouterr().out

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.project import Project as CoreProject
 
-__all__ = ["Comparison", "Decision", "Gate", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics", "NotFound",
+__all__ = ["Comparison", "Decision", "Gate", "GatePlan", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics", "NotFound",
            "Project", "ProjectExists", "ProjectRefused", "RagevalError", "UsageError", "WriteFailed", "create",
            "demo", "demo_files", "open", "write_demo"]
 
@@ -161,6 +161,28 @@ class Gate:
         from rageval_desktop.core.metrics.gate_text import gate_markdown
 
         return gate_markdown(self.result)
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """`rageval gate plan --json`: per cell, what it can detect and the tolerance proposed (`frame`), and the
+    configuration (`config`) that gates what the data can honour; `write(path)` keeps it for a repository
+    (`gate(..., config=path)`), `Project.save_gate_config(plan.config)` in the project."""
+
+    data: dict[str, Any] = field(repr=False)
+    config: GateConfig
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        cols = ["slice", "metric", "n", "sd", "detectable", "tolerance", "needed", "gated", "why"]
+        return pd.DataFrame([{k: c.get(k) for k in cols} for c in self.data["cells"]], columns=cols)
+
+    def write(self, path: str | Path) -> Path:
+        from rageval_desktop.core.metrics.gate_config import write_file
+
+        return write_file(self.config, path)
 
 
 # ---------------------------------------------------------------------------------------------------------- opening
@@ -366,6 +388,29 @@ class Project:
                                       _estimator(estimator)))
         except GateUsageError as exc:
             raise UsageError.of(exc) from None
+
+    def plan_gate(self, baseline: str, *, like: str | None = None, churn: float = 1.0, tolerance: float = 5.0,
+                  max_tolerance: float = 20.0, allowed: float | None = None, power: float = 0.8,
+                  alpha: float = 0.05, metrics: Sequence[str] | None = None) -> GatePlan:
+        """`rageval gate plan`: what each cell can detect against `baseline` — pull requests changing answers as
+        much as `like` did, or a share `churn` of them anew — and a configuration gating what can be honoured."""
+        from rageval_desktop.core.metrics.compare import GateUsageError
+        from rageval_desktop.core.metrics.gate_plan import ALLOWED, plan
+
+        try:
+            found = plan(self.core, baseline, like=like, churn=churn, tolerance=tolerance,
+                         max_tolerance=max_tolerance, allowed=ALLOWED if allowed is None else allowed, power=power,
+                         alpha=alpha, metrics=list(metrics) if metrics else None)
+        except GateUsageError as exc:
+            raise UsageError.of(exc) from None
+        config = found.pop("config")
+        return GatePlan({**found, "config": config.as_dict()}, config)
+
+    def save_gate_config(self, config: GateConfig | None) -> None:
+        """Keep `config` in the project (None removes it): `gate`, the Compare page and reports decide under it."""
+        from rageval_desktop.core.metrics import gate_config
+
+        gate_config.save(self.core, config)
 
     def gate(self, baseline: str, candidate: str, *, max_slice_drop: float = 2.0,
              max_aggregate_drop: float | None = None, metrics: Sequence[str] | None = None,

@@ -11,8 +11,8 @@ from rageval_desktop._version import __version__
 
 TYPE_CHECKING = False       # not typing's: importing typing costs every start of the app and the CLI ~5 ms
 
-_API = ("open", "create", "demo", "demo_files", "write_demo", "Project", "Metrics", "Comparison", "Gate", "GatePlan", "Decision",
-        "RagevalError", "ProjectRefused", "ProjectExists", "ImportFailed", "NotFound", "WriteFailed",
+_API = ("open", "create", "demo", "demo_files", "write_demo", "Project", "Metrics", "Comparison", "Gate", "GatePlan",
+        "Decision", "RagevalError", "ProjectRefused", "ProjectExists", "ImportFailed", "NotFound", "WriteFailed",
         "JudgeConfigError", "UsageError", "JobStopped")
 __all__ = ["__version__", *_API]
 

@@ -48,9 +48,9 @@ if TYPE_CHECKING:
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.project import Project as CoreProject
 
-__all__ = ["Comparison", "Decision", "Gate", "GatePlan", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics", "NotFound",
-           "Project", "ProjectExists", "ProjectRefused", "RagevalError", "UsageError", "WriteFailed", "create",
-           "demo", "demo_files", "open", "write_demo"]
+__all__ = ["Comparison", "Decision", "Gate", "GatePlan", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics",
+           "NotFound", "Project", "ProjectExists", "ProjectRefused", "RagevalError", "UsageError", "WriteFailed",
+           "create", "demo", "demo_files", "open", "write_demo"]
 
 Progress = Callable[[int, int, str], None]
 

@@ -12,8 +12,8 @@ import pytest
 
 from rageval_desktop.cli import main
 from rageval_desktop.core.base.stats import diff_ci, holm
-from rageval_desktop.core.metrics.compare import paired_cell
 from rageval_desktop.core.base.verdicts import EXIT_NOT_DECISION_GRADE, Decision
+from rageval_desktop.core.metrics.compare import paired_cell
 from rageval_desktop.core.metrics.gate import evaluate_gate
 from rageval_desktop.core.metrics.gate_config import CellRule, GateConfig
 from rageval_desktop.core.metrics.simulate import gate_error_rates
@@ -204,3 +204,19 @@ def test_names_in_the_gate_comment_neither_mention_anyone_nor_reorder_text():
     assert "\u202e" not in text and "202E" in text
     assert md_escape("a@b.com") == "a@b.com" and md_escape("hit@5") == "hit@5"
     assert md_escape("(@cand)") == "\\(@\u200bcand\\)"
+
+
+@pytest.mark.slow   # heavy: `make test-all` and CI run it; bench/bench_gate.py measures it at 1,000 per line
+def test_a_planned_gate_passes_unchanged_pull_requests_and_catches_each_tolerance():
+    """Issue 44's goal, seeded and small: under a configuration from `gate plan` (simulated), unchanged pull
+    requests are failed in <= 5% and mostly pass; a drop of a cell's tolerance is caught in >= 80% — on a yes/no
+    metric (hit@5) and on the 1-5 judge."""
+    from rageval_desktop.core.metrics.simulate import simulated_plan
+
+    config = simulated_plan(churn=0.3, like=True, max_tolerance=30.0)["config"]
+    null = gate_error_rates(150, seed=31, churn=0.3, config=config)
+    assert null["fail_rate"] <= 0.05 and null["pass_rate"] >= 0.9
+    for cell in (("keyword-heavy", "hit@5"), ("all", "hit@5"), ("keyword-heavy", "correctness")):
+        found = gate_error_rates(60, seed=32, churn=0.3, drop=config.cells[cell].tolerance, regressed=cell[0],
+                                 metric=cell[1], config=config)
+        assert found["caught_rate"] >= 0.8, cell

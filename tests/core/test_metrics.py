@@ -12,12 +12,12 @@ from sklearn.metrics import ndcg_score
 
 from rageval_desktop.cli import main
 from rageval_desktop.core.base.stats import mean_ci
+from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.metrics.compare import GateUsageError, compare
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.metrics.failures import failure_counts, failure_rows
-from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.metrics.gate import gate
 from rageval_desktop.core.metrics.gate_text import gate_markdown
 from rageval_desktop.core.store.project import Project

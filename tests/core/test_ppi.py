@@ -10,12 +10,11 @@ import pytest
 
 from rageval_desktop.cli import main
 from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.metrics import ppi
-from rageval_desktop.core.metrics.compare import GateUsageError
 from rageval_desktop.core.metrics.dashboard import dashboard
-from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.metrics.gate import gate
 from rageval_desktop.core.review import ratings
 from rageval_desktop.core.store.project import Project

@@ -101,7 +101,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
               f"(exit {result.exit_code})", file=sys.stderr)
     elif decision is Decision.NOT_DECISION_GRADE:
         print(f"gate: not decision-grade (exit {result.exit_code}): {headline(result)}", file=sys.stderr)
-    _print(args, data, "\n".join(lines))
+    try:
+        _print(args, data, "\n".join(lines))
+    except BrokenPipeError:          # `rageval gate … | head`: the reader left, the verdict stands (never 0 for it)
+        import os
+
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     return result.exit_code
 
 

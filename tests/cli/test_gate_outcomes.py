@@ -122,3 +122,18 @@ def test_gate_help_documents_every_exit_code(capsys):
     with pytest.raises(SystemExit):
         main(["gate", "plan", "--help"])
     assert "usage: rageval gate plan" in capsys.readouterr().out
+
+
+def test_a_reader_that_leaves_early_does_not_turn_a_verdict_into_a_pass(demo, monkeypatch):
+    """`rageval gate … | head`: a broken pipe exited 0 (the code for success), whatever the verdict."""
+    from rageval_desktop.cli import gate_cmds
+
+    path = str(demo.path)
+    demo.close()
+
+    def gone(*_):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(gate_cmds, "_print", gone)
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5", "--rule", "point"]) == 1
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5"]) == 3

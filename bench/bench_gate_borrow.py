@@ -38,7 +38,7 @@ def _shrunk(cells: list[dict]) -> list[tuple[float, float]]:
     var_mu = 1 / float(w.sum())
     shrink = var / (var + tau2) if tau2 > 0 else np.ones_like(var)
     est = mu + (1 - shrink) * (d - mu)
-    return [(float(e), math.sqrt(max((1 - b) * v + b * b * var_mu, 1e-12))) for e, b, v in zip(est, shrink, var)]
+    return [(float(e), math.sqrt(max((1 - b) * v + b * b * var_mu, 1e-12))) for e, b, v in zip(est, shrink, var, strict=True)]
 
 
 def _decide(comparison: dict, borrow: bool) -> set[tuple[str, str]]:
@@ -47,7 +47,7 @@ def _decide(comparison: dict, borrow: bool) -> set[tuple[str, str]]:
     for m in METRICS:
         slices = [comparison["slices"][s][m] for s in SLICES]
         pairs = _shrunk(slices) if borrow else [(c["delta"], c["se"]) for c in slices]
-        for s, (est, se) in zip(SLICES, pairs):
+        for s, (est, se) in zip(SLICES, pairs, strict=True):
             cells.append((s, m))
             p.append(float(norm.cdf((est + ALLOWED) / se)) if borrow else
                      drop_p_value(est, se, comparison["slices"][s][m]["df"], ALLOWED))
@@ -55,7 +55,7 @@ def _decide(comparison: dict, borrow: bool) -> set[tuple[str, str]]:
         cells.append(("all", m))
         p.append(drop_p_value(whole["delta"], whole["se"], whole["df"], ALLOWED))
     rejected, _ = holm(p, 0.05)
-    return {c for c, r in zip(cells, rejected) if r}
+    return {c for c, r in zip(cells, rejected, strict=True) if r}
 
 
 def run(prs: int, churn: float, drop: float, regressed: str, metric: str, seed: int) -> dict[str, float]:

@@ -105,6 +105,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         lines.append(f"{name:<16} n={entry['n']:<4} ({entry['n_with_gold']:>4} with gold ids)  " + "  ".join(cells))
     lines.append("delta in points (candidate - baseline) [paired 95% CI]; n: questions both runs answered, repeats "
                  "averaged; retrieval metrics use those with gold ids")
+    lines += [f"not compared: {m['metric']} — {m['why']}" for m in result["missing"]]
     if args.estimator == "ppi":
         lines.append("judge metrics rated per row: PPI estimates (each run's judge mean corrected by its ratings)")
         lines += [f"no corrected estimate: {u['slice']} {u['metric']}: {u['why']}" for u in result["unavailable"]]

@@ -133,12 +133,11 @@ def only_metrics(config: GateConfig, metrics: list[str] | None) -> GateConfig:
     return replace(config, cells={k: r for k, r in config.cells.items() if k[1] in wanted})
 
 
-def apply_licences(project: Project, comparison: dict[str, Any], *, named: bool = False,
-                   waiver: str | None = None) -> dict[str, Any]:
+def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str | None = None) -> dict[str, Any]:
     """Which of the comparison's judge metrics may gate, kept in `comparison["licensing"]` (which `evaluate_gate`
     reads): a metric gates when every judge that scored it holds a *gate* licence; with a `waiver` (its reason) it
     gates and the waiver is listed; otherwise it is listed as unlicensed, and the gate cannot pass without it
-    (not decision-grade). Retrieval metrics against gold ids need no judge. (`named` is no longer used.)"""
+    (not decision-grade). Retrieval metrics against gold ids need no judge."""
     if waiver is not None and not waiver.strip():
         raise GateUsageError("a waiver needs a reason: say why unlicensed judges may gate this time")
     found: dict[str, Any] = {"unlicensed": [], "waivers": []}
@@ -199,22 +198,18 @@ def not_evaluated(comparison: dict[str, Any]) -> list[dict[str, Any]]:
     """Every metric the comparison was asked to gate that cannot be: not judged (or partly) on a run, judged by
     different judges, no gate licence, no corrected estimate for 'all'. Each says why and what would mend it
     (`slice` None: the whole metric)."""
-    out = [{"metric": m["metric"], "slice": None, "why": m["why"], "fix": m.get("fix", "")}
+    out = [{"metric": m["metric"], "slice": None, "kind": "judging", "why": m["why"], "fix": m.get("fix", "")}
            for m in comparison.get("missing", [])]
-    out += [{"metric": u["metric"], "slice": None, "why": u["why"],
+    missing = {m["metric"] for m in comparison.get("missing", [])}
+    out += [{"metric": u["metric"], "slice": None, "kind": "licence", "why": u["why"],
              "fix": "audit its judges (rageval agreement --apply) or waive with --allow-unlicensed REASON"}
-            for u in comparison.get("licensing", {}).get("unlicensed", [])]
+            for u in comparison.get("licensing", {}).get("unlicensed", []) if u["metric"] not in missing]
     gated = set(licensed_metrics(comparison))
-    out += [{"metric": u["metric"], "slice": ALL, "why": f"no corrected (PPI) estimate: {u['why']}",
+    out += [{"metric": u["metric"], "slice": ALL, "kind": "ratings",
+             "why": f"no corrected (PPI) estimate: {u['why']}",
              "fix": "rate a sample of each run (rageval sample, the Review page), or gate on the judges' mean"}
             for u in comparison.get("unavailable", []) if u["slice"] == ALL and u["metric"] in gated]
     return out
-
-
-def undecidable(comparison: dict[str, Any]) -> list[dict[str, Any]]:
-    """The metrics a PPI comparison cannot gate at all: too few ratings for 'all' (kept for callers of 0.3)."""
-    gated = licensed_metrics(comparison)
-    return [u for u in comparison.get("unavailable", []) if u["slice"] == ALL and u["metric"] in gated]
 
 
 def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_slice_n: int, *, rule: str = "test",
@@ -271,7 +266,7 @@ def _cells(comparison: dict[str, Any], result: GateResult) -> Family:
         else:
             why = (f"no question of '{name}' was answered by both runs" if name not in slices else
                    f"no question of '{name}' has {m} on both runs")
-            result.not_evaluated.append({"metric": m, "slice": name, "why": why,
+            result.not_evaluated.append({"metric": m, "slice": name, "kind": "config", "why": why,
                                          "fix": "gate plan again for the golden set as it is now"})
     return out
 
@@ -304,7 +299,7 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     if rule == "point":
         _point(result, family)
     if not family and not result.not_evaluated:
-        result.not_evaluated.append({"metric": None, "slice": None, "why": "no cell could be gated (no slice has "
+        result.not_evaluated.append({"metric": None, "slice": None, "kind": "empty", "why": "no cell could be gated (no slice has "
                                      f"{min_slice_n} questions with data on both runs)",
                                      "fix": "link the runs' rows to golden rows with gold chunk ids, or lower "
                                             "--min-slice-n"})

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 SAID = {Decision.PASS: "gate passed", Decision.REGRESSION: "regression shown",
         Decision.NOT_DECISION_GRADE: "not decision-grade"}
 BADGE = {Decision.PASS: "PASS", Decision.REGRESSION: "REGRESSION", Decision.NOT_DECISION_GRADE: "NOT DECISION-GRADE"}
+SHORT_FIXES = (("judging", "judge both runs with the same judges"),      # what the Compare page says, by kind
+               ("licence", "audit the unlicensed judges (Audit page)"),
+               ("ratings", "rate a sample of each run (Review page)"),
+               ("config", "plan the gate again"),
+               ("empty", "link the runs' rows to golden rows with gold ids"))
 ICON = {Decision.PASS: "✅", Decision.REGRESSION: "❌", Decision.NOT_DECISION_GRADE: "⚠️"}
 
 
@@ -85,12 +90,11 @@ def settle_hint(result: GateResult, *, short: bool = False) -> str:
                      f"{worst:.0f} points)" if short else
                      "plan tolerances the data can detect (rageval gate plan: the drop each cell detects, the "
                      f"questions a tolerance needs; the undecided cells detect drops of up to {worst:.0f} points)")
-    if short and any(u["metric"] in {x["metric"] for x in result.unlicensed} for u in result.not_evaluated):
-        parts.append("audit the unlicensed judges (Audit page)")
-    elif not short:
+    kinds = {u["kind"] for u in result.not_evaluated}
+    if short:
+        parts += [text for kind, text in SHORT_FIXES if kind in kinds]
+    else:
         parts += list(dict.fromkeys(u["fix"] for u in result.not_evaluated if u.get("fix")))
-    if short and any(u["metric"] not in {x["metric"] for x in result.unlicensed} for u in result.not_evaluated):
-        parts.append("judge both runs with the same judges")
     return "; ".join(parts)
 
 

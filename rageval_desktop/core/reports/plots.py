@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import io
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -256,6 +257,11 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
             ax.set_visible(False)
             continue
         m = metrics[i]
+        why = next((x["why"] for x in comparison.get("missing", []) if x["metric"] == m), None)
+        if why is not None:        # a metric that could not be compared says why, rather than draw empty axes
+            ax.text(0.5, 0.5, textwrap.fill(f"not compared: {why}", 38), transform=ax.transAxes, ha="center",
+                    va="center", fontsize=7, color=theme.muted)
+            ax.set_xticks([])
         for y, s in enumerate(slices):
             cell = comparison["slices"][s].get(m)
             if not cell:

@@ -474,7 +474,7 @@ class CompareView(_Analysis):
         if decision is Decision.REGRESSION:
             worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
             text = (head + f"The gate fails ({command}): {headline(result)}, e.g. "
-                    + "; ".join(f"{r['slice']} {r['metric']} −{r['drop']:.1f}" for r in worst) + ".")
+                    + "; ".join(f"{r['slice']} {r['metric']} {-r['drop']:+.1f}" for r in worst) + ".")
         elif decision is Decision.NOT_DECISION_GRADE:
             text = head + (f"Not decision-grade ({command}): {headline(result)}. To settle it: "
                            f"{settle_hint(result, short=True)}.")
@@ -483,7 +483,7 @@ class CompareView(_Analysis):
         if result.undecided:
             worst = sorted(result.undecided, key=lambda r: -r["drop"])[:3]
             text += (" Undecided, e.g. " + "; ".join(
-                f"{r['slice']} {r['metric']} −{r['drop']:.1f} (detects ≥ {r['detectable_drop']:.1f})"
+                f"{r['slice']} {r['metric']} {-r['drop']:+.1f} (detects ≥ {r['detectable_drop']:.1f})"
                 if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}" for r in worst) + ".")
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."

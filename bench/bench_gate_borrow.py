@@ -38,7 +38,8 @@ def _shrunk(cells: list[dict]) -> list[tuple[float, float]]:
     var_mu = 1 / float(w.sum())
     shrink = var / (var + tau2) if tau2 > 0 else np.ones_like(var)
     est = mu + (1 - shrink) * (d - mu)
-    return [(float(e), math.sqrt(max((1 - b) * v + b * b * var_mu, 1e-12))) for e, b, v in zip(est, shrink, var, strict=True)]
+    return [(float(e), math.sqrt(max((1 - b) * v + b * b * var_mu, 1e-12)))
+            for e, b, v in zip(est, shrink, var, strict=True)]
 
 
 def _decide(comparison: dict, borrow: bool) -> set[tuple[str, str]]:

@@ -299,7 +299,8 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     if rule == "point":
         _point(result, family)
     if not family and not result.not_evaluated:
-        result.not_evaluated.append({"metric": None, "slice": None, "kind": "empty", "why": "no cell could be gated (no slice has "
+        result.not_evaluated.append({"metric": None, "slice": None, "kind": "empty",
+                                     "why": "no cell could be gated (no slice has "
                                      f"{min_slice_n} questions with data on both runs)",
                                      "fix": "link the runs' rows to golden rows with gold chunk ids, or lower "
                                             "--min-slice-n"})

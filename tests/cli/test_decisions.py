@@ -150,3 +150,27 @@ def test_verdict_commands_that_fail_exit_4_never_a_verdicts_code(tmp_path, capsy
     assert "Traceback" not in err and err.count("error:") == 3, err
     assert main(["check", str(tmp_path / "nosuch.rageval")]) == 4
     assert main(["metrics", str(tmp_path / "nosuch.rageval"), "--run", "v2"]) == 1     # no verdict: its own 1
+
+
+def test_ci_signs_with_a_key_from_an_environment_variable_named_never_given(demo, tmp_path, capsys, monkeypatch):
+    """docs/ci.md's job: the CI's private key lives in a secret, read by the variable's name (`--key env:VAR`); the
+    allowed-signers file in the repository names it."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    text = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                             serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    monkeypatch.setenv("RAGEVAL_SIGNING_KEY", text)
+    monkeypatch.setenv("RAGEVAL_SIGNER", "ci-bot")
+    (tmp_path / "allowed_signers").write_text(f"ci-bot {public}\n")
+    path = str(demo.path)
+    demo.close()
+    made = _record(path, tmp_path / "records", capsys, "--key", "env:RAGEVAL_SIGNING_KEY")
+    assert made["record"]["signer"] == "ci-bot"
+    assert not (tmp_path / "data" / "keys").exists()
+    assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "allowed_signers")]) == 0
+    monkeypatch.delenv("RAGEVAL_SIGNING_KEY")
+    assert main(["gate", path, *GATE, "--record", str(tmp_path / "r2"), "--key", "env:RAGEVAL_SIGNING_KEY"]) == 4
+    assert "the environment variable RAGEVAL_SIGNING_KEY holds no key" in capsys.readouterr().err

@@ -159,14 +159,16 @@ def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop:
             "cells": per_cell}
 
 
-def simulated_plan(*, churn: float = 0.3, seed: int = 0, like: bool = True, **limits: Any) -> dict[str, Any]:
+def simulated_plan(*, churn: float = 0.3, seed: int = 0, like: bool = True, slices: dict[str, int] | None = None,
+                   **limits: Any) -> dict[str, Any]:
     """`rageval gate plan` on a simulated project: the spread from one simulated past pull request at `churn`
     (`like`) or from the baseline alone at that churn; returns the plan (its `config` for `gate_error_rates`)."""
     import numpy as np
 
     def spread(groups: dict[str, list[str]]) -> tuple[dict[tuple[str, str], tuple[int, float]], list[str], Any]:
         rng = np.random.default_rng(seed)
-        reference = pull_request(rng, churn=churn if like else 1.0, groups={k: tuple(v) for k, v in groups.items()})
+        reference = pull_request(rng, churn=churn if like else 1.0, groups={k: tuple(v) for k, v in groups.items()},
+                                 slices=slices)
         stats = {}
         for name, entry in reference["slices"].items():
             for m in METRICS:

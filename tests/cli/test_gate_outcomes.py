@@ -137,3 +137,15 @@ def test_a_reader_that_leaves_early_does_not_turn_a_verdict_into_a_pass(demo, mo
     monkeypatch.setattr(gate_cmds, "_print", gone)
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5", "--rule", "point"]) == 1
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5"]) == 3
+
+
+def test_retrieval_metrics_without_gold_ids_are_not_evaluated_never_a_silent_pass(tmp_path, capsys):
+    """Was (issue 45): a golden re-import that erased every gold chunk id left the gate 0 cells, and it passed."""
+    from tests.core.test_gate_decisions import build
+
+    path = build(tmp_path, {"easy": 30}, set(), no_gold={f"easy-{i}" for i in range(30)})
+    assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "100", "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["gated_cells"] == 0 and {u["metric"] for u in out["not_evaluated"]} == {"hit@5", "hit@10", "mrr",
+                                                                                      "ndcg@10"}
+    assert all("no shared question has gold chunk ids" in u["why"] for u in out["not_evaluated"])

@@ -164,8 +164,11 @@ def _judged_somewhere(project: Project, metric: str) -> bool:
 def _missing(m: str, a: RunData, b: RunData, joined: Any) -> dict[str, Any] | None:
     """Why judge metric `m` cannot be compared between the runs (None: it can, or it is no judge metric)."""
     on_a, on_b = m in a.metrics, m in b.metrics
-    if not on_a and not on_b and m in joined["a"].columns:
-        return None                                   # a retrieval metric: no judge needed
+    if not on_a and not on_b and m in joined["a"].columns:     # a retrieval metric: no judge, but gold ids
+        if is_retrieval(m) and not (joined[("a", "n_gold")] > 0).any():
+            return {"metric": m, "why": "no shared question has gold chunk ids (retrieval metrics need them)",
+                    "fix": "import the golden set with its gold_chunk_ids (and slice_tag)"}
+        return None
     fix = f"judge both runs with the same active judges (rageval judge PROJECT --run {b.run})"
     if not on_a and not on_b:
         retired = [r["judge"] for r in [*a.retired, *b.retired] if r["metric"] == m]

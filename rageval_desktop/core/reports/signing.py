@@ -41,6 +41,11 @@ class Signer:
         return f"{self.name} {self.public}"
 
 
+def _me() -> str:
+    """Your signer name: your user name, spaces made dashes (an allowed-signers line splits on spaces)."""
+    return re.sub(r"\s+", "-", default_actor().strip())[:128] or "unknown"
+
+
 def key_dir() -> Path:
     return user_data_dir() / "keys"
 
@@ -63,7 +68,7 @@ def new_key(name: str = "default", signer: str | None = None) -> tuple[Signer, P
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     _check_name(name)
-    who = signer or default_actor()
+    who = signer or _me()
     if not _SIGNER.match(who):
         raise SigningError(f"a signer's name has no spaces and at most 128 characters (got {who!r})")
     folder = key_dir()
@@ -115,7 +120,10 @@ def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Sign
         if not held:
             raise SigningError(f"the environment variable {var} holds no key")
         private = _read_private(held.encode(), f"the key in {var}")
-        return private, Signer(os.environ.get("RAGEVAL_SIGNER") or default_actor(), _public_line(private))
+        who = os.environ.get("RAGEVAL_SIGNER") or _me()
+        if not _SIGNER.match(who):
+            raise SigningError(f"RAGEVAL_SIGNER must be a name without spaces, at most 128 characters (got {who!r})")
+        return private, Signer(who, _public_line(private))
     path = Path(name).expanduser() if ("/" in name or name.startswith("~")) else key_dir() / name
     if not path.exists():
         if name == "default" and create:
@@ -127,7 +135,7 @@ def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Sign
     except OSError as exc:
         raise SigningError(f"cannot read the key {path}: {exc.strerror or exc}") from None
     private = _read_private(text, str(path))
-    signer = default_actor()
+    signer = _me()
     pub = path.with_name(path.name + ".pub")
     if pub.exists():
         parts = pub.read_text(encoding="ascii", errors="replace").split()

@@ -58,16 +58,18 @@ from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "command_paths", "main"]
 
 
-GATE_EPILOG = """exit codes:
-  0  pass: every gated cell shown safe (its drop shown within the tolerance, or - under a configuration - no drop
-     shown and a drop of the tolerance would have been caught with 80% power)
-  1  regression: a drop beyond the allowed one is shown (each listed with its CI, n and adjusted p)
-  2  usage error: an impossible request (a run or metric that does not exist, a bad limit or configuration)
-  3  not decision-grade: cells the evidence cannot settle, or metrics asked to gate that could not be evaluated
-     (no gate licence, not judged on both runs); each is listed with what would settle it
-  4  the tool failed (a damaged or unreadable file, a full disk, an internal error, interrupted): no decision
+def _gate_epilog() -> str:
+    """`rageval gate --help`'s exit codes, from core's one list of them (core.base.verdicts), and examples."""
+    import textwrap
 
-examples:
+    from rageval_desktop.core.base.verdicts import GATE_EXIT_CODES
+
+    codes = "\n".join(textwrap.fill(text, 116, initial_indent=f"  {code}  ", subsequent_indent="     ")
+                      for code, text in GATE_EXIT_CODES.items())
+    return "exit codes:\n" + codes + "\n\n" + GATE_EXAMPLES
+
+
+GATE_EXAMPLES = """examples:
   rageval gate plan eval.rageval --baseline main --like pr-41 --out gate.json   # tolerances the data can detect
   rageval gate eval.rageval --baseline main --candidate pr-42 --config gate.json --markdown gate.md
   rageval gate eval.rageval --baseline main --candidate pr-42 --metrics hit@5 mrr --max-slice-drop 5
@@ -334,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "safe), 1 a regression shown, 3 not decision-grade (cells the evidence cannot "
                                   "settle, metrics that could not be evaluated), 2 a usage error, 4 the tool "
                                   "failed. `rageval gate plan` proposes tolerances the data can detect")
-    p.epilog = GATE_EPILOG
+    p.epilog = _gate_epilog()
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("project", help="the project file (.rageval)")
     p.add_argument("--baseline", required=True, help="the run the candidate must not be worse than, e.g. main")

@@ -25,13 +25,14 @@ class Decision(StrEnum):
 
 
 GATE_EXIT_CODES = {
-    EXIT_PASS: "pass: every gated cell shown safe (within its tolerance, or within the power the gate's "
-               "configuration accepts)",
-    EXIT_REGRESSION: "regression: a drop beyond the allowed one is shown",
+    EXIT_PASS: "pass: every gated cell shown safe (its drop shown within the tolerance, or - under a "
+               "configuration - no drop shown and a drop of the tolerance would have been caught with 80% power)",
+    EXIT_REGRESSION: "regression: a drop beyond the allowed one is shown (each listed with its CI, n and adjusted p)",
     EXIT_USAGE: "usage error: an impossible request (a run or metric that does not exist, a bad limit or "
                 "configuration)",
     EXIT_NOT_DECISION_GRADE: "not decision-grade: cells the evidence cannot settle, or metrics asked to gate that "
-                             "could not be evaluated (each listed with its reason)",
-    EXIT_TOOL_FAILED: "the tool failed (a damaged or unreadable file, a full disk, an internal error, interrupted): "
-                      "no decision was made",
+                             "could not be evaluated (no gate licence, not judged on both runs); each is listed with "
+                             "what would settle it",
+    EXIT_TOOL_FAILED: "the tool failed (a damaged or unreadable file, a full disk, an internal error, "
+                      "interrupted): no decision",
 }

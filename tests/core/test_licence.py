@@ -116,6 +116,6 @@ def test_reports_carry_each_judges_licence_run_order_and_checks(demo, tmp_path):
     text = write_report(demo, "v2", tmp_path / "r.md", baseline="v1").read_text()
     assert "| answer-recall | correctness\\_binary | active | explore \\(no recorded audit\\) | — | 0% [0, 16] | — |" \
         in text
-    assert "not gated: correctness — not licensed to gate: minilm-similarity: explore" in text
+    assert "not evaluated: correctness — not licensed to gate: minilm-similarity: explore" in text
     html = write_report(demo, "v2", tmp_path / "r.html", baseline="v1").read_text()
     assert "flip rate 0.0%" in html or "flip rate 0%" in html

@@ -86,13 +86,15 @@ def test_compare_says_what_the_gate_would_ship_and_records_the_decision(qtbot, d
         in view.note.text()
     unlicensed = {u["metric"] for u in view.result["licensing"]["unlicensed"]}
     assert unlicensed == {"correctness", "correctness_binary"}        # no recorded audit: neither gates
-    assert "Not gated, no gate licence: correctness" in view.note.text()
+    assert "not evaluated: correctness, correctness_binary" in view.note.text()     # and the gate cannot pass
+    assert "Not evaluated: correctness — not licensed to gate" in view.badge.toolTip()
     out = tmp_path / "records"
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
     with qtbot.waitSignal(w.task_finished, timeout=30_000):
         view.record_button.click()
     [written] = sorted(out.glob("decision-*.json"))
     record = json.loads(written.read_text())
-    assert record["runs"]["candidate"]["name"] == "v2" and record["decision"] in ("pass", "fail", "undecided")
+    assert record["runs"]["candidate"]["name"] == "v2" and record["decision"] == "not_decision_grade"
+    assert record["signature"]["algorithm"] == "ed25519"
     assert record["waivers"] == []
     close_window(qtbot, w)

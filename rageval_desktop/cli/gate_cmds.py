@@ -140,6 +140,8 @@ def cmd_gate_plan(args: argparse.Namespace) -> int:
         name = r["slice"] + (f" ({', '.join(r['merges'])})" if r.get("merges") else "")
         lines.append(f"{name[:16]:<16} {r['metric']:<20} {r['n']:>5} {sd:>6} {detects:>8} {tol:>9} {need:>9}  "
                      f"{'GATE' if r['gated'] else 'not gated'}: {r['why']}")
+    lines += [f"not planned: {x['metric']} — {x['why']} (a gate under this plan does not gate it)"
+              for x in found["left_out"]]
     merged = [f"slices merged as '{k}': {', '.join(v)}" for k, v in found["groups"].items()]
     lines.append("; ".join([f"{len(config.cells)} cell(s) gated", *merged]))
     if args.save:

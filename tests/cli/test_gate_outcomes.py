@@ -49,6 +49,12 @@ def test_an_unjudged_candidate_is_not_decision_grade_never_a_pass(unjudged, caps
             p.gate("v1", "v3", metrics=["correctnes"])
     assert main(["gate", unjudged, *GATE, "--metrics", "correctnes"]) == 2
     assert "no metric named correctnes can be compared" in capsys.readouterr().err
+    # a plan made like the unjudged run cannot plan its judge metrics, and says so rather than leave them out
+    assert main(["gate", "plan", unjudged, "--baseline", "v1", "--like", "v3", "--metrics", "hit@5", "correctness",
+                 "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert [x["metric"] for x in planned["left_out"]] == ["correctness"]
+    assert {c["metric"] for c in planned["config"]["cells"]} == {"hit@5"}
 
 
 def test_a_partly_judged_candidate_or_one_judged_by_other_judges_is_named(demo, capsys):

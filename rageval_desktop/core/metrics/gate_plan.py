@@ -37,6 +37,7 @@ from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.store.project import Project
 
+Spread = dict[tuple[str, str], tuple[int, float]]      # (slice or group, metric) -> (questions, sd of differences)
 HEADROOM = 1.15         # planned tolerance = detectable drop x this: room for a pull request's own spread
 ALLOWED = 1.0           # a drop shown beyond this fails: an unchanged pull request sits a point inside it
 MERGED = "merged"
@@ -65,7 +66,7 @@ def _check(tolerance: float, max_tolerance: float, allowed: float, power: float,
 
 
 def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | None, churn: float,
-                          groups: dict[str, list[str]]) -> tuple[dict[tuple[str, str], tuple[int, float]], list[str]]:
+                          groups: dict[str, list[str]]) -> tuple[Spread, list[str]]:
     """(n, sd of the differences) per cell when a pull request answers a share `churn` of questions anew."""
     data = load_run(project, baseline)
     q = per_question(data.frame)
@@ -90,8 +91,11 @@ def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | 
 
 
 def _spread_from_like(project: Project, baseline: str, like: str, metrics: list[str] | None,
-                      groups: dict[str, list[str]]) -> tuple[dict[tuple[str, str], tuple[int, float]], list[str], Any]:
+                      groups: dict[str, list[str]], left_out: list[dict[str, Any]]) -> tuple[Spread, list[str], Any]:
+    """(n, sd of the differences) per cell as `like` made them against the baseline; the metrics it cannot say
+    anything of (not judged on both runs) are added to `left_out`, with why."""
     comparison = compare(project, baseline, like, metrics, groups=groups)
+    left_out[:] = comparison["missing"]
     out = {}
     for name, entry in comparison["slices"].items():
         for m in comparison["metrics"]:
@@ -127,9 +131,6 @@ def _needed(n: int, sd: float, level: float, power: float, allowed: float, toler
     return max(2, math.ceil(spread * (z * HEADROOM / (tolerance - allowed)) ** 2))
 
 
-Spread = dict[tuple[str, str], tuple[int, float]]
-
-
 def plan(project: Project, baseline: str, *, like: str | None = None, churn: float = 1.0, tolerance: float = 5.0,
          max_tolerance: float = 20.0, allowed: float = ALLOWED, power: float = 0.8, alpha: float = 0.05,
          metrics: list[str] | None = None) -> dict[str, Any]:
@@ -137,9 +138,11 @@ def plan(project: Project, baseline: str, *, like: str | None = None, churn: flo
     needs; and the configuration (`config`, a GateConfig) that gates what can be honoured."""
     _check(tolerance, max_tolerance, allowed, power, alpha, churn)
 
+    left_out: list[dict[str, Any]] = []
+
     def spread(groups: dict[str, list[str]]) -> tuple[Spread, list[str], Any]:
         if like:
-            return _spread_from_like(project, baseline, like, metrics, groups)
+            return _spread_from_like(project, baseline, like, metrics, groups, left_out)
         stats, wanted = _spread_from_baseline(project, baseline, metrics, churn, groups)
         return stats, wanted, None
 
@@ -148,7 +151,7 @@ def plan(project: Project, baseline: str, *, like: str | None = None, churn: flo
     found["assumption"] = (f"pull requests change answers as much as '{like}' did against '{baseline}'" if like else
                            f"a pull request answers {churn:.0%} of questions anew (the spread of '{baseline}' times "
                            f"sqrt(2 x {churn:g}))")
-    return {"baseline": baseline, "like": like, "churn": None if like else churn, **found}
+    return {"baseline": baseline, "like": like, "churn": None if like else churn, "left_out": left_out, **found}
 
 
 def plan_cells(spread: Any, *, tolerance: float, max_tolerance: float, allowed: float, power: float, alpha: float,

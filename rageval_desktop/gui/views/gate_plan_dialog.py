@@ -122,8 +122,10 @@ class GatePlanDialog(QDialog):
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
         merged = "; ".join(f"slices merged as '{k}': {', '.join(v)}" for k, v in found["groups"].items())
+        left = "; ".join(f"{x['metric']} ({x['why']})" for x in found["left_out"])
         self.summary.setText(f"{len(self.config.cells)} cell(s) gated. Assumed: {found['assumption']}."
-                             + (f" {merged}." if merged else ""))
+                             + (f" {merged}." if merged else "")
+                             + (f" Not planned, so not gated under this plan: {left}." if left else ""))
         self.save_button.setEnabled(bool(self.config.cells))
         self.file_button.setEnabled(bool(self.config.cells))
 

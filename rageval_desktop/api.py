@@ -426,9 +426,7 @@ class Project:
         from rageval_desktop.core.metrics.gate import ALPHA, gate
 
         try:
-            chosen = (gate_config.saved(self.core) if config is None or config is True else None
-                      if config is False else config if isinstance(config, gate_config.GateConfig)
-                      else gate_config.read_file(config))
+            chosen = gate_config.resolve(self.core, config)
             result = gate(self.core, baseline, candidate, max_slice_drop=max_slice_drop,
                           max_aggregate_drop=max_aggregate_drop, metrics=list(metrics) if metrics else None,
                           require_significant=require_significant,

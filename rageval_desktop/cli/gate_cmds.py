@@ -19,8 +19,7 @@ def _gate_config(args: argparse.Namespace, project: api.Project):
     if args.config and args.no_config:
         raise UsageError("--config and --no-config contradict each other; choose one")
     try:
-        config = (gate_config.read_file(args.config) if args.config else
-                  None if args.no_config else gate_config.saved(project.core))
+        config = gate_config.resolve(project.core, args.config or (False if args.no_config else None))
     except gate_config.ConfigError as exc:
         raise api.UsageError.of(exc) from None
     limits = (("--max-slice-drop", args.max_slice_drop), ("--max-aggregate-drop", args.max_aggregate_drop),

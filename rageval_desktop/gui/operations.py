@@ -192,7 +192,7 @@ def compare_with_plot(project: Project, baseline: str, candidate: str, size: tup
     from rageval_desktop.core.metrics.compare import compare
     from rageval_desktop.core.metrics.gate import apply_licences, would_ship
 
-    config = gate_config.saved(project)          # the gate the page shows is the one `rageval gate` runs
+    config = gate_config.resolve(project, None)          # the gate the page shows is the one `rageval gate` runs
     result = compare(project, baseline, candidate, config.metrics if config else None, estimator,
                      groups=config.groups if config else None)
     apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
@@ -210,7 +210,7 @@ def record_decision(project: Project, baseline: str, candidate: str, limit: floa
     from rageval_desktop.core.reports.decisions import record_gate, write_record
 
     result = gate(project, baseline, candidate, max_slice_drop=limit, estimator=estimator,
-                  config=gate_config.saved(project))
+                  config=gate_config.resolve(project, None))
     record = record_gate(project, result, baseline, candidate, estimator=estimator, waivers=result.waivers)
     files = write_record(record, result, folder)
     return {"id": record["id"], "decision": record["decision"], "signer": record["signature"]["signer"],

@@ -290,11 +290,14 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     small = f"fewer than {min_slice_n} questions: reported, not gated"
     family: Family = []
     for name, m, cell, cell_rule in _cells(comparison, result):
-        if name != ALL and cell["n"] < min_slice_n:
-            if -cell["delta"] > cell_rule.allowed + 1e-9:
-                result.ungated.append({**_drop(name, m, cell, cell_rule), "why": small})
-        else:
+        if name == ALL or cell["n"] >= min_slice_n:
             family.append((name, m, cell, cell_rule))
+        elif config is not None:         # a cell the configuration asks to gate is gated, or says why it is not
+            result.not_evaluated.append({"metric": m, "slice": name, "kind": "config", "why": f"{cell['n']} "
+                                         f"questions, fewer than the configuration's {min_slice_n}",
+                                         "fix": "gate plan again for the golden set as it is now"})
+        elif -cell["delta"] > cell_rule.allowed + 1e-9:
+            result.ungated.append({**_drop(name, m, cell, cell_rule), "why": small})
     _test(result, family)
     if rule == "point":
         _point(result, family)

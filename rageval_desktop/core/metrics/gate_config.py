@@ -175,6 +175,16 @@ def saved(project: Project) -> GateConfig | None:
     return from_dict(data, "the project's gate configuration")
 
 
+def resolve(project: Project, choice: GateConfig | str | Path | bool | None) -> GateConfig | None:
+    """The configuration a gate runs under: a GateConfig as given, a path's file, False none (the limits decide),
+    None (or True) the one saved in the project, if any. `rageval gate`, the API and the Compare page ask here."""
+    if choice is False:
+        return None
+    if choice is None or choice is True:
+        return saved(project)
+    return choice if isinstance(choice, GateConfig) else read_file(choice)
+
+
 def save(project: Project, config: GateConfig | None) -> None:
     """Keep `config` in the project (None removes it); one write, in the audit log."""
     with project.write("save the gate configuration", changed=(Area.SETTINGS,)) as conn:

@@ -155,7 +155,6 @@ def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop:
     return {"prs": prs, "churn": churn, "drop": drop, "fail_rate": failed / prs, "caught_rate": caught / prs,
             "undecided_rate": undecided / prs, "pass_rate": passed / prs,
             "detectable_drop": float(np.median(detectable)) if detectable else None,
-            "detectable_drop_hit5": float(np.median(detectable)) if detectable and metric == "hit@5" else None,
             "cells": per_cell}
 
 

@@ -90,7 +90,7 @@ def build_report(project: Project, run: str, baseline: str | None = None, failur
     for name in summary["slices"]:
         part = frame if name == "all" else frame[frame["slice"] == name]
         counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
-    config = gate_config.saved(project)
+    config = gate_config.resolve(project, None)
     comparison = (compare(project, baseline, run, config.metrics if config else None,
                           groups=config.groups if config else None) if baseline else None)
     if comparison is not None:

@@ -28,7 +28,7 @@ def unjudged(demo, tmp_path):
     return path
 
 
-def test_an_unjudged_candidate_is_not_decision_grade_never_a_pass(unjudged, capsys):
+def test_an_unjudged_candidate_is_not_decision_grade_never_a_pass(unjudged, capsys, tmp_path):
     capsys.readouterr()
     waive = ["--allow-unlicensed", "judges under test"]
     assert main(["gate", unjudged, *GATE, *waive, "--json"]) == 3
@@ -38,7 +38,8 @@ def test_an_unjudged_candidate_is_not_decision_grade_never_a_pass(unjudged, caps
     assert missing["correctness"]["why"] == "not judged on 'v3' (scored on 'v1' by minilm-similarity)"
     assert "rageval judge PROJECT --run v3" in missing["correctness"]["fix"]
     assert out["decision"] == "not_decision_grade" and out["passed"] is False
-    assert main(["gate", unjudged, *GATE, *waive, "--metrics", "correctness", "--markdown", "pr.md"]) == 3
+    assert main(["gate", unjudged, *GATE, *waive, "--metrics", "correctness", "--markdown",
+                 str(tmp_path / "pr.md")]) == 3
     said = capsys.readouterr()
     assert "Traceback" not in said.err and "KeyError" not in said.err
     assert "NOT EVALUATED  every slice      correctness          not judged on 'v3'" in said.out

@@ -289,15 +289,17 @@ class Project:
     # ------------------------------------------------------------------ imports (all or nothing)
     def import_golden(self, source: str | Path | pd.DataFrame, *, fmt: str | None = None,
                       mapping: dict[str, str] | None = None, default_slice: str | None = None,
-                      check_duplicates: bool = False) -> ImportReport:
+                      check_duplicates: bool = False, allow_clearing: bool = False) -> ImportReport:
         """Golden rows from a CSV, JSONL, JSON, Parquet or Excel file, or a DataFrame (the same checks as a file).
         `fmt`: the layout (open-rag-eval, ragas, ...; found from the columns when not given); `mapping`: {column
-        in the file: field}, e.g. {"query": "question"}."""
+        in the file: field}, e.g. {"query": "question"}. A field the file leaves out keeps its stored value on
+        updated rows; empty cells that would clear stored labels are refused unless `allow_clearing`."""
         from rageval_desktop.core import importers
 
         with _as_file(source) as (path, named):
             return named(importers.import_golden(self.core, path, fmt=fmt, mapping=_mapping(mapping),
-                                           default_slice=default_slice, check_duplicates=check_duplicates))
+                                           default_slice=default_slice, check_duplicates=check_duplicates,
+                                           allow_clearing=allow_clearing))
 
     def import_run(self, source: str | Path | pd.DataFrame, run: str, *, fmt: str | None = None,
                    mapping: dict[str, str] | None = None, replace: bool = False, notes: str | None = None,

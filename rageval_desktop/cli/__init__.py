@@ -123,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "golden set (MiniLM; loads the model, ~5 s). Default: say how many are unchecked "
                                 "(rageval golden dedupe PROJECT --new checks them later)")
             q.add_argument("--no-dedupe-check", action="store_true", help=argparse.SUPPRESS)  # the default now
+            q.add_argument("--allow-clearing", action="store_true",
+                           help="let empty cells clear gold chunk ids, slices or gold answers that rows have (refused "
+                                "by default; a column left out of the file always keeps what is stored)")
         if kind == "run":
             q.add_argument("--run", required=True, help="name of the run, e.g. v2")
             q.add_argument("--replace", action="store_true", help="replace a run of the same name (backup first)")

@@ -26,7 +26,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     with api.open(args.project) as project:
         if args.what == "golden":
             report = project.import_golden(args.file, fmt=args.format, mapping=mapping, default_slice=args.slice,
-                                           check_duplicates=args.dedupe_check)
+                                           check_duplicates=args.dedupe_check,
+                                           allow_clearing=args.allow_clearing)
             if report.fresh_ids and not args.dedupe_check:
                 print(f"note: {len(report.fresh_ids)} new question(s) not yet checked for near-duplicates; check "
                       f"them with: rageval golden dedupe {args.project} --new", file=sys.stderr)

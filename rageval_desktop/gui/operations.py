@@ -70,12 +70,13 @@ def unsupported(path: Path) -> str | None:
 
 
 def import_file(project: Project, path: Path, kind: str, run_name: str | None, fmt: str | None,
-                mapping: dict[str, str] | None, ctx: TaskContext) -> ImportReport:
+                mapping: dict[str, str] | None, allow_clearing: bool, ctx: TaskContext) -> ImportReport:
     from rageval_desktop.core import importers
 
     if kind == "golden":
         # the near-duplicate check follows as its own background task (check_new_golden): the rows are saved first
-        return importers.import_golden(project, path, fmt=fmt, mapping=mapping or None, ctx=ctx)
+        return importers.import_golden(project, path, fmt=fmt, mapping=mapping or None, ctx=ctx,
+                                       allow_clearing=allow_clearing)
     if kind == "run":
         return importers.import_run(project, path, run_name or path.stem, fmt=fmt, mapping=mapping or None, ctx=ctx)
     return importers.import_corpus(project, path, ctx=ctx)

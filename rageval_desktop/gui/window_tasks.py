@@ -120,6 +120,7 @@ class WindowTasks:
             self.run_task("Creating the project", operations.create_project, Path(target), on_done=created)
             return
         mapping: dict[str, str] = {}
+        allow_clearing = False
         if ask:
             from rageval_desktop.core.store import browse
             from rageval_desktop.gui.views.import_dialog import ImportDialog
@@ -129,8 +130,9 @@ class WindowTasks:
             if dialog.exec() != ImportDialog.DialogCode.Accepted:
                 return
             kind, run_name, fmt, mapping = dialog.choice()
+            allow_clearing = dialog.allow_clearing
         self.run_task(f"Importing {path.name}", operations.import_file, self.project, path, kind, run_name, fmt,
-                      mapping, on_done=self._imported)
+                      mapping, allow_clearing, on_done=self._imported)
 
     def _imported(self, report: Any) -> None:
         self.statusBar().showMessage(report.summary(), 10_000)

@@ -73,7 +73,9 @@ class Cells:
             raise self.fail(f"expected text, got {type(value).__name__}", row, column)
         if isinstance(value, float) and value.is_integer() and abs(value) < MAX_NUMBER:
             value = int(value)
-        text = str(value) if not isinstance(value, int) or abs(value) < 10 ** 300 else "(a number too long)"
+        if isinstance(value, int) and abs(value) >= 10 ** 300:
+            raise self.fail("holds a number of 300 digits or more; write it as quoted text if it is one", row, column)
+        text = str(value)
         self.check_size(text, row, column)
         if required and not _INVISIBLE.sub("", text):
             raise self.fail("holds only invisible characters; a value is required", row, column)
@@ -184,7 +186,10 @@ class Cells:
                 raise self.fail(f"expected a list of ids, found {item!r}", row, column)
             if isinstance(item, float) and item.is_integer() and abs(item) < MAX_NUMBER:
                 item = int(item)
-            text = str(item) if not isinstance(item, int) or abs(item) < 10 ** 300 else "(a number too long)"
+            if isinstance(item, int) and abs(item) >= 10 ** 300:
+                raise self.fail("holds an id that is a number of 300 digits or more; write ids as quoted text",
+                                row, column)
+            text = str(item)
             self.check_size(text, row, column)
             out.append(text)
         return out

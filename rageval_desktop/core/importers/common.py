@@ -29,6 +29,7 @@ class ImportReport:
     unlinked: int = 0
     unlinked_examples: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)   # golden fields the file leaves out: kept as stored on updates
     fresh_ids: list[str] = field(default_factory=list)   # golden rows with a new question: not yet checked for
                                                          # near-duplicates (the count is reported, not the ids)
 
@@ -46,6 +47,10 @@ class ImportReport:
         else:
             text = (f"imported {self.kind} from {self.file} ({self.layout} format): {self.added} added, "
                     f"{self.updated} updated, {self.unchanged} unchanged")
+            if self.kept and self.updated + self.unchanged:
+                names = {"gold_answer": "gold answer", "gold_chunk_ids": "gold chunk ids", "slice_tag": "slice"}
+                text += ("; not in the file, kept as stored: "
+                         + ", ".join(names.get(f, f) for f in self.kept))
         return text
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
-from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_passage, normalise_question
 from rageval_desktop.core.golden import dedupe
 from rageval_desktop.core.golden.edits import golden_id_for
@@ -19,6 +19,24 @@ from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 CONTENT_FIELDS = ("question", "gold_answer", "gold_chunk_ids", "slice_tag", "metadata")
+OPTIONAL_FIELDS = ("gold_answer", "gold_chunk_ids", "slice_tag", "metadata")   # a file may leave these out
+LABELS = {"gold_chunk_ids": "gold chunk ids", "slice_tag": "slice", "gold_answer": "gold answer"}
+FIELD_NAMES = {**LABELS, "metadata": "metadata"}
+
+
+def kept_fields(records: list[GoldenRecord]) -> list[str]:
+    """The content fields some row of the file leaves out: on rows already in the project they keep their value."""
+    return [f for f in OPTIONAL_FIELDS if any(f not in rec.given for rec in records)]
+
+
+def kept_text(fields: list[str]) -> str:
+    return ("not in the file, kept as stored on updated rows: " + ", ".join(FIELD_NAMES[f] for f in fields)
+            if fields else "")
+
+
+def cleared_labels(stored: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The labels (gold chunk ids, slice, gold answer) a row had and the update would leave empty."""
+    return [f for f in LABELS if stored.get(f) and not new.get(f)]
 
 
 def _content(rec: GoldenRecord, status: str) -> dict[str, Any]:
@@ -35,13 +53,16 @@ def _stored_content(row: tuple) -> dict[str, Any]:
 def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                   mapping: dict[str, str] | None = None, default_slice: str | None = None,
                   source: str = "import", ctx: TaskContext | None = None,
-                  check_duplicates: bool = False) -> ImportReport:
+                  check_duplicates: bool = False, allow_clearing: bool = False) -> ImportReport:
     """Import golden rows. Rows whose question is new (added, or a changed question) are listed as not yet checked
     for near-duplicates (`report.fresh_ids`; `dedupe.unchecked`), in the same transaction. With `check_duplicates`,
     they are checked against the set at once (`dedupe.check_new`: its cost follows the new rows, not the set) and
     the ones that nearly repeat a row (MiniLM cosine >= 0.9) are reported as warnings — the rows are still imported:
     merging is a reviewer's decision. The check runs after the import committed — its embedding cache is a write,
-    and a failed import must leave every table as it was. Without it the app runs the same check as a follow-up."""
+    and a failed import must leave every table as it was. Without it the app runs the same check as a follow-up.
+
+    An update keeps every field the file leaves out (`report.kept`). A file that gives a label column but leaves it
+    empty on rows that have one would clear those labels: the import is refused unless `allow_clearing`."""
     ctx = ctx or TaskContext()
     cell_warnings: list[str] = []
     layout, records, file = load(path, "golden", fmt, mapping, cell_warnings)
@@ -55,6 +76,8 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
         by_question.setdefault(norm, gid)
     before = set(by_question)
     written: list[str] = []
+    report.kept = kept_fields(records)
+    clears: dict[str, list[tuple[int, str]]] = {f: [] for f in LABELS}
     ctx.report(0, len(records), "writing golden rows", force=True)
     with project.write("import golden set", changed=(Area.GOLDEN,)) as conn:
         chunk_by_text = _chunks_by_text(conn, records)
@@ -65,9 +88,7 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
             if done % 500 == 0:
                 ctx.check()
                 ctx.report(done, len(records), "writing golden rows")
-            rec.slice_tag = rec.slice_tag or default_slice
-            if rec.slice_tag and rec.slice_tag not in known_slices:
-                new_slices.add(rec.slice_tag)
+            rec.slice_tag = rec.slice_tag or default_slice   # (an update that leaves the slice out keeps it)
             if not rec.gold_chunk_ids and rec.gold_context:
                 found = chunk_by_text.get(normalise_passage(rec.gold_context))
                 if found:
@@ -77,10 +98,15 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
             # a row without an id is the golden row with its question, if there is one (was: a new id, so a
             # re-import of the set without its id column doubled it, 72 -> 144, without a word)
             gid = rec.id or by_question.get(normalise_question(rec.question)) or golden_id_for(rec.question)
-            _upsert(project, conn, gid, rec, source, now, report)
+            for label in _upsert(project, conn, gid, rec, source, now, report):
+                clears[label].append((rec.row, gid))
+            if rec.slice_tag and rec.slice_tag not in known_slices:
+                new_slices.add(rec.slice_tag)
             written.append(gid)
             if normalise_question(rec.question) not in before:
                 report.fresh_ids.append(gid)
+        if any(clears.values()) and not allow_clearing:
+            raise _clearing_refused(clears, file)
         for position, name in enumerate(sorted(new_slices), start=len(known_slices)):
             conn.execute("INSERT INTO slices (name, position) VALUES (?, ?)", (name, position))
         if new_slices:       # one line for all of them (a first import brings six at once)
@@ -99,31 +125,59 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
     return report
 
 
+def _clearing_refused(clears: dict[str, list[tuple[int, str]]], file: str) -> ImportFailed:
+    parts = [f"the {LABELS[f]} of {len(rows)} row(s)" for f, rows in clears.items() if rows]
+    first = min((rows[0] for rows in clears.values() if rows), key=lambda r: r[0])
+    return ImportFailed(
+        f"this import would clear {', '.join(parts)} (first: row {first[0]}, golden row {first[1]}): the file has "
+        "the column but the cells are empty. Nothing was imported", file=file,
+        cli_hint="leave the column out of the file to keep what is stored, or confirm with --allow-clearing",
+        gui_hint="leave the column out of the file to keep what is stored, or tick 'Clear labels the file "
+                 "leaves empty'")
+
+
+def _merged(rec: GoldenRecord, stored: dict[str, Any]) -> None:
+    """Fields the file leaves out keep their stored value; metadata the import itself adds (a gold context it could
+    not resolve) is added to the stored metadata."""
+    if "gold_answer" not in rec.given:
+        rec.gold_answer = stored["gold_answer"]
+    if "gold_chunk_ids" not in rec.given and not rec.gold_chunk_ids:
+        rec.gold_chunk_ids = stored["gold_chunk_ids"]
+    if "slice_tag" not in rec.given:
+        rec.slice_tag = stored["slice_tag"]
+    if "metadata" not in rec.given:
+        rec.metadata = {**stored["metadata"], **rec.metadata}
+
+
 def _upsert(project: Project, conn: sqlite3.Connection, gid: str, rec: GoldenRecord, source: str, now: str,
-            report: ImportReport) -> None:
+            report: ImportReport) -> list[str]:
+    """Insert or update one row; returns the labels the update clears."""
     row = conn.execute("SELECT question, gold_answer, gold_chunk_ids, slice_tag, metadata, status, revision "
                        "FROM golden_rows WHERE id = ?", (gid,)).fetchone()
+    old = None if row is None else _stored_content(row[:6])
+    if old is not None:
+        _merged(rec, old)
     status = rec.status or (row[5] if row else "approved")
     new = _content(rec, status)
     values = (rec.question, normalise_question(rec.question), rec.gold_answer, json.dumps(rec.gold_chunk_ids),
               rec.slice_tag, json.dumps(rec.metadata, ensure_ascii=False))
-    if row is None:
+    if row is None or old is None:   # (one and the same: no stored row)
         conn.execute("INSERT INTO golden_rows (question, question_norm, gold_answer, gold_chunk_ids, slice_tag, "
                      "metadata, id, source, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (*values, gid, rec.source or source, status, now, now))
         _edit(conn, project, gid, 1, "create", now, f"imported from {report.file}", None, new)
         report.added += 1
-        return
-    old = _stored_content(row[:6])
+        return []
     if old == new:
         report.unchanged += 1
-        return
+        return []
     revision = row[6] + 1
     conn.execute("UPDATE golden_rows SET question = ?, question_norm = ?, gold_answer = ?, gold_chunk_ids = ?, "
                  "slice_tag = ?, metadata = ?, status = ?, revision = ?, updated_at = ? WHERE id = ?",
                  (*values, status, revision, now, gid))
     _edit(conn, project, gid, revision, "update", now, f"imported from {report.file}", old, new)
     report.updated += 1
+    return cleared_labels(old, new)
 
 
 def _edit(conn: sqlite3.Connection, project: Project, gid: str, revision: int, op: str, now: str, reason: str,

@@ -27,6 +27,18 @@ class GoldenRecord:
     gold_context: str | None = None  # text of the gold chunk when the layout has no chunk ids
     status: str | None = None        # draft | approved | retired (exports of a version carry it)
     source: str | None = None
+    # the content fields the file gives for this row; on an update, a field it leaves out keeps its stored value
+    # (a file of id,question,gold_answer used to erase every row's gold chunk ids, slice and metadata)
+    given: frozenset[str] = frozenset(("gold_answer", "gold_chunk_ids", "slice_tag", "metadata"))
+
+
+def given_fields(rec: dict, known: set[str], columns: dict[str, tuple[str, ...]]) -> frozenset[str]:
+    """The content fields a file's row gives: `columns` maps each field to the columns that carry it; metadata is
+    given when the row has a column no layout knows (those columns are the metadata)."""
+    out = {name for name, cols in columns.items() if any(col in rec for col in cols)}
+    if any(key not in known for key in rec):
+        out.add("metadata")
+    return frozenset(out)
 
 
 @dataclass(slots=True)
@@ -88,7 +100,9 @@ def _native_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
         out.append(GoldenRecord(
             row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
             gold_answer=c.text(r, "gold_answer", i), gold_chunk_ids=c.id_list(r, "gold_chunk_ids", i),
-            slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i), status=status, source=source))
+            slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i), status=status, source=source,
+            given=given_fields(r, known, {"gold_answer": ("gold_answer",), "gold_chunk_ids": ("gold_chunk_ids",),
+                                          "slice_tag": ("slice_tag",)})))
     return out
 
 
@@ -101,7 +115,10 @@ def _ragas_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
             row=i, id=c.text(r, "id", i), question=c.text(r, "user_input", i, required=True),
             gold_answer=c.text(r, "reference", i), gold_chunk_ids=c.id_list(r, "reference_context_ids", i),
             slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
-            gold_context=contexts[0] if len(contexts) == 1 else None))
+            gold_context=contexts[0] if len(contexts) == 1 else None,
+            given=given_fields(r, known, {"gold_answer": ("reference",),
+                                          "gold_chunk_ids": ("reference_context_ids", "reference_contexts"),
+                                          "slice_tag": ("slice_tag",)})))
     return out
 
 
@@ -116,7 +133,11 @@ def _cookbook_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
         out.append(GoldenRecord(
             row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
             gold_answer=c.text(r, "answer", i), gold_chunk_ids=[], slice_tag=c.text(r, "slice_tag", i),
-            metadata=meta, gold_context=c.text(r, "context", i)))
+            metadata=meta, gold_context=c.text(r, "context", i),
+            given=given_fields(r, known - {"source_doc", "groundedness_score", "relevance_score",
+                                           "standalone_score"},
+                               {"gold_answer": ("answer",), "gold_chunk_ids": ("context",),
+                                "slice_tag": ("slice_tag",)})))
     return out
 
 

@@ -8,13 +8,16 @@ summary: rows, rows linked to the golden set and not, new slices, warnings. Erro
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.base.errors import ImportFailed, RagevalError
+from rageval_desktop.core.base.text import normalise_question
 from rageval_desktop.core.importers.cells import Cells
+from rageval_desktop.core.importers.golden_import import LABELS, OPTIONAL_FIELDS, cleared_labels, kept_fields
 from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout
 from rageval_desktop.core.importers.readers import stream_records
 from rageval_desktop.core.importers.run_reader import golden_index, link_golden
@@ -149,22 +152,43 @@ class _Tally:
         self.tags: set[str] = set()
         self.slices_have: set[str] = set()
         self.index: Any = None
+        self.kept: set[str] = set()
+        self.clears: dict[str, int] = {}
+        self.stored: dict[str, dict[str, Any]] = {}
+        self.by_question: dict[str, str] = {}
         if project is not None:
             self.slices_have = {r[0] for r in project.reader().execute("SELECT name FROM slices")}
             if kind != "golden":
-
                 self.index = golden_index(project.reader())
+            else:   # what an update would clear: the stored labels, by id and by question
+                for gid, norm, answer, ids, tag in project.reader().execute(
+                        "SELECT id, question_norm, gold_answer, gold_chunk_ids, slice_tag FROM golden_rows "
+                        "ORDER BY created_at, id"):
+                    self.stored[gid] = {"gold_answer": answer, "gold_chunk_ids": json.loads(ids), "slice_tag": tag}
+                    self.by_question.setdefault(norm, gid)
 
     def add(self, records: list) -> None:
         self.records += len(records)
         if self.kind == "golden":
             self.tags |= {r.slice_tag for r in records if getattr(r, "slice_tag", None)}
+            self.kept |= set(kept_fields(records))
+            for rec in records:
+                gid = rec.id or self.by_question.get(normalise_question(rec.question))
+                stored = self.stored.get(gid) if gid else None
+                if stored is None:
+                    continue
+                new = {f: getattr(rec, f) if f in rec.given else stored[f] for f in LABELS}
+                if not new["gold_chunk_ids"] and rec.gold_context:
+                    new["gold_chunk_ids"] = ["(from its context)"]   # the import looks the context up
+                for label in cleared_labels(stored, new):
+                    self.clears[label] = self.clears.get(label, 0) + 1
         elif self.index is not None:
 
             self.linked += sum(1 for rec in records if link_golden(rec, *self.index))
 
     def summary(self) -> dict[str, Any]:
         if self.kind == "golden":
-            return {"rows": self.records, "new_slices": sorted(self.tags - self.slices_have)}
+            return {"rows": self.records, "new_slices": sorted(self.tags - self.slices_have),
+                    "kept": [f for f in OPTIONAL_FIELDS if f in self.kept], "clears": dict(self.clears)}
         return {"rows": self.records, "linked": self.linked, "unlinked": self.records - self.linked,
                 "new_slices": []}

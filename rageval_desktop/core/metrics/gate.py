@@ -68,7 +68,7 @@ class GateResult:
     def decision(self) -> Decision:
         if self.regressions:
             return Decision.REGRESSION
-        if self.undecided or self.not_evaluated:
+        if self.undecided or self.not_evaluated or not self.gated:   # no cell gated is never a pass
             return Decision.NOT_DECISION_GRADE
         return Decision.PASS
 

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.importers.golden_import import LABELS, kept_text
 from rageval_desktop.gui import workers
 
 KINDS = (("run", "Outputs of a RAG run"), ("golden", "Golden set"), ("corpus", "Corpus chunks"))
@@ -118,6 +120,12 @@ class ImportDialog(QDialog):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         outer.addWidget(self.summary)
+        self.clear_labels = QCheckBox("Clear labels the file leaves empty")
+        self.clear_labels.setObjectName("clearLabels")
+        self.clear_labels.setToolTip("Empty cells in a label column (gold chunk ids, slice, gold answer) clear what "
+                                     "the rows have. A column left out of the file always keeps what is stored.")
+        self.clear_labels.setVisible(False)
+        outer.addWidget(self.clear_labels)
         self.problem = QLabel()
         self.problem.setObjectName("problem")
         self.problem.setWordWrap(True)
@@ -207,9 +215,20 @@ class ImportDialog(QDialog):
                           + (" (they get no retrieval metrics)" if s["unlinked"] else "")]
             if s.get("new_slices"):
                 parts.append("new slices: " + ", ".join(s["new_slices"]))
+            notes = []
+            if s.get("kept"):
+                notes.append(kept_text(s["kept"]).capitalize() + ".")
+            clears = s.get("clears") or {}
+            if clears:
+                notes.append("Empty cells would clear " + ", ".join(f"the {LABELS[f]} of {n:,} row(s)"
+                                                                  for f, n in clears.items())
+                             + ": import is refused unless you tick the box below.")
+            self.clear_labels.setVisible(bool(clears))
             self.summary.setText("Will import " + " · ".join(parts) + "."
+                                 + "".join("\n" + n for n in notes)
                                  + ("\n" + "\n".join(s["warnings"][:3]) if s.get("warnings") else ""))
         else:
+            self.clear_labels.setVisible(False)
             self.summary.setText("")
         self.problem.setText(p.error or "")
         self._update()
@@ -261,3 +280,8 @@ class ImportDialog(QDialog):
         """(kind, run name, format or None, column mapping)."""
         return (self.kind.currentData(), self.run_name.text().strip() or None, self.format.currentData() or None,
                 self.mapping())
+
+    @property
+    def allow_clearing(self) -> bool:
+        """The reviewer confirmed that empty label cells clear what the rows have."""
+        return not self.clear_labels.isHidden() and self.clear_labels.isChecked()

@@ -54,6 +54,13 @@ def test_every_module_of_core_imports_first():
     assert result.stdout.startswith("ok"), result.stdout
 
 
+def test_no_judge_kind_name_is_compared_outside_the_kinds():
+    """Code asks a kind for its capability (`calls_llm`, `takes_endpoint`) instead of comparing its name: the dry run
+    said "no calls" for a model judge of another kind and the app greyed out Edit for any kind not named llm.
+    Caught in Python (`judge.kind == "llm"`, `record["kind"] != "llm"`) and in SQL (`kind = 'llm'`)."""
+    assert _counts()["kind_comparisons"] == []
+
+
 def test_core_types_its_connections_projects_and_contexts():
     """No `conn: Any`, `project: Any` or `ctx: Any` in core (there were 33), nor an untyped `conn` parameter."""
     import re

@@ -39,6 +39,7 @@ from rageval_desktop.core.jobs.judge_job import JudgeJob
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import note_endpoints
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store import owners, records
 from rageval_desktop.core.store.changes import Area
@@ -92,7 +93,8 @@ class Provider:
         key = resolve_api_key(api_key_ref)
         scrub.add(key)
         self.scrub = scrub
-        self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=API_TIMEOUT, max_retries=2)
+        self.client = openai.OpenAI(base_url=llm.resolved_base_url(base_url) or llm.DEFAULT_BASE_URL, api_key=key,
+                                    timeout=API_TIMEOUT, max_retries=2)
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         import openai
@@ -191,6 +193,7 @@ class BatchJob:
         if self.job_id is None:
             self.check_budget(judges)
             params = {k: v for k, v in asdict(self.spec).items() if v is not None}
+            params["endpoints"] = note_endpoints(self.project, judges, "batch")   # where the batches go
             self.job_id = while_busy(lambda: records.start(self.project, "judge", params, len(work), leases=leases,
                                                            lease_names=names), self.ctx)
         else:

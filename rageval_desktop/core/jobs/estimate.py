@@ -44,7 +44,8 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
     count, tokenizer = token_counter()
     conn = project.reader()
     per_judge: dict[int, dict[str, Any]] = {
-        j.id: {"judge": j.name, "metric": j.metric, "kind": j.kind, "model": j.model, "items": 0, "calls": 0,
+        j.id: {"judge": j.name, "metric": j.metric, "kind": j.kind, "calls_llm": j.calls_llm, "model": j.model,
+               "items": 0, "calls": 0,
                "cached": 0, "not_sendable": 0, "prompt_tokens": 0, "completion_tokens": 0,
                "completion_tokens_max": 0} for j in judges}
     loaded: dict[int, rubrics.Rubric] = {}
@@ -114,7 +115,7 @@ def describe(est: dict[str, Any]) -> str:
     money = (lambda v: "no price" if v is None else f"${v:.4f}")  # noqa: E731
     lines = [f"dry run on {est['run']}: nothing sent. {est['calls']:,} calls; {est['already_judged']:,} already judged"]
     for j in est["judges"]:
-        if j["kind"] != "llm":
+        if not j.get("calls_llm"):           # the kind says (a pinned or plug-in model judge calls too)
             lines.append(f"  {j['judge']:<22} {j['kind']}: {j['items']:,} rows to judge here, no calls")
             continue
         lines.append(f"  {j['judge']:<22} {j['calls']:,} {'batch requests' if j.get('batch') else 'calls'} "

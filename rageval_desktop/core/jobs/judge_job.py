@@ -30,7 +30,8 @@ from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pendi
 from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import llm, parsers, prices, rubrics
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.judges.kinds import KindUnavailable
+from rageval_desktop.core.judges.kinds import KindUnavailable, kind_origin, scored_problem
+from rageval_desktop.core.judges.registry import note_endpoints
 from rageval_desktop.core.judges.secrets import Scrubber, key_problems, resolve_api_key
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.changes import Area
@@ -44,6 +45,7 @@ SUB_INSERT = ("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_k
               "rationale = excluded.rationale, detail = excluded.detail, job_id = excluded.job_id, "
               "created_at = excluded.created_at")
 LOCAL_CHUNK = 256         # embedded judges score this many rows at a time
+LOCAL_TIMEOUT = 120.0     # seconds a plug-in kind may take for one verdict (the judge's `timeout` overrides it)
 LLM_CHUNK = 256           # LLM items whose text is loaded at a time, as the dispatcher reaches them
 REPORT_SECONDS = 0.25     # progress to the caller at most this often
 CANCEL_POLL_SECONDS = 0.05
@@ -141,6 +143,8 @@ class JudgeJob:
             raise JudgeConfigError("cannot start: " + "; ".join(missing) + "; nothing was judged")
         self.check_budget_possible(busy)
         params = {k: v for k, v in asdict(self.spec).items() if v is not None}
+        if any(j.calls_llm for j in busy):   # the job's record names where its calls go (OPENAI_BASE_URL included)
+            params["endpoints"] = note_endpoints(self.project, [j for j in busy if j.calls_llm], "judge")
         run_id = find_run(self.project, self.spec.run)
         waiting = pending_for(self.project, [j.id for j in busy if j.calls_llm], run_id,
                                     except_job=self.existing_job)
@@ -369,17 +373,49 @@ class JudgeJob:
     def score_locally(self, judge: Judge, items: list[Item]) -> bool:
         """A judge's items in this chunk, scored by its kind and handed to the lane one by one (the job may stop
         between two: cancel). False: the job stops (cancelled). A kind whose model is missing stops the job and
-        says how to add it."""
+        says how to add it. Every verdict is checked at the boundary (a finite number on the metric's scale, text
+        label and rationale): one that is not is an error row with the reason, never stored as ok. A plug-in kind
+        runs on a thread of its own with a time limit per verdict; one that raises, hangs or returns the wrong
+        number of verdicts stops the job with a message naming it, and what was saved stays saved."""
+        origin = kind_origin(judge.kind)
         try:
-            for item, scored in zip(items, judge.kind_of.score(self.project, judge, items), strict=True):
-                verdict = parsers.Verdict(scored.score, scored.label, scored.rationale)
-                self.record(item, "ok", verdict=verdict, detail=scored.detail, latency_ms=scored.latency_ms, cost=0.0)
+            verdicts = (_Bounded(judge.kind_of.score, self.project, judge, items, self.local_timeout(judge))
+                        if origin else judge.kind_of.score(self.project, judge, items))
+            count = 0
+            for scored in verdicts:
+                if count >= len(items):
+                    raise _PluginFailed(f"returned more verdicts than the {len(items)} items it was given")
+                item = items[count]
+                count += 1
+                problem = scored_problem(judge.spec, scored)
+                if problem is not None:
+                    self.record(item, "error", error_kind="bad_score", raw=problem, attempts=1)
+                else:
+                    verdict = parsers.Verdict(float(scored.score), scored.label, scored.rationale)
+                    self.record(item, "ok", verdict=verdict, detail=scored.detail, latency_ms=scored.latency_ms,
+                                cost=0.0)
                 if self.ctx.cancelled:
                     self.stats.stopped = "cancelled"
                     return False
+            if count < len(items):
+                raise _PluginFailed(f"returned {count} verdicts for {len(items)} items")
         except KindUnavailable as exc:
             raise _Fatal(str(exc)) from None
+        except _PluginFailed as exc:
+            raise _Fatal(f"judge '{judge.name}' (kind '{judge.kind}'{', ' + origin if origin else ''}) {exc}; the "
+                         "job stopped, the verdicts before it are saved") from None
+        except Exception as exc:
+            if not origin:
+                raise
+            raise _Fatal(f"judge '{judge.name}' (kind '{judge.kind}', {origin}) failed: {type(exc).__name__}: "
+                         f"{str(exc)[:200]}; the job stopped, the verdicts before it are saved") from None
         return True
+
+    def local_timeout(self, judge: Judge) -> float:
+        """Seconds a plug-in kind may take for one verdict (its first includes loading a model): the judge's
+        `timeout` setting, else LOCAL_TIMEOUT."""
+        value = judge.params.get("timeout")
+        return float(value) if isinstance(value, (int, float)) and value > 0 else LOCAL_TIMEOUT
 
     # --- LLM judges ----------------------------------------------------------------------------
     async def run_llm(self, work: Plan, judges: list[Judge]) -> None:
@@ -608,3 +644,52 @@ class JudgeJob:
 
 def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:
     return JudgeJob(project, spec, ctx or TaskContext()).run()
+
+
+class _PluginFailed(Exception):
+    """A plug-in kind broke its protocol (too many or too few verdicts, no verdict in time)."""
+
+
+class _Bounded:
+    """A plug-in kind's `score`, run on a daemon thread of its own and read with a time limit per verdict: a hanging
+    plug-in stops the job (its thread is left behind, it cannot be killed; the process ends without it) instead of
+    holding the job in `running` for ever."""
+
+    def __init__(self, score: Callable[..., Iterator[Any]], project: Project, judge: Judge, items: list[Item],
+                 timeout: float) -> None:
+        import queue
+        import threading
+
+        self.timeout = timeout
+        self.out: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=64)
+        self.stop = threading.Event()
+
+        def produce() -> None:
+            try:
+                for scored in score(project, judge, items):
+                    if self.stop.is_set():
+                        return
+                    self.out.put(("verdict", scored))
+                self.out.put(("end", None))
+            except BaseException as exc:   # handed to the job, which names the plug-in
+                self.out.put(("error", exc))
+
+        threading.Thread(target=produce, name=f"kind-{judge.kind}", daemon=True).start()
+
+    def __iter__(self) -> Iterator[Any]:
+        import queue
+
+        try:
+            while True:
+                try:
+                    what, value = self.out.get(timeout=self.timeout)
+                except queue.Empty:
+                    raise _PluginFailed(f"gave no verdict in {self.timeout:g} s (its time limit per verdict: the "
+                                        "judge's timeout setting)") from None
+                if what == "end":
+                    return
+                if what == "error":
+                    raise value
+                yield value
+        finally:
+            self.stop.set()

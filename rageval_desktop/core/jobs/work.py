@@ -239,3 +239,18 @@ def _item(judge: Judge, maker: KeyMaker, rid: int, rank: int, row: dict[str, Any
     elif judge.metric == "hallucination" and not any(t.strip() for _, t, _ in row["passages"]):
         item.missing = "passages"
     return item
+
+
+def _planned(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
+    """What a kind adds to an item; a plug-in kind that fails here is named, never an internal error."""
+    try:
+        meta = judge.kind_of.plan(judge, row)
+    except RagevalError:
+        raise
+    except Exception as exc:
+        raise RagevalError(f"judge '{judge.name}' (kind '{judge.kind}') failed while planning a row: "
+                           f"{type(exc).__name__}: {str(exc)[:200]}; nothing was judged") from None
+    if meta is not None and not isinstance(meta, dict):
+        raise RagevalError(f"judge '{judge.name}' (kind '{judge.kind}') planned {type(meta).__name__}, not a dict; "
+                           "nothing was judged")
+    return meta or {}

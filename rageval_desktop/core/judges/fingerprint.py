@@ -1,4 +1,5 @@
-"""What a judge's verdicts depend on, part by part: the kind and model, the endpoint's model, the rubric's text and
+"""What a judge's verdicts depend on, part by part: the kind (and the plug-in's distribution and version), the model,
+where its calls go, the endpoint's model, the rubric's text and
 version and its output format (which picks the parser), the sampling settings, the few-shot examples, the HHEM
 model registered. An audit records it; a licence holds only while it is unchanged (core.review.licence)."""
 
@@ -11,10 +12,16 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges import rubrics
 from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.kinds import kind_origin
+from rageval_desktop.core.judges.llm import DEFAULT_BASE_URL
+from rageval_desktop.core.judges.secrets import safe_endpoint
 from rageval_desktop.core.store.project import Project
 
-PARTS = ("kind", "model", "endpoint model", "rubric", "output format", "temperature", "max tokens", "seed",
-         "examples", "mode", "measure", "hhem model")
+PARTS = ("kind", "plug-in", "model", "endpoint", "endpoint model", "rubric", "output format", "temperature",
+         "max tokens", "seed", "examples", "mode", "measure", "hhem model")
+# parts added after fingerprints were first recorded: absent from an older record is not a change (every licence
+# would expire on upgrade); present and different is
+LATER_PARTS = ("plug-in", "endpoint")
 
 
 def _digest(value: Any) -> str:
@@ -32,6 +39,12 @@ def fingerprint(project: Project, judge: Judge) -> dict[str, str]:
     if judge.calls_llm:
         parts.update({"temperature": judge.param("temperature"), "max tokens": judge.param("max_tokens"),
                       "seed": judge.param("seed")})
+        # where the calls go: the base URL, or where a judge without one was last sent (OPENAI_BASE_URL, recorded by
+        # its jobs) — never this process's environment, which a CI machine need not share
+        parts["endpoint"] = safe_endpoint(judge.base_url or judge.params.get("endpoint_used") or DEFAULT_BASE_URL)
+    origin = kind_origin(judge.kind)
+    if origin:
+        parts["plug-in"] = origin
     for key, part in (("examples", "examples"), ("mode", "mode"), ("measure", "measure")):
         if judge.params.get(key) is not None:
             parts[part] = judge.params[key] if key != "examples" else _digest(judge.params[key])
@@ -45,4 +58,4 @@ def fingerprint(project: Project, judge: Judge) -> dict[str, str]:
 def changed(before: dict[str, str], now: dict[str, str]) -> list[str]:
     """The parts that differ (in PARTS order, then any other)."""
     names = [p for p in PARTS if p in before or p in now] + sorted((set(before) | set(now)) - set(PARTS))
-    return [p for p in names if before.get(p, "") != now.get(p, "")]
+    return [p for p in names if before.get(p, "") != now.get(p, "") and (p in before or p not in LATER_PARTS)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.imports import import_frozen
+from rageval_desktop.core.judges.secrets import safe_endpoint
 
 if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send never loads the client (~0.4 s)
     import openai
@@ -72,15 +74,33 @@ class CallFailed(Exception):
         self.retry_after, self.overload = retry_after, overload
 
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"    # the client library's own default
+
+
+def resolved_base_url(base_url: str | None) -> str | None:
+    """Where a judge's calls go: its base URL, else OPENAI_BASE_URL as the client library would read it; None for
+    the library's default. Every client is made with it, and the cache key and the judge's fingerprint name it (a
+    judge without a base URL used to follow the environment to another server without a trace)."""
+    return base_url or os.environ.get("OPENAI_BASE_URL", "").strip() or None
+
+
+def endpoint_label(base_url: str | None) -> str:
+    """The resolved endpoint as it may be recorded and shown (no credentials, no query)."""
+    return safe_endpoint(resolved_base_url(base_url) or DEFAULT_BASE_URL)
+
+
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:
     openai = client_library()
     # retries are ours (bounded, with jitter, adaptive); the client's own would hide 429s from the limiter
-    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+    return openai.AsyncOpenAI(base_url=resolved_base_url(base_url) or DEFAULT_BASE_URL, api_key=api_key,
+                              timeout=timeout, max_retries=0)
 
 
 def cache_key(base_url: str | None, model: str | None, messages: list[dict], params: dict[str, Any]) -> str:
-    blob = json.dumps({"base_url": base_url or "", "model": model, "messages": messages, "params": params},
-                      sort_keys=True, ensure_ascii=False)
+    """The request cache's key: the endpoint as resolved (so replies from OPENAI_BASE_URL's server are never
+    served for another; a judge on the library's default keeps the keys it always had), model, messages, params."""
+    blob = json.dumps({"base_url": resolved_base_url(base_url) or "", "model": model, "messages": messages,
+                       "params": params}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

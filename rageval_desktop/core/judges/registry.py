@@ -60,7 +60,7 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
 
 EDITABLE = {"base_url", "api_key_ref", "concurrency", "timeout", "rpm", "max_retries"}
 # What the verdicts depend on: changing one in place is recorded, and the judge's licence expires (its audit was of
-# the judge as it was; core.review.licence). A rubric is changed by its text (`rubric`: a new version is stored) or,
+# the judge as it was; core.review.licence) — and so does a new base URL (the fingerprint's endpoint). A rubric is changed by its text (`rubric`: a new version is stored) or,
 # to undo that, by the stored version (`rubric_id`).
 VERDICT_SETTINGS = {"model", "temperature", "max_tokens", "seed", "rubric", "rubric_id"}
 
@@ -105,6 +105,33 @@ def update_judge(project: Project, name: str, *, unset: tuple[str, ...] = (), **
         project.audit(conn, "edit judge", "judge", name, base_url=base_url, api_key_ref=key_ref, model=model,
                       rubric_id=rubric_id, params=params)
     return get_judge(project, name)
+
+
+ENDPOINT_USED = "endpoint_used"   # params: where a judge without a base URL last sent its calls (OPENAI_BASE_URL)
+
+
+def note_endpoints(project: Project, judges: list[Judge], what: str) -> dict[str, str]:
+    """Where each LLM judge's calls go now, named for the job's record ({judge: endpoint}). A judge without a base
+    URL follows OPENAI_BASE_URL: when that differs from where it last went, the judge's record says so (its
+    fingerprint's endpoint changes and a licence earned elsewhere expires) and the audit log names both."""
+    out: dict[str, str] = {}
+    moved: list[tuple[Judge, str]] = []
+    for judge in judges:
+        if not judge.calls_llm:
+            continue
+        out[judge.name] = llm.endpoint_label(judge.base_url)
+        if judge.base_url is None and judge.params.get(ENDPOINT_USED) != out[judge.name]:
+            moved.append((judge, out[judge.name]))
+    if moved:
+        with project.write("note judge endpoint", changed=(Area.JUDGES,)) as conn:
+            for judge, endpoint in moved:
+                before = judge.params.get(ENDPOINT_USED)
+                judge.params[ENDPOINT_USED] = endpoint
+                conn.execute("UPDATE judges SET params = ? WHERE id = ?", (json.dumps(judge.params), judge.id))
+                project.audit(conn, "judge endpoint", "judge", judge.name, endpoint=endpoint, before=before,
+                              via="OPENAI_BASE_URL" if llm.resolved_base_url(None) else "the client's default",
+                              job=what)
+    return out
 
 
 def clone_with_rubric(project: Project, judge: Judge, template: str, name: str | None = None) -> Judge:
@@ -164,4 +191,4 @@ def judge_summary(judge: Judge) -> dict[str, Any]:
     """What `judges list --json` shows: everything but secrets (there are none to hide: only references)."""
     return {"name": judge.name, "metric": judge.metric, "kind": judge.kind, "model": judge.model,
             "base_url": judge.base_url, "api_key_ref": judge.api_key_ref, "params": judge.params,
-            "status": judge.status, "rubric_id": judge.rubric_id}
+            "status": judge.status, "rubric_id": judge.rubric_id, "calls_llm": judge.calls_llm}

@@ -235,7 +235,8 @@ def load(conn: sqlite3.Connection, rubric_id: int) -> Rubric:
 def rubric_for_metric(project: Project, metric: str, default_name: str | None) -> Rubric | None:
     """The rubric an LLM judge of this metric uses (an active one first), else the bundled default."""
     conn = project.reader()
-    row = conn.execute("SELECT rubric_id FROM judges WHERE metric = ? AND kind = 'llm' AND rubric_id IS NOT NULL "
+    # (a judge has a rubric only when its kind judges with one: the kind's name is not compared)
+    row = conn.execute("SELECT rubric_id FROM judges WHERE metric = ? AND rubric_id IS NOT NULL "
                        "ORDER BY status = 'active' DESC, id LIMIT 1", (metric,)).fetchone()
     if row:
         return load(conn, row[0])

@@ -117,6 +117,21 @@ def check_model_name(model: str, api_key_ref: str | None = None) -> None:
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
 
 
+def safe_endpoint(url: str) -> str:
+    """An endpoint address as it may be shown and stored: no user:secret@, no query, no path segment that looks
+    like a key (an OPENAI_BASE_URL from the environment was never checked by check_base_url)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an address that does not parse)"
+    path = "/".join("…" if looks_like_a_key(seg) else seg for seg in parts.path.split("/"))
+    return f"{parts.scheme}://{host}{port}{path}" if parts.scheme else "(an address that does not parse)"
+
+
 def check_base_url(url: str | None) -> str | None:
     """An endpoint address, never a carrier of credentials (`https://user:KEY@host`, `?api_key=...`): those would be
     stored in the project, shown in the GUI and written to reports."""

@@ -9,6 +9,8 @@ inverse and is itself logged. The app's undo stack and `rageval undo` use this o
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +35,17 @@ class OpKind:
     prepare: Callable[[Project, dict[str, Any]], Inverse]   # what will undo it, read before the write (or in it)
     do: Callable[[Project, dict[str, Any]], object]         # the write
     revert: Callable[[Project, dict[str, Any]], object]     # undoes it, from the inverse
+    # what the operation left, read in its own transaction after the write (kept with the inverse); an undo finds
+    # it still so or refuses, naming who changed it since (`since`) — an undo never overwrites later work
+    left: Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]] | None = None
+    since: Callable[[Project, dict[str, Any], str], str] | None = None
 
+
+class UndoRefused(RagevalError):
+    """What the operation left was changed since by someone else: undoing it would overwrite that."""
+
+
+LEFT = "left"      # the inverse's key for what the operation left
 
 @dataclass(frozen=True)
 class OpResult:
@@ -82,6 +94,50 @@ def _judge_status_before(project: Project, args: dict[str, Any]) -> Inverse:
             "reason": f"undo: {args['reason']}"}
 
 
+def _golden_left(conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+    gid = args["id"] if "id" in args else edits.golden_id_for(args["question"])
+    row = conn.execute("SELECT revision FROM golden_rows WHERE id = ?", (gid,)).fetchone()
+    return {"revision": row[0] if row else None}
+
+
+def _golden_since(project: Project, args: dict[str, Any], at: str) -> str:
+    gid = args["id"] if "id" in args else edits.golden_id_for(args["question"])
+    row = project.reader().execute("SELECT author, at, reason, revision FROM golden_edits WHERE golden_id = ? "
+                                   "ORDER BY revision DESC LIMIT 1", (gid,)).fetchone()
+    if row is None:
+        return f"golden row {gid} is gone"
+    return (f"golden row {gid} was changed since by {row[0]} at {row[1][:19].replace('T', ' ')} UTC "
+            f"(revision {row[3]}: {row[2] or 'no reason given'})")
+
+
+def _judge_left(conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+    """The judge's settings the edit touched, as it left them (a job noting where calls went is not an edit)."""
+    row = conn.execute("SELECT base_url, api_key_ref, model, rubric_id, params FROM judges WHERE name = ?",
+                       (args["name"],)).fetchone()
+    if row is None:
+        return {"gone": True}
+    columns = {"base_url": row[0], "api_key_ref": row[1], "model": row[2], "rubric": row[3], "rubric_id": row[3]}
+    params = json.loads(row[4] or "{}")
+    return {key: columns[key] if key in columns else params.get(key) for key in sorted(args["changes"])}
+
+
+def _judge_status_left(conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+    """The status as the operation left it, when it was set, and the audits recorded so far: an audit since (which
+    may have retired the judge) or another status change makes an undo a new decision, taken by the command's
+    rules, not the undo's."""
+    row = conn.execute("SELECT j.status, j.status_at, (SELECT COUNT(*) FROM agreement_reports a WHERE a.judge_id = "
+                       "j.id) FROM judges j WHERE j.name = ?", (args["name"],)).fetchone()
+    return {"status": row[0], "status_at": row[1], "audits": row[2]} if row else {"gone": True}
+
+
+def _judge_since(project: Project, args: dict[str, Any], at: str) -> str:
+    row = project.reader().execute("SELECT actor, action, at FROM audit_log WHERE entity = 'judge' AND entity_id = ? "
+                                   "AND at >= ? ORDER BY id DESC LIMIT 1", (args["name"], at)).fetchone()
+    if row is None:
+        return f"judge {args['name']} was changed since"
+    return f"judge {args['name']} was changed since: {row[1]} by {row[0]} at {row[2][:19].replace('T', ' ')} UTC"
+
+
 def _rating_made(project: Project, args: dict[str, Any]) -> Inverse:
     return lambda conn: {"rating": conn.execute("SELECT last_insert_rowid()").fetchone()[0]}
 
@@ -94,7 +150,8 @@ def _rate(project: Project, args: dict[str, Any]) -> object:
 
 define(OpKind("edit golden row", (Area.GOLDEN,), lambda a: f"edit golden row {a['id']}", _golden_before,
               lambda p, a: edits.edit_row(p, a["id"], a.get("reason") or "edit", **a["fields"]),
-              lambda p, i: edits.edit_row(p, i["id"], i.get("reason") or "undo", **i["fields"])))
+              lambda p, i: edits.edit_row(p, i["id"], i.get("reason") or "undo", **i["fields"]),
+              _golden_left, _golden_since))
 def _add_golden(project: Project, args: dict[str, Any]) -> object:
     """Add a row; done again after an undo (the row is there, retired): its status comes back."""
     gid = edits.golden_id_for(args["question"])
@@ -109,21 +166,26 @@ def _add_golden(project: Project, args: dict[str, Any]) -> object:
 define(OpKind("add golden row", (Area.GOLDEN,), lambda a: f"add golden row {edits.golden_id_for(a['question'])}",
               lambda p, a: {"id": edits.golden_id_for(a["question"]), "status": "retired",
                             "reason": "undo: added by mistake"},
-              _add_golden, lambda p, i: edits.set_status(p, i["id"], i["status"], i["reason"])))
+              _add_golden, lambda p, i: edits.set_status(p, i["id"], i["status"], i["reason"]),
+              _golden_left, _golden_since))
 define(OpKind("set golden status", (Area.GOLDEN,),
               lambda a: f"{ {'retired': 'retire', 'approved': 'approve'}.get(a['status'], 'restore')} golden row "
                         f"{a['id']}", _golden_status_before,
               lambda p, a: edits.set_status(p, a["id"], a["status"], a.get("reason") or a["status"]),
-              lambda p, i: edits.set_status(p, i["id"], i["status"], i.get("reason") or "undo")))
+              lambda p, i: edits.set_status(p, i["id"], i["status"], i.get("reason") or "undo"),
+              _golden_left, _golden_since))
 define(OpKind("edit judge", (Area.JUDGES,), lambda a: f"edit judge {a['name']}", _judge_before,
               lambda p, a: update_judge(p, a["name"], **a["changes"]),
               lambda p, i: update_judge(p, i["name"], unset=tuple(k for k, v in i["changes"].items() if v is None),
-                                        **{k: v for k, v in i["changes"].items() if v is not None})))
+                                        **{k: v for k, v in i["changes"].items() if v is not None}),
+              _judge_left, _judge_since))
 define(OpKind("set judge status", (Area.JUDGES, Area.AUDIT),
               lambda a: f"{'retire' if a['status'] == 'retired' else 'reinstate'} judge {a['name']}",
               _judge_status_before,
               lambda p, a: agreement.set_status(p, a["name"], a["status"], a["reason"], force=a.get("force", False)),
-              lambda p, i: agreement.set_status(p, i["name"], i["status"], i["reason"], force=True)))
+              # (force: undoing a status change nothing has happened since — no audit, no other change: `left`)
+              lambda p, i: agreement.set_status(p, i["name"], i["status"], i["reason"], force=True),
+              _judge_status_left, _judge_since))
 define(OpKind("rate", (Area.RATINGS,),
               lambda a: f"rate row {a['row']} ({a['metric']}, {a['reviewer']})"
                         + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
@@ -140,7 +202,8 @@ def _kind(name: str) -> OpKind:
 def run(project: Project, name: str, args: dict[str, Any], *, initiator: str = "api") -> OpResult:
     """Do an operation and log it with its inverse, in one transaction. It changed nothing: nothing is logged."""
     kind = _kind(name)
-    record = Recording(name, kind.label(args), args, kind.prepare(project, args), initiator, project.actor)
+    record = Recording(name, kind.label(args), args, _with_left(kind, args, kind.prepare(project, args)), initiator,
+                       project.actor)
     with project.recording(record):
         kind.do(project, args)
     return OpResult(record.id, record.label, frozenset(kind.areas) | {Area.OPERATIONS})
@@ -156,6 +219,7 @@ def undo(project: Project, operation_id: int | None = None, *, initiator: str = 
     if op.name == oplog.UNDO:
         return redo(project, op.id, initiator=initiator)
     kind = _kind(op.name)
+    _check_left(project, kind, op)
     record = Recording(oplog.UNDO, f"undo: {op.label}", {"of": op.id}, {"of": op.id}, initiator, project.actor,
                        undoes=op.id)
     with project.recording(record):
@@ -176,11 +240,37 @@ def redo(project: Project, undo_id: int, *, initiator: str = "api") -> OpResult:
     original = oplog.get(project, marker.args["of"])
     assert original is not None
     kind = _kind(original.name)
-    record = Recording(original.name, original.label, original.args, kind.prepare(project, original.args), initiator,
+    record = Recording(original.name, original.label, original.args,
+                       _with_left(kind, original.args, kind.prepare(project, original.args)), initiator,
                        project.actor, undoes=undo_id)
     with project.recording(record):
         kind.do(project, original.args)
     return OpResult(record.id, original.label, frozenset(kind.areas) | {Area.OPERATIONS}, undid=undo_id)
+
+
+def _with_left(kind: OpKind, args: dict[str, Any], prepared: Inverse) -> Inverse:
+    """The inverse, and what the operation left (read in its transaction, after its write)."""
+    left = kind.left
+    if left is None:
+        return prepared
+
+    def inverse(conn: sqlite3.Connection) -> dict[str, Any]:
+        base = prepared(conn) if callable(prepared) else prepared
+        return {**base, LEFT: left(conn, args)}
+    return inverse
+
+
+def _check_left(project: Project, kind: OpKind, op: Operation) -> None:
+    """Refuse to undo what someone changed since (a colleague's import of the row, an audit of the judge): the
+    undo would overwrite their work. Operations logged before this check was kept undo as before."""
+    if kind.left is None or LEFT not in op.inverse:
+        return
+    now = json.loads(json.dumps(kind.left(project.reader(), op.args)))
+    if now != op.inverse[LEFT]:
+        who = kind.since(project, op.args, op.at) if kind.since else "it was changed since"
+        raise UndoRefused(f"cannot undo operation {op.id} ({op.label}): {who}; undoing it would overwrite that. "
+                          "Nothing was changed", gui_hint="make the change you want as a new edit",
+                          cli_hint="make the change you want as a new edit")
 
 
 def describe(op: Operation) -> str:
@@ -189,4 +279,4 @@ def describe(op: Operation) -> str:
     return f"operation {op.id}: {op.label} — by {op.actor}, {op.at[:19].replace('T', ' ')} UTC, from {where}"
 
 
-__all__ = ["KINDS", "OpKind", "OpResult", "define", "describe", "redo", "run", "undo"]
+__all__ = ["KINDS", "OpKind", "OpResult", "UndoRefused", "define", "describe", "redo", "run", "undo"]

@@ -139,7 +139,7 @@ class JudgesView(QWidget):
     def _update_buttons(self, *_: object) -> None:
         name = self.selected_name()
         record = next((r for r in self.model.records if r["name"] == name), None)
-        is_llm = bool(record and record["kind"] == "llm")
+        is_llm = bool(record and record.get("calls_llm"))   # the kind's capability, not its name
         self.test_button.setEnabled(is_llm)
         self.edit_button.setEnabled(is_llm)
         self.rubric_button.setEnabled(is_llm)

@@ -13,6 +13,8 @@ and citation chains); the others score a chunk of items in the job's thread with
 from __future__ import annotations
 
 import importlib
+import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -63,6 +65,30 @@ class Target(Protocol):
     """What a kind scores: an item of a job's plan — the fields a rubric would render, and what `plan` added."""
     fields: dict[str, str]
     meta: dict[str, Any]
+
+
+def scored_problem(spec: MetricSpec, scored: Any) -> str | None:
+    """Why a local kind's verdict cannot be stored as a score of this metric (None: it can). Checked at the
+    boundary for every kind: a score of 99 on a 1-5 scale read as 1254.57 on the 0-100 scale, a text score broke
+    every later metric, inf showed as "—"."""
+    if not isinstance(scored, Scored):
+        return f"the kind returned {type(scored).__name__}, not a Scored verdict"
+    value = scored.score
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"the score {str(value)[:40]!r} is not a number"
+    if not math.isfinite(value):
+        return f"the score {value} is not a finite number"
+    if not spec.low <= value <= spec.high:
+        return f"the score {value:g} is outside {spec.name}'s scale {spec.low:g}-{spec.high:g}"
+    for name in ("label", "rationale"):
+        if getattr(scored, name) is not None and not isinstance(getattr(scored, name), str):
+            return f"the {name} is {type(getattr(scored, name)).__name__}, not text"
+    if scored.detail is not None:
+        try:
+            json.dumps(scored.detail, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return f"the detail cannot be stored as JSON ({exc})"
+    return None
 
 
 class KindUnavailable(RagevalError):
@@ -150,6 +176,8 @@ def check_choices(kind: Any, settings: Settings) -> Settings:
 
 _KINDS: dict[str, JudgeKind] = {}
 _SOURCES: dict[str, str] = {}
+_VERSIONS: dict[str, str] = {}
+BUILTIN_SOURCE = "rageval-desktop"
 PROBLEMS: list[str] = []     # plug-ins that failed to load, in words (`rageval judges kinds` shows them)
 _LOADED = False
 
@@ -174,16 +202,18 @@ def _discover() -> None:
         ep = found.get(name)
         try:
             if ep is None:      # no metadata for the app itself (a checkout on sys.path): the same objects
-                register(_load(BUILTIN[name]), source="rageval-desktop")
+                register(_load(BUILTIN[name]), source=BUILTIN_SOURCE)
             else:
-                register(ep.load(), source=ep.dist.name if ep.dist else ep.value)
+                register(ep.load(), source=ep.dist.name if ep.dist else ep.value,
+                         version=ep.dist.version if ep.dist else "")
         except Exception as exc:   # a broken plug-in must not take the app down: it is listed with its problem
             PROBLEMS.append(f"judge kind '{name}' ({ep.value if ep else BUILTIN[name]}) could not be loaded: "
                             f"{type(exc).__name__}: {exc}")
 
 
-def register(kind: Any, *, source: str = "") -> None:
-    """Add a kind (an entry point's object; tests may call this directly). Its name must be new."""
+def register(kind: Any, *, source: str = "", version: str = "") -> None:
+    """Add a kind (an entry point's object; tests may call this directly). Its name must be new. `source` and
+    `version`: the distribution that brings it (a plug-in's name and version bind its judges' verdicts)."""
     if not isinstance(kind, JudgeKind) or not getattr(kind, "name", ""):
         raise JudgeConfigError(f"{kind!r} is not a judge kind (it needs name, label, calls_llm, reads_passages, "
                                "needs, takes_endpoint, choices, can_judge, check, model_id, plan, score and "
@@ -192,6 +222,19 @@ def register(kind: Any, *, source: str = "") -> None:
         raise JudgeConfigError(f"two judge kinds are named '{kind.name}'")
     _KINDS[kind.name] = kind
     _SOURCES[kind.name] = source
+    _VERSIONS[kind.name] = version
+
+
+def kind_origin(name: str) -> str:
+    """A plug-in kind's distribution and version ("acme-judges 0.2"), or "" for the app's own kinds and kinds not
+    installed: part of its judges' method (the idempotency key, the cache) and fingerprint, so a new version of a
+    plug-in re-judges and its licence expires. A kind may also declare its own parts (`outside_parts`)."""
+    _discover()
+    source = _SOURCES.get(name, BUILTIN_SOURCE)
+    if source.replace("_", "-").lower() in (BUILTIN_SOURCE, ""):
+        return ""
+    version = _VERSIONS.get(name, "")
+    return f"{source} {version}".strip()
 
 
 def kinds() -> dict[str, JudgeKind]:

@@ -60,8 +60,8 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
 
 EDITABLE = {"base_url", "api_key_ref", "concurrency", "timeout", "rpm", "max_retries"}
 # What the verdicts depend on: changing one in place is recorded, and the judge's licence expires (its audit was of
-# the judge as it was; core.review.licence) — and so does a new base URL (the fingerprint's endpoint). A rubric is changed by its text (`rubric`: a new version is stored) or,
-# to undo that, by the stored version (`rubric_id`).
+# the judge as it was; core.review.licence) — and so does a new base URL (the fingerprint's endpoint). A rubric is
+# changed by its text (`rubric`: a new version is stored) or, to undo that, by the stored version (`rubric_id`).
 VERDICT_SETTINGS = {"model", "temperature", "max_tokens", "seed", "rubric", "rubric_id"}
 
 

@@ -187,17 +187,13 @@ class GatePlan:
 
 # ---------------------------------------------------------------------------------------------------------- opening
 def open(path: str | Path, *, read_only: bool = False) -> Project:  # noqa: A001 - rv.open, like sqlite3's connect
-    """Open a project. `read_only`: nothing is written (an older file that must be migrated first opens for
-    writing instead; the migration takes a backup)."""
+    """Open a project. `read_only`: nothing is written — not even a migration: a file of an older schema is read
+    through a migrated temporary copy (`Project.read_copy_of` names the file; `rageval migrate` upgrades it in
+    place, after a backup). Opened for writing, an older file is migrated first (a backup is taken)."""
     from rageval_desktop.core.store.project import Project as CoreProject
 
     if read_only:
-        from rageval_desktop.core.base.errors import NeedsMigration
-
-        try:
-            return Project(CoreProject.open(path, read_only=True))
-        except NeedsMigration:
-            pass
+        return Project(CoreProject.open_for_reading(path))
     return Project(CoreProject.open(path))
 
 
@@ -260,7 +256,13 @@ class Project:
 
     @property
     def path(self) -> Path:
-        return Path(self.core.path)
+        """The project file (for one read through a migrated copy: the file, not the copy)."""
+        return Path(self.core.copy_of or self.core.path)
+
+    @property
+    def read_copy_of(self) -> Path | None:
+        """Set when this read-only project is a migrated temporary copy of an older file (which is unchanged)."""
+        return self.core.copy_of
 
     # ------------------------------------------------------------------ what is in it
     def info(self) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from rageval_desktop.cli.project_cmds import (
     cmd_demo,
     cmd_import,
     cmd_info,
+    cmd_migrate,
     cmd_new,
     cmd_restore,
     cmd_undo,
@@ -654,6 +655,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--chunk-size", type=int, default=200, help="tokens per chunk (default 200)")
     q.add_argument("--overlap", type=int, default=40, help="tokens shared by neighbouring chunks (default 40)")
     q.add_argument("--json", action="store_true")
+
+    p = command("migrate", cmd_migrate, "upgrade a project made by an earlier release to this release's schema, in "
+                                        "place, after a backup (commands that only read never migrate: they read "
+                                        "an older file through a migrated temporary copy)")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
 
     p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
     p.add_argument("project")

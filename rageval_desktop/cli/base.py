@@ -55,11 +55,20 @@ class InertStream:
 
 def open_project(path: str, *, read_only: bool = False):
     """Core's project, opened as the API opens it (`api.open`): commands that only read open read-only (nothing
-    written, no sidecar files made); an older file that must be migrated first is opened for writing instead (the
-    migration takes a backup)."""
+    written, no sidecar files made, never migrated: an older file is read through a migrated temporary copy, and
+    the command says so)."""
+    return open_api(path, read_only=read_only).core
+
+
+def open_api(path: str, *, read_only: bool = False):
+    """`api.open`, saying on stderr when an older file is read through a migrated copy (the file is unchanged)."""
     from rageval_desktop import api
 
-    return api.open(path, read_only=read_only).core
+    project = api.open(path, read_only=read_only)
+    if project.read_copy_of is not None:
+        print(f"note: {path} is schema {project.core.copy_from_version}; read through a migrated temporary copy, "
+              f"the file is unchanged (upgrade it with: rageval migrate {path})", file=sys.stderr)
+    return project
 
 
 def _cell(value: Any, places: int = 2) -> str:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_api, open_project
 from rageval_desktop.cli.metrics_cmds import _metric_names, _unsettled_lines
 
 
@@ -37,7 +37,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.gate_text import SAID, drop_text, headline, rule_text, settle_hint
 
     record = None
-    with api.open(args.project, read_only=not args.record) as project:
+    with open_api(args.project, read_only=not args.record) as project:
         config = _gate_config(args, project)
         decided = project.gate(args.baseline, args.candidate,
                                max_slice_drop=2.0 if args.max_slice_drop is None else args.max_slice_drop,
@@ -114,7 +114,7 @@ def cmd_gate_plan(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.compare import GateUsageError
     from rageval_desktop.core.metrics.gate_plan import plan
 
-    with api.open(args.project, read_only=not args.save) as project:
+    with open_api(args.project, read_only=not args.save) as project:
         try:
             found = plan(project.core, args.baseline, like=args.like, churn=args.churn, tolerance=args.tolerance,
                          max_tolerance=args.max_tolerance, allowed=args.allowed, power=args.power, alpha=args.alpha,

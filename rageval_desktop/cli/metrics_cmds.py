@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_api, open_project
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -55,7 +54,7 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard_table, ppi_lines
 
-    with api.open(args.project, read_only=True) as project:
+    with open_api(args.project, read_only=True) as project:
         summary = project.metrics(args.run, k=_ks(args.k), estimator=args.estimator).data
     headers, rows = dashboard_table(summary, args.estimator)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
@@ -95,7 +94,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    with api.open(args.project, read_only=True) as project:
+    with open_api(args.project, read_only=True) as project:
         result = project.compare(args.baseline, args.candidate, metrics=_metric_names(args.metrics),
                                  estimator=args.estimator).data
     lines = []
@@ -137,7 +136,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    with api.open(args.project, read_only=True) as project:
+    with open_api(args.project, read_only=True) as project:
         out = project.report(args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)
     _print(args, {"report": str(out)}, f"report written to {out}")
     return EXIT_OK

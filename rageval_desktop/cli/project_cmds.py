@@ -44,6 +44,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.base.errors import NeedsMigration
+    from rageval_desktop.core.store.project import Project
+    from rageval_desktop.core.store.schema import SCHEMA_VERSION
+
+    try:
+        Project.open(args.project, read_only=True).close()
+    except NeedsMigration as exc:
+        Project.open(args.project).close()       # opened for writing: a backup, then the migration
+        _print(args, {"path": args.project, "from": exc.version, "to": SCHEMA_VERSION, "migrated": True},
+               f"migrated {args.project} from schema {exc.version} to {SCHEMA_VERSION} (a backup was taken first: "
+               f"rageval backups {args.project} lists it)")
+        return EXIT_OK
+    _print(args, {"path": args.project, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "migrated": False},
+           f"{args.project} is already at schema {SCHEMA_VERSION}: nothing to do")
+    return EXIT_OK
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from rageval_desktop.core.base.errors import NeedsMigration
     from rageval_desktop.core.store.project import Project
@@ -54,8 +72,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         project = Project.open(args.project, read_only=True)
     except NeedsMigration as exc:
         info = {"path": str(args.project), "schema_version": exc.version, "needs_migration_to": SCHEMA_VERSION}
-        _print(args, info, f"{args.project}: schema {exc.version}; it is migrated to {SCHEMA_VERSION} (after a "
-                           "backup) the first time it is opened for writing")
+        _print(args, info, f"{args.project}: schema {exc.version}; upgrade it to {SCHEMA_VERSION} with: rageval "
+                           f"migrate {args.project} (a backup is taken first; commands that change it migrate it too)")
         return EXIT_OK
     with project:
         info = project_info(project)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_api, open_project
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -36,7 +36,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 def cmd_ratings(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import ratings
 
-    with api.open(args.project) as project:
+    with open_api(args.project, read_only=args.action != "import") as project:
         if args.action == "import":
             report = project.import_ratings(args.file)
             if report.unused_columns:
@@ -54,7 +54,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review.evidence import bias_text
     from rageval_desktop.core.review.settings import RULES
 
-    with api.open(args.project) as project:
+    with open_api(args.project, read_only=not args.apply) as project:   # without --apply: a read
         out = project.agreement(args.judge, apply=args.apply)
     lines = []
     for r in out:

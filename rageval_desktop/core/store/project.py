@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
-from rageval_desktop.core.base.errors import ProjectExists, ProjectRefused, RagevalError, WriteFailed
+from rageval_desktop.core.base.errors import (
+    NeedsMigration,
+    ProjectExists,
+    ProjectRefused,
+    RagevalError,
+    WriteFailed,
+)
 from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store import integrity, owners
 from rageval_desktop.core.store.changes import Area, Changes, areas_of
@@ -110,6 +116,8 @@ class Project:
         self.check_due = False          # the last close was not clean and the full check was deferred (the app)
         self._session = False           # this process is recorded in the file as having it open
         self._references_off = False    # the writer's foreign-key lookups are off (write(checked_references=False))
+        self.copy_of: Path | None = None   # read through a migrated temporary copy of this (older) file
+        self.copy_from_version: int | None = None
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -176,6 +184,47 @@ class Project:
             project.backup(f"pre-migration-v{version}-to-v{SCHEMA_VERSION}")
             project._migrate(from_version=version)
         project._after_open()
+        return project
+
+    @classmethod
+    def open_for_reading(cls, path: str | Path, *, actor: str | None = None) -> Project:
+        """Open to read (info, metrics, compare, gate, report): nothing is written, and a file of an older schema is
+        never migrated in place — it is read through a migrated copy in a temporary folder (`copy_of` names the
+        file; the copy goes when the project is closed). A CI job gating on a project kept in its repository used to
+        rewrite it, and teammates on the previous release were then refused it."""
+        try:
+            return cls.open(path, actor=actor, read_only=True)
+        except NeedsMigration as exc:
+            return cls._migrated_copy(Path(path), exc.version, actor)
+
+    @classmethod
+    def _migrated_copy(cls, path: Path, version: int, actor: str | None) -> Project:
+        import shutil
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="rageval-read-"))
+        copy = folder / path.name
+        try:
+            source = connect_read_only(path, trace_free=True)
+            try:
+                target = sqlite3.connect(copy)
+                try:
+                    source.backup(target)     # a consistent snapshot, the WAL's committed pages included
+                finally:
+                    target.close()
+            finally:
+                source.close()
+            scratch = cls(copy, actor=actor)
+            scratch._writer = scratch._connect(WRITER_CACHE_KIB)
+            try:
+                scratch._migrate(from_version=version)
+            finally:
+                scratch.close()
+            project = cls.open(copy, actor=actor, read_only=True)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        project.copy_of, project.copy_from_version = path, version
         return project
 
     def _check_unclean(self, check: str) -> None:
@@ -447,6 +496,13 @@ class Project:
 
     def close(self) -> None:
         """Never raises: closing after a failed write (full disk, locked file) must still release the file."""
+        self._close()
+        if self.copy_of is not None:      # the migrated temporary copy a read went through
+            import shutil
+
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
+    def _close(self) -> None:
         self._closed = True
         with self._readers_lock:
             for conn in self._readers:

@@ -81,7 +81,9 @@ def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str,
             dst.commit()
         finally:
             dst.close()
+        digest = file_sha256(tmp)
         tmp.replace(out)
+        checksum_path(out).write_text(f"{digest}  {out.name}\n", encoding="utf-8")
     except (sqlite3.Error, OSError) as exc:
         for leftover in (tmp, Path(f"{tmp}-journal")):
             leftover.unlink(missing_ok=True)
@@ -91,4 +93,35 @@ def backup_to_rotation(src: sqlite3.Connection, project_path: Path, reason: str,
                           + ("; free some space and try again" if kind == "full" else ""), kind=kind) from None
     for old in list_backups(project_path)[:-keep]:
         old.unlink(missing_ok=True)
+        checksum_path(old).unlink(missing_ok=True)
     return out
+
+
+def checksum_path(backup: Path) -> Path:
+    """Where a backup's SHA-256, recorded when it was made, is kept (`NAME.rageval.sha256`, sha256sum's format)."""
+    return backup.with_name(backup.name + ".sha256")
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checksum_problem(backup: Path) -> str | None:
+    """Why a backup cannot be trusted to be what was saved (None: its checksum matches, or it has none — a backup
+    made before 0.4, or a file from elsewhere). A flipped data byte passes SQLite's integrity_check; not this."""
+    recorded = checksum_path(backup)
+    if not recorded.is_file():
+        return None
+    try:
+        expected = recorded.read_text(encoding="utf-8").split()[0].lower()
+    except (OSError, UnicodeDecodeError, IndexError):
+        return f"its checksum file {recorded.name} cannot be read"
+    if file_sha256(backup) != expected:
+        return "it changed since it was made (its SHA-256 differs from the one recorded then)"
+    return None

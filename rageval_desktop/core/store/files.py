@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import getpass
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rageval_desktop.core.base.errors import NeedsMigration, ProjectRefused, RagevalError
@@ -101,6 +103,20 @@ def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connec
     mode = "immutable=1" if trace_free and not wal.exists() else "mode=ro"
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                            isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+    with decodable(conn):
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
     return conn
+
+
+@contextmanager
+def decodable(conn: sqlite3.Connection) -> Iterator[None]:
+    """SQLite reads the schema at a connection's first statement; a schema whose text is not UTF-8 (one flipped
+    byte in a name) makes Python's sqlite3 raise UnicodeDecodeError while it words SQLite's error, which no
+    `except sqlite3.Error` caught: check, info and restore stopped with an internal error. Here it is the
+    DatabaseError it is (the connection is closed)."""
+    try:
+        yield
+    except UnicodeDecodeError:
+        conn.close()
+        raise sqlite3.DatabaseError("malformed database schema (its text is not valid UTF-8)") from None

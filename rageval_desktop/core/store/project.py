@@ -38,6 +38,7 @@ from rageval_desktop.core.store.files import (
     WRITER_CACHE_KIB,
     _version_refusal,
     connect_read_only,
+    decodable,
     default_actor,
     read_header,
     restore_hint,
@@ -260,13 +261,14 @@ class Project:
     def _connect(self, cache_kib: int = READER_CACHE_KIB) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")  # durable across process kills in WAL mode
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute(f"PRAGMA cache_size = -{cache_kib}")
-        for statement in Project.extra_pragmas:
-            conn.execute(f"PRAGMA {statement}")
+        with decodable(conn):
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # durable across process kills in WAL mode
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute(f"PRAGMA cache_size = -{cache_kib}")
+            for statement in Project.extra_pragmas:
+                conn.execute(f"PRAGMA {statement}")
         return conn
 
     def pragma(self, statement: str) -> Any:

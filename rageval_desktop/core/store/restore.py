@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rageval_desktop.core.base.errors import ProjectRefused, RagevalError
+from rageval_desktop.core.store import backup as backups
 from rageval_desktop.core.store import integrity, owners
 from rageval_desktop.core.store.backup import backup_dir
 from rageval_desktop.core.store.changes import Area
@@ -99,6 +100,10 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
     except ProjectRefused as exc:
         raise RagevalError(f"cannot restore from {source}: {str(exc).split(': ', 1)[-1].split('; ')[0]}; nothing "
                            f"was changed — choose another backup (rageval backups {path})") from None
+    changed = backups.checksum_problem(source)      # a flipped data byte passes integrity_check; not the checksum
+    if changed is not None:
+        raise RagevalError(f"cannot restore from {source}: {changed}; nothing was changed — choose another backup "
+                           f"(rageval backups {path})")
     found = integrity.check(source, full=True)      # every page and every index: a damaged backup is refused whole
     if not found.ok:
         shown = "; ".join(found.problems[:2])

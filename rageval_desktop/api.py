@@ -186,6 +186,28 @@ class GatePlan:
 
 
 # ---------------------------------------------------------------------------------------------------------- opening
+def _metric_list(metrics: Sequence[str] | str | None) -> list[str] | None:
+    """Metric names as given: one name alone is a list of one (a bare "hit@5" was read letter by letter)."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        return [metrics]
+    names = list(metrics)
+    bad = [m for m in names if not isinstance(m, str)]
+    if bad:
+        raise UsageError(f"metrics are names such as 'hit@5' (got {bad[0]!r})")
+    return names or None
+
+
+def _count(value: Any, name: str, least: int = 1) -> int:
+    """A whole number argument, checked where the API takes it (a size of 'x' raised a bare TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} is a whole number (got {value!r})")
+    if value < least:
+        raise UsageError(f"{name} is {least} or more (got {value})")
+    return value
+
+
 def open(path: str | Path, *, read_only: bool = False) -> Project:  # noqa: A001 - rv.open, like sqlite3's connect
     """Open a project. `read_only`: nothing is written — not even a migration: a file of an older schema is read
     through a migrated temporary copy (`Project.read_copy_of` names the file; `rageval migrate` upgrades it in
@@ -388,7 +410,7 @@ class Project:
         from rageval_desktop.core.metrics.compare import GateUsageError, compare
 
         try:
-            return Comparison(compare(self.core, baseline, candidate, list(metrics) if metrics else None,
+            return Comparison(compare(self.core, baseline, candidate, _metric_list(metrics),
                                       _estimator(estimator)))
         except GateUsageError as exc:
             raise UsageError.of(exc) from None
@@ -404,7 +426,7 @@ class Project:
         try:
             found = plan(self.core, baseline, like=like, churn=churn, tolerance=tolerance,
                          max_tolerance=max_tolerance, allowed=ALLOWED if allowed is None else allowed, power=power,
-                         alpha=alpha, metrics=list(metrics) if metrics else None)
+                         alpha=alpha, metrics=_metric_list(metrics))
         except GateUsageError as exc:
             raise UsageError.of(exc) from None
         config = found.pop("config")
@@ -432,7 +454,7 @@ class Project:
         try:
             chosen = gate_config.resolve(self.core, config)
             result = gate(self.core, baseline, candidate, max_slice_drop=max_slice_drop,
-                          max_aggregate_drop=max_aggregate_drop, metrics=list(metrics) if metrics else None,
+                          max_aggregate_drop=max_aggregate_drop, metrics=_metric_list(metrics),
                           require_significant=require_significant,
                           min_slice_n=MIN_SLICE_N if min_slice_n is None else min_slice_n,
                           estimator=_estimator(estimator), rule=rule, alpha=ALPHA if alpha is None else alpha,
@@ -447,12 +469,12 @@ class Project:
         and corrected estimates weight each rating as it was drawn."""
         from rageval_desktop.core.review import sampling
 
-        return sampling.create_sample(self.core, run, metric, size, seed, mode)
+        return sampling.create_sample(self.core, run, metric, _count(size, "size"), _count(seed, "seed", 0), mode)
 
     def extend_sample(self, sample_id: int, more: int) -> Sample:
         from rageval_desktop.core.review import sampling
 
-        return sampling.extend_sample(self.core, sample_id, more)
+        return sampling.extend_sample(self.core, _count(sample_id, "sample_id"), _count(more, "more"))
 
     def agreement(self, judge: str | None = None, *, apply: bool = False) -> list[dict[str, Any]]:
         """`rageval agreement --json`: per judge, agreement with the reviewers and its 95% CI, the verdict (keep,

@@ -116,3 +116,22 @@ def test_a_job_stops_when_cancelled_and_resumes_paying_nothing_twice(tmp_path, m
         calls = server.calls
         rest = p.judge("v2", ["llm-j"])
         assert rest.stopped is None and rest.rows == 72 - first.ok and server.calls == calls + rest.rows
+
+
+def test_bad_api_arguments_are_usage_errors_not_bare_python_ones(demo_file, tmp_path):
+    """Issue 45: a size of 'x' raised a bare TypeError, and a metric given as one string was read letter by letter."""
+    import shutil
+
+    import rageval_desktop as rv
+
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    with rv.open(path) as project:
+        with pytest.raises(rv.UsageError, match="size is a whole number"):
+            project.sample("v1", "correctness", "x")
+        with pytest.raises(rv.UsageError, match="size is 1 or more"):
+            project.sample("v1", "correctness", 0)
+        one = project.compare("v1", "v2", metrics="hit@5")
+        assert one.data["metrics"] == ["hit@5"]
+        with pytest.raises(rv.UsageError, match="metrics are names"):
+            project.gate("v1", "v2", metrics=[5])

@@ -174,3 +174,34 @@ def test_ci_signs_with_a_key_from_an_environment_variable_named_never_given(demo
     monkeypatch.delenv("RAGEVAL_SIGNING_KEY")
     assert main(["gate", path, *GATE, "--record", str(tmp_path / "r2"), "--key", "env:RAGEVAL_SIGNING_KEY"]) == 4
     assert "the environment variable RAGEVAL_SIGNING_KEY holds no key" in capsys.readouterr().err
+
+
+def test_hostile_decision_files_end_in_a_clear_error_never_an_internal_one_or_a_hang(demo, tmp_path, capsys):
+    """Issue 45: 3 internal errors and 1 hang over 13 hostile files (deep nesting, a hash that is a list, a lone
+    surrogate, a pipe)."""
+    import os
+
+    path = str(demo.path)
+    demo.close()
+    good = _record(path, tmp_path / "rec", capsys)["record"]
+    good = json.loads((tmp_path / "rec" / "decision-1.json").read_text())
+    cases = {"deep.json": b"[" * 100000 + b"]" * 100000, "hashlist.json": b'{"hash": ["x"]}',
+             "hashdict.json": b'{"hash": {"a": 1}}', "binary.json": bytes(range(256)) * 4,
+             "surrogate.json": json.dumps({**good, "note": "\ud800"}).encode(),
+             "big.json": b'{"hash": "' + b"a" * (17 * 2**20) + b'"}',
+             "upto.json": json.dumps({**good, "inputs": {"upto": {"a": "x"}}}).encode()}
+    files = []
+    for name, body in cases.items():
+        (tmp_path / name).write_bytes(body)
+        files.append(str(tmp_path / name))
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "folder.json").mkdir()
+    files += [str(tmp_path / "pipe.json"), str(tmp_path / "folder.json")]
+    capsys.readouterr()
+    assert main(["decisions", path, "--verify", *files]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    for name in [*cases, "pipe.json", "folder.json"]:
+        assert f"{name}: " in err, name
+    assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "pipe.json")]) == 4
+    assert "not a regular file" in capsys.readouterr().err

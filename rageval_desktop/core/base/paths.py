@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rageval_desktop.core.base.errors import RagevalError
+
 
 def resources_dir() -> Path:
     """The resources: the copy a wheel or a bundle carries inside the package (rageval_desktop/resources, found
@@ -35,3 +37,26 @@ def user_data_dir() -> Path:
         path = Path(base) / "rageval-desktop"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def read_small_text(path: str | Path, what: str, max_bytes: int = 16 * 1024 * 1024) -> str:
+    """A small text file a user names (a decision record, an allowed-signers list): a regular file — never a pipe
+    or a device, which would block for ever — of at most `max_bytes`, in UTF-8. Anything else is a RagevalError
+    that names the file and says why."""
+    path = Path(path)
+    try:
+        if not path.is_file():
+            raise RagevalError(f"cannot read {what} {path}: " + ("not found" if not path.exists() else
+                                                                   "not a regular file (a folder, a pipe or a device)"))
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise RagevalError(f"cannot read {what} {path}: {size / 2**20:.1f} MiB, more than such a file holds "
+                               f"({max_bytes / 2**20:.0f} MiB)")
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise RagevalError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RagevalError(f"cannot read {what} {path}: it is not UTF-8 text") from None

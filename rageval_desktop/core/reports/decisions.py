@@ -25,6 +25,7 @@ from typing import Any
 from rageval_desktop._version import __version__
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.paths import read_small_text
 from rageval_desktop.core.base.text import md_escape
 from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.registry import list_judges
@@ -41,7 +42,9 @@ UNSIGNED = ("hash", "signature")
 
 
 def canonical(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+    # (surrogatepass: a file may hold a lone "\ud800"; it hashes, and differs, rather than stopping the check)
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=str).encode("utf-8", "surrogatepass")
 
 
 def digest(record: dict[str, Any]) -> str:
@@ -185,7 +188,9 @@ def write_record(record: dict[str, Any], result: GateResult, folder: str | Path)
 
 
 def decisions(project: Project) -> list[dict[str, Any]]:
-    return [{"id": i, **json.loads(r)} for i, r in project.reader().execute(
+    """The stored records, oldest first (one that cannot be read is listed as such: `decisions --verify` says
+    why)."""
+    return [{"id": i, **(_parsed(r) or {"decision": "(unreadable)"})} for i, r in project.reader().execute(
         "SELECT id, record FROM decisions ORDER BY id")]
 
 
@@ -251,7 +256,13 @@ def verify(project: Project, files: Sequence[str | Path] = (),
     cache: dict[tuple[str, str, str], dict[str, Any]] = {}
     for i, text, hash_, prev in project.reader().execute(
             "SELECT id, record, hash, previous FROM decisions ORDER BY id"):
-        record = json.loads(text)
+        record = _parsed(text)
+        if record is None:
+            out["records"].append({"id": i, "decision": None, "signer": None, "changed": [],
+                                   "problems": ["it cannot be read as a decision record (edited)"]})
+            out["problems"].append(f"decision {i}: it cannot be read as a decision record (edited)")
+            previous = hash_
+            continue
         stored[hash_] = (i, record)
         problems = _check_record(record, trusted)
         if record.get("hash") != hash_:
@@ -268,13 +279,15 @@ def verify(project: Project, files: Sequence[str | Path] = (),
     for path in files:
         name = Path(path).name
         problems = []
+        body: Any = None
         try:
-            body = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            problems.append(f"cannot be read as a decision record ({exc})")
-            body = None
+            body = _parsed(read_small_text(path, "the decision record"))
+            if body is None:
+                problems.append("cannot be read as a decision record (not a JSON object, or nested too deeply)")
+        except RagevalError as exc:
+            problems.append(str(exc).replace(f"cannot read the decision record {path}: ", "cannot be read: "))
         if body is not None:
-            claimed = body.get("hash") if isinstance(body, dict) else None
+            claimed = body.get("hash") if isinstance(body.get("hash"), str) else None
             if claimed not in stored:
                 problems.append("names no decision recorded in this project")
             else:
@@ -286,8 +299,26 @@ def verify(project: Project, files: Sequence[str | Path] = (),
     return out
 
 
+def _parsed(text: str) -> dict[str, Any] | None:
+    """A decision record from its JSON text; None for anything else (not JSON, not an object, nested beyond what
+    the reader can follow)."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
 def _changed_inputs(project: Project, record: dict[str, Any], cache: dict[tuple[str, str, str], Any]) -> list[str]:
-    """The parts of a record's inputs that differ from the project now ([] for a record that binds none)."""
+    """The parts of a record's inputs that differ from the project now ([] for a record that binds none); a record
+    whose inputs cannot be read has them all changed."""
+    try:
+        return _inputs_changed(project, record, cache)
+    except (TypeError, ValueError, AttributeError, KeyError, RagevalError):
+        return ["inputs (unreadable)"]
+
+
+def _inputs_changed(project: Project, record: dict[str, Any], cache: dict[tuple[str, str, str], Any]) -> list[str]:
     parts = record.get("inputs")
     if not isinstance(parts, dict) or not isinstance(parts.get("upto"), dict):
         return []

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.base.paths import read_small_text, user_data_dir
 from rageval_desktop.core.store.files import default_actor
 
 ALGORITHM = "ssh-ed25519"
@@ -201,7 +201,7 @@ def parse_allowed(text: str, where: str = "allowed signers") -> list[Signer]:
 def read_allowed(path: str | Path) -> list[Signer]:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SigningError(f"cannot read the allowed signers {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_small_text(path, "the allowed signers", 1024 * 1024)
+    except RagevalError as exc:
+        raise SigningError(str(exc)) from None
     return parse_allowed(text, str(path))

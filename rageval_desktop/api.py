@@ -242,6 +242,9 @@ def write_demo(path: str | Path, *, force: bool = False) -> Path:
     path = Path(path)
     if path.is_dir():
         path = path / "demo.rageval"
+    elif path.suffix != ".rageval":    # as `rageval new` asks (a project named 'demo' was written, no extension)
+        raise UsageError(f"project files end in .rageval (got '{path.name}'): give {path.name}.rageval, or a "
+                         "folder that exists to write demo.rageval into")
     if path.exists() and force:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)

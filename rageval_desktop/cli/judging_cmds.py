@@ -192,7 +192,9 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
         print(f"error: the job stopped: {stats.message}", file=sys.stderr)
     elif stats.stopped == "budget":
         print(f"warning: {stats.message}", file=sys.stderr)
-    text = (f"{stats.rows} to judge ({stats.skipped} already judged): {stats.ok} ok, {stats.unparsed} unparsed, "
+    kept = (f", {stats.skipped_unparsed} of them with a reply that never parsed: redo those with --redo-unparsed"
+            if stats.skipped_unparsed else "")
+    text = (f"{stats.rows} to judge ({stats.skipped} already judged{kept}): {stats.ok} ok, {stats.unparsed} unparsed, "
             f"{stats.errors} errors{' ' + str(stats.errors_by_kind) if stats.errors else ''}; {stats.calls} calls, "
             f"{stats.cache_hits} from cache, ${stats.cost_usd:.4f}, {stats.seconds:.1f} s")
     if stats.retries:

@@ -69,7 +69,9 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
         app.exit(0)
 
     def finished(kind: str) -> None:
-        if kind == "failed":
+        if kind == "failed":      # said, not only exited with: a script sees why (was: exit 1 in silence)
+            print(f"error: {getattr(window, 'last_error', '') or 'the project could not be opened'}; no screenshot "
+                  "was written", file=sys.stderr)
             app.exit(1)
         elif computed_view and window.project is not None:
             # after the page's numbers, its chart is drawn again for its final pane (debounced 250 ms): wait for it

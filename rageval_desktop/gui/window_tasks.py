@@ -211,6 +211,7 @@ class WindowTasks:
         def failed(message: str, details: str) -> None:
             if not isValid(self.task_label):
                 return
+            self.last_error = message     # (before the signal: a screenshot run prints it as it exits)
             finish("failed")
             self.show_error(message, details)
 

@@ -66,6 +66,11 @@ def test_unparsed_rows_still_exit_0(path, capsys):
         assert main(["judge", str(path), "--run", "v1", "--json"]) == 0
         stats = out_json(capsys)
         assert (stats["unparsed"], stats["repair_retries"], stats["calls"] - stats["retries"]) == (20, 20, 40), stats
+        # run again: nothing to do, and it says which flag would redo the unparsed rows (issue 45)
+        assert main(["judge", str(path), "--run", "v1"]) == 0
+        said = capsys.readouterr().out
+        assert "0 to judge (20 already judged, 20 of them with a reply that never parsed: redo those with " \
+               "--redo-unparsed)" in said
         # --only-failed redoes exactly the unparsed rows
         server.responder = lambda b, n: Reply("Feedback: fine [RESULT] 5")
         assert main(["judge", str(path), "--run", "v1", "--only-failed", "--no-cache", "--json"]) == 0

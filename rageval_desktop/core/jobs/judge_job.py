@@ -56,6 +56,7 @@ class JobStats:
     job_id: int | None = None
     rows: int = 0                 # work items in this job (after skipping what was already judged)
     skipped: int = 0              # already judged by the same judge, rubric version and model
+    skipped_unparsed: int = 0     # of those, rows whose reply never parsed (kept as they are unless redone)
     done: int = 0
     ok: int = 0
     unparsed: int = 0
@@ -137,6 +138,7 @@ class JudgeJob:
         self.report(force=True)
         work = job_items(self.project, self.spec, judges)
         self.stats.rows, self.stats.skipped = len(work), work.skipped
+        self.stats.skipped_unparsed = work.skipped_unparsed
         busy = [j for j in judges if work.count([j])]          # judges with something to do
         missing = key_problems(busy)
         if missing:                     # before any work: not after the local judges have run for a minute

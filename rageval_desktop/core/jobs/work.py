@@ -110,6 +110,7 @@ class Plan:
         self.row = array("q")
         self.rank = array("i")
         self.skipped = 0
+        self.skipped_unparsed = 0    # of those skipped, rows whose reply never parsed (--redo-unparsed redoes them)
         self._per_judge: Counter[int] = Counter()
         final = {"ok"} if redo_failed or only_failed else {"ok", "unparsed"}
         conn = project.reader()
@@ -122,6 +123,7 @@ class Plan:
                     status = found.get(key)
                     if status in final or (only_failed and status is None):
                         self.skipped += 1
+                        self.skipped_unparsed += status == "unparsed"
                         continue
                     self.judge_index.append(index)
                     self.row.append(rid)

@@ -530,3 +530,31 @@ def test_citation_scores_equal_open_rag_evals_own_code_where_no_passage_is_cited
         elif not cited:
             assert ours["citation_precision"] is None and case["precision"] == 0
     assert same >= 10
+
+
+def test_queries_that_read_alike_keep_their_own_lists_when_linked_to_one_golden_row(tmp_path, monkeypatch):
+    """Issue 45: with a golden set holding "How many planets have moons?", query_3 and query_6 both link to it and
+    shared one nugget list; a row that names its query has its query's list. And the nugget assignment reads the
+    answer without its [n] markers, as open-rag-eval does."""
+    from rageval_desktop.core.importers import import_golden
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-test")
+    (tmp_path / "g.jsonl").write_text(json.dumps({"id": "moons", "question": "How many planets have moons?",
+                                                  "gold_answer": "Seven"}) + "\n")
+    project = Project.create(tmp_path / "ore.rageval")
+    try:
+        import_golden(project, tmp_path / "g.jsonl")
+        import_run(project, ORE, "ore")
+        linked = project.reader().execute("SELECT COUNT(*) FROM run_rows WHERE golden_id = 'moons'").fetchone()[0]
+        assert linked == 3                                     # query_3 and query_6's two runs
+        script = Script()
+        with FakeOpenAI(script) as server:
+            add_gold_free_judges(project, server, cit=False)
+            run_judge_job(project, JobSpec(run="ore"))
+            answers = [tag(r["messages"][1]["content"], "answer") for r in server.requests
+                       if "NuggetizeAssignerLLM" in r["messages"][0]["content"]]
+        assert script.steps.count("creation") == 6             # one list per query, query_3's its own
+        assert answers and not any(re.search(r"\[\d+\]", a) for a in answers)
+        assert "Black holes are dense They are also big and round My name is x" in answers
+    finally:
+        project.close()

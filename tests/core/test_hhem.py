@@ -181,4 +181,27 @@ def test_a_long_premise_is_cut_never_the_hypothesis_and_citation_markers_are_str
     assert len(ids) <= hhem.MAX_TOKENS and ids[-len(tail) - 1:-1] == tail        # the hypothesis, whole, at the end
     assert model.predict([(premise, hypothesis)]) == pytest.approx(direct_scores(*model_folders,
                                                                                 [(fitted, hypothesis)]), abs=1e-5)
-    assert hhem.strip_citations("Dense [1] and round [2][3], see [1, 2] or [1-3].") == "Dense and round, see or."
+    from rageval_desktop.core.base.scoring.citations import marker_free
+
+    # open-rag-eval's reading (issue 45): parts between marker blocks joined by a space, "[1-3]" is not a marker
+    assert marker_free("Dense [1] and round [2][3], see [1, 2] or [1-3].") == "Dense and round , see or [1-3]."
+
+
+def test_an_input_between_2048_and_4096_tokens_is_scored_whole_as_hhems_own_predict_does(model_folders, tmp_path,
+                                                                                          monkeypatch):
+    """Issue 45: HHEM's own predict never truncates; cutting at 2,048 tokens made long inputs differ from it by up
+    to 0.028. Up to 4,096 tokens the premise goes in whole; past it the premise is cut and the prompt fits."""
+    monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path / "user"))
+    hhem.register(*model_folders)
+    model = hhem.load()
+    premise = " ".join(f"passage sentence number {i} about the sun." for i in range(300))
+    hypothesis = "The sun is a star of medium size."
+    size = len(model.tokenizer(hhem.PROMPT.format(text1=premise, text2=hypothesis))["input_ids"])
+    assert 2048 < size <= hhem.MAX_TOKENS
+    assert model.fit(premise, hypothesis) == (premise, False)
+    assert model.predict([(premise, hypothesis)]) == pytest.approx(
+        direct_scores(*model_folders, [(premise, hypothesis)]), abs=1e-5)
+    longer = premise * 3
+    fitted, cut = model.fit(longer, hypothesis)
+    assert cut and len(model.tokenizer(hhem.PROMPT.format(text1=fitted, text2=hypothesis))["input_ids"]) \
+        <= hhem.MAX_TOKENS

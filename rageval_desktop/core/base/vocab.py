@@ -18,6 +18,7 @@ class MetricSpec:
     pass_mark: float | None = None  # a score under it counts as a failure
     items: str | None = None        # sub-items judged within a row ("nugget", "citation"), kept in the detail
     kinds: tuple[str, ...] = ("llm",)  # the methods that can judge it (embedded judges: see add_judge)
+    marker_free: bool = False       # judged on the answer without its [n] markers, as open-rag-eval reads it
 
 
 METRICS: dict[str, MetricSpec] = {m.name: m for m in (
@@ -26,9 +27,10 @@ METRICS: dict[str, MetricSpec] = {m.name: m for m in (
     MetricSpec("faithfulness", 1, 5, "row", False, "faithfulness", 4),
     MetricSpec("answer_relevance", 1, 5, "row", False, "answer_relevance", 4),
     MetricSpec("passage_relevance", 0, 3, "passage", False, "passage_relevance_umbrela", 2),
-    MetricSpec("answered", 0, 1, "row", False, "answered", 1),   # open-rag-eval's no-answer check: "% answered"
+    # open-rag-eval's no-answer check: "% answered"
+    MetricSpec("answered", 0, 1, "row", False, "answered", 1, marker_free=True),
     # AutoNuggetizer (TREC 2024 RAG, as open-rag-eval runs it): the row score is the weighted nugget score
-    MetricSpec("nuggets", 0, 1, "row", False, "nugget_assignment", None, items="nugget"),
+    MetricSpec("nuggets", 0, 1, "row", False, "nugget_assignment", None, items="nugget", marker_free=True),
     # each answer sentence against each passage it cites: the row score is the citation F1
     MetricSpec("citation_support", 0, 1, "row", False, "citation_support", None, items="citation"),
     # HHEM-2.1-Open, a local model: 1 = consistent with the passages, under 0.5 = hallucinated

@@ -28,12 +28,16 @@ class NuggetsInvalid(RagevalError):
 
 
 def question_key(golden_id: str | None, question: str, query_id: str | None = None) -> str:
-    """A golden row's id; for a run row linked to none, its query's id (open-rag-eval's `query_id`: the repeats of
-    one query share a list, two queries that happen to read alike do not — query_6 was judged against nuggets made
-    from query_3's passages), else the normalised question."""
+    """Which nugget list a row is judged against. A row that names its query (open-rag-eval's `query_id`) has its
+    query's list, whatever golden row it links to: the repeats of one query share a list, two queries that read alike
+    do not (query_3 and query_6 of the multi-run file both ask "How many planets have moons?"; linked to one golden
+    row, one was judged against nuggets made from the other's passages). Else its golden row's id, else the
+    normalised question."""
+    if query_id:
+        return f"qid:{query_id}"
     if golden_id:
         return golden_id
-    return f"qid:{query_id}" if query_id else "q:" + normalise_question(question)
+    return "q:" + normalise_question(question)
 
 
 def fingerprint(listed: dict[str, Any] | None) -> str | None:

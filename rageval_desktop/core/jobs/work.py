@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.scoring import citations
 from rageval_desktop.core.golden import nuggets as nugget_lists
 from rageval_desktop.core.golden.nuggets import fingerprint
 from rageval_desktop.core.judges.judge import Judge
@@ -220,7 +221,9 @@ def _item(judge: Judge, maker: KeyMaker, rid: int, rank: int, row: dict[str, Any
     """One planned item with the fields its rubric renders, what a multi-call judge needs, and what is missing."""
 
     against = fingerprint(curated.get(row["question_key"])) if judge.spec.items == "nugget" else None
-    fields = {"question": row["question"], "answer": row["answer"], "reference": row["reference"],
+    # (nugget assignment and the no-answer check read the answer without its markers, as open-rag-eval does)
+    answer = citations.marker_free(row["answer"]) if judge.spec.marker_free else row["answer"]
+    fields = {"question": row["question"], "answer": answer, "reference": row["reference"],
               "contexts": row["contexts"]}
     if rank:
         fields["passage"] = next((t for r, t, _ in row["passages"] if r == rank), "")

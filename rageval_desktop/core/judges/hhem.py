@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.paths import user_data_dir
-from rageval_desktop.core.base.scoring.citations import statements
+from rageval_desktop.core.base.scoring.citations import marker_free, statements
 
 MISSING = ("the HHEM model needs the packages torch and transformers, which this installation does not have "
            "(install them with: pip install torch==2.13.0 transformers; torch's CPU build is enough)")
@@ -35,7 +34,10 @@ MISSING = ("the HHEM model needs the packages torch and transformers, which this
 PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}"
 MODES = ("whole", "claims")
 MAX_CHARS = 8192          # open-rag-eval cuts the joined passages here
-MAX_TOKENS = 2048         # and we never feed the model more than this
+# HHEM's own predict feeds the whole prompt, untruncated (T5's relative positions take any length; HHEM-2.1-Open is
+# made for 4k): up to this many tokens we do the same, so scores equal its own; past it (a long answer), the premise is
+# cut first and the hypothesis kept whole. At 2,048, inputs between the two differed from HHEM's by up to 0.028.
+MAX_TOKENS = 4096
 BATCH = 8
 THRESHOLD = 0.5
 HOW_TO_ADD = ("no HHEM model is registered. Download Vectara's model folder (huggingface.co/vectara/"
@@ -158,15 +160,26 @@ class HHEM:
         self.tokenizer = AutoTokenizer.from_pretrained(str(foundation_dir), local_files_only=True)
 
     def fit(self, premise: str, hypothesis: str) -> tuple[str, bool]:
-        """The premise cut, by tokens, so that the whole prompt fits MAX_TOKENS with the hypothesis whole (the
-        tokenizer's own truncation cuts from the end: past ~2,276 tokens it dropped the hypothesis, so the model
-        judged the passages against nothing); and whether it was cut."""
+        """The premise as HHEM gets it: whole when the prompt fits MAX_TOKENS (as HHEM's own predict, which never
+        truncates), else cut by tokens so that it fits with the hypothesis whole (the tokenizer's truncation cuts
+        from the end: the hypothesis went first); and whether it was cut. A decoded cut can tokenize longer in
+        context, so the prompt is measured again until it fits."""
         tokens = self.tokenizer
-        room = MAX_TOKENS - len(tokens(self.prompt.format(text1="", text2=hypothesis))["input_ids"])
-        ids = tokens(premise, add_special_tokens=False)["input_ids"]
-        if len(ids) <= room:
+
+        def size(text: str) -> int:
+            return len(tokens(self.prompt.format(text1=text, text2=hypothesis))["input_ids"])
+
+        if size(premise) <= MAX_TOKENS:
             return premise, False
-        return str(tokens.decode(ids[:max(0, room)], skip_special_tokens=True)), True
+        ids = tokens(premise, add_special_tokens=False)["input_ids"]
+        room = MAX_TOKENS - size("")
+        while room > 0:
+            cut = str(tokens.decode(ids[:room], skip_special_tokens=True))
+            over = size(cut) - MAX_TOKENS
+            if over <= 0:
+                return cut, True
+            room -= over
+        return "", True
 
     def predict(self, pairs: list[tuple[str, str]]) -> list[float]:
         torch = self.torch
@@ -174,6 +187,7 @@ class HHEM:
         for start in range(0, len(pairs), BATCH):
             chunk = [(self.fit(p, h)[0], h) for p, h in pairs[start:start + BATCH]]
             texts = [self.prompt.format(text1=p, text2=h) for p, h in chunk]
+            # (truncation only binds when the hypothesis alone is longer than MAX_TOKENS: the premise is cut already)
             inputs = self.tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=MAX_TOKENS)
             inputs.pop("token_type_ids", None)
             with torch.no_grad():
@@ -206,20 +220,12 @@ def load() -> HHEM:
         return _LOADED[key]
 
 
-_CITATION = re.compile(r"\s*\[\d+(?:\s*[,\-–]\s*\d+)*\]")
-
-
-def strip_citations(answer: str) -> str:
-    """The answer without its `[n]`, `[1, 2]`, `[1-3]` citation markers (open-rag-eval's hypothesis for HHEM)."""
-    return _CITATION.sub("", answer).strip()
-
-
 def score_row(model: HHEM, answer: str, passages: list[str], mode: str) -> tuple[float, dict[str, Any], str]:
     """(score 0-1, detail, rationale) of one answer against its passages."""
     if mode == "whole":
         joined = " ".join(passages)
         cut = len(joined) > MAX_CHARS
-        answer = strip_citations(answer)       # as open-rag-eval does: "[2]" is not a claim the passages support
+        answer = marker_free(answer)           # as open-rag-eval does: "[2]" is not a claim the passages support
         score = model.predict([(joined[:MAX_CHARS], answer)])[0]
         note = f"HHEM {score:.3f} (whole answer against {len(passages)} passages"
         note += f"; passages cut to {MAX_CHARS} of {len(joined)} characters)" if cut else ")"

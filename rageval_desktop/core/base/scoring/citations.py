@@ -39,6 +39,40 @@ class Statement:
     cites: tuple[int, ...]    # passage numbers, in order, without repeats
 
 
+# open-rag-eval's reading of an answer (rag_results_loader): "[1, 2]" is "[1][2]", "[1], [2]" is "[1][2]", and
+# the answer is the text between blocks of "[n]" markers
+_ORE_MULTI = re.compile(r"\[\d+(?:,\s*\d+)+\]")
+_ORE_BETWEEN = re.compile(r"\]\s*,\s*\[")
+_ORE_BLOCK = re.compile(r"(?:\[\d+\])+")
+
+
+def answer_parts(answer: str) -> list[str]:
+    """The answer's parts as open-rag-eval reads them: the text before each block of `[n]` markers (stripped; an
+    empty one dropped) and, after the last block, what is left when it is longer than one character (a lone "." is
+    dropped). An answer without a marker is one part, as it is. Ranges ("[1-3]") and ";" are not markers to it."""
+    text = _ORE_MULTI.sub(lambda m: "".join(f"[{n}]" for n in re.findall(r"\d+", m.group())), answer)
+    text = _ORE_BETWEEN.sub("][", text)
+    blocks = list(_ORE_BLOCK.finditer(text))
+    if not blocks:
+        return [text]
+    parts, start = [], 0
+    for block in blocks:
+        piece = text[start:block.start()].strip()
+        if piece:
+            parts.append(piece)
+        start = block.end()
+    tail = text[start:].strip()
+    if len(tail) > 1:
+        parts.append(tail)
+    return parts
+
+
+def marker_free(answer: str) -> str:
+    """The answer as open-rag-eval's HHEM, nugget assignment and no-answer check read it: its parts joined by one
+    space (`Dense [1]. Big [2]` -> `Dense . Big`)."""
+    return " ".join(answer_parts(answer))
+
+
 def _numbers(group: str) -> list[int]:
     out: list[int] = []
     for token in _NUM.findall(group):

@@ -70,7 +70,7 @@ def unsupported(path: Path) -> str | None:
 
 
 def import_file(project: Project, path: Path, kind: str, run_name: str | None, fmt: str | None,
-                mapping: dict[str, str] | None, allow_clearing: bool, ctx: TaskContext) -> ImportReport:
+                mapping: dict[str, str] | None, allow_clearing: bool = False, *, ctx: TaskContext) -> ImportReport:
     from rageval_desktop.core import importers
 
     if kind == "golden":

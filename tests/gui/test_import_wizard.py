@@ -107,3 +107,21 @@ def test_a_large_run_imports_from_the_apps_worker_through_the_reader_process(win
         "WHERE r.name = 'big'").fetchone()
     assert got == (400, 1, 400)
     assert len(started) == 1 and started[0].process.poll() == 0               # the reader ran, and ended
+
+
+def test_a_reimport_that_would_clear_labels_asks_before_it_may_import(window, qtbot, tmp_path):
+    """Issue 45: the wizard says which fields the file leaves out (kept as stored) and, when empty cells would clear
+    labels the rows have, Import waits for the box that confirms it."""
+    rows = window.project.reader().execute("SELECT id, question, gold_answer FROM golden_rows ORDER BY id").fetchall()
+    path = tmp_path / "golden_without_slices.csv"
+    write_csv(path, [{"id": i, "question": q, "gold_answer": a, "slice_tag": ""} for i, q, a in rows])
+    dialog = wizard(window, qtbot, path)
+    dialog.kind.setCurrentIndex(dialog.kind.findData("golden"))
+    qtbot.waitUntil(lambda: "Will import" in dialog.summary.text() and dialog.preview_settled(), timeout=10_000)
+    text = dialog.summary.text()
+    assert "kept as stored on updated rows: gold chunk ids, metadata" in text
+    assert f"Empty cells would clear the slice of {len(rows)} row(s)" in text
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not dialog.clear_labels.isHidden() and not ok.isEnabled() and not dialog.allow_clearing
+    dialog.clear_labels.setChecked(True)
+    assert ok.isEnabled() and dialog.allow_clearing

@@ -125,6 +125,7 @@ class ImportDialog(QDialog):
         self.clear_labels.setToolTip("Empty cells in a label column (gold chunk ids, slice, gold answer) clear what "
                                      "the rows have. A column left out of the file always keeps what is stored.")
         self.clear_labels.setVisible(False)
+        self.clear_labels.toggled.connect(lambda _on: self._update())
         outer.addWidget(self.clear_labels)
         self.problem = QLabel()
         self.problem.setObjectName("problem")
@@ -264,7 +265,10 @@ class ImportDialog(QDialog):
         self.format.setEnabled(self.kind.currentData() != "corpus")
         name = self.run_name.text().strip()
         problem = ""
-        if is_run and not name:
+        if not self.clear_labels.isHidden() and not self.clear_labels.isChecked():
+            problem = ("Tick 'Clear labels the file leaves empty' to clear them, or leave that column out of the "
+                       "file to keep what is stored.")
+        elif is_run and not name:
             problem = "The run needs a name."
         elif is_run and name in self.run_names:
             problem = f"A run named '{name}' already exists."

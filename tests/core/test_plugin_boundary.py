@@ -177,3 +177,71 @@ def test_a_model_judge_of_another_kind_is_estimated_and_edited_as_one(proj):
     finally:
         for table in (kinds._KINDS, kinds._SOURCES, kinds._VERSIONS):
             table.pop("llm_pinned", None)
+
+
+class Broken(LocalKind):
+    """A plug-in kind that fails wherever it is asked something."""
+    name = "broken"
+    label = "fails everywhere"
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def can_judge(self, spec):
+        if self.where == "can_judge":
+            raise KeyError("spec")
+        return None
+
+    def check(self, project, settings):
+        if self.where == "check":
+            raise ValueError("bad settings")
+        return settings if self.where != "check_returns" else {"oops": 1}
+
+    def model_id(self, judge):
+        if self.where == "model_id":
+            raise RuntimeError("no id")
+        return "broken:1"
+
+    def outside_parts(self, judge):
+        if self.where == "outside_parts":
+            raise OSError("folder gone")
+        return {}
+
+
+@pytest.mark.parametrize(("where", "said"), [("can_judge", "failed while saying which metrics it judges: KeyError"),
+                                             ("check", "failed while checking the judge's settings: ValueError"),
+                                             ("check_returns", "returned dict, not Settings")])
+def test_a_plug_in_that_fails_when_a_judge_is_added_is_named(proj, where, said):
+    from rageval_desktop.core.base.errors import JudgeConfigError
+
+    kinds._discover()
+    kinds.register(Broken(where), source="acme-broken", version="0.0.1")
+    try:
+        with pytest.raises(JudgeConfigError, match=said):
+            add_judge(proj, "b", "correctness", "broken")
+    finally:
+        for table in (kinds._KINDS, kinds._SOURCES, kinds._VERSIONS):
+            table.pop("broken", None)
+
+
+@pytest.mark.parametrize("where", ["model_id", "outside_parts"])
+def test_a_plug_in_that_fails_to_name_its_method_stops_the_job_and_leaves_the_list_readable(proj, where):
+    from rageval_desktop.core.base.errors import JudgeConfigError
+    from rageval_desktop.core.review.licence import licence
+
+    kind = Broken("none")
+    kinds._discover()
+    kinds.register(kind, source="acme-broken", version="0.0.1")
+    try:
+        add_judge(proj, "b", "correctness", "broken")
+        kind.where = where
+        judge = get_judge(proj, "b")
+        assert licence(proj, judge).tier == "explore"              # readable, whatever the plug-in does
+        if where == "model_id":
+            with pytest.raises(JudgeConfigError, match="failed while naming its method: RuntimeError: no id"):
+                run_judge_job(proj, JobSpec(run="v1", judges=["b"]))
+        else:
+            assert "could not be read" in fingerprint(proj, judge)["outside"]
+    finally:
+        for table in (kinds._KINDS, kinds._SOURCES, kinds._VERSIONS):
+            table.pop("broken", None)

@@ -12,7 +12,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges import rubrics
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.judges.kinds import kind_origin
+from rageval_desktop.core.judges.kinds import guarded, kind_origin
 from rageval_desktop.core.judges.llm import DEFAULT_BASE_URL
 from rageval_desktop.core.judges.secrets import safe_endpoint
 from rageval_desktop.core.store.project import Project
@@ -30,7 +30,11 @@ def _digest(value: Any) -> str:
 
 def fingerprint(project: Project, judge: Judge) -> dict[str, str]:
     """Each part as a short text (a hash where the part is long): equal parts, equal verdicts."""
-    parts: dict[str, Any] = {"kind": judge.kind, "model": judge.model_id,
+    try:
+        method = judge.model_id
+    except RagevalError as exc:          # a plug-in's model_id that fails: named, and never equal to an audit's
+        method = f"(could not be read: {exc})"
+    parts: dict[str, Any] = {"kind": judge.kind, "model": method,
                              "endpoint model": judge.model or judge.params.get("model")}
     if judge.rubric_id is not None:
         rubric = rubrics.rubric_of(project, judge.rubric_id)
@@ -49,9 +53,15 @@ def fingerprint(project: Project, judge: Judge) -> dict[str, str]:
         if judge.params.get(key) is not None:
             parts[part] = judge.params[key] if key != "examples" else _digest(judge.params[key])
     try:
-        parts.update(judge.kind_of.outside_parts(judge))   # what lives outside the project (a model folder)
+        kind = judge.kind_of
     except RagevalError:
         parts["kind"] = f"{judge.kind} (not installed)"
+    else:
+        try:   # what lives outside the project (a model folder)
+            outside = guarded(kind, "naming what its verdicts depend on", kind.outside_parts, judge)
+            parts.update({str(k): v for k, v in dict(outside).items()})
+        except (RagevalError, TypeError, ValueError) as exc:
+            parts["outside"] = f"(could not be read: {exc})"     # never equal to what an audit recorded
     return {k: "" if v is None else str(v) for k, v in parts.items()}
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, METRICS, MetricSpec
-from rageval_desktop.core.judges.kinds import JudgeKind, get_kind, kind_origin
+from rageval_desktop.core.judges.kinds import JudgeKind, get_kind, guarded, kind_origin
 
 
 @dataclass
@@ -60,8 +60,10 @@ class Judge:
     def model_id(self) -> str:
         """What the idempotency key and the cache know this judge's method by (the kind decides)."""
         try:
-            method = self.kind_of.model_id(self)
-            origin = kind_origin(self.kind)     # a plug-in's version: a new one is another method
-            return f"{method}@{origin}" if origin else method
+            kind = self.kind_of
         except RagevalError:   # a plug-in no longer installed: still listed; running it says what is missing
             return f"{self.kind}:{self.params.get('model') or 'default'}"
+        # (a plug-in whose model_id fails stops what asked for it, named: a fallback would change every key)
+        method = str(guarded(kind, "naming its method", kind.model_id, self))
+        origin = kind_origin(self.kind)         # a plug-in's version: a new one is another method
+        return f"{method}@{origin}" if origin else method

@@ -15,7 +15,7 @@ from rageval_desktop.core.base.text import lookalike, name_problem
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind
+from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind, guarded
 from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -35,13 +35,17 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         raise JudgeConfigError(f"the name '{name}' reads like the existing judge '{twin}' (they differ only in case or "
                                "width); choose a name that cannot be mistaken for it")
     spec = METRICS[metric]
-    reason = judge_kind.can_judge(spec)
+    reason = guarded(judge_kind, "saying which metrics it judges", judge_kind.can_judge, spec)
     if reason is not None:
         able = able_kinds(spec)
         raise JudgeConfigError(f"{reason}; {metric} takes a {' or '.join(able)} judge",
                                cli_hint=f"use --kind {' or --kind '.join(able)}",
                                gui_hint=f"choose a {' or '.join(able)} judge")
-    settings = judge_kind.check(project, Settings(metric, model, base_url, api_key_ref, dict(params or {}), rubric))
+    settings = guarded(judge_kind, "checking the judge's settings", judge_kind.check, project,
+                       Settings(metric, model, base_url, api_key_ref, dict(params or {}), rubric))
+    if not isinstance(settings, Settings):
+        raise JudgeConfigError(f"judge kind '{kind}' checked the settings and returned {type(settings).__name__}, "
+                               "not Settings; nothing was added")
     model, base_url, api_key_ref, params = settings.model, settings.base_url, settings.api_key_ref, settings.params
     base, helpers = settings.base_rubric, settings.helpers
     with project.write("add judge", changed=(Area.JUDGES,)) as conn:

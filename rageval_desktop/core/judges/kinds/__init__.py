@@ -257,5 +257,25 @@ def get_kind(name: str) -> JudgeKind:
 
 
 def able_kinds(spec: MetricSpec) -> list[str]:
-    """The kinds that can judge a metric."""
-    return [name for name, kind in kinds().items() if kind.can_judge(spec) is None]
+    """The kinds that can judge a metric (a plug-in whose `can_judge` fails can judge none)."""
+    out = []
+    for name, kind in kinds().items():
+        try:
+            if guarded(kind, "saying which metrics it judges", kind.can_judge, spec) is None:
+                out.append(name)
+        except RagevalError:
+            continue
+    return out
+
+
+def guarded(kind: Any, what: str, fn: Any, *args: Any) -> Any:
+    """A call into a kind: what a plug-in raises other than a RagevalError is a JudgeConfigError naming the kind,
+    its distribution and what it was doing — never an internal error of the app."""
+    try:
+        return fn(*args)
+    except RagevalError:
+        raise
+    except Exception as exc:
+        origin = kind_origin(getattr(kind, "name", ""))
+        raise JudgeConfigError(f"judge kind '{getattr(kind, 'name', '?')}'" + (f" ({origin})" if origin else "")
+                               + f" failed while {what}: {type(exc).__name__}: {str(exc)[:200]}") from None

@@ -16,10 +16,8 @@ from tests.core.test_judging import make_project
 
 
 @pytest.fixture
-def proj(tmp_path):
-    p = make_project(tmp_path / "g.rageval", n=6)
-    yield p
-    p.close()
+def proj(small):
+    return small
 
 
 def test_edits_keep_who_when_why_before_after(proj):

@@ -16,7 +16,6 @@ from rageval_desktop.core.judges import kinds
 from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.kinds import LocalKind, Scored
 from rageval_desktop.core.judges.registry import add_judge, get_judge, update_judge
-from tests.core.test_judging import make_project
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -52,10 +51,8 @@ def scripted():
 
 
 @pytest.fixture
-def proj(tmp_path):
-    p = make_project(tmp_path / "p.rageval", n=6)
-    yield p
-    p.close()
+def proj(small):
+    return small
 
 
 def _statuses(project):

@@ -50,6 +50,40 @@ def flip_coverage(q: float, repeats: int, rows: int, runs: int, rng: np.random.G
     return covered / runs, truth
 
 
+def flip_with_failures(q: float, fail: float, repeats: int, rows: int, runs: int,
+                       rng: np.random.Generator) -> tuple[float, float, float]:
+    """The app's own stability summary (core.jobs.checks.stability_summary) on simulated verdicts where each call
+    fails with probability `fail` (the row keeps its other answers): (coverage, mean bias of the flip rate, truth).
+    Verdicts are drawn here, independently of the app: a pass/fail that flips with probability q per call."""
+    import pandas as pd
+
+    from rageval_desktop.core.jobs import checks
+    from rageval_desktop.core.judges.judge import Judge
+
+    judge = Judge(1, "j", "correctness", "llm", 1, "m", None, None, {})
+    variants = [f"repeat {i}" for i in range(1, repeats + 1)]
+    truth = 1 - (1 - q) ** repeats - q ** repeats
+    covered, bias = 0, 0.0
+    real = checks._verdicts, checks._slices
+    try:
+        checks._slices = lambda p, r: dict.fromkeys(r, "s")
+        for _ in range(runs):
+            flips = rng.random((rows, repeats)) < q
+            answered = rng.random((rows, repeats)) >= fail
+            found = [(r, variants[i], 2.0 if flips[r, i] else 4.0, 0.0)
+                     for r in range(rows) for i in range(repeats) if answered[r, i]]
+            frame = pd.DataFrame(found, columns=["source_row", "variant", "score", "cost"])
+            checks._verdicts = lambda p, c, f=frame: f
+            out = checks.stability_summary(None, checks.Check("stability", judge, "v", "c", list(range(rows)),
+                                                              variants))
+            low, high = out["flip_rate_ci"]
+            covered += low is not None and low <= truth <= high
+            bias += (out["flip_rate"] if out["flip_rate"] is not None else truth) - truth
+    finally:
+        checks._verdicts, checks._slices = real
+    return covered / runs, bias / runs, truth
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=2000)
@@ -74,7 +108,16 @@ def main() -> None:
         for rows in (20, 50, 200):
             coverage, truth = flip_coverage(q, 5, rows, args.runs, rng)
             print(f"{q:>10.2f} {truth:>10.3f} {rows:>5} {coverage:>9.1%}")
-    print(f"\n{args.runs} simulated checks per line; {time.perf_counter() - started:.0f} s")
+    print("\nStability with failed calls (each call fails with the given probability; the app's own summary, which")
+    print("leaves rows with a failed repeat out of the flip rate): coverage and bias of the flip rate.")
+    print(f"{'q per call':>10} {'failed':>7} {'rows':>5} {'coverage':>9} {'bias':>8}")
+    for q in (0.05, 0.08):
+        for fail in (0.1, 0.2):
+            for rows in (50, 200):
+                coverage, bias, truth = flip_with_failures(q, fail, 5, rows, max(200, args.runs // 4), rng)
+                print(f"{q:>10.2f} {fail:>7.0%} {rows:>5} {coverage:>9.1%} {bias / truth:>+8.1%}")
+    print(f"\n{args.runs} simulated checks per line ({max(200, args.runs // 4)} with failed calls); "
+          f"{time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

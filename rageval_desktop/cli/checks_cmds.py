@@ -91,14 +91,18 @@ def _stability_text(s: dict[str, Any]) -> str:
     lines = [f"stability of {s['judge']} ({s['metric']}) on {s['run']}: {s['sample']} rows asked {s['repeats']} "
              f"times each ({s['judgments']} of {s['expected_judgments']} verdicts)", _settings(s["settings"])]
     for name, e in s["slices"].items():
-        flip = ("no pass mark" if e["flip_rate"] is None else
-                f"flip rate {e['flip_rate']:.1%} {_ci(e['flip_rate_ci'])} ({e['flipped']} of {e['rows']} rows)")
+        flip = ("no pass mark" if e["pass_mark_missing"] else "no row answered every repeat"
+                if e["flip_rate"] is None else
+                f"flip rate {e['flip_rate']:.1%} {_ci(e['flip_rate_ci'])} ({e['flipped']} of {e['flip_rows']} rows)")
         sd = "—" if e["mean_sd_points"] is None else f"{e['mean_sd_points']:.1f}"
         alpha = "—" if e["alpha"] is None else f"{e['alpha']:.2f}"
         lines.append(f"  {name:<16} n={e['rows']:<4} {flip}; mean within-row SD {sd} points; α across repeats "
                      f"{alpha}")
-    lines.append("flip: the row's pass/fail changed between repeats (95% Wilson CI); α: Krippendorff's "
-                 f"({s['alpha_level']}), the judge's agreement with itself")
+    if s.get("incomplete_rows"):
+        lines.append(f"{s['incomplete_rows']} row(s) with a repeat that failed are left out of the flip rate (fewer "
+                     "answers, fewer chances to flip); run the same command to ask them again")
+    lines.append("flip: the row's pass/fail changed between repeats, over the rows answered every repeat (95% "
+                 f"Wilson CI); α: Krippendorff's ({s['alpha_level']}), the judge's agreement with itself")
     return "\n".join(lines)
 
 

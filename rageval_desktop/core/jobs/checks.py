@@ -309,8 +309,8 @@ def _alpha(matrix: Any, level: Any) -> float | None:
 
 
 def stability_summary(project: Project, check: Check) -> dict[str, Any]:
-    """Per slice and for 'all': rows asked at least twice, the flip rate (rows whose pass/fail changed across the
-    repeats) with its Wilson 95% CI, the mean within-row SD in points (0-100), the within-row variance, and
+    """Per slice and for 'all': rows asked at least twice, the flip rate (the rows asked every repeat whose pass/fail
+    changed across them; rows with a repeat that failed are counted apart, `incomplete_rows`) with its Wilson 95% CI, the mean within-row SD in points (0-100), the within-row variance, and
     Krippendorff's alpha across repeats (the judge's agreement with itself)."""
     import numpy as np
 
@@ -319,7 +319,14 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
     slices = _slices(project, check.rows)
     span = spec.high - spec.low
     pivot = frame.pivot_table(index="source_row", columns="variant", values="score", aggfunc="first")
-    pivot = pivot[pivot.notna().sum(axis=1) >= 2]
+    pivot = pivot.reindex(columns=[v for v in check.variants if v in pivot.columns])
+    answered = pivot.notna().sum(axis=1)
+    repeats = len(check.variants)
+    # the flip rate counts only the rows asked every repeat: a row with fewer answers had fewer chances to flip
+    # (at 20% failed calls, counting them biased the rate down 17-20% and its interval covered 44-85%)
+    complete = set(pivot.index[answered == repeats])
+    incomplete = int(len(check.rows) - len(complete))
+    pivot = pivot[answered >= 2]
     discrete = check.judge.calls_llm or spec.high - spec.low <= 1
     level = "ordinal" if discrete else "interval"
     groups = {name: [r for r in pivot.index if slices.get(int(r)) == name]
@@ -336,19 +343,24 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
                                  "within_variance_points": float(np.mean(sds ** 2)) if len(rows) else None,
                                  "alpha": _alpha(values.T, level) if len(rows) >= 2 else None}
         if spec.pass_mark is not None:
-            passes = np.where(np.isfinite(values), values >= spec.pass_mark, np.nan)
-            flipped = int(sum(1 for row in passes if len({v for v in row if v == v}) > 1))
-            entry.update({"flipped": flipped, "flip_rate": flipped / len(rows) if rows else None,
-                          "flip_rate_ci": _wilson(flipped, len(rows))})
+            whole = pivot.loc[[r for r in rows if r in complete]].to_numpy(dtype=float)
+            flipped = int(sum(1 for row in whole >= spec.pass_mark if len(set(row)) > 1))
+            entry.update({"flipped": flipped, "flip_rows": len(whole), "pass_mark_missing": False,
+                          "flip_rate": flipped / len(whole) if len(whole) else None,
+                          "flip_rate_ci": _wilson(flipped, len(whole))})
         else:
-            entry.update({"flipped": None, "flip_rate": None, "flip_rate_ci": [None, None]})
+            entry.update({"flipped": None, "flip_rows": 0, "flip_rate": None, "flip_rate_ci": [None, None],
+                          "pass_mark_missing": True})
         out[name] = entry
     total = out["all"]
     return {"check": "stability", "judge": check.judge.name, "metric": check.judge.metric,
             "run": check.source_run, "check_run": check.check_run, "sample": len(check.rows),
             "repeats": len(check.variants), "pass_mark": spec.pass_mark, "alpha_level": level,
             "settings": sampling_settings(check.judge), "flip_rate": total["flip_rate"],
-            "flip_rate_ci": total["flip_rate_ci"], "slices": out,
+            "flip_rate_ci": total["flip_rate_ci"], "flip_rows": total["flip_rows"], "incomplete_rows": incomplete,
+            "flip_definition": "the share of rows asked every repeat whose pass/fail (score >= the pass mark) was not "
+                               "the same in all of them; rows with a failed repeat are left out (incomplete_rows)",
+            "slices": out,
             "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
             "judgments": int(len(frame)), "expected_judgments": len(check.rows) * len(check.variants)}
 

@@ -339,12 +339,14 @@ class Project:
             return named(importers.import_run(self.core, path, run, fmt=fmt, mapping=_mapping(mapping),
                                         replace=replace, notes=notes, rank_by=rank_by))
 
-    def import_ratings(self, source: str | Path | pd.DataFrame) -> RatingsImport:
-        """Human ratings (row_id or question [+ run], metric, reviewer, score [, passage_rank, item, comment])."""
+    def import_ratings(self, source: str | Path | pd.DataFrame, *, sample_id: int | None = None) -> RatingsImport:
+        """Human ratings (row_id or question [+ run], metric, reviewer, score [, passage_rank, item, comment,
+        sample_id]). They join the sample named (`sample_id`, or the column), else the newest sample holding every
+        target they rate; the report says how many belong to none."""
         from rageval_desktop.core.importers import import_ratings
 
         with _as_file(source) as (path, named):
-            return named(import_ratings(self.core, path))
+            return named(import_ratings(self.core, path, sample_id=sample_id))
 
     # ------------------------------------------------------------------ judges and jobs
     def add_judge(self, name: str, metric: str, kind: str = "llm", *, model: str | None = None,

@@ -471,9 +471,13 @@ def build_parser() -> argparse.ArgumentParser:
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("import", help="CSV/JSONL: row_id or question [+ run], metric, reviewer, score "
                         "[, passage_rank (per-passage metrics, 1 = first passage; or a nugget's or citation's "
-                        "number), item (a nugget's or citation's text, as `sample --json` lists it), comment]")
+                        "number), item (a nugget's or citation's text, as `sample --json` lists it), comment, "
+                        "sample_id]")
     q.add_argument("project")
     q.add_argument("file")
+    q.add_argument("--sample", type=int, metavar="ID",
+                   help="the review sample the ratings were made on (each must be one of its targets); default: the "
+                        "newest sample holding every target the file rates, else none (said)")
     q.add_argument("--json", action="store_true")
     q = acts.add_parser("export")
     q.add_argument("project")

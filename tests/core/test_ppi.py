@@ -22,13 +22,32 @@ from rageval_desktop.core.store.project import Project
 WAIVED = ["--metrics", "correctness", "--allow-unlicensed", "judge under test"]  # the judge is what is tested
 
 
-def test_over_200_simulated_projects_the_95_ci_covers_the_truth_93_to_97_percent_of_the_time():
+def test_over_200_simulated_projects_the_95_ci_covers_the_truth_at_least_94_percent_of_the_time():
+    """At least 94% (issue 46): the correction's variance is floored for rare, large judge errors the rated rows
+    may miss (see the next test), so on this judge, whose errors are small and frequent, it covers more (99-100%)."""
     result = ppi.simulate(200, seed=0)
-    assert 0.93 <= result["coverage"] <= 0.97
+    assert result["coverage"] >= 0.94
     # the judge is 0.8 points high (on 1-5): the raw mean is off by ~16 points on 0-100 (clipped at 5), PPI is not
     assert result["raw_mean_error"] > 14
     assert abs(result["ppi_mean_error"]) < 1.5
     assert result["raw_within_half_width"] < 0.05
+
+
+@pytest.mark.parametrize("rated", [10, 20, 40])
+def test_rare_large_judge_errors_the_rated_rows_miss_still_widen_the_interval(rated):
+    """Issue 46: a judge that wrongly passes 10% of rows, rated on 10-40 rows; when every rated row agreed with it
+    the correction's variance was 0 and the 95% interval covered 65-87% of the time."""
+    rng = np.random.default_rng(rated)
+    covered, runs, rows = 0, 400, 400
+    for _ in range(runs):
+        truth = (rng.random(rows) < 0.7).astype(float)
+        judge = np.where((truth == 0) & (rng.random(rows) < 1 / 3), 1.0, truth)   # 10% of rows passed wrongly
+        picked = rng.choice(rows, rated, replace=False)
+        diffs = np.full(rows, np.nan)
+        diffs[picked] = (truth[picked] - judge[picked]) * 100
+        low, high = ppi.ppi_mean(judge * 100, diffs, minimum=2)["ci"]
+        covered += low <= 70.0 <= high
+    assert covered / runs >= 0.93          # >= 95% over 2,000 runs in bench/bench_ppi.py; 400 here (MC error ~1%)
 
 
 def test_too_few_ratings_give_no_number_but_say_why():

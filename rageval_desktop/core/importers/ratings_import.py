@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,24 @@ class RatingsImport:
     file: str
     imported: int
     unused_columns: list[str]
+    samples: dict[int, int] = field(default_factory=dict)   # sample -> ratings attached to it
+    outside: int = 0                                         # ratings that belong to no sample
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "imported": self.imported, "unused_columns": self.unused_columns}
+        return {"file": self.file, "imported": self.imported, "unused_columns": self.unused_columns,
+                "samples": {str(k): v for k, v in self.samples.items()}, "outside_samples": self.outside}
+
+    def summary(self) -> str:
+        text = f"imported {self.imported} ratings from {self.file}"
+        if self.samples:
+            text += "; " + ", ".join(f"{n} in sample {sid}" for sid, n in sorted(self.samples.items()))
+        if self.outside:
+            text += (f"; {self.outside} belong to no sample (they weigh nothing in an audit of a weighted sample: "
+                     "give the sample with --sample ID, or a sample_id column)")
+        return text
 
 
-def import_ratings(project: Project, path: str | Path) -> RatingsImport:
+def import_ratings(project: Project, path: str | Path, *, sample_id: int | None = None) -> RatingsImport:
     """CSV/JSONL of `row_id` or `question` (+ `run`), `metric`, `reviewer`, `score` [, `passage_rank`, `item`,
     `comment`]; all or nothing. Per-passage metrics (passage_relevance) need `passage_rank`, the retrieved
     passage's rank (1 = first); nuggets and citation_support name the nugget or the citation by `item`, its text
@@ -77,13 +89,62 @@ def import_ratings(project: Project, path: str | Path) -> RatingsImport:
         elif not conn.execute("SELECT 1 FROM run_rows WHERE id = ?", (row_id,)).fetchone():
             raise c.fail(f"run row {row_id} does not exist", i, "row_id")
         rank, key = _target(conn, c, r, i, metric, row_id, seen)
-        rows.append((row_id, metric, rank, key, c.text(r, "reviewer", i, required=True), score,
-                     c.text(r, "comment", i), utcnow()))
+        named = sample_id if sample_id is not None else (
+            c.number(r, "sample_id", i, integer=True) if "sample_id" in r else None)
+        rows.append([row_id, metric, rank, key, c.text(r, "reviewer", i, required=True), score,
+                     c.text(r, "comment", i), utcnow(), named, i])
+    chosen = _samples(conn, c, rows)
     with project.write("import ratings", changed=(Area.RATINGS,)) as w:
         w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
-                      "comment, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows))
-    return RatingsImport(path.name, len(rows), [col for col in columns if col not in RATING_COLUMNS])
+                      "comment, created_at, sample_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      [(*row[:8], sid) for row, sid in zip(rows, chosen, strict=True)])
+        project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows),
+                      samples=sorted({s for s in chosen if s is not None}))
+    attached: dict[int, int] = {}
+    for sid in chosen:
+        if sid is not None:
+            attached[sid] = attached.get(sid, 0) + 1
+    return RatingsImport(path.name, len(rows), [col for col in columns if col not in RATING_COLUMNS], attached,
+                         sum(sid is None for sid in chosen))
+
+
+def _samples(conn: sqlite3.Connection, c: Cells, rows: list[list]) -> list[int | None]:
+    """The sample of each rating: the one named (each rating must be one of its targets, of its metric), else the
+    newest sample of the rating's metric that holds every target the file rates for that metric; None: none does."""
+    members: dict[int, tuple[str, set[tuple[int, int]]]] = {}
+
+    def sample(sid: int) -> tuple[str, set[tuple[int, int]]]:
+        if sid not in members:
+            found = conn.execute("SELECT metric FROM review_samples WHERE id = ?", (sid,)).fetchone()
+            targets_ = {(int(r), int(t)) for r, t in conn.execute(
+                "SELECT run_row_id, item FROM review_sample_rows WHERE sample_id = ?", (sid,))}
+            members[sid] = (found[0] if found else "", targets_ if found else set())
+        return members[sid]
+
+    out: list[int | None] = []
+    by_metric: dict[str, set[tuple[int, int]]] = {}
+    for row_id, metric, rank, *_rest, named, line in rows:
+        if named is None:
+            by_metric.setdefault(metric, set()).add((row_id, rank))
+            continue
+        found_metric, held = sample(int(named))
+        if not found_metric:
+            raise c.fail(f"there is no review sample {named}", line, "sample_id")
+        if found_metric != metric:
+            raise c.fail(f"sample {named} is a sample for {found_metric}, not {metric}", line, "sample_id")
+        if (row_id, rank) not in held:
+            raise c.fail(f"run row {row_id}" + (f", item {rank}" if rank else "") + f" is not a target of sample "
+                         f"{named}", line, "sample_id")
+    fitting: dict[str, int | None] = {}
+    for metric, rated in by_metric.items():
+        fitting[metric] = None
+        for (sid,) in conn.execute("SELECT id FROM review_samples WHERE metric = ? ORDER BY id DESC", (metric,)):
+            if rated <= sample(int(sid))[1]:
+                fitting[metric] = int(sid)
+                break
+    for _row, metric, _rank, *_rest, named, _line in rows:
+        out.append(int(named) if named is not None else fitting[metric])
+    return out
 
 
 def _target(conn: sqlite3.Connection, c: Cells, r: dict, i: int, metric: str, row_id: int,

@@ -310,7 +310,8 @@ def _alpha(matrix: Any, level: Any) -> float | None:
 
 def stability_summary(project: Project, check: Check) -> dict[str, Any]:
     """Per slice and for 'all': rows asked at least twice, the flip rate (the rows asked every repeat whose pass/fail
-    changed across them; rows with a repeat that failed are counted apart, `incomplete_rows`) with its Wilson 95% CI, the mean within-row SD in points (0-100), the within-row variance, and
+    changed across them; rows with a repeat that failed are counted apart, `incomplete_rows`) with its Wilson 95% CI,
+    the mean within-row SD in points (0-100), the within-row variance, and
     Krippendorff's alpha across repeats (the judge's agreement with itself)."""
     import numpy as np
 

@@ -29,7 +29,7 @@ from rageval_desktop.core.review.agreement_stats import STATS
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
-from rageval_desktop.core.review.weights import pair_weights, strata_used
+from rageval_desktop.core.review.weights import in_design, pair_weights, strata_used
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -63,6 +63,7 @@ class Agreement:
     anytime_ci: list[float | None] = field(default_factory=lambda: [None, None])  # what the verdict uses
     effective_n: float = 0.0          # Kish's effective n of the weighted ratings (n when unweighted)
     bias: dict[str, Any] = field(default_factory=dict)   # judge - human in points (Bland-Altman), core.review.evidence
+    outside_sample: int = 0           # rated targets left out: made outside any sample while others were drawn
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "stopping": self.stopping}
@@ -298,6 +299,11 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     labels = scale(judge.metric)
     k = len(labels)
     merged, latest = pairs(project, judge, per_reviewer=True)
+    inside = in_design(project, judge.metric, merged)
+    outside = 0
+    if inside is not None and not inside.all():    # never weighed silently beside ratings weighed as drawn
+        outside = int((~merged.loc[~inside].duplicated(["run_row_id", "target"])).sum())
+        merged = merged.loc[inside].reset_index(drop=True)
     deciding = pol.deciding(k)
     h = merged["human"].to_numpy(dtype=np.int64)
     j = merged["judge"].to_numpy(dtype=np.int64)
@@ -344,7 +350,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
                      weighting=_weighting(None if design is None else design[first], n_eff), anytime_ci=anytime,
-                     effective_n=n_eff,
+                     effective_n=n_eff, outside_sample=outside,
                      bias=ev.bias(gaps, w, n_eff, margin=pol.bias_margin) if n else {})
 
 
@@ -367,14 +373,17 @@ def _fmt(value: float | None) -> str:
 
 def describe(result: Agreement) -> str:
     """One line for people: the estimate with its interval, n and the threshold (rounded for display only)."""
+    left = (f"; {result.outside_sample} rated target(s) left out: rated outside any sample while the others were "
+            "drawn with recorded probabilities (import them with the sample they were rated on)"
+            if result.outside_sample else "")
     if result.value is None:
-        return f"{result.statistic}: no value on n={result.n}"
+        return f"{result.statistic}: no value on n={result.n}{left}"
     text = (f"{result.statistic} {_fmt(result.value)} (95% CI {_fmt(result.ci[0])} to {_fmt(result.ci[1])}) on "
             f"n={result.n} against the threshold {result.threshold:g}")
     if result.verdict == NEEDS_MORE:
         text += f"; about {result.needed} more ratings would settle it (80% power)"
     bias = ev.bias_text(result.bias)
-    return text + (f"; {bias}" if bias else "")
+    return text + left + (f"; {bias}" if bias else "")
 
 
 def audit_all(project: Project, judge_name: str | None = None) -> list[Agreement]:

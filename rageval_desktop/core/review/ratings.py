@@ -89,7 +89,8 @@ def current(project: Project, metric: str, reviewer: str | None = None) -> dict[
     return {row: score for row, score in project.reader().execute(sql, params)}
 
 
-RATING_COLUMNS = ("row_id", "question", "run", "metric", "reviewer", "score", "comment", "passage_rank", "item")
+RATING_COLUMNS = ("row_id", "question", "run", "metric", "reviewer", "score", "comment", "passage_rank", "item",
+                  "sample_id")
 
 
 def export_ratings(project: Project, out: str | Path) -> int:
@@ -99,7 +100,7 @@ def export_ratings(project: Project, out: str | Path) -> int:
     frame = pd.read_sql_query(
         "SELECT h.id AS rating_id, h.run_row_id AS row_id, r.name AS run, rr.external_id, rr.question, h.metric, "
         "h.passage_rank, h.item_key AS item, "
-        "h.reviewer, h.score, h.skipped, h.comment, h.seconds_taken, h.created_at FROM human_ratings h "
+        "h.reviewer, h.score, h.skipped, h.comment, h.seconds_taken, h.created_at, h.sample_id FROM human_ratings h "
         "JOIN run_rows rr ON rr.id = h.run_row_id JOIN runs r ON r.id = rr.run_id WHERE h.withdrawn_at IS NULL "
         "ORDER BY h.id", project.reader())
     if out.suffix == ".jsonl":

@@ -71,6 +71,18 @@ def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:
     return None if np.allclose(weights, 1.0) else weights
 
 
+def in_design(project: Project, metric: str, merged: Any) -> Any | None:
+    """A mask of an agreement frame's rows rated within a sample that recorded its probabilities, or None when none
+    was (every rating then weighs the same). Ratings outside such a sample cannot be weighed as drawn: an audit of a
+    weighted sample leaves them out and says how many (they used to weigh 1 beside ratings weighing N/n)."""
+    import numpy as np
+
+    found = design(project, metric)
+    if not found or merged.empty:
+        return None
+    return np.array([(int(r), str(t)) in found for r, t in zip(merged["run_row_id"], merged["target"], strict=True)])
+
+
 def strata_used(project: Project, metric: str) -> int:
     """How many strata of stratified samples the standing ratings of `metric` come from (each takes a degree of
     freedom from the audit's effective n: core.review.evidence.stratified_n)."""

@@ -59,12 +59,14 @@ def test_a_disagreement_sample_puts_disagreements_first_and_records_its_probabil
                                              "j.id = x.judge_id WHERE j.name = 'a'")}
     b = {r: s for r, s in p.reader().execute("SELECT run_row_id, score FROM judgments x JOIN judges j ON "
                                              "j.id = x.judge_id WHERE j.name = 'b'")}
+    disagreements = [r for r in a if a[r] != b[r]]
+    assert set(disagreements) <= set(sample.row_ids)    # every disagreement is drawn (each with p = 1) ...
     first = sample.row_ids[:40]
-    assert all(a[r] != b[r] for r in first)          # every disagreement comes first (each drawn with p = 1)
+    assert sum(a[r] != b[r] for r in first) >= 30       # ... and most come first: the desk shows the key order
     probs = dict(p.reader().execute("SELECT run_row_id, inclusion FROM review_sample_rows WHERE sample_id = ?",
                                     (sample.id,)))
-    assert all(probs[r] == pytest.approx(1.0) for r in first)
-    assert all(0 < probs[r] < 0.2 for r in sample.row_ids[40:])
+    assert all(probs[r] == pytest.approx(1.0) for r in disagreements)
+    assert all(0 < probs[r] < 0.2 for r in sample.row_ids if a[r] == b[r])
     # a stratified sample records n_h / N_h per stratum (issue 27; it recorded none and weighed every rating 1)
     plain = sampling.create_sample(p, "v1", "correctness_binary", 50, seed=3)
     found = p.reader().execute("SELECT stratum, inclusion FROM review_sample_rows WHERE sample_id = ?",
@@ -97,6 +99,25 @@ def test_weighted_agreement_estimates_the_population_not_the_oversampled_mistake
     assert "weighted as drawn:" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("mode", ["disagreement", "uncertain"])
+def test_a_weighted_sample_rated_part_way_in_the_desks_order_is_still_a_sample(split, mode):
+    """Issue 46: the desk showed the most informative targets first, but the weights assumed the whole sample was
+    rated: after 30 of 40 ratings κ was biased by -0.35. The desk's order is now the key order, and a rated prefix
+    is weighed as the sample of its size."""
+    p, truth, score_a = split
+    population = float(np.mean([score_a[r] == truth[r] for r in truth]))
+    errors = []
+    for seed in range(6):
+        sample = sampling.create_sample(p, "v1", "correctness_binary", 40, seed=seed, mode=mode)
+        for row in sample.row_ids[:24]:                  # part-way, in the order the desk shows them
+            ratings.rate(p, row, "correctness_binary", f"r{seed}", truth[row], sample_id=sample.id)
+        result = agreement.agreement(p, get_judge(p, "a"), breakdowns=False)
+        errors.append(result.value - population)
+        with p.write("withdraw") as w:                    # the next seed's sample starts unrated
+            w.execute("UPDATE human_ratings SET withdrawn_at = 'x' WHERE withdrawn_at IS NULL")
+    assert abs(float(np.mean(errors))) < 0.08, errors     # the old weights read about 0.3 low
+
+
 def test_extending_a_weighted_sample_redraws_at_the_larger_size(split):
     p, _, _ = split
     sample = sampling.create_sample(p, "v1", "correctness_binary", 50, seed=3, mode="disagreement")
@@ -123,3 +144,19 @@ def test_sequential_stopping_says_when_more_ratings_would_not_change_the_verdict
         ratings.rate(p, row, "correctness_binary", "ann", truth[row])
     result = agreement.agreement(p, get_judge(p, "a"))
     assert expected in result.stopping
+
+
+def test_a_prefix_probability_equals_the_draw_at_that_size():
+    """The design keeps the population's total and largest priorities: enough for the probability of any member at
+    any smaller size, capping included."""
+    from rageval_desktop.core.review.weights import prefix_probability
+
+    rng = np.random.default_rng(4)
+    weights = list(np.r_[rng.uniform(0.05, 0.2, 300), [5.0, 4.0, 3.0, 0.9]])
+    size = 40
+    design = {"population": len(weights), "total": float(sum(weights)),
+              "top": sorted(weights, reverse=True)[:size]}
+    for m in (1, 5, 12, 30, 40):
+        exact = inclusion_probabilities(weights, m)
+        for i in (0, 1, 3, 10, 303):
+            assert prefix_probability(weights[i], m, design) == pytest.approx(exact[i], rel=1e-9), (m, i)

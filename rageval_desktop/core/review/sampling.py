@@ -24,10 +24,12 @@ INSERT_ROW = ("INSERT INTO review_sample_rows (sample_id, run_row_id, item, item
               "VALUES (?, ?, ?, ?, ?, ?, ?)")
 MODES = {"stratified": "every slice and judge-score band, round robin (the default); each rating weighs its "
                        "stratum's size over its ratings, so the statistics speak for the whole run",
-         "disagreement": "the targets the judges disagree on, then those near the pass mark, first (as EvalGen "
-                         "orders them); drawn with unequal probabilities, which the statistics undo",
-         "uncertain": "the targets whose judge score sits nearest the pass mark first; drawn with unequal "
-                      "probabilities, which the statistics undo"}
+         "disagreement": "the targets the judges disagree on, then those near the pass mark, mostly first (as "
+                         "EvalGen orders them); drawn with unequal probabilities, which the statistics undo — "
+                         "however far the rating has got, in the order shown",
+         "uncertain": "the targets whose judge score sits nearest the pass mark, mostly first; drawn with unequal "
+                      "probabilities, which the statistics undo — however far the rating has got, in the order "
+                      "shown"}
 WEIGHTED = ("disagreement", "uncertain")   # modes drawn with unequal, recorded probabilities
 FLOOR = 0.05   # every target keeps a chance to be drawn: a zero probability could not be weighted back
 
@@ -159,22 +161,32 @@ def inclusion_probabilities(weights: list[float], size: int) -> list[float]:
 
 def _draw_weighted(project: Project, rid: int, metric: str, size: int, mode: str, rng: Any,
                    have: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset()
-                   ) -> tuple[list[tuple[Candidate, str]], dict[tuple[int, int], float]]:
+                   ) -> tuple[list[tuple[Candidate, str]], dict[tuple[int, int], float], dict[str, Any]]:
     """Sequential Poisson sampling (Ohlsson 1998): each target gets an inclusion probability p proportional to its
     priority, a uniform u, and the `size` smallest u / p are drawn — a fixed-size sample whose probabilities are
-    (very nearly) p, recorded so that ratings can weigh 1/p. The reviewer sees the most informative first.
-    Targets already in the sample (`have`) count towards the size: an extension redraws with the larger size."""
+    (very nearly) p, recorded so that ratings can weigh 1/p. Targets already in the sample (`have`) count towards
+    the size: an extension redraws with the larger size.
+
+    The desk shows the targets in key order (a row's targets together): the first m targets by key are themselves
+    the sequential Poisson sample of size m, so a sample rated part-way is still a sample, weighed with the
+    probabilities of size m (`prefix_probability`; was: the most informative first, and after 30 of 40 ratings κ
+    was biased by -0.35). The returned design keeps what those probabilities need: each member's key rank and
+    priority, the population's total priority and its largest ones."""
     pool = strata_of(project, rid, metric)
     pool.sort(key=lambda p: (p[0].row_id, p[0].item))            # a stable order: the seed reproduces the draw
     step = scale_step(metric)
     weights = [priority(c.scores, metric, mode, step) for c, _ in pool]
-    probs = inclusion_probabilities(weights, min(len(pool), size + len(have)))
+    total = min(len(pool), size + len(have))
+    probs = inclusion_probabilities(weights, total)
     keys = rng.random(len(pool)) / [max(p, 1e-12) for p in probs]
-    order = sorted(range(len(pool)), key=lambda i: keys[i])
-    chosen = [i for i in order[: size + len(have)] if (pool[i][0].row_id, pool[i][0].item) not in have][:size]
-    chosen.sort(key=lambda i: -weights[i])
+    order = sorted(range(len(pool)), key=lambda i: keys[i])[:total]
+    chosen = [i for i in order if (pool[i][0].row_id, pool[i][0].item) not in have][:size]
     inclusion = {(c.row_id, c.item): probs[i] for i, (c, _) in enumerate(pool)}
-    return _grouped([(pool[i][0], f"{pool[i][1]}|{mode}") for i in chosen]), inclusion
+    design = {"population": len(pool), "total": float(sum(weights)),
+              "top": sorted((float(w) for w in weights), reverse=True)[:total],
+              "members": {f"{pool[i][0].row_id}:{pool[i][0].item}": [rank, float(weights[i])]
+                          for rank, i in enumerate(order)}}
+    return _grouped([(pool[i][0], f"{pool[i][1]}|{mode}") for i in chosen]), inclusion, design
 
 
 def _allocate(strata: dict[str, list[int]], size: int, rng: Any) -> list[tuple[int, str]]:
@@ -206,13 +218,13 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
     rid = find_run(project, run)
     rng = np.random.default_rng(seed)
     inclusion: dict[tuple[int, int], float] | None = None
+    params: dict[str, Any] = {"size": size, "unit": targets.unit(metric), "mode": mode}
     if mode == "stratified":
         picked, inclusion = _draw(project, rid, metric, size, rng)
     else:
-        picked, inclusion = _draw_weighted(project, rid, metric, size, mode, rng)
+        picked, inclusion, params["design"] = _draw_weighted(project, rid, metric, size, mode, rng)
     if not picked:
         raise RagevalError(_nothing_to_rate(run, metric))
-    params = {"size": size, "unit": targets.unit(metric), "mode": mode}
     with project.write("create review sample", changed=(Area.REVIEW,)) as conn:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
                            "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
@@ -275,10 +287,12 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
     if sample.mode in WEIGHTED:
         # the same keys (same seed) with the larger size: the sample grows as if drawn at that size at once,
         # and every target's recorded probability becomes the one of the larger draw
-        picked, inclusion = _draw_weighted(project, rid, sample.metric, more, sample.mode,
-                                           np.random.default_rng(sample.seed), set(sample.targets))
+        picked, inclusion, design = _draw_weighted(project, rid, sample.metric, more, sample.mode,
+                                                   np.random.default_rng(sample.seed), set(sample.targets))
         with project.write("extend review sample", changed=(Area.REVIEW,)) as conn:
             _insert(conn, sample_id, len(sample.row_ids), picked, inclusion)
+            conn.execute("UPDATE review_samples SET params = json_set(params, '$.design', json(?)) WHERE id = ?",
+                         (json.dumps(design), sample_id))
             conn.executemany("UPDATE review_sample_rows SET inclusion = ? WHERE sample_id = ? AND run_row_id = ? "
                              "AND item = ?", [(p, sample_id, r, i) for (r, i), p in inclusion.items()])
             project.audit(conn, "extend sample", "review_sample", str(sample_id), added=len(picked))

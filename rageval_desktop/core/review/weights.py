@@ -37,11 +37,46 @@ def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
     done: dict[tuple[int, str], int] = {}
     for sid, _, key, *_ in rated:
         done[(sid, key)] = done.get((sid, key), 0) + 1
+    prefix = _prefixes(project, {sid: params for sid, params, *_ in rated if sid not in stratified})
     out: dict[tuple[int, str], float] = {}
     for sid, _, key, row, item, item_key, p in rated:
         if sid in stratified:
             p = p * done[(sid, key)] / drawn.get((sid, key), done[(sid, key)])
+        elif sid in prefix:
+            found = prefix[sid].get(f"{row}:{item}")
+            if found is None:          # rated ahead of a target before it in the desk's order: not yet in the sample
+                continue
+            p = found
         out.setdefault((int(row), target_id(kind, int(item), item_key)), float(p))
+    return out
+
+
+def _prefixes(project: Project, samples: dict[int, str]) -> dict[int, dict[str, float]]:
+    """For each weighted sample that kept its design: the targets of its rated prefix in key order ("row:item") with
+    their probabilities at that size. The first m targets by key are the sequential Poisson sample of size m; a
+    target skipped at the desk counts as done (a non-response), one not yet reached ends the prefix."""
+    out: dict[int, dict[str, float]] = {}
+    conn = project.reader()
+    for sid, params in samples.items():
+        try:
+            found = (json.loads(params or "{}") or {}).get("design")
+        except ValueError:
+            found = None
+        if not isinstance(found, dict) or not found.get("members"):
+            continue
+        done: dict[str, bool] = {}
+        for row, item, skipped in conn.execute(
+                "SELECT run_row_id, passage_rank, MIN(skipped) FROM human_ratings WHERE sample_id = ? AND "
+                "withdrawn_at IS NULL GROUP BY run_row_id, passage_rank", (sid,)):
+            done[f"{row}:{item}"] = not skipped
+        members = sorted(found["members"].items(), key=lambda kv: kv[1][0])
+        m = 0
+        for name, _ in members:
+            if name not in done:
+                break
+            m += 1
+        out[sid] = {name: prefix_probability(weight, m, found) for name, (_, weight) in members[:m]
+                    if done.get(name)}
     return out
 
 
@@ -97,3 +132,24 @@ def _rated(project: Project, metric: str) -> list[tuple]:
         "sr JOIN review_samples s ON s.id = sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 "
         "FROM human_ratings h WHERE h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item "
         "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)).fetchall()
+
+
+def prefix_probability(weight: float, m: int, design: dict[str, Any]) -> float:
+    """The inclusion probability of a target of priority `weight` in the sequential Poisson sample of size m drawn
+    from the design's population (`inclusion_probabilities` at size m: the largest priorities capped at 1, the rest
+    proportional). Only the m largest priorities can be capped at size m, and the design keeps those."""
+    if m >= design["population"]:
+        return 1.0
+    top, total = design["top"], design["total"]
+    capped = 0
+    while True:
+        rest = total - sum(top[:capped])
+        room = m - capped
+        more = sum(1 for w in top[capped:] if rest > 0 and room * w / rest >= 1.0)
+        if more == 0 or capped + more > len(top):
+            break
+        capped += more
+    rest = total - sum(top[:capped])
+    if capped and weight >= top[capped - 1]:
+        return 1.0
+    return min(1.0, (m - capped) * weight / rest) if rest > 0 else 1.0

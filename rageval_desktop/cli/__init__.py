@@ -465,6 +465,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "pass mark first; uncertain: nearest the pass mark first (both drawn with unequal "
                         "probabilities, which agreement and PPI weight back)")
     p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more targets to this sample")
+    p.add_argument("--plan", action="store_true",
+                   help="draw nothing: say how many ratings reach a verdict 80%% of the time for a judge at a "
+                        "plausible agreement (the judge's last audit, else 0.85, or --kappa), in this mode, and "
+                        "what --size can decide")
+    p.add_argument("--kappa", type=float, help="the agreement to plan for (with --plan; default: the last audit)")
     p.add_argument("--json", action="store_true")
 
     p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")

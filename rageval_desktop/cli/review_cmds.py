@@ -11,10 +11,24 @@ from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_ap
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.review import sampling
+    from rageval_desktop.core.review import audit_plan, sampling
 
     if not args.extend and (not args.run or not args.metric):
         raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
+    if args.plan:
+        if args.extend:
+            raise UsageError("--plan is for a new sample (give --run and --metric)")
+        with open_api(args.project, read_only=True) as project:
+            found = audit_plan.plan_audit(project.core, args.run, args.metric, mode=args.mode, kappa=args.kappa,
+                                          size=args.size)
+        _print(args, found, audit_plan.describe(found))
+        return EXIT_OK
+    if not args.extend:      # warn before drawing a size that cannot decide (the plan draws nothing)
+        with open_api(args.project, read_only=True) as project:
+            found = audit_plan.plan_audit(project.core, args.run, args.metric, mode=args.mode, kappa=args.kappa,
+                                          size=args.size)
+        if found.get("warning"):
+            print(f"warning: {found['warning']}", file=sys.stderr)
     with api.open(args.project) as project:
         sample = (project.extend_sample(args.extend, args.size) if args.extend else
                   project.sample(args.run, args.metric, args.size, seed=args.seed, mode=args.mode))

@@ -1,0 +1,190 @@
+"""Plan an audit before anyone rates (issue 46): how many ratings, drawn how, reach a verdict with 80% probability
+for a judge at a plausible agreement — and what a requested size can decide.
+
+The audit keeps a judge when the anytime-valid lower bound of its agreement clears the threshold
+(core.review.evidence). With a plausible agreement κ (the judge's last audit, else 0.85) and the judge's own score
+distribution on the run, the expected confusion matrix is κ·diag(p) + (1 − κ)·p pᵀ (the humans share the judge's
+margins; Cohen's and the quadratic κ of this matrix are both κ), and its posterior spread gives the standard error
+per rating, σ. A verdict at m effective ratings needs (anytime boundary(m) + z₀.₈)·σ/√m ≤ κ − threshold (the same
+rule `ratings_needed` uses once ratings exist). The sampling mode's design effect — Kish's, of the inclusion
+probabilities the draw would give, computed without drawing — turns effective ratings into ratings, and reviewers'
+median seconds per rating (60 s when none are recorded) into time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.stats import normal_quantile
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.review import evidence as ev
+from rageval_desktop.core.review import sampling
+from rageval_desktop.core.review.agreement import scale, to_points
+from rageval_desktop.core.review.settings import policy
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
+
+PLAUSIBLE = 0.85          # the agreement a judge is planned for when it has no audit yet
+SECONDS = 60.0            # a rating's time when none is recorded
+POWER = 0.8
+MAX_RATINGS = 2000
+
+
+def _margins(project: Project, rid: int, metric: str) -> list[float]:
+    """The judges' score distribution on the run, on the human scale (uniform when nothing is judged)."""
+    import numpy as np
+
+    labels = scale(metric)
+    scores = [s for (s,) in project.reader().execute(
+        "SELECT x.score FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows rr ON rr.id = x.run_row_id "
+        "WHERE rr.run_id = ? AND j.metric = ? AND j.status = 'active' AND x.status = 'ok' AND x.passage_rank = 0",
+        (rid, metric)) if s is not None]
+    if not scores:
+        return [1.0 / len(labels)] * len(labels)
+    counts = np.bincount(to_points(np.asarray(scores, dtype=float), labels, judge=True), minlength=len(labels))
+    p = (counts + 0.5) / (counts.sum() + 0.5 * len(labels))
+    return [float(x) for x in p]
+
+
+def sigma(kappa: float, margins: list[float], statistic: str) -> float:
+    """The standard error of the statistic for one rating (its posterior spread at n, times √n), for the expected
+    confusion matrix of a judge at `kappa` with these margins."""
+    import numpy as np
+
+    p = np.asarray(margins, dtype=float)
+    k = len(p)
+    table = kappa * np.diag(p) + (1 - kappa) * np.outer(p, p)
+    n = 400
+    counts = np.rint(table * n).astype(int)
+    human = np.repeat(np.arange(k), counts.sum(axis=1))
+    judge = np.concatenate([np.repeat(np.arange(k), counts[i]) for i in range(k)])
+    draws = ev.posterior(statistic, human, judge, k, draws=1000, n_eff=float(len(human)))
+    if draws.size < 10:
+        return math.nan
+    return float(np.std(draws)) * math.sqrt(len(human))
+
+
+def design_effect(project: Project, rid: int, metric: str, mode: str, size: int, seed: int = 0) -> float:
+    """Kish's design effect of the inclusion probabilities a draw of `size` in `mode` would give (nothing drawn)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    if mode == "stratified":
+        picked, inclusion = sampling._draw(project, rid, metric, size, rng)
+    else:
+        picked, inclusion, _ = sampling._draw_weighted(project, rid, metric, size, mode, rng)
+    w = np.array([1.0 / inclusion[(c.row_id, c.item)] for c, _ in picked if inclusion.get((c.row_id, c.item))])
+    if w.size < 2:
+        return 1.0
+    return float(w.size * (w ** 2).sum() / w.sum() ** 2)
+
+
+def effective_needed(kappa: float, sig: float, threshold: float, min_n: int, power: float = POWER) -> float | None:
+    """Effective ratings at which a judge at `kappa` is kept with `power` (None: it cannot be: κ at or under the
+    threshold, or more than MAX_RATINGS)."""
+    distance = kappa - threshold
+    if not (math.isfinite(sig) and sig > 0) or distance <= 0:
+        return None
+    z = normal_quantile(power)
+    for m in range(max(2, min_n), MAX_RATINGS + 1):
+        if (ev.boundary(m, tuned_for=2.0 * min_n) + z) * sig / math.sqrt(m) <= distance:
+            return float(m)
+    return None
+
+
+def power_at(kappa: float, sig: float, threshold: float, min_n: int, m: float) -> float:
+    """The probability that m effective ratings keep a judge at `kappa` (the anytime lower bound clears the
+    threshold), by the normal approximation the planner uses."""
+    from scipy.stats import norm
+
+    if m < min_n or not (math.isfinite(sig) and sig > 0):
+        return 0.0
+    return float(norm.cdf((kappa - threshold) * math.sqrt(m) / sig - ev.boundary(m, tuned_for=2.0 * min_n)))
+
+
+def plan_audit(project: Project, run: str, metric: str, *, mode: str = "stratified", kappa: float | None = None,
+               judge: str | None = None, size: int | None = None, power: float = POWER) -> dict[str, Any]:
+    """The audit's plan: the ratings (and reviewer time) that reach a verdict with `power` for a judge at a
+    plausible κ in this sampling mode; with `size`, what that size can decide, and a warning when it cannot."""
+    if metric not in METRICS:
+        raise RagevalError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
+    if mode not in sampling.MODES:
+        raise RagevalError(f"unknown sampling mode '{mode}'; choose one of {', '.join(sampling.MODES)}")
+    pol = policy(project)
+    rid = find_run(project, run)
+    statistic = pol.deciding(len(scale(metric)))
+    source = "given"
+    if kappa is None:
+        kappa, source = _last_audit(project, metric, judge)
+    margins = _margins(project, rid, metric)
+    sig = sigma(kappa, margins, statistic)
+    needed = effective_needed(kappa, sig, pol.threshold, pol.min_n, power)
+    out: dict[str, Any] = {"run": run, "metric": metric, "mode": mode, "statistic": statistic, "kappa": kappa,
+                           "kappa_source": source, "threshold": pol.threshold, "power": power,
+                           "sigma_per_rating": sig, "effective_needed": needed}
+    seconds = _seconds_per_rating(project, metric)
+    if needed is None:
+        out.update({"ratings": None, "design_effect": None, "minutes": None,
+                    "why": (f"a judge at {statistic} {kappa:.2f} cannot be kept against the threshold "
+                            f"{pol.threshold:g}" if kappa <= pol.threshold else
+                            f"more than {MAX_RATINGS} ratings would be needed")})
+    elif needed > (available := len(sampling.strata_of(project, rid, metric))):
+        chance = power_at(kappa, sig, pol.threshold, pol.min_n, float(available))
+        out.update({"ratings": None, "design_effect": None, "minutes": None,
+                    "why": (f"the run has {available} targets to rate and {needed:.0f} effective ratings are needed: "
+                            f"rating all of them decides about {chance:.0%} of the time (rate a larger run, or "
+                            "audit on several runs)")})
+    else:
+        deff = design_effect(project, rid, metric, mode, max(int(needed), pol.min_n))
+        ratings = int(math.ceil(needed * deff))
+        deff = design_effect(project, rid, metric, mode, ratings)            # at the size it asks for
+        ratings = int(math.ceil(needed * deff))
+        out.update({"ratings": ratings, "design_effect": deff, "minutes": ratings * seconds / 60.0, "why": None})
+    if size is not None:
+        deff = design_effect(project, rid, metric, mode, size)
+        chance = power_at(kappa, sig, pol.threshold, pol.min_n, size / deff)
+        out["requested"] = {"size": size, "design_effect": deff, "effective_n": size / deff, "power": chance}
+        if chance < 0.5:
+            out["warning"] = (f"a sample of {size} keeps a judge at {statistic} {kappa:.2f} only {chance:.0%} of the "
+                              f"time (effective n {size / deff:.1f}): most audits of it will end 'needs more "
+                              "ratings'" + (f"; plan {out['ratings']} for {power:.0%}" if out.get("ratings") else ""))
+    return out
+
+
+def _last_audit(project: Project, metric: str, judge: str | None) -> tuple[float, str]:
+    sql = ("SELECT a.value, j.name FROM agreement_reports a JOIN judges j ON j.id = a.judge_id WHERE a.metric = ? "
+           "AND a.value IS NOT NULL" + (" AND j.name = ?" if judge else "") + " ORDER BY a.id DESC LIMIT 1")
+    row = project.reader().execute(sql, (metric, judge) if judge else (metric,)).fetchone()
+    if row is None:
+        return PLAUSIBLE, "assumed (no audit yet)"
+    return float(min(0.99, max(0.0, row[0]))), f"the last audit of {row[1]}"
+
+
+def _seconds_per_rating(project: Project, metric: str) -> float:
+    import statistics
+
+    found = [s for (s,) in project.reader().execute(
+        "SELECT seconds_taken FROM human_ratings WHERE metric = ? AND seconds_taken > 0 ORDER BY id DESC LIMIT 500",
+        (metric,))]
+    return float(statistics.median(found)) if found else SECONDS
+
+
+def describe(plan: dict[str, Any]) -> str:
+    """The plan in words (the CLI and the sample dialog)."""
+    lines = [f"plan: {plan['statistic']} of a judge at {plan['kappa']:.2f} ({plan['kappa_source']}) against the "
+             f"threshold {plan['threshold']:g}, {plan['mode']} sample"]
+    if plan["ratings"] is None:
+        lines.append(f"no size reaches a verdict: {plan['why']}")
+    else:
+        lines.append(f"{plan['ratings']} ratings reach a verdict {plan['power']:.0%} of the time (effective n "
+                     f"{plan['effective_needed']:.0f}, design effect {plan['design_effect']:.2f}); about "
+                     f"{plan['minutes']:.0f} reviewer-minutes")
+    if "requested" in plan:
+        r = plan["requested"]
+        lines.append(f"the size asked for, {r['size']}: effective n {r['effective_n']:.1f}, a verdict about "
+                     f"{r['power']:.0%} of the time")
+    if plan.get("warning"):
+        lines.append(f"warning: {plan['warning']}")
+    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""Plan the audit before anyone rates (issue 46): the ratings that reach a verdict 80% of the time for a judge at a
+plausible agreement, in the sampling mode asked for, and a warning when a requested size cannot decide."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.review import audit_plan
+
+
+@pytest.mark.parametrize("margins", [[0.5, 0.5], [0.3, 0.7], [0.1, 0.15, 0.2, 0.3, 0.25]])
+def test_the_planned_size_has_the_power_it_promises(margins):
+    statistic = "cohen_kappa" if len(margins) == 2 else "quadratic_kappa"
+    sig = audit_plan.sigma(0.85, margins, statistic)
+    m = audit_plan.effective_needed(0.85, sig, 0.7, 30)
+    assert m is not None and 30 <= m < 2000
+    assert audit_plan.power_at(0.85, sig, 0.7, 30, m) >= 0.8 > audit_plan.power_at(0.85, sig, 0.7, 30, m - 5)
+    assert audit_plan.effective_needed(0.7, sig, 0.7, 30) is None          # on the threshold: never kept
+
+
+def test_sample_plan_says_what_a_size_can_decide_and_warns_before_drawing(demo, capsys):
+    path = str(demo.path)
+    demo.close()
+    capsys.readouterr()
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--plan", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["kappa"] == 0.85 and plan["kappa_source"].startswith("assumed")
+    assert plan["requested"]["size"] == 40 and plan["requested"]["power"] < 0.5 and "warning" in plan
+    assert plan["ratings"] is None and "the run has 72 targets" in plan["why"]   # a 72-row run cannot decide
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary"]) == 0
+    said = capsys.readouterr()
+    assert "warning: a sample of 40 keeps a judge at cohen_kappa 0.85 only" in said.err
+    assert "sample " in said.out                                   # the sample is drawn all the same

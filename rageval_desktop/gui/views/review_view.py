@@ -453,15 +453,19 @@ class ReviewView(QWidget):
         self.load_sample()
 
     def new_sample(self) -> None:
-        from rageval_desktop.core.review.sampling import create_sample
-
         run, metric = self.run_box.currentData(), self.metric_box.currentData()
         project, size, seed = self.state.project, self.size_box.value(), int(time.time()) % 100_000
         mode = self.mode_box.currentData()
         if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
-            self.state.run_task("Drawing a review sample", lambda ctx: create_sample(project, run, metric, size,
-                                                                                       seed=seed, mode=mode),
-                                  on_done=lambda s: self._select_sample(s.id))
+            self.state.run_task("Drawing a review sample", _draw_and_plan, project, run, metric, size, seed, mode,
+                                on_done=self._drawn)
+
+    def _drawn(self, found: tuple[Any, str | None]) -> None:
+        """The sample, and what its size can decide (said when it most likely cannot: issue 46)."""
+        sample, warning = found
+        self._select_sample(sample.id)
+        if warning:
+            self.state.status(f"Sample #{sample.id} drawn. {warning[0].upper()}{warning[1:]}.", 15_000)
 
     def extend_sample(self) -> None:
         from rageval_desktop.core.review.sampling import extend_sample
@@ -816,3 +820,17 @@ class RatingCommand(QUndoCommand):
             self.view.rating_redone(self.sample_id, self.index, new)
 
         self._run(again, after)
+
+
+def _draw_and_plan(project: Any, run: str, metric: str, size: int, seed: int, mode: str,
+                   ctx: Any) -> tuple[Any, str | None]:
+    """A worker: the sample drawn, and the planner's warning for its size (None when it can decide)."""
+    from rageval_desktop.core.review.audit_plan import plan_audit
+    from rageval_desktop.core.review.sampling import create_sample
+
+    sample = create_sample(project, run, metric, size, seed=seed, mode=mode)
+    try:
+        warning = plan_audit(project, run, metric, mode=mode, size=size).get("warning")
+    except Exception:      # the plan only informs: a sample drawn is never lost to it
+        warning = None
+    return sample, warning

@@ -160,3 +160,28 @@ def test_a_prefix_probability_equals_the_draw_at_that_size():
         exact = inclusion_probabilities(weights, m)
         for i in (0, 1, 3, 10, 303):
             assert prefix_probability(weights[i], m, design) == pytest.approx(exact[i], rel=1e-9), (m, i)
+
+
+def test_a_planned_sample_decides_at_its_final_look_and_waits_before_it(split):
+    """Issue 46: a sample records its plan; while it is rated, the audit uses the anytime interval at the interim
+    level and says how many targets are left; with every target rated, the final look's fixed-size interval (about
+    2.05 errors instead of 3.1-3.5) decides. An extension after the final look spends the plan."""
+    p, truth, score_a = split
+    sample = sampling.create_sample(p, "v1", "correctness_binary", 60, seed=2)
+    for row in sample.row_ids[:40]:
+        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    interim = agreement.agreement(p, get_judge(p, "a"), breakdowns=False)
+    assert interim.look == "interim"
+    if interim.verdict == "needs more ratings":
+        assert interim.needed == 20                          # the rest of the planned sample
+    for row in sample.row_ids[40:]:
+        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    final = agreement.agreement(p, get_judge(p, "a"), breakdowns=False)
+    assert final.look == "final"
+    low, high = final.anytime_ci
+    assert high - low < interim.anytime_ci[1] - interim.anytime_ci[0]     # narrower than any interim interval
+    sampling.extend_sample(p, sample.id, 10)                            # after the final look: the plan is spent
+    assert agreement.agreement(p, get_judge(p, "a"), breakdowns=False).look == "interim"
+    other = sampling.create_sample(p, "v1", "correctness_binary", 30, seed=9)
+    ratings.rate(p, other.row_ids[0], "correctness_binary", "bob", 1.0, sample_id=other.id)
+    assert agreement.agreement(p, get_judge(p, "a"), breakdowns=False).look == "anytime"   # two samples: no plan

@@ -29,7 +29,7 @@ from rageval_desktop.core.review.agreement_stats import STATS
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
-from rageval_desktop.core.review.weights import in_design, pair_weights, strata_used
+from rageval_desktop.core.review.weights import in_design, pair_weights, planned_look, strata_used
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -64,6 +64,7 @@ class Agreement:
     effective_n: float = 0.0          # Kish's effective n of the weighted ratings (n when unweighted)
     bias: dict[str, Any] = field(default_factory=dict)   # judge - human in points (Bland-Altman), core.review.evidence
     outside_sample: int = 0           # rated targets left out: made outside any sample while others were drawn
+    look: str = "anytime"             # anytime (unplanned), interim or final (a planned sample): core.review.evidence
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "stopping": self.stopping}
@@ -273,19 +274,26 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
 
 
 def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | None, value: float | None, n: int,
-                   n_eff: float, pol: RetirementPolicy, *, draws: int = ev.DRAWS
+                   n_eff: float, pol: RetirementPolicy, *, draws: int = ev.DRAWS, look: str = "anytime"
                    ) -> tuple[list[float | None], list[float | None], str, int]:
-    """(95% interval, anytime-valid interval, verdict, ratings to settle) of one audit's statistic: the audit's own
-    steps, which the simulations that measure its error rates (core.review.simulate) run too."""
+    """(95% interval, the interval the verdict uses, verdict, ratings to settle) of one audit's statistic: the
+    audit's own steps, which the simulations that measure its error rates (core.review.simulate) run too. `look`:
+    "anytime" (an unplanned audit: the anytime interval at α), "interim" (a planned audit before its final look:
+    the anytime interval at ALPHA_INTERIM) or "final" (every target of the planned sample rated: a fixed-size
+    interval at ALPHA_FINAL)."""
     import numpy as np
 
     found = (ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff) if n >= 2 and value is not None
              else np.array([]))
     ci = list(ev.interval(found, minimum=draws // 4))
     se = float(np.std(found)) if found.size >= draws // 4 else math.nan
-    anytime = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n))
-    verdict, needed = decide(value, ci, n, pol, anytime=anytime, n_eff=n_eff, se=se)
-    return ci, anytime, verdict, needed
+    if look == "final":
+        used = list(ev.final_interval(value, se))
+    else:
+        used = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n,
+                                        alpha=ev.ALPHA_INTERIM if look == "interim" else ev.ALPHA))
+    verdict, needed = decide(value, ci, n, pol, anytime=used, n_eff=n_eff, se=se)
+    return ci, used, verdict, needed
 
 
 def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = None, *,
@@ -319,7 +327,10 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     n_eff = ev.effective_n(None if design is None else design[first], n)    # of targets, by the sample's design
     if design is not None:
         n_eff = ev.stratified_n(n_eff, n, strata_used(project, judge.metric))
-    ci, anytime, verdict, needed = judge_evidence(deciding, h, j, k, w, value, n, n_eff, pol)
+    look, remaining = planned_look(project, judge.metric)
+    ci, anytime, verdict, needed = judge_evidence(deciding, h, j, k, w, value, n, n_eff, pol, look=look)
+    if look == "interim" and verdict == NEEDS_MORE and remaining:
+        needed = remaining            # the planned path: rate the rest of the sample, then its final look decides
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
                                  "matrix": matrix.astype(int).tolist() if n else []}
     span = (max(labels) - min(labels)) or 1.0
@@ -350,7 +361,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
                      weighting=_weighting(None if design is None else design[first], n_eff), anytime_ci=anytime,
-                     effective_n=n_eff, outside_sample=outside,
+                     effective_n=n_eff, outside_sample=outside, look=look,
                      bias=ev.bias(gaps, w, n_eff, margin=pol.bias_margin) if n else {})
 
 

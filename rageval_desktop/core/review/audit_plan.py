@@ -1,14 +1,15 @@
 """Plan an audit before anyone rates (issue 46): how many ratings, drawn how, reach a verdict with 80% probability
 for a judge at a plausible agreement — and what a requested size can decide.
 
-The audit keeps a judge when the anytime-valid lower bound of its agreement clears the threshold
-(core.review.evidence). With a plausible agreement κ (the judge's last audit, else 0.85) and the judge's own score
-distribution on the run, the expected confusion matrix is κ·diag(p) + (1 − κ)·p pᵀ (the humans share the judge's
+A sample drawn since 0.4 records its plan: its final look, when every target is rated, decides on a fixed-size
+interval (core.review.evidence.ALPHA_FINAL, about 2.05 standard errors), its interim looks on the anytime one
+(ALPHA_INTERIM). With a plausible agreement κ (the judge's last audit, else 0.85) and the judges' own score
+distribution on the run, the expected confusion matrix is κ·diag(p) + (1 − κ)·p pᵀ (the humans share the judges'
 margins; Cohen's and the quadratic κ of this matrix are both κ), and its posterior spread gives the standard error
-per rating, σ. A verdict at m effective ratings needs (anytime boundary(m) + z₀.₈)·σ/√m ≤ κ − threshold (the same
-rule `ratings_needed` uses once ratings exist). The sampling mode's design effect — Kish's, of the inclusion
-probabilities the draw would give, computed without drawing — turns effective ratings into ratings, and reviewers'
-median seconds per rating (60 s when none are recorded) into time.
+per rating, σ. The final look keeps a judge at κ with 80% probability at m effective ratings when
+(z_final + z₀.₈)·σ/√m ≤ κ − threshold. The sampling mode's design effect — Kish's, of the inclusion probabilities
+the draw would give, computed without drawing — turns effective ratings into ratings, and reviewers' median seconds
+per rating (60 s when none are recorded) into time.
 """
 
 from __future__ import annotations
@@ -81,27 +82,28 @@ def design_effect(project: Project, rid: int, metric: str, mode: str, size: int,
     return float(w.size * (w ** 2).sum() / w.sum() ** 2)
 
 
+FINAL_Z = normal_quantile(1 - ev.ALPHA_FINAL / 2)   # the planned final look's interval, in standard errors
+
+
 def effective_needed(kappa: float, sig: float, threshold: float, min_n: int, power: float = POWER) -> float | None:
-    """Effective ratings at which a judge at `kappa` is kept with `power` (None: it cannot be: κ at or under the
-    threshold, or more than MAX_RATINGS)."""
+    """Effective ratings at which a judge at `kappa` is kept with `power` at the planned final look (None: it cannot
+    be: κ at or under the threshold, or more than MAX_RATINGS)."""
     distance = kappa - threshold
     if not (math.isfinite(sig) and sig > 0) or distance <= 0:
         return None
     z = normal_quantile(power)
-    for m in range(max(2, min_n), MAX_RATINGS + 1):
-        if (ev.boundary(m, tuned_for=2.0 * min_n) + z) * sig / math.sqrt(m) <= distance:
-            return float(m)
-    return None
+    m = ((FINAL_Z + z) * sig / distance) ** 2
+    return float(max(min_n, math.ceil(m))) if m <= MAX_RATINGS else None
 
 
 def power_at(kappa: float, sig: float, threshold: float, min_n: int, m: float) -> float:
-    """The probability that m effective ratings keep a judge at `kappa` (the anytime lower bound clears the
-    threshold), by the normal approximation the planner uses."""
+    """The probability that a planned sample of m effective ratings keeps a judge at `kappa` at its final look
+    (the final interval's lower bound clears the threshold), by the normal approximation the planner uses."""
     from scipy.stats import norm
 
     if m < min_n or not (math.isfinite(sig) and sig > 0):
         return 0.0
-    return float(norm.cdf((kappa - threshold) * math.sqrt(m) / sig - ev.boundary(m, tuned_for=2.0 * min_n)))
+    return float(norm.cdf((kappa - threshold) * math.sqrt(m) / sig - FINAL_Z))
 
 
 def plan_audit(project: Project, run: str, metric: str, *, mode: str = "stratified", kappa: float | None = None,
@@ -178,8 +180,8 @@ def describe(plan: dict[str, Any]) -> str:
     if plan["ratings"] is None:
         lines.append(f"no size reaches a verdict: {plan['why']}")
     else:
-        lines.append(f"{plan['ratings']} ratings reach a verdict {plan['power']:.0%} of the time (effective n "
-                     f"{plan['effective_needed']:.0f}, design effect {plan['design_effect']:.2f}); about "
+        lines.append(f"{plan['ratings']} ratings, all rated, reach a verdict {plan['power']:.0%} of the time "
+                     f"(effective n {plan['effective_needed']:.0f}, design effect {plan['design_effect']:.2f}); about "
                      f"{plan['minutes']:.0f} reviewer-minutes")
     if "requested" in plan:
         r = plan["requested"]

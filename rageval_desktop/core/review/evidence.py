@@ -29,6 +29,12 @@ from rageval_desktop.core.base.stats import normal_quantile, t_quantile
 from rageval_desktop.core.review.agreement_stats import confusion, from_confusion
 
 PRIOR_MASS = 2.0          # pseudo-ratings in the prior, shaped as independence of the observed margins
+# a planned audit (a sample drawn since 0.4 records its plan) spends α in two parts: its interim looks, however many,
+# use the anytime interval at ALPHA_INTERIM; its one final look — every target of the planned sample rated — a
+# fixed-size interval at ALPHA_FINAL. Together they are the α of an unplanned audit (a union bound: valid whatever
+# is looked at when), and the final look needs about 2.05 standard errors where the anytime one needs 3.1-3.5.
+ALPHA_INTERIM = 0.01
+ALPHA_FINAL = 0.04
 DRAWS = 2000              # posterior draws: the 95% interval and the spread the anytime interval uses
 ALPHA = 0.05
 POWER = 0.8
@@ -104,6 +110,15 @@ def anytime_interval(value: float | None, se: float, n_eff: float, *, min_n: int
     if value is None or not (math.isfinite(se) and n_eff >= 1):
         return None, None
     half = boundary(n_eff, alpha=alpha, tuned_for=2.0 * min_n) * se
+    return max(bounds[0], value - half), min(bounds[1], value + half)
+
+
+def final_interval(value: float | None, se: float, *, alpha: float = ALPHA_FINAL,
+                   bounds: tuple[float, float] = (-1.0, 1.0)) -> tuple[float | None, float | None]:
+    """A planned audit's final look: the estimate plus or minus z(1 - alpha/2) standard errors, within `bounds`."""
+    if value is None or not math.isfinite(se):
+        return None, None
+    half = normal_quantile(1 - alpha / 2) * se
     return max(bounds[0], value - half), min(bounds[1], value + half)
 
 

@@ -225,6 +225,8 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
         picked, inclusion, params["design"] = _draw_weighted(project, rid, metric, size, mode, rng)
     if not picked:
         raise RagevalError(_nothing_to_rate(run, metric))
+    # the plan: the audit's final look is when every target is rated (core.review.evidence spends α in two parts)
+    params["plan"] = {"size": len(picked)}
     with project.write("create review sample", changed=(Area.REVIEW,)) as conn:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
                            "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
@@ -290,6 +292,7 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
         picked, inclusion, design = _draw_weighted(project, rid, sample.metric, more, sample.mode,
                                                    np.random.default_rng(sample.seed), set(sample.targets))
         with project.write("extend review sample", changed=(Area.REVIEW,)) as conn:
+            _replan(conn, sample_id, len(sample.row_ids) + len(picked))
             _insert(conn, sample_id, len(sample.row_ids), picked, inclusion)
             conn.execute("UPDATE review_samples SET params = json_set(params, '$.design', json(?)) WHERE id = ?",
                          (json.dumps(design), sample_id))
@@ -304,12 +307,31 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
     picked, inclusion = _draw(project, rid, sample.metric, more, np.random.default_rng([sample.seed, rounds + 1]),
                               have)
     with project.write("extend review sample", changed=(Area.REVIEW,)) as conn:
+        _replan(conn, sample_id, len(sample.row_ids) + len(picked))
         _insert(conn, sample_id, len(sample.row_ids), picked, inclusion if sample.mode == "stratified" else None)
         if sample.mode == "stratified":     # every stratum's n_h / N_h as the sample now holds it
             conn.executemany("UPDATE review_sample_rows SET inclusion = ? WHERE sample_id = ? AND run_row_id = ? "
                              "AND item = ?", [(p, sample_id, r, i) for (r, i), p in inclusion.items()])
         project.audit(conn, "extend sample", "review_sample", str(sample_id), added=len(picked))
     return get_sample(project, sample_id)
+
+
+def _replan(conn: sqlite3.Connection, sample_id: int, size: int) -> None:
+    """An extension moves the planned final look to the new size while it has not happened (only interim looks
+    were possible); once every target was rated the final look may have been taken: the plan is spent, and the
+    audit keeps the interim (anytime) interval from then on."""
+    row = conn.execute("SELECT params FROM review_samples WHERE id = ?", (sample_id,)).fetchone()
+    plan = (json.loads(row[0] or "{}") or {}).get("plan") if row else None
+    if not isinstance(plan, dict) or plan.get("spent"):
+        return
+    targets_ = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sample_id,)).fetchone()[0]
+    done = conn.execute(
+        "SELECT COUNT(*) FROM review_sample_rows sr WHERE sr.sample_id = ? AND EXISTS (SELECT 1 FROM human_ratings h "
+        "WHERE h.sample_id = sr.sample_id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND "
+        "h.withdrawn_at IS NULL)", (sample_id,)).fetchone()[0]
+    plan = {"size": size} if done < targets_ else {**plan, "spent": True}
+    conn.execute("UPDATE review_samples SET params = json_set(params, '$.plan', json(?)) WHERE id = ?",
+                 (json.dumps(plan), sample_id))
 
 
 def get_sample(project: Project, sample_id: int) -> Sample:

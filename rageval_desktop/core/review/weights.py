@@ -106,6 +106,36 @@ def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:
     return None if np.allclose(weights, 1.0) else weights
 
 
+def planned_look(project: Project, metric: str) -> tuple[str, int]:
+    """Which look an audit of `metric` is, and how many of the planned sample's targets are left: ("final", 0) when
+    every standing rating comes from one sample whose plan is unspent and every one of its targets is rated (or
+    skipped); ("interim", left) while it is being rated, and for good once an extension after its final look spent
+    the plan; ("anytime", 0) otherwise (ratings from several samples or none, a sample drawn before plans)."""
+    conn = project.reader()
+    samples = [sid for (sid,) in conn.execute(
+        "SELECT DISTINCT sample_id FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL", (metric,))]
+    if len(samples) != 1 or samples[0] is None:
+        return "anytime", 0
+    sid = samples[0]
+    row = conn.execute("SELECT params FROM review_samples WHERE id = ?", (sid,)).fetchone()
+    try:
+        plan = (json.loads(row[0] or "{}") or {}).get("plan") if row else None
+    except ValueError:
+        plan = None
+    if not isinstance(plan, dict):
+        return "anytime", 0
+    if plan.get("spent"):             # its final look may have been taken: the interim bound, from then on
+        return "interim", 0
+    size = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sid,)).fetchone()[0]
+    done = conn.execute(
+        "SELECT COUNT(*) FROM review_sample_rows sr WHERE sr.sample_id = ? AND EXISTS (SELECT 1 FROM human_ratings h "
+        "WHERE h.sample_id = sr.sample_id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND "
+        "h.withdrawn_at IS NULL)", (sid,)).fetchone()[0]
+    if size != plan.get("size"):
+        return "anytime", 0
+    return ("final", 0) if done >= size else ("interim", int(size - done))
+
+
 def in_design(project: Project, metric: str, merged: Any) -> Any | None:
     """A mask of an agreement frame's rows rated within a sample that recorded its probabilities, or None when none
     was (every rating then weighs the same). Ratings outside such a sample cannot be weighed as drawn: an audit of a

@@ -132,6 +132,30 @@ def looks(project: Project, human: dict, metric: str, mode: str, runs: int, seed
     return {**{k: v / runs for k, v in out.items()}, "mean_n": float(np.mean(used)) if used else None}
 
 
+def planned(project: Project, human: dict, metric: str, kappa: float, mode: str, runs: int, seed: int) -> dict:
+    """The default path: the planner sizes the sample for a judge at the population's κ (100 when it plans none),
+    the reviewer rates it in the desk's order and looks after every 10 ratings; the last look is the final one."""
+    from rageval_desktop.core.review.audit_plan import plan_audit
+
+    judge = get_judge(project, "j")
+    plan = plan_audit(project, "v1", metric, mode=mode, kappa=max(kappa, 0.01))
+    size = plan["ratings"] if plan["ratings"] and plan["ratings"] <= ROWS else 100
+    out = {"keep": 0, "retire": 0, "undecided": 0}
+    for run in range(runs):
+        clear(project)
+        sample = sampling.create_sample(project, "v1", metric, size, seed=seed * 10_000 + run, mode=mode)
+        verdict, upto = "needs more ratings", min(30, len(sample.row_ids))
+        while True:
+            clear_ratings(project)
+            rate(project, sample, human, metric, upto)
+            verdict = agreement.agreement(project, judge, breakdowns=False).verdict
+            if verdict in ("keep", "retire") or upto >= len(sample.row_ids):
+                break
+            upto = min(upto + 10, len(sample.row_ids))
+        out[verdict if verdict in ("keep", "retire") else "undecided"] += 1
+    return {**{k: v / runs for k, v in out.items()}, "size": size}
+
+
 def clear_ratings(project: Project) -> None:
     with project.write("unrate") as w:
         w.execute("DELETE FROM human_ratings")
@@ -141,6 +165,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--looks", type=int, default=40, help="audits a line for the repeated looks")
+    parser.add_argument("--planned", type=int, default=40, help="audits a line for the planned default path")
+    parser.add_argument("--one-look", type=int, default=1, help="0: leave out the one-look lines")
     args = parser.parse_args()
     started = time.perf_counter()
     rng = np.random.default_rng(46)
@@ -157,7 +183,7 @@ def main() -> None:
                 folder.mkdir()
                 project, human, metric = project_of(pop, folder)
                 try:
-                    for mode in ("stratified", "uncertain"):
+                    for mode in ("stratified", "uncertain") if args.one_look else ():
                         for n in (30, 100):
                             for share in (1.0, 0.75):
                                 r = one_look(project, human, metric, pop["kappa"], mode, n, share, args.runs,
@@ -165,6 +191,13 @@ def main() -> None:
                                 print(f"{scale:>6} {mode:>12} {pop['kappa']:>6.3f} {n:>4} {share:>6.0%} "
                                       f"{r['bias']:>+7.3f} {r['coverage']:>8.1%} {r['keep']:>6.1%} "
                                       f"{r['retire']:>6.1%}", flush=True)
+                    if args.planned:
+                        for mode in ("stratified", "uncertain"):
+                            r = planned(project, human, metric, pop["kappa"], mode, args.planned,
+                                        seed=int(target * 100) + 7)
+                            print(f"{scale:>6} {mode:>12} {pop['kappa']:>6.3f} planned n {r['size']:>4}, looks every "
+                                  f"10 and the final: keep {r['keep']:.1%} retire {r['retire']:.1%} undecided "
+                                  f"{r['undecided']:.1%} ({args.planned} audits)", flush=True)
                     if args.looks:
                         for mode in ("stratified", "uncertain"):
                             r = looks(project, human, metric, mode, args.looks, seed=int(target * 100))

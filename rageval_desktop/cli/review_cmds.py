@@ -73,13 +73,22 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     lines = []
     for r in out:
         value = "—" if r["value"] is None else f"{r['value']:.3f} [{_cell(r['ci'][0], 3)}, {_cell(r['ci'][1], 3)}]"
-        more = f" (about {r['needed']} more ratings would settle it, 80% power)" if r["verdict"] == NEEDS_MORE else ""
+        more = ("" if r["verdict"] != NEEDS_MORE else
+                f" (rate the {r['needed']} target(s) left in the planned sample: its final look decides)"
+                if r.get("look") == "interim" and r["needed"] else
+                f" (about {r['needed']} more ratings would settle it, 80% power)")
         lines.append(f"{r['judge']:<22} {r['metric']:<18} n={r['n']:<4} {r['statistic']} {value}  {r['verdict']}{more}"
                      + (f"  -> {r['action']}" if args.apply else ""))
         if r["n"]:
             lines.append(f"{'':<22} {r['stopping']}")
         if r["weighting"]:
             lines.append(f"{'':<22} {r['weighting']}")
+        if r.get("look") in ("interim", "final"):
+            lines.append(f"{'':<22} " + ("the planned sample's final look: decided on its fixed-size interval "
+                                         f"{_cell(r['anytime_ci'][0], 3)} to {_cell(r['anytime_ci'][1], 3)}"
+                                         if r["look"] == "final" else
+                                         "a planned sample, not all rated: an interim look (the anytime interval "
+                                         f"at 1%: {_cell(r['anytime_ci'][0], 3)} to {_cell(r['anytime_ci'][1], 3)})"))
         held = r["licence"]
         lines.append(f"{'':<22} licence: {held['tier']}" + (f" ({'; '.join(held['reasons'])})" if held["reasons"]
                                                              else ""))

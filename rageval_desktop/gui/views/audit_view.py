@@ -145,7 +145,8 @@ class AuditView(QWidget):
                          "limits of agreement); ⚑: shown beyond the bias margin, so the means it feeds are off",
             "needed_text": "more ratings that would settle the verdict with 80% power if the estimate holds",
             "value_text": "the 95% CI is for reading; the verdict uses the anytime-valid interval, which stays right "
-                          "however often you look"}
+                          "however often you look — or, once every target of a planned sample is rated, its final "
+                          "look's fixed-size interval"}
         self.table = QTableView()
         self.table.setObjectName("audit")
         self.table.setModel(self.model)

@@ -81,6 +81,27 @@ def posterior(name: str, human: Any, judge: Any, k: int, weights: Any | None = N
     return values[np.isfinite(values)]
 
 
+def jackknife_se(name: str, human: Any, judge: Any, k: int, weights: Any) -> float:
+    """The delete-one jackknife standard error of the weighted statistic (every leave-one-out confusion matrix at
+    once: the statistics are invariant to the matrix's scale, so each is the full weighted matrix less one pair)."""
+    import numpy as np
+
+    h = np.asarray(human, dtype=np.int64)
+    j = np.asarray(judge, dtype=np.int64)
+    w = np.asarray(weights, dtype=float)
+    n = h.size
+    if n < 3:
+        return math.nan
+    full = confusion(h, j, k, w) * (w.sum() / n)                 # the unnormalised weighted counts
+    stack = np.repeat(full[None, :, :], n, axis=0)
+    stack[np.arange(n), h, j] -= w
+    values = np.asarray(from_confusion(name, stack), dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size < n // 2:
+        return math.nan
+    return float(math.sqrt((values.size - 1) / values.size * ((values - values.mean()) ** 2).sum()))
+
+
 def interval(values: Any, level: float = 0.95, *, minimum: int = DRAWS // 4) -> tuple[float | None, float | None]:
     """The central `level` interval of posterior draws; None with fewer than `minimum` defined draws (most were
     undefined)."""

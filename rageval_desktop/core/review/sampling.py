@@ -15,7 +15,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.targets import Candidate
-from rageval_desktop.core.review.weights import sample_mode
+from rageval_desktop.core.review.weights import plan_state, sample_mode
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -320,15 +320,9 @@ def _replan(conn: sqlite3.Connection, sample_id: int, size: int) -> None:
     """An extension moves the planned final look to the new size while it has not happened (only interim looks
     were possible); once every target was rated the final look may have been taken: the plan is spent, and the
     audit keeps the interim (anytime) interval from then on."""
-    row = conn.execute("SELECT params FROM review_samples WHERE id = ?", (sample_id,)).fetchone()
-    plan = (json.loads(row[0] or "{}") or {}).get("plan") if row else None
-    if not isinstance(plan, dict) or plan.get("spent"):
+    plan, targets_, done = plan_state(conn, sample_id)
+    if plan is None or plan.get("spent"):
         return
-    targets_ = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sample_id,)).fetchone()[0]
-    done = conn.execute(
-        "SELECT COUNT(*) FROM review_sample_rows sr WHERE sr.sample_id = ? AND EXISTS (SELECT 1 FROM human_ratings h "
-        "WHERE h.sample_id = sr.sample_id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND "
-        "h.withdrawn_at IS NULL)", (sample_id,)).fetchone()[0]
     plan = {"size": size} if done < targets_ else {**plan, "spent": True}
     conn.execute("UPDATE review_samples SET params = json_set(params, '$.plan', json(?)) WHERE id = ?",
                  (json.dumps(plan), sample_id))

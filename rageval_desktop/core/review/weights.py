@@ -12,6 +12,7 @@ A target rated in several samples takes the weight of its first non-uniform one.
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from rageval_desktop.core.review.targets import target_id, unit
@@ -106,6 +107,21 @@ def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:
     return None if np.allclose(weights, 1.0) else weights
 
 
+def plan_state(conn: sqlite3.Connection, sample_id: int) -> tuple[dict[str, Any] | None, int, int]:
+    """(the sample's plan or None, its targets, those rated or skipped)."""
+    row = conn.execute("SELECT params FROM review_samples WHERE id = ?", (sample_id,)).fetchone()
+    try:
+        plan = (json.loads(row[0] or "{}") or {}).get("plan") if row else None
+    except ValueError:
+        plan = None
+    size = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sample_id,)).fetchone()[0]
+    done = conn.execute(
+        "SELECT COUNT(*) FROM review_sample_rows sr WHERE sr.sample_id = ? AND EXISTS (SELECT 1 FROM human_ratings h "
+        "WHERE h.sample_id = sr.sample_id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND "
+        "h.withdrawn_at IS NULL)", (sample_id,)).fetchone()[0]
+    return (plan if isinstance(plan, dict) else None), int(size), int(done)
+
+
 def planned_look(project: Project, metric: str) -> tuple[str, int]:
     """Which look an audit of `metric` is, and how many of the planned sample's targets are left: ("final", 0) when
     every standing rating comes from one sample whose plan is unspent and every one of its targets is rated (or
@@ -116,24 +132,14 @@ def planned_look(project: Project, metric: str) -> tuple[str, int]:
         "SELECT DISTINCT sample_id FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL", (metric,))]
     if len(samples) != 1 or samples[0] is None:
         return "anytime", 0
-    sid = samples[0]
-    row = conn.execute("SELECT params FROM review_samples WHERE id = ?", (sid,)).fetchone()
-    try:
-        plan = (json.loads(row[0] or "{}") or {}).get("plan") if row else None
-    except ValueError:
-        plan = None
-    if not isinstance(plan, dict):
+    plan, size, done = plan_state(conn, samples[0])
+    if plan is None:
         return "anytime", 0
     if plan.get("spent"):             # its final look may have been taken: the interim bound, from then on
         return "interim", 0
-    size = conn.execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?", (sid,)).fetchone()[0]
-    done = conn.execute(
-        "SELECT COUNT(*) FROM review_sample_rows sr WHERE sr.sample_id = ? AND EXISTS (SELECT 1 FROM human_ratings h "
-        "WHERE h.sample_id = sr.sample_id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item AND "
-        "h.withdrawn_at IS NULL)", (sid,)).fetchone()[0]
     if size != plan.get("size"):
         return "anytime", 0
-    return ("final", 0) if done >= size else ("interim", int(size - done))
+    return ("final", 0) if done >= size else ("interim", size - done)
 
 
 def in_design(project: Project, metric: str, merged: Any) -> Any | None:

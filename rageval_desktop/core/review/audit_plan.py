@@ -71,11 +71,7 @@ def design_effect(project: Project, rid: int, metric: str, mode: str, size: int,
     """Kish's design effect of the inclusion probabilities a draw of `size` in `mode` would give (nothing drawn)."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
-    if mode == "stratified":
-        picked, inclusion = sampling._draw(project, rid, metric, size, rng)
-    else:
-        picked, inclusion, _ = sampling._draw_weighted(project, rid, metric, size, mode, rng)
+    picked, inclusion = sampling.preview_draw(project, rid, metric, mode, size, seed)
     w = np.array([1.0 / inclusion[(c.row_id, c.item)] for c, _ in picked if inclusion.get((c.row_id, c.item))])
     if w.size < 2:
         return 1.0

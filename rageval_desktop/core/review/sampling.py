@@ -189,6 +189,19 @@ def _draw_weighted(project: Project, rid: int, metric: str, size: int, mode: str
     return _grouped([(pool[i][0], f"{pool[i][1]}|{mode}") for i in chosen]), inclusion, design
 
 
+def preview_draw(project: Project, rid: int, metric: str, mode: str, size: int,
+                 seed: int = 0) -> tuple[list[tuple[Candidate, str]], dict[tuple[int, int], float]]:
+    """What a draw of `size` in `mode` would pick, with every target's inclusion probability; nothing is written (the
+    audit planner's design effect)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    if mode == "stratified":
+        return _draw(project, rid, metric, size, rng)
+    picked, inclusion, _ = _draw_weighted(project, rid, metric, size, mode, rng)
+    return picked, inclusion
+
+
 def _allocate(strata: dict[str, list[int]], size: int, rng: Any) -> list[tuple[int, str]]:
     """Round-robin over strata in a seeded order: every stratum gets a row before any gets two."""
     pools = {k: list(rng.permutation(v)) for k, v in strata.items()}

@@ -322,3 +322,14 @@ def test_review_keys_are_remappable_and_a_clash_is_refused(window, qtbot):
     assert check_review_keys({**keys, "skip": "n"}) == "'n' is set for both 'next row not rated' and 'skip the row'"
     assert check_review_keys({**keys, "comment": "1"}).startswith("the key for 'comment on the next rating' must be")
     assert check_review_keys(keys) is None
+
+
+def test_the_desk_says_what_a_sample_can_decide_before_it_is_drawn(window, qtbot):
+    """Issue 46: the sample the boxes describe is planned off the GUI thread; New sample's tooltip says how many
+    ratings reach a verdict and what the size asked for can decide."""
+    view = window.review_view
+    view.metric_box.setCurrentIndex(view.metric_box.findData("correctness_binary"))
+    view.size_box.setValue(35)
+    qtbot.waitUntil(lambda: "the size asked for, 35" in view.plan_text, timeout=15_000)
+    assert "the size asked for, 35" in view.new_button.toolTip()
+    assert "a verdict about" in view.plan_text

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextOption, QUndoCommand
 from PySide6.QtWidgets import (
     QComboBox,
@@ -252,6 +252,14 @@ class ReviewView(QWidget):
         self.mode_box.setToolTip("How to draw: stratified (representative), or disagreement / uncertain first — "
                                  "drawn with unequal probabilities that the audit and corrected estimates weight back")
         self.new_button = QPushButton("&New sample")
+        self.plan_text = ""          # what the planner says of the sample the boxes describe (its tooltip too)
+        self._plan_timer = QTimer(self)
+        self._plan_timer.setSingleShot(True)
+        self._plan_timer.setInterval(400)
+        self._plan_timer.timeout.connect(self.refresh_plan)
+        for box in (self.run_box, self.metric_box, self.mode_box):
+            box.currentIndexChanged.connect(lambda _i: self._plan_timer.start())
+        self.size_box.valueChanged.connect(lambda _v: self._plan_timer.start())
         self.extend_button = QPushButton("E&xtend +10")
         self.prompt_button = QPushButton("Judge's &prompt…")
         self.prompt_button.setToolTip("The prompt an LLM judge of this metric receives for this row")
@@ -459,6 +467,19 @@ class ReviewView(QWidget):
         if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
             self.state.run_task("Drawing a review sample", _draw_and_plan, project, run, metric, size, seed, mode,
                                 on_done=self._drawn)
+
+    def refresh_plan(self) -> None:
+        """Before anything is drawn: how many ratings the sample the boxes describe needs, and what its size can
+        decide (core.review.audit_plan, read off the GUI thread), shown on New sample's tooltip."""
+        run, metric = self.run_box.currentData(), self.metric_box.currentData()
+        project, size, mode = self.state.project, self.size_box.value(), self.mode_box.currentData()
+        if not (run and metric and project is not None):
+            return
+        self.state.run_read("review-plan", _plan_text, project, run, metric, mode, size, on_done=self._planned)
+
+    def _planned(self, text: str) -> None:
+        self.plan_text = text
+        self.new_button.setToolTip(f"Draw a new sample.\n\n{text}" if text else "Draw a new sample.")
 
     def _drawn(self, found: tuple[Any, str | None]) -> None:
         """The sample, and what its size can decide (said when it most likely cannot: issue 46)."""
@@ -834,3 +855,13 @@ def _draw_and_plan(project: Any, run: str, metric: str, size: int, seed: int, mo
     except Exception:      # the plan only informs: a sample drawn is never lost to it
         warning = None
     return sample, warning
+
+
+def _plan_text(project: Any, run: str, metric: str, mode: str, size: int, ctx: Any) -> str:
+    """A worker: the planner's words for a sample of `size` (empty when it has nothing to say)."""
+    from rageval_desktop.core.review.audit_plan import describe, plan_audit
+
+    try:
+        return describe(plan_audit(project, run, metric, mode=mode, size=size))
+    except Exception:      # the plan only informs: a run with nothing judged yet has nothing to plan
+        return ""

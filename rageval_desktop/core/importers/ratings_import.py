@@ -35,8 +35,8 @@ class RatingsImport:
         if self.samples:
             text += "; " + ", ".join(f"{n} in sample {sid}" for sid, n in sorted(self.samples.items()))
         if self.outside:
-            text += (f"; {self.outside} belong to no sample (they weigh nothing in an audit of a weighted sample: "
-                     "give the sample with --sample ID, or a sample_id column)")
+            text += (f"; {self.outside} belong to no sample (an audit counts them unless others come from a sample "
+                     "drawn with unequal probabilities; a sample_id column joins them to one)")
         return text
 
 

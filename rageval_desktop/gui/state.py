@@ -131,6 +131,10 @@ class AppState(QObject):
     def announce(self, changes: Changes) -> None:
         self.changed.emit(changes)
 
+    def track_timer(self, timer: QTimer) -> None:
+        """A page's own pending timer, stopped with every refresh when the project closes or the window does."""
+        self._timers.append(timer)
+
     def stop_refreshes(self) -> None:
         """No page refresh is left pending (the project closed, the window is closing)."""
         for timer in self._timers:

@@ -32,7 +32,8 @@ def test_ratings_of_a_samples_targets_join_it_and_others_are_counted(demo, tmp_p
                                                  "WHERE r.name = 'v2' ORDER BY rr.id")]
     others = [r for r in every if r not in set(sample.row_ids)][:5]
     more = import_ratings(demo, _ratings_file(tmp_path / "o.jsonl", others, "correctness_binary", lambda r: 1))
-    assert more.samples == {} and more.outside == 5 and "5 belong to no sample (an audit counts them unless" in more.summary()
+    assert more.samples == {} and more.outside == 5
+    assert "5 belong to no sample (an audit counts them unless" in more.summary()
 
 
 def test_a_named_sample_must_hold_every_rated_target(demo, tmp_path):

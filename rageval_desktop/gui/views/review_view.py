@@ -257,6 +257,7 @@ class ReviewView(QWidget):
         self._plan_timer.setSingleShot(True)
         self._plan_timer.setInterval(400)
         self._plan_timer.timeout.connect(self.refresh_plan)
+        self.state.track_timer(self._plan_timer)     # stopped when the project or the window closes
         for box in (self.run_box, self.metric_box, self.mode_box):
             box.currentIndexChanged.connect(lambda _i: self._plan_timer.start())
         self.size_box.valueChanged.connect(lambda _v: self._plan_timer.start())

@@ -14,7 +14,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence
 from rageval_desktop.core.review.agreement import pairs
-from rageval_desktop.core.review.weights import pair_weights
+from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 
 ALL = "all"
@@ -47,7 +47,9 @@ def pass_fail(project: Project, judge: Judge, run: str | None = None) -> dict[st
     out: dict[str, Any] = {"pass_mark": mark, "slices": {}, "false_accepts": []}
     if merged.empty:
         return out
-    weights = pair_weights(project, judge.metric, merged)
+    merged, weights, _outside = weighted_pairs(project, judge.metric, merged)
+    if merged.empty:
+        return out
     w = np.ones(len(merged)) if weights is None else np.asarray(weights, dtype=float)
     judge_pass = merged["judge_score"].to_numpy(dtype=float) >= mark
     human_pass = merged["human_score"].to_numpy(dtype=float) >= mark

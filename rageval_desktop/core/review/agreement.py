@@ -29,7 +29,7 @@ from rageval_desktop.core.review.agreement_stats import STATS
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
-from rageval_desktop.core.review.weights import in_design, pair_weights, planned_look, strata_used
+from rageval_desktop.core.review.weights import planned_look, strata_used, weighted_pairs
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -316,17 +316,12 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     labels = scale(judge.metric)
     k = len(labels)
     merged, latest = pairs(project, judge, per_reviewer=True)
-    inside = in_design(project, judge.metric, merged)
-    outside = 0
-    if inside is not None and not inside.all():    # never weighed silently beside ratings weighed as drawn
-        outside = int((~merged.loc[~inside].duplicated(["run_row_id", "target"])).sum())
-        merged = merged.loc[inside].reset_index(drop=True)
+    merged, design, outside = weighted_pairs(project, judge.metric, merged)
     deciding = pol.deciding(k)
     h = merged["human"].to_numpy(dtype=np.int64)
     j = merged["judge"].to_numpy(dtype=np.int64)
     first = ~merged.duplicated(["run_row_id", "target"]).to_numpy() if len(merged) else np.array([], bool)
     n = int(first.sum())                                        # targets: each counts once, however many reviewers
-    design = pair_weights(project, judge.metric, merged)
     share = merged["share"].to_numpy(dtype=float)
     w = None if design is None and np.allclose(share, 1.0) else (design if design is not None else 1.0) * share
     matrix = st.confusion(h, j, k) if n else None

@@ -94,17 +94,23 @@ def target_weights(project: Project, metric: str) -> dict[int, float]:
     return {row: 1.0 / p for (row, target), p in design(project, metric).items() if target == "0"}
 
 
-def pair_weights(project: Project, metric: str, merged: Any) -> Any | None:
-    """Weights aligned with an agreement frame (`run_row_id`, `target` columns), or None when every rated target
-    comes from a representative sample (the statistics stay unweighted)."""
+def weighted_pairs(project: Project, metric: str, merged: Any) -> tuple[Any, Any | None, int]:
+    """An agreement frame (`run_row_id`, `target` columns) as the sample's design weighs it: (the rows rated within a
+    sample that recorded its probabilities, their weights 1/p or None when those are all equal, how many rated
+    targets were left out). With no such sample every row stays and weighs the same. Ratings outside it — made in
+    no sample, or ahead of the rated prefix of a weighted one — cannot be weighed as drawn: they are left out and
+    counted (they used to weigh 1 beside ratings weighing N/n). The audit and the false-accept rates both read it."""
     import numpy as np
 
     found = design(project, metric)
     if not found or merged.empty:
-        return None
-    weights = np.array([1.0 / found.get((int(r), str(t)), 1.0) for r, t in
-                        zip(merged["run_row_id"], merged["target"], strict=True)])
-    return None if np.allclose(weights, 1.0) else weights
+        return merged, None, 0
+    keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
+    inside = np.array([key in found for key in keys])
+    outside = int((~merged.loc[~inside].duplicated(["run_row_id", "target"])).sum()) if not inside.all() else 0
+    merged = merged.loc[inside].reset_index(drop=True)
+    weights = np.array([1.0 / found[key] for key in keys if key in found])
+    return merged, (None if weights.size == 0 or np.allclose(weights, 1.0) else weights), outside
 
 
 def plan_state(conn: sqlite3.Connection, sample_id: int) -> tuple[dict[str, Any] | None, int, int]:
@@ -140,18 +146,6 @@ def planned_look(project: Project, metric: str) -> tuple[str, int]:
     if size != plan.get("size"):
         return "anytime", 0
     return ("final", 0) if done >= size else ("interim", size - done)
-
-
-def in_design(project: Project, metric: str, merged: Any) -> Any | None:
-    """A mask of an agreement frame's rows rated within a sample that recorded its probabilities, or None when none
-    was (every rating then weighs the same). Ratings outside such a sample cannot be weighed as drawn: an audit of a
-    weighted sample leaves them out and says how many (they used to weigh 1 beside ratings weighing N/n)."""
-    import numpy as np
-
-    found = design(project, metric)
-    if not found or merged.empty:
-        return None
-    return np.array([(int(r), str(t)) in found for r, t in zip(merged["run_row_id"], merged["target"], strict=True)])
 
 
 def strata_used(project: Project, metric: str) -> int:

@@ -253,6 +253,8 @@ class ReviewView(QWidget):
                                  "drawn with unequal probabilities that the audit and corrected estimates weight back")
         self.new_button = QPushButton("&New sample")
         self.plan_text = ""          # what the planner says of the sample the boxes describe (its tooltip too)
+        self.plan: dict[str, Any] = {}
+        self.plan_for: tuple[str, str, str, int] | None = None    # the (run, metric, mode, size) it is for
         self._plan_timer = QTimer(self)
         self._plan_timer.setSingleShot(True)
         self._plan_timer.setInterval(400)
@@ -466,8 +468,12 @@ class ReviewView(QWidget):
         project, size, seed = self.state.project, self.size_box.value(), int(time.time()) % 100_000
         mode = self.mode_box.currentData()
         if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
-            self.state.run_task("Drawing a review sample", _draw_and_plan, project, run, metric, size, seed, mode,
-                                on_done=self._drawn)
+            from rageval_desktop.core.review.sampling import create_sample
+
+            said = self.plan if self.plan_for == (run, metric, mode, size) else {}
+            self.state.run_task("Drawing a review sample", lambda ctx: create_sample(project, run, metric, size,
+                                                                                       seed=seed, mode=mode),
+                                on_done=lambda sample: self._drawn(sample, said.get("warning")))
 
     def refresh_plan(self) -> None:
         """Before anything is drawn: how many ratings the sample the boxes describe needs, and what its size can
@@ -476,15 +482,20 @@ class ReviewView(QWidget):
         project, size, mode = self.state.project, self.size_box.value(), self.mode_box.currentData()
         if not (run and metric and project is not None):
             return
-        self.state.run_read("review-plan", _plan_text, project, run, metric, mode, size, on_done=self._planned)
+        key = (run, metric, mode, size)
+        self.state.run_read("review-plan", _plan, project, run, metric, mode, size,
+                            on_done=lambda plan: self._planned(key, plan))
 
-    def _planned(self, text: str) -> None:
-        self.plan_text = text
-        self.new_button.setToolTip(f"Draw a new sample.\n\n{text}" if text else "Draw a new sample.")
+    def _planned(self, key: tuple[str, str, str, int], plan: dict[str, Any]) -> None:
+        from rageval_desktop.core.review.audit_plan import describe
 
-    def _drawn(self, found: tuple[Any, str | None]) -> None:
-        """The sample, and what its size can decide (said when it most likely cannot: issue 46)."""
-        sample, warning = found
+        self.plan_for, self.plan = key, plan
+        self.plan_text = describe(plan) if plan else ""
+        self.new_button.setToolTip(f"Draw a new sample.\n\n{self.plan_text}" if plan else "Draw a new sample.")
+
+    def _drawn(self, sample: Any, warning: str | None) -> None:
+        """The sample, and what its size can decide, as planned before it was drawn (said when it most likely
+        cannot: issue 46)."""
         self._select_sample(sample.id)
         if warning:
             self.state.status(f"Sample #{sample.id} drawn. {warning[0].upper()}{warning[1:]}.", 15_000)
@@ -844,25 +855,11 @@ class RatingCommand(QUndoCommand):
         self._run(again, after)
 
 
-def _draw_and_plan(project: Any, run: str, metric: str, size: int, seed: int, mode: str,
-                   ctx: Any) -> tuple[Any, str | None]:
-    """A worker: the sample drawn, and the planner's warning for its size (None when it can decide)."""
+def _plan(project: Any, run: str, metric: str, mode: str, size: int, ctx: Any) -> dict[str, Any]:
+    """A worker: the planner's plan for a sample of `size` (empty when it has nothing to say)."""
     from rageval_desktop.core.review.audit_plan import plan_audit
-    from rageval_desktop.core.review.sampling import create_sample
-
-    sample = create_sample(project, run, metric, size, seed=seed, mode=mode)
-    try:
-        warning = plan_audit(project, run, metric, mode=mode, size=size).get("warning")
-    except Exception:      # the plan only informs: a sample drawn is never lost to it
-        warning = None
-    return sample, warning
-
-
-def _plan_text(project: Any, run: str, metric: str, mode: str, size: int, ctx: Any) -> str:
-    """A worker: the planner's words for a sample of `size` (empty when it has nothing to say)."""
-    from rageval_desktop.core.review.audit_plan import describe, plan_audit
 
     try:
-        return describe(plan_audit(project, run, metric, mode=mode, size=size))
+        return plan_audit(project, run, metric, mode=mode, size=size)
     except Exception:      # the plan only informs: a run with nothing judged yet has nothing to plan
-        return ""
+        return {}

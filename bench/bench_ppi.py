@@ -22,6 +22,31 @@ import numpy as np  # noqa: E402
 from rageval_desktop.core.metrics.ppi import ppi_mean, simulate  # noqa: E402
 
 
+def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 400) -> dict[str, float]:
+    """The gate's PPI cell (ppi_delta): two runs of a 1-5 slice, the judge 0.8 points high with noise 0.7 on both,
+    the candidate's true mean `drop` points (0-100) lower; `rated` ratings per run. How often the 95% interval of the
+    difference lies wholly below 0 (a drop shown), wholly above -2 points (shown within a 2-point tolerance), and
+    covers the true difference. Populations drawn here; only ppi_delta is the app's."""
+    from rageval_desktop.core.metrics.ppi import ppi_delta
+
+    rng = np.random.default_rng(seed)
+    shown = within = covered = 0
+    for _ in range(runs):
+        base = np.clip(np.round(rng.normal(3.2, 1.0, rows)), 1, 5)
+        cand = np.clip(np.round(base - drop / 25 + rng.normal(0, 0.3, rows)), 1, 5)
+        truth = float((cand - base).mean()) * 25
+        ja = np.clip(base + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
+        jb = np.clip(cand + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
+        da, db = np.full(rows, np.nan), np.full(rows, np.nan)
+        ia, ib = rng.choice(rows, rated, replace=False), rng.choice(rows, rated, replace=False)
+        da[ia], db[ib] = (base[ia] - ja[ia]) * 25, (cand[ib] - jb[ib]) * 25
+        low, high = ppi_delta((ja - 1) * 25, (jb - 1) * 25, da, db, minimum=2)["ci"]
+        shown += high < 0
+        within += low > -2
+        covered += low <= truth <= high
+    return {"shown": shown / runs, "within": within / runs, "covered": covered / runs}
+
+
 def rare_errors(scale: str, err: float, rated: int, runs: int, seed: int, rows: int = 400) -> tuple[float, float]:
     """Coverage and mean width of the PPI 95% CI for a judge right on most rows and wrong on a share `err` of them
     by a whole verdict: on a yes/no scale it passes rows humans fail; on 1-5 it gives 5 where humans give 1 or 2.
@@ -70,6 +95,14 @@ def main() -> None:
             for rated in (10, 20, 40):
                 coverage, width = rare_errors(scale, err, rated, runs, seed=rated)
                 print(f"{scale:>6} {err:>6.0%} {rated:>6} {coverage:>8.3f} {width:>8.1f}")
+    print(f"\nThe gate's PPI cell (ppi_delta): a drop of 0 or 10 points between two runs, the judge 0.8 points high; "
+          f"{runs // 2} simulated pairs a line. 'drop shown' at 0 is the false alarm, at 10 the power; 'within 2' at 0 "
+          f"is the chance of a pass on a 2-point tolerance.")
+    print(f"{'drop':>5} {'rated':>6} {'drop shown':>10} {'within 2':>9} {'coverage':>9}")
+    for drop in (0.0, 10.0):
+        for rated in (20, 40, 100):
+            r = delta_outcomes(drop, rated, runs // 2, seed=rated + int(drop))
+            print(f"{drop:>5.0f} {rated:>6} {r['shown']:>10.1%} {r['within']:>9.1%} {r['covered']:>9.1%}")
 
 
 if __name__ == "__main__":

@@ -458,7 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run")
     p.add_argument("--metric", help="what to rate: rows, or per item for passage_relevance (passages), nuggets "
                                     "(nuggets), citation_support (citations)")
-    p.add_argument("--size", type=int, default=40, help="how many rows (or passages, nuggets, citations)")
+    p.add_argument("--size", type=int, help="how many rows (or passages, nuggets, citations); default: what the "
+                   "plan proposes (see --plan), 40 when it proposes none; with --extend, 10 more")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mode", choices=["stratified", "disagreement", "uncertain"], default="stratified",
                    help="stratified: representative (default); disagreement: where judges disagree or sit near the "

@@ -9,6 +9,8 @@ from pathlib import Path
 from rageval_desktop import api
 from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_api, open_project
 
+DEFAULT_SIZE = 40      # a new sample's size when the plan proposes none
+
 
 def cmd_sample(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import audit_plan, sampling
@@ -23,14 +25,20 @@ def cmd_sample(args: argparse.Namespace) -> int:
                                           size=args.size)
         _print(args, found, audit_plan.describe(found))
         return EXIT_OK
-    if not args.extend:      # warn before drawing a size that cannot decide (the plan draws nothing)
+    proposed = ""
+    if not args.extend:      # size it, or warn before drawing a size that cannot decide (the plan draws nothing)
         with open_api(args.project, read_only=True) as project:
             found = audit_plan.plan_audit(project.core, args.run, args.metric, mode=args.mode, kappa=args.kappa,
                                           size=args.size)
-        if found.get("warning"):
+        if args.size is None:
+            args.size = found["ratings"] or DEFAULT_SIZE
+            proposed = (f"; {args.size} as planned ({found['power']:.0%} chance of a verdict for a judge at "
+                        f"{found['statistic']} {found['kappa']:.2f})" if found["ratings"] else
+                        f"; {DEFAULT_SIZE}: the plan proposes no size ({found['why']})")
+        elif found.get("warning"):
             print(f"warning: {found['warning']}", file=sys.stderr)
     with api.open(args.project) as project:
-        sample = (project.extend_sample(args.extend, args.size) if args.extend else
+        sample = (project.extend_sample(args.extend, args.size or 10) if args.extend else
                   project.sample(args.run, args.metric, args.size, seed=args.seed, mode=args.mode))
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
             "unit": sample.unit, "mode": sample.mode, "row_ids": sample.row_ids}
@@ -39,7 +47,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         data["targets"] = [{"row_id": r, "passage_rank": i, "item": k}
                            for r, i, k in zip(sample.row_ids, sample.items, sample.keys, strict=True)]
         what = f"{sample.unit}s (in {len(set(sample.row_ids))} rows)"
-    text = f"sample {sample.id}: {len(sample.row_ids)} {what} of {sample.run} to rate for {sample.metric}"
+    text = f"sample {sample.id}: {len(sample.row_ids)} {what} of {sample.run} to rate for {sample.metric}{proposed}"
     if sample.mode in sampling.WEIGHTED:
         text += (f" ({sample.mode} first; drawn with unequal probabilities, recorded: agreement and corrected "
                  f"estimates weight each rating by 1/probability)")
@@ -64,7 +72,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from rageval_desktop.core.review.agreement import NEEDS_MORE
+    from rageval_desktop.core.review.agreement import NEEDS_MORE, planned_text
     from rageval_desktop.core.review.evidence import bias_text
     from rageval_desktop.core.review.settings import RULES
 
@@ -74,7 +82,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for r in out:
         value = "—" if r["value"] is None else f"{r['value']:.3f} [{_cell(r['ci'][0], 3)}, {_cell(r['ci'][1], 3)}]"
         more = ("" if r["verdict"] != NEEDS_MORE else
-                f" (rate the {r['needed']} target(s) left in the planned sample: its final look decides)"
+                f" (rate the {r['needed']} target(s) left in the planned sample: its next looks may decide)"
                 if r.get("look") == "interim" and r["needed"] else
                 f" (about {r['needed']} more ratings would settle it, 80% power)")
         lines.append(f"{r['judge']:<22} {r['metric']:<18} n={r['n']:<4} {r['statistic']} {value}  {r['verdict']}{more}"
@@ -84,11 +92,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         if r["weighting"]:
             lines.append(f"{'':<22} {r['weighting']}")
         if r.get("look") in ("interim", "final"):
-            lines.append(f"{'':<22} " + ("the planned sample's final look: decided on its fixed-size interval "
-                                         f"{_cell(r['anytime_ci'][0], 3)} to {_cell(r['anytime_ci'][1], 3)}"
-                                         if r["look"] == "final" else
-                                         "a planned sample, not all rated: an interim look (the anytime interval "
-                                         f"at 1%: {_cell(r['anytime_ci'][0], 3)} to {_cell(r['anytime_ci'][1], 3)})"))
+            lines.append(f"{'':<22} {planned_text(r)}")
         held = r["licence"]
         lines.append(f"{'':<22} licence: {held['tier']}" + (f" ({'; '.join(held['reasons'])})" if held["reasons"]
                                                              else ""))

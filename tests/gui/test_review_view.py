@@ -333,3 +333,23 @@ def test_the_desk_says_what_a_sample_can_decide_before_it_is_drawn(window, qtbot
     qtbot.waitUntil(lambda: "the size asked for, 35" in view.plan_text, timeout=15_000)
     assert "the size asked for, 35" in view.new_button.toolTip()
     assert "a verdict about" in view.plan_text
+
+
+def test_the_size_box_takes_the_plans_proposal_until_a_size_is_set(window, qtbot):
+    """Issue 46: the desk proposes the planned size in its box (the plan for a lower threshold fits the demo's
+    72 rows); a size the reviewer sets stays; another metric or mode follows the plan again."""
+    from rageval_desktop.core.review.settings import set_policy
+
+    set_policy(window.project, threshold=0.3)
+    view = window.review_view
+    view.metric_box.setCurrentIndex(view.metric_box.findData("correctness_binary"))
+    qtbot.waitUntil(lambda: "as the plan proposes" in view.size_box.toolTip(), timeout=15_000)
+    proposed = view.size_box.value()
+    assert proposed != 40 and view.plan.get("ratings") == proposed
+    qtbot.waitUntil(lambda: view.plan_for is not None and view.plan_for[3] == proposed, timeout=15_000)
+    view.size_box.setValue(proposed + 7)                   # the reviewer's own size
+    qtbot.waitUntil(lambda: f"the size asked for, {proposed + 7}" in view.plan_text, timeout=15_000)
+    assert view.size_box.value() == proposed + 7
+    view.mode_box.setCurrentIndex(view.mode_box.findData("uncertain"))
+    qtbot.waitUntil(lambda: view.plan_for is not None and view.plan_for[2] == "uncertain"
+                    and view.size_box.value() == view.plan.get("ratings"), timeout=15_000)

@@ -29,7 +29,7 @@ from rageval_desktop.core.review.agreement_stats import STATS
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
-from rageval_desktop.core.review.weights import planned_look, strata_used, weighted_pairs
+from rageval_desktop.core.review.weights import Looks, planned_looks, strata_used, weighted_pairs
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -65,6 +65,9 @@ class Agreement:
     bias: dict[str, Any] = field(default_factory=dict)   # judge - human in points (Bland-Altman), core.review.evidence
     outside_sample: int = 0           # rated targets left out: made outside any sample while others were drawn
     look: str = "anytime"             # anytime (unplanned), interim or final (a planned sample): core.review.evidence
+    looks: list[dict[str, Any]] = field(default_factory=list)   # the plan's looks reached: n, value, interval, z
+    deciding_look: int | None = None  # the planned look (its size) whose interval `anytime_ci` is, when one is
+    plan_looks: list[int] = field(default_factory=list)   # the plan's looks, in targets (empty: none, or spent)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "stopping": self.stopping}
@@ -77,7 +80,8 @@ class Agreement:
         if self.value is None or low is None or high is None:
             return f"keep rating: no interval yet (at least {max(self.min_n, 2)} ratings are needed to decide)"
         side = "above" if low >= self.threshold else "below" if high < self.threshold else ""
-        shown = f"the anytime-valid interval [{low:.3f}, {high:.3f}]"
+        shown = (f"the anytime-valid interval [{low:.3f}, {high:.3f}]" if self.deciding_look is None else
+                 f"the planned look at {self.deciding_look} targets, [{low:.3f}, {high:.3f}],")
         if self.verdict in ("keep", "retire") and self.rule == "interval":
             return (f"you can stop: {shown} lies entirely {side} {self.threshold:g}, so more ratings would not "
                     f"change the verdict ({self.verdict})")
@@ -274,13 +278,13 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
 
 
 def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | None, value: float | None, n: int,
-                   n_eff: float, pol: RetirementPolicy, *, draws: int = ev.DRAWS, look: str = "anytime"
-                   ) -> tuple[list[float | None], list[float | None], str, int]:
+                   n_eff: float, pol: RetirementPolicy, *, draws: int = ev.DRAWS, look: str = "anytime",
+                   z: float | None = None) -> tuple[list[float | None], list[float | None], str, int]:
     """(95% interval, the interval the verdict uses, verdict, ratings to settle) of one audit's statistic: the
     audit's own steps, which the simulations that measure its error rates (core.review.simulate) run too. `look`:
     "anytime" (an unplanned audit: the anytime interval at α), "interim" (a planned audit before its final look:
-    the anytime interval at ALPHA_INTERIM) or "final" (every target of the planned sample rated: a fixed-size
-    interval at ALPHA_FINAL)."""
+    the anytime interval at ALPHA_INTERIM) or "final" (one of the plan's looks: the estimate plus or minus `z`, its
+    group-sequential boundary, or a single look's z at ALPHA_FINAL)."""
     import numpy as np
 
     found = (ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff) if n >= 2 and value is not None
@@ -297,7 +301,7 @@ def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | Non
             se = float(np.std(found)) if found.size >= draws // 4 else math.nan
     ci = list(ev.interval(found, minimum=draws // 4))
     if look == "final":
-        used = list(ev.final_interval(value, se))
+        used = list(ev.final_interval(value, se, z=z))
     else:
         used = list(ev.anytime_interval(value, se, n_eff, min_n=pol.min_n,
                                         alpha=ev.ALPHA_INTERIM if look == "interim" else ev.ALPHA))
@@ -331,10 +335,20 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     n_eff = ev.effective_n(None if design is None else design[first], n)    # of targets, by the sample's design
     if design is not None:
         n_eff = ev.stratified_n(n_eff, n, strata_used(project, judge.metric))
-    look, remaining = planned_look(project, judge.metric)
-    ci, anytime, verdict, needed = judge_evidence(deciding, h, j, k, w, value, n, n_eff, pol, look=look)
-    if look == "interim" and verdict == NEEDS_MORE and remaining:
-        needed = remaining            # the planned path: rate the rest of the sample, then its final look decides
+    looks = planned_looks(project, judge.metric)
+    planned = _planned(deciding, merged, k, looks, pol)
+    chosen = next((x for x in planned if x["verdict"] in ("keep", "retire")), None)
+    look = looks.look
+    ci, anytime, verdict, needed = judge_evidence(deciding, h, j, k, w, value, n, n_eff, pol,
+                                                  look="interim" if look != "anytime" else "anytime")
+    if chosen is None and look == "final" and planned and planned[-1]["n"] == looks.sizes[-1]:
+        chosen = planned[-1]          # every look taken, none crossed: the last one's interval is the one to show
+    if chosen is not None:            # the first planned look that crossed its boundary decides (a stopped design)
+        anytime = chosen["interval"]
+        if chosen["verdict"] in ("keep", "retire"):
+            verdict = chosen["verdict"]
+    if look == "interim" and verdict == NEEDS_MORE and looks.left:
+        needed = looks.left           # the planned path: rate the rest of the sample; its next look may decide
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
                                  "matrix": matrix.astype(int).tolist() if n else []}
     span = (max(labels) - min(labels)) or 1.0
@@ -365,8 +379,39 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
                      human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
                      weighting=_weighting(None if design is None else design[first], n_eff), anytime_ci=anytime,
-                     effective_n=n_eff, outside_sample=outside, look=look,
+                     effective_n=n_eff, outside_sample=outside, look=look, looks=planned,
+                     deciding_look=None if chosen is None else chosen["n"], plan_looks=list(looks.sizes),
                      bias=ev.bias(gaps, w, n_eff, margin=pol.bias_margin) if n else {})
+
+
+def _planned(name: str, merged: Any, k: int, looks: Looks, pol: RetirementPolicy) -> list[dict[str, Any]]:
+    """Each planned look the ratings have reached, on exactly its prefix's targets weighed at that size: n, the
+    statistic, its interval at the look's group-sequential boundary z, and what it decides."""
+    import numpy as np
+
+    if not looks.reached or merged.empty:
+        return []
+    total = looks.sizes[-1]
+    bounds = ev.look_boundaries(tuple(m / total for m in looks.sizes))
+    keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
+    share = merged["share"].to_numpy(dtype=float)
+    out = []
+    for m, found, strata, z in zip(looks.sizes, looks.reached, looks.strata, bounds, strict=False):
+        idx = np.array([i for i, key in enumerate(keys) if key in found], dtype=np.int64)
+        if idx.size == 0:
+            continue
+        sub = merged.iloc[idx]
+        first = ~sub.duplicated(["run_row_id", "target"]).to_numpy()
+        p = np.array([found[keys[i]] for i in idx])
+        h, j = sub["human"].to_numpy(dtype=np.int64), sub["judge"].to_numpy(dtype=np.int64)
+        w = (1.0 / p) * share[idx]
+        count = int(first.sum())
+        n_eff = ev.stratified_n(ev.effective_n(1.0 / p[first], count), count, strata)
+        value = _finite(float(st.statistic(name, h, j, k, w)))
+        _, used, verdict, _ = judge_evidence(name, h, j, k, w, value, count, n_eff, pol, look="final", z=z)
+        out.append({"n": m, "rated": count, "effective_n": n_eff, "value": value, "z": z, "interval": used,
+                    "verdict": verdict})
+    return out
 
 
 def _weighting(w: Any, n_eff: float) -> str:
@@ -380,6 +425,21 @@ def _weighting(w: Any, n_eff: float) -> str:
     return (f"weighted as drawn: the ratings come from samples that gave targets unequal probabilities (stratified by "
             f"slice x judge score, or disagreement or uncertain first); each counts 1/its inclusion probability, so "
             f"the statistics speak for the whole run (effective n {n_eff:.1f} of {len(w)})")
+
+
+def planned_text(result: dict[str, Any]) -> str:
+    """A planned audit's looks in words (an Agreement's `as_dict`; the CLI and the Audit page): the looks reached,
+    each with its interval at its group-sequential boundary, and which decided."""
+    looks = result.get("looks") or []
+    if not result.get("plan_looks"):
+        return "the sample's plan is spent (extended after its last look): the anytime interval at 1% decides"
+    said = "; ".join(f"{x['n']} targets: {_fmt(x['value'])} [{_fmt(x['interval'][0])}, {_fmt(x['interval'][1])}] "
+                     f"at ±{x['z']:.2f} errors" + (f" → {x['verdict']}" if x["verdict"] != NEEDS_MORE else "")
+                     for x in looks)
+    head = ("a planned sample, every look taken" if result.get("look") == "final" else
+            "a planned sample, not all rated")
+    return f"{head}: " + (f"looks {said}" if said else "no planned look reached yet (the first is a quarter of "
+                          "it, rated in the order shown)") + "; between looks the anytime interval at 1% applies"
 
 
 def _fmt(value: float | None) -> str:

@@ -1,13 +1,15 @@
 """Plan an audit before anyone rates (issue 46): how many ratings, drawn how, reach a verdict with 80% probability
 for a judge at a plausible agreement — and what a requested size can decide.
 
-A sample drawn since 0.4 records its plan: its final look, when every target is rated, decides on a fixed-size
-interval (core.review.evidence.ALPHA_FINAL, about 2.05 standard errors), its interim looks on the anytime one
-(ALPHA_INTERIM). With a plausible agreement κ (the judge's last audit, else 0.85) and the judges' own score
+A sample drawn since 0.4 records its plan: looks at a quarter, half, three quarters and all of it, each deciding on
+its group-sequential boundary (core.review.evidence: ALPHA_FINAL spent Lan–DeMets O'Brien–Fleming-style, about 2.1
+standard errors at the last look), while any other look uses the anytime interval (ALPHA_INTERIM). With a
+plausible agreement κ (the judge's last audit, else 0.85) and the judges' own score
 distribution on the run, the expected confusion matrix is κ·diag(p) + (1 − κ)·p pᵀ (the humans share the judges'
 margins; Cohen's and the quadratic κ of this matrix are both κ), and its posterior spread gives the standard error
-per rating, σ. The final look keeps a judge at κ with 80% probability at m effective ratings when
-(z_final + z₀.₈)·σ/√m ≤ κ − threshold. The sampling mode's design effect — Kish's, of the inclusion probabilities
+per rating, σ. The plan keeps a judge at κ with 80% probability at m effective ratings when one of its looks'
+z, θ·√t with θ = (κ − threshold)·√m/σ, crosses its boundary with that probability (the design's exact power under
+the canonical joint normal). The sampling mode's design effect — Kish's, of the inclusion probabilities
 the draw would give, computed without drawing — turns effective ratings into ratings, and reviewers' median seconds
 per rating (60 s when none are recorded) into time.
 """
@@ -18,7 +20,6 @@ import math
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.base.stats import normal_quantile
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review import evidence as ev
 from rageval_desktop.core.review import sampling
@@ -78,28 +79,42 @@ def design_effect(project: Project, rid: int, metric: str, mode: str, size: int,
     return float(w.size * (w ** 2).sum() / w.sum() ** 2)
 
 
-FINAL_Z = normal_quantile(1 - ev.ALPHA_FINAL / 2)   # the planned final look's interval, in standard errors
+QUARTERS = tuple(m / ev.LOOKS for m in range(1, ev.LOOKS + 1))   # the plan's looks, as fractions of its size
+
+
+def crossing(drift: float, fractions: tuple[float, ...] = QUARTERS) -> float:
+    """The probability that a planned audit keeps a judge whose standardised distance above the threshold at the
+    plan's full size is `drift` (θ = (κ − threshold)·√m / σ): one minus the chance that every look's z, θ·√t at
+    look t, stays under its group-sequential boundary (core.review.evidence.look_boundaries)."""
+    import numpy as np
+    from scipy.stats import multivariate_normal
+
+    bounds = ev.look_boundaries(fractions)
+    t = np.asarray(fractions)
+    cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+    upper = np.asarray(bounds) - drift * np.sqrt(t)
+    return float(1.0 - multivariate_normal(np.zeros(len(t)), cov, seed=0).cdf(upper))
 
 
 def effective_needed(kappa: float, sig: float, threshold: float, min_n: int, power: float = POWER) -> float | None:
-    """Effective ratings at which a judge at `kappa` is kept with `power` at the planned final look (None: it cannot
-    be: κ at or under the threshold, or more than MAX_RATINGS)."""
+    """Effective ratings at which a judge at `kappa` is kept with `power` by one of the plan's looks (None: it
+    cannot be: κ at or under the threshold, or more than MAX_RATINGS)."""
+    from scipy.optimize import brentq
+
     distance = kappa - threshold
     if not (math.isfinite(sig) and sig > 0) or distance <= 0:
         return None
-    z = normal_quantile(power)
-    m = ((FINAL_Z + z) * sig / distance) ** 2
+    drift = brentq(lambda d: crossing(d) - power, 0.0, 20.0, xtol=1e-4)
+    m = (drift * sig / distance) ** 2
     return float(max(min_n, math.ceil(m))) if m <= MAX_RATINGS else None
 
 
 def power_at(kappa: float, sig: float, threshold: float, min_n: int, m: float) -> float:
-    """The probability that a planned sample of m effective ratings keeps a judge at `kappa` at its final look
-    (the final interval's lower bound clears the threshold), by the normal approximation the planner uses."""
-    from scipy.stats import norm
-
+    """The probability that a planned sample of m effective ratings keeps a judge at `kappa` at one of its looks,
+    by the normal approximation the planner uses."""
     if m < min_n or not (math.isfinite(sig) and sig > 0):
         return 0.0
-    return float(norm.cdf((kappa - threshold) * math.sqrt(m) / sig - FINAL_Z))
+    return crossing((kappa - threshold) * math.sqrt(m) / sig)
 
 
 def plan_audit(project: Project, run: str, metric: str, *, mode: str = "stratified", kappa: float | None = None,

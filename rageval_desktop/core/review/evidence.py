@@ -22,6 +22,7 @@ Why these methods (each measured by simulation: bench/bench_agreement_rules.py, 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -29,12 +30,15 @@ from rageval_desktop.core.base.stats import normal_quantile, t_quantile
 from rageval_desktop.core.review.agreement_stats import confusion, from_confusion
 
 PRIOR_MASS = 2.0          # pseudo-ratings in the prior, shaped as independence of the observed margins
-# a planned audit (a sample drawn since 0.4 records its plan) spends α in two parts: its interim looks, however many,
-# use the anytime interval at ALPHA_INTERIM; its one final look — every target of the planned sample rated — a
-# fixed-size interval at ALPHA_FINAL. Together they are the α of an unplanned audit (a union bound: valid whatever
-# is looked at when), and the final look needs about 2.05 standard errors where the anytime one needs 3.1-3.5.
+# a planned audit (a sample drawn since 0.4 records its plan) spends α in two parts: the anytime interval at
+# ALPHA_INTERIM, valid however often anyone looks; and ALPHA_FINAL over the plan's own looks — the sample's first
+# quarter, half, three quarters and all of it, each on exactly those targets (every prefix of the desk's order is a
+# valid sample), with Lan–DeMets O'Brien–Fleming-type spending (`look_boundaries`). Together they are the α of an
+# unplanned audit (a union bound: valid whatever is looked at when). The plan's last look needs about 2.1 standard
+# errors where the anytime interval needs 3.1-3.5, and a clear judge is decided at half or three quarters.
 ALPHA_INTERIM = 0.01
 ALPHA_FINAL = 0.04
+LOOKS = 4                 # a plan's looks: at a quarter, half, three quarters and all of its targets
 DRAWS = 2000              # posterior draws: the 95% interval and the spread the anytime interval uses
 ALPHA = 0.05
 POWER = 0.8
@@ -134,13 +138,60 @@ def anytime_interval(value: float | None, se: float, n_eff: float, *, min_n: int
     return max(bounds[0], value - half), min(bounds[1], value + half)
 
 
-def final_interval(value: float | None, se: float, *, alpha: float = ALPHA_FINAL,
+def final_interval(value: float | None, se: float, *, alpha: float = ALPHA_FINAL, z: float | None = None,
                    bounds: tuple[float, float] = (-1.0, 1.0)) -> tuple[float | None, float | None]:
-    """A planned audit's final look: the estimate plus or minus z(1 - alpha/2) standard errors, within `bounds`."""
+    """A planned look: the estimate plus or minus `z` standard errors (its group-sequential boundary), or
+    z(1 - alpha/2) for a single look; within `bounds`."""
     if value is None or not math.isfinite(se):
         return None, None
-    half = normal_quantile(1 - alpha / 2) * se
+    half = (normal_quantile(1 - alpha / 2) if z is None else z) * se
     return max(bounds[0], value - half), min(bounds[1], value + half)
+
+
+def look_sizes(size: int, looks: int = LOOKS) -> list[int]:
+    """The planned looks of a sample of `size` targets: at 1/looks, 2/looks, … of it (fewer when it is small)."""
+    return sorted({max(1, math.ceil(k * size / looks)) for k in range(1, looks + 1)})
+
+
+def look_boundaries(fractions: tuple[float, ...], alpha: float = ALPHA_FINAL) -> list[float]:
+    """Group-sequential boundaries, in standard errors, for looks at these information fractions (the last is 1):
+    Lan and DeMets' O'Brien–Fleming-type spending, α/2 per side (keep and retire are each one-sided), each look's
+    boundary set so that crossing it first spends what the function allots, under the canonical joint normal
+    (corr √(tᵢ/tⱼ)). Matches gsDesign's sfLDOF: 4.333, 2.963, 2.359, 2.014 at one-sided 0.025 and equal quarters."""
+    key = tuple(round(min(1.0, max(1e-3, f)), 4) for f in fractions)
+    return list(_boundaries(key, round(alpha, 6)))
+
+
+@functools.lru_cache(maxsize=64)
+def _boundaries(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
+    import numpy as np
+    from scipy.optimize import brentq
+    from scipy.stats import multivariate_normal, norm
+
+    side = alpha / 2
+    z = float(norm.ppf(1 - side / 2))
+
+    def spent(t: float) -> float:
+        return float(2 - 2 * norm.cdf(z / math.sqrt(t)))
+
+    def stays_under(bounds: list[float], k: int) -> float:
+        if k == 1:
+            return float(norm.cdf(bounds[0]))
+        t = np.asarray(fractions[:k])
+        cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+        return float(multivariate_normal(np.zeros(k), cov, seed=0).cdf(np.asarray(bounds)))
+
+    out: list[float] = []
+    before, used = 1.0, 0.0
+    for k, t in enumerate(fractions, start=1):
+        allot = spent(t) - used
+        if allot <= 1e-12:
+            out.append(math.inf)
+            continue
+        c = brentq(lambda c, b=before, k=k, a=allot: b - stays_under([*out, c], k) - a, 0.0, 40.0, xtol=1e-7)
+        out.append(float(c))
+        before, used = stays_under(out, k), spent(t)
+    return tuple(out)
 
 
 def ratings_needed(value: float, se: float, n_eff: float, threshold: float, *, min_n: int,

@@ -14,6 +14,7 @@ from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.agreement import scale
+from rageval_desktop.core.review.evidence import look_sizes
 from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.review.weights import plan_state, sample_mode
 from rageval_desktop.core.store.changes import Area
@@ -238,8 +239,8 @@ def create_sample(project: Project, run: str, metric: str, size: int = 40, seed:
         picked, inclusion, params["design"] = _draw_weighted(project, rid, metric, size, mode, rng)
     if not picked:
         raise RagevalError(_nothing_to_rate(run, metric))
-    # the plan: the audit's final look is when every target is rated (core.review.evidence spends α in two parts)
-    params["plan"] = {"size": len(picked)}
+    # the plan: the audit looks at a quarter, half, three quarters and all of it (core.review.evidence.LOOKS)
+    params["plan"] = {"size": len(picked), "looks": look_sizes(len(picked))}
     with project.write("create review sample", changed=(Area.REVIEW,)) as conn:
         cur = conn.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) "
                            "VALUES (?, ?, ?, ?, ?)", (rid, metric, seed, json.dumps(params), utcnow()))
@@ -330,13 +331,18 @@ def extend_sample(project: Project, sample_id: int, more: int) -> Sample:
 
 
 def _replan(conn: sqlite3.Connection, sample_id: int, size: int) -> None:
-    """An extension moves the planned final look to the new size while it has not happened (only interim looks
-    were possible); once every target was rated the final look may have been taken: the plan is spent, and the
-    audit keeps the interim (anytime) interval from then on."""
+    """An extension before the plan's last look moves it to the new size: the looks already reached stay where they
+    were (their data are fixed), the rest are spread over the new size as a new plan's would be. Once every target
+    was rated the last look may have been taken: the plan is spent, and the audit keeps the interim (anytime)
+    interval from then on."""
     plan, targets_, done = plan_state(conn, sample_id)
     if plan is None or plan.get("spent"):
         return
-    plan = {"size": size} if done < targets_ else {**plan, "spent": True}
+    if done >= targets_:
+        plan = {**plan, "spent": True}
+    else:
+        kept = [int(m) for m in (plan.get("looks") or []) if int(m) <= done]
+        plan = {"size": size, "looks": sorted({*kept, *(m for m in look_sizes(size) if m > max(kept, default=0))})}
     conn.execute("UPDATE review_samples SET params = json_set(params, '$.plan', json(?)) WHERE id = ?",
                  (json.dumps(plan), sample_id))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from rageval_desktop.core.review.targets import target_id, unit
@@ -128,24 +129,97 @@ def plan_state(conn: sqlite3.Connection, sample_id: int) -> tuple[dict[str, Any]
     return (plan if isinstance(plan, dict) else None), int(size), int(done)
 
 
-def planned_look(project: Project, metric: str) -> tuple[str, int]:
-    """Which look an audit of `metric` is, and how many of the planned sample's targets are left: ("final", 0) when
-    every standing rating comes from one sample whose plan is unspent and every one of its targets is rated (or
-    skipped); ("interim", left) while it is being rated, and for good once an extension after its final look spent
-    the plan; ("anytime", 0) otherwise (ratings from several samples or none, a sample drawn before plans)."""
+@dataclass(frozen=True)
+class Looks:
+    """Where an audit of a metric stands in its sample's plan (core.review.evidence: the plan's looks spend
+    ALPHA_FINAL, the anytime interval ALPHA_INTERIM). `look`: "final" when every planned look is reached, "interim"
+    while some are still ahead (and for good once an extension after the last look spent the plan), "anytime"
+    without a plan (ratings from several samples or none, a sample drawn before plans). `reached` holds, for each
+    planned look whose prefix of the desk's order is wholly rated or skipped, that prefix's rated targets with their
+    inclusion probabilities at that size, and the strata they come from (0 for a weighted sample)."""
+
+    look: str = "anytime"
+    left: int = 0                                      # targets of the planned sample still to rate
+    sizes: tuple[int, ...] = ()                        # the planned looks, in targets; the last is the whole plan
+    reached: tuple[dict[tuple[int, str], float], ...] = ()
+    strata: tuple[int, ...] = ()
+
+
+def planned_looks(project: Project, metric: str) -> Looks:
+    """The plan an audit of `metric` follows (see Looks): a plan holds while every standing rating comes from one
+    sample whose plan is unspent and whose size is still the plan's."""
     conn = project.reader()
     samples = [sid for (sid,) in conn.execute(
         "SELECT DISTINCT sample_id FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL", (metric,))]
     if len(samples) != 1 or samples[0] is None:
-        return "anytime", 0
-    plan, size, done = plan_state(conn, samples[0])
+        return Looks()
+    sid = int(samples[0])
+    plan, size, done = plan_state(conn, sid)
     if plan is None:
-        return "anytime", 0
-    if plan.get("spent"):             # its final look may have been taken: the interim bound, from then on
-        return "interim", 0
+        return Looks()
+    if plan.get("spent"):             # its last look may have been taken: the interim bound, from then on
+        return Looks("interim")
     if size != plan.get("size"):
-        return "anytime", 0
-    return ("final", 0) if done >= size else ("interim", size - done)
+        return Looks()
+    sizes = tuple(int(m) for m in (plan.get("looks") or [size]) if 0 < int(m) <= size)
+    if not sizes or sizes[-1] != size:
+        sizes = (*sizes, size)
+    reached, strata = _prefix_designs(project, metric, sid, sizes)
+    return Looks("final" if done >= size else "interim", max(0, size - done), sizes, reached, strata)
+
+
+def _prefix_designs(project: Project, metric: str, sid: int, sizes: tuple[int, ...]
+                    ) -> tuple[tuple[dict[tuple[int, str], float], ...], tuple[int, ...]]:
+    """For each planned look whose prefix is wholly rated or skipped: its rated targets -> inclusion probability at
+    that size, and its strata. A weighted sample's prefix is by key (the sequential Poisson sample of that size); a
+    stratified one's by position (round-robin over strata: a prefix is itself a stratified sample, each stratum
+    standing for its N_h with the r_h of it rated)."""
+    conn = project.reader()
+    kind = unit(metric)
+    row = conn.execute("SELECT params FROM review_samples WHERE id = ?", (sid,)).fetchone()
+    try:
+        params = json.loads(row[0] or "{}") or {} if row else {}
+    except ValueError:
+        params = {}
+    done: dict[tuple[int, int], bool] = {(int(r), int(i)): not skipped for r, i, skipped in conn.execute(
+        "SELECT run_row_id, passage_rank, MIN(skipped) FROM human_ratings WHERE sample_id = ? AND withdrawn_at IS "
+        "NULL GROUP BY run_row_id, passage_rank", (sid,))}
+    members = conn.execute("SELECT run_row_id, item, item_key, stratum, inclusion FROM review_sample_rows WHERE "
+                           "sample_id = ? ORDER BY position", (sid,)).fetchall()
+    found = params.get("design") if isinstance(params, dict) else None
+    weighted = isinstance(found, dict) and bool(found.get("members"))
+    if weighted:
+        assert isinstance(found, dict)
+        order = {name: key for name, (key, _) in found["members"].items()}
+        members = sorted(members, key=lambda m: order.get(f"{m[0]}:{m[1]}", float("inf")))
+    elif sample_mode(row[0] if row else None) != "stratified":
+        return (), ()
+    drawn: dict[str, int] = {}
+    for m in members:
+        drawn[m[3]] = drawn.get(m[3], 0) + 1
+    reached: list[dict[tuple[int, str], float]] = []
+    strata: list[int] = []
+    for m in sizes:
+        prefix = members[:m]
+        if len(prefix) < m or any((r, i) not in done for r, i, *_ in prefix):
+            break
+        rated = [p for p in prefix if done[(p[0], p[1])] and (p[4] or 0) > 0]
+        out: dict[tuple[int, str], float] = {}
+        if weighted:
+            assert isinstance(found, dict)
+            for r, i, key, _, _ in rated:
+                weight = found["members"][f"{r}:{i}"][1]
+                out[(int(r), target_id(kind, int(i), key))] = prefix_probability(weight, m, found)
+            strata.append(0)
+        else:
+            counts: dict[str, int] = {}
+            for p in rated:
+                counts[p[3]] = counts.get(p[3], 0) + 1
+            for r, i, key, stratum, p in rated:   # stored p is n_h / N_h: r_h / N_h for the prefix
+                out[(int(r), target_id(kind, int(i), key))] = float(p) * counts[stratum] / drawn[stratum]
+            strata.append(len(counts))
+        reached.append(out)
+    return tuple(reached), tuple(strata)
 
 
 def strata_used(project: Project, metric: str) -> int:

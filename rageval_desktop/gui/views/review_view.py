@@ -238,8 +238,9 @@ class ReviewView(QWidget):
         self.metric_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.metric_box.setMinimumContentsLength(14)   # the list opens as wide as its longest entry
         self.size_box = QSpinBox()
-        self.size_box.setRange(5, 500)
+        self.size_box.setRange(5, 2000)
         self.size_box.setValue(40)
+        self.size_chosen = False     # the box follows the plan's proposal until a reviewer sets a size
         self.size_box.setSuffix(" to rate")
         self.size_box.setToolTip("How many targets to draw: rows, or passages, nuggets or citations for the "
                                  "metrics judged per item")
@@ -261,8 +262,8 @@ class ReviewView(QWidget):
         self._plan_timer.timeout.connect(self.refresh_plan)
         self.state.track_timer(self._plan_timer)     # stopped when the project or the window closes
         for box in (self.run_box, self.metric_box, self.mode_box):
-            box.currentIndexChanged.connect(lambda _i: self._plan_timer.start())
-        self.size_box.valueChanged.connect(lambda _v: self._plan_timer.start())
+            box.currentIndexChanged.connect(self._describe_changed)
+        self.size_box.valueChanged.connect(self._size_set)
         self.extend_button = QPushButton("E&xtend +10")
         self.prompt_button = QPushButton("Judge's &prompt…")
         self.prompt_button.setToolTip("The prompt an LLM judge of this metric receives for this row")
@@ -486,12 +487,33 @@ class ReviewView(QWidget):
         self.state.run_read("review-plan", _plan, project, run, metric, mode, size,
                             on_done=lambda plan: self._planned(key, plan))
 
+    def _describe_changed(self, _index: int) -> None:
+        """Another run, metric or mode: the size box follows the plan for it again."""
+        self.size_chosen = False
+        self._plan_timer.start()
+
+    def _size_set(self, _value: int) -> None:
+        self.size_chosen = True
+        self._plan_timer.start()
+
     def _planned(self, key: tuple[str, str, str, int], plan: dict[str, Any]) -> None:
         from rageval_desktop.core.review.audit_plan import describe
 
+        proposed = plan.get("ratings") if plan else None
         self.plan_for, self.plan = key, plan
         self.plan_text = describe(plan) if plan else ""
         self.new_button.setToolTip(f"Draw a new sample.\n\n{self.plan_text}" if plan else "Draw a new sample.")
+        if self.size_chosen:
+            return
+        if proposed and key[3] != proposed:            # propose the plan's size in the box
+            self.size_box.blockSignals(True)
+            self.size_box.setValue(min(int(proposed), self.size_box.maximum()))
+            self.size_box.blockSignals(False)
+            self._plan_timer.start()                   # what the proposed size decides, for the tooltip
+        self.size_box.setToolTip(
+            f"{self.size_box.value()} to rate, as the plan proposes. Set another size to see what it can decide."
+            if proposed else "How many targets to draw: rows, or passages, nuggets or citations for the metrics "
+            "judged per item. The plan proposes no size for this run (see New sample's tooltip).")
 
     def _drawn(self, sample: Any, warning: str | None) -> None:
         """The sample, and what its size can decide, as planned before it was drawn (said when it most likely

@@ -132,15 +132,21 @@ def looks(project: Project, human: dict, metric: str, mode: str, runs: int, seed
     return {**{k: v / runs for k, v in out.items()}, "mean_n": float(np.mean(used)) if used else None}
 
 
-def planned(project: Project, human: dict, metric: str, kappa: float, mode: str, runs: int, seed: int) -> dict:
-    """The default path: the planner sizes the sample for a judge at the population's κ (100 when it plans none),
-    the reviewer rates it in the desk's order and looks after every 10 ratings; the last look is the final one."""
+def planned(project: Project, human: dict, metric: str, kappa: float, mode: str, runs: int, seed: int,
+            size: int | None = None) -> dict:
+    """The default path: the planner sizes the sample for a judge at the population's κ (100 when it plans none;
+    `size` overrides), the reviewer rates it in the desk's order and looks after every 10 ratings; the sample's
+    plan looks at a quarter, half, three quarters and all of it (core.review.evidence.look_boundaries), and any
+    other look uses the anytime interval. Reports how often it keeps, retires or ends undecided, and the ratings
+    made when it decided."""
     from rageval_desktop.core.review.audit_plan import plan_audit
 
     judge = get_judge(project, "j")
-    plan = plan_audit(project, "v1", metric, mode=mode, kappa=max(kappa, 0.01))
-    size = plan["ratings"] if plan["ratings"] and plan["ratings"] <= ROWS else 100
+    if size is None:
+        plan = plan_audit(project, "v1", metric, mode=mode, kappa=max(kappa, 0.01))
+        size = plan["ratings"] if plan["ratings"] and plan["ratings"] <= ROWS else 100
     out = {"keep": 0, "retire": 0, "undecided": 0}
+    used = []
     for run in range(runs):
         clear(project)
         sample = sampling.create_sample(project, "v1", metric, size, seed=seed * 10_000 + run, mode=mode)
@@ -153,7 +159,9 @@ def planned(project: Project, human: dict, metric: str, kappa: float, mode: str,
                 break
             upto = min(upto + 10, len(sample.row_ids))
         out[verdict if verdict in ("keep", "retire") else "undecided"] += 1
-    return {**{k: v / runs for k, v in out.items()}, "size": size}
+        if verdict in ("keep", "retire"):
+            used.append(upto)
+    return {**{k: v / runs for k, v in out.items()}, "size": size, "mean_n": float(np.mean(used)) if used else None}
 
 
 def clear_ratings(project: Project) -> None:
@@ -192,12 +200,18 @@ def main() -> None:
                                       f"{r['bias']:>+7.3f} {r['coverage']:>8.1%} {r['keep']:>6.1%} "
                                       f"{r['retire']:>6.1%}", flush=True)
                     if args.planned:
+                        sizes: list[int | None] = [None, 300] if target == 0.75 else [None]
                         for mode in ("stratified", "uncertain"):
-                            r = planned(project, human, metric, pop["kappa"], mode, args.planned,
-                                        seed=int(target * 100) + 7)
-                            print(f"{scale:>6} {mode:>12} {pop['kappa']:>6.3f} planned n {r['size']:>4}, looks every "
-                                  f"10 and the final: keep {r['keep']:.1%} retire {r['retire']:.1%} undecided "
-                                  f"{r['undecided']:.1%} ({args.planned} audits)", flush=True)
+                            for size in sizes:
+                                r = planned(project, human, metric, pop["kappa"], mode, args.planned,
+                                            seed=int(target * 100) + 7, size=size)
+                                mean_n = "—" if r["mean_n"] is None else f"{r['mean_n']:.0f}"
+                                err = 100 * (0.25 / args.planned) ** 0.5
+                                print(f"{scale:>6} {mode:>12} {pop['kappa']:>6.3f} planned n {r['size']:>4}"
+                                      f"{' (set)' if size else ''}, looked at every 10: keep {r['keep']:.1%} "
+                                      f"retire {r['retire']:.1%} undecided {r['undecided']:.1%}, mean n when "
+                                      f"decided {mean_n} ({args.planned} audits, ±{err:.0f} points at most)",
+                                      flush=True)
                     if args.looks:
                         for mode in ("stratified", "uncertain"):
                             r = looks(project, human, metric, mode, args.looks, seed=int(target * 100))

@@ -41,7 +41,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
         sample = (project.extend_sample(args.extend, args.size or 10) if args.extend else
                   project.sample(args.run, args.metric, args.size, seed=args.seed, mode=args.mode))
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "seed": sample.seed,
-            "unit": sample.unit, "mode": sample.mode, "row_ids": sample.row_ids}
+            "unit": sample.unit, "mode": sample.mode, "row_ids": sample.row_ids,
+            "size_from": "plan" if proposed.startswith("; ") and "as planned" in proposed else
+            "default" if proposed else "given"}
     what = "rows"
     if sample.unit != "row":   # what a ratings file names: the row, and the passage's rank or the item's number/text
         data["targets"] = [{"row_id": r, "passage_rank": i, "item": k}

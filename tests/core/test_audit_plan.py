@@ -25,12 +25,32 @@ def test_sample_plan_says_what_a_size_can_decide_and_warns_before_drawing(demo, 
     path = str(demo.path)
     demo.close()
     capsys.readouterr()
-    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--plan", "--json"]) == 0
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--plan", "--size", "40",
+                 "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["kappa"] == 0.85 and plan["kappa_source"].startswith("assumed")
     assert plan["requested"]["size"] == 40 and plan["requested"]["power"] < 0.5 and "warning" in plan
     assert plan["ratings"] is None and "the run has 72 targets" in plan["why"]   # a 72-row run cannot decide
-    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary"]) == 0
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--size", "40"]) == 0
     said = capsys.readouterr()
     assert "warning: a sample of 40 keeps a judge at cohen_kappa 0.85 only" in said.err
     assert "sample " in said.out                                   # the sample is drawn all the same
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary"]) == 0   # no size: the plan's
+    said = capsys.readouterr().out
+    assert "40 rows" in said and "the plan proposes no size (the run has 72 targets" in said
+
+
+def test_sample_without_a_size_takes_the_plans(demo, capsys):
+    """Issue 46: `rageval sample` proposes (and draws) the planned size when the plan has one."""
+    from rageval_desktop.core.review.settings import set_policy
+
+    set_policy(demo, threshold=0.3)
+    path = str(demo.path)
+    demo.close()
+    capsys.readouterr()
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--plan", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["ratings"]
+    assert planned and planned != 40
+    assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--json"]) == 0
+    drawn = json.loads(capsys.readouterr().out)
+    assert len(drawn["row_ids"]) == planned and drawn["size_from"] == "plan"

@@ -54,3 +54,18 @@ def test_sample_without_a_size_takes_the_plans(demo, capsys):
     assert main(["sample", path, "--run", "v2", "--metric", "correctness_binary", "--json"]) == 0
     drawn = json.loads(capsys.readouterr().out)
     assert len(drawn["row_ids"]) == planned and drawn["size_from"] == "plan"
+
+
+def test_the_proposed_size_has_the_power_the_plan_claims(demo):
+    """The design effect at the proposed size, not at the effective n, decides: a size whose own effective n fell
+    under the minimum read 'plan 35 for 80%' beside '35 keeps it 0% of the time'."""
+    from rageval_desktop.core.review.settings import set_policy
+
+    set_policy(demo, threshold=0.5)
+    for metric, mode in (("correctness", "stratified"), ("correctness", "uncertain"),
+                         ("correctness_binary", "stratified")):
+        plan = audit_plan.plan_audit(demo, "v2", metric, mode=mode)
+        if plan["ratings"] is None:
+            continue
+        again = audit_plan.plan_audit(demo, "v2", metric, mode=mode, size=plan["ratings"])
+        assert again["requested"]["power"] >= 0.8, (metric, mode, again["requested"])

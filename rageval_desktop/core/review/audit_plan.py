@@ -152,8 +152,11 @@ def plan_audit(project: Project, run: str, metric: str, *, mode: str = "stratifi
     else:
         deff = design_effect(project, rid, metric, mode, max(int(needed), pol.min_n))
         ratings = int(math.ceil(needed * deff))
-        deff = design_effect(project, rid, metric, mode, ratings)            # at the size it asks for
-        ratings = int(math.ceil(needed * deff))
+        for _ in range(12):           # the design effect at the size it asks for: grow until that size has the power
+            deff = design_effect(project, rid, metric, mode, ratings)
+            if ratings >= available or power_at(kappa, sig, pol.threshold, pol.min_n, ratings / deff) >= power:
+                break
+            ratings = min(available, max(ratings + 1, int(math.ceil(needed * deff)), int(ratings * 1.03)))
         out.update({"ratings": ratings, "design_effect": deff, "minutes": ratings * seconds / 60.0, "why": None})
     if size is not None:
         deff = design_effect(project, rid, metric, mode, size)

@@ -353,3 +353,15 @@ def test_the_size_box_takes_the_plans_proposal_until_a_size_is_set(window, qtbot
     view.mode_box.setCurrentIndex(view.mode_box.findData("uncertain"))
     qtbot.waitUntil(lambda: view.plan_for is not None and view.plan_for[2] == "uncertain"
                     and view.size_box.value() == view.plan.get("ratings"), timeout=15_000)
+
+
+def test_the_desk_says_when_the_plans_next_look_comes(window, qtbot):
+    """Issue 46: the plan decides at a quarter, half, three quarters and all of the sample, each once the targets
+    before it in the shown order are done; the desk says which look comes next and how far the order has got."""
+    view = window.review_view
+    assert view.sample is not None and view.sample.looks == [10, 20, 30, 40]
+    assert "next look at 10 in order (0 so far)" in view.progress_label.text()
+    view.setFocus()
+    for _ in range(10):
+        press(qtbot, view, None, "1")
+    assert "next look at 20 in order (10 so far)" in view.progress_label.text()

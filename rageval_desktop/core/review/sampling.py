@@ -52,6 +52,7 @@ class Sample:
     items: list[int] = field(default_factory=list)
     keys: list[str | None] = field(default_factory=list)
     mode: str = "stratified"          # MODES, or "chosen" (rows a person picked: not representative)
+    looks: list[int] = field(default_factory=list)   # its plan's looks, in targets (empty: no plan, or spent)
 
     @property
     def unit(self) -> str:
@@ -360,7 +361,19 @@ def get_sample(project: Project, sample_id: int) -> Sample:
     found = conn.execute("SELECT run_row_id, item, item_key FROM review_sample_rows WHERE sample_id = ? "
                          "ORDER BY position", (sample_id,)).fetchall()
     return Sample(row[0], row[1], row[2], row[3], [r for r, _, _ in found], [i for _, i, _ in found],
-                  [k for _, _, k in found], mode=sample_mode(row[4]))
+                  [k for _, _, k in found], mode=sample_mode(row[4]), looks=_looks(row[4], len(found)))
+
+
+def _looks(params: str | None, size: int) -> list[int]:
+    """The looks of a sample's unspent plan, as it stands (core.review.weights.planned_looks reads them the same)."""
+    try:
+        plan = (json.loads(params or "{}") or {}).get("plan")
+    except ValueError:
+        return []
+    if not isinstance(plan, dict) or plan.get("spent") or plan.get("size") != size:
+        return []
+    found = sorted(int(m) for m in (plan.get("looks") or [size]) if 0 < int(m) <= size)
+    return found if found and found[-1] == size else [*found, size]
 
 
 def list_samples(project: Project) -> list[dict[str, Any]]:

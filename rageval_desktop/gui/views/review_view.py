@@ -618,6 +618,7 @@ class ReviewView(QWidget):
         self.progress_label.setText(
             f"{what} {self.index + 1} of {total} · {self.sample.metric} · you: {you}"
             + (f" · {skipped} skipped" if skipped else "")
+            + self._next_look()
             + (f" · comment: {self.comment}" if self.comment else ""))
         for button in self.score_buttons:
             button.setChecked(shown and button.property("score") == mine)
@@ -633,6 +634,26 @@ class ReviewView(QWidget):
         else:
             self.reveal.setText(f"Judge verdicts are hidden until you rate this {what}.")
         self.shown_at = time.monotonic()
+
+    def _next_look(self) -> str:
+        """The plan's next look, in words: the audit decides at a quarter, half, three quarters and all of the
+        sample, each once the targets before it in this order are rated or skipped (core.review.evidence)."""
+        s = self.sample
+        if s is None or not s.looks or self.pack_mode:
+            self.progress_label.setToolTip("")
+            return ""
+        self.progress_label.setToolTip(
+            f"The audit decides at the plan's looks — the first {', '.join(map(str, s.looks))} targets in the order "
+            "shown, each once all before it are rated or skipped — and on the anytime interval at other times.")
+        prefix = 0
+        for target in s.targets:
+            if target not in self.mine:
+                break
+            prefix += 1
+        ahead = [m for m in s.looks if m > prefix]
+        if not ahead:
+            return " · all planned looks reached"
+        return f" · next look at {ahead[0]} in order ({prefix} so far)"
 
     def show_prompt(self) -> None:
         """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""

@@ -502,6 +502,8 @@ class Project:
                     "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
                     "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
                     "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias,
+                    "look": r.look, "looks": r.looks, "plan_looks": r.plan_looks, "deciding_look": r.deciding_look,
+                    "outside_sample": r.outside_sample,
                     "licence": licence(self.core, held, r).as_dict(), "pass_fail": pass_fail(self.core, held),
                     "system": system_agreement(self.core, held)}
             if apply:

@@ -59,3 +59,24 @@ def test_an_extension_keeps_the_looks_already_reached(split):  # noqa: F811
     plan, size, _ = sampling.plan_state(p.reader(), sample.id)
     assert plan is not None and size == 80
     assert plan["looks"] == [10, 20, 40, 60, 80]             # 10 and 20 were reached; the rest spread over 80
+
+
+def test_the_cli_tells_the_plans_looks(split, capsys):  # noqa: F811
+    """`rageval agreement` printed nothing of the plan: the API's result left out `look` (and now the looks)."""
+    import json
+
+    from rageval_desktop.cli import main
+
+    p, truth, _ = split
+    sample = sampling.create_sample(p, "v1", "correctness_binary", 120, seed=3)
+    for row in sample.row_ids[:60]:
+        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    path = str(p.path)
+    p.close()
+    capsys.readouterr()
+    assert main(["agreement", path, "--judge", "b", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)[0]
+    assert found["look"] == "interim" and found["plan_looks"] == [30, 60, 90, 120]
+    assert [x["n"] for x in found["looks"]] == [30, 60] and found["deciding_look"] is not None
+    assert main(["agreement", path, "--judge", "b"]) == 0
+    assert "a planned sample, not all rated: looks 30 targets" in capsys.readouterr().out

@@ -1,0 +1,220 @@
+"""Selective judging (issue 47): a judge decides only the rows it is confident on, with a finite-sample guarantee
+that on those rows it agrees with the reviewers' pass/fail at least 1 − α of the time, with probability ≥ 1 − δ.
+
+The method is fixed-sequence testing over confidence levels, as in Trust or Escalate (Jung, Brahman & Choi, ICLR
+2025) and Learn-then-Test (Angelopoulos et al. 2021): the levels λ are ordered from the strictest (fewest rows
+decided) to the loosest before any rating is read; at each, the null "disagreement on rows with confidence ≥ λ
+exceeds α" is tested with the exact binomial tail, at level δ, and the sequence stops at the first level it cannot
+reject. λ̂ is the loosest level rejected; the family-wise error is δ without any correction, because a level is only
+tested when every stricter one was rejected. A level whose rows cannot reject even with no disagreement (fewer than
+log δ / log(1 − α) rows: 22 at α = δ = 0.1) is skipped rather than tested, so the order starts where a rejection is
+possible. Ratings drawn with unequal probabilities count as drawn: the binomial uses the weighted disagreement rate
+on Kish's effective n (Korn & Graubard's effective-count Clopper–Pearson, continuous in n and x through the
+regularised incomplete beta function).
+
+A judgment's confidence here is its score's distance from the pass mark, as a share of the half-scale: 0 on the mark,
+1 at either end — what an offline kind or a graded LLM judge says of itself. A judge whose scores are all at the
+ends (a yes/no judge asked once) has one level: it decides every row or none.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.review import evidence
+from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.review.weights import weighted_pairs
+from rageval_desktop.core.store.project import Project
+
+ALPHA = 0.1               # the disagreement allowed on decided rows
+DELTA = 0.1               # the chance that the guarantee fails
+ALL = "all"
+
+
+@dataclass
+class Selection:
+    """What fixed-sequence testing chose on one set of rated rows (see the module)."""
+
+    alpha: float
+    delta: float
+    level: float | None               # λ̂: decide rows with confidence ≥ level; None: no level is shown safe
+    rated: int                        # rated rows it read
+    decided: int = 0                  # rated rows at or above λ̂
+    disagreement: float | None = None  # their (weighted) pass/fail disagreement with the reviewers
+    bound: float | None = None        # its one-sided 1 − δ upper bound (Clopper–Pearson on the effective n)
+    coverage: float | None = None     # the (weighted) share of the rated rows decided: an estimate of the run's
+    tested: list[dict[str, Any]] = field(default_factory=list)   # each level tested: level, n, errors, p, rejected
+    needed: str = ""                  # what would let it decide (empty when it does)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def confidence(scores: Any, metric: str) -> Any:
+    """Each score's distance from the metric's pass mark, as a share of the half-scale on that side (0 on the mark,
+    1 at the end of the scale)."""
+    import numpy as np
+
+    spec = METRICS[metric]
+    if spec.pass_mark is None:
+        raise RagevalError(f"{metric} has no pass mark: selective judging decides pass or fail")
+    s = np.asarray(scores, dtype=float)
+    above = max(spec.high - spec.pass_mark, 1e-12)
+    below = max(spec.pass_mark - spec.low, 1e-12)
+    out = np.where(s >= spec.pass_mark, (s - spec.pass_mark) / above, (spec.pass_mark - s) / below)
+    return np.clip(out, 0.0, 1.0)
+
+
+def smallest_n(alpha: float, delta: float) -> int:
+    """The fewest rows at which a level can be shown safe at all (every one of them agreeing)."""
+    return int(math.ceil(math.log(delta) / math.log(1.0 - alpha)))
+
+
+def p_value(errors: float, n: float, alpha: float) -> float:
+    """P(Binomial(n, α) ≤ errors): small when so few disagreements would be unlikely if the true rate were α. For
+    non-integer (effective) n and errors, the regularised incomplete beta I_{1−α}(n − x, x + 1)."""
+    from scipy.special import betainc
+
+    if n <= 0:
+        return 1.0
+    if errors >= n:
+        return 1.0
+    return float(betainc(n - errors, errors + 1.0, 1.0 - alpha))
+
+
+def upper_bound(errors: float, n: float, delta: float) -> float:
+    """The one-sided 1 − δ Clopper–Pearson upper bound of a rate with `errors` of `n` (continuous in both)."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return 1.0
+    if errors >= n:
+        return 1.0
+    return float(beta.ppf(1.0 - delta, errors + 1.0, n - errors))
+
+
+def select(conf: Any, agree: Any, weights: Any | None = None, *, alpha: float = ALPHA,
+           delta: float = DELTA, most_levels: int = 40) -> Selection:
+    """Fixed-sequence testing on rated rows: `conf` each row's confidence, `agree` whether the judge's pass/fail
+    matched the reviewers', `weights` 1/p when the rows were drawn with unequal probabilities."""
+    import numpy as np
+
+    if not (0 < alpha < 1 and 0 < delta < 1):
+        raise RagevalError("alpha and delta must lie between 0 and 1")
+    c = np.asarray(conf, dtype=float)
+    a = np.asarray(agree, dtype=bool)
+    w = np.ones(c.size) if weights is None else np.asarray(weights, dtype=float)
+    out = Selection(alpha=alpha, delta=delta, level=None, rated=int(c.size))
+    first = smallest_n(alpha, delta)
+    if c.size < first:
+        out.needed = (f"{first - c.size} more rated row(s): {first} agreeing ratings are the fewest that can show "
+                      f"disagreement under {alpha:g} with probability {1 - delta:g}")
+        return out
+    levels = np.unique(c)[::-1]                                  # strictest first: fewest rows decided
+    if levels.size > most_levels:                                # quantiles of the levels, fixed before the labels
+        levels = np.unique(np.quantile(c, np.linspace(1.0, 0.0, most_levels), method="lower"))[::-1]
+    for level in levels:
+        inside = c >= level
+        if inside.sum() < first:
+            continue                                             # cannot reject yet: not a test, no α spent
+        wi = w[inside]
+        n_eff = evidence.effective_n(wi, int(inside.sum())) if weights is not None else float(inside.sum())
+        rate = float(np.sum(wi * ~a[inside]) / np.sum(wi))
+        errors = rate * n_eff
+        p = p_value(errors, n_eff, alpha)
+        rejected = p <= delta
+        out.tested.append({"level": float(level), "n": int(inside.sum()), "effective_n": n_eff,
+                           "disagreement": rate, "p_value": p, "rejected": bool(rejected)})
+        if not rejected:
+            break
+        out.level, out.decided, out.disagreement = float(level), int(inside.sum()), rate
+        out.bound = upper_bound(errors, n_eff, delta)
+        out.coverage = float(np.sum(wi) / np.sum(w))
+    if out.level is None:
+        top = out.tested[0] if out.tested else None
+        out.needed = ("no level was shown safe: " + (
+            f"at its strictest level the judge disagrees with the reviewers on {top['disagreement']:.0%} of "
+            f"{top['n']} rated rows; more ratings, or a judge whose confidence separates its errors, would"
+            if top else "too few rated rows at any level"))
+    return out
+
+
+def coverage_on(conf: Any, level: float | None) -> float:
+    """The share of a run's judged rows a judge decides at level λ̂ (0 when it decides none)."""
+    import numpy as np
+
+    c = np.asarray(conf, dtype=float)
+    if level is None or c.size == 0:
+        return 0.0
+    return float(np.mean(c >= level))
+
+
+def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> dict[str, Any]:
+    """The judge's selective licence from its audit's ratings: overall and per slice (where a slice has enough
+    rated rows), the level λ̂, the disagreement on decided rows with its bound, and the share of each run's judged
+    rows it decides there. Read-only."""
+    import numpy as np
+
+    mark = METRICS[judge.metric].pass_mark
+    if mark is None:
+        raise RagevalError(f"{judge.name} judges {judge.metric}, which has no pass mark: selective judging decides "
+                           "pass or fail")
+    merged, _latest = pairs(project, judge)
+    out: dict[str, Any] = {"judge": judge.name, "metric": judge.metric, "alpha": alpha, "delta": delta,
+                           "confidence": "the score's distance from the pass mark", "slices": {}, "runs": {}}
+    if not merged.empty:
+        merged, weights, outside = weighted_pairs(project, judge.metric, merged)
+        out["outside_sample"] = outside
+    else:
+        weights = None
+    if merged.empty:
+        out["slices"][ALL] = Selection(alpha, delta, None, 0, needed="no rated rows yet").as_dict()
+        return out
+    conf = confidence(merged["judge_score"].to_numpy(dtype=float), judge.metric)
+    agree = ((merged["judge_score"].to_numpy(dtype=float) >= mark) ==
+             (merged["human_score"].to_numpy(dtype=float) >= mark))
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    slices = merged["slice"].fillna("—").to_numpy()
+    found = {ALL: select(conf, agree, w, alpha=alpha, delta=delta)}
+    for name in sorted(set(slices)):
+        inside = slices == name
+        found[name] = select(conf[inside], agree[inside], None if w is None else w[inside], alpha=alpha, delta=delta)
+    out["slices"] = {name: s.as_dict() for name, s in found.items()}
+    level = found[ALL].level
+    for run, scores in _run_scores(project, judge).items():
+        c = confidence(scores, judge.metric)
+        out["runs"][run] = {"rows": int(c.size), "decided": coverage_on(c, level)}
+    return out
+
+
+def _run_scores(project: Project, judge: Judge) -> dict[str, Any]:
+    import numpy as np
+
+    found: dict[str, list[float]] = {}
+    for run, score in project.reader().execute(
+            "SELECT r.name, x.score FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON "
+            "r.id = rr.run_id WHERE x.id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND status = 'ok' AND "
+            "passage_rank = 0 GROUP BY run_row_id) AND r.purpose = 'run' ORDER BY r.id", (judge.id,)):
+        found.setdefault(run, []).append(float(score))
+    return {run: np.asarray(scores) for run, scores in found.items()}
+
+
+def describe(found: dict[str, Any]) -> str:
+    """The selective licence in words (display rounding)."""
+    lines = [f"{found['judge']} ({found['metric']}): decide only where confident, agreement with the reviewers' "
+             f"pass/fail ≥ {1 - found['alpha']:.0%} on decided rows with probability ≥ {1 - found['delta']:.0%}"]
+    for name, s in found["slices"].items():
+        if s["level"] is None:
+            lines.append(f"  {name}: decides no rows ({s['rated']} rated) — {s['needed']}")
+        else:
+            lines.append(f"  {name}: decides rows with confidence ≥ {s['level']:.2f}: {s['decided']} of {s['rated']} "
+                         f"rated ({s['coverage']:.0%}), disagreement {s['disagreement']:.1%} (bound "
+                         f"{s['bound']:.1%})")
+    for run, r in found["runs"].items():
+        lines.append(f"  run {run}: decides {r['decided']:.0%} of {r['rows']} judged rows; the rest go to the desk")
+    return "\n".join(lines)

@@ -49,6 +49,7 @@ from rageval_desktop.cli.review_cmds import (
     cmd_judge_status,
     cmd_ratings,
     cmd_sample,
+    cmd_selective,
     cmd_settings,
 )
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
@@ -545,6 +546,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--judge")
     p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
+    p.add_argument("--json", action="store_true")
+
+    p = command("selective", cmd_selective, "where a judge may decide alone: the confidence level above which its "
+                "pass/fail agrees with the reviewers' at least 1 - alpha of the time, with probability 1 - delta "
+                "(fixed-sequence testing on the audit's ratings), per slice, and the share of each run it decides")
+    p.add_argument("project")
+    p.add_argument("--judge", help="one judge (default: every judge whose metric has a pass mark)")
+    p.add_argument("--alpha", type=float, default=0.1, help="disagreement allowed on decided rows (default 0.1)")
+    p.add_argument("--delta", type=float, default=0.1, help="chance the guarantee fails (default 0.1)")
     p.add_argument("--json", action="store_true")
 
     for name, func, help_ in (

@@ -170,3 +170,14 @@ def cmd_guidelines(args: argparse.Namespace) -> int:
     lines += ["", text or "(no guidelines yet: --set FILE.md)"]
     _print(args, data, "\n".join(lines))
     return EXIT_OK
+
+
+def cmd_selective(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import selective
+
+    if not (0 < args.alpha < 1 and 0 < args.delta < 1):
+        raise UsageError("--alpha and --delta must lie between 0 and 1 (for example 0.1)")
+    with open_api(args.project, read_only=True) as project:
+        found = project.selective(args.judge, alpha=args.alpha, delta=args.delta)
+    _print(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
+    return EXIT_OK

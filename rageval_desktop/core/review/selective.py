@@ -99,7 +99,7 @@ def upper_bound(errors: float, n: float, delta: float) -> float:
 
 
 def select(conf: Any, agree: Any, weights: Any | None = None, *, alpha: float = ALPHA,
-           delta: float = DELTA, most_levels: int = 40) -> Selection:
+           delta: float = DELTA, most_levels: int = 20) -> Selection:
     """Fixed-sequence testing on rated rows: `conf` each row's confidence, `agree` whether the judge's pass/fail
     matched the reviewers', `weights` 1/p when the rows were drawn with unequal probabilities."""
     import numpy as np
@@ -124,6 +124,8 @@ def select(conf: Any, agree: Any, weights: Any | None = None, *, alpha: float = 
             continue                                             # cannot reject yet: not a test, no α spent
         wi = w[inside]
         n_eff = evidence.effective_n(wi, int(inside.sum())) if weights is not None else float(inside.sum())
+        if n_eff < first:
+            continue                                             # weighted: its effective n cannot reject yet
         rate = float(np.sum(wi * ~a[inside]) / np.sum(wi))
         errors = rate * n_eff
         p = p_value(errors, n_eff, alpha)
@@ -137,11 +139,29 @@ def select(conf: Any, agree: Any, weights: Any | None = None, *, alpha: float = 
         out.coverage = float(np.sum(wi) / np.sum(w))
     if out.level is None:
         top = out.tested[0] if out.tested else None
-        out.needed = ("no level was shown safe: " + (
-            f"at its strictest level the judge disagrees with the reviewers on {top['disagreement']:.0%} of "
-            f"{top['n']} rated rows; more ratings, or a judge whose confidence separates its errors, would"
-            if top else "too few rated rows at any level"))
+        if top is None:
+            out.needed = "no level has enough rated rows to be tested"
+        else:
+            more = rows_to_show(top["disagreement"], alpha, delta)
+            out.needed = (f"at its strictest level the judge disagrees with the reviewers on {top['disagreement']:.0%} "
+                          f"of {top['n']} rated rows; " + (
+                              f"about {more} rated rows there would show it safe if that rate holds" if more else
+                              f"that is not clearly under {alpha:g}: only a judge whose confidence separates its "
+                              "errors can decide alone"))
     return out
+
+
+def rows_to_show(rate: float, alpha: float, delta: float, most: int = 5000) -> int | None:
+    """The rated rows at which a disagreement rate of `rate` would reject the null at level δ (None: not under
+    `most`, or the rate is not under α)."""
+    if rate >= alpha:
+        return None
+    n = smallest_n(alpha, delta)
+    while n <= most:
+        if p_value(rate * n, n, alpha) <= delta:
+            return n
+        n = max(n + 1, int(n * 1.05))
+    return None
 
 
 def coverage_on(conf: Any, level: float | None) -> float:

@@ -1,0 +1,89 @@
+"""Issue 47: selective judging — fixed-sequence testing chooses the confidence level above which a judge's pass/fail
+agrees with the reviewers' at least 1 − α of the time, with probability at least 1 − δ."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.review import selective
+
+
+def test_the_p_value_is_the_binomial_tail_and_continuous_in_effective_counts():
+    for n, x in ((22, 0), (40, 1), (100, 6), (300, 24)):
+        assert selective.p_value(x, n, 0.1) == pytest.approx(binom.cdf(x, n, 0.1), rel=1e-9)
+    assert selective.p_value(0.5, 30.5, 0.1) < selective.p_value(1.0, 30.5, 0.1)
+    assert selective.smallest_n(0.1, 0.1) == 22                      # 0.9 ** 22 = 0.098 <= 0.1 < 0.9 ** 21
+
+
+def test_a_judge_whose_errors_sit_where_it_is_unsure_decides_the_confident_rows():
+    rng = np.random.default_rng(1)
+    conf = rng.uniform(0, 1, 300)
+    agree = ~(rng.random(300) < 0.7 * (1 - conf) ** 3)
+    found = selective.select(conf, agree)
+    assert found.level is not None and 0 < found.level < 1
+    assert found.bound is not None and found.bound <= 0.1               # the level tested is shown under α
+    assert found.coverage is not None and found.coverage > 0.5
+    assert all(t["rejected"] for t in found.tested[:-1])                # a fixed sequence: stops at the first failure
+
+
+def test_a_judge_that_is_wrong_everywhere_decides_nothing_and_says_why():
+    rng = np.random.default_rng(2)
+    conf = rng.uniform(0, 1, 200)
+    found = selective.select(conf, rng.random(200) > 0.3)
+    assert found.level is None and found.coverage is None
+    assert "not clearly under 0.1" in found.needed
+    few = selective.select(conf[:10], np.ones(10, bool))
+    assert few.level is None and "12 more rated row(s)" in few.needed and few.tested == []
+
+
+def test_weighted_levels_whose_effective_n_cannot_reject_are_skipped_not_failed():
+    """A level whose rows are many but unequally weighted has a smaller effective n: testing it could only fail and
+    stop the sequence (the desk's uncertain samples decided nothing at 50 ratings)."""
+    conf = np.r_[np.full(30, 0.9), np.linspace(0.1, 0.8, 70)]
+    weights = np.r_[np.r_[np.full(5, 4.0), np.ones(25)], np.ones(70)]     # the top level: 30 rows, effective n 19
+    found = selective.select(conf, np.ones(100, bool), weights)
+    assert found.level is not None and found.level < 0.9
+    assert all(t["effective_n"] >= 22 for t in found.tested)
+
+
+def test_the_guarantee_holds_in_simulation():
+    """Realised disagreement on the population's decided rows ≤ α in at least 1 − δ of audits (bench/bench_selective.py
+    measures it at 1,000 audits a line); a small run here, with room for its Monte Carlo error."""
+    rng = np.random.default_rng(3)
+    conf = rng.beta(2.0, 1.2, 20_000)
+    wrong = rng.random(20_000) < 0.35 * (1 - conf)
+    held = 0
+    for _ in range(150):
+        idx = rng.choice(20_000, 150, replace=False)
+        found = selective.select(conf[idx], ~wrong[idx])
+        held += found.level is None or wrong[conf >= found.level].mean() <= 0.1
+    assert held / 150 >= 0.85
+
+
+def test_confidence_is_the_distance_from_the_pass_mark():
+    found = selective.confidence([5.0, 4.5, 4.0, 2.5, 1.0], "correctness")        # pass mark 4 on 1-5
+    assert found.tolist() == pytest.approx([1.0, 0.5, 0.0, 0.5, 1.0])
+    with pytest.raises(Exception, match="no pass mark"):
+        selective.confidence([0.5], "nuggets")
+
+
+def test_rageval_selective_reads_the_demo(demo_file, tmp_path, capsys):
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    before = path.read_bytes()
+    assert main(["selective", str(path), "--json"]) == 0
+    found = {f["judge"]: f for f in json.loads(capsys.readouterr().out)}
+    similarity = found["minilm-similarity"]["slices"]["all"]
+    assert similarity["level"] is not None and similarity["bound"] <= 0.1 and 0 < similarity["coverage"] < 1
+    assert set(found["minilm-similarity"]["runs"]) == {"v1", "v2"}
+    assert main(["selective", str(path), "--judge", "minilm-similarity"]) == 0
+    out = capsys.readouterr().out
+    assert "decides rows with confidence ≥" in out and "the rest go to the desk" in out
+    assert main(["selective", str(path), "--alpha", "1.5"]) == 2
+    assert path.read_bytes() == before                                  # a read path: the file is untouched

@@ -175,6 +175,8 @@ def main() -> None:
     parser.add_argument("--looks", type=int, default=40, help="audits a line for the repeated looks")
     parser.add_argument("--planned", type=int, default=40, help="audits a line for the planned default path")
     parser.add_argument("--one-look", type=int, default=1, help="0: leave out the one-look lines")
+    parser.add_argument("--scale", choices=list(SCALES), help="one scale only")
+    parser.add_argument("--mode", choices=["stratified", "uncertain"], help="one sampling mode only")
     args = parser.parse_args()
     started = time.perf_counter()
     rng = np.random.default_rng(46)
@@ -184,6 +186,7 @@ def main() -> None:
               "the share of the sample rated, in the desk's order.")
         print(f"{'scale':>6} {'mode':>12} {'κ pop':>6} {'n':>4} {'rated':>6} {'bias':>7} {'coverage':>8} "
               f"{'keep':>6} {'retire':>6}")
+        modes = [args.mode] if args.mode else ["stratified", "uncertain"]
         for scale in SCALES:
             for target in (0.6, 0.75, 0.85):
                 pop = population(scale, target, rng)
@@ -191,7 +194,9 @@ def main() -> None:
                 folder.mkdir()
                 project, human, metric = project_of(pop, folder)
                 try:
-                    for mode in ("stratified", "uncertain") if args.one_look else ():
+                    if args.scale and scale != args.scale:
+                        continue
+                    for mode in modes if args.one_look else ():
                         for n in (30, 100):
                             for share in (1.0, 0.75):
                                 r = one_look(project, human, metric, pop["kappa"], mode, n, share, args.runs,
@@ -201,7 +206,7 @@ def main() -> None:
                                       f"{r['retire']:>6.1%}", flush=True)
                     if args.planned:
                         sizes: list[int | None] = [None, 300] if target == 0.75 else [None]
-                        for mode in ("stratified", "uncertain"):
+                        for mode in modes:
                             for size in sizes:
                                 r = planned(project, human, metric, pop["kappa"], mode, args.planned,
                                             seed=int(target * 100) + 7, size=size)
@@ -213,7 +218,7 @@ def main() -> None:
                                       f"decided {mean_n} ({args.planned} audits, ±{err:.0f} points at most)",
                                       flush=True)
                     if args.looks:
-                        for mode in ("stratified", "uncertain"):
+                        for mode in modes:
                             r = looks(project, human, metric, mode, args.looks, seed=int(target * 100))
                             mean_n = "—" if r["mean_n"] is None else f"{r['mean_n']:.0f}"
                             print(f"{scale:>6} {mode:>12} {pop['kappa']:>6.3f} looks 30,40,…,300: keep "

@@ -84,6 +84,6 @@ def test_rageval_selective_reads_the_demo(demo_file, tmp_path, capsys):
     assert set(found["minilm-similarity"]["runs"]) == {"v1", "v2"}
     assert main(["selective", str(path), "--judge", "minilm-similarity"]) == 0
     out = capsys.readouterr().out
-    assert "decides rows with confidence ≥" in out and "the rest go to the desk" in out
+    assert "decides rows with confidence ≥" in out and "the rest need a reviewer" in out
     assert main(["selective", str(path), "--alpha", "1.5"]) == 2
     assert path.read_bytes() == before                                  # a read path: the file is untouched

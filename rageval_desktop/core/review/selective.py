@@ -236,5 +236,5 @@ def describe(found: dict[str, Any]) -> str:
                          f"rated ({s['coverage']:.0%}), disagreement {s['disagreement']:.1%} (bound "
                          f"{s['bound']:.1%})")
     for run, r in found["runs"].items():
-        lines.append(f"  run {run}: decides {r['decided']:.0%} of {r['rows']} judged rows; the rest go to the desk")
+        lines.append(f"  run {run}: decides {r['decided']:.0%} of {r['rows']} judged rows; the rest need a reviewer")
     return "\n".join(lines)

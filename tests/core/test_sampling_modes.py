@@ -185,3 +185,20 @@ def test_a_planned_sample_decides_at_its_final_look_and_waits_before_it(split):
     other = sampling.create_sample(p, "v1", "correctness_binary", 30, seed=9)
     ratings.rate(p, other.row_ids[0], "correctness_binary", "bob", 1.0, sample_id=other.id)
     assert agreement.agreement(p, get_judge(p, "a"), breakdowns=False).look == "anytime"   # two samples: no plan
+
+
+def test_rows_a_person_chose_are_not_read_as_a_sample_of_the_run(split):
+    """Rating the disagreements listed in triage (a chosen sample) used to feed the audit as if drawn at random:
+    judge A, wrong on all 40 of them, read κ near -1. They are left out and counted; a drawn sample still counts."""
+    p, truth, score_a = split
+    rows = [r for r in truth if score_a[r] != truth[r]][:30]
+    chosen = sampling.sample_of_rows(p, "v1", "correctness_binary", rows, reason="triage")
+    for row in rows:
+        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=chosen.id)
+    found = agreement.agreement(p, get_judge(p, "a"), breakdowns=False)
+    assert found.n == 0 and found.outside_sample == 30 and found.verdict == "needs more ratings"
+    drawn = sampling.create_sample(p, "v1", "correctness_binary", 40, seed=5)
+    for row in drawn.row_ids:
+        ratings.rate(p, row, "correctness_binary", "bob", truth[row], sample_id=drawn.id)
+    found = agreement.agreement(p, get_judge(p, "a"), breakdowns=False)
+    assert found.n >= 40 - len(set(drawn.row_ids) & set(rows)) and found.value is not None and found.value > 0

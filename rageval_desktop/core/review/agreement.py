@@ -450,7 +450,8 @@ def describe(result: Agreement) -> str:
     """One line for people: the estimate with its interval, n and the threshold (rounded for display only)."""
     left = (f"; {result.outside_sample} rated target(s) left out: rated outside any sample while the others were "
             "drawn with recorded probabilities (import them with the sample they were rated on), or ahead of "
-            "targets still to rate in their sample's order (they count once those are rated)"
+            "targets still to rate in their sample's order (they count once those are rated), or in a sample of rows "
+            "someone chose (triage) or a judge abstained on, which speaks only for those rows"
             if result.outside_sample else "")
     if result.value is None:
         return f"{result.statistic}: no value on n={result.n}{left}"

@@ -103,15 +103,40 @@ def weighted_pairs(project: Project, metric: str, merged: Any) -> tuple[Any, Any
     counted (they used to weigh 1 beside ratings weighing N/n). The audit and the false-accept rates both read it."""
     import numpy as np
 
+    chosen = unrepresentative(project, metric)
+    left = 0
+    if chosen and not merged.empty:
+        keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
+        out = np.array([key in chosen for key in keys])
+        left = int((~merged.loc[out].duplicated(["run_row_id", "target"])).sum())
+        merged = merged.loc[~out].reset_index(drop=True)
     found = design(project, metric)
     if not found or merged.empty:
-        return merged, None, 0
+        return merged, None, left
     keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
     inside = np.array([key in found for key in keys])
     outside = int((~merged.loc[~inside].duplicated(["run_row_id", "target"])).sum()) if not inside.all() else 0
     merged = merged.loc[inside].reset_index(drop=True)
     weights = np.array([1.0 / found[key] for key in keys if key in found])
-    return merged, (None if weights.size == 0 or np.allclose(weights, 1.0) else weights), outside
+    return merged, (None if weights.size == 0 or np.allclose(weights, 1.0) else weights), outside + left
+
+
+NOT_DRAWN = ("chosen", "abstained")   # samples whose rows a person or a judge picked: no probability of the run
+
+
+def unrepresentative(project: Project, metric: str) -> set[tuple[int, str]]:
+    """Targets of `metric` whose standing ratings all come from samples that are not probability samples of the
+    run (rows a person chose in triage, rows a selective judge abstained on): they speak for themselves, not for
+    the run, and an audit leaves them out (was: with no other sample they were read as if drawn at random, so
+    rating the disagreements listed in triage lowered the judge's κ)."""
+    kind = unit(metric)
+    marks = ",".join("?" * len(NOT_DRAWN))
+    rows = project.reader().execute(
+        "SELECT h.run_row_id, h.passage_rank, h.item_key, MIN(CASE WHEN s.id IS NOT NULL AND "
+        f"json_extract(s.params, '$.mode') IN ({marks}) THEN 1 ELSE 0 END) FROM human_ratings h "
+        "LEFT JOIN review_samples s ON s.id = h.sample_id WHERE h.metric = ? AND h.withdrawn_at IS NULL AND "
+        "h.skipped = 0 GROUP BY h.run_row_id, h.passage_rank, h.item_key", (*NOT_DRAWN, metric)).fetchall()
+    return {(int(r), target_id(kind, int(i), k)) for r, i, k, only in rows if only}
 
 
 def plan_state(conn: sqlite3.Connection, sample_id: int) -> tuple[dict[str, Any] | None, int, int]:

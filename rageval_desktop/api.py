@@ -511,17 +511,25 @@ class Project:
             out.append(item)
         return out
 
-    def selective(self, judge: str | None = None, *, alpha: float = 0.1, delta: float = 0.1) -> list[dict[str, Any]]:
+    def selective(self, judge: str | None = None, *, alpha: float = 0.1, delta: float = 0.1,
+                  run: str | None = None) -> list[dict[str, Any]]:
         """`rageval selective --json`: per judge whose metric has a pass mark, the confidence level above which it
         may decide alone (agreement with the reviewers' pass/fail ≥ 1 − alpha with probability ≥ 1 − delta), per
-        slice, and the share of each run it decides (core.review.selective)."""
+        slice, and the share of each run it decides (core.review.selective); with `run`, that run's pass rate from
+        the judge's decided rows and the reviewers' ratings of its abstentions (None before such a sample)."""
         from rageval_desktop.core.base.vocab import METRICS
         from rageval_desktop.core.judges.registry import get_judge, list_judges
         from rageval_desktop.core.review import selective
 
         judges = [get_judge(self.core, judge)] if judge else [
             j for j in list_judges(self.core) if METRICS[j.metric].pass_mark is not None]
-        return [selective.selective(self.core, j, alpha=alpha, delta=delta) for j in judges]
+        out = []
+        for j in judges:
+            found = selective.selective(self.core, j, alpha=alpha, delta=delta)
+            if run is not None:
+                found["combined"] = selective.combined(self.core, j, run)
+            out.append(found)
+        return out
 
     def agreement_frame(self, judge: str | None = None) -> pd.DataFrame:
         """The audit as a table: judge, metric, n, statistic, value, ci_low, ci_high, verdict, licence."""

@@ -472,6 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "plausible agreement (the judge's last audit, else 0.85, or --kappa), in this mode, and "
                         "what --size can decide")
     p.add_argument("--kappa", type=float, help="the agreement to plan for (with --plan; default: the last audit)")
+    p.add_argument("--abstained", metavar="JUDGE",
+                   help="a sample of the rows JUDGE leaves to people in --run: those under its selective level (see "
+                        "rageval selective); all of them, or a uniform --size of them")
     p.add_argument("--json", action="store_true")
 
     p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
@@ -555,6 +558,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", help="one judge (default: every judge whose metric has a pass mark)")
     p.add_argument("--alpha", type=float, default=0.1, help="disagreement allowed on decided rows (default 0.1)")
     p.add_argument("--delta", type=float, default=0.1, help="chance the guarantee fails (default 0.1)")
+    p.add_argument("--run", help="also the run's pass rate from the judge's decided rows and the reviewers' ratings "
+                                 "of its abstentions (rageval sample --abstained)")
     p.add_argument("--json", action="store_true")
 
     for name, func, help_ in (

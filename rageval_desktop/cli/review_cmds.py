@@ -15,6 +15,8 @@ DEFAULT_SIZE = 40      # a new sample's size when the plan proposes none
 def cmd_sample(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import audit_plan, sampling
 
+    if args.abstained:
+        return _abstained_sample(args)
     if not args.extend and (not args.run or not args.metric):
         raise UsageError("a new sample needs --run and --metric (or --extend SAMPLE_ID)")
     if args.plan:
@@ -172,12 +174,37 @@ def cmd_guidelines(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _abstained_sample(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review import selective
+
+    if not args.run or args.extend or args.plan:
+        raise UsageError("--abstained needs --run (and takes no --extend or --plan)")
+    with api.open(args.project) as project:
+        sample = selective.abstained_sample(project.core, get_judge(project.core, args.abstained), args.run,
+                                            size=args.size, seed=args.seed)
+        found = project.core.reader().execute("SELECT params FROM review_samples WHERE id = ?",
+                                              (sample.id,)).fetchone()[0]
+    import json
+
+    params = json.loads(found)
+    data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "mode": "abstained",
+            "row_ids": sample.row_ids, **{k: params[k] for k in ("judge", "level", "abstained", "rows_in_run",
+                                                                   "inclusion", "alpha", "delta")}}
+    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} of the {params['abstained']} rows of {sample.run} "
+                       f"that {params['judge']} leaves to people (confidence under {params['level']:.2f}; it decides "
+                       f"the other {params['rows_in_run'] - params['abstained']} with agreement ≥ "
+                       f"{1 - params['alpha']:.0%}, probability {1 - params['delta']:.0%}); rate them, then "
+                       f"rageval selective --run {sample.run}")
+    return EXIT_OK
+
+
 def cmd_selective(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import selective
 
     if not (0 < args.alpha < 1 and 0 < args.delta < 1):
         raise UsageError("--alpha and --delta must lie between 0 and 1 (for example 0.1)")
     with open_api(args.project, read_only=True) as project:
-        found = project.selective(args.judge, alpha=args.alpha, delta=args.delta)
+        found = project.selective(args.judge, alpha=args.alpha, delta=args.delta, run=args.run)
     _print(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
     return EXIT_OK

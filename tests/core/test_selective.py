@@ -87,3 +87,55 @@ def test_rageval_selective_reads_the_demo(demo_file, tmp_path, capsys):
     assert "decides rows with confidence ≥" in out and "the rest need a reviewer" in out
     assert main(["selective", str(path), "--alpha", "1.5"]) == 2
     assert path.read_bytes() == before                                  # a read path: the file is untouched
+
+
+def test_abstentions_go_to_the_desk_and_the_run_reads_both(demo):
+    """The rows the judge leaves to people become a sample (all, or a uniform share, its probability recorded);
+    rated, the run's pass rate combines the judge's decided rows with the reviewers' share on the abstentions, and
+    the audit leaves those ratings out (they speak for the abstentions only)."""
+    from rageval_desktop.core.base.vocab import METRICS
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review import agreement, ratings
+
+    judge = get_judge(demo, "minilm-similarity")
+    before = agreement.agreement(demo, judge, breakdowns=False)
+    assert selective.combined(demo, judge, "v2") is None
+    sample = selective.abstained_sample(demo, judge, "v2")
+    params = json.loads(demo.reader().execute("SELECT params FROM review_samples WHERE id = ?",
+                                              (sample.id,)).fetchone()[0])
+    assert params["mode"] == "abstained" and params["inclusion"] == 1.0 and params["abstained"] == len(sample.row_ids)
+    scores = dict(demo.reader().execute("SELECT run_row_id, score FROM judgments WHERE judge_id = ?", (judge.id,)))
+    conf = selective.confidence([scores[r] for r in sample.row_ids], judge.metric)
+    assert (conf < params["level"]).all()                        # only rows under the level go to people
+    waiting = selective.combined(demo, judge, "v2")
+    assert waiting is not None and waiting["pass_rate"] is None and waiting["abstained"] == len(sample.row_ids)
+    for row in sample.row_ids:
+        ratings.rate(demo, row, judge.metric, "zed", 5.0, sample_id=sample.id)
+    found = selective.combined(demo, judge, "v2")
+    assert found is not None and found["rated"] == found["abstained"]
+    mark = METRICS[judge.metric].pass_mark
+    decided = [r for r, s in scores.items() if r not in set(sample.row_ids)
+               and demo.reader().execute("SELECT run_id FROM run_rows WHERE id = ?", (r,)).fetchone()[0] ==
+               demo.reader().execute("SELECT id FROM runs WHERE name = 'v2'").fetchone()[0]]
+    passes = sum(1 for r in decided if scores[r] >= mark)
+    assert found["pass_rate"] == pytest.approx((passes + found["abstained"]) / found["rows"])
+    slack = found["alpha"] * found["decided"] / found["rows"]
+    assert found["ci"][0] == pytest.approx(max(0.0, found["pass_rate"] - slack))
+    after = agreement.agreement(demo, judge, breakdowns=False)
+    assert after.n == before.n                                    # the audit did not read them as a run sample
+    sub = selective.abstained_sample(demo, judge, "v2", size=5, seed=1)
+    assert len(sub.row_ids) == 5 and set(sub.row_ids) <= set(sample.row_ids)
+
+
+def test_the_cli_draws_the_abstentions_and_reads_the_run(demo_file, tmp_path, capsys):
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    assert main(["sample", str(path), "--abstained", "minilm-similarity", "--run", "v2", "--size", "8",
+                 "--json"]) == 0
+    drawn = json.loads(capsys.readouterr().out)
+    assert drawn["mode"] == "abstained" and len(drawn["row_ids"]) == 8 and drawn["inclusion"] < 1
+    assert main(["selective", str(path), "--judge", "minilm-similarity", "--run", "v2"]) == 0
+    assert "reviewers rated 0 of its" in capsys.readouterr().out
+    assert main(["sample", str(path), "--abstained", "minilm-similarity"]) == 2          # no --run
+    assert main(["sample", str(path), "--abstained", "answer-recall", "--run", "v2"]) == 1   # decides every row
+    assert "nothing is left to people" in capsys.readouterr().err

@@ -268,12 +268,14 @@ def _nothing_to_rate(run: str, metric: str) -> str:
     return f"run '{run}' has nothing to rate for {metric}"
 
 
-def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], reason: str = "") -> Sample:
+def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], reason: str = "", *,
+                   mode: str = "chosen", extra: dict[str, Any] | None = None, most: int = MAX_CHOSEN) -> Sample:
     """A sample of rows a person chose (e.g. the disagreements listed in triage), in the order given. It is not
-    representative of the run, and says so: params.mode = "chosen" and the reason are recorded."""
+    representative of the run, and says so: params.mode = "chosen" (or `mode`: "abstained" for the rows a selective
+    judge leaves to people, core.review.selective) and the reason are recorded, with `extra` parameters."""
     if metric not in METRICS:
         raise RagevalError(f"unknown metric '{metric}'; choose one of {', '.join(METRICS)}")
-    rows = list(dict.fromkeys(int(r) for r in row_ids))[:MAX_CHOSEN]
+    rows = list(dict.fromkeys(int(r) for r in row_ids))[:most]
     if not rows:
         raise RagevalError("a sample needs at least one row")
     rid = find_run(project, run)
@@ -287,7 +289,7 @@ def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], 
     chosen.sort(key=lambda p: (order[p[0].row_id], p[0].item))     # every target of each row, rows as given
     if not chosen:
         raise RagevalError(_nothing_to_rate(run, metric))
-    params = {"size": len(rows), "mode": "chosen", "reason": reason, "unit": targets.unit(metric)}
+    params = {"size": len(rows), "mode": mode, "reason": reason, "unit": targets.unit(metric), **(extra or {})}
     with project.write("create review sample", changed=(Area.REVIEW,)) as w:
         cur = w.execute("INSERT INTO review_samples (run_id, metric, seed, params, created_at) VALUES (?, ?, 0, ?, ?)",
                         (rid, metric, json.dumps(params), utcnow()))
@@ -295,7 +297,7 @@ def sample_of_rows(project: Project, run: str, metric: str, row_ids: list[int], 
         assert sid is not None
         _insert(w, sid, 0, chosen)
         project.audit(w, "create sample", "review_sample", str(sid), run=run, metric=metric, size=len(rows),
-                      mode="chosen", reason=reason)
+                      mode=mode, reason=reason)
     return get_sample(project, sid)
 
 

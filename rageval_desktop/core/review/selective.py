@@ -24,16 +24,19 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.stats import wilson
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.review import evidence
+from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import pairs
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
 
 ALPHA = 0.1               # the disagreement allowed on decided rows
 DELTA = 0.1               # the chance that the guarantee fails
 ALL = "all"
+MOST_ABSTAINED = 2000     # rows in one sample of abstentions
 
 
 @dataclass
@@ -224,6 +227,102 @@ def _run_scores(project: Project, judge: Judge) -> dict[str, Any]:
     return {run: np.asarray(scores) for run, scores in found.items()}
 
 
+def abstentions(project: Project, judge: Judge, run: str, level: float | None) -> tuple[list[int], int]:
+    """(the run's rows the judge leaves to people at `level` — confidence under it, or no usable judgment —, the
+    run's rows)."""
+    import numpy as np
+
+    rid = find_run(project, run)
+    rows = [r for (r,) in project.reader().execute("SELECT id FROM run_rows WHERE run_id = ? ORDER BY id", (rid,))]
+    scores = dict(project.reader().execute(
+        "SELECT run_row_id, score FROM judgments WHERE id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND "
+        "status = 'ok' AND passage_rank = 0 GROUP BY run_row_id)", (judge.id,)))
+    if level is None:
+        return rows, len(rows)
+    judged = [r for r in rows if r in scores]
+    conf = confidence(np.array([scores[r] for r in judged], dtype=float), judge.metric) if judged else np.array([])
+    sure = {r for r, c in zip(judged, conf, strict=True) if c >= level}
+    return [r for r in rows if r not in sure], len(rows)
+
+
+def abstained_sample(project: Project, judge: Judge, run: str, *, size: int | None = None, alpha: float = ALPHA,
+                     delta: float = DELTA, seed: int = 0) -> Any:
+    """A review sample of the rows a selective judge abstains on in `run`: all of them, or a uniform `size` of them
+    (each with probability size / abstained, recorded), so that as they are rated `combined` can stand for every
+    abstention. It is not a sample of the run, and the audit leaves it out (core.review.weights.NOT_DRAWN)."""
+    import numpy as np
+
+    found = select_for(project, judge, alpha=alpha, delta=delta)
+    if found.level is None:
+        raise RagevalError(f"{judge.name} decides no rows at α {alpha:g}, δ {delta:g} ({found.needed}): every row "
+                           "needs a reviewer, so draw an ordinary sample")
+    rows, total = abstentions(project, judge, run, found.level)
+    if not rows:
+        raise RagevalError(f"{judge.name} decides every row of {run} at confidence ≥ {found.level:.2f}: nothing is "
+                           "left to people")
+    take = min(len(rows), size or len(rows), MOST_ABSTAINED)
+    rng = np.random.default_rng(seed)
+    picked = sorted(int(r) for r in rng.choice(rows, take, replace=False)) if take < len(rows) else rows
+    extra = {"judge": judge.name, "level": found.level, "alpha": alpha, "delta": delta, "abstained": len(rows),
+             "rows_in_run": total, "inclusion": take / len(rows), "seed": seed}
+    return sampling.sample_of_rows(project, run, judge.metric, picked, f"abstained by {judge.name}",
+                                   mode="abstained", extra=extra, most=MOST_ABSTAINED)
+
+
+def select_for(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> Selection:
+    """The overall selection of `selective`, as a Selection."""
+    found = selective(project, judge, alpha=alpha, delta=delta)["slices"][ALL]
+    return Selection(**found)
+
+
+def combined(project: Project, judge: Judge, run: str) -> dict[str, Any] | None:
+    """The run's pass rate from a selective judge and the desk: the judge's verdict on the rows it decides, the
+    reviewers' on the abstained rows they rated (standing for every abstention: a uniform sample of them), from the
+    newest abstention sample of this judge on this run. Its interval adds the judge's guarantee (at most α of the
+    decided rows disagree, with probability 1 − δ: ± α·decided/rows) to Wilson's 95% interval of the reviewers' pass
+    share on the abstentions. None without such a sample."""
+    import json
+
+    import numpy as np
+
+    rid = find_run(project, run)
+    found = project.reader().execute(
+        "SELECT id, params FROM review_samples WHERE run_id = ? AND metric = ? AND json_extract(params, '$.mode') = "
+        "'abstained' AND json_extract(params, '$.judge') = ? ORDER BY id DESC LIMIT 1",
+        (rid, judge.metric, judge.name)).fetchone()
+    if found is None:
+        return None
+    sid, params = found[0], json.loads(found[1])
+    mark = METRICS[judge.metric].pass_mark
+    assert mark is not None
+    level, alpha, delta = float(params["level"]), float(params["alpha"]), float(params["delta"])
+    rows, total = abstentions(project, judge, run, level)
+    scores = dict(project.reader().execute(
+        "SELECT run_row_id, score FROM judgments WHERE id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND "
+        "status = 'ok' AND passage_rank = 0 GROUP BY run_row_id)", (judge.id,)))
+    left = set(rows)
+    all_rows = [r for (r,) in project.reader().execute("SELECT id FROM run_rows WHERE run_id = ?", (rid,))]
+    decided = [r for r in all_rows if r not in left]
+    passes = sum(1 for r in decided if scores[r] >= mark)
+    human = [s for (s,) in project.reader().execute(
+        "SELECT AVG(score) FROM human_ratings WHERE sample_id = ? AND metric = ? AND withdrawn_at IS NULL AND "
+        "skipped = 0 AND passage_rank = 0 GROUP BY run_row_id", (sid, judge.metric))]
+    out: dict[str, Any] = {"run": run, "judge": judge.name, "sample_id": sid, "level": level, "alpha": alpha,
+                           "delta": delta, "rows": total, "decided": len(decided), "judge_passes": passes,
+                           "abstained": len(rows), "rated": len(human), "drifted": len(rows) != params["abstained"]}
+    if not human:
+        out.update({"pass_rate": None, "ci": [None, None]})
+        return out
+    share = float(np.mean(np.asarray(human) >= mark))
+    low, high = wilson(share * len(human), len(human)) if len(human) < len(rows) else (share, share)
+    slack = alpha * len(decided)
+    out.update({"human_pass_share": share,
+                "pass_rate": (passes + share * len(rows)) / total,
+                "ci": [max(0.0, (passes - slack + low * len(rows)) / total),
+                       min(1.0, (passes + slack + high * len(rows)) / total)]})
+    return out
+
+
 def describe(found: dict[str, Any]) -> str:
     """The selective licence in words (display rounding)."""
     lines = [f"{found['judge']} ({found['metric']}): decide only where confident, agreement with the reviewers' "
@@ -237,4 +336,22 @@ def describe(found: dict[str, Any]) -> str:
                          f"{s['bound']:.1%})")
     for run, r in found["runs"].items():
         lines.append(f"  run {run}: decides {r['decided']:.0%} of {r['rows']} judged rows; the rest need a reviewer")
+    if "combined" in found:
+        lines.append("  " + combined_text(found["combined"]))
     return "\n".join(lines)
+
+
+def combined_text(c: dict[str, Any] | None) -> str:
+    """`combined` in words."""
+    if c is None:
+        return ("no sample of its abstentions on this run yet: rageval sample --abstained JUDGE --run RUN draws one "
+                "for the desk")
+    head = (f"run {c['run']}: the judge decides {c['decided']} of {c['rows']} rows ({c['judge_passes']} pass); "
+            f"reviewers rated {c['rated']} of its {c['abstained']} abstentions (sample {c['sample_id']})")
+    if c.get("drifted"):
+        head += "; its abstentions changed since the sample was drawn (judged again?): draw a new one"
+    if c["pass_rate"] is None:
+        return head + "; rate some to see the run's pass rate"
+    return (head + f"; pass rate {c['pass_rate']:.1%} [{c['ci'][0]:.1%}, {c['ci'][1]:.1%}] — the interval holds the "
+            f"judge's guarantee (±{c['alpha']:g} of its decided rows, probability {1 - c['delta']:.0%}) and the "
+            "reviewers' 95% interval")

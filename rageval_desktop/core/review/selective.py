@@ -313,14 +313,23 @@ def combined(project: Project, judge: Judge, run: str) -> dict[str, Any] | None:
     if not human:
         out.update({"pass_rate": None, "ci": [None, None]})
         return out
-    share = float(np.mean(np.asarray(human) >= mark))
-    low, high = wilson(share * len(human), len(human)) if len(human) < len(rows) else (share, share)
-    slack = alpha * len(decided)
-    out.update({"human_pass_share": share,
-                "pass_rate": (passes + share * len(rows)) / total,
-                "ci": [max(0.0, (passes - slack + low * len(rows)) / total),
-                       min(1.0, (passes + slack + high * len(rows)) / total)]})
+    human_passes = int(np.sum(np.asarray(human) >= mark))
+    out.update(combine(passes, len(decided), total, human_passes, len(human), len(rows), alpha))
     return out
+
+
+def combine(judge_passes: int, decided: int, rows: int, human_passes: int, rated: int, abstained: int,
+            alpha: float) -> dict[str, Any]:
+    """The pass rate of `rows` rows: the judge's passes on the `decided` ones, and on the `abstained` ones the
+    reviewers' pass share among the `rated` (a uniform sample of them). Interval: the reviewers' Wilson 95% interval
+    (exact when every abstention is rated), widened by the judge's guarantee — at most α of its decided rows
+    disagree with people, so its passes are within ± α·decided (with probability 1 − δ)."""
+    share = human_passes / rated
+    low, high = wilson(human_passes, rated) if rated < abstained else (share, share)
+    slack = alpha * decided
+    return {"human_pass_share": share, "pass_rate": (judge_passes + share * abstained) / rows,
+            "ci": [max(0.0, (judge_passes - slack + low * abstained) / rows),
+                   min(1.0, (judge_passes + slack + high * abstained) / rows)]}
 
 
 def describe(found: dict[str, Any]) -> str:

@@ -86,7 +86,25 @@ def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any]
             {r.judge: pass_fail(project, judges[r.judge]) for r in results},
             {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
                                      last_check(project, judges[r.judge], "probe")),
-                       **run_order_texts(system_agreement(project, judges[r.judge]))} for r in results})
+                       **run_order_texts(system_agreement(project, judges[r.judge])),
+                       "selective": selective_text(project, judges[r.judge])} for r in results})
+
+
+def selective_text(project: Any, judge: Any) -> str:
+    """Where the judge may decide alone (core.review.selective), in one sentence; empty without a pass mark."""
+    from rageval_desktop.core.base.vocab import METRICS
+    from rageval_desktop.core.review.selective import selective
+
+    if METRICS[judge.metric].pass_mark is None:
+        return ""
+    found = selective(project, judge)
+    whole = found["slices"]["all"]
+    if whole["level"] is None:
+        return f"Decides alone nowhere yet: {whole['needed']}."
+    runs = ", ".join(f"{run} {r['decided']:.0%}" for run, r in found["runs"].items())
+    return (f"Decides alone where sure: confidence ≥ {whole['level']:.2f}, {whole['coverage']:.0%} of the rated rows "
+            f"(runs: {runs}), agreeing with people on ≥ {1 - found['alpha']:.0%} of them with probability "
+            f"{1 - found['delta']:.0%}; the rest need a reviewer (rageval sample --abstained draws them).")
 
 
 def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str, Any]:
@@ -312,6 +330,13 @@ class AuditView(QWidget):
         for key, name in (("stability", "Asked again"), ("probe", "Probe")):
             if checks.get(key, "—") != "—":
                 advice += f" {name}: {checks[key]} — {checks[f'{key}__tip']}."
+        if r.look != "anytime":
+            from rageval_desktop.core.review.agreement import planned_text
+
+            said = planned_text(r.as_dict())
+            advice += f" {said[0].upper()}{said[1:]}."
+        if checks.get("selective"):
+            advice += f" {checks['selective']}"
         self.advice.setText(advice)
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it

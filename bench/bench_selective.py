@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rageval_desktop.core.review.selective import combine, select  # noqa: E402
+from rageval_desktop.core.review.selective import cascade_levels, combine, select  # noqa: E402
 
 ROWS = 20_000
 RELATIONS = {            # name: (e0, k): error probability e0 * (1 - c) ** k
@@ -122,7 +122,34 @@ def main() -> None:
             rate = f"{covered / decides:.1%}" if decides else "—"
             width = f"{100 * np.mean(widths):.1f} pts" if widths else "—"
             print(f"{name:<38} {n:>13} {m:>4} {rate:>8} {decides / args.runs:>8.1%} {width:>11}", flush=True)
+    cascade_table(args, rng)
     print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+def cascade_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """A cascade of two (core.review.selective.cascade_levels): a cheap judge sure of fewer rows, a strong one whose
+    confidence is independent of the cheap one's; held: both stages' decided rows agree ≥ 1 − α in the population."""
+    print("\nA cascade of two: cheap (steep relation, confident on fewer rows) then strong (gentle relation, "
+          "independent confidence); δ split between them. held: every stage's decided rows agree ≥ 1 − α in the "
+          "population; shares: cheap / strong / desk, mean over audits.")
+    print(f"{'calibration n':>13} {'held':>7} {'cheap':>7} {'strong':>7} {'desk':>7}")
+    c1 = rng.beta(1.2, 1.6, ROWS)
+    w1 = rng.random(ROWS) < 0.6 * (1 - c1) ** 3
+    c2 = rng.beta(2.0, 1.2, ROWS)
+    w2 = rng.random(ROWS) < 0.3 * (1 - c2) ** 2
+    for n in (100, 200, 400):
+        held = 0
+        shares = []
+        for _ in range(args.runs):
+            idx = rng.choice(ROWS, n, replace=False)
+            found = cascade_levels([c1[idx], c2[idx]], [~w1[idx], ~w2[idx]], alpha=args.alpha, delta=args.delta)
+            first = c1 >= found[0].level if found[0].level is not None else np.zeros(ROWS, bool)
+            second = ~first & (c2 >= found[1].level) if found[1].level is not None else np.zeros(ROWS, bool)
+            ok = all(w[d].mean() <= args.alpha for w, d in ((w1, first), (w2, second)) if d.any())
+            held += ok
+            shares.append((first.mean(), second.mean(), 1 - first.mean() - second.mean()))
+        s = np.mean(shares, axis=0)
+        print(f"{n:>13} {held / args.runs:>7.1%} {s[0]:>7.1%} {s[1]:>7.1%} {s[2]:>7.1%}", flush=True)
 
 
 if __name__ == "__main__":

@@ -531,6 +531,20 @@ class Project:
             out.append(found)
         return out
 
+    def cascade(self, judges: list[str], *, alpha: float = 0.1, delta: float = 0.1,
+                run: str | None = None) -> dict[str, Any]:
+        """`rageval selective --cascade --json`: judges in order, cheapest first, each deciding where it is sure
+        among the rows the ones before it left; per stage its level, per run the share each judge decides and the
+        share left to the desk; with `run`, that run's pass rate from the cascade and the reviewers."""
+        from rageval_desktop.core.judges.registry import get_judge
+        from rageval_desktop.core.review import selective
+
+        chain = [get_judge(self.core, name.strip()) for name in judges if name.strip()]
+        found = selective.cascade(self.core, chain, alpha=alpha, delta=delta)
+        if run is not None:
+            found["combined"] = selective.combined(self.core, chain, run)
+        return found
+
     def agreement_frame(self, judge: str | None = None) -> pd.DataFrame:
         """The audit as a table: judge, metric, n, statistic, value, ci_low, ci_high, verdict, licence."""
         import pandas as pd

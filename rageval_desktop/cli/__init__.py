@@ -472,9 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "plausible agreement (the judge's last audit, else 0.85, or --kappa), in this mode, and "
                         "what --size can decide")
     p.add_argument("--kappa", type=float, help="the agreement to plan for (with --plan; default: the last audit)")
-    p.add_argument("--abstained", metavar="JUDGE",
-                   help="a sample of the rows JUDGE leaves to people in --run: those under its selective level (see "
-                        "rageval selective); all of them, or a uniform --size of them")
+    p.add_argument("--abstained", metavar="JUDGE[,JUDGE...]",
+                   help="a sample of the rows JUDGE (or a cascade, cheapest first) leaves to people in --run: those "
+                        "under its selective level (see rageval selective); all of them, or a uniform --size of them")
     p.add_argument("--json", action="store_true")
 
     p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
@@ -558,6 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", help="one judge (default: every judge whose metric has a pass mark)")
     p.add_argument("--alpha", type=float, default=0.1, help="disagreement allowed on decided rows (default 0.1)")
     p.add_argument("--delta", type=float, default=0.1, help="chance the guarantee fails (default 0.1)")
+    p.add_argument("--cascade", metavar="J1,J2,...",
+                   help="judges in order, cheapest first: each decides where it is sure among the rows the ones "
+                        "before it left; the rest go to the desk (δ is split between them)")
     p.add_argument("--run", help="also the run's pass rate from the judge's decided rows and the reviewers' ratings "
                                  "of its abstentions (rageval sample --abstained)")
     p.add_argument("--json", action="store_true")

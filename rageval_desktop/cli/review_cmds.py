@@ -181,8 +181,8 @@ def _abstained_sample(args: argparse.Namespace) -> int:
     if not args.run or args.extend or args.plan:
         raise UsageError("--abstained needs --run (and takes no --extend or --plan)")
     with api.open(args.project) as project:
-        sample = selective.abstained_sample(project.core, get_judge(project.core, args.abstained), args.run,
-                                            size=args.size, seed=args.seed)
+        chain = [get_judge(project.core, name.strip()) for name in args.abstained.split(",") if name.strip()]
+        sample = selective.abstained_sample(project.core, chain, args.run, size=args.size, seed=args.seed)
         found = project.core.reader().execute("SELECT params FROM review_samples WHERE id = ?",
                                               (sample.id,)).fetchone()[0]
     import json
@@ -191,8 +191,10 @@ def _abstained_sample(args: argparse.Namespace) -> int:
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "mode": "abstained",
             "row_ids": sample.row_ids, **{k: params[k] for k in ("judge", "level", "abstained", "rows_in_run",
                                                                    "inclusion", "alpha", "delta")}}
+    where = (f"confidence under {params['level']:.2f}" if len(params["judges"]) == 1 else
+             "left by every judge of the cascade")
     _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} of the {params['abstained']} rows of {sample.run} "
-                       f"that {params['judge']} leaves to people (confidence under {params['level']:.2f}; it decides "
+                       f"that {params['judge']} leaves to people ({where}; it decides "
                        f"the other {params['rows_in_run'] - params['abstained']} with agreement ≥ "
                        f"{1 - params['alpha']:.0%}, probability {1 - params['delta']:.0%}); rate them, then "
                        f"rageval selective --run {sample.run}")
@@ -205,6 +207,12 @@ def cmd_selective(args: argparse.Namespace) -> int:
     if not (0 < args.alpha < 1 and 0 < args.delta < 1):
         raise UsageError("--alpha and --delta must lie between 0 and 1 (for example 0.1)")
     with open_api(args.project, read_only=True) as project:
+        if args.cascade:
+            if args.judge:
+                raise UsageError("give --judge or --cascade, not both")
+            found = project.cascade(args.cascade.split(","), alpha=args.alpha, delta=args.delta, run=args.run)
+            _print(args, found, selective.describe_cascade(found))
+            return EXIT_OK
         found = project.selective(args.judge, alpha=args.alpha, delta=args.delta, run=args.run)
     _print(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
     return EXIT_OK

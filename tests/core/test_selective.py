@@ -139,3 +139,82 @@ def test_the_cli_draws_the_abstentions_and_reads_the_run(demo_file, tmp_path, ca
     assert main(["sample", str(path), "--abstained", "minilm-similarity"]) == 2          # no --run
     assert main(["sample", str(path), "--abstained", "answer-recall", "--run", "v2"]) == 1   # decides every row
     assert "nothing is left to people" in capsys.readouterr().err
+
+
+@pytest.fixture
+def two_judges(tmp_path):
+    """200 rows on a 1-5 scale (pass mark 4). Judge `cheap` is sure (1 or 5) and right on the first 100 rows and
+    unsure (3.5-4.5) and often wrong on the rest; judge `strong` is sure and right on rows 100-179 and unsure on the
+    last 20. Every row rated by one reviewer (no sample: unweighted)."""
+    from rageval_desktop.core.base.clock import utcnow
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.review import ratings
+    from tests.core.test_judging import make_project
+
+    p = make_project(tmp_path / "c.rageval", n=200)
+    rows = [r for (r,) in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+    rng = np.random.default_rng(5)
+    human = rng.choice([1.0, 2.0, 4.0, 5.0], len(rows))
+    sure = np.where(human >= 4, 5.0, 1.0)
+    unsure = rng.choice([3.5, 3.75, 4.25, 4.5], len(rows))
+    cheap = np.where(np.arange(len(rows)) < 100, sure, unsure)
+    strong = np.where(np.arange(len(rows)) < 180, sure, unsure)
+    for name, scores in (("cheap", cheap), ("strong", strong)):
+        judge = add_judge(p, name, "correctness", "lexical")
+        with p.write("judgments") as w:
+            w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) VALUES "
+                          "(?, ?, ?, 'ok', ?, ?)", [(judge.id, r, f"{name}{r}", float(s), utcnow())
+                                                    for r, s in zip(rows, scores, strict=True)])
+    for r, h in zip(rows, human, strict=True):
+        ratings.rate(p, r, "correctness", "ann", float(h))
+    yield p, rows
+    p.close()
+
+
+def test_a_cascade_passes_what_one_judge_leaves_to_the_next_and_the_rest_to_the_desk(two_judges):
+    from rageval_desktop.core.judges.registry import get_judge
+
+    p, rows = two_judges
+    chain = [get_judge(p, "cheap"), get_judge(p, "strong")]
+    found = selective.cascade(p, chain, runs=["v1"])
+    first, second = found["stages"]
+    assert first["level"] is not None and first["decided"] >= 100        # its sure rows
+    assert second["rated"] == 200 - first["decided"]                     # calibrated on what the first left
+    assert second["level"] is not None
+    share = found["runs"]["v1"]
+    assert share["cheap"] + share["strong"] + share["desk"] == pytest.approx(1.0)
+    assert share["cheap"] >= 0.5 and share["strong"] > 0.2 and share["desk"] > 0
+    routed = selective.route(p, chain, [first["level"], second["level"]], "v1")
+    assert all(routed[r] == "cheap" for r in rows[:100])
+    sample = selective.abstained_sample(p, chain, "v1")
+    assert set(sample.row_ids) == {r for r, v in routed.items() if v is None}
+    for r in sample.row_ids:
+        from rageval_desktop.core.review import ratings
+
+        ratings.rate(p, r, "correctness", "bo", 5.0, sample_id=sample.id)
+    combined = selective.combined(p, chain, "v1")
+    assert combined is not None and combined["judge"] == "cheap → strong"
+    assert combined["by_judge"]["cheap"] + combined["by_judge"]["strong"] == combined["decided"]
+    assert combined["rated"] == combined["abstained"] and combined["pass_rate"] is not None
+    with pytest.raises(Exception, match="one metric"):
+        selective.cascade(p, [chain[0], get_judge(p, "cheap").__class__(**{**chain[0].__dict__,
+                                                                            "metric": "correctness_binary",
+                                                                            "name": "other"})])
+
+
+def test_the_cli_reads_a_cascade(two_judges, capsys):
+    p, _ = two_judges
+    path = str(p.path)
+    p.close()
+    capsys.readouterr()
+    assert main(["selective", path, "--cascade", "cheap,strong", "--run", "v1", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [s["judge"] for s in found["stages"]] == ["cheap", "strong"] and found["combined"] is None
+    assert main(["sample", path, "--abstained", "cheap,strong", "--run", "v1"]) == 0
+    assert "left by every judge of the cascade" in capsys.readouterr().out
+    assert main(["selective", path, "--cascade", "cheap,strong", "--run", "v1"]) == 0
+    out = capsys.readouterr().out
+    assert "cascade cheap → strong → desk" in out and "reviewers rated 0 of its" in out
+    assert main(["selective", path, "--cascade", "cheap,cheap"]) == 1
+    assert "appears twice" in capsys.readouterr().err
+    assert main(["selective", path, "--cascade", "cheap", "--judge", "strong"]) == 2

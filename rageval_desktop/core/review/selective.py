@@ -227,94 +227,201 @@ def _run_scores(project: Project, judge: Judge) -> dict[str, Any]:
     return {run: np.asarray(scores) for run, scores in found.items()}
 
 
-def abstentions(project: Project, judge: Judge, run: str, level: float | None) -> tuple[list[int], int]:
-    """(the run's rows the judge leaves to people at `level` — confidence under it, or no usable judgment —, the
-    run's rows)."""
-    import numpy as np
-
-    rid = find_run(project, run)
-    rows = [r for (r,) in project.reader().execute("SELECT id FROM run_rows WHERE run_id = ? ORDER BY id", (rid,))]
-    scores = dict(project.reader().execute(
+def latest_scores(project: Project, judge: Judge) -> dict[int, float]:
+    """Run row -> the judge's newest usable score on it."""
+    return {int(r): float(v) for r, v in project.reader().execute(
         "SELECT run_row_id, score FROM judgments WHERE id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND "
-        "status = 'ok' AND passage_rank = 0 GROUP BY run_row_id)", (judge.id,)))
-    if level is None:
-        return rows, len(rows)
-    judged = [r for r in rows if r in scores]
-    conf = confidence(np.array([scores[r] for r in judged], dtype=float), judge.metric) if judged else np.array([])
-    sure = {r for r, c in zip(judged, conf, strict=True) if c >= level}
-    return [r for r in rows if r not in sure], len(rows)
+        "status = 'ok' AND passage_rank = 0 GROUP BY run_row_id)", (judge.id,))}
 
 
-def abstained_sample(project: Project, judge: Judge, run: str, *, size: int | None = None, alpha: float = ALPHA,
-                     delta: float = DELTA, seed: int = 0) -> Any:
-    """A review sample of the rows a selective judge abstains on in `run`: all of them, or a uniform `size` of them
-    (each with probability size / abstained, recorded), so that as they are rated `combined` can stand for every
-    abstention. It is not a sample of the run, and the audit leaves it out (core.review.weights.NOT_DRAWN)."""
+def _same_metric(judges: list[Judge]) -> str:
+    if not judges:
+        raise RagevalError("name at least one judge")
+    metrics = {j.metric for j in judges}
+    if len(metrics) > 1:
+        raise RagevalError("a cascade's judges must judge one metric (they decide the same pass or fail); got "
+                           + ", ".join(sorted(metrics)))
+    if len({j.name for j in judges}) < len(judges):
+        raise RagevalError("a judge appears twice in the cascade")
+    metric = judges[0].metric
+    if METRICS[metric].pass_mark is None:
+        raise RagevalError(f"{metric} has no pass mark: selective judging decides pass or fail")
+    return metric
+
+
+def stages(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta: float = DELTA) -> list[Selection]:
+    """A cascade's levels: each judge in turn, cheapest first, calibrated on the rated rows every judge before it
+    left (abstained on, or did not judge), by fixed-sequence testing at δ / (number of judges) — so that, with
+    probability at least 1 − δ, every stage's decided rows agree with people at least 1 − α of the time. One judge:
+    the overall selection of `selective`."""
     import numpy as np
 
-    found = select_for(project, judge, alpha=alpha, delta=delta)
-    if found.level is None:
-        raise RagevalError(f"{judge.name} decides no rows at α {alpha:g}, δ {delta:g} ({found.needed}): every row "
-                           "needs a reviewer, so draw an ordinary sample")
-    rows, total = abstentions(project, judge, run, found.level)
+    metric = _same_metric(judges)
+    mark = METRICS[metric].pass_mark
+    assert mark is not None
+    frames: dict[str, dict[int, float]] = {}
+    weight: dict[int, float] = {}
+    human: dict[int, float] = {}
+    for j in judges:
+        merged, _ = pairs(project, j)
+        if merged.empty:
+            frames[j.name] = {}
+            continue
+        merged, w, _ = weighted_pairs(project, metric, merged)
+        ws = np.ones(len(merged)) if w is None else np.asarray(w, dtype=float)
+        frames[j.name] = dict(zip(merged["run_row_id"].astype(int), merged["judge_score"].astype(float), strict=True))
+        for r, hs, wi in zip(merged["run_row_id"].astype(int), merged["human_score"].astype(float), ws, strict=True):
+            human[r], weight[r] = hs, float(wi)
+    rows = sorted(human)
+    confs = [confidence([frames[j.name].get(r, mark) for r in rows], metric) for j in judges]
+    judged = [np.array([r in frames[j.name] for r in rows], dtype=bool) for j in judges]
+    agrees = [np.array([(frames[j.name].get(r, mark) >= mark) == (human[r] >= mark) for r in rows], dtype=bool)
+              for j in judges]
+    weighted = any(abs(v - 1.0) > 1e-12 for v in weight.values())
+    w = np.array([weight[r] for r in rows]) if weighted else None
+    return cascade_levels([np.where(j, c, np.nan) for j, c in zip(judged, confs, strict=True)], agrees, w,
+                          alpha=alpha, delta=delta)
+
+
+def cascade_levels(confs: list[Any], agrees: list[Any], weights: Any | None = None, *, alpha: float = ALPHA,
+                   delta: float = DELTA) -> list[Selection]:
+    """The cascade's selections on one set of rated rows: `confs[k]` judge k's confidence on each row (NaN where it
+    did not judge), `agrees[k]` whether its pass/fail matched the reviewers'. Stage k is calibrated on the rows every
+    stage before it left, at δ / stages."""
+    import numpy as np
+
+    left = np.ones(len(confs[0]), dtype=bool) if confs else np.array([], bool)
+    out = []
+    for conf, agree in zip(confs, agrees, strict=True):
+        c = np.asarray(conf, dtype=float)
+        here = left & np.isfinite(c)
+        found = select(c[here], np.asarray(agree, bool)[here], None if weights is None else np.asarray(weights)[here],
+                       alpha=alpha, delta=delta / len(confs))
+        out.append(found)
+        if found.level is not None:
+            left &= ~(np.isfinite(c) & (c >= found.level))
+    return out
+
+
+def route(project: Project, judges: list[Judge], levels: list[float | None], run: str) -> dict[int, str | None]:
+    """Each row of `run`: the name of the first judge of the cascade that decides it at its level, or None (the
+    desk)."""
+    rid = find_run(project, run)
+    rows = [int(r) for (r,) in project.reader().execute("SELECT id FROM run_rows WHERE run_id = ? ORDER BY id",
+                                                        (rid,))]
+    out: dict[int, str | None] = dict.fromkeys(rows)
+    for j, level in zip(judges, levels, strict=True):
+        if level is None:
+            continue
+        scores = latest_scores(project, j)
+        waiting = [r for r in rows if out[r] is None and r in scores]
+        if not waiting:
+            continue
+        conf = confidence([scores[r] for r in waiting], j.metric)
+        for r, c in zip(waiting, conf, strict=True):
+            if c >= level:
+                out[r] = j.name
+    return out
+
+
+def cascade(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta: float = DELTA,
+            runs: list[str] | None = None) -> dict[str, Any]:
+    """A cascade's stages and, per run, the share of rows each judge decides and the share left to the desk."""
+    found = stages(project, judges, alpha=alpha, delta=delta)
+    levels = [f.level for f in found]
+    names = runs if runs is not None else [r for (r,) in project.reader().execute(
+        "SELECT name FROM runs WHERE purpose = 'run' ORDER BY id")]
+    shares = {}
+    for run in names:
+        routed = route(project, judges, levels, run)
+        total = max(1, len(routed))
+        shares[run] = {"rows": len(routed), **{j.name: sum(1 for v in routed.values() if v == j.name) / total
+                                               for j in judges},
+                       "desk": sum(1 for v in routed.values() if v is None) / total}
+    return {"judges": [j.name for j in judges], "metric": judges[0].metric, "alpha": alpha, "delta": delta,
+            "stages": [{"judge": j.name, **f.as_dict()} for j, f in zip(judges, found, strict=True)], "runs": shares}
+
+
+def abstained_sample(project: Project, judges: Judge | list[Judge], run: str, *, size: int | None = None,
+                     alpha: float = ALPHA, delta: float = DELTA, seed: int = 0) -> Any:
+    """A review sample of the rows a selective judge — or a cascade, cheapest first — leaves to people in `run`:
+    all of them, or a uniform `size` of them (each with probability size / abstained, recorded), so that as they
+    are rated `combined` can stand for every abstention. It is not a sample of the run, and the audit leaves it out
+    (core.review.weights.NOT_DRAWN)."""
+    import numpy as np
+
+    chain = judges if isinstance(judges, list) else [judges]
+    found = stages(project, chain, alpha=alpha, delta=delta)
+    if all(f.level is None for f in found):
+        why = "; ".join(f"{j.name}: {f.needed}" for j, f in zip(chain, found, strict=True))
+        raise RagevalError(f"{' → '.join(j.name for j in chain)} decides no rows at α {alpha:g}, δ {delta:g} ({why}):"
+                           " every row needs a reviewer, so draw an ordinary sample")
+    levels = [f.level for f in found]
+    routed = route(project, chain, levels, run)
+    rows = [r for r, v in routed.items() if v is None]
     if not rows:
-        raise RagevalError(f"{judge.name} decides every row of {run} at confidence ≥ {found.level:.2f}: nothing is "
-                           "left to people")
+        raise RagevalError(f"{' → '.join(j.name for j in chain)} decides every row of {run}: nothing is left to "
+                           "people")
     take = min(len(rows), size or len(rows), MOST_ABSTAINED)
     rng = np.random.default_rng(seed)
     picked = sorted(int(r) for r in rng.choice(rows, take, replace=False)) if take < len(rows) else rows
-    extra = {"judge": judge.name, "level": found.level, "alpha": alpha, "delta": delta, "abstained": len(rows),
-             "rows_in_run": total, "inclusion": take / len(rows), "seed": seed}
-    return sampling.sample_of_rows(project, run, judge.metric, picked, f"abstained by {judge.name}",
+    names = [j.name for j in chain]
+    extra = {"judge": names[0] if len(names) == 1 else " → ".join(names), "judges": names, "levels": levels,
+             "level": levels[0], "alpha": alpha, "delta": delta, "abstained": len(rows), "rows_in_run": len(routed),
+             "inclusion": take / len(rows), "seed": seed}
+    return sampling.sample_of_rows(project, run, chain[0].metric, picked, f"abstained by {extra['judge']}",
                                    mode="abstained", extra=extra, most=MOST_ABSTAINED)
 
 
 def select_for(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> Selection:
     """The overall selection of `selective`, as a Selection."""
-    found = selective(project, judge, alpha=alpha, delta=delta)["slices"][ALL]
-    return Selection(**found)
+    return stages(project, [judge], alpha=alpha, delta=delta)[0]
 
 
-def combined(project: Project, judge: Judge, run: str) -> dict[str, Any] | None:
-    """The run's pass rate from a selective judge and the desk: the judge's verdict on the rows it decides, the
-    reviewers' on the abstained rows they rated (standing for every abstention: a uniform sample of them), from the
-    newest abstention sample of this judge on this run. Its interval adds the judge's guarantee (at most α of the
-    decided rows disagree, with probability 1 − δ: ± α·decided/rows) to Wilson's 95% interval of the reviewers' pass
-    share on the abstentions. None without such a sample."""
+def combined(project: Project, judges: Judge | list[Judge], run: str) -> dict[str, Any] | None:
+    """The run's pass rate from a selective judge (or a cascade) and the desk: each judge's verdict on the rows it
+    decides, the reviewers' on the abstained rows they rated (standing for every abstention: a uniform sample of
+    them), from the newest abstention sample of these judges on this run, at the levels it was drawn with. Its
+    interval adds the judges' guarantee (at most α of the decided rows disagree, with probability 1 − δ: ±
+    α·decided/rows) to Wilson's 95% interval of the reviewers' pass share on the abstentions. None without such a
+    sample."""
     import json
 
     import numpy as np
 
+    chain = judges if isinstance(judges, list) else [judges]
+    names = [j.name for j in chain]
+    label = names[0] if len(names) == 1 else " → ".join(names)
     rid = find_run(project, run)
     found = project.reader().execute(
         "SELECT id, params FROM review_samples WHERE run_id = ? AND metric = ? AND json_extract(params, '$.mode') = "
         "'abstained' AND json_extract(params, '$.judge') = ? ORDER BY id DESC LIMIT 1",
-        (rid, judge.metric, judge.name)).fetchone()
+        (rid, chain[0].metric, label)).fetchone()
     if found is None:
         return None
     sid, params = found[0], json.loads(found[1])
-    mark = METRICS[judge.metric].pass_mark
+    mark = METRICS[chain[0].metric].pass_mark
     assert mark is not None
-    level, alpha, delta = float(params["level"]), float(params["alpha"]), float(params["delta"])
-    rows, total = abstentions(project, judge, run, level)
-    scores = dict(project.reader().execute(
-        "SELECT run_row_id, score FROM judgments WHERE id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND "
-        "status = 'ok' AND passage_rank = 0 GROUP BY run_row_id)", (judge.id,)))
-    left = set(rows)
-    all_rows = [r for (r,) in project.reader().execute("SELECT id FROM run_rows WHERE run_id = ?", (rid,))]
-    decided = [r for r in all_rows if r not in left]
-    passes = sum(1 for r in decided if scores[r] >= mark)
+    levels = [None if v is None else float(v) for v in params.get("levels", [params["level"]])]
+    alpha, delta = float(params["alpha"]), float(params["delta"])
+    routed = route(project, chain, levels, run)
+    scores = {j.name: latest_scores(project, j) for j in chain}
+    decided = {r: v for r, v in routed.items() if v is not None}
+    passes = sum(1 for r, v in decided.items() if scores[v][r] >= mark)
+    abstained = len(routed) - len(decided)
     human = [s for (s,) in project.reader().execute(
         "SELECT AVG(score) FROM human_ratings WHERE sample_id = ? AND metric = ? AND withdrawn_at IS NULL AND "
-        "skipped = 0 AND passage_rank = 0 GROUP BY run_row_id", (sid, judge.metric))]
-    out: dict[str, Any] = {"run": run, "judge": judge.name, "sample_id": sid, "level": level, "alpha": alpha,
-                           "delta": delta, "rows": total, "decided": len(decided), "judge_passes": passes,
-                           "abstained": len(rows), "rated": len(human), "drifted": len(rows) != params["abstained"]}
+        "skipped = 0 AND passage_rank = 0 GROUP BY run_row_id", (sid, chain[0].metric))]
+    out: dict[str, Any] = {"run": run, "judge": label, "sample_id": sid, "levels": levels, "level": levels[0],
+                           "alpha": alpha, "delta": delta, "rows": len(routed), "decided": len(decided),
+                           "by_judge": {n: sum(1 for v in decided.values() if v == n) for n in names},
+                           "judge_passes": passes, "abstained": abstained, "rated": len(human),
+                           "drifted": abstained != params["abstained"]}
     if not human:
         out.update({"pass_rate": None, "ci": [None, None]})
         return out
     human_passes = int(np.sum(np.asarray(human) >= mark))
-    out.update(combine(passes, len(decided), total, human_passes, len(human), len(rows), alpha))
+    out.update(combine(passes, len(decided), len(routed), human_passes, len(human), abstained, alpha))
     return out
 
 
@@ -350,12 +457,32 @@ def describe(found: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def describe_cascade(found: dict[str, Any]) -> str:
+    """A cascade in words (display rounding)."""
+    lines = [f"cascade {' → '.join(found['judges'])} → desk ({found['metric']}): each decides where sure among "
+             f"the rows the ones before it left; agreement with the reviewers' pass/fail ≥ {1 - found['alpha']:.0%} on "
+             f"every judge's decided rows with probability ≥ {1 - found['delta']:.0%} (δ split between them)"]
+    for s in found["stages"]:
+        if s["level"] is None:
+            lines.append(f"  {s['judge']}: decides no rows ({s['rated']} rated rows reach it) — {s['needed']}")
+        else:
+            lines.append(f"  {s['judge']}: confidence ≥ {s['level']:.2f}: {s['decided']} of the {s['rated']} rated "
+                         f"rows that reach it, disagreement {s['disagreement']:.1%} (bound {s['bound']:.1%})")
+    for run, r in found["runs"].items():
+        parts = ", ".join(f"{name} {r[name]:.0%}" for name in found["judges"])
+        lines.append(f"  run {run} ({r['rows']} rows): {parts}, desk {r['desk']:.0%}")
+    if "combined" in found:
+        lines.append("  " + combined_text(found["combined"]))
+    return "\n".join(lines)
+
+
 def combined_text(c: dict[str, Any] | None) -> str:
     """`combined` in words."""
     if c is None:
         return ("no sample of its abstentions on this run yet: rageval sample --abstained JUDGE --run RUN draws one "
                 "for the desk")
-    head = (f"run {c['run']}: the judge decides {c['decided']} of {c['rows']} rows ({c['judge_passes']} pass); "
+    who = "the judge decides" if " → " not in c["judge"] else "the cascade decides"
+    head = (f"run {c['run']}: {who} {c['decided']} of {c['rows']} rows ({c['judge_passes']} pass); "
             f"reviewers rated {c['rated']} of its {c['abstained']} abstentions (sample {c['sample_id']})")
     if c.get("drifted"):
         head += "; its abstentions changed since the sample was drawn (judged again?): draw a new one"

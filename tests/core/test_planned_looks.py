@@ -11,6 +11,15 @@ from rageval_desktop.core.review.audit_plan import QUARTERS, crossing
 from tests.core.test_sampling_modes import split  # noqa: F401  (the fixture)
 
 
+def rated(p, truth, size: int, upto: int, *, skip: int | None = None):
+    """A planned stratified sample of `size`, its first `upto` targets rated with the truth (but the `skip`-th)."""
+    sample = sampling.create_sample(p, "v1", "correctness_binary", size, seed=3)
+    for i, row in enumerate(sample.row_ids[:upto]):
+        if i != skip:
+            ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    return sample
+
+
 def test_boundaries_match_published_lan_demets_values():
     """gsDesign's sfLDOF, one-sided 0.025, four equal looks: 4.3326, 2.9631, 2.3590, 2.0141 (α = 0.05 here is
     split in two one-sided halves)."""
@@ -27,9 +36,7 @@ def test_the_designs_power_is_the_chance_of_crossing_some_look():
 
 def test_a_clear_judge_is_kept_at_the_half_look_on_that_prefix_only(split):  # noqa: F811
     p, truth, _ = split
-    sample = sampling.create_sample(p, "v1", "correctness_binary", 120, seed=3)
-    for row in sample.row_ids[:60]:
-        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    rated(p, truth, 120, 60)
     result = agreement.agreement(p, get_judge(p, "b"), breakdowns=False)
     assert result.look == "interim"
     assert [x["n"] for x in result.looks] == [30, 60]
@@ -41,10 +48,7 @@ def test_a_clear_judge_is_kept_at_the_half_look_on_that_prefix_only(split):  # n
 
 def test_a_look_is_not_reached_while_a_target_before_it_waits(split):  # noqa: F811
     p, truth, _ = split
-    sample = sampling.create_sample(p, "v1", "correctness_binary", 120, seed=3)
-    for i, row in enumerate(sample.row_ids[:60]):
-        if i != 10:                                         # the 11th target is still to rate
-            ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    rated(p, truth, 120, 60, skip=10)                       # the 11th target is still to rate
     result = agreement.agreement(p, get_judge(p, "b"), breakdowns=False)
     assert result.look == "interim" and result.looks == [] and result.deciding_look is None
     assert "no planned look reached yet" in agreement.planned_text(result.as_dict())
@@ -52,9 +56,7 @@ def test_a_look_is_not_reached_while_a_target_before_it_waits(split):  # noqa: F
 
 def test_an_extension_keeps_the_looks_already_reached(split):  # noqa: F811
     p, truth, _ = split
-    sample = sampling.create_sample(p, "v1", "correctness_binary", 40, seed=3)
-    for row in sample.row_ids[:20]:
-        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    sample = rated(p, truth, 40, 20)
     sampling.extend_sample(p, sample.id, 40)
     plan, size, _ = sampling.plan_state(p.reader(), sample.id)
     assert plan is not None and size == 80
@@ -68,9 +70,7 @@ def test_the_cli_tells_the_plans_looks(split, capsys):  # noqa: F811
     from rageval_desktop.cli import main
 
     p, truth, _ = split
-    sample = sampling.create_sample(p, "v1", "correctness_binary", 120, seed=3)
-    for row in sample.row_ids[:60]:
-        ratings.rate(p, row, "correctness_binary", "ann", truth[row], sample_id=sample.id)
+    rated(p, truth, 120, 60)
     path = str(p.path)
     p.close()
     capsys.readouterr()

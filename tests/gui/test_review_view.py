@@ -367,3 +367,25 @@ def test_the_desk_says_when_the_plans_next_look_comes(window, qtbot):
     for _ in range(10):
         press(qtbot, view, None, "1")
     assert "next look at 20 in order (10 so far)" in view.progress_label.text()
+
+
+def test_the_desk_draws_the_rows_a_selective_judge_leaves_to_people(window, qtbot):
+    """Issue 47: the mode box offers, for the metric's judges that may decide alone, the rows each leaves to people;
+    New sample draws them as a sample of their own."""
+    view = window.review_view
+    view.run_box.setCurrentIndex(view.run_box.findData("v2"))
+    view.metric_box.setCurrentIndex(view.metric_box.findData("correctness"))
+    qtbot.waitUntil(lambda: view.mode_box.findData("abstained:minilm-similarity") >= 0, timeout=20_000)
+    index = view.mode_box.findData("abstained:minilm-similarity")
+    assert view.mode_box.itemText(index).startswith("left by minilm-similarity (")
+    assert "leaves to people" in view.mode_box.itemData(index, Qt.ItemDataRole.ToolTipRole)
+    view.mode_box.setCurrentIndex(index)
+    view.size_box.setValue(500)                                  # more than it leaves: all of them
+    before = view.sample_box.count()
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        view.new_button.click()
+    qtbot.waitUntil(lambda: view.sample_box.count() == before + 1, timeout=10_000)
+    mode = window.project.reader().execute(
+        "SELECT json_extract(params, '$.mode'), json_extract(params, '$.abstained') FROM review_samples "
+        "ORDER BY id DESC LIMIT 1").fetchone()
+    assert mode[0] == "abstained" and view.sample is not None and len(view.sample.row_ids) == mode[1]

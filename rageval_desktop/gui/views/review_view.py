@@ -241,6 +241,7 @@ class ReviewView(QWidget):
         self.size_box.setRange(5, 2000)
         self.size_box.setValue(40)
         self.size_chosen = False     # the box follows the plan's proposal until a reviewer sets a size
+        self._abstain_for: tuple[str, str] | None = None   # the (run, metric) the mode box's "left by" items are for
         self.size_box.setSuffix(" to rate")
         self.size_box.setToolTip("How many targets to draw: rows, or passages, nuggets or citations for the "
                                  "metrics judged per item")
@@ -252,6 +253,8 @@ class ReviewView(QWidget):
             self.mode_box.setItemData(self.mode_box.count() - 1, what, Qt.ItemDataRole.ToolTipRole)
         self.mode_box.setToolTip("How to draw: stratified (representative), or disagreement / uncertain first — "
                                  "drawn with unequal probabilities that the audit and corrected estimates weight back")
+        self.mode_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_box.setMinimumContentsLength(22)     # "left by <judge> (n)" readable; the list opens wider
         self.new_button = QPushButton("&New sample")
         self.plan_text = ""          # what the planner says of the sample the boxes describe (its tooltip too)
         self.plan: dict[str, Any] = {}
@@ -468,6 +471,11 @@ class ReviewView(QWidget):
         run, metric = self.run_box.currentData(), self.metric_box.currentData()
         project, size, seed = self.state.project, self.size_box.value(), int(time.time()) % 100_000
         mode = self.mode_box.currentData()
+        if run and metric and project is not None and mode.startswith(ABSTAINED):
+            judge = mode[len(ABSTAINED):]
+            self.state.run_task(f"Drawing the rows {judge} leaves to people", _draw_abstained, project, judge, run,
+                                size, on_done=lambda sample: self._drawn(sample, None))
+            return
         if run and metric and project is not None:  # values read here, on the GUI thread; the worker gets copies
             from rageval_desktop.core.review.sampling import create_sample
 
@@ -486,6 +494,30 @@ class ReviewView(QWidget):
         key = (run, metric, mode, size)
         self.state.run_read("review-plan", _plan, project, run, metric, mode, size,
                             on_done=lambda plan: self._planned(key, plan))
+        if (run, metric) != self._abstain_for:
+            self.state.run_read("review-abstain", _abstainers, project, run, metric,
+                                on_done=lambda found: self._abstainers_found((run, metric), found))
+
+    def _abstainers_found(self, key: tuple[str, str], found: list[dict[str, Any]]) -> None:
+        """The mode box offers, after the sampling modes, the rows each selective judge of the metric leaves to
+        people on the run (core.review.selective)."""
+        self._abstain_for = key
+        keep = self.mode_box.currentData()
+        self.mode_box.blockSignals(True)
+        for i in reversed(range(self.mode_box.count())):
+            if str(self.mode_box.itemData(i)).startswith(ABSTAINED):
+                self.mode_box.removeItem(i)
+        for f in found:
+            self.mode_box.addItem(f"left by {f['judge']} ({f['left']})", ABSTAINED + f["judge"])
+            self.mode_box.setItemData(
+                self.mode_box.count() - 1,
+                f"The {f['left']} of {f['rows']} rows of the run that {f['judge']} leaves to people: it decides the "
+                f"rest alone (confidence ≥ {f['level']:.2f}, agreement with people ≥ 90%, probability 90%). Rated, "
+                "they give the run's pass rate with the judge (rageval selective --run). They are not a sample of "
+                "the run: the audit leaves them out.", Qt.ItemDataRole.ToolTipRole)
+        index = self.mode_box.findData(keep)
+        self.mode_box.setCurrentIndex(index if index >= 0 else 0)
+        self.mode_box.blockSignals(False)
 
     def _describe_changed(self, _index: int) -> None:
         """Another run, metric or mode: the size box follows the plan for it again."""
@@ -898,10 +930,46 @@ class RatingCommand(QUndoCommand):
         self._run(again, after)
 
 
+ABSTAINED = "abstained:"   # the mode box's data for "the rows judge J leaves to people"
+
+
+def _abstainers(project: Any, run: str, metric: str, ctx: Any) -> list[dict[str, Any]]:
+    """A worker: the judges of `metric` that may decide alone on part of `run` (core.review.selective), with the
+    rows each leaves to people there — what the desk can draw a sample of."""
+    from rageval_desktop.core.base.vocab import METRICS
+    from rageval_desktop.core.judges.registry import list_judges
+    from rageval_desktop.core.review import selective
+
+    if METRICS[metric].pass_mark is None:
+        return []
+    out = []
+    for judge in list_judges(project):
+        if judge.metric != metric:
+            continue
+        level = selective.select_for(project, judge).level
+        if level is None:
+            continue
+        routed = selective.route(project, [judge], [level], run)
+        left = sum(1 for v in routed.values() if v is None)
+        if left:
+            out.append({"judge": judge.name, "level": level, "left": left, "rows": len(routed)})
+    return out
+
+
+def _draw_abstained(project: Any, judge: str, run: str, size: int, ctx: Any) -> Any:
+    """A worker: the sample of the rows `judge` leaves to people on `run` (all of them when `size` covers them)."""
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review import selective
+
+    return selective.abstained_sample(project, get_judge(project, judge), run, size=size)
+
+
 def _plan(project: Any, run: str, metric: str, mode: str, size: int, ctx: Any) -> dict[str, Any]:
     """A worker: the planner's plan for a sample of `size` (empty when it has nothing to say)."""
     from rageval_desktop.core.review.audit_plan import plan_audit
 
+    if mode.startswith(ABSTAINED):
+        return {}
     try:
         return plan_audit(project, run, metric, mode=mode, size=size)
     except Exception:      # the plan only informs: a run with nothing judged yet has nothing to plan

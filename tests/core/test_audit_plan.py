@@ -69,3 +69,19 @@ def test_the_proposed_size_has_the_power_the_plan_claims(demo):
             continue
         again = audit_plan.plan_audit(demo, "v2", metric, mode=mode, size=plan["ratings"])
         assert again["requested"]["power"] >= 0.8, (metric, mode, again["requested"])
+
+
+def test_a_weighted_plan_foresees_the_audits_jackknife_widening(demo):
+    """A planned 1-5 `uncertain` sample sized on Kish's design effect alone kept a judge at 0.81 in 70% of audits:
+    the audit widens a weighted sample's interval to the jackknife's error. The planner now foresees it."""
+    from rageval_desktop.core.store.queries import run_id
+
+    rid = run_id(demo, "v2")
+    margins = audit_plan.margins_of(demo, rid, "correctness")
+    kish = audit_plan.design_effect(demo, rid, "correctness", "uncertain", 40)
+    foreseen = audit_plan.design_effect(demo, rid, "correctness", "uncertain", 40, kappa=0.8, margins=margins,
+                                        statistic="quadratic_kappa")
+    assert foreseen > kish
+    plain = audit_plan.design_effect(demo, rid, "correctness", "stratified", 40, kappa=0.8, margins=margins,
+                                     statistic="quadratic_kappa")
+    assert plain == audit_plan.design_effect(demo, rid, "correctness", "stratified", 40)   # unweighted: Kish's

@@ -259,7 +259,9 @@ def test_aimd_finds_a_concurrency_cap(proj):
         stats = run_judge_job(proj, JobSpec(run="v1"))
     assert stats.ok == 20 and stats.errors == 0     # rate limits cost retries, never rows
     assert server.peak_in_flight <= 4
-    assert server.rejected < 20
+    # AIMD backs off: a few bursts of 429s, not one per row and retry (without it: hundreds). The count depends on
+    # scheduling — 23 on a machine running two benches beside the suite — so the bound leaves room for a busy host
+    assert server.rejected < 40
 
 
 def test_rate_limits_have_their_own_budget_and_cost_retries_not_rows(proj):

@@ -259,9 +259,9 @@ def test_aimd_finds_a_concurrency_cap(proj):
         stats = run_judge_job(proj, JobSpec(run="v1"))
     assert stats.ok == 20 and stats.errors == 0     # rate limits cost retries, never rows
     assert server.peak_in_flight <= 4
-    # AIMD backs off: a few bursts of 429s, not one per row and retry (without it: hundreds). The count depends on
-    # scheduling — 23 on a machine running two benches beside the suite — so the bound leaves room for a busy host
-    assert server.rejected < 40
+    # AIMD backs off: measured 10-12 rejections on a quiet host and 23 with two benches beside the suite; without its
+    # decreases, 34-52 (the count depends on scheduling, so the bound leaves room for a busy host)
+    assert server.rejected < 30
 
 
 def test_rate_limits_have_their_own_budget_and_cost_retries_not_rows(proj):

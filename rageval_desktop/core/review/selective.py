@@ -167,16 +167,6 @@ def rows_to_show(rate: float, alpha: float, delta: float, most: int = 5000) -> i
     return None
 
 
-def coverage_on(conf: Any, level: float | None) -> float:
-    """The share of a run's judged rows a judge decides at level λ̂ (0 when it decides none)."""
-    import numpy as np
-
-    c = np.asarray(conf, dtype=float)
-    if level is None or c.size == 0:
-        return 0.0
-    return float(np.mean(c >= level))
-
-
 def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> dict[str, Any]:
     """The judge's selective licence from its audit's ratings: overall and per slice (where a slice has enough
     rated rows), the level λ̂, the disagreement on decided rows with its bound, and the share of each run's judged
@@ -209,22 +199,11 @@ def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: fl
         found[name] = select(conf[inside], agree[inside], None if w is None else w[inside], alpha=alpha, delta=delta)
     out["slices"] = {name: s.as_dict() for name, s in found.items()}
     level = found[ALL].level
-    for run, scores in _run_scores(project, judge).items():
-        c = confidence(scores, judge.metric)
-        out["runs"][run] = {"rows": int(c.size), "decided": coverage_on(c, level)}
+    for (run,) in project.reader().execute("SELECT name FROM runs WHERE purpose = 'run' ORDER BY id"):
+        routed = route(project, [judge], [level], run)
+        out["runs"][run] = {"rows": len(routed),
+                            "decided": sum(1 for v in routed.values() if v is not None) / max(1, len(routed))}
     return out
-
-
-def _run_scores(project: Project, judge: Judge) -> dict[str, Any]:
-    import numpy as np
-
-    found: dict[str, list[float]] = {}
-    for run, score in project.reader().execute(
-            "SELECT r.name, x.score FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON "
-            "r.id = rr.run_id WHERE x.id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND status = 'ok' AND "
-            "passage_rank = 0 GROUP BY run_row_id) AND r.purpose = 'run' ORDER BY r.id", (judge.id,)):
-        found.setdefault(run, []).append(float(score))
-    return {run: np.asarray(scores) for run, scores in found.items()}
 
 
 def latest_scores(project: Project, judge: Judge) -> dict[int, float]:
@@ -451,7 +430,7 @@ def describe(found: dict[str, Any]) -> str:
                          f"rated ({s['coverage']:.0%}), disagreement {s['disagreement']:.1%} (bound "
                          f"{s['bound']:.1%})")
     for run, r in found["runs"].items():
-        lines.append(f"  run {run}: decides {r['decided']:.0%} of {r['rows']} judged rows; the rest need a reviewer")
+        lines.append(f"  run {run}: decides {r['decided']:.0%} of its {r['rows']} rows; the rest need a reviewer")
     if "combined" in found:
         lines.append("  " + combined_text(found["combined"]))
     return "\n".join(lines)

@@ -234,9 +234,10 @@ def describe(plan: dict[str, Any]) -> str:
     if plan["ratings"] is None:
         lines.append(f"no size reaches a verdict: {plan['why']}")
     else:
-        lines.append(f"{plan['ratings']} ratings, all rated, reach a verdict {plan['power']:.0%} of the time "
-                     f"(effective n {plan['effective_needed']:.0f}, design effect {plan['design_effect']:.2f}); about "
-                     f"{plan['minutes']:.0f} reviewer-minutes")
+        lines.append(f"{plan['ratings']} ratings reach a verdict {plan['power']:.0%} of the time (effective n "
+                     f"{plan['effective_needed']:.0f}, design effect {plan['design_effect']:.2f}); about "
+                     f"{plan['minutes']:.0f} reviewer-minutes, fewer when a look at a quarter, half or three quarters "
+                     "of them decides")
     if "requested" in plan:
         r = plan["requested"]
         lines.append(f"the size asked for, {r['size']}: effective n {r['effective_n']:.1f}, a verdict about "

@@ -513,16 +513,16 @@ class Project:
 
     def selective(self, judge: str | None = None, *, alpha: float = 0.1, delta: float = 0.1,
                   run: str | None = None) -> list[dict[str, Any]]:
-        """`rageval selective --json`: per judge whose metric has a pass mark, the confidence level above which it
-        may decide alone (agreement with the reviewers' pass/fail ≥ 1 − alpha with probability ≥ 1 − delta), per
-        slice, and the share of each run it decides (core.review.selective); with `run`, that run's pass rate from
-        the judge's decided rows and the reviewers' ratings of its abstentions (None before such a sample)."""
-        from rageval_desktop.core.base.vocab import METRICS
+        """`rageval selective --json`: per judge of a metric it can decide (a row's pass or fail), the confidence level
+        above which it may decide alone (agreement with the reviewers' pass/fail ≥ 1 − alpha with probability
+        ≥ 1 − delta), per slice, and the share of each run it decides (core.review.selective); with `run`, that run's
+        pass rate from the judge's decided rows and the reviewers' ratings of its abstentions (None before such a
+        sample)."""
         from rageval_desktop.core.judges.registry import get_judge, list_judges
         from rageval_desktop.core.review import selective
 
         judges = [get_judge(self.core, judge)] if judge else [
-            j for j in list_judges(self.core) if METRICS[j.metric].pass_mark is not None]
+            j for j in list_judges(self.core) if selective.decidable(j.metric) is None]
         out = []
         for j in judges:
             found = selective.selective(self.core, j, alpha=alpha, delta=delta)

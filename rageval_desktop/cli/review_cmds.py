@@ -183,11 +183,7 @@ def _abstained_sample(args: argparse.Namespace) -> int:
     with api.open(args.project) as project:
         chain = [get_judge(project.core, name.strip()) for name in args.abstained.split(",") if name.strip()]
         sample = selective.abstained_sample(project.core, chain, args.run, size=args.size, seed=args.seed)
-        found = project.core.reader().execute("SELECT params FROM review_samples WHERE id = ?",
-                                              (sample.id,)).fetchone()[0]
-    import json
-
-    params = json.loads(found)
+    params = sample.params
     data = {"sample_id": sample.id, "run": sample.run, "metric": sample.metric, "mode": "abstained",
             "row_ids": sample.row_ids, **{k: params[k] for k in ("judge", "level", "abstained", "rows_in_run",
                                                                    "inclusion", "alpha", "delta")}}

@@ -218,3 +218,19 @@ def test_the_cli_reads_a_cascade(two_judges, capsys):
     assert main(["selective", path, "--cascade", "cheap,cheap"]) == 1
     assert "appears twice" in capsys.readouterr().err
     assert main(["selective", path, "--cascade", "cheap", "--judge", "strong"]) == 2
+
+
+def test_metrics_judged_per_passage_are_refused_not_collapsed_into_rows(demo):
+    """passage_relevance has a pass mark but is judged per passage: read by row, its passages collapsed into one
+    key and every row went to the desk. Selective judging says it decides whole rows."""
+    from rageval_desktop.core.judges.registry import get_judge
+
+    assert selective.decidable("correctness") is None
+    assert "per passage" in selective.decidable("passage_relevance")
+    assert "no pass mark" in selective.decidable("nuggets")
+    judge = get_judge(demo, "minilm-similarity")
+    passages = judge.__class__(**{**judge.__dict__, "metric": "passage_relevance", "name": "grader"})
+    with pytest.raises(Exception, match="judged per passage"):
+        selective.selective(demo, passages)
+    with pytest.raises(Exception, match="judged per passage"):
+        selective.stages(demo, [passages])

@@ -53,6 +53,7 @@ class Sample:
     keys: list[str | None] = field(default_factory=list)
     mode: str = "stratified"          # MODES, or "chosen" (rows a person picked: not representative)
     looks: list[int] = field(default_factory=list)   # its plan's looks, in targets (empty: no plan, or spent)
+    params: dict[str, Any] = field(default_factory=dict)   # as drawn: mode, plan, and what its mode records
 
     @property
     def unit(self) -> str:
@@ -362,16 +363,19 @@ def get_sample(project: Project, sample_id: int) -> Sample:
         raise NotFound(f"no review sample {sample_id}")
     found = conn.execute("SELECT run_row_id, item, item_key FROM review_sample_rows WHERE sample_id = ? "
                          "ORDER BY position", (sample_id,)).fetchall()
-    return Sample(row[0], row[1], row[2], row[3], [r for r, _, _ in found], [i for _, i, _ in found],
-                  [k for _, _, k in found], mode=sample_mode(row[4]), looks=_looks(row[4], len(found)))
-
-
-def _looks(params: str | None, size: int) -> list[int]:
-    """The looks of a sample's unspent plan, as it stands (core.review.weights.planned_looks reads them the same)."""
     try:
-        plan = (json.loads(params or "{}") or {}).get("plan")
+        params = json.loads(row[4] or "{}") or {}
     except ValueError:
-        return []
+        params = {}
+    params = params if isinstance(params, dict) else {}
+    return Sample(row[0], row[1], row[2], row[3], [r for r, _, _ in found], [i for _, i, _ in found],
+                  [k for _, _, k in found], mode=sample_mode(row[4]), looks=_looks(params, len(found)),
+                  params=params)
+
+
+def _looks(params: dict[str, Any], size: int) -> list[int]:
+    """The looks of a sample's unspent plan, as it stands (core.review.weights.planned_looks reads them the same)."""
+    plan = params.get("plan")
     if not isinstance(plan, dict) or plan.get("spent") or plan.get("size") != size:
         return []
     found = sorted(int(m) for m in (plan.get("looks") or [size]) if 0 < int(m) <= size)

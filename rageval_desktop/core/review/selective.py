@@ -29,6 +29,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -56,6 +57,16 @@ class Selection:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def decidable(metric: str) -> str | None:
+    """Why selective judging cannot decide `metric` (None: it can). It decides a row's pass or fail: a metric with
+    no pass mark, or judged per passage, nugget or citation, is not one it routes yet."""
+    if METRICS[metric].pass_mark is None:
+        return f"{metric} has no pass mark: selective judging decides pass or fail"
+    if unit(metric) != "row":
+        return f"{metric} is judged per {unit(metric)}: selective judging decides whole rows"
+    return None
 
 
 def confidence(scores: Any, metric: str) -> Any:
@@ -167,37 +178,48 @@ def rows_to_show(rate: float, alpha: float, delta: float, most: int = 5000) -> i
     return None
 
 
-def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> dict[str, Any]:
-    """The judge's selective licence from its audit's ratings: overall and per slice (where a slice has enough
-    rated rows), the level λ̂, the disagreement on decided rows with its bound, and the share of each run's judged
-    rows it decides there. Read-only."""
+def calibration(project: Project, judge: Judge) -> dict[str, Any]:
+    """The audit's rated rows for a judge, as selective judging reads them: run row, judge score, the reviewers'
+    score, the slice, and the weight 1/p of the sample's design (all 1 when equal), with how many rated rows were
+    left out (core.review.weights.weighted_pairs)."""
     import numpy as np
 
-    mark = METRICS[judge.metric].pass_mark
-    if mark is None:
-        raise RagevalError(f"{judge.name} judges {judge.metric}, which has no pass mark: selective judging decides "
-                           "pass or fail")
     merged, _latest = pairs(project, judge)
-    out: dict[str, Any] = {"judge": judge.name, "metric": judge.metric, "alpha": alpha, "delta": delta,
-                           "confidence": "the score's distance from the pass mark", "slices": {}, "runs": {}}
+    outside = 0
+    weights = None
     if not merged.empty:
         merged, weights, outside = weighted_pairs(project, judge.metric, merged)
-        out["outside_sample"] = outside
-    else:
-        weights = None
-    if merged.empty:
+    return {"rows": merged["run_row_id"].to_numpy(dtype=np.int64) if not merged.empty else np.array([], np.int64),
+            "judge": merged["judge_score"].to_numpy(dtype=float) if not merged.empty else np.array([]),
+            "human": merged["human_score"].to_numpy(dtype=float) if not merged.empty else np.array([]),
+            "slice": merged["slice"].fillna("—").to_numpy() if not merged.empty else np.array([], object),
+            "weights": None if weights is None else np.asarray(weights, dtype=float), "outside": outside}
+
+
+def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> dict[str, Any]:
+    """The judge's selective licence from its audit's ratings: overall and per slice (where a slice has enough
+    rated rows), the level λ̂, the disagreement on decided rows with its bound, and the share of each run's rows it
+    decides there. Read-only. Overall it is `stages` for a cascade of one."""
+    why = decidable(judge.metric)
+    if why:
+        raise RagevalError(f"{judge.name}: {why}")
+    mark = METRICS[judge.metric].pass_mark
+    assert mark is not None
+    cal = calibration(project, judge)
+    out: dict[str, Any] = {"judge": judge.name, "metric": judge.metric, "alpha": alpha, "delta": delta,
+                           "confidence": "the score's distance from the pass mark", "slices": {}, "runs": {},
+                           "outside_sample": cal["outside"]}
+    if cal["rows"].size == 0:
         out["slices"][ALL] = Selection(alpha, delta, None, 0, needed="no rated rows yet").as_dict()
         return out
-    conf = confidence(merged["judge_score"].to_numpy(dtype=float), judge.metric)
-    agree = ((merged["judge_score"].to_numpy(dtype=float) >= mark) ==
-             (merged["human_score"].to_numpy(dtype=float) >= mark))
-    w = None if weights is None else np.asarray(weights, dtype=float)
-    slices = merged["slice"].fillna("—").to_numpy()
+    conf = confidence(cal["judge"], judge.metric)
+    agree = (cal["judge"] >= mark) == (cal["human"] >= mark)
+    w, slices = cal["weights"], cal["slice"]
     found = {ALL: select(conf, agree, w, alpha=alpha, delta=delta)}
     for name in sorted(set(slices)):
         inside = slices == name
         found[name] = select(conf[inside], agree[inside], None if w is None else w[inside], alpha=alpha, delta=delta)
-    out["slices"] = {name: s.as_dict() for name, s in found.items()}
+    out["slices"] = {name: f.as_dict() for name, f in found.items()}
     level = found[ALL].level
     for (run,) in project.reader().execute("SELECT name FROM runs WHERE purpose = 'run' ORDER BY id"):
         routed = route(project, [judge], [level], run)
@@ -223,8 +245,9 @@ def _same_metric(judges: list[Judge]) -> str:
     if len({j.name for j in judges}) < len(judges):
         raise RagevalError("a judge appears twice in the cascade")
     metric = judges[0].metric
-    if METRICS[metric].pass_mark is None:
-        raise RagevalError(f"{metric} has no pass mark: selective judging decides pass or fail")
+    why = decidable(metric)
+    if why:
+        raise RagevalError(why)
     return metric
 
 
@@ -242,15 +265,11 @@ def stages(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta
     weight: dict[int, float] = {}
     human: dict[int, float] = {}
     for j in judges:
-        merged, _ = pairs(project, j)
-        if merged.empty:
-            frames[j.name] = {}
-            continue
-        merged, w, _ = weighted_pairs(project, metric, merged)
-        ws = np.ones(len(merged)) if w is None else np.asarray(w, dtype=float)
-        frames[j.name] = dict(zip(merged["run_row_id"].astype(int), merged["judge_score"].astype(float), strict=True))
-        for r, hs, wi in zip(merged["run_row_id"].astype(int), merged["human_score"].astype(float), ws, strict=True):
-            human[r], weight[r] = hs, float(wi)
+        cal = calibration(project, j)
+        ws = np.ones(cal["rows"].size) if cal["weights"] is None else cal["weights"]
+        frames[j.name] = dict(zip(cal["rows"].tolist(), cal["judge"].tolist(), strict=True))
+        for r, hs, wi in zip(cal["rows"].tolist(), cal["human"].tolist(), ws.tolist(), strict=True):
+            human[r], weight[r] = hs, wi
     rows = sorted(human)
     confs = [confidence([frames[j.name].get(r, mark) for r in rows], metric) for j in judges]
     judged = [np.array([r in frames[j.name] for r in rows], dtype=bool) for j in judges]

@@ -92,10 +92,9 @@ def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any]
 
 def selective_text(project: Any, judge: Any) -> str:
     """Where the judge may decide alone (core.review.selective), in one sentence; empty without a pass mark."""
-    from rageval_desktop.core.base.vocab import METRICS
-    from rageval_desktop.core.review.selective import selective
+    from rageval_desktop.core.review.selective import decidable, selective
 
-    if METRICS[judge.metric].pass_mark is None:
+    if decidable(judge.metric):
         return ""
     found = selective(project, judge)
     whole = found["slices"]["all"]

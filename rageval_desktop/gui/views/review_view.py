@@ -936,11 +936,10 @@ ABSTAINED = "abstained:"   # the mode box's data for "the rows judge J leaves to
 def _abstainers(project: Any, run: str, metric: str, ctx: Any) -> list[dict[str, Any]]:
     """A worker: the judges of `metric` that may decide alone on part of `run` (core.review.selective), with the
     rows each leaves to people there — what the desk can draw a sample of."""
-    from rageval_desktop.core.base.vocab import METRICS
     from rageval_desktop.core.judges.registry import list_judges
     from rageval_desktop.core.review import selective
 
-    if METRICS[metric].pass_mark is None:
+    if selective.decidable(metric):
         return []
     out = []
     for judge in list_judges(project):

@@ -228,11 +228,12 @@ def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: fl
     return out
 
 
-def latest_scores(project: Project, judge: Judge) -> dict[int, float]:
-    """Run row -> the judge's newest usable score on it."""
+def latest_scores(project: Project, judge: Judge, rid: int) -> dict[int, float]:
+    """Run row of run `rid` -> the judge's newest usable score on it."""
     return {int(r): float(v) for r, v in project.reader().execute(
-        "SELECT run_row_id, score FROM judgments WHERE id IN (SELECT MAX(id) FROM judgments WHERE judge_id = ? AND "
-        "status = 'ok' AND passage_rank = 0 GROUP BY run_row_id)", (judge.id,))}
+        "SELECT x.run_row_id, x.score FROM judgments x WHERE x.id IN (SELECT MAX(j.id) FROM judgments j JOIN run_rows "
+        "rr ON rr.id = j.run_row_id WHERE j.judge_id = ? AND rr.run_id = ? AND j.status = 'ok' AND j.passage_rank = 0 "
+        "GROUP BY j.run_row_id)", (judge.id, rid))}
 
 
 def _same_metric(judges: list[Judge]) -> str:
@@ -311,7 +312,7 @@ def route(project: Project, judges: list[Judge], levels: list[float | None], run
     for j, level in zip(judges, levels, strict=True):
         if level is None:
             continue
-        scores = latest_scores(project, j)
+        scores = latest_scores(project, j, rid)
         waiting = [r for r in rows if out[r] is None and r in scores]
         if not waiting:
             continue
@@ -403,7 +404,7 @@ def combined(project: Project, judges: Judge | list[Judge], run: str) -> dict[st
     levels = [None if v is None else float(v) for v in params.get("levels", [params["level"]])]
     alpha, delta = float(params["alpha"]), float(params["delta"])
     routed = route(project, chain, levels, run)
-    scores = {j.name: latest_scores(project, j) for j in chain}
+    scores = {j.name: latest_scores(project, j, rid) for j in chain}
     decided = {r: v for r, v in routed.items() if v is not None}
     passes = sum(1 for r, v in decided.items() if scores[v][r] >= mark)
     abstained = len(routed) - len(decided)

@@ -52,7 +52,7 @@ from rageval_desktop.cli.review_cmds import (
     cmd_selective,
     cmd_settings,
 )
-from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_team
+from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_reviewers, cmd_team
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import inert_text
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS
@@ -515,6 +515,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--metric", required=True)
     p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the targets of this sample")
+    p.add_argument("--json", action="store_true")
+
+    p = command("reviewers", cmd_reviewers, "reviewers checked: accuracy on hidden gold items (with a verdict), "
+                                            "test-retest, speed; set a failing reviewer's ratings aside or back")
+    p.add_argument("project")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--set-aside", metavar="NAME", help="withdraw NAME's ratings of the metric from every audit "
+                                                       "(with --reason and --lead; `rageval undo` takes it back)")
+    p.add_argument("--bring-back", metavar="NAME", help="count NAME's ratings set aside again")
+    p.add_argument("--reason", help="why the reviewer is set aside (recorded)")
+    p.add_argument("--lead", help="your name, recorded with the decision")
+    p.add_argument("--gold-rate", type=float, metavar="R",
+                   help="share of a reviewer's queue that is hidden gold items (default 0.1; 0 turns them off)")
+    p.add_argument("--retest-rate", type=float, metavar="R",
+                   help="share of a reviewer's queue that repeats their own earlier targets (default 0.05)")
+    p.add_argument("--speed-floor", type=float, metavar="SECONDS", help="ratings faster than this are flagged "
+                                                                        "(default 2)")
+    p.add_argument("--floor", type=float, metavar="ACCURACY",
+                   help="accuracy on gold below which a reviewer fails (default 0.7)")
     p.add_argument("--json", action="store_true")
 
     p = command("align", cmd_align, "few-shot examples from the rows a judge got wrong, checked by k-fold "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rageval_desktop.cli.base import EXIT_OK, _print, open_project
+from rageval_desktop.core.base.errors import RagevalError
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
@@ -67,4 +68,44 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
                               item_key=args.item_key)
     _print(args, {"adjudication_id": aid, "row_id": args.row, "metric": args.metric, "score": args.score},
            f"row {args.row}: the consensus for {args.metric} is now {args.score:g} (adjudication {aid})")
+    return EXIT_OK
+
+
+def cmd_reviewers(args: argparse.Namespace) -> int:
+    """Reviewers checked: gold accuracy with its verdict, test-retest, speed and holds; set aside, bring back, and
+    the checks' settings (each a logged operation `rageval undo` takes back)."""
+    from rageval_desktop.core import ops
+    from rageval_desktop.core.review import quality
+
+    changes = {name: getattr(args, name) for name in ("gold_rate", "retest_rate", "speed_floor", "floor")
+               if getattr(args, name) is not None}
+    writes = bool(changes or args.set_aside or args.bring_back)
+    said = []
+    with open_project(args.project, read_only=not writes) as project:
+        if changes:
+            quality.set_settings(project, **changes)
+            said.append("checks set: " + ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in changes.items()))
+        if args.set_aside:
+            if not args.reason or not args.lead:
+                raise RagevalError("setting a reviewer aside needs --reason and --lead")
+            ops.run(project, "set reviewer aside", {"reviewer": args.set_aside, "metric": args.metric,
+                                                    "reason": args.reason, "lead": args.lead}, initiator="cli")
+            held = quality.hold_of(project, args.set_aside, args.metric) or {}
+            said.append(f"{args.set_aside}'s {held.get('ratings', 0)} rating(s) of {args.metric} set aside; "
+                        "`rageval undo` or --bring-back counts them again")
+        if args.bring_back:
+            ops.run(project, "bring reviewer back", {"reviewer": args.bring_back, "metric": args.metric},
+                    initiator="cli")
+            said.append(f"{args.bring_back}'s ratings of {args.metric} count again")
+        report = quality.quality_report(project, args.metric)
+    found = report.as_dict()
+    conf = report.settings
+    lines = [*said, f"{args.metric}: {len(report.reviewers)} reviewer(s); {report.gold_items} gold item(s) settled; "
+             f"one target in {round(1 / conf['gold_rate']) if conf['gold_rate'] else '—'} is a gold check, one in "
+             f"{round(1 / conf['retest_rate']) if conf['retest_rate'] else '—'} a retest; a reviewer fails below "
+             f"{conf['floor']:.0%} (error rate {conf['alpha']:g} across reviewers, valid however often you look)"]
+    for r in report.reviewers:
+        secs = "—" if r.median_seconds is None else f"{r.median_seconds:.1f}s"
+        lines.append(f"  {r.reviewer:<16} rated {r.rated:>4}  median {secs:>6}  {quality.describe(r, conf['floor'])}")
+    _print(args, found, "\n".join(lines))
     return EXIT_OK

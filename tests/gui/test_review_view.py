@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QPlainTextEdit
 
+from rageval_desktop.core.review import quality
 from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
@@ -21,6 +22,7 @@ def window(qtbot, demo_file, tmp_path):
     shutil.copy(demo_file, copy)
     with Project.open(copy) as p:   # the demo ships judged, with a sample (#1) and synthetic ratings
         create_sample(p, "v2", "correctness_binary", size=40, seed=5)
+        quality.set_settings(p, retest_rate=0.0)    # the queue is the sample alone (checks: test_checks_on_the_desk)
     settings().setValue("reviewer", "kim")
     w = MainWindow()
     qtbot.addWidget(w)
@@ -81,6 +83,7 @@ def test_keys_are_ignored_while_saving_and_on_auto_repeat(window, qtbot):
 
     view = window.review_view
     view.setFocus()
+    qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)   # the desk's queue is read on opening
     view.saving = True
     qtbot.keyClicks(view, "1")
     kims = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'kim'"
@@ -389,3 +392,33 @@ def test_the_desk_draws_the_rows_a_selective_judge_leaves_to_people(window, qtbo
         "SELECT json_extract(params, '$.mode'), json_extract(params, '$.abstained') FROM review_samples "
         "ORDER BY id DESC LIMIT 1").fetchone()
     assert mode[0] == "abstained" and view.sample is not None and len(view.sample.row_ids) == mode[1]
+
+
+def test_checks_on_the_desk_look_like_any_target_and_are_kept_apart(window, qtbot):
+    """A retest comes into kim's queue as any row does; her answer goes to the checks, not to the ratings; Ctrl+Z
+    takes it back and shows it again."""
+    with Project.open(window.project.path) as p:
+        quality.set_settings(p, retest_rate=0.5)
+    view = window.review_view
+    view.setFocus()
+    checked = "SELECT COUNT(*) FROM reviewer_checks WHERE reviewer = 'kim' AND withdrawn_at IS NULL"
+    ratings = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'kim' AND withdrawn_at IS NULL"
+    conn = window.project.reader()
+    for _ in range(12):
+        press(qtbot, view, None, "1")
+        qtbot.waitUntil(lambda: not workers.active(), timeout=10_000)
+        if view.check is not None:
+            break
+    check = view.check
+    assert check is not None and check.kind == "retest"
+    before = conn.execute(ratings).fetchone()[0]
+    assert "Judge verdicts are hidden" in view.reveal.text() or "saved" in view.reveal.text()
+    assert "JUDGMENTS" not in view.detail.toPlainText()           # blind, as any unrated target
+    assert view.sample.targets.index((check.row_id, check.item)) < view.index
+    press(qtbot, view, None, "0")
+    assert view.check is None or view.check != check
+    assert conn.execute(checked).fetchone()[0] == 1 and conn.execute(ratings).fetchone()[0] == before
+    assert conn.execute("SELECT score, expected FROM reviewer_checks WHERE reviewer = 'kim'").fetchone() == (0.0, 1.0)
+    qtbot.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: view.check == check, timeout=10_000)
+    assert conn.execute(checked).fetchone()[0] == 0

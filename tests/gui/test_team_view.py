@@ -61,3 +61,46 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
         assert lead == [(chosen, "lee", 2.0, "both missed the second half")]
     finally:
         close_window(qtbot, w)
+
+
+def test_a_reviewer_failing_gold_checks_is_set_aside_from_the_team_page_and_brought_back(qtbot, demo_file, tmp_path,
+                                                                                       monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    from rageval_desktop.core.review import quality, ratings
+
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    with Project.open(copy) as p:
+        sample, _ = team_packs(p, tmp_path / "packs", 20)
+        for row in sample.row_ids[:12]:
+            ratings.rate(p, row, "correctness", "carol", 3.0, sample_id=sample.id, seconds=1.0)
+        for row in sample.row_ids[:15]:     # settled elsewhere; carol answers every gold item wrongly
+            quality.record(p, sample.id, "carol", quality.Check("gold", row, "correctness", 0, None, 5.0), 1.0)
+    settings().setValue("reviewer", "lee")
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("failed the gold checks", True))
+    w = open_window(qtbot, copy)
+    try:
+        w.resize(1024, 768)
+        w.select_nav("team")
+        view = w.team_view
+        qtbot.waitUntil(lambda: view.quality is not None, timeout=20_000)
+        carol = next(i for i in range(view.people.rowCount()) if view.people.record(i)["reviewer"] == "carol")
+        record = view.people.record(carol)
+        assert record["status"] == "fails gold" and record["gold"].startswith("0/15 = 0%")
+        assert "12 of 12 ratings under the speed floor" in record["gold__tip"]
+        assert "carol fails the gold checks" in view.summary.text()
+        view.people_view.selectRow(carol)
+        save_shots(qtbot, w, "team-checks")
+        assert view.aside_button.isEnabled() and "aside" in view.aside_button.text()
+        with qtbot.waitSignal(w.read_finished, timeout=20_000):
+            view.aside_button.click()
+        qtbot.waitUntil(lambda: any(r["reviewer"] == "carol" and r["status"] == "set aside"
+                                    for r in view.people.records), timeout=20_000)
+        standing = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'carol' AND withdrawn_at IS NULL"
+        assert w.project.reader().execute(standing).fetchone()[0] == 0
+        assert "carol" not in [r.reviewer for r in view.report.reviewers]    # her ratings count nowhere
+        w.state.undo_stack.undo()
+        qtbot.waitUntil(lambda: w.project.reader().execute(standing).fetchone()[0] == 12, timeout=20_000)
+    finally:
+        close_window(qtbot, w)

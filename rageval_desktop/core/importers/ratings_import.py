@@ -13,7 +13,7 @@ from rageval_desktop.core.base.text import normalise_question
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.readers import read_records
 from rageval_desktop.core.review import targets
-from rageval_desktop.core.review.ratings import RATING_COLUMNS, check_score
+from rageval_desktop.core.review.ratings import RATING_COLUMNS, apply_holds, check_score
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -25,10 +25,12 @@ class RatingsImport:
     unused_columns: list[str]
     samples: dict[int, int] = field(default_factory=dict)   # sample -> ratings attached to it
     outside: int = 0                                         # ratings that belong to no sample
+    held: int = 0                                            # from reviewers set aside: imported, not counted
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "imported": self.imported, "unused_columns": self.unused_columns,
-                "samples": {str(k): v for k, v in self.samples.items()}, "outside_samples": self.outside}
+                "samples": {str(k): v for k, v in self.samples.items()}, "outside_samples": self.outside,
+                "held": self.held}
 
     def summary(self) -> str:
         text = f"imported {self.imported} ratings from {self.file}"
@@ -37,6 +39,9 @@ class RatingsImport:
         if self.outside:
             text += (f"; {self.outside} belong to no sample (an audit counts them unless others come from a sample "
                      "drawn with unequal probabilities; a sample_id column joins them to one)")
+        if self.held:
+            text += (f"; {self.held} come from reviewers set aside and do not count until they are brought back "
+                     "(rageval reviewers)")
         return text
 
 
@@ -98,6 +103,7 @@ def import_ratings(project: Project, path: str | Path, *, sample_id: int | None 
         w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
                       "comment, created_at, sample_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [(*row[:8], sid) for row, sid in zip(rows, chosen, strict=True)])
+        held = apply_holds(w)
         project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows),
                       samples=sorted({s for s in chosen if s is not None}))
     attached: dict[int, int] = {}
@@ -105,7 +111,7 @@ def import_ratings(project: Project, path: str | Path, *, sample_id: int | None 
         if sid is not None:
             attached[sid] = attached.get(sid, 0) + 1
     return RatingsImport(path.name, len(rows), [col for col in columns if col not in RATING_COLUMNS], attached,
-                         sum(sid is None for sid in chosen))
+                         sum(sid is None for sid in chosen), held)
 
 
 def _samples(conn: sqlite3.Connection, c: Cells, rows: list[list]) -> list[int | None]:

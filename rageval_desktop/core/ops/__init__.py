@@ -18,7 +18,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.golden import edits
 from rageval_desktop.core.judges.registry import get_judge, update_judge
-from rageval_desktop.core.review import agreement, ratings
+from rageval_desktop.core.review import agreement, quality, ratings
 from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.oplog import Operation, Recording
@@ -190,6 +190,26 @@ define(OpKind("rate", (Area.RATINGS,),
               lambda a: f"rate row {a['row']} ({a['metric']}, {a['reviewer']})"
                         + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
               lambda p, i: ratings.withdraw(p, i["rating"])))
+
+define(OpKind("check reviewer", (Area.RATINGS,),
+              lambda a: f"check {a['reviewer']} on row {a['row']} ({a['metric']}, {a['kind']})",
+              lambda p, a: lambda conn: {"check": conn.execute("SELECT last_insert_rowid()").fetchone()[0]},
+              lambda p, a: quality.record(p, a.get("sample_id"), a["reviewer"], quality.Check(
+                  a["kind"], a["row"], a["metric"], a.get("item", 0), a.get("item_key"), a["expected"]),
+                  a.get("score"), seconds=a.get("seconds")),
+              lambda p, i: quality.withdraw_check(p, i["check"])))
+define(OpKind("set reviewer aside", (Area.RATINGS, Area.AUDIT),
+              lambda a: f"set {a['reviewer']}'s ratings of {a['metric']} aside",
+              lambda p, a: {"reviewer": a["reviewer"], "metric": a["metric"]},
+              lambda p, a: quality.set_aside(p, a["reviewer"], a["metric"], a["reason"], a["lead"]),
+              lambda p, i: quality.bring_back(p, i["reviewer"], i["metric"])))
+define(OpKind("bring reviewer back", (Area.RATINGS, Area.AUDIT),
+              lambda a: f"bring {a['reviewer']}'s ratings of {a['metric']} back",
+              lambda p, a: {**a, **{k: v for k, v in (quality.hold_of(p, a["reviewer"], a["metric"]) or {}).items()
+                                   if k in ("reason", "lead")}},
+              lambda p, a: quality.bring_back(p, a["reviewer"], a["metric"]),
+              lambda p, i: quality.set_aside(p, i["reviewer"], i["metric"], i.get("reason") or "undo: bring back",
+                                             i.get("lead") or "undo")))
 
 
 # --- running, undoing, redoing --------------------------------------------------------------------------------------

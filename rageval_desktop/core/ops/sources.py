@@ -7,6 +7,7 @@ from typing import Any
 
 from rageval_desktop.core import ops
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.review import quality
 from rageval_desktop.core.review.card import judge_prompt
 from rageval_desktop.core.review.guidelines import HumanRubric, guidelines, human_rubric, set_guidelines
 from rageval_desktop.core.review.ratings import Rating, my_ratings, withdraw
@@ -69,6 +70,26 @@ class ProjectSource:
     def judge_prompt(self, metric: str, row_id: int, item: int, key: str | None) -> str:
         return judge_prompt(self.project, metric, row_id, item, key)
 
+    def due_check(self, sample_id: int, reviewer: str) -> quality.Check | None:
+        """The hidden gold item or retest due now in this reviewer's queue (core.review.quality)."""
+        return quality.due(self.project, sample_id, reviewer)
+
+    def record_check(self, sample_id: int, reviewer: str, check: quality.Check, score: float | None,
+                     seconds: float | None) -> int:
+        """A logged operation: undone as a rating is. Its id."""
+        args = {"sample_id": sample_id, "reviewer": reviewer, "kind": check.kind, "row": check.row_id,
+                "metric": check.metric, "item": check.item, "item_key": check.item_key, "expected": check.expected,
+                "score": score, "seconds": seconds}
+        result = ops.run(self.project, "check reviewer", args, initiator="gui")
+        assert result.operation is not None
+        return result.operation
+
+    def withdraw_check(self, operation: int) -> None:
+        ops.undo(self.project, operation, initiator="gui")
+
+    def held(self, reviewer: str, metric: str) -> dict[str, Any] | None:
+        return quality.hold_of(self.project, reviewer, metric)
+
 
 class PackSource:
     """A review pack: its one sample, blind for good (the pack holds no judge), ratings saved in the pack."""
@@ -111,3 +132,10 @@ class PackSource:
 
     def judge_prompt(self, metric: str, row_id: int, item: int, key: str | None) -> str:
         return "A review pack carries no judge: rate from the rows and the guidelines."
+
+    def due_check(self, sample_id: int, reviewer: str) -> None:
+        """A pack holds its sample's targets only: no checks."""
+        return None
+
+    def held(self, reviewer: str, metric: str) -> None:
+        return None

@@ -138,6 +138,30 @@ def anytime_interval(value: float | None, se: float, n_eff: float, *, min_n: int
     return max(bounds[0], value - half), min(bounds[1], value + half)
 
 
+def proportion_sequence(successes: int, n: int, *, alpha: float = ALPHA) -> tuple[float, float]:
+    """A confidence sequence for a proportion (a reviewer's accuracy on gold items): every p whose likelihood ratio
+    against Robbins' uniform beta-binomial mixture stays below 1/alpha. By Ville's inequality it holds at every n
+    at once with probability 1 - alpha (Robbins 1970; Howard et al. 2021, "Time-uniform, nonparametric,
+    nonasymptotic confidence sequences", the beta-binomial boundary), so a Team page looked at after every check
+    keeps its error rate. (0, 1) with no observations."""
+    from scipy.optimize import brentq
+    from scipy.special import betaln
+
+    if n <= 0:
+        return 0.0, 1.0
+    s, f = int(successes), int(n) - int(successes)
+    limit = math.log(1 / alpha)
+    mixture = float(betaln(1 + s, 1 + f))          # log of the mixture's marginal likelihood (Beta(1, 1))
+
+    def excess(p: float) -> float:
+        return mixture - (s * math.log(p) if s else 0.0) - (f * math.log1p(-p) if f else 0.0) - limit
+
+    centre = s / n
+    low = 0.0 if s == 0 or excess(1e-12) <= 0 else float(brentq(excess, 1e-12, centre))
+    high = 1.0 if f == 0 or excess(1 - 1e-12) <= 0 else float(brentq(excess, centre, 1 - 1e-12))
+    return low, high
+
+
 def final_interval(value: float | None, se: float, *, alpha: float = ALPHA_FINAL, z: float | None = None,
                    bounds: tuple[float, float] = (-1.0, 1.0)) -> tuple[float | None, float | None]:
     """A planned look: the estimate plus or minus `z` standard errors (its group-sequential boundary), or

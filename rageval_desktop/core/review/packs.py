@@ -31,7 +31,7 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.guidelines import HumanRubric, ScalePoint, guidelines, human_rubric
-from rageval_desktop.core.review.ratings import Rating, check_score
+from rageval_desktop.core.review.ratings import Rating, apply_holds, check_score
 from rageval_desktop.core.review.sampling import Sample, get_sample
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -471,6 +471,7 @@ def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> 
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows).rowcount if rows else 0
     undone = conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE origin = ? AND withdrawn_at IS NULL",
                               withdrawn).rowcount if withdrawn else 0
+    apply_holds(conn, reviewer=reviewer)     # a reviewer set aside stays set aside, their pack's ratings too
     conn.execute("UPDATE review_packs SET imported_at = ? WHERE id = ?", (utcnow(), meta["pack_id"]))
     project.audit(conn, "import review pack", "review_sample", str(sample_id), pack=meta["pack_id"],
                   reviewer=reviewer, file=name, added=added, withdrawn=undone)

@@ -3,6 +3,7 @@ reviewer, time and seconds taken, and never touches a judgment. Undo withdraws a
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,33 @@ class Rating:
     skipped: bool
     item: int = 0                 # 0 = the row; a passage's rank, a nugget's or a citation's number
     item_key: str | None = None   # a nugget's or a citation's text (see core.review.targets)
+    held: bool = False            # saved, but set aside with the reviewer's other ratings (core.review.quality)
+
+
+# The ratings a standing hold set aside (core.review.quality): withdrawn while it stands, restored when it is lifted.
+HELD = ("SELECT hr.rating_id FROM reviewer_hold_ratings hr JOIN reviewer_holds rh ON rh.id = hr.hold_id "
+        "WHERE rh.withdrawn_at IS NULL")
+
+
+def apply_holds(conn: sqlite3.Connection, metric: str | None = None, reviewer: str | None = None) -> int:
+    """Inside a write: set aside the standing ratings of every reviewer a standing hold names (of `metric`, or of
+    every metric; of `reviewer`, or of everyone held) — ratings made or imported while a reviewer is held are held
+    too. The ratings it set aside."""
+    where, params = "", []
+    if metric is not None:
+        where, params = where + " AND metric = ?", [*params, metric]
+    if reviewer is not None:
+        where, params = where + " AND reviewer = ?", [*params, reviewer]
+    now, total = utcnow(), 0
+    for hold_id, who, what in conn.execute(
+            "SELECT id, reviewer, metric FROM reviewer_holds WHERE withdrawn_at IS NULL" + where, params).fetchall():
+        ids = [r for (r,) in conn.execute("SELECT id FROM human_ratings WHERE reviewer = ? AND metric = ? AND "
+                                          "withdrawn_at IS NULL", (who, what))]
+        conn.executemany("INSERT OR IGNORE INTO reviewer_hold_ratings (hold_id, rating_id) VALUES (?, ?)",
+                         [(hold_id, r) for r in ids])
+        conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE id = ?", [(now, r) for r in ids])
+        total += len(ids)
+    return total
 
 
 def check_score(metric: str, score: float) -> float:
@@ -68,8 +96,10 @@ def rate(project: Project, run_row_id: int, metric: str, reviewer: str, score: f
             "comment, seconds_taken, sample_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_row_id, metric, item, item_key, reviewer.strip(), None if skipped else score, int(skipped),
              comment, seconds, sample_id, utcnow()))
+        held = apply_holds(conn, metric, reviewer.strip()) > 0
     assert cur.lastrowid is not None
-    return Rating(cur.lastrowid, run_row_id, metric, reviewer, None if skipped else score, skipped, item, item_key)
+    return Rating(cur.lastrowid, run_row_id, metric, reviewer, None if skipped else score, skipped, item, item_key,
+                  held)
 
 
 def withdraw(project: Project, rating_id: int) -> None:
@@ -77,6 +107,9 @@ def withdraw(project: Project, rating_id: int) -> None:
     with project.write("undo rating", changed=(Area.RATINGS,)) as conn:
         cur = conn.execute("UPDATE human_ratings SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL",
                            (utcnow(), rating_id))
+        if cur.rowcount == 0:     # set aside by a hold: taken off its list, so lifting the hold leaves it withdrawn
+            cur = conn.execute(f"DELETE FROM reviewer_hold_ratings WHERE rating_id = ? AND rating_id IN ({HELD})",
+                               (rating_id,))
         if cur.rowcount == 0:
             raise NotFound(f"no rating {rating_id} to undo")
 
@@ -122,7 +155,8 @@ def progress(project: Project, sample_id: int, reviewer: str) -> dict[str, Any]:
 
 
 def my_ratings(project: Project, sample_id: int, reviewer: str) -> dict[tuple[int, int], float | None]:
-    """This reviewer's standing ratings in a sample by target (row, item) (None = skipped), latest last."""
+    """This reviewer's standing ratings in a sample by target (row, item) (None = skipped), latest last; ratings set
+    aside by a hold are theirs still (the desk shows them rated)."""
     return {(r, item): s for r, item, s in project.reader().execute(
         "SELECT run_row_id, passage_rank, score FROM human_ratings WHERE sample_id = ? AND reviewer = ? "
-        "AND withdrawn_at IS NULL ORDER BY id", (sample_id, reviewer))}
+        f"AND (withdrawn_at IS NULL OR id IN ({HELD})) ORDER BY id", (sample_id, reviewer))}

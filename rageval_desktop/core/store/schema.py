@@ -675,6 +675,44 @@ CREATE TRIGGER human_ratings_count_update AFTER UPDATE OF withdrawn_at ON human_
 END;
 """
 
+# v19: reviewers checked (issue 47). A check is a target shown in a reviewer's queue like any other — a gold item
+# (a settled consensus) or one of their own earlier targets again — and rated blind; it is kept apart from
+# human_ratings, so no audit, metric or sample ever counts it. A hold sets a reviewer's ratings of a metric aside:
+# the ratings it withdrew are listed, so bringing the reviewer back restores exactly those.
+SCHEMA_V19 = """
+CREATE TABLE reviewer_checks (
+    id            INTEGER PRIMARY KEY,
+    reviewer      TEXT NOT NULL,
+    metric        TEXT NOT NULL,
+    run_row_id    INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    item          INTEGER NOT NULL DEFAULT 0,
+    item_key      TEXT,
+    kind          TEXT NOT NULL CHECK (kind IN ('gold', 'retest')),
+    expected      REAL NOT NULL,
+    score         REAL,
+    seconds_taken REAL,
+    sample_id     INTEGER REFERENCES review_samples (id) ON DELETE SET NULL,
+    created_at    TEXT NOT NULL,
+    withdrawn_at  TEXT
+);
+CREATE INDEX reviewer_checks_who ON reviewer_checks (reviewer, metric);
+CREATE TABLE reviewer_holds (
+    id           INTEGER PRIMARY KEY,
+    reviewer     TEXT NOT NULL,
+    metric       TEXT NOT NULL,
+    reason       TEXT NOT NULL CHECK (length(trim(reason)) > 0),
+    lead         TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    withdrawn_at TEXT
+);
+CREATE TABLE reviewer_hold_ratings (
+    hold_id   INTEGER NOT NULL REFERENCES reviewer_holds (id) ON DELETE CASCADE,
+    rating_id INTEGER NOT NULL REFERENCES human_ratings (id) ON DELETE CASCADE,
+    PRIMARY KEY (hold_id, rating_id)
+) WITHOUT ROWID;
+CREATE INDEX reviewer_hold_ratings_rating ON reviewer_hold_ratings (rating_id);
+"""
+
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
 # and a backup leaves them out (backup).
 SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
@@ -710,6 +748,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "counts kept as rows change (info at once on a large file)", SCHEMA_V16),
     Migration(17, "an index of judgments' verdicts (reads that need no text)", SCHEMA_V17),
     Migration(18, "judgments, chunks and ratings counted as they change (info flat on a large file)", SCHEMA_V18),
+    Migration(19, "reviewers checked: gold items and retests, reviewers set aside", SCHEMA_V19),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -337,6 +337,7 @@ class ReviewView(QWidget):
         self.sample: Any = None
         self.index = 0
         self.saving = False
+        self.check: Any = None     # a hidden gold item or retest shown in place of the next target (quality.due)
         self.shown_at = time.monotonic()
         self.comment: str | None = None
         self.all_passages = False
@@ -592,8 +593,10 @@ class ReviewView(QWidget):
         self.mine = source.my_ratings(sid, reviewer)
         first = self.next_unrated(len(self.sample.targets) - 1)
         self.index = first if first is not None else 0
+        self.check = None
         self.show_row()
         self.setFocus()
+        self._ask_check()
 
     def open_row(self, row_id: int, metric: str | None = None) -> bool:
         """Show a rated row on the card (a false accept clicked on the Audit page): the newest sample of the metric
@@ -615,7 +618,9 @@ class ReviewView(QWidget):
 
     # --- showing -------------------------------------------------------------------------------
     def _target(self) -> tuple[int, int, str | None]:
-        """(row, item, key) at the current position."""
+        """(row, item, key) at the current position: a check due in the queue, or the sample's target."""
+        if self.check is not None:
+            return self.check.row_id, self.check.item, self.check.item_key
         s = self.sample
         return s.row_ids[self.index], s.items[self.index], s.keys[self.index]
 
@@ -629,8 +634,8 @@ class ReviewView(QWidget):
         if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
             self._details[row_id] = self.source().detail(row_id)
         detail = self._details[row_id]
-        rated = (row_id, item) in self.mine
-        mine = self.mine.get((row_id, item))
+        rated = self.check is None and (row_id, item) in self.mine   # a check is always shown blind, unrated
+        mine = self.mine.get((row_id, item)) if self.check is None else None
         shown = revealed(mine, rated)
         what = self.sample.unit
         # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
@@ -805,7 +810,9 @@ class ReviewView(QWidget):
 
     def move(self, step: int) -> None:
         if self.sample and self.sample.row_ids:
-            self.index = max(0, min(len(self.sample.row_ids) - 1, self.index + step))
+            if self.check is None:      # moving off a check leaves it due: it comes back after the next rating
+                self.index = max(0, min(len(self.sample.row_ids) - 1, self.index + step))
+            self.check = None
             self.show_row()
 
     def save(self, score: float | None, skipped: bool = False) -> None:
@@ -813,6 +820,9 @@ class ReviewView(QWidget):
 
         reviewer = self.state.reviewer(ask=True)
         if not reviewer:
+            return
+        if self.check is not None:
+            self._save_check(reviewer, score)
             return
         (row_id, item, key), index = self._target(), self.index
         seconds = round(time.monotonic() - self.shown_at, 2)
@@ -842,8 +852,13 @@ class ReviewView(QWidget):
                 what = "Sample complete. " + what
             elif following is not None and self.sample.targets[following] in self.mine:
                 what += f" Back to the skipped: {left} left to rate."
+            if rating.held:
+                what += (f" Your ratings of {metric} are set aside by a lead: they are saved and do not count "
+                         "until you are brought back (Team page).")
             self.reveal.setText(what)
             self.rated.emit(row_id)
+            if not complete:
+                self._ask_check()
 
         def failed(message: str, details: str) -> None:
             self.saving = False
@@ -854,6 +869,58 @@ class ReviewView(QWidget):
                                               comment=comment, seconds=seconds, skipped=skipped, item=item,
                                               item_key=key),
                       on_done=done, on_error=failed)
+
+    # --- checks: hidden gold items and retests (core.review.quality) -------------------------------------------------
+    def _ask_check(self) -> None:
+        """Ask (in a worker) whether a check is due in this reviewer's queue; show it in place of the next target.
+        It looks like any target: the card, the keys and the progress line do not change."""
+        source, sample, reviewer = self.source(), self.sample, self.state.reviewer()
+        if source is None or sample is None or not reviewer or self.pack_mode:
+            return
+        sid = sample.id
+
+        def arrived(check: Any) -> None:
+            if check is None or self.sample is None or self.sample.id != sid or self.check is not None:
+                return
+            self.check = check
+            self.show_row()
+
+        self.state.run_read("review-check", lambda ctx: source.due_check(sid, reviewer), on_done=arrived)
+
+    def _save_check(self, reviewer: str, score: float | None) -> None:
+        from rageval_desktop.core.review.card import side_by_side
+
+        check, source, sid = self.check, self.source(), self.sample.id
+        seconds = round(time.monotonic() - self.shown_at, 2)
+        self.saving = True
+
+        def done(operation: int) -> None:
+            self.saving = False
+            self.check = None
+            self.state.undo_stack.push(CheckCommand(self, sid, check, operation))
+            if score is None:
+                self.reveal.setText("Skipped.")
+            else:
+                line = side_by_side(self._details[check.row_id], check.metric, score, item=check.item,
+                                    key=check.item_key)
+                self.reveal.setText(f"Saved: {line}.")
+            self.show_row()
+            self.rated.emit(check.row_id)
+            self._ask_check()
+
+        def failed(message: str, details: str) -> None:
+            self.saving = False
+            self.state.show_error(message, details)
+
+        workers.start(lambda ctx: source.record_check(sid, reviewer, check, score, seconds), on_done=done,
+                      on_error=failed)
+
+    def check_undone(self, sample_id: int, check: Any) -> None:
+        if self.sample is None or self.sample.id != sample_id:
+            return
+        self.check = check
+        self.show_row()
+        self.reveal.setText("Undid the last rating.")
 
     def changes_arrived(self, changes: object) -> None:
         """New judgments arrived (a job is running): re-read rows when they are next shown (the card in front of a
@@ -928,6 +995,49 @@ class RatingCommand(QUndoCommand):
             self.view.rating_redone(self.sample_id, self.index, new)
 
         self._run(again, after)
+
+
+class CheckCommand(QUndoCommand):
+    """A check's rating on the window's undo stack: undo withdraws it (the check is shown again), redo rates it
+    again with the same score."""
+
+    def __init__(self, view: ReviewView, sample_id: int, check: Any, operation: int) -> None:
+        super().__init__(f"rate row {check.row_id} of sample {sample_id}")
+        self.view, self.sample_id, self.check, self.operation = view, sample_id, check, operation
+        self._pushed = False
+
+    def undo(self) -> None:
+        view, source, operation = self.view, self.view.source(), self.operation
+        workers.start(lambda ctx: source.withdraw_check(operation),
+                      on_done=lambda _r: view.check_undone(self.sample_id, self.check),
+                      on_error=view.state.show_error)
+
+    def redo(self) -> None:
+        if not self._pushed:
+            self._pushed = True
+            return
+        view, source, operation = self.view, self.view.source(), self.operation
+
+        def again(ctx: Any) -> Any:
+            from rageval_desktop.core import ops
+
+            return ops.redo(source.project, self._undo_of(source, operation), initiator="gui").operation
+
+        def after(new: Any) -> None:
+            self.operation = new
+            if view.check is not None and view.check == self.check:
+                view.check = None
+                view.show_row()
+
+        workers.start(again, on_done=after, on_error=view.state.show_error)
+
+    @staticmethod
+    def _undo_of(source: Any, operation: int) -> int:
+        from rageval_desktop.core.store import oplog
+
+        op = oplog.get(source.project, operation)
+        assert op is not None and op.undone_by is not None
+        return int(op.undone_by)
 
 
 ABSTAINED = "abstained:"   # the mode box's data for "the rows judge J leaves to people"

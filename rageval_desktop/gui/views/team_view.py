@@ -31,9 +31,11 @@ if TYPE_CHECKING:
 
 
 def _team(project: Any, metric: str, sample: int | None, ctx: Any) -> Any:
+    """A worker: the team's report and the reviewers' checks (core.review.quality)."""
+    from rageval_desktop.core.review.quality import quality_report
     from rageval_desktop.core.review.team import team_report
 
-    return team_report(project, metric, sample)
+    return team_report(project, metric, sample), quality_report(project, metric)
 
 
 def _settle(project: Any, row: int, metric: str, score: float, reason: str, lead: str, item: int,
@@ -93,7 +95,12 @@ class TeamView(QWidget):
         self.sample_box.setMinimumWidth(200)
         self.settle_button = QPushButton("&Set consensus…")
         self.settle_button.setToolTip("Settle the selected disagreement: the score the judges are audited against")
-        for w in (QLabel("Metric:"), self.metric_box, QLabel("Ratings:"), self.sample_box, self.settle_button):
+        self.aside_button = QPushButton("Set &aside…")
+        self.aside_button.setToolTip("Set the selected reviewer's ratings of this metric aside (they stop counting in "
+                                     "every audit until brought back; undoable), or bring them back")
+        self.aside_button.setEnabled(False)
+        for w in (QLabel("Metric:"), self.metric_box, QLabel("Ratings:"), self.sample_box, self.settle_button,
+                  self.aside_button):
             top.addWidget(w)
         self.summary = QLabel()
         self.summary.setObjectName("hint")
@@ -131,6 +138,9 @@ class TeamView(QWidget):
         split.setSizes([260, 360])
         layout.addWidget(split, 1)
         self.report: Any = None
+        self.quality: Any = None
+        self.people_view.selectionModel().selectionChanged.connect(lambda *_: self._aside_state())
+        self.aside_button.clicked.connect(self.set_aside)
         self.metric_box.currentIndexChanged.connect(lambda _i: self.load())
         self.sample_box.currentIndexChanged.connect(lambda _i: self.load())
         self.settle_button.clicked.connect(self.settle)
@@ -159,18 +169,48 @@ class TeamView(QWidget):
         metric, sample = self.metric_box.currentData(), self.sample_box.currentData()
         self.state.run_read("team", _team, project, metric, sample, on_done=self.show)
 
-    def show(self, report: Any) -> None:  # type: ignore[override]
-        self.report = report
+    def show(self, found: Any) -> None:  # type: ignore[override]
+        from rageval_desktop.core.review.quality import describe
+
+        report, quality = found
+        self.report, self.quality = report, quality
+        checked = {q.reviewer: q for q in quality.reviewers}
         judges = sorted({j for r in report.reviewers for j in r.with_judges})
-        self.people.columns = [("reviewer", "reviewer"), ("rated", "rated"), ("seconds", "median s"),
+        self.people.columns = [("reviewer", "reviewer"), ("status", "status"), ("rated", "rated"),
+                               ("seconds", "median s"), ("gold", "gold checks [anytime CI]"),
                                ("others", "with the others [95% CI]"),
                                *[(f"judge:{j}", f"with {j}") for j in judges]]
+        floor = quality.settings["floor"]
+
+        def status(who: str) -> str:
+            q = checked.get(who)
+            if q is None:
+                return ""
+            if q.held:
+                return "set aside"
+            return {"fails": "fails gold", "passes": "passes gold"}.get(q.verdict, "")
+
+        def gold(who: str) -> str:
+            q = checked.get(who)
+            if q is None or q.gold.n == 0:
+                return "—"
+            return f"{q.gold.agreed}/{q.gold.n} = {q.gold.value:.0%} [{q.gold.ci[0]:.0%}, {q.gold.ci[1]:.0%}]"
+
+        people = [r.reviewer for r in report.reviewers]
+        people += [q.reviewer for q in quality.reviewers if q.reviewer not in people]   # set aside: no ratings count
+        stats = {r.reviewer: r for r in report.reviewers}
         self.people.set_records([{
-            "reviewer": r.reviewer, "rated": r.rated,
-            "seconds": "—" if r.median_seconds is None else f"{r.median_seconds:.1f}",
-            "others": f"{_value(vars(r.with_consensus))} (n={r.with_consensus.n})",
-            **{f"judge:{j}": f"{_value(vars(e))} (n={e.n})" for j, e in r.with_judges.items()}}
-            for r in report.reviewers])
+            "reviewer": who, "status": status(who),
+            "rated": stats[who].rated if who in stats else checked[who].rated,
+            "seconds": "—" if who not in stats or stats[who].median_seconds is None else
+            f"{stats[who].median_seconds:.1f}",
+            "gold": gold(who), "gold__tip": describe(checked[who], floor) if who in checked else "",
+            "others": f"{_value(vars(stats[who].with_consensus))} (n={stats[who].with_consensus.n})"
+            if who in stats else "—",
+            **({f"judge:{j}": f"{_value(vars(e))} (n={e.n})" for j, e in stats[who].with_judges.items()}
+               if who in stats else {})}
+            for who in people])
+        self._aside_state()
         self.people_view.resizeColumnsToContents()
         self.pairs.set_records([{**p, "value": _value(p)} for p in report.pairwise])
         self.pairs_view.resizeColumnsToContents()
@@ -190,14 +230,58 @@ class TeamView(QWidget):
         self.queue_view.resizeColumnsToContents()
         self.queue_title.setText(f"To adjudicate: {len(report.queue)} (settled: {report.settled})")
         self.settle_button.setEnabled(bool(report.queue))
-        if not report.reviewers:
+        conf = quality.settings
+        checks = (f" Checks: one target in {round(1 / conf['gold_rate'])} is a hidden gold item "
+                  f"({quality.gold_items} settled)" if conf["gold_rate"] else " Checks: no gold items")
+        checks += (f", one in {round(1 / conf['retest_rate'])} a retest" if conf["retest_rate"] else "") + (
+            f"; a reviewer fails below {floor:.0%} on gold (error rate {conf['alpha']:g} across reviewers).")
+        failing = [q.reviewer for q in quality.reviewers if q.verdict == "fails" and not q.held]
+        if failing:
+            checks += f" {', '.join(failing)} fail{'s' if len(failing) == 1 else ''} the gold checks: Set aside…"
+        if not report.reviewers and not quality.reviewers:
             self.summary.setText(f"No ratings of {report.metric} yet. Rate in Review, or send review packs "
                                  "(File → Export Review Packs…) and import them back.")
         else:
             self.summary.setText(
-                f"{report.metric}: {len(report.reviewers)} reviewer(s); {report.shared_targets} target(s) rated by "
-                f"two or more. Agreement is {report.statistic} with its bootstrap 95% CI. A disagreement of more "
-                "than one point (any, on a scale of three points or fewer) waits for a lead below.")
+                f"{report.metric}: {len(report.reviewers)} reviewer(s) counted; {report.shared_targets} target(s) "
+                f"rated by two or more. Agreement is {report.statistic} with its bootstrap 95% CI. A disagreement "
+                "of more than one point (any, on a scale of three points or fewer) waits for a lead below." + checks)
+
+    def _selected_reviewer(self) -> Any:
+        rows = self.people_view.selectionModel().selectedRows()
+        if not rows or self.quality is None:
+            return None
+        who = self.people.record(rows[0].row())["reviewer"]
+        return next((q for q in self.quality.reviewers if q.reviewer == who), None)
+
+    def _aside_state(self) -> None:
+        q = self._selected_reviewer()
+        self.aside_button.setEnabled(q is not None)
+        self.aside_button.setText("Bring b&ack" if q is not None and q.held else "Set &aside…")
+
+    def set_aside(self) -> None:
+        """Set the selected reviewer's ratings of the metric aside, with a reason (or bring them back): an undoable
+        operation (Ctrl+Z, `rageval undo`)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        q = self._selected_reviewer()
+        if q is None or self.quality is None:
+            return
+        metric = self.quality.metric
+        if q.held:
+            self.state.run_op("Bringing a reviewer back", "bring reviewer back",
+                              {"reviewer": q.reviewer, "metric": metric}, on_done=lambda _r: self.load())
+            return
+        lead = self.state.reviewer(ask=True)
+        if not lead:
+            return
+        reason, ok = QInputDialog.getText(self, "Set a reviewer aside",
+                                          f"Why set {q.reviewer}'s ratings of {metric} aside? (recorded)")
+        if not ok or not reason.strip():
+            return
+        self.state.run_op("Setting a reviewer aside", "set reviewer aside",
+                          {"reviewer": q.reviewer, "metric": metric, "reason": reason.strip(), "lead": lead},
+                          on_done=lambda _r: self.load())
 
     def settle(self) -> None:
         from rageval_desktop.core.review.guidelines import human_rubric

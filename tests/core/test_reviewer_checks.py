@@ -1,0 +1,153 @@
+"""Reviewers checked (core.review.quality): gold items settled by others come into a reviewer's queue and are kept
+apart from every audit; a reviewer who fails them is set aside (their ratings stop counting, ratings made while held
+are held too) and brought back by undo; retests bring back the reviewer's own earlier target; the accuracy's
+confidence sequence keeps its error rate when looked at after every check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rageval_desktop.core import ops
+from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.review import agreement, evidence, quality, ratings, sampling
+
+
+def _standing(project, reviewer=None):
+    sql = "SELECT COUNT(*) FROM human_ratings WHERE metric = 'correctness' AND withdrawn_at IS NULL"
+    return project.reader().execute(sql + (" AND reviewer = ?" if reviewer else ""),
+                                    (reviewer,) if reviewer else ()).fetchone()[0]
+
+
+@pytest.fixture
+def team(demo):
+    """ann and bob rate 20 targets of a v1 sample alike (the gold items); carol gets a sample of v2 to rate."""
+    with demo.write("only this team's ratings") as w:
+        w.execute("DELETE FROM human_ratings")
+    first = sampling.create_sample(demo, "v1", "correctness", size=20, seed=1)
+    truth = {row: float(1 + (row % 5)) for row in first.row_ids}
+    for row in first.row_ids:
+        for who in ("ann", "bob"):
+            ratings.rate(demo, row, "correctness", who, truth[row], sample_id=first.id)
+    quality.set_settings(demo, gold_rate=0.5, retest_rate=0.0)
+    carols = sampling.create_sample(demo, "v2", "correctness", size=30, seed=2)
+    return demo, truth, carols
+
+
+def _rate_with_checks(project, sample, reviewer, answer, n):
+    """Rate n targets of the sample, answering every check that comes due with answer(check)."""
+    answered = []
+    for row, item in sample.targets[:n]:
+        ratings.rate(project, row, "correctness", reviewer, 3.0, sample_id=sample.id, seconds=4.0, item=item)
+        check = quality.due(project, sample.id, reviewer)
+        while check is not None:
+            quality.record(project, sample.id, reviewer, check, answer(check), seconds=3.0)
+            answered.append(check)
+            check = quality.due(project, sample.id, reviewer)
+    return answered
+
+
+def test_gold_items_come_due_and_never_count_in_an_audit(team):
+    project, truth, carols = team
+    assert {c.row_id: c.expected for c in quality.gold_items(project, "correctness", "carol")} == truth
+    assert quality.gold_items(project, "correctness", "ann") == []      # ann rated every settled target herself
+    judge = get_judge(project, "minilm-similarity")
+    before = agreement.agreement(project, judge).n
+    answered = _rate_with_checks(project, carols, "carol", lambda c: c.expected, 16)
+    assert 4 <= len(answered) <= 12 and all(c.kind == "gold" for c in answered)
+    assert len({c.row_id for c in answered}) == len(answered)            # never the same gold item twice
+    assert all(c.row_id in truth and c.expected == truth[c.row_id] for c in answered)
+    # the checks are kept apart: the audit counts carol's 16 sample ratings, none of her checks
+    assert agreement.agreement(project, judge).n == before + 16
+    report = quality.quality_report(project, "correctness")
+    carol = next(r for r in report.reviewers if r.reviewer == "carol")
+    assert (carol.gold.n, carol.gold.agreed) == (len(answered), len(answered))
+    assert carol.verdict in ("passes", "cannot tell") and carol.rated == 16 and carol.fast == 0
+    # deterministic: the same reviewer, sample and history bring the same check
+    assert quality.due(project, carols.id, "carol") == quality.due(project, carols.id, "carol")
+
+
+def test_a_failing_reviewer_is_set_aside_and_brought_back(team):
+    project, truth, carols = team
+    answered = _rate_with_checks(project, carols, "carol", lambda c: 1.0 if c.expected >= 3 else 5.0, 30)
+    report = quality.quality_report(project, "correctness")
+    carol = next(r for r in report.reviewers if r.reviewer == "carol")
+    wrong = sum(1 for c in answered if not quality.agrees(1.0 if c.expected >= 3 else 5.0, c.expected,
+                                                            "correctness"))
+    assert carol.gold.n == len(answered) and carol.gold.agreed == len(answered) - wrong
+    assert carol.verdict == "fails", quality.describe(carol, 0.7)
+    assert "set their ratings aside" in quality.describe(carol, 0.7)
+
+    judge = get_judge(project, "minilm-similarity")
+    counted = agreement.agreement(project, judge).n
+    assert _standing(project, "carol") == 30
+    with pytest.raises(RagevalError, match="needs a reason"):
+        quality.set_aside(project, "carol", "correctness", " ", "lead")
+    done = ops.run(project, "set reviewer aside", {"reviewer": "carol", "metric": "correctness",
+                                                     "reason": "failed gold checks", "lead": "lee"})
+    assert _standing(project, "carol") == 0 and _standing(project, "ann") == 20
+    assert agreement.agreement(project, judge).n == counted - 30
+    # a rating made while held is saved, held, and shown to her as rated
+    extra = sampling.extend_sample(project, carols.id, 1)
+    row, item = extra.targets[-1]
+    made = ratings.rate(project, row, "correctness", "carol", 2.0, sample_id=carols.id, item=item)
+    assert made.held and _standing(project, "carol") == 0
+    assert (row, item) in ratings.my_ratings(project, carols.id, "carol")
+    # one she takes back while held stays taken back
+    ratings.withdraw(project, made.id)
+    held = quality.quality_report(project, "correctness")
+    assert next(r for r in held.reviewers if r.reviewer == "carol").held["reason"] == "failed gold checks"
+    ops.undo(project, done.operation)                                   # brought back
+    assert _standing(project, "carol") == 30
+    assert agreement.agreement(project, judge).n == counted
+    assert quality.hold_of(project, "carol", "correctness") is None
+    with pytest.raises(NotFound, match="not set aside"):
+        quality.bring_back(project, "carol", "correctness")
+
+
+def test_retests_bring_back_the_reviewers_own_earlier_target(team):
+    project, _, carols = team
+    quality.set_settings(project, gold_rate=0.0, retest_rate=0.3)
+    seen = []
+    for n, (row, item) in enumerate(carols.targets[:20]):
+        ratings.rate(project, row, "correctness", "carol", float(1 + n % 5), sample_id=carols.id, item=item)
+        check = quality.due(project, carols.id, "carol")
+        if check is not None:
+            quality.record(project, carols.id, "carol", check, check.expected)
+            seen.append((check, n))
+    assert seen and all(c.kind == "retest" for c, _ in seen)
+    order = [t for t in carols.targets[:20]]
+    for check, n in seen:
+        first = order.index((check.row_id, check.item))
+        assert n - first >= quality.RETEST_AFTER and check.expected == float(1 + first % 5)
+    report = quality.quality_report(project, "correctness")
+    carol = next(r for r in report.reviewers if r.reviewer == "carol")
+    assert carol.retest.n == len(seen) == carol.retest.agreed and carol.gold.n == 0
+
+
+def test_checks_and_settings_refuse_bad_values(team):
+    project, _, carols = team
+    with pytest.raises(RagevalError, match="gold rate is a number from 0 to 0.5"):
+        quality.set_settings(project, gold_rate=0.9)
+    check = quality.Check("gold", carols.row_ids[0], "correctness", 0, None, 3.0)
+    with pytest.raises(RagevalError, match="whole number from 1 to 5"):
+        quality.record(project, carols.id, "carol", check, 7.0)
+    with pytest.raises(NotFound, match="rated nothing"):
+        quality.set_aside(project, "nobody", "correctness", "why", "lead")
+
+
+def test_the_accuracy_sequence_holds_its_error_rate_under_looks_after_every_check():
+    rng = np.random.default_rng(11)
+    misses, paths, length, p = 0, 150, 60, 0.7
+    for _ in range(paths):
+        hits = np.cumsum(rng.random(length) < p)
+        for n in range(1, length + 1):
+            low, high = evidence.proportion_sequence(int(hits[n - 1]), n, alpha=0.05)
+            if not low <= p <= high:
+                misses += 1
+                break
+    assert misses / paths <= 0.05
+    # and it is wider than a single look's exact interval, never narrower
+    low, high = evidence.proportion_sequence(35, 50)
+    assert low < 0.5539 and high > 0.8214

@@ -40,7 +40,7 @@ def apply_holds(conn: sqlite3.Connection, metric: str | None = None, reviewer: s
     """Inside a write: set aside the standing ratings of every reviewer a standing hold names (of `metric`, or of
     every metric; of `reviewer`, or of everyone held) — ratings made or imported while a reviewer is held are held
     too. The ratings it set aside."""
-    where, params = "", []
+    where, params = "", list[str]()
     if metric is not None:
         where, params = where + " AND metric = ?", [*params, metric]
     if reviewer is not None:

@@ -11,6 +11,7 @@ from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.store import browse
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import project_info
+from rageval_desktop.core.store.schema import SCHEMA_VERSION
 
 
 def counted(p: Project) -> dict:
@@ -81,10 +82,11 @@ def test_the_migration_fills_the_counts_in(tmp_path, demo_file):
         DROP TRIGGER corpus_chunks_count_insert; DROP TRIGGER corpus_chunks_count_delete;
         DROP TRIGGER human_ratings_count_insert; DROP TRIGGER human_ratings_count_delete;
         DROP TRIGGER human_ratings_count_update; DROP TABLE table_counts;   -- and v18
+        DROP TABLE reviewer_hold_ratings; DROP TABLE reviewer_holds; DROP TABLE reviewer_checks;   -- and v19
         PRAGMA user_version = 15; COMMIT;""")
     conn.close()
     with Project.open(path) as p:
-        assert p.schema_version() == 18
+        assert p.schema_version() == SCHEMA_VERSION
         assert reported(p) == counted(p) and reported(p)["golden_rows"] == 72
 
 

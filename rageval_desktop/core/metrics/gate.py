@@ -145,8 +145,8 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str 
     for metric in comparison["metrics"]:
         names = comparison.get("judges", {}).get(metric, [])
         for name in names:
-            if name not in held:
-                held[name] = licence(project, get_judge(project, name))
+            if name not in held:      # its licence on the candidate: suspended where its errors moved
+                held[name] = licence(project, get_judge(project, name), run=comparison["candidate"])
         short = [{"judge": n, "tier": held[n].tier, "reasons": list(held[n].reasons)} for n in names
                  if held[n].tier != "gate"]
         if not short:

@@ -18,10 +18,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review.agreement import Agreement, agreement
+from rageval_desktop.core.review.audit_plan import plan_audit
 from rageval_desktop.core.review.settings import policy
+from rageval_desktop.core.review.transport import transport
 from rageval_desktop.core.store.project import Project
 
 TIERS = ("gate", "monitor", "explore")
@@ -45,6 +48,15 @@ class Licence:
         return self.tier + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
 
 
+def _restoring(project: Project, judge: Judge, run: str) -> int | None:
+    """The ratings of `run` the planner asks for to audit the judge there alone (None: it cannot say)."""
+    try:
+        found = plan_audit(project, run, judge.metric, judge=judge.name).get("ratings")
+    except RagevalError:
+        return None
+    return int(found) if found else None
+
+
 def last_audit(project: Project, judge: Judge) -> tuple[str, dict[str, Any]] | None:
     """(when, details) of the judge's newest recorded audit."""
     row = project.reader().execute("SELECT created_at, details FROM agreement_reports WHERE judge_id = ? "
@@ -62,8 +74,10 @@ def last_check(project: Project, judge: Judge, kind: str) -> dict[str, Any] | No
     return {"id": row[0], "at": row[3], **json.loads(row[2])}
 
 
-def licence(project: Project, judge: Judge, result: Agreement | None = None) -> Licence:
-    """The judge's tier now, with the reasons it is not higher."""
+def licence(project: Project, judge: Judge, result: Agreement | None = None, *, run: str | None = None) -> Licence:
+    """The judge's tier now, with the reasons it is not higher. With `run`, its tier on that run: a gate licence is
+    suspended there (monitor) when the ratings made on the run show the judge erring more than on the audited rows
+    (core.review.transport)."""
     if judge.status == "retired":
         return Licence(judge.name, "explore", ("retired",))
     audit = last_audit(project, judge)
@@ -89,6 +103,16 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None) -> 
         if probe.get("passed") is False:
             few.append(f"failed probe: {', '.join(probe.get('failed', []))}")
     if low is not None and low >= pol.threshold and not few:
+        if run is not None:
+            moved_here = transport(project, judge, run)
+            evidence["transport"] = moved_here.as_dict()
+            if moved_here.suspended:
+                plan = _restoring(project, judge, run)
+                return Licence(judge.name, "monitor", (
+                    f"suspended on {run}: errors {moved_here.errors_run:.0%} there, {moved_here.errors_audit:.0%} "
+                    f"where audited (p = {moved_here.p_value:.3f})" + (f"; about {plan} ratings of {run} would "
+                                                                       "audit it there" if plan else ""),),
+                    when, (), evidence)
         return Licence(judge.name, "gate", (), when, (), evidence)
     if low is not None and low >= pol.monitor_floor:
         below = [f"lower bound {low:.2f} < {pol.threshold:g}"] if low < pol.threshold else []

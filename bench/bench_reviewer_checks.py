@@ -1,0 +1,105 @@
+"""Reviewers checked: both error rates of the gold-check verdict, by simulation (issue 47 §6). Does the Team page
+tell a lead to set aside a reviewer who is in fact good enough (false alarm, family-wise over a team, looked at after
+every check)? And how soon does it catch a careless one (power)?
+
+Reviewers are drawn here, independently of the code under test: gold scores uniform on the scale; a reviewer
+answers each gold item with the gold score plus noise from a stated distribution, clipped to the scale; their true
+accuracy under the team's rule (the same score on yes/no, within one point on 1–5) is computed here from that
+distribution, not by the project. The project's own functions decide (core.review.quality: `agrees`, the
+confidence sequence and `verdict`, with α shared among the team's reviewers as the Team page shares it), after every
+check, up to `--checks` checks.
+
+    .venv/bin/python bench/bench_reviewer_checks.py               # 400 teams a line (about a minute)
+    .venv/bin/python bench/bench_reviewer_checks.py --runs 100    # quicker, coarser
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rageval_desktop.core.review import evidence, quality  # noqa: E402
+
+SCALES = {"yes/no": ("correctness_binary", [0.0, 1.0]), "1-5": ("correctness", [1.0, 2.0, 3.0, 4.0, 5.0])}
+
+
+def answers(gold: np.ndarray, labels: list[float], slip: float, rng: np.random.Generator) -> np.ndarray:
+    """The reviewer's answers: the gold score, or with probability `slip` a score drawn uniformly from the scale."""
+    out = gold.copy()
+    slipped = rng.random(len(gold)) < slip
+    out[slipped] = rng.choice(labels, size=int(slipped.sum()))
+    return out
+
+
+def true_accuracy(labels: list[float], slip: float) -> float:
+    """Accuracy under the rule for uniform gold, computed here: 1 - slip + slip * P(a uniform score is close)."""
+    tol = 0 if len(labels) <= 3 else 1
+    close = np.mean([[abs(a - b) <= tol for b in range(len(labels))] for a in range(len(labels))])
+    return float(1 - slip + slip * close)
+
+
+def slip_for(labels: list[float], accuracy: float) -> float:
+    tol = 0 if len(labels) <= 3 else 1
+    close = float(np.mean([[abs(a - b) <= tol for b in range(len(labels))] for a in range(len(labels))]))
+    return (1 - accuracy) / (1 - close)
+
+
+def team_run(metric: str, labels: list[float], accuracies: list[float], checks: int, floor: float, alpha: float,
+             rng: np.random.Generator) -> list[int | None]:
+    """For each reviewer, the check at which the verdict first said 'fails' (None: never), looking after each."""
+    each = alpha / len(accuracies)          # as quality_report shares α among the reviewers checked
+    out: list[int | None] = []
+    for acc in accuracies:
+        gold = rng.choice(labels, size=checks)
+        said = answers(gold, labels, slip_for(labels, acc), rng)
+        agreed = np.cumsum([quality.agrees(float(s), float(g), metric) for s, g in zip(said, gold, strict=True)])
+        failed = None
+        for n in range(1, checks + 1):
+            low, high = evidence.proportion_sequence(int(agreed[n - 1]), n, alpha=each)
+            if quality.verdict(quality.Share(n, int(agreed[n - 1]), None, [low, high]), floor) == "fails":
+                failed = n
+                break
+        out.append(failed)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=400)
+    parser.add_argument("--checks", type=int, default=60, help="gold checks per reviewer (looked at after each)")
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    conf = quality.CheckSettings()
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    print(f"floor {conf.floor:.0%}, α {conf.alpha} shared by a team of 3, looked at after every check up to "
+          f"{args.checks}; {args.runs} teams a line")
+    for scale, (metric, labels) in SCALES.items():
+        for accuracy in (conf.floor, 0.8, 0.9):            # good enough: any 'fails' is a false alarm
+            alarms = 0
+            for _ in range(args.runs):
+                found = team_run(metric, labels, [accuracy] * 3, args.checks, conf.floor, conf.alpha, rng)
+                alarms += any(f is not None for f in found)
+            print(f"  {scale:<6} three reviewers at {accuracy:.0%}: a team member set aside wrongly in "
+                  f"{alarms / args.runs:.1%} of teams")
+        for accuracy in (0.3, 0.4, 0.5):                    # careless: 'fails' is the right call
+            when = []
+            for _ in range(args.runs):
+                found = team_run(metric, labels, [accuracy, 0.9, 0.9], args.checks, conf.floor, conf.alpha, rng)
+                when.append(found[0])
+            caught = [w for w in when if w is not None]
+            by = {n: sum(1 for w in caught if w <= n) / args.runs for n in (20, 40, args.checks)}
+            median = f"{np.median(caught):.0f}" if caught else "—"
+            print(f"  {scale:<6} one reviewer at {accuracy:.0%} (the rest at 90%): caught within 20 checks "
+                  f"{by[20]:.1%}, 40 {by[40]:.1%}, {args.checks} {by[args.checks]:.1%} (median at check {median})")
+    print(f"({time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Calibrations that travel (issue 47 §5): before a judge's audit is trusted on a new run, the ratings made on that
+run test whether the judge's errors there still look like the audited ones (as Causal Judge Evaluation's transport
+test refuses a calibration that no longer fits). A run whose rows the judge gets wrong more often than on the audited
+rows suspends the judge's gate licence *for that run*: its metrics there do not gate until an audit of that run
+alone clears the bar (the planner says how many ratings that takes).
+
+An error is a disagreement beyond the team's rule (core.review.quality.agrees: any on a scale of three points or
+fewer, more than one point on a longer one). Both sides are weighed as their samples were drawn (Kish's effective n
+and the weighted error rate), and compared by Boschloo's exact test, one-sided (scipy: uniformly more powerful than
+Fisher's): suspended when the run's error rate is shown higher at `alpha`. Few ratings rarely suspend (the test
+says so: "cannot tell"), so a transport check is a floor, not a proof that nothing moved; bench/bench_transport.py
+measures its false-suspension and missed-shift rates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.review import evidence
+from rageval_desktop.core.review.agreement import pairs, scale
+from rageval_desktop.core.review.weights import weighted_pairs
+from rageval_desktop.core.store.project import Project
+
+ALPHA = 0.05
+MIN_RUN = 8          # ratings on the run before the check says anything
+
+
+@dataclass(frozen=True)
+class Transport:
+    judge: str
+    run: str
+    status: str                  # holds | suspended | cannot tell | not checked | audited here
+    n_run: float                 # effective ratings on the run (Kish)
+    errors_run: float | None     # the run's weighted error rate
+    n_audit: float               # effective ratings elsewhere
+    errors_audit: float | None
+    p_value: float | None
+    alpha: float = ALPHA
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def suspended(self) -> bool:
+        return self.status == "suspended"
+
+
+def _side(errors: Any, weights: Any | None) -> tuple[float, float | None]:
+    """(Kish's effective n, the weighted error rate) of one side."""
+    import numpy as np
+
+    if len(errors) == 0:
+        return 0.0, None
+    w = np.ones(len(errors)) if weights is None else np.asarray(weights, dtype=float)
+    n_eff = evidence.effective_n(None if weights is None else w, len(errors))
+    return float(n_eff), float(np.average(errors, weights=w))
+
+
+def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA) -> Transport:
+    """Do the judge's errors on `run` look like those on the other rated runs?"""
+    import numpy as np
+    from scipy.stats import boschloo_exact
+
+    labels = scale(judge.metric)
+    tolerance = 0 if len(labels) <= 3 else 1
+    merged, _ = pairs(project, judge)
+    merged, design, _ = weighted_pairs(project, judge.metric, merged)
+    if merged.empty:
+        return Transport(judge.name, run, "not checked", 0.0, None, 0.0, None, None, alpha)
+    errors = (np.abs(merged["human"].to_numpy(dtype=float) - merged["judge"].to_numpy(dtype=float))
+              > tolerance).astype(float)
+    here = (merged["run"] == run).to_numpy()
+    w = None if design is None else np.asarray(design, dtype=float)
+    n_run, rate_run = _side(errors[here], None if w is None else w[here])
+    n_audit, rate_audit = _side(errors[~here], None if w is None else w[~here])
+    if not here.any():
+        return Transport(judge.name, run, "not checked", 0.0, None, n_audit, rate_audit, None, alpha)
+    if not (~here).any():
+        return Transport(judge.name, run, "audited here", n_run, rate_run, 0.0, None, None, alpha)
+    if n_run < MIN_RUN:
+        return Transport(judge.name, run, "cannot tell", n_run, rate_run, n_audit, rate_audit, None, alpha)
+    assert rate_run is not None and rate_audit is not None
+    m_run, m_audit = max(1, round(n_run)), max(1, round(n_audit))
+    e_run, e_audit = round(rate_run * m_run), round(rate_audit * m_audit)
+    table = [[e_run, e_audit], [m_run - e_run, m_audit - e_audit]]      # columns are the two samples
+    p = float(boschloo_exact(table, alternative="greater").pvalue) if e_run else 1.0
+    status = "suspended" if p <= alpha else ("holds" if rate_run <= rate_audit else "cannot tell")
+    return Transport(judge.name, run, status, n_run, rate_run, n_audit, rate_audit, p, alpha)
+
+
+def describe(t: Transport) -> str:
+    """The check in words (display rounding), the same in the CLI, the gate and the app."""
+    if t.status == "not checked":
+        return f"{t.judge} on {t.run}: no ratings on {t.run} yet — its audit elsewhere is reused unchecked"
+    if t.status == "audited here":
+        return f"{t.judge} on {t.run}: every rating is on {t.run} (the audit is this run's own)"
+    said = (f"errors {t.errors_run:.0%} of {t.n_run:.0f} rated on {t.run}, {t.errors_audit:.0%} of "
+            f"{t.n_audit:.0f} elsewhere")
+    if t.status == "suspended":
+        return (f"{t.judge} on {t.run}: SUSPENDED — {said} (Boschloo p = {t.p_value:.3f} ≤ {t.alpha:g}); its metrics "
+                f"on {t.run} do not gate until an audit of {t.run} alone clears the bar")
+    if t.n_run < MIN_RUN:
+        return f"{t.judge} on {t.run}: {said}; {MIN_RUN} ratings on {t.run} are the least a check reads"
+    return f"{t.judge} on {t.run}: holds — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not None else "")
+
+
+__all__ = ["ALPHA", "MIN_RUN", "Transport", "describe", "transport"]

@@ -6,7 +6,7 @@ Reviewers are drawn here, independently of the code under test: gold scores unif
 answers each gold item with the gold score plus noise from a stated distribution, clipped to the scale; their true
 accuracy under the team's rule (the same score on yes/no, within one point on 1–5) is computed here from that
 distribution, not by the project. The project's own functions decide (core.review.quality: `agrees`, the
-confidence sequence and `verdict`, with α shared among the team's reviewers as the Team page shares it), after every
+sequential test in `verdict`, with α shared among the team's reviewers as the Team page shares it), after every
 check, up to `--checks` checks.
 
     .venv/bin/python bench/bench_reviewer_checks.py               # 400 teams a line (about a minute)
@@ -16,6 +16,7 @@ check, up to `--checks` checks.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rageval_desktop.core.review import evidence, quality  # noqa: E402
+from rageval_desktop.core.review import quality  # noqa: E402
 
 SCALES = {"yes/no": ("correctness_binary", [0.0, 1.0]), "1-5": ("correctness", [1.0, 2.0, 3.0, 4.0, 5.0])}
 
@@ -50,6 +51,12 @@ def slip_for(labels: list[float], accuracy: float) -> float:
     return (1 - accuracy) / (1 - close)
 
 
+@functools.cache
+def _fails(n: int, agreed: int, floor: float, alpha: float) -> bool:
+    """The project's verdict on (n, agreed), computed once per pair (the same answer every time it is asked)."""
+    return quality.verdict(quality.Share(n, agreed, None, [0.0, 1.0]), floor, alpha) == "fails"
+
+
 def team_run(metric: str, labels: list[float], accuracies: list[float], checks: int, floor: float, alpha: float,
              rng: np.random.Generator) -> list[int | None]:
     """For each reviewer, the check at which the verdict first said 'fails' (None: never), looking after each."""
@@ -61,8 +68,7 @@ def team_run(metric: str, labels: list[float], accuracies: list[float], checks: 
         agreed = np.cumsum([quality.agrees(float(s), float(g), metric) for s, g in zip(said, gold, strict=True)])
         failed = None
         for n in range(1, checks + 1):
-            low, high = evidence.proportion_sequence(int(agreed[n - 1]), n, alpha=each)
-            if quality.verdict(quality.Share(n, int(agreed[n - 1]), None, [low, high]), floor) == "fails":
+            if _fails(n, int(agreed[n - 1]), floor, each):
                 failed = n
                 break
         out.append(failed)

@@ -51,6 +51,7 @@ from rageval_desktop.cli.review_cmds import (
     cmd_sample,
     cmd_selective,
     cmd_settings,
+    cmd_transport,
 )
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_reviewers, cmd_team
 from rageval_desktop.core.base.errors import NotFound, RagevalError
@@ -568,6 +569,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--judge")
     p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
+    p.add_argument("--json", action="store_true")
+
+    p = command("transport", cmd_transport, "does a judge's audit travel to a run? its errors on the run's ratings "
+                "against where it was audited (Fisher's exact test); a shift suspends its gate licence there")
+    p.add_argument("project")
+    p.add_argument("--run", required=True, help="the run the audit would be reused on (a gate's candidate)")
+    p.add_argument("--judge", help="one judge (default: every judge)")
     p.add_argument("--json", action="store_true")
 
     p = command("selective", cmd_selective, "where a judge may decide alone: the confidence level above which its "

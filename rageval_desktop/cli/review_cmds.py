@@ -212,3 +212,24 @@ def cmd_selective(args: argparse.Namespace) -> int:
         found = project.selective(args.judge, alpha=args.alpha, delta=args.delta, run=args.run)
     _print(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
     return EXIT_OK
+
+
+def cmd_transport(args: argparse.Namespace) -> int:
+    """Does a judge's audit travel to this run? Its errors on the run's ratings against those where it was audited,
+    and its licence there."""
+    from rageval_desktop.core.judges.registry import get_judge, list_judges
+    from rageval_desktop.core.review import transport
+    from rageval_desktop.core.review.licence import licence
+    from rageval_desktop.core.store.project import Project
+
+    with Project.open(args.project, read_only=True) as project:
+        judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
+        found = []
+        for judge in judges:
+            t = transport.transport(project, judge, args.run)
+            held = licence(project, judge, run=args.run)
+            found.append({**t.as_dict(), "licence": held.as_dict(), "text": transport.describe(t)})
+    lines = [f"{f['text']}\n  licence on {args.run}: {f['licence']['tier']}"
+             + (f" ({'; '.join(f['licence']['reasons'])})" if f["licence"]["reasons"] else "") for f in found]
+    _print(args, found, "\n".join(lines) or "no judges")
+    return EXIT_OK

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_desktop.cli.base import EXIT_OK, _print, open_project
-from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.cli.base import EXIT_OK, UsageError, _print, open_project
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
@@ -87,7 +86,7 @@ def cmd_reviewers(args: argparse.Namespace) -> int:
             said.append("checks set: " + ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in changes.items()))
         if args.set_aside:
             if not args.reason or not args.lead:
-                raise RagevalError("setting a reviewer aside needs --reason and --lead")
+                raise UsageError("setting a reviewer aside needs --reason and --lead")
             ops.run(project, "set reviewer aside", {"reviewer": args.set_aside, "metric": args.metric,
                                                     "reason": args.reason, "lead": args.lead}, initiator="cli")
             held = quality.hold_of(project, args.set_aside, args.metric) or {}

@@ -191,3 +191,18 @@ def test_the_first_command_line_block_runs_as_written(tmp_path, monkeypatch, cap
     info = json.loads(out[out.index("{"):out.rindex("}") + 1])
     assert info["golden_rows"] == 72 and info["corpus_chunks"] > 0
     assert [r["name"] for r in info["runs"]] == ["v2"] and info["runs"][0]["linked"] == 72
+
+
+def test_the_reviewers_and_transport_examples_run_in_order(tmp_path, monkeypatch, capsys):
+    """README "Are the reviewers themselves right?": both blocks, as written, in an empty folder."""
+    monkeypatch.chdir(tmp_path)
+    text = (REPO / "README.md").read_text(encoding="utf-8").split("### Are the reviewers themselves right?", 1)[1]
+    blocks = [b.split("```", 1)[0] for b in text.split("### ", 1)[0].split("```bash")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        for line in block.splitlines():
+            if line.startswith("rageval "):
+                assert main(shlex.split(line.split("   #")[0])[1:]) == 0, line
+    out = capsys.readouterr().out
+    assert "set aside" in out and "undone: set demo reviewer (synthetic)'s ratings of correctness aside" in out
+    assert json.loads(out[out.rindex("\n[") + 1:])[0]["run"] == "v2"

@@ -148,6 +148,15 @@ def test_the_accuracy_sequence_holds_its_error_rate_under_looks_after_every_chec
                 misses += 1
                 break
     assert misses / paths <= 0.05
+    # the verdict's one-sided test: a reviewer exactly at the floor is failed, looked at after every check, at most
+    # about alpha of the time; one at 30% is failed within 30 checks nearly always
+    alarms = caught = 0
+    for _ in range(paths):
+        hits = np.cumsum(rng.random(length) < p)
+        alarms += any(evidence.beyond_floor(int(hits[n - 1]), n, 0.7) == "below" for n in range(1, length + 1))
+        poor = np.cumsum(rng.random(30) < 0.3)
+        caught += any(evidence.beyond_floor(int(poor[n - 1]), n, 0.7) == "below" for n in range(1, 31))
+    assert alarms / paths <= 0.05 and caught / paths >= 0.9
     # and it is wider than a single look's exact interval, never narrower
     low, high = evidence.proportion_sequence(35, 50)
     assert low < 0.5539 and high > 0.8214

@@ -162,6 +162,28 @@ def proportion_sequence(successes: int, n: int, *, alpha: float = ALPHA) -> tupl
     return low, high
 
 
+def beyond_floor(successes: int, n: int, floor: float, *, alpha: float = ALPHA) -> str | None:
+    """A one-sided sequential test of a proportion against `floor`, valid however often it is looked at: "below" when
+    the mixture likelihood ratio of alternatives under the floor (uniform on [0, floor]) against p = floor reaches
+    1/alpha, "above" likewise for alternatives over it, else None. Under any p at or above the floor the first
+    ratio is a nonnegative supermartingale (Robbins' mixture; Ville's inequality bounds its crossing by alpha), and
+    it crosses sooner than the two-sided sequence's bound, since it spends nothing on the other side."""
+    from scipy.special import betainc, betaln
+
+    if n <= 0 or not 0 < floor < 1:
+        return None
+    s, f = int(successes), int(n) - int(successes)
+    at_floor = s * math.log(floor) + f * math.log1p(-floor)
+    whole = float(betaln(s + 1, f + 1))
+    below = float(betainc(s + 1, f + 1, floor))
+    limit = math.log(1 / alpha)
+    if below > 0 and whole + math.log(below) - math.log(floor) - at_floor >= limit:
+        return "below"
+    if below < 1 and whole + math.log1p(-below) - math.log1p(-floor) - at_floor >= limit:
+        return "above"
+    return None
+
+
 def final_interval(value: float | None, se: float, *, alpha: float = ALPHA_FINAL, z: float | None = None,
                    bounds: tuple[float, float] = (-1.0, 1.0)) -> tuple[float | None, float | None]:
     """A planned look: the estimate plus or minus `z` standard errors (its group-sequential boundary), or

@@ -284,14 +284,13 @@ def _share(pairs: list[tuple[float, float]], metric: str, alpha: float) -> Share
     return Share(len(pairs), agreed, agreed / len(pairs) if pairs else None, [low, high])
 
 
-def verdict(share: Share, floor: float) -> str:
+def verdict(share: Share, floor: float, alpha: float) -> str:
+    """fails | passes | cannot tell | no checks: a one-sided sequential test on each side of the floor at `alpha`
+    (evidence.beyond_floor), valid however often it is looked at."""
     if share.n == 0:
         return "no checks"
-    if share.ci[1] < floor:
-        return "fails"
-    if share.ci[0] >= floor:
-        return "passes"
-    return "cannot tell"
+    side = evidence.beyond_floor(share.agreed, share.n, floor, alpha=alpha)
+    return {"below": "fails", "above": "passes"}.get(side or "", "cannot tell")
 
 
 def checks_needed(share: Share, floor: float, alpha: float, most: int = 400) -> int | None:
@@ -301,8 +300,7 @@ def checks_needed(share: Share, floor: float, alpha: float, most: int = 400) -> 
         return None
     for more in range(1, most + 1):
         n = share.n + more
-        low, high = evidence.proportion_sequence(round(share.value * n), n, alpha=alpha)
-        if high < floor or low >= floor:
+        if evidence.beyond_floor(round(share.value * n), n, floor, alpha=alpha) is not None:
             return more
     return None
 
@@ -337,7 +335,7 @@ def quality_report(project: Project, metric: str) -> QualityReport:
         mine = checks.get(who, {"gold": [], "retest": []})
         gold = _share(mine["gold"], metric, alpha)
         secs = seconds.get(who, [])
-        out.append(ReviewerQuality(who, gold, verdict(gold, conf.floor), checks_needed(gold, conf.floor, alpha),
+        out.append(ReviewerQuality(who, gold, verdict(gold, conf.floor, alpha), checks_needed(gold, conf.floor, alpha),
                                    _share(mine["retest"], metric, alpha), rated.get(who, 0),
                                    sum(1 for s in secs if s < conf.speed_floor),
                                    float(np.median(secs)) if secs else None, hold_of(project, who, metric)))

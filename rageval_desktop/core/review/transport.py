@@ -6,8 +6,10 @@ alone clears the bar (the planner says how many ratings that takes).
 
 An error is a disagreement beyond the team's rule (core.review.quality.agrees: any on a scale of three points or
 fewer, more than one point on a longer one). Both sides are weighed as their samples were drawn (Kish's effective n
-and the weighted error rate), and compared by Boschloo's exact test, one-sided (scipy: uniformly more powerful than
-Fisher's): suspended when the run's error rate is shown higher at `alpha`. Few ratings rarely suspend (the test
+and the weighted error rate), and compared by Fisher's exact test, one-sided (scipy): suspended when the run's error
+rate is shown higher at `alpha`. (Boschloo's test, more powerful in theory, suspended 6-7% of unshifted runs against
+a weighted audit in the bench — scipy's version approximates its supremum — so the exact, conservative test
+decides.) Few ratings rarely suspend (the test
 says so: "cannot tell"), so a transport check is a floor, not a proof that nothing moved; bench/bench_transport.py
 measures its false-suspension and missed-shift rates.
 """
@@ -22,6 +24,7 @@ from rageval_desktop.core.review import evidence
 from rageval_desktop.core.review.agreement import pairs, scale
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
 
 ALPHA = 0.05
 MIN_RUN = 8          # ratings on the run before the check says anything
@@ -61,8 +64,8 @@ def _side(errors: Any, weights: Any | None) -> tuple[float, float | None]:
 def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA) -> Transport:
     """Do the judge's errors on `run` look like those on the other rated runs?"""
     import numpy as np
-    from scipy.stats import boschloo_exact
 
+    find_run(project, run)           # a run that does not exist is an error, not "not checked"
     labels = scale(judge.metric)
     tolerance = 0 if len(labels) <= 3 else 1
     merged, _ = pairs(project, judge)
@@ -79,15 +82,23 @@ def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA)
         return Transport(judge.name, run, "not checked", 0.0, None, n_audit, rate_audit, None, alpha)
     if not (~here).any():
         return Transport(judge.name, run, "audited here", n_run, rate_run, 0.0, None, None, alpha)
-    if n_run < MIN_RUN:
-        return Transport(judge.name, run, "cannot tell", n_run, rate_run, n_audit, rate_audit, None, alpha)
     assert rate_run is not None and rate_audit is not None
+    status, p = decide(n_run, rate_run, n_audit, rate_audit, alpha)
+    return Transport(judge.name, run, status, n_run, rate_run, n_audit, rate_audit, p, alpha)
+
+
+def decide(n_run: float, rate_run: float, n_audit: float, rate_audit: float, alpha: float = ALPHA
+           ) -> tuple[str, float | None]:
+    """(status, p): the run's errors against the audit's, on effective counts — Fisher's exact test, one-sided."""
+    from scipy.stats import fisher_exact
+
+    if n_run < MIN_RUN:
+        return "cannot tell", None
     m_run, m_audit = max(1, round(n_run)), max(1, round(n_audit))
     e_run, e_audit = round(rate_run * m_run), round(rate_audit * m_audit)
     table = [[e_run, e_audit], [m_run - e_run, m_audit - e_audit]]      # columns are the two samples
-    p = float(boschloo_exact(table, alternative="greater").pvalue) if e_run else 1.0
-    status = "suspended" if p <= alpha else ("holds" if rate_run <= rate_audit else "cannot tell")
-    return Transport(judge.name, run, status, n_run, rate_run, n_audit, rate_audit, p, alpha)
+    p = float(fisher_exact(table, alternative="greater").pvalue) if e_run else 1.0
+    return ("suspended" if p <= alpha else "holds" if rate_run <= rate_audit else "cannot tell"), p
 
 
 def describe(t: Transport) -> str:
@@ -99,11 +110,14 @@ def describe(t: Transport) -> str:
     said = (f"errors {t.errors_run:.0%} of {t.n_run:.0f} rated on {t.run}, {t.errors_audit:.0%} of "
             f"{t.n_audit:.0f} elsewhere")
     if t.status == "suspended":
-        return (f"{t.judge} on {t.run}: SUSPENDED — {said} (Boschloo p = {t.p_value:.3f} ≤ {t.alpha:g}); its metrics "
+        return (f"{t.judge} on {t.run}: SUSPENDED — {said} (Fisher p = {t.p_value:.3f} ≤ {t.alpha:g}); its metrics "
                 f"on {t.run} do not gate until an audit of {t.run} alone clears the bar")
     if t.n_run < MIN_RUN:
         return f"{t.judge} on {t.run}: {said}; {MIN_RUN} ratings on {t.run} are the least a check reads"
+    if t.status == "cannot tell":
+        return (f"{t.judge} on {t.run}: cannot tell yet — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not
+                                                                      None else "") + "; more ratings there would")
     return f"{t.judge} on {t.run}: holds — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not None else "")
 
 
-__all__ = ["ALPHA", "MIN_RUN", "Transport", "describe", "transport"]
+__all__ = ["ALPHA", "MIN_RUN", "Transport", "decide", "describe", "transport"]

@@ -3,14 +3,15 @@ tell a lead to set aside a reviewer who is in fact good enough (false alarm, fam
 every check)? And how soon does it catch a careless one (power)?
 
 Reviewers are drawn here, independently of the code under test: gold scores uniform on the scale; a reviewer
-answers each gold item with the gold score plus noise from a stated distribution, clipped to the scale; their true
+answers each gold item with the gold score, or with probability `slip` a score drawn uniformly from the scale (slip 1:
+clicking at random, the worst a careless reviewer does — about 50% on yes/no, 52% on 1–5 by the rule); their true
 accuracy under the team's rule (the same score on yes/no, within one point on 1–5) is computed here from that
 distribution, not by the project. The project's own functions decide (core.review.quality: `agrees`, the
 sequential test in `verdict`, with α shared among the team's reviewers as the Team page shares it), after every
 check, up to `--checks` checks.
 
-    .venv/bin/python bench/bench_reviewer_checks.py               # 400 teams a line (about a minute)
-    .venv/bin/python bench/bench_reviewer_checks.py --runs 100    # quicker, coarser
+    .venv/bin/python bench/bench_reviewer_checks.py --runs 1000 --checks 100   # about 10 s (a verdict per (n, agreed))
+    .venv/bin/python bench/bench_reviewer_checks.py --runs 100                 # quicker, coarser
 """
 
 from __future__ import annotations
@@ -48,13 +49,20 @@ def true_accuracy(labels: list[float], slip: float) -> float:
 def slip_for(labels: list[float], accuracy: float) -> float:
     tol = 0 if len(labels) <= 3 else 1
     close = float(np.mean([[abs(a - b) <= tol for b in range(len(labels))] for a in range(len(labels))]))
-    return (1 - accuracy) / (1 - close)
+    slip = (1 - accuracy) / (1 - close)
+    assert 0 <= slip <= 1, f"accuracy {accuracy:.0%} is below chance on this scale"
+    return slip
 
 
 @functools.cache
 def _fails(n: int, agreed: int, floor: float, alpha: float) -> bool:
     """The project's verdict on (n, agreed), computed once per pair (the same answer every time it is asked)."""
     return quality.verdict(quality.Share(n, agreed, None, [0.0, 1.0]), floor, alpha) == "fails"
+
+
+@functools.cache
+def _agrees(score: float, expected: float, metric: str) -> bool:
+    return quality.agrees(score, expected, metric)
 
 
 def team_run(metric: str, labels: list[float], accuracies: list[float], checks: int, floor: float, alpha: float,
@@ -65,7 +73,7 @@ def team_run(metric: str, labels: list[float], accuracies: list[float], checks: 
     for acc in accuracies:
         gold = rng.choice(labels, size=checks)
         said = answers(gold, labels, slip_for(labels, acc), rng)
-        agreed = np.cumsum([quality.agrees(float(s), float(g), metric) for s, g in zip(said, gold, strict=True)])
+        agreed = np.cumsum([_agrees(float(s), float(g), metric) for s, g in zip(said, gold, strict=True)])
         failed = None
         for n in range(1, checks + 1):
             if _fails(n, int(agreed[n - 1]), floor, each):
@@ -94,7 +102,8 @@ def main() -> None:
                 alarms += any(f is not None for f in found)
             print(f"  {scale:<6} three reviewers at {accuracy:.0%}: a team member set aside wrongly in "
                   f"{alarms / args.runs:.1%} of teams")
-        for accuracy in (0.3, 0.4, 0.5):                    # careless: 'fails' is the right call
+        for slip in (1.0, 0.9, 0.8):        # careless: 'fails' is the right call (slip 1: clicking at random)
+            accuracy = true_accuracy(labels, slip)
             when = []
             for _ in range(args.runs):
                 found = team_run(metric, labels, [accuracy, 0.9, 0.9], args.checks, conf.floor, conf.alpha, rng)
@@ -102,8 +111,9 @@ def main() -> None:
             caught = [w for w in when if w is not None]
             by = {n: sum(1 for w in caught if w <= n) / args.runs for n in (20, 40, args.checks)}
             median = f"{np.median(caught):.0f}" if caught else "—"
-            print(f"  {scale:<6} one reviewer at {accuracy:.0%} (the rest at 90%): caught within 20 checks "
-                  f"{by[20]:.1%}, 40 {by[40]:.1%}, {args.checks} {by[args.checks]:.1%} (median at check {median})")
+            print(f"  {scale:<6} one reviewer at {accuracy:.0%} ({slip:.0%} of answers at random; the rest at 90%): "
+                  f"caught within 20 checks {by[20]:.1%}, 40 {by[40]:.1%}, {args.checks} {by[args.checks]:.1%} "
+                  f"(median at check {median})")
     print(f"({time.perf_counter() - start:.0f} s)")
 
 

@@ -220,9 +220,8 @@ def cmd_transport(args: argparse.Namespace) -> int:
     from rageval_desktop.core.judges.registry import get_judge, list_judges
     from rageval_desktop.core.review import transport
     from rageval_desktop.core.review.licence import licence
-    from rageval_desktop.core.store.project import Project
 
-    with Project.open(args.project, read_only=True) as project:
+    with open_project(args.project, read_only=True) as project:
         judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
         found = []
         for judge in judges:

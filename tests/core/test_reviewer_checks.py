@@ -160,3 +160,18 @@ def test_the_accuracy_sequence_holds_its_error_rate_under_looks_after_every_chec
     # and it is wider than a single look's exact interval, never narrower
     low, high = evidence.proportion_sequence(35, 50)
     assert low < 0.5539 and high > 0.8214
+
+
+def test_gold_items_from_the_samples_own_run_come_first(team):
+    """The card's title names the row's run: a gold item from another run would give the check away."""
+    project, truth, carols = team
+    settled_here = [r for r in sampling.create_sample(project, "v2", "correctness", size=40, seed=7).row_ids
+                    if r not in carols.row_ids][:3]
+    for row in settled_here:
+        for who in ("ann", "bob"):
+            ratings.rate(project, row, "correctness", who, 4.0)
+    answered = _rate_with_checks(project, carols, "carol", lambda c: c.expected, 8)
+    assert len(answered) >= 4          # v2's three first, then (with none left there) the other run's
+    assert sorted(c.row_id for c in answered[:3]) == sorted(settled_here)
+    assert all(c.row_id in truth for c in answered[3:])
+    assert len(quality.gold_items(project, "correctness", "carol")) == len(truth) + 3 - len(answered)   # each once

@@ -72,3 +72,19 @@ def test_too_few_ratings_on_the_run_cannot_tell(audited):
         ratings.rate(project, row, "correctness_binary", "ann", 1.0 - score)    # 4 of 4 wrong, but only 4
     found = transport.transport(project, judge, "v2")
     assert found.status == "cannot tell" and "are the least a check reads" in transport.describe(found)
+
+
+def test_the_gate_says_when_an_audit_travels_unchecked(audited):
+    from rageval_desktop.core.metrics.gate import gate
+
+    project, judge = audited
+    result = gate(project, "v1", "v2", metrics=["correctness_binary"])
+    assert "correctness_binary" not in {u["metric"] for u in result.unlicensed}      # it gates...
+    said = [w for w in result.as_dict()["warnings"] if "answer-recall on v2" in w]
+    assert said == ["answer-recall on v2: no ratings on v2 yet — its audit elsewhere is reused unchecked"]
+    for i, (row, score) in enumerate(_judged(project, "v2")[:20]):
+        ratings.rate(project, row, "correctness_binary", "ann", score if i % 3 else 1.0 - score)
+    set_policy(project, threshold=0.1)
+    suspended = gate(project, "v1", "v2", metrics=["correctness_binary"])
+    assert [u["metric"] for u in suspended.unlicensed] == ["correctness_binary"]          # ...until a shift shows
+    assert "suspended on v2" in suspended.unlicensed[0]["why"] and not suspended.passed

@@ -35,6 +35,7 @@ from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate_config import ALPHA, POWER, CellRule, GateConfig
 from rageval_desktop.core.metrics.gate_text import rule_text
 from rageval_desktop.core.metrics.retrieval import canonical_name
+from rageval_desktop.core.review import transport
 from rageval_desktop.core.review.accepts import pass_fail
 from rageval_desktop.core.review.licence import licence
 from rageval_desktop.core.store.project import Project
@@ -141,6 +142,7 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str 
     if waiver is not None and not waiver.strip():
         raise GateUsageError("a waiver needs a reason: say why unlicensed judges may gate this time")
     found: dict[str, Any] = {"unlicensed": [], "waivers": []}
+    comparison.setdefault("warnings", [])
     held: dict[str, Any] = {}
     for metric in comparison["metrics"]:
         names = comparison.get("judges", {}).get(metric, [])
@@ -149,6 +151,11 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str 
                 held[name] = licence(project, get_judge(project, name), run=comparison["candidate"])
         short = [{"judge": n, "tier": held[n].tier, "reasons": list(held[n].reasons)} for n in names
                  if held[n].tier != "gate"]
+        for n in names:          # a licence that travels unchecked still gates, and the gate says so
+            moved = held[n].evidence.get("transport")
+            said = transport.describe(transport.Transport(**moved)) if moved else ""
+            if moved and moved["status"] in ("not checked", "cannot tell") and said not in comparison["warnings"]:
+                comparison["warnings"].append(said)
         if not short:
             continue
         why = "; ".join(f"{s['judge']}: {s['tier']}" + (f" ({', '.join(s['reasons'])})" if s["reasons"] else "")

@@ -87,9 +87,6 @@ class ProjectSource:
     def withdraw_check(self, operation: int) -> None:
         ops.undo(self.project, operation, initiator="gui")
 
-    def held(self, reviewer: str, metric: str) -> dict[str, Any] | None:
-        return quality.hold_of(self.project, reviewer, metric)
-
 
 class PackSource:
     """A review pack: its one sample, blind for good (the pack holds no judge), ratings saved in the pack."""
@@ -135,7 +132,4 @@ class PackSource:
 
     def due_check(self, sample_id: int, reviewer: str) -> None:
         """A pack holds its sample's targets only: no checks."""
-        return None
-
-    def held(self, reviewer: str, metric: str) -> None:
         return None

@@ -31,8 +31,10 @@ from rageval_desktop.core.review.agreement import human_frame, scale
 from rageval_desktop.core.review.ratings import HELD, apply_holds, check_score
 from rageval_desktop.core.review.sampling import get_sample
 from rageval_desktop.core.review.targets import target_id, unit
+from rageval_desktop.core.review.team import spread_limit
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
 
 KINDS = ("gold", "retest")
 RETEST_AFTER = 6        # a retest comes back at least this many ratings after the first (not from short memory)
@@ -89,7 +91,7 @@ def agrees(score: float, expected: float, metric: str) -> bool:
     """The team's adjudication rule: the same score on a scale of three points or fewer, within one point else."""
     labels = scale(metric)
     step = labels[1] - labels[0] if len(labels) > 1 else 1.0
-    return abs(score - expected) <= (0 if len(labels) <= 3 else 1) * step + 1e-9
+    return abs(score - expected) <= spread_limit(len(labels)) * step + 1e-9
 
 
 def gold_items(project: Project, metric: str, reviewer: str) -> list[Check]:
@@ -151,9 +153,13 @@ def due(project: Project, sample_id: int, reviewer: str) -> Check | None:
     gold_slots = _slots(rng, conf.gold_rate, size, 1)
     retest_slots = _slots(rng, conf.retest_rate, size, RETEST_AFTER)
     if sum(1 for s in gold_slots if s <= len(mine)) > done.get("gold", 0):
-        pool = gold_items(project, sample.metric, reviewer)
         wanted = set(sample.targets)
-        pool = [c for c in pool if (c.row_id, c.item) not in wanted]
+        pool = [c for c in gold_items(project, sample.metric, reviewer) if (c.row_id, c.item) not in wanted]
+        ids = sorted({c.row_id for c in pool})
+        here = {r for (r,) in conn.execute(     # the card's title names the run: the sample's own run hides a check
+            f"SELECT id FROM run_rows WHERE run_id = ? AND id IN ({','.join('?' * len(ids))})",
+            (find_run(project, sample.run), *ids))} if ids else set()
+        pool = [c for c in pool if c.row_id in here] or pool
         if pool:
             return pool[random.Random(zlib.crc32(f"{sample_id}/{reviewer}/{done.get('gold', 0)}".encode()))
                         .randrange(len(pool))]

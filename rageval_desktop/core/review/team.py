@@ -78,7 +78,7 @@ def _estimate(name: str, h: Any, j: Any, k: int) -> Estimate:
     return Estimate(n, value, [_finite(c) if c is not None else None for c in ci])
 
 
-def _spread_limit(k: int) -> int:
+def spread_limit(k: int) -> int:
     """Points of disagreement that send a target to the queue: more than one point, or any on a short scale."""
     return 0 if k <= 3 else 1
 
@@ -127,7 +127,7 @@ def team_report(project: Project, metric: str, sample_id: int | None = None) -> 
             pairwise.append({"a": a, "b": b, "n": est.n, "value": est.value, "ci": est.ci})
     kind = unit(metric)
     lead = settled(project, metric)
-    limit, step = _spread_limit(k), (labels[1] - labels[0] if k > 1 else 1.0)
+    limit, step = spread_limit(k), (labels[1] - labels[0] if k > 1 else 1.0)
     queue, shared, done = [], 0, 0
     for (row, target), rated in latest.groupby(["run_row_id", "target"], sort=False):
         if (row, target) in lead:
@@ -184,4 +184,4 @@ def withdraw_adjudication(project: Project, adjudication_id: int) -> None:
         project.audit(w, "undo adjudication", "adjudication", str(adjudication_id))
 
 
-__all__ = ["TeamReport", "adjudicate", "team_report", "withdraw_adjudication"]
+__all__ = ["TeamReport", "adjudicate", "spread_limit", "team_report", "withdraw_adjudication"]

@@ -22,6 +22,7 @@ from typing import Any
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence
 from rageval_desktop.core.review.agreement import pairs, scale
+from rageval_desktop.core.review.team import spread_limit
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -67,7 +68,7 @@ def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA)
 
     find_run(project, run)           # a run that does not exist is an error, not "not checked"
     labels = scale(judge.metric)
-    tolerance = 0 if len(labels) <= 3 else 1
+    tolerance = spread_limit(len(labels))
     merged, _ = pairs(project, judge)
     merged, design, _ = weighted_pairs(project, judge.metric, merged)
     if merged.empty:

@@ -270,7 +270,7 @@ class TeamView(QWidget):
         metric = self.quality.metric
         if q.held:
             self.state.run_op("Bringing a reviewer back", "bring reviewer back",
-                              {"reviewer": q.reviewer, "metric": metric}, on_done=lambda _r: self.load())
+                              {"reviewer": q.reviewer, "metric": metric})   # (the page follows RATINGS)
             return
         lead = self.state.reviewer(ask=True)
         if not lead:
@@ -280,8 +280,7 @@ class TeamView(QWidget):
         if not ok or not reason.strip():
             return
         self.state.run_op("Setting a reviewer aside", "set reviewer aside",
-                          {"reviewer": q.reviewer, "metric": metric, "reason": reason.strip(), "lead": lead},
-                          on_done=lambda _r: self.load())
+                          {"reviewer": q.reviewer, "metric": metric, "reason": reason.strip(), "lead": lead})
 
     def settle(self) -> None:
         from rageval_desktop.core.review.guidelines import human_rubric

@@ -882,8 +882,10 @@ class ReviewView(QWidget):
         def arrived(check: Any) -> None:
             if check is None or self.sample is None or self.sample.id != sid or self.check is not None:
                 return
+            said = self.reveal.text()        # what the last save said stays (it names the row just rated)
             self.check = check
             self.show_row()
+            self.reveal.setText(said)
 
         self.state.run_read("review-check", lambda ctx: source.due_check(sid, reviewer), on_done=arrived)
 

@@ -412,7 +412,7 @@ def test_checks_on_the_desk_look_like_any_target_and_are_kept_apart(window, qtbo
     check = view.check
     assert check is not None and check.kind == "retest"
     before = conn.execute(ratings).fetchone()[0]
-    assert "Judge verdicts are hidden" in view.reveal.text() or "saved" in view.reveal.text()
+    assert "saved: you 1" in view.reveal.text()      # the line about the row just rated stays under the check
     assert "JUDGMENTS" not in view.detail.toPlainText()           # blind, as any unrated target
     assert view.sample.targets.index((check.row_id, check.item)) < view.index
     press(qtbot, view, None, "0")

@@ -122,8 +122,47 @@ def main() -> None:
             rate = f"{covered / decides:.1%}" if decides else "—"
             width = f"{100 * np.mean(widths):.1f} pts" if widths else "—"
             print(f"{name:<38} {n:>13} {m:>4} {rate:>8} {decides / args.runs:>8.1%} {width:>11}", flush=True)
+    asks_table(args, rng)
     cascade_table(args, rng)
     print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+def asks_population(asks: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A judge asked `asks` times (core.jobs.checks.row_confidences): each row has the judge's chance of saying
+    pass — near 0 or 1 on the 70% of rows it is sure of, uniform in [0.2, 0.8] on the rest; the reviewers follow the
+    sure rows' lean 97% of the time and pass an unsure row with that same chance, independently of the judge. The
+    stored verdict is one ask; its confidence the share of all asks agreeing with it."""
+    sure = rng.random(ROWS) < 0.7
+    lean = rng.random(ROWS) < 0.6
+    q = np.where(sure, np.where(lean, 0.98, 0.02), rng.uniform(0.2, 0.8, ROWS))
+    human = np.where(sure, rng.random(ROWS) < np.where(lean, 0.97, 0.03), rng.random(ROWS) < q)
+    verdict = rng.random(ROWS) < q
+    more = rng.random((ROWS, asks - 1)) < q[:, None]
+    conf = (1 + (more == verdict[:, None]).sum(axis=1)) / asks
+    return conf, verdict != human
+
+
+def asks_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    print("\nConfidence from repeated asks (the share of K asks agreeing with the stored verdict: few distinct "
+          "levels, many ties), populations as in asks_population:")
+    print(f"{'asks':<38} {'pop. error':>10} {'sample':>8} {'n':>4} {'held':>7} {'decides':>8} {'coverage':>9}")
+    for asks in (3, 5):
+        conf, wrong = asks_population(asks, rng)
+        for mode in ("uniform", "uncertain"):
+            for n in (50, 100, 200, 400):
+                held = decides = 0
+                covered = []
+                for _ in range(args.runs):
+                    realised, coverage, _ = audit(conf, wrong, n, mode, args.alpha, args.delta, rng)
+                    if realised is None:
+                        held += 1
+                        continue
+                    decides += 1
+                    held += realised <= args.alpha
+                    covered.append(coverage)
+                cov = f"{np.mean(covered):.1%}" if covered else "—"
+                print(f"{f'K = {asks} (70% of rows sure)':<38} {wrong.mean():>10.1%} {mode:>8} {n:>4} "
+                      f"{held / args.runs:>7.1%} {decides / args.runs:>8.1%} {cov:>9}", flush=True)
 
 
 def cascade_table(args: argparse.Namespace, rng: np.random.Generator) -> None:

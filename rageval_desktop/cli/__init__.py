@@ -593,8 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     for name, func, help_ in (
-            ("stability", cmd_stability, "ask a judge again on a sample of the rows it judged: flip rate, score SD "
-                                         "and its agreement with itself"),
+            ("stability", cmd_stability, "ask a judge again on a sample of the rows it judged: flip rate, score SD, "
+                                         "its agreement with itself, and each asked verdict's confidence (the "
+                                         "share of asks agreeing) for selective judging"),
             ("probe", cmd_probe, "judge perturbed copies of sampled rows: does the judge notice a dropped fact, a "
                                  "negation, padding, an injected instruction?")):
         p = command(name, func, help_)

@@ -101,6 +101,11 @@ def _stability_text(s: dict[str, Any]) -> str:
     if s.get("incomplete_rows"):
         lines.append(f"{s['incomplete_rows']} row(s) with a repeat that failed are left out of the flip rate (fewer "
                      "answers, fewer chances to flip); run the same command to ask them again")
+    sure = s.get("confidence") or {}
+    if sure.get("rows"):
+        lines.append(f"confidence stored with {sure['rows']} of the judge's verdicts ({sure['unanimous']} unanimous, "
+                     f"mean {sure['mean']:.2f}): the share of each row's asks agreeing with its verdict — selective "
+                     "judging reads it (rageval selective)")
     lines.append("flip: the row's pass/fail changed between repeats, over the rows answered every repeat (95% "
                  f"Wilson CI); α: Krippendorff's ({s['alpha_level']}), the judge's agreement with itself")
     return "\n".join(lines)

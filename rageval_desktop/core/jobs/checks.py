@@ -308,6 +308,26 @@ def _alpha(matrix: Any, level: Any) -> float | None:
     return value if np.isfinite(value) else None
 
 
+def row_confidences(project: Project, check: Check) -> dict[int, float]:
+    """Each sampled row's confidence from its repeated asks: the share of its asks — the judge's own verdict and
+    each repeat answered — whose pass/fail (score >= the pass mark) is the verdict's. Rows with no repeat answered,
+    and judges of a metric with no pass mark, have none. Written onto the verdicts when the check is recorded, so
+    selective judging reads it (Trust or Escalate's simulated annotators: the judge asked again)."""
+    mark = check.judge.spec.pass_mark
+    if mark is None:
+        return {}
+    originals = _originals(project, check)
+    asks: dict[int, list[bool]] = {}
+    for row, _, score, _ in _copy_judgments(project, check):
+        if row in originals and score is not None:
+            asks.setdefault(row, []).append(float(score) >= mark)
+    out = {}
+    for row, answers in asks.items():
+        verdict = originals[row] >= mark
+        out[row] = (1 + sum(a == verdict for a in answers)) / (1 + len(answers))
+    return out
+
+
 def stability_summary(project: Project, check: Check) -> dict[str, Any]:
     """Per slice and for 'all': rows asked at least twice, the flip rate (the rows asked every repeat whose pass/fail
     changed across them; rows with a repeat that failed are counted apart, `incomplete_rows`) with its Wilson 95% CI,
@@ -362,8 +382,19 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
             "flip_definition": "the share of rows asked every repeat whose pass/fail (score >= the pass mark) was not "
                                "the same in all of them; rows with a failed repeat are left out (incomplete_rows)",
             "slices": out,
+            "confidence": _confidence_summary(project, check),
             "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
             "judgments": int(len(frame)), "expected_judgments": len(check.rows) * len(check.variants)}
+
+
+def _confidence_summary(project: Project, check: Check) -> dict[str, Any]:
+    found = row_confidences(project, check)
+    values = sorted(found.values())
+    return {"rows": len(found), "of_rows": len(check.rows),
+            "unanimous": sum(v == 1.0 for v in values),
+            "mean": sum(values) / len(values) if values else None,
+            "definition": "the share of a row's asks (the verdict and each repeat answered) whose pass/fail is the "
+                          "verdict's; stored with the verdict when the check is recorded, for selective judging"}
 
 
 def kind_verdict(right: int, counted: int, damaging: bool, kinds: int,
@@ -431,7 +462,15 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
 
 
 def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> int:
-    with project.write(f"record {check.kind} check", changed=(Area.AUDIT,)) as conn:
+    """Keep the check's summary, bound to the judge's fingerprint. A stability check also stores each asked row's
+    confidence with the judge's verdict on it (row_confidences), in the same transaction."""
+    sure = row_confidences(project, check) if check.kind == "stability" else {}
+    maker = KeyMaker(check.judge)
+    areas = (Area.AUDIT, Area.JUDGMENTS) if sure else (Area.AUDIT,)
+    with project.write(f"record {check.kind} check", changed=areas) as conn:
+        conn.executemany("UPDATE judgments SET confidence = ? WHERE judge_id = ? AND run_row_id = ? AND "
+                         "passage_rank = 0 AND idem_key = ?",
+                         [(value, check.judge.id, row, maker.make(row, 0)) for row, value in sure.items()])
         cur = conn.execute("INSERT INTO judge_checks (kind, judge_id, source_run, check_run, fingerprint, summary, "
                            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                            (check.kind, check.judge.id, check.source_run, check.check_run,

@@ -238,7 +238,7 @@ class JudgeJob:
                prompt_tokens: int | None = None, completion_tokens: int | None = None, cost: float | None = None,
                request_id: str | None = None, cache_hit: bool = False, caches: tuple[dict[str, Any], ...] = (),
                note: str | None = None, detail: dict[str, Any] | None = None, subs: Sequence[dict[str, Any]] = (),
-               replaces: bool = False) -> None:
+               replaces: bool = False, confidence: float | None = None) -> None:
         """Hand one result to the commit lane; it is counted when it is committed. A multi-call judge's result
         brings its `detail`, its sub-judgments (`subs`: one per nugget or citation) and `replaces` the row's
         earlier judgments by the same judge."""
@@ -250,7 +250,7 @@ class JudgeJob:
                "attempts": attempts, "repair_retries": repairs, "latency_ms": latency_ms,
                "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost_usd": cost,
                "request_id": scrub(request_id), "job_id": self.stats.job_id, "created_at": utcnow(),
-               "cache_hit": int(cache_hit),
+               "cache_hit": int(cache_hit), "confidence": confidence,
                "detail": None if detail is None else scrub(json.dumps(detail, ensure_ascii=False))}
         used = tuple(("UPDATE llm_cache SET batch_job = NULL WHERE key = ?", (c["consume"],))
                      for c in caches if c and "consume" in c)
@@ -394,8 +394,9 @@ class JudgeJob:
                     self.record(item, "error", error_kind="bad_score", raw=problem, attempts=1)
                 else:
                     verdict = parsers.Verdict(float(scored.score), scored.label, scored.rationale)
+                    sure = getattr(scored, "confidence", None)
                     self.record(item, "ok", verdict=verdict, detail=scored.detail, latency_ms=scored.latency_ms,
-                                cost=0.0)
+                                cost=0.0, confidence=None if sure is None else float(sure))
                 if self.ctx.cancelled:
                     self.stats.stopped = "cancelled"
                     return False

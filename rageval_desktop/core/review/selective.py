@@ -12,9 +12,13 @@ possible. Ratings drawn with unequal probabilities count as drawn: the binomial 
 on Kish's effective n (Korn & Graubard's effective-count Clopper–Pearson, continuous in n and x through the
 regularised incomplete beta function).
 
-A judgment's confidence here is its score's distance from the pass mark, as a share of the half-scale: 0 on the mark,
-1 at either end — what an offline kind or a graded LLM judge says of itself. A judge whose scores are all at the
-ends (a yes/no judge asked once) has one level: it decides every row or none.
+A judgment's confidence is, in this order (`source`): what the judge's kind declares with each verdict (a plug-in
+kind's own measure, stored with the judgment); else, once a stability check of the judge as it is now has been
+recorded, the share of the row's repeated asks agreeing with its verdict (Trust or Escalate's simulated annotators;
+stored with the judgment by core.jobs.checks) — a row never asked again then has confidence 0 and goes to people;
+else the score's distance from the pass mark, as a share of the half-scale: 0 on the mark, 1 at either end. A judge
+whose scores are all at the ends (a yes/no judge asked once) has one level on that last measure: it decides every
+row or none — ask it again to give it more.
 """
 
 from __future__ import annotations
@@ -82,6 +86,63 @@ def confidence(scores: Any, metric: str) -> Any:
     below = max(spec.pass_mark - spec.low, 1e-12)
     out = np.where(s >= spec.pass_mark, (s - spec.pass_mark) / above, (spec.pass_mark - s) / below)
     return np.clip(out, 0.0, 1.0)
+
+
+SOURCES = {"declared": "what the judge's kind declares with each verdict",
+           "asks": "the share of the row's repeated asks agreeing with the verdict (a row not asked again: 0)",
+           "mark": "the score's distance from the pass mark"}
+
+
+def source(project: Project, judge: Judge) -> str:
+    """Where the judge's confidences come from (see the module): 'declared', 'asks' or 'mark'."""
+    import json
+
+    from rageval_desktop.core.judges.fingerprint import changed, fingerprint
+
+    if getattr(judge.kind_of, "confidence_from", ""):
+        return "declared"
+    now = None
+    for fp, summary in project.reader().execute(
+            "SELECT fingerprint, summary FROM judge_checks WHERE judge_id = ? AND kind = 'stability' ORDER BY id DESC",
+            (judge.id,)):
+        if not (json.loads(summary).get("confidence") or {}).get("rows"):
+            continue
+        now = now if now is not None else fingerprint(project, judge)
+        if not changed(json.loads(fp), now):
+            return "asks"
+    return "mark"
+
+
+def source_text(project: Project, judge: Judge, found: str) -> str:
+    if found == "declared":
+        said = str(getattr(judge.kind_of, "confidence_from", ""))[:200]
+        return f"what the {judge.kind} kind declares: {said}"
+    return SOURCES[found]
+
+
+def stored_confidence(project: Project, judge: Judge, rows: Any) -> dict[int, float | None]:
+    """Each row's newest usable verdict's stored confidence (None where none was stored)."""
+    out: dict[int, float | None] = {}
+    rows = [int(r) for r in rows]
+    for start in range(0, len(rows), 500):
+        chunk = rows[start:start + 500]
+        out.update({int(r): (None if c is None else float(c)) for r, c in project.reader().execute(
+            "SELECT x.run_row_id, x.confidence FROM judgments x WHERE x.id IN (SELECT MAX(j.id) FROM judgments j "
+            "WHERE j.judge_id = ? AND j.status = 'ok' AND j.passage_rank = 0 AND j.run_row_id IN "
+            f"({','.join('?' * len(chunk))}) GROUP BY j.run_row_id)", (judge.id, *chunk))})
+    return out
+
+
+def confidences(project: Project, judge: Judge, rows: Any, scores: Any, found: str | None = None) -> Any:
+    """The judge's confidence on each of `rows` (its `scores` on them), from its source: stored where the source
+    stores them (a row without one: 0, left to people), else the distance from the pass mark."""
+    import numpy as np
+
+    found = found or source(project, judge)
+    if found == "mark":
+        return confidence(scores, judge.metric)
+    stored = stored_confidence(project, judge, rows)
+    return np.array([stored.get(int(r)) or 0.0 for r in rows], dtype=float)
 
 
 def smallest_n(alpha: float, delta: float) -> int:
@@ -206,13 +267,18 @@ def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: fl
     mark = METRICS[judge.metric].pass_mark
     assert mark is not None
     cal = calibration(project, judge)
+    found_source = source(project, judge)
     out: dict[str, Any] = {"judge": judge.name, "metric": judge.metric, "alpha": alpha, "delta": delta,
-                           "confidence": "the score's distance from the pass mark", "slices": {}, "runs": {},
-                           "outside_sample": cal["outside"]}
+                           "confidence": source_text(project, judge, found_source), "source": found_source,
+                           "slices": {}, "runs": {}, "outside_sample": cal["outside"],
+                           "could_ask": found_source == "mark" and judge.calls_llm}
     if cal["rows"].size == 0:
         out["slices"][ALL] = Selection(alpha, delta, None, 0, needed="no rated rows yet").as_dict()
         return out
-    conf = confidence(cal["judge"], judge.metric)
+    conf = confidences(project, judge, cal["rows"], cal["judge"], found_source)
+    if found_source != "mark":
+        out["rated_without_confidence"] = int(sum(v is None for v in
+                                                  stored_confidence(project, judge, cal["rows"]).values()))
     agree = (cal["judge"] >= mark) == (cal["human"] >= mark)
     w, slices = cal["weights"], cal["slice"]
     found = {ALL: select(conf, agree, w, alpha=alpha, delta=delta)}
@@ -272,7 +338,7 @@ def stages(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta
         for r, hs, wi in zip(cal["rows"].tolist(), cal["human"].tolist(), ws.tolist(), strict=True):
             human[r], weight[r] = hs, wi
     rows = sorted(human)
-    confs = [confidence([frames[j.name].get(r, mark) for r in rows], metric) for j in judges]
+    confs = [confidences(project, j, rows, [frames[j.name].get(r, mark) for r in rows]) for j in judges]
     judged = [np.array([r in frames[j.name] for r in rows], dtype=bool) for j in judges]
     agrees = [np.array([(frames[j.name].get(r, mark) >= mark) == (human[r] >= mark) for r in rows], dtype=bool)
               for j in judges]
@@ -316,7 +382,7 @@ def route(project: Project, judges: list[Judge], levels: list[float | None], run
         waiting = [r for r in rows if out[r] is None and r in scores]
         if not waiting:
             continue
-        conf = confidence([scores[r] for r in waiting], j.metric)
+        conf = confidences(project, j, waiting, [scores[r] for r in waiting])
         for r, c in zip(waiting, conf, strict=True):
             if c >= level:
                 out[r] = j.name
@@ -441,7 +507,14 @@ def combine(judge_passes: int, decided: int, rows: int, human_passes: int, rated
 def describe(found: dict[str, Any]) -> str:
     """The selective licence in words (display rounding)."""
     lines = [f"{found['judge']} ({found['metric']}): decide only where confident, agreement with the reviewers' "
-             f"pass/fail ≥ {1 - found['alpha']:.0%} on decided rows with probability ≥ {1 - found['delta']:.0%}"]
+             f"pass/fail ≥ {1 - found['alpha']:.0%} on decided rows with probability ≥ {1 - found['delta']:.0%}",
+             f"  confidence: {found['confidence']}"]
+    if found.get("could_ask"):
+        lines.append("  (an LLM judge's confidence can come from asking it again: a stability check of the run — "
+                     "rageval stability, at a temperature above 0 — stores one with each verdict asked)")
+    if found.get("rated_without_confidence"):
+        lines.append(f"  {found['rated_without_confidence']} rated rows were never asked again (confidence 0, left "
+                     "to people): a stability check whose sample takes in the whole run gives them one")
     for name, s in found["slices"].items():
         if s["level"] is None:
             lines.append(f"  {name}: decides no rows ({s['rated']} rated) — {s['needed']}")

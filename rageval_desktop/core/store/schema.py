@@ -713,6 +713,13 @@ CREATE TABLE reviewer_hold_ratings (
 CREATE INDEX reviewer_hold_ratings_rating ON reviewer_hold_ratings (rating_id);
 """
 
+# v20: a confidence for every judgment (issue 47): how sure the judge was of this verdict, 0 to 1 — the share of
+# repeated asks (a stability check) that agreed with it, or what a plug-in kind declared. NULL: none was measured or
+# declared (selective judging then reads the score's distance from the pass mark, core.review.selective).
+SCHEMA_V20 = """
+ALTER TABLE judgments ADD COLUMN confidence REAL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1));
+"""
+
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
 # and a backup leaves them out (backup).
 SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
@@ -749,6 +756,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "an index of judgments' verdicts (reads that need no text)", SCHEMA_V17),
     Migration(18, "judgments, chunks and ratings counted as they change (info flat on a large file)", SCHEMA_V18),
     Migration(19, "reviewers checked: gold items and retests, reviewers set aside", SCHEMA_V19),
+    Migration(20, "a confidence for every judgment", SCHEMA_V20),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -59,6 +59,8 @@ class Scored:
     rationale: str | None = None
     detail: dict[str, Any] | None = None
     latency_ms: float | None = None
+    confidence: float | None = None     # how sure the kind is of this verdict, 0 to 1 (None: the score's distance
+                                        # from the pass mark stands for it)
 
 
 class Target(Protocol):
@@ -80,6 +82,10 @@ def scored_problem(spec: MetricSpec, scored: Any) -> str | None:
         return f"the score {value} is not a finite number"
     if not spec.low <= value <= spec.high:
         return f"the score {value:g} is outside {spec.name}'s scale {spec.low:g}-{spec.high:g}"
+    sure = getattr(scored, "confidence", None)
+    if sure is not None and (isinstance(sure, bool) or not isinstance(sure, (int, float))
+                             or not 0.0 <= float(sure) <= 1.0):
+        return f"the confidence {str(sure)[:40]!r} is not a number from 0 to 1"
     for name in ("label", "rationale"):
         if getattr(scored, name) is not None and not isinstance(getattr(scored, name), str):
             return f"the {name} is {type(getattr(scored, name)).__name__}, not text"

@@ -280,6 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --batch: submit and return; collect later with rageval jobs resume PROJECT ID")
     p.add_argument("--poll-seconds", type=float, metavar="S",
                    help="with --batch: how often to ask the provider (default 30)")
+    p.add_argument("--cascade", metavar="J1,J2",
+                   help="judges of one metric, cheapest first: each is asked only about the rows the ones before "
+                        "it are not sure of (and the rated rows they leave, which calibrate it); the rest go to the "
+                        "desk. Prints who decides each row (--json: per row)")
+    p.add_argument("--alpha", type=float, default=0.1,
+                   help="with --cascade: the disagreement with the reviewers allowed on decided rows (default 0.1)")
+    p.add_argument("--delta", type=float, default=0.1,
+                   help="with --cascade: the chance that guarantee fails (default 0.1, split between the judges)")
     p.add_argument("--json", action="store_true")
 
     p = command("prices", cmd_prices, "the price table used for cost accounting")

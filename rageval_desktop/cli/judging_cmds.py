@@ -108,6 +108,8 @@ def _kinds(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
+    if args.cascade is not None:
+        return _cascade(args)
     if args.batch and args.no_cache:
         raise UsageError("--batch keeps the replies in the request cache: it cannot be used with --no-cache")
     spec = api.job_spec(args.run, args.judge, slice=args.slice, sample=args.sample, rated_only=args.rated_only,
@@ -121,6 +123,57 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if args.batch:
         return _run_batch(args, spec, None)
     return _run_job(args, spec)
+
+
+def _cascade(args: argparse.Namespace) -> int:
+    """rageval judge --cascade J1,J2: each judge on what the ones before it leave (core.jobs.cascade)."""
+    from rageval_desktop.core.jobs import cascade
+
+    clash = [flag for flag, on in (("--judge", args.judge), ("--slice", args.slice), ("--sample", args.sample),
+                                   ("--rated-only", args.rated_only), ("--only-failed", args.only_failed),
+                                   ("--batch", args.batch)) if on]
+    if clash:
+        raise UsageError(f"--cascade chooses each judge's rows itself: drop {', '.join(clash)}")
+    for name, value in (("--alpha", args.alpha), ("--delta", args.delta)):
+        if not 0 < value < 1:
+            raise UsageError(f"{name} is a share between 0 and 1 (not {value:g})")
+    names = args.cascade.split(",")
+    try:
+        return _cascade_run(args, names)
+    except cascade.CascadeUsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _cascade_run(args: argparse.Namespace, names: list[str]) -> int:
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.jobs import cascade
+
+    options: dict[str, Any] = {"concurrency": args.concurrency, "rpm": args.rpm, "timeout": args.timeout,
+                               "use_cache": not args.no_cache, "redo_failed": args.redo_unparsed}
+    if args.dry_run:
+        with open_project(args.project, read_only=True) as project:
+            est = cascade.estimate_cascade(project, names, args.run, alpha=args.alpha, delta=args.delta, **options)
+        for problem in est["problems"]:
+            print(f"warning: the cascade would stop before any work: {problem}", file=sys.stderr)
+        _print(args, est, cascade.describe_estimate(est))
+        return EXIT_OK
+    with open_project(args.project) as project:
+        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
+        try:
+            out = cascade.run_cascade(project, names, args.run, ctx, alpha=args.alpha, delta=args.delta,
+                                      budget_usd=args.budget, **options)
+        except KeyboardInterrupt:
+            print("error: interrupted; every judgment already saved is kept — run the same command to resume",
+                  file=sys.stderr)
+            return EXIT_FAILED
+    if not args.json and sys.stderr.isatty():
+        print(file=sys.stderr)
+    if out["stopped"] in ("fatal", "write_failed"):
+        print(f"error: the cascade stopped: {out['message']}", file=sys.stderr)
+    elif out["stopped"]:
+        print(f"warning: the cascade stopped: {out['message']}", file=sys.stderr)
+    _print(args, out, cascade.describe(out))
+    return EXIT_FAILED if out["stopped"] in ("fatal", "write_failed") else EXIT_OK
 
 
 def _progress(args: argparse.Namespace) -> Any:

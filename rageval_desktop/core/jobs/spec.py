@@ -30,6 +30,7 @@ class JobSpec:
     use_cache: bool = True
     rated_only: bool = False              # only rows humans rated for the judges' metrics (audit a rewritten rubric)
     batch: bool = False                   # through the provider's Batch API (core/jobs/batch.py)
+    row_ids: list[int] | None = None      # only these rows of the run (a cascade's later judges: the rows left)
 
 
 
@@ -46,7 +47,7 @@ def job_judges(project: Project, spec: JobSpec) -> list[Judge]:
 def job_items(project: Project, spec: JobSpec, judges: list[Judge]) -> Plan:
     """What the job has to judge (and how many are judged already: `skipped`), planned from keys: one plan for a run
     and for its dry run."""
-    rows = select_rows(project, spec.run, spec.slice_tag, spec.sample_id)
+    rows = select_rows(project, spec.run, spec.slice_tag, spec.sample_id, spec.row_ids)
     if spec.rated_only:
         rated = rated_rows(project, {j.metric for j in judges})
         rows = [r for r in rows if r in rated]

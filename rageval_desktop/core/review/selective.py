@@ -302,7 +302,8 @@ def latest_scores(project: Project, judge: Judge, rid: int) -> dict[int, float]:
         "GROUP BY j.run_row_id)", (judge.id, rid))}
 
 
-def _same_metric(judges: list[Judge]) -> str:
+def chain_metric(judges: list[Judge]) -> str:
+    """The one metric a cascade's judges decide (raises when they differ, repeat, or it cannot be decided)."""
     if not judges:
         raise RagevalError("name at least one judge")
     metrics = {j.metric for j in judges}
@@ -325,7 +326,7 @@ def stages(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta
     the overall selection of `selective`."""
     import numpy as np
 
-    metric = _same_metric(judges)
+    metric = chain_metric(judges)
     mark = METRICS[metric].pass_mark
     assert mark is not None
     frames: dict[str, dict[int, float]] = {}

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from rageval_desktop.core.base.perturb import DAMAGING, KINDS
+from rageval_desktop.core.base.perturb import BIAS, DAMAGING, KINDS
 from rageval_desktop.core.base.stats import wilson
 from rageval_desktop.core.jobs.checks import kind_verdict
 
@@ -32,6 +32,18 @@ def probe_outcomes(right_damaging: float, up_not_up: float, n: int, runs: int, r
             damaging = kind in DAMAGING
             right = int(rng.binomial(n, right_damaging)) if damaging else n - int(rng.binomial(n, up_not_up))
             verdicts.append(kind_verdict(right, n, damaging, len(KINDS))[0])
+        outcome = "fail" if "fail" in verdicts else "pass" if all(v == "pass" for v in verdicts) else \
+            "needs more data"
+        out[outcome] += 1
+    return {k: v / runs for k, v in out.items()}
+
+
+def battery_outcomes(moved: list[float], n: int, runs: int, rng: np.random.Generator) -> dict:
+    """Share of simulated bias batteries (its four kinds, n counted rows each; kind k moves the verdict the wrong
+    way — any move for passage_order, up for the rest — on a share moved[k] of rows) that fail, pass, or need more."""
+    out = {"fail": 0, "pass": 0, "needs more data": 0}
+    for _ in range(runs):
+        verdicts = [kind_verdict(n - int(rng.binomial(n, share)), n, False, len(BIAS))[0] for share in moved]
         outcome = "fail" if "fail" in verdicts else "pass" if all(v == "pass" for v in verdicts) else \
             "needs more data"
         out[outcome] += 1
@@ -101,6 +113,16 @@ def main() -> None:
     for name, right, up in judges:
         for n in (30, 50, 100):
             r = probe_outcomes(right, up, n, args.runs, rng)
+            print(f"{name:<46} {n:>4} {r['fail']:>7.1%} {r['pass']:>7.1%} {r['needs more data']:>11.1%}")
+    print("\nBias battery: four kinds (passage_order: the verdict moved either way; fake_citation, lengthen,")
+    print("self_author: moved up), n counted rows each; a kind fails when shown over 20% (Bonferroni over 4).\n")
+    print(f"{'judge':<46} {'n':>4} {'fail':>7} {'pass':>7} {'needs more':>11}")
+    for name, moved in (("at the boundary on every kind (false alarm)", [0.2] * 4),
+                        ("swayed by length alone, on 40% of rows", [0.02, 0.02, 0.4, 0.02]),
+                        ("position bias on 35%, the rest at 5%", [0.35, 0.05, 0.05, 0.05]),
+                        ("good: 2% on every kind", [0.02] * 4)):
+        for n in (30, 50, 100):
+            r = battery_outcomes(moved, n, args.runs, rng)
             print(f"{name:<46} {n:>4} {r['fail']:>7.1%} {r['pass']:>7.1%} {r['needs more data']:>11.1%}")
     print("\nStability: the flip rate's 95% Wilson interval against the true row flip rate (5 repeats).")
     print(f"{'q per call':>10} {'true rate':>10} {'rows':>5} {'coverage':>9}")

@@ -615,7 +615,13 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--repeats", type=int, default=5, help="times each row is asked (default 5)")
         else:
             p.add_argument("--kinds", help="comma-separated, of drop_fact, negate, swap_entity, truncate, empty, pad, "
-                                           "inject (default all)")
+                                           "inject (default all); with --battery, of passage_order, fake_citation, "
+                                           "lengthen, self_author")
+            p.add_argument("--battery", action="store_true",
+                           help="the RAG bias battery instead, a check of its own: the passages in reverse order "
+                                "(the verdict should not move), a citation to no passage, the answer lengthened "
+                                "without new facts, a line naming the judge's own model family as the author (none "
+                                "should raise it); a failure bars the gate licence as a failed probe does")
         p.add_argument("--seed", type=int, default=0, help="which rows are sampled (default 0)")
         p.add_argument("--budget", type=float, metavar="USD", help="stop before spending more")
         p.add_argument("--dry-run", action="store_true", help="estimate the calls and the cost; send nothing")

@@ -33,16 +33,17 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     from rageval_desktop.core.jobs import checks
 
     if not args.judge or not args.run:
-        raise UsageError(f"rageval {kind} needs --judge and --run (or --delete)")
+        name = "probe --battery" if kind == "bias" else kind
+        raise UsageError(f"rageval {name} needs --judge and --run (or --delete)")
     with open_project(args.project, read_only=args.dry_run) as project:
         try:
             if kind == "stability":
                 check = checks.plan_stability(project, args.judge, args.run, sample=args.sample,
                                               repeats=args.repeats, seed=args.seed)
             else:
-                kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else list(checks.KINDS)
+                kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else None
                 check = checks.plan_probe(project, args.judge, args.run, sample=args.sample, kinds=kinds,
-                                          seed=args.seed)
+                                          seed=args.seed, battery=kind == "bias")
         except checks.CheckUsageError as exc:
             raise UsageError(exc.for_cli()) from None
         est = checks.estimate(project, check)
@@ -113,7 +114,8 @@ def _stability_text(s: dict[str, Any]) -> str:
 
 def _probe_text(s: dict[str, Any]) -> str:
     said = {True: "passed", False: "FAILED", None: "needs more data"}[s["passed"]]
-    lines = [f"probe of {s['judge']} ({s['metric']}) on {s['run']}: {said}"
+    what = "bias battery" if s["check"] == "bias" else "probe"
+    lines = [f"{what} of {s['judge']} ({s['metric']}) on {s['run']}: {said}"
              + (f" ({', '.join(s['failed'])})" if s["failed"] else "")]
     for k in s["kinds"].values():
         share = "—" if k["share"] is None else f"{k['share']:.0%}"
@@ -129,4 +131,5 @@ def cmd_stability(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    return _delete(args, "probe") if args.delete else _run(args, "probe")
+    kind = "bias" if args.battery else "probe"
+    return _delete(args, kind) if args.delete else _run(args, kind)

@@ -92,6 +92,15 @@ def test_a_failed_probe_of_the_judge_as_it_is_bars_the_gate_licence(demo):
     barred = licence(demo, judge)
     assert (barred.tier, barred.reasons) == ("monitor", ("failed probe: inject, pad",))
     assert barred.evidence["probe"]["passed"] is False
+    # the bias battery is a check of its own: a passing probe recorded after it does not wash its failure away
+    battery = Check("bias", judge, "v1", "bias: answer-recall on v1", [], ["lengthen"])
+    record_summary(demo, battery, {"check": "bias", "passed": False, "failed": ["lengthen"]})
+    record_summary(demo, check, {"check": "probe", "passed": True, "failed": []})
+    biased = licence(demo, judge)
+    assert (biased.tier, biased.reasons) == ("monitor", ("failed bias battery: lengthen",))
+    assert biased.evidence["probe"]["passed"] is True and biased.evidence["bias"]["passed"] is False
+    record_summary(demo, battery, {"check": "bias", "passed": True, "failed": []})
+    assert licence(demo, judge).tier == "gate"
     with demo.write("the judge changes") as w:
         w.execute("UPDATE judges SET params = json_set(params, '$.measure', 'f1') WHERE name = 'answer-recall'")
     changed = licence(demo, get_judge(demo, "answer-recall"))

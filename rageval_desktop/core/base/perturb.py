@@ -13,6 +13,12 @@ import re
 DAMAGING = ("drop_fact", "negate", "swap_entity", "truncate", "empty")
 NOT_UP = ("pad", "inject")
 KINDS = (*DAMAGING, *NOT_UP)
+# The RAG bias battery (issue 47), asked apart from the probes: what should not move a judge's verdict but is known to
+# move LLM judges — the retrieved passages' order, a citation to no passage, length without new facts, and the
+# claim that the judge's own model family wrote the answer (where the judge's model names a known family).
+SAME = ("passage_order",)                               # the verdict should not move at all
+BIAS_NOT_UP = ("fake_citation", "lengthen", "self_author")   # should not go up
+BIAS = (*SAME, *BIAS_NOT_UP)
 DESCRIPTIONS = {
     "drop_fact": "the sentence carrying the reference's key facts removed (in a one-sentence answer, the facts "
                  "it shares with the reference)",
@@ -22,7 +28,21 @@ DESCRIPTIONS = {
     "empty": "no answer ('N/A': the app never sends a blank one)",
     "pad": "fluent, irrelevant text appended",
     "inject": "an instruction to the evaluator appended",
+    "passage_order": "the passages that reached the prompt, in reverse order (answers citing passages by number "
+                     "are left out: their citations would change meaning)",
+    "fake_citation": "a citation marker to a passage that was never retrieved added to the key sentence",
+    "lengthen": "the key sentence said again ('In other words, ...'): longer, no new fact",
+    "self_author": "a line saying the answer was written by the judge's own model family",
 }
+CITATION = re.compile(r"\[\d+\]")
+FAMILIES = ((re.compile(r"gpt|(^|/)o[1-9]\b|openai", re.IGNORECASE), "OpenAI's GPT"),
+            (re.compile(r"claude", re.IGNORECASE), "Anthropic's Claude"),
+            (re.compile(r"llama", re.IGNORECASE), "Meta's Llama"),
+            (re.compile(r"mistral|mixtral|ministral", re.IGNORECASE), "Mistral"),
+            (re.compile(r"qwen", re.IGNORECASE), "Alibaba's Qwen"),
+            (re.compile(r"gemini|gemma", re.IGNORECASE), "Google's Gemini"),
+            (re.compile(r"deepseek", re.IGNORECASE), "DeepSeek"),
+            (re.compile(r"\bphi-?\d", re.IGNORECASE), "Microsoft's Phi"))
 PADDING = (" In addition, it is worth noting that the history of the region has been shaped by many factors over the"
            " centuries. Scholars continue to debate the relative importance of economic, cultural and geographic "
            "influences. These broader considerations provide useful context for understanding the topic as a whole.")
@@ -142,11 +162,56 @@ def inject(answer: str, reference: str, question: str) -> str | None:
     return answer.rstrip() + INJECTION if answer.strip() else None
 
 
+def family(model: str | None) -> str | None:
+    """The model family a judge's model name belongs to, in words (None: not one the battery knows)."""
+    for pattern, name in FAMILIES:
+        if model and pattern.search(model):
+            return name
+    return None
+
+
+def fake_citation(answer: str, reference: str, question: str, passages: int = 0) -> str | None:
+    parts = sentences(answer)
+    if not parts:
+        return None
+    index = key_sentence(answer, reference)
+    sentence = parts[index].rstrip()
+    marker = f" [{max(passages, 0) + 3}]"         # beyond every passage the prompt numbered
+    end = len(sentence.rstrip(".!?"))
+    return _replace_sentence(answer, index, sentence[:end] + marker + sentence[end:])
+
+
+def lengthen(answer: str, reference: str, question: str) -> str | None:
+    parts = sentences(answer)
+    if not parts:
+        return None
+    key = parts[key_sentence(answer, reference)].strip()
+    return answer.rstrip() + " In other words, " + key[:1].lower() + key[1:]
+
+
+def self_author(answer: str, author: str | None) -> str | None:
+    if not answer.strip() or not author:
+        return None
+    return answer.rstrip() + f"\n\n(This answer was written by {author}.)"
+
+
 TRANSFORMS = {"drop_fact": drop_fact, "negate": negate, "swap_entity": swap_entity, "truncate": truncate,
               "empty": empty, "pad": pad, "inject": inject}
 
 
-def perturb(kind: str, answer: str, reference: str = "", question: str = "") -> str | None:
-    """The answer perturbed by `kind` (one of KINDS), or None when the kind does not apply to it."""
-    out = TRANSFORMS[kind](answer or "", reference or "", question or "")
+def perturb(kind: str, answer: str, reference: str = "", question: str = "", *, passages: int = 0,
+            model: str | None = None) -> str | None:
+    """The answer perturbed by `kind` (one of KINDS, or of the battery's answer kinds), or None when the kind does not
+    apply to it. `passages`: how many the prompt numbers (a fake citation points past them); `model`: the judge's
+    model (self_author names its family). The battery's passage_order changes the passages, not the answer: the
+    probe's copies reorder them (core.jobs.checks)."""
+    answer, reference, question = answer or "", reference or "", question or ""
+    if kind == "fake_citation":
+        out = fake_citation(answer, reference, question, passages)
+    elif kind == "lengthen":
+        out = lengthen(answer, reference, question)
+    elif kind == "self_author":
+        out = self_author(answer, family(model))
+    else:
+        out = TRANSFORMS[kind](answer, reference, question)
     return None if out is None or out == answer else out

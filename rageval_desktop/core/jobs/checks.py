@@ -22,7 +22,7 @@ from typing import Any
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.base.perturb import DAMAGING, DESCRIPTIONS, KINDS, perturb
+from rageval_desktop.core.base.perturb import BIAS, CITATION, DAMAGING, DESCRIPTIONS, KINDS, SAME, perturb
 from rageval_desktop.core.base.stats import wilson
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 from rageval_desktop.core.jobs.estimate import MESSAGE_OVERHEAD, TYPICAL_REPLY, token_counter
@@ -49,9 +49,15 @@ class CheckUsageError(RagevalError):
     """An impossible check (a judge that cannot be checked this way, a sample of nothing): exit 2."""
 
 
+def purpose_of(kind: str) -> str:
+    """The check run's purpose (runs.purpose) and the summary's kind in judge_checks: the bias battery is a probe
+    of its own, kept apart by its run's name and its summary's `check`."""
+    return "probe" if kind == "bias" else kind
+
+
 @dataclass
 class Check:
-    kind: str                       # stability | probe
+    kind: str                       # stability | probe | bias (the RAG bias battery)
     judge: Judge
     source_run: str
     check_run: str
@@ -98,10 +104,18 @@ def sample_rows(project: Project, judge: Judge, run: str, size: int, seed: int =
     return sorted(rows[int(i)] for i in picked)
 
 
+def _prompt_ranks(conn: Any, row: int, passages_k: int) -> list[int]:
+    """The ranks of the row's passages that reach the prompt (core.store.queries.row_fields' rule)."""
+    listed = conn.execute("SELECT rank, in_prompt FROM retrieved_passages WHERE run_row_id = ? ORDER BY rank",
+                          (row,)).fetchall()
+    return [r for r, flag in listed if flag == 1] or [r for r, flag in listed if flag is None][:passages_k]
+
+
 def _copy(project: Project, check: Check, purpose: str, copies: list[tuple[int, str, str | None]]) -> int:
-    """Copy (source row, variant, answer or None: unchanged) into the check run with the rows' passages; a copy
-    that exists already is kept as it is (its judgment too). Returns the copies in the run."""
-    config = {"purpose": purpose, "judge": check.judge.name, "source_run": check.source_run}
+    """Copy (source row, variant, answer or None: unchanged) into the check run with the rows' passages — for the
+    battery's passage_order, the prompt's passages in reverse order; a copy that exists already is kept as it is
+    (its judgment too). Returns the copies in the run."""
+    config = {"purpose": purpose, "judge": check.judge.name, "source_run": check.source_run, "check": check.kind}
     with project.write(f"prepare {purpose} check", changed=(Area.RUNS,)) as conn:
         found = conn.execute("SELECT id, purpose FROM runs WHERE name = ?", (check.check_run,)).fetchone()
         if found is not None and found[1] != purpose:
@@ -129,6 +143,13 @@ def _copy(project: Project, check: Check, purpose: str, copies: list[tuple[int, 
             conn.execute("INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score, in_prompt) "
                          "SELECT ?, rank, chunk_id, text, score, in_prompt FROM retrieved_passages WHERE "
                          "run_row_id = ?", (new, source))
+            if variant in SAME:     # the same passages at the same ranks, their texts in reverse order
+                ranks = _prompt_ranks(conn, source, int(check.judge.param("passages_k") or 5))
+                texts = {r: conn.execute("SELECT chunk_id, text, score FROM retrieved_passages WHERE run_row_id = ? "
+                                         "AND rank = ?", (source, r)).fetchone() for r in ranks}
+                for rank, mirror in zip(ranks, reversed(ranks), strict=True):
+                    conn.execute("UPDATE retrieved_passages SET chunk_id = ?, text = ?, score = ? WHERE "
+                                 "run_row_id = ? AND rank = ?", (*texts[mirror], new, rank))
             position += 1
             have.add(external)
     return len(have)
@@ -146,26 +167,51 @@ def plan_stability(project: Project, judge_name: str, run: str, *, sample: int =
                  [f"repeat {i + 1}" for i in range(repeats)])
 
 
-def plan_probe(project: Project, judge_name: str, run: str, *, sample: int = 50, kinds: Sequence[str] = KINDS,
-               seed: int = 0) -> Check:
+def plan_probe(project: Project, judge_name: str, run: str, *, sample: int = 50, kinds: Sequence[str] | None = None,
+               seed: int = 0, battery: bool = False) -> Check:
+    """A probe of the judge (the damaging and not-up kinds), or with `battery` the RAG bias battery (BIAS), each a
+    check of its own."""
     judge = get_judge(project, judge_name)
     _checkable(judge)
-    unknown = [k for k in kinds if k not in KINDS]
+    allowed = BIAS if battery else KINDS
+    kinds = list(allowed) if kinds is None else list(kinds)
+    unknown = [k for k in kinds if k not in allowed]
     if unknown or not kinds:
-        raise CheckUsageError(f"unknown probe kind(s) {', '.join(unknown) or '(none)'}; choose from "
-                              f"{', '.join(KINDS)}", cli_hint="check --kinds")
+        what = "bias battery kind" if battery else "probe kind"
+        raise CheckUsageError(f"unknown {what}(s) {', '.join(unknown) or '(none)'}; choose from "
+                              f"{', '.join(allowed)}", cli_hint="check --kinds")
     rows = sample_rows(project, judge, run, sample, seed)
-    return Check("probe", judge, run, check_run_name("probe", judge.name, run), rows, list(dict.fromkeys(kinds)))
+    kind = "bias" if battery else "probe"
+    return Check(kind, judge, run, check_run_name(kind, judge.name, run), rows, list(dict.fromkeys(kinds)))
+
+
+def _reads_contexts(project: Project, judge: Judge) -> bool:
+    """Whether the passages' order can reach the judge: an LLM judge whose rubric renders them, a local kind that
+    reads them."""
+    if not judge.calls_llm:
+        return bool(judge.kind_of.reads_passages)
+    if judge.rubric_id is None:
+        return False
+    return "contexts" in rubrics.rubric_of(project, judge.rubric_id).template
 
 
 def _probe_copies(project: Project, check: Check) -> list[tuple[int, str, str | None]]:
-    fields = row_fields(project.reader(), check.rows, 0)
+    k = int(check.judge.param("passages_k") or 5)
+    fields = row_fields(project.reader(), check.rows, k)
     out: list[tuple[int, str, str | None]] = []
     skipped = {k: 0 for k in check.variants}
+    ordered = SAME[0] in check.variants and _reads_contexts(project, check.judge)
+    author = check.judge.model if check.judge.calls_llm else None
     for row in check.rows:
         f = fields[row]
+        prompt = [p for p in f["passages"] if p[2] == 1] or [p for p in f["passages"] if p[2] is None][:k]
         for kind in check.variants:
-            answer = perturb(kind, f["answer"], f["reference"], f["question"])
+            if kind in SAME:    # the answer as it is; the copy's passages are reordered (_copy)
+                can = ordered and len(prompt) >= 2 and not CITATION.search(f["answer"])
+                answer = f["answer"] if can else None
+            else:
+                answer = perturb(kind, f["answer"], f["reference"], f["question"], passages=len(prompt),
+                                 model=author)
             if answer is None:
                 skipped[kind] += 1
             else:
@@ -238,7 +284,7 @@ def run_check(project: Project, check: Check, ctx: TaskContext | None = None,
               budget_usd: float | None = None) -> JobStats:
     """Make the check run's copies (those missing) and judge them with the ordinary job: resumable, cancellable,
     counted. The stability job bypasses the request cache."""
-    check.copies = _copy(project, check, check.kind, copies_of(project, check))
+    check.copies = _copy(project, check, purpose_of(check.kind), copies_of(project, check))
     spec = JobSpec(run=check.check_run, judges=[check.judge.name], use_cache=check.kind != "stability",
                    budget_usd=budget_usd)
     return run_judge_job(project, spec, ctx)
@@ -430,6 +476,7 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
     for kind in check.variants:
         part = frame[frame["variant"] == kind]
         damaging = kind in DAMAGING
+        same = kind in SAME
         counted = right = 0
         for row, score in zip(part["source_row"], part["score"], strict=True):
             before = originals.get(int(row))
@@ -437,25 +484,29 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
                 continue
             if damaging and before <= spec.low:
                 continue              # at the floor: it cannot go down
-            if not damaging and before >= spec.high:
+            if not damaging and not same and before >= spec.high:
                 continue              # at the top: it cannot go up
             counted += 1
-            right += int(score < before) if damaging else int(score <= before)
+            right += int(score < before) if damaging else int(score == before) if same else int(score <= before)
         share = right / counted if counted else None
         verdict, decide = kind_verdict(right, counted, damaging, len(check.variants))
-        kinds[kind] = {"kind": kind, "what": DESCRIPTIONS[kind], "expect": "down" if damaging else "not up",
+        kinds[kind] = {"kind": kind, "what": DESCRIPTIONS[kind],
+                       "expect": "down" if damaging else "same" if same else "not up",
                        "rows": counted, "moved_right": right, "share": share, "ci": _wilson(right, counted),
                        "decision_ci": decide, "verdict": verdict,
                        "not_applicable": (check.not_applicable or {}).get(kind, 0)}
     verdicts = [k["verdict"] for k in kinds.values()]
     passed = False if "fail" in verdicts else True if verdicts and all(v == "pass" for v in verdicts) else None
-    return {"check": "probe", "judge": check.judge.name, "metric": check.judge.metric, "run": check.source_run,
+    rule = (f"a damaging kind fails when it is shown to move the score down in under {DAMAGING_BOUNDARY:.0%} of the "
+            f"rows, pad and inject when shown to raise it in over {NOT_UP_BOUNDARY:.0%}"
+            if check.kind == "probe" else
+            f"passage_order fails when it is shown to move the score (either way) in over {NOT_UP_BOUNDARY:.0%} of "
+            f"the rows, the others when shown to raise it in over {NOT_UP_BOUNDARY:.0%}")
+    return {"check": check.kind, "judge": check.judge.name, "metric": check.judge.metric, "run": check.source_run,
             "check_run": check.check_run, "sample": len(check.rows), "kinds": kinds, "passed": passed,
             "failed": [k for k, v in kinds.items() if v["verdict"] == "fail"],
-            "rule": (f"a damaging kind fails when it is shown to move the score down in under "
-                     f"{DAMAGING_BOUNDARY:.0%} of the rows, pad and inject when shown to raise it in over "
-                     f"{NOT_UP_BOUNDARY:.0%}; shown: a Wilson interval at {1 - level:.4g} (family-wise 95% over "
-                     f"{len(check.variants)} kinds); rows at the floor (damaging) or the top (pad, inject) are not "
+            "rule": (f"{rule}; shown: a Wilson interval at {1 - level:.4g} (family-wise 95% over "
+                     f"{len(check.variants)} kinds); rows at the floor (damaging) or the top (not up) are not "
                      "counted"),
             "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
             "judgments": int(len(frame)), "expected_judgments": check.copies or None}
@@ -473,7 +524,7 @@ def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> i
                          [(value, check.judge.id, row, maker.make(row, 0)) for row, value in sure.items()])
         cur = conn.execute("INSERT INTO judge_checks (kind, judge_id, source_run, check_run, fingerprint, summary, "
                            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           (check.kind, check.judge.id, check.source_run, check.check_run,
+                           (purpose_of(check.kind), check.judge.id, check.source_run, check.check_run,
                             json.dumps(fingerprint(project, check.judge)), json.dumps(summary), utcnow()))
         project.audit(conn, f"{check.kind} check", "judge", check.judge.name, run=check.source_run,
                       passed=summary.get("passed"), flip_rate=summary.get("flip_rate"))
@@ -483,10 +534,12 @@ def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> i
 def delete_check_runs(project: Project, kind: str, judge: str | None = None, run: str | None = None) -> list[str]:
     """Delete the check runs of a kind (all, or a judge's, or on a run) with their copies and judgments; the
     summaries stay on record. Returns the names deleted."""
-    sql, params = "SELECT id, name, config FROM runs WHERE purpose = ?", [kind]
+    sql, params = "SELECT id, name, config FROM runs WHERE purpose = ?", [purpose_of(kind)]
     doomed = []
     for rid, name, config in project.reader().execute(sql, params).fetchall():
         c = json.loads(config)
+        if c.get("check", c.get("purpose")) != kind:
+            continue              # the battery's runs and the probes' share a purpose; each goes with its own
         if (judge is None or c.get("judge") == judge) and (run is None or c.get("source_run") == run):
             doomed.append((rid, name))
     if doomed:

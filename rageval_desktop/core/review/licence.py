@@ -65,13 +65,20 @@ def last_audit(project: Project, judge: Judge) -> tuple[str, dict[str, Any]] | N
 
 
 def last_check(project: Project, judge: Judge, kind: str) -> dict[str, Any] | None:
-    """The judge's newest stability or probe summary made on the judge as it is now (None: none, or the judge has
-    changed since), with its id and time."""
-    row = project.reader().execute("SELECT id, fingerprint, summary, created_at FROM judge_checks WHERE judge_id = ? "
-                                   "AND kind = ? ORDER BY id DESC LIMIT 1", (judge.id, kind)).fetchone()
-    if row is None or changed(json.loads(row[1]), fingerprint(project, judge)):
-        return None
-    return {"id": row[0], "at": row[3], **json.loads(row[2])}
+    """The judge's newest stability, probe or bias-battery summary made on the judge as it is now (None: none, or
+    the judge has changed since), with its id and time. The battery is kept as a probe (judge_checks.kind) whose
+    summary says `check: bias`."""
+    stored = "probe" if kind == "bias" else kind
+    for cid, fp, summary, at in project.reader().execute(
+            "SELECT id, fingerprint, summary, created_at FROM judge_checks WHERE judge_id = ? AND kind = ? "
+            "ORDER BY id DESC", (judge.id, stored)):
+        found = json.loads(summary)
+        if found.get("check", stored) != kind:
+            continue
+        if changed(json.loads(fp), fingerprint(project, judge)):
+            return None
+        return {"id": cid, "at": at, **found}
+    return None
 
 
 def licence(project: Project, judge: Judge, result: Agreement | None = None, *, run: str | None = None) -> Licence:
@@ -97,11 +104,12 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
         "statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci), "n": result.n,
         "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
     few = [f"n = {result.n} < {pol.min_n}"] if result.n < pol.min_n else []
-    probe = last_check(project, judge, "probe")
-    if probe is not None:
-        evidence["probe"] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
-        if probe.get("passed") is False:
-            few.append(f"failed probe: {', '.join(probe.get('failed', []))}")
+    for kind, said in (("probe", "failed probe"), ("bias", "failed bias battery")):
+        probe = last_check(project, judge, kind)
+        if probe is not None:
+            evidence[kind] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
+            if probe.get("passed") is False:
+                few.append(f"{said}: {', '.join(probe.get('failed', []))}")
     if low is not None and low >= pol.threshold and not few:
         if run is not None:
             moved_here = transport(project, judge, run)

@@ -48,6 +48,18 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     assert stored == [("stability", "v2"), ("probe", "v2")]
     qtbot.waitUntil(lambda: any(audit.model.record(r)["probe"] != "—" for r in range(audit.model.rowCount())),
                     timeout=30_000)
+    # the bias battery from the same dialog: a check of its own, shown beside the probe
+    judges = lambda: [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]  # noqa: E731
+    audit.table.selectRow(judges().index("answer-recall"))
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[3][2], True))
+    with qtbot.waitSignal(w.task_finished, timeout=60_000):
+        audit.check_button.click()
+    qtbot.waitUntil(lambda: "battery" in audit.model.record(judges().index("answer-recall"))["probe"],
+                    timeout=30_000)
+    cell = audit.model.record(judges().index("answer-recall"))
+    assert "bias battery: " in cell["probe__tip"] and "lengthen" in cell["probe__tip"]
+    assert w.project.reader().execute("SELECT COUNT(*) FROM judge_checks WHERE kind = 'probe' AND "
+                                      "json_extract(summary, '$.check') = 'bias'").fetchone()[0] == 1
     # false accepts first: a row opens on the review card of the sample that holds it, else in its run's table
     audit.table.selectRow([audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
                           .index("minilm-similarity"))

@@ -33,8 +33,10 @@ COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"),
            ("compared_with", "compared with")]
 
 
-def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None) -> dict[str, str]:
-    """The Audit table's cells for a judge's newest checks (of the judge as it is now), with their tips."""
+def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None,
+                bias: dict[str, Any] | None = None) -> dict[str, str]:
+    """The Audit table's cells for a judge's newest checks (of the judge as it is now), with their tips; the bias
+    battery shares the probe's cell."""
     out = {"stability": "—", "stability__tip": "not asked again yet: Check judge… → Stability",
            "probe": "—", "probe__tip": "not probed yet: Check judge… → Probe"}
     if stability is not None:
@@ -54,6 +56,14 @@ def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None) 
         out["probe__tip"] = "; ".join(
             f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} moved {k['expect']})"
             for k in probe.get("kinds", {}).values())
+    if bias is not None:
+        said = {True: "passed", False: "failed", None: "needs more data"}[bias.get("passed")]
+        cell = "battery " + said + (f": {', '.join(bias.get('failed', []))}" if bias.get("failed") else "")
+        out["probe"] = cell if probe is None else f"{out['probe']}; {cell}"
+        tip = "bias battery: " + "; ".join(f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} stayed "
+                                           f"{'the same' if k['expect'] == 'same' else 'not up'})"
+                                           for k in bias.get("kinds", {}).values())
+        out["probe__tip"] = tip if probe is None else f"{out['probe__tip']}\n{tip}"
     return out
 
 
@@ -85,7 +95,8 @@ def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any]
     return (results, {r.judge: licence(project, judges[r.judge], r).describe() for r in results},
             {r.judge: pass_fail(project, judges[r.judge]) for r in results},
             {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
-                                     last_check(project, judges[r.judge], "probe")),
+                                     last_check(project, judges[r.judge], "probe"),
+                                     last_check(project, judges[r.judge], "bias")),
                        **run_order_texts(system_agreement(project, judges[r.judge])),
                        "selective": selective_text(project, judges[r.judge])} for r in results})
 
@@ -107,11 +118,12 @@ def selective_text(project: Any, judge: Any) -> str:
 
 
 def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str, Any]:
-    """Stability or a probe of a judge on a run, as `rageval stability|probe` with its defaults, recorded."""
+    """Stability, a probe or the bias battery of a judge on a run, as `rageval stability|probe [--battery]` with
+    their defaults, recorded."""
     from rageval_desktop.core.jobs import checks
 
     check = (checks.plan_stability(project, judge, run) if kind == "stability" else
-             checks.plan_probe(project, judge, run))
+             checks.plan_probe(project, judge, run, battery=kind == "bias"))
     stats = checks.run_check(project, check, ctx)
     summary = (checks.stability_summary if kind == "stability" else checks.probe_summary)(project, check)
     if stats.stopped is None:
@@ -148,7 +160,9 @@ class AuditView(QWidget):
         self.check_button = QPushButton("Check &judge…")
         self.check_button.setToolTip("Ask the selected judge again on 50 of the rows it judged in the current run, "
                                      "5 times each (stability: flip rate), or judge perturbed copies of them (probe: "
-                                     "does it notice a dropped fact, a negation, padding, an injected instruction?)")
+                                     "does it notice a dropped fact, a negation, padding, an injected instruction? "
+                                     "bias battery: is it moved by the passages' order, a fake citation, length, "
+                                     "its own family named as the author?)")
         for b in (self.apply_button, self.rerun_button, self.align_button, self.check_button, self.retire_button,
                   self.reinstate_button):
             top.addWidget(b)
@@ -357,12 +371,14 @@ class AuditView(QWidget):
         run = self.state.current_run
         if r is None or not run:
             return
-        kinds = ["Stability: ask again 5 times (flip rate)", "Probe: perturbed copies (does it notice?)"]
+        kinds = ["Stability: ask again 5 times (flip rate; a confidence for each row asked)",
+                 "Probe: perturbed copies (does it notice?)",
+                 "Bias battery: passages reversed, a fake citation, longer, its own family as author"]
         choice, ok = QInputDialog.getItem(self, "Check judge", f"Check {r.judge} on 50 rows of {run}:", kinds, 0,
                                           False)
         if not ok:
             return
-        kind = "stability" if choice == kinds[0] else "probe"
+        kind = ("stability", "probe", "bias")[kinds.index(choice)]
         project, judge = self.state.project, r.judge
 
         def done(summary: dict[str, Any]) -> None:
@@ -372,10 +388,12 @@ class AuditView(QWidget):
             else:
                 said = {True: "passed", False: "failed", None: "needs more data"}[summary.get("passed")]
             stopped = f" (stopped: {summary['stopped']}; run it again to finish)" if summary.get("stopped") else ""
-            self.state.status(f"{kind} of {judge} on {run}: {said}{stopped}")
+            what = "bias battery" if kind == "bias" else kind
+            self.state.status(f"{what} of {judge} on {run}: {said}{stopped}")
             self.refresh()
 
-        self.state.run_task(f"{kind.capitalize()} of {judge}", _check, project, kind, judge, run, on_done=done)
+        title = "Bias battery" if kind == "bias" else kind.capitalize()
+        self.state.run_task(f"{title} of {judge}", _check, project, kind, judge, run, on_done=done)
 
     def run_on_rated(self) -> None:
         from rageval_desktop.core.jobs.spec import JobSpec

@@ -404,7 +404,7 @@ class Project:
         ks = tuple(sorted({int(x) for x in k}))
         if not ks or min(ks) < 1:
             raise UsageError("k values must be at least 1")
-        _estimator(estimator)
+        _estimator(estimator, selective=False)
         summary = dashboard(self.core, run, ks)
         summary["estimator"] = estimator
         return Metrics(summary)
@@ -488,13 +488,13 @@ class Project:
         from rageval_desktop.core.judges.registry import get_judge
         from rageval_desktop.core.review import agreement
         from rageval_desktop.core.review.accepts import pass_fail
-        from rageval_desktop.core.review.licence import licence
+        from rageval_desktop.core.review.licence import licence, record_audit
         from rageval_desktop.core.review.system import system_agreement
 
         results = agreement.audit_all(self.core, judge)
         out = []
         for r in results:
-            action = agreement.apply(self.core, r) if apply else None
+            action = record_audit(self.core, r) if apply else None
             held = get_judge(self.core, r.judge)
             item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
                     "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
@@ -584,9 +584,11 @@ def job_spec(run: str, judges: Sequence[str] | None = None, *, slice: str | None
                    batch=batch)
 
 
-def _estimator(name: str) -> str:
-    if name not in ("mean", "ppi"):
-        raise UsageError(f"estimator is 'mean' or 'ppi' (got '{name}')")
+def _estimator(name: str, *, selective: bool = True) -> str:
+    """An estimator's name, checked: 'mean' or 'ppi', and for comparisons and the gate 'selective'."""
+    known = ("mean", "ppi", "selective") if selective else ("mean", "ppi")
+    if name not in known:
+        raise UsageError(f"estimator is {', '.join(repr(k) for k in known)} (got '{name}')")
     return name
 
 

@@ -341,9 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate", required=True)
     p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics; also "
                    "recall@k (share of gold chunks in the top k), precision@k, ndcg@k")
-    p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
-                   help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
-                        "prediction-powered inference; needs 10 rated questions per slice)")
+    p.add_argument("--estimator", choices=["mean", "ppi", "selective"], default="mean",
+                   help="judge metrics as the judges' mean (default), corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "
+                        "a selective judge's decided rows and the desk's ratings of the rest (selective: needs a "
+                        "rated sample of its abstentions on each run, rageval sample --abstained)")
     p.add_argument("--json", action="store_true")
 
     p = command("gate", cmd_gate, "may the candidate replace the baseline? exit 0 pass (every gated cell shown "
@@ -384,9 +386,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
                         "reported and kept in the decision record")
     p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
-    p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
-                   help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
-                        "prediction-powered inference; needs 10 rated questions per slice)")
+    p.add_argument("--estimator", choices=["mean", "ppi", "selective"], default="mean",
+                   help="judge metrics as the judges' mean (default), corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "
+                        "a selective judge's decided rows and the desk's ratings of the rest (selective: needs a "
+                        "rated sample of its abstentions on each run, rageval sample --abstained)")
     p.add_argument("--json", action="store_true", help="print the whole decision as JSON (full precision)")
     p.add_argument("--record", metavar="DIR", help="keep the decision in the project, signed and chained to the "
                                                    "previous one, and write it to DIR as JSON and Markdown")

@@ -24,8 +24,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
             judges = [{**registry.judge_summary(j), "licence": licence(project, j).as_dict()}
                       for j in registry.list_judges(project)]
         text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} "
-                         f"{j['status']:<8} licence: {j['licence']['tier']}"
-                         + (f" ({'; '.join(j['licence']['reasons'])})" if j["licence"]["reasons"] else "")
+                         f"{j['status']:<8} licence: {j['licence']['said']}"
                          for j in judges) or "no judges yet"
         _print(args, judges, text)
         return EXIT_OK

@@ -47,6 +47,9 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
                  f"on n={u['n']}")
         if u["verdict"] == NEEDS_MORE:
             return head + f", about {u['needed']} more rated rows"
+        if u.get("selective"):
+            return head + ("; kept for the rows it decides (a selective licence): its means here count every row — "
+                           "compare and gate with --estimator selective")
         return head + "; record it with rageval agreement --apply"
     return [line(u) for u in items]
 

@@ -98,8 +98,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         if r.get("look") in ("interim", "final"):
             lines.append(f"{'':<22} {planned_text(r)}")
         held = r["licence"]
-        lines.append(f"{'':<22} licence: {held['tier']}" + (f" ({'; '.join(held['reasons'])})" if held["reasons"]
-                                                             else ""))
+        lines.append(f"{'':<22} licence: {held['said']}")
         found = r["pass_fail"]
         if found and found["slices"].get("all", {}).get("n"):
             whole = found["slices"]["all"]

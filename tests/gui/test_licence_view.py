@@ -6,6 +6,7 @@ import shutil
 
 from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.review import agreement
+from rageval_desktop.core.review.licence import record_audit
 from rageval_desktop.core.store.project import Project
 from tests.gui.conftest import close_window, open_window
 
@@ -15,13 +16,15 @@ def test_the_judges_page_shows_each_licence(qtbot, demo_file, tmp_path):
     shutil.copy(demo_file, path)
     with Project.open(path) as p:      # the audits recorded, as `rageval agreement --apply` does
         for judge in list_judges(p):
-            agreement.apply(p, agreement.agreement(p, judge))
+            record_audit(p, agreement.agreement(p, judge))
     w = open_window(qtbot, path)
     with qtbot.waitSignal(w.read_finished, timeout=20_000):
         w.select_nav("judges")
     view = w.judges_view
     qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in view.model.records), timeout=20_000)
     shown = {r["name"]: r["licence"] for r in view.model.records}
-    assert shown["minilm-similarity"] == "explore (retired)"
-    assert shown["answer-recall"].startswith("monitor (lower bound 0.6")
+    # κ 0.49: retired as a whole, but kept for the rows it is sure of; κ 0.90: sure of every row
+    assert shown["minilm-similarity"].startswith("selective: gates only the rows it decides — confidence ≥ 0.27")
+    assert shown["answer-recall"].startswith("selective: gates only the rows it decides — confidence ≥ 0.00, 100%")
+    assert shown["answer-recall"].endswith("(lower bound 0.68 < 0.7)")
     close_window(qtbot, w)

@@ -15,6 +15,7 @@ bound to the judge's fingerprint: a changed judge's old probe neither bars nor g
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,7 +105,7 @@ def sample_rows(project: Project, judge: Judge, run: str, size: int, seed: int =
     return sorted(rows[int(i)] for i in picked)
 
 
-def _prompt_ranks(conn: Any, row: int, passages_k: int) -> list[int]:
+def _prompt_ranks(conn: sqlite3.Connection, row: int, passages_k: int) -> list[int]:
     """The ranks of the row's passages that reach the prompt (core.store.queries.row_fields' rule)."""
     listed = conn.execute("SELECT rank, in_prompt FROM retrieved_passages WHERE run_row_id = ? ORDER BY rank",
                           (row,)).fetchall()
@@ -363,10 +364,11 @@ def row_confidences(project: Project, check: Check) -> dict[int, float]:
     if mark is None:
         return {}
     originals = _originals(project, check)
+    frame = _verdicts(project, check)
     asks: dict[int, list[bool]] = {}
-    for row, _, score, _ in _copy_judgments(project, check):
-        if row in originals and score is not None:
-            asks.setdefault(row, []).append(float(score) >= mark)
+    for row, score in zip(frame["source_row"], frame["score"], strict=True):
+        if int(row) in originals and score is not None and score == score:
+            asks.setdefault(int(row), []).append(float(score) >= mark)
     out = {}
     for row, answers in asks.items():
         verdict = originals[row] >= mark
@@ -428,13 +430,11 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
             "flip_definition": "the share of rows asked every repeat whose pass/fail (score >= the pass mark) was not "
                                "the same in all of them; rows with a failed repeat are left out (incomplete_rows)",
             "slices": out,
-            "confidence": _confidence_summary(project, check),
             "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
             "judgments": int(len(frame)), "expected_judgments": len(check.rows) * len(check.variants)}
 
 
-def _confidence_summary(project: Project, check: Check) -> dict[str, Any]:
-    found = row_confidences(project, check)
+def _confidence_summary(check: Check, found: dict[int, float]) -> dict[str, Any]:
     values = sorted(found.values())
     return {"rows": len(found), "of_rows": len(check.rows),
             "unanimous": sum(v == 1.0 for v in values),
@@ -514,8 +514,11 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
 
 def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> int:
     """Keep the check's summary, bound to the judge's fingerprint. A stability check also stores each asked row's
-    confidence with the judge's verdict on it (row_confidences), in the same transaction."""
+    confidence with the judge's verdict on it (row_confidences), in the same transaction, and says so in the
+    summary (`confidence`)."""
     sure = row_confidences(project, check) if check.kind == "stability" else {}
+    if check.kind == "stability":
+        summary["confidence"] = _confidence_summary(check, sure)
     maker = KeyMaker(check.judge)
     areas = (Area.AUDIT, Area.JUDGMENTS) if sure else (Area.AUDIT,)
     with project.write(f"record {check.kind} check", changed=areas) as conn:

@@ -15,10 +15,13 @@ from typing import Any
 
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.stats import diff_ci, paired_se
+from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.metrics import selective_cells
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question, source_metric
+from rageval_desktop.core.review.selective import decidable
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -70,6 +73,34 @@ def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
     return {**found, "estimator": "ppi"}
 
 
+COMPARE_ESTIMATORS = (*ESTIMATORS, "selective")
+
+
+def selective_metric(metric: str) -> bool:
+    """Whether the selective estimator compares `metric` (a judge metric rated per row, with a pass mark); others
+    stay judge means."""
+    return applies(metric) and decidable(metric) is None
+
+
+def _selective_cells(project: Project, out: dict[str, Any], joined: Any, members: dict[str, set[str]],
+                     absent: set[str]) -> dict[str, dict[str, Any]]:
+    """metric -> slice -> cell (or why), for the metrics the selective estimator compares."""
+    questions = {int(q) for q in joined.index}
+    slice_of = {int(q): str(s) for q, s in zip(joined.index, joined[("a", "slice")], strict=True)}
+    found: dict[str, dict[str, Any]] = {}
+    for m in out["metrics"]:
+        if m in absent or not selective_metric(m):
+            continue
+        names = out["judges"].get(m, [])
+        if len(names) != 1:
+            found[m] = {s: {"why": f"{m} is scored by {len(names)} judges: a selective estimate reads one"}
+                        for s in members}
+            continue
+        found[m] = selective_cells.cells(project, get_judge(project, names[0]), out["baseline"], out["candidate"],
+                                         questions, slice_of, members)
+    return found
+
+
 def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None,
             estimator: str = "mean", *, groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Per slice and metric, candidate - baseline with its 95% CI. With `estimator="ppi"`, the judge metrics
@@ -81,8 +112,8 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     for: one that cannot be compared — not judged on a run, judged by different judges on the two, scored on one
     run only for some questions — is listed in `missing` with why, and has no cells. A name that is no metric at
     all is a usage error."""
-    if estimator not in ESTIMATORS:
-        raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(ESTIMATORS)}")
+    if estimator not in COMPARE_ESTIMATORS:
+        raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(COMPARE_ESTIMATORS)}")
     for name in (baseline, candidate):       # a misspelt run is a request that cannot be made (exit 2), not a
         try:                                # regression (exit 1): CI must tell a typo from a drop
             find_run(project, name)
@@ -122,6 +153,7 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     members = {s: {s} for s in present} | {g: set(v) for g, v in (groups or {}).items()} | {ALL: set(present)}
     masks = [(s, slice_col == s) for s in present] + [(g, slice_col.isin(list(v))) for g, v in (groups or {}).items()]
     moments: dict[str, Any] = {}
+    chosen = _selective_cells(project, out, joined, members, absent) if estimator == "selective" else {}
     for name, mask in [*masks, (ALL, slice_col == slice_col)]:
         part = joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
@@ -129,6 +161,14 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
         for m in wanted:
             if m in absent:
                 entry[m] = None
+                continue
+            if m in chosen:
+                cell = chosen[m].get(name) or {"why": "no cell"}
+                if "why" in cell:
+                    entry[m] = None
+                    out["unavailable"].append({"slice": name, "metric": m, "why": cell["why"]})
+                else:
+                    entry[m] = cell
                 continue
             if estimator == "ppi" and applies(m):
                 cell = _ppi_cell(part, m)
@@ -226,7 +266,7 @@ def cell_correlation(out: dict[str, Any], moments: dict[str, Any],
     import numpy as np
 
     cells = [(name, m) for name, entry in out["slices"].items() for m in out["metrics"]
-             if entry.get(m) and entry[m].get("estimator") != "ppi"]
+             if entry.get(m) and not entry[m].get("estimator")]
     matrix = np.eye(len(cells))
     for i, (sa, ma) in enumerate(cells):
         for j in range(i + 1, len(cells)):

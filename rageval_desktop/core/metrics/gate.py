@@ -30,7 +30,14 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.stats import detectable_drop_bounded, drop_p_value, holm, lower_bound, max_t
 from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.judges.registry import get_judge
-from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError, compare, family_matrix, is_retrieval
+from rageval_desktop.core.metrics.compare import (
+    MIN_SLICE_N,
+    GateUsageError,
+    compare,
+    family_matrix,
+    is_retrieval,
+    selective_metric,
+)
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate_config import ALPHA, POWER, CellRule, GateConfig
 from rageval_desktop.core.metrics.gate_text import rule_text
@@ -149,8 +156,9 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str 
         for name in names:
             if name not in held:      # its licence on the candidate: suspended where its errors moved
                 held[name] = licence(project, get_judge(project, name), run=comparison["candidate"])
+        tiers = {"gate", "selective"} if selective_estimated(comparison, metric) else {"gate"}
         short = [{"judge": n, "tier": held[n].tier, "reasons": list(held[n].reasons)} for n in names
-                 if held[n].tier != "gate"]
+                 if held[n].tier not in tiers]
         for n in names:          # a licence that travels unchecked still gates, and the gate says so
             moved = held[n].evidence.get("transport")
             said = transport.describe(transport.Transport(**moved)) if moved else ""
@@ -158,8 +166,7 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str 
                 comparison["warnings"].append(said)
         if not short:
             continue
-        why = "; ".join(f"{s['judge']}: {s['tier']}" + (f" ({', '.join(s['reasons'])})" if s["reasons"] else "")
-                        for s in short)
+        why = "; ".join(f"{s['judge']}: {held[s['judge']].describe()}" for s in short)
         if waiver is not None:
             found["waivers"].append({"metric": metric, "judges": short, "reason": waiver.strip(),
                                      "who": project.actor, "when": utcnow(), "why_unlicensed": why})
@@ -167,6 +174,11 @@ def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str 
             found["unlicensed"].append({"metric": metric, "judges": short, "why": f"not licensed to gate: {why}"})
     comparison["licensing"] = found
     return found
+
+
+def selective_estimated(comparison: dict[str, Any], metric: str) -> bool:
+    """Whether the comparison reads `metric` with the selective estimator (a selective licence then lets it gate)."""
+    return comparison.get("estimator") == "selective" and selective_metric(metric)
 
 
 def would_ship(project: Project, comparison: dict[str, Any]) -> list[dict[str, Any]]:
@@ -209,7 +221,8 @@ def not_evaluated(comparison: dict[str, Any]) -> list[dict[str, Any]]:
            for m in comparison.get("missing", [])]
     missing = {m["metric"] for m in comparison.get("missing", [])}
     out += [{"metric": u["metric"], "slice": None, "kind": "licence", "why": u["why"],
-             "fix": "audit its judges (rageval agreement --apply) or waive with --allow-unlicensed REASON"}
+             "fix": "audit its judges (rageval agreement --apply), gate a selective judge with --estimator selective, "
+                    "or waive with --allow-unlicensed REASON"}
             for u in comparison.get("licensing", {}).get("unlicensed", []) if u["metric"] not in missing]
     gated = set(licensed_metrics(comparison))
     out += [{"metric": u["metric"], "slice": ALL, "kind": "ratings",
@@ -244,6 +257,12 @@ def _drop(name: str, m: str, cell: dict[str, Any], rule: CellRule) -> dict[str, 
             "within_noise": low <= 0 <= high, "significant": high < 0}
     if cell.get("estimator") == "ppi":
         drop["n_counts"] = f"questions scored, corrected by {cell['n_rated'][0]} + {cell['n_rated'][1]} rated (PPI)"
+    if cell.get("estimator") == "selective":
+        cov = cell["coverage"]
+        drop["n_counts"] = (f"questions; pass rate from {cell['guarantee']['judge']} on the {cov[0]:.0%} / "
+                            f"{cov[1]:.0%} it decides and {cell['n_rated'][0]} + {cell['n_rated'][1]} rated rows of "
+                            "the rest (selective)")
+        drop["guarantee"], drop["coverage"] = cell["guarantee"], cov
     return drop
 
 

@@ -46,6 +46,10 @@ def rule_text(result: GateResult) -> str:
                  f"undecided and the gate not decision-grade; {small}")
     if result.comparison.get("estimator") == "ppi":
         text += "; judge metrics rated per row are compared as PPI estimates (judge mean corrected by ratings)"
+    if result.comparison.get("estimator") == "selective":
+        text += ("; judge metrics with a pass mark are compared as pass rates: a selective judge's verdicts on the "
+                 "rows it decides (its net error corrected by the audit's ratings there) and the reviewers' on a "
+                 "sample of the rest")
     return text
 
 

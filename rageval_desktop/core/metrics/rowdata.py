@@ -22,6 +22,7 @@ from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.metrics.ppi import applies
 from rageval_desktop.core.review.agreement import agreement, consensus, human_frame
+from rageval_desktop.core.review.licence import last_audit
 from rageval_desktop.core.review.weights import target_weights
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -481,8 +482,12 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
         if metric in DERIVED_NAMES:   # computed from another metric, whose judges are flagged already
             continue
         for name in names:
-            result = agreement(project, get_judge(project, name), breakdowns=False)  # the verdict is enough
+            judge = get_judge(project, name)
+            result = agreement(project, judge, breakdowns=False)  # the verdict is enough
             biased = bool(result.bias.get("flagged"))
+            recorded = last_audit(project, judge) if result.verdict == "retire" else None
+            # an active judge whose recorded audit says retire was kept for the rows it decides (selective)
+            kept = recorded is not None and recorded[1].get("verdict") == "retire"
             if result.verdict != "keep" or biased:
                 verdict = result.verdict if result.n else "not audited"
                 if biased:
@@ -491,7 +496,7 @@ def _unsettled(project: Project, data: RunData) -> list[dict[str, Any]]:
                                 f"the reviewers")
                 out.append({"judge": name, "metric": metric, "verdict": verdict, "n": result.n,
                             "statistic": result.statistic, "value": result.value, "ci": result.ci,
-                            "needed": result.needed, "bias": result.bias})
+                            "needed": result.needed, "bias": result.bias, "selective": kept})
     return out
 
 

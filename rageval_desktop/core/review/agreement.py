@@ -468,9 +468,12 @@ def audit_all(project: Project, judge_name: str | None = None) -> list[Agreement
     return [agreement(project, j) for j in judges]
 
 
-def apply(project: Project, result: Agreement, reason: str | None = None) -> str:
+def apply(project: Project, result: Agreement, reason: str | None = None, *, selective_level: float | None = None
+          ) -> str:
     """Record the audit and act on it: retire a judge under the threshold (with n >= the minimum), reinstate a
-    retired judge whose new audit passes. Returns what happened."""
+    retired judge whose new audit passes. Returns what happened. A judge the audit would retire but that selective
+    judging shows safe on the rows it is sure of (`selective_level`, core.review.licence.record_audit reads it) stays
+    active: it decides those rows, the desk the rest."""
     judge = get_judge(project, result.judge)
     audited = fingerprint(project, judge)   # what the audit vouches for: a licence holds while it is unchanged
     action = "recorded"
@@ -481,7 +484,9 @@ def apply(project: Project, result: Agreement, reason: str | None = None) -> str
             (judge.id, judge.metric, result.n, result.statistic, result.value, result.ci[0], result.ci[1],
              DB_VERDICT[result.verdict], json.dumps({**result.as_dict(), "fingerprint": audited}), utcnow()))
         why = describe(result)
-        if result.verdict == "retire" and judge.status == "active":
+        if result.verdict == "retire" and judge.status == "active" and selective_level is not None:
+            action = "kept selective"
+        elif result.verdict == "retire" and judge.status == "active":
             conn.execute("UPDATE judges SET status = 'retired', status_at = ?, status_reason = ? WHERE id = ?",
                          (utcnow(), reason or f"agreement with humans too low: {why}", judge.id))
             action = "retired"
@@ -490,7 +495,8 @@ def apply(project: Project, result: Agreement, reason: str | None = None) -> str
                          (utcnow(), reason or f"reinstated after a passing audit: {why}", judge.id))
             action = "reinstated"
         project.audit(conn, f"audit: {action}", "judge", judge.name, verdict=result.verdict, statistic=result.statistic,
-                      value=result.value, ci=result.ci, n=result.n, threshold=result.threshold, reason=reason)
+                      value=result.value, ci=result.ci, n=result.n, threshold=result.threshold, reason=reason,
+                      selective_level=selective_level)
     return action
 
 

@@ -4,6 +4,10 @@ the gate.
 - **gate**: a recorded audit of the judge as it is now, whose agreement with the reviewers clears the retirement
   threshold on the interval the verdict uses (the anytime-valid one), with at least the minimum of ratings, and no
   failed sensitivity probe of the judge as it is now (core.jobs.checks);
+- **selective**: not a gate licence for the whole run, but selective judging (core.review.selective) shows a
+  confidence level above which its pass/fail agrees with the reviewers' at ≥ 1 − α with probability ≥ 1 − δ, and no
+  probe or bias battery of it failed: it gates the rows it decides, the desk the rest (the gate's `selective`
+  estimator, core.metrics.selective_cells);
 - **monitor**: that interval's lower bound reaches the monitor floor (0.4 by default) — its numbers are shown,
   flagged, and do not gate;
 - **explore**: anything else, including a judge never audited, retired, or changed since its audit.
@@ -21,13 +25,15 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.review.agreement import Agreement, agreement
+from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.review import selective
+from rageval_desktop.core.review.agreement import Agreement, agreement, apply
 from rageval_desktop.core.review.audit_plan import plan_audit
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.transport import transport
 from rageval_desktop.core.store.project import Project
 
-TIERS = ("gate", "monitor", "explore")
+TIERS = ("gate", "selective", "monitor", "explore")
 
 
 @dataclass(frozen=True)
@@ -42,10 +48,20 @@ class Licence:
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["reasons"], out["changed"] = list(self.reasons), list(self.changed)
+        out["said"] = self.describe()
         return out
 
     def describe(self) -> str:
-        return self.tier + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
+        head = self.tier
+        if self.tier == "selective":
+            head += f": {selective_scope(self.evidence['selective'])}"
+        return head + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
+
+
+def selective_scope(s: dict[str, Any]) -> str:
+    """A selective licence's reach in words (display rounding)."""
+    return (f"gates only the rows it decides — confidence ≥ {s['level']:.2f}, {s['coverage']:.0%} of the rated rows, "
+            f"agreeing with people on ≥ {1 - s['alpha']:.0%} of them with probability ≥ {1 - s['delta']:.0%}")
 
 
 def _restoring(project: Project, judge: Judge, run: str) -> int | None:
@@ -81,6 +97,33 @@ def last_check(project: Project, judge: Judge, kind: str) -> dict[str, Any] | No
     return None
 
 
+def record_audit(project: Project, result: Agreement, reason: str | None = None) -> str:
+    """Record an audit and act on it (core.review.agreement.apply): a judge the audit would retire stays active
+    when selective judging shows it safe on the rows it is sure of — it then holds a selective licence, not a
+    retirement. Returns what happened."""
+    judge = get_judge(project, result.judge)
+    level = None
+    if result.verdict == "retire" and judge.status == "active" and not selective.decidable(judge.metric):
+        level = selective.select_for(project, judge).level
+    return apply(project, result, reason, selective_level=level)
+
+
+def _selective_ok(few: list[str]) -> bool:
+    """No failed probe or bias battery stands in the way of a selective licence."""
+    return not any(reason.startswith("failed") for reason in few)
+
+
+def _selective(project: Project, judge: Judge) -> dict[str, Any] | None:
+    """The judge's overall selective level (core.review.selective) as licence evidence; None where selective
+    judging cannot decide its metric."""
+    if selective.decidable(judge.metric):
+        return None
+    found = selective.select_for(project, judge)
+    return {"level": found.level, "alpha": found.alpha, "delta": found.delta, "coverage": found.coverage,
+            "decided": found.decided, "rated": found.rated, "bound": found.bound, "needed": found.needed,
+            "source": selective.source(project, judge)}
+
+
 def licence(project: Project, judge: Judge, result: Agreement | None = None, *, run: str | None = None) -> Licence:
     """The judge's tier now, with the reasons it is not higher. With `run`, its tier on that run: a gate licence is
     suspended there (monitor) when the ratings made on the run show the judge erring more than on the audited rows
@@ -110,18 +153,29 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
             evidence[kind] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
             if probe.get("passed") is False:
                 few.append(f"{said}: {', '.join(probe.get('failed', []))}")
+    suspended: Licence | None = None
+    if run is not None and ((low is not None and low >= pol.threshold and not few) or _selective_ok(few)):
+        moved_here = transport(project, judge, run)
+        evidence["transport"] = moved_here.as_dict()
+        if moved_here.suspended:
+            plan = _restoring(project, judge, run)
+            suspended = Licence(judge.name, "monitor", (
+                f"suspended on {run}: errors {moved_here.errors_run:.0%} there, {moved_here.errors_audit:.0%} "
+                f"where audited (p = {moved_here.p_value:.3f})" + (f"; about {plan} ratings of {run} would "
+                                                                   "audit it there" if plan else ""),),
+                when, (), evidence)
     if low is not None and low >= pol.threshold and not few:
-        if run is not None:
-            moved_here = transport(project, judge, run)
-            evidence["transport"] = moved_here.as_dict()
-            if moved_here.suspended:
-                plan = _restoring(project, judge, run)
-                return Licence(judge.name, "monitor", (
-                    f"suspended on {run}: errors {moved_here.errors_run:.0%} there, {moved_here.errors_audit:.0%} "
-                    f"where audited (p = {moved_here.p_value:.3f})" + (f"; about {plan} ratings of {run} would "
-                                                                       "audit it there" if plan else ""),),
-                    when, (), evidence)
-        return Licence(judge.name, "gate", (), when, (), evidence)
+        return suspended or Licence(judge.name, "gate", (), when, (), evidence)
+    if _selective_ok(few):
+        found = _selective(project, judge)
+        if found is not None:
+            evidence["selective"] = found
+            if found["level"] is not None:
+                if suspended is not None:
+                    return suspended
+                below = ([f"lower bound {low:.2f} < {pol.threshold:g}"] if low is not None and low < pol.threshold
+                         else ["no interval yet"] if low is None else [])
+                return Licence(judge.name, "selective", tuple(below + few), when, (), evidence)
     if low is not None and low >= pol.monitor_floor:
         below = [f"lower bound {low:.2f} < {pol.threshold:g}"] if low < pol.threshold else []
         return Licence(judge.name, "monitor", tuple(below + few), when, (), evidence)

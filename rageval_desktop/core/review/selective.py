@@ -30,6 +30,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.stats import wilson
 from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import pairs
@@ -96,8 +97,6 @@ SOURCES = {"declared": "what the judge's kind declares with each verdict",
 def source(project: Project, judge: Judge) -> str:
     """Where the judge's confidences come from (see the module): 'declared', 'asks' or 'mark'."""
     import json
-
-    from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 
     if getattr(judge.kind_of, "confidence_from", ""):
         return "declared"
@@ -430,7 +429,9 @@ def abstained_sample(project: Project, judges: Judge | list[Judge], run: str, *,
                            "people")
     take = min(len(rows), size or len(rows), MOST_ABSTAINED)
     rng = np.random.default_rng(seed)
-    picked = sorted(int(r) for r in rng.choice(rows, take, replace=False)) if take < len(rows) else rows
+    # in a random order: the desk shows a sample in its order, so the rows rated so far are a uniform share of the
+    # abstentions at every point (in the run's order, a half-rated sample stood for the run's first rows only)
+    picked = [int(r) for r in rng.permutation(rng.choice(rows, take, replace=False) if take < len(rows) else rows)]
     names = [j.name for j in chain]
     extra = {"judge": names[0] if len(names) == 1 else " → ".join(names), "judges": names, "levels": levels,
              "level": levels[0], "alpha": alpha, "delta": delta, "abstained": len(rows), "rows_in_run": len(routed),
@@ -475,9 +476,7 @@ def combined(project: Project, judges: Judge | list[Judge], run: str) -> dict[st
     decided = {r: v for r, v in routed.items() if v is not None}
     passes = sum(1 for r, v in decided.items() if scores[v][r] >= mark)
     abstained = len(routed) - len(decided)
-    human = [s for (s,) in project.reader().execute(
-        "SELECT AVG(score) FROM human_ratings WHERE sample_id = ? AND metric = ? AND withdrawn_at IS NULL AND "
-        "skipped = 0 AND passage_rank = 0 GROUP BY run_row_id", (sid, chain[0].metric))]
+    human = list(desk_ratings(project, sid, chain[0].metric).values())
     out: dict[str, Any] = {"run": run, "judge": label, "sample_id": sid, "levels": levels, "level": levels[0],
                            "alpha": alpha, "delta": delta, "rows": len(routed), "decided": len(decided),
                            "by_judge": {n: sum(1 for v in decided.values() if v == n) for n in names},
@@ -489,6 +488,24 @@ def combined(project: Project, judges: Judge | list[Judge], run: str) -> dict[st
     human_passes = int(np.sum(np.asarray(human) >= mark))
     out.update(combine(passes, len(decided), len(routed), human_passes, len(human), abstained, alpha))
     return out
+
+
+def desk_ratings(project: Project, sample_id: int, metric: str) -> dict[int, float]:
+    """The reviewers' score (mean of their standing ratings) on each rated row of a sample of abstentions. Ratings made
+    in the sample count; ratings made elsewhere count only once every row of the sample has one — then the sample is
+    rated whole, however its ratings came; a part rated elsewhere would stand for the rows another sample chose, not
+    for a uniform share of the abstentions."""
+    def read(only_here: bool) -> dict[int, float]:
+        return {int(r): float(v) for r, v in project.reader().execute(
+            "SELECT h.run_row_id, AVG(h.score) FROM human_ratings h JOIN review_sample_rows s ON s.run_row_id = "
+            "h.run_row_id AND s.sample_id = ? WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 AND "
+            "h.passage_rank = 0" + (" AND h.sample_id = ?" if only_here else "") + " GROUP BY h.run_row_id",
+            (sample_id, metric, sample_id) if only_here else (sample_id, metric))}
+
+    everywhere = read(False)
+    size = project.reader().execute("SELECT COUNT(*) FROM review_sample_rows WHERE sample_id = ?",
+                                    (sample_id,)).fetchone()[0]
+    return everywhere if len(everywhere) >= size else read(True)
 
 
 def combine(judge_passes: int, decided: int, rows: int, human_passes: int, rated: int, abstained: int,

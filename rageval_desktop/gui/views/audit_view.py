@@ -457,10 +457,10 @@ class AuditView(QWidget):
                                       "Judges view", 15_000))
 
     def apply(self) -> None:
-        from rageval_desktop.core.review.agreement import apply
+        from rageval_desktop.core.review.licence import record_audit
 
         results, project = list(self.results), self.state.project
-        self.state.run_task("Recording the audit", lambda ctx: [apply(project, r) for r in results],
+        self.state.run_task("Recording the audit", lambda ctx: [record_audit(project, r) for r in results],
                               on_done=lambda actions: (self.state.status(
                                   "Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
                                       results, actions, strict=True)), 15_000), self.refresh()))

@@ -104,12 +104,26 @@ def test_abstentions_go_to_the_desk_and_the_run_reads_both(demo):
     params = json.loads(demo.reader().execute("SELECT params FROM review_samples WHERE id = ?",
                                               (sample.id,)).fetchone()[0])
     assert params["mode"] == "abstained" and params["inclusion"] == 1.0 and params["abstained"] == len(sample.row_ids)
+    # in a random order: the desk shows it in this order, and a part rated must be a uniform share of the rows
+    assert sample.row_ids != sorted(sample.row_ids)
     scores = dict(demo.reader().execute("SELECT run_row_id, score FROM judgments WHERE judge_id = ?", (judge.id,)))
     conf = selective.confidence([scores[r] for r in sample.row_ids], judge.metric)
     assert (conf < params["level"]).all()                        # only rows under the level go to people
+    # the demo's reviewer rated every row of v2 already: the sample is rated whole, so those ratings stand for it
+    whole = selective.combined(demo, judge, "v2")
+    assert whole is not None and whole["rated"] == whole["abstained"] == len(sample.row_ids)
+    # one of them withdrawn: the sample is no longer rated whole, and ratings made elsewhere (for the rows another
+    # sample chose) no longer stand for it — only ratings made in it do
+    rid = demo.reader().execute("SELECT id FROM human_ratings WHERE run_row_id = ? AND metric = ? AND withdrawn_at IS "
+                                "NULL", (sample.row_ids[0], judge.metric)).fetchone()[0]
+    ratings.withdraw(demo, rid)
     waiting = selective.combined(demo, judge, "v2")
     assert waiting is not None and waiting["pass_rate"] is None and waiting["abstained"] == len(sample.row_ids)
-    for row in sample.row_ids:
+    for row in sample.row_ids[1:6]:
+        ratings.rate(demo, row, judge.metric, "zed", 5.0, sample_id=sample.id)
+    part = selective.combined(demo, judge, "v2")
+    assert part is not None and part["rated"] == 5 and part["human_pass_share"] > 0
+    for row in [sample.row_ids[0], *sample.row_ids[6:]]:
         ratings.rate(demo, row, judge.metric, "zed", 5.0, sample_id=sample.id)
     found = selective.combined(demo, judge, "v2")
     assert found is not None and found["rated"] == found["abstained"]
@@ -118,11 +132,13 @@ def test_abstentions_go_to_the_desk_and_the_run_reads_both(demo):
                and demo.reader().execute("SELECT run_id FROM run_rows WHERE id = ?", (r,)).fetchone()[0] ==
                demo.reader().execute("SELECT id FROM runs WHERE name = 'v2'").fetchone()[0]]
     passes = sum(1 for r in decided if scores[r] >= mark)
-    assert found["pass_rate"] == pytest.approx((passes + found["abstained"]) / found["rows"])
+    human = selective.desk_ratings(demo, sample.id, judge.metric)      # the two reviewers' mean on each row
+    share = sum(1 for v in human.values() if v >= mark) / len(human)
+    assert found["pass_rate"] == pytest.approx((passes + share * found["abstained"]) / found["rows"])
     slack = found["alpha"] * found["decided"] / found["rows"]
     assert found["ci"][0] == pytest.approx(max(0.0, found["pass_rate"] - slack))
     after = agreement.agreement(demo, judge, breakdowns=False)
-    assert after.n == before.n                                    # the audit did not read them as a run sample
+    assert after.n == before.n - 1        # the one withdrawn; the desk's ratings were not read as a run sample
     sub = selective.abstained_sample(demo, judge, "v2", size=5, seed=1)
     assert len(sub.row_ids) == 5 and set(sub.row_ids) <= set(sample.row_ids)
 
@@ -135,7 +151,7 @@ def test_the_cli_draws_the_abstentions_and_reads_the_run(demo_file, tmp_path, ca
     drawn = json.loads(capsys.readouterr().out)
     assert drawn["mode"] == "abstained" and len(drawn["row_ids"]) == 8 and drawn["inclusion"] < 1
     assert main(["selective", str(path), "--judge", "minilm-similarity", "--run", "v2"]) == 0
-    assert "reviewers rated 0 of its" in capsys.readouterr().out
+    assert "reviewers rated 8 of its 29 abstentions" in capsys.readouterr().out   # the demo rated them already
     assert main(["sample", str(path), "--abstained", "minilm-similarity"]) == 2          # no --run
     assert main(["sample", str(path), "--abstained", "answer-recall", "--run", "v2"]) == 1   # decides every row
     assert "nothing is left to people" in capsys.readouterr().err
@@ -214,7 +230,8 @@ def test_the_cli_reads_a_cascade(two_judges, capsys):
     assert "left by every judge of the cascade" in capsys.readouterr().out
     assert main(["selective", path, "--cascade", "cheap,strong", "--run", "v1"]) == 0
     out = capsys.readouterr().out
-    assert "cascade cheap → strong → desk" in out and "reviewers rated 0 of its" in out
+    # the rows the cascade leaves are rated already (they calibrated it): the sample is rated whole
+    assert "cascade cheap → strong → desk" in out and "reviewers rated" in out and "pass rate" in out
     assert main(["selective", path, "--cascade", "cheap,cheap"]) == 1
     assert "appears twice" in capsys.readouterr().err
     assert main(["selective", path, "--cascade", "cheap", "--judge", "strong"]) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_api, open_project
 
@@ -54,6 +55,16 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
     return [line(u) for u in items]
 
 
+def selective_lines(found: dict[str, Any]) -> list[str]:
+    """Each judge metric from a judge with a selective licence: what it gates and the share of each slice it decides."""
+    out = []
+    for metric, f in found.items():
+        shares = ", ".join(f"{name} {v['decided']:.0%}" for name, v in f["slices"].items())
+        out.append(f"selective: {metric} from {f['judge']} {f['said']}; it decides {shares} of the rows (the means "
+                   "above count every row: gate with --estimator selective)")
+    return out
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard_table, ppi_lines
 
@@ -88,6 +99,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
                          f"{noise['judge']}'s own (within-row SD {whole['within_sd_points']:.1f} points, asked "
                          f"{noise['repeats']} times on {noise['sample']} rows); per slice in --json")
     lines += _unsettled_lines(summary["unsettled_judges"])
+    lines += selective_lines(summary.get("selective", {}))
     for judge, u in summary.get("unscored", {}).items():
         why = ", ".join(f"{n} {reason}" for reason, n in u["reasons"].items())
         named = ", ".join(r["row"] for r in u["listed"]) + (" …" if u["rows"] > len(u["listed"]) else "")

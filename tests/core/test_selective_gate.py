@@ -83,3 +83,21 @@ def test_a_slice_without_enough_ratings_says_what_would_give_it_a_number():
     assert c["baseline"] == pytest.approx((100 * 10 + 5 * 50) / 20)
     assert c["candidate"] == pytest.approx((100 * 9 + 16 * -100 / 6 + 4 * 100) / 20)
     assert c["ci"][0] < c["delta"] < c["ci"][1] and c["df"] >= 1
+
+
+def test_the_dashboard_states_what_a_selective_judge_decides_per_slice(demo, capsys):
+    from rageval_desktop.cli import main
+    from rageval_desktop.core.metrics.dashboard import dashboard
+
+    assert dashboard(demo, "v2")["selective"] == {}                     # no audit recorded: no selective licence
+    record_audit(demo, agreement.agreement(demo, get_judge(demo, "minilm-similarity")))
+    found = dashboard(demo, "v2")["selective"]["correctness"]
+    shares = selective.selective(demo, get_judge(demo, "minilm-similarity"))["runs"]["v2"]
+    assert found["judge"] == "minilm-similarity" and found["slices"]["all"]["decided"] == pytest.approx(
+        shares["decided"])
+    assert sum(v["rows"] for k, v in found["slices"].items() if k != "all") == found["slices"]["all"]["rows"] == 72
+    assert list(found["slices"])[-1] == "all" and found["said"].startswith("gates only the rows it decides")
+    path = str(demo.path)
+    demo.close()
+    assert main(["metrics", path, "--run", "v2"]) == 0
+    assert "selective: correctness from minilm-similarity gates only the rows it decides" in capsys.readouterr().out

@@ -12,7 +12,8 @@ from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.rowdata import STATUSES, RunData, counts_for_row, load_run, per_question, row_status
-from rageval_desktop.core.review.licence import last_check
+from rageval_desktop.core.review import selective
+from rageval_desktop.core.review.licence import last_check, licence, selective_scope
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
@@ -121,7 +122,37 @@ def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> 
     summary = summarise(data)
     summary["unscored"] = unscored(project, data)
     summary["judge_noise"] = judge_noise(project, summary)
+    summary["selective"] = selective_coverage(project, data)
     return summary
+
+
+def selective_coverage(project: Project, data: Any) -> dict[str, Any]:
+    """Per judge metric whose one judge holds a selective licence (core.review.licence): the share of each slice's
+    rows it decides, with its level and guarantee — what its numbers there rest on. Its means here still count every
+    row; the gate's selective estimator reads the decided rows and the desk's ratings."""
+    out: dict[str, Any] = {}
+    for metric, names in data.judges.items():
+        if len(names) != 1 or selective.decidable(metric):
+            continue
+        judge = get_judge(project, names[0])
+        held = licence(project, judge)
+        if held.tier != "selective":
+            continue
+        found = held.evidence["selective"]
+        routed = selective.route(project, [judge], [found["level"]], data.run)
+        slices = data.frame["slice"]
+        per: dict[str, list[int]] = {}
+        for row, who in routed.items():
+            name = str(slices.get(row, "—")) if row in slices.index else "—"
+            for key in (name, ALL):
+                seen = per.setdefault(key, [0, 0])
+                seen[0] += who is not None
+                seen[1] += 1
+        out[metric] = {"judge": judge.name, "level": found["level"], "alpha": found["alpha"],
+                       "delta": found["delta"], "said": selective_scope(found),
+                       "slices": {k: {"decided": per[k][0] / per[k][1], "rows": per[k][1]}
+                                  for k in [*ordered_slices(data.frame), ALL, "—"] if k in per}}
+    return out
 
 
 def judge_noise(project: Project, summary: dict[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,8 @@ class Selection:
 def decidable(metric: str) -> str | None:
     """Why selective judging cannot decide `metric` (None: it can). It decides a row's pass or fail: a metric with
     no pass mark, or judged per passage, nugget or citation, is not one it routes yet."""
+    if metric not in METRICS:
+        return f"{metric} is computed from other judgments: selective judging decides a judged metric's pass or fail"
     if METRICS[metric].pass_mark is None:
         return f"{metric} has no pass mark: selective judging decides pass or fail"
     if unit(metric) != "row":

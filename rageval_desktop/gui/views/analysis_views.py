@@ -132,9 +132,13 @@ class ChartLabel(QLabel):
 def unsettled_text(items: list[dict[str, Any]]) -> str:
     """The judges counted whose audit has not said keep, in words: one the audit would retire says so (it is
     counted until the audit is recorded), the others wait for ratings."""
-    retire = [u for u in items if str(u["verdict"]).startswith("retire")]
+    kept = [u for u in items if u.get("selective")]
+    retire = [u for u in items if str(u["verdict"]).startswith("retire") and not u.get("selective")]
     others = [u for u in items if not str(u["verdict"]).startswith("retire")]
     parts = []
+    if kept:
+        parts.append("Retired as a whole but kept for the rows it decides (selective): " + ", ".join(
+            f"{u['judge']} (n={u['n']})" for u in kept) + ".")
     if retire:
         parts.append("The audit would retire " + ", ".join(f"{u['judge']} (n={u['n']})" for u in retire)
                      + ": still counted until Audit › Record audit and apply.")
@@ -254,6 +258,11 @@ class DashboardView(_Analysis):
                                         f"{cov * 100:.0f}% scored, {s[f'{m}_unparsed_rate'] * 100:.0f}% unparsed, "
                                         f"{s[f'{m}_error_rate'] * 100:.0f}% errors; judges: "
                                         + ", ".join(summary["judges"].get(m, [])))
+                sel = summary.get("selective", {}).get(m)
+                share = (sel or {}).get("slices", {}).get(name)
+                if sel and share and f"{m}__tip" in rec:
+                    rec[f"{m}__tip"] += (f"\n{sel['judge']} decides {share['decided'] * 100:.0f}% of this slice's "
+                                         f"rows: it {sel['said']}")
             for m in rated:
                 p = s.get(f"{m}_ppi") or {}
                 rec[f"{m}_ppi_value"] = p.get("estimate")
@@ -273,6 +282,13 @@ class DashboardView(_Analysis):
             notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
         if summary["unsettled_judges"]:
             notes.append("⚑ " + unsettled_text(summary["unsettled_judges"]))
+        for metric, sel in summary.get("selective", {}).items():
+            whole = sel["slices"].get("all", {}).get("decided")
+            notes.append(f"{metric} from {sel['judge']} (selective licence): it decides "
+                         + (f"{whole * 100:.0f}% of this run's rows" if whole is not None else "some rows")
+                         + f" (hover a cell for the slice's share), agreeing with people on ≥ "
+                           f"{(1 - sel['alpha']) * 100:.0f}% of them with probability ≥ "
+                           f"{(1 - sel['delta']) * 100:.0f}%; these means count every row.")
         for metric, noise in summary.get("judge_noise", {}).items():
             whole = noise["slices"].get("all")
             if whole:

@@ -120,7 +120,7 @@ def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
     open_view(window, qtbot, "compare")
     view = window.compare_view
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
-        view.corrected.setChecked(True)
+        view.estimator.setCurrentIndex(view.estimator.findData("ppi"))
     records = [view.model.record(r) for r in range(view.model.rowCount())]
     cli = gate(window.project, "v1", "v2", max_slice_drop=2, estimator="ppi")
     kw = next(r for r in records if r["slice"] == "keyword-heavy")

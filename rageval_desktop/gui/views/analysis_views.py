@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QMouseEvent, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QLabel,
@@ -332,10 +331,17 @@ class CompareView(_Analysis):
         self.drop.setSuffix(" points")
         drop_label = QLabel("Max slice &drop:")
         drop_label.setBuddy(self.drop)
-        self.corrected = QCheckBox("Co&rrected by ratings")
-        self.corrected.setToolTip("Judge metrics rated per row as PPI estimates: each run's judge mean corrected by "
-                                  "its human ratings (rageval gate --estimator ppi); slices with fewer than 10 "
-                                  "rated questions show —")
+        estimator_label = QLabel("&Judge metrics:")
+        self.estimator = QComboBox()
+        for label, key in (("judges' mean", "mean"), ("corrected by ratings", "ppi"),
+                           ("selective judge + desk", "selective")):
+            self.estimator.addItem(label, key)
+        estimator_label.setBuddy(self.estimator)
+        self.estimator.setToolTip("How judge metrics are compared (rageval gate --estimator): the judges' mean; "
+                                  "corrected by ratings — each run's judge mean corrected by its human ratings (PPI; "
+                                  "slices with fewer than 10 rated questions show —); selective judge + desk — each "
+                                  "run's pass rate from the rows a selective judge decides and the reviewers' ratings "
+                                  "of the rest (needs a rated sample of its abstentions on each run)")
         self.plan_button = QPushButton("&Plan gate…")
         self.plan_button.setToolTip("What each cell can detect, and a configuration that gates only what the data "
                                     "can honour (rageval gate plan)")
@@ -343,7 +349,7 @@ class CompareView(_Analysis):
         self.record_button.setToolTip("Keep the gate's decision in the project, chained to the previous one, and "
                                       "write it as JSON and Markdown to a folder (rageval gate --record DIR)")
         for w in (lab_a, self.base_box, lab_b, self.cand_box, drop_label, self.drop,
-                  self.corrected, self.plan_button, self.record_button):
+                  estimator_label, self.estimator, self.plan_button, self.record_button):
             self.top.addWidget(w)
         self.record_button.clicked.connect(self.record_decision)
         self.plan_button.clicked.connect(self.plan_gate)
@@ -361,7 +367,7 @@ class CompareView(_Analysis):
         self.plot.resized.connect(self.redraw)
         self.plot.clicked.connect(lambda s, m: self.state.open_failures(self.cand_box.currentData(), s, m))
         self.drop.valueChanged.connect(self._verdict)
-        self.corrected.toggled.connect(self.compute)
+        self.estimator.currentIndexChanged.connect(self.compute)
         self.result: dict[str, Any] | None = None
 
     def plan_gate(self) -> None:
@@ -383,7 +389,7 @@ class CompareView(_Analysis):
         if not folder:
             return
         project, limit = self.state.project, self.drop.value()
-        estimator = "ppi" if self.corrected.isChecked() else "mean"
+        estimator = str(self.estimator.currentData())
         self.state.run_task("Recording the decision", operations.record_decision, project, a, b, limit,
                             estimator, folder,
                             on_done=lambda r: self.state.status(f"decision {r['id']} recorded ({r['decision']}), "
@@ -406,7 +412,7 @@ class CompareView(_Analysis):
         a, b = self.base_box.currentData(), self.cand_box.currentData()
         if a and b and self.state.project is not None:
             size = self.plot.pane_size()
-            estimator = "ppi" if self.corrected.isChecked() else "mean"
+            estimator = str(self.estimator.currentData())
             self.state.run_read("compare", operations.compare_with_plot, self.state.project, a, b, size, is_dark(),
                                   estimator, on_done=lambda result: self.show((*result, size)))
 
@@ -415,6 +421,8 @@ class CompareView(_Analysis):
             self.plot.redraw(operations.compare_chart, self.result)
 
     def show(self, result: tuple[dict, Any, tuple[int, int]]) -> None:  # type: ignore[override]
+        from rageval_desktop.core.metrics.selective_cells import describe_cell
+
         comparison, chart, size = result
         self.result = comparison
         metrics = comparison["metrics"]
@@ -442,13 +450,14 @@ class CompareView(_Analysis):
                     rec[f"{m}__noise"] = within
                     noise = " — within noise (the CI includes 0)" if within else ""
                     ppi = (f", corrected by {cell['n_rated'][0]} + {cell['n_rated'][1]} rated questions (PPI)"
-                           if cell.get("estimator") == "ppi" else "")
+                           if cell.get("estimator") == "ppi" else
+                           f"; pass rates: {describe_cell(cell)}" if cell.get("estimator") == "selective" else "")
                     rec[f"{m}__tip"] = (f"{m}: {cell['baseline']:.1f} → {cell['candidate']:.1f}, Δ "
                                         f"{cell['delta']:+.1f}, 95% CI [{cell['ci'][0]:+.1f}, {cell['ci'][1]:+.1f}], "
                                         f"n={cell['n']}{ppi}{noise}")
             for u in comparison.get("unavailable", []):
                 if u["slice"] == name:
-                    rec[f"{u['metric']}__tip"] = f"{u['metric']}: no corrected estimate — {u['why']}"
+                    rec[f"{u['metric']}__tip"] = f"{u['metric']}: no estimate here — {u['why']}"
             records.append(rec)
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
@@ -484,7 +493,7 @@ class CompareView(_Analysis):
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
         head = f"{self.result['shared_questions']} shared questions. "
-        flag = " --estimator ppi" if self.result.get("estimator") == "ppi" else ""
+        flag = f" --estimator {self.result['estimator']}" if self.result.get("estimator", "mean") != "mean" else ""
         command = (f"rageval gate (configuration: {config.source}){flag}" if config is not None else
                    f"rageval gate --max-slice-drop {limit:g}{flag}")
         if decision is Decision.REGRESSION:
@@ -513,8 +522,7 @@ class CompareView(_Analysis):
                          + (f" ({', '.join(worst)})" if worst else "") + ".")
         slices_short = [u for u in self.result.get("unavailable", []) if u["slice"] != "all"]
         if slices_short:
-            text += (f" {len(slices_short)} slice metric(s) have too few ratings for a corrected estimate: not "
-                     "gated.")
+            text += (f" {len(slices_short)} slice metric(s) have no estimate (hover a cell for why): not gated.")
         for warning in self.result.get("warnings", []):
             text += f" ⚠ {warning}."
         if self.result.get("unsettled_judges"):

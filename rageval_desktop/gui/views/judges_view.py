@@ -129,7 +129,8 @@ class JudgesView(QWidget):
         """Each judge's licence (core.review.licence), filled in when its read lands."""
         self._licences = found
         keep = self.selected_name()
-        records = [{**r, "licence": found.get(r["name"], "")} for r in self.model.records]
+        records = [{**r, "licence": found.get(r["name"], ""), "licence__tip": found.get(r["name"], "")}
+                   for r in self.model.records]
         self.model.set_records(records)
         for row, rec in enumerate(records):
             if rec["name"] == keep:

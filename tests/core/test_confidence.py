@@ -155,3 +155,82 @@ def test_a_declared_confidence_off_zero_to_one_is_an_error_row(small, declares, 
                                    "ORDER BY run_row_id").fetchall()
     assert stats.ok == 3 and [f[0] for f in found] == ["ok", "error"] * 3
     assert all(f[1] == "bad_score" and "confidence" in f[2] and f[3] is None for f in found if f[0] == "error")
+
+
+def logprob_judge(body: dict, n: int) -> Reply:
+    """Sure of two rows in three (the score token 4 at 95%, 2 at 5%); on the rest it leans 55 / 45."""
+    import math as m
+
+    prompt = body["messages"][-1]["content"]
+    k = int(prompt[prompt.rfind("Country") + 7:].split("?")[0])
+    lean = 0.55 if unsure(k) else 0.95
+    alternatives = [["4", m.log(lean)], ["2", m.log(1 - lean)], [" ", m.log(1e-6)]]
+    return Reply("Feedback: ok. [RESULT] 4",
+                 logprobs=[["Feedback", 0.0, []], [":", 0.0, []], [" ok. [RESULT] ", 0.0, []],
+                           ["4", m.log(lean), alternatives]])
+
+
+@pytest.mark.slow      # 2 x 90 calls and a batch through the loopback server (about 4 s)
+def test_log_probabilities_give_each_verdict_a_confidence_live_cached_and_batched(project, capsys):
+    from rageval_desktop.core.jobs import batch
+
+    def added(name: str, url: str, *extra: str) -> int:
+        return main(["judges", "add", project, "--name", name, "--metric", "correctness", "--kind", "llm", "--model",
+                     "m", "--base-url", url, "--api-key-env", "JUDGE_KEY", *extra])
+
+    with FakeOpenAI(logprob_judge) as server:
+        assert added("plain", server.url) == 0
+        assert added("lp", server.url, "--param", "confidence=logprobs") == 0
+        assert added("bad", server.url, "--param", "confidence=vibes") == 1
+        assert "comes from 'logprobs'" in capsys.readouterr().err
+        assert main(["judge", project, "--run", "v1", "--judge", "plain"]) == 0
+        assert server.logprob_requests == 0                       # a judge that did not ask sends nothing new
+        assert main(["judge", project, "--run", "v1", "--judge", "lp"]) == 0
+        assert server.logprob_requests == ROWS                    # another request: not served from plain's cache
+        with Project.open(project) as p:
+            ext = dict(p.reader().execute("SELECT id, external_id FROM run_rows"))
+
+            def stored(name: str) -> dict[int, float | None]:
+                return dict(p.reader().execute(
+                    "SELECT run_row_id, confidence FROM judgments WHERE judge_id = ?", (get_judge(p, name).id,)))
+
+            assert set(stored("plain").values()) == {None}
+            got = stored("lp")
+            assert all(got[r] == pytest.approx(0.55 if unsure(int(ext[r][1:])) else 0.95, abs=1e-4) for r in got)
+            assert selective.source(p, get_judge(p, "lp")) == "logprobs"
+        # the same request again (a clone of the judge): served from the cache, with the same confidences
+        calls = server.calls
+        assert added("lp-again", server.url, "--param", "confidence=logprobs") == 0
+        assert main(["judge", project, "--run", "v1", "--judge", "lp-again"]) == 0
+        assert server.calls == calls
+        with Project.open(project) as p:
+            assert stored_of(p, "lp-again") == stored_of(p, "lp")
+            # through the Batch API: asked in the request lines, read from the replies
+            update_judge(p, "lp-again", model="m2")
+            stats = batch.run_batch_job(p, JobSpec(run="v1", judges=["lp-again"], batch=True), poll_seconds=0)
+            assert stats.merged == ROWS and server.batch_requests
+            assert all(r["body"]["logprobs"] is True for r in server.batch_requests)
+            batched = stored_of(p, "lp-again")
+            assert sorted(v for v in batched.values() if v is not None) == sorted(stored_of(p, "lp").values())
+
+
+def stored_of(p, name: str) -> list[float | None]:
+    rows = p.reader().execute("SELECT x.run_row_id, x.confidence FROM judgments x WHERE x.judge_id = ? AND x.id IN "
+                              "(SELECT MAX(id) FROM judgments WHERE judge_id = ? GROUP BY run_row_id)",
+                              (get_judge(p, name).id, get_judge(p, name).id)).fetchall()
+    return {r: c for r, c in rows}
+
+
+def test_the_confidence_is_read_at_the_token_that_states_the_verdict():
+    import math as m
+
+    from rageval_desktop.core.judges.parsers import Verdict, logprob_confidence
+
+    v4 = Verdict(4.0, None, None)
+    tokens = [["[RESULT]", 0.0, []], [" 4", m.log(0.7), [[" 4", m.log(0.7)], ["5", m.log(0.2)], ["2", m.log(0.1)]]]]
+    assert logprob_confidence(tokens, v4, 1, 5, 4) == pytest.approx(0.9)          # 4 and 5 pass; 2 fails
+    yes = [["{\"is_correct\": ", 0.0, []], ["true", m.log(0.8), [["true", m.log(0.8)], ["false", m.log(0.2)]]]]
+    assert logprob_confidence(yes, Verdict(1.0, "correct", None), 0, 1, 1) == pytest.approx(0.8)
+    assert logprob_confidence([["4", 0.0, []]], v4, 1, 5, 4) == 1.0                # no alternative sent
+    assert logprob_confidence([["maybe", 0.0, []]], v4, 1, 5, 4) is None           # no token states the score
+    assert logprob_confidence(None, v4, 1, 5, 4) is None

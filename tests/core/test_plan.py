@@ -142,7 +142,7 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
     assert "idem_key          TEXT NOT NULL UNIQUE" in ddl
     conn = sqlite3.connect(path)
     conn.executescript(f"""PRAGMA foreign_keys = OFF; BEGIN;
-        ALTER TABLE judgments DROP COLUMN confidence;   -- v20's
+        ALTER TABLE judgments DROP COLUMN confidence; ALTER TABLE llm_cache DROP COLUMN logprobs;   -- v20's
         ALTER TABLE judgments RENAME TO judgments_now; DROP INDEX judgments_target; DROP INDEX judgments_judge;
         {ddl};
         INSERT INTO judgments SELECT * FROM judgments_now; DROP TABLE judgments_now;

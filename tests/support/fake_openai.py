@@ -31,6 +31,9 @@ class Reply:
     raw_body: bytes | None = None          # send exactly these bytes (malformed bodies)
     error: dict[str, Any] | None = None    # OpenAI-style {"message", "type", "code"}
     response_id: str | None = None         # the completion's "id" (default chatcmpl-N)
+    # sent when the request asks for them: [token, logprob, [[alternative, logprob], ...]] per token (default: each
+    # word of the content, certain, with no alternatives)
+    logprobs: list | None = None
 
 
 def default_content(prompt: str) -> str:
@@ -67,6 +70,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.rejected = 0
+        self.logprob_requests = 0                   # completions that asked for token log-probabilities
         self._server: ThreadingHTTPServer | None = None
         # the Batch API
         self.files: dict[str, bytes] = {}
@@ -218,10 +222,19 @@ class FakeOpenAI:
             for k in self.usage:
                 self.usage[k] += usage[k]
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": reply.content}}
+        if body.get("logprobs"):
+            with self.lock:
+                self.logprob_requests += 1
+            tokens = reply.logprobs if reply.logprobs is not None else [
+                [w, 0.0, []] for w in (reply.content or "").split()]
+            choice["logprobs"] = {"content": [
+                {"token": t, "logprob": lp, "bytes": None,
+                 "top_logprobs": [{"token": a, "logprob": alp, "bytes": None} for a, alp in alts]}
+                for t, lp, alts in tokens]}
         return {"id": reply.response_id or f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model"), "usage": usage,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": reply.content}}]}
+                "model": body.get("model"), "usage": usage, "choices": [choice]}
 
     # --- the Batch API ---------------------------------------------------------------------------------------
     def upload(self, content_type: str, raw: bytes) -> dict:

@@ -154,6 +154,8 @@ def request_body(judge: Judge, messages: list[dict], params: dict[str, Any]) -> 
     """The body a live call sends (llm.chat), as a batch request line carries it."""
     body = {"model": judge.model, "messages": messages, "temperature": params.get("temperature", 0.0),
             "max_tokens": params.get("max_tokens"), "seed": params.get("seed")}
+    if params.get("logprobs"):
+        body.update({"logprobs": True, "top_logprobs": llm.TOP_LOGPROBS})
     return {k: v for k, v in body.items() if v is not None}
 
 
@@ -503,7 +505,10 @@ class BatchJob:
         except (KeyError, IndexError, TypeError):
             return None, "bad_response"
         usage = body.get("usage") or {}
+        found = (body["choices"][0].get("logprobs") or {}) if isinstance(body["choices"][0], dict) else {}
+        tokens = llm.token_logprobs(found.get("content") if isinstance(found, dict) else None)
         return {"key": key, "model": body.get("model") or "", "content": self.scrub(content),
+                "logprobs": None if tokens is None else self.scrub(json.dumps(tokens, ensure_ascii=False)),
                 "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
                 "request_id": self.scrub(response.get("request_id") or body.get("id")), "created_at": utcnow(),
                 "batch_job": self.job_id}, ""

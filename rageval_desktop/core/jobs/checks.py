@@ -516,8 +516,9 @@ def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> i
     """Keep the check's summary, bound to the judge's fingerprint. A stability check also stores each asked row's
     confidence with the judge's verdict on it (row_confidences), in the same transaction, and says so in the
     summary (`confidence`)."""
-    sure = row_confidences(project, check) if check.kind == "stability" else {}
-    if check.kind == "stability":
+    own = bool(getattr(check.judge.kind_of, "confidence_from", "")) or check.judge.params.get("confidence")
+    sure = row_confidences(project, check) if check.kind == "stability" and not own else {}
+    if check.kind == "stability":     # a judge with a confidence of its own keeps it: the asks are not written
         summary["confidence"] = _confidence_summary(check, sure)
     maker = KeyMaker(check.judge)
     areas = (Area.AUDIT, Area.JUDGMENTS) if sure else (Area.AUDIT,)

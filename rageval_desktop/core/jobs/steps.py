@@ -41,6 +41,7 @@ class Trace:
     all_hits: bool = True
     caches: list[dict[str, Any]] = field(default_factory=list)
     request_id: str | None = None
+    confidence: float | None = None      # from the reply's log-probabilities, when the judge asks for them
 
     def take(self, label: str, reply: Any, hit: bool, attempts: int, price: Any, cache: dict | None) -> None:
         self.raw.append(f"--- {label} ---\n{reply.content}" if label else reply.content)
@@ -61,7 +62,8 @@ class Trace:
         return {"raw": "\n\n".join(self.raw) or None, "attempts": self.attempts, "repairs": self.repairs,
                 "latency_ms": self.latency_ms, "prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out,
                 "cost": 0.0 if self.all_hits else self.cost, "request_id": self.request_id,
-                "cache_hit": bool(self.raw) and self.all_hits, "caches": tuple(self.caches)}
+                "cache_hit": bool(self.raw) and self.all_hits, "caches": tuple(self.caches),
+                "confidence": self.confidence}
 
 
 async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Rubric, values: dict[str, str],
@@ -78,7 +80,7 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
     reply, hit, attempts = first
     trace.take(step, reply, hit, attempts, price, job.cache_row(item, messages, params, reply, hit))
     try:
-        return parse(reply.content)
+        return _sure(parse(reply.content), reply, item, params, trace, step)
     except parsers.ParseError as first_error:
         repair = [*messages, {"role": "assistant", "content": reply.content},
                   {"role": "user", "content": "Your reply did not follow the required format ("
@@ -91,7 +93,16 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
         trace.take(f"{step} ({REMINDER})" if step else REMINDER, again, hit2, attempts2, price,
                    job.cache_row(item, repair, params, again, hit2))
         try:
-            return parse(again.content)
+            return _sure(parse(again.content), again, item, params, trace, step)
         except parsers.ParseError as second_error:
             note = f"did not parse: {first_error}; after the reminder: {second_error}"
             raise StepFailed("unparsed", step or "unparsed", f"{step}: {note}" if step else note) from None
+
+
+def _sure(found: Any, reply: Any, item: Any, params: dict[str, Any], trace: Trace, step: str) -> Any:
+    """A single-call judge that asked for log-probabilities: its verdict's confidence, kept on the trace."""
+    mark = item.judge.spec.pass_mark
+    if params.get("logprobs") and not step and isinstance(found, parsers.Verdict) and mark is not None:
+        spec = item.judge.spec
+        trace.confidence = parsers.logprob_confidence(reply.logprobs, found, spec.low, spec.high, mark)
+    return found

@@ -86,6 +86,8 @@ class KeyMaker:
 
     def __init__(self, judge: Judge) -> None:
         sampling = {k: judge.params.get(k) for k in ("temperature", "max_tokens", "seed", "measure", "model", "mode")}
+        if judge.params.get("confidence"):     # asked for log-probabilities: another method (a key only then, so
+            sampling["confidence"] = judge.params["confidence"]      # every other judge keeps its keys)
         self.prefix = json.dumps([judge.id, judge.rubric_id, judge.model_id, sampling], sort_keys=True)[:-1]
 
     def make(self, run_row_id: int, passage_rank: int, against: str | None = None) -> str:

@@ -53,8 +53,11 @@ class Judge:
     def request_params(self) -> dict[str, Any]:
         """The sampling parameters of each call — part of the request cache's key, so a job and its dry run
         must build them the same way."""
-        return {"temperature": self.param("temperature"), "max_tokens": self.param("max_tokens"),
-                "seed": self.param("seed")}
+        out = {"temperature": self.param("temperature"), "max_tokens": self.param("max_tokens"),
+               "seed": self.param("seed")}
+        if self.params.get("confidence") == "logprobs":   # only when asked: every other judge keeps its cache keys
+            out["logprobs"] = True
+        return out
 
     @property
     def model_id(self) -> str:

@@ -62,6 +62,7 @@ class Reply:
     request_id: str | None
     latency_ms: float
     batch_job: int | None = None   # from the cache: the batch job whose reply this is (priced at batch rates)
+    logprobs: list | None = None   # asked for: each reply token [text, logprob, [[alternative, logprob], ...]]
 
 
 class CallFailed(Exception):
@@ -162,6 +163,8 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], par
         # what is not set is not sent (a `"max_tokens": null` some servers refuse), and the client's own timeout is
         # not given again: the client's per-call work grows with every field it is handed
         extra = {name: params[name] for name in ("max_tokens", "seed") if params.get(name) is not None}
+        if params.get("logprobs"):
+            extra.update({"logprobs": True, "top_logprobs": TOP_LOGPROBS})
         if timeout != client.timeout:
             extra["timeout"] = timeout
         response = await client.chat.completions.create(
@@ -179,9 +182,32 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], par
     choices = response.choices or []
     content = choices[0].message.content if choices and choices[0].message else None
     usage = getattr(response, "usage", None)
+    found = getattr(choices[0], "logprobs", None) if choices and params.get("logprobs") else None
     return Reply(content=content or "", request_id=getattr(response, "_request_id", None) or response.id,
                  prompt_tokens=getattr(usage, "prompt_tokens", None), latency_ms=latency,
-                 completion_tokens=getattr(usage, "completion_tokens", None))
+                 completion_tokens=getattr(usage, "completion_tokens", None),
+                 logprobs=token_logprobs(getattr(found, "content", None)))
+
+
+TOP_LOGPROBS = 5     # alternatives asked for each reply token (OpenAI allows up to 20)
+
+
+def token_logprobs(content: Any) -> list | None:
+    """A reply's token log-probabilities as plain lists — [text, logprob, [[alternative, logprob], ...]] per token —
+    from the client's objects or a batch reply's JSON; None when the endpoint sent none (not every server can)."""
+    if not content:
+        return None
+    out = []
+    try:
+        for tok in content:
+            get = tok.get if isinstance(tok, dict) else (lambda k, t=tok: getattr(t, k, None))
+            alts = get("top_logprobs") or []
+            pairs = [[str(a.get("token") if isinstance(a, dict) else a.token),
+                      float(a.get("logprob") if isinstance(a, dict) else a.logprob)] for a in alts]
+            out.append([str(get("token")), float(get("logprob")), pairs])
+    except (TypeError, ValueError, AttributeError):
+        return None          # malformed: no confidence rather than a wrong one
+    return out
 
 
 def _short(exc: BaseException) -> str:
@@ -191,13 +217,13 @@ def _short(exc: BaseException) -> str:
 
 # --- what every caller shares: the request cache, retries with backoff, the limiter's bookkeeping -------------
 CACHE_INSERT = ("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, completion_tokens, request_id, "
-                "created_at) VALUES (:key, :model, :content, :prompt_tokens, :completion_tokens, :request_id, "
-                ":created_at)")
+                "created_at, logprobs) VALUES (:key, :model, :content, :prompt_tokens, :completion_tokens, "
+                ":request_id, :created_at, :logprobs)")
 
 
 BATCH_CACHE_INSERT = ("INSERT OR IGNORE INTO llm_cache (key, model, content, prompt_tokens, completion_tokens, "
-                      "request_id, created_at, batch_job) VALUES (:key, :model, :content, :prompt_tokens, "
-                      ":completion_tokens, :request_id, :created_at, :batch_job)")
+                      "request_id, created_at, batch_job, logprobs) VALUES (:key, :model, :content, :prompt_tokens, "
+                      ":completion_tokens, :request_id, :created_at, :batch_job, :logprobs)")
 
 
 class Stopped(Exception):
@@ -205,9 +231,15 @@ class Stopped(Exception):
 
 
 def cached(conn: sqlite3.Connection, key: str) -> Reply | None:
-    row = conn.execute("SELECT content, prompt_tokens, completion_tokens, request_id, batch_job FROM llm_cache "
-                       "WHERE key = ?", (key,)).fetchone()
-    return Reply(row[0], row[1], row[2], row[3], 0.0, row[4]) if row else None
+    row = conn.execute("SELECT content, prompt_tokens, completion_tokens, request_id, batch_job, logprobs FROM "
+                       "llm_cache WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        tokens = json.loads(row[5]) if row[5] else None
+    except ValueError:
+        tokens = None
+    return Reply(row[0], row[1], row[2], row[3], 0.0, row[4], logprobs=tokens)
 
 
 def cache_entry(key: str, model: str | None, reply: Reply, scrub: Any) -> dict[str, Any]:
@@ -217,7 +249,8 @@ def cache_entry(key: str, model: str | None, reply: Reply, scrub: Any) -> dict[s
 
     return {"key": key, "model": model, "content": scrub(reply.content), "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens, "request_id": scrub(reply.request_id),
-            "created_at": utcnow()}
+            "created_at": utcnow(),
+            "logprobs": None if reply.logprobs is None else scrub(json.dumps(reply.logprobs, ensure_ascii=False))}
 
 
 def backoff_seconds(failure: CallFailed, attempt: int) -> float:

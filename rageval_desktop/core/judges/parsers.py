@@ -214,3 +214,47 @@ def parse(output_format: str, text: str | None, low: float, high: float) -> Verd
     if not text or not text.strip():
         raise ParseError("the reply is empty")
     return PARSERS[output_format](text, low, high)
+
+
+_TOKEN_WORDS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def _token_score(text: str, low: float, high: float) -> float | None:
+    """What one reply token says, as a score: a number on the scale, or true/yes (the top) and false/no (the bottom)
+    on a two-point scale; None for anything else."""
+    word = text.strip().strip('"\'`*.,:;()[]{}').lower()
+    if word in _TOKEN_WORDS and high - low <= 1:
+        return high if _TOKEN_WORDS[word] else low
+    try:
+        value = float(word)
+    except ValueError:
+        return None
+    return value if low <= value <= high and value == value else None
+
+
+def logprob_confidence(tokens: list | None, verdict: Verdict, low: float, high: float, mark: float) -> float | None:
+    """How sure the model was of its verdict's side of the pass mark, from its token log-probabilities: at the last
+    reply token that states the verdict's score (a digit, or true/false, yes/no on a two-point scale), the share of the
+    probability of its alternatives that are scores on the verdict's side, among those that are scores at all. None
+    when no token states the score or none of the alternatives is one (no confidence rather than a wrong one)."""
+    import math
+
+    if not tokens:
+        return None
+    side = verdict.score >= mark
+    for text, logprob, alternatives in reversed(tokens):
+        said = _token_score(str(text), low, high)
+        if said is None or said != verdict.score:
+            continue
+        seen = {str(a): float(lp) for a, lp in alternatives}
+        seen.setdefault(str(text), float(logprob))
+        same = total = 0.0
+        for alt, lp in seen.items():
+            value = _token_score(alt, low, high)
+            if value is None or not math.isfinite(lp):
+                continue
+            p = math.exp(lp)
+            total += p
+            same += p if (value >= mark) == side else 0.0
+        return min(1.0, max(0.0, same / total)) if total > 0 else None
+    return None

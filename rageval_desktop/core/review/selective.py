@@ -13,12 +13,14 @@ on Kish's effective n (Korn & Graubard's effective-count Clopper–Pearson, cont
 regularised incomplete beta function).
 
 A judgment's confidence is, in this order (`source`): what the judge's kind declares with each verdict (a plug-in
-kind's own measure, stored with the judgment); else, once a stability check of the judge as it is now has been
-recorded, the share of the row's repeated asks agreeing with its verdict (Trust or Escalate's simulated annotators;
-stored with the judgment by core.jobs.checks) — a row never asked again then has confidence 0 and goes to people;
-else the score's distance from the pass mark, as a share of the half-scale: 0 on the mark, 1 at either end. A judge
-whose scores are all at the ends (a yes/no judge asked once) has one level on that last measure: it decides every
-row or none — ask it again to give it more.
+kind's own measure, stored with the judgment); for an LLM judge set to ask for them, the probability its model gave
+the verdict's side of the pass mark (token log-probabilities, stored with the judgment); else, once a stability
+check of the judge as it is now has been recorded, the share of the row's repeated asks agreeing with its verdict
+(Trust or Escalate's simulated annotators; stored with the judgment by core.jobs.checks) — a row never asked again
+then has confidence 0 and goes to people; else the score's distance from the pass mark, as a share of the
+half-scale: 0 on the mark, 1 at either end. A judge whose scores are all at the ends (a yes/no judge asked once) has
+one level on that last measure: it decides every row or none — ask it again, or for log-probabilities, to give it
+more.
 """
 
 from __future__ import annotations
@@ -92,16 +94,20 @@ def confidence(scores: Any, metric: str) -> Any:
 
 
 SOURCES = {"declared": "what the judge's kind declares with each verdict",
+           "logprobs": "the probability the model gave its verdict's side of the pass mark (token log-probabilities; "
+                       "a verdict without them: 0)",
            "asks": "the share of the row's repeated asks agreeing with the verdict (a row not asked again: 0)",
            "mark": "the score's distance from the pass mark"}
 
 
 def source(project: Project, judge: Judge) -> str:
-    """Where the judge's confidences come from (see the module): 'declared', 'asks' or 'mark'."""
+    """Where the judge's confidences come from (see the module): 'declared', 'logprobs', 'asks' or 'mark'."""
     import json
 
     if getattr(judge.kind_of, "confidence_from", ""):
         return "declared"
+    if judge.params.get("confidence") == "logprobs":
+        return "logprobs"
     now = None
     for fp, summary in project.reader().execute(
             "SELECT fingerprint, summary FROM judge_checks WHERE judge_id = ? AND kind = 'stability' ORDER BY id DESC",

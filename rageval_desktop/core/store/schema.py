@@ -714,10 +714,13 @@ CREATE INDEX reviewer_hold_ratings_rating ON reviewer_hold_ratings (rating_id);
 """
 
 # v20: a confidence for every judgment (issue 47): how sure the judge was of this verdict, 0 to 1 — the share of
-# repeated asks (a stability check) that agreed with it, or what a plug-in kind declared. NULL: none was measured or
-# declared (selective judging then reads the score's distance from the pass mark, core.review.selective).
+# repeated asks (a stability check) that agreed with it, the probability the model gave its verdict's side (token
+# log-probabilities), or what a plug-in kind declared. NULL: none was measured or declared (selective judging then
+# reads the score's distance from the pass mark, core.review.selective). A cached reply keeps its log-probabilities,
+# so a judgment made from the cache has the same confidence.
 SCHEMA_V20 = """
 ALTER TABLE judgments ADD COLUMN confidence REAL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1));
+ALTER TABLE llm_cache ADD COLUMN logprobs TEXT;
 """
 
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),

@@ -40,6 +40,13 @@ class LLMKind:
         check_model_name(settings.model, settings.api_key_ref)
         settings.base_url = check_base_url(settings.base_url)
         spec = METRICS[metric]
+        sure = settings.params.get("confidence")
+        if sure not in (None, "logprobs"):
+            raise JudgeConfigError(f"an LLM judge's confidence comes from 'logprobs' (the endpoint's token "
+                                   f"log-probabilities), not '{sure}'; without it, from repeated asks or the score")
+        if sure and (spec.level != "row" or spec.items):
+            raise JudgeConfigError(f"{metric} is judged in several calls per row: a confidence from log-"
+                                   "probabilities is for judges of one verdict per row")
         base = rubrics.library().get(settings.rubric or spec.default_rubric or "")
         if base is None:
             raise JudgeConfigError(f"no rubric named '{settings.rubric}' (bundled: {', '.join(rubrics.library())})")

@@ -59,6 +59,23 @@ def audit(conf: np.ndarray, wrong: np.ndarray, n: int, mode: str, alpha: float, 
     return float(wrong[decided].mean()), float(decided.mean()), float(n)
 
 
+def held_line(conf: np.ndarray, wrong: np.ndarray, n: int, mode: str, args: argparse.Namespace,
+              rng: np.random.Generator) -> str:
+    """One line of the guarantee's table: population error, sample, n, held, decides, coverage."""
+    held = decides = 0
+    covered = []
+    for _ in range(args.runs):
+        realised, coverage, _ = audit(conf, wrong, n, mode, args.alpha, args.delta, rng)
+        if realised is None:
+            held += 1                    # deciding nothing breaks no guarantee
+            continue
+        decides += 1
+        held += realised <= args.alpha
+        covered.append(coverage)
+    cov = f"{np.mean(covered):.1%}" if covered else "—"
+    return f"{wrong.mean():>10.1%} {mode:>8} {n:>4} {held / args.runs:>7.1%} {decides / args.runs:>8.1%} {cov:>9}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=1000)
@@ -77,19 +94,7 @@ def main() -> None:
         conf, wrong = population(e0, k, rng)
         for mode in ("uniform", "uncertain"):
             for n in (50, 100, 200, 400):
-                held = decides = 0
-                covered = []
-                for _ in range(args.runs):
-                    realised, coverage, _ = audit(conf, wrong, n, mode, args.alpha, args.delta, rng)
-                    if realised is None:
-                        held += 1                    # deciding nothing breaks no guarantee
-                        continue
-                    decides += 1
-                    held += realised <= args.alpha
-                    covered.append(coverage)
-                cov = f"{np.mean(covered):.1%}" if covered else "—"
-                print(f"{name:<38} {wrong.mean():>10.1%} {mode:>8} {n:>4} {held / args.runs:>7.1%} "
-                      f"{decides / args.runs:>8.1%} {cov:>9}", flush=True)
+                print(f"{name:<38} {held_line(conf, wrong, n, mode, args, rng)}", flush=True)
     print("\nThe run's pass rate from the judge and the desk (core.review.selective.combine): the judge decides rows "
           "at "
           "or above λ̂, reviewers rate a uniform m of its abstentions; covered: the interval holds the population's "
@@ -150,19 +155,8 @@ def asks_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
         conf, wrong = asks_population(asks, rng)
         for mode in ("uniform", "uncertain"):
             for n in (50, 100, 200, 400):
-                held = decides = 0
-                covered = []
-                for _ in range(args.runs):
-                    realised, coverage, _ = audit(conf, wrong, n, mode, args.alpha, args.delta, rng)
-                    if realised is None:
-                        held += 1
-                        continue
-                    decides += 1
-                    held += realised <= args.alpha
-                    covered.append(coverage)
-                cov = f"{np.mean(covered):.1%}" if covered else "—"
-                print(f"{f'K = {asks} (70% of rows sure)':<38} {wrong.mean():>10.1%} {mode:>8} {n:>4} "
-                      f"{held / args.runs:>7.1%} {decides / args.runs:>8.1%} {cov:>9}", flush=True)
+                print(f"{f'K = {asks} (70% of rows sure)':<38} {held_line(conf, wrong, n, mode, args, rng)}",
+                      flush=True)
 
 
 def cascade_table(args: argparse.Namespace, rng: np.random.Generator) -> None:

@@ -14,6 +14,7 @@ from rageval_desktop.core.base.perturb import BIAS, family, perturb
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.review.licence import last_check
 from rageval_desktop.core.store.project import Project
+from tests.support.capitals import capitals_project
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 ROWS = 40
@@ -23,19 +24,11 @@ ROWS = 40
 def project(tmp_path, monkeypatch, capsys):
     """40 rows, each with the passage that supports the answer first and an unrelated one second."""
     monkeypatch.setenv("JUDGE_KEY", "sk-test-key")
-    golden, run = [], []
-    for k in range(ROWS):
-        golden.append({"id": f"g{k}", "question": f"What is the capital of Country{k}?", "gold_answer": f"City{k}."})
-        run.append({"id": f"r{k}", "golden_id": f"g{k}", "question": f"What is the capital of Country{k}?",
-                    "answer": f"The capital of Country{k} is City{k}.",
-                    "retrieved": [{"chunk_id": f"c{k}", "text": f"Country{k}'s capital is City{k}."},
-                                  {"chunk_id": f"x{k}", "text": "Bananas are rich in potassium."}]})
-    for name, rows in (("g.jsonl", golden), ("v1.jsonl", run)):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    path = str(tmp_path / "c.rageval")
-    assert main(["new", path]) == 0
-    assert main(["import", "golden", path, str(tmp_path / "g.jsonl")]) == 0
-    assert main(["import", "run", path, str(tmp_path / "v1.jsonl"), "--run", "v1"]) == 0
+    path = capitals_project(
+        tmp_path, ROWS, lambda k: {"gold_answer": f"City{k}."},
+        lambda k: {"answer": f"The capital of Country{k} is City{k}.",
+                   "retrieved": [{"chunk_id": f"c{k}", "text": f"Country{k}'s capital is City{k}."},
+                                 {"chunk_id": f"x{k}", "text": "Bananas are rich in potassium."}]})
     capsys.readouterr()
     return path
 

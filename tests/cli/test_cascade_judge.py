@@ -12,6 +12,7 @@ import pytest
 from rageval_desktop.cli import main
 from rageval_desktop.core.review import ratings
 from rageval_desktop.core.store.project import Project
+from tests.support.capitals import country, short_capitals, unsure
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 ROWS = 90
@@ -21,26 +22,11 @@ def passes(k: int) -> bool:
     return k % 2 == 0
 
 
-def unsure(k: int) -> bool:
-    return k % 3 == 0
-
-
 @pytest.fixture
 def project(tmp_path, monkeypatch, capsys):
     """90 rows, every one rated: even rows pass, odd rows fail."""
     monkeypatch.setenv("JUDGE_KEY", "sk-test-key")
-    golden, run = [], []
-    for k in range(ROWS):
-        golden.append({"id": f"g{k}", "question": f"What is the capital of Country{k}?",
-                       "gold_answer": f"City{k}.", "slice_tag": "easy"})
-        run.append({"id": f"r{k}", "golden_id": f"g{k}", "question": f"What is the capital of Country{k}?",
-                    "answer": f"It is City{k}.", "retrieved": [{"chunk_id": f"c{k}", "text": f"City{k}."}]})
-    for name, rows in (("g.jsonl", golden), ("v1.jsonl", run)):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    path = str(tmp_path / "c.rageval")
-    assert main(["new", path]) == 0
-    assert main(["import", "golden", path, str(tmp_path / "g.jsonl")]) == 0
-    assert main(["import", "run", path, str(tmp_path / "v1.jsonl"), "--run", "v1"]) == 0
+    path = short_capitals(tmp_path, ROWS)
     with Project.open(path) as p:
         for row, ext in p.reader().execute("SELECT id, external_id FROM run_rows").fetchall():
             ratings.rate(p, row, "correctness", "ann", 5.0 if passes(int(ext[1:])) else 1.0)
@@ -53,7 +39,7 @@ def judges_by_model(asked: Counter):
     always sure and right."""
     def reply(body: dict, n: int) -> Reply:
         prompt = body["messages"][-1]["content"]
-        k = int(prompt[prompt.rfind("Country") + 7:].split("?")[0])
+        k = country(prompt)
         asked[body["model"]] += 1
         right = 5 if passes(k) else 1
         return Reply(f"Feedback: ok. [RESULT] {4 if body['model'] == 'small' and unsure(k) else right}")

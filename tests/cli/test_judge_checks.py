@@ -14,6 +14,7 @@ import pytest
 
 from rageval_desktop.cli import main
 from rageval_desktop.core.base.perturb import KINDS, perturb
+from tests.support.capitals import capitals_project
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 ROWS = 60
@@ -23,20 +24,14 @@ ROWS = 60
 def project(tmp_path, monkeypatch, capsys):
     """60 questions whose answers carry most of the reference (a judge that reads them gives 4 of 5)."""
     monkeypatch.setenv("JUDGE_KEY", "sk-test-key")
-    golden, run = [], []
-    for k in range(ROWS):
-        ref = f"The capital of Country{k} is City{k}, founded in {1100 + k} by Founder{k}."
-        golden.append({"id": f"g{k}", "question": f"What is the capital of Country{k}?", "gold_answer": ref,
-                       "slice_tag": "easy" if k % 2 else "edge"})
-        run.append({"id": f"r{k}", "golden_id": f"g{k}", "question": f"What is the capital of Country{k}?",
-                    "answer": f"The capital of Country{k} is City{k}, founded in {1100 + k}. It is a large city.",
-                    "retrieved": [{"chunk_id": f"c{k}", "text": ref}]})
-    for name, rows in (("g.jsonl", golden), ("v1.jsonl", run)):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    path = str(tmp_path / "c.rageval")
-    assert main(["new", path]) == 0
-    assert main(["import", "golden", path, str(tmp_path / "g.jsonl")]) == 0
-    assert main(["import", "run", path, str(tmp_path / "v1.jsonl"), "--run", "v1"]) == 0
+
+    def ref(k: int) -> str:
+        return f"The capital of Country{k} is City{k}, founded in {1100 + k} by Founder{k}."
+
+    path = capitals_project(
+        tmp_path, ROWS, lambda k: {"gold_answer": ref(k), "slice_tag": "easy" if k % 2 else "edge"},
+        lambda k: {"answer": f"The capital of Country{k} is City{k}, founded in {1100 + k}. It is a large city.",
+                   "retrieved": [{"chunk_id": f"c{k}", "text": ref(k)}]})
     capsys.readouterr()
     return path
 

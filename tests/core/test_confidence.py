@@ -15,36 +15,22 @@ import pytest
 from rageval_desktop.cli import main
 from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
-from rageval_desktop.core.judges import kinds
 from rageval_desktop.core.judges.kinds import LocalKind, Scored
 from rageval_desktop.core.judges.registry import add_judge, get_judge, update_judge
 from rageval_desktop.core.review import ratings, selective
 from rageval_desktop.core.store.project import Project
+from tests.support.capitals import country, short_capitals, unsure
 from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.plugin_kinds import registered
 
 ROWS = 90
-
-
-def unsure(k: int) -> bool:
-    return k % 3 == 0
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch, capsys):
     """90 questions; the scripted judge is sure of two in three (always 4) and guesses on the rest (2 or 4)."""
     monkeypatch.setenv("JUDGE_KEY", "sk-test-key")
-    golden, run = [], []
-    for k in range(ROWS):
-        golden.append({"id": f"g{k}", "question": f"What is the capital of Country{k}?",
-                       "gold_answer": f"City{k}.", "slice_tag": "easy"})
-        run.append({"id": f"r{k}", "golden_id": f"g{k}", "question": f"What is the capital of Country{k}?",
-                    "answer": f"It is City{k}.", "retrieved": [{"chunk_id": f"c{k}", "text": f"City{k}."}]})
-    for name, rows in (("g.jsonl", golden), ("v1.jsonl", run)):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    path = str(tmp_path / "c.rageval")
-    assert main(["new", path]) == 0
-    assert main(["import", "golden", path, str(tmp_path / "g.jsonl")]) == 0
-    assert main(["import", "run", path, str(tmp_path / "v1.jsonl"), "--run", "v1"]) == 0
+    path = short_capitals(tmp_path, ROWS)
     capsys.readouterr()
     return path
 
@@ -55,7 +41,7 @@ def guesser():
     def reply(body: dict, n: int) -> Reply:
         prompt = body["messages"][-1]["content"]
         seen[prompt] += 1
-        k = int(prompt[prompt.rfind("Country") + 7:].split("?")[0])
+        k = country(prompt)
         draw = int(hashlib.sha256(f"{prompt}|{seen[prompt]}".encode()).hexdigest(), 16) % 2
         return Reply(f"Feedback: ok. [RESULT] {2 + 2 * draw if unsure(k) else 4}")
     return reply
@@ -125,12 +111,8 @@ class Declares(LocalKind):
 
 @pytest.fixture
 def declares():
-    kind = Declares()
-    kinds._discover()
-    kinds.register(kind, source="acme-judges", version="0.1")
-    yield kind
-    for table in (kinds._KINDS, kinds._SOURCES, kinds._VERSIONS):
-        table.pop("declares", None)
+    with registered(Declares()) as kind:
+        yield kind
 
 
 def test_a_plug_in_kind_declares_a_confidence_stored_with_each_verdict(small, declares):
@@ -162,7 +144,7 @@ def logprob_judge(body: dict, n: int) -> Reply:
     import math as m
 
     prompt = body["messages"][-1]["content"]
-    k = int(prompt[prompt.rfind("Country") + 7:].split("?")[0])
+    k = country(prompt)
     lean = 0.55 if unsure(k) else 0.95
     alternatives = [["4", m.log(lean)], ["2", m.log(1 - lean)], [" ", m.log(1e-6)]]
     return Reply("Feedback: ok. [RESULT] 4",

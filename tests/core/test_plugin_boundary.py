@@ -17,6 +17,7 @@ from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.kinds import LocalKind, Scored
 from rageval_desktop.core.judges.registry import add_judge, get_judge, update_judge
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.plugin_kinds import registered
 
 
 class Scripted(LocalKind):
@@ -42,12 +43,8 @@ class Scripted(LocalKind):
 
 @pytest.fixture
 def scripted():
-    kind = Scripted()
-    kinds._discover()
-    kinds.register(kind, source="acme-judges", version="0.1")
-    yield kind
-    for table in (kinds._KINDS, kinds._SOURCES, kinds._VERSIONS):
-        table.pop("scripted", None)
+    with registered(Scripted()) as kind:
+        yield kind
 
 
 @pytest.fixture

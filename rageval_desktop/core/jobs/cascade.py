@@ -190,13 +190,7 @@ def describe(out: dict[str, Any]) -> str:
     if out.get("stopped"):
         lines.append(f"stopped ({out['stopped']}): {out['message']} — run the same command to go on")
         return "\n".join(lines)
-    for s in out["stages"]:
-        if s["level"] is None:
-            lines.append(f"  {s['judge']} decides no rows — {s['needed']}")
-        else:
-            lines.append(f"  {s['judge']} decides where its confidence ≥ {s['level']:.2f} ({s['decided']} of the "
-                         f"{s['rated']} rated rows that reach it, disagreement {s['disagreement']:.1%}, bound "
-                         f"{s['bound']:.1%})")
+    lines += [selective.stage_line(s) for s in out["stages"]]
     shares = out["shares"]
     parts = ", ".join(f"{name} {shares[name]:.0%}" for name in out["cascade"])
     lines.append(f"  {out['run']} ({shares['rows']} rows): {parts}, desk {shares['desk']:.0%} ({out['desk']} rows)")

@@ -536,8 +536,9 @@ def describe(found: dict[str, Any]) -> str:
              f"pass/fail ≥ {1 - found['alpha']:.0%} on decided rows with probability ≥ {1 - found['delta']:.0%}",
              f"  confidence: {found['confidence']}"]
     if found.get("could_ask"):
-        lines.append("  (an LLM judge's confidence can come from asking it again: a stability check of the run — "
-                     "rageval stability, at a temperature above 0 — stores one with each verdict asked)")
+        lines.append("  (an LLM judge's confidence can come from its endpoint's log-probabilities — a judge added "
+                     "with the parameter confidence=logprobs — or from asking it again: a stability check of the "
+                     "run, at a temperature above 0, stores one with each verdict asked)")
     if found.get("rated_without_confidence"):
         lines.append(f"  {found['rated_without_confidence']} rated rows were never asked again (confidence 0, left "
                      "to people): a stability check whose sample takes in the whole run gives them one")
@@ -560,18 +561,21 @@ def describe_cascade(found: dict[str, Any]) -> str:
     lines = [f"cascade {' → '.join(found['judges'])} → desk ({found['metric']}): each decides where sure among "
              f"the rows the ones before it left; agreement with the reviewers' pass/fail ≥ {1 - found['alpha']:.0%} on "
              f"every judge's decided rows with probability ≥ {1 - found['delta']:.0%} (δ split between them)"]
-    for s in found["stages"]:
-        if s["level"] is None:
-            lines.append(f"  {s['judge']}: decides no rows ({s['rated']} rated rows reach it) — {s['needed']}")
-        else:
-            lines.append(f"  {s['judge']}: confidence ≥ {s['level']:.2f}: {s['decided']} of the {s['rated']} rated "
-                         f"rows that reach it, disagreement {s['disagreement']:.1%} (bound {s['bound']:.1%})")
+    lines += [stage_line(s) for s in found["stages"]]
     for run, r in found["runs"].items():
         parts = ", ".join(f"{name} {r[name]:.0%}" for name in found["judges"])
         lines.append(f"  run {run} ({r['rows']} rows): {parts}, desk {r['desk']:.0%}")
     if "combined" in found:
         lines.append("  " + combined_text(found["combined"]))
     return "\n".join(lines)
+
+
+def stage_line(s: dict[str, Any]) -> str:
+    """One stage of a cascade in words: its level, the rated rows that reach it and what it decides of them."""
+    if s["level"] is None:
+        return f"  {s['judge']}: decides no rows ({s['rated']} rated rows reach it) — {s['needed']}"
+    return (f"  {s['judge']}: confidence ≥ {s['level']:.2f}: {s['decided']} of the {s['rated']} rated rows that "
+            f"reach it, disagreement {s['disagreement']:.1%} (bound {s['bound']:.1%})")
 
 
 def combined_text(c: dict[str, Any] | None) -> str:

@@ -40,7 +40,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
         w.select_nav("judges")
     judges = w.judges_view
     qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in judges.model.records), timeout=20_000)
-    shown = {r["name"]: r["licence"] for r in judges.model.records}
+    shown = {r["name"]: r["licence__tip"] for r in judges.model.records}
     assert shown["minilm-similarity"].startswith("selective: gates only the rows it decides")
     save_shots(qtbot, w, f"selective-judges-{size[0]}")
     w.select(run="v2")

@@ -51,6 +51,13 @@ class Licence:
         out["said"] = self.describe()
         return out
 
+    def short(self) -> str:
+        """The licence in a table cell: a selective licence by the share it decides, its whole text in `describe`."""
+        if self.tier == "selective":
+            s = self.evidence["selective"]
+            return f"selective · decides {s['coverage']:.0%} of rated rows (confidence ≥ {s['level']:.2f})"
+        return self.describe()
+
     def describe(self) -> str:
         head = self.tier
         if self.tier == "selective":

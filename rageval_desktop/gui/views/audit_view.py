@@ -92,7 +92,8 @@ def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any]
 
     results = audit_all(project)
     judges = {r.judge: get_judge(project, r.judge) for r in results}
-    return (results, {r.judge: licence(project, judges[r.judge], r).describe() for r in results},
+    held = {r.judge: licence(project, judges[r.judge], r) for r in results}
+    return (results, {name: (h.short(), h.describe()) for name, h in held.items()},
             {r.judge: pass_fail(project, judges[r.judge]) for r in results},
             {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
                                      last_check(project, judges[r.judge], "probe"),
@@ -277,7 +278,8 @@ class AuditView(QWidget):
             status = r.judge_status
             if r.judge_status == "active" and r.verdict == "retire":      # the audit says retire; not applied yet
                 status = "active ⚑"
-            records.append({**r.as_dict(), "licence": licences.get(r.judge, ""), "value_text": value,
+            cell, said = licences.get(r.judge, ("", ""))
+            records.append({**r.as_dict(), "licence": cell, "licence__tip": said, "value_text": value,
                             "judge_status": status, "statistic": st_label(r.statistic),
                             "judge_status__tip": "the audit says retire: Record audit and apply retires it"
                             if status.endswith("⚑") else "",
@@ -336,7 +338,7 @@ class AuditView(QWidget):
             advice += (f" Judge − human: {bias_text(r.bias)}; compare runs with Corrected by ratings on the Compare "
                        "page.")
         checks = self.checks.get(r.judge, {})
-        licence = next((rec["licence"] for rec in self.model.records if rec["judge"] == r.judge), "")
+        licence = next((rec["licence__tip"] for rec in self.model.records if rec["judge"] == r.judge), "")
         if "changed since audit" in licence:
             advice += (" Its licence expired when it changed: Run on rated rows judges the rated rows again with the "
                        "judge as it is now, then Record audit grants it anew from the same ratings.")

@@ -29,7 +29,7 @@ class JudgesView(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
-        self._licences: dict[str, str] = {}
+        self._licences: dict[str, tuple[str, str]] = {}
         layout, top = page_frame(self, "Judges")
         self.add_button = QPushButton("&Add judge…")
         self.edit_button = QPushButton("&Edit…")
@@ -109,7 +109,8 @@ class JudgesView(QWidget):
         counts = judgment_counts(project)
         keep = self.selected_name()
         records = [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric),
-                    "licence": self._licences.get(j.name, "…")} for j in list_judges(project)]
+                    "licence": self._licences.get(j.name, ("…", ""))[0],
+                    "licence__tip": self._licences.get(j.name, ("…", ""))[1]} for j in list_judges(project)]
         self.model.set_records(records)
         self.state.run_read("judges", _licences, project, on_done=self._show_licences)   # agreement: off the GUI
         for row, rec in enumerate(records):
@@ -125,12 +126,12 @@ class JudgesView(QWidget):
         self.table.resizeColumnsToContents()
         self._update_buttons()
 
-    def _show_licences(self, found: dict[str, str]) -> None:
+    def _show_licences(self, found: dict[str, tuple[str, str]]) -> None:
         """Each judge's licence (core.review.licence), filled in when its read lands."""
         self._licences = found
         keep = self.selected_name()
-        records = [{**r, "licence": found.get(r["name"], ""), "licence__tip": found.get(r["name"], "")}
-                   for r in self.model.records]
+        records = [{**r, "licence": found.get(r["name"], ("", ""))[0],
+                    "licence__tip": found.get(r["name"], ("", ""))[1]} for r in self.model.records]
         self.model.set_records(records)
         for row, rec in enumerate(records):
             if rec["name"] == keep:
@@ -156,8 +157,8 @@ def _scale(metric: str) -> str:
     return f"{spec.low:g}–{spec.high:g}" + (f" · pass ≥ {spec.pass_mark:g}" if spec.pass_mark is not None else "")
 
 
-def _licences(project: Project, ctx: object = None) -> dict[str, str]:
-    """Judge name -> its licence in words ("gate", "monitor (lower bound 0.62 < 0.7)")."""
+def _licences(project: Project, ctx: object = None) -> dict[str, tuple[str, str]]:
+    """Judge name -> its licence for the cell and in full ("gate", "monitor (lower bound 0.62 < 0.7)")."""
     from rageval_desktop.core.review.licence import licence
 
-    return {j.name: licence(project, j).describe() for j in list_judges(project)}
+    return {j.name: ((held := licence(project, j)).short(), held.describe()) for j in list_judges(project)}

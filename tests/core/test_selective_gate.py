@@ -53,6 +53,11 @@ def test_the_selective_estimator_reads_judge_and_desk_and_states_coverage_and_gu
     before = compare(demo, "v1", "v2", ["correctness"], "selective")
     assert before["slices"]["all"]["correctness"] is None
     assert "no sample of minilm-similarity's abstentions on v1" in before["unavailable"][0]["why"]
+    # without the desk's samples the gate cannot tell: never a pass on the cells it could not read
+    waiting = gate(demo, "v1", "v2", metrics=["correctness"], estimator="selective")
+    assert waiting.decision.name == "NOT_DECISION_GRADE"
+    said = next(n for n in waiting.not_evaluated if n["metric"] == "correctness" and n["slice"] == "all")
+    assert said["why"].startswith("no selective estimate: no sample of") and "--abstained" in said["fix"]
     for run in ("v1", "v2"):
         selective.abstained_sample(demo, judge, run)
     found = compare(demo, "v1", "v2", ["correctness"], "selective")

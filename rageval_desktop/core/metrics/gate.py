@@ -225,9 +225,12 @@ def not_evaluated(comparison: dict[str, Any]) -> list[dict[str, Any]]:
                     "or waive with --allow-unlicensed REASON"}
             for u in comparison.get("licensing", {}).get("unlicensed", []) if u["metric"] not in missing]
     gated = set(licensed_metrics(comparison))
+    selective = comparison.get("estimator") == "selective"
     out += [{"metric": u["metric"], "slice": ALL, "kind": "ratings",
-             "why": f"no corrected (PPI) estimate: {u['why']}",
-             "fix": "rate a sample of each run (rageval sample, the Review page), or gate on the judges' mean"}
+             "why": f"no {'selective' if selective else 'corrected (PPI)'} estimate: {u['why']}",
+             "fix": ("draw the desk's sample of each run's abstentions and rate it (rageval sample --abstained "
+                     "JUDGE --run RUN, the Review page), or gate on the judges' mean" if selective else
+                     "rate a sample of each run (rageval sample, the Review page), or gate on the judges' mean")}
             for u in comparison.get("unavailable", []) if u["slice"] == ALL and u["metric"] in gated]
     return out
 

@@ -24,7 +24,6 @@ false alarms and power.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -52,19 +51,6 @@ def correction(human_pass: Any, judge_pass: Any, weights: Any | None = None) -> 
     return mean, var, eff, n
 
 
-def _desk_sample(project: Project, judge: Judge, rid: int) -> tuple[int | None, float | None]:
-    """The newest sample of the judge's abstentions on the run: (its id, the level it was drawn at)."""
-    found = project.reader().execute(
-        "SELECT id, params FROM review_samples WHERE run_id = ? AND metric = ? AND json_extract(params, '$.mode') = "
-        "'abstained' AND json_extract(params, '$.judge') = ? ORDER BY id DESC LIMIT 1",
-        (rid, judge.metric, judge.name)).fetchone()
-    if found is None:
-        return None, None
-    params = json.loads(found[1])
-    level = params.get("level")
-    return int(found[0]), None if level is None else float(level)
-
-
 def _calibration(project: Project, judge: Judge) -> dict[int, tuple[bool, bool, float]]:
     """Each rated row of the audit: (the reviewers' pass, the judge's pass, its weight 1/p as drawn)."""
     mark = METRICS[judge.metric].pass_mark
@@ -83,7 +69,8 @@ def _run_parts(project: Project, judge: Judge, run: str, level: float, questions
     mark = METRICS[judge.metric].pass_mark
     assert mark is not None
     rid = find_run(project, run)
-    sid, drawn_at = _desk_sample(project, judge, rid)
+    found = selective.desk_sample(project, rid, judge.metric, judge.name)
+    sid, drawn_at = (None, None) if found is None else (found[0], found[1].get("level"))
     if sid is None:
         return {"why": f"no sample of {judge.name}'s abstentions on {run}: draw one for the desk (rageval sample "
                        f"--abstained {judge.name} --run {run}) and rate it"}

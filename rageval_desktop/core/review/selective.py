@@ -25,6 +25,7 @@ more.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -102,8 +103,6 @@ SOURCES = {"declared": "what the judge's kind declares with each verdict",
 
 def source(project: Project, judge: Judge) -> str:
     """Where the judge's confidences come from (see the module): 'declared', 'logprobs', 'asks' or 'mark'."""
-    import json
-
     if getattr(judge.kind_of, "confidence_from", ""):
         return "declared"
     if judge.params.get("confidence") == "logprobs":
@@ -460,21 +459,16 @@ def combined(project: Project, judges: Judge | list[Judge], run: str) -> dict[st
     interval adds the judges' guarantee (at most α of the decided rows disagree, with probability 1 − δ: ±
     α·decided/rows) to Wilson's 95% interval of the reviewers' pass share on the abstentions. None without such a
     sample."""
-    import json
-
     import numpy as np
 
     chain = judges if isinstance(judges, list) else [judges]
     names = [j.name for j in chain]
     label = names[0] if len(names) == 1 else " → ".join(names)
     rid = find_run(project, run)
-    found = project.reader().execute(
-        "SELECT id, params FROM review_samples WHERE run_id = ? AND metric = ? AND json_extract(params, '$.mode') = "
-        "'abstained' AND json_extract(params, '$.judge') = ? ORDER BY id DESC LIMIT 1",
-        (rid, chain[0].metric, label)).fetchone()
+    found = desk_sample(project, rid, chain[0].metric, label)
     if found is None:
         return None
-    sid, params = found[0], json.loads(found[1])
+    sid, params = found
     mark = METRICS[chain[0].metric].pass_mark
     assert mark is not None
     levels = [None if v is None else float(v) for v in params.get("levels", [params["level"]])]
@@ -496,6 +490,14 @@ def combined(project: Project, judges: Judge | list[Judge], run: str) -> dict[st
     human_passes = int(np.sum(np.asarray(human) >= mark))
     out.update(combine(passes, len(decided), len(routed), human_passes, len(human), abstained, alpha))
     return out
+
+
+def desk_sample(project: Project, rid: int, metric: str, label: str) -> tuple[int, dict[str, Any]] | None:
+    """The newest sample of the abstentions of a judge (or a cascade, 'J1 → J2') on a run: (its id, its params)."""
+    found = project.reader().execute(
+        "SELECT id, params FROM review_samples WHERE run_id = ? AND metric = ? AND json_extract(params, '$.mode') = "
+        "'abstained' AND json_extract(params, '$.judge') = ? ORDER BY id DESC LIMIT 1", (rid, metric, label)).fetchone()
+    return None if found is None else (int(found[0]), json.loads(found[1]))
 
 
 def desk_ratings(project: Project, sample_id: int, metric: str) -> dict[int, float]:

@@ -511,7 +511,7 @@ class Project:
             out.append(item)
         return out
 
-    def selective(self, judge: str | None = None, *, alpha: float = 0.1, delta: float = 0.1,
+    def selective(self, judge: str | None = None, *, alpha: float | None = None, delta: float | None = None,
                   run: str | None = None) -> list[dict[str, Any]]:
         """`rageval selective --json`: per judge of a metric it can decide (a row's pass or fail), the confidence level
         above which it may decide alone (agreement with the reviewers' pass/fail ≥ 1 − alpha with probability
@@ -531,7 +531,7 @@ class Project:
             out.append(found)
         return out
 
-    def cascade(self, judges: list[str], *, alpha: float = 0.1, delta: float = 0.1,
+    def cascade(self, judges: list[str], *, alpha: float | None = None, delta: float | None = None,
                 run: str | None = None) -> dict[str, Any]:
         """`rageval selective --cascade --json`: judges in order, cheapest first, each deciding where it is sure
         among the rows the ones before it left; per stage its level, per run the share each judge decides and the

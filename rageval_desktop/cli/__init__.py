@@ -284,10 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="judges of one metric, cheapest first: each is asked only about the rows the ones before "
                         "it are not sure of (and the rated rows they leave, which calibrate it); the rest go to the "
                         "desk. Prints who decides each row (--json: per row)")
-    p.add_argument("--alpha", type=float, default=0.1,
-                   help="with --cascade: the disagreement with the reviewers allowed on decided rows (default 0.1)")
-    p.add_argument("--delta", type=float, default=0.1,
-                   help="with --cascade: the chance that guarantee fails (default 0.1, split between the judges)")
+    p.add_argument("--alpha", type=float,
+                   help="with --cascade: the disagreement with the reviewers allowed on decided rows (default: the "
+                        "project's, settings set --selective-alpha; 0.1 unless set)")
+    p.add_argument("--delta", type=float,
+                   help="with --cascade: the chance that guarantee fails (default: the project's; 0.1 unless set; "
+                        "split between the judges)")
     p.add_argument("--json", action="store_true")
 
     p = command("prices", cmd_prices, "the price table used for cost accounting")
@@ -595,8 +597,10 @@ def build_parser() -> argparse.ArgumentParser:
                 "(fixed-sequence testing on the audit's ratings), per slice, and the share of each run it decides")
     p.add_argument("project")
     p.add_argument("--judge", help="one judge (default: every judge whose metric has a pass mark)")
-    p.add_argument("--alpha", type=float, default=0.1, help="disagreement allowed on decided rows (default 0.1)")
-    p.add_argument("--delta", type=float, default=0.1, help="chance the guarantee fails (default 0.1)")
+    p.add_argument("--alpha", type=float, help="disagreement allowed on decided rows (default: the project's, "
+                   "settings set --selective-alpha; 0.1 unless set)")
+    p.add_argument("--delta", type=float, help="chance the guarantee fails (default: the project's, settings set "
+                   "--selective-delta; 0.1 unless set)")
     p.add_argument("--cascade", metavar="J1,J2,...",
                    help="judges in order, cheapest first: each decides where it is sure among the rows the ones "
                         "before it left; the rest go to the desk (δ is split between them)")
@@ -642,7 +646,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--reason", required=True)
         p.add_argument("--json", action="store_true")
 
-    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n, rule")
+    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n, rule; selective "
+                "judging's alpha and delta")
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("show")
     q.add_argument("project")
@@ -660,6 +665,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--bias-margin", type=float, metavar="POINTS",
                    help="flag a judge whose mean bias against the reviewers is shown to exceed this many points "
                         "(0-100 scale; default 5)")
+    q.add_argument("--selective-alpha", type=float, metavar="A",
+                   help="selective judging: the disagreement with the reviewers allowed on the rows a judge decides "
+                        "alone (default 0.1); selective licences, the cascade and the gate's selective estimator "
+                        "use it")
+    q.add_argument("--selective-delta", type=float, metavar="D",
+                   help="selective judging: the chance that guarantee fails (default 0.1)")
     q.add_argument("--json", action="store_true")
 
     p = command("golden", cmd_golden, "the golden set as code: versions, diffs, exports, dedupe, balance, promote")

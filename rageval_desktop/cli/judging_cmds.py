@@ -134,7 +134,7 @@ def _cascade(args: argparse.Namespace) -> int:
     if clash:
         raise UsageError(f"--cascade chooses each judge's rows itself: drop {', '.join(clash)}")
     for name, value in (("--alpha", args.alpha), ("--delta", args.delta)):
-        if not 0 < value < 1:
+        if value is not None and not 0 < value < 1:
             raise UsageError(f"{name} is a share between 0 and 1 (not {value:g})")
     names = args.cascade.split(",")
     try:

@@ -140,14 +140,18 @@ def cmd_settings(args: argparse.Namespace) -> int:
     with open_project(args.project) as project:
         if args.action == "set":
             pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n,
-                                      rule=args.rule, bias_margin=args.bias_margin)
+                                      rule=args.rule, bias_margin=args.bias_margin,
+                                      selective_alpha=args.selective_alpha, selective_delta=args.selective_delta)
         else:
             pol = settings.policy(project)
     data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n, "rule": pol.rule,
-            "bias_margin": pol.bias_margin}
+            "bias_margin": pol.bias_margin, "selective_alpha": pol.selective_alpha,
+            "selective_delta": pol.selective_delta}
     _print(args, data, f"statistic {pol.statistic}, threshold {pol.threshold:g}, at least {pol.min_n} rated rows; "
                        f"rule '{pol.rule}': {settings.RULES[pol.rule]}; a judge whose mean bias is shown to exceed "
-                       f"{pol.bias_margin:g} points is flagged")
+                       f"{pol.bias_margin:g} points is flagged; a selective judge decides rows where it agrees with "
+                       f"the reviewers on ≥ {1 - pol.selective_alpha:.0%} of them with probability ≥ "
+                       f"{1 - pol.selective_delta:.0%}")
     return EXIT_OK
 
 
@@ -199,7 +203,7 @@ def _abstained_sample(args: argparse.Namespace) -> int:
 def cmd_selective(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import selective
 
-    if not (0 < args.alpha < 1 and 0 < args.delta < 1):
+    if not all(v is None or 0 < v < 1 for v in (args.alpha, args.delta)):
         raise UsageError("--alpha and --delta must lie between 0 and 1 (for example 0.1)")
     with open_api(args.project, read_only=True) as project:
         if args.cascade:

@@ -89,6 +89,30 @@ def test_rageval_selective_reads_the_demo(demo_file, tmp_path, capsys):
     assert path.read_bytes() == before                                  # a read path: the file is untouched
 
 
+def test_the_projects_alpha_and_delta_are_what_selective_judging_uses(demo_file, tmp_path, capsys):
+    """`settings set --selective-alpha` moves the level `selective`, the licence and the gate read; an explicit
+    --alpha still wins; a bad value is refused without writing."""
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+
+    def level(*extra: str) -> dict:
+        assert main(["selective", str(path), "--judge", "minilm-similarity", "--json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)[0]
+
+    loose = level()
+    assert (loose["alpha"], loose["delta"]) == (0.1, 0.1)
+    assert main(["settings", "set", str(path), "--selective-alpha", "0.05", "--selective-delta", "0.2"]) == 0
+    capsys.readouterr()
+    strict = level()
+    assert (strict["alpha"], strict["delta"]) == (0.05, 0.2)
+    assert strict["slices"]["all"] != loose["slices"]["all"]
+    assert level("--alpha", "0.1", "--delta", "0.1")["slices"]["all"] == loose["slices"]["all"]
+    assert main(["settings", "set", str(path), "--selective-alpha", "0.6"]) == 1   # refused, as a bad --threshold
+    assert main(["settings", "show", str(path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["selective_alpha"], shown["selective_delta"]) == (0.05, 0.2)
+
+
 def test_abstentions_go_to_the_desk_and_the_run_reads_both(demo):
     """The rows the judge leaves to people become a sample (all, or a uniform share, its probability recorded);
     rated, the run's pass rate combines the judge's decided rows with the reviewers' share on the abstentions, and

@@ -20,6 +20,7 @@ def test_preferences_round_trip(qtbot, window, monkeypatch):
         dialog.font_size.setValue(12)
         dialog.threshold.setValue(0.75)
         dialog.min_n.setValue(40)
+        dialog.selective_alpha.setValue(0.05)
         lines = dialog.prices.toPlainText().splitlines()
         # a new live price for a bundled model, its shown (derived) batch prices left as they were
         mini = next(n for n, line in enumerate(lines) if line.split()[0] == "gpt-4o-mini")
@@ -34,7 +35,7 @@ def test_preferences_round_trip(qtbot, window, monkeypatch):
     assert settings().value("reviewer") == "noor" and w.reviewer() == "noor"
     assert int(settings().value("font_size")) == 12 and bool(w.window().palette().window().color().lightness() < 100)
     pol = policy(w.project)
-    assert (pol.threshold, pol.min_n) == (0.75, 40)
+    assert (pol.threshold, pol.min_n, pol.selective_alpha, pol.selective_delta) == (0.75, 40, 0.05, 0.1)
     assert price(w.project, "my-local-model") == (0.0, 0.0)
     assert batch_price(w.project, "gpt-4o-mini") == (1.0, 2.0)       # still half the (new) live price
     assert batch_price(w.project, "my-batch-model") == (0.2, 0.4)    # set explicitly

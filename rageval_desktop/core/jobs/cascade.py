@@ -25,6 +25,7 @@ from rageval_desktop.core.jobs.work import rated_rows
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.review import selective
+from rageval_desktop.core.review.settings import selective_levels
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -95,9 +96,10 @@ def _spec(name: str, judge: Judge, rows: list[int], options: dict[str, Any], bud
                    **options)
 
 
-def estimate_cascade(project: Project, names: list[str], run: str, *, alpha: float = selective.ALPHA,
-                     delta: float = selective.DELTA, **options: Any) -> dict[str, Any]:
+def estimate_cascade(project: Project, names: list[str], run: str, *, alpha: float | None = None,
+                     delta: float | None = None, **options: Any) -> dict[str, Any]:
     """What each stage would send, before anything is sent or written."""
+    alpha, delta = selective_levels(project, alpha, delta)
     chain = chain_of(project, names)
     rated = _rated_by_run(project, chain[0].metric)
     stages: list[dict[str, Any]] = []
@@ -129,12 +131,13 @@ def estimate_cascade(project: Project, names: list[str], run: str, *, alpha: flo
 
 
 def run_cascade(project: Project, names: list[str], run: str, ctx: TaskContext | None = None, *,
-                alpha: float = selective.ALPHA, delta: float = selective.DELTA, budget_usd: float | None = None,
+                alpha: float | None = None, delta: float | None = None, budget_usd: float | None = None,
                 **options: Any) -> dict[str, Any]:
     """Judge the run with each judge in turn on what the ones before it leave; then each row's decider (a judge, or
     None: the desk) and the cascade's levels. `options`: the job's other settings (concurrency, rpm, use_cache,
     timeout). Stops at the first stage that stops; `stopped` and `message` say why."""
     ctx = ctx or TaskContext()
+    alpha, delta = selective_levels(project, alpha, delta)
     chain = chain_of(project, names)
     rated = _rated_by_run(project, chain[0].metric)
     steps: list[dict[str, Any]] = []

@@ -37,6 +37,7 @@ from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.review.settings import selective_levels
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
@@ -263,10 +264,12 @@ def calibration(project: Project, judge: Judge) -> dict[str, Any]:
             "weights": None if weights is None else np.asarray(weights, dtype=float), "outside": outside}
 
 
-def selective(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> dict[str, Any]:
+def selective(project: Project, judge: Judge, *, alpha: float | None = None, delta: float | None = None
+              ) -> dict[str, Any]:
     """The judge's selective licence from its audit's ratings: overall and per slice (where a slice has enough
     rated rows), the level λ̂, the disagreement on decided rows with its bound, and the share of each run's rows it
-    decides there. Read-only. Overall it is `stages` for a cascade of one."""
+    decides there. Read-only. Overall it is `stages` for a cascade of one. α and δ: the project's unless given."""
+    alpha, delta = selective_levels(project, alpha, delta)
     why = decidable(judge.metric)
     if why:
         raise RagevalError(f"{judge.name}: {why}")
@@ -325,12 +328,15 @@ def chain_metric(judges: list[Judge]) -> str:
     return metric
 
 
-def stages(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta: float = DELTA) -> list[Selection]:
+def stages(project: Project, judges: list[Judge], *, alpha: float | None = None, delta: float | None = None
+           ) -> list[Selection]:
     """A cascade's levels: each judge in turn, cheapest first, calibrated on the rated rows every judge before it
     left (abstained on, or did not judge), by fixed-sequence testing at δ / (number of judges) — so that, with
     probability at least 1 − δ, every stage's decided rows agree with people at least 1 − α of the time. One judge:
-    the overall selection of `selective`."""
+    the overall selection of `selective`. α and δ: the project's unless given."""
     import numpy as np
+
+    alpha, delta = selective_levels(project, alpha, delta)
 
     metric = chain_metric(judges)
     mark = METRICS[metric].pass_mark
@@ -396,9 +402,10 @@ def route(project: Project, judges: list[Judge], levels: list[float | None], run
     return out
 
 
-def cascade(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delta: float = DELTA,
+def cascade(project: Project, judges: list[Judge], *, alpha: float | None = None, delta: float | None = None,
             runs: list[str] | None = None) -> dict[str, Any]:
     """A cascade's stages and, per run, the share of rows each judge decides and the share left to the desk."""
+    alpha, delta = selective_levels(project, alpha, delta)
     found = stages(project, judges, alpha=alpha, delta=delta)
     levels = [f.level for f in found]
     names = runs if runs is not None else [r for (r,) in project.reader().execute(
@@ -415,7 +422,7 @@ def cascade(project: Project, judges: list[Judge], *, alpha: float = ALPHA, delt
 
 
 def abstained_sample(project: Project, judges: Judge | list[Judge], run: str, *, size: int | None = None,
-                     alpha: float = ALPHA, delta: float = DELTA, seed: int = 0) -> Any:
+                     alpha: float | None = None, delta: float | None = None, seed: int = 0) -> Any:
     """A review sample of the rows a selective judge — or a cascade, cheapest first — leaves to people in `run`:
     all of them, or a uniform `size` of them (each with probability size / abstained, recorded), so that as they
     are rated `combined` can stand for every abstention. It is not a sample of the run, and the audit leaves it out
@@ -423,6 +430,7 @@ def abstained_sample(project: Project, judges: Judge | list[Judge], run: str, *,
     import numpy as np
 
     chain = judges if isinstance(judges, list) else [judges]
+    alpha, delta = selective_levels(project, alpha, delta)
     found = stages(project, chain, alpha=alpha, delta=delta)
     if all(f.level is None for f in found):
         why = "; ".join(f"{j.name}: {f.needed}" for j, f in zip(chain, found, strict=True))
@@ -447,8 +455,9 @@ def abstained_sample(project: Project, judges: Judge | list[Judge], run: str, *,
                                    mode="abstained", extra=extra, most=MOST_ABSTAINED)
 
 
-def select_for(project: Project, judge: Judge, *, alpha: float = ALPHA, delta: float = DELTA) -> Selection:
-    """The overall selection of `selective`, as a Selection."""
+def select_for(project: Project, judge: Judge, *, alpha: float | None = None, delta: float | None = None
+               ) -> Selection:
+    """The overall selection of `selective`, as a Selection (α and δ: the project's unless given)."""
     return stages(project, [judge], alpha=alpha, delta=delta)[0]
 
 

@@ -89,6 +89,17 @@ class PreferencesDialog(QDialog):
         self.rule = QComboBox()
         self.min_n = QSpinBox()
         self.min_n.setRange(2, 10_000)
+        self.selective_alpha = QDoubleSpinBox()
+        self.selective_delta = QDoubleSpinBox()
+        for box in (self.selective_alpha, self.selective_delta):
+            box.setRange(0.001, 0.499)
+            box.setDecimals(3)
+            box.setSingleStep(0.01)
+            box.setValue(0.1)
+        self.selective_alpha.setToolTip("Selective judging: the disagreement with the reviewers allowed on the rows a "
+                                        "judge decides alone (its licence, cascades and the gate's selective "
+                                        "estimator use it)")
+        self.selective_delta.setToolTip("Selective judging: the chance that the guarantee on decided rows fails")
         self.prices = QPlainTextEdit()
         self.prices.setPlaceholderText("model  input  output  [batch-input  batch-output]: USD per million tokens, "
                                        "one model per line (batch prices left out: half the live price)")
@@ -106,6 +117,8 @@ class PreferencesDialog(QDialog):
             self.threshold.setValue(pol.threshold)
             self.min_n.setValue(pol.min_n)
             self.rule.setCurrentIndex(self.rule.findData(pol.rule))
+            self.selective_alpha.setValue(pol.selective_alpha)
+            self.selective_delta.setValue(pol.selective_delta)
             table = sorted(all_prices(project).items())
             self.prices.setPlainText("\n".join(
                 f"{m}  {p['input_per_mtok']:g}  {p['output_per_mtok']:g}  {p['batch_input_per_mtok']:g}  "
@@ -116,6 +129,8 @@ class PreferencesDialog(QDialog):
         pform.addRow("Retire &below:", self.threshold)
         pform.addRow("Minimum &n:", self.min_n)
         pform.addRow("&Decide by:", self.rule)
+        pform.addRow("Selective: allowed dis&agreement (α):", self.selective_alpha)
+        pform.addRow("Selective: chance it &fails (δ):", self.selective_delta)
         pform.addRow("&Prices:", self.prices)
         self.prices_hint = QLabel("Per line: model, input, output, then optionally batch input and batch output — USD "
                                   "per million tokens. A batch price left out is half the live price.")
@@ -169,5 +184,6 @@ class PreferencesDialog(QDialog):
                 numbers += [None, None]
             prices.append((parts[0], *numbers))
         policy = {"statistic": self.statistic.currentData(), "threshold": self.threshold.value(),
-                  "min_n": self.min_n.value(), "rule": self.rule.currentData()}
+                  "min_n": self.min_n.value(), "rule": self.rule.currentData(),
+                  "selective_alpha": self.selective_alpha.value(), "selective_delta": self.selective_delta.value()}
         return policy, prices

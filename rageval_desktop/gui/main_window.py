@@ -234,6 +234,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.rows_pending = False        # a listing of the table (filter, sort) is being read
         self.read_finished.connect(lambda page: setattr(self, "rows_pending", False) if page == "rows" else None)
         self._failing: dict[tuple[str, int, str], list[int]] = {}   # (project, run id, class) -> rows, until a change
+        self._selective: dict[str, Any] = {}   # judges holding a selective licence (core.review.licence.selective_held)
 
         center = QWidget()
         cl = QVBoxLayout(center)
@@ -556,6 +557,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.path_label.setToolTip(str(project.path))
         self._fill_slices()
         self._fill_nav()
+        self._read_selective()
         self.stack.setCurrentWidget(self.workspace)
         self._set_project_actions(True)
         self.backup_timer.start()
@@ -1049,7 +1051,25 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if model.source.key.startswith("golden"):
             self.detail.show_detail(queries.golden_row_detail(self.project, row_id))
         else:
-            self.detail.show_detail(queries.run_row_detail(self.project, row_id))
+            from rageval_desktop.core.review.licence import row_calls
+
+            calls = row_calls(self.project, row_id, self._selective) if self._selective else {}
+            self.detail.show_detail(queries.run_row_detail(self.project, row_id), calls=calls)
+
+    def _read_selective(self) -> None:
+        """The judges holding a selective licence (an agreement each: on the read lane), so that the detail pane says
+        of each row whether such a judge decides it or leaves it to people."""
+        from rageval_desktop.core.review.licence import selective_held
+
+        def arrived(held: dict[str, Any]) -> None:
+            self._selective = held
+            if self.pages.currentWidget() is self.rows_page:
+                self._on_row(self.table.currentIndex())
+
+        self._selective = {}
+        if self.project is not None:
+            self.state.run_read("selective licences", lambda project, ctx=None: selective_held(project), self.project,
+                                on_done=arrived)
 
     def _on_project_changed(self, changes: Changes) -> None:
         """A committed write, on the GUI thread: the window keeps its navigation and rows table; every page that shows
@@ -1070,6 +1090,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self._show_current()
         elif changes.touches(Area.JUDGMENTS, Area.JOBS, Area.RATINGS) and self.pages.currentWidget() is self.rows_page:
             self._on_row(self.table.currentIndex())
+        if changes.touches(Area.JUDGES, Area.RATINGS, Area.AUDIT, Area.SETTINGS, Area.REVIEW):
+            self._read_selective()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Quitting never blocks: with a project open (or closing), the window stays until it is closed."""

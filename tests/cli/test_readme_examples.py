@@ -227,3 +227,26 @@ def test_the_where_may_a_judge_decide_alone_example_runs_in_order(tmp_path, monk
     assert "sample 2: 23 of the 23 rows of v1" in printed and "sample 3: 29 of the 29 rows of v2" in printed
     assert "9.7 ->    6.9" in printed
     assert "pass rate from minilm-similarity on the 68% / 60% it decides and 23 + 29 rated rows of the rest" in printed
+
+
+def test_the_judge_that_cannot_gate_a_run_gating_the_rows_it_is_sure_of_example_runs_in_order(tmp_path, monkeypatch,
+                                                                                                 capsys):
+    """README "A judge that cannot gate a run, gating the rows it is sure of" (issue 47): a judge at κ 0.70 whose
+    interval spans the bar gets a selective licence deciding 80% of the rated rows at the project's α 0.05; the desk
+    gets the rest; the gate reads both and cannot tell on 72 questions. The figures quoted there are printed."""
+    commands = block_commands("### A judge that cannot gate a run, gating the rows it is sure of")
+    assert [c for _, c in commands] == [0] * 9 + [3]
+    monkeypatch.chdir(tmp_path)
+    printed = ""
+    for command, code in commands:
+        assert main(shlex.split(command)[1:]) == code, command
+        printed += capsys.readouterr().out
+    assert "quadratic_kappa 0.699" in printed and "anytime-valid interval [0.538, 0.861] spans 0.7" in printed
+    assert ("licence: selective: gates only the rows it decides — confidence ≥ 0.61, 80% of the rated rows, agreeing "
+            "with people on ≥ 95% of them with probability ≥ 90%") in printed
+    assert "sample 2: 13 of the 13 rows of v1" in printed and "sample 3: 16 of the 16 rows of v2" in printed
+    assert "9.7 ->    6.9" in printed
+    assert "pass rate from token-f1 on the 82% / 78% it decides and 13 + 16 rated rows of the rest" in printed
+    assert main(["selective", "sure.rageval", "--judge", "token-f1", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)[0]["slices"]["all"]
+    assert (round(whole["disagreement"], 3), round(whole["bound"], 3)) == (0.017, 0.046)

@@ -90,3 +90,110 @@ def test_the_app_walks_from_a_judge_that_cannot_gate_to_one_that_gates_the_rows_
             walk(qtbot, w, size)
     finally:
         close_window(qtbot, w)
+
+
+def test_the_detail_pane_says_whether_the_selective_judge_decides_a_row_or_leaves_it_to_people(qtbot, walked):
+    with Project.open(walked, read_only=True) as p:
+        judge = get_judge(p, "minilm-similarity")
+        routed = selective.route(p, [judge], [selective.select_for(p, judge).level], "v2")
+    decided = next(r for r, by in routed.items() if by == "minilm-similarity")
+    left = next(r for r, by in routed.items() if by is None)
+    w = open_window(qtbot, walked)
+    try:
+        qtbot.waitUntil(lambda: "minilm-similarity" in w._selective, timeout=20_000)
+        w.resize(1024, 768)
+        for row, said in ((decided, "decides this row alone: confidence"),
+                          (left, "leaves this row to people: confidence")):
+            w.show_run_row("v2", row)
+            qtbot.waitUntil(lambda row=row: w.detail.detail is not None and w.detail.calls != {}, timeout=10_000)
+            text = w.detail.toPlainText()
+            line = next(x for x in text.splitlines() if x.startswith("minilm-similarity · correctness:"))
+            assert text.splitlines()[text.splitlines().index(line) + 1].startswith(said)
+            assert "answer-recall" not in w.detail.calls          # not selectively licensed: nothing said of it
+        save_shots(qtbot, w, "selective-row-left-1024")
+    finally:
+        close_window(qtbot, w)
+
+
+def test_showing_raw_outputs_redraws_the_row(qtbot):
+    """The Raw toggle redrew nothing: the pane skipped a redraw of the same row."""
+    from rageval_desktop.core.store.queries import JudgmentView, RowDetail
+    from rageval_desktop.gui.views.detail_pane import DetailPane
+
+    said = JudgmentView("gpt-judge", "correctness", "active", 0, "ok", 4.0, None, "close to the reference",
+                        '{"score": 4, "why": "RAW-REPLY"}', None, None, None)
+    pane = DetailPane()
+    qtbot.addWidget(pane)
+    pane.show_detail(RowDetail("q1", "What?", "An answer", "The answer", [], None, [], {}, judgments=(said,)),
+                     calls={"gpt-judge": "decides this row alone: confidence 0.90 ≥ 0.27 (selective licence)"})
+    assert "RAW-REPLY" not in pane.toPlainText() and "decides this row alone" in pane.toPlainText()
+    pane.set_show_raw(True)
+    assert "RAW-REPLY" in pane.toPlainText() and "decides this row alone" in pane.toPlainText()
+    pane.set_show_raw(False)
+    assert "RAW-REPLY" not in pane.toPlainText()
+
+
+@pytest.fixture
+def sure(demo_file, tmp_path):
+    """The README's "A judge that cannot gate a run, gating the rows it is sure of": token-f1 at κ 0.70, the project's
+    α 0.05, minilm-similarity retired, each run's abstentions drawn for the desk."""
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.review.settings import set_policy
+
+    path = tmp_path / "sure.rageval"
+    shutil.copy(demo_file, path)
+    with Project.open(path) as p:
+        add_judge(p, "token-f1", "correctness", "lexical", params={"measure": "f1"})
+        for run in ("v1", "v2"):
+            run_judge_job(p, JobSpec(run=run, judges=["token-f1"]))
+        agreement.set_status(p, "minilm-similarity", "retired", "token-f1 replaces it")
+        set_policy(p, selective_alpha=0.05)
+        judge = get_judge(p, "token-f1")
+        record_audit(p, agreement.agreement(p, judge))
+        for run in ("v1", "v2"):
+            selective.abstained_sample(p, judge, run)
+    return path
+
+
+@pytest.mark.slow      # the Judges page, a row's detail and Compare, at two sizes, light and dark (about 8 s)
+def test_the_app_shows_a_judge_that_cannot_gate_a_run_gating_the_rows_it_is_sure_of(qtbot, sure):
+    with Project.open(sure, read_only=True) as p:
+        judge = get_judge(p, "token-f1")
+        routed = selective.route(p, [judge], [selective.select_for(p, judge).level], "v2")
+    decided = next(r for r, by in routed.items() if by == "token-f1")
+    w = open_window(qtbot, sure)
+    try:
+        for size in ((1280, 720), (1024, 768)):
+            w.resize(*size)
+            with qtbot.waitSignal(w.read_finished, timeout=30_000):
+                w.select_nav("judges")
+            judges = w.judges_view
+            qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in judges.model.records), timeout=20_000)
+            shown = {r["name"]: r for r in judges.model.records}
+            assert shown["token-f1"]["licence"] == "selective · decides 80% of rated rows (confidence ≥ 0.61)"
+            assert "agreeing with people on ≥ 95% of them" in shown["token-f1"]["licence__tip"]
+            save_shots(qtbot, w, f"sure-judges-{size[0]}")
+            qtbot.waitUntil(lambda: "token-f1" in w._selective, timeout=20_000)
+            w.show_run_row("v2", decided)
+            qtbot.waitUntil(lambda: "token-f1" in w.detail.calls, timeout=10_000)
+            assert w.detail.calls["token-f1"].startswith("decides this row alone")
+            save_shots(qtbot, w, f"sure-row-{size[0]}")
+            with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
+                w.select_nav("compare")
+            view = w.compare_view
+            qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+            if view.result["estimator"] != "selective":
+                with qtbot.waitSignal(w.read_finished, timeout=30_000):
+                    view.estimator.setCurrentIndex(view.estimator.findData("selective"))
+            qtbot.waitUntil(lambda: view.result is not None and view.result["estimator"] == "selective",
+                            timeout=30_000)
+            records = [view.model.record(r) for r in range(view.model.rowCount())]
+            row = next(i for i, r in enumerate(records) if r["slice"] == "all")
+            column = [k for k, _ in view.model.columns].index("correctness")
+            tip = view.model.index(row, column).data(Qt.ItemDataRole.ToolTipRole)
+            assert "pass rates: token-f1 decides 82% / 78% of the rows" in tip
+            save_shots(qtbot, w, f"sure-compare-{size[0]}")
+    finally:
+        close_window(qtbot, w)

@@ -25,7 +25,7 @@ from typing import Any
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.review import selective
 from rageval_desktop.core.review.agreement import Agreement, agreement, apply
 from rageval_desktop.core.review.audit_plan import plan_audit
@@ -188,3 +188,39 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
         return Licence(judge.name, "monitor", tuple(below + few), when, (), evidence)
     weak = ["no interval yet"] if low is None else [f"lower bound {low:.2f} < {pol.monitor_floor:g} (monitor floor)"]
     return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)
+
+
+def selective_held(project: Project) -> dict[str, Licence]:
+    """The active judges holding a selective licence now, by name (what `row_calls` reads; an agreement each)."""
+    out: dict[str, Licence] = {}
+    for judge in list_judges(project):
+        if judge.status == "active" and selective.decidable(judge.metric) is None:
+            held = licence(project, judge)
+            if held.tier == "selective":
+                out[judge.name] = held
+    return out
+
+
+def row_calls(project: Project, row_id: int, held: dict[str, Licence]) -> dict[str, str]:
+    """For one run row, what each selectively licensed judge in `held` does with it: decides it alone (its
+    confidence on the row at or above its licence's level) or leaves it to people — in words, by judge name. A judge
+    with no usable verdict on the row is left out."""
+    out: dict[str, str] = {}
+    for name, lic in held.items():
+        level = (lic.evidence.get("selective") or {}).get("level")
+        if level is None:
+            continue
+        judge = get_judge(project, name)
+        found = project.reader().execute(
+            "SELECT score FROM judgments WHERE judge_id = ? AND run_row_id = ? AND status = 'ok' AND passage_rank = 0 "
+            "ORDER BY id DESC LIMIT 1", (judge.id, row_id)).fetchone()
+        if found is None or found[0] is None:
+            continue
+        conf = float(selective.confidences(project, judge, [row_id], [float(found[0])],
+                                           lic.evidence["selective"].get("source"))[0])
+        if conf >= level:
+            out[name] = f"decides this row alone: confidence {conf:.2f} ≥ {level:.2f} (selective licence)"
+        else:
+            out[name] = (f"leaves this row to people: confidence {conf:.2f} < {level:.2f} — the desk's share "
+                         "(Review: the rows it leaves)")
+    return out

@@ -116,8 +116,8 @@ def describe(t: Transport) -> str:
     if t.n_run < MIN_RUN:
         return f"{t.judge} on {t.run}: {said}; {MIN_RUN} ratings on {t.run} are the least a check reads"
     if t.status == "cannot tell":
-        return (f"{t.judge} on {t.run}: cannot tell yet — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not
-                                                                      None else "") + "; more ratings there would")
+        p = f" (p = {t.p_value:.2f})" if t.p_value is not None else ""
+        return f"{t.judge} on {t.run}: cannot tell yet — {said}{p}; more ratings there would show whether they moved"
     return f"{t.judge} on {t.run}: holds — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not None else "")
 
 

@@ -42,17 +42,26 @@ class DetailPane(QTextEdit):
         self.target: TargetCard | None = None
         self.show_raw = False
         self.fold_passages: str | None = None   # set: only the gold passages are shown; says why (a review card)
+        self.calls: dict[str, str] = {}   # judge -> whether its selective licence decides the row (licence.row_calls)
 
     def set_show_raw(self, on: bool) -> None:
+        """Show or hide the judges' raw outputs: the same row, target and calls redrawn where it was scrolled."""
+        if on == self.show_raw:
+            return
         self.show_raw = on
-        self.show_detail(self.detail)
+        self.show_detail(self.detail, self.target, self.calls, force=True)
 
-    def show_detail(self, detail: RowDetail | None, target: TargetCard | None = None) -> None:
+    def show_detail(self, detail: RowDetail | None, target: TargetCard | None = None,
+                    calls: dict[str, str] | None = None, *, force: bool = False) -> None:
         """Redraw only when what is shown changed (a job committing judgments refreshes the window every few
         hundred ms); the same row redrawn keeps its scroll position, another row starts at the top. `target` is
-        what a reviewer rates on this row (a passage, a nugget, a citation), shown first."""
-        if detail == self.detail and target == self.target and (detail is not None or self.document().isEmpty()):
+        what a reviewer rates on this row (a passage, a nugget, a citation), shown first; `calls`, what each
+        selectively licensed judge does with the row (decides it, or leaves it to people)."""
+        calls = calls or {}
+        if not force and detail == self.detail and target == self.target and calls == self.calls and (
+                detail is not None or self.document().isEmpty()):
             return
+        self.calls = calls
         same_row = detail is not None and self.detail is not None and (detail.kind, detail.title) == (
             self.detail.kind, self.detail.title) and target == self.target
         scroll = self.verticalScrollBar().value() if same_row else 0
@@ -172,6 +181,11 @@ class DetailPane(QTextEdit):
                 line.setForeground(QColor("#b3261e"))
                 value = f"{j.status.upper()}" + (f" ({j.error_kind})" if j.error_kind else "")
             cur.insertText(f"{j.judge} · {j.metric}{target}: {value}{retired}\n", line)
+            if j.judge in self.calls and not j.passage_rank and j.status == "ok":
+                call = QTextCharFormat(base)
+                call.setForeground(TARGET_FG if self.calls[j.judge].startswith("decides") else QColor("#b06000"))
+                call.setFontItalic(True)
+                cur.insertText(self.calls[j.judge] + "\n", call)
             if j.rationale:
                 cur.insertText(j.rationale.strip() + "\n", base)
             if j.status == "ok" and isinstance(j.detail, dict):

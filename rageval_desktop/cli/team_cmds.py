@@ -13,15 +13,18 @@ def cmd_pack(args: argparse.Namespace) -> int:
     if args.action == "export":
         with open_project(args.project) as project:
             made = packs.export_packs(project, args.sample, args.reviewer, args.out, args.overlap)
-        lines = [f"{m.reviewer:<16} {m.targets:>4} to rate in {m.rows:>4} rows  {m.path}" for m in made]
+        lines = [f"{m.reviewer:<16} {m.targets:>4} to rate in {m.rows:>4} rows  {m.path}"
+                 + (f"  ({m.checks} hidden check(s): gold items and retests)" if m.checks else "") for m in made]
         _print(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
-               "it back with: rageval pack import PROJECT FILE")
+               "it back with: rageval pack import PROJECT FILE (checks answered come back as checks, never ratings: "
+               "rageval reviewers)")
     else:
         with open_project(args.project) as project:
             results = packs.import_packs(project, args.files)   # all the files or none
         lines = [f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
                  + (f", {r['already_imported']} already imported" if r["already_imported"] else "")
-                 + (f", {r['withdrawn_since']} withdrawn since" if r["withdrawn_since"] else "") for r in results]
+                 + (f", {r['withdrawn_since']} withdrawn since" if r["withdrawn_since"] else "")
+                 + (f"; {r['checks']} hidden check(s) answered" if r["checks"] else "") for r in results]
         _print(args, results if len(results) > 1 else results[0], "\n".join(lines))
     return EXIT_OK
 

@@ -355,7 +355,9 @@ class WindowTasks:
 
             def done(made: list) -> None:
                 self.show_info("Review packs written:\n" + "\n".join(
-                    f"{m.reviewer}: {m.targets} to rate — {m.path}" for m in made)
+                    f"{m.reviewer}: {m.targets} to rate — {m.path}"
+                    + (f" ({m.checks} of them hidden checks: gold items and retests)" if m.checks else "")
+                    for m in made)
                     + "\n\nSend each reviewer their file; import the returned files with File → Import Review "
                       "Packs….")
 
@@ -381,6 +383,7 @@ class WindowTasks:
             self.show_info("\n".join(
                 f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
                 + (f" ({r['already_imported']} were already imported)" if r["already_imported"] else "")
+                + (f"; {r['checks']} hidden check(s) answered (Team page)" if r["checks"] else "")
                 for r in results))
             if "review" in self._pages and self.pages.currentWidget() is self._pages["review"]:
                 self.review_view.refresh(self.run_names())   # the sample's counts include the new ratings

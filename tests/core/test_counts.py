@@ -84,6 +84,7 @@ def test_the_migration_fills_the_counts_in(tmp_path, demo_file):
         DROP TRIGGER human_ratings_count_update; DROP TABLE table_counts;   -- and v18
         DROP TABLE reviewer_hold_ratings; DROP TABLE reviewer_holds; DROP TABLE reviewer_checks;   -- and v19
         ALTER TABLE judgments DROP COLUMN confidence; ALTER TABLE llm_cache DROP COLUMN logprobs;   -- and v20
+        DROP TABLE review_pack_checks;   -- and v21 (reviewer_checks.origin: with its table)
         PRAGMA user_version = 15; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

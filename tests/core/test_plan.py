@@ -157,6 +157,7 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         DROP TRIGGER human_ratings_count_insert; DROP TRIGGER human_ratings_count_delete;
         DROP TRIGGER human_ratings_count_update; DROP TABLE table_counts;   -- and v18 (judgments: with the table)
         DROP TABLE reviewer_hold_ratings; DROP TABLE reviewer_holds; DROP TABLE reviewer_checks;   -- and v19
+        DROP TABLE review_pack_checks;   -- and v21 (reviewer_checks.origin: with its table)
         PRAGMA user_version = 10; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

@@ -175,3 +175,61 @@ def test_gold_items_from_the_samples_own_run_come_first(team):
     assert sorted(c.row_id for c in answered[:3]) == sorted(settled_here)
     assert all(c.row_id in truth for c in answered[3:])
     assert len(quality.gold_items(project, "correctness", "carol")) == len(truth) + 3 - len(answered)   # each once
+
+
+def test_review_packs_hide_gold_items_and_retests_that_come_back_as_checks(team, tmp_path):
+    """Issue 47: a pack carries checks as the desk does — gold items settled by others and retests of the reviewer's
+    own earlier ratings, at the project's rates — indistinguishable in the file; on import their answers become
+    checks (one per position, the latest), never ratings; importing again, or after a re-rating, counts none twice."""
+    import sqlite3
+
+    from rageval_desktop.core.review import packs
+
+    project, truth, carols = team
+    earlier = sampling.create_sample(project, "v2", "correctness", size=10, seed=9)
+    for row in earlier.row_ids:                                   # carol's own ratings: the retest pool
+        ratings.rate(project, row, "correctness", "carol", 2.0, sample_id=earlier.id)
+    quality.set_settings(project, gold_rate=0.2, retest_rate=0.1)
+    mine = [(r, i) for r, i in carols.targets if r not in set(earlier.row_ids)]
+    sample = sampling.sample_of_rows(project, "v2", "correctness", [r for r, _ in mine][:20], "carol's pack")
+    info = packs.export_packs(project, sample.id, ["carol"], tmp_path / "carol.ragevalpack")[0]
+    assert info.checks == 6 and info.targets == 26                # 20 targets, 4 gold items, 2 retests
+    hidden = dict(project.reader().execute("SELECT position, kind FROM review_pack_checks WHERE pack_id = ?",
+                                           (info.pack_id,)).fetchall())
+    assert sorted(hidden.values()) == ["gold"] * 4 + ["retest"] * 2
+    assert min(hidden) > 0 or max(hidden) < 25                    # mixed in, not all at one end
+    with sqlite3.connect(info.path) as f:                         # nothing in the file tells a check apart
+        text = "\n".join(r[0] or "" for r in f.execute("SELECT sql FROM sqlite_master"))
+        assert "kind" not in text and "expected" not in text
+        assert not f.execute("SELECT 1 FROM pack_meta WHERE value LIKE '%gold%' OR value LIKE '%retest%'").fetchall()
+    pack = packs.Pack(info.path)
+    by_position = {p: (r, i) for p, r, i, _ in pack.targets}
+    standing = _standing(project, "carol")
+    for position, (row, item) in by_position.items():
+        if hidden.get(position) == "gold":
+            score = truth[row] if position != min(p for p, k in hidden.items() if k == "gold") else \
+                (5.0 if truth[row] <= 2 else 1.0)                 # one gold item answered wrong
+        else:
+            score = 2.0 if hidden.get(position) == "retest" else 4.0
+        pack.rate(row, item, score)
+    result = packs.import_pack(project, info.path)
+    assert (result["added"], result["checks"]) == (20, 6)
+    assert _standing(project, "carol") == standing + 20           # the checks are not ratings
+    carol = next(r for r in quality.quality_report(project, "correctness").reviewers if r.reviewer == "carol")
+    assert (carol.gold.n, carol.gold.agreed, carol.retest.n, carol.retest.agreed) == (4, 3, 2, 2)
+    again = packs.import_pack(project, info.path)
+    assert (again["added"], again["checks_changed"], again["already_imported"]) == (0, 0, 20)
+    retest = next(p for p, k in hidden.items() if k == "retest")
+    last = pack.rate(*by_position[retest], 5.0)                   # the reviewer changes their mind on a retest
+    assert packs.import_pack(project, info.path)["checks_changed"] == 1
+    carol = next(r for r in quality.quality_report(project, "correctness").reviewers if r.reviewer == "carol")
+    assert (carol.retest.n, carol.retest.agreed) == (2, 1)        # replaced, not added
+    pack.withdraw(last.id)                                        # undone in the pack: the first answer stands
+    assert packs.import_pack(project, info.path)["checks_changed"] == 1
+    carol = next(r for r in quality.quality_report(project, "correctness").reviewers if r.reviewer == "carol")
+    assert (carol.retest.n, carol.retest.agreed) == (2, 2)
+    first = next(rid for rid, pos, *_ in pack.ratings() if pos == retest)
+    pack.withdraw(first)                                          # and undone too: no answer for that position
+    assert packs.import_pack(project, info.path)["checks_changed"] == 1
+    carol = next(r for r in quality.quality_report(project, "correctness").reviewers if r.reviewer == "carol")
+    assert carol.retest.n == 1

@@ -11,6 +11,12 @@ each was made, `origin` 'pack:<id>:<n>' — in one transaction. A pack is truste
 its id must be one this project exported, its targets must hash to what was exported, every rating must name one
 of them on the metric's scale; anything else refuses the whole pack and leaves the project as it was. Importing
 the same pack again adds nothing (a rating withdrawn since is withdrawn in the project too).
+
+Reviewers are checked in packs as at the desk (core.review.quality): each pack hides gold items (targets settled
+without its reviewer) and retests (targets the reviewer rated before, outside this sample) among the sample's
+targets, at the project's check rates. Which positions are checks, and what they expect, stays in the project
+(`review_pack_checks`), never in the file: the reviewer cannot tell them apart. On import their answers become the
+reviewer's checks (one per position, the latest answer), never ratings: no audit, metric or sample counts them.
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import sqlite3
 import uuid
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +38,7 @@ from typing import Any
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.review import quality
 from rageval_desktop.core.review.guidelines import HumanRubric, ScalePoint, guidelines, human_rubric
 from rageval_desktop.core.review.ratings import Rating, apply_holds, check_score
 from rageval_desktop.core.review.sampling import Sample, get_sample
@@ -94,10 +103,11 @@ class PackInfo:
     reviewer: str
     targets: int
     rows: int
+    checks: int = 0          # of the targets, hidden gold items and retests (the lead knows; the reviewer does not)
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.path, "pack_id": self.pack_id, "reviewer": self.reviewer, "targets": self.targets,
-                "rows": self.rows}
+                "rows": self.rows, "checks": self.checks}
 
 
 def project_uuid(project: Project, conn: sqlite3.Connection | None = None) -> str | None:
@@ -171,13 +181,17 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
                 mine = set(given[name])
                 chosen = [(r, i, k) for r, i, k in zip(sample.row_ids, sample.items, sample.keys, strict=True)
                           if r in mine]
+                chosen, checks = hide_checks(project, sample, name, chosen)
                 pack_id = str(uuid.uuid4())
                 digest = fingerprint(chosen)
                 _write_pack(project, conn, paths[name], sample, name, chosen, pack_id, pid, digest)
                 conn.execute("INSERT INTO review_packs (id, sample_id, reviewer, targets, fingerprint, file_name, "
                              "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (pack_id, sample.id, name, len(chosen), digest, paths[name].name, utcnow()))
-                made.append((PackInfo(str(paths[name]), pack_id, name, len(chosen), len(mine)), digest))
+                conn.executemany("INSERT INTO review_pack_checks (pack_id, position, kind, expected) VALUES "
+                                 "(?, ?, ?, ?)", [(pack_id, pos, c.kind, c.expected) for pos, c in checks.items()])
+                made.append((PackInfo(str(paths[name]), pack_id, name, len(chosen),
+                                      len({r for r, _, _ in chosen}), len(checks)), digest))
             project.audit(conn, "export review packs", "review_sample", str(sample.id), reviewers=reviewers,
                           overlap=overlap, packs=[p.pack_id for p, _ in made])
         except BaseException:
@@ -187,6 +201,43 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
                 Path(f"{path}.part").unlink(missing_ok=True)
             raise
     return [info for info, _ in made]
+
+
+def hide_checks(project: Project, sample: Sample, reviewer: str, chosen: list[tuple[int, int, str | None]]
+                ) -> tuple[list[tuple[int, int, str | None]], dict[int, quality.Check]]:
+    """The reviewer's targets with checks mixed in at random places, as the desk mixes them (core.review.quality):
+    about gold_rate × targets gold items — settled without them, rows of the sample's run first — and retest_rate ×
+    targets of their own earlier ratings of the metric outside this sample. Returns the targets in the pack's order
+    and the checks by position. Deterministic per sample and reviewer."""
+    conf = quality.settings(project)
+    taken = {(r, i) for r, i, _ in chosen}
+    rng = random.Random(zlib.crc32(f"pack/{sample.id}/{reviewer}".encode()))
+    checks: list[quality.Check] = []
+    want = round(len(chosen) * conf.gold_rate)
+    if want:
+        pool = [c for c in quality.gold_items(project, sample.metric, reviewer) if (c.row_id, c.item) not in taken]
+        ids = sorted({c.row_id for c in pool})
+        here = {r for (r,) in project.reader().execute(
+            f"SELECT rr.id FROM run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = ? AND rr.id IN "
+            f"({','.join('?' * len(ids))})", (sample.run, *ids))} if ids else set()
+        pool = [c for c in pool if c.row_id in here] or pool
+        checks += rng.sample(pool, min(want, len(pool)))
+    want = round(len(chosen) * conf.retest_rate)
+    if want:
+        latest: dict[tuple[int, int], tuple[str | None, float]] = {}
+        for row, item, key, score in project.reader().execute(
+                "SELECT run_row_id, passage_rank, item_key, score FROM human_ratings WHERE reviewer = ? AND metric = ? "
+                "AND skipped = 0 AND withdrawn_at IS NULL AND (sample_id IS NULL OR sample_id != ?) ORDER BY id",
+                (reviewer, sample.metric, sample.id)):
+            latest[(int(row), int(item))] = (key, float(score))
+        pool = [quality.Check("retest", r, sample.metric, i, k, v) for (r, i), (k, v) in sorted(latest.items())
+                if (r, i) not in taken]
+        checks += rng.sample(pool, min(want, len(pool)))
+    out = list(chosen)
+    for c in checks:
+        out.insert(rng.randrange(len(out) + 1), (c.row_id, c.item, c.item_key))
+    where = {(r, i): pos for pos, (r, i, _) in enumerate(out)}
+    return out, {where[(c.row_id, c.item)]: c for c in checks}
 
 
 def _write_pack(project: Project, conn: sqlite3.Connection, path: Path, sample: Sample, reviewer: str,
@@ -432,7 +483,9 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
     found = pack.ratings()
     if len(found) > MAX_RATINGS_PER_TARGET * max(len(where), 1):
         raise PackRefused(f"{name}: {len(found):,} ratings for {len(where)} targets; refused")
-    rows, withdrawn = [], []
+    hidden = {int(pos): (kind, float(expected)) for pos, kind, expected in project.reader().execute(
+        "SELECT position, kind, expected FROM review_pack_checks WHERE pack_id = ?", (meta["pack_id"],))}
+    rows, withdrawn, answers = [], [], {}
     for rid, position, score, skipped, comment, seconds, created, gone in found:
         if position not in where:
             raise PackRefused(f"{name}: rating {rid} names no target of the pack (position {position})")
@@ -450,14 +503,22 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
         if seconds is not None and (not isinstance(seconds, int | float) or seconds < 0):
             raise PackRefused(f"{name}: rating {rid}: seconds taken must be a number >= 0")
         row, item, key = where[position]
-        origin = f"pack:{meta['pack_id']}:{rid}"
         created = _timestamp(created, name, rid)
+        if position in hidden:    # a check: its latest answer standing (an undone re-rating: the one before)
+            kind, expected = hidden[position]
+            if gone and position in answers and answers[position][11] is None:
+                continue
+            answers[position] = (reviewer, metric, row, item, key, kind, expected, None if skipped else float(score),
+                                 seconds, sample_id, created, _timestamp(gone, name, rid) if gone else None,
+                                 f"pack:{meta['pack_id']}:pos{position}")
+            continue
+        origin = f"pack:{meta['pack_id']}:{rid}"
         rows.append((row, metric, item, key, reviewer, None if skipped else float(score), int(skipped), comment,
                      seconds, sample_id, created, _timestamp(gone, name, rid) if gone else None, origin))
         if gone:
             withdrawn.append((_timestamp(gone, name, rid), origin))
     return {"name": name, "meta": meta, "reviewer": reviewer, "sample_id": sample_id, "found": len(found),
-            "rows": rows, "withdrawn": withdrawn}
+            "rows": rows, "withdrawn": withdrawn, "checks": list(answers.values())}
 
 
 def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any]:
@@ -471,13 +532,26 @@ def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> 
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows).rowcount if rows else 0
     undone = conn.executemany("UPDATE human_ratings SET withdrawn_at = ? WHERE origin = ? AND withdrawn_at IS NULL",
                               withdrawn).rowcount if withdrawn else 0
+    checked = 0
+    for answer in item["checks"]:     # one check per position: a re-rating or a withdrawal since replaces it
+        before = conn.execute("SELECT score, withdrawn_at FROM reviewer_checks WHERE origin = ?",
+                              (answer[-1],)).fetchone()
+        if before is not None and (before[0], before[1]) == (answer[7], answer[11]):
+            continue
+        conn.execute("INSERT INTO reviewer_checks (reviewer, metric, run_row_id, item, item_key, kind, expected, score, "
+                     "seconds_taken, sample_id, created_at, withdrawn_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                     "?, ?, ?, ?) ON CONFLICT (origin) WHERE origin IS NOT NULL DO UPDATE SET score = excluded.score, "
+                     "seconds_taken = excluded.seconds_taken, created_at = excluded.created_at, "
+                     "withdrawn_at = excluded.withdrawn_at", answer)
+        checked += 1
     apply_holds(conn, reviewer=reviewer)     # a reviewer set aside stays set aside, their pack's ratings too
     conn.execute("UPDATE review_packs SET imported_at = ? WHERE id = ?", (utcnow(), meta["pack_id"]))
     project.audit(conn, "import review pack", "review_sample", str(sample_id), pack=meta["pack_id"],
-                  reviewer=reviewer, file=name, added=added, withdrawn=undone)
+                  reviewer=reviewer, file=name, added=added, withdrawn=undone, checks=checked)
     return {"file": name, "pack_id": meta["pack_id"], "reviewer": reviewer, "sample_id": sample_id,
-            "ratings_in_pack": item["found"], "added": added, "already_imported": item["found"] - added,
-            "withdrawn_since": undone}
+            "ratings_in_pack": item["found"], "added": added,
+            "already_imported": len(rows) - added, "withdrawn_since": undone,
+            "checks": len(item["checks"]), "checks_changed": checked}
 
 
 def list_packs(project: Project) -> list[dict[str, Any]]:

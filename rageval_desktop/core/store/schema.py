@@ -723,6 +723,22 @@ ALTER TABLE judgments ADD COLUMN confidence REAL CHECK (confidence IS NULL OR (c
 ALTER TABLE llm_cache ADD COLUMN logprobs TEXT;
 """
 
+# v21: checks inside review packs (issue 47): which of a pack's positions are hidden gold items or retests, and what
+# score each expects — kept in the project only, never in the pack (the reviewer cannot tell them from the sample's
+# targets). A check answered in a pack comes back once per position (`origin` 'pack:<id>:pos<n>'), so importing the
+# pack again, or after a re-rating, never counts it twice.
+SCHEMA_V21 = """
+CREATE TABLE review_pack_checks (
+    pack_id  TEXT NOT NULL REFERENCES review_packs (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    kind     TEXT NOT NULL CHECK (kind IN ('gold', 'retest')),
+    expected REAL NOT NULL,
+    PRIMARY KEY (pack_id, position)
+) WITHOUT ROWID;
+ALTER TABLE reviewer_checks ADD COLUMN origin TEXT;
+CREATE UNIQUE INDEX reviewer_checks_origin ON reviewer_checks (origin) WHERE origin IS NOT NULL;
+"""
+
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
 # and a backup leaves them out (backup).
 SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
@@ -760,6 +776,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(18, "judgments, chunks and ratings counted as they change (info flat on a large file)", SCHEMA_V18),
     Migration(19, "reviewers checked: gold items and retests, reviewers set aside", SCHEMA_V19),
     Migration(20, "a confidence for every judgment", SCHEMA_V20),
+    Migration(21, "gold items and retests inside review packs", SCHEMA_V21),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

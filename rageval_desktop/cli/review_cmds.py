@@ -200,6 +200,36 @@ def _abstained_sample(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _draw_transport(args: argparse.Namespace) -> int:
+    """`transport --draw N`: a transport check on the desk before anyone rates — one sample of the run per
+    metric of the judges whose licence would travel there (gate or selective), or of --judge's."""
+    from rageval_desktop.core.judges.registry import get_judge, list_judges
+    from rageval_desktop.core.review import transport
+    from rageval_desktop.core.review.licence import licence
+
+    if args.draw < transport.MIN_RUN:
+        raise UsageError(f"--draw: a transport check reads at least {transport.MIN_RUN} ratings (40 are the default)")
+    with open_project(args.project) as project:
+        if args.judge:
+            judges = [get_judge(project, args.judge)]
+        else:
+            judges = [j for j in list_judges(project) if j.status == "active" and
+                      licence(project, j).tier in ("gate", "selective")]
+        if not judges:
+            raise UsageError("no judge holds a licence that would travel to another run (gate or selective): name "
+                             "one with --judge")
+        made = []
+        for metric in dict.fromkeys(j.metric for j in judges):
+            sample = transport.draw(project, next(j for j in judges if j.metric == metric), args.run, size=args.draw)
+            made.append({"sample_id": sample.id, "run": args.run, "metric": metric, "targets": len(sample.targets),
+                         "judges": [j.name for j in judges if j.metric == metric]})
+    lines = [f"sample {m['sample_id']}: {m['targets']} rows of {args.run} for {m['metric']} "
+             f"({', '.join(m['judges'])}): rate them on the desk, then rageval transport {args.project} --run "
+             f"{args.run}" for m in made]
+    _print(args, made, "\n".join(lines))
+    return EXIT_OK
+
+
 def cmd_selective(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import selective
 
@@ -224,6 +254,8 @@ def cmd_transport(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import transport
     from rageval_desktop.core.review.licence import licence
 
+    if args.draw is not None:
+        return _draw_transport(args)
     with open_project(args.project, read_only=True) as project:
         judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
         found = []

@@ -81,10 +81,60 @@ def test_the_gate_says_when_an_audit_travels_unchecked(audited):
     result = gate(project, "v1", "v2", metrics=["correctness_binary"])
     assert "correctness_binary" not in {u["metric"] for u in result.unlicensed}      # it gates...
     said = [w for w in result.as_dict()["warnings"] if "answer-recall on v2" in w]
-    assert said == ["answer-recall on v2: no ratings on v2 yet — its audit elsewhere is reused unchecked"]
+    assert said == ["answer-recall on v2: no ratings on v2 yet — its audit elsewhere is reused unchecked (rageval "
+                    "transport --run v2 --draw puts 40 of its rows on the desk to check it)"]
     for i, (row, score) in enumerate(_judged(project, "v2")[:20]):
         ratings.rate(project, row, "correctness_binary", "ann", score if i % 3 else 1.0 - score)
     set_policy(project, threshold=0.1)
     suspended = gate(project, "v1", "v2", metrics=["correctness_binary"])
     assert [u["metric"] for u in suspended.unlicensed] == ["correctness_binary"]          # ...until a shift shows
     assert "suspended on v2" in suspended.unlicensed[0]["why"] and not suspended.passed
+
+
+def test_a_transport_check_is_drawn_before_anyone_rates_and_read_once_rated(demo):
+    """The audit's ratings in a sample of v1 (ratings in no sample cannot be weighed beside a drawn one), then a
+    transport check drawn on v2 before anyone rates it."""
+    from rageval_desktop.core.review import sampling
+
+    project = demo
+    with project.write("only this test's ratings") as w:
+        w.execute("DELETE FROM human_ratings")
+    whole = sampling.create_sample(project, "v1", "correctness_binary", size=72)
+    judged_v1 = dict(_judged(project, "v1"))
+    for i, (row, _item) in enumerate(whole.targets):
+        ratings.rate(project, row, "correctness_binary", "ann", judged_v1[row] if i % 24 else 1.0 - judged_v1[row],
+                     sample_id=whole.id)
+    judge = get_judge(project, "answer-recall")
+    result = agreement.agreement(project, judge)
+    agreement.apply(project, result)
+    set_policy(project, threshold=min(0.7, round(result.anytime_ci[0] - 0.05, 2)))
+    assert licence(project, judge).tier == "gate"
+    said = transport.describe(transport.transport(project, judge, "v2"))
+    assert "--draw puts 40 of its rows on the desk" in said
+    sample = transport.draw(project, judge, "v2")
+    assert (sample.run, sample.metric, len(sample.targets)) == ("v2", "correctness_binary", 40)
+    judged = dict(_judged(project, "v2"))
+    for i, (row, _item) in enumerate(sample.targets):          # the judge errs on a third of v2's rows
+        ratings.rate(project, row, "correctness_binary", "ann", judged[row] if i % 3 else 1.0 - judged[row],
+                     sample_id=sample.id)
+    found = transport.transport(project, judge, "v2")
+    assert found.status == "suspended" and found.n_run > 20
+    assert licence(project, judge, run="v2").tier != "gate"     # (its errors on v2 also pull the whole audit down)
+
+
+def test_rageval_transport_draw(demo_file, tmp_path, capsys):
+    import json
+    import shutil
+
+    from rageval_desktop.cli import main
+
+    path = tmp_path / "t.rageval"
+    shutil.copy(demo_file, path)
+    assert main(["transport", str(path), "--run", "v2", "--draw"]) == 2     # no licensed judge: name one
+    assert "name one with --judge" in capsys.readouterr().err
+    assert main(["transport", str(path), "--run", "v2", "--draw", "3", "--judge", "answer-recall"]) == 2
+    capsys.readouterr()
+    assert main(["transport", str(path), "--run", "v2", "--draw", "20", "--judge", "answer-recall", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert [(m["metric"], m["targets"], m["judges"]) for m in made] == [("correctness_binary", 20,
+                                                                         ["answer-recall"])]

@@ -21,6 +21,7 @@ from typing import Any
 
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence
+from rageval_desktop.core.review import sampling
 from rageval_desktop.core.review.agreement import pairs, scale
 from rageval_desktop.core.review.team import spread_limit
 from rageval_desktop.core.review.weights import weighted_pairs
@@ -29,6 +30,7 @@ from rageval_desktop.core.store.queries import run_id as find_run
 
 ALPHA = 0.05
 MIN_RUN = 8          # ratings on the run before the check says anything
+CHECK_SIZE = 40      # a transport check drawn before anyone rates: 40 catch a 25-point shift in 83-95% of checks
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,14 @@ def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA)
     return Transport(judge.name, run, status, n_run, rate_run, n_audit, rate_audit, p, alpha)
 
 
+def draw(project: Project, judge: Judge, run: str, *, size: int = CHECK_SIZE, seed: int = 0) -> sampling.Sample:
+    """A transport check before anyone rates: the desk's representative sample of `size` targets of `run` for the
+    judge's metric (stratified, each rating weighed as drawn). Rated, it is what `transport` reads (and the audit,
+    like any sample). bench/bench_transport.py: 40 ratings catch a 25-point rise in the judge's errors 83-95% of the
+    time, a 15-point one 43-68%."""
+    return sampling.create_sample(project, run, judge.metric, size=size, seed=seed)
+
+
 def decide(n_run: float, rate_run: float, n_audit: float, rate_audit: float, alpha: float = ALPHA
            ) -> tuple[str, float | None]:
     """(status, p): the run's errors against the audit's, on effective counts — Fisher's exact test, one-sided."""
@@ -105,7 +115,8 @@ def decide(n_run: float, rate_run: float, n_audit: float, rate_audit: float, alp
 def describe(t: Transport) -> str:
     """The check in words (display rounding), the same in the CLI, the gate and the app."""
     if t.status == "not checked":
-        return f"{t.judge} on {t.run}: no ratings on {t.run} yet — its audit elsewhere is reused unchecked"
+        return (f"{t.judge} on {t.run}: no ratings on {t.run} yet — its audit elsewhere is reused unchecked (rageval "
+                f"transport --run {t.run} --draw puts {CHECK_SIZE} of its rows on the desk to check it)")
     if t.status == "audited here":
         return f"{t.judge} on {t.run}: every rating is on {t.run} (the audit is this run's own)"
     said = (f"errors {t.errors_run:.0%} of {t.n_run:.0f} rated on {t.run}, {t.errors_audit:.0%} of "
@@ -121,4 +132,4 @@ def describe(t: Transport) -> str:
     return f"{t.judge} on {t.run}: holds — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not None else "")
 
 
-__all__ = ["ALPHA", "MIN_RUN", "Transport", "decide", "describe", "transport"]
+__all__ = ["ALPHA", "CHECK_SIZE", "MIN_RUN", "Transport", "decide", "describe", "draw", "transport"]

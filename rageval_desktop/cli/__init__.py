@@ -591,9 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True, help="the run the audit would be reused on (a gate's candidate)")
     p.add_argument("--judge", help="one judge (default: every judge)")
     p.add_argument("--draw", nargs="?", type=int, const=40, metavar="N",
-                   help="before anyone rates: put a sample of N rows of the run (stratified, weighed as drawn) (default 40: they catch a "
-                        "25-point rise in a judge's errors 83-95%% of the time) on the desk, one per metric of the "
-                        "licensed judges (or --judge's); rate it, then run transport again")
+                   help="before anyone rates: put a sample of N rows of the run on the desk (stratified, weighed "
+                        "as drawn; default 40, which catch a 25-point rise in a judge's errors 83-95%% of the "
+                        "time), one per metric of the licensed judges (or --judge's); rate it, then run transport "
+                        "again")
     p.add_argument("--json", action="store_true")
 
     p = command("selective", cmd_selective, "where a judge may decide alone: the confidence level above which its "

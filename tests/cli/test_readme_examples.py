@@ -207,7 +207,8 @@ def test_the_reviewers_and_transport_examples_run_in_order(tmp_path, monkeypatch
                 assert main(shlex.split(line.split("   #")[0])[1:]) == 0, line
     out = capsys.readouterr().out
     assert "set aside" in out and "undone: set demo reviewer (synthetic)'s ratings of correctness aside" in out
-    assert json.loads(out[out.rindex("\n[") + 1:])[0]["run"] == "v2"
+    assert "sample 2: 40 rows of v2 for correctness_binary (answer-recall)" in out
+    assert json.loads(out[out.rindex("\n[") + 1:out.rindex("sample 2:")])[0]["run"] == "v2"
 
 
 def test_the_where_may_a_judge_decide_alone_example_runs_in_order(tmp_path, monkeypatch, capsys):

@@ -538,10 +538,10 @@ def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> 
                               (answer[-1],)).fetchone()
         if before is not None and (before[0], before[1]) == (answer[7], answer[11]):
             continue
-        conn.execute("INSERT INTO reviewer_checks (reviewer, metric, run_row_id, item, item_key, kind, expected, score, "
-                     "seconds_taken, sample_id, created_at, withdrawn_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                     "?, ?, ?, ?) ON CONFLICT (origin) WHERE origin IS NOT NULL DO UPDATE SET score = excluded.score, "
-                     "seconds_taken = excluded.seconds_taken, created_at = excluded.created_at, "
+        conn.execute("INSERT INTO reviewer_checks (reviewer, metric, run_row_id, item, item_key, kind, expected, "
+                     "score, seconds_taken, sample_id, created_at, withdrawn_at, origin) VALUES "
+                     f"({', '.join('?' * 13)}) ON CONFLICT (origin) WHERE origin IS NOT NULL DO UPDATE SET "
+                     "score = excluded.score, seconds_taken = excluded.seconds_taken, created_at = excluded.created_at, "
                      "withdrawn_at = excluded.withdrawn_at", answer)
         checked += 1
     apply_holds(conn, reviewer=reviewer)     # a reviewer set aside stays set aside, their pack's ratings too

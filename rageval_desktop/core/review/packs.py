@@ -541,8 +541,8 @@ def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> 
         conn.execute("INSERT INTO reviewer_checks (reviewer, metric, run_row_id, item, item_key, kind, expected, "
                      "score, seconds_taken, sample_id, created_at, withdrawn_at, origin) VALUES "
                      f"({', '.join('?' * 13)}) ON CONFLICT (origin) WHERE origin IS NOT NULL DO UPDATE SET "
-                     "score = excluded.score, seconds_taken = excluded.seconds_taken, created_at = excluded.created_at, "
-                     "withdrawn_at = excluded.withdrawn_at", answer)
+                     "score = excluded.score, seconds_taken = excluded.seconds_taken, "
+                     "created_at = excluded.created_at, withdrawn_at = excluded.withdrawn_at", answer)
         checked += 1
     apply_holds(conn, reviewer=reviewer)     # a reviewer set aside stays set aside, their pack's ratings too
     conn.execute("UPDATE review_packs SET imported_at = ? WHERE id = ?", (utcnow(), meta["pack_id"]))

@@ -20,8 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.review import evidence
-from rageval_desktop.core.review import sampling
+from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import pairs, scale
 from rageval_desktop.core.review.team import spread_limit
 from rageval_desktop.core.review.weights import weighted_pairs

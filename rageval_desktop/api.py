@@ -524,10 +524,14 @@ class Project:
         judges = [get_judge(self.core, judge)] if judge else [
             j for j in list_judges(self.core) if selective.decidable(j.metric) is None]
         out = []
+        from rageval_desktop.core.metrics.selective_cells import run_estimate
+
         for j in judges:
             found = selective.selective(self.core, j, alpha=alpha, delta=delta)
             if run is not None:
                 found["combined"] = selective.combined(self.core, j, run)
+                if found["combined"] is not None:       # the gate's reading: the judge's error there corrected
+                    found["combined"]["corrected"] = run_estimate(self.core, j, run)
             out.append(found)
         return out
 

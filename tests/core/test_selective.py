@@ -175,7 +175,12 @@ def test_the_cli_draws_the_abstentions_and_reads_the_run(demo_file, tmp_path, ca
     drawn = json.loads(capsys.readouterr().out)
     assert drawn["mode"] == "abstained" and len(drawn["row_ids"]) == 8 and drawn["inclusion"] < 1
     assert main(["selective", str(path), "--judge", "minilm-similarity", "--run", "v2"]) == 0
-    assert "reviewers rated 8 of its 29 abstentions" in capsys.readouterr().out   # the demo rated them already
+    out = capsys.readouterr().out
+    assert "reviewers rated 8 of its 29 abstentions" in out                           # the demo rated them already
+    assert "as the gate reads it (its error on the run's 43 rated decided rows corrected): " in out
+    assert main(["selective", str(path), "--judge", "minilm-similarity", "--run", "v2", "--json"]) == 0
+    corrected = json.loads(capsys.readouterr().out)[0]["combined"]["corrected"]
+    assert corrected["ci"][0] < corrected["pass_rate"] < corrected["ci"][1]
     assert main(["sample", str(path), "--abstained", "minilm-similarity"]) == 2          # no --run
     assert main(["sample", str(path), "--abstained", "answer-recall", "--run", "v2"]) == 1   # decides every row
     assert "nothing is left to people" in capsys.readouterr().err

@@ -73,6 +73,11 @@ def test_the_selective_estimator_reads_judge_and_desk_and_states_coverage_and_gu
     assert (g["judge"], g["alpha"], g["delta"]) == ("minilm-similarity", 0.1, 0.1) and g["bound"] <= 0.1
     assert whole["se"] > 0                              # rated whole, yet never read as certainty
     assert "decides 68% / 60% of the rows" in selective_cells.describe_cell(whole)
+    # `selective --run` shows each run as the gate reads it beside its worst-case interval
+    for run, side in (("v1", "baseline"), ("v2", "candidate")):
+        one = selective_cells.run_estimate(demo, judge, run)
+        assert one["pass_rate"] * 100 == pytest.approx(whole[side])
+        assert one["ci"][0] < one["pass_rate"] < one["ci"][1] and one["rated_decided"] > 0
     decided = gate(demo, "v1", "v2", metrics=["correctness"], estimator="selective")
     assert not decided.unlicensed                       # the selective licence lets the metric gate
     cells = [*decided.regressions, *decided.safe, *decided.undecided]

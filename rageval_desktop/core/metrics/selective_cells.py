@@ -165,6 +165,39 @@ def cell(a: dict[str, Any], b: dict[str, Any], fit_a: Fitted | None = None,
             "abstained": [a["A"], b["A"]], "correction": [fit_a[0], fit_b[0]]}
 
 
+def run_estimate(project: Project, judge: Judge, run: str) -> dict[str, Any]:
+    """One run's pass rate (points) as the gate's selective estimator reads it — the judge's verdicts on the rows it
+    decides, corrected by its error on the run's rated decided rows, and the desk's rated abstentions — with its
+    standard error and 95% interval (Student's t on the fewest effective ratings); or {"why": ...}. `rageval
+    selective --run` shows it beside the worst-case interval of core.review.selective.combined."""
+    why = selective.decidable(judge.metric)
+    if why:
+        return {"why": why}
+    found = selective.select_for(project, judge)
+    if found.level is None:
+        return {"why": f"{judge.name} decides no rows: {found.needed}"}
+    side = _run_parts(project, judge, run, found.level, None, {}, _calibration(project, judge))
+    if "why" in side:
+        return {"why": side["why"]}
+    p = _merged(side["slices"], set(side["slices"]))
+    assert p is not None
+    if p["A"] and not p["rated"]:
+        return {"why": f"none of {judge.name}'s abstentions on {run} is rated: rate the desk's sample"}
+    if p["D"] and len(p["cal"]) < min(MIN_RATED_DECIDED, p["D"]):
+        return {"why": f"too few rated rows of {run} that {judge.name} decides ({len(p['cal'])}; {MIN_RATED_DECIDED} "
+                       "needed) to measure its error there: rate a sample of the run (rageval sample)"}
+    fitted = fit(p)
+    rate, var = _side(p, fitted)
+    se = _floored(math.sqrt(var), p["N"])
+    effective = ([fitted[2]] if p["D"] and fitted[3] < p["D"] else []) + (
+        [len(p["rated"])] if 0 < len(p["rated"]) < p["A"] else [])
+    df = float(max(1.0, min(effective or [1e6]) - 1.0))
+    half = critical(df + 1.0) * se
+    return {"pass_rate": rate / POINTS, "se": se / POINTS, "df": df,
+            "ci": [max(0.0, rate - half) / POINTS, min(POINTS, rate + half) / POINTS],
+            "correction": fitted[0] / POINTS, "rated_decided": fitted[3], "coverage": p["D"] / p["N"]}
+
+
 def cells(project: Project, judge: Judge, baseline: str, candidate: str, questions: set[int],
           slice_of: dict[int, str], members: dict[str, set[str]]) -> dict[str, Any]:
     """{slice: cell or {"why": ...}} for the metric `judge` scores (see the module). `questions`: the golden rowids

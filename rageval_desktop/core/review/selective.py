@@ -601,6 +601,13 @@ def combined_text(c: dict[str, Any] | None) -> str:
         head += "; its abstentions changed since the sample was drawn (judged again?): draw a new one"
     if c["pass_rate"] is None:
         return head + "; rate some to see the run's pass rate"
-    return (head + f"; pass rate {c['pass_rate']:.1%} [{c['ci'][0]:.1%}, {c['ci'][1]:.1%}] — the interval holds the "
+    text = (head + f"; pass rate {c['pass_rate']:.1%} [{c['ci'][0]:.1%}, {c['ci'][1]:.1%}] — the interval holds the "
             f"judge's guarantee (±{c['alpha']:g} of its decided rows, probability {1 - c['delta']:.0%}) and the "
             "reviewers' 95% interval")
+    corrected = c.get("corrected") or {}
+    if corrected.get("pass_rate") is not None:
+        text += (f"; as the gate reads it (its error on the run's {corrected['rated_decided']:g} rated decided rows "
+                 f"corrected): {corrected['pass_rate']:.1%} [{corrected['ci'][0]:.1%}, {corrected['ci'][1]:.1%}]")
+    elif corrected.get("why"):
+        text += f"; the gate's reading: {corrected['why']}"
+    return text

@@ -1068,8 +1068,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         self._selective = {}
         if self.project is not None:
-            self.state.run_read("selective licences", lambda project, ctx=None: selective_held(project), self.project,
-                                on_done=arrived)
+            self.run_read("selective licences", lambda project, ctx=None: selective_held(project), self.project,
+                          on_done=arrived, announce=False)      # no page waits for it
 
     def _on_project_changed(self, changes: Changes) -> None:
         """A committed write, on the GUI thread: the window keeps its navigation and rows table; every page that shows

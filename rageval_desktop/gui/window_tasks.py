@@ -220,9 +220,10 @@ class WindowTasks:
                                                         self.statusBar().showMessage(m, 8000)))
         return self._task
 
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
         """The read lane of a page (dashboard, compare, failures): never refused, whatever else runs; a newer
-        request for the same page makes an older one's result stale (dropped when it arrives)."""
+        request for the same page makes an older one's result stale (dropped when it arrives). `announce`: emit
+        `read_finished(page)` when it lands (a read no page waits for, made in the background, does not)."""
         generation = self._reads.get(page, 0) + 1
         self._reads[page] = generation
         started_on = self.project
@@ -230,12 +231,14 @@ class WindowTasks:
         def done(result: Any) -> None:
             if self._reads.get(page) == generation and self.project is started_on and started_on is not None:
                 on_done(result)
-                self.read_finished.emit(page)
+                if announce:
+                    self.read_finished.emit(page)
 
         def failed(message: str, details: str) -> None:
             if self._reads.get(page) == generation and self.project is started_on:
                 self.show_error(message, details)
-                self.read_finished.emit(page)
+                if announce:
+                    self.read_finished.emit(page)
 
         workers.start(fn, *args, on_done=done, on_error=failed)
 

@@ -485,7 +485,9 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
         raise PackRefused(f"{name}: {len(found):,} ratings for {len(where)} targets; refused")
     hidden = {int(pos): (kind, float(expected)) for pos, kind, expected in project.reader().execute(
         "SELECT position, kind, expected FROM review_pack_checks WHERE pack_id = ?", (meta["pack_id"],))}
-    rows, withdrawn, answers = [], [], {}
+    rows: list[tuple] = []
+    withdrawn: list[tuple[str, str]] = []
+    answers: dict[int, tuple] = {}
     for rid, position, score, skipped, comment, seconds, created, gone in found:
         if position not in where:
             raise PackRefused(f"{name}: rating {rid} names no target of the pack (position {position})")

@@ -68,8 +68,8 @@ def set_policy(project: Project, *, statistic: str | None = None, threshold: flo
         raise RagevalError("the minimum number of ratings must be at least 2")
     if bias_margin is not None and not (math.isfinite(bias_margin) and 0 <= bias_margin <= 100):
         raise RagevalError("the bias margin is a number of points between 0 and 100")
-    for name, value in (("selective alpha", selective_alpha), ("selective delta", selective_delta)):
-        if value is not None and not (math.isfinite(value) and 0 < value < 0.5):
+    for name, share in (("selective alpha", selective_alpha), ("selective delta", selective_delta)):
+        if share is not None and not (math.isfinite(share) and 0 < share < 0.5):
             raise RagevalError(f"the {name} is a probability between 0 and 0.5 (for example 0.1)")
     with project.write("set retirement policy", changed=(Area.SETTINGS,)) as conn:
         for key, value in (("retirement.statistic", statistic), ("retirement.threshold", threshold),

@@ -37,7 +37,7 @@ def main() -> None:
         w.open_path(path)
         loop.exec()
         w.select_nav("review")
-        view = w.review_view
+        view = w.page("review")
         view.setFocus()
         times = []
         for i in range(40):

@@ -85,7 +85,7 @@ def _translations_once() -> None:
     """argparse asks gettext for the same three strings for each of the parser's ~70 subparsers, and gettext looks
     for translation files on disk at every ask (880 stat calls, 10 ms of every command): asked once each. The answers
     cannot change while a command runs (nothing here binds another text domain)."""
-    if not hasattr(argparse._, "cache_info"):
+    if not hasattr(argparse._, "cache_info"):  # type: ignore[attr-defined]
         argparse._ = functools.lru_cache(maxsize=None)(argparse._)  # type: ignore[attr-defined]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from rageval_desktop.core.base.text import inert_text, json_inert
 
@@ -26,7 +26,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # plain words first, the usage after
+    def error(self, message: str) -> NoReturn:  # plain words first, the usage after
         sys.stderr.write(f"error: {message}\n")
         self.print_usage(sys.stderr)
         raise SystemExit(EXIT_USAGE)

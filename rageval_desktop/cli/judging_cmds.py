@@ -94,7 +94,7 @@ def _kinds(args: argparse.Namespace) -> int:
     from rageval_desktop.core.base.vocab import METRICS
     from rageval_desktop.core.judges import kinds
 
-    found = [{"name": name, "label": kind.label, "calls_llm": kind.calls_llm, "needs": kind.needs,
+    found: list[dict[str, Any]] = [{"name": name, "label": kind.label, "calls_llm": kind.calls_llm, "needs": kind.needs,
               "metrics": [m for m, spec in METRICS.items() if kind.can_judge(spec) is None],
               "source": kinds.source_of(name)} for name, kind in kinds.kinds().items()]
     lines = [f"{k['name']:<12} {k['label']}\n{'':<12} judges: {', '.join(k['metrics']) or 'none'}"

@@ -71,7 +71,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     try:  # inspecting never writes: not even a migration, a journal-mode change or a sidecar file
         project = Project.open(args.project, read_only=True)
     except NeedsMigration as exc:
-        info = {"path": str(args.project), "schema_version": exc.version, "needs_migration_to": SCHEMA_VERSION}
+        info: dict[str, Any] = {"path": str(args.project), "schema_version": exc.version,
+                                "needs_migration_to": SCHEMA_VERSION}
         _print(args, info, f"{args.project}: schema {exc.version}; upgrade it to {SCHEMA_VERSION} with: rageval "
                            f"migrate {args.project} (a backup is taken first; commands that change it migrate it too)")
         return EXIT_OK
@@ -124,7 +125,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_backups(args: argparse.Namespace) -> int:
     from rageval_desktop.core.store.backup import backup_dir, list_backups
 
-    found = [{"path": str(b), "bytes": b.stat().st_size} for b in list_backups(Path(args.project))]
+    found: list[dict[str, Any]] = [{"path": str(b), "bytes": b.stat().st_size}
+                                   for b in list_backups(Path(args.project))]
     lines = [f"{b['path']}  ({b['bytes'] / 1e6:.1f} MB)" for b in found] or [
         f"no backups in {backup_dir(Path(args.project))}"]
     _print(args, found, "\n".join(lines))

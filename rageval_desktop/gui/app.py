@@ -34,7 +34,8 @@ def make_app(argv: Sequence[str] = (), *, icon: bool = True, first_paint: bool =
     """The application, its style and theme; `icon=False` leaves the window icon to `set_icon` (the app's start sets
     it after the first paint: 4 ms); `first_paint`: a theme that follows the system takes the scheme seen last time,
     and the window checks it once built (appearance.system_dark)."""
-    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    found = QApplication.instance()
+    app = found if isinstance(found, QApplication) else QApplication([sys.argv[0], *argv])
     app.setApplicationName("RAGEval Desktop")
     app.setOrganizationName("RAGEval")
     app.setStyle("Fusion")

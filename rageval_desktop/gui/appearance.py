@@ -20,7 +20,7 @@ def system_dark(*, remembered: bool = False) -> bool:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
-    dark = app is not None and app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    dark = isinstance(app, QApplication) and app.styleHints().colorScheme() == Qt.ColorScheme.Dark
     if prefs.value(SEEN_KEY) != ("dark" if dark else "light"):
         prefs.setValue(SEEN_KEY, "dark" if dark else "light")
     return dark
@@ -44,11 +44,11 @@ def apply_appearance(*, first_paint: bool = False) -> None:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
-    if app is None:
+    if not isinstance(app, QApplication):
         return
     prefs = settings()
     font = QFont(app.font())
-    font.setPointSize(int(prefs.value("font_size", 10) or 10))
+    font.setPointSize(int(str(prefs.value("font_size", 10) or 10)))
     app.setFont(font)
     chosen = theme()
     dark = chosen == "dark" or (chosen == "system" and system_dark(remembered=first_paint))

@@ -3,13 +3,18 @@ the retrieval lab, and adding a run row to the golden set. Core does the work in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rageval_desktop.gui.window_host import WindowHost
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
 
 # (the store's listings and the golden dialogs are imported where they are used: this module is a base of the main
 # window, imported before its first paint)
 
 
-class GoldenActions:
+class GoldenActions(WindowHost):
     """Mixed into MainWindow (needs: project, table, run_task, show_error, statusBar)."""
 
     project: Any
@@ -87,7 +92,7 @@ class GoldenActions:
             return
         from rageval_desktop.core.store.queries import golden_questions
 
-        def find(ctx: object, project: object = self.project) -> tuple[list, dict]:
+        def find(ctx: object, project: Project = self.project) -> tuple[list, dict]:
             return golden_duplicates(project, 0.9), golden_questions(project)
 
         self.run_task("Embedding questions and searching for near-duplicates", find,

@@ -8,11 +8,12 @@ from PySide6 import QtCore
 
 from rageval_desktop.gui.lazy import lazy
 from rageval_desktop.gui.prefs import settings
+from rageval_desktop.gui.window_host import WindowHost
 
 operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
 workers = lazy("rageval_desktop.gui.workers")
 
-class JudgingActions:
+class JudgingActions(WindowHost):
     """Mixed into MainWindow (needs: project, run_task, show_error, jobs_view, job_finished, nav)."""
 
     project: Any
@@ -78,11 +79,15 @@ class JudgingActions:
             return
         from rageval_desktop.core.jobs.spec import JobSpec
 
-        spec = spec or JobSpec(run=run, judges=judges, batch=batch)
+        if spec is None:
+            if run is None:
+                self.show_error("Choose a run to judge first.")
+                return
+            spec = JobSpec(run=run, judges=judges, batch=batch)
         if spec.batch:
             self._start_batch(spec, job_id)
             return
-        self.jobs_view.live_label.setText(f"Starting: {spec.run}…")
+        self.page("jobs").live_label.setText(f"Starting: {spec.run}…")
         self.task_label.setText(f"Judging {spec.run}")
         ended = self._job_ended
 
@@ -99,17 +104,17 @@ class JudgingActions:
             self.show_error(message, details)
 
         self._job = workers.start(operations.run_judges, self.project, spec, on_done=done, on_error=failed,
-                                  on_stats=self.jobs_view.show_stats)
+                                  on_stats=self.page("jobs").show_stats)
         self.select_nav("jobs")
 
     def _job_ended(self, summary: str) -> None:
         self._job = None
         self.task_label.clear()
-        self.jobs_view.job_ended(summary)
+        self.page("jobs").job_ended(summary)
         self.job_finished.emit(summary)
 
     def _start_batch(self, spec: Any, job_id: int | None) -> None:
-        self.jobs_view.live_label.setText(f"{'Collecting' if job_id else 'Preparing'} the batch job on {spec.run}…")
+        self.page("jobs").live_label.setText(f"{'Collecting' if job_id else 'Preparing'} the batch job on {spec.run}…")
         self.task_label.setText(f"Batch job on {spec.run}")
         ended = self._job_ended
 
@@ -132,8 +137,8 @@ class JudgingActions:
             ended("Batch job cancelled: the remote batches too")
 
         self._job = workers.start(operations.run_batch, self.project, spec, job_id, on_done=done, on_error=failed,
-                                  on_cancel=cancelled, on_progress=self.jobs_view.show_progress,
-                                  on_stats=self.jobs_view.show_stats)
+                                  on_cancel=cancelled, on_progress=self.page("jobs").show_progress,
+                                  on_stats=self.page("jobs").show_stats)
         self.select_nav("jobs")
 
     def collect_batch_jobs(self) -> None:
@@ -157,7 +162,7 @@ class JudgingActions:
     def cancel_job(self) -> None:
         if self._job is not None:
             self._job.cancel()
-            self.jobs_view.live_label.setText("Cancelling: finishing the calls in flight…")
+            self.page("jobs").live_label.setText("Cancelling: finishing the calls in flight…")
 
     def resume_job(self, job: dict[str, Any]) -> None:
         from rageval_desktop.core.jobs.spec import JobSpec

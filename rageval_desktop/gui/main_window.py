@@ -6,6 +6,7 @@ operation changed (`Project.listeners`), and the views reload from that — neve
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.views.triage_bar import TriageBar
+    from rageval_desktop.gui.workers import Worker
 
 ROW_HEIGHT = 24
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
@@ -114,12 +116,13 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         built here."""
         super().__init__()
         self.project: Project | None = None
-        self._task: workers.Worker | None = None
-        self._job: workers.Worker | None = None
+        self._task: Worker | None = None
+        self._job: Worker | None = None
         self._closing = 0                      # projects still closing on their thread
         self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
-        self._backup: workers.Worker | None = None
+        self._backup: Worker | None = None
         self._pending: list[Any] = []          # calls made before the window was built
+        self.last_info = ""                    # the last message shown with show_info (tests and screenshots read it)
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
@@ -243,7 +246,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.golden_bar = GoldenBar(self)
         self.golden_bar.setVisible(False)
         cl.addWidget(self.golden_bar)
-        self._center, self._triage = cl, None   # the filter row is built when a table is first shown
+        self._center = cl
+        self._triage: TriageBar | None = None   # the filter row is built when a table is first shown
         self.promote_button = QPushButton("Add to &golden set…")
         self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
         self.promote_button.clicked.connect(self.promote_current_row)
@@ -359,7 +363,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         action(view_menu, "&Navigation", lambda: self.nav.setFocus(), "Ctrl+1")
         action(view_menu, "&Table", lambda: self.table.setFocus(), "Ctrl+2")
         action(view_menu, "&Detail", lambda: self.detail.setFocus(), "Ctrl+3")
-        action(view_menu, "&Slice…", lambda: (self.slice_box.setFocus(), self.slice_box.showPopup()), "Ctrl+L")
+        action(view_menu, "&Slice…", self._choose_slice, "Ctrl+L")
         action(view_menu, "Searc&h rows", self.focus_search, "Ctrl+F")
         action(view_menu, "Clear &filters", lambda: self.triage.clear(), "Ctrl+Shift+F")
         view_menu.addSeparator()
@@ -425,7 +429,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             for title, kind, widget in pages:
                 for button in widget.findChildren(QPushButton):
                     if button.text():
-                        commands.append(from_button(title, button, lambda k=kind: self.select_nav(k)))
+                        commands.append(from_button(title, button, functools.partial(self.select_nav, kind)))
             commands += self._triage_commands()
         self.palette_dialog = CommandPalette(commands, self)
         self.palette_dialog.open()
@@ -524,12 +528,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.state.subscribe(widget)
         return self._pages[kind]
 
-    def __getattr__(self, name: str) -> Any:
-        """`window.dashboard_view` and the like: the page of that key (built on first use)."""
-        if name.endswith("_view") and name[:-5] in page_list.BY_KEY:
-            return self.page(name[:-5])
-        raise AttributeError(name)
-
     # --- opening -------------------------------------------------------------------------------
     def open_path(self, path: str | Path) -> None:
         if not self.ready:
@@ -600,8 +598,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.setWindowTitle("RAGEval Desktop")
         self._set_project_actions(False)
         self._closing += 1
-        dialog = QProgressDialog(f"Closing {project.path.name}: stopping its work and saving a backup…", None, 0, 0,
-                                 self)
+        dialog = QProgressDialog(self)
+        dialog.setLabelText(f"Closing {project.path.name}: stopping its work and saving a backup…")
+        dialog.setRange(0, 0)
         dialog.setWindowTitle("Closing project")
         dialog.setCancelButton(None)
         dialog.setMinimumDuration(2 ** 30)  # a busy indicator gets no setValue calls: it is shown by the timer below
@@ -663,11 +662,13 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                 "first, so this can be undone by restoring that backup.") != QMessageBox.StandardButton.Yes:
             return
 
+        def restored(report: Any) -> None:
+            self.open_path(path)
+            self.statusBar().showMessage(f"Restored from {Path(backup).name}; the state before is saved as "
+                                         f"{', '.join(Path(s).name for s in report.saved_current_as)}", 20_000)
+
         def restore_and_reopen() -> None:
-            self.run_task(f"Restoring {path.name}", operations.restore_backup, path, Path(backup),
-                          on_done=lambda report: (self.open_path(path), self.statusBar().showMessage(
-                              f"Restored from {Path(backup).name}; the state before is saved as "
-                              f"{', '.join(Path(s).name for s in report.saved_current_as)}", 20_000)))
+            self.run_task(f"Restoring {path.name}", operations.restore_backup, path, Path(backup), on_done=restored)
 
         self.close_project(then=restore_and_reopen)
 
@@ -690,7 +691,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def recent_projects(self) -> list[str]:
         value = settings().value("recent", [])
-        items = [value] if isinstance(value, str) else list(value or [])
+        items = [value] if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
         return [p for p in items if Path(p).exists()]
 
     def _remember(self, path: Path) -> None:
@@ -747,7 +748,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                 header.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
                 header.setData(QtCore.Qt.ItemDataRole.UserRole, None)
                 self.nav.addItem(header)
-            count = f"  ({info[spec.count]})" if spec.count else ""
+            count = f"  ({info[spec.counted]})" if spec.counted else ""
             self._nav_item(spec.title + count, (spec.key, None))
         self.nav.blockSignals(False)
         for i in range(self.nav.count()):
@@ -807,16 +808,19 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if key is None or key[0] not in ("golden", "run"):
             return None
         kind, arg = key
+        project = self.project
+        if project is None:
+            return None
         if kind == "run":
             self.current_run = arg[1]
         filters = self.triage.filters(self.slice_box.currentData())
         if kind == "golden":
             return triage.golden_source(filters)
-        failing = self._failing.get((str(self.project.path), arg[0], filters.failure)) if filters.failure else None
+        failing = self._failing.get((str(project.path), arg[0], filters.failure)) if filters.failure else None
         if filters.failure and failing is None:
             self._classify(arg[0], arg[1], filters.failure)   # in a worker; the listing follows when it is done
             return None
-        return triage.run_source(self.project, *arg, filters, failing)
+        return triage.run_source(project, arg[0], arg[1], filters, failing)
 
     def _classify(self, run_id: int, run: str, failure: str) -> None:
         """A failure-class filter: classify the run's rows on a worker (seconds at 200k rows), then list them."""
@@ -824,6 +828,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         self.rows_label.setText(f"finding {failure} failures…")
         project = self.project
+        if project is None:
+            return
         key = (str(project.path), run_id, failure)
 
         def done(ids: list[int]) -> None:
@@ -876,6 +882,8 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _show_rows(self, kind: str, source: Any, order: tuple[int, bool] | None, ids: list[Any]) -> None:
         from rageval_desktop.gui.models.lazy_table import LazyTableModel
 
+        if self.project is None:
+            return
         model = LazyTableModel(self.project, source, self.table, order, ids=ids, reader=self._read_rows)
         model.sorted_to.connect(lambda _order, model=model: self._reselect(model))
         old = self.table.model()
@@ -889,9 +897,9 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.table.setColumnWidth(col, spec.width)
         header = self.table.horizontalHeader()
         header.blockSignals(True)
-        order = QtCore.Qt.SortOrder
-        header.setSortIndicator(*(model.order[0], order.DescendingOrder if model.order[1] else order.AscendingOrder)
-                                if model.order else (-1, order.AscendingOrder))
+        sort = QtCore.Qt.SortOrder
+        header.setSortIndicator(*(model.order[0], sort.DescendingOrder if model.order[1] else sort.AscendingOrder)
+                                if model.order else (-1, sort.AscendingOrder))
         header.blockSignals(False)
         self.columns.apply(kind)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
@@ -936,7 +944,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if self._detail_width_set or total < 500 or not self.rows_page.isVisible():
             return
         self._detail_width_set = True
-        width = int(settings().value("detail_width", DETAIL_WIDTH) or DETAIL_WIDTH)
+        width = int(str(settings().value("detail_width", DETAIL_WIDTH) or DETAIL_WIDTH))
         width = max(160, min(width, total - 300))
         self.rows_page.setSizes([total - width, width])
 
@@ -966,16 +974,20 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.slice_box.setCurrentIndex(max(self.slice_box.findData(None if slice_tag == ALL else slice_tag), 0))
         self.slice_box.blockSignals(False)
         self.state.current_slice = self.slice_box.currentData()
-        view = self.page("failures")
+        shown: Any = self.page("failures")
         metric = where.get("metric")
-        view.filter_to(metric or None)
-        if self.pages.currentWidget() is view:
-            view.refresh(self.run_names())
+        shown.filter_to(metric or None)
+        if self.pages.currentIndex() == self.pages.indexOf(shown):
+            shown.refresh(self.run_names())
         else:
             self.select_nav("failures")
 
     def show_status(self, message: str, ms: int = 6000) -> None:
         self.statusBar().showMessage(message, ms)
+
+    def _choose_slice(self) -> None:
+        self.slice_box.setFocus()
+        self.slice_box.showPopup()
 
     def focus_search(self) -> None:
         if self.pages.currentWidget() is not self.rows_page:
@@ -1023,20 +1035,22 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if not isinstance(model, LazyTableModel) or not model.source.key.startswith("run") or not model.rowCount():
             self.show_error("Nothing to review: list some rows of a run first.")
             return
-        metrics = triage.run_columns(self.project)[1] or triage.row_metrics()
+        project, run = self.project, self.current_run
+        if project is None or run is None:
+            return
+        metrics = triage.run_columns(project)[1] or triage.row_metrics()
         metric, ok = QInputDialog.getItem(self, "Review these rows",
                                           f"Rate the {min(model.rowCount(), MAX_CHOSEN):,} listed rows for:",
                                           metrics, 0, False)
         if not ok:
             return
-        project, run = self.project, self.current_run
         model.fetch_all()
         ids = [model.row_id(r) for r in range(min(model.rowCount(), MAX_CHOSEN))]
         what = triage.describe(self.triage.filters(self.slice_box.currentData()))
 
         def show(sample: Any) -> None:
             self.select_nav("review")
-            self.review_view._select_sample(sample.id)
+            self.page("review")._select_sample(sample.id)
 
         self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, ids, reason=what),
                       on_done=show)

@@ -172,7 +172,7 @@ def dashboard_with_plot(project: Project, run: str, baseline: str | None, kind: 
     summary = dashboard(project, run)
     base = dashboard(project, baseline) if baseline and baseline != run else None
     if any(m.startswith(GOLD_FREE_PREFIXES) or m == "hhem" for m in summary["judge_metrics"]):
-        summary["distributions"] = distributions(project, [baseline, run] if base else [run])
+        summary["distributions"] = distributions(project, [baseline, run] if base and baseline else [run])
     return summary, base, dashboard_chart(summary, base, kind, size, dark, ctx)
 
 
@@ -265,7 +265,7 @@ def export_packs(project: Project, sample_id: int, reviewers: list[str], out: Pa
     return write(project, sample_id, reviewers, out, overlap)
 
 
-def import_packs(project: Project, paths: list[str], ctx: TaskContext) -> list[dict[str, Any]]:
+def import_packs(project: Project, paths: list[str | Path], ctx: TaskContext) -> list[dict[str, Any]]:
     """All the packs or none: every one is checked before any is written (core.review.packs.import_packs)."""
     from rageval_desktop.core.review.packs import import_packs as merge
 

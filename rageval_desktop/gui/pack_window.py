@@ -40,10 +40,10 @@ class PackWindow(QMainWindow):
         close.triggered.connect(self.close)
         file_menu.addAction(close)
         edit = self.menuBar().addMenu("&Edit")
-        for action, keys in ((self.undo_stack.createUndoAction(self, "&Undo rating"), QKeySequence.StandardKey.Undo),
-                             (self.undo_stack.createRedoAction(self, "&Redo rating"), QKeySequence.StandardKey.Redo)):
-            action.setShortcut(keys)
-            edit.addAction(action)
+        for step, standard in ((self.undo_stack.createUndoAction(self, "&Undo rating"), QKeySequence.StandardKey.Undo),
+                               (self.undo_stack.createRedoAction(self, "&Redo rating"), QKeySequence.StandardKey.Redo)):
+            step.setShortcut(standard)
+            edit.addAction(step)
         help_menu = self.menuBar().addMenu("&Help")
         keys = QAction("&Keyboard Shortcuts", self)
         keys.setShortcut(QKeySequence("F1"))

@@ -15,14 +15,14 @@ class PageSpec(NamedTuple):      # (not a dataclass: importing dataclasses took 
     section: str            # the navigation's heading it sits under
     module: str             # in rageval_desktop.gui.views
     cls: str
-    count: str | None = None   # a count from project_info shown beside the title ("Judges (4)")
+    counted: str | None = None   # a count from project_info shown beside the title ("Judges (4)")
 
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("dashboard", "Dashboard", "EVALUATE", "analysis_views", "DashboardView"),
     PageSpec("compare", "Compare", "EVALUATE", "analysis_views", "CompareView"),
     PageSpec("failures", "Failures", "EVALUATE", "analysis_views", "FailuresView"),
-    PageSpec("judges", "Judges", "EVALUATE", "judges_view", "JudgesView", count="judges"),
+    PageSpec("judges", "Judges", "EVALUATE", "judges_view", "JudgesView", counted="judges"),
     PageSpec("jobs", "Jobs", "EVALUATE", "jobs_view", "JobsView"),
     PageSpec("review", "Review", "HUMANS", "review_view", "ReviewView"),
     PageSpec("audit", "Audit", "HUMANS", "audit_view", "AuditView"),

@@ -29,7 +29,8 @@ def review_keys() -> dict[str, str]:
     return out
 
 
-def check_review_keys(keys: dict[str, str], scale_keys: set[str] = frozenset("0123456789")) -> str | None:
+def check_review_keys(keys: dict[str, str], scale_keys: frozenset[str] | set[str] = frozenset("0123456789")
+                      ) -> str | None:
     """Why a mapping cannot be used (None: it can): one letter each, no two actions on one key, none on a score."""
     for action, key in keys.items():
         if len(key) != 1 or not key.isalpha():

@@ -72,6 +72,12 @@ class AppState(QObject):
             self._slice = slice_tag
             self.slice_changed.emit(slice_tag)
 
+    def opened(self) -> Project:
+        """The project open now: for a page's action, which only runs while one is (its buttons are off without)."""
+        if self.project is None:
+            raise RuntimeError("no project is open")
+        return self.project
+
     def set_project(self, project: Project | None) -> None:
         if project is None:
             self.stop_refreshes()
@@ -95,6 +101,8 @@ class AppState(QObject):
         from rageval_desktop.core import ops
 
         project = self.project
+        if project is None:
+            return None
 
         def done(result: OpResult) -> None:
             push(self, self.undo_stack, result)

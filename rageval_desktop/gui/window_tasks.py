@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from shiboken6 import isValid
 
 from rageval_desktop.gui.lazy import lazy
+from rageval_desktop.gui.window_host import WindowHost
 
 operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
 workers = lazy("rageval_desktop.gui.workers")
@@ -85,7 +86,7 @@ def shortcut_sheet(parent: Any, rows: list[tuple[str, str]]) -> Any:
     return dialog
 
 
-class WindowTasks:
+class WindowTasks(WindowHost):
     """Mixed into MainWindow (needs: project, pages, task_label, progress, cancel_button, statusBar, signals)."""
 
     project: Any
@@ -182,7 +183,7 @@ class WindowTasks:
                 self.import_file(path)
 
     # --- tasks ---------------------------------------------------------------------------------
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> workers.Worker | None:
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
         if self._task is not None:
             self.show_error(f"Please wait: {self.task_label.text()} is still running.")
             return None
@@ -215,9 +216,12 @@ class WindowTasks:
             finish("failed")
             self.show_error(message, details)
 
+        def cancelled(message: str) -> None:
+            finish("cancelled", "Cancelled")
+            self.statusBar().showMessage(message, 8000)
+
         self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self._on_progress,
-                                   on_cancel=lambda m: (finish("cancelled", "Cancelled"),
-                                                        self.statusBar().showMessage(m, 8000)))
+                                   on_cancel=cancelled)
         return self._task
 
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
@@ -311,10 +315,10 @@ class WindowTasks:
     def export_target(self) -> tuple[str | None, str | None]:
         """(run, baseline) the user is looking at: the compare view's pair, the dashboard's run, or a run page."""
         page = self.pages.currentWidget()
-        if page is self._pages.get("compare") and self.compare_view.cand_box.currentData():
-            return self.compare_view.cand_box.currentData(), self.compare_view.base_box.currentData()
-        if page is self._pages.get("dashboard") and self.dashboard_view.run_box.currentData():
-            return self.dashboard_view.run_box.currentData(), None
+        if page is self._pages.get("compare") and self.page("compare").cand_box.currentData():
+            return self.page("compare").cand_box.currentData(), self.page("compare").base_box.currentData()
+        if page is self._pages.get("dashboard") and self.page("dashboard").run_box.currentData():
+            return self.page("dashboard").run_box.currentData(), None
         key = self.current_key()
         if key and key[0] == "run":
             return key[1][1], None
@@ -348,7 +352,7 @@ class WindowTasks:
 
         if self.project is None:
             return
-        review = getattr(self, "review_view", None)
+        review: Any = self._pages.get("review")       # (a page not built yet has no sample chosen)
         current = review.sample.id if review is not None and review.sample is not None else None
         dialog = PackExportDialog(list_samples(self.project), self.project.path.parent / "review-packs", self,
                                   current)
@@ -389,7 +393,7 @@ class WindowTasks:
                 + (f"; {r['checks']} hidden check(s) answered (Team page)" if r["checks"] else "")
                 for r in results))
             if "review" in self._pages and self.pages.currentWidget() is self._pages["review"]:
-                self.review_view.refresh(self.run_names())   # the sample's counts include the new ratings
+                self.page("review").refresh(self.run_names())   # the sample's counts include the new ratings
 
         self.run_task("Importing review packs", operations.import_packs, self.project, list(paths), on_done=done)
 

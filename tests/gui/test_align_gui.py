@@ -43,7 +43,7 @@ def test_align_on_ratings_from_the_audit_page(qtbot, demo_file, tmp_path, monkey
         try:
             with qtbot.waitSignal(window.task_finished, timeout=30_000):
                 window.select_nav("audit")
-            audit = window.audit_view
+            audit = window.page("audit")
             names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
             audit.table.selectRow(names.index("gpt-judge"))
             shown: list[str] = []

@@ -28,7 +28,7 @@ def open_view(window, qtbot, kind):
 
 def test_dashboard_table_and_chart(window, qtbot):
     open_view(window, qtbot, "dashboard")
-    view = window.dashboard_view
+    view = window.page("dashboard")
     assert window.pages.currentWidget() is view
     slices = [view.model.record(r)["slice"] for r in range(view.model.rowCount())]
     assert slices[0] == "all" and "keyword-heavy" in slices
@@ -52,7 +52,7 @@ def test_dashboard_table_and_chart(window, qtbot):
 
 def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     open_view(window, qtbot, "compare")
-    view = window.compare_view
+    view = window.page("compare")
     assert (view.base_box.currentData(), view.cand_box.currentData()) == ("v1", "v2")
     records = [view.model.record(r) for r in range(view.model.rowCount())]
     kw = next(r for r in records if r["slice"] == "keyword-heavy")
@@ -89,7 +89,7 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     from rageval_desktop.core.metrics.gate_text import headline
 
     open_view(window, qtbot, "compare")
-    view = window.compare_view
+    view = window.page("compare")
     view.drop.setValue(2)
     cli = gate(window.project, "v1", "v2", max_slice_drop=2, max_aggregate_drop=2)
     assert headline(cli) in view.note.text() and cli.decision == "not_decision_grade"
@@ -118,7 +118,7 @@ def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
     from rageval_desktop.core.metrics.gate_text import headline
 
     open_view(window, qtbot, "compare")
-    view = window.compare_view
+    view = window.page("compare")
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.estimator.setCurrentIndex(view.estimator.findData("ppi"))
     records = [view.model.record(r) for r in range(view.model.rowCount())]
@@ -133,7 +133,7 @@ def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
 
 def test_failure_browser_filters_and_samples(window, qtbot):
     open_view(window, qtbot, "failures")
-    view = window.failures_view
+    view = window.page("failures")
     total = view.model.rowCount()
     assert total > 10
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
@@ -162,15 +162,16 @@ def test_export_writes_the_report_of_the_comparison(window, qtbot, tmp_path):
 def test_the_chosen_run_carries_across_views(window, qtbot):
     window.select(run="v1")
     open_view(window, qtbot, "dashboard")
-    assert window.dashboard_view.run_box.currentData() == "v1"
+    assert window.page("dashboard").run_box.currentData() == "v1"
     open_view(window, qtbot, "failures")
-    assert window.failures_view.run_box.currentData() == "v1"
+    assert window.page("failures").run_box.currentData() == "v1"
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
-        window.failures_view.run_box.setCurrentIndex(window.failures_view.run_box.findData("v2"))
+        window.page("failures").run_box.setCurrentIndex(window.page("failures").run_box.findData("v2"))
     open_view(window, qtbot, "dashboard")
-    assert window.dashboard_view.run_box.currentData() == "v2"
+    assert window.page("dashboard").run_box.currentData() == "v2"
     open_view(window, qtbot, "compare")
-    assert (window.compare_view.cand_box.currentData(), window.compare_view.base_box.currentData()) == ("v2", "v1")
+    compare = window.page("compare")
+    assert (compare.cand_box.currentData(), compare.base_box.currentData()) == ("v2", "v1")
 
 
 @pytest.mark.slow
@@ -183,15 +184,15 @@ def test_dashboard_refreshes_when_judgments_arrive(window, qtbot):
     set_status(window.project, "minilm-similarity", "retired", "the demo's audit says so")  # correctness: unjudged
     judge = add_judge(window.project, "f1-correct", "correctness", "lexical")
     open_view(window, qtbot, "dashboard")
-    assert "correctness" not in window.dashboard_view.summary["judge_metrics"]
+    assert "correctness" not in window.page("dashboard").summary["judge_metrics"]
     rows = [r[0] for r in window.project.reader().execute(
         "SELECT rr.id FROM run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = 'v2'")]
     with window.project.write("fake judgments", changed=("judgments",)) as w:
         w.executemany("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
                       "VALUES (?, ?, ?, 'ok', 5, ?)", [(judge.id, r, f"x{r}", utcnow()) for r in rows])
-    assert window.pages.currentWidget() is window.dashboard_view
-    qtbot.waitUntil(lambda: "correctness" in window.dashboard_view.summary["judge_metrics"], timeout=20_000)
-    assert window.dashboard_view.summary["slices"]["all"]["correctness"] == 100.0
+    assert window.pages.currentWidget() is window.page("dashboard")
+    qtbot.waitUntil(lambda: "correctness" in window.page("dashboard").summary["judge_metrics"], timeout=20_000)
+    assert window.page("dashboard").summary["slices"]["all"]["correctness"] == 100.0
 
 
 def test_the_window_fits_a_1024_px_screen(window, qtbot):
@@ -212,24 +213,24 @@ def test_the_window_fits_a_1024_px_screen(window, qtbot):
 def test_compare_keeps_its_own_runs_when_another_page_chooses_one(window, qtbot):
     """Was: choosing v1 on the Dashboard turned Compare into 'baseline v2, candidate v1' and a failing gate."""
     open_view(window, qtbot, "dashboard")
-    dash = window.dashboard_view
+    dash = window.page("dashboard")
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         dash.run_box.setCurrentIndex(dash.run_box.findData("v1"))
     assert window.current_run == "v1"
     open_view(window, qtbot, "compare")
-    view = window.compare_view
+    view = window.page("compare")
     assert (view.base_box.currentData(), view.cand_box.currentData()) == ("v1", "v2")
 
 
 def test_judges_run_picker_follows_the_current_run(window, qtbot):
     """Was: it started on v1 while every other page showed v2, so 'Run all active judges' judged the wrong run."""
     window.select_nav("judges")
-    assert window.judges_view.run_box.currentData() == "v2"   # the latest run by default
+    assert window.page("judges").run_box.currentData() == "v2"   # the latest run by default
     assert window.rows_label.text() == ""                      # was "72 rows" on pages that show no rows
     window.current_run = "v1"
     window.select_nav("jobs")
     window.select_nav("judges")
-    assert window.judges_view.run_box.currentData() == "v1"
+    assert window.page("judges").run_box.currentData() == "v1"
 
 
 def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
@@ -237,7 +238,7 @@ def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
 
     window.resize(1280, 720)
     open_view(window, qtbot, "dashboard")
-    view = window.dashboard_view
+    view = window.page("dashboard")
     plot = view.plot
     pixmap = plot.pixmap()
     assert abs(pixmap.width() - plot.width()) <= 2 and abs(pixmap.height() - plot.height()) <= 2   # axes in view
@@ -249,7 +250,7 @@ def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
         qtbot.mouseClick(plot, Qt.MouseButton.LeftButton, pos=QPoint(int((bar.x0 + bar.x1) / 2),
                                                                      int((bar.y0 + bar.y1) / 2)))
     assert done.args == ["failures"]
-    failures = window.failures_view
+    failures = window.page("failures")
     assert window.pages.currentWidget() is failures
     assert window.slice_box.currentData() == "keyword-heavy"
     assert failures.metric_box.currentData() == "correctness" and failures.run_box.currentData() == "v2"
@@ -267,12 +268,12 @@ def test_a_retrieval_bar_opens_exactly_its_metrics_failures(window, qtbot):
 
     window.resize(1280, 720)
     open_view(window, qtbot, "dashboard")
-    plot = window.dashboard_view.plot
+    plot = window.page("dashboard").plot
     bar = next(r for r in plot.regions if r.slice == "easy" and r.metric == "hit@5")
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         qtbot.mouseClick(plot, Qt.MouseButton.LeftButton, pos=QPoint(int((bar.x0 + bar.x1) / 2),
                                                                      int((bar.y0 + bar.y1) / 2)))
-    failures = window.failures_view
+    failures = window.page("failures")
     assert failures.metric_box.currentData() == "hit@5"
     ranks = [failures.model.record(r)["first_gold_rank"] for r in range(failures.model.rowCount())]
     assert ranks and all(rank is None or rank > 5 for rank in ranks)          # every row listed misses at 5
@@ -287,7 +288,7 @@ def test_a_retrieval_bar_opens_exactly_its_metrics_failures(window, qtbot):
 def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qtbot):
     window.resize(1280, 720)
     open_view(window, qtbot, "compare")
-    plot = window.compare_view.plot
+    plot = window.page("compare").plot
     assert plot.pixmap().height() <= plot.height() + 2          # was ~900 px tall: the axis below the fold
     assert {r.metric for r in plot.regions} >= {"hit@5", "mrr"} and len(plot.regions) >= 7 * 4
     before = plot.pixmap().size()
@@ -299,7 +300,7 @@ def test_the_forest_plot_keeps_its_axes_in_view_and_redraws_on_resize(window, qt
 def test_every_summary_table_sorts_by_a_header_click_and_all_stays_first(window, qtbot):
     """'all' first: at 720 px it was below the fold (issue 31)."""
     open_view(window, qtbot, "dashboard")
-    view = window.dashboard_view
+    view = window.page("dashboard")
     model = view.model
     order = [model.record(r)["slice"] for r in range(model.rowCount())]
     assert order[0] == "all" and order[1] == "easy"           # the model's order until a header is clicked
@@ -328,7 +329,7 @@ def test_compare_plans_the_gate_and_decides_under_the_saved_plan(window, qtbot, 
     from rageval_desktop.gui.views.gate_plan_dialog import GatePlanDialog
 
     open_view(window, qtbot, "compare")
-    view = window.compare_view
+    view = window.page("compare")
     with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "gate-plan"):
         dialog = GatePlanDialog(window.state, "v1", ["v1", "v2"], "v2", view)
     records = [dialog.model.record(r) for r in range(dialog.model.rowCount())]

@@ -31,7 +31,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     w = open_window(qtbot, _project(demo_file, tmp_path))
     with qtbot.waitSignal(w.task_finished, timeout=30_000):
         w.select_nav("audit")
-    audit = w.audit_view
+    audit = w.page("audit")
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
     recall = records["answer-recall"]
     assert recall["stability"] == "0% [0, 16]" and "20 rows asked 2 times on v2" in recall["stability__tip"]
@@ -66,7 +66,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     accepts = [audit.false_accepts.record(i) for i in range(audit.false_accepts.rowCount())]
     sampled = next(i for i, a in enumerate(accepts) if a["run"] == "v2")      # the demo's sample is of v2
     audit._open_false_accept(audit.false_accepts.index(sampled, 0))
-    review = w.review_view
+    review = w.page("review")
     assert w.pages.currentWidget() is review
     assert review.sample is not None and review.sample.row_ids[review.index] == accepts[sampled]["run_row_id"]
     w.select_nav("audit")
@@ -88,7 +88,7 @@ def test_compare_says_what_the_gate_would_ship_and_records_the_decision(qtbot, d
     w = open_window(qtbot, _project(demo_file, tmp_path))
     with qtbot.waitSignal(w.read_finished, timeout=30_000):
         w.select_nav("compare")
-    view = w.compare_view
+    view = w.page("compare")
     qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
     shipped = {s["judge"]: s for s in view.result["would_ship"]}
     assert set(shipped) == {"answer-recall", "minilm-similarity"}

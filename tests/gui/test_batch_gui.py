@@ -36,13 +36,13 @@ def test_closing_leaves_the_batch_running_and_reopening_collects_it(qtbot, batch
     server.hold = True
     w = open_window(qtbot, path)
     w.select_nav("judges")
-    view = w.judges_view
+    view = w.page("judges")
     view.run_box.setCurrentIndex(view.run_box.findData("v1"))
     view.batch_box.setChecked(True)
     view.run_all.click()
     qtbot.waitUntil(lambda: server.retrieves >= 2, timeout=20_000)
-    assert w.pages.currentWidget() is w.jobs_view
-    qtbot.waitUntil(lambda: "batches done" in w.jobs_view.live_label.text(), timeout=10_000)
+    assert w.pages.currentWidget() is w.page("jobs")
+    qtbot.waitUntil(lambda: "batches done" in w.page("jobs").live_label.text(), timeout=10_000)
     save_shots(qtbot, w, "batch-polling")
     close_window(qtbot, w)
     assert server.cancels == [] and len(server.batches) == 1 and server.calls == 0
@@ -52,9 +52,9 @@ def test_closing_leaves_the_batch_running_and_reopening_collects_it(qtbot, batch
     w = open_window(qtbot, path)                         # reopening picks the batch job up again
     qtbot.waitUntil(lambda: "collected in the background" in w.notice_bar.label.text(), timeout=10_000)
     save_shots(qtbot, w, "batch-reopened")
-    qtbot.waitUntil(lambda: "Batch job" in w.jobs_view.live_label.text()
-                    and "done" in w.jobs_view.live_label.text(), timeout=30_000)
-    assert "at batch prices" in w.jobs_view.live_label.text()
+    qtbot.waitUntil(lambda: "Batch job" in w.page("jobs").live_label.text()
+                    and "done" in w.page("jobs").live_label.text(), timeout=30_000)
+    assert "at batch prices" in w.page("jobs").live_label.text()
     close_window(qtbot, w)
     assert _judged(path) == 72 and server.calls == 0 and len(server.batches) == 1
     assert len(server.batch_requests) == 72
@@ -65,8 +65,8 @@ def test_cancel_calls_the_remote_batches_off(qtbot, batch_project):
     server.hold = True
     w = open_window(qtbot, path)
     w.start_judging("v1", ["llm-batch"], batch=True)
-    qtbot.waitUntil(lambda: server.retrieves >= 1 and w.jobs_view.cancel_button.isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: server.retrieves >= 1 and w.page("jobs").cancel_button.isEnabled(), timeout=20_000)
     with qtbot.waitSignal(w.job_finished, timeout=20_000) as ended:
-        w.jobs_view.cancel_button.click()
+        w.page("jobs").cancel_button.click()
     assert "cancelled" in ended.args[0] and len(server.cancels) == 1
     close_window(qtbot, w)

@@ -72,7 +72,7 @@ def test_the_dashboard_draws_box_plots_of_the_gold_free_metrics(qtbot, tmp_path,
         w.resize(1280, 720)
         with qtbot.waitSignal(w.read_finished, timeout=20_000):
             w.select_nav("dashboard")
-        view = w.dashboard_view
+        view = w.page("dashboard")
         assert "nugget_weighted" in view.summary["distributions"]["ore"]
         bars = view.plot.pixmap().toImage()
         assert view.plot.regions                                   # the slice bars can be clicked
@@ -102,7 +102,7 @@ def test_review_rates_one_nugget_at_a_time_blind_with_n_p_f(qtbot, tmp_path, mon
     try:
         w.resize(1280, 720)
         w.select_nav("review")
-        view = w.review_view
+        view = w.page("review")
         qtbot.waitUntil(lambda: view.sample is not None and view.sample.id == sample.id, timeout=10_000)
         view.setFocus()
         assert [b.text() for b in view.score_buttons] == ["not_support  [&n]", "partial_support  [&p]",

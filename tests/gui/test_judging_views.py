@@ -23,11 +23,11 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
     add_judge(window.project, "llm-correct", "correctness", "llm", model="m", base_url=server.url,
               params={"concurrency": 2})
     window.select_nav("judges")
-    assert window.pages.currentWidget() is window.judges_view
-    names = [window.judges_view.model.record(r)["name"] for r in range(window.judges_view.model.rowCount())]
+    assert window.pages.currentWidget() is window.page("judges")
+    names = [window.page("judges").model.record(r)["name"] for r in range(window.page("judges").model.rowCount())]
     assert "llm-correct" in names
     window.start_judging("v1", ["llm-correct"])
-    assert window.pages.currentWidget() is window.jobs_view
+    assert window.pages.currentWidget() is window.page("jobs")
     qtbot.waitUntil(lambda: server.calls >= 10, timeout=20_000)
     with qtbot.waitSignal(window.job_finished, timeout=20_000) as ended:
         window.cancel_job()
@@ -37,12 +37,12 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
             "(SELECT id FROM judges WHERE name = 'llm-correct')")
     first = conn.execute(mine).fetchone()[0]
     assert 0 < first < 72
-    jobs = window.jobs_view.model.records
+    jobs = window.page("jobs").model.records
     assert jobs[0]["status"] == "cancelled"
-    window.jobs_view.table.selectRow(0)
-    assert window.jobs_view.resume_button.isEnabled()
+    window.page("jobs").table.selectRow(0)
+    assert window.page("jobs").resume_button.isEnabled()
     with qtbot.waitSignal(window.job_finished, timeout=30_000) as ended:
-        window.jobs_view.resume_button.click()
+        window.page("jobs").resume_button.click()
     assert "finished: " in ended.args[0] and f"{first} already judged" in ended.args[0]
     assert conn.execute(mine).fetchone() == (72, 72)
     # the detail pane shows the row's judgment
@@ -109,7 +109,7 @@ def test_estimate_cost_before_running(window, qtbot, server):
 
     add_judge(window.project, "llm-correct", "correctness", "llm", model="gpt-4o-mini", base_url=server.url)
     window.select_nav("judges")
-    view = window.judges_view
+    view = window.page("judges")
     view.run_box.setCurrentIndex(view.run_box.findData("v2"))
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         view.estimate_button.click()

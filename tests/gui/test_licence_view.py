@@ -20,7 +20,7 @@ def test_the_judges_page_shows_each_licence(qtbot, demo_file, tmp_path):
     w = open_window(qtbot, path)
     with qtbot.waitSignal(w.read_finished, timeout=20_000):
         w.select_nav("judges")
-    view = w.judges_view
+    view = w.page("judges")
     qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in view.model.records), timeout=20_000)
     shown = {r["name"]: r["licence"] for r in view.model.records}
     said = {r["name"]: r["licence__tip"] for r in view.model.records}

@@ -52,7 +52,7 @@ def test_pages_read_while_a_task_runs(window, qtbot):
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         window.select_nav("dashboard")
     assert getattr(window, "last_error", None) is None or "Please wait" not in window.last_error
-    assert window.dashboard_view.model.rowCount() > 0
+    assert window.page("dashboard").model.rowCount() > 0
     release.append(True)
     qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
 

@@ -58,7 +58,7 @@ def test_command_palette_finds_and_runs_a_command(qtbot, window):
     qtbot.keyClicks(palette.filter, "go jobs")
     assert palette.list.count() == 1 and palette.list.item(0).text().startswith("Go to Jobs")
     qtbot.keyClick(palette.filter, Qt.Key.Key_Return)
-    assert w.pages.currentWidget() is w.jobs_view
+    assert w.pages.currentWidget() is w.page("jobs")
     close_window(qtbot, w)
 
 
@@ -80,9 +80,9 @@ def test_the_palette_runs_page_actions(qtbot, window):
     before = len(list_samples(w.project))
     with qtbot.waitSignal(w.task_finished, timeout=20_000):
         qtbot.keyClick(w.palette_dialog.filter, Qt.Key.Key_Return)
-    assert w.pages.currentWidget() is w.review_view
+    assert w.pages.currentWidget() is w.page("review")
     qtbot.waitUntil(lambda: len(list_samples(w.project)) == before + 1, timeout=10_000)
-    qtbot.waitUntil(lambda: w.review_view.sample is not None and w.review_view.sample.id == before + 1,
+    qtbot.waitUntil(lambda: w.page("review").sample is not None and w.page("review").sample.id == before + 1,
                     timeout=10_000)
     close_window(qtbot, w)
 

@@ -41,7 +41,7 @@ def press(qtbot, view, key, text=""):
 
 
 def test_forty_rows_by_keyboard_with_skip_and_undo(window, qtbot):
-    view = window.review_view
+    view = window.page("review")
     assert window.pages.currentWidget() is view and view.sample is not None
     view.setFocus()
     assert "Judge verdicts are hidden" in view.reveal.text()
@@ -81,7 +81,7 @@ def test_keys_are_ignored_while_saving_and_on_auto_repeat(window, qtbot):
     from PySide6.QtCore import QEvent
     from PySide6.QtGui import QKeyEvent
 
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)   # the desk's queue is read on opening
     view.saving = True
@@ -102,7 +102,7 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
 
     with qtbot.waitSignal(window.task_finished, timeout=30_000):
         window.select_nav("audit")
-    audit = window.audit_view
+    audit = window.page("audit")
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}
     keep, drop = records["answer-recall"], records["minilm-similarity"]
     assert keep["licence"] == "explore (no recorded audit)" == drop["licence"]   # licences rest on recorded audits
@@ -130,7 +130,7 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
 
 
 def test_ratings_are_on_the_window_undo_stack_with_redo(window, qtbot):
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     press(qtbot, view, None, "1")
     assert window.undo_stack.undoText() == "rate row 1 of sample 2: 1"
@@ -145,7 +145,7 @@ def test_ratings_are_on_the_window_undo_stack_with_redo(window, qtbot):
 
 
 def test_score_buttons_follow_the_scale_and_rate_like_keys(window, qtbot):
-    view = window.review_view
+    view = window.page("review")
     buttons = view.score_buttons
     assert [b.text() for b in buttons] == ["No  [&0]", "Yes  [&1]"]         # binary: yes/no with their keys
     assert "contradicts the reference" in buttons[0].toolTip()
@@ -170,7 +170,7 @@ def test_score_buttons_follow_the_scale_and_rate_like_keys(window, qtbot):
 
 
 def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click_away(window, qtbot):
-    view = window.review_view
+    view = window.page("review")
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness"))
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         view.new_button.click()
@@ -188,7 +188,7 @@ def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click
 def test_guidelines_are_edited_in_markdown_and_kept_in_the_project(window, qtbot):
     from rageval_desktop.core.review.guidelines import guidelines
 
-    view = window.review_view
+    view = window.page("review")
     guide = view.guide
     guide.edit()
     dialog = next(w for w in guide.findChildren(QDialog) if w.isVisible())
@@ -203,7 +203,7 @@ def test_guidelines_are_edited_in_markdown_and_kept_in_the_project(window, qtbot
 def test_a_skipped_row_comes_back_at_the_end_and_is_not_counted_as_rated(window, qtbot):
     """Was: a skip counted as rated ("19 -> 20 / 40"), "Sample complete 40/40" showed with a row still skipped,
     and no key went to the next unrated row (issue 31)."""
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     press(qtbot, view, None, "s")                                 # skip row 1
     assert view.progress.value() == 0 and view.index == 1          # a skip is not a rating
@@ -236,7 +236,7 @@ def test_the_pack_window_says_no_verdict_is_hidden_and_has_a_shortcut_sheet(qtbo
     w = PackWindow(path)
     qtbot.addWidget(w)
     w.show()
-    view = w.review_view
+    view = w.page("review")
     assert "hidden" not in view.reveal.text() and "saved in the pack" in view.reveal.text()
     w.show_shortcuts()
     from PySide6.QtWidgets import QTableWidget
@@ -250,7 +250,7 @@ def test_the_pack_window_says_no_verdict_is_hidden_and_has_a_shortcut_sheet(qtbo
 def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_fits_1024(window, qtbot):
     """Was: a correctness card listed 50 passages the rubric never reads, the score buttons showed bare numbers,
     and the review page forced the window to 1093 px at 1024 (issue 31)."""
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     text = view.detail.toPlainText()
     assert "other passage(s) folded: the correctness_binary rubric reads the answer and the reference" in text
@@ -281,7 +281,7 @@ def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit
     from rageval_desktop.core.golden.edits import row
     from rageval_desktop.gui.views import review_view
 
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     row_id = view.sample.row_ids[view.index]
     golden = window.project.reader().execute("SELECT golden_id FROM run_rows WHERE id = ?", (row_id,)).fetchone()[0]
@@ -310,7 +310,7 @@ def test_review_keys_are_remappable_and_a_clash_is_refused(window, qtbot):
     are refused in Preferences."""
     from rageval_desktop.gui.prefs import check_review_keys, review_keys
 
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     try:
         settings().setValue("review_keys/skip", "x")
@@ -332,7 +332,7 @@ def test_review_keys_are_remappable_and_a_clash_is_refused(window, qtbot):
 def test_the_desk_says_what_a_sample_can_decide_before_it_is_drawn(window, qtbot):
     """Issue 46: the sample the boxes describe is planned off the GUI thread; New sample's tooltip says how many
     ratings reach a verdict and what the size asked for can decide."""
-    view = window.review_view
+    view = window.page("review")
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness_binary"))
     view.size_box.setValue(35)
     qtbot.waitUntil(lambda: "the size asked for, 35" in view.plan_text, timeout=15_000)
@@ -346,7 +346,7 @@ def test_the_size_box_takes_the_plans_proposal_until_a_size_is_set(window, qtbot
     from rageval_desktop.core.review.settings import set_policy
 
     set_policy(window.project, threshold=0.3)
-    view = window.review_view
+    view = window.page("review")
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness_binary"))
     qtbot.waitUntil(lambda: "as the plan proposes" in view.size_box.toolTip(), timeout=15_000)
     proposed = view.size_box.value()
@@ -363,7 +363,7 @@ def test_the_size_box_takes_the_plans_proposal_until_a_size_is_set(window, qtbot
 def test_the_desk_says_when_the_plans_next_look_comes(window, qtbot):
     """Issue 46: the plan decides at a quarter, half, three quarters and all of the sample, each once the targets
     before it in the shown order are done; the desk says which look comes next and how far the order has got."""
-    view = window.review_view
+    view = window.page("review")
     assert view.sample is not None and view.sample.looks == [10, 20, 30, 40]
     assert "next look at 10 in order (0 so far)" in view.progress_label.text()
     view.setFocus()
@@ -375,7 +375,7 @@ def test_the_desk_says_when_the_plans_next_look_comes(window, qtbot):
 def test_the_desk_draws_the_rows_a_selective_judge_leaves_to_people(window, qtbot):
     """Issue 47: the mode box offers, for the metric's judges that may decide alone, the rows each leaves to people;
     New sample draws them as a sample of their own."""
-    view = window.review_view
+    view = window.page("review")
     view.run_box.setCurrentIndex(view.run_box.findData("v2"))
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness"))
     qtbot.waitUntil(lambda: view.mode_box.findData("abstained:minilm-similarity") >= 0, timeout=20_000)
@@ -399,7 +399,7 @@ def test_checks_on_the_desk_look_like_any_target_and_are_kept_apart(window, qtbo
     takes it back and shows it again."""
     with Project.open(window.project.path) as p:
         quality.set_settings(p, retest_rate=0.5)
-    view = window.review_view
+    view = window.page("review")
     view.setFocus()
     checked = "SELECT COUNT(*) FROM reviewer_checks WHERE reviewer = 'kim' AND withdrawn_at IS NULL"
     ratings = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'kim' AND withdrawn_at IS NULL"

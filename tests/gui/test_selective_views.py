@@ -38,7 +38,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     w.resize(*size)
     with qtbot.waitSignal(w.read_finished, timeout=30_000):
         w.select_nav("judges")
-    judges = w.judges_view
+    judges = w.page("judges")
     qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in judges.model.records), timeout=20_000)
     shown = {r["name"]: r["licence__tip"] for r in judges.model.records}
     assert shown["minilm-similarity"].startswith("selective: gates only the rows it decides")
@@ -47,7 +47,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     with qtbot.waitSignal(w.read_finished, timeout=30_000,
                           check_params_cb=lambda page: page == "dashboard"):
         w.select_nav("dashboard")
-    dash = w.dashboard_view
+    dash = w.page("dashboard")
     assert w.pages.currentWidget() is dash
     qtbot.waitUntil(lambda: dash.summary is not None and dash.summary["run"] == "v2", timeout=30_000)
     assert "correctness from minilm-similarity (selective licence): it decides 60% of this run's rows" in \
@@ -60,7 +60,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     save_shots(qtbot, w, f"selective-dashboard-{size[0]}")
     with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
         w.select_nav("compare")
-    view = w.compare_view
+    view = w.page("compare")
     qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
     with qtbot.waitSignal(w.read_finished, timeout=30_000):
         view.estimator.setCurrentIndex(view.estimator.findData("selective"))
@@ -169,8 +169,8 @@ def test_the_app_shows_a_judge_that_cannot_gate_a_run_gating_the_rows_it_is_sure
             w.resize(*size)
             with qtbot.waitSignal(w.read_finished, timeout=30_000):
                 w.select_nav("judges")
-            qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in w.judges_view.model.records), timeout=20_000)
-            shown = {r["name"]: r for r in w.judges_view.model.records}
+            qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in w.page("judges").model.records), timeout=20_000)
+            shown = {r["name"]: r for r in w.page("judges").model.records}
             assert shown["token-f1"]["licence"] == "selective · decides 80% of rated rows (confidence ≥ 0.61)"
             assert "agreeing with people on ≥ 95% of them" in shown["token-f1"]["licence__tip"]
             save_shots(qtbot, w, f"sure-judges-{size[0]}")
@@ -181,13 +181,13 @@ def test_the_app_shows_a_judge_that_cannot_gate_a_run_gating_the_rows_it_is_sure
             save_shots(qtbot, w, f"sure-row-{size[0]}")
             with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
                 w.select_nav("compare")
-            view = w.compare_view
-            qtbot.waitUntil(lambda: w.compare_view.result is not None, timeout=30_000)
+            view = w.page("compare")
+            qtbot.waitUntil(lambda: w.page("compare").result is not None, timeout=30_000)
             if view.result["estimator"] != "selective":
                 with qtbot.waitSignal(w.read_finished, timeout=30_000):
                     view.estimator.setCurrentIndex(view.estimator.findData("selective"))
-            qtbot.waitUntil(lambda: w.compare_view.result is not None and
-                            w.compare_view.result["estimator"] == "selective", timeout=30_000)
+            qtbot.waitUntil(lambda: w.page("compare").result is not None and
+                            w.page("compare").result["estimator"] == "selective", timeout=30_000)
             records = [view.model.record(r) for r in range(view.model.rowCount())]
             row = next(i for i, r in enumerate(records) if r["slice"] == "all")
             column = [k for k, _ in view.model.columns].index("correctness")

@@ -34,7 +34,7 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
     try:
         w.resize(1280, 720)
         w.select_nav("team")
-        view = w.team_view
+        view = w.page("team")
         with qtbot.waitSignal(w.read_finished, timeout=20_000):
             view.sample_box.setCurrentIndex(view.sample_box.findData(sample.id))
         report = view.report
@@ -83,7 +83,7 @@ def test_a_reviewer_failing_gold_checks_is_set_aside_from_the_team_page_and_brou
     try:
         w.resize(1024, 768)
         w.select_nav("team")
-        view = w.team_view
+        view = w.page("team")
         qtbot.waitUntil(lambda: view.quality is not None, timeout=20_000)
         carol = next(i for i in range(view.people.rowCount()) if view.people.record(i)["reviewer"] == "carol")
         record = view.people.record(carol)

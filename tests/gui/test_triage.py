@@ -161,7 +161,7 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("correctness", True))
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         window.triage.review_button.click()
-    review = window.review_view
+    review = window.page("review")
     qtbot.waitUntil(lambda: window.pages.currentWidget() is review and review.sample is not None
                     and review.sample.row_ids and set(review.sample.row_ids) == set(expected), timeout=10_000)
     # search narrows while typing (after a short pause), Clear filters restores everything

@@ -55,7 +55,7 @@ def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
     w = window
     with qtbot.waitSignal(w.task_finished, timeout=30_000):
         w.select_nav("audit")
-    audit = w.audit_view
+    audit = w.page("audit")
     names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
     audit.table.selectRow(names.index("answer-recall"))
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("testing undo", True))

@@ -30,7 +30,7 @@ class RecordsModel(QAbstractTableModel):
 
     def set_records(self, records: list[dict[str, Any]]) -> None:
         self.beginResetModel()
-        first = self.columns[0][0] if self.columns else None
+        first = self.columns[0][0] if self.columns else ""
         self.records = ([r for r in records if r.get(first) in self.PINNED]
                         + [r for r in records if r.get(first) not in self.PINNED])
         if self._sort is not None:

@@ -217,14 +217,14 @@ class DashboardView(_Analysis):
             size = self.plot.pane_size()
             self.state.run_read("dashboard", operations.dashboard_with_plot, self.state.project, run,
                                   self.baseline_run(), self.chart_kind.currentData(), size, is_dark(),
-                                  on_done=lambda result: self.show((*result, size)))
+                                  on_done=lambda result: self.show_found((*result, size)))
 
     def redraw(self) -> None:
         """The pane was resized: the same numbers, drawn again for the new size."""
         if self.summary is not None:
             self.plot.redraw(operations.dashboard_chart, self.summary, self.baseline, self.chart_kind.currentData())
 
-    def show(self, result: tuple[dict, dict | None, Any, tuple[int, int]]) -> None:  # type: ignore[override]
+    def show_found(self, result: tuple[dict, dict | None, Any, tuple[int, int]]) -> None:
         summary, self.baseline, chart, size = result
         self.summary = summary
         metrics = summary["judge_metrics"]
@@ -414,13 +414,13 @@ class CompareView(_Analysis):
             size = self.plot.pane_size()
             estimator = str(self.estimator.currentData())
             self.state.run_read("compare", operations.compare_with_plot, self.state.project, a, b, size, is_dark(),
-                                  estimator, on_done=lambda result: self.show((*result, size)))
+                                  estimator, on_done=lambda result: self.show_found((*result, size)))
 
     def redraw(self) -> None:
         if self.result is not None:
             self.plot.redraw(operations.compare_chart, self.result)
 
-    def show(self, result: tuple[dict, Any, tuple[int, int]]) -> None:  # type: ignore[override]
+    def show_found(self, result: tuple[dict, Any, tuple[int, int]]) -> None:
         from rageval_desktop.core.metrics.selective_cells import describe_cell
 
         comparison, chart, size = result
@@ -515,11 +515,11 @@ class CompareView(_Analysis):
         for shipped in self.result.get("would_ship", []):
             whole = shipped["slices"].get("all", {})
             if whole.get("rated"):
-                worst = [f"{s} {v['false_accepts']}" for s, v in shipped["slices"].items()
+                where = [f"{s} {v['false_accepts']}" for s, v in shipped["slices"].items()
                          if s != "all" and v["false_accepts"]]
                 text += (f" What a gate on {shipped['judge']} would have shipped: {whole['false_accepts']} of "
                          f"{whole['rated']} rated rows of {shipped['run']} it passes and the reviewers fail"
-                         + (f" ({', '.join(worst)})" if worst else "") + ".")
+                         + (f" ({', '.join(where)})" if where else "") + ".")
         slices_short = [u for u in self.result.get("unavailable", []) if u["slice"] != "all"]
         if slices_short:
             text += (f" {len(slices_short)} slice metric(s) have no estimate (hover a cell for why): not gated.")
@@ -602,9 +602,9 @@ class FailuresView(_Analysis):
         if run and self.state.project is not None:
             self.state.run_read("failures", operations.failures, self.state.project, run,
                                   self.class_box.currentData(), self.state.current_slice,
-                                  self.metric_box.currentData(), sample, on_done=self.show)
+                                  self.metric_box.currentData(), sample, on_done=self.show_found)
 
-    def show(self, result: dict) -> None:  # type: ignore[override]
+    def show_found(self, result: dict) -> None:
         counts, rows, marks = result["counts"], result["rows"], result["pass_marks"]
         for r in rows:
             r["judges"] = ", ".join(r["failed_judges"])

@@ -80,7 +80,8 @@ def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
                                        if same is not None else "")}
 
 
-def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, str], dict[str, Any], dict[str, dict[str, str]]]:
+def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, tuple[str, str]], dict[str, Any],
+                                           dict[str, dict[str, str]]]:
     """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), its
     pass/fail against the reviewers (core.review.accepts), its run order (core.review.system), and its newest
     stability and probe checks."""
@@ -249,7 +250,7 @@ class AuditView(QWidget):
     def refresh(self, runs: list[str] | None = None) -> None:
         from rageval_desktop.core.review.settings import policy
 
-        p = policy(self.state.project)
+        p = policy(self.state.opened())
         statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
                      else p.statistic)
         if p.rule == "interval":
@@ -262,9 +263,10 @@ class AuditView(QWidget):
             rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
                     f"{p.threshold:g} with at least {p.min_n} ratings, whatever its CI.")
         self.policy.setText(rule)
-        self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show)
+        self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show_found)
 
-    def show(self, found: tuple[list[Any], dict[str, str], dict[str, Any], dict[str, Any]]) -> None:  # type: ignore[override]
+    def show_found(self, found: tuple[list[Any], dict[str, tuple[str, str]], dict[str, Any], dict[str, Any]]
+                   ) -> None:
         results, licences, self.accepts, checks = found
         self.checks = checks
         self.results = results
@@ -404,7 +406,7 @@ class AuditView(QWidget):
         r = self.selected()
         if r is None:
             return
-        runs = runs_with_ratings(self.state.project, r.metric)
+        runs = runs_with_ratings(self.state.opened(), r.metric)
         if not runs:
             self.state.show_error(f"No one has rated {r.metric} yet: rate a sample in the Review view first.")
             return
@@ -433,7 +435,7 @@ class AuditView(QWidget):
             "Nothing changes until you create the aligned judge.")
         if asked != QMessageBox.StandardButton.Yes:
             return
-        project, judge = self.state.project, r.judge
+        project, judge = self.state.opened(), r.judge
         self.state.run_task(f"Aligning {judge} on the ratings", lambda ctx: align(project, judge, ctx=ctx),
                               on_done=self._aligned)
 
@@ -451,21 +453,24 @@ class AuditView(QWidget):
                           "it from the Judges view to score runs")
         box.exec()
         if box.clickedButton() is create:
-            project, judge = self.state.project, report.judge
+            project, judge = self.state.opened(), report.judge
             self.state.run_task("Creating the aligned judge",
                                   lambda ctx: create_aligned(project, judge, checked=report),
-                                  on_done=lambda made: self.state.status(
-                                      f"Created judge {made[0]} with {len(made[1])} examples: run it from the "
-                                      "Judges view", 15_000))
+                                  on_done=lambda made: self._created(made))
+
+    def _created(self, made: Any) -> None:
+        self.state.status(f"Created judge {made[0]} with {len(made[1])} examples: run it from the Judges view", 15_000)
 
     def apply(self) -> None:
         from rageval_desktop.core.review.licence import record_audit
 
-        results, project = list(self.results), self.state.project
+        results, project = list(self.results), self.state.opened()
+        def recorded(actions: list[str]) -> None:     # the page refreshes once, as the write's areas announce
+            self.state.status("Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
+                results, actions, strict=True)), 15_000)
+
         self.state.run_task("Recording the audit", lambda ctx: [record_audit(project, r) for r in results],
-                              on_done=lambda actions: (self.state.status(
-                                  "Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
-                                      results, actions, strict=True)), 15_000), self.refresh()))
+                            on_done=recorded)
 
     def set_status(self, status: str) -> None:
         r = self.selected()

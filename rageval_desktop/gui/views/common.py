@@ -57,10 +57,10 @@ class TopRow(QHBoxLayout):
         self.bar = ButtonBar([], align_right=True)
         super().addWidget(self.bar, 1)
 
-    def addWidget(self, widget: QWidget, *args: object) -> None:  # type: ignore[override]
+    def addWidget(self, widget: QWidget, *args: object) -> None:
         self.bar.add(widget)
 
-    def addStretch(self, stretch: int = 0) -> None:  # the bar lines its widgets up on the right already
+    def addStretch(self, stretch: int | None = 0) -> None:  # the bar lines its widgets up on the right already
         pass
 
 

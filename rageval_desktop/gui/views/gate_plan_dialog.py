@@ -132,9 +132,14 @@ class GatePlanDialog(QDialog):
     def save(self) -> None:
         if self.config is None:
             return
-        self.state.run_task("Saving the gate's configuration", operations.save_gate_config, self.state.project,
-                            self.config, on_done=lambda _: (self.state.status(
-                                f"gate configuration saved: {len(self.config.cells)} cell(s)", 8000), self.accept()))
+        config = self.config
+
+        def saved(_: object) -> None:
+            self.state.status(f"gate configuration saved: {len(config.cells)} cell(s)", 8000)
+            self.accept()
+
+        self.state.run_task("Saving the gate's configuration", operations.save_gate_config, self.state.opened(),
+                            config, on_done=saved)
 
     def save_file(self) -> None:
         from PySide6.QtWidgets import QFileDialog

@@ -109,7 +109,7 @@ class JudgeDialog(QDialog):
             self.base_url.setText(str(prefs.value("default_endpoint", "") or ""))
             self.model_edit.setText(str(prefs.value("default_model", "") or ""))
             default = LLM_DEFAULTS["concurrency"]
-            self.concurrency.setValue(int(prefs.value("default_concurrency", default) or default))
+            self.concurrency.setValue(int(str(prefs.value("default_concurrency", default) or default)))
 
     def _load(self, j: dict) -> None:
         """Editing changes how the judge is reached, not what it judges with (that would be a new judge)."""
@@ -154,7 +154,7 @@ class JudgeDialog(QDialog):
             self.form.removeRow(box)
         self.choice_boxes = {}
         kind = self.kind()
-        at = self.form.getWidgetPosition(self.kind_box)[0] + 1
+        at = int(self.form.getWidgetPosition(self.kind_box)[0]) + 1  # type: ignore[index]  # (row, role): stubs say object
         for param, options in (kind.choices if kind else {}).items():
             box = QComboBox()
             for value, meaning in options.items():
@@ -169,13 +169,13 @@ class JudgeDialog(QDialog):
             if r.metric == self.metric_box.currentData() and r.output_format not in STEP_FORMATS:
                 self.rubric.addItem(f"{r.name} v{r.version}", r.name)
         local, endpoint = self._local(), self._endpoint()
-        for widget in (self.rubric, self.model_edit):        # fixed once the judge exists
-            widget.setEnabled(self.existing is None)
+        for fixed in (self.rubric, self.model_edit):        # fixed once the judge exists
+            fixed.setEnabled(self.existing is None)
         # a local kind has no rubric or call settings; an endpoint's fields show for kinds reached at one
-        for widget in (self.rubric, self.concurrency, self.timeout):
-            self.form.setRowVisible(widget, not local)
-        for widget in (self.base_url, self.model_edit, self.key_env):
-            self.form.setRowVisible(widget, endpoint)
+        for row in (self.rubric, self.concurrency, self.timeout):
+            self.form.setRowVisible(row, not local)
+        for field_row in (self.base_url, self.model_edit, self.key_env):
+            self.form.setRowVisible(field_row, endpoint)
         self._fill_choices()
         kind = self.kind()
         needs = f"Needs {kind.needs}." if kind and kind.needs and local else ""

@@ -4,7 +4,7 @@ keeps working, reads it when ready, and closes it (Esc on the bar, or ×)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton
@@ -35,7 +35,7 @@ class NoticeBar(QFrame):
         self.topic = ""
         self.setVisible(False)
 
-    def show_notice(self, text: str, actions: list[tuple[str, Callable[[], None]]] = (), *, kind: str = "info",
+    def show_notice(self, text: str, actions: Sequence[tuple[str, Callable[[], None]]] = (), *, kind: str = "info",
                     topic: str = "") -> None:
         """`topic` names what the notice is about: a newer notice on the same topic replaces it."""
         assert kind in KINDS

@@ -46,7 +46,7 @@ class PreferencesDialog(QDialog):
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 256)
         default = LLM_DEFAULTS["concurrency"]
-        self.concurrency.setValue(int(s.value("default_concurrency", default) or default))
+        self.concurrency.setValue(int(str(s.value("default_concurrency", default) or default)))
         form.addRow("Default &concurrency:", self.concurrency)
         self.theme = QComboBox()
         for t in THEMES:
@@ -55,7 +55,7 @@ class PreferencesDialog(QDialog):
         form.addRow("&Theme:", self.theme)
         self.font_size = QSpinBox()
         self.font_size.setRange(8, 20)
-        self.font_size.setValue(int(s.value("font_size", 10) or 10))
+        self.font_size.setValue(int(str(s.value("font_size", 10) or 10)))
         self.font_size.setSuffix(" pt")
         form.addRow("&Font size:", self.font_size)
         tabs.addTab(mine, "You")
@@ -169,7 +169,7 @@ class PreferencesDialog(QDialog):
     def project_changes(self) -> tuple[dict[str, Any], list[tuple[str, float, float, float | None, float | None]]]:
         """(retirement policy, prices: model, input, output, batch input, batch output) to apply through core in a
         worker; bad price lines raise ValueError."""
-        prices = []
+        prices: list[tuple[str, float, float, float | None, float | None]] = []
         for n, line in enumerate(self.prices.toPlainText().splitlines(), start=1):
             if not line.strip():
                 continue
@@ -180,9 +180,8 @@ class PreferencesDialog(QDialog):
                 numbers = [float(x) for x in parts[1:]]
             except ValueError:
                 raise ValueError(f"price line {n}: prices are numbers (USD per million tokens)") from None
-            if len(numbers) == 2:
-                numbers += [None, None]
-            prices.append((parts[0], *numbers))
+            batch = (numbers[2], numbers[3]) if len(numbers) == 4 else (None, None)
+            prices.append((parts[0], numbers[0], numbers[1], *batch))
         policy = {"statistic": self.statistic.currentData(), "threshold": self.threshold.value(),
                   "min_n": self.min_n.value(), "rule": self.rule.currentData(),
                   "selective_alpha": self.selective_alpha.value(), "selective_delta": self.selective_delta.value()}

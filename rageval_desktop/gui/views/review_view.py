@@ -374,8 +374,9 @@ class ReviewView(QWidget):
         scale = source.scale(metric) if source is not None else human_rubric(metric)
         while self.buttons_row.count():
             item = self.buttons_row.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            button = item.widget() if item is not None else None
+            if button is not None:
+                button.deleteLater()
         self.score_buttons = []
         self.keys = {point.key: point.score for point in scale.points}
         self.action_keys = review_keys()
@@ -722,9 +723,9 @@ class ReviewView(QWidget):
         elif key == Qt.Key.Key_Z and ctrl:
             action = "undo"
         if action == "next":
-            self.move(1)
+            self.step(1)
         elif action == "previous":
-            self.move(-1)
+            self.step(-1)
         elif action == "skip":
             self.save(None, skipped=True)
         elif action == "next_unrated":
@@ -761,6 +762,7 @@ class ReviewView(QWidget):
         if not golden or golden == "unlinked":
             self.reveal.setText("This row is not linked to a golden row: there is no reference to fix.")
             return
+        assert detail is not None
         dialog = ReferenceDialog(golden, detail.gold_answer or "", self)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             self.setFocus()
@@ -808,7 +810,7 @@ class ReviewView(QWidget):
         self.index = found
         self.show_row()
 
-    def move(self, step: int) -> None:
+    def step(self, step: int) -> None:
         if self.sample and self.sample.row_ids:
             if self.check is None:      # moving off a check leaves it due: it comes back after the next rating
                 self.index = max(0, min(len(self.sample.row_ids) - 1, self.index + step))

@@ -117,7 +117,7 @@ class TeamView(QWidget):
         self.queue_view = records_table(self.queue, "teamQueue")
         self.queue_title = QLabel("To adjudicate")
         self.queue_title.setObjectName("sectionTitle")
-        lower = self.lower = QSplitter()
+        lower = self.split = QSplitter()
         left, right = QWidget(), QWidget()
         l1, l2 = QVBoxLayout(left), QVBoxLayout(right)
         l1.setContentsMargins(0, 0, 0, 0)
@@ -167,9 +167,9 @@ class TeamView(QWidget):
         if project is None:
             return
         metric, sample = self.metric_box.currentData(), self.sample_box.currentData()
-        self.state.run_read("team", _team, project, metric, sample, on_done=self.show)
+        self.state.run_read("team", _team, project, metric, sample, on_done=self.show_found)
 
-    def show(self, found: Any) -> None:  # type: ignore[override]
+    def show_found(self, found: Any) -> None:
         from rageval_desktop.core.review.quality import describe
 
         report, quality = found
@@ -216,9 +216,9 @@ class TeamView(QWidget):
         self.pairs_view.resizeColumnsToContents()
         # the pairs pane as wide as its columns (was: κ cut at 1280 px), the queue takes the rest
         need = self.pairs_view.horizontalHeader().length() + self.pairs_view.verticalScrollBar().sizeHint().width() + 8
-        total = sum(self.lower.sizes())
+        total = sum(self.split.sizes())
         if total > 0:
-            self.lower.setSizes([min(need, total // 2), total - min(need, total // 2)])
+            self.split.setSizes([min(need, total // 2), total - min(need, total // 2)])
         alpha = "—" if report.alpha is None else f"{report.alpha:.3f}"
         self.alpha_label.setText(f"Between reviewers · Krippendorff's α (all): {alpha}")
         self.queue.set_records([{

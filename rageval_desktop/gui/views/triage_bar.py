@@ -202,7 +202,8 @@ class ColumnChooser:
 
     def hidden(self) -> set[str]:
         value = settings().value(self._key(), []) or []
-        return {value} if isinstance(value, str) else set(value)
+        return {value} if isinstance(value, str) else {str(v) for v in value} if isinstance(value, list | tuple) \
+            else set()
 
     def apply(self, kind: str) -> None:
         self.kind = kind

@@ -1,0 +1,25 @@
+"""The window's action groups are type-checked against gui/window_host.py's declaration of the window: every name it
+declares must be one MainWindow really has, or the checker would vouch for calls that fail at run time."""
+
+from __future__ import annotations
+
+import ast
+
+from rageval_desktop.gui import window_host
+from rageval_desktop.gui.main_window import MainWindow
+
+
+def declared() -> set[str]:
+    with open(window_host.__file__, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    host = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "WindowHost")
+    names = {n.target.id for n in host.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    return names | {n.name for n in host.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_every_name_the_host_declares_is_one_the_window_has(window):
+    names = declared()
+    assert {"project", "state", "run_task", "page", "task_finished"} <= names
+    missing = sorted(n for n in names if not hasattr(window, n))
+    assert not missing, f"window_host.WindowHost declares what MainWindow lacks: {missing}"
+    assert not hasattr(MainWindow, "__getattr__")        # pages by key: window.page("review"), no invented names

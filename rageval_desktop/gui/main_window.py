@@ -225,6 +225,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         vh.setMinimumWidth(44)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
+        header.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)   # a long judge name keeps both ends
         header.setHighlightSections(False)
         header.setSectionsClickable(True)        # click a header: sort in SQL (LazyTableModel.sort)
         header.setSortIndicatorShown(True)
@@ -939,12 +940,14 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         return self._triage
 
     def _restore_detail_width(self) -> None:
-        """Once laid out: the detail pane at the width the user last chose (default DETAIL_WIDTH)."""
+        """Once laid out: the detail pane at the width the user last chose; by default DETAIL_WIDTH, or 38% of the page
+        on a narrow window (at 1024 px the judges' scores stay beside the id, not past the table's edge)."""
         total = sum(self.rows_page.sizes())
         if self._detail_width_set or total < 500 or not self.rows_page.isVisible():
             return
         self._detail_width_set = True
-        width = int(str(settings().value("detail_width", DETAIL_WIDTH) or DETAIL_WIDTH))
+        chosen = settings().value("detail_width")
+        width = int(str(chosen)) if chosen else min(DETAIL_WIDTH, int(total * 0.38))
         width = max(160, min(width, total - 300))
         self.rows_page.setSizes([total - width, width])
 

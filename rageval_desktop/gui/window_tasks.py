@@ -47,7 +47,8 @@ REVIEW_SHORTCUTS = [(k.removeprefix("Review: "), what) for k, what in SHORTCUTS 
 
 
 def shortcut_sheet(parent: Any, rows: list[tuple[str, str]]) -> Any:
-    """A two-column table (keys, what they do) that never wraps, sized to its content, opened over `parent`."""
+    """A two-column table (keys, what they do) that never wraps, sized to its content (within 1000x700 and the
+    window: the rest scrolls), opened over `parent`."""
     from PySide6.QtWidgets import (
         QAbstractItemView,
         QDialog,
@@ -81,7 +82,9 @@ def shortcut_sheet(parent: Any, rows: list[tuple[str, str]]) -> Any:
     layout.addWidget(buttons)
     width = table.horizontalHeader().length() + 40
     height = table.verticalHeader().length() + table.horizontalHeader().height() + 80
-    dialog.resize(min(width, 900), min(height, 760))
+    from rageval_desktop.gui.views.common import fit_dialog
+
+    fit_dialog(dialog, min(width, 900), height)
     dialog.open()
     return dialog
 

@@ -175,7 +175,7 @@ def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         view.new_button.click()
     qtbot.waitUntil(lambda: view.sample is not None and view.sample.metric == "correctness", timeout=10_000)
-    assert [b.text().split(" ·")[0] for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
+    assert [b.text().split(" ·")[0].split("\n")[0] for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
     assert "Completely correct" in view.guide.scale.toPlainText()
     with qtbot.waitSignal(window.task_finished, timeout=10_000):   # rendered on a worker
         view.prompt_button.click()
@@ -267,12 +267,16 @@ def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_f
     window.resize(1024, 768)
     qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)
     assert window.minimumSizeHint().width() <= 1024
-    # tight: each button keeps as many of its words as fit its share of the row (cut with "…"), never widening it
+    # tight: the key above, the scale's words below, wrapped over two lines of the button's share of the row — whole
+    # (issue 48: "1 · Completely i…" hid the words), never widening the window
     qtbot.wait(50)
     texts = [b.text() for b in view.score_buttons]
-    assert texts[3].startswith("&4 · ") and any(t.endswith("…") for t in texts), texts
+    assert [t.split("\n")[0] for t in texts] == ["&1", "&2", "&3", "&4", "&5"], texts
+    assert " ".join(texts[0].split("\n")[1:]) == "Completely incorrect" and not any("…" in t for t in texts), texts
     for b in view.score_buttons:
-        assert b.fontMetrics().horizontalAdvance(b.text().replace("&", "")) <= b.width(), b.text()
+        assert all(b.fontMetrics().horizontalAdvance(line.replace("&", "")) <= b.width()
+                   for line in b.text().split("\n")), b.text()
+        assert b.height() >= b.fontMetrics().lineSpacing() * len(b.text().split("\n")), b.text()
 
 
 def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit(window, qtbot, monkeypatch):

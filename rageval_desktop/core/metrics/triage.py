@@ -146,10 +146,13 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
     columns = [Column("id", width=70, sort="rr.external_id"),
                Column("slice", "tag", 100, sort="g.slice_tag", joins=True),
                Column("gold@5", "text", 64, sort=gold5, joins=True)]
-    columns += [Column(name, "score", max(70, 7 * len(name) + 24), sort=judge_sql[jid], tip=f"judge {name}: {metric} "
+    # narrow, so that two or three judges' scores show at 1024 px beside the detail pane: a long name is elided in
+    # the middle of the header, whole in its tooltip
+    columns += [Column(name, "score", min(96, max(70, 7 * len(name) + 24)), sort=judge_sql[jid],
+                       tip=f"judge {name}: {metric} "
                        f"({METRICS[metric].low:g}–{METRICS[metric].high:g}{_pass_note(metric)})")
                 for jid, name, metric in judges]
-    columns += [Column(f"human {m}", "score", 7 * len(m) + 64, sort=human_sql[m],
+    columns += [Column(f"human {m}", "score", min(110, 7 * len(m) + 64), sort=human_sql[m],
                        tip=f"the latest human rating of {m} (any reviewer)") for m in metrics]
     columns += [Column("question", width=300, sort="rr.question"),
                 Column("latency", "ms", 80, sort="rr.latency_ms"), Column("cost", "money", 80, sort="rr.cost_usd"),

@@ -26,11 +26,14 @@ from rageval_desktop.gui.views.common import page_frame
 if TYPE_CHECKING:
     from rageval_desktop.gui.state import AppState
 
-COLUMNS = [("judge", "judge"), ("metric", "metric"), ("judge_status", "status"), ("licence", "licence"),
-           ("stability", "flip rate"), ("probe", "probe"), ("n", "n rated"), ("value_text", "value [95% CI]"),
-           ("bias_text", "bias"), ("verdict", "verdict"), ("run_order", "run order τ"), ("statistic", "statistic"),
+# what decides first (verdict, the value and its interval, the licence, n, bias), so that at 1024 px they show
+# without scrolling; the rest after
+COLUMNS = [("judge", "judge"), ("verdict", "verdict"), ("value_text", "value [95% CI]"), ("licence", "licence"),
+           ("n", "n rated"), ("bias_text", "bias"), ("judge_status", "status"), ("metric", "metric"),
+           ("stability", "flip rate"), ("probe", "probe"), ("run_order", "run order τ"), ("statistic", "statistic"),
            ("needed_text", "to settle (80% power)"), ("ceiling", "human ceiling (α)"),
            ("compared_with", "compared with")]
+WIDEST = 200     # px: a longer cell (a licence, a verdict) is elided, whole in its tooltip
 
 
 def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None,
@@ -199,8 +202,8 @@ class AuditView(QWidget):
         self.history_view.horizontalHeader().setStretchLastSection(True)
         self.accepts: dict[str, Any] = {}
         self.checks: dict[str, Any] = {}
-        self.false_accepts = RecordsModel([("run", "run"), ("run_row_id", "row"), ("slice", "slice"),
-                                           ("judge_score", "judge"), ("human_score", "human")], self)
+        self.false_accepts = RecordsModel([("run", "run"), ("judge_score", "judge"), ("human_score", "human"),
+                                           ("slice", "slice"), ("run_row_id", "row")], self)
         self.false_accepts_view = QTableView()
         self.false_accepts_view.setModel(self.false_accepts)
         self.false_accepts_view.verticalHeader().setVisible(False)
@@ -291,6 +294,8 @@ class AuditView(QWidget):
                             **checks.get(r.judge, {})})
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
+        for column in range(self.model.columnCount()):
+            self.table.setColumnWidth(column, min(self.table.columnWidth(column), WIDEST))
         if records:
             self.table.selectRow(0)
             self._on_row()  # selecting the row that was already current emits no signal

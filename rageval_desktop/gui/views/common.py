@@ -20,6 +20,19 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.gui.models.records_model import RecordsModel
 
+DIALOG_MOST = QSize(1000, 700)    # a dialog fits a 1024x768 screen with its frame and a panel
+
+
+def fit_dialog(dialog: QWidget, width: int, height: int) -> None:
+    """Size a dialog to (width, height), but never beyond DIALOG_MOST nor the window it opens over (less a margin):
+    at 1024x768 every dialog shows whole, its content scrolling instead."""
+    most = QSize(DIALOG_MOST)
+    parent = dialog.parentWidget()
+    if parent is not None and parent.window().isVisible():
+        room = parent.window().size()
+        most = most.boundedTo(QSize(max(480, room.width() - 24), max(360, room.height() - 24)))
+    dialog.resize(min(width, most.width()), min(height, most.height()))
+
 
 def page_frame(widget: QWidget, title: str) -> tuple[QVBoxLayout, TopRow]:
     """(the page's layout, its title row: widgets added to it line up on the right and overflow into a menu)."""
@@ -168,7 +181,7 @@ class TextDialog(QDialog):
     def __init__(self, title: str, text: str, parent: QWidget | None = None, png: bytes | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
-        self.resize(900, 720 if png else 560)
+        fit_dialog(self, 900, 720 if png else 560)
         layout = QVBoxLayout(self)
         if png:
             chart = QLabel()

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.importers.golden_import import LABELS, kept_text
 from rageval_desktop.gui import workers
+from rageval_desktop.gui.views.common import fit_dialog
 
 KINDS = (("run", "Outputs of a RAG run"), ("golden", "Golden set"), ("corpus", "Corpus chunks"))
 FORMATS = (("", "Detect from columns"), ("native", "native"), ("ragas", "ragas"), ("open-rag-eval", "open-rag-eval"),
@@ -59,7 +60,7 @@ class ImportDialog(QDialog):
     def __init__(self, path: Path, run_names: set[str], parent: QWidget | None = None, project: Any = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Import {path.name}")
-        self.resize(1040, 600)
+        fit_dialog(self, 1040, 600)
         self.path, self.run_names, self.project = path, run_names, project
         self.current: Any = None          # the latest Preview
         self._used: dict[str, str] = {}   # the mapping the latest preview was made with

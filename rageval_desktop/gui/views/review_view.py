@@ -87,6 +87,20 @@ class ReferenceDialog(QDialog):
         return self.text.toPlainText().strip(), self.reason.text().strip()
 
 
+def wrap_words(text: str, width: int, advance: Any, most: int = 2) -> list[str]:
+    """`text` broken at spaces into at most `most` lines no wider than `width` (by `advance`, the font's width of a
+    string); what does not fit goes on the last line (to be elided by the caller)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines) <= most and advance(f"{lines[-1]} {word}") <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        elif len(lines) < most:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}"
+    return lines
+
+
 def _short_anchor(anchor: str | None, limit: int = 24) -> str:
     """The first words of a scale point's anchor ("Mostly correct: a minor detail…" -> "Mostly correct")."""
     if not anchor:
@@ -424,19 +438,25 @@ class ReviewView(QWidget):
         if need <= room:
             for b in self.score_buttons:
                 b.setText(str(b.property("full_text")))
+                b.setMinimumHeight(34)
             return
-        # not room for every word: each button's share of the row, its words cut to fit ("2 · Mostly inc…"); the
-        # bare key where not even a few letters fit
-        share = room // len(self.score_buttons) - 36
+        # not room for every word on one line: the key above, the words below, wrapped over at most two lines of
+        # the button's share of the row ("1" / "Completely" / "incorrect") — cut only where a word is longer than
+        # the share; the bare key where not even a few letters fit
+        share = room // len(self.score_buttons) - 20
+        lines = 1
         for b in self.score_buttons:
             full, short = str(b.property("full_text")), str(b.property("short_text"))
             head, sep, words = full.partition(" · ")
-            if not sep:
+            if not sep or share < metrics.horizontalAdvance("Wxyz"):
                 b.setText(short)
                 continue
-            room_for_words = share - metrics.horizontalAdvance(head.replace("&", "") + sep)
-            cut = metrics.elidedText(words, Qt.TextElideMode.ElideRight, max(0, room_for_words))
-            b.setText(f"{head}{sep}{cut}" if len(cut.rstrip("…")) >= 4 else short)
+            wrapped = wrap_words(words, share, metrics.horizontalAdvance, most=2)
+            wrapped = [metrics.elidedText(line, Qt.TextElideMode.ElideRight, share) for line in wrapped]
+            b.setText("\n".join([head, *wrapped]))
+            lines = max(lines, 1 + len(wrapped))
+        for b in self.score_buttons:
+            b.setMinimumHeight(max(34, 12 + lines * metrics.lineSpacing()))
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)

@@ -37,9 +37,14 @@ class JudgingActions(WindowHost):
         from rageval_desktop.gui.views.judge_dialog import JudgeDialog
 
         dialog = JudgeDialog({j.name for j in list_judges(self.project)}, self, existing=record)
-        if dialog.exec() == JudgeDialog.DialogCode.Accepted:   # an operation of core: Ctrl+Z takes it back
-            self.state.run_op("Saving the judge", "edit judge", {"name": record["name"], "changes": dialog.changes()},
-                              on_done=lambda r: self.statusBar().showMessage(f"Saved: {r.label}", 8000))
+        if dialog.exec() != JudgeDialog.DialogCode.Accepted:
+            return
+        changes = dialog.changes()
+        if not changes:        # saved as it was: no write, no undo step
+            self.statusBar().showMessage(f"{record['name']}: nothing changed", 6000)
+            return
+        self.state.run_op("Saving the judge", "edit judge", {"name": record["name"], "changes": changes},   # Ctrl+Z
+                          on_done=lambda r: self.statusBar().showMessage(f"Saved: {r.label}", 8000))
 
     def test_judge(self, name: str | None) -> None:
         if self.project is not None and name:

@@ -84,15 +84,22 @@ def test_rubric_editor_validates_and_previews(window, qtbot, server):
     assert clone.rubric_id != judge.rubric_id
 
 
-def test_edit_dialog_changes_only_how_a_judge_is_reached(window, qtbot, server):
+def test_edit_dialog_changes_how_a_judge_is_reached_and_its_model(window, qtbot, server, monkeypatch):
     from rageval_desktop.core.judges.registry import judge_summary
     from rageval_desktop.gui.views.judge_dialog import JudgeDialog
 
     add_judge(window.project, "ed", "correctness", "llm", model="m", base_url=server.url, api_key_ref="MY_KEY")
     dialog = JudgeDialog({"ed"}, window, existing=judge_summary(get_judge(window.project, "ed")))
     qtbot.addWidget(dialog)
-    assert not dialog.model_edit.isEnabled() and not dialog.rubric.isEnabled()
+    assert dialog.model_edit.isEnabled() and not dialog.rubric.isEnabled()    # the model, as the CLI's --model
     assert dialog.key_env.text() == "MY_KEY"
+    assert dialog.changes() == {}                 # opened and saved as it was: nothing to write, nothing to undo
+    before = window.state.undo_stack.count()
+    monkeypatch.setattr(JudgeDialog, "exec", lambda self: JudgeDialog.DialogCode.Accepted)
+    window.edit_judge(judge_summary(get_judge(window.project, "ed")))
+    assert window.state.undo_stack.count() == before and "nothing changed" in window.statusBar().currentMessage()
+    dialog.model_edit.setText("m2")
+    assert dialog.changes() == {"model": "m2"}
     dialog.concurrency.setValue(3)
     dialog.key_env.setText("sk-live-0123456789abcdef")
     assert "never the key itself" in dialog.problem.text()
@@ -101,7 +108,7 @@ def test_edit_dialog_changes_only_how_a_judge_is_reached(window, qtbot, server):
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
         window.state.run_op("edit", "edit judge", {"name": "ed", "changes": dialog.changes()})
     judge = get_judge(window.project, "ed")
-    assert (judge.api_key_ref, judge.params["concurrency"]) == ("env:OTHER_KEY", 3)
+    assert (judge.api_key_ref, judge.params["concurrency"], judge.model) == ("env:OTHER_KEY", 3, "m2")
 
 
 def test_estimate_cost_before_running(window, qtbot, server):

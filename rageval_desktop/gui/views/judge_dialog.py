@@ -121,10 +121,11 @@ class JudgeDialog(QDialog):
         self.key_env.setText((j["api_key_ref"] or "").removeprefix("env:"))
         self.concurrency.setValue(int(j["params"].get("concurrency", LLM_DEFAULTS["concurrency"])))
         self.timeout.setValue(float(j["params"].get("timeout", LLM_DEFAULTS["timeout"])))
-        for widget in (self.name, self.metric_box, self.kind_box, self.rubric, self.model_edit,
-                       *self.choice_boxes.values()):
+        for widget in (self.name, self.metric_box, self.kind_box, self.rubric, *self.choice_boxes.values()):
             widget.setEnabled(False)
             widget.setToolTip("Fixed: clone the judge (Rewrite rubric) to judge differently")
+        self.model_edit.setToolTip("Another model at the same endpoint: the judge keeps its name and history; its "
+                                   "licence expires until an audit of it as it is now is recorded")
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Save")
 
     def kind(self) -> JudgeKind | None:
@@ -169,8 +170,8 @@ class JudgeDialog(QDialog):
             if r.metric == self.metric_box.currentData() and r.output_format not in STEP_FORMATS:
                 self.rubric.addItem(f"{r.name} v{r.version}", r.name)
         local, endpoint = self._local(), self._endpoint()
-        for fixed in (self.rubric, self.model_edit):        # fixed once the judge exists
-            fixed.setEnabled(self.existing is None)
+        self.rubric.setEnabled(self.existing is None)        # fixed once the judge exists (Rewrite rubric clones)
+        self.model_edit.setEnabled(self.existing is None or bool(self.existing.get("calls_llm")))
         # a local kind has no rubric or call settings; an endpoint's fields show for kinds reached at one
         for row in (self.rubric, self.concurrency, self.timeout):
             self.form.setRowVisible(row, not local)
@@ -204,8 +205,23 @@ class JudgeDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
 
     def changes(self) -> dict[str, object]:
-        return {"base_url": self.base_url.text().strip() or None, "api_key_ref": self.key_env.text().strip() or None,
-                "concurrency": self.concurrency.value(), "timeout": self.timeout.value()}
+        """What the edit changes, compared with the judge as it was ({}: nothing — saving adds no undo step). The
+        model is a change of what it judges with (core: its licence expires); the rest how it is reached."""
+        was = self.existing or {}
+        params = was.get("params") or {}
+        now: dict[str, object] = {"base_url": self.base_url.text().strip() or None,
+                                  "api_key_ref": self.key_env.text().strip() or None,
+                                  "concurrency": self.concurrency.value(), "timeout": self.timeout.value()}
+        before: dict[str, object] = {
+            "base_url": was.get("base_url") or None,
+            "api_key_ref": (was.get("api_key_ref") or "").removeprefix("env:") or None,   # (shown without env:)
+            "concurrency": int(params.get("concurrency", LLM_DEFAULTS["concurrency"])),
+            "timeout": float(params.get("timeout", LLM_DEFAULTS["timeout"]))}
+        out = {k: v for k, v in now.items() if v != before[k]}
+        model = self.model_edit.text().strip()
+        if was.get("calls_llm") and model and model != (was.get("model") or ""):
+            out["model"] = model
+        return out
 
     def values(self) -> dict[str, object]:
         """What core's add_judge takes: only the settings the chosen kind uses."""

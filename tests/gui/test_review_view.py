@@ -88,11 +88,27 @@ def test_keys_are_ignored_while_saving_and_on_auto_repeat(window, qtbot):
     qtbot.keyClicks(view, "1")
     kims = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'kim'"
     assert view.index == 0 and not window.project.reader().execute(kims).fetchone()[0]
+    assert "'1' was pressed before the next card showed: not applied" in view.reveal.text()   # said, not dropped
     view.saving = False
+    view.pressed_while_saving = ""
     repeat = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_1, Qt.KeyboardModifier.NoModifier, "1", True)
     view.keyPressEvent(repeat)
     assert workers.active() == 0                   # an auto-repeated key starts no save at all
     assert window.project.reader().execute(kims).fetchone()[0] == 0
+
+
+def test_a_second_key_pressed_while_the_first_saves_is_said_and_not_applied(window, qtbot):
+    """Issue 48: two rating keys at once — the second was dropped without a word. It is still not applied (the next
+    card was not seen), and the line under the card says so once the first is saved."""
+    view = window.page("review")
+    view.setFocus()
+    qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
+    with qtbot.waitSignal(view.rated, timeout=10_000):
+        qtbot.keyClicks(view, "1")
+        qtbot.keyClicks(view, "0")           # before the first save has landed
+    assert "'0' was pressed while this was saving and not applied to the next card" in view.reveal.text()
+    kims = "SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'kim' AND withdrawn_at IS NULL"
+    assert window.project.reader().execute(kims).fetchone()[0] == 1 and view.index == 1
 
 
 def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot, monkeypatch):

@@ -360,6 +360,7 @@ class ReviewView(QWidget):
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
         self._scale_metric: str | None = None
+        self.pressed_while_saving = ""     # a key pressed while a rating was saving: said, never applied
 
     def _act(self, what: Any) -> None:
         """A card button does what its key does, under the same guards, and gives the keyboard back."""
@@ -725,6 +726,14 @@ class ReviewView(QWidget):
 
     # --- keys ----------------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self.saving and not event.isAutoRepeat() and event.text().strip():
+            # a key pressed while the last rating is being saved is not applied to a card not yet seen — and the
+            # reviewer is told so when the save lands (it was dropped without a word)
+            self.pressed_while_saving = event.text().strip()
+            self.reveal.setText(f"Saving… '{self.pressed_while_saving}' was pressed before the next card showed: "
+                                "not applied.")
+            event.accept()
+            return
         if event.isAutoRepeat() or self.saving or self.sample is None:
             event.accept()
             return
@@ -877,6 +886,10 @@ class ReviewView(QWidget):
             if rating.held:
                 what += (f" Your ratings of {metric} are set aside by a lead: they are saved and do not count "
                          "until you are brought back (Team page).")
+            if self.pressed_while_saving:
+                what += (f" '{self.pressed_while_saving}' was pressed while this was saving and not applied to the "
+                         "next card: press it again to rate it.")
+                self.pressed_while_saving = ""
             self.reveal.setText(what)
             self.rated.emit(row_id)
             if not complete:

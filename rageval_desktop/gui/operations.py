@@ -166,12 +166,13 @@ def dashboard_with_plot(project: Project, run: str, baseline: str | None, kind: 
     """The run's dashboard, the baseline run's (overlaid on the chart), and the chart drawn for the pane: `kind`
     "slices" (bars per slice with CIs) or "boxes" (the gold-free metrics per question, open-rag-eval style; the
     per-question values ride along in the summary as `distributions`)."""
+    from rageval_desktop.core.base.vocab import gold_free
     from rageval_desktop.core.metrics.dashboard import dashboard
-    from rageval_desktop.core.reports.content import GOLD_FREE_PREFIXES, distributions
+    from rageval_desktop.core.reports.content import distributions
 
     summary = dashboard(project, run)
     base = dashboard(project, baseline) if baseline and baseline != run else None
-    if any(m.startswith(GOLD_FREE_PREFIXES) or m == "hhem" for m in summary["judge_metrics"]):
+    if any(gold_free(m) for m in summary["judge_metrics"]):
         summary["distributions"] = distributions(project, [baseline, run] if base and baseline else [run])
     return summary, base, dashboard_chart(summary, base, kind, size, dark, ctx)
 

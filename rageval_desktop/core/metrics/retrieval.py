@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
+from rageval_desktop.core.base.vocab import metric_of
 
 DEFAULT_KS = (5, 10, 50)
 # names used before 0.2, accepted by `--metrics` for a while: recall_frac@k was the share of gold chunks
@@ -115,7 +116,7 @@ RANK_NOTE = (". Rank is the position in the run file unless it was imported with
 
 def definition(name: str) -> str | None:
     """What a retrieval column means, in one sentence (tooltips, reports, docs)."""
-    if name.startswith(("umbrela_", "nugget_", "citation_")) or name == "hhem":   # gold-free, judge-based scores
+    if metric_of(name) not in (None, name):   # a score derived from a judged metric (umbrela_*, nugget_*, hhem)
 
         return {**umbrela.DEFINITIONS, **nuggets.DEFINITIONS, **citations.DEFINITIONS,
                 "hhem": "model-based (HHEM-2.1-Open): how consistent the answer is with the passages; under 50 = "

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rageval_desktop._version import __version__
+from rageval_desktop.core.base.vocab import gold_free
 from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.metrics import gate_config
 from rageval_desktop.core.metrics.compare import compare
@@ -130,9 +131,6 @@ def corrected_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-GOLD_FREE_PREFIXES = ("umbrela_", "nugget_", "citation_")
-
-
 def distributions(project: Project, runs: list[str], loaded: Any = None) -> dict[str, dict[str, list[float]]]:
     """Per run, per gold-free metric, the per-question values (repeats averaged; unscored left out) — what the
     box plots draw, open-rag-eval style."""
@@ -141,6 +139,6 @@ def distributions(project: Project, runs: list[str], loaded: Any = None) -> dict
     for name in runs:
         data = loaded if loaded is not None and loaded.run == name else load_run(project, name)
         frame = per_question(data.frame)
-        metrics = [m for m in data.metrics if m.startswith(GOLD_FREE_PREFIXES) or m in ("hhem", "answered")]
+        metrics = [m for m in data.metrics if gold_free(m)]
         out[name] = {m: [float(v) for v in frame[m].dropna()] for m in metrics if m in frame}
     return out

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rageval_desktop import __version__, api
+from rageval_desktop.core.base.vocab import metric_choices
 from rageval_desktop.cli.base import (
     EXIT_FAILED,
     EXIT_OK,
@@ -193,10 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     q = acts.add_parser("add", help="add a judge: an LLM endpoint + rubric, or an embedded scorer")
     q.add_argument("project")
     q.add_argument("--name", required=True)
-    q.add_argument("--metric", required=True,
-                   help="correctness, correctness_binary, faithfulness, answer_relevance, passage_relevance "
-                        "(UMBRELA grades; gives the umbrela_* retrieval scores), answered, nuggets (AutoNuggetizer: "
-                        "nugget_*), citation_support (citation_*), hallucination (--kind hhem: hhem)")
+    q.add_argument("--metric", required=True, help=metric_choices())
     q.add_argument("--kind", required=True, help="how it judges: llm, embedding, lexical, hhem, or a plug-in's kind "
                                                  "(rageval judges kinds lists them)")
     q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")

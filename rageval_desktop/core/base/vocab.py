@@ -55,6 +55,18 @@ def metric_of(score: str) -> str | None:
     return next((m for prefix, m in DERIVED_PREFIXES.items() if score.startswith(prefix)), None)
 
 
+def metric_choices() -> str:
+    """Every metric a judge may score, with the dashboard scores it gives under other names (`--metric`'s help)."""
+    out = []
+    for name, spec in METRICS.items():
+        gives = [f"{p}*" for p, m in DERIVED_PREFIXES.items() if m == name] + [
+            s for s, m in DERIVED_NAMES.items() if m == name]
+        kinds = "" if spec.kinds == ("llm",) else f"--kind {'/'.join(spec.kinds)}"
+        said = "; ".join(x for x in (f"gives {', '.join(gives)}" if gives else "", kinds) if x)
+        out.append(f"{name} ({said})" if said else name)
+    return ", ".join(out)
+
+
 def gold_free(score: str) -> bool:
     """Whether a score (a metric or a dashboard column) is one of open-rag-eval's gold-free ones: the one rule the
     reports, the charts and the app read (`MetricSpec.gold_free`)."""

@@ -16,7 +16,6 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rageval_desktop import __version__, api
-from rageval_desktop.core.base.vocab import metric_choices
 from rageval_desktop.cli.base import (
     EXIT_FAILED,
     EXIT_OK,
@@ -57,7 +56,7 @@ from rageval_desktop.cli.review_cmds import (
 from rageval_desktop.cli.team_cmds import cmd_adjudicate, cmd_pack, cmd_reviewers, cmd_team
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import inert_text
-from rageval_desktop.core.base.vocab import LLM_DEFAULTS
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS, metric_choices
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "command_paths", "main"]
 

@@ -94,8 +94,11 @@ def test_compare_says_what_the_gate_would_ship_and_records_the_decision(qtbot, d
     assert set(shipped) == {"answer-recall", "minilm-similarity"}
     whole = shipped["minilm-similarity"]["slices"]["all"]
     assert whole["rated"] == 72 and whole["false_accepts"] == len(shipped["minilm-similarity"]["rows"]) > 0
-    assert f"What a gate on minilm-similarity would have shipped: {whole['false_accepts']} of 72 rated rows of v2" \
-        in view.note.text()
+    table = {view.shipped.record(r)["judge"]: view.shipped.record(r) for r in range(view.shipped.rowCount())}
+    assert view.shipped_view.isVisibleTo(view) and "would have shipped" not in view.note.text()   # a table, not prose
+    assert (table["minilm-similarity"]["shipped"], table["minilm-similarity"]["rated"]) == (whole["false_accepts"], 72)
+    assert table["minilm-similarity"]["shipped__tip"].startswith(
+        f"What a gate on minilm-similarity would have shipped: {whole['false_accepts']} of 72 rated rows of v2")
     unlicensed = {u["metric"] for u in view.result["licensing"]["unlicensed"]}
     assert unlicensed == {"correctness", "correctness_binary"}        # no recorded audit: neither gates
     assert "not evaluated: correctness, correctness_binary" in view.note.text()     # and the gate cannot pass

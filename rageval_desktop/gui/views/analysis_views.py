@@ -356,8 +356,16 @@ class CompareView(_Analysis):
         self.model = RecordsModel([], self)
         self.table = records_table(self.model)
         self.table.setObjectName("compare")
+        # what a gate on each judge would have shipped: the rated rows of the candidate it passes and the reviewers
+        # fail — a table, not sentences in the note (issue 48)
+        self.shipped = RecordsModel([("judge", "a gate on"), ("shipped", "would have shipped"), ("rated", "rated rows"),
+                                     ("share", "share"), ("where", "where (slice: rows)")], self)
+        self.shipped.header_tips = {"shipped": "rated rows of the candidate the judge passes and the reviewers fail"}
+        self.shipped_view = records_table(self.shipped, "wouldShip")
+        self.shipped_view.setVisible(False)
         self.plot = self.chart("click to open the candidate's failures in the failure browser")
         split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.shipped_view)
         split.addWidget(self.table)
         split.addWidget(self.plot)
         split.setSizes([260, 450])
@@ -464,6 +472,28 @@ class CompareView(_Analysis):
         self.plot.set_chart(chart, size)
         self._verdict()
 
+    def _show_shipped(self, found: list[dict[str, Any]]) -> None:
+        """The would-ship table: one line per judge with rated rows of the candidate, hidden when there is none."""
+        records = []
+        for shipped in found:
+            whole = shipped["slices"].get("all", {})
+            if not whole.get("rated"):
+                continue
+            where = [f"{s}: {v['false_accepts']}" for s, v in shipped["slices"].items()
+                     if s != "all" and v["false_accepts"]]
+            records.append({"judge": shipped["judge"], "shipped": whole["false_accepts"], "rated": whole["rated"],
+                            "share": f"{whole['false_accepts'] / whole['rated']:.1%}", "where": ", ".join(where) or "—",
+                            "shipped__tip": f"What a gate on {shipped['judge']} would have shipped: "
+                                            f"{whole['false_accepts']} of {whole['rated']} rated rows of "
+                                            f"{shipped['run']} it passes and the reviewers fail"})
+        self.shipped.set_records(records)
+        self.shipped_view.setVisible(bool(records))
+        if records:
+            self.shipped_view.resizeColumnsToContents()
+            rows = self.shipped_view.horizontalHeader().height() + sum(
+                self.shipped_view.rowHeight(r) for r in range(len(records))) + 4
+            self.shipped_view.setMaximumHeight(rows)
+
     def _verdict(self, *_: object) -> None:
         if not self.result:
             return
@@ -512,14 +542,7 @@ class CompareView(_Analysis):
                 if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}" for r in worst) + ".")
         if result.ungated:
             text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
-        for shipped in self.result.get("would_ship", []):
-            whole = shipped["slices"].get("all", {})
-            if whole.get("rated"):
-                where = [f"{s} {v['false_accepts']}" for s, v in shipped["slices"].items()
-                         if s != "all" and v["false_accepts"]]
-                text += (f" What a gate on {shipped['judge']} would have shipped: {whole['false_accepts']} of "
-                         f"{whole['rated']} rated rows of {shipped['run']} it passes and the reviewers fail"
-                         + (f" ({', '.join(where)})" if where else "") + ".")
+        self._show_shipped(self.result.get("would_ship", []))
         slices_short = [u for u in self.result.get("unavailable", []) if u["slice"] != "all"]
         if slices_short:
             text += (f" {len(slices_short)} slice metric(s) have no estimate (hover a cell for why): not gated.")

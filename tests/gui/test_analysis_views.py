@@ -260,6 +260,8 @@ def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
     assert all("minilm-similarity" in failures.model.record(r)["failed_judges"]
                for r in range(failures.model.rowCount()))                     # the judges are named, not metrics
     assert "correctness under 4 of 5 (minilm-similarity)" in failures.note.text()   # what a failure is
+    # the note counts the chosen slice, not the whole run (issue 48: it mixed the slice's rows with the run's)
+    assert "12 rows in this slice of the run" in failures.note.text() and "72 rows" not in failures.note.text()
 
 
 def test_a_retrieval_bar_opens_exactly_its_metrics_failures(window, qtbot):

@@ -634,9 +634,11 @@ class FailuresView(_Analysis):
             r["judges__tip"] = ", ".join(r["failed_metrics"])
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
-        c = counts.get("all", {})
+        # the chosen slice's own counts (after a chart click the note mixed the slice's rows with the run's counts)
+        chosen = self.state.current_slice
+        c = counts.get(chosen, {}) if chosen else counts.get("all", {})
         metric = self.metric_box.currentData()
-        where = f" in slice {self.state.current_slice}" if self.state.current_slice else ""
+        where = f" in slice {chosen}" if chosen else ""
         if metric:
             head = (f"{len(rows)} of {result['metric_failures']} rows failing {metric}{where} shown"
                     if result["metric_failures"] is not None else f"{len(rows)} rows failing {metric} shown")
@@ -648,7 +650,8 @@ class FailuresView(_Analysis):
             f"{head}. A row fails when its gold chunk was never retrieved (retrieval: {c.get('retrieval', 0)}), "
             f"was retrieved but not in the prompt (reranker: {c.get('reranker', 0)}), or reached the prompt and a "
             f"judge scores the answer under its pass mark (generation: {c.get('generation', 0)})"
-            + (f": {rules}" if rules else "") + f". {c.get('n', 0)} rows in this run.")
+            + (f": {rules}" if rules else "") + f". {c.get('n', 0)} rows in this "
+            + ("slice of the run." if chosen else "run."))
         if rows:
             self.table.selectRow(0)
         else:

@@ -963,6 +963,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.select_nav("review")
             if self.page("review").open_row(int(where["row"]), where.get("metric")):
                 return
+            if where.get("or_sample") and where.get("run") and where.get("metric") and self.project is not None:
+                # rated outside any sample (imported ratings): the rows asked for become a sample of their own
+                # (chosen, so no audit counts it as drawn), and the card opens on the row
+                self._sample_and_open(where["run"], where["metric"], list(where["or_sample"]), int(where["row"]),
+                                      str(where.get("reason") or "chosen rows"))
+                return
             if where.get("run"):        # rated outside a sample (imported ratings): the row in its run's table
                 self.show_run_row(where["run"], int(where["row"]))
                 self.show_status(f"row {where['row']} is in no review sample: shown in run {where['run']}")
@@ -984,6 +990,22 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             shown.refresh(self.run_names())
         else:
             self.select_nav("failures")
+
+    def _sample_and_open(self, run: str, metric: str, rows: list[int], row: int, reason: str) -> None:
+        from rageval_desktop.core.review.sampling import sample_of_rows
+
+        project = self.project
+        if project is None:
+            return
+
+        def made(sample: Any) -> None:
+            review: Any = self.page("review")
+            review.refresh(self.run_names())
+            review._select_sample(sample.id)
+            review.open_row(row, metric)
+
+        self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, rows, reason=reason),
+                      on_done=made)
 
     def show_status(self, message: str, ms: int = 6000) -> None:
         self.statusBar().showMessage(message, ms)

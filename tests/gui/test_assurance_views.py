@@ -60,7 +60,8 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     assert "bias battery: " in cell["probe__tip"] and "lengthen" in cell["probe__tip"]
     assert w.project.reader().execute("SELECT COUNT(*) FROM judge_checks WHERE kind = 'probe' AND "
                                       "json_extract(summary, '$.check') = 'bias'").fetchone()[0] == 1
-    # false accepts first: a row opens on the review card of the sample that holds it, else in its run's table
+    # false accepts first: a row opens on the review card of the sample that holds it; one rated in no sample opens
+    # on the card too, in a sample of its run's false accepts (issue 48: it never reached the card)
     audit.table.selectRow([audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
                           .index("minilm-similarity"))
     accepts = [audit.false_accepts.record(i) for i in range(audit.false_accepts.rowCount())]
@@ -74,10 +75,15 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     audit.table.selectRow([audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
                           .index("minilm-similarity"))
     unsampled = next(i for i, a in enumerate(accepts) if a["run"] == "v1")
-    audit._open_false_accept(audit.false_accepts.index(unsampled, 0))
-    settle(qtbot, w)          # the run's listing is read off the GUI thread; the row is selected when it arrives
-    assert w.pages.currentWidget() is w.rows_page and w.current_run == "v1"
-    assert w.table.model().row_id(w.table.currentIndex().row()) == accepts[unsampled]["run_row_id"]
+    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+        audit._open_false_accept(audit.false_accepts.index(unsampled, 0))
+    qtbot.waitUntil(lambda: review.sample is not None and review.sample.run == "v1", timeout=10_000)
+    assert w.pages.currentWidget() is review
+    assert review.sample.row_ids[review.index] == accepts[unsampled]["run_row_id"]
+    assert set(review.sample.row_ids) == {a["run_row_id"] for a in accepts if a["run"] == "v1"}
+    made = w.project.reader().execute("SELECT json_extract(params, '$.mode'), json_extract(params, '$.reason') FROM "
+                                      "review_samples WHERE id = ?", (review.sample.id,)).fetchone()
+    assert made == ("chosen", "false accepts of minilm-similarity on v1")      # no audit reads it as drawn
     close_window(qtbot, w)
 
 

@@ -319,8 +319,10 @@ class AuditView(QWidget):
     def _open_false_accept(self, index: Any) -> None:
         r = self.selected()
         row = self.false_accepts.record(index.row()) if r is not None else None
-        if row is not None:
-            self.state.navigate("review", row=row["run_row_id"], metric=r.metric, run=row["run"])
+        if row is not None:     # a row in no sample (imported ratings) comes to the card in a sample of the run's
+            same_run = [a["run_row_id"] for a in self.false_accepts.records if a["run"] == row["run"]]   # false accepts
+            self.state.navigate("review", row=row["run_row_id"], metric=r.metric, run=row["run"],
+                                or_sample=same_run, reason=f"false accepts of {r.judge} on {row['run']}")
 
     def selected(self) -> Any:
         rows = self.table.selectionModel().selectedRows()

@@ -88,3 +88,48 @@ def test_errors_raised_by_core_name_no_flag():
                 if re.search(r"(^|\s|\()--[a-z]", text):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: {text[:80]}")
     assert found == []
+
+
+def _gui_imports() -> dict[str, set[str]]:
+    """Each module of gui/ and the modules of gui/ it imports anywhere (at the top, in a function, or for the type
+    checker only: a circle under TYPE_CHECKING is a circle in the design)."""
+    import ast
+
+    root = REPO / "rageval_desktop" / "gui"
+    mods = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods[name] = path
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            else:
+                continue
+            edges[name] |= {f for f in found if f in mods and f != name}
+    return edges
+
+
+def test_no_import_cycle_in_the_gui():
+    """Issue 48: the welcome page imported the main window that builds it. A page asks its host through a
+    Protocol of its own; nothing in gui/ imports a module that imports it back, however long the way round."""
+    edges = _gui_imports()
+    seen: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        seen[node] = 1
+        for nxt in sorted(edges[node]):
+            if seen.get(nxt) == 1:
+                return [*path, node, nxt]
+            if nxt not in seen and (found := visit(nxt, [*path, node])):
+                return found
+        seen[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in seen:
+            assert (cycle := visit(start, [])) is None, " -> ".join(cycle)

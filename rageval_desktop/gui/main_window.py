@@ -191,7 +191,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         from rageval_desktop.gui.views.welcome import WelcomePage
 
         self.stack = QStackedWidget()
-        self.welcome = WelcomePage(self)
+        self.welcome = WelcomePage(self, self)
         self.stack.addWidget(self.welcome)
 
         self.nav = QListWidget()

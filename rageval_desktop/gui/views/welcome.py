@@ -4,7 +4,7 @@ existing one, a file to import) beside the recent projects."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,16 +20,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-if TYPE_CHECKING:
-    from rageval_desktop.gui.main_window import MainWindow
+
+class WelcomeHost(Protocol):
+    """What the welcome page asks of the window it opens in (it imports no window: no cycle)."""
+
+    def open_demo(self) -> None: ...
+    def new_project(self) -> None: ...
+    def choose_project(self) -> None: ...
+    def choose_import(self) -> None: ...
+    def open_path(self, path: str | Path) -> None: ...
+    def recent_projects(self) -> list[str]: ...
 
 CARD_WIDTH = 860
 NO_RECENT = "No recent projects yet.\nOpen the demo to look around: it is\noffline and takes a few seconds."
 
 
 class WelcomePage(QWidget):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: WelcomeHost, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.window_ = window
         outer = QVBoxLayout(self)
         outer.addStretch(1)

@@ -7,12 +7,14 @@ later, inside workers (tests/gui/test_startup.py checks it).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.pages import BY_KEY
@@ -60,11 +62,39 @@ def set_icon(app: QApplication) -> None:
     app.setWindowIcon(icon)
 
 
+PLACEHOLDER = re.compile(r"\b[A-Za-z]+ing…|^…$")    # "Comparing…", "listing…", a cell still read: not settled
+SETTLE_MS = 20_000
+
+
+def unsettled(window: QWidget) -> list[str]:
+    """The visible labels and buttons that still say a read is under way ("Comparing…", "listing…"): a screenshot
+    of them shows a state the live app passes through, not one it settles in."""
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+
+    found = []
+    for widget in [*window.findChildren(QLabel), *window.findChildren(QAbstractButton)]:
+        text = widget.text()
+        if text and widget.isVisible() and PLACEHOLDER.search(text):
+            found.append(text)
+    return found
+
+
 def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, computed_view: str | None = None) -> None:
     """Grab after the project is open and its table listed (read off the GUI thread) and painted, or, for a computed
-    view, after its numbers arrive; exit 1 if anything failed, so scripts notice."""
+    view, after its numbers arrive — and once no label says a read is still under way ("Comparing…": the gallery
+    showed such pages blank); exit 1 if anything failed or never settled, so scripts notice."""
+    started = time.monotonic()
 
     def grab() -> None:
+        waiting = unsettled(window)
+        if waiting and (time.monotonic() - started) * 1000 < SETTLE_MS:
+            QTimer.singleShot(200, grab)
+            return
+        if waiting:
+            print(f"error: the window never settled ({'; '.join(waiting[:3])}); no screenshot was written",
+                  file=sys.stderr)
+            app.exit(1)
+            return
         window.grab().save(str(path))
         print(f"screenshot written to {path}")
         app.exit(0)
@@ -74,14 +104,15 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
             print(f"error: {getattr(window, 'last_error', '') or 'the project could not be opened'}; no screenshot "
                   "was written", file=sys.stderr)
             app.exit(1)
-        elif computed_view and window.project is not None:
+        elif kind == "view" and window.project is not None:
             # after the page's numbers, its chart is drawn again for its final pane (debounced 250 ms): wait for it
+            # (a task finishing — the project opening — is not the page's numbers: it grabbed "Comparing…")
             QTimer.singleShot(700, grab)
 
     if not computed_view:
         window.rows_shown.connect(lambda _n: QTimer.singleShot(150, grab))
     window.task_finished.connect(finished)
-    window.read_finished.connect(lambda page: finished("done") if page == computed_view else None)
+    window.read_finished.connect(lambda page: finished("view") if page == computed_view else None)
 
 
 def open_pack(path: str, args: argparse.Namespace, app: QApplication) -> int:

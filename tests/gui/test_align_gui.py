@@ -41,7 +41,7 @@ def test_align_on_ratings_from_the_audit_page(qtbot, demo_file, tmp_path, monkey
                                                                 utcnow()) for r, q in rated])
         window = open_window(qtbot, copy)
         try:
-            with qtbot.waitSignal(window.task_finished, timeout=30_000):
+            with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
                 window.select_nav("audit")
             audit = window.page("audit")
             names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]

@@ -29,7 +29,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     from PySide6.QtWidgets import QInputDialog
 
     w = open_window(qtbot, _project(demo_file, tmp_path))
-    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
         w.select_nav("audit")
     audit = w.page("audit")
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}

@@ -116,7 +116,7 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
     144 ratings cannot yet show that it stays above 0.7 however often the audit is looked at (issue 27)."""
     from PySide6.QtWidgets import QInputDialog
 
-    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
         window.select_nav("audit")
     audit = window.page("audit")
     records = {audit.model.record(r)["judge"]: audit.model.record(r) for r in range(audit.model.rowCount())}

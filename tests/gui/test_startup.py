@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.conftest import REPO
 
 HEAVY = ["torch", "sentence_transformers", "pandas", "faiss", "matplotlib", "sqlite_utils", "openai"]
@@ -54,3 +56,34 @@ def test_first_window_has_no_heavy_imports(demo_file, tmp_path):
     from tests.core.test_integrity import _sessions
 
     assert _sessions(demo_file) == []        # was: the screenshot exit left the project open (the next open checked)
+
+
+@pytest.mark.slow     # an app started twice in subprocesses (about 8 s)
+def test_a_computed_page_is_grabbed_once_settled_never_mid_read(demo_file, tmp_path):
+    """Issue 48: the gallery showed Compare blank ("Comparing…"): the grab followed the project's opening, not the
+    page's numbers. The screenshot waits for the page's read and for no label saying a read is under way."""
+    probe = textwrap.dedent("""
+        import json, sys
+        from rageval_desktop.gui import app as gui_app
+        seen = {}
+        real = gui_app.MainWindow
+        class Probe(real):
+            def grab(self, *args):
+                seen["unsettled"] = gui_app.unsettled(self)
+                page = self.page(sys.argv[3])
+                seen["has_result"] = getattr(page, "result", None) is not None or getattr(page, "results", None)
+                return super().grab(*args)
+        gui_app.MainWindow = Probe
+        seen["exit"] = gui_app.main([sys.argv[1], "--view", sys.argv[3], "--size", "1024x768",
+                                     "--screenshot", sys.argv[2]])
+        print(json.dumps(seen, default=bool))
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1"}
+    for view in ("compare", "audit"):
+        shot = tmp_path / f"{view}.png"
+        result = subprocess.run([sys.executable, "-c", probe, str(demo_file), str(shot), view], capture_output=True,
+                                text=True, timeout=120, cwd=REPO, env=env)
+        assert result.returncode == 0, result.stderr[-2000:]
+        seen = json.loads(result.stdout.strip().splitlines()[-1])
+        assert seen == {"unsettled": [], "has_result": True, "exit": 0}, (view, seen)
+        assert shot.stat().st_size > 10_000

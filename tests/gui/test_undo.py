@@ -53,7 +53,7 @@ def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
 
 def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
     w = window
-    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
         w.select_nav("audit")
     audit = w.page("audit")
     names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]

@@ -266,7 +266,8 @@ class AuditView(QWidget):
             rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
                     f"{p.threshold:g} with at least {p.min_n} ratings, whatever its CI.")
         self.policy.setText(rule)
-        self.state.run_task("Computing agreement", _audit, self.state.project, on_done=self.show_found)
+        # on the read lane: never refused while a job or a write runs, a newer read making an older one stale
+        self.state.run_read("audit", _audit, self.state.opened(), on_done=self.show_found)
 
     def show_found(self, found: tuple[list[Any], dict[str, tuple[str, str]], dict[str, Any], dict[str, Any]]
                    ) -> None:

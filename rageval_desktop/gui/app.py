@@ -72,10 +72,12 @@ def unsettled(window: QWidget) -> list[str]:
     from PySide6.QtWidgets import QAbstractButton, QLabel
 
     found = []
-    for widget in [*window.findChildren(QLabel), *window.findChildren(QAbstractButton)]:
-        text = widget.text()
-        if text and widget.isVisible() and PLACEHOLDER.search(text):
-            found.append(text)
+    for label in window.findChildren(QLabel):
+        if label.isVisible() and PLACEHOLDER.search(label.text()):
+            found.append(label.text())
+    for button in window.findChildren(QAbstractButton):
+        if button.isVisible() and PLACEHOLDER.search(button.text()):
+            found.append(button.text())
     return found
 
 

@@ -252,7 +252,7 @@ def test_the_pack_window_says_no_verdict_is_hidden_and_has_a_shortcut_sheet(qtbo
     w = PackWindow(path)
     qtbot.addWidget(w)
     w.show()
-    view = w.page("review")
+    view = w.review_view
     assert "hidden" not in view.reveal.text() and "saved in the pack" in view.reveal.text()
     w.show_shortcuts()
     from PySide6.QtWidgets import QTableWidget

@@ -71,7 +71,7 @@ def test_a_computed_page_is_grabbed_once_settled_never_mid_read(demo_file, tmp_p
             def grab(self, *args):
                 seen["unsettled"] = gui_app.unsettled(self)
                 page = self.page(sys.argv[3])
-                seen["has_result"] = getattr(page, "result", None) is not None or getattr(page, "results", None)
+                seen["has_result"] = getattr(page, "result", None) is not None or bool(getattr(page, "results", None))
                 return super().grab(*args)
         gui_app.MainWindow = Probe
         seen["exit"] = gui_app.main([sys.argv[1], "--view", sys.argv[3], "--size", "1024x768",

@@ -368,7 +368,8 @@ class CompareView(_Analysis):
         split.addWidget(self.shipped_view)
         split.addWidget(self.table)
         split.addWidget(self.plot)
-        split.setSizes([260, 450])
+        split.setSizes([70, 200, 450])          # the would-ship table is a line or two; the chart keeps its room
+        split.setStretchFactor(2, 1)
         self.layout_.addWidget(split, 1)
         for box in (self.base_box, self.cand_box):
             box.currentIndexChanged.connect(self.compute)

@@ -144,8 +144,8 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
     passages = "(SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id)"
     # the scores a reviewer reads every minute first, beside the id: at 1280 px they sat past the visible width
     columns = [Column("id", width=70, sort="rr.external_id"),
-               Column("slice", "tag", 100, sort="g.slice_tag", joins=True),
-               Column("gold@5", "text", 64, sort=gold5, joins=True)]
+               Column("slice", "tag", 90, sort="g.slice_tag", joins=True),
+               Column("gold@5", "text", 60, sort=gold5, joins=True)]
     # narrow, so that two or three judges' scores show at 1024 px beside the detail pane: a long name is elided in
     # the middle of the header, whole in its tooltip
     columns += [Column(name, "score", min(96, max(70, 7 * len(name) + 24)), sort=judge_sql[jid],

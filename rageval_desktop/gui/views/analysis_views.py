@@ -493,7 +493,7 @@ class CompareView(_Analysis):
             self.shipped_view.resizeColumnsToContents()
             rows = self.shipped_view.horizontalHeader().height() + sum(
                 self.shipped_view.rowHeight(r) for r in range(len(records))) + 4
-            self.shipped_view.setMaximumHeight(rows)
+            self.shipped_view.setFixedHeight(min(rows, 160))    # every judge's line, without a scroll bar
 
     def _verdict(self, *_: object) -> None:
         if not self.result:

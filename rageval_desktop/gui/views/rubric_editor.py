@@ -15,16 +15,14 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.judges.rubrics import FIELDS, Rubric, RubricInvalid, validate_template
+from rageval_desktop.gui.views.common import fit_dialog
 
 
 class RubricEditor(QDialog):
     def __init__(self, rubric: Rubric, fields: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Rubric {rubric.name} v{rubric.version}")
-        screen = (parent.screen() if parent is not None else None) or self.screen()
-        room = screen.availableGeometry() if screen is not None else None
-        self.resize(min(1200, int(room.width() * 0.9)) if room else 1000,
-                    min(720, int(room.height() * 0.9)) if room else 680)
+        fit_dialog(self, 1200, 700)      # within 1000x700 and the window it opens over
         self.rubric, self.fields = rubric, fields
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)

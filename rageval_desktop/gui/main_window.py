@@ -244,7 +244,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         cl = QVBoxLayout(center)
         cl.setContentsMargins(12, 10, 6, 6)
         cl.addLayout(top)
-        self.golden_bar = GoldenBar(self)
+        self.golden_bar = GoldenBar(self, center)
         self.golden_bar.setVisible(False)
         cl.addWidget(self.golden_bar)
         self._center = cl

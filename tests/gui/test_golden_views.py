@@ -12,7 +12,8 @@ from tests.gui.conftest import settle
 
 
 def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
-    assert window.golden_bar.isVisible() and "easy 12" in window.golden_bar.balance.text()
+    assert window.golden_bar.isVisible()
+    qtbot.waitUntil(lambda: "easy 12" in window.golden_bar.balance.text(), timeout=10_000)   # read off the GUI
     window.table.selectRow(0)
     gid = window.selected_golden_id()
     from rageval_desktop.core.golden.edits import row

@@ -3,7 +3,7 @@ their diffs, near-duplicates. Every change goes through core ops, which keep who
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.gui.views.common import ButtonBar
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
 
 
 class GoldenRowDialog(QDialog):
@@ -146,11 +149,36 @@ def duplicates_text(pairs: list[dict[str, Any]], questions: dict[str, str]) -> s
     return "\n".join(out)
 
 
-class GoldenBar(QWidget):
-    """The golden set's tools, shown above its table."""
+class GoldenBarHost(Protocol):
+    """What the golden bar asks of the window it sits in: the golden-set actions (gui/golden_actions.py), the
+    project, and the read lane."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    project: Project | None
+
+    def edit_golden(self, golden_id: str | None) -> None: ...
+    def selected_golden_id(self) -> str | None: ...
+    def retire_golden(self) -> None: ...
+    def save_golden_version(self) -> None: ...
+    def diff_golden(self) -> None: ...
+    def find_duplicates(self) -> None: ...
+    def approve_golden(self) -> None: ...
+    def generate_golden(self) -> None: ...
+    def retrieval_lab(self) -> None: ...
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None: ...
+
+
+def _balance(project: Project, ctx: object = None) -> dict[str, Any]:
+    from rageval_desktop.core.golden import edits
+
+    return edits.balance(project)
+
+
+class GoldenBar(QWidget):
+    """The golden set's tools, shown above its table; its balance line is read on the read lane (it was read on the
+    GUI thread)."""
+
+    def __init__(self, window: GoldenBarHost, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.window_ = window
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -175,9 +203,11 @@ class GoldenBar(QWidget):
         self.buttons["lab"].clicked.connect(window.retrieval_lab)
 
     def refresh(self) -> None:
-        from rageval_desktop.core.golden import edits
+        project = self.window_.project
+        if project is not None:
+            self.window_.run_read("golden balance", _balance, project, on_done=self._show_balance, announce=False)
 
-        b = edits.balance(self.window_.project)
+    def _show_balance(self, b: dict[str, Any]) -> None:
         parts = [f"{k} {v['rows']}" + (f"/{v['target']}" if v["target"] else "") for k, v in b["slices"].items()]
         self.balance.setText(" · ".join(parts) + f" · {b['production_failure_share'] * 100:.0f}% from production "
                              f"failures · {b['drafts']} drafts")

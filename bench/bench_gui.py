@@ -72,21 +72,21 @@ def table_bench(app, rows: int) -> str:
         t0 = time.perf_counter()
         w.select(run="big")              # the listing is read off the GUI thread: wait for it, then paint
         deadline = time.perf_counter() + 60
-        while w.rows_pending and time.perf_counter() < deadline:
+        while w.rows.rows_pending and time.perf_counter() < deadline:
             app.processEvents()
             time.sleep(0.001)
-        w.table.viewport().repaint()
+        w.rows.table.viewport().repaint()
         first = (time.perf_counter() - t0) * 1000
-        bar = w.table.verticalScrollBar()
+        bar = w.rows.table.verticalScrollBar()
         worst, t1 = 0.0, time.perf_counter()
         steps = 200
         for i in range(1, steps + 1):
             s = time.perf_counter()
             bar.setValue(bar.maximum() * i // steps)
-            w.table.viewport().repaint()
+            w.rows.table.viewport().repaint()
             worst = max(worst, (time.perf_counter() - s) * 1000)
         scroll = time.perf_counter() - t1
-        last = w.table.model().index(rows - 1, 2).data()
+        last = w.rows.table.model().index(rows - 1, 2).data()
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         close_and_wait(app, w)
     return (f"{rows:,}-row run: first paint {first:.0f} ms; scrolled to the end in {steps} jumps, {scroll:.2f} s, "

@@ -87,14 +87,14 @@ def wait_until(app, done, timeout: float = 120.0) -> None:
 
 def window_case(app, w: MainWindow, action) -> tuple[float, float]:
     """(GUI-thread stall ms, ms until the new listing is shown) for one action in the window."""
-    wait_until(app, lambda: not w.rows_pending)
+    wait_until(app, lambda: not w.rows.rows_pending)
     watch = LoopWatch()
     t0 = time.perf_counter()
     call_started = watch.clock.elapsed()
     action()
     blocked = watch.clock.elapsed() - call_started
-    wait_until(app, lambda: not w.rows_pending and getattr(w.table.model(), "pending", None) is None)
-    w.table.viewport().repaint()
+    wait_until(app, lambda: not w.rows.rows_pending and getattr(w.rows.table.model(), "pending", None) is None)
+    w.rows.table.viewport().repaint()
     shown = (time.perf_counter() - t0) * 1000
     return max(blocked, watch.stop()), shown
 
@@ -126,11 +126,11 @@ def main() -> None:
         print(f"built a {args.rows:,}-row project in {time.perf_counter() - t:.1f} s")
         w = open_window(app, path)
         w.resize(1280, 720)
-        wait_until(app, lambda: not w.rows_pending)
+        wait_until(app, lambda: not w.rows.rows_pending)
         stall, shown = window_case(app, w, lambda: w.select(run="big"))
         print(f"open the run: GUI-thread stall {stall:.0f} ms, shown after {shown:.0f} ms")
-        headers = [c.header for c in w.table.model().source.columns]
-        bar = w.triage
+        headers = [c.header for c in w.rows.table.model().source.columns]
+        bar = w.rows.triage
         cases = [(f"sort by {h}", Filters(), (headers.index(h), True)) for h in ("question", "latency", "f1", "gold@5")]
         cases += [("search 'question 1999'", Filters(search="question 1999"), None),
                   ("f1 score 5", Filters(judge="f1", score_min=5, score_max=5), None),
@@ -147,7 +147,7 @@ def main() -> None:
         def apply(filters: Filters, sort: tuple[int, bool] | None):
             def go() -> None:
                 if sort is not None:
-                    w.table.horizontalHeader().setSortIndicator(
+                    w.rows.table.horizontalHeader().setSortIndicator(
                         sort[0], Qt.SortOrder.DescendingOrder if sort[1] else Qt.SortOrder.AscendingOrder)
                 elif filters.search:
                     bar.search.setText(filters.search)
@@ -161,7 +161,7 @@ def main() -> None:
                 elif filters.failure:
                     bar.failure.setCurrentIndex(bar.failure.findData(filters.failure))
                 elif filters.slice_tag:
-                    w.slice_box.setCurrentIndex(w.slice_box.findData(filters.slice_tag))
+                    w.rows.slice_box.setCurrentIndex(w.rows.slice_box.findData(filters.slice_tag))
                 else:
                     bar.judge.setCurrentIndex(bar.judge.findData(filters.judge))
                     bar.low.setValue(filters.score_min)
@@ -173,10 +173,10 @@ def main() -> None:
         for _ in range(args.repeats):
             for name, filters, sort in cases:
                 bar.clear()
-                w.slice_box.setCurrentIndex(0)     # all slices
-                w.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-                w._orders.clear()
-                wait_until(app, lambda: not w.rows_pending)
+                w.rows.slice_box.setCurrentIndex(0)     # all slices
+                w.rows.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+                w.rows._orders.clear()
+                wait_until(app, lambda: not w.rows.rows_pending)
                 now = window_case(app, w, apply(filters, sort))
                 before = before_case(app, w.project, (1, "big"), filters, sort)
                 results.setdefault(name, {"now": [], "before": []})

@@ -71,7 +71,7 @@ def render_dialogs(demo: Path, size: tuple[int, int], target: Path) -> None:
     opened: list[str] = []
     window.project_opened.connect(lambda p: opened.append(str(p)))
     window.open_path(demo)
-    wait(app, lambda: bool(opened) and not window.rows_pending)
+    wait(app, lambda: bool(opened) and not window.rows.rows_pending)
     current = {"name": ""}
 
     def draw(dialog: QWidget) -> None:

@@ -15,14 +15,11 @@ if TYPE_CHECKING:
 
 
 class GoldenActions(WindowHost):
-    """Mixed into MainWindow (needs: project, table, run_task, show_error, statusBar)."""
-
-    project: Any
-    table: Any
+    """Mixed into MainWindow (needs what gui/window_host.py declares: the project, the rows page, the lanes)."""
 
     def selected_golden_id(self) -> str | None:
-        model = self.table.model()
-        index = self.table.currentIndex()
+        model: Any = self.rows.table.model()
+        index = self.rows.table.currentIndex()
         if model is None or not index.isValid() or not model.source.key.startswith("golden"):
             return None
         return model.row_id(index.row())
@@ -149,10 +146,14 @@ class GoldenActions(WindowHost):
         except ValueError:
             self.show_error("Chunk sizes are whole numbers separated by commas, e.g. 200,500.")
             return
-        def lab(ctx: Any) -> tuple[dict, bytes]:
+        project = self.project
+        if project is None:
+            return
+
+        def lab(ctx: Any) -> tuple[dict, bytes]:       # (the worker gets the project, not the window)
             from rageval_desktop.core.reports.plots import lab_chart
 
-            data = run_lab(self.project, sizes, ctx=ctx)
+            data = run_lab(project, sizes, ctx=ctx)
             return data, lab_chart(data)
 
         self.run_task("Retrieval lab: chunking, embedding, searching", lab,
@@ -160,7 +161,8 @@ class GoldenActions(WindowHost):
                                                         png=result[1]).open())
 
     def promote_current_row(self) -> None:
-        model, index = self.table.model(), self.table.currentIndex()
+        model: Any = self.rows.table.model()
+        index = self.rows.table.currentIndex()
         if self.project is None or model is None or not index.isValid() or model.source.key.startswith("golden"):
             return
         self.promote_row(model.row_id(index.row()))
@@ -171,6 +173,8 @@ class GoldenActions(WindowHost):
         from rageval_desktop.core.golden.edits import promote_failure
         from rageval_desktop.core.store import browse
 
+        if self.project is None:
+            return
         tag, ok = QInputDialog.getItem(self, "Add to the golden set", "Slice of the new golden row:",
                                        browse.slice_choices(self.project), 0, False)
         if ok:

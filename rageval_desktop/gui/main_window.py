@@ -32,10 +32,8 @@ workers = lazy("rageval_desktop.gui.workers")
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction, QCloseEvent
 
-    from rageval_desktop.core.store import browse
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
-    from rageval_desktop.gui.views.triage_bar import TriageBar
     from rageval_desktop.gui.workers import Worker
 
 ROW_HEIGHT = 24
@@ -108,7 +106,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     @property
     def detail_width_ready(self) -> bool:
         """The detail pane has its remembered width (set once the rows page is first laid out)."""
-        return self._detail_width_set
+        return self.rows._detail_width_set
 
     def __init__(self, *, staged: bool = False) -> None:
         """`staged` (the app's start): the window is shown empty first and built right after its first paint —
@@ -170,24 +168,17 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     # --- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
         from PySide6.QtWidgets import (
-            QCheckBox,
-            QComboBox,
-            QHBoxLayout,
-            QHeaderView,
             QLabel,
             QListWidget,
             QProgressBar,
             QPushButton,
             QSplitter,
             QStackedWidget,
-            QTableView,
             QVBoxLayout,
         )
 
-        from rageval_desktop.gui.views.detail_pane import DetailPane
-        from rageval_desktop.gui.views.golden_tools import GoldenBar
         from rageval_desktop.gui.views.notice_bar import NoticeBar
-        from rageval_desktop.gui.views.triage_bar import ColumnChooser
+        from rageval_desktop.gui.views.rows_view import RowsView
         from rageval_desktop.gui.views.welcome import WelcomePage
 
         self.stack = QStackedWidget()
@@ -199,78 +190,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.nav.setFixedWidth(210)
         self.nav.currentItemChanged.connect(self._on_nav)
 
-        self.slice_box = QComboBox()
-        self.slice_box.setObjectName("sliceBox")
-        self.slice_box.currentIndexChanged.connect(self._on_slice)
-        self.view_title = QLabel()
-        self.view_title.setObjectName("viewTitle")
-        slice_label = QLabel("S&lice:")
-        slice_label.setBuddy(self.slice_box)
-        top = QHBoxLayout()
-        top.addWidget(self.view_title)
-        top.addStretch(1)
-        top.addWidget(slice_label)
-        top.addWidget(self.slice_box)
-
-        self.table = QTableView()
-        self.table.setObjectName("rows")
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
-        self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
-        vh = self.table.verticalHeader()
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # never ResizeToContents (72 s at 100k rows)
-        vh.setDefaultSectionSize(ROW_HEIGHT)
-        vh.setMinimumWidth(44)
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(True)
-        header.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)   # a long judge name keeps both ends
-        header.setHighlightSections(False)
-        header.setSectionsClickable(True)        # click a header: sort in SQL (LazyTableModel.sort)
-        header.setSortIndicatorShown(True)
-        header.setSortIndicator(-1, QtCore.Qt.SortOrder.AscendingOrder)
-        header.sortIndicatorChanged.connect(self._on_sort)
-        self.columns = ColumnChooser(self.table)
-        self._orders: dict[str, tuple[int, bool]] = {}   # table key -> the sort the user chose
-        self._keep_row: Any = None       # the row the user was on when a sort was asked (selected again after)
-        self._select_after: Any = None   # a row to select when the listing being read arrives (show_run_row)
-        self.rows_pending = False        # a listing of the table (filter, sort) is being read
-        self.read_finished.connect(lambda page: setattr(self, "rows_pending", False) if page == "rows" else None)
-        self._failing: dict[tuple[str, int, str], list[int]] = {}   # (project, run id, class) -> rows, until a change
-        self._selective: dict[str, Any] = {}   # judges holding a selective licence (core.review.licence.selective_held)
-
-        center = QWidget()
-        cl = QVBoxLayout(center)
-        cl.setContentsMargins(12, 10, 6, 6)
-        cl.addLayout(top)
-        self.golden_bar = GoldenBar(self, center)
-        self.golden_bar.setVisible(False)
-        cl.addWidget(self.golden_bar)
-        self._center = cl
-        self._triage: TriageBar | None = None   # the filter row is built when a table is first shown
-        self.promote_button = QPushButton("Add to &golden set…")
-        self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
-        self.promote_button.clicked.connect(self.promote_current_row)
-        self.promote_button.setVisible(False)
-        top.addWidget(self.promote_button)
-        cl.addWidget(self.table)
-        self.detail = DetailPane()
-        self.raw_toggle = QCheckBox("Show raw judge &outputs")
-        self.raw_toggle.toggled.connect(self.detail.set_show_raw)
-        detail_box = QWidget()
-        dl = QVBoxLayout(detail_box)
-        dl.setContentsMargins(0, 6, 0, 0)
-        dl.addWidget(self.raw_toggle)
-        dl.addWidget(self.detail)
-        self.rows_page = QSplitter()
-        self.rows_page.addWidget(center)
-        self.rows_page.addWidget(detail_box)
-        self.rows_page.setStretchFactor(0, 1)   # a wider window widens the table; the detail pane keeps its width
-        self.rows_page.setStretchFactor(1, 0)
-        self._detail_width_set = False
-        self.rows_page.splitterMoved.connect(lambda *_: settings().setValue("detail_width",
-                                                                           self.rows_page.sizes()[1]))
+        self.rows = RowsView(self)             # the golden set or a run as a table, its filters and detail pane
+        self.rows.shown.connect(self.rows_shown.emit)
+        self.rows_page = self.rows
+        self.read_finished.connect(lambda page: setattr(self.rows, "rows_pending", False) if page == "rows" else None)
         self.pages = QStackedWidget()
         self.pages.addWidget(self.rows_page)
         self._pages: dict[str, QWidget] = {}  # built on first visit: the first window shows sooner
@@ -305,6 +228,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         bar.addWidget(self.path_label, 1)
         bar.addPermanentWidget(self.saved_label)
         bar.addPermanentWidget(self.rows_label)
+        self.rows.counted.connect(self.rows_label.setText)
         bar.addPermanentWidget(self.task_label)
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.cancel_button)
@@ -362,11 +286,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                "The name your ratings carry")
         view_menu = self.menuBar().addMenu("&View")
         action(view_menu, "&Navigation", lambda: self.nav.setFocus(), "Ctrl+1")
-        action(view_menu, "&Table", lambda: self.table.setFocus(), "Ctrl+2")
-        action(view_menu, "&Detail", lambda: self.detail.setFocus(), "Ctrl+3")
-        action(view_menu, "&Slice…", self._choose_slice, "Ctrl+L")
+        action(view_menu, "&Table", lambda: self.rows.table.setFocus(), "Ctrl+2")
+        action(view_menu, "&Detail", lambda: self.rows.detail.setFocus(), "Ctrl+3")
+        action(view_menu, "&Slice…", lambda: self.rows.choose_slice(), "Ctrl+L")
         action(view_menu, "Searc&h rows", self.focus_search, "Ctrl+F")
-        action(view_menu, "Clear &filters", lambda: self.triage.clear(), "Ctrl+Shift+F")
+        action(view_menu, "Clear &filters", lambda: self.rows.triage.clear(), "Ctrl+Shift+F")
         view_menu.addSeparator()
         for theme, text in (("light", "Theme: &Light"), ("dark", "Theme: D&ark"),
                             ("system", "Theme: Follow the s&ystem")):
@@ -425,7 +349,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         commands = [from_action(a) for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
                     if not a.isSeparator() and a.menu() is None and a.text() and a.isEnabled()]
         if self.project is not None:   # every page's buttons too: run judges, new sample, record audit, ...
-            pages = [("Golden set", "golden", self.golden_bar)] + [
+            pages = [("Golden set", "golden", self.rows.golden_bar)] + [
                 (spec.title, spec.key, self.page(spec.key)) for spec in page_list.PAGES]
             for title, kind, widget in pages:
                 for button in widget.findChildren(QPushButton):
@@ -440,7 +364,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         toggles the box or opens the list."""
         from rageval_desktop.gui.views.command_palette import Command
 
-        bar = self.triage
+        bar = self.rows.triage
 
         def on_rows(then: Any) -> Any:
             def run() -> None:
@@ -466,7 +390,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if scheme_differs():
             apply_appearance()
             if self.project is not None:
-                self._show_current()
+                self.show_current()
 
     def set_theme(self, theme: str) -> None:
         """View › Theme (and Ctrl+K 'theme'): light, dark or the system's, kept in the user's preferences; the page
@@ -474,7 +398,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         settings().setValue("theme", theme)
         apply_appearance()
         if self.project is not None:
-            self._show_current()
+            self.show_current()
         self.show_status(f"theme: {theme}")
 
     # --- preferences ---------------------------------------------------------------------------
@@ -554,13 +478,13 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.setWindowTitle(f"{project.meta('name') or project.path.stem} — RAGEval Desktop")
         self.path_label.setText(str(project.path))
         self.path_label.setToolTip(str(project.path))
-        self._fill_slices()
+        self.rows.fill_slices()
         self._fill_nav()
-        self._read_selective()
+        self.rows.read_selective()
         self.stack.setCurrentWidget(self.workspace)
         self._set_project_actions(True)
         self.backup_timer.start()
-        self.table.setFocus()
+        self.rows.table.setFocus()
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
             self.check_project(reason="unclean shutdown")
         self.collect_batch_jobs()
@@ -588,8 +512,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         for worker in (self._task, self._job):
             if worker is not None:   # detached: a batch job's remote batches keep running (collected on reopen)
                 worker.cancel(detach=True)
-        self.table.setModel(None)
-        self.detail.show_detail(None)
+        self.rows.clear_rows()
         self.nav.clear()
         project.listeners.clear()
         self.stack.setCurrentWidget(self.welcome)
@@ -709,20 +632,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     # --- navigation ----------------------------------------------------------------------------
-    def _fill_slices(self) -> None:
-        from rageval_desktop.core.store import browse
-
-        assert self.project is not None
-        keep = self.slice_box.currentData()
-        self.slice_box.blockSignals(True)
-        self.slice_box.clear()
-        self.slice_box.addItem("All slices", None)
-        for name in browse.list_slices(self.project):
-            self.slice_box.addItem(name, name)
-        index = self.slice_box.findData(keep)
-        self.slice_box.setCurrentIndex(max(index, 0))
-        self.slice_box.blockSignals(False)
-
     def _fill_nav(self) -> None:
         from PySide6.QtWidgets import QListWidgetItem
 
@@ -768,7 +677,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def select(self, run: str | None = None, slice_tag: str | None = None) -> None:
         """Show a run (by name) and/or a slice; used by the command line and by other views."""
         if slice_tag is not None:
-            self.slice_box.setCurrentIndex(max(self.slice_box.findData(slice_tag), 0))
+            self.rows.slice_box.setCurrentIndex(max(self.rows.slice_box.findData(slice_tag), 0))
         if run is not None:
             for i in range(self.nav.count()):
                 key = self.nav.item(i).data(QtCore.Qt.ItemDataRole.UserRole)
@@ -777,67 +686,18 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
     def show_run_row(self, run: str, row_id: int) -> None:
         """The run's table with the row selected and its detail shown."""
-        from rageval_desktop.gui.models.lazy_table import LazyTableModel
-
-        self._select_after = row_id          # when the run's listing arrives (it is read off the GUI thread)
+        self.rows._select_after = row_id     # when the run's listing arrives (it is read off the GUI thread)
         self.select(run=run)
-        model = self.table.model()
-        if not self.rows_pending and isinstance(model, LazyTableModel) and self.pages.currentWidget() is self.rows_page:
-            self._select_after = None
-            row = model.row_of(row_id)
-            if row >= 0:
-                self.table.selectRow(row)
-                self.table.scrollTo(model.index(row, 0))
+        self.rows.show_row(row_id)
 
     def _on_nav(self, *_: Any) -> None:
-        self._show_current()
-
-    def _on_slice(self, *_: Any) -> None:
-        self.state.current_slice = self.slice_box.currentData()
-        self._show_current()
+        self.show_current()
 
     def current_key(self) -> tuple | None:
         item = self.nav.currentItem()
         if item is None or self.project is None:
             return None
         return item.data(QtCore.Qt.ItemDataRole.UserRole)
-
-    def current_source(self) -> browse.TableSource | None:
-        from rageval_desktop.core.metrics import triage
-
-        key = self.current_key()
-        if key is None or key[0] not in ("golden", "run"):
-            return None
-        kind, arg = key
-        project = self.project
-        if project is None:
-            return None
-        if kind == "run":
-            self.current_run = arg[1]
-        filters = self.triage.filters(self.slice_box.currentData())
-        if kind == "golden":
-            return triage.golden_source(filters)
-        failing = self._failing.get((str(project.path), arg[0], filters.failure)) if filters.failure else None
-        if filters.failure and failing is None:
-            self._classify(arg[0], arg[1], filters.failure)   # in a worker; the listing follows when it is done
-            return None
-        return triage.run_source(project, arg[0], arg[1], filters, failing)
-
-    def _classify(self, run_id: int, run: str, failure: str) -> None:
-        """A failure-class filter: classify the run's rows on a worker (seconds at 200k rows), then list them."""
-        from rageval_desktop.core.metrics import triage
-
-        self.rows_label.setText(f"finding {failure} failures…")
-        project = self.project
-        if project is None:
-            return
-        key = (str(project.path), run_id, failure)
-
-        def done(ids: list[int]) -> None:
-            self._failing[key] = ids
-            self._show_current()
-
-        self.run_read("failure classes", lambda ctx: triage.failing_ids(project, run, failure), on_done=done)
 
     def run_names(self) -> list[str]:
         from rageval_desktop.core.store import browse
@@ -850,106 +710,17 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
 
         return ProjectSource(self.project) if self.project is not None else None
 
-    def _show_current(self) -> None:
-        from rageval_desktop.core.metrics import triage
-
+    def show_current(self) -> None:
+        """The page the navigation chose: a page by key, else the rows page on the golden set or a run."""
         key = self.current_key()
-        self.rows_label.setText("")  # a row count is true only for the table of rows (set below)
+        self.rows_label.setText("")  # a row count is true only for the table of rows (the rows page says it)
         if key and key[0] in page_list.BY_KEY:
             view = self.page(key[0])
             self.pages.setCurrentWidget(view)
             view.refresh(self.run_names())
             return
-        self.pages.setCurrentWidget(self.rows_page)
-        QTimer.singleShot(0, self._restore_detail_width)   # after the page is laid out
-        if self.project is None or key is None:
-            return
-        kind = "golden" if key[0] == "golden" else "run"
-        if kind != self.triage.kind or kind == "run":
-            judges = [] if kind == "golden" else [
-                (name, *triage.scale_of(metric)) for _, name, metric in triage.run_columns(self.project)[0]]
-            self.triage.set_kind(kind, judges)
-        source = self.current_source()
-        if source is None:
-            return
-        order = self._orders.get(kind)
-        order = order if order and order[0] < len(source.columns) else None
-        project = self.project
-        self.rows_label.setText("listing…")     # the count comes with the listing
-        # the ids under these filters and this sort are read off the GUI thread; what is shown stays until they come
-        self._read_rows(lambda ctx: source.ids(project, order),
-                        lambda ids: self._show_rows(kind, source, order, ids))
-
-    def _show_rows(self, kind: str, source: Any, order: tuple[int, bool] | None, ids: list[Any]) -> None:
-        from rageval_desktop.gui.models.lazy_table import LazyTableModel
-
-        if self.project is None:
-            return
-        model = LazyTableModel(self.project, source, self.table, order, ids=ids, reader=self._read_rows)
-        model.sorted_to.connect(lambda _order, model=model: self._reselect(model))
-        old = self.table.model()
-        # the same table shown again (after saving a version, an edit, an import): keep the row the user was on
-        same = isinstance(old, LazyTableModel) and old.source.key == source.key
-        keep_id = old.row_id(self.table.currentIndex().row()) if same and self.table.currentIndex().isValid() else None
-        self.table.setModel(model)
-        if old is not None:
-            old.deleteLater()
-        for col, spec in enumerate(source.columns):
-            self.table.setColumnWidth(col, spec.width)
-        header = self.table.horizontalHeader()
-        header.blockSignals(True)
-        sort = QtCore.Qt.SortOrder
-        header.setSortIndicator(*(model.order[0], sort.DescendingOrder if model.order[1] else sort.AscendingOrder)
-                                if model.order else (-1, sort.AscendingOrder))
-        header.blockSignals(False)
-        self.columns.apply(kind)
-        self.table.selectionModel().currentRowChanged.connect(self._on_row)
-        self.view_title.setText(source.title)
-        filtered = self.triage.filters(None).active
-        n = model.rowCount()
-        self.triage.show_count(n, filtered)
-        if self.pages.currentWidget() is self.rows_page:     # another page may have been chosen meanwhile
-            self.rows_label.setText(f"{n:,} rows" + (" (filtered)" if filtered else ""))
-        is_golden = source.key.startswith("golden")
-        self.golden_bar.setVisible(is_golden)
-        self.promote_button.setVisible(not is_golden)
-        if is_golden:
-            self.golden_bar.refresh()
-        self.detail.show_detail(None)
-        if self._select_after is not None:
-            keep_id, self._select_after = self._select_after, None
-        if n:
-            row = max(model.row_of(keep_id), 0) if keep_id is not None else 0
-            self.table.selectRow(row)
-            self.table.scrollTo(model.index(row, 0))
-        self.rows_shown.emit(n)
-
-    @property
-    def triage(self) -> TriageBar:
-        """The filter row above the tables, built on first use (the first window shows sooner)."""
-        if self._triage is None:
-            from rageval_desktop.gui.views.triage_bar import TriageBar
-
-            bar = TriageBar(self)
-            bar.changed.connect(self._show_current)
-            button = bar.columns_button
-            button.clicked.connect(lambda: self.columns.menu().exec(button.mapToGlobal(button.rect().bottomLeft())))
-            bar.review_button.clicked.connect(self.review_listed)
-            self._center.insertWidget(self._center.indexOf(self.golden_bar) + 1, bar)
-            self._triage = bar
-        return self._triage
-
-    def _restore_detail_width(self) -> None:
-        """Once laid out: the detail pane at the width the user last chose; by default DETAIL_WIDTH, or 38% of the page
-        on a narrow window (at 1024 px the judges' scores stay beside the id, not past the table's edge)."""
-        total = sum(self.rows_page.sizes())
-        if self._detail_width_set or total < 500 or not self.rows_page.isVisible():
-            return
-        self._detail_width_set = True
-        chosen = settings().value("detail_width")
-        width = int(str(chosen)) if chosen else min(DETAIL_WIDTH, int(total * 0.38))
-        width = max(160, min(width, total - 300))
-        self.rows_page.setSizes([total - width, width])
+        self.pages.setCurrentWidget(self.rows)
+        self.rows.show_key(key)
 
     def open_failures(self, run: str | None, slice_tag: str, metric: str) -> None:
         self.navigate("failures", run=run, slice_tag=slice_tag, metric=metric)
@@ -979,10 +750,11 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         if where.get("run"):
             self.current_run = where["run"]
         slice_tag = where.get("slice_tag")
-        self.slice_box.blockSignals(True)
-        self.slice_box.setCurrentIndex(max(self.slice_box.findData(None if slice_tag == ALL else slice_tag), 0))
-        self.slice_box.blockSignals(False)
-        self.state.current_slice = self.slice_box.currentData()
+        box = self.rows.slice_box
+        box.blockSignals(True)
+        box.setCurrentIndex(max(box.findData(None if slice_tag == ALL else slice_tag), 0))
+        box.blockSignals(False)
+        self.state.current_slice = box.currentData()
         shown: Any = self.page("failures")
         metric = where.get("metric")
         shown.filter_to(metric or None)
@@ -1010,105 +782,10 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def show_status(self, message: str, ms: int = 6000) -> None:
         self.statusBar().showMessage(message, ms)
 
-    def _choose_slice(self) -> None:
-        self.slice_box.setFocus()
-        self.slice_box.showPopup()
-
     def focus_search(self) -> None:
-        if self.pages.currentWidget() is not self.rows_page:
+        if self.pages.currentWidget() is not self.rows:
             self.select_nav("golden")
-        self.triage.search.setFocus()
-        self.triage.search.selectAll()
-
-    def _on_sort(self, column: int, order: QtCore.Qt.SortOrder) -> None:
-        """A header click: the model re-lists its ids in SQL on the read lane (the old order stays painted until the
-        new one arrives); the row the user was on stays selected."""
-        from rageval_desktop.gui.models.lazy_table import LazyTableModel
-
-        model = self.table.model()
-        if not isinstance(model, LazyTableModel) or column < 0:
-            return
-        current = self.table.currentIndex()
-        keep = model.row_id(current.row()) if current.isValid() else None
-        wanted = (column, order == QtCore.Qt.SortOrder.DescendingOrder)
-        if model.source.columns[column].sort:
-            self._orders["golden" if model.source.key.startswith("golden") else "run"] = wanted
-        self._keep_row = keep
-        model.sort(column, order)
-
-    def _reselect(self, model: Any) -> None:     # a LazyTableModel
-        """After a sort arrived: the row the user was on, where it is now."""
-        keep, self._keep_row = self._keep_row, None
-        if self.table.model() is model and keep is not None and (row := model.row_of(keep)) >= 0:
-            self.table.selectRow(row)
-            self.table.scrollTo(model.index(row, 0))
-
-    def _read_rows(self, fn: Any, on_done: Any) -> None:
-        """The run table's reads (its ids under a filter or a sort): the read lane, the newest request wins."""
-        self.rows_pending = True      # cleared when the newest read lands, or fails (read_finished)
-        self.run_read("rows", fn, on_done=on_done)
-
-    def review_listed(self) -> None:
-        """"Review these": the rows listed now (filters and sort as shown) become a review sample."""
-        from PySide6.QtWidgets import QInputDialog
-
-        from rageval_desktop.core.metrics import triage
-        from rageval_desktop.core.review.sampling import MAX_CHOSEN, sample_of_rows
-        from rageval_desktop.gui.models.lazy_table import LazyTableModel
-
-        model = self.table.model()
-        if not isinstance(model, LazyTableModel) or not model.source.key.startswith("run") or not model.rowCount():
-            self.show_error("Nothing to review: list some rows of a run first.")
-            return
-        project, run = self.project, self.current_run
-        if project is None or run is None:
-            return
-        metrics = triage.run_columns(project)[1] or triage.row_metrics()
-        metric, ok = QInputDialog.getItem(self, "Review these rows",
-                                          f"Rate the {min(model.rowCount(), MAX_CHOSEN):,} listed rows for:",
-                                          metrics, 0, False)
-        if not ok:
-            return
-        model.fetch_all()
-        ids = [model.row_id(r) for r in range(min(model.rowCount(), MAX_CHOSEN))]
-        what = triage.describe(self.triage.filters(self.slice_box.currentData()))
-
-        def show(sample: Any) -> None:
-            self.select_nav("review")
-            self.page("review")._select_sample(sample.id)
-
-        self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, ids, reason=what),
-                      on_done=show)
-
-    def _on_row(self, current: Any, _previous: Any = None) -> None:
-        from rageval_desktop.core.store import queries
-
-        model = self.table.model()
-        if self.project is None or model is None or not current.isValid():
-            return
-        row_id = model.row_id(current.row())
-        if model.source.key.startswith("golden"):
-            self.detail.show_detail(queries.golden_row_detail(self.project, row_id))
-        else:
-            from rageval_desktop.core.review.licence import row_calls
-
-            calls = row_calls(self.project, row_id, self._selective) if self._selective else {}
-            self.detail.show_detail(queries.run_row_detail(self.project, row_id), calls=calls)
-
-    def _read_selective(self) -> None:
-        """The judges holding a selective licence (an agreement each: on the read lane), so that the detail pane says
-        of each row whether such a judge decides it or leaves it to people."""
-        from rageval_desktop.core.review.licence import selective_held
-
-        def arrived(held: dict[str, Any]) -> None:
-            self._selective = held
-            if self.pages.currentWidget() is self.rows_page:
-                self._on_row(self.table.currentIndex())
-
-        self._selective = {}
-        if self.project is not None:
-            self.run_read("selective licences", lambda project, ctx=None: selective_held(project), self.project,
-                          on_done=arrived, announce=False)      # no page waits for it
+        self.rows.focus_search()
 
     def _on_project_changed(self, changes: Changes) -> None:
         """A committed write, on the GUI thread: the window keeps its navigation and rows table; every page that shows
@@ -1120,17 +797,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         from datetime import datetime
 
         self.saved_label.setText(f"saved {datetime.now():%H:%M:%S} ({changes.op})")
-        if changes.touches(Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS):
-            self._failing.clear()   # failure classes follow the gold ids, the runs and the judges' verdicts
+        self.rows.changed(changes)
         self.state.announce(changes)
         if changes.touches(Area.GOLDEN, Area.RUNS, Area.CORPUS, Area.JUDGES):
-            self._fill_slices()
+            self.rows.fill_slices()
             self._fill_nav()
-            self._show_current()
-        elif changes.touches(Area.JUDGMENTS, Area.JOBS, Area.RATINGS) and self.pages.currentWidget() is self.rows_page:
-            self._on_row(self.table.currentIndex())
-        if changes.touches(Area.JUDGES, Area.RATINGS, Area.AUDIT, Area.SETTINGS, Area.REVIEW):
-            self._read_selective()
+            self.show_current()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Quitting never blocks: with a project open (or closing), the window stays until it is closed."""

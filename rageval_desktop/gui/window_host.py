@@ -20,17 +20,15 @@ if TYPE_CHECKING:
         QMainWindow,
         QProgressBar,
         QPushButton,
-        QSplitter,
         QStackedWidget,
-        QTableView,
         QWidget,
     )
 
     from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
-    from rageval_desktop.gui.views.detail_pane import DetailPane
     from rageval_desktop.gui.views.notice_bar import NoticeBar
+    from rageval_desktop.gui.views.rows_view import RowsView
 
     class WindowHost(QMainWindow):
         # the window's signals (class attributes of MainWindow)
@@ -42,13 +40,12 @@ if TYPE_CHECKING:
         state: AppState
         nav: QListWidget
         pages: QStackedWidget
-        table: QTableView
-        detail: DetailPane
+        rows: RowsView
         notice_bar: NoticeBar
         task_label: QLabel
         progress: QProgressBar
         cancel_button: QPushButton
-        rows_page: QSplitter
+        rows_page: RowsView
         last_info: str
         _pages: dict[str, QWidget]
         _reads: dict[str, int]

@@ -62,7 +62,7 @@ def open_window(qtbot, path: Path):
 def settle(qtbot, w) -> None:
     """Wait until the table shows its newest listing: filters, sorts and the table of a run chosen are read off the
     GUI thread (the old listing stays painted meanwhile)."""
-    qtbot.waitUntil(lambda: not w.rows_pending, timeout=30_000)
+    qtbot.waitUntil(lambda: not w.rows.rows_pending, timeout=30_000)
 
 
 @pytest.fixture

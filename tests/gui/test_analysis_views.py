@@ -205,8 +205,8 @@ def test_the_window_fits_a_1024_px_screen(window, qtbot):
     qtbot.waitUntil(lambda: window.width() <= 1024, timeout=5_000)
     from rageval_desktop.gui.views.common import ButtonBar
 
-    bars = window.golden_bar.findChildren(ButtonBar)
-    assert bars and bars[0].width() < sum(b.sizeHint().width() for b in window.golden_bar.buttons.values())
+    bars = window.rows.golden_bar.findChildren(ButtonBar)
+    assert bars and bars[0].width() < sum(b.sizeHint().width() for b in window.rows.golden_bar.buttons.values())
 
 
 @pytest.mark.slow      # heavy (2-3 s): make test stays near 90 s; CI runs it
@@ -252,7 +252,7 @@ def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
     assert done.args == ["failures"]
     failures = window.page("failures")
     assert window.pages.currentWidget() is failures
-    assert window.slice_box.currentData() == "keyword-heavy"
+    assert window.rows.slice_box.currentData() == "keyword-heavy"
     assert failures.metric_box.currentData() == "correctness" and failures.run_box.currentData() == "v2"
     assert failures.model.rowCount() > 0
     assert {failures.model.record(r)["slice"] for r in range(failures.model.rowCount())} == {"keyword-heavy"}

@@ -36,8 +36,8 @@ def test_the_detail_pane_shows_nuggets_and_citations(qtbot, tmp_path, monkeypatc
         w.resize(1280, 720)
         w.select(run="ore")
         settle(qtbot, w)
-        w.table.selectRow(0)
-        text = w.detail.toPlainText()
+        w.rows.table.selectRow(0)
+        text = w.rows.detail.toPlainText()
         assert "nug · nuggets: " in text and "nuggets (generated list):" in text
         assert "◐ [okay] Blackholes are dense — partial_support" in text
         assert "vital —  ·  weighted 50" in text                          # no vital nugget: unknown, not 0
@@ -48,10 +48,10 @@ def test_the_detail_pane_shows_nuggets_and_citations(qtbot, tmp_path, monkeypatc
         if shots:
             from rageval_desktop.gui.appearance import apply_appearance, settings
 
-            cursor = w.detail.document().find("RETRIEVED PASSAGES")   # scrolled so the nuggets and citations show
+            cursor = w.rows.detail.document().find("RETRIEVED PASSAGES")   # scrolled so the nuggets and citations show
             cursor.clearSelection()
-            w.detail.setTextCursor(cursor)
-            w.detail.ensureCursorVisible()
+            w.rows.detail.setTextCursor(cursor)
+            w.rows.detail.ensureCursorVisible()
             w.grab().save(str(Path(shots) / "detail-nuggets.png"))
             before = settings().value("theme", "system")
             settings().setValue("theme", "dark")

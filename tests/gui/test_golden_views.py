@@ -12,9 +12,9 @@ from tests.gui.conftest import settle
 
 
 def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
-    assert window.golden_bar.isVisible()
-    qtbot.waitUntil(lambda: "easy 12" in window.golden_bar.balance.text(), timeout=10_000)   # read off the GUI
-    window.table.selectRow(0)
+    assert window.rows.golden_bar.isVisible()
+    qtbot.waitUntil(lambda: "easy 12" in window.rows.golden_bar.balance.text(), timeout=10_000)   # read off the GUI
+    window.rows.table.selectRow(0)
     gid = window.selected_golden_id()
     from rageval_desktop.core.golden.edits import row
 
@@ -41,7 +41,7 @@ def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
 def test_invalid_edit_is_refused_with_a_message(window, qtbot):
     from rageval_desktop.core.golden.edits import row
 
-    window.table.selectRow(0)
+    window.rows.table.selectRow(0)
     dialog = GoldenRowDialog(window.project, ["easy"], row(window.project, window.selected_golden_id()), window)
     qtbot.addWidget(dialog)
     dialog.add_gold("no-such-chunk#9999", None)
@@ -56,7 +56,7 @@ def test_version_diff_and_promote(window, qtbot, monkeypatch):
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("v1", True))
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
         window.save_golden_version()
-    window.table.selectRow(1)
+    window.rows.table.selectRow(1)
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("duplicate", True))
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
         window.retire_golden()
@@ -69,7 +69,7 @@ def test_version_diff_and_promote(window, qtbot, monkeypatch):
     assert "1 changed" in text and "status: 'approved'" in text
     window.select(run="v2")
     settle(qtbot, window)
-    window.table.selectRow(0)
+    window.rows.table.selectRow(0)
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("adversarial", True))
     with proj_question_freed(window):
         with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
@@ -87,8 +87,8 @@ class proj_question_freed:  # noqa: N801 - a tiny context manager for the test
         self.window = window
 
     def __enter__(self):
-        model = self.window.table.model()
-        row_id = model.row_id(self.window.table.currentIndex().row())
+        model = self.window.rows.table.model()
+        row_id = model.row_id(self.window.rows.table.currentIndex().row())
         with self.window.project.write("free") as w:
             w.execute("UPDATE run_rows SET question = 'A question production got wrong?' WHERE id = ?", (row_id,))
         return self

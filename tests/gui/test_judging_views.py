@@ -48,8 +48,8 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
     # the detail pane shows the row's judgment
     window.select(run="v1")
     settle(qtbot, window)
-    window.table.selectRow(0)
-    assert "\nllm-correct · correctness: 4" in window.detail.toPlainText().split("JUDGMENTS", 1)[1]
+    window.rows.table.selectRow(0)
+    assert "\nllm-correct · correctness: 4" in window.rows.detail.toPlainText().split("JUDGMENTS", 1)[1]
 
 
 def test_test_connection_reports_the_endpoint(window, qtbot, server):

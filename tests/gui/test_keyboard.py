@@ -24,7 +24,7 @@ def test_every_button_is_reachable_by_keyboard(qtbot, window):
                 missing.append(f"{kind}: '{button.text()}' takes no Tab focus")
             if "&" not in button.text():
                 missing.append(f"{kind}: '{button.text()}' has no mnemonic")
-    for button in w.golden_bar.findChildren(QPushButton):
+    for button in w.rows.golden_bar.findChildren(QPushButton):
         if "&" not in button.text():
             missing.append(f"golden: '{button.text()}' has no mnemonic")
     assert missing == []

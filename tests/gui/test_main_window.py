@@ -36,7 +36,7 @@ def opened(window, qtbot, demo_file, tmp_path):
 
 
 def test_opens_demo_and_shows_golden_rows(opened):
-    model = opened.table.model()
+    model = opened.rows.table.model()
     assert model.rowCount() >= 60
     assert model.index(0, 2).data() == "What does the assert statement do?"
     assert opened.rows_label.text() == f"{model.rowCount()} rows"
@@ -48,11 +48,11 @@ def test_opens_demo_and_shows_golden_rows(opened):
 def test_run_view_detail_marks_gold_passages_as_plain_text(opened, qtbot):
     opened.select(run="v1")
     settle(qtbot, opened)
-    model = opened.table.model()
+    model = opened.rows.table.model()
     assert model.source.title == "Run v1"
     assert model.rowCount() == 72
-    opened.table.selectRow(0)
-    text = opened.detail.toPlainText()
+    opened.rows.table.selectRow(0)
+    text = opened.rows.detail.toPlainText()
     assert "QUESTION\nWhat does the assert statement do?" in text
     assert "★ GOLD" in text and "assert#000" in text
     assert "RETRIEVED PASSAGES (50; gold chunks: assert#000)" in text
@@ -61,30 +61,30 @@ def test_run_view_detail_marks_gold_passages_as_plain_text(opened, qtbot):
 def test_slice_filter_carries_across_views(opened, qtbot):
     opened.select(slice_tag="keyword-heavy")
     settle(qtbot, opened)
-    assert opened.table.model().rowCount() == 12
+    assert opened.rows.table.model().rowCount() == 12
     opened.select(run="v2")
     settle(qtbot, opened)
-    assert opened.table.model().rowCount() == 12
-    assert {opened.table.model().index(r, 1).data() for r in range(12)} == {"keyword-heavy"}
+    assert opened.rows.table.model().rowCount() == 12
+    assert {opened.rows.table.model().index(r, 1).data() for r in range(12)} == {"keyword-heavy"}
 
 
 def test_keyboard_moves_through_rows_and_updates_detail(opened, qtbot):
-    opened.table.setFocus()
-    opened.table.selectRow(0)
-    first = opened.detail.toPlainText()
-    qtbot.keyClick(opened.table, Qt.Key.Key_Down)
-    assert opened.table.currentIndex().row() == 1
-    assert opened.detail.toPlainText() != first
+    opened.rows.table.setFocus()
+    opened.rows.table.selectRow(0)
+    first = opened.rows.detail.toPlainText()
+    qtbot.keyClick(opened.rows.table, Qt.Key.Key_Down)
+    assert opened.rows.table.currentIndex().row() == 1
+    assert opened.rows.detail.toPlainText() != first
 
 
 @pytest.mark.slow   # heavy: the golden import's near-duplicate check loads the embedding model
 def test_import_through_the_window_refreshes_views(opened, qtbot, tmp_path):
     path = write(tmp_path / "extra.jsonl", [dict(GOLDEN[0], id="new-1", question="A brand new question?")])
-    before = opened.table.model().rowCount()
+    before = opened.rows.table.model().rowCount()
     with qtbot.waitSignal(opened.task_finished, timeout=20_000) as signal:
         opened.import_file(path, ask=False, kind="golden")
     assert signal.args == ["done"]
-    qtbot.waitUntil(lambda: opened.table.model().rowCount() == before + 1, timeout=5000)
+    qtbot.waitUntil(lambda: opened.rows.table.model().rowCount() == before + 1, timeout=5000)
 
 
 def test_bad_import_shows_readable_error_and_changes_nothing(opened, qtbot, tmp_path):

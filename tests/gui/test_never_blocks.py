@@ -65,8 +65,8 @@ def test_the_detail_pane_keeps_its_place_while_judgments_arrive(window, qtbot):
 
     window.select(run="v1")
     settle(qtbot, window)
-    window.table.selectRow(0)
-    pane = window.detail
+    window.rows.table.selectRow(0)
+    pane = window.rows.detail
     pane.resize(400, 120)
     detail = pane.detail
     assert detail is not None

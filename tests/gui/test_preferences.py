@@ -104,7 +104,7 @@ def test_the_palette_finds_the_run_tables_filters_and_the_theme(qtbot, window):
         assert any(n.replace("&", "").startswith(wanted) for n in names), wanted
     qtbot.keyClicks(w.palette_dialog.filter, "disagreements")
     qtbot.keyClick(w.palette_dialog.filter, Qt.Key.Key_Return)
-    assert w.triage.disagree.isChecked() and w.pages.currentWidget() is w.rows_page
+    assert w.rows.triage.disagree.isChecked() and w.pages.currentWidget() is w.rows_page
     w.show_palette()
     qtbot.keyClicks(w.palette_dialog.filter, "theme dark")
     qtbot.keyClick(w.palette_dialog.filter, Qt.Key.Key_Return)

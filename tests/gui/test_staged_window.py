@@ -26,7 +26,7 @@ def test_a_staged_window_is_built_after_its_first_paint_and_opens_what_was_asked
         pass
     settle(qtbot, w)
     assert w.ready and built == [True]
-    assert w.table.model().rowCount() == 72 and w.menuBar().actions()
+    assert w.rows.table.model().rowCount() == 72 and w.menuBar().actions()
     close_window(qtbot, w)
 
 

@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent("""
             seen.setdefault("loaded_at_window", [m for m in HEAVY if m in sys.modules])
         def grab(self, *args):
             from PySide6.QtWidgets import QApplication
-            model = self.table.model()
+            model = self.rows.table.model()
             seen["rows_at_grab"] = model.rowCount() if model is not None else None
             seen["icon_at_grab"] = not QApplication.windowIcon().isNull()   # set after the first paint
             return super().grab(*args)

@@ -125,15 +125,16 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
 
     window.select(run="v2")
     settle(qtbot, window)
-    model = window.table.model()
-    assert model.rowCount() == 72 and window.triage.count.text() == ""
+    model = window.rows.table.model()
+    assert model.rowCount() == 72 and window.rows.triage.count.text() == ""
     headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
     assert {"minilm-similarity", "answer-recall", "human correctness", "human correctness_binary"} <= set(headers)
     # a header click sorts (in SQL) and keeps the selected row
-    window.table.selectRow(5)
+    window.rows.table.selectRow(5)
     chosen = model.row_id(5)
     before = [model.row_id(r) for r in range(model.rowCount())]
-    window.table.horizontalHeader().setSortIndicator(headers.index("minilm-similarity"), Qt.SortOrder.DescendingOrder)
+    window.rows.table.horizontalHeader().setSortIndicator(headers.index("minilm-similarity"),
+                                                          Qt.SortOrder.DescendingOrder)
     col = headers.index("minilm-similarity")
     # the sort is read off the GUI thread: until it arrives the old order stays painted
     assert model.pending == (col, True) and [model.row_id(r) for r in range(model.rowCount())] == before
@@ -141,37 +142,37 @@ def test_window_filters_sorts_chooses_columns_and_reviews_disagreements(window, 
     assert model.pending is None and model.order == (col, True)
     scores = [model.row_values(r)[col] for r in range(model.rowCount())]
     assert scores == sorted(scores, reverse=True)
-    assert model.row_id(window.table.currentIndex().row()) == chosen
+    assert model.row_id(window.rows.table.currentIndex().row()) == chosen
     # the column chooser hides a column, and remembers it for the next table
-    window.columns.set_shown("latency", False)
-    assert window.table.isColumnHidden(headers.index("latency"))
+    window.rows.columns.set_shown("latency", False)
+    assert window.rows.table.isColumnHidden(headers.index("latency"))
     window.select(run="v1")
     settle(qtbot, window)
-    assert window.table.isColumnHidden(headers.index("latency"))
+    assert window.rows.table.isColumnHidden(headers.index("latency"))
     window.select(run="v2")
     settle(qtbot, window)
     # disagreements, then "Review these"
-    window.triage.disagree.setChecked(True)
+    window.rows.triage.disagree.setChecked(True)
     assert window.rows_label.text() == "listing…"           # a sign of life until the listing arrives
     settle(qtbot, window)
     expected = disagreeing_rows(window.project, "v2")
-    model = window.table.model()
-    assert model.rowCount() == len(expected) and window.triage.count.text() == f"{len(expected)} listed"
+    model = window.rows.table.model()
+    assert model.rowCount() == len(expected) and window.rows.triage.count.text() == f"{len(expected)} listed"
     assert "(filtered)" in window.rows_label.text()
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("correctness", True))
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
-        window.triage.review_button.click()
+        window.rows.triage.review_button.click()
     review = window.page("review")
     qtbot.waitUntil(lambda: window.pages.currentWidget() is review and review.sample is not None
                     and review.sample.row_ids and set(review.sample.row_ids) == set(expected), timeout=10_000)
     # search narrows while typing (after a short pause), Clear filters restores everything
     window.select(run="v2")
-    window.triage.clear()
-    window.triage.search.setText("assert")
-    qtbot.waitUntil(lambda: 0 < window.table.model().rowCount() < 72, timeout=5_000)
-    window.triage.clear()
+    window.rows.triage.clear()
+    window.rows.triage.search.setText("assert")
+    qtbot.waitUntil(lambda: 0 < window.rows.table.model().rowCount() < 72, timeout=5_000)
+    window.rows.triage.clear()
     settle(qtbot, window)
-    assert window.table.model().rowCount() == 72
+    assert window.rows.table.model().rowCount() == 72
 
 
 def test_a_failure_class_filter_is_worked_out_off_the_gui_thread(window, qtbot):
@@ -179,15 +180,15 @@ def test_a_failure_class_filter_is_worked_out_off_the_gui_thread(window, qtbot):
 
     window.select(run="v2")
     settle(qtbot, window)
-    box = window.triage.failure
+    box = window.rows.triage.failure
     with qtbot.waitSignal(window.read_finished, timeout=30_000) as done:
         box.setCurrentIndex(box.findData("reranker"))
         assert "finding reranker failures" in window.rows_label.text()   # the window answers meanwhile
     assert done.args == ["failure classes"]
     expected = failure_counts(window.project, "v2")["all"]["reranker"]
-    qtbot.waitUntil(lambda: window.table.model().rowCount() == expected, timeout=10_000)
+    qtbot.waitUntil(lambda: window.rows.table.model().rowCount() == expected, timeout=10_000)
     box.setCurrentIndex(box.findData("retrieval"))                    # another class: worked out once, then kept
-    qtbot.waitUntil(lambda: window.table.model().rowCount() == failure_counts(window.project, "v2")["all"][
+    qtbot.waitUntil(lambda: window.rows.table.model().rowCount() == failure_counts(window.project, "v2")["all"][
         "retrieval"], timeout=20_000)
 
 
@@ -195,17 +196,17 @@ def test_the_judge_score_filter_holds_its_choice_and_filters(window, qtbot):
     """Was: choosing a judge in "Any judge score" snapped back as the listing rebuilt the box (its item data, a
     tuple, never compared equal), so the score range never filtered (issue 31)."""
     window.select(run="v2")
-    bar = window.triage
+    bar = window.rows.triage
     bar.judge.setCurrentIndex(bar.judge.findData("minilm-similarity"))
     assert bar.judge.currentData() == "minilm-similarity" and bar.low.isEnabled()
     assert (bar.low.minimum(), bar.high.maximum()) == (1.0, 5.0)
     bar.low.setValue(4.0)
-    model = window.table.model()
-    qtbot.waitUntil(lambda: window.table.model() is not model, timeout=5_000)
+    model = window.rows.table.model()
+    qtbot.waitUntil(lambda: window.rows.table.model() is not model, timeout=5_000)
     assert bar.judge.currentData() == "minilm-similarity"            # still chosen after the listing rebuilt
     scores = window.project.reader().execute(
         "SELECT COUNT(*) FROM judgments x JOIN judges j ON j.id = x.judge_id JOIN run_rows rr ON rr.id = x.run_row_id "
         "JOIN runs r ON r.id = rr.run_id WHERE r.name = 'v2' AND j.name = 'minilm-similarity' AND x.score >= 4 "
         "AND x.status = 'ok'").fetchone()[0]
-    qtbot.waitUntil(lambda: window.table.model().rowCount() == scores, timeout=5_000)
+    qtbot.waitUntil(lambda: window.rows.table.model().rowCount() == scores, timeout=5_000)
     assert 0 < scores < 72 and bar.count.text() == f"{scores} listed"

@@ -17,7 +17,7 @@ def wait_workers(qtbot):
 
 def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
     w = window
-    w.table.selectRow(0)
+    w.rows.table.selectRow(0)
     gid = w.selected_golden_id()
     original = row(w.project, gid)["gold_answer"]
 
@@ -73,10 +73,10 @@ def test_undo_a_judge_retirement(qtbot, window, monkeypatch):
 def test_the_selected_golden_row_survives_save_version(qtbot, window, monkeypatch):
     """Was: saving a version rebuilt the table and selected row 1 again."""
     w = window
-    w.table.selectRow(5)
+    w.rows.table.selectRow(5)
     gid = w.selected_golden_id()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("v-test", True))
     with qtbot.waitSignal(w.task_finished, timeout=10_000):
         w.save_golden_version()
-    qtbot.waitUntil(lambda: w.table.model().rowCount() > 0, timeout=5_000)
-    assert w.selected_golden_id() == gid and w.table.currentIndex().row() == 5
+    qtbot.waitUntil(lambda: w.rows.table.model().rowCount() > 0, timeout=5_000)
+    assert w.selected_golden_id() == gid and w.rows.table.currentIndex().row() == 5

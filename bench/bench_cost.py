@@ -246,10 +246,10 @@ def paint(path: str) -> None:
         app.processEvents()
         t0 = time.perf_counter()
         w.select(run="v1")
-        w.table.viewport().repaint()
+        w.rows.table.viewport().repaint()
         firsts.append((time.perf_counter() - t0) * 1000)
     app.processEvents()
-    last = w.table.model().rowCount()
+    last = w.rows.table.model().rowCount()
     close_and_wait(app, w)
     print(f"first paint median {statistics.median(firsts):.1f} ms (min {min(firsts):.1f}); rows known {last:,}")
 

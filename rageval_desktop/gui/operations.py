@@ -247,10 +247,17 @@ def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: Task
 
 
 def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,
-             sample: int | None, ctx: TaskContext) -> dict:
+             sample: int | None, ctx: TaskContext, licensed_only: bool = False) -> dict:
+    """The Failures page's listing; `licensed_only`: generation failures by licensed judges' verdicts only (a judge
+    never audited, or one the audit retires, does not fill the page), named in `judges_counted`."""
     from rageval_desktop.core.metrics import failures as failing
+    from rageval_desktop.core.review.licence import licensed_judges
 
-    return failing.failure_listing(project, run, failure=failure, slice_tag=slice_tag, metric=metric, sample=sample)
+    judges = licensed_judges(project) if licensed_only else None
+    found = failing.failure_listing(project, run, judges=judges, failure=failure, slice_tag=slice_tag, metric=metric,
+                                    sample=sample)
+    found["judges_counted"] = judges
+    return found
 
 
 def export_report(project: Project, run: str, out: Path, baseline: str | None, ctx: TaskContext) -> Path:

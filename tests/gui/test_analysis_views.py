@@ -134,8 +134,17 @@ def test_compare_corrected_by_ratings_is_the_cli_ppi_gate(window, qtbot):
 def test_failure_browser_filters_and_samples(window, qtbot):
     open_view(window, qtbot, "failures")
     view = window.page("failures")
+    # it opens on what the licensed judges say (issue 48: 70 of 72 rows "failing", 40 of them by the judge the audit
+    # retires): on the demo no judge holds a licence yet, so only retrieval and reranker failures, and it says why
+    assert view.judges_box.currentData() == "licensed"
+    assert {view.model.record(r)["failure"] for r in range(view.model.rowCount())} <= {"retrieval", "reranker"}
+    assert "no judge holds a licence yet" in view.note.text()
+    licensed = view.model.rowCount()
+    with qtbot.waitSignal(window.read_finished, timeout=30_000):
+        view.judges_box.setCurrentIndex(view.judges_box.findData("all"))
     total = view.model.rowCount()
-    assert total > 10
+    assert total > max(10, licensed)
+    assert any("minilm-similarity" in view.model.record(r)["failed_judges"] for r in range(total))
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.class_box.setCurrentIndex(view.class_box.findData("retrieval"))
     assert {view.model.record(r)["failure"] for r in range(view.model.rowCount())} == {"retrieval"}

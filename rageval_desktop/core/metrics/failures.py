@@ -8,6 +8,7 @@ are exactly its metric's: `failure_rows(metric=…)` lists the rows failing that
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from rageval_desktop.core.base.vocab import METRICS
@@ -142,11 +143,13 @@ def failures(project: Project, run: str, **filters: Any) -> tuple[dict[str, Any]
     return failure_counts(project, run, frame), failure_rows(project, run, classified=frame, **filters)
 
 
-def failure_listing(project: Project, run: str, **filters: Any) -> dict[str, Any]:
+def failure_listing(project: Project, run: str, judges: Collection[str] | None = None,
+                    **filters: Any) -> dict[str, Any]:
     """What the Failures page shows, from one load of the run: the counts per class and slice, the rows, what a
     failure is (`pass_marks`: each judge metric's pass mark and judges) and, with a metric, how many rows of the
-    slice fail it (`metric_failures`)."""
-    frame = classify(load_run(project, run))
+    slice fail it (`metric_failures`). `judges`: generation failures by these judges' verdicts only (None: every
+    active judge's)."""
+    frame = classify(load_run(project, run, judges=judges))
     out: dict[str, Any] = {"counts": failure_counts(project, run, frame), "pass_marks": pass_marks(frame),
            "rows": failure_rows(project, run, classified=frame, **filters), "metric_failures": None}
     metric = filters.get("metric")

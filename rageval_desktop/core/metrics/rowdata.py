@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,9 +47,11 @@ class RunData:
     #                            passage_rank, status, score), for what is worked out per judge (the unscored rows)
 
 
-def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS) -> RunData:
+def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS,
+             judges: Collection[str] | None = None) -> RunData:
     """The run's numbers, one row per run row. No text: a million rows' questions and answers would be most of the
-    memory, and only the rows a view shows need theirs (`texts`)."""
+    memory, and only the rows a view shows need theirs (`texts`). `judges`: only these active judges' scores (None:
+    every active judge's)."""
     rid = find_run(project, run)
     # the rows, the judgments and the passages' side (gold hits, prompt cut) are read on helper threads, each with
     # its connection (SQLite lets go of the GIL while it works: two cores), while this one imports pandas, which
@@ -60,7 +63,7 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
         judged = pool.submit(_judgment_read, project, rid)
         passages = pool.submit(_passage_side, project, rid)
         import_frozen("pandas")   # (meanwhile; with the cycle collector paused: core.base.imports)
-        return _load_run(project, run, rid, ks, rows, passages, judged)
+        return _load_run(project, run, rid, ks, rows, passages, judged, judges)
 
 
 STATUSES = ("ok", "unparsed", "error")
@@ -197,7 +200,7 @@ def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
 
 
 def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], rows: Any, passages: Any,
-              judged: Any) -> RunData:
+              judged: Any, judges: Collection[str] | None = None) -> RunData:
     import numpy as np
 
     conn = project.reader()
@@ -206,7 +209,7 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], rows: A
     # the judges' side first: the judgments are read sooner than the gold hits, and the work on them overlaps the rest
     # of that read (0.3 s at a million rows)
     data.judgments = _judgment_frame(judged.result())
-    _add_judge_scores(project, data, data.judgments)
+    _add_judge_scores(project, data, data.judgments, judges)
     _add_human(project, data)
     data.unsettled = _unsettled(project, data)
     hit_rows, hit_ranks, prompt_rows, prompt_k = passages.result()   # read on the helper thread meanwhile
@@ -289,7 +292,7 @@ def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str
     return out
 
 
-def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
+def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collection[str] | None = None) -> None:
     import numpy as np
     import pandas as pd
 
@@ -299,6 +302,8 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any) -> None:
         data.retired.append({"judge": j["name"], "metric": j["metric"], "since": j["status_at"],
                              "reason": j["status_reason"]})
     active = judges[judges["status"] == "active"].set_index("id")
+    if only is not None:
+        active = active[active["name"].isin(list(only))]
     judge_of = rows["judge_id"].to_numpy()
     rank = rows["passage_rank"].to_numpy()
     frame = data.frame

@@ -224,3 +224,12 @@ def row_calls(project: Project, row_id: int, held: dict[str, Licence]) -> dict[s
             out[name] = (f"leaves this row to people: confidence {conf:.2f} < {level:.2f} — the desk's share "
                          "(Review: the rows it leaves)")
     return out
+
+
+TRUSTED = ("gate", "selective", "monitor")    # tiers whose verdicts a screen shows as the project's own
+
+
+def licensed_judges(project: Project, tiers: tuple[str, ...] = TRUSTED) -> list[str]:
+    """The active judges whose licence is one of `tiers` (by default any but explore: audited, not retired, not
+    changed since): what the Failures page counts by default (an agreement each)."""
+    return [j.name for j in list_judges(project) if j.status == "active" and licence(project, j).tier in tiers]

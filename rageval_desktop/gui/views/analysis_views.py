@@ -568,12 +568,18 @@ class FailuresView(_Analysis):
         self.metric_box.setToolTip("List the rows failing one metric, whatever their class (a chart click chooses "
                                    "its bar's metric)")
         self.metric_box.addItem("Failing any metric", None)
+        self.judges_box = QComboBox()
+        self.judges_box.addItem("by licensed judges", "licensed")
+        self.judges_box.addItem("by any active judge", "all")
+        self.judges_box.setToolTip("Whose verdicts make a generation failure: the judges holding a licence (audited, "
+                                   "not retired, unchanged since) — a judge never audited, or one the audit would "
+                                   "retire, does not fill the page — or every active judge")
         self.sample_button = QPushButton("Read &10 failures")
         self.all_button = QPushButton("Show &all")
         self.promote_button = QPushButton("Add to &golden set…")
         self.promote_button.setToolTip("This failure becomes a draft golden row (source: production failure)")
-        for w in (lab, self.run_box, self.class_box, self.metric_box, self.sample_button, self.all_button,
-                  self.promote_button):
+        for w in (lab, self.run_box, self.class_box, self.metric_box, self.judges_box, self.sample_button,
+                  self.all_button, self.promote_button):
             self.top.addWidget(w)
         self.model = RecordsModel([("external_id", "row"), ("slice", "slice"), ("failure", "class"),
                                    ("judges", "failed by"), ("first_gold_rank", "gold rank"),
@@ -586,7 +592,7 @@ class FailuresView(_Analysis):
         split.addWidget(self.detail)
         split.setSizes([620, 520])
         self.layout_.addWidget(split, 1)
-        for box in (self.run_box, self.class_box, self.metric_box):
+        for box in (self.run_box, self.class_box, self.metric_box, self.judges_box):
             box.currentIndexChanged.connect(lambda *_: self.compute())
         self.sample_button.clicked.connect(lambda: self.compute(sample=10))
         self.all_button.clicked.connect(lambda: self.compute())
@@ -606,14 +612,19 @@ class FailuresView(_Analysis):
                 self.metric_box.addItem(f"failing {m} (under {spec.pass_mark:g})", m)
 
     def filter_to(self, metric: str | None) -> None:
-        """A chart click: every failure class, failing this metric (None: any failure), before the page shows."""
-        for box in (self.metric_box, self.class_box):
+        """A chart click: every failure class, failing this metric (None: any failure), before the page shows — by the
+        judges whose bar it was (every active judge of a judge metric: the chart counted them all)."""
+        from rageval_desktop.core.base.vocab import METRICS
+
+        for box in (self.metric_box, self.class_box, self.judges_box):
             box.blockSignals(True)
         if metric is not None and self.metric_box.findData(metric) < 0:     # another cut-off (recall@50 …)
             self.metric_box.addItem(f"failing {metric}", metric)
         self.metric_box.setCurrentIndex(max(self.metric_box.findData(metric), 0))
         self.class_box.setCurrentIndex(0)
-        for box in (self.metric_box, self.class_box):
+        if metric in METRICS:
+            self.judges_box.setCurrentIndex(self.judges_box.findData("all"))
+        for box in (self.metric_box, self.class_box, self.judges_box):
             box.blockSignals(False)
 
     def refresh(self, runs: list[str]) -> None:
@@ -624,9 +635,11 @@ class FailuresView(_Analysis):
         run = self.run_box.currentData()
         self.state.current_run = run or self.state.current_run
         if run and self.state.project is not None:
-            self.state.run_read("failures", operations.failures, self.state.project, run,
-                                  self.class_box.currentData(), self.state.current_slice,
-                                  self.metric_box.currentData(), sample, on_done=self.show_found)
+            project, cls, slice_tag, metric = (self.state.project, self.class_box.currentData(),
+                                               self.state.current_slice, self.metric_box.currentData())
+            licensed = self.judges_box.currentData() == "licensed"
+            self.state.run_read("failures", lambda ctx=None: operations.failures(
+                project, run, cls, slice_tag, metric, sample, ctx, licensed_only=licensed), on_done=self.show_found)
 
     def show_found(self, result: dict) -> None:
         counts, rows, marks = result["counts"], result["rows"], result["pass_marks"]
@@ -647,6 +660,10 @@ class FailuresView(_Analysis):
             head = f"{len(rows)} failing rows{where} shown"
         rules = "; ".join(f"{m} under {v['pass_mark']:g} of {v['high']:g}"
                           + (f" ({', '.join(v['judges'])})" if v["judges"] else "") for m, v in marks.items())
+        counted = result.get("judges_counted")
+        if counted is not None and not counted:
+            rules = ("no judge holds a licence yet, so generation failures are left out — audit the judges (Audit "
+                     "page) or list them 'by any active judge'")
         self.note.setText(
             f"{head}. A row fails when its gold chunk was never retrieved (retrieval: {c.get('retrieval', 0)}), "
             f"was retrieved but not in the prompt (reranker: {c.get('reranker', 0)}), or reached the prompt and a "

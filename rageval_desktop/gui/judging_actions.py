@@ -68,10 +68,17 @@ class JudgingActions(WindowHost):
         row_id = first_run_row_id(self.project)
         fields = preview_fields(self.project, row_id) if row_id else {f: f"<{f}>" for f in rubrics.FIELDS}
         editor = RubricEditor(rubric, fields, self)
-        if editor.exec() == RubricEditor.DialogCode.Accepted:
-            self.run_task("Saving the rubric", operations.clone_judge, self.project, name, editor.template(),
-                          on_done=lambda j: self.statusBar().showMessage(
-                              f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
+        if editor.exec() != RubricEditor.DialogCode.Accepted:
+            return
+        if editor.in_place.isChecked():      # an operation of core: Ctrl+Z gives the judge its old version back
+            changes = {"rubric": editor.template()}
+            self.state.run_op("Saving the rubric", "edit judge", {"name": name, "changes": changes},
+                              on_done=lambda r: self.statusBar().showMessage(
+                                  f"{name}: a new rubric version; its licence expires until audited again", 10_000))
+            return
+        self.run_task("Saving the rubric", operations.clone_judge, self.project, name, editor.template(),
+                      on_done=lambda j: self.statusBar().showMessage(
+                          f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
 
     def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None, *, batch: bool = False,
                       job_id: int | None = None) -> None:

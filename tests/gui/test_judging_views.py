@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QPlainTextEdit
 
 from rageval_desktop.core.base.vocab import METRICS
-from rageval_desktop.core.judges.registry import add_judge, get_judge
+from rageval_desktop.core.judges.registry import add_judge, get_judge, list_judges
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
 from tests.gui.conftest import settle
@@ -82,6 +82,27 @@ def test_rubric_editor_validates_and_previews(window, qtbot, server):
         window.run_task("save", operations.clone_judge, window.project, "editme", editor.template())
     clone = get_judge(window.project, "editme-r2")
     assert clone.rubric_id != judge.rubric_id
+
+
+def test_the_rubric_editor_can_give_the_judge_itself_the_new_version_undoably(window, qtbot, server, monkeypatch):
+    """Issue 48: the GUI could only clone a judge to change its rubric; the CLI's `judges edit --rubric` changes it in
+    place. The editor offers both; in place is an operation: Ctrl+Z gives the judge its old version back."""
+    add_judge(window.project, "inplace", "correctness", "llm", model="m", base_url=server.url)
+    before = get_judge(window.project, "inplace").rubric_id
+
+    def edit(self: RubricEditor) -> int:
+        self.editor.setPlainText(self.rubric.template.replace("Score 5:", "Score 5 (perfect):"))
+        self.in_place.setChecked(True)
+        return RubricEditor.DialogCode.Accepted
+
+    monkeypatch.setattr(RubricEditor, "exec", edit)
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        window.rewrite_rubric("inplace")
+    after = get_judge(window.project, "inplace").rubric_id
+    assert after != before and not any(j.name.startswith("inplace-r") for j in list_judges(window.project))
+    qtbot.waitUntil(lambda: window.undo_stack.undoText().startswith("edit judge inplace"), timeout=5_000)
+    window.undo()
+    qtbot.waitUntil(lambda: get_judge(window.project, "inplace").rubric_id == before, timeout=10_000)
 
 
 def test_edit_dialog_changes_how_a_judge_is_reached_and_its_model(window, qtbot, server, monkeypatch):

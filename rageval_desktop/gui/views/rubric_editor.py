@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
@@ -28,7 +29,7 @@ class RubricEditor(QDialog):
         mono.setStyleHint(QFont.StyleHint.Monospace)
         layout = QVBoxLayout(self)
         fields_label = QLabel("Fields: " + ", ".join("${" + f + "}" for f in FIELDS) +
-                              ". Saving creates a new rubric version and a new judge that uses it.")
+                              ". Saving creates a new rubric version: by default a new judge that uses it.")
         fields_label.setWordWrap(True)      # was one line that opened the dialog 1,353 px wide
         layout.addWidget(fields_label)
         panes = QHBoxLayout()
@@ -50,6 +51,11 @@ class RubricEditor(QDialog):
         self.problem = QLabel()
         self.problem.setObjectName("problem")
         layout.addWidget(self.problem)
+        self.in_place = QCheckBox("Give this &judge the new version (as `rageval judges edit --rubric`: it keeps its "
+                                  "name and history; its licence expires until an audit of it as it is now)")
+        self.in_place.setToolTip("Unchecked: a new judge uses the new version and this one stays as it was, so the "
+                                 "two can be compared on the same rows")
+        layout.addWidget(self.in_place)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)

@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.workers import Worker
 
-ROW_HEIGHT = 24
-DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
 MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
 

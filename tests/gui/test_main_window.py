@@ -169,7 +169,7 @@ def test_every_listed_shortcut_is_bound(qtbot):
 
 
 def test_the_detail_pane_remembers_its_width(opened, qtbot):
-    from rageval_desktop.gui.main_window import DETAIL_WIDTH
+    from rageval_desktop.gui.views.rows_view import DETAIL_WIDTH
     from tests.gui.conftest import close_window, open_window
 
     window = opened

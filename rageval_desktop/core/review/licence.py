@@ -190,15 +190,15 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
     return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)
 
 
+def held(project: Project, tiers: tuple[str, ...]) -> dict[str, Licence]:
+    """The active judges whose licence now is one of `tiers`, by name (an agreement each)."""
+    found = {j.name: licence(project, j) for j in list_judges(project) if j.status == "active"}
+    return {name: lic for name, lic in found.items() if lic.tier in tiers}
+
+
 def selective_held(project: Project) -> dict[str, Licence]:
-    """The active judges holding a selective licence now, by name (what `row_calls` reads; an agreement each)."""
-    out: dict[str, Licence] = {}
-    for judge in list_judges(project):
-        if judge.status == "active" and selective.decidable(judge.metric) is None:
-            held = licence(project, judge)
-            if held.tier == "selective":
-                out[judge.name] = held
-    return out
+    """The active judges holding a selective licence now, by name (what `row_calls` reads)."""
+    return held(project, ("selective",))
 
 
 def row_calls(project: Project, row_id: int, held: dict[str, Licence]) -> dict[str, str]:
@@ -232,4 +232,4 @@ TRUSTED = ("gate", "selective", "monitor")    # tiers whose verdicts a screen sh
 def licensed_judges(project: Project, tiers: tuple[str, ...] = TRUSTED) -> list[str]:
     """The active judges whose licence is one of `tiers` (by default any but explore: audited, not retired, not
     changed since): what the Failures page counts by default (an agreement each)."""
-    return [j.name for j in list_judges(project) if j.status == "active" and licence(project, j).tier in tiers]
+    return list(held(project, tiers))

@@ -134,7 +134,7 @@ def stall_bench(app, rows: int, page: str = "rows") -> str:
             done = QEventLoop()
             w.job_finished.connect(lambda _s: done.quit())
             t0 = time.perf_counter()
-            w.start_judging("v1", ["llm"])
+            w.judging.start_judging("v1", ["llm"])
             done.exec()
             seconds = time.perf_counter() - t0
             lates = watch.stop()

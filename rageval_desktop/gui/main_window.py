@@ -20,23 +20,24 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance, scheme_differs
+from rageval_desktop.gui.file_actions import FileActions
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
+from rageval_desktop.gui.lanes import Lanes
 from rageval_desktop.gui.lazy import lazy
+from rageval_desktop.gui.page_actions import WindowActions
 from rageval_desktop.gui.prefs import settings
-from rageval_desktop.gui.window_tasks import WindowTasks
+from rageval_desktop.gui.session import Session
 
 operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QAction, QCloseEvent
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
-    from rageval_desktop.gui.workers import Worker
 
-MAX_RECENT = 8
 BACKUP_EVERY_MS = 10 * 60 * 1000
 
 
@@ -78,7 +79,12 @@ class FirstPaint(QWidget):
         QTimer.singleShot(0, self, self._build)
 
 
-class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
+class MainWindow(QMainWindow):
+    """The frame: navigation, the page stack, the status bar and the menus. What it does is done by the objects it
+    holds — `session` (the project open, opening, closing, recent), `lanes` (write, read and backup), `files`
+    (import, export, packs, backups, the check), `judging` and `golden` (their actions) — and by the pages, which
+    see only the app state (`state`, whose `actions` are what a page may start of the window's)."""
+
     project_opened = Signal(object)
     task_finished = Signal(str)
     read_finished = Signal(str)           # a page's read landed (its name)
@@ -92,14 +98,22 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
                            lambda self, run: setattr(self.state, "current_run", run))
 
     @property
+    def project(self) -> Project | None:
+        return self.session.project
+
+    @property
+    def frame(self) -> QWidget:
+        return self
+
+    @property
     def busy(self) -> bool:
         """A task runs on the write lane."""
-        return self._task is not None
+        return self.lanes.task is not None
 
     @property
     def closing(self) -> int:
         """Projects still closing on their thread (the window may quit once none is)."""
-        return self._closing
+        return self.session.closing
 
     @property
     def detail_width_ready(self) -> bool:
@@ -111,14 +125,16 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         its pages, menus and the modules they import then (`when_built` holds calls made before). Otherwise it is
         built here."""
         super().__init__()
-        self.project: Project | None = None
-        self._task: Worker | None = None
-        self._job: Worker | None = None
-        self._closing = 0                      # projects still closing on their thread
-        self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
-        self._backup: Worker | None = None
+        self.session = Session(self)
+        self.session.opened.connect(self._show_project)
+        self.session.closed.connect(self._show_no_project)
+        self.lanes = Lanes(self)
+        self.files = FileActions(self, self.session, self.lanes)
+        self.judging = JudgingActions(self)
+        self.golden = GoldenActions(self)
         self._pending: list[Any] = []          # calls made before the window was built
         self.last_info = ""                    # the last message shown with show_info (tests and screenshots read it)
+        self.last_error = ""
         self.setWindowTitle("RAGEval Desktop")
         self.setAcceptDrops(True)
         self.resize(1360, 820)
@@ -132,20 +148,22 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _complete(self) -> None:
         if self.ready or self._abandoned:
             return
+        from rageval_desktop.gui.menus import build_menus
         from rageval_desktop.gui.state import AppState
 
         self.events = ProjectEvents(self)
         self.events.changed.connect(self._on_project_changed)
-        self.state = AppState(self, self)   # what the pages see of the app: project, run, slice, lanes, changes
+        # what the pages see of the app: project, run, slice, lanes, changes, and the actions they may start
+        self.state = AppState(self, self, WindowActions(self.judging, self.golden))
         self.job_finished.connect(self.state.job_finished)
         self._build()
-        self._build_actions()
+        self.menus = build_menus(self)
         # the lazily imported modules load here, on the GUI thread, before any worker runs (Python 3.11's LazyLoader
         # is not safe against two threads loading one module at once)
         _ = (operations.open_project, workers.pool)
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
-        self.backup_timer.timeout.connect(self._periodic_backup)
+        self.backup_timer.timeout.connect(self.files.periodic_backup)
         # a theme that follows the system: the first paint took the scheme seen last time; now the system's own,
         # and its changes while the app runs (a connection to a method ends with the window)
         QApplication.styleHints().colorSchemeChanged.connect(self.follow_system)
@@ -167,7 +185,6 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
     def _build(self) -> None:
         from PySide6.QtWidgets import (
             QLabel,
-            QListWidget,
             QProgressBar,
             QPushButton,
             QSplitter,
@@ -175,20 +192,19 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             QVBoxLayout,
         )
 
+        from rageval_desktop.gui.views.nav_list import NavList
         from rageval_desktop.gui.views.notice_bar import NoticeBar
         from rageval_desktop.gui.views.rows_view import RowsView
         from rageval_desktop.gui.views.welcome import WelcomePage
 
         self.stack = QStackedWidget()
-        self.welcome = WelcomePage(self, self)
+        self.welcome = WelcomePage(self.session, self.files.choose_import, self)
         self.stack.addWidget(self.welcome)
 
-        self.nav = QListWidget()
-        self.nav.setObjectName("nav")
-        self.nav.setFixedWidth(210)
+        self.nav = NavList()
         self.nav.currentItemChanged.connect(self._on_nav)
 
-        self.rows = RowsView(self)             # the golden set or a run as a table, its filters and detail pane
+        self.rows = RowsView(self, self.golden)   # the golden set or a run as a table, its filters and detail pane
         self.rows.shown.connect(self.rows_shown.emit)
         self.rows_page = self.rows
         self.read_finished.connect(lambda page: setattr(self.rows, "rows_pending", False) if page == "rows" else None)
@@ -221,7 +237,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.progress.setVisible(False)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(self.cancel_task)
+        self.cancel_button.clicked.connect(self.lanes.cancel_task)
         bar = self.statusBar()
         bar.addWidget(self.path_label, 1)
         bar.addPermanentWidget(self.saved_label)
@@ -231,156 +247,31 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.cancel_button)
 
-    def _build_actions(self) -> None:
-        from PySide6.QtGui import QAction, QKeySequence
-
-        file_menu = self.menuBar().addMenu("&File")
-
-        def action(menu: Any, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
-            act = QAction(text, self)
-            if shortcut is not None:
-                # a standard key can be empty on a platform (Preferences on Linux): the listed key stays bound
-                keys: list[QKeySequence] = []
-                for k in shortcut if isinstance(shortcut, list) else [shortcut]:
-                    seq = QKeySequence(k)
-                    if not seq.isEmpty() and seq.toString() not in [x.toString() for x in keys]:
-                        keys.append(seq)
-                act.setShortcuts(keys)
-            act.setStatusTip(tip)
-            act.triggered.connect(slot)
-            menu.addAction(act)
-            return act
-
-        action(file_menu, "&New Project…", self.new_project, [QKeySequence.StandardKey.New, "Ctrl+N"],
-               "Create a project file")
-        action(file_menu, "&Open Project…", self.choose_project, [QKeySequence.StandardKey.Open, "Ctrl+O"])
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        action(file_menu, "Open &Demo Project", self.open_demo, None, "The bundled Python-docs demo")
-        file_menu.addSeparator()
-        self.import_action = action(file_menu, "&Import File…", self.choose_import, "Ctrl+I",
-                                    "Golden set, run or corpus: CSV, JSONL, JSON, Parquet, XLSX")
-        self.export_action = action(file_menu, "&Export Report…", self.export_report, "Ctrl+E",
-                                    "HTML, PDF, XLSX, CSV, JSONL, Parquet or Markdown")
-        self.pack_export_action = action(file_menu, "Export Review &Packs…", self.export_packs, None,
-                                         "A sample's rows as one file per reviewer, rated blind without the project")
-        self.pack_import_action = action(file_menu, "Import Review Pac&ks…", self.import_packs, None,
-                                         "Merge the ratings of returned review packs")
-        self.backup_action = action(file_menu, "&Back Up Now", self.backup_now)
-        self.restore_action = action(file_menu, "Res&tore from Backup…", self.restore_backup)
-        file_menu.addSeparator()
-        self.close_action = action(file_menu, "&Close Project", self.close_project,
-                                   [QKeySequence.StandardKey.Close, "Ctrl+W"])
-        action(file_menu, "&Quit", self.close, [QKeySequence.StandardKey.Quit, "Ctrl+Q"])
-        edit_menu = self.menuBar().addMenu("&Edit")
-        self.undo_action = action(edit_menu, "&Undo", self.undo, QKeySequence.StandardKey.Undo,
-                                  "Undo the last edit (golden rows, ratings, judges, retirements)")
-        self.redo_action = action(edit_menu, "&Redo", self.undo_stack.redo, QKeySequence.StandardKey.Redo)
-        action(edit_menu, "&History…", self.show_history, "Ctrl+H", "Every edit of this session, undoable")
-        edit_menu.addSeparator()
-        action(edit_menu, "&Preferences…", self.show_preferences, [QKeySequence.StandardKey.Preferences, "Ctrl+,"],
-               "Reviewer name, defaults for judges, theme, font size; this project's retirement policy and prices")
-        action(edit_menu, "&Reviewer Name…", lambda: self.reviewer(ask=True, force=True), None,
-               "The name your ratings carry")
-        view_menu = self.menuBar().addMenu("&View")
-        action(view_menu, "&Navigation", lambda: self.nav.setFocus(), "Ctrl+1")
-        action(view_menu, "&Table", lambda: self.rows.table.setFocus(), "Ctrl+2")
-        action(view_menu, "&Detail", lambda: self.rows.detail.setFocus(), "Ctrl+3")
-        action(view_menu, "&Slice…", lambda: self.rows.choose_slice(), "Ctrl+L")
-        action(view_menu, "Searc&h rows", self.focus_search, "Ctrl+F")
-        action(view_menu, "Clear &filters", lambda: self.rows.triage.clear(), "Ctrl+Shift+F")
-        view_menu.addSeparator()
-        for theme, text in (("light", "Theme: &Light"), ("dark", "Theme: D&ark"),
-                            ("system", "Theme: Follow the s&ystem")):
-            action(view_menu, text, lambda _=False, t=theme: self.set_theme(t))
-        go_menu = self.menuBar().addMenu("&Go")
-        for kind, text in (("golden", "&Golden Set"), ("dashboard", "&Dashboard"), ("compare", "&Compare"),
-                           ("failures", "&Failures"), ("judges", "&Judges"), ("jobs", "Jo&bs"),
-                           ("review", "&Review"), ("audit", "&Audit"), ("team", "&Team")):
-            action(go_menu, f"Go to {text}", lambda _=False, k=kind: self.select_nav(k))
-        help_menu = self.menuBar().addMenu("&Help")
-        action(help_menu, "&Command Palette…", self.show_palette, "Ctrl+K", "Find any command by name")
-        action(help_menu, "&Keyboard Shortcuts", self.show_shortcuts, "F1")
-        self.check_action = action(help_menu, "C&heck Project", self.check_project, None,
-                                   "Read every page of the project file for damage, in the background")
-        action(help_menu, "&About", self.show_about)
-        cancel = QAction(self)
-        cancel.setShortcut(QKeySequence("Esc"))
-        cancel.triggered.connect(self.cancel_task)
-        self.addAction(cancel)
-        self._set_project_actions(False)
-
-    def _set_project_actions(self, enabled: bool) -> None:
-        for act in (self.import_action, self.export_action, self.backup_action, self.restore_action,
-                    self.close_action, self.pack_export_action, self.pack_import_action, self.check_action):
-            act.setEnabled(enabled)
-
     def undo(self) -> None:
         """Ctrl+Z: the last edit of any kind (ratings included), from the one undo stack."""
         self.undo_stack.undo()
 
     def show_history(self) -> None:
-        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QUndoView, QVBoxLayout
+        from rageval_desktop.gui.undo import history_dialog
 
-        dialog = QDialog(self)
-        dialog.setWindowTitle("History of this session's edits")
-        dialog.resize(560, 460)
-        layout = QVBoxLayout(dialog)
-        hint = QLabel("Click an entry to go back to that point (later edits are undone; redo brings them back).")
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
-        view = QUndoView(self.undo_stack)
-        view.setEmptyLabel("(project opened)")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(dialog.reject)
-        layout.addWidget(hint)
-        layout.addWidget(view)
-        layout.addWidget(buttons)
-        self.history_dialog = dialog
-        dialog.open()
+        self.history_dialog = history_dialog(self.undo_stack, self)
 
     def show_palette(self) -> None:
-        from PySide6.QtWidgets import QMenu, QPushButton
+        """Ctrl+K: the menus' actions, every page's buttons and the run table's filters, by name."""
+        from rageval_desktop.gui.views.command_palette import CommandPalette, commands_of
 
-        from rageval_desktop.gui.views.command_palette import CommandPalette, from_action, from_button
-
-        commands = [from_action(a) for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
-                    if not a.isSeparator() and a.menu() is None and a.text() and a.isEnabled()]
-        if self.project is not None:   # every page's buttons too: run judges, new sample, record audit, ...
-            pages = [("Golden set", "golden", self.rows.golden_bar)] + [
-                (spec.title, spec.key, self.page(spec.key)) for spec in page_list.PAGES]
-            for title, kind, widget in pages:
-                for button in widget.findChildren(QPushButton):
-                    if button.text():
-                        commands.append(from_button(title, button, functools.partial(self.select_nav, kind)))
-            commands += self._triage_commands()
+        pages = [("Golden set", self.rows.golden_bar, functools.partial(self.select_nav, "golden"))] + [
+            (spec.title, self.page(spec.key), functools.partial(self.select_nav, spec.key))
+            for spec in page_list.PAGES] if self.project is not None else []
+        commands = commands_of(self.menuBar(), pages)
+        if self.project is not None:
+            commands += self.rows.palette_commands(self._show_rows_page, self.focus_search)
         self.palette_dialog = CommandPalette(commands, self)
         self.palette_dialog.open()
 
-    def _triage_commands(self) -> list:
-        """The run table's filters by name (Ctrl+K): each shows the current run's rows, then presses the button,
-        toggles the box or opens the list."""
-        from rageval_desktop.gui.views.command_palette import Command
-
-        bar = self.rows.triage
-
-        def on_rows(then: Any) -> Any:
-            def run() -> None:
-                if self.pages.currentWidget() is not self.rows_page:
-                    self.select(run=self.current_run) if self.current_run else self.select_nav("golden")
-                then()
-            return run
-
-        out = [Command(f"Run table › {b.text().replace('&', '').rstrip('.…')}", "", on_rows(b.click))
-               for b in (bar.clear_button, bar.columns_button, bar.review_button)]
-        out.append(Command("Run table › Disagreements (show only rows where judges or humans disagree)", "",
-                           on_rows(bar.disagree.toggle)))
-        for name, box in (("status", bar.status), ("failure class", bar.failure), ("judge score", bar.judge),
-                          ("human rating", bar.human)):
-            out.append(Command(f"Run table › Filter by {name}…", "",
-                               on_rows(lambda b=box: (b.setFocus(), b.showPopup()))))
-        out.append(Command("Run table › Search rows", "Ctrl+F", self.focus_search))
-        return out
+    def _show_rows_page(self) -> None:
+        if self.pages.currentWidget() is not self.rows_page:
+            self.select(run=self.current_run) if self.current_run else self.select_nav("golden")
 
     def follow_system(self, *_scheme: object) -> None:
         """On a theme that follows the system, the system's scheme if it is not the one shown; the page shown is
@@ -451,28 +342,22 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self.state.subscribe(widget)
         return self._pages[kind]
 
-    # --- opening -------------------------------------------------------------------------------
+    def built_page(self, kind: str) -> Any | None:
+        """The page if it was built (visited) already, else None."""
+        return self._pages.get(kind)
+
+    # --- the session --------------------------------------------------------------------------------------------
     def open_path(self, path: str | Path) -> None:
-        if not self.ready:
-            self.when_built(lambda: self.open_path(path))
-            return
-        path = Path(path)
-        self.run_task(f"Opening {path.name}", operations.open_project, path, on_done=self._opened)
+        self.when_built(lambda: self.session.open_path(path))
 
     def open_demo(self) -> None:
-        if not self.ready:
-            self.when_built(self.open_demo)
-            return
-        self.run_task("Preparing the demo project", operations.ensure_demo_project, on_done=self.open_path)
+        self.when_built(self.session.open_demo)
 
-    def _opened(self, project: Project) -> None:
-        if self.project is not None:  # open the new one once the old one is closed
-            self.close_project(then=lambda: self._opened(project))
-            return
-        self.project = project
-        self.state.set_project(project)
-        project.listeners.append(self.events.changed.emit)
-        self._remember(project.path)
+    def close_project(self, then: Any = None) -> None:
+        self.session.close(then)
+
+    def _show_project(self, project: Project) -> None:
+        """The session opened a project: the frame shows it."""
         self.setWindowTitle(f"{project.meta('name') or project.path.stem} — RAGEval Desktop")
         self.path_label.setText(str(project.path))
         self.path_label.setToolTip(str(project.path))
@@ -480,12 +365,12 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self._fill_nav()
         self.rows.read_selective()
         self.stack.setCurrentWidget(self.workspace)
-        self._set_project_actions(True)
+        self.menus.set_project_actions(True)
         self.backup_timer.start()
         self.rows.table.setFocus()
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
-            self.check_project(reason="unclean shutdown")
-        self.collect_batch_jobs()
+            self.files.check_project(reason="unclean shutdown")
+        self.judging.collect_batch_jobs()
         # charts are drawn in their own process: start it soon, from a thread of its own (starting a process took
         # 34 ms, and more on a busy machine, on whichever thread asked)
         QTimer.singleShot(2000, lambda: threading.Thread(target=_warm_charts, name="chart-warm", daemon=True).start())
@@ -494,193 +379,44 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             if self.project is project else None)      # (not for a project closed meanwhile)
         self.project_opened.emit(project)
 
-    def close_project(self, then: Any = None) -> None:
-        """Detach the project from the window at once; cancelling its work (calls in flight included), the
-        closing backup and closing the file happen on a thread behind a progress dialog — the GUI thread never
-        waits. `then` runs once the file is closed (opening another project, quitting)."""
-        from PySide6.QtWidgets import QProgressDialog
-
-        if self.project is None:
-            if then is not None:
-                then()
-            return
+    def _show_no_project(self) -> None:
+        """The session detached its project: the frame shows the welcome page."""
         self.backup_timer.stop()
-        project, self.project = self.project, None
-        self.state.set_project(None)
-        for worker in (self._task, self._job):
-            if worker is not None:   # detached: a batch job's remote batches keep running (collected on reopen)
-                worker.cancel(detach=True)
         self.rows.clear_rows()
         self.nav.clear()
-        project.listeners.clear()
         self.stack.setCurrentWidget(self.welcome)
         self.path_label.setText("No project")
         self.notice_bar.dismiss()
         self.rows_label.clear()
         self.setWindowTitle("RAGEval Desktop")
-        self._set_project_actions(False)
-        self._closing += 1
-        dialog = QProgressDialog(self)
-        dialog.setLabelText(f"Closing {project.path.name}: stopping its work and saving a backup…")
-        dialog.setRange(0, 0)
-        dialog.setWindowTitle("Closing project")
-        dialog.setCancelButton(None)
-        dialog.setMinimumDuration(2 ** 30)  # a busy indicator gets no setValue calls: it is shown by the timer below
-        done_closing: list[bool] = []
+        self.menus.set_project_actions(False)
 
-        def show_if_slow() -> None:  # quick closes show nothing
-            if not done_closing:
-                try:
-                    dialog.show()
-                except RuntimeError:  # the window went first
-                    pass
+    def cancel_work(self, *, detach: bool = False) -> None:
+        """The task and the judging job stop (`detach`: a batch job's remote batches run on, collected on reopen)."""
+        for worker in (self.lanes.task, self.judging.job):
+            if worker is not None:
+                worker.cancel(detach=detach)
 
-        QTimer.singleShot(400, show_if_slow)
+    # --- the lanes (the state's host) -----------------------------------------------------------------------------
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+        return self.lanes.run_task(label, fn, *args, on_done=on_done)
 
-        def finish(project: Project = project) -> str:
-            workers.pool().waitForDone(60_000)  # the cancelled job ends within a second; tasks finish their step
-            message = ""
-            if project.changes_since_backup:
-                try:
-                    project.backup("on-close")
-                except Exception as exc:  # a failed backup must not keep the file open
-                    message = f"The closing backup failed: {exc}"
-            project.close()
-            return message
-
-        def closed(message: str) -> None:
-            done_closing.append(True)
-            try:
-                self._closing -= 1
-                dialog.reset()
-                dialog.deleteLater()
-                if message:
-                    self.statusBar().showMessage(message, 15_000)
-            except RuntimeError:  # the window (and its dialog) was deleted meanwhile: nothing left to tell
-                return
-            if then is not None:
-                then()
-
-        workers.in_thread(finish, on_done=closed, on_error=lambda m: closed(f"Closing failed: {m}"))
-
-    def restore_backup(self, backup: str | None = None, *, confirm: bool = True) -> None:
-        """Close the project, restore it from a backup (the current state is backed up first; see
-        core/store/restore.py), open it again."""
-        from PySide6.QtWidgets import QFileDialog, QMessageBox
-
-        from rageval_desktop.core.store.backup import backup_dir
-
-        if self.project is None:
-            return
-        path = self.project.path
-        if backup is None:
-            backup, _ = QFileDialog.getOpenFileName(self, "Restore from backup", str(backup_dir(path)),
-                                                    "RAGEval backups (*.rageval)")
-            if not backup:
-                return
-        if confirm and QMessageBox.question(
-                self, "Restore from backup",
-                f"Replace {path.name} with the backup {Path(backup).name}?\n\nThe project as it is now is backed up "
-                "first, so this can be undone by restoring that backup.") != QMessageBox.StandardButton.Yes:
-            return
-
-        def restored(report: Any) -> None:
-            self.open_path(path)
-            self.statusBar().showMessage(f"Restored from {Path(backup).name}; the state before is saved as "
-                                         f"{', '.join(Path(s).name for s in report.saved_current_as)}", 20_000)
-
-        def restore_and_reopen() -> None:
-            self.run_task(f"Restoring {path.name}", operations.restore_backup, path, Path(backup), on_done=restored)
-
-        self.close_project(then=restore_and_reopen)
-
-    def new_project(self) -> None:
-        from PySide6.QtWidgets import QFileDialog
-
-        path, _ = QFileDialog.getSaveFileName(self, "New project", str(Path.home() / "evaluation.rageval"),
-                                              "RAGEval projects (*.rageval)")
-        if path:
-            if not path.endswith(".rageval"):
-                path += ".rageval"
-            self.run_task("Creating the project", operations.create_project, Path(path), on_done=self._opened)
-
-    def choose_project(self) -> None:
-        from PySide6.QtWidgets import QFileDialog
-
-        path, _ = QFileDialog.getOpenFileName(self, "Open project", str(Path.home()), "RAGEval projects (*.rageval)")
-        if path:
-            self.open_path(path)
-
-    def recent_projects(self) -> list[str]:
-        value = settings().value("recent", [])
-        items = [value] if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
-        return [p for p in items if Path(p).exists()]
-
-    def _remember(self, path: Path) -> None:
-        items = [str(path.resolve())] + [p for p in self.recent_projects() if p != str(path.resolve())]
-        settings().setValue("recent", items[:MAX_RECENT])
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for path in self.recent_projects():
-            act = self.recent_menu.addAction(Path(path).name)
-            act.setStatusTip(path)
-            act.triggered.connect(lambda _=False, p=path: self.open_path(p))
-        if self.recent_menu.isEmpty():
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
+        self.lanes.run_read(page, fn, *args, on_done=on_done, announce=announce)
 
     # --- navigation ----------------------------------------------------------------------------
     def _fill_nav(self) -> None:
-        from PySide6.QtWidgets import QListWidgetItem
-
         from rageval_desktop.core.store import browse, queries
 
         assert self.project is not None
-        item = self.nav.currentItem()
-        keep = item.data(QtCore.Qt.ItemDataRole.UserRole) if item else ("golden", None)
-        info = queries.project_info(self.project)
-        self.nav.blockSignals(True)
-        self.nav.clear()
-        self._nav_item(f"Golden set  ({info['golden_rows']})", ("golden", None))
-        header = QListWidgetItem("RUNS")
-        header.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
-        header.setData(QtCore.Qt.ItemDataRole.UserRole, None)
-        self.nav.addItem(header)
-        for run_id, name, rows in browse.list_runs(self.project):
-            self._nav_item(f"{name}  ({rows:,})", ("run", (run_id, name)))
-        section = None
-        for spec in page_list.PAGES:
-            if spec.section != section:
-                section = spec.section
-                header = QListWidgetItem(section)
-                header.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
-                header.setData(QtCore.Qt.ItemDataRole.UserRole, None)
-                self.nav.addItem(header)
-            count = f"  ({info[spec.counted]})" if spec.counted else ""
-            self._nav_item(spec.title + count, (spec.key, None))
-        self.nav.blockSignals(False)
-        for i in range(self.nav.count()):
-            if self.nav.item(i).data(QtCore.Qt.ItemDataRole.UserRole) == keep:
-                self.nav.setCurrentRow(i)
-                return
-        self.nav.setCurrentRow(0)
-
-    def _nav_item(self, text: str, key: tuple) -> None:
-        from PySide6.QtWidgets import QListWidgetItem
-
-        item = QListWidgetItem(text)
-        item.setData(QtCore.Qt.ItemDataRole.UserRole, key)
-        self.nav.addItem(item)
+        self.nav.fill(queries.project_info(self.project), browse.list_runs(self.project))
 
     def select(self, run: str | None = None, slice_tag: str | None = None) -> None:
         """Show a run (by name) and/or a slice; used by the command line and by other views."""
         if slice_tag is not None:
             self.rows.slice_box.setCurrentIndex(max(self.rows.slice_box.findData(slice_tag), 0))
         if run is not None:
-            for i in range(self.nav.count()):
-                key = self.nav.item(i).data(QtCore.Qt.ItemDataRole.UserRole)
-                if key and key[0] == "run" and key[1][1] == run:
-                    self.nav.setCurrentRow(i)
+            self.nav.select_run(run)
 
     def show_run_row(self, run: str, row_id: int) -> None:
         """The run's table with the row selected and its detail shown."""
@@ -692,10 +428,7 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
         self.show_current()
 
     def current_key(self) -> tuple | None:
-        item = self.nav.currentItem()
-        if item is None or self.project is None:
-            return None
-        return item.data(QtCore.Qt.ItemDataRole.UserRole)
+        return self.nav.current_key() if self.project is not None else None
 
     def run_names(self) -> list[str]:
         from rageval_desktop.core.store import browse
@@ -802,13 +535,49 @@ class MainWindow(GoldenActions, JudgingActions, WindowTasks, QMainWindow):
             self._fill_nav()
             self.show_current()
 
+    def select_nav(self, kind: str) -> None:
+        self.nav.select_key(kind)
+
+    # --- telling and asking the user ----------------------------------------------------------------------------
+    def show_error(self, message: str, details: str = "") -> None:
+        from rageval_desktop.gui.views.common import warn
+
+        warn(self, message, details)
+        self.last_error = message
+
+    def show_info(self, text: str) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(QMessageBox.Icon.Information, "RAGEval Desktop", text, QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        box.open()
+        self.last_info = text
+
+    def reviewer(self, ask: bool = False, force: bool = False) -> str:
+        """The reviewer name ratings carry (a preference of this computer's user, not of the project)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        name = str(settings().value("reviewer", "") or "")
+        if (ask and not name) or force:
+            text, ok = QInputDialog.getText(self, "Reviewer", "Your name, as it should appear on your ratings:",
+                                            text=name)
+            if ok and text.strip():
+                name = text.strip()
+                settings().setValue("reviewer", name)
+        return name
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self.ready and event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.files.drop(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         """Quitting never blocks: with a project open (or closing), the window stays until it is closed."""
-        if self.project is not None or self._closing:
+        if self.project is not None or self.closing:
             event.ignore()
-            for worker in (self._task, self._job):
-                if worker is not None:   # the app closes: a batch job's remote batches run on (collected on reopen)
-                    worker.cancel(detach=True)
+            self.cancel_work(detach=True)   # the app closes: a batch job's remote batches run on (collected on reopen)
             if self.project is not None:
                 self.close_project(then=self.close)
             return

@@ -57,7 +57,7 @@ class PackWindow(QMainWindow):
         self.review_view.refresh([])
 
     def show_shortcuts(self) -> None:
-        from rageval_desktop.gui.window_tasks import REVIEW_SHORTCUTS, shortcut_sheet
+        from rageval_desktop.gui.file_actions import REVIEW_SHORTCUTS, shortcut_sheet
 
         self.shortcut_sheet = shortcut_sheet(self, REVIEW_SHORTCUTS)
 

@@ -17,6 +17,7 @@ from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.gui.undo import make_stack, push
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.ops import OpResult
     from rageval_desktop.core.store.project import Project
 
@@ -34,6 +35,21 @@ class Host(Protocol):
     def navigate(self, page: str, **where: Any) -> None: ...
 
 
+class PageActions(Protocol):
+    """What a page may start that outlives it — a judging job, a window's dialog, a row promoted to the golden set:
+    `state.actions` (the main window's judging and golden actions; a review pack's window has none)."""
+
+    def add_llm_judge(self) -> None: ...
+    def edit_judge(self, record: dict | None) -> None: ...
+    def test_judge(self, name: str | None) -> None: ...
+    def rewrite_rubric(self, name: str | None) -> None: ...
+    def start_judging(self, run: str | None, judges: list[str] | None, spec: JobSpec | None = None, *,
+                      batch: bool = False, job_id: int | None = None) -> None: ...
+    def cancel_job(self) -> None: ...
+    def resume_job(self, job: dict[str, Any]) -> None: ...
+    def promote_row(self, row_id: int) -> None: ...
+
+
 class AppState(QObject):
     project_changed = Signal(object)     # the Project now open, or None
     run_changed = Signal(object)         # the run chosen in any page (the others follow it)
@@ -41,15 +57,22 @@ class AppState(QObject):
     changed = Signal(object)             # a core Changes, on the GUI thread, after each committed write
     job_finished = Signal(str)           # a judging job ended (its summary)
 
-    def __init__(self, host: Host, parent: QObject | None = None) -> None:
+    def __init__(self, host: Host, parent: QObject | None = None, actions: PageActions | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.project: Project | None = None
         self._run: str | None = None
         self._slice: str | None = None
         self.undo_stack = make_stack(self)
-        self.actions: Any = host        # window actions a page may start (judging, resuming a job, promoting a row)
+        self._actions = actions
         self._timers: list[QTimer] = []
+
+    @property
+    def actions(self) -> PageActions:
+        """The window's actions a page may start (judging, resuming a job, promoting a row)."""
+        if self._actions is None:
+            raise RuntimeError("this window starts no judging or golden-set actions")
+        return self._actions
 
     # --- what is chosen -----------------------------------------------------------------------------------------
     @property

@@ -11,6 +11,8 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from rageval_desktop.gui import workers
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QDialog, QWidget
+
     from rageval_desktop.core.ops import OpResult
 
 
@@ -64,3 +66,25 @@ def make_stack(parent: Any) -> QUndoStack:
     stack = QUndoStack(parent)
     stack.setUndoLimit(200)
     return stack
+
+
+def history_dialog(stack: QUndoStack, parent: QWidget) -> QDialog:
+    """Edit › History: this session's edits; a click goes back to that point (redo brings the later ones back)."""
+    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QUndoView, QVBoxLayout
+
+    dialog = QDialog(parent)
+    dialog.setWindowTitle("History of this session's edits")
+    dialog.resize(560, 460)
+    layout = QVBoxLayout(dialog)
+    hint = QLabel("Click an entry to go back to that point (later edits are undone; redo brings them back).")
+    hint.setObjectName("hint")
+    hint.setWordWrap(True)
+    view = QUndoView(stack)
+    view.setEmptyLabel("(project opened)")
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(hint)
+    layout.addWidget(view)
+    layout.addWidget(buttons)
+    dialog.open()
+    return dialog

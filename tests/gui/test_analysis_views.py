@@ -161,7 +161,7 @@ def test_export_writes_the_report_of_the_comparison(window, qtbot, tmp_path):
     open_view(window, qtbot, "compare")
     out = tmp_path / "pr.md"
     with qtbot.waitSignal(window.task_finished, timeout=30_000) as done:
-        window.export_report(str(out))
+        window.files.export_report(str(out))
     assert done.args == ["done"]
     text = out.read_text()
     assert "RAG evaluation: v2 vs v1" in text and "### Against v1" in text

@@ -64,7 +64,7 @@ def test_cancel_calls_the_remote_batches_off(qtbot, batch_project):
     path, server = batch_project
     server.hold = True
     w = open_window(qtbot, path)
-    w.start_judging("v1", ["llm-batch"], batch=True)
+    w.judging.start_judging("v1", ["llm-batch"], batch=True)
     qtbot.waitUntil(lambda: server.retrieves >= 1 and w.page("jobs").cancel_button.isEnabled(), timeout=20_000)
     with qtbot.waitSignal(w.job_finished, timeout=20_000) as ended:
         w.page("jobs").cancel_button.click()

@@ -22,7 +22,7 @@ def test_import_then_notice_then_review(qtbot, tmp_path, monkeypatch):
         dedupe.check_new(p)
     w = open_window(qtbot, path)
     with qtbot.waitSignal(w.read_finished, timeout=20_000, check_params_cb=lambda page: page == "near-duplicates"):
-        w.import_file(_golden(tmp_path / "b.jsonl", ["please reverse a list in python?", "How tall is Everest?"]),
+        w.files.import_file(_golden(tmp_path / "b.jsonl", ["please reverse a list in python?", "How tall is Everest?"]),
                       ask=False, kind="golden")
     assert w.project.reader().execute("SELECT COUNT(*) FROM golden_rows").fetchone()[0] == 4
     bar = w.notice_bar
@@ -40,7 +40,7 @@ def test_import_then_notice_then_review(qtbot, tmp_path, monkeypatch):
     assert "please reverse a list in python?" in shown and "How do I reverse a list in python?" in shown
     dialog.close()
     with qtbot.waitSignal(w.read_finished, timeout=20_000, check_params_cb=lambda page: page == "near-duplicates"):
-        w.import_file(_golden(tmp_path / "c.jsonl", ["Copy a file?"]), ask=False, kind="golden")
+        w.files.import_file(_golden(tmp_path / "c.jsonl", ["Copy a file?"]), ask=False, kind="golden")
     assert not bar.isVisible()                                  # nothing found: no notice, a status message
     assert "no near-duplicates among the 1 new question(s)" in w.statusBar().currentMessage()
     close_window(qtbot, w)

@@ -19,9 +19,9 @@ def fits(dialog, window) -> bool:
 def test_every_dialog_fits_a_1024_by_768_window(window, qtbot, tmp_path):
     window.resize(1024, 768)
     qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)
-    window.show_shortcuts()
-    assert fits(window.shortcut_sheet, window), window.shortcut_sheet.size()
-    window.shortcut_sheet.reject()
+    window.files.show_shortcuts()
+    assert fits(window.files.shortcut_sheet, window), window.files.shortcut_sheet.size()
+    window.files.shortcut_sheet.reject()
     run_file = next(p for p in write_demo_files(tmp_path) if p.name == "outputs-v2.jsonl")
     for dialog in (ImportDialog(run_file, set(), window, window.project),
                    RubricEditor(next(iter(library().values())), {}, window),

@@ -15,7 +15,7 @@ def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
     assert window.rows.golden_bar.isVisible()
     qtbot.waitUntil(lambda: "easy 12" in window.rows.golden_bar.balance.text(), timeout=10_000)   # read off the GUI
     window.rows.table.selectRow(0)
-    gid = window.selected_golden_id()
+    gid = window.golden.selected_golden_id()
     from rageval_desktop.core.golden.edits import row
 
     dialog = GoldenRowDialog(window.project, ["easy", "edge"], row(window.project, gid), window)
@@ -42,7 +42,7 @@ def test_invalid_edit_is_refused_with_a_message(window, qtbot):
     from rageval_desktop.core.golden.edits import row
 
     window.rows.table.selectRow(0)
-    dialog = GoldenRowDialog(window.project, ["easy"], row(window.project, window.selected_golden_id()), window)
+    dialog = GoldenRowDialog(window.project, ["easy"], row(window.project, window.golden.selected_golden_id()), window)
     qtbot.addWidget(dialog)
     dialog.add_gold("no-such-chunk#9999", None)
     assert dialog.gold.item(dialog.gold.count() - 1).text() == "no-such-chunk#9999 — (not in the project's corpus)"
@@ -55,15 +55,15 @@ def test_invalid_edit_is_refused_with_a_message(window, qtbot):
 def test_version_diff_and_promote(window, qtbot, monkeypatch):
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("v1", True))
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
-        window.save_golden_version()
+        window.golden.save_golden_version()
     window.rows.table.selectRow(1)
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("duplicate", True))
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
-        window.retire_golden()
+        window.golden.retire_golden()
     answers = iter([("v1", True), ("current", True)])
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: next(answers))
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
-        window.diff_golden()
+        window.golden.diff_golden()
     dialog = window.findChild(TextDialog)
     text = dialog.findChild(QPlainTextEdit).toPlainText()
     assert "1 changed" in text and "status: 'approved'" in text
@@ -73,7 +73,7 @@ def test_version_diff_and_promote(window, qtbot, monkeypatch):
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("adversarial", True))
     with proj_question_freed(window):
         with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
-            window.promote_current_row()
+            window.golden.promote_current_row()
     assert done.args == ["done"]
     src = window.project.reader().execute("SELECT source, status FROM golden_rows WHERE source = "
                                           "'production_failure'").fetchone()

@@ -26,11 +26,11 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
     assert window.pages.currentWidget() is window.page("judges")
     names = [window.page("judges").model.record(r)["name"] for r in range(window.page("judges").model.rowCount())]
     assert "llm-correct" in names
-    window.start_judging("v1", ["llm-correct"])
+    window.judging.start_judging("v1", ["llm-correct"])
     assert window.pages.currentWidget() is window.page("jobs")
     qtbot.waitUntil(lambda: server.calls >= 10, timeout=20_000)
     with qtbot.waitSignal(window.job_finished, timeout=20_000) as ended:
-        window.cancel_job()
+        window.judging.cancel_job()
     assert "cancelled" in ended.args[0]
     conn = window.project.reader()
     mine = ("SELECT COUNT(*), COUNT(DISTINCT run_row_id) FROM judgments WHERE judge_id = "
@@ -55,7 +55,7 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
 def test_test_connection_reports_the_endpoint(window, qtbot, server):
     add_judge(window.project, "probe", "correctness", "llm", model="m", base_url=server.url)
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
-        window.test_judge("probe")
+        window.judging.test_judge("probe")
     assert window.last_info.startswith("Connected: m answered in")
 
 
@@ -97,7 +97,7 @@ def test_the_rubric_editor_can_give_the_judge_itself_the_new_version_undoably(wi
 
     monkeypatch.setattr(RubricEditor, "exec", edit)
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
-        window.rewrite_rubric("inplace")
+        window.judging.rewrite_rubric("inplace")
     after = get_judge(window.project, "inplace").rubric_id
     assert after != before and not any(j.name.startswith("inplace-r") for j in list_judges(window.project))
     qtbot.waitUntil(lambda: window.undo_stack.undoText().startswith("edit judge inplace"), timeout=5_000)
@@ -117,7 +117,7 @@ def test_edit_dialog_changes_how_a_judge_is_reached_and_its_model(window, qtbot,
     assert dialog.changes() == {}                 # opened and saved as it was: nothing to write, nothing to undo
     before = window.state.undo_stack.count()
     monkeypatch.setattr(JudgeDialog, "exec", lambda self: JudgeDialog.DialogCode.Accepted)
-    window.edit_judge(judge_summary(get_judge(window.project, "ed")))
+    window.judging.edit_judge(judge_summary(get_judge(window.project, "ed")))
     assert window.state.undo_stack.count() == before and "nothing changed" in window.statusBar().currentMessage()
     dialog.model_edit.setText("m2")
     assert dialog.changes() == {"model": "m2"}

@@ -82,7 +82,7 @@ def test_import_through_the_window_refreshes_views(opened, qtbot, tmp_path):
     path = write(tmp_path / "extra.jsonl", [dict(GOLDEN[0], id="new-1", question="A brand new question?")])
     before = opened.rows.table.model().rowCount()
     with qtbot.waitSignal(opened.task_finished, timeout=20_000) as signal:
-        opened.import_file(path, ask=False, kind="golden")
+        opened.files.import_file(path, ask=False, kind="golden")
     assert signal.args == ["done"]
     qtbot.waitUntil(lambda: opened.rows.table.model().rowCount() == before + 1, timeout=5000)
 
@@ -92,7 +92,7 @@ def test_bad_import_shows_readable_error_and_changes_nothing(opened, qtbot, tmp_
     bad.write_text("question,answer\nq,a\n")
     before = table_dump(opened.project.path)
     with qtbot.waitSignal(opened.task_finished, timeout=20_000) as signal:
-        opened.import_file(bad, ask=False, kind="run", run_name="x")
+        opened.files.import_file(bad, ask=False, kind="run", run_name="x")
     assert signal.args == ["failed"]
     assert opened.last_error.startswith("bad.csv: missing required columns")
     assert table_dump(opened.project.path) == before
@@ -144,20 +144,20 @@ def test_shortcut_sheet_lists_keys(window, qtbot):
     """A two-column table that does not wrap (was a monospace message box that wrapped)."""
     from PySide6.QtWidgets import QTableWidget
 
-    window.show_shortcuts()
-    table = window.shortcut_sheet.findChild(QTableWidget, "shortcuts")
+    window.files.show_shortcuts()
+    table = window.files.shortcut_sheet.findChild(QTableWidget, "shortcuts")
     keys = [table.item(r, 0).text() for r in range(table.rowCount())]
     assert table.columnCount() == 2 and "Ctrl+I" in keys and "F1" in keys and not table.wordWrap()
     assert table.horizontalScrollBar().maximum() == 0     # nothing cut off sideways
-    window.shortcut_sheet.close()
+    window.files.shortcut_sheet.close()
 
 
 def test_every_listed_shortcut_is_bound(qtbot):
     """Was: the F1 sheet listed Ctrl+, and Ctrl+Q, which were not bound on Linux (empty standard keys)."""
     from PySide6.QtGui import QAction, QKeySequence
 
+    from rageval_desktop.gui.file_actions import SHORTCUTS
     from rageval_desktop.gui.main_window import MainWindow
-    from rageval_desktop.gui.window_tasks import SHORTCUTS
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -212,7 +212,7 @@ def test_import_a_file_without_a_project_makes_one_beside_it(window, qtbot, tmp_
     target = tmp_path / "made.rageval"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     with qtbot.waitSignal(window.project_opened, timeout=20_000):
-        window.import_file(source, ask=False, kind="golden")
+        window.files.import_file(source, ask=False, kind="golden")
     qtbot.waitUntil(lambda: window.project is not None and window.project.reader().execute(
         "SELECT COUNT(*) FROM golden_rows").fetchone()[0] == len(GOLDEN), timeout=20_000)
     assert window.project.path == target

@@ -30,7 +30,7 @@ def test_closing_during_a_hung_job_never_blocks_the_gui_thread(qtbot, demo_file,
         w = open_window(qtbot, copy)
         add_judge(w.project, "slow", "correctness", "llm", model="m", base_url=server.url,
                   params={"concurrency": 4, "timeout": 120})
-        w.start_judging("v1", ["slow"])
+        w.judging.start_judging("v1", ["slow"])
         qtbot.waitUntil(lambda: server.calls >= 4, timeout=20_000)
         started = time.monotonic()
         w.close()                                 # returns at once: the window waits, the GUI thread does not
@@ -89,7 +89,7 @@ def test_restore_from_backup_in_the_window(window, qtbot, tmp_path):
     backup = window.project.backup("manual")
     add_row(window.project, "A question added after the backup?", gold_answer="x", reason="test")
     with qtbot.waitSignal(window.project_opened, timeout=30_000):
-        window.restore_backup(str(backup), confirm=False)
+        window.session.restore_backup(str(backup), confirm=False)
     from rageval_desktop.core.store.queries import golden_questions
 
     assert window.project.path == path

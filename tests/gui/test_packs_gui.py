@@ -17,8 +17,8 @@ from tests.gui.conftest import save_shots
 def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
     with Project.open(window.project.path) as other:   # a second connection, as another process would
         sample = create_sample(other, "v2", "correctness", size=6, seed=2)
-    window.pack_export_action.trigger()
-    dialog = window.pack_dialog
+    window.menus.pack_export_action.trigger()
+    dialog = window.files.pack_dialog
     from PySide6.QtWidgets import QLabel
 
     labels = [label.text() for label in dialog.findChildren(QLabel)]
@@ -53,7 +53,7 @@ def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
 
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
-        window.import_packs([str(paths[0])])
+        window.files.import_packs([str(paths[0])])
     got = window.project.reader().execute(
         "SELECT reviewer, score, withdrawn_at IS NOT NULL FROM human_ratings WHERE origin LIKE 'pack:%' ORDER BY id"
     ).fetchall()

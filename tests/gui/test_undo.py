@@ -18,7 +18,7 @@ def wait_workers(qtbot):
 def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
     w = window
     w.rows.table.selectRow(0)
-    gid = w.selected_golden_id()
+    gid = w.golden.selected_golden_id()
     original = row(w.project, gid)["gold_answer"]
 
     def fill(dialog: GoldenRowDialog) -> int:
@@ -28,7 +28,7 @@ def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
 
     monkeypatch.setattr(GoldenRowDialog, "exec", fill)
     with qtbot.waitSignal(w.task_finished, timeout=10_000):
-        w.edit_golden(gid)
+        w.golden.edit_golden(gid)
     assert row(w.project, gid)["gold_answer"] == "A new reference."
     assert w.undo_stack.count() == 1 and w.undo_stack.undoText() == f"edit golden row {gid}"
     w.undo()
@@ -40,7 +40,7 @@ def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
     assert row(w.project, gid)["gold_answer"] == "A new reference."
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("duplicate", True))
     with qtbot.waitSignal(w.task_finished, timeout=10_000):
-        w.retire_golden()
+        w.golden.retire_golden()
     assert row(w.project, gid)["status"] == "retired"
     w.undo()
     wait_workers(qtbot)
@@ -74,9 +74,9 @@ def test_the_selected_golden_row_survives_save_version(qtbot, window, monkeypatc
     """Was: saving a version rebuilt the table and selected row 1 again."""
     w = window
     w.rows.table.selectRow(5)
-    gid = w.selected_golden_id()
+    gid = w.golden.selected_golden_id()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("v-test", True))
     with qtbot.waitSignal(w.task_finished, timeout=10_000):
-        w.save_golden_version()
+        w.golden.save_golden_version()
     qtbot.waitUntil(lambda: w.rows.table.model().rowCount() > 0, timeout=5_000)
-    assert w.selected_golden_id() == gid and w.rows.table.currentIndex().row() == 5
+    assert w.golden.selected_golden_id() == gid and w.rows.table.currentIndex().row() == 5

@@ -8,7 +8,17 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QDialog, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMenuBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,15 @@ def from_button(page: str, button: QPushButton, show: Callable[[], None]) -> Com
             button.click()
 
     return Command(f"{page} › {button.text().replace('&', '').rstrip('.…')}", "", run)
+
+
+def commands_of(menu_bar: QMenuBar, pages: list[tuple[str, QWidget, Callable[[], None]]]) -> list[Command]:
+    """The menus' enabled actions, then each page's buttons (title, page, what shows it)."""
+    commands = [from_action(a) for menu in menu_bar.findChildren(QMenu) for a in menu.actions()
+                if not a.isSeparator() and a.menu() is None and a.text() and a.isEnabled()]
+    for title, widget, show in pages:
+        commands += [from_button(title, button, show) for button in widget.findChildren(QPushButton) if button.text()]
+    return commands
 
 
 class CommandPalette(QDialog):

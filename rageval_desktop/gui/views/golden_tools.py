@@ -149,11 +149,8 @@ def duplicates_text(pairs: list[dict[str, Any]], questions: dict[str, str]) -> s
     return "\n".join(out)
 
 
-class GoldenBarHost(Protocol):
-    """What the golden bar asks of the window it sits in: the golden-set actions (gui/golden_actions.py), the
-    project, and the read lane."""
-
-    project: Project | None
+class GoldenBarActions(Protocol):
+    """The golden-set actions the bar's buttons start (gui/golden_actions.py, an object the window holds)."""
 
     def edit_golden(self, golden_id: str | None) -> None: ...
     def selected_golden_id(self) -> str | None: ...
@@ -164,6 +161,14 @@ class GoldenBarHost(Protocol):
     def approve_golden(self) -> None: ...
     def generate_golden(self) -> None: ...
     def retrieval_lab(self) -> None: ...
+    def promote_current_row(self) -> None: ...
+
+
+class GoldenBarHost(Protocol):
+    """What the golden bar reads of the window it sits in: the project and the read lane."""
+
+    @property
+    def project(self) -> Project | None: ...
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None: ...
 
 
@@ -177,7 +182,7 @@ class GoldenBar(QWidget):
     """The golden set's tools, shown above its table; its balance line is read on the read lane (it was read on the
     GUI thread)."""
 
-    def __init__(self, window: GoldenBarHost, parent: QWidget | None = None) -> None:
+    def __init__(self, actions: GoldenBarActions, window: GoldenBarHost, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.window_ = window
         outer = QVBoxLayout(self)
@@ -192,15 +197,15 @@ class GoldenBar(QWidget):
         self.balance.setObjectName("hint")
         self.balance.setWordWrap(True)
         outer.addWidget(self.balance)
-        self.buttons["add"].clicked.connect(lambda: window.edit_golden(None))
-        self.buttons["edit"].clicked.connect(lambda: window.edit_golden(window.selected_golden_id()))
-        self.buttons["retire"].clicked.connect(window.retire_golden)
-        self.buttons["version"].clicked.connect(window.save_golden_version)
-        self.buttons["diff"].clicked.connect(window.diff_golden)
-        self.buttons["dupes"].clicked.connect(window.find_duplicates)
-        self.buttons["approve"].clicked.connect(window.approve_golden)
-        self.buttons["synth"].clicked.connect(window.generate_golden)
-        self.buttons["lab"].clicked.connect(window.retrieval_lab)
+        self.buttons["add"].clicked.connect(lambda: actions.edit_golden(None))
+        self.buttons["edit"].clicked.connect(lambda: actions.edit_golden(actions.selected_golden_id()))
+        self.buttons["retire"].clicked.connect(actions.retire_golden)
+        self.buttons["version"].clicked.connect(actions.save_golden_version)
+        self.buttons["diff"].clicked.connect(actions.diff_golden)
+        self.buttons["dupes"].clicked.connect(actions.find_duplicates)
+        self.buttons["approve"].clicked.connect(actions.approve_golden)
+        self.buttons["synth"].clicked.connect(actions.generate_golden)
+        self.buttons["lab"].clicked.connect(actions.retrieval_lab)
 
     def refresh(self) -> None:
         project = self.window_.project

@@ -67,8 +67,7 @@ class JudgesView(QWidget):
         self.edit_button.clicked.connect(lambda: state.actions.edit_judge(self.selected_record()))
         self.test_button.clicked.connect(lambda: state.actions.test_judge(self.selected_name()))
         self.rubric_button.clicked.connect(lambda: state.actions.rewrite_rubric(self.selected_name()))
-        self.run_selected.clicked.connect(lambda: state.actions.start_judging(
-            self.run_box.currentData(), [self.selected_name()], batch=self.batch_box.isChecked()))
+        self.run_selected.clicked.connect(self.run_selected_judge)
         self.run_all.clicked.connect(lambda: state.actions.start_judging(self.run_box.currentData(), None,
                                                                   batch=self.batch_box.isChecked()))
         self.estimate_button.clicked.connect(self.estimate)
@@ -95,6 +94,13 @@ class JudgesView(QWidget):
     def selected_record(self) -> dict | None:
         rows = self.table.selectionModel().selectedRows()
         return self.model.record(rows[0].row()) if rows else None
+
+    def run_selected_judge(self) -> None:
+        name = self.selected_name()
+        if name is None:     # (the type checker found a [None] passed on as the judges to run)
+            self.state.status("Choose a judge in the table first")
+            return
+        self.state.actions.start_judging(self.run_box.currentData(), [name], batch=self.batch_box.isChecked())
 
     def selected_name(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()

@@ -7,6 +7,8 @@ lists (`counted`, for the status bar) and when a listing is shown (`shown`)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6 import QtCore
@@ -27,17 +29,23 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.views.detail_pane import DetailPane
-from rageval_desktop.gui.views.golden_tools import GoldenBar, GoldenBarHost
+from rageval_desktop.gui.views.golden_tools import GoldenBar, GoldenBarActions, GoldenBarHost
 from rageval_desktop.gui.views.triage_bar import ColumnChooser
 
 if TYPE_CHECKING:
     from rageval_desktop.core.store import browse
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.gui.state import AppState
+    from rageval_desktop.gui.views.command_palette import Command
     from rageval_desktop.gui.views.triage_bar import TriageBar
 
 ROW_HEIGHT = 24
 DETAIL_WIDTH = 380      # the detail pane's default width (px): a passage line reads without wrapping every few words
+
+
+def _pop_up(box: QComboBox) -> None:
+    box.setFocus()
+    box.showPopup()
 
 
 class RowsHost(GoldenBarHost, Protocol):
@@ -52,7 +60,6 @@ class RowsHost(GoldenBarHost, Protocol):
     def page(self, key: str) -> Any: ...
     def run_names(self) -> list[str]: ...
     def current_key(self) -> tuple | None: ...
-    def promote_current_row(self) -> None: ...
     def show_current(self) -> None: ...
 
 
@@ -60,9 +67,10 @@ class RowsView(QSplitter):
     shown = Signal(int)      # a listing of the table is shown (how many rows)
     counted = Signal(str)    # what the status bar says of the table ("72 rows", "listing…", "")
 
-    def __init__(self, host: RowsHost, parent: QWidget | None = None) -> None:
+    def __init__(self, host: RowsHost, golden: GoldenBarActions, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
+        self.golden = golden
         self.slice_box = QComboBox()
         self.slice_box.setObjectName("sliceBox")
         self.slice_box.currentIndexChanged.connect(self._on_slice)
@@ -107,14 +115,14 @@ class RowsView(QSplitter):
         cl = QVBoxLayout(center)
         cl.setContentsMargins(12, 10, 6, 6)
         cl.addLayout(top)
-        self.golden_bar = GoldenBar(host, center)
+        self.golden_bar = GoldenBar(golden, host, center)
         self.golden_bar.setVisible(False)
         cl.addWidget(self.golden_bar)
         self._center = cl
         self._triage: TriageBar | None = None   # the filter row is built when a table is first shown
         self.promote_button = QPushButton("Add to &golden set…")
         self.promote_button.setToolTip("A failing row becomes a draft golden row (source: production failure)")
-        self.promote_button.clicked.connect(host.promote_current_row)
+        self.promote_button.clicked.connect(golden.promote_current_row)
         self.promote_button.setVisible(False)
         top.addWidget(self.promote_button)
         cl.addWidget(self.table)
@@ -207,6 +215,29 @@ class RowsView(QSplitter):
     def focus_search(self) -> None:
         self.triage.search.setFocus()
         self.triage.search.selectAll()
+
+    def palette_commands(self, show: Callable[[], None], search: Callable[[], None]) -> list[Command]:
+        """The run table's filters by name (Ctrl+K): each shows the rows page (`show`), then presses the button,
+        toggles the box or opens the list."""
+        from rageval_desktop.gui.views.command_palette import Command
+
+        bar = self.triage
+
+        def on_rows(then: Callable[[], Any]) -> Callable[[], None]:
+            def run() -> None:
+                show()
+                then()
+            return run
+
+        out = [Command(f"Run table › {b.text().replace('&', '').rstrip('.…')}", "", on_rows(b.click))
+               for b in (bar.clear_button, bar.columns_button, bar.review_button)]
+        out.append(Command("Run table › Disagreements (show only rows where judges or humans disagree)", "",
+                           on_rows(bar.disagree.toggle)))
+        for name, box in (("status", bar.status), ("failure class", bar.failure), ("judge score", bar.judge),
+                          ("human rating", bar.human)):
+            out.append(Command(f"Run table › Filter by {name}…", "", on_rows(functools.partial(_pop_up, box))))
+        out.append(Command("Run table › Search rows", "Ctrl+F", search))
+        return out
 
     def current_source(self) -> browse.TableSource | None:
         from rageval_desktop.core.metrics import triage

@@ -3,6 +3,7 @@ existing one, a file to import) beside the recent projects."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -22,12 +23,11 @@ from PySide6.QtWidgets import (
 
 
 class WelcomeHost(Protocol):
-    """What the welcome page asks of the window it opens in (it imports no window: no cycle)."""
+    """What the welcome page asks of the session (gui/session.py; it imports no window: no cycle)."""
 
     def open_demo(self) -> None: ...
     def new_project(self) -> None: ...
     def choose_project(self) -> None: ...
-    def choose_import(self) -> None: ...
     def open_path(self, path: str | Path) -> None: ...
     def recent_projects(self) -> list[str]: ...
 
@@ -36,7 +36,7 @@ NO_RECENT = "No recent projects yet.\nOpen the demo to look around: it is\noffli
 
 
 class WelcomePage(QWidget):
-    def __init__(self, window: WelcomeHost, parent: QWidget | None = None) -> None:
+    def __init__(self, window: WelcomeHost, choose_import: Callable[[], None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.window_ = window
         outer = QVBoxLayout(self)
@@ -77,7 +77,7 @@ class WelcomePage(QWidget):
                 ("new", "&New project…", "An empty project file you fill with imports", window.new_project),
                 ("open", "&Open project…", "A .rageval file", window.choose_project),
                 ("import", "&Import a file…", "A golden set or a run: a new project is made for it",
-                 window.choose_import)):  # with no project open, a new one is made beside the file
+                 choose_import)):  # with no project open, a new one is made beside the file
             button = QPushButton(text)
             button.setObjectName("welcomeButton")
             button.setMinimumHeight(36)

@@ -1,0 +1,127 @@
+"""The window's lanes: the write lane (one task at a time, with progress and cancel in the status bar), the read lane
+(a page's newest read wins) and the backup lane (silent, one at a time). An object the window holds (`window.lanes`);
+what it reads of the window is `WindowHost` (gui/window_host.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from shiboken6 import isValid
+
+from rageval_desktop.gui.lazy import lazy
+
+operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
+workers = lazy("rageval_desktop.gui.workers")
+
+if TYPE_CHECKING:
+    from rageval_desktop.gui.window_host import WindowHost
+    from rageval_desktop.gui.workers import Worker
+
+
+class Lanes:
+    def __init__(self, window: WindowHost) -> None:
+        self.w = window
+        self._task: Worker | None = None
+        self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
+        self._backup: Worker | None = None
+
+    @property
+    def task(self) -> Worker | None:
+        """The task on the write lane, if one runs."""
+        return self._task
+
+    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+        if self._task is not None:
+            self.w.show_error(f"Please wait: {self.w.task_label.text()} is still running.")
+            return None
+        self.w.task_label.setText(label)
+        self.w.progress.setRange(0, 0)
+        self.w.progress.setVisible(True)
+        self.w.cancel_button.setVisible(True)
+
+        def finish(kind: str, message: str = "") -> None:
+            self._task = None
+            self.w.task_label.setText(message)
+            self.w.progress.setVisible(False)
+            self.w.cancel_button.setVisible(False)
+            self.w.task_finished.emit(kind)
+
+        started_on = self.w.project
+
+        def done(result: Any) -> None:
+            if not isValid(self.w.task_label):  # the window closed while the task finished: nothing to show
+                return
+            finish("done")
+            # a result for a project that has since been closed is stale: nothing is left to show it in
+            if on_done and (started_on is None or self.w.project is started_on):
+                on_done(result)
+
+        def failed(message: str, details: str) -> None:
+            if not isValid(self.w.task_label):
+                return
+            self.w.last_error = message     # (before the signal: a screenshot run prints it as it exits)
+            finish("failed")
+            self.w.show_error(message, details)
+
+        def cancelled(message: str) -> None:
+            finish("cancelled", "Cancelled")
+            self.w.statusBar().showMessage(message, 8000)
+
+        self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self._on_progress,
+                                   on_cancel=cancelled)
+        return self._task
+
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
+        """The read lane of a page (dashboard, compare, failures): never refused, whatever else runs; a newer
+        request for the same page makes an older one's result stale (dropped when it arrives). `announce`: emit
+        `read_finished(page)` when it lands (a read no page waits for, made in the background, does not)."""
+        generation = self._reads.get(page, 0) + 1
+        self._reads[page] = generation
+        started_on = self.w.project
+
+        def done(result: Any) -> None:
+            if self._reads.get(page) == generation and self.w.project is started_on and started_on is not None:
+                on_done(result)
+                if announce:
+                    self.w.read_finished.emit(page)
+
+        def failed(message: str, details: str) -> None:
+            if self._reads.get(page) == generation and self.w.project is started_on:
+                self.w.show_error(message, details)
+                if announce:
+                    self.w.read_finished.emit(page)
+
+        workers.start(fn, *args, on_done=done, on_error=failed)
+
+    def run_backup(self, reason: str) -> None:
+        """The backup lane: silent, one at a time, never a dialog (a failure is said in the status bar)."""
+        project = self.w.project
+        if project is None or self._backup is not None:
+            return
+        fn = operations.backup if reason == "manual" else operations.periodic_backup
+
+        def finished(path: Any = None) -> None:
+            self._backup = None
+            if path:
+                self.w.statusBar().showMessage(f"Backup written to {path}", 10_000)
+
+        def failed(message: str, _details: str) -> None:
+            self._backup = None
+            self.w.statusBar().showMessage(f"Backup failed: {message}", 20_000)
+
+        self._backup = workers.start(fn, project, on_done=finished, on_error=failed,
+                                     on_cancel=lambda _m: finished())
+
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.w.progress.setRange(0, total)
+            self.w.progress.setValue(done)
+        if message:
+            self.w.progress.setFormat(f"{message} %p%")
+            self.w.progress.setToolTip(message)
+
+    def cancel_task(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self.w.task_label.setText("Cancelling…")
+

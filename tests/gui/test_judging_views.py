@@ -195,3 +195,16 @@ def test_the_judge_dialog_offers_the_kinds_the_registry_holds(window, qtbot):
                                                                                     {"measure": "rougeL"}, None, None)
     dialog.kind_box.setCurrentIndex(dialog.kind_box.findData("llm"))
     assert "measure" not in dialog.choice_boxes and not dialog.model_edit.isHidden()
+
+
+def test_run_selected_with_no_judge_chosen_says_so_and_starts_nothing(window, qtbot):
+    """Its call passed [None] as the judges to run (found by the type checker once state.actions was typed; the
+    button is off without a selection, the call now checks too)."""
+    window.select_nav("judges")
+    page = window.page("judges")
+    page.table.clearSelection()
+    assert page.selected_name() is None and not page.run_selected.isEnabled()
+    page.run_selected_judge()
+    assert window.judging.job is None
+    assert window.pages.currentWidget() is page
+    assert "Choose a judge" in window.statusBar().currentMessage()

@@ -24,6 +24,7 @@ class Lanes:
         self._task: Worker | None = None
         self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
         self._backup: Worker | None = None
+        self._writes = workers.WriteQueue()     # short writes: ratings, undo, redo
 
     @property
     def task(self) -> Worker | None:
@@ -70,6 +71,23 @@ class Lanes:
         self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self._on_progress,
                                    on_cancel=cancelled)
         return self._task
+
+    def run_write(self, label: str, fn: Any, *, on_done: Any = None, on_error: Any = None) -> None:
+        """Short writes (ratings, undo, redo) queued in order, never refused, with no progress bar (see
+        `workers.WriteQueue`); a result for a project closed meanwhile is dropped."""
+        started_on = self.w.project
+
+        def done(result: Any) -> None:
+            if on_done is not None and self.w.project is started_on:
+                on_done(result)
+
+        def failed(message: str, details: str) -> None:
+            if on_error is not None:
+                on_error(message, details)
+            else:
+                self.w.show_error(f"{label} failed: {message}", details)
+
+        self._writes.put(fn, on_done=done, on_error=failed)
 
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
         """The read lane of a page (dashboard, compare, failures): never refused, whatever else runs; a newer

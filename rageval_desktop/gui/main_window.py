@@ -404,6 +404,9 @@ class MainWindow(QMainWindow):
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
         self.lanes.run_read(page, fn, *args, on_done=on_done, announce=announce)
 
+    def run_write(self, label: str, fn: Any, *, on_done: Any = None, on_error: Any = None) -> None:
+        self.lanes.run_write(label, fn, on_done=on_done, on_error=on_error)
+
     # --- navigation ----------------------------------------------------------------------------
     def _fill_nav(self) -> None:
         from rageval_desktop.core.store import browse, queries

@@ -26,6 +26,7 @@ class PackWindow(QMainWindow):
         self.state = AppState(self, self)     # the review view sees the pack through the same state as a project
         self.undo_stack = self.state.undo_stack
         self.last_error = ""
+        self.writes = workers.WriteQueue()       # ratings, undo, redo: in order
         sample = self.pack.sample()
         self.setWindowTitle(f"Review pack · {self.pack.reviewer} · {sample.metric} · {Path(path).name}")
         self.resize(1280, 720)
@@ -74,6 +75,9 @@ class PackWindow(QMainWindow):
     def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
         self.status.setText(label + "…")
         return workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
+
+    def run_write(self, label: str, fn: Any, *, on_done: Any = None, on_error: Any = None) -> None:
+        self.writes.put(fn, on_done=on_done, on_error=on_error or self.show_error)
 
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
         workers.start(fn, *args, on_done=on_done, on_error=self.show_error)

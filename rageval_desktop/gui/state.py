@@ -27,6 +27,8 @@ class Host(Protocol):
 
     def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any: ...
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None: ...
+    def run_write(self, label: str, fn: Callable[[Any], Any], *, on_done: Callable[[Any], Any] | None = None,
+                  on_error: Callable[[str, str], Any] | None = None) -> None: ...
     def show_error(self, message: str, details: str = "") -> None: ...
     def show_status(self, message: str, ms: int = 6000) -> None: ...
     def reviewer(self, ask: bool = False, force: bool = False) -> str: ...
@@ -117,6 +119,13 @@ class AppState(QObject):
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
         """The read lane: a page's newest read wins; older results are dropped."""
         self.host.run_read(page, fn, *args, on_done=on_done)
+
+    def run_write(self, label: str, fn: Callable[[Any], Any], *, on_done: Callable[[Any], Any] | None = None,
+                  on_error: Callable[[str, str], Any] | None = None) -> None:
+        """The write lane's queue of short writes (a rating, an undo, a redo): in order, one at a time, never
+        refused; `fn(ctx)` in a worker, `on_done(result)` back on the GUI thread (not when the project changed
+        meanwhile); a failure goes to `on_error`, else to the error dialog."""
+        self.host.run_write(label, fn, on_done=on_done, on_error=on_error)
 
     def run_op(self, label: str, name: str, args: dict[str, Any], on_done: Callable[[OpResult], Any] | None = None
                ) -> Any:

@@ -1,65 +1,103 @@
-"""The app's undo stack over core's operations log (core/ops): an edit runs as an operation (logged with what undoes
-it) and is then pushed; Ctrl+Z runs `ops.undo` and Ctrl+Shift+Z `ops.redo` in a worker. The same list is what
+"""The app's undo stack: one kind of entry (`EditCommand`) for every edit — an operation of core (core/ops, logged with
+what undoes it), a rating, a desk check. An edit is done when it is pushed; Ctrl+Z and Ctrl+Shift+Z queue its undo
+and redo on the write lane (`AppState.run_write`: in order, behind the write that made it). Operations are the list
 `rageval undo` reads, so an undo in either place is seen by the other (History shows this session's)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
-
-from rageval_desktop.gui import workers
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDialog, QWidget
 
     from rageval_desktop.core.ops import OpResult
+    from rageval_desktop.core.store.project import Project
 
 
-class OpCommand(QUndoCommand):
-    """One logged operation on the stack. Its undo and redo are operations too (logged, undoable)."""
+class UndoOwner(Protocol):
+    """What an entry asks of the app state it was pushed by."""
 
-    def __init__(self, owner: Any, result: OpResult) -> None:
-        super().__init__(result.label)
-        self.owner, self.operation = owner, result.operation
-        self.undo_id: int | None = None
+    @property
+    def project(self) -> Project | None: ...
+    def run_write(self, label: str, fn: Callable[[Any], Any], *, on_done: Callable[[Any], Any] | None = None,
+                  on_error: Callable[[str, str], Any] | None = None) -> None: ...
+    def status(self, message: str, ms: int = 6000) -> None: ...
+    def show_error(self, message: str, details: str = "") -> None: ...
+
+
+class EditCommand(QUndoCommand):
+    """One edit on the stack. `undo` and `redo` run in a worker, queued on the write lane; `undone` and `redone` get
+    what they returned, on the GUI thread; `busy(True)` is called as either is asked, `busy(False)` as it lands."""
+
+    def __init__(self, owner: UndoOwner, label: str, undo: Callable[[Any], Any], redo: Callable[[Any], Any],
+                 undone: Callable[[Any], Any] | None = None, redone: Callable[[Any], Any] | None = None,
+                 busy: Callable[[bool], Any] | None = None) -> None:
+        super().__init__(label)
+        self.owner = owner
+        self._undo, self._redo, self._undone, self._redone, self._busy = undo, redo, undone, redone, busy
         self._pushed = False
 
     def redo(self) -> None:
-        if not self._pushed:  # the operation already ran when the command was pushed
+        if not self._pushed:  # the edit was done when the command was pushed
             self._pushed = True
             return
-        from rageval_desktop.core import ops  # start-up deferral: the operations' modules load on first undo
-
-        project, undo_id = self.owner.project, self.undo_id
-        if undo_id is None:
-            self.owner.show_error(f"Redo: {self.text()} — the undo has not finished yet; try again")
-            return
-        self._run(lambda ctx: ops.redo(project, undo_id, initiator="gui"), f"Redo: {self.text()}",
-                  lambda r: setattr(self, "operation", r.operation))
+        self._run(self._redo, f"Redo: {self.text()}", self._redone)
 
     def undo(self) -> None:
-        from rageval_desktop.core import ops  # start-up deferral, as in redo
+        self._run(self._undo, f"Undo: {self.text()}", self._undone)
 
-        project, operation = self.owner.project, self.operation
-        self._run(lambda ctx: ops.undo(project, operation, initiator="gui"), f"Undo: {self.text()}",
-                  lambda r: setattr(self, "undo_id", r.operation))
+    def _run(self, fn: Callable[[Any], Any], label: str, after: Callable[[Any], Any] | None) -> None:
+        owner, busy = self.owner, self._busy
+        if busy is not None:
+            busy(True)
 
-    def _run(self, op: Any, label: str, after: Any) -> None:
-        owner = self.owner
-
-        def done(result: OpResult) -> None:
-            after(result)
+        def done(result: Any) -> None:
+            if busy is not None:
+                busy(False)
+            if after is not None:
+                after(result)
             owner.status(label)
 
-        workers.start(op, on_done=done,
-                      on_error=lambda message, details: owner.show_error(f"{label} failed: {message}", details))
+        def failed(message: str, details: str) -> None:
+            if busy is not None:
+                busy(False)
+            owner.show_error(f"{label} failed: {message}", details)
+
+        owner.run_write(label, fn, on_done=done, on_error=failed)
 
 
-def push(owner: Any, stack: QUndoStack, result: OpResult) -> None:
+def op_command(owner: UndoOwner, result: OpResult) -> EditCommand:
+    """A logged operation of core: its undo and redo are operations too (logged, undoable)."""
+    from rageval_desktop.core.base.errors import RagevalError
+
+    project = owner.project
+    if project is None:
+        raise RuntimeError("an operation is pushed while its project is open")
+    ids: dict[str, int | None] = {"operation": result.operation, "undo": None}
+
+    def undo(ctx: Any) -> OpResult:
+        from rageval_desktop.core import ops  # start-up deferral: the operations' modules load on first undo
+
+        return ops.undo(project, ids["operation"], initiator="gui")
+
+    def redo(ctx: Any) -> OpResult:
+        from rageval_desktop.core import ops
+
+        if ids["undo"] is None:       # (its undo failed: there is nothing to redo)
+            raise RagevalError("its undo did not happen")
+        return ops.redo(project, ids["undo"], initiator="gui")
+
+    return EditCommand(owner, result.label, undo, redo, undone=lambda r: ids.update(undo=r.operation),
+                       redone=lambda r: ids.update(operation=r.operation))
+
+
+def push(owner: UndoOwner, stack: QUndoStack, result: OpResult) -> None:
     """Put a finished operation on the stack (one that changed nothing logged nothing, and is not pushed)."""
     if result.operation is not None:
-        stack.push(OpCommand(owner, result))
+        stack.push(op_command(owner, result))
 
 
 def make_stack(parent: Any) -> QUndoStack:

@@ -84,6 +84,49 @@ def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | N
     return worker
 
 
+class WriteQueue:
+    """Short writes in the order they were asked, one at a time, never refused (ratings, undo and redo): each runs in
+    a worker when the one before has landed and its callback has run on the GUI thread, so an undo asked while its
+    rating is still saving runs after it, and a redo after its undo."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[Callable[..., Any], Callable[[Any], None] | None,
+                                  Callable[[str, str], None] | None]] = []
+        self._running = False
+
+    def __len__(self) -> int:
+        return len(self._waiting) + self._running
+
+    def put(self, fn: Callable[..., Any], *, on_done: Callable[[Any], None] | None = None,
+            on_error: Callable[[str, str], None] | None = None) -> None:
+        self._waiting.append((fn, on_done, on_error))
+        if not self._running:
+            self._next()
+
+    def _next(self) -> None:
+        if not self._waiting:
+            self._running = False
+            return
+        self._running = True
+        fn, on_done, on_error = self._waiting.pop(0)
+
+        def done(value: Any) -> None:
+            try:
+                if on_done is not None:
+                    on_done(value)
+            finally:
+                self._next()
+
+        def failed(message: str, details: str) -> None:
+            try:
+                if on_error is not None:
+                    on_error(message, details)
+            finally:
+                self._next()
+
+        start(fn, on_done=done, on_error=failed, on_cancel=lambda _m: self._next())
+
+
 class _ThreadSignals(QObject):
     done = Signal(object)
     failed = Signal(str)

@@ -80,3 +80,30 @@ def test_the_selected_golden_row_survives_save_version(qtbot, window, monkeypatc
         w.golden.save_golden_version()
     qtbot.waitUntil(lambda: w.rows.table.model().rowCount() > 0, timeout=5_000)
     assert w.golden.selected_golden_id() == gid and w.rows.table.currentIndex().row() == 5
+
+
+def test_undo_then_redo_at_once_run_in_order_on_the_write_lane(qtbot, window, monkeypatch):
+    """Ctrl+Z, Ctrl+Shift+Z, Ctrl+Z pressed before the first lands: each waits for the one before on the write lane
+    (they raced in the thread pool: "operation 1 was undone already (by operation 2)")."""
+    w = window
+    w.rows.table.selectRow(0)
+    gid = w.golden.selected_golden_id()
+    original = row(w.project, gid)["gold_answer"]
+
+    def fill(dialog: GoldenRowDialog) -> int:
+        dialog.answer.setPlainText("Edited once.")
+        dialog.reason.setText("first")
+        return GoldenRowDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(GoldenRowDialog, "exec", fill)
+    with qtbot.waitSignal(w.task_finished, timeout=10_000):
+        w.golden.edit_golden(gid)
+    w.last_error = ""
+    w.undo()
+    w.undo_stack.redo()
+    w.undo()
+    wait_workers(qtbot)
+    assert w.last_error == ""
+    assert row(w.project, gid)["gold_answer"] == original
+    assert [h["reason"] for h in history(w.project, gid)][-4:] == ["first", "undo", "first", "undo"]
+    close_window(qtbot, w)

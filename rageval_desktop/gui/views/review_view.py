@@ -10,10 +10,11 @@ being saved. Each rating is its own transaction (in a worker), so it survives a 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextOption, QUndoCommand
+from PySide6.QtGui import QFont, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -34,11 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.gui import workers
 from rageval_desktop.gui.prefs import review_keys
+from rageval_desktop.gui.undo import EditCommand
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
@@ -864,8 +866,8 @@ class ReviewView(QWidget):
         def done(rating: Any) -> None:
             self.saving = False
             self.mine[row_id, item] = rating.score
-            self.state.undo_stack.push(RatingCommand(self, self.sample.id, index, rating,
-                                                       dict(comment=comment, seconds=seconds)))
+            self.state.undo_stack.push(rating_command(self, self.sample.id, index, rating,
+                                                      dict(comment=comment, seconds=seconds)))
             self.comment = None
             following = self.next_unrated(index)
             self.index = following if following is not None else index
@@ -900,10 +902,11 @@ class ReviewView(QWidget):
             self.state.show_error(message, details)
 
         source, metric, sample_id, comment = self.source(), self.sample.metric, self.sample.id, self.comment
-        workers.start(lambda ctx: source.rate(row_id, metric, reviewer, score, sample_id=sample_id,
-                                              comment=comment, seconds=seconds, skipped=skipped, item=item,
-                                              item_key=key),
-                      on_done=done, on_error=failed)
+        self.state.run_write(f"Rating {unit_name.lower()} {index + 1}",
+                             lambda ctx: source.rate(row_id, metric, reviewer, score, sample_id=sample_id,
+                                                     comment=comment, seconds=seconds, skipped=skipped, item=item,
+                                                     item_key=key),
+                             on_done=done, on_error=failed)
 
     # --- checks: hidden gold items and retests (core.review.quality) -------------------------------------------------
     def _ask_check(self) -> None:
@@ -934,7 +937,7 @@ class ReviewView(QWidget):
         def done(operation: int) -> None:
             self.saving = False
             self.check = None
-            self.state.undo_stack.push(CheckCommand(self, sid, check, operation))
+            self.state.undo_stack.push(check_command(self, sid, check, operation))
             if score is None:
                 self.reveal.setText("Skipped.")
             else:
@@ -949,8 +952,8 @@ class ReviewView(QWidget):
             self.saving = False
             self.state.show_error(message, details)
 
-        workers.start(lambda ctx: source.record_check(sid, reviewer, check, score, seconds), on_done=done,
-                      on_error=failed)
+        self.state.run_write("Saving the rating", lambda ctx: source.record_check(sid, reviewer, check, score, seconds),
+                             on_done=done, on_error=failed)
 
     def check_undone(self, sample_id: int, check: Any) -> None:
         if self.sample is None or self.sample.id != sample_id:
@@ -989,92 +992,60 @@ class ReviewView(QWidget):
         self.rated.emit(rating.run_row_id)
 
 
-class RatingCommand(QUndoCommand):
-    """One rating on the window's undo stack: undo withdraws it, redo rates again (a new rating, same values)."""
-
-    def __init__(self, view: ReviewView, sample_id: int, index: int, rating: Any, extra: dict) -> None:
-        super().__init__(f"rate {'row' if not rating.item else 'item'} {index + 1} of sample {sample_id}"
-                         + (" (skipped)" if rating.skipped else f": {rating.score:g}"))
-        self.view, self.sample_id, self.index, self.rating, self.extra = view, sample_id, index, rating, extra
-        self._pushed = False
-
-    def _run(self, op: Any, after: Any) -> None:
-        view = self.view
-        view.saving = True
-
-        def done(result: Any) -> None:
-            view.saving = False
-            after(result)
-
-        def failed(message: str, details: str) -> None:
-            view.saving = False
-            view.state.show_error(message, details)
-
-        workers.start(op, on_done=done, on_error=failed)
-
-    def undo(self) -> None:
-        source, rating = self.view.source(), self.rating
-        self._run(lambda ctx: source.withdraw(rating.id),
-                  lambda _r: self.view.rating_undone(self.sample_id, self.index, rating))
-
-    def redo(self) -> None:
-        if not self._pushed:
-            self._pushed = True
-            return
-        source, r = self.view.source(), self.rating
-
-        def again(ctx: Any) -> Any:
-            return source.rate(r.run_row_id, r.metric, r.reviewer, r.score, sample_id=self.sample_id,
-                               skipped=r.skipped, item=r.item, item_key=r.item_key, **self.extra)
-
-        def after(new: Any) -> None:
-            self.rating = new
-            self.view.rating_redone(self.sample_id, self.index, new)
-
-        self._run(again, after)
+def _saving(view: ReviewView) -> Callable[[bool], None]:
+    return lambda busy: setattr(view, "saving", busy)
 
 
-class CheckCommand(QUndoCommand):
+def rating_command(view: ReviewView, sample_id: int, index: int, rating: Any, extra: dict) -> EditCommand:
+    """A rating on the window's undo stack: undo withdraws it, redo rates again (a new rating, same values)."""
+    source, made = view.source(), [rating]
+
+    def undo(ctx: Any) -> None:
+        source.withdraw(made[0].id)
+
+    def redo(ctx: Any) -> Any:
+        r = made[0]
+        return source.rate(r.run_row_id, r.metric, r.reviewer, r.score, sample_id=sample_id, skipped=r.skipped,
+                           item=r.item, item_key=r.item_key, **extra)
+
+    def redone(new: Any) -> None:
+        made[0] = new
+        view.rating_redone(sample_id, index, new)
+
+    label = (f"rate {'row' if not rating.item else 'item'} {index + 1} of sample {sample_id}"
+             + (" (skipped)" if rating.skipped else f": {rating.score:g}"))
+    return EditCommand(view.state, label, undo, redo, undone=lambda _r: view.rating_undone(sample_id, index, made[0]),
+                       redone=redone, busy=_saving(view))
+
+
+def check_command(view: ReviewView, sample_id: int, check: Any, operation: int) -> EditCommand:
     """A check's rating on the window's undo stack: undo withdraws it (the check is shown again), redo rates it
     again with the same score."""
+    source, made = view.source(), [operation]
 
-    def __init__(self, view: ReviewView, sample_id: int, check: Any, operation: int) -> None:
-        super().__init__(f"rate row {check.row_id} of sample {sample_id}")
-        self.view, self.sample_id, self.check, self.operation = view, sample_id, check, operation
-        self._pushed = False
+    def undo(ctx: Any) -> None:
+        source.withdraw_check(made[0])
 
-    def undo(self) -> None:
-        view, source, operation = self.view, self.view.source(), self.operation
-        workers.start(lambda ctx: source.withdraw_check(operation),
-                      on_done=lambda _r: view.check_undone(self.sample_id, self.check),
-                      on_error=view.state.show_error)
-
-    def redo(self) -> None:
-        if not self._pushed:
-            self._pushed = True
-            return
-        view, source, operation = self.view, self.view.source(), self.operation
-
-        def again(ctx: Any) -> Any:
-            from rageval_desktop.core import ops
-
-            return ops.redo(source.project, self._undo_of(source, operation), initiator="gui").operation
-
-        def after(new: Any) -> None:
-            self.operation = new
-            if view.check is not None and view.check == self.check:
-                view.check = None
-                view.show_row()
-
-        workers.start(again, on_done=after, on_error=view.state.show_error)
-
-    @staticmethod
-    def _undo_of(source: Any, operation: int) -> int:
+    def redo(ctx: Any) -> int:
+        from rageval_desktop.core import ops
         from rageval_desktop.core.store import oplog
 
-        op = oplog.get(source.project, operation)
-        assert op is not None and op.undone_by is not None
-        return int(op.undone_by)
+        op = oplog.get(source.project, made[0])
+        if op is None or op.undone_by is None:
+            raise RagevalError("its undo did not happen")
+        again = ops.redo(source.project, int(op.undone_by), initiator="gui").operation
+        if again is None:
+            raise RagevalError("redoing it changed nothing")
+        return again
+
+    def redone(new: int) -> None:
+        made[0] = new
+        if view.check is not None and view.check == check:
+            view.check = None
+            view.show_row()
+
+    return EditCommand(view.state, f"rate row {check.row_id} of sample {sample_id}", undo, redo,
+                       undone=lambda _r: view.check_undone(sample_id, check), redone=redone, busy=_saving(view))
 
 
 ABSTAINED = "abstained:"   # the mode box's data for "the rows judge J leaves to people"

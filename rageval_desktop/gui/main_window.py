@@ -363,6 +363,7 @@ class MainWindow(QMainWindow):
         self.path_label.setToolTip(str(project.path))
         self.rows.fill_slices()
         self._fill_nav()
+        self.show_current()
         self.rows.read_selective()
         self.stack.setCurrentWidget(self.workspace)
         self.menus.set_project_actions(True)
@@ -534,9 +535,14 @@ class MainWindow(QMainWindow):
         self.rows.changed(changes)
         self.state.announce(changes)
         if changes.touches(Area.GOLDEN, Area.RUNS, Area.CORPUS, Area.JUDGES):
+            from rageval_desktop.gui.state import initiator_of
+
+            before = self.current_key()
             self.rows.fill_slices()
             self._fill_nav()
-            self.show_current()
+            shown = self.pages.currentWidget()   # (a page refreshes itself after a write it asked for)
+            if shown is self.rows or self.current_key() != before or changes.initiator != initiator_of(shown):
+                self.show_current()
 
     def select_nav(self, kind: str) -> None:
         self.nav.select_key(kind)

@@ -127,9 +127,11 @@ class AppState(QObject):
         meanwhile); a failure goes to `on_error`, else to the error dialog."""
         self.host.run_write(label, fn, on_done=on_done, on_error=on_error)
 
-    def run_op(self, label: str, name: str, args: dict[str, Any], on_done: Callable[[OpResult], Any] | None = None
-               ) -> Any:
-        """An undoable operation of core (core/ops) on the write lane, pushed on the undo stack when it is done."""
+    def run_op(self, label: str, name: str, args: dict[str, Any], on_done: Callable[[OpResult], Any] | None = None,
+               *, by: object = None) -> Any:
+        """An undoable operation of core (core/ops) on the write lane, pushed on the undo stack when it is done.
+        `by`: the page asking, which refreshes itself in `on_done` — the changes it announces do not refresh it
+        again (they carry it as their initiator)."""
         from rageval_desktop.core import ops
 
         project = self.project
@@ -141,7 +143,13 @@ class AppState(QObject):
             if on_done is not None:
                 on_done(result)
 
-        return self.run_task(label, lambda ctx: ops.run(project, name, args, initiator="gui"), on_done=done)
+        def run(ctx: Any) -> OpResult:
+            if by is None:
+                return ops.run(project, name, args, initiator="gui")
+            with project.initiated_by(initiator_of(by)):
+                return ops.run(project, name, args, initiator="gui")
+
+        return self.run_task(label, run, on_done=done)
 
     # --- telling the user ---------------------------------------------------------------------------------------
     def show_error(self, message: str, details: str = "") -> None:
@@ -191,8 +199,10 @@ class AppState(QObject):
         timer.setInterval(getattr(page, "refresh_delay_ms", 800))
         timer.timeout.connect(lambda: page.isVisible() and self.project is not None and page.refresh(self.run_names()))
 
+        mine = initiator_of(page)
+
         def arrived(changes: Changes) -> None:
-            if self.project is None or not changes.touches(*shown):
+            if self.project is None or not changes.touches(*shown) or changes.initiator == mine:
                 return
             handler = getattr(page, "changes_arrived", None)
             if handler is not None:
@@ -201,6 +211,11 @@ class AppState(QObject):
                 timer.start()
 
         self.changed.connect(arrived)
+
+
+def initiator_of(page: object) -> str:
+    """The initiator a page's writes announce (`Changes.initiator`)."""
+    return f"page:{type(page).__name__}:{id(page):x}"
 
 
 def shows(*areas: Area) -> frozenset[Area]:

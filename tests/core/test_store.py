@@ -161,6 +161,26 @@ def test_listeners_hear_what_changed_typed(project):
     assert heard[0].touches(Area.SETTINGS, Area.JUDGES) and not heard[0].touches(Area.JUDGES)
 
 
+def test_changes_carry_their_initiator_on_the_thread_that_said_it(project):
+    import threading
+
+    heard = []
+    project.listeners.append(heard.append)
+    with project.initiated_by("page:audit"):
+        with project.write("rename", changed=(Area.SETTINGS,)) as w:
+            w.execute("UPDATE meta SET value = 'x' WHERE key = 'name'")
+        def elsewhere() -> None:      # another thread: not initiated
+            with project.write("rename", changed=(Area.SETTINGS,)) as w:
+                w.execute("UPDATE meta SET value = 'y' WHERE key = 'name'")
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        other.join()
+    with project.write("rename", changed=(Area.SETTINGS,)) as w:
+        w.execute("UPDATE meta SET value = 'z' WHERE key = 'name'")
+    assert [c.initiator for c in heard] == ["page:audit", None, None]
+
+
 def test_a_write_names_only_areas_that_exist(project):
     """Free strings were never checked: a typo ("judgement") refreshed nothing. Now it fails at the write."""
     with pytest.raises(ValueError, match="judgement"), project.write("x", changed=("judgement",)):

@@ -107,3 +107,31 @@ def test_undo_then_redo_at_once_run_in_order_on_the_write_lane(qtbot, window, mo
     assert row(w.project, gid)["gold_answer"] == original
     assert [h["reason"] for h in history(w.project, gid)][-4:] == ["first", "undo", "first", "undo"]
     close_window(qtbot, w)
+
+
+def test_a_page_refreshes_once_after_its_own_operation(qtbot, window, monkeypatch):
+    """Retiring a judge on the Audit page refreshed it four times: in the operation's on_done, on the state's
+    announcement of the changes, and twice from the window (refilling the navigation re-selected the page, then the
+    window showed it again). Now the changes carry the page as their initiator (Anki's pattern), the navigation
+    refills quietly, and the page refreshes once; a write another asks for still refreshes it."""
+    w = window
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
+        w.select_nav("audit")
+    audit = w.page("audit")
+    refreshes = []
+    real = audit.refresh
+    monkeypatch.setattr(audit, "refresh", lambda runs=None: (refreshes.append(1), real(runs or w.run_names())))
+    names = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
+    audit.table.selectRow(names.index("answer-recall"))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("once", True))
+    audit.retire_button.click()
+    qtbot.waitUntil(lambda: w.undo_stack.count() == 1, timeout=20_000)
+    qtbot.wait(audit.refresh_delay_ms + 600 if hasattr(audit, "refresh_delay_ms") else 1400)
+    wait_workers(qtbot)
+    assert len(refreshes) == 1
+    refreshes.clear()
+    w.state.run_op("Reinstating", "set judge status", {"name": "answer-recall", "status": "active", "reason": "x",
+                                                     "force": True})
+    qtbot.waitUntil(lambda: len(refreshes) >= 1, timeout=10_000)
+    wait_workers(qtbot)
+    close_window(qtbot, w)

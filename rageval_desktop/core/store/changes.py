@@ -26,10 +26,12 @@ class Area(StrEnum):
 
 @dataclass(frozen=True)
 class Changes:
-    """One committed write: its name, the areas it touched, and the undoable operation it recorded (if any)."""
+    """One committed write: its name, the areas it touched, the undoable operation it recorded (if any), and who
+    asked for it, when they said (`Project.initiated_by`)."""
     op: str
     areas: frozenset[Area]
     operation: int | None = None     # the operations row committed with it
+    initiator: str | None = None     # e.g. the page that asked, which refreshes itself when its write lands
 
     def touches(self, *areas: Area) -> bool:
         return not self.areas.isdisjoint(areas)

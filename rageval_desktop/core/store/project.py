@@ -392,7 +392,7 @@ class Project:
             finally:
                 self._references_on(conn)
             self.changes_since_backup += 1
-        changes = Changes(op, areas, operation)
+        changes = Changes(op, areas, operation, getattr(self._local, "initiator", None))
         for listener in list(self.listeners):
             listener(changes)
 
@@ -406,6 +406,17 @@ class Project:
                 self._references_off = not conn.execute("PRAGMA foreign_keys").fetchone()[0]
             except sqlite3.Error:
                 pass
+
+    @contextmanager
+    def initiated_by(self, initiator: str) -> Iterator[None]:
+        """While inside, the writes on this thread announce `initiator` with their changes (Anki's initiator: a page
+        that asked for a write and refreshes when it lands skips the refresh its announcement would cause)."""
+        previous = getattr(self._local, "initiator", None)
+        self._local.initiator = initiator
+        try:
+            yield
+        finally:
+            self._local.initiator = previous
 
     @contextmanager
     def recording(self, record: Recording) -> Iterator[Recording]:

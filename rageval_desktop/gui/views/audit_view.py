@@ -488,4 +488,5 @@ class AuditView(QWidget):
         reason, ok = QInputDialog.getText(self, f"{verb.title()} {r.judge}", f"Why {verb} '{r.judge}'?")
         if ok and reason.strip():   # an operation of core: Ctrl+Z (or `rageval undo`) takes it back
             self.state.run_op(f"{verb.title()} {r.judge}", "set judge status",
-                              {"name": r.judge, "status": status, "reason": reason}, on_done=lambda _r: self.refresh())
+                              {"name": r.judge, "status": status, "reason": reason},
+                              on_done=lambda _r: self.refresh(), by=self)   # (refreshed once: here)

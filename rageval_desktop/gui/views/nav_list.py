@@ -22,28 +22,27 @@ class NavList(QListWidget):
 
     def fill(self, info: dict[str, Any], runs: list[tuple[int, str, int]]) -> None:
         """The items for a project (`info`: queries.project_info; `runs`: browse.list_runs), keeping the one chosen
-        (else the golden set); the current-item signal fires once, for the item chosen at the end."""
+        (else the golden set). Quietly: the current-item signal does not fire — the caller shows the page chosen."""
         item = self.currentItem()
         keep = item.data(KEY) if item else ("golden", None)
         self.blockSignals(True)
-        self.clear()
-        self._item(f"Golden set  ({info['golden_rows']})", ("golden", None))
-        self._header("RUNS")
-        for run_id, name, rows in runs:
-            self._item(f"{name}  ({rows:,})", ("run", (run_id, name)))
-        section = None
-        for spec in page_list.PAGES:
-            if spec.section != section:
-                section = spec.section
-                self._header(section)
-            count = f"  ({info[spec.counted]})" if spec.counted else ""
-            self._item(spec.title + count, (spec.key, None))
-        self.blockSignals(False)
-        for i in range(self.count()):
-            if self.item(i).data(KEY) == keep:
-                self.setCurrentRow(i)
-                return
-        self.setCurrentRow(0)
+        try:
+            self.clear()
+            self._item(f"Golden set  ({info['golden_rows']})", ("golden", None))
+            self._header("RUNS")
+            for run_id, name, rows in runs:
+                self._item(f"{name}  ({rows:,})", ("run", (run_id, name)))
+            section = None
+            for spec in page_list.PAGES:
+                if spec.section != section:
+                    section = spec.section
+                    self._header(section)
+                count = f"  ({info[spec.counted]})" if spec.counted else ""
+                self._item(spec.title + count, (spec.key, None))
+            keys = [self.item(i).data(KEY) for i in range(self.count())]
+            self.setCurrentRow(keys.index(keep) if keep in keys else 0)
+        finally:
+            self.blockSignals(False)
 
     def current_key(self) -> tuple | None:
         item = self.currentItem()

@@ -13,12 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from rageval_desktop.core.base.text import inert_text, json_inert
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_TOOL_FAILED = 4          # a verdict's command (gate, decisions, check) that could not reach its verdict
+
+
+Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+"""What `build_parser` hands each command's `add_*` function (kept beside the command's handler): `command(name,
+handler, help)` makes the subparser `rageval NAME`, to which the function adds its arguments."""
 
 
 class UsageError(Exception):

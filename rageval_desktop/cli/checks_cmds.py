@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _print, open_project
 
 
 def _ci(ci: list[float | None]) -> str:
@@ -124,6 +124,38 @@ def _probe_text(s: dict[str, Any]) -> str:
                      + (f"; {k['not_applicable']} rows it does not apply to" if k["not_applicable"] else ""))
     lines.append(f"rule: {s['rule']}")
     return "\n".join(lines)
+
+
+def add_stability_probe(command: Command) -> None:
+    """The arguments of `rageval stability / probe` (its handler follows)."""
+    for name, func, help_ in (
+            ("stability", cmd_stability, "ask a judge again on a sample of the rows it judged: flip rate, score SD, "
+                                         "its agreement with itself, and each asked verdict's confidence (the "
+                                         "share of asks agreeing) for selective judging"),
+            ("probe", cmd_probe, "judge perturbed copies of sampled rows: does the judge notice a dropped fact, a "
+                                 "negation, padding, an injected instruction?")):
+        p = command(name, func, help_)
+        p.add_argument("project")
+        p.add_argument("--judge")
+        p.add_argument("--run", help="the run whose judged rows are sampled")
+        p.add_argument("--sample", type=int, default=50, help="rows (default 50)")
+        if name == "stability":
+            p.add_argument("--repeats", type=int, default=5, help="times each row is asked (default 5)")
+        else:
+            p.add_argument("--kinds", help="comma-separated, of drop_fact, negate, swap_entity, truncate, empty, pad, "
+                                           "inject (default all); with --battery, of passage_order, fake_citation, "
+                                           "lengthen, self_author")
+            p.add_argument("--battery", action="store_true",
+                           help="the RAG bias battery instead, a check of its own: the passages in reverse order "
+                                "(the verdict should not move), a citation to no passage, the answer lengthened "
+                                "without new facts, a line naming the judge's own model family as the author (none "
+                                "should raise it); a failure bars the gate licence as a failed probe does")
+        p.add_argument("--seed", type=int, default=0, help="which rows are sampled (default 0)")
+        p.add_argument("--budget", type=float, metavar="USD", help="stop before spending more")
+        p.add_argument("--dry-run", action="store_true", help="estimate the calls and the cost; send nothing")
+        p.add_argument("--delete", action="store_true",
+                       help=f"delete the {name} runs (of --judge, on --run) with their copies; summaries stay")
+        p.add_argument("--json", action="store_true")
 
 
 def cmd_stability(args: argparse.Namespace) -> int:

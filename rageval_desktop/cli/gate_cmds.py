@@ -7,8 +7,27 @@ import sys
 from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_api, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_api, open_project
 from rageval_desktop.cli.metrics_cmds import _metric_names, _unsettled_lines
+
+
+def _gate_epilog() -> str:
+    """`rageval gate --help`'s exit codes, from core's one list of them (core.base.verdicts), and examples."""
+    import textwrap
+
+    from rageval_desktop.core.base.verdicts import GATE_EXIT_CODES
+
+    codes = "\n".join(textwrap.fill(text, 116, initial_indent=f"  {code}  ", subsequent_indent="     ")
+                      for code, text in GATE_EXIT_CODES.items())
+    return "exit codes:\n" + codes + "\n\n" + GATE_EXAMPLES
+
+
+GATE_EXAMPLES = """examples:
+  rageval gate plan eval.rageval --baseline main --like pr-41 --out gate.json   # tolerances the data can detect
+  rageval gate eval.rageval --baseline main --candidate pr-42 --config gate.json --markdown gate.md
+  rageval gate eval.rageval --baseline main --candidate pr-42 --metrics hit@5 mrr --max-slice-drop 5
+  rageval gate eval.rageval --baseline main --candidate pr-42 --record decisions/   # signed, chained record
+"""
 
 
 def _gate_config(args: argparse.Namespace, project: api.Project):
@@ -30,6 +49,59 @@ def _gate_config(args: argparse.Namespace, project: api.Project):
                          f"{', '.join(given)} would be ignored: drop {'it' if len(given) == 1 else 'them'}, or pass "
                          "--no-config to gate on the limits alone")
     return config
+
+
+def add_gate(command: Command) -> None:
+    """The arguments of `rageval gate` (its handler follows)."""
+    p = command("gate", cmd_gate, "may the candidate replace the baseline? exit 0 pass (every gated cell shown "
+                                  "safe), 1 a regression shown, 3 not decision-grade (cells the evidence cannot "
+                                  "settle, metrics that could not be evaluated), 2 a usage error, 4 the tool "
+                                  "failed. `rageval gate plan` proposes tolerances the data can detect")
+    p.epilog = _gate_epilog()
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("project", help="the project file (.rageval)")
+    p.add_argument("--baseline", required=True, help="the run the candidate must not be worse than, e.g. main")
+    p.add_argument("--candidate", required=True, help="the run under test, e.g. pr-123")
+    p.add_argument("--config", metavar="FILE", help="a gate configuration (rageval gate plan --out FILE): per "
+                   "cell, the tolerance to rule out with 80%% power; default: the one saved in the project, if any")
+    p.add_argument("--no-config", action="store_true", help="ignore the project's saved configuration: every cell "
+                   "must be shown within --max-slice-drop")
+    p.add_argument("--max-slice-drop", type=float, help="without a configuration: points a slice may drop, and the "
+                   "drop it must be shown to stay within (default 2)")
+    p.add_argument("--max-aggregate-drop", type=float,
+                   help="points 'all' may drop (default: the same as --max-slice-drop)")
+    p.add_argument("--rule", choices=["test", "point"], default="test",
+                   help="test (default): a drop fails when the evidence shows it exceeds the limit, with the "
+                        "family-wise error across every gated cell at most --alpha; point: any drop larger than "
+                        "the limit fails (the rule before 0.3; fails most unchanged PRs on small slices)")
+    p.add_argument("--alpha", type=float,
+                   help="the chance of failing a PR that changed nothing, across all gated cells (default 0.05)")
+    p.add_argument("--strict", action="store_true", help="accepted for old scripts: a cell not shown safe makes the "
+                   "gate not decision-grade (exit 3) by default now")
+    p.add_argument("--require-significant", action="store_true",
+                   help="with --rule point: fail only on drops over the limit whose paired 95%% CI lies wholly "
+                        "below zero")
+    p.add_argument("--min-slice-n", type=int, metavar="K",
+                   help="slices with fewer than K questions are reported, not gated (default 10; 'all' is always "
+                        "gated)")
+    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + every metric an active judge "
+                   "scored on either run; a judge metric without a gate licence, or not judged on both runs, makes "
+                   "the gate not decision-grade (exit 3); a name that is no metric: exit 2")
+    p.add_argument("--allow-unlicensed", metavar="REASON",
+                   help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
+                        "reported and kept in the decision record")
+    p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
+    p.add_argument("--estimator", choices=["mean", "ppi", "selective"], default="mean",
+                   help="judge metrics as the judges' mean (default), corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "
+                        "a selective judge's decided rows and the desk's ratings of the rest (selective: needs a "
+                        "rated sample of its abstentions on each run, rageval sample --abstained)")
+    p.add_argument("--json", action="store_true", help="print the whole decision as JSON (full precision)")
+    p.add_argument("--record", metavar="DIR", help="keep the decision in the project, signed and chained to the "
+                                                   "previous one, and write it to DIR as JSON and Markdown")
+    p.add_argument("--key", metavar="NAME", help="with --record: sign with this key of yours (rageval keys list; "
+                   "default: your default key, made on first use)")
+    p.set_defaults(verdict=True)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -109,6 +181,33 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def add_gate_plan(command: Command) -> None:
+    """The arguments of `rageval gate-plan` (its handler follows)."""
+    p = command("gate-plan", cmd_gate_plan, "what each cell of a gate can detect, and a configuration that gates "
+                                            "only what the data can honour (run as: rageval gate plan)")
+    p.prog = "rageval gate plan"
+    p.add_argument("project", help="the project file (.rageval)")
+    p.add_argument("--baseline", required=True, help="the run future candidates are compared with")
+    p.add_argument("--like", metavar="RUN", help="a past candidate: pull requests are assumed to change answers as "
+                   "much as it did (default: --churn)")
+    p.add_argument("--churn", type=float, default=1.0, help="without --like: the share of questions a pull request "
+                   "answers anew (default 1.0: every answer independent — the cautious assumption)")
+    p.add_argument("--tolerance", type=float, default=5.0, help="the drop you want each cell to catch, in points "
+                   "(default 5); a cell that cannot is given the smallest it can, up to --max-tolerance")
+    p.add_argument("--max-tolerance", type=float, default=20.0, help="cells that cannot detect this drop are not "
+                   "gated on their own: their slices are merged, or gated through 'all' (default 20)")
+    p.add_argument("--allowed", type=float, default=1.0, help="a drop shown beyond this fails (default 1: an "
+                   "unchanged pull request then fails under 5%% of the time, measured; 0 sits on the boundary)")
+    p.add_argument("--power", type=float, default=0.8, help="the power each cell must have at its tolerance "
+                   "(default 0.8)")
+    p.add_argument("--alpha", type=float, default=0.05, help="the family-wise error rate (default 0.05)")
+    p.add_argument("--metrics", nargs="+", help="the metrics to plan for (default: as rageval gate)")
+    p.add_argument("--save", action="store_true", help="keep the configuration in the project: rageval gate uses it")
+    p.add_argument("--out", metavar="FILE", help="write the configuration to FILE (keep it in your repository; "
+                   "rageval gate --config FILE)")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_gate_plan(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics import gate_config
     from rageval_desktop.core.metrics.compare import GateUsageError
@@ -153,6 +252,21 @@ def cmd_gate_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_decisions(command: Command) -> None:
+    """The arguments of `rageval decisions` (its handler follows)."""
+    p = command("decisions", cmd_decisions, "the gate decisions on record; --verify checks each one's signature, "
+                                            "chain and inputs: exit 0 all hold, 1 some do not, 4 the tool failed")
+    p.add_argument("project")
+    p.add_argument("--verify", nargs="*", metavar="FILE", help="check every record's signature (by an allowed "
+                   "signer), its hash and link, and that what it used — run rows, passages, judgments, ratings, "
+                   "judges — is unchanged; and that each FILE is the record it names (exit 1 if not)")
+    p.add_argument("--allowed-signers", metavar="FILE", help="with --verify: trust only the keys this file lists "
+                   "(keep it in your repository; `rageval keys export` prints a line for it); default: the "
+                   "project's signers and your own keys")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(verdict=True)
+
+
 def cmd_decisions(args: argparse.Namespace) -> int:
     from rageval_desktop.core.reports import signing
     from rageval_desktop.core.reports.decisions import decisions, verify
@@ -179,6 +293,25 @@ def cmd_decisions(args: argparse.Namespace) -> int:
                                    f"{d['runs']['candidate']['name']} against {d['runs']['baseline']['name']}  "
                                    f"by {d['who']}  {d['hash'][:12]}" for d in found) or "no decisions on record")
     return EXIT_OK
+
+
+def add_keys(command: Command) -> None:
+    """The arguments of `rageval keys` (its handler follows)."""
+    p = command("keys", cmd_keys, "your keys for signing decision records, and who may sign in a project")
+    what = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = what.add_parser("new", help="make a signing key (kept in your data folder, readable by you only)")
+    q.add_argument("--name", default="default", help="its name (default: default)")
+    q.add_argument("--signer", help="who signs with it (default: your user name)")
+    q = what.add_parser("list", help="your keys")
+    q.add_argument("--json", action="store_true")
+    q = what.add_parser("export", help="a line for an allowed-signers file: signer, key type, public key")
+    q.add_argument("--name", default="default")
+    q = what.add_parser("trust", help="let a signer's public key sign decisions in a project")
+    q.add_argument("project")
+    q.add_argument("line", help="an allowed-signers line (rageval keys export), quoted")
+    q = what.add_parser("signers", help="the keys a project trusts")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_keys(args: argparse.Namespace) -> int:

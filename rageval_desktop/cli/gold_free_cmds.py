@@ -7,7 +7,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _Parser, _print, open_project
+
+
+def add_models(command: Command) -> None:
+    """The arguments of `rageval models` (its handler follows)."""
+    p = command("models", cmd_models, "register local models (HHEM) in your user settings")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list", help="the registered local models")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("add", help="register a local model folder")
+    q.add_argument("name", choices=["hhem"])
+    q.add_argument("path", help="the HHEM-2.1-Open folder (config.json, model.safetensors)")
+    q.add_argument("--foundation", help="the flan-t5-base folder (config and tokenizer; default: found beside PATH)")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("remove", help="forget a registered model (its files stay)")
+    q.add_argument("name", choices=["hhem"])
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -37,6 +53,26 @@ def _describe(listed: dict[str, Any]) -> str:
         head += f", by {listed['author']}"
     return head + "\n" + "".join(f"  {i}. [{n['importance']}] {n['text']}\n"
                                  for i, n in enumerate(listed["nuggets"], start=1))
+
+
+def add_nuggets(command: Command) -> None:
+    """The arguments of `rageval nuggets` (its handler follows)."""
+    p = command("nuggets", cmd_nuggets, "show, edit or approve a question's nugget list (a gold checklist)")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    for action, help_ in (("show", "the question's lists: curated, and generated per run"),
+                          ("edit", "write the question's curated list: one nugget per line, 'vital: …' or 'okay: …'"),
+                          ("approve", "make a list the question's gold checklist, reused by every later run")):
+        q = acts.add_parser(action, help=help_, description=help_)
+        q.add_argument("project")
+        q.add_argument("--question", required=True, help="a golden row id, a run row's id or query id, or the question")
+        if action == "edit":
+            q.add_argument("--file", required=True, help="the list as text ('-' reads stdin)")
+        if action == "approve":
+            q.add_argument("--run", help="approve the list generated for this run (default: the curated list, else "
+                                         "the newest generated one)")
+        if action != "show":
+            q.add_argument("--reason", help="why (kept in the audit log)")
+        q.add_argument("--json", action="store_true")
 
 
 def cmd_nuggets(args: argparse.Namespace) -> int:

@@ -6,7 +6,51 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
+
+
+def add_golden(command: Command) -> None:
+    """The arguments of `rageval golden` (its handler follows)."""
+    p = command("golden", cmd_golden, "the golden set as code: versions, diffs, exports, dedupe, balance, promote")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("version", help="name a snapshot of the golden set")
+    q.add_argument("project")
+    q.add_argument("name")
+    q.add_argument("--note")
+    q = acts.add_parser("versions", help="list the snapshots")
+    q.add_argument("project")
+    q = acts.add_parser("diff", help="rows added, removed and changed between two versions ('current' = now)")
+    q.add_argument("project")
+    q.add_argument("old")
+    q.add_argument("new", nargs="?", default="current")
+    q = acts.add_parser("export", help="write a version to .jsonl or .csv (re-import with `import golden`)")
+    q.add_argument("project")
+    q.add_argument("version", help="a version name or 'current'")
+    q.add_argument("--out", required=True)
+    q = acts.add_parser("dedupe", help="near-duplicate questions (MiniLM + FAISS)")
+    q.add_argument("project")
+    q.add_argument("--threshold", type=float, default=0.9)
+    q.add_argument("--new", action="store_true",
+                   help="only the imported rows not yet checked, against the whole set (costs what the new rows "
+                        "cost, not the set)")
+    q.add_argument("--embeddings-url", metavar="URL",
+                   help="embed on a server that speaks /v1/embeddings (TEI, vLLM, Ollama, OpenAI) instead of the "
+                        "bundled MiniLM; with --model")
+    q.add_argument("--model", help="the embedding model: the server's model name with --embeddings-url")
+    q.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the endpoint's API key")
+    q = acts.add_parser("balance", help="rows per slice against targets; share from production failures")
+    q.add_argument("project")
+    q = acts.add_parser("target", help="set how many approved rows a slice should have (or add a slice)")
+    q.add_argument("project")
+    q.add_argument("--slice", required=True)
+    q.add_argument("--rows", type=int, required=True)
+    q = acts.add_parser("promote", help="add a failing run row to the golden set as a draft")
+    q.add_argument("project")
+    q.add_argument("--row-id", type=int, required=True)
+    q.add_argument("--slice", required=True)
+    q.add_argument("--reason")
+    for q in acts.choices.values():
+        q.add_argument("--json", action="store_true")
 
 
 def cmd_golden(args: argparse.Namespace) -> int:
@@ -59,6 +103,18 @@ def cmd_golden(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_corpus(command: Command) -> None:
+    """The arguments of `rageval corpus` (its handler follows)."""
+    p = command("corpus", cmd_corpus, "import a folder of .txt/.md/.rst/.pdf as chunks")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("import")
+    q.add_argument("project")
+    q.add_argument("dir")
+    q.add_argument("--chunk-size", type=int, default=200, help="tokens per chunk (default 200)")
+    q.add_argument("--overlap", type=int, default=40, help="tokens shared by neighbouring chunks (default 40)")
+    q.add_argument("--json", action="store_true")
+
+
 def cmd_corpus(args: argparse.Namespace) -> int:
     from rageval_desktop.core.golden.corpus import import_folder
 
@@ -67,6 +123,20 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     _print(args, data, f"{data['files']} files -> {data['chunks']} chunks ({data['new_chunks']} new), "
                        f"{data['chunk_size']} tokens with {data['overlap']} overlap")
     return EXIT_OK
+
+
+def add_synth(command: Command) -> None:
+    """The arguments of `rageval synth` (its handler follows)."""
+    p = command("synth", cmd_synth, "generate draft golden rows from corpus chunks, filtered by critique agents")
+    p.add_argument("project")
+    p.add_argument("--n", type=int, required=True, help="chunks to sample")
+    p.add_argument("--judge", required=True, help="an LLM judge whose endpoint and model write and critique")
+    p.add_argument("--style", choices=["factoid", "snippets"], default="factoid")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--slice", help="slice tag of the drafts")
+    for name in ("groundedness", "relevance", "standalone"):
+        p.add_argument(f"--min-{name}", type=float, default=4.0, help=f"keep when {name} >= this (default 4)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -83,6 +153,16 @@ def cmd_synth(args: argparse.Namespace) -> int:
             f"(rejected: {stats.rejected}); {stats.calls} calls, {stats.cache_hits} cached, ${stats.cost_usd:.4f}")
     _print(args, stats.as_dict(), text)
     return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
+
+
+def add_lab(command: Command) -> None:
+    """The arguments of `rageval lab` (its handler follows)."""
+    p = command("lab", cmd_lab, "retrieval lab: recall per chunk size and embedding model, per slice")
+    p.add_argument("project")
+    p.add_argument("--chunk-sizes", default="200,500", help="token counts, e.g. 200,500")
+    p.add_argument("--overlap", type=float, default=0.2, help="share of a chunk repeated in the next (default 0.2)")
+    p.add_argument("--model", action="append", help="embedding model (default: the bundled all-MiniLM-L6-v2)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_lab(args: argparse.Namespace) -> int:

@@ -7,7 +7,64 @@ import sys
 from typing import Any
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS, metric_choices
+
+
+def add_judges(command: Command) -> None:
+    """The arguments of `rageval judges` (its handler follows)."""
+    p = command("judges", cmd_judges, "add, list (with licences) and edit judges; the kinds installed")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list", help="list the project's judges")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("edit", help="change a judge: how it is reached, or its model, rubric or sampling (which "
+                                     "expires its licence until it is audited again); undo with rageval undo")
+    q.add_argument("project")
+    q.add_argument("--name", required=True)
+    q.add_argument("--model", help="another model at the same endpoint")
+    q.add_argument("--rubric", metavar="FILE", help="a file with the rubric's new text (stored as a new version)")
+    q.add_argument("--temperature", type=float)
+    q.add_argument("--max-tokens", type=int)
+    q.add_argument("--seed", type=int)
+    q.add_argument("--base-url", help="another OpenAI-compatible endpoint")
+    q.add_argument("--api-key-env", help="NAME of the environment variable holding the key")
+    q.add_argument("--concurrency", type=int)
+    q.add_argument("--timeout", type=float)
+    q.add_argument("--rpm", type=float)
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("kinds", help="the judge kinds installed (built-in and plug-ins) and what each needs")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("add", help="add a judge: an LLM endpoint + rubric, or an embedded scorer")
+    q.add_argument("project")
+    q.add_argument("--name", required=True)
+    q.add_argument("--metric", required=True, help=metric_choices())
+    q.add_argument("--kind", required=True, help="how it judges: llm, embedding, lexical, hhem, or a plug-in's kind "
+                                                 "(rageval judges kinds lists them)")
+    q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")
+    q.add_argument("--model", help="model name at the endpoint (LLM judges)")
+    q.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI)")
+    q.add_argument("--api-key-env", help="NAME of the environment variable holding the key (never the key)")
+    q.add_argument("--api-key-keyring", metavar="keyring:SERVICE:USER", help="or a keyring entry")
+    q.add_argument("--concurrency", type=int)
+    q.add_argument("--rpm", type=float, help="requests-per-minute cap")
+    q.add_argument("--max-tokens", type=int)
+    q.add_argument("--timeout", type=float, help=f"seconds per call (default {LLM_DEFAULTS['timeout']:g})")
+    q.add_argument("--seed", type=int)
+    q.add_argument("--temperature", type=float)
+    q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance; default: every "
+                                                   "retrieved passage, as open-rag-eval grades them)")
+    q.add_argument("--measure", help="lexical judges: f1 (token F1), recall (token recall of the reference) or "
+                                     "rougeL")
+    q.add_argument("--threshold", type=float, help="similarity counted as correct (binary metrics)")
+    q.add_argument("--grader", help="nuggets: the passage_relevance (UMBRELA) judge whose grades pick the passages "
+                                    "nuggets are made from (default: the active one)")
+    q.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the judge's kind (plug-in kinds; repeatable)")
+    q.add_argument("--mode", help="hallucination: whole (the whole answer against the joined passages, open-rag-eval's "
+                                  "way, the default) or claims (each sentence against each passage, best passage per "
+                                  "sentence)")
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_judges(args: argparse.Namespace) -> int:
@@ -104,6 +161,47 @@ def _kinds(args: argparse.Namespace) -> int:
         print(f"warning: {problem}", file=sys.stderr)
     _print(args, {"kinds": found, "problems": list(kinds.PROBLEMS)}, "\n".join(lines))
     return EXIT_OK
+
+
+def add_judge(command: Command) -> None:
+    """The arguments of `rageval judge` (its handler follows)."""
+    p = command("judge", cmd_judge, "run judges over a run's rows (resumable: judged rows are skipped)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--judge", action="append", help="judge name (repeatable; default: every active judge)")
+    p.add_argument("--slice", help="only rows of this slice")
+    p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the rows of this review sample")
+    p.add_argument("--rated-only", action="store_true",
+                   help="only rows humans rated (audit a rewritten rubric without new ratings)")
+    p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's own setting)")
+    p.add_argument("--rpm", type=float, help="requests-per-minute cap")
+    p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")
+    p.add_argument("--timeout", type=float, help="seconds per call")
+    p.add_argument("--only-missing", action="store_true",
+                   help="only rows without a final judgment (the default behaviour; kept for scripts)")
+    p.add_argument("--only-failed", action="store_true", help="only rows whose judgment is an error or unparsed")
+    p.add_argument("--redo-unparsed", action="store_true", help="also redo rows whose reply did not parse")
+    p.add_argument("--no-cache", action="store_true", help="do not use or fill the request cache")
+    p.add_argument("--dry-run", action="store_true",
+                   help="send nothing: print the calls, tokens and cost per judge this would take")
+    p.add_argument("--batch", action="store_true",
+                   help="send the requests through the provider's Batch API: cheaper (the batch price), slower "
+                        "(within 24 h); resumable with rageval jobs resume")
+    p.add_argument("--no-wait", action="store_true",
+                   help="with --batch: submit and return; collect later with rageval jobs resume PROJECT ID")
+    p.add_argument("--poll-seconds", type=float, metavar="S",
+                   help="with --batch: how often to ask the provider (default 30)")
+    p.add_argument("--cascade", metavar="J1,J2",
+                   help="judges of one metric, cheapest first: each is asked only about the rows the ones before "
+                        "it are not sure of (and the rated rows they leave, which calibrate it); the rest go to the "
+                        "desk. Prints who decides each row (--json: per row)")
+    p.add_argument("--alpha", type=float,
+                   help="with --cascade: the disagreement with the reviewers allowed on decided rows (default: the "
+                        "project's, settings set --selective-alpha; 0.1 unless set)")
+    p.add_argument("--delta", type=float,
+                   help="with --cascade: the chance that guarantee fails (default: the project's; 0.1 unless set; "
+                        "split between the judges)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -256,6 +354,25 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
     return EXIT_FAILED if stats.stopped in ("fatal", "write_failed") else EXIT_OK
 
 
+def add_prices(command: Command) -> None:
+    """The arguments of `rageval prices` (its handler follows)."""
+    p = command("prices", cmd_prices, "the price table used for cost accounting")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("set")
+    q.add_argument("project")
+    q.add_argument("model")
+    q.add_argument("--input", type=float, required=True, help="USD per million prompt tokens")
+    q.add_argument("--output", type=float, required=True, help="USD per million completion tokens")
+    q.add_argument("--batch-input", type=float, help="USD per million prompt tokens through the Batch API "
+                   "(default: half the live price)")
+    q.add_argument("--batch-output", type=float, help="USD per million completion tokens through the Batch API "
+                   "(default: half the live price)")
+    q.add_argument("--json", action="store_true")
+
+
 def cmd_prices(args: argparse.Namespace) -> int:
     from rageval_desktop.core.judges import prices
 
@@ -267,6 +384,29 @@ def cmd_prices(args: argparse.Namespace) -> int:
         f"{m:<28} ${p['input_per_mtok']:g} in / ${p['output_per_mtok']:g} out per million tokens; batch "
         f"${p['batch_input_per_mtok']:g} / ${p['batch_output_per_mtok']:g}" for m, p in sorted(table.items())))
     return EXIT_OK
+
+
+def add_jobs(command: Command) -> None:
+    """The arguments of `rageval jobs` (its handler follows)."""
+    p = command("jobs", cmd_jobs, "list jobs, resume an interrupted one, follow or cancel a batch job")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("list")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("resume", help="resume an interrupted job; a batch job polls its batches again")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--no-wait", action="store_true", help="a batch job: poll once and return")
+    q.add_argument("--poll-seconds", type=float, metavar="S", help="how often to ask the provider (default 30)")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("show", help="one job; a batch job with its batches")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("cancel", help="cancel a batch job and its remote batches")
+    q.add_argument("project")
+    q.add_argument("id", type=int)
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
@@ -305,6 +445,20 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     if spec.batch:
         return _run_batch(args, spec, args.id)
     return _run_job(args, spec)
+
+
+def add_align(command: Command) -> None:
+    """The arguments of `rageval align` (its handler follows)."""
+    p = command("align", cmd_align, "few-shot examples from the rows a judge got wrong, checked by k-fold "
+                                    "cross-validation on the ratings (--apply creates the aligned judge)")
+    p.add_argument("project")
+    p.add_argument("--judge", required=True, help="an LLM judge rated per row (correctness, faithfulness, …)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--examples", type=int, default=6, help="few-shot examples in the prompt, at most (default 6)")
+    p.add_argument("--seed", type=int, default=0, help="how rated rows are split into folds")
+    p.add_argument("--apply", action="store_true", help="create the aligned judge (a new rubric version)")
+    p.add_argument("--name", help="the aligned judge's name (default: <judge>-aligned)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_align(args: argparse.Namespace) -> int:

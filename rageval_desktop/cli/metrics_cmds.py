@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_api, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _cell, _print, open_api, open_project
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -65,6 +65,18 @@ def selective_lines(found: dict[str, Any]) -> list[str]:
     return out
 
 
+def add_metrics(command: Command) -> None:
+    """The arguments of `rageval metrics` (its handler follows)."""
+    p = command("metrics", cmd_metrics, "the dashboard of one run: every slice and 'all' (0-100 scale)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--k", help="cut-offs for recall/precision/nDCG (default 5,10,50)")
+    p.add_argument("--estimator", choices=["mean", "ppi"], default="mean",
+                   help="judge metrics as the judges' mean (default) or corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice)")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard_table, ppi_lines
 
@@ -108,6 +120,22 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_compare(command: Command) -> None:
+    """The arguments of `rageval compare` (its handler follows)."""
+    p = command("compare", cmd_compare, "per-slice deltas of a candidate run against a baseline (paired 95% CIs)")
+    p.add_argument("project")
+    p.add_argument("--baseline", required=True)
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics; also "
+                   "recall@k (share of gold chunks in the top k), precision@k, ndcg@k")
+    p.add_argument("--estimator", choices=["mean", "ppi", "selective"], default="mean",
+                   help="judge metrics as the judges' mean (default), corrected by the human ratings (ppi: "
+                        "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "
+                        "a selective judge's decided rows and the desk's ratings of the rest (selective: needs a "
+                        "rated sample of its abstentions on each run, rageval sample --abstained)")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     with open_api(args.project, read_only=True) as project:
         result = project.compare(args.baseline, args.candidate, metrics=_metric_names(args.metrics),
@@ -126,6 +154,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     lines += _unsettled_lines(result["unsettled_judges"])
     _print(args, result, "\n".join(lines))
     return EXIT_OK
+
+
+def add_failures(command: Command) -> None:
+    """The arguments of `rageval failures` (its handler follows)."""
+    p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--class", dest="failure_class", choices=["retrieval", "reranker", "generation"])
+    p.add_argument("--slice")
+    p.add_argument("--metric", help="only rows this judged metric failed")
+    p.add_argument("--sample", type=int, help="read N failures at random (e.g. 10)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -148,6 +188,17 @@ def cmd_failures(args: argparse.Namespace) -> int:
                      for r in rows]
     _print(args, found, "\n".join(lines))
     return EXIT_OK
+
+
+def add_report(command: Command) -> None:
+    """The arguments of `rageval report` (its handler follows)."""
+    p = command("report", cmd_report, "write a report: .html .pdf .xlsx .csv .jsonl .parquet or .md (by extension)")
+    p.add_argument("project")
+    p.add_argument("--run", required=True)
+    p.add_argument("--baseline", help="compare against this run (the report then says what the gate says)")
+    p.add_argument("--max-slice-drop", type=float, default=2.0, help="the gate's limit in the report (default 2)")
+    p.add_argument("--out", required=True, help="file to write; its extension picks the format")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -8,8 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
 from rageval_desktop.core.base.errors import RagevalError
+
+
+def add_new(command: Command) -> None:
+    """The arguments of `rageval new` (its handler follows)."""
+    p = command("new", cmd_new, "create an empty project file")
+    p.add_argument("project", help="path of the new .rageval file")
+    p.add_argument("--name", help="display name (default: the file name)")
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -17,6 +24,41 @@ def cmd_new(args: argparse.Namespace) -> int:
     api.create(path, name=args.name).close()
     _print(args, {"created": str(path)}, f"created {path}")
     return EXIT_OK
+
+
+def add_import(command: Command) -> None:
+    """The arguments of `rageval import` (its handler follows)."""
+    p = command("import", cmd_import, "import a golden set, a run or corpus chunks (all-or-nothing)")
+    what = p.add_subparsers(dest="what", required=True, parser_class=_Parser)
+    for kind, help_ in (("golden", "golden rows: question, gold_answer, gold_chunk_ids, slice_tag"),
+                        ("run", "outputs of one RAG run: question, answer, retrieved"),
+                        ("corpus", "corpus chunks: chunk_id, doc_id, text")):
+        q = what.add_parser(kind, help=help_, description=help_)
+        q.add_argument("project")
+        q.add_argument("file", help=".csv, .jsonl, .json, .parquet or .xlsx")
+        q.add_argument("--json", action="store_true", help="print the import report as JSON")
+        if kind != "corpus":
+            q.add_argument("--format", help="layout: native, ragas, hf-cookbook" +
+                           (", open-rag-eval" if kind == "run" else "") + " (default: detected)")
+            q.add_argument("--map", metavar="TARGET=SOURCE,...",
+                           help="rename the file's columns first, e.g. question=query,answer=response")
+        if kind == "golden":
+            q.add_argument("--slice", help="slice tag for rows that have none")
+            q.add_argument("--dedupe-check", action="store_true",
+                           help="after the rows are saved, check the new questions for near-duplicates in the "
+                                "golden set (MiniLM; loads the model, ~5 s). Default: say how many are unchecked "
+                                "(rageval golden dedupe PROJECT --new checks them later)")
+            q.add_argument("--no-dedupe-check", action="store_true", help=argparse.SUPPRESS)  # the default now
+            q.add_argument("--allow-clearing", action="store_true",
+                           help="let empty cells clear gold chunk ids, slices or gold answers that rows have (refused "
+                                "by default; a column left out of the file always keeps what is stored)")
+        if kind == "run":
+            q.add_argument("--run", required=True, help="name of the run, e.g. v2")
+            q.add_argument("--replace", action="store_true", help="replace a run of the same name (backup first)")
+            q.add_argument("--notes", help="free text kept with the run")
+            q.add_argument("--rank-by", choices=["position", "score"], default="position",
+                           help="rank of a retrieved passage: its position in the file (default), or its score, "
+                                "highest first")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -44,6 +86,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_migrate(command: Command) -> None:
+    """The arguments of `rageval migrate` (its handler follows)."""
+    p = command("migrate", cmd_migrate, "upgrade a project made by an earlier release to this release's schema, in "
+                                        "place, after a backup (commands that only read never migrate: they read "
+                                        "an older file through a migrated temporary copy)")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.base.errors import NeedsMigration
     from rageval_desktop.core.store.project import Project
@@ -60,6 +111,13 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     _print(args, {"path": args.project, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "migrated": False},
            f"{args.project} is already at schema {SCHEMA_VERSION}: nothing to do")
     return EXIT_OK
+
+
+def add_info(command: Command) -> None:
+    """The arguments of `rageval info` (its handler follows)."""
+    p = command("info", cmd_info, "summarise a project")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -88,6 +146,16 @@ def cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_demo(command: Command) -> None:
+    """The arguments of `rageval demo` (its handler follows)."""
+    p = command("demo", cmd_demo, "write the bundled demo project")
+    p.add_argument("path", help="file to create (or a folder, to create demo.rageval in it)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--files", metavar="DIR", help="also write the files the demo is made from to DIR: chunks.jsonl, "
+                                                 "golden.csv, outputs-v1.jsonl, outputs-v2.jsonl")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     path = api.write_demo(args.path, force=args.force)
     out: dict[str, Any] = {"created": str(path)}
@@ -105,11 +173,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_backup(command: Command) -> None:
+    """The arguments of `rageval backup` (its handler follows)."""
+    p = command("backup", cmd_backup, "write a backup of a project now (kept beside it, rotated)")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_backup(args: argparse.Namespace) -> int:
     with open_project(args.project) as project:
         out = project.backup("manual")
     _print(args, {"backup": str(out)}, f"backup written to {out}")
     return EXIT_OK
+
+
+def add_restore(command: Command) -> None:
+    """The arguments of `rageval restore` (its handler follows)."""
+    p = command("restore", cmd_restore, "restore a project from a backup (the current state is backed up first)")
+    p.add_argument("project")
+    p.add_argument("backup", help="a backup file, e.g. from `rageval backups PROJECT`")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
@@ -122,6 +205,13 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_backups(command: Command) -> None:
+    """The arguments of `rageval backups` (its handler follows)."""
+    p = command("backups", cmd_backups, "list a project's backups (newest last)")
+    p.add_argument("project")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_backups(args: argparse.Namespace) -> int:
     from rageval_desktop.core.store.backup import backup_dir, list_backups
 
@@ -131,6 +221,20 @@ def cmd_backups(args: argparse.Namespace) -> int:
         f"no backups in {backup_dir(Path(args.project))}"]
     _print(args, found, "\n".join(lines))
     return EXIT_OK
+
+
+def add_check(command: Command) -> None:
+    """The arguments of `rageval check` (its handler follows)."""
+    p = command("check", cmd_check, "read every page of a project file for damage (opening checks only the "
+                                    "header and schema; after an unclean shutdown the next open checks all): exit 0 "
+                                    "sound, 1 damaged, 4 the check itself could not run")
+    p.set_defaults(verdict=True)
+    p.add_argument("project")
+    p.add_argument("--quick", action="store_true",
+                   help="quick_check: every page's structure, not every index against its table (faster on large "
+                        "files; the default is integrity_check, which found damage quick_check called sound)")
+    p.add_argument("--full", action="store_true", help=argparse.SUPPRESS)   # the default since 0.3; still accepted
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -153,6 +257,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         pass  # an older schema or a read-only file: the report stands
     _print(args, report.as_dict(), report.summary())
     return EXIT_OK
+
+
+def add_undo(command: Command) -> None:
+    """The arguments of `rageval undo` (its handler follows)."""
+    p = command("undo", cmd_undo, "undo the last operation — a golden edit, a judge's edit or status, a rating; the "
+                                  "app's undo list")
+    p.add_argument("project")
+    p.add_argument("--list", action="store_true", help="the recent operations, newest first, and what undid them")
+    p.add_argument("--limit", type=int, default=20, help="with --list: how many (default 20)")
+    p.add_argument("--operation", type=int, metavar="ID", help="undo this operation (default: the newest in effect)")
+    p.add_argument("--yes", action="store_true", help="undo without asking (needed when not at a terminal)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_undo(args: argparse.Namespace) -> int:

@@ -7,9 +7,35 @@ import sys
 from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _cell, _print, open_api, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _cell, _Parser, _print, open_api, open_project
 
 DEFAULT_SIZE = 40      # a new sample's size when the plan proposes none
+
+
+def add_sample(command: Command) -> None:
+    """The arguments of `rageval sample` (its handler follows)."""
+    p = command("sample", cmd_sample, "draw (or extend) a stratified review sample of a run for one metric")
+    p.add_argument("project")
+    p.add_argument("--run")
+    p.add_argument("--metric", help="what to rate: rows, or per item for passage_relevance (passages), nuggets "
+                                    "(nuggets), citation_support (citations)")
+    p.add_argument("--size", type=int, help="how many rows (or passages, nuggets, citations); default: what the "
+                   "plan proposes (see --plan), 40 when it proposes none; with --extend, 10 more")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mode", choices=["stratified", "disagreement", "uncertain"], default="stratified",
+                   help="stratified: representative (default); disagreement: where judges disagree or sit near the "
+                        "pass mark first; uncertain: nearest the pass mark first (both drawn with unequal "
+                        "probabilities, which agreement and PPI weight back)")
+    p.add_argument("--extend", type=int, metavar="SAMPLE_ID", help="add --size more targets to this sample")
+    p.add_argument("--plan", action="store_true",
+                   help="draw nothing: say how many ratings reach a verdict 80%% of the time for a judge at a "
+                        "plausible agreement (the judge's last audit, else 0.85, or --kappa), in this mode, and "
+                        "what --size can decide")
+    p.add_argument("--kappa", type=float, help="the agreement to plan for (with --plan; default: the last audit)")
+    p.add_argument("--abstained", metavar="JUDGE[,JUDGE...]",
+                   help="a sample of the rows JUDGE (or a cascade, cheapest first) leaves to people in --run: those "
+                        "under its selective level (see rageval selective); all of them, or a uniform --size of them")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -59,6 +85,26 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_ratings(command: Command) -> None:
+    """The arguments of `rageval ratings` (its handler follows)."""
+    p = command("ratings", cmd_ratings, "import or export human ratings (for reviewers who rate outside the app)")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("import", help="CSV/JSONL: row_id or question [+ run], metric, reviewer, score "
+                        "[, passage_rank (per-passage metrics, 1 = first passage; or a nugget's or citation's "
+                        "number), item (a nugget's or citation's text, as `sample --json` lists it), comment, "
+                        "sample_id]")
+    q.add_argument("project")
+    q.add_argument("file")
+    q.add_argument("--sample", type=int, metavar="ID",
+                   help="the review sample the ratings were made on (each must be one of its targets); default: the "
+                        "newest sample holding every target the file rates, else none (said)")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("export")
+    q.add_argument("project")
+    q.add_argument("--out", required=True, help=".csv or .jsonl")
+    q.add_argument("--json", action="store_true")
+
+
 def cmd_ratings(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import ratings
 
@@ -73,6 +119,15 @@ def cmd_ratings(args: argparse.Namespace) -> int:
             n = ratings.export_ratings(project.core, args.out)
             _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")
     return EXIT_OK
+
+
+def add_agreement(command: Command) -> None:
+    """The arguments of `rageval agreement` (its handler follows)."""
+    p = command("agreement", cmd_agreement, "judge-human agreement with CIs; --apply retires judges under the bar")
+    p.add_argument("project")
+    p.add_argument("--judge")
+    p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
@@ -123,6 +178,18 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_retire_reinstate(command: Command) -> None:
+    """The arguments of `rageval retire / reinstate` (its handler follows)."""
+    for name, help_ in (("retire", "retire a judge by hand, with a reason"),
+                        ("reinstate", "reinstate a retired judge (only after a passing audit)")):
+        p = command(name, cmd_judge_status, help_)
+        p.set_defaults(action=name)
+        p.add_argument("project")
+        p.add_argument("name")
+        p.add_argument("--reason", required=True)
+        p.add_argument("--json", action="store_true")
+
+
 def cmd_judge_status(args: argparse.Namespace) -> int:
     from rageval_desktop.core import ops
 
@@ -132,6 +199,36 @@ def cmd_judge_status(args: argparse.Namespace) -> int:
                 initiator="cli")
     _print(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
     return EXIT_OK
+
+
+def add_settings(command: Command) -> None:
+    """The arguments of `rageval settings` (its handler follows)."""
+    p = command("settings", cmd_settings, "the retirement policy: statistic, threshold, minimum n, rule; selective "
+                "judging's alpha and delta")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("show")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("set")
+    q.add_argument("project")
+    q.add_argument("--statistic", choices=["auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha",
+                                           "spearman", "exact"])
+    q.add_argument("--threshold", type=float)
+    q.add_argument("--min-n", type=int)
+    q.add_argument("--rule", choices=["interval", "point"],
+                   help="interval (default): keep or retire only when the anytime-valid interval (valid however "
+                        "often you look) lies wholly above or below the threshold, else 'needs more ratings'; "
+                        "point: the estimate alone (the old rule)")
+    q.add_argument("--bias-margin", type=float, metavar="POINTS",
+                   help="flag a judge whose mean bias against the reviewers is shown to exceed this many points "
+                        "(0-100 scale; default 5)")
+    q.add_argument("--selective-alpha", type=float, metavar="A",
+                   help="selective judging: the disagreement with the reviewers allowed on the rows a judge decides "
+                        "alone (default 0.1); selective licences, the cascade and the gate's selective estimator "
+                        "use it")
+    q.add_argument("--selective-delta", type=float, metavar="D",
+                   help="selective judging: the chance that guarantee fails (default 0.1)")
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
@@ -153,6 +250,15 @@ def cmd_settings(args: argparse.Namespace) -> int:
                        f"the reviewers on ≥ {1 - pol.selective_alpha:.0%} of them with probability ≥ "
                        f"{1 - pol.selective_delta:.0%}")
     return EXIT_OK
+
+
+def add_guidelines(command: Command) -> None:
+    """The arguments of `rageval guidelines` (its handler follows)."""
+    p = command("guidelines", cmd_guidelines, "the scale reviewers rate on and the project's guidelines per metric")
+    p.add_argument("project")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--set", metavar="FILE", help="replace the guidelines with this markdown file ('-' reads stdin)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_guidelines(args: argparse.Namespace) -> int:
@@ -230,6 +336,25 @@ def _draw_transport(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_selective(command: Command) -> None:
+    """The arguments of `rageval selective` (its handler follows)."""
+    p = command("selective", cmd_selective, "where a judge may decide alone: the confidence level above which its "
+                "pass/fail agrees with the reviewers' at least 1 - alpha of the time, with probability 1 - delta "
+                "(fixed-sequence testing on the audit's ratings), per slice, and the share of each run it decides")
+    p.add_argument("project")
+    p.add_argument("--judge", help="one judge (default: every judge whose metric has a pass mark)")
+    p.add_argument("--alpha", type=float, help="disagreement allowed on decided rows (default: the project's, "
+                   "settings set --selective-alpha; 0.1 unless set)")
+    p.add_argument("--delta", type=float, help="chance the guarantee fails (default: the project's, settings set "
+                   "--selective-delta; 0.1 unless set)")
+    p.add_argument("--cascade", metavar="J1,J2,...",
+                   help="judges in order, cheapest first: each decides where it is sure among the rows the ones "
+                        "before it left; the rest go to the desk (δ is split between them)")
+    p.add_argument("--run", help="also the run's pass rate from the judge's decided rows and the reviewers' ratings "
+                                 "of its abstentions (rageval sample --abstained)")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_selective(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import selective
 
@@ -245,6 +370,21 @@ def cmd_selective(args: argparse.Namespace) -> int:
         found = project.selective(args.judge, alpha=args.alpha, delta=args.delta, run=args.run)
     _print(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
     return EXIT_OK
+
+
+def add_transport(command: Command) -> None:
+    """The arguments of `rageval transport` (its handler follows)."""
+    p = command("transport", cmd_transport, "does a judge's audit travel to a run? its errors on the run's ratings "
+                "against where it was audited (Fisher's exact test); a shift suspends its gate licence there")
+    p.add_argument("project")
+    p.add_argument("--run", required=True, help="the run the audit would be reused on (a gate's candidate)")
+    p.add_argument("--judge", help="one judge (default: every judge)")
+    p.add_argument("--draw", nargs="?", type=int, const=40, metavar="N",
+                   help="before anyone rates: put a sample of N rows of the run on the desk (stratified, weighed "
+                        "as drawn; default 40, which catch a 25-point rise in a judge's errors 83-95%% of the "
+                        "time), one per metric of the licensed judges (or --judge's); rate it, then run transport "
+                        "again")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_transport(args: argparse.Namespace) -> int:

@@ -4,7 +4,27 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_desktop.cli.base import EXIT_OK, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _Parser, _print, open_project
+
+
+def add_pack(command: Command) -> None:
+    """The arguments of `rageval pack` (its handler follows)."""
+    p = command("pack", cmd_pack, "review packs: a sample's rows as files for reviewers, and their ratings back")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("export", help="one .ragevalpack per reviewer: the rows to rate, blind (no judge verdicts)")
+    q.add_argument("project")
+    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID")
+    q.add_argument("--reviewer", action="append", required=True, metavar="NAME",
+                   help="a reviewer (repeat for a team)")
+    q.add_argument("--overlap", type=int, default=1, metavar="K",
+                   help="each row goes to K of the reviewers, assigned evenly (default 1)")
+    q.add_argument("--out", required=True,
+                   help="NAME.ragevalpack for one reviewer; a folder for several (sample<S>-<name>.ragevalpack)")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("import", help="merge the ratings of returned packs (again adds nothing)")
+    q.add_argument("project")
+    q.add_argument("files", nargs="+", metavar="FILE")
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
@@ -37,6 +57,15 @@ def _est(e: dict) -> str:
     return f"{e['value']:.2f}{ci}  (n={e['n']})"
 
 
+def add_team(command: Command) -> None:
+    """The arguments of `rageval team` (its handler follows)."""
+    p = command("team", cmd_team, "reviewers' agreement with each other and the judges, and what to adjudicate")
+    p.add_argument("project")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the targets of this sample")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_team(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import team
 
@@ -62,6 +91,20 @@ def cmd_team(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_adjudicate(command: Command) -> None:
+    """The arguments of `rageval adjudicate` (its handler follows)."""
+    p = command("adjudicate", cmd_adjudicate, "set the consensus score of a target reviewers disagree on (a lead)")
+    p.add_argument("project")
+    p.add_argument("--row", type=int, required=True, metavar="ROW_ID")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--score", type=float, required=True)
+    p.add_argument("--reason", required=True)
+    p.add_argument("--lead", required=True, help="your name, recorded with the decision")
+    p.add_argument("--item", type=int, default=0, help="a passage's rank, or a nugget's or citation's number")
+    p.add_argument("--item-key", help="a nugget's or citation's text (as `team --json` lists it)")
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_adjudicate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import team
 
@@ -71,6 +114,28 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
     _print(args, {"adjudication_id": aid, "row_id": args.row, "metric": args.metric, "score": args.score},
            f"row {args.row}: the consensus for {args.metric} is now {args.score:g} (adjudication {aid})")
     return EXIT_OK
+
+
+def add_reviewers(command: Command) -> None:
+    """The arguments of `rageval reviewers` (its handler follows)."""
+    p = command("reviewers", cmd_reviewers, "reviewers checked: accuracy on hidden gold items (with a verdict), "
+                                            "test-retest, speed; set a failing reviewer's ratings aside or back")
+    p.add_argument("project")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--set-aside", metavar="NAME", help="withdraw NAME's ratings of the metric from every audit "
+                                                       "(with --reason and --lead; `rageval undo` takes it back)")
+    p.add_argument("--bring-back", metavar="NAME", help="count NAME's ratings set aside again")
+    p.add_argument("--reason", help="why the reviewer is set aside (recorded)")
+    p.add_argument("--lead", help="your name, recorded with the decision")
+    p.add_argument("--gold-rate", type=float, metavar="R",
+                   help="share of a reviewer's queue that is hidden gold items (default 0.1; 0 turns them off)")
+    p.add_argument("--retest-rate", type=float, metavar="R",
+                   help="share of a reviewer's queue that repeats their own earlier targets (default 0.05)")
+    p.add_argument("--speed-floor", type=float, metavar="SECONDS", help="ratings faster than this are flagged "
+                                                                        "(default 2)")
+    p.add_argument("--floor", type=float, metavar="ACCURACY",
+                   help="accuracy on gold below which a reviewer fails (default 0.7)")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_reviewers(args: argparse.Namespace) -> int:

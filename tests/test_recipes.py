@@ -1,0 +1,78 @@
+"""docs/architecture.md's "How to add …" recipes, followed as written: a metric (a MetricSpec and a rubric file) and a
+command (an `add_*` beside its `cmd_*`, one line in ADDERS). A judge kind is followed by
+tests/core/test_judge_kinds.py and a page by tests/gui/test_app_state.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+
+import pytest
+
+from rageval_desktop import cli
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _print, open_project
+from rageval_desktop.core.base import vocab
+from rageval_desktop.core.base.paths import resources_dir
+from rageval_desktop.core.jobs.judge_job import run_judge_job
+from rageval_desktop.core.jobs.spec import JobSpec
+from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.metrics.dashboard import dashboard
+from tests.core.test_judging import llm_judge, proj  # noqa: F401  (the fixture)
+from tests.support.fake_openai import FakeOpenAI
+
+
+def test_a_metric_is_a_spec_and_a_rubric_file(proj, tmp_path, monkeypatch, capsys):  # noqa: F811
+    # 1. its MetricSpec in base/vocab.py
+    monkeypatch.setitem(vocab.METRICS, "conciseness",
+                        vocab.MetricSpec("conciseness", 1, 5, "row", False, "conciseness", 4))
+    # 2. its rubric as resources/rubrics/<default_rubric>.txt
+    resources = tmp_path / "resources"
+    shutil.copytree(resources_dir() / "rubrics", resources / "rubrics")
+    text = (resources / "rubrics" / "faithfulness.txt").read_text(encoding="utf-8")
+    (resources / "rubrics" / "conciseness.txt").write_text(
+        text.replace("name: faithfulness", "name: conciseness").replace("metric: faithfulness", "metric: conciseness"),
+        encoding="utf-8")
+    monkeypatch.setattr(rubrics, "resources_dir", lambda: resources)
+    # what picks it up by name: --metric's help, a judge, the job, the dashboard
+    assert "conciseness" in vocab.metric_choices()
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["judges", "add", "--help"])
+    assert "conciseness" in capsys.readouterr().out.replace("\n", " ")
+    with FakeOpenAI() as server:
+        llm_judge(proj, server, name="concise-judge", metric="conciseness")
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.ok == 20 and stats.errors == 0
+    summary = dashboard(proj, "v1")
+    assert "conciseness" in summary["judge_metrics"]
+    assert summary["slices"]["all"]["conciseness"] == pytest.approx(75.0)   # every reply scores 4 of 1-5
+
+
+def add_hello(command: Command) -> None:
+    """The arguments of `rageval hello` (its handler follows)."""
+    p = command("hello", cmd_hello, "say how many golden rows a project has")
+    p.add_argument("project")
+    p.add_argument("--shout", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+
+def cmd_hello(args: argparse.Namespace) -> int:
+    if args.shout and args.json:
+        raise UsageError("--shout says it aloud; --json is for machines: choose one")
+    from rageval_desktop.core.store.queries import project_info
+
+    with open_project(args.project) as project:
+        rows = project_info(project)["golden_rows"]
+    _print(args, {"golden_rows": rows}, f"hello: {rows} golden rows")
+    return EXIT_OK
+
+
+def test_a_command_is_one_function_pair_and_one_line(demo_file, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "ADDERS", [*cli.ADDERS, add_hello])
+    assert cli.main(["hello", str(demo_file), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"golden_rows": 72}
+    assert cli.main(["hello", str(demo_file), "--json", "--shout"]) == 2
+    assert "choose one" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "hello" in capsys.readouterr().out

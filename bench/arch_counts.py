@@ -99,6 +99,12 @@ def counts() -> dict:
     any_core = sum(
         1 for p in core_files for line in p.read_text(encoding="utf-8").splitlines() if re.search(r"\bAny\b", line)
     )
+    any_by_area: dict[str, int] = defaultdict(int)   # core, gui, cli, and the package's top-level modules
+    for p in files:
+        parts = p.relative_to(ROOT).parts
+        area = parts[0] if len(parts) > 1 else "top"
+        any_by_area[area] += sum(1 for line in p.read_text(encoding="utf-8").splitlines()
+                                 if re.search(r"\bAny\b", line))
     kind_eq = [
         f"{p.relative_to(ROOT)}:{i}"
         for p in files
@@ -127,6 +133,7 @@ def counts() -> dict:
         "cycles": [f"{a}<->{b}" for a, b in cycles],
         "any_lines": any_lines,
         "any_lines_core": any_core,
+        "any_lines_by_area": dict(sorted(any_by_area.items())),
         "kind_comparisons": kind_eq,
         "window_reach": window_reach,
     }

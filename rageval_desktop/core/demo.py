@@ -10,6 +10,7 @@ through. The MiniLM judge runs from a shipped embedding cache, so creating the d
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from rageval_desktop.core.base.context import TaskContext
@@ -26,7 +27,7 @@ from rageval_desktop.core.store.project import Project
 EMBEDDINGS = "embeddings.npz"
 RATINGS = "ratings.jsonl"
 JUDGES = ("minilm-similarity", "answer-recall")
-SAMPLE = {"run": "v2", "metric": "correctness", "size": 40, "seed": 7}   # a sample ready for the user to rate
+SAMPLE_RUN, SAMPLE_METRIC, SAMPLE_SIZE, SAMPLE_SEED = "v2", "correctness", 40, 7   # a sample ready to rate
 
 
 def demo_dir() -> Path:
@@ -64,7 +65,7 @@ def judge_and_rate(project: Project, src: Path, runs: list[str]) -> None:
             raise RagevalError(f"judging the demo run {run} stopped: {stats.message or stats.stopped}")
     if (src / RATINGS).exists():
         import_ratings(project, src / RATINGS)
-    create_sample(project, SAMPLE["run"], SAMPLE["metric"], SAMPLE["size"], seed=SAMPLE["seed"])
+    create_sample(project, SAMPLE_RUN, SAMPLE_METRIC, SAMPLE_SIZE, seed=SAMPLE_SEED)
 
 
 def write_demo_files(folder: str | Path) -> list[Path]:
@@ -104,12 +105,16 @@ def write_demo_project(path: str | Path, ctx: TaskContext | None = None) -> Path
     manifest = json.loads((src / "manifest.json").read_text())
     project = Project.create(path, name="Demo: Python documentation", actor="rageval-demo")
     try:
-        steps = [("corpus", lambda: import_corpus(project, src / "corpus.jsonl.gz", ctx=ctx)),
+        steps: list[tuple[str, Callable[[], object]]] = [
+                 ("corpus", lambda: import_corpus(project, src / "corpus.jsonl.gz", ctx=ctx)),
                  ("golden set", lambda: import_golden(project, src / "golden.jsonl", ctx=ctx))]
         for name, info in manifest["runs"].items():
-            steps.append((f"run {name}", lambda name=name, info=info: import_run(
-                project, src / f"run_{name}.jsonl.gz", name, config=info,
-                notes=f"{info['retriever']}; {info['passages_in_prompt']} passages in the prompt", ctx=ctx)))
+            def run_step(name: str = name, info: dict = info) -> object:
+                return import_run(project, src / f"run_{name}.jsonl.gz", name, config=info,
+                                  notes=f"{info['retriever']}; {info['passages_in_prompt']} passages in the prompt",
+                                  ctx=ctx)
+
+            steps.append((f"run {name}", run_step))
         steps.append(("embedded judges", lambda: add_demo_judges(project)))
         steps.append(("judgments and synthetic ratings", lambda: judge_and_rate(project, src, list(manifest["runs"]))))
         for done, (label, step) in enumerate(steps):

@@ -89,7 +89,7 @@ def import_folder(project: Project, folder: str | Path, *, size: int = 200, over
         ctx.report(n, len(files), f"chunking {doc_id}")
     with project.write("import corpus folder", changed=(Area.CORPUS,)) as conn:
         before = conn.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0]
-        project.utils["corpus_chunks"].upsert_all(rows, pk="chunk_id", batch_size=2_000)
+        project.utils.table("corpus_chunks").upsert_all(rows, pk="chunk_id", batch_size=2_000)
         after = conn.execute("SELECT COUNT(*) FROM corpus_chunks").fetchone()[0]
         project.audit(conn, "import corpus", "corpus", str(folder), files=len(files), chunks=len(rows),
                       chunk_size=size, overlap=overlap)

@@ -182,7 +182,8 @@ def set_vectors(project: Project, model_id: str, exclude: Any = (), counts: dict
                                           f"({','.join('?' * len(part))})", part))
         ids = [gid for gid in chunk if gid in questions]
         vectors = embed(project, [questions[gid] for gid in ids], model_id, counts=counts)
-        matrix = np.stack([vectors[text_hash(questions[gid])] for gid in ids]).astype(np.float32) if ids else None
+        matrix = (np.stack([vectors[text_hash(questions[gid])] for gid in ids]).astype(np.float32) if ids
+                  else np.zeros((0, 0), dtype=np.float32))
         _store_vectors(project, model_id, [(gid, text_hash(questions[gid]), matrix[k]) for k, gid in enumerate(ids)],
                        stale if start == 0 else [])
         stale = []

@@ -97,6 +97,14 @@ class Cells:
                                  f"{SPREADSHEET_CELL_LIMIT:,} characters, the most a spreadsheet cell keeps — the "
                                  "text was probably cut off when the file was saved; export as CSV or JSONL")
 
+    @overload
+    def number(self, rec: dict, column: str, row: int, *, integer: Literal[True],
+               minimum: float | None = 0.0) -> int | None: ...
+
+    @overload
+    def number(self, rec: dict, column: str, row: int, *, integer: bool = False,
+               minimum: float | None = 0.0) -> float | int | None: ...
+
     def number(self, rec: dict, column: str, row: int, *, integer: bool = False,
                minimum: float | None = 0.0) -> float | int | None:
         value = rec.get(column)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import ImportFailed
@@ -29,7 +30,7 @@ def import_corpus(project: Project, path: str | Path, *, ctx: TaskContext | None
         raise ImportFailed(f"missing required column(s): {', '.join(missing)} (found: {', '.join(columns)})",
                            file=path.name)
     c = Cells(path.name)
-    chunks = []
+    chunks: list[dict[str, Any]] = []
     for i, r in enumerate(records, start=1):
         chunk_id = c.text(r, "chunk_id", i, required=True)
         chunks.append({
@@ -44,7 +45,7 @@ def import_corpus(project: Project, path: str | Path, *, ctx: TaskContext | None
     with project.write("import corpus", changed=(Area.CORPUS,)) as conn:
         present = {r[0] for r in conn.execute("SELECT chunk_id FROM corpus_chunks")}
         fresh = [ch for ch in chunks if ch["chunk_id"] not in present]
-        project.utils["corpus_chunks"].insert_all(fresh, batch_size=2_000)
+        project.utils.table("corpus_chunks").insert_all(fresh, batch_size=2_000)
         for ch in chunks:
             if ch["chunk_id"] in present:
                 cur = conn.execute("UPDATE corpus_chunks SET doc_id = ?, position = ?, text = ?, token_count = ?, "

@@ -63,9 +63,9 @@ def import_ratings(project: Project, path: str | Path, *, sample_id: int | None 
     by_question: dict[tuple[str | None, str], list[tuple[int, str]]] = {}
     for rid, question, run in conn.execute("SELECT rr.id, rr.question, r.name FROM run_rows rr JOIN runs r "
                                            "ON r.id = rr.run_id WHERE r.purpose = 'run' ORDER BY rr.id"):
-        key = normalise_question(question)
-        by_question.setdefault((run, key), []).append((rid, run))
-        by_question.setdefault((None, key), []).append((rid, run))
+        asked = normalise_question(question)
+        by_question.setdefault((run, asked), []).append((rid, run))
+        by_question.setdefault((None, asked), []).append((rid, run))
     rows = []
     seen: dict[tuple[str, int], list] = {}
     for i, r in enumerate(records, start=1):

@@ -26,7 +26,7 @@ import tempfile
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, Protocol
 
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import ImportFailed, RagevalError
@@ -38,14 +38,21 @@ _HEADER = struct.Struct("<Q")
 READER_MODULE = "rageval_desktop.core.importers.reader_process"
 
 
-def send(stream: BinaryIO, message: Any) -> None:
+class Sink(Protocol):
+    """Where messages are sent: a pipe, or the reader's `_Outbox` in front of one."""
+
+    def write(self, data: bytes, /) -> object: ...
+    def flush(self) -> None: ...
+
+
+def send(stream: Sink, message: Any) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)))
     stream.write(data)
     stream.flush()
 
 
-def receive(stream: BinaryIO) -> Any:
+def receive(stream: IO[bytes]) -> Any:
     """The next message, or None at the end of the stream."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -115,7 +122,7 @@ SETTINGS = ("CHUNK_ROWS", "BOMB_MIN_BYTES", "BOMB_RATIO")   # readers' limits: t
 
 
 def reader_main(path: str, fmt: str | None, mapping: dict[str, str] | None, rank_by: str, project_path: str,
-                settings: dict[str, Any], out: BinaryIO, inbox: BinaryIO) -> None:
+                settings: dict[str, Any], out: Sink, inbox: IO[bytes]) -> None:
     """The reader process. It sends ("layout", name, file); then, once the importer says which run and row ids,
     ("chunk", rows, passages, ids, bytes read) per chunk and ("done", summary, cell warnings); or ("error", kind,
     fields) at any point."""
@@ -245,7 +252,8 @@ def _main() -> None:
     try:
         args = receive(inbox)
         if args is not None:
-            reader_main(*args, out=out, inbox=inbox)
+            path, fmt, mapping, rank_by, project_path, settings = args
+            reader_main(path, fmt, mapping, rank_by, project_path, settings, out=out, inbox=inbox)
     finally:
         out.close()
 

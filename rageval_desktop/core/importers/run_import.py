@@ -18,7 +18,7 @@ from rageval_desktop.core.importers.common import ImportReport
 from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.importers.run_reader import InProcess
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.project import Project, inserted_id
 
 PARALLEL_BYTES = 32 * 1024 * 1024   # a file this large is read and converted by a second process (reader_process)
 
@@ -91,7 +91,7 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (run_name, file, layout_name, json.dumps(config or {}), notes, project.golden_fingerprint(conn),
              utcnow()))
-        run_id = cur.lastrowid
+        run_id = inserted_id(cur)
         next_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM run_rows").fetchone()[0]
         position = 0
         for rows, passages, ids, read in source.chunks(run_id, next_id, ctx, conn):

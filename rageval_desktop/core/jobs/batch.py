@@ -43,7 +43,7 @@ from rageval_desktop.core.judges.registry import note_endpoints
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store import owners, records
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.project import Project, inserted_id
 from rageval_desktop.core.store.queries import run_id as find_run
 
 ENDPOINT = "/v1/chat/completions"
@@ -170,6 +170,13 @@ class BatchJob:
         self.failed_kinds: Counter[str] = Counter()
         self._poll_failures = 0        # polls in a row that failed (the provider unreachable)
 
+    @property
+    def id(self) -> int:
+        """The job's record (`begin` makes or finds it)."""
+        if self.job_id is None:
+            raise RuntimeError("the batch job has not begun")
+        return self.job_id
+
     # --- start / resume ----------------------------------------------------------------------------------------
     def provider(self, base_url: str | None, api_key_ref: str | None) -> Provider:
         endpoint = (base_url, api_key_ref)
@@ -289,7 +296,7 @@ class BatchJob:
 
     def totals(self) -> None:
         """The job's batches over all its processes (a resumed job did not send them all itself)."""
-        rows = batches(self.project, self.job_id)
+        rows = batches(self.project, self.id)
         kinds: Counter[str] = Counter()
         for b in rows:
             kinds.update(b["errors"])
@@ -300,7 +307,7 @@ class BatchJob:
 
     def finish(self, status: str, message: str | None) -> None:
         try:
-            records.finish(self.project, self.job_id, status, message)
+            records.finish(self.project, self.id, status, message)
         except RagevalError:
             pass   # the disk is still full: the next open marks the job interrupted, and the batches stay recorded
 
@@ -393,11 +400,11 @@ class BatchJob:
         file_id = provider.upload(f"rageval-job{self.job_id}-round{round_}-part{part}.jsonl", data)
         now = utcnow()
         with self.project.write("record batch file", changed=(Area.JOBS,)) as conn:
-            row_id = conn.execute(
+            row_id = inserted_id(conn.execute(
                 "INSERT INTO batches (job_id, round, part, base_url, api_key_ref, input_file_id, requests, bytes, "
                 "status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'uploaded', ?, ?)",
                 (self.job_id, round_, part, endpoint[0], endpoint[1], file_id, len(lines), len(data), now,
-                 now)).lastrowid
+                 now)))
         self.create(row_id, provider, file_id, round_, part)
         self.stats.sent += len(lines)
         self.stats.batches += 1
@@ -406,7 +413,7 @@ class BatchJob:
                resumed: bool = False) -> None:
         """Create the file's batch and record its id. `resumed`: the file was recorded by a process that died
         before recording the batch, which it may have created: look for it (by its metadata) first."""
-        metadata = _metadata(self.job_id, round_, part)
+        metadata = _metadata(self.id, round_, part)
         batch = provider.find(metadata) if resumed else None
         if batch is None:
             batch = provider.create(file_id, metadata)
@@ -433,7 +440,7 @@ class BatchJob:
                              "error_file_id = ?, updated_at = ? WHERE id = ?",
                              (batch.status, getattr(counts, "completed", 0) or 0, getattr(counts, "failed", 0) or 0,
                               batch.output_file_id, batch.error_file_id, utcnow(), row_id))
-                records.heartbeat(conn, self.job_id)
+                records.heartbeat(conn, self.id)
             if batch.status in TERMINAL:
                 self.merge(row_id, provider, batch)
         self.report()
@@ -478,7 +485,7 @@ class BatchJob:
             conn.executemany(llm.BATCH_CACHE_INSERT, entries)
             conn.execute("UPDATE batches SET merged = 1, status = ?, errors = ?, message = ?, updated_at = ? "
                          "WHERE id = ?", (batch.status, json.dumps(dict(kinds)), message, utcnow(), row_id))
-            records.heartbeat(conn, self.job_id)
+            records.heartbeat(conn, self.id)
         self.stats.merged += len(entries)
         self.stats.failed += sum(kinds.values())
         self.failed_kinds.update(kinds)

@@ -129,6 +129,8 @@ class Chains:
         detail = {"nuggets": judged, "list": {"status": listed["status"], "scope": listed["scope"],
                                               "revision": listed.get("revision", 1)}, "scores": scores}
         weighted = scores["nugget_weighted"]
+        if weighted is None:     # (an empty list is refused where it is parsed; this keeps the score a number)
+            raise StepFailed("error", "no_nuggets", "the question's nugget list is empty: nothing to score against")
         supported = sum(a == "support" for a in assignment)
         verdict = parsers.Verdict(weighted / 100.0, f"{supported}/{len(judged)} supported",
                                   f"{supported} of {len(judged)} nuggets fully supported, "
@@ -142,7 +144,7 @@ class Chains:
                            trace: Trace) -> tuple[parsers.Verdict, dict, list]:
         found = citations.statements(item.fields["answer"])
         passages = item.meta["passages_by_number"]
-        pairs = []
+        pairs: list[dict[str, Any]] = []
         for index, number in citations.pairs(found):
             statement = found[index].text
             text = passages.get(number)
@@ -262,7 +264,7 @@ def planned_calls(project: Project, items: list[Item]) -> dict[str, list[tuple[l
 
     for item in items:
         judge = item.judge
-        rubric = rubrics.load(conn, judge.rubric_id)
+        rubric = rubrics.load(conn, judge.rubric_key)
         calls: list[tuple[list[dict], str]] = []
         if judge.spec.items == "citation":
             found = citations.statements(item.fields["answer"])

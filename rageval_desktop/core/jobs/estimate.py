@@ -78,13 +78,16 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
                 for messages, reply in chain_calls[item.idem_key]:
                     count_call(out, judge, messages, count(reply))
                 continue
-            if judge.rubric_id not in loaded:
-                loaded[judge.rubric_id] = rubrics.rubric_of(project, judge.rubric_id)
-            rubric = loaded[judge.rubric_id]
+            rid = judge.rubric_key
+            if rid not in loaded:
+                loaded[rid] = rubrics.rubric_of(project, rid)
+            rubric = loaded[rid]
             count_call(out, judge, rubric.render(item.fields), TYPICAL_REPLY.get(rubric.output_format, 100))
-    total, total_max, unpriced = 0.0, 0.0, []
+    total, total_max = 0.0, 0.0
+    unpriced: list[str] = []
     for judge in judges:
         out = per_judge[judge.id]
+        price: tuple[float, float] | None
         if not judge.calls_llm:
             price = (0.0, 0.0)
         elif spec.batch and not judge.spec.items:   # sent through the Batch API: at the batch price
@@ -96,7 +99,7 @@ def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:
         out["cost_usd"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens"])
         out["cost_usd_max"] = prices.cost(price, out["prompt_tokens"], out["completion_tokens_max"])
         if out["calls"] and price is None:
-            unpriced.append(judge.model)
+            unpriced.append(judge.model or "(no model)")
         total += out["cost_usd"] or 0.0
         total_max += out["cost_usd_max"] or 0.0
     return {"run": spec.run, "judges": list(per_judge.values()), "already_judged": skipped,

@@ -68,7 +68,7 @@ class EndpointModel:
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
         if normalize_embeddings:
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix = matrix / np.where(norms == 0, 1.0, norms)
+            matrix = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32, copy=False)
         return matrix
 
     async def _encode(self, texts: list[str], size: int) -> list[list[float]]:

@@ -154,7 +154,7 @@ def classify(exc: BaseException, model: str, timeout: float) -> CallFailed:
     return CallFailed("internal", f"{type(exc).__name__}: {exc}")
 
 
-async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], params: dict[str, Any],
+async def chat(client: openai.AsyncOpenAI, model: str, messages: list[Any], params: dict[str, Any],
                timeout: float) -> Reply:
     import openai
 
@@ -192,6 +192,11 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[dict], par
 TOP_LOGPROBS = 5     # alternatives asked for each reply token (OpenAI allows up to 20)
 
 
+def _field(obj: Any, key: str) -> Any:
+    """A field of the client's object or of a batch reply's JSON (an object without it: None)."""
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
 def token_logprobs(content: Any) -> list | None:
     """A reply's token log-probabilities as plain lists — [text, logprob, [[alternative, logprob], ...]] per token —
     from the client's objects or a batch reply's JSON; None when the endpoint sent none (not every server can)."""
@@ -200,11 +205,9 @@ def token_logprobs(content: Any) -> list | None:
     out = []
     try:
         for tok in content:
-            get = tok.get if isinstance(tok, dict) else (lambda k, t=tok: getattr(t, k, None))
-            alts = get("top_logprobs") or []
-            pairs = [[str(a.get("token") if isinstance(a, dict) else a.token),
-                      float(a.get("logprob") if isinstance(a, dict) else a.logprob)] for a in alts]
-            out.append([str(get("token")), float(get("logprob")), pairs])
+            alts = _field(tok, "top_logprobs") or []
+            pairs = [[str(_field(a, "token")), float(_field(a, "logprob"))] for a in alts]
+            out.append([str(_field(tok, "token")), float(_field(tok, "logprob")), pairs])
     except (TypeError, ValueError, AttributeError):
         return None          # malformed: no confidence rather than a wrong one
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, overload
 
 from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
 
@@ -30,6 +30,12 @@ class Scrubber:
             self.secrets.append(secret)
             self.secrets.sort(key=len, reverse=True)  # a key containing another is replaced whole
             self._patterns = [_encoded(s) for s in self.secrets]
+
+    @overload
+    def __call__(self, text: str) -> str: ...
+
+    @overload
+    def __call__(self, text: None) -> None: ...
 
     def __call__(self, text: str | None) -> str | None:
         if not text or not self.secrets:

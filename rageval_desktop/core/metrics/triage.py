@@ -198,10 +198,10 @@ def _run_where(project: Project, run_id: int, run_name: str, f: Filters, judges:
         where.append("rr.id IN (SELECT value FROM json_each(:failing))")
         params["failing"] = json.dumps(failing if failing is not None else failing_ids(project, run_name, f.failure))
     if f.judge:
-        jid = next((j for j, name, _ in judges if name == f.judge), None)
+        chosen = next((j for j, name, _ in judges if name == f.judge), None)
         # the judge's latest judgment, as its column shows it (an older one of another score is history)
         where.append(f"{latest_score(':judge_id')} BETWEEN :low AND :high")
-        params.update(judge_id=jid if jid is not None else -1,
+        params.update(judge_id=chosen if chosen is not None else -1,
                       low=f.score_min if f.score_min is not None else float("-inf"),
                       high=f.score_max if f.score_max is not None else float("inf"))
     rating = "SELECT 1 FROM human_ratings h WHERE h.run_row_id = rr.id AND h.withdrawn_at IS NULL AND h.skipped = 0"

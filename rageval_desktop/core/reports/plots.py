@@ -77,7 +77,8 @@ def _plain_text(chart: Callable[..., bytes]) -> Callable[..., bytes]:
 
         matplotlib.use("Agg")
         theme = kwargs.get("theme") or Theme()
-        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False, **theme.rc()}):
+        rc: Any = {"text.parse_math": False, "text.usetex": False, **theme.rc()}
+        with matplotlib.rc_context(rc):
             return chart(*args, **kwargs)
 
     return draw
@@ -153,7 +154,7 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
     metrics = ([*HEADLINE, *umbrela, *others] if has_gold else [*umbrela, *others] or list(HEADLINE))[:4]
     slices = list(summary["slices"])
     base = report.get("baseline_dashboard")
-    comparison = report.get("comparison")
+    comparison: dict[str, Any] = report.get("comparison") or {}
     base_name = base["run"] if base else comparison["baseline"] if comparison else None
     fig, axes = _figure(size, (3.4 * len(metrics), 3.4), ncols=len(metrics))
     x = np.arange(len(slices))
@@ -286,8 +287,8 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
         fig.canvas.draw()
         for j in range(0, len(points), 2):
             ax, low, high, s, m = points[j]
-            _, delta, y, _, _ = points[j + 1]
-            (x0, y0), (x1, y1) = ax.transData.transform([(low, y), (high, y)])
+            _, delta, at, _, _ = points[j + 1]
+            (x0, y0), (x1, y1) = ax.transData.transform([(low, at), (high, at)])
             drawn.append(((min(x0, x1), y0 - 6, max(x0, x1), y0 + 6), s, m))
         regions.extend(_regions_of(fig, drawn, pad=3))
     return _png(fig, transparent=size is not None, fixed=size is not None)

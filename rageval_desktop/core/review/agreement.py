@@ -350,7 +350,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     if look == "interim" and verdict == NEEDS_MORE and looks.left:
         needed = looks.left           # the planned path: rate the rest of the sample; its next look may decide
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
-                                 "matrix": matrix.astype(int).tolist() if n else []}
+                                 "matrix": matrix.astype(int).tolist() if matrix is not None else []}
     span = (max(labels) - min(labels)) or 1.0
     gaps = (merged["judge_score"].to_numpy(dtype=float) - merged["human_score"].to_numpy(dtype=float)) / span * 100
 

@@ -200,7 +200,7 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
         raise RagevalError(f"align needs at least {max(MIN_RATED, folds)} rated rows this judge scored; it has "
                            f"{len(frame)}: draw a sample (rageval sample) and rate it first (the app's Review "
                            "page, or rageval ratings import)")
-    base = rubrics.rubric_of(project, judge.rubric_id)
+    base = rubrics.rubric_of(project, judge.rubric_key)
     labels = scale(judge.metric)
     k = len(labels)
     jobs: list[tuple[int, list[dict]]] = []
@@ -251,7 +251,7 @@ def create_aligned(project: Project, judge_name: str, *, examples: int = 6, name
     shots = _pick(frame, frame.index, examples) if len(frame) else []
     if not shots:
         raise RagevalError(f"'{judge.name}' agrees with the humans on every rated row: nothing to learn from")
-    base = rubrics.rubric_of(project, judge.rubric_id)
+    base = rubrics.rubric_of(project, judge.rubric_key)
     new = clone_with_rubric(project, judge, aligned_template(base, shots), name or f"{judge.name}-aligned")
     with project.write("align judge", changed=(Area.JUDGES, Area.AUDIT)) as conn:
         project.audit(conn, "align judge", "judge", new.name, parent=judge.name, examples=[s["row_id"] for s in shots],

@@ -43,7 +43,7 @@ from rageval_desktop.core.review.guidelines import HumanRubric, ScalePoint, guid
 from rageval_desktop.core.review.ratings import Rating, apply_holds, check_score
 from rageval_desktop.core.review.sampling import Sample, get_sample
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.project import Project, inserted_id
 from rageval_desktop.core.store.queries import Passage, RowDetail
 
 PACK_APPLICATION_ID = 0x5247504B   # 'RGPK'
@@ -397,7 +397,7 @@ class Pack:
             raise RagevalError(f"{self.path.name}: the rating could not be saved ({exc})") from None
         finally:
             conn.close()
-        return Rating(cur.lastrowid, row_id, self.metric, self.reviewer, None if skipped else score, skipped, item,
+        return Rating(inserted_id(cur), row_id, self.metric, self.reviewer, None if skipped else score, skipped, item,
                       key)
 
     def withdraw(self, rating_id: int) -> None:

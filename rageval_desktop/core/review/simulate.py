@@ -96,8 +96,8 @@ def audit(pop: dict[str, Any], idx: Any, weights: Any | None, pol: RetirementPol
     """The audit's numbers on one sample: the weighted kappa, its 95% interval, the verdict (`strata`: how many
     strata of a stratified sample the ratings come from, as core.review.weights.strata_used counts them)."""
     h, j = pop["human"][idx], pop["judge"][idx]
-    value = st.statistic("cohen_kappa", h, j, 2, weights)
-    value = None if not math.isfinite(value) else float(value)
+    raw = st.statistic("cohen_kappa", h, j, 2, weights)
+    value = None if not math.isfinite(raw) else float(raw)
     n_eff = ev.effective_n(weights, len(idx))
     if weights is not None:
         n_eff = ev.stratified_n(n_eff, len(idx), strata)

@@ -32,7 +32,7 @@ from rageval_desktop.core.review.sampling import get_sample
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.targets import BY_TEXT, unit
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.project import Project, inserted_id
 
 MAX_QUEUE = 500
 
@@ -172,7 +172,7 @@ def adjudicate(project: Project, row_id: int, metric: str, score: float, reason:
                         (row_id, metric, item, item_key, score, reason.strip(), lead.strip(), utcnow()))
         project.audit(w, "adjudicate", "run_row", str(row_id), metric=metric, item=item, item_key=item_key,
                       score=score, reason=reason.strip(), lead=lead.strip())
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def withdraw_adjudication(project: Project, adjudication_id: int) -> None:

@@ -73,6 +73,13 @@ def inspect_file(path: Path) -> tuple[int, int]:
     return app_id, version
 
 
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT made (sqlite3 says None only for a statement that inserted no row)."""
+    if cur.lastrowid is None:
+        raise RagevalError("an insert made no row")
+    return cur.lastrowid
+
+
 def write_failed(path: Path, op: str, exc: sqlite3.Error) -> WriteFailed:
     """An SQLite error on the writer lane, in words a user can act on. The transaction was rolled back."""
     text = str(exc)

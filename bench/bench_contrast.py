@@ -38,7 +38,7 @@ def main() -> None:
         for _ in range(50):
             app.processEvents()
             time.sleep(0.02)
-        w.notice_bar.show_notice("A notice, with its close button", kind="ok")
+        w.notice_bar.show_notice("A notice, with its close button", tone="ok")
         for key in ["golden", *[p.key for p in PAGES]]:
             w.select_nav(key)
             for _ in range(15):

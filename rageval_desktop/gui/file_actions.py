@@ -162,7 +162,7 @@ class FileActions:
                                     duplicates_text(found.pairs, found.questions), self.w.frame).open()
         self.w.notice_bar.show_notice(f"{found.summary()[0].upper()}{found.summary()[1:]}. Merge (retire one) or keep "
                                       "both — the rows are imported either way.",
-                                      [("Review near-duplicates", review)], kind="warning", topic="near-duplicates")
+                                      [("Review near-duplicates", review)], tone="warning", topic="near-duplicates")
 
     def drop(self, event: QDropEvent) -> None:
         """Files dropped on the window: a project opens, anything else is imported."""
@@ -189,7 +189,7 @@ class FileActions:
                     f"{project.path.name} in the background. You can keep working.")
         else:
             text = f"Checking every page of {project.path.name} in the background…"
-        self.w.notice_bar.show_notice(text, kind="info", topic="integrity")
+        self.w.notice_bar.show_notice(text, tone="info", topic="integrity")
         self.w.run_read("integrity", operations.check_project, project, reason, on_done=self._project_checked)
 
     def _project_checked(self, report: Any) -> None:
@@ -199,7 +199,7 @@ class FileActions:
             after = " after the unclean shutdown" if report.reason == "unclean shutdown" else ""
             self.w.notice_bar.show_notice(f"Checked{after}: {Path(report.path).name} is sound ({report.kind} of "
                                           f"{report.megabytes:,.1f} MB in {report.seconds:.1f} s found no damage).",
-                                          kind="ok", topic="integrity")
+                                          tone="ok", topic="integrity")
             return
         path = Path(report.path)
         after = ", found after an unclean shutdown" if report.reason == "unclean shutdown" else ""
@@ -209,7 +209,7 @@ class FileActions:
         problems = "; ".join(report.problems[:2])
         self.w.notice_bar.show_notice(f"{path.name} is damaged ({report.kind}: {problems}){after}. Restore a backup "
                                       f"before making more changes: {backups}.",
-                                      [("Restore from Backup…", lambda: self.session.restore_backup())], kind="error",
+                                      [("Restore from Backup…", lambda: self.session.restore_backup())], tone="error",
                                       topic="integrity")
 
     def export_target(self) -> tuple[str | None, str | None]:

@@ -177,7 +177,7 @@ class JudgingActions:
         self.w.notice_bar.show_notice(
             f"Batch job #{job['id']} on {job['params'].get('run')} was still at the provider when the project was "
             f"last closed: its results are being collected in the background{more}.",
-            [("Show Jobs", lambda: self.w.select_nav("jobs"))], kind="info", topic="batch-jobs")
+            [("Show Jobs", lambda: self.w.select_nav("jobs"))], tone="info", topic="batch-jobs")
         self.resume_job(job)
 
     def cancel_job(self) -> None:

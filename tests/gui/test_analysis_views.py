@@ -70,7 +70,7 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     assert "not evaluated: correctness, correctness_binary" in view.note.text()
     assert "Not evaluated: correctness — not licensed to gate" in view.badge.toolTip()
     assert "audit the unlicensed judges (Audit page)" in view.note.text()
-    assert view.badge.property("kind") == "not_decision_grade"
+    assert view.badge.property("outcome") == "not_decision_grade"
     from rageval_desktop.core.metrics import gate_config
 
     config = gate_config.from_dict({"format": "rageval-gate-config", "version": 1, "cells": [
@@ -78,7 +78,7 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     gate_config.save(window.project, config)
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.compute()
-    assert view.badge.text().startswith("PASS") and view.badge.property("kind") == "pass"
+    assert view.badge.text().startswith("PASS") and view.badge.property("outcome") == "pass"
     assert "The gate passes (rageval gate (configuration: the project's gate configuration))" in view.note.text()
     assert not view.drop.isEnabled()
 
@@ -95,10 +95,10 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     assert headline(cli) in view.note.text() and cli.decision == "not_decision_grade"
     # the verdict is a badge, in words (issue 31: it was grey hint text)
     assert view.badge.text().startswith("NOT DECISION-GRADE  ·  ")
-    assert view.badge.property("kind") == "not_decision_grade"
+    assert view.badge.property("outcome") == "not_decision_grade"
     view.drop.setValue(100)
     wide = gate(window.project, "v1", "v2", max_slice_drop=100, metrics=["hit@5", "mrr"])
-    assert wide.decision == "pass" and view.badge.property("kind") == "not_decision_grade"   # + the judges
+    assert wide.decision == "pass" and view.badge.property("outcome") == "not_decision_grade"   # + the judges
     # each cell says baseline -> candidate (delta); colour and a mark only where the CI excludes 0
     model = view.model
     col = [k for k, _ in model.columns].index("hit@5")

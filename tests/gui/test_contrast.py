@@ -26,7 +26,7 @@ def test_every_page_reads_at_wcag_aa(qtbot, demo_file, tmp_path, theme):
     w = open_window(qtbot, path)
     try:
         w.resize(1280, 720)
-        w.notice_bar.show_notice("A notice, with its close button", kind="ok")
+        w.notice_bar.show_notice("A notice, with its close button", tone="ok")
         findings = []
         for key in ["golden", *[p.key for p in PAGES]]:
             w.select_nav(key)

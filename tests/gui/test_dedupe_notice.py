@@ -26,7 +26,7 @@ def test_import_then_notice_then_review(qtbot, tmp_path, monkeypatch):
                       ask=False, kind="golden")
     assert w.project.reader().execute("SELECT COUNT(*) FROM golden_rows").fetchone()[0] == 4
     bar = w.notice_bar
-    assert bar.isVisible() and bar.kind == "warning" and bar.topic == "near-duplicates"
+    assert bar.isVisible() and bar.tone == "warning" and bar.topic == "near-duplicates"
     assert "1 of the 2 new question(s) nearly repeat golden rows (1 pair(s), cosine ≥ 0.9)" in bar.label.text()
     assert [b.text() for b in bar.buttons] == ["Review near-duplicates"]
     assert dedupe.unchecked(w.project) == []

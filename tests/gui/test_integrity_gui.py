@@ -9,7 +9,7 @@ from tests.gui.conftest import close_window, open_window
 
 
 def _wait_checked(qtbot, w) -> None:
-    qtbot.waitUntil(lambda: w.notice_bar.isVisible() and w.notice_bar.kind in ("ok", "error"), timeout=20_000)
+    qtbot.waitUntil(lambda: w.notice_bar.isVisible() and w.notice_bar.tone in ("ok", "error"), timeout=20_000)
 
 
 def test_after_a_crash_the_app_opens_then_finds_the_damaged_page_and_offers_the_restore(qtbot, tmp_path):
@@ -22,7 +22,7 @@ def test_after_a_crash_the_app_opens_then_finds_the_damaged_page_and_offers_the_
     w = open_window(qtbot, path)               # opened: the check did not hold the window
     assert w.project is not None and w.project.check_due
     _wait_checked(qtbot, w)
-    assert w.notice_bar.kind == "error" and w.notice_bar.topic == "integrity"
+    assert w.notice_bar.tone == "error" and w.notice_bar.topic == "integrity"
     text = w.notice_bar.label.text()
     assert "damaged" in text and "after an unclean shutdown" in text
     assert [b.text() for b in w.notice_bar.buttons] == ["Restore from Backup…"]
@@ -37,7 +37,7 @@ def test_after_a_crash_a_sound_project_is_said_sound_and_not_checked_again(qtbot
     _crash(path)
     w = open_window(qtbot, path)
     _wait_checked(qtbot, w)
-    assert w.notice_bar.kind == "ok" and "sound" in w.notice_bar.label.text()
+    assert w.notice_bar.tone == "ok" and "sound" in w.notice_bar.label.text()
     close_window(qtbot, w)
     assert _sessions(path) == []
     w = open_window(qtbot, path)
@@ -54,7 +54,7 @@ def test_help_check_project_finds_a_damaged_page_an_open_does_not_read(qtbot, tm
     assert w.menus.check_action.isEnabled()
     w.menus.check_action.trigger()
     _wait_checked(qtbot, w)
-    assert w.notice_bar.kind == "error" and "quick_check" in w.notice_bar.label.text()
+    assert w.notice_bar.tone == "error" and "quick_check" in w.notice_bar.label.text()
     w.notice_bar.close_button.click()
     assert not w.notice_bar.isVisible()
     close_window(qtbot, w)

@@ -28,7 +28,7 @@ Inverse = dict[str, Any] | Callable[[Any], dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class OpKind:
+class OpSpec:
     name: str
     areas: tuple[Area, ...]
     label: Callable[[dict[str, Any]], str]
@@ -59,12 +59,12 @@ class OpResult:
         return {"operation": self.operation, "label": self.label, "areas": sorted(self.areas), "undid": self.undid}
 
 
-KINDS: dict[str, OpKind] = {}
+SPECS: dict[str, OpSpec] = {}
 
 
-def define(kind: OpKind) -> OpKind:
-    KINDS[kind.name] = kind
-    return kind
+def define(spec: OpSpec) -> OpSpec:
+    SPECS[spec.name] = spec
+    return spec
 
 
 # --- the operations ------------------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def _rate(project: Project, args: dict[str, Any]) -> object:
                         skipped=args.get("skipped", False), item=args.get("item", 0), item_key=args.get("item_key"))
 
 
-define(OpKind("edit golden row", (Area.GOLDEN,), lambda a: f"edit golden row {a['id']}", _golden_before,
+define(OpSpec("edit golden row", (Area.GOLDEN,), lambda a: f"edit golden row {a['id']}", _golden_before,
               lambda p, a: edits.edit_row(p, a["id"], a.get("reason") or "edit", **a["fields"]),
               lambda p, i: edits.edit_row(p, i["id"], i.get("reason") or "undo", **i["fields"]),
               _golden_left, _golden_since))
@@ -163,47 +163,47 @@ def _add_golden(project: Project, args: dict[str, Any]) -> object:
                          reason=args.get("reason") or "added by hand")
 
 
-define(OpKind("add golden row", (Area.GOLDEN,), lambda a: f"add golden row {edits.golden_id_for(a['question'])}",
+define(OpSpec("add golden row", (Area.GOLDEN,), lambda a: f"add golden row {edits.golden_id_for(a['question'])}",
               lambda p, a: {"id": edits.golden_id_for(a["question"]), "status": "retired",
                             "reason": "undo: added by mistake"},
               _add_golden, lambda p, i: edits.set_status(p, i["id"], i["status"], i["reason"]),
               _golden_left, _golden_since))
-define(OpKind("set golden status", (Area.GOLDEN,),
+define(OpSpec("set golden status", (Area.GOLDEN,),
               lambda a: f"{ {'retired': 'retire', 'approved': 'approve'}.get(a['status'], 'restore')} golden row "
                         f"{a['id']}", _golden_status_before,
               lambda p, a: edits.set_status(p, a["id"], a["status"], a.get("reason") or a["status"]),
               lambda p, i: edits.set_status(p, i["id"], i["status"], i.get("reason") or "undo"),
               _golden_left, _golden_since))
-define(OpKind("edit judge", (Area.JUDGES,), lambda a: f"edit judge {a['name']}", _judge_before,
+define(OpSpec("edit judge", (Area.JUDGES,), lambda a: f"edit judge {a['name']}", _judge_before,
               lambda p, a: update_judge(p, a["name"], **a["changes"]),
               lambda p, i: update_judge(p, i["name"], unset=tuple(k for k, v in i["changes"].items() if v is None),
                                         **{k: v for k, v in i["changes"].items() if v is not None}),
               _judge_left, _judge_since))
-define(OpKind("set judge status", (Area.JUDGES, Area.AUDIT),
+define(OpSpec("set judge status", (Area.JUDGES, Area.AUDIT),
               lambda a: f"{'retire' if a['status'] == 'retired' else 'reinstate'} judge {a['name']}",
               _judge_status_before,
               lambda p, a: agreement.set_status(p, a["name"], a["status"], a["reason"], force=a.get("force", False)),
               # (force: undoing a status change nothing has happened since — no audit, no other change: `left`)
               lambda p, i: agreement.set_status(p, i["name"], i["status"], i["reason"], force=True),
               _judge_status_left, _judge_since))
-define(OpKind("rate", (Area.RATINGS,),
+define(OpSpec("rate", (Area.RATINGS,),
               lambda a: f"rate row {a['row']} ({a['metric']}, {a['reviewer']})"
                         + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
               lambda p, i: ratings.withdraw(p, i["rating"])))
 
-define(OpKind("check reviewer", (Area.RATINGS,),
+define(OpSpec("check reviewer", (Area.RATINGS,),
               lambda a: f"check {a['reviewer']} on row {a['row']} ({a['metric']}, {a['kind']})",
               lambda p, a: lambda conn: {"check": conn.execute("SELECT last_insert_rowid()").fetchone()[0]},
               lambda p, a: quality.record(p, a.get("sample_id"), a["reviewer"], quality.Check(
                   a["kind"], a["row"], a["metric"], a.get("item", 0), a.get("item_key"), a["expected"]),
                   a.get("score"), seconds=a.get("seconds")),
               lambda p, i: quality.withdraw_check(p, i["check"])))
-define(OpKind("set reviewer aside", (Area.RATINGS, Area.AUDIT),
+define(OpSpec("set reviewer aside", (Area.RATINGS, Area.AUDIT),
               lambda a: f"set {a['reviewer']}'s ratings of {a['metric']} aside",
               lambda p, a: {"reviewer": a["reviewer"], "metric": a["metric"]},
               lambda p, a: quality.set_aside(p, a["reviewer"], a["metric"], a["reason"], a["lead"]),
               lambda p, i: quality.bring_back(p, i["reviewer"], i["metric"])))
-define(OpKind("bring reviewer back", (Area.RATINGS, Area.AUDIT),
+define(OpSpec("bring reviewer back", (Area.RATINGS, Area.AUDIT),
               lambda a: f"bring {a['reviewer']}'s ratings of {a['metric']} back",
               lambda p, a: {**a, **{k: v for k, v in (quality.hold_of(p, a["reviewer"], a["metric"]) or {}).items()
                                    if k in ("reason", "lead")}},
@@ -213,20 +213,20 @@ define(OpKind("bring reviewer back", (Area.RATINGS, Area.AUDIT),
 
 
 # --- running, undoing, redoing --------------------------------------------------------------------------------------
-def _kind(name: str) -> OpKind:
-    if name not in KINDS:
+def _spec(name: str) -> OpSpec:
+    if name not in SPECS:
         raise RagevalError(f"'{name}' is not an operation this version of the app can undo")
-    return KINDS[name]
+    return SPECS[name]
 
 
 def run(project: Project, name: str, args: dict[str, Any], *, initiator: str = "api") -> OpResult:
     """Do an operation and log it with its inverse, in one transaction. It changed nothing: nothing is logged."""
-    kind = _kind(name)
-    record = Recording(name, kind.label(args), args, _with_left(kind, args, kind.prepare(project, args)), initiator,
+    spec = _spec(name)
+    record = Recording(name, spec.label(args), args, _with_left(spec, args, spec.prepare(project, args)), initiator,
                        project.actor)
     with project.recording(record):
-        kind.do(project, args)
-    return OpResult(record.id, record.label, frozenset(kind.areas) | {Area.OPERATIONS})
+        spec.do(project, args)
+    return OpResult(record.id, record.label, frozenset(spec.areas) | {Area.OPERATIONS})
 
 
 def undo(project: Project, operation_id: int | None = None, *, initiator: str = "api") -> OpResult:
@@ -238,16 +238,16 @@ def undo(project: Project, operation_id: int | None = None, *, initiator: str = 
         raise RagevalError(f"operation {op.id} ({op.label}) was undone already (by operation {op.undone_by})")
     if op.name == oplog.UNDO:
         return redo(project, op.id, initiator=initiator)
-    kind = _kind(op.name)
-    _check_left(project, kind, op)
+    spec = _spec(op.name)
+    _check_left(project, spec, op)
     record = Recording(oplog.UNDO, f"undo: {op.label}", {"of": op.id}, {"of": op.id}, initiator, project.actor,
                        undoes=op.id)
     with project.recording(record):
-        kind.revert(project, op.inverse)
+        spec.revert(project, op.inverse)
     if record.id is None:     # the inverse changed nothing (already as before): the entry is closed all the same
         with project.write("close operation", changed=(Area.OPERATIONS,)) as conn:
             record.commit(conn)
-    return OpResult(record.id, f"undo: {op.label}", frozenset(kind.areas) | {Area.OPERATIONS}, undid=op.id)
+    return OpResult(record.id, f"undo: {op.label}", frozenset(spec.areas) | {Area.OPERATIONS}, undid=op.id)
 
 
 def redo(project: Project, undo_id: int, *, initiator: str = "api") -> OpResult:
@@ -259,18 +259,18 @@ def redo(project: Project, undo_id: int, *, initiator: str = "api") -> OpResult:
         raise RagevalError(f"undo {undo_id} was redone already")
     original = oplog.get(project, marker.args["of"])
     assert original is not None
-    kind = _kind(original.name)
+    spec = _spec(original.name)
     record = Recording(original.name, original.label, original.args,
-                       _with_left(kind, original.args, kind.prepare(project, original.args)), initiator,
+                       _with_left(spec, original.args, spec.prepare(project, original.args)), initiator,
                        project.actor, undoes=undo_id)
     with project.recording(record):
-        kind.do(project, original.args)
-    return OpResult(record.id, original.label, frozenset(kind.areas) | {Area.OPERATIONS}, undid=undo_id)
+        spec.do(project, original.args)
+    return OpResult(record.id, original.label, frozenset(spec.areas) | {Area.OPERATIONS}, undid=undo_id)
 
 
-def _with_left(kind: OpKind, args: dict[str, Any], prepared: Inverse) -> Inverse:
+def _with_left(spec: OpSpec, args: dict[str, Any], prepared: Inverse) -> Inverse:
     """The inverse, and what the operation left (read in its transaction, after its write)."""
-    left = kind.left
+    left = spec.left
     if left is None:
         return prepared
 
@@ -280,14 +280,14 @@ def _with_left(kind: OpKind, args: dict[str, Any], prepared: Inverse) -> Inverse
     return inverse
 
 
-def _check_left(project: Project, kind: OpKind, op: Operation) -> None:
+def _check_left(project: Project, spec: OpSpec, op: Operation) -> None:
     """Refuse to undo what someone changed since (a colleague's import of the row, an audit of the judge): the
     undo would overwrite their work. Operations logged before this check was kept undo as before."""
-    if kind.left is None or LEFT not in op.inverse:
+    if spec.left is None or LEFT not in op.inverse:
         return
-    now = json.loads(json.dumps(kind.left(project.reader(), op.args)))
+    now = json.loads(json.dumps(spec.left(project.reader(), op.args)))
     if now != op.inverse[LEFT]:
-        who = kind.since(project, op.args, op.at) if kind.since else "it was changed since"
+        who = spec.since(project, op.args, op.at) if spec.since else "it was changed since"
         raise UndoRefused(f"cannot undo operation {op.id} ({op.label}): {who}; undoing it would overwrite that. "
                           "Nothing was changed", gui_hint="make the change you want as a new edit",
                           cli_hint="make the change you want as a new edit")
@@ -299,4 +299,4 @@ def describe(op: Operation) -> str:
     return f"operation {op.id}: {op.label} — by {op.actor}, {op.at[:19].replace('T', ' ')} UTC, from {where}"
 
 
-__all__ = ["KINDS", "OpKind", "OpResult", "UndoRefused", "define", "describe", "redo", "run", "undo"]
+__all__ = ["SPECS", "OpSpec", "OpResult", "UndoRefused", "define", "describe", "redo", "run", "undo"]

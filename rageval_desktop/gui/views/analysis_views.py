@@ -520,7 +520,7 @@ class CompareView(_Analysis):
              f" — {u['why']}" for u in result.not_evaluated] +
             [f"Undecided: {r['slice']} {r['metric']} — {r['why']}" for r in result.undecided[:12]] +
             ([f"… and {len(result.undecided) - 12} more undecided"] if len(result.undecided) > 12 else [])))
-        self.badge.setProperty("kind", decision.value)
+        self.badge.setProperty("outcome", decision.value)
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
         head = f"{self.result['shared_questions']} shared questions. "

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton
 
-KINDS = ("info", "ok", "warning", "error")
+TONES = ("info", "ok", "warning", "error")
 
 
 class NoticeBar(QFrame):
@@ -31,14 +31,14 @@ class NoticeBar(QFrame):
         self.close_button.setAccessibleName("Dismiss notice")
         self.close_button.clicked.connect(lambda: self.dismiss())
         self._layout.addWidget(self.close_button)
-        self.kind = "info"
+        self.tone = "info"
         self.topic = ""
         self.setVisible(False)
 
-    def show_notice(self, text: str, actions: Sequence[tuple[str, Callable[[], None]]] = (), *, kind: str = "info",
+    def show_notice(self, text: str, actions: Sequence[tuple[str, Callable[[], None]]] = (), *, tone: str = "info",
                     topic: str = "") -> None:
         """`topic` names what the notice is about: a newer notice on the same topic replaces it."""
-        assert kind in KINDS
+        assert tone in TONES
         for button in self.buttons:
             self._layout.removeWidget(button)
             button.hide()          # at once: deleteLater waits for the event loop
@@ -50,8 +50,8 @@ class NoticeBar(QFrame):
             self._layout.insertWidget(self._layout.count() - 1, button)
             button.show()   # a child added to a bar already shown is not shown with it
             self.buttons.append(button)
-        self.kind, self.topic = kind, topic
-        self.setProperty("kind", kind)
+        self.tone, self.topic = tone, topic
+        self.setProperty("tone", tone)
         self.style().unpolish(self)
         self.style().polish(self)
         self.label.setText(text)

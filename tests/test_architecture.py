@@ -86,6 +86,23 @@ def test_any_only_goes_down():
     assert not slack, f"typed better: lower ANY_CEILING in tests/test_architecture.py to (found, was): {slack}"
 
 
+def test_every_write_names_the_areas_it_changes():
+    """Seven writes named none (caches, the integrity check's record, a new project's settings): pages could not know
+    what they changed. A write made as `with project.write(...)` in the package names `changed=`."""
+    import ast
+
+    unnamed = []
+    for path in (REPO / "rageval_desktop").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.With | ast.AsyncWith):
+                for item in node.items:
+                    call = item.context_expr
+                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+                            call.func.attr == "write" and not any(k.arg == "changed" for k in call.keywords):
+                        unnamed.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert unnamed == []
+
+
 def test_no_module_is_excused_from_the_type_checker():
     """The 20 modules of core pyproject.toml listed with error codes they could still raise (62 findings hidden)
     were fixed; none comes back."""

@@ -22,6 +22,7 @@ from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges.embedded import MINILM_ID
 from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.review.sampling import create_sample
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 EMBEDDINGS = "embeddings.npz"
@@ -49,7 +50,7 @@ def load_embedding_cache(project: Project, path: Path) -> int:
         return 0
     with np.load(path, allow_pickle=False) as data:
         hashes, vectors = data["text_hash"], data["vector"].astype(np.float32)
-    with project.write("cache demo embeddings") as w:
+    with project.write("cache demo embeddings", changed=(Area.CACHES,)) as w:
         w.executemany("INSERT OR IGNORE INTO embeddings (text_hash, model_id, dim, vector) VALUES (?, ?, ?, ?)",
                       [(str(h), MINILM_ID, int(v.shape[0]), v.tobytes()) for h, v in zip(hashes, vectors, strict=True)])
     return len(hashes)

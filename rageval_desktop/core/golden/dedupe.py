@@ -22,6 +22,7 @@ from typing import Any
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.judges.embed_endpoint import parse
 from rageval_desktop.core.judges.embedded import MINILM_ID, embed, text_hash
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 NEIGHBOURS = 10
@@ -127,7 +128,7 @@ def _clear_unchecked(project: Project, ids: list[str] | None) -> None:
     """Take checked ids off the list (None: all of them)."""
     if project.read_only or not project.meta(UNCHECKED_KEY):
         return
-    with project.write("near-duplicate check") as conn:
+    with project.write("near-duplicate check", changed=(Area.SETTINGS,)) as conn:
         if ids is None:
             conn.execute("DELETE FROM meta WHERE key = ?", (UNCHECKED_KEY,))
             return
@@ -199,7 +200,7 @@ def _store_vectors(project: Project, model_id: str, rows: list[tuple[str, str, A
         return
 
     model_id = parse(model_id)[0]
-    with project.write("golden vectors") as conn:
+    with project.write("golden vectors", changed=(Area.CACHES,)) as conn:
         conn.executemany("DELETE FROM golden_vectors WHERE golden_id = ? AND model_id = ?",
                          [(gid, model_id) for gid in stale])
         conn.executemany("INSERT OR REPLACE INTO golden_vectors (golden_id, model_id, text_hash, vector) "

@@ -14,6 +14,7 @@ from rageval_desktop.core.base.limiter import AdaptiveLimiter
 from rageval_desktop.core.judges import llm, prices
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 
@@ -76,5 +77,5 @@ class CachedCaller:
         return dataclasses.replace(reply, content=entry["content"], request_id=entry["request_id"])
 
     def _store(self, entry: dict[str, Any]) -> None:
-        with self.project.write("cache request") as conn:
+        with self.project.write("cache request", changed=(Area.CACHES,)) as conn:
             conn.execute(llm.CACHE_INSERT, entry)

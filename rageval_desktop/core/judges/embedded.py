@@ -17,6 +17,7 @@ from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.embed_endpoint import EndpointModel, parse
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -146,7 +147,7 @@ def embed(project: Project, texts: list[str], model_id: str = MINILM_ID, batch_s
         model = EndpointModel(endpoint) if endpoint else load_model(model_id)
         vectors = model.encode([wanted[h] for h in missing], batch_size=batch_size, normalize_embeddings=True,
                                convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
-        with project.write("cache embeddings") as w:
+        with project.write("cache embeddings", changed=(Area.CACHES,)) as w:
             w.executemany("INSERT OR IGNORE INTO embeddings (text_hash, model_id, dim, vector) VALUES (?, ?, ?, ?)",
                           [(h, name, int(v.shape[0]), v.tobytes()) for h, v in zip(missing, vectors, strict=True)])
         found.update(zip(missing, vectors, strict=True))

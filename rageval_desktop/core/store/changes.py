@@ -22,6 +22,7 @@ class Area(StrEnum):
     PRICES = "prices"
     NUGGETS = "nuggets"        # nugget lists
     OPERATIONS = "operations"  # the undoable operations' log
+    CACHES = "caches"          # the request and embedding caches, stored vectors: what no page shows
 
 
 @dataclass(frozen=True)

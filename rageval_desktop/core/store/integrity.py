@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import ProjectRefused, WriteFailed
 from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.files import BUSY_TIMEOUT_MS, connect_read_only, read_header
 from rageval_desktop.core.store.owners import host, pid_alive
 from rageval_desktop.core.store.schema import SESSION_KEYS
@@ -207,7 +208,7 @@ def record(project: Project, report: CheckReport, dead: list[str] | None = None)
 
     dead = dead_sessions(project.reader()) if dead is None else dead
     try:
-        with project.write("record integrity check") as conn:
+        with project.write("record integrity check", changed=(Area.SETTINGS,)) as conn:
             conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in dead])
             project.set_meta(conn, LAST_CHECK_KEY, utcnow())
     except WriteFailed:

@@ -142,7 +142,7 @@ class Project:
             project._writer = conn
             project._migrate(from_version=0)
             project._session = integrity.begin_session(conn, utcnow())
-            with project.write("create project") as w:
+            with project.write("create project", changed=(Area.SETTINGS,)) as w:
                 w.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
                     ("name", name or path.stem), ("created_at", utcnow()), ("created_by", project.actor)])
                 # no slices yet: a project has the slices its data brings (or that a curator adds)

@@ -292,7 +292,7 @@ class MainWindow(QMainWindow):
 
     # --- preferences ---------------------------------------------------------------------------
     def show_preferences(self) -> None:
-        from rageval_desktop.gui.views.preferences import PreferencesDialog
+        from rageval_desktop.gui.views.preferences import PreferencesDialog, save_project_preferences
 
         dialog = PreferencesDialog(self.project, self)
         if dialog.exec() != PreferencesDialog.DialogCode.Accepted:
@@ -309,24 +309,7 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             self.show_error(str(exc))
             return
-        project = self.project
-
-        def save(ctx: Any) -> None:
-            from rageval_desktop.core.judges.prices import all_prices, set_price
-            from rageval_desktop.core.review.settings import set_policy
-
-            set_policy(project, **policy)
-            current = all_prices(project)
-            for model, i, o, bi, bo in prices:
-                now = current.get(model)
-                if now is not None and not now["batch_set"] and \
-                        (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo):
-                    bi = bo = None   # the batch price shown was derived (half the live price): it stays derived
-                same = now is not None and (now["input_per_mtok"], now["output_per_mtok"]) == (i, o) and (
-                    bi is None or (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo))
-                if not same:
-                    set_price(project, model, i, o, bi, bo)
-
+        save = save_project_preferences(self.project, policy, prices)
         self.run_task("Saving the project's preferences", save,
                       on_done=lambda _: self.statusBar().showMessage("Preferences saved", 5000))
 
@@ -508,7 +491,7 @@ class MainWindow(QMainWindow):
         def made(sample: Any) -> None:
             review: Any = self.page("review")
             review.refresh(self.run_names())
-            review._select_sample(sample.id)
+            review.select_sample(sample.id)
             review.open_row(row, metric)
 
         self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, rows, reason=reason),

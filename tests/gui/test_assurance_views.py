@@ -66,7 +66,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
                           .index("minilm-similarity"))
     accepts = [audit.false_accepts.record(i) for i in range(audit.false_accepts.rowCount())]
     sampled = next(i for i, a in enumerate(accepts) if a["run"] == "v2")      # the demo's sample is of v2
-    audit._open_false_accept(audit.false_accepts.index(sampled, 0))
+    audit.open_false_accept(audit.false_accepts.index(sampled, 0))
     review = w.page("review")
     assert w.pages.currentWidget() is review
     assert review.sample is not None and review.sample.row_ids[review.index] == accepts[sampled]["run_row_id"]
@@ -76,7 +76,7 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
                           .index("minilm-similarity"))
     unsampled = next(i for i, a in enumerate(accepts) if a["run"] == "v1")
     with qtbot.waitSignal(w.task_finished, timeout=30_000):
-        audit._open_false_accept(audit.false_accepts.index(unsampled, 0))
+        audit.open_false_accept(audit.false_accepts.index(unsampled, 0))
     qtbot.waitUntil(lambda: review.sample is not None and review.sample.run == "v1", timeout=10_000)
     assert w.pages.currentWidget() is review
     assert review.sample.row_ids[review.index] == accepts[unsampled]["run_row_id"]

@@ -100,7 +100,7 @@ def test_the_detail_pane_says_whether_the_selective_judge_decides_a_row_or_leave
     left = next(r for r, by in routed.items() if by is None)
     w = open_window(qtbot, walked)
     try:
-        qtbot.waitUntil(lambda: "minilm-similarity" in w.rows._selective, timeout=20_000)
+        qtbot.waitUntil(lambda: "minilm-similarity" in w.rows.selective, timeout=20_000)
         w.resize(1024, 768)
         for row, said in ((decided, "decides this row alone: confidence"),
                           (left, "leaves this row to people: confidence")):
@@ -174,7 +174,7 @@ def test_the_app_shows_a_judge_that_cannot_gate_a_run_gating_the_rows_it_is_sure
             assert shown["token-f1"]["licence"] == "selective · decides 80% of rated rows (confidence ≥ 0.61)"
             assert "agreeing with people on ≥ 95% of them" in shown["token-f1"]["licence__tip"]
             save_shots(qtbot, w, f"sure-judges-{size[0]}")
-            qtbot.waitUntil(lambda: "token-f1" in w.rows._selective, timeout=20_000)
+            qtbot.waitUntil(lambda: "token-f1" in w.rows.selective, timeout=20_000)
             w.show_run_row("v2", decided)
             qtbot.waitUntil(lambda: "token-f1" in w.rows.detail.calls, timeout=10_000)
             assert w.rows.detail.calls["token-f1"].startswith("decides this row alone")

@@ -215,7 +215,7 @@ class AuditView(QWidget):
                                             "its 95% interval (weighted when the sample was). Double-click or Enter "
                                             "on a row opens it on the review card.")
         self.false_accepts_view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.false_accepts_view.activated.connect(self._open_false_accept)
+        self.false_accepts_view.activated.connect(self.open_false_accept)
         lower = QSplitter()
         box0, box1, box2 = QWidget(), QWidget(), QWidget()
         l0, l1, l2 = QVBoxLayout(box0), QVBoxLayout(box1), QVBoxLayout(box2)
@@ -317,7 +317,7 @@ class AuditView(QWidget):
                                          "human_score": f"{a['human_score']:g}"} for a in found["false_accepts"]])
         self.false_accepts_view.resizeColumnsToContents()
 
-    def _open_false_accept(self, index: Any) -> None:
+    def open_false_accept(self, index: Any) -> None:
         r = self.selected()
         row = self.false_accepts.record(index.row()) if r is not None else None
         if row is not None:     # a row in no sample (imported ratings) comes to the card in a sample of the run's

@@ -3,7 +3,8 @@ settings) and this project's (retirement policy, price table — kept in the pro
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -22,6 +23,9 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 from rageval_desktop.gui.prefs import REVIEW_ACTIONS, check_review_keys, review_keys, settings
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
 
 THEMES = ("system", "light", "dark")
 
@@ -186,3 +190,25 @@ class PreferencesDialog(QDialog):
                   "min_n": self.min_n.value(), "rule": self.rule.currentData(),
                   "selective_alpha": self.selective_alpha.value(), "selective_delta": self.selective_delta.value()}
         return policy, prices
+
+
+def save_project_preferences(project: Project, policy: dict[str, Any], prices: list[tuple]) -> Callable[[Any], None]:
+    """The write lane's task that saves the dialog's project part: the retirement policy, and each price that
+    changed (a batch price shown as derived — half the live one — stays derived)."""
+    def save(ctx: Any) -> None:
+        from rageval_desktop.core.judges.prices import all_prices, set_price
+        from rageval_desktop.core.review.settings import set_policy
+
+        set_policy(project, **policy)
+        current = all_prices(project)
+        for model, i, o, bi, bo in prices:
+            now = current.get(model)
+            if now is not None and not now["batch_set"] and \
+                    (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo):
+                bi = bo = None   # the batch price shown was derived (half the live price): it stays derived
+            same = now is not None and (now["input_per_mtok"], now["output_per_mtok"]) == (i, o) and (
+                bi is None or (now["batch_input_per_mtok"], now["batch_output_per_mtok"]) == (bi, bo))
+            if not same:
+                set_price(project, model, i, o, bi, bo)
+
+    return save

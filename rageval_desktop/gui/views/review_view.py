@@ -575,7 +575,7 @@ class ReviewView(QWidget):
     def _drawn(self, sample: Any, warning: str | None) -> None:
         """The sample, and what its size can decide, as planned before it was drawn (said when it most likely
         cannot: issue 46)."""
-        self._select_sample(sample.id)
+        self.select_sample(sample.id)
         if warning:
             self.state.status(f"Sample #{sample.id} drawn. {warning[0].upper()}{warning[1:]}.", 15_000)
 
@@ -586,9 +586,9 @@ class ReviewView(QWidget):
         if self.sample is not None and project is not None:
             sid = self.sample.id
             self.state.run_task("Extending the sample", lambda ctx: extend_sample(project, sid, 10),
-                                  on_done=lambda s: self._select_sample(s.id))
+                                  on_done=lambda s: self.select_sample(s.id))
 
-    def _select_sample(self, sample_id: int) -> None:
+    def select_sample(self, sample_id: int) -> None:
         self.sample_box.blockSignals(True)
         self.refresh(self.state.run_names())
         self.sample_box.setCurrentIndex(self.sample_box.findData(sample_id))
@@ -633,7 +633,7 @@ class ReviewView(QWidget):
                 continue
             sample = source.sample(s["id"])
             if row_id in sample.row_ids:
-                self._select_sample(s["id"])
+                self.select_sample(s["id"])
                 if self.sample is not None and self.sample.id == s["id"]:
                     self.index = self.sample.row_ids.index(row_id)
                     self.show_row()

@@ -404,7 +404,7 @@ class RowsView(QSplitter):
 
         def show(sample: Any) -> None:
             self.host.select_nav("review")
-            self.host.page("review")._select_sample(sample.id)
+            self.host.page("review").select_sample(sample.id)
 
         self.host.run_task("Making a review sample",
                            lambda ctx: sample_of_rows(project, run, metric, ids, reason=what), on_done=show)
@@ -423,6 +423,11 @@ class RowsView(QSplitter):
 
             calls = row_calls(self.host.project, row_id, self._selective) if self._selective else {}
             self.detail.show_detail(queries.run_row_detail(self.host.project, row_id), calls=calls)
+
+    @property
+    def selective(self) -> dict[str, Any]:
+        """The judges holding a selective licence, as last read (by name)."""
+        return self._selective
 
     def read_selective(self) -> None:
         """The judges holding a selective licence (an agreement each: on the read lane), so that the detail pane says

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.importers.common import ImportReport
     from rageval_desktop.core.importers.ratings_import import RatingsImport
     from rageval_desktop.core.jobs.judge_job import JobStats
+    from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.metrics.gate import GateResult
     from rageval_desktop.core.metrics.gate_config import GateConfig
     from rageval_desktop.core.review.sampling import Sample
@@ -199,7 +200,7 @@ def _metric_list(metrics: Sequence[str] | str | None) -> list[str] | None:
     return names or None
 
 
-def _count(value: Any, name: str, least: int = 1) -> int:
+def _count(value: object, name: str, least: int = 1) -> int:
     """A whole number argument, checked where the API takes it (a size of 'x' raised a bare TypeError)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise UsageError(f"{name} is a whole number (got {value!r})")
@@ -375,7 +376,7 @@ class Project:
                         timeout=timeout, use_cache=use_cache)
         return self.run_job(spec, progress=progress, cancel=cancel, raise_on_stop=raise_on_stop)
 
-    def run_job(self, spec: Any, *, progress: Progress | None = None, cancel: threading.Event | None = None,
+    def run_job(self, spec: JobSpec, *, progress: Progress | None = None, cancel: threading.Event | None = None,
                 raise_on_stop: bool = True) -> JobStats:
         """A live judge job as `job_spec` describes it (`judge` and `rageval judge`/`jobs resume` come here)."""
         from rageval_desktop.core.base.context import TaskContext
@@ -578,7 +579,7 @@ def job_spec(run: str, judges: Sequence[str] | None = None, *, slice: str | None
              sample: int | None = None, rated_only: bool = False, only_failed: bool = False,
              redo_unparsed: bool = False, concurrency: int | None = None, rpm: float | None = None,
              budget: float | None = None, timeout: float | None = None, use_cache: bool = True,
-             batch: bool = False) -> Any:
+             batch: bool = False) -> JobSpec:
     """The job a `judge` call (or `rageval judge`) describes."""
     from rageval_desktop.core.jobs.spec import JobSpec
 

@@ -75,7 +75,7 @@ def test_core_types_its_connections_projects_and_contexts():
 
 # Lines that say `Any`, per area: the ceiling only comes down. Lower it when a change types more (the test says so
 # once an area is 10 under); a change that adds `Any` pays for it by typing something else.
-ANY_CEILING = {"cli": 30, "core": 716, "gui": 256, "top": 18}
+ANY_CEILING = {"cli": 29, "core": 715, "gui": 251, "top": 18}
 
 
 def test_any_only_goes_down():
@@ -112,6 +112,7 @@ WHITE_BOX = {
     "nos._exit": "(the string 'os._exit' in a child script: the app killed without its exit handlers)",
     "imports._freeze": "the start-up's garbage-collector freeze, timed",
     "kinds._discover": "the plug-in kinds' discovery, given test entry points",
+    "parser._actions": "argparse lists a parser's arguments and sub-commands only there (the help tests walk them)",
     "project._writer": "fault injection: a write that could not turn reference checks back on",
     "project._references_off": "fault injection, with the above",
     "rageval_desktop._version": "the one module `import rageval_desktop` may load",

@@ -110,3 +110,20 @@ def test_the_installed_wheel_works_outside_the_checkout(dist, tmp_path):
                 "with rv.open('d.rageval') as p:\n"
                 "    print(len(p.metrics('v2').frame))"], cwd=work, env=env).stdout
     assert int(out) > 0
+    # the pytest plugin and the CI reports, from the installed copy (pytest installed as a team would)
+    _run([bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pytest"])
+    (work / "test_gate.py").write_text(
+        "def test_hit10(rageval_gate):\n"
+        "    rageval_gate.passes('v1', 'v2', metrics=['hit@10'], max_slice_drop=60, max_aggregate_drop=60)\n\n"
+        "def test_default(rageval_gate):\n"
+        "    rageval_gate.passes('v1', 'v2')\n", encoding="utf-8")
+    done = subprocess.run([str(bin_dir / "python"), "-m", "pytest", "-p", "rageval_desktop", "test_gate.py",
+                           "--rageval-project", "d.rageval", "--rageval-record", "kept", "-p", "no:cacheprovider"],
+                          cwd=work, env={**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, capture_output=True,
+                          text=True)
+    assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout, done.stdout[-3000:] + done.stderr
+    assert "GateNotPassed" in done.stdout and len(list((work / "kept").glob("*.json"))) == 2
+    gate = subprocess.run([str(bin_dir / "rageval"), "gate", "d.rageval", "--baseline", "v1", "--candidate", "v2",
+                           "--junit", "gate.xml", "--summary", "summary.md"], cwd=work, env=env)
+    assert gate.returncode == 3
+    assert (work / "gate.xml").read_text().startswith('<?xml') and "exit code: 3" in (work / "summary.md").read_text()

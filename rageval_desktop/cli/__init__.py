@@ -28,13 +28,16 @@ from rageval_desktop.cli import (
     team_cmds,
 )
 from rageval_desktop.cli.base import (
+    EXIT_CODES,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_TOOL_FAILED,
     EXIT_USAGE,
+    HelpFormatter,
     InertStream,
     UsageError,
     _Parser,
+    describe,
 )
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.text import inert_text
@@ -105,12 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(name: str, func: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
         # argparse %-formats help strings (not descriptions): a bare % ("95% CIs") would crash --help
-        p = sub.add_parser(name, help=help_.replace("%", "%%"), description=help_)
+        p = sub.add_parser(name, help=help_.replace("%", "%%"), description=help_, formatter_class=HelpFormatter)
         p.set_defaults(func=func)
         return p
 
     for add in ADDERS:
         add(command)
+    describe(parser)
+    for p in sub.choices.values():      # each command's help ends with its exit codes (a verdict's are its own)
+        if p.get_default("verdict") is None and (not p.epilog or "exit codes" not in p.epilog):
+            p.epilog = ((p.epilog + "\n\n") if p.epilog else "") + EXIT_CODES
     return parser
 
 

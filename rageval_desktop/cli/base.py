@@ -27,6 +27,60 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 handler, help)` makes the subparser `rageval NAME`, to which the function adds its arguments."""
 
 
+# What an argument means wherever a command takes it without saying more (`describe`): one wording everywhere.
+COMMON_HELP = {
+    "project": "the project file (.rageval)",
+    "json": "print the result as JSON, at full precision (for scripts; the text is rounded for reading)",
+    "run": "the run's name (rageval info lists them)",
+    "baseline": "the run compared against, by name",
+    "candidate": "the run that would replace it, by name",
+    "judge": "the judge's name (rageval judges list)",
+    "metric": "the metric (rageval judges add --help lists them)",
+    "slice": "a slice tag (easy, edge, adversarial, ...)",
+    "seed": "the random seed: the same seed draws the same rows (default %(default)s)",
+    "reason": "why, in words kept with the change",
+    "name": "its name",
+    "id": "its id",
+    "model": "the model's name at the endpoint",
+    "temperature": "sampling temperature of each call",
+    "max_tokens": "the most tokens a reply may have",
+    "concurrency": "calls in flight at once",
+    "timeout": "seconds a call may take",
+    "rpm": "requests per minute, at most",
+    "threshold": "the agreement a judge must reach to be kept",
+    "failure_class": "retrieval, reranker or generation",
+}
+
+EXIT_CODES = """exit codes:
+  0  done
+  1  it failed: bad input, a refused file (the first line on stderr says why)
+  2  usage error, or a request that cannot be made (a run, judge, sample or job that does not exist)"""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Descriptions wrapped to the terminal; an epilog's lines (examples, exit codes) kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def examples(*lines: str) -> str:
+    """An epilog's examples: `rageval ...` lines, each with an optional '   # comment'."""
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def describe(parser: argparse.ArgumentParser) -> None:
+    """Every argument of every command says what it is: those without a help of their own get COMMON_HELP's."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                describe(sub)
+        elif action.help is None and action.dest in COMMON_HELP:
+            action.help = COMMON_HELP[action.dest]
+
+
 class UsageError(Exception):
     pass
 

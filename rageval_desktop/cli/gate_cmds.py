@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ GATE_EXAMPLES = """examples:
   rageval gate eval.rageval --baseline main --candidate pr-42 --config gate.json --markdown gate.md
   rageval gate eval.rageval --baseline main --candidate pr-42 --metrics hit@5 mrr --max-slice-drop 5
   rageval gate eval.rageval --baseline main --candidate pr-42 --record decisions/   # signed, chained record
+  rageval gate eval.rageval --baseline main --candidate pr-42 --junit gate.xml --summary   # CI reports
 """
 
 
@@ -91,6 +93,12 @@ def add_gate(command: Command) -> None:
                    help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
                         "reported and kept in the decision record")
     p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML for CI test reports: one test case per gated "
+                                                  "cell (a regression fails, a cell not decision-grade is skipped "
+                                                  "with what would settle it)")
+    p.add_argument("--summary", metavar="FILE", nargs="?", const="",
+                   help="also append the decision in Markdown to a CI job's summary: FILE, or without one "
+                        "$GITHUB_STEP_SUMMARY (GitHub Actions)")
     p.add_argument("--estimator", choices=["mean", "ppi", "selective"], default="mean",
                    help="judge metrics as the judges' mean (default), corrected by the human ratings (ppi: "
                         "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "
@@ -108,6 +116,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.gate import Decision
     from rageval_desktop.core.metrics.gate_text import SAID, drop_text, headline, rule_text, settle_hint
 
+    if args.summary == "" and not os.environ.get("GITHUB_STEP_SUMMARY"):
+        raise UsageError("--summary without a FILE appends to $GITHUB_STEP_SUMMARY, which is not set here: name a "
+                         "file (--summary summary.md)")
     record = None
     with open_api(args.project, read_only=not args.record) as project:
         config = _gate_config(args, project)
@@ -126,6 +137,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
             written = write_record(record, result, args.record)
     if args.markdown:
         Path(args.markdown).write_text(decided.markdown(), encoding="utf-8")
+    if args.junit or args.summary is not None:
+        from rageval_desktop.core.reports.ci import junit_xml, step_summary
+
+        if args.junit:
+            Path(args.junit).write_text(junit_xml(result), encoding="utf-8")
+        if args.summary is not None:
+            with Path(args.summary or os.environ["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as out:
+                out.write(step_summary(result) + "\n")
     data = dict(decided.data)
     if record is not None:
         data["record"] = {"id": record["id"], "hash": record["hash"], "signer": record["signature"]["signer"],
@@ -175,8 +194,6 @@ def cmd_gate(args: argparse.Namespace) -> int:
     try:
         _print(args, data, "\n".join(lines))
     except BrokenPipeError:          # `rageval gate … | head`: the reader left, the verdict stands (never 0 for it)
-        import os
-
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     return result.exit_code
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, examples, open_project
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, metric_choices
 
 
@@ -166,6 +166,9 @@ def _kinds(args: argparse.Namespace) -> int:
 def add_judge(command: Command) -> None:
     """The arguments of `rageval judge` (its handler follows)."""
     p = command("judge", cmd_judge, "run judges over a run's rows (resumable: judged rows are skipped)")
+    p.epilog = examples('rageval judge eval.rageval --run v2 --dry-run   # calls and cost, nothing sent',
+                        'rageval judge eval.rageval --run v2 --budget 2.00',
+                        'rageval judge eval.rageval --run v2 --judge gpt-correct --batch   # Batch API: half price')
     p.add_argument("project")
     p.add_argument("--run", required=True)
     p.add_argument("--judge", action="append", help="judge name (repeatable; default: every active judge)")
@@ -254,17 +257,18 @@ def _cascade_run(args: argparse.Namespace, names: list[str]) -> int:
             print(f"warning: the cascade would stop before any work: {problem}", file=sys.stderr)
         _print(args, est, cascade.describe_estimate(est))
         return EXIT_OK
+    progress = _progress(args)
     with open_project(args.project) as project:
-        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
+        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
         try:
             out = cascade.run_cascade(project, names, args.run, ctx, alpha=args.alpha, delta=args.delta,
                                       budget_usd=args.budget, **options)
         except KeyboardInterrupt:
+            progress.end()
             print("error: interrupted; every judgment already saved is kept — run the same command to resume",
                   file=sys.stderr)
             return EXIT_FAILED
-    if not args.json and sys.stderr.isatty():
-        print(file=sys.stderr)
+    progress.end()
     if out["stopped"] in ("fatal", "write_failed"):
         print(f"error: the cascade stopped: {out['message']}", file=sys.stderr)
     elif out["stopped"]:
@@ -273,29 +277,60 @@ def _cascade_run(args: argparse.Namespace, names: list[str]) -> int:
     return EXIT_FAILED if out["stopped"] in ("fatal", "write_failed") else EXIT_OK
 
 
-def _progress(args: argparse.Namespace) -> Any:
-    """The job's live line on a terminal's stderr (not with --json, nor into a pipe)."""
-    def progress(done: int, total: int, message: str) -> None:
-        if not args.json and sys.stderr.isatty():
-            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
+class _Progress:
+    """A job's progress on stderr: on a terminal one live line, ended (`end`) before the summary prints; into a pipe
+    or a CI log a plain line every PIPED_EVERY_S seconds (and none with --json)."""
 
-    return progress
+    PIPED_EVERY_S = 10.0
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.quiet = bool(args.json)
+        self.live = sys.stderr.isatty()
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if self.quiet or not message:
+            return
+        if self.live:
+            print(f"\r{message}   ", end="", file=sys.stderr, flush=True)
+            self.shown = True
+            return
+        import time
+
+        now = time.monotonic()
+        if now - self.last >= self.PIPED_EVERY_S or (total and done >= total):
+            self.last = now
+            print(message, file=sys.stderr, flush=True)
+
+    def end(self) -> None:
+        """The live line ends: what prints next starts on a line of its own."""
+        if self.shown:
+            print(file=sys.stderr, flush=True)
+            self.shown = False
+
+
+def _progress(args: argparse.Namespace) -> _Progress:
+    return _Progress(args)
 
 
 def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs import batch
 
+    progress = _progress(args)
     with open_project(args.project) as project:
-        ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
+        ctx = TaskContext(on_progress=progress, min_interval_s=0.5)
         try:
             stats = batch.run_batch_job(project, spec, ctx, job_id=job_id, wait=not args.no_wait,
                                         poll_seconds=batch.POLL_SECONDS if args.poll_seconds is None
                                         else args.poll_seconds)
         except KeyboardInterrupt:
+            progress.end()
             print("error: interrupted; the batches are recorded and keep running at the provider — collect them "
                   "with: rageval jobs resume PROJECT ID (rageval jobs list shows the id)", file=sys.stderr)
             return EXIT_FAILED
+    progress.end()
     out = stats.as_dict()
     lines = [f"batch job {stats.job_id}: {stats.rows} to judge ({stats.skipped} already judged); {stats.sent} "
              f"requests sent in {stats.batches} batch(es) over {stats.rounds} round(s), {stats.cached} from the "
@@ -330,13 +365,16 @@ def _dry_run(args: argparse.Namespace, spec: Any) -> int:
 
 
 def _run_job(args: argparse.Namespace, spec: Any) -> int:
+    progress = _progress(args)
     with api.open(args.project) as project:
         try:
-            stats = project.run_job(spec, progress=_progress(args), raise_on_stop=False)
+            stats = project.run_job(spec, progress=progress, raise_on_stop=False)
         except KeyboardInterrupt:
+            progress.end()
             print("error: interrupted; every judgment already saved is kept — run the same command to resume",
                   file=sys.stderr)
             return EXIT_FAILED
+    progress.end()
     out = stats.as_dict()
     if stats.stopped in ("fatal", "write_failed"):
         print(f"error: the job stopped: {stats.message}", file=sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _cell, _print, open_api, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _cell, _print, examples, open_api, open_project
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -68,6 +68,7 @@ def selective_lines(found: dict[str, Any]) -> list[str]:
 def add_metrics(command: Command) -> None:
     """The arguments of `rageval metrics` (its handler follows)."""
     p = command("metrics", cmd_metrics, "the dashboard of one run: every slice and 'all' (0-100 scale)")
+    p.epilog = examples('rageval metrics eval.rageval --run v2', 'rageval metrics eval.rageval --run v2 --json')
     p.add_argument("project")
     p.add_argument("--run", required=True)
     p.add_argument("--k", help="cut-offs for recall/precision/nDCG (default 5,10,50)")
@@ -123,6 +124,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 def add_compare(command: Command) -> None:
     """The arguments of `rageval compare` (its handler follows)."""
     p = command("compare", cmd_compare, "per-slice deltas of a candidate run against a baseline (paired 95% CIs)")
+    p.epilog = examples('rageval compare eval.rageval --baseline v1 --candidate v2',
+                        'rageval compare eval.rageval --baseline v1 --candidate v2 --metrics hit@5 mrr --json')
     p.add_argument("project")
     p.add_argument("--baseline", required=True)
     p.add_argument("--candidate", required=True)
@@ -159,6 +162,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def add_failures(command: Command) -> None:
     """The arguments of `rageval failures` (its handler follows)."""
     p = command("failures", cmd_failures, "failing rows by class (retrieval, reranker, generation) and slice")
+    p.epilog = examples('rageval failures eval.rageval --run v2', 'rageval failures eval.rageval --run v2 --json')
     p.add_argument("project")
     p.add_argument("--run", required=True)
     p.add_argument("--class", dest="failure_class", choices=["retrieval", "reranker", "generation"])
@@ -193,6 +197,8 @@ def cmd_failures(args: argparse.Namespace) -> int:
 def add_report(command: Command) -> None:
     """The arguments of `rageval report` (its handler follows)."""
     p = command("report", cmd_report, "write a report: .html .pdf .xlsx .csv .jsonl .parquet or .md (by extension)")
+    p.epilog = examples('rageval report eval.rageval --run v2 --baseline v1 --out report.html',
+                        'rageval report eval.rageval --run v2 --out rows.parquet   # every row with its scores')
     p.add_argument("project")
     p.add_argument("--run", required=True)
     p.add_argument("--baseline", help="compare against this run (the report then says what the gate says)")

@@ -8,13 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, examples, open_project
 from rageval_desktop.core.base.errors import RagevalError
 
 
 def add_new(command: Command) -> None:
     """The arguments of `rageval new` (its handler follows)."""
     p = command("new", cmd_new, "create an empty project file")
+    p.epilog = examples('rageval new eval.rageval --name "Support bot"',
+                        'rageval import golden eval.rageval golden.csv   # then its golden set')
     p.add_argument("project", help="path of the new .rageval file")
     p.add_argument("--name", help="display name (default: the file name)")
 
@@ -29,6 +31,9 @@ def cmd_new(args: argparse.Namespace) -> int:
 def add_import(command: Command) -> None:
     """The arguments of `rageval import` (its handler follows)."""
     p = command("import", cmd_import, "import a golden set, a run or corpus chunks (all-or-nothing)")
+    p.epilog = examples('rageval import golden eval.rageval golden.csv --slice easy',
+                        'rageval import run eval.rageval out.jsonl --run v2 --map question=query,answer=response',
+                        'rageval import corpus eval.rageval chunks.jsonl')
     what = p.add_subparsers(dest="what", required=True, parser_class=_Parser)
     for kind, help_ in (("golden", "golden rows: question, gold_answer, gold_chunk_ids, slice_tag"),
                         ("run", "outputs of one RAG run: question, answer, retrieved"),
@@ -116,6 +121,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def add_info(command: Command) -> None:
     """The arguments of `rageval info` (its handler follows)."""
     p = command("info", cmd_info, "summarise a project")
+    p.epilog = examples('rageval info eval.rageval', 'rageval info eval.rageval --json   # full precision, for scripts')
     p.add_argument("project")
     p.add_argument("--json", action="store_true")
 
@@ -134,14 +140,20 @@ def cmd_info(args: argparse.Namespace) -> int:
         _print(args, info, f"{args.project}: schema {exc.version}; upgrade it to {SCHEMA_VERSION} with: rageval "
                            f"migrate {args.project} (a backup is taken first; commands that change it migrate it too)")
         return EXIT_OK
+    from rageval_desktop.core.review.sampling import list_samples
+
     with project:
         info = project_info(project)
+        info["samples"] = list_samples(project)
     runs = ", ".join(f"{r['name']} ({r['rows']} rows)" for r in info["runs"]) or "none"
     slices = ", ".join(f"{k} {v}" for k, v in info["slices"].items())
     text = (f"{info['name']} — {info['path']} (schema {info['schema_version']})\n"
             f"golden rows: {info['golden_rows']} ({slices})\ncorpus chunks: {info['corpus_chunks']}\n"
             f"runs: {runs}\njudges: {info['judges']}, judgments: {info['judgments']}, "
             f"human ratings: {info['human_ratings']}")
+    if info["samples"]:      # their ids: pack export --sample, ratings import --sample
+        text += "\nreview samples: " + ", ".join(f"#{s['id']} {s['run']} {s['metric']} ({s['rated']}/{s['rows']} rated)"
+                                                  for s in info["samples"])
     _print(args, info, text)
     return EXIT_OK
 
@@ -149,6 +161,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 def add_demo(command: Command) -> None:
     """The arguments of `rageval demo` (its handler follows)."""
     p = command("demo", cmd_demo, "write the bundled demo project")
+    p.epilog = examples('rageval demo demo.rageval',
+                        'rageval demo demo.rageval --files demo-files/   # and the files it is made from')
     p.add_argument("path", help="file to create (or a folder, to create demo.rageval in it)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--files", metavar="DIR", help="also write the files the demo is made from to DIR: chunks.jsonl, "

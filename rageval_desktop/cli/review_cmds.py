@@ -7,7 +7,17 @@ import sys
 from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _cell, _Parser, _print, open_api, open_project
+from rageval_desktop.cli.base import (
+    EXIT_OK,
+    Command,
+    UsageError,
+    _cell,
+    _Parser,
+    _print,
+    examples,
+    open_api,
+    open_project,
+)
 
 DEFAULT_SIZE = 40      # a new sample's size when the plan proposes none
 
@@ -15,6 +25,8 @@ DEFAULT_SIZE = 40      # a new sample's size when the plan proposes none
 def add_sample(command: Command) -> None:
     """The arguments of `rageval sample` (its handler follows)."""
     p = command("sample", cmd_sample, "draw (or extend) a stratified review sample of a run for one metric")
+    p.epilog = examples('rageval sample eval.rageval --run v2 --metric correctness   # sized to reach a verdict',
+                        'rageval sample eval.rageval --run v2 --metric correctness --size 60 --mode uncertain')
     p.add_argument("project")
     p.add_argument("--run")
     p.add_argument("--metric", help="what to rate: rows, or per item for passage_relevance (passages), nuggets "
@@ -94,7 +106,7 @@ def add_ratings(command: Command) -> None:
                         "number), item (a nugget's or citation's text, as `sample --json` lists it), comment, "
                         "sample_id]")
     q.add_argument("project")
-    q.add_argument("file")
+    q.add_argument("file", help="the ratings: .csv or .jsonl")
     q.add_argument("--sample", type=int, metavar="ID",
                    help="the review sample the ratings were made on (each must be one of its targets); default: the "
                         "newest sample holding every target the file rates, else none (said)")
@@ -124,6 +136,8 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 def add_agreement(command: Command) -> None:
     """The arguments of `rageval agreement` (its handler follows)."""
     p = command("agreement", cmd_agreement, "judge-human agreement with CIs; --apply retires judges under the bar")
+    p.epilog = examples('rageval agreement eval.rageval',
+                        'rageval agreement eval.rageval --apply   # record the audit: keep or retire')
     p.add_argument("project")
     p.add_argument("--judge")
     p.add_argument("--apply", action="store_true", help="record the audit; retire or reinstate accordingly")
@@ -212,9 +226,10 @@ def add_settings(command: Command) -> None:
     q = acts.add_parser("set")
     q.add_argument("project")
     q.add_argument("--statistic", choices=["auto", "quadratic_kappa", "cohen_kappa", "krippendorff_alpha",
-                                           "spearman", "exact"])
+                                           "spearman", "exact"],
+                   help="how agreement is measured (auto: quadratic kappa on a 1-5 scale, Cohen's kappa on yes/no)")
     q.add_argument("--threshold", type=float)
-    q.add_argument("--min-n", type=int)
+    q.add_argument("--min-n", type=int, help="the fewest ratings (effective n) a verdict is read from")
     q.add_argument("--rule", choices=["interval", "point"],
                    help="interval (default): keep or retire only when the anytime-valid interval (valid however "
                         "often you look) lies wholly above or below the threshold, else 'needs more ratings'; "

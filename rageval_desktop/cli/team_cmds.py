@@ -13,7 +13,8 @@ def add_pack(command: Command) -> None:
     acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     q = acts.add_parser("export", help="one .ragevalpack per reviewer: the rows to rate, blind (no judge verdicts)")
     q.add_argument("project")
-    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID")
+    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID",
+                   help="the review sample to hand out (its id: rageval info lists the samples)")
     q.add_argument("--reviewer", action="append", required=True, metavar="NAME",
                    help="a reviewer (repeat for a team)")
     q.add_argument("--overlap", type=int, default=1, metavar="K",
@@ -23,7 +24,7 @@ def add_pack(command: Command) -> None:
     q.add_argument("--json", action="store_true")
     q = acts.add_parser("import", help="merge the ratings of returned packs (again adds nothing)")
     q.add_argument("project")
-    q.add_argument("files", nargs="+", metavar="FILE")
+    q.add_argument("files", nargs="+", metavar="FILE", help="the returned .ragevalpack files")
     q.add_argument("--json", action="store_true")
 
 
@@ -95,9 +96,10 @@ def add_adjudicate(command: Command) -> None:
     """The arguments of `rageval adjudicate` (its handler follows)."""
     p = command("adjudicate", cmd_adjudicate, "set the consensus score of a target reviewers disagree on (a lead)")
     p.add_argument("project")
-    p.add_argument("--row", type=int, required=True, metavar="ROW_ID")
+    p.add_argument("--row", type=int, required=True, metavar="ROW_ID",
+                   help="the run row reviewers disagree on (rageval team lists them)")
     p.add_argument("--metric", required=True)
-    p.add_argument("--score", type=float, required=True)
+    p.add_argument("--score", type=float, required=True, help="the consensus score, on the metric's scale")
     p.add_argument("--reason", required=True)
     p.add_argument("--lead", required=True, help="your name, recorded with the decision")
     p.add_argument("--item", type=int, default=0, help="a passage's rank, or a nugget's or citation's number")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +34,9 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent
 
+    from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
 
@@ -69,12 +71,12 @@ class FirstPaint(QWidget):
     """A staged window's content until it is built: blank in the theme's colours; once painted, it asks for the
     build on the next turn of the event loop (or after 200 ms if the window is never painted, e.g. hidden)."""
 
-    def __init__(self, build: Any) -> None:
+    def __init__(self, build: Callable[[], None]) -> None:
         super().__init__()
         self._build = build
         QTimer.singleShot(200, self, build)     # (timers with this widget as their context end with it)
 
-    def paintEvent(self, event: Any) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         QTimer.singleShot(0, self, self._build)
 
@@ -132,7 +134,7 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self, self.session, self.lanes)
         self.judging = JudgingActions(self)
         self.golden = GoldenActions(self)
-        self._pending: list[Any] = []          # calls made before the window was built
+        self._pending: list[Callable[[], object]] = []   # calls made before the window was built
         self.last_info = ""                    # the last message shown with show_info (tests and screenshots read it)
         self.last_error = ""
         self.setWindowTitle("RAGEval Desktop")
@@ -174,7 +176,7 @@ class MainWindow(QMainWindow):
         for call in pending:
             call()
 
-    def when_built(self, call: Any) -> None:
+    def when_built(self, call: Callable[[], object]) -> None:
         """Call now if the window is built, else right after it is."""
         if self.ready:
             call()
@@ -336,7 +338,7 @@ class MainWindow(QMainWindow):
     def open_demo(self) -> None:
         self.when_built(self.session.open_demo)
 
-    def close_project(self, then: Any = None) -> None:
+    def close_project(self, then: Callable[[], object] | None = None) -> None:
         self.session.close(then)
 
     def _show_project(self, project: Project) -> None:
@@ -411,7 +413,7 @@ class MainWindow(QMainWindow):
         self.select(run=run)
         self.rows.show_row(row_id)
 
-    def _on_nav(self, *_: Any) -> None:
+    def _on_nav(self, *_: object) -> None:
         self.show_current()
 
     def current_key(self) -> tuple | None:
@@ -488,7 +490,7 @@ class MainWindow(QMainWindow):
         if project is None:
             return
 
-        def made(sample: Any) -> None:
+        def made(sample: Sample) -> None:
             review: Any = self.page("review")
             review.refresh(self.run_names())
             review.select_sample(sample.id)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings
 
-from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.base.paths import user_config_dir
 
 
 def settings() -> QSettings:
-    return QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat)
+    return QSettings(str(user_config_dir() / "settings.ini"), QSettings.Format.IniFormat)
 
 
 # The review card's keys (the scale's own keys, digits or letters, come from the metric): each remappable to another

@@ -160,7 +160,7 @@ def request_body(judge: Judge, messages: list[dict], params: dict[str, Any]) -> 
 
 
 class BatchJob:
-    def __init__(self, project: Project, spec: Any, ctx: TaskContext, job_id: int | None = None,
+    def __init__(self, project: Project, spec: JobSpec, ctx: TaskContext, job_id: int | None = None,
                  poll_seconds: float = POLL_SECONDS) -> None:
         self.project, self.spec, self.ctx = project, spec, ctx
         self.job_id, self.poll_seconds = job_id, poll_seconds
@@ -554,7 +554,7 @@ class BatchJob:
 
 
 # --- entry points ------------------------------------------------------------------------------------------------
-def run_batch_job(project: Project, spec: Any, ctx: TaskContext | None = None, *, job_id: int | None = None,
+def run_batch_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None, *, job_id: int | None = None,
                   wait: bool = True, poll_seconds: float = POLL_SECONDS) -> BatchStats:
     """Submit (or, with `job_id`, resume) a batch job; with `wait`, poll until every batch ended and judge the rows."""
     return BatchJob(project, spec, ctx or TaskContext(), job_id, poll_seconds).run(wait=wait)

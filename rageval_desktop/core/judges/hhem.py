@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.base.paths import user_config_dir
 from rageval_desktop.core.base.scoring.citations import marker_free, statements
 
 MISSING = ("the HHEM model needs the packages torch and transformers, which this installation does not have "
@@ -52,7 +52,7 @@ class ModelMissing(RagevalError):
 
 
 def registry_path() -> Path:
-    return user_data_dir() / "models.json"
+    return user_config_dir() / "models.json"
 
 
 def registered() -> dict[str, dict[str, str]]:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, overload
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, overload
 
 from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.judges.judge import Judge
 
 MARK = "[redacted API key]"
 MIN_SECRET = 8  # shorter "keys" (placeholders such as "not-needed") are not secrets worth hiding
@@ -182,7 +186,7 @@ def resolve_api_key(ref: str | None) -> str:
     return value
 
 
-def key_problems(judges: Any) -> list[str]:
+def key_problems(judges: Iterable[Judge]) -> list[str]:
     """Why each judge that calls an endpoint could not be given its key now (a variable not set, no keyring entry),
     in words naming the judge and what to set — checked before a job does any work, and by its dry run."""
     out = []

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import ProjectRefused, WriteFailed
-from rageval_desktop.core.base.paths import user_data_dir
+from rageval_desktop.core.base.paths import user_state_dir
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.files import BUSY_TIMEOUT_MS, connect_read_only, read_header
 from rageval_desktop.core.store.owners import host, pid_alive
@@ -177,7 +177,7 @@ def _file_state(path: Path, dead: list[str]) -> str:
 
 def _passed_file() -> Path:
 
-    return user_data_dir() / "read-only-checks.json"
+    return user_state_dir() / "read-only-checks.json"
 
 
 def _passed_read_only() -> list[str]:

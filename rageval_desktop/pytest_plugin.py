@@ -1,0 +1,95 @@
+"""The pytest plugin (entry point `pytest11`, name `rageval_desktop`: loaded wherever the package is installed, or
+asked for with `pytest -p rageval_desktop`). It imports nothing heavy until a fixture is used.
+
+Options (or the same names in the ini file, or the environment):
+  --rageval-project PATH   the project file the fixtures open read-only (ini `rageval_project`, env RAGEVAL_PROJECT)
+  --rageval-record DIR     keep each decision a test asks for: DIR/<test>.json (full precision) and .md
+
+Fixtures:
+  rageval_project   the project, opened read-only once per session (an `rv.Project`)
+  rageval_gate      gate(baseline, candidate, **options) -> rv.Gate, recorded with --rageval-record; its
+                    `.passes(...)` asserts the gate passed, failing with the gate's Markdown
+
+    def test_the_candidate_may_ship(rageval_gate):
+        rageval_gate.passes("main", "pr-42", config="gate.json")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from rageval_desktop.api import Gate, Project
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rageval", "RAGEval Desktop: gate RAG runs in a test suite")
+    group.addoption("--rageval-project", metavar="PATH", default=None,
+                    help="the project file rageval_project and rageval_gate open, read-only (or RAGEVAL_PROJECT)")
+    group.addoption("--rageval-record", metavar="DIR", default=None,
+                    help="keep each gate decision a test asks for in DIR: <test>.json and <test>.md")
+    parser.addini("rageval_project", "the project file rageval_project and rageval_gate open, read-only", default="")
+
+
+def _project_path(config: pytest.Config) -> Path:
+    chosen = (config.getoption("--rageval-project") or config.getini("rageval_project")
+              or os.environ.get("RAGEVAL_PROJECT"))
+    if not chosen:
+        raise pytest.UsageError("rageval: say which project to open: --rageval-project PATH, rageval_project in the "
+                                "ini file, or RAGEVAL_PROJECT")
+    path = Path(str(chosen))
+    if not path.is_absolute():
+        path = Path(str(config.rootpath)) / path
+    return path
+
+
+@pytest.fixture(scope="session")
+def rageval_project(pytestconfig: pytest.Config) -> Iterator[Project]:
+    """The project, read-only: the tests read it and never change it (nor migrate or back it up)."""
+    from rageval_desktop import api
+
+    path = _project_path(pytestconfig)
+    if not path.exists():
+        raise pytest.UsageError(f"rageval: no project file at {path}")
+    project = api.open(path, read_only=True)
+    try:
+        yield project
+    finally:
+        project.close()
+
+
+class GateAsker:
+    """What `rageval_gate` gives a test: call it for a decision, or `.passes(...)` to assert one passed."""
+
+    def __init__(self, project: Project, record: Path | None, test: str) -> None:
+        self.project, self.record, self.test = project, record, test
+        self.asked = 0
+
+    def __call__(self, baseline: str, candidate: str, **options: Any) -> Gate:
+        gate = self.project.gate(baseline, candidate, **options)
+        if self.record is not None:
+            self.asked += 1
+            stem = re.sub(r"[^\w.-]+", "_", self.test).strip("_") + (f"-{self.asked}" if self.asked > 1 else "")
+            self.record.mkdir(parents=True, exist_ok=True)
+            (self.record / f"{stem}.json").write_text(json.dumps(gate.data, indent=2, ensure_ascii=False),
+                                                      encoding="utf-8")
+            (self.record / f"{stem}.md").write_text(gate.markdown(), encoding="utf-8")
+        return gate
+
+    def passes(self, baseline: str, candidate: str, **options: Any) -> Gate:
+        from rageval_desktop.testing import assert_gate_passes
+
+        return assert_gate_passes(self(baseline, candidate, **options))
+
+
+@pytest.fixture
+def rageval_gate(rageval_project: Project, request: pytest.FixtureRequest) -> GateAsker:
+    record = request.config.getoption("--rageval-record")
+    return GateAsker(rageval_project, Path(record) if record else None, request.node.nodeid)

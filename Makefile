@@ -12,10 +12,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	@echo "[2/4] upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "[3/4] installing torch 2.13.0 (CPU build, about 200 MB)"
-	$(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0
-	@echo "[4/4] installing RAGEval Desktop and its dependencies"
-	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[dev]' --config-settings editable_mode=compat
+	@echo "[3/4] installing torch 2.13.0, the CPU build, for the offline judges (the PyTorch CPU index, else the default)"
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0 \
+		--index-url https://download.pytorch.org/whl/cpu --timeout 20 --retries 1 \
+	|| $(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0
+	@echo "[4/4] installing RAGEval Desktop, its offline judges and the developer tools"
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[dev,local]' --config-settings editable_mode=compat
 	touch $(STAMP)
 	@echo "installed"
 

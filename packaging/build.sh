@@ -17,6 +17,7 @@ echo "[2/3] launcher entry and icons"
 SHARE="$APP/share"
 install -D -m 644 packaging/rageval-desktop.desktop "$SHARE/applications/rageval-desktop.desktop"
 install -D -m 644 packaging/io.github.rageval.Desktop.metainfo.xml "$SHARE/metainfo/io.github.rageval.Desktop.metainfo.xml"
+install -D -m 644 packaging/rageval-desktop-mime.xml "$SHARE/mime/packages/rageval-desktop.xml"
 for png in resources/icons/rageval-*.png; do
     size=${png##*-}; size=${size%.png}
     install -D -m 644 "$png" "$SHARE/icons/hicolor/${size}x${size}/apps/rageval-desktop.png"

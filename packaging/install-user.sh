@@ -8,4 +8,7 @@ mkdir -p "$HOME/.local/bin"
 ln -sf "$HERE/rageval-desktop" "$HOME/.local/bin/rageval-desktop"
 ln -sf "$HERE/rageval-desktop" "$HOME/.local/bin/rageval"
 cp -r "$HERE/share/." "$DATA/"
-echo "installed: rageval-desktop and rageval in ~/.local/bin; the launcher entry in $DATA/applications"
+# the file types (.rageval projects, .ragevalpack review packs) and the launcher that opens them: double-click works
+if command -v update-mime-database >/dev/null; then update-mime-database "$DATA/mime"; fi
+if command -v update-desktop-database >/dev/null; then update-desktop-database "$DATA/applications"; fi
+echo "installed: rageval-desktop and rageval in ~/.local/bin; the launcher entry in $DATA/applications, the file types in $DATA/mime"

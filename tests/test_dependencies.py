@@ -26,8 +26,10 @@ def _imported_top_modules() -> set[str]:
 
 
 def _declared() -> set[str]:
+    """The base install's packages and the `local` extra's (torch and what needs it: the optional parts, each of
+    which says what to install when it is missing — tests/core/test_optional_parts.py)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    names = project["dependencies"]
+    names = project["dependencies"] + project["optional-dependencies"]["local"]
     return {re.split(r"[<>=!~\[; ]", n, maxsplit=1)[0].lower().replace("_", "-") for n in names}
 
 

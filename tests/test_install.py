@@ -69,6 +69,26 @@ def test_the_wheel_and_the_sdist_carry_everything(dist):
 
 
 @pytest.mark.slow
+def test_the_default_install_pulls_no_torch_and_no_cuda(dist, tmp_path):
+    """`pip install rageval-desktop` pulled torch — on Linux from PyPI its CUDA build: 29 packages, 19 of them
+    nvidia, cuda or triton, several GB the app never uses. torch and what needs it are the `local` extra now."""
+    wheel = dist / f"rageval_desktop-{_version()}-py3-none-any.whl"
+    report = tmp_path / "report.json"
+    _run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report,
+          wheel])
+    names = {item["metadata"]["name"].lower().replace("_", "-") for item in json.loads(report.read_text())["install"]}
+    assert "rageval-desktop" in names and "pyside6-essentials" in names
+    heavy = sorted(n for n in names if n in ("torch", "sentence-transformers", "transformers", "triton")
+                   or n.startswith(("nvidia-", "cuda-")))
+    assert heavy == []
+    _run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report,
+          "-c", ROOT / "constraints.txt", f"{wheel}[local]"])
+    local = {item["metadata"]["name"].lower().replace("_", "-"): item["metadata"]["version"]
+             for item in json.loads(report.read_text())["install"]}
+    assert "sentence-transformers" in local and local["torch"].startswith("2.13.0")
+
+
+@pytest.mark.slow
 def test_the_installed_wheel_works_outside_the_checkout(dist, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

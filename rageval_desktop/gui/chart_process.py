@@ -37,14 +37,19 @@ def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool)
 
 
 def _watch_parent() -> None:
-    """Runs in the child as it starts: it ends itself when the app is gone, however the app ended. A worker of a
-    process pool waits on a queue whose writing end it holds too, so it never reads the end of it: after the app was
-    killed (or exited before the pool's shutdown reached it), the child stayed, for good."""
+    """Runs in the child as it starts: it ignores Ctrl+C (the app's to handle) and ends itself when the app is
+    gone, however the app ended. A worker of a process pool waits on a queue whose writing end it holds too, so it
+    never reads the end of it: after the app was killed (or exited before the pool's shutdown reached it), the child
+    stayed, for good."""
     import multiprocessing
     import os
+    import signal
     import threading
     from multiprocessing.connection import wait
 
+    # Ctrl+C in the terminal reaches every process of the app: the app closes (and ends this one); this one printed
+    # a KeyboardInterrupt traceback of its own as it died
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is None:
         return

@@ -85,3 +85,28 @@ def test_the_chart_process_ends_when_the_app_is_gone(tmp_path):
     if alive():
         os.kill(child, 9)
         pytest.fail("the chart process outlived the app")
+
+
+CTRL_C = """
+import os, signal, time
+from rageval_desktop.gui import chart_process
+if __name__ == "__main__":
+    pool = chart_process._pool()
+    child = pool.submit(os.getpid).result()
+    os.kill(child, signal.SIGINT)          # Ctrl+C in the terminal reaches the chart process too
+    time.sleep(0.5)
+    print(pool.submit(os.getpid).result() == child, flush=True)   # it is still there, for the app to close
+    chart_process.shutdown()
+"""
+
+
+@pytest.mark.slow      # spawns the child (about 1 s)
+def test_ctrl_c_in_the_terminal_leaves_the_chart_process_to_the_app(tmp_path):
+    """Was: Ctrl+C on `make demo` printed a 20-line KeyboardInterrupt traceback from the chart process."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "True" and "KeyboardInterrupt" not in done.stderr and "Traceback" not in done.stderr

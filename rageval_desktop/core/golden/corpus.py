@@ -13,7 +13,7 @@ from typing import Any
 
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.judges.embedded import minilm_path
+from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -27,7 +27,7 @@ def tokenizer() -> Any:
         raise RagevalError("chunking by tokens needs the tokenizers package (pip install tokenizers)") from None
 
 
-    tok = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(resources_dir() / "tokenizers" / "minilm-wordpiece.json"))   # MiniLM's own
     tok.no_truncation()
     tok.no_padding()
     return tok

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import signal
 import sqlite3
 import struct
 import subprocess
@@ -247,6 +248,7 @@ def _main() -> None:
     # The reader's objects are short-lived and acyclic (a chunk's records, dropped once sent): the cyclic collector
     # only walks them over and over (a fifth of the reader's time). Memory stays a few chunks deep without it.
     gc.disable()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl+C is the importer's: it stops this process (no traceback)
     out, inbox = _Outbox(sys.stdout.buffer), sys.stdin.buffer
     sys.stdout = sys.stderr          # the pipe carries messages only: anything printed goes to the error log
     try:

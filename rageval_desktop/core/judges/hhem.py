@@ -29,7 +29,8 @@ from rageval_desktop.core.base.paths import user_config_dir
 from rageval_desktop.core.base.scoring.citations import marker_free, statements
 
 MISSING = ("the HHEM model needs the packages torch and transformers, which this installation does not have "
-           "(install them with: pip install torch==2.13.0 transformers; torch's CPU build is enough)")
+           "(install them with: pip install torch==2.13.0 transformers, or the app's local extra: pip install "
+           "'rageval-desktop[local]'; torch's CPU build is enough)")
 
 PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}"
 MODES = ("whole", "claims")

@@ -93,9 +93,9 @@ def add_gate(command: Command) -> None:
                    help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
                         "reported and kept in the decision record")
     p.add_argument("--markdown", metavar="FILE", help="also write a pull-request comment")
-    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML for CI test reports: one test case per gated "
-                                                  "cell (a regression fails, a cell not decision-grade is skipped "
-                                                  "with what would settle it)")
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML for CI test reports: the decision (failing "
+                                                  "unless the gate passed), then a test case per gated cell (a "
+                                                  "regression fails, a cell not decision-grade is skipped)")
     p.add_argument("--summary", metavar="FILE", nargs="?", const="",
                    help="also append the decision in Markdown to a CI job's summary: FILE, or without one "
                         "$GITHUB_STEP_SUMMARY (GitHub Actions)")

@@ -26,10 +26,10 @@ def test_a_gate_that_cannot_tell_skips_its_undecided_cells_and_says_so_in_the_su
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert main(["gate", path, *GATE, "--junit", str(junit), "--summary"]) == 3
     root, suite = _suite(junit)
-    cases = suite.findall("testcase")
+    decision, *cases = suite.findall("testcase")
     skipped = [c for c in cases if c.find("skipped") is not None]
-    assert int(root.get("tests")) == len(cases) == 26 and int(root.get("skipped")) == len(skipped) == 22
-    assert root.get("failures") == "0"
+    assert int(root.get("tests")) == len(cases) + 1 == 27 and int(root.get("skipped")) == len(skipped) == 22
+    assert root.get("failures") == "1" and decision.find("failure").get("type") == "not_decision_grade"
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert props["decision"] == "not_decision_grade" and props["shared_questions"] == "72"
     messages = [c.find("skipped").get("message") for c in skipped]
@@ -46,8 +46,10 @@ def test_a_passing_gate_is_a_green_suite(demo, tmp_path):
     assert main(["gate", path, *GATE, "--metrics", "hit@10", "--max-slice-drop", "60", "--max-aggregate-drop", "60",
                  "--junit", str(junit), "--summary", str(summary)]) == 0
     root, suite = _suite(junit)
-    assert root.get("failures") == "0" and root.get("skipped") == "0" and int(root.get("tests")) >= 5
-    assert all(c.find("system-out").text.startswith("shown safe") for c in suite.findall("testcase"))
+    assert root.get("failures") == "0" and root.get("skipped") == "0" and int(root.get("tests")) >= 6
+    decision, *cells = suite.findall("testcase")
+    assert decision.find("failure") is None and decision.get("name") == "the decision: may v2 replace v1?"
+    assert all(c.find("system-out").text.startswith("shown safe") for c in cells)
     assert "exit code: 0" in summary.read_text(encoding="utf-8")
 
 

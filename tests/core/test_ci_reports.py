@@ -17,15 +17,19 @@ def test_a_regression_fails_and_hostile_slice_names_are_inert():
                         regressions=[cell], gated=1)
     text = junit_xml(result)
     root = ET.fromstring(text.split("\n", 1)[1])
-    case = root.find("testsuite/testcase")
+    decision, case = root.findall("testsuite/testcase")
+    assert decision.find("failure").get("type") == "regression"
     failure = case.find("failure")
-    assert root.get("failures") == "1" and failure.get("type") == "regression"
+    assert root.get("failures") == "2" and failure.get("type") == "regression"
     assert case.get("name") == "edge[U+001B][31m[U+202E] · hit@5"
     assert "-40.0 points" in failure.get("message") and "allowed 2" in failure.get("message")
 
 
-def test_a_gate_with_no_cell_is_one_skipped_case_never_an_empty_green_suite():
+def test_cannot_tell_is_a_failing_decision_never_a_green_suite_of_skips():
+    """Skipped cells alone read as green in CI test reports: the decision is a case of its own and fails unless the
+    gate passed — also when no cell was gated at all."""
     result = GateResult(comparison={"baseline": "main", "candidate": "pr-1", "shared_questions": 0})
     root = ET.fromstring(junit_xml(result).split("\n", 1)[1])
-    assert root.get("tests") == "1" and root.get("skipped") == "1"
-    assert root.find("testsuite/testcase/skipped").get("message").startswith("not decision-grade")
+    assert root.get("tests") == "1" and root.get("failures") == "1"
+    failure = root.find("testsuite/testcase/failure")
+    assert failure.get("type") == "not_decision_grade" and failure.get("message").startswith("not decision-grade")

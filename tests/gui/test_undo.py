@@ -15,20 +15,26 @@ def wait_workers(qtbot):
 
 
 
-def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
-    w = window
+def edit_first_golden_row(w, qtbot, monkeypatch, answer: str, reason: str) -> tuple[str, str]:
+    """The first golden row's reference answer edited through its dialog: (its id, the answer before)."""
     w.rows.table.selectRow(0)
     gid = w.golden.selected_golden_id()
     original = row(w.project, gid)["gold_answer"]
 
     def fill(dialog: GoldenRowDialog) -> int:
-        dialog.answer.setPlainText("A new reference.")
-        dialog.reason.setText("clearer")
+        dialog.answer.setPlainText(answer)
+        dialog.reason.setText(reason)
         return GoldenRowDialog.DialogCode.Accepted
 
     monkeypatch.setattr(GoldenRowDialog, "exec", fill)
     with qtbot.waitSignal(w.task_finished, timeout=10_000):
         w.golden.edit_golden(gid)
+    return gid, original
+
+
+def test_undo_redo_golden_edits_and_status(qtbot, window, monkeypatch):
+    w = window
+    gid, original = edit_first_golden_row(w, qtbot, monkeypatch, "A new reference.", "clearer")
     assert row(w.project, gid)["gold_answer"] == "A new reference."
     assert w.undo_stack.count() == 1 and w.undo_stack.undoText() == f"edit golden row {gid}"
     w.undo()
@@ -86,18 +92,7 @@ def test_undo_then_redo_at_once_run_in_order_on_the_write_lane(qtbot, window, mo
     """Ctrl+Z, Ctrl+Shift+Z, Ctrl+Z pressed before the first lands: each waits for the one before on the write lane
     (they raced in the thread pool: "operation 1 was undone already (by operation 2)")."""
     w = window
-    w.rows.table.selectRow(0)
-    gid = w.golden.selected_golden_id()
-    original = row(w.project, gid)["gold_answer"]
-
-    def fill(dialog: GoldenRowDialog) -> int:
-        dialog.answer.setPlainText("Edited once.")
-        dialog.reason.setText("first")
-        return GoldenRowDialog.DialogCode.Accepted
-
-    monkeypatch.setattr(GoldenRowDialog, "exec", fill)
-    with qtbot.waitSignal(w.task_finished, timeout=10_000):
-        w.golden.edit_golden(gid)
+    gid, original = edit_first_golden_row(w, qtbot, monkeypatch, "Edited once.", "first")
     w.last_error = ""
     w.undo()
     w.undo_stack.redo()

@@ -1,4 +1,5 @@
-"""The gate's decision in the forms CI systems read: a JUnit XML file (one test case per gated cell — a regression
+"""The gate's decision in the forms CI systems read: a JUnit XML file (the decision itself first — it fails unless the
+gate passed, so a suite of skipped cells never reads as green — then one test case per gated cell: a regression
 fails, a cell the evidence cannot settle is skipped as not decision-grade, a cell shown safe passes; a metric asked
 to gate that could not be evaluated is skipped with its reason and fix) and a Markdown summary for a job's step
 summary (GitHub's `$GITHUB_STEP_SUMMARY`, GitLab's and Buildkite's annotations: the pull-request comment's text).
@@ -14,7 +15,7 @@ from typing import Any
 
 from rageval_desktop.core.base.text import inert_text
 from rageval_desktop.core.metrics.gate import Decision, GateResult
-from rageval_desktop.core.metrics.gate_text import drop_text, gate_markdown, headline
+from rageval_desktop.core.metrics.gate_text import SAID, drop_text, gate_markdown, headline, settle_hint
 
 SUITE = "rageval gate"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -29,24 +30,36 @@ def _case_name(r: dict[str, Any]) -> str:
 
 
 def junit_xml(result: GateResult) -> str:
-    """The decision as JUnit XML: a test suite named for the two runs, one test case per gated cell."""
+    """The decision as JUnit XML: a test suite named for the two runs; its first case the decision (failing unless
+    the gate passed), then one case per gated cell."""
     c = result.comparison
     cases: list[tuple[str, str, dict[str, Any]]] = (
         [("regression", _case_name(r), r) for r in result.regressions]
         + [("undecided", _case_name(r), r) for r in result.undecided]
         + [("not evaluated", _case_name(u), u) for u in result.not_evaluated]
         + [("safe", _case_name(r), r) for r in result.safe])
-    failures = sum(1 for status, _, _ in cases if status == "regression")
+    passed = result.decision is Decision.PASS
+    failures = sum(1 for status, _, _ in cases if status == "regression") + (not passed)
     skipped = sum(1 for status, _, _ in cases if status in ("undecided", "not evaluated"))
-    suites = ET.Element("testsuites", name=SUITE, tests=str(len(cases)), failures=str(failures),
-                        errors="0", skipped=str(skipped))
-    suite = ET.SubElement(suites, "testsuite", name=_text(f"{SUITE}: {c['candidate']} vs {c['baseline']}"),
-                          tests=str(len(cases)), failures=str(failures), errors="0", skipped=str(skipped))
+    total = len(cases) + 1
+    counts = {"tests": str(total), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
+    suites = ET.Element("testsuites", {"name": SUITE, **counts})
+    suite = ET.SubElement(suites, "testsuite", {"name": _text(f"{SUITE}: {c['candidate']} vs {c['baseline']}"),
+                                                **counts})
     props = ET.SubElement(suite, "properties")
     for name, value in (("decision", result.decision.value), ("baseline", c["baseline"]),
                         ("candidate", c["candidate"]), ("shared_questions", c["shared_questions"]),
                         ("alpha", result.alpha), ("rule", result.rule)):
         ET.SubElement(props, "property", name=name, value=_text(value))
+    # the decision itself, first: green only when every gated cell was shown safe — a suite of skipped cells must
+    # not read as a pass ("cannot tell" fails here, as the exit code 3 fails the job)
+    decision = ET.SubElement(suite, "testcase", classname="rageval.gate",
+                             name=_text(f"the decision: may {c['candidate']} replace {c['baseline']}?"))
+    if not passed:
+        failure = ET.SubElement(decision, "failure", type=result.decision.value,
+                                message=_text(f"{SAID[result.decision]}: {headline(result)}"))
+        hint = settle_hint(result)
+        failure.text = _text(hint and f"what would settle it: {hint}")
     for status, name, r in cases:
         case = ET.SubElement(suite, "testcase", classname=_text(f"rageval.gate.{r.get('metric') or 'metric'}"),
                              name=name)
@@ -62,13 +75,6 @@ def junit_xml(result: GateResult) -> str:
         else:
             out = ET.SubElement(case, "system-out")
             out.text = _text(f"shown safe: {r['why']} ({drop_text(r)})")
-    if result.decision is Decision.NOT_DECISION_GRADE and not cases:   # nothing gated: said, never a green suite
-        case = ET.SubElement(suite, "testcase", classname="rageval.gate", name="the gate")
-        ET.SubElement(case, "skipped", message=_text(f"not decision-grade: {headline(result)}"))
-        suites.set("tests", "1")
-        suites.set("skipped", "1")
-        suite.set("tests", "1")
-        suite.set("skipped", "1")
     ET.indent(suites)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 

@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TORCH_CPU := https://download.pytorch.org/whl/cpu
 
 .PHONY: demo test test-slow test-all test-bundle install lint bench package wheel clean
 
@@ -13,9 +14,10 @@ $(STAMP): pyproject.toml constraints.txt
 	@echo "[2/4] upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "[3/4] installing torch 2.13.0, the CPU build, for the offline judges (the PyTorch CPU index, else the default)"
-	$(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0 \
-		--index-url https://download.pytorch.org/whl/cpu --timeout 20 --retries 1 \
-	|| $(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0
+	@if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_CPU)/torch/', timeout=5)" 2>/dev/null; \
+	then $(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0 --index-url $(TORCH_CPU); \
+	else echo "      (the PyTorch CPU index is not reachable from here: torch from the default index)"; \
+	     $(BIN)/python -m pip install --progress-bar on -c constraints.txt torch==2.13.0; fi
 	@echo "[4/4] installing RAGEval Desktop, its offline judges and the developer tools"
 	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[dev,local]' --config-settings editable_mode=compat
 	touch $(STAMP)
@@ -57,9 +59,10 @@ package: $(STAMP)
 	$(BIN)/python -m pip install --quiet 'pyinstaller>=6'
 	bash packaging/build.sh $(BIN)
 
-# the frozen app's smoke test (needs `make package` first)
-test-bundle: package
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/test_bundle.py
+# the frozen app's smoke test: it builds the bundle (as `make package` does) and runs it
+test-bundle: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'pyinstaller>=6'
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/test_bundle.py   # (the test builds the bundle, once)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -279,15 +279,18 @@ def _cascade_run(args: argparse.Namespace, names: list[str]) -> int:
 
 class _Progress:
     """A job's progress on stderr: on a terminal one live line, ended (`end`) before the summary prints; into a pipe
-    or a CI log a plain line every PIPED_EVERY_S seconds (and none with --json)."""
+    or a CI log a plain line every PIPED_EVERY_S seconds and the last one (none with --json, none for a job that
+    has nothing to do or stops at once: its error is the first line said)."""
 
     PIPED_EVERY_S = 10.0
 
     def __init__(self, args: argparse.Namespace) -> None:
+        import time
+
         self.quiet = bool(args.json)
         self.live = sys.stderr.isatty()
         self.shown = False
-        self.last = 0.0
+        self.last = time.monotonic()
 
     def __call__(self, done: int, total: int, message: str) -> None:
         if self.quiet or not message:
@@ -299,7 +302,7 @@ class _Progress:
         import time
 
         now = time.monotonic()
-        if now - self.last >= self.PIPED_EVERY_S or (total and done >= total):
+        if total and (now - self.last >= self.PIPED_EVERY_S or done >= total):
             self.last = now
             print(message, file=sys.stderr, flush=True)
 

@@ -74,11 +74,15 @@ def test_progress_is_one_live_line_on_a_terminal_ended_before_the_summary(monkey
     assert err == "\rjudging: 1/10   \rjudging: 2/10   \n"
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     piped = _Progress(argparse.Namespace(json=False))
-    piped(1, 10, "judging: 1/10")       # the first at once
-    piped(2, 10, "judging: 2/10")       # within PIPED_EVERY_S: not repeated
+    piped(0, 0, "0/0")                  # nothing to do (or refused at once): the error is the first line said
+    piped(1, 10, "judging: 1/10")       # within PIPED_EVERY_S of the start: not yet
+    monkeypatch.setattr(_Progress, "PIPED_EVERY_S", 0.0)
+    piped(2, 10, "judging: 2/10")       # a period gone: said
+    monkeypatch.setattr(_Progress, "PIPED_EVERY_S", 10.0)
+    piped(3, 10, "judging: 3/10")
     piped(10, 10, "judging: 10/10")     # the last always
     piped.end()
-    assert capsys.readouterr().err == "judging: 1/10\njudging: 10/10\n"
+    assert capsys.readouterr().err == "judging: 2/10\njudging: 10/10\n"
     quiet = _Progress(argparse.Namespace(json=True))
     quiet(1, 10, "judging: 1/10")
     assert capsys.readouterr().err == ""

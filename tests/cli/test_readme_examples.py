@@ -185,14 +185,18 @@ def test_the_first_command_line_block_runs_as_written(tmp_path, monkeypatch, cap
     text = (REPO / "README.md").read_text(encoding="utf-8")
     block = text.split("## Command line (`rageval`)", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
-    assert commands[0].startswith("rageval demo") and len(commands) == 7
+    assert commands[0].startswith("rageval demo") and len(commands) == 8
     monkeypatch.chdir(tmp_path)
     for command in commands:
         assert main(shlex.split(command)[1:]) == 0, command
     out = capsys.readouterr().out
     info = json.loads(out[out.index("{"):out.rindex("}") + 1])
-    assert info["golden_rows"] == 72 and info["corpus_chunks"] > 0
-    assert [r["name"] for r in info["runs"]] == ["v2"] and info["runs"][0]["linked"] == 72
+    assert info["golden_rows"] == 72 and info["corpus_chunks"] > 0 and [r["name"] for r in info["runs"]] == ["v1", "v2"]
+    # the next block, on the project the first made: it compared a v1 that was never imported
+    for command, code in block_commands("### Metrics, comparison, the CI gate, reports"):
+        assert main(shlex.split(command)[1:]) == code, command
+    assert (tmp_path / "report.html").is_file() and (tmp_path / "gate.md").is_file()
+    assert all(r["linked"] == 72 for r in info["runs"])
 
 
 def test_the_reviewers_and_transport_examples_run_in_order(tmp_path, monkeypatch, capsys):

@@ -54,7 +54,7 @@ def close_and_wait(app, w: MainWindow) -> None:
 
     w.close()
     deadline = time.perf_counter() + 30
-    while (workers.active() or getattr(w, "_closing", 0)) and time.perf_counter() < deadline:
+    while (workers.active() or w.closing) and time.perf_counter() < deadline:
         app.processEvents()
         time.sleep(0.01)
     workers.wait_all(30)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from rageval_desktop.core.base.errors import RagevalError
@@ -27,43 +28,35 @@ def resources_dir() -> Path:
                             f"{checkout} and {packaged}); reinstall the app")
 
 
-def _user_dir(override: str, xdg: str, default: str, legacy: tuple[str, ...] = ()) -> Path:
+def _user_dir(xdg: str, default: str, legacy: tuple[str, ...] = ()) -> Path:
     """One of the user's folders, where the XDG base-directory spec puts it (`$XDG_…_HOME/rageval-desktop`, else the
-    spec's default under the home folder). RAGEVAL_DATA_DIR (tests, portable installs) holds them all; `override` a
-    single one. `legacy`: files an earlier release kept in the data folder, copied here once if not here yet."""
-    chosen = os.environ.get(override)
+    spec's default under the home folder); RAGEVAL_DATA_DIR (tests, portable installs) holds them all. `legacy`:
+    files an earlier release kept in the data folder, copied here once if not here yet (never moved)."""
     data = os.environ.get("RAGEVAL_DATA_DIR")
-    if chosen:
-        path = Path(chosen)
-    elif data:
-        path = Path(data)
-    else:
-        path = Path(os.environ.get(xdg) or str(Path.home() / default)) / "rageval-desktop"
+    path = Path(data) if data else Path(os.environ.get(xdg) or str(Path.home() / default)) / "rageval-desktop"
     path.mkdir(parents=True, exist_ok=True)
-    if legacy and not data and not chosen:
+    if legacy and not data:
         old = user_data_dir()
         for name in legacy:
             if old != path and (old / name).is_file() and not (path / name).exists():
-                import shutil
-
                 shutil.copy2(old / name, path / name)
     return path
 
 
 def user_data_dir() -> Path:
     """Per-user data: the demo project, signing keys ($XDG_DATA_HOME, ~/.local/share)."""
-    return _user_dir("RAGEVAL_USER_DATA_DIR", "XDG_DATA_HOME", ".local/share")
+    return _user_dir("XDG_DATA_HOME", ".local/share")
 
 
 def user_config_dir() -> Path:
     """Per-user settings: preferences, recent projects, registered local models ($XDG_CONFIG_HOME, ~/.config)."""
-    return _user_dir("RAGEVAL_CONFIG_DIR", "XDG_CONFIG_HOME", ".config", legacy=("settings.ini", "models.json"))
+    return _user_dir("XDG_CONFIG_HOME", ".config", legacy=("settings.ini", "models.json"))
 
 
 def user_state_dir() -> Path:
     """Per-user state worth keeping but not backing up: which files were checked read-only ($XDG_STATE_HOME,
     ~/.local/state)."""
-    return _user_dir("RAGEVAL_STATE_DIR", "XDG_STATE_HOME", ".local/state", legacy=("read-only-checks.json",))
+    return _user_dir("XDG_STATE_HOME", ".local/state", legacy=("read-only-checks.json",))
 
 
 def read_small_text(path: str | Path, what: str, max_bytes: int = 16 * 1024 * 1024) -> str:

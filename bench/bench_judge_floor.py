@@ -3,11 +3,14 @@
 The server (tests.support.fake_openai, its own process) answers every call after `--latency` seconds, so the floor is
 the bare client: AsyncOpenAI with a semaphore of `--concurrency`, the same number of calls, nothing stored. The job
 judges a fresh project's run with one LLM judge at the same concurrency, everything committed as it goes. Each side
-runs in a process of its own (the job as `rageval judge --json`: its own clock, and the whole command from
-importing the CLI), the sides take turns (`--repeat`), and `--load N` keeps N busy processes spinning on
-the machine's cores for the whole run (CPU contention). "job, preloaded" is the job as the window runs it: a project
-with an active model judge has the client library imported on a thread soon after it opens
-(`judges.registry.preload_client`), so a job started from the window does not pay the import the command line does.
+runs in a process of its own (the job as `python -m rageval_desktop.cli judge --json`), the sides take turns
+(`--repeat`), and `--load N` keeps N busy processes spinning on the machine's cores for the whole run (CPU
+contention). Two clocks: each side's own, from its first call to its last ("rows/s"), and the whole command — the
+process timed from outside, from its start (the interpreter and every import) to its exit, and its CPU the child's
+own (it was timed inside the process, after the interpreter had started). "job, preloaded" is the job as the window
+runs it: a project with an active model judge has the client library imported on a thread soon after it opens
+(`judges.registry.preload_client`), so a job started from the window does not pay the import the command line does;
+its "whole command" is the job inside its process (no window starts for it).
 
 With `--ragas-python PY` a fourth side runs ragas (0.4.3: `evaluate` with one AspectCritic over the same number of
 rows, `max_workers` = the concurrency, langchain's ChatOpenAI on the same server) in the interpreter PY, which has ragas
@@ -26,11 +29,13 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,8 +65,8 @@ BARE = textwrap.dedent("""
                       "cpu_s": cpu.ru_utime + cpu.ru_stime}))
 """)
 
-OURS = textwrap.dedent("""
-    import contextlib, io, json, os, resource, sys, time
+PREPARE = textwrap.dedent("""
+    import os, sys
     url, rows, concurrency, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     sys.path.insert(0, os.getcwd())
     from tests.core.test_judging import make_project
@@ -70,10 +75,13 @@ OURS = textwrap.dedent("""
     add_judge(project, "bench", "correctness", "llm", model="gpt-4o-mini", base_url=url,
               params={"concurrency": concurrency, "timeout": 30})
     project.close()
-    for name in [m for m in sys.modules if m.startswith(("rageval_desktop", "tests"))]:
-        del sys.modules[name]       # the command imports what it imports, as `rageval judge` would
-    if sys.argv[5] == "preloaded":   # as the window runs a job: the client library was imported after the open
-        import openai  # noqa: F401
+""")
+
+# the job as the window runs it: the client library imported already, the job timed inside the process
+PRELOADED = textwrap.dedent("""
+    import contextlib, io, json, resource, sys, time
+    path = sys.argv[4]
+    import openai  # noqa: F401
     before = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     from rageval_desktop.cli import main
@@ -83,7 +91,7 @@ OURS = textwrap.dedent("""
     command = time.perf_counter() - t0
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     stats = json.loads(out.getvalue())
-    print(json.dumps({"ok": stats["ok"], "job_s": stats["seconds"], "command_s": command,
+    print(json.dumps({"ok": stats["ok"], "job_s": stats["judging_seconds"], "command_s": command,
                       "cpu_s": cpu.ru_utime + cpu.ru_stime - before.ru_utime - before.ru_stime}))
 """)
 
@@ -113,6 +121,24 @@ RAGAS = textwrap.dedent("""
 """)
 
 
+def whole_process(argv: list[str], env: dict[str, str], inside: bool = False) -> dict:
+    """Run a side's process: its rate on its own clock (first call to last), and the whole process timed from
+    here — wall seconds from start to exit and the CPU seconds the child used, interpreter start and imports
+    included. `inside`: the side times itself (the preloaded job: no process start belongs to it)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, check=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    text = out.stdout.strip()
+    if '"judging_seconds"' in text:         # `rageval judge --json`: the job's own stats
+        stats = json.loads(text)
+        return {"ok": stats["ok"], "job_s": stats["judging_seconds"], "command_s": wall, "cpu_s": cpu}
+    reported = json.loads(text.splitlines()[-1])
+    return reported if inside else {**reported, "command_s": wall, "cpu_s": cpu}
+
+
 def spin() -> None:
     while True:
         pass
@@ -134,8 +160,8 @@ def main() -> None:
     spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.load)]
     for p in spinners:
         p.start()
-    sides: tuple[tuple[str, str, str], ...] = (("bare client", BARE, ""), ("judge job", OURS, "cold"),
-                                                ("job, preloaded", OURS, "preloaded"))
+    sides: tuple[tuple[str, str, str], ...] = (("bare client", BARE, ""), ("judge job", "", "cold"),
+                                                ("job, preloaded", PRELOADED, "preloaded"))
     if args.ragas_python:
         sides += (("ragas", RAGAS, "ragas"),)
     results: dict[str, list[dict]] = {side: [] for side, _, _ in sides}
@@ -146,10 +172,13 @@ def main() -> None:
             for k in range(args.repeat):
                 for side, script, mode in sides:
                     python = args.ragas_python if mode == "ragas" else sys.executable
-                    out = subprocess.run([python, "-c", script, url, str(args.rows), str(args.concurrency),
-                                          str(Path(tmp) / f"{k}-{mode}.rageval"), mode],
-                                         cwd=ROOT, capture_output=True, text=True, env=env, check=True)
-                    results[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
+                    path = str(Path(tmp) / f"{k}-{mode}.rageval")
+                    values = [url, str(args.rows), str(args.concurrency), path]
+                    if mode in ("cold", "preloaded"):
+                        subprocess.run([sys.executable, "-c", PREPARE, *values], cwd=ROOT, env=env, check=True)
+                    argv = ([sys.executable, "-m", "rageval_desktop.cli", "judge", path, "--run", "v1", "--no-cache",
+                             "--json"] if mode == "cold" else [python, "-c", script, *values])
+                    results[side].append(whole_process(argv, env, inside=mode == "preloaded"))
     finally:
         for p in spinners:
             p.kill()

@@ -41,6 +41,10 @@ def big_project(path: Path, n: int) -> None:
                           "slice_tag, created_at, updated_at) VALUES (?, ?, ?, 'a', ?, ?, ?, ?)",
                           [(f"g{i}", f"question {i}", f"question {i}", f'["c{i}-{1 + i % 9}"]',
                             ("easy", "edge", "multi-hop")[i % 3], now, now) for i in range(n)])
+            # the slices themselves, as an import makes them: without them the slice box offered no 'edge' and the
+            # "slice 'edge'" case filtered nothing (issue 50)
+            w.executemany("INSERT OR IGNORE INTO slices (name, position) VALUES (?, ?)",
+                          [(name, i) for i, name in enumerate(("easy", "edge", "multi-hop"))])
             w.execute("INSERT INTO runs (name, created_at) VALUES ('big', ?)", (now,))
             w.executemany("INSERT INTO run_rows (id, run_id, position, external_id, golden_id, question, answer, "
                           "latency_ms) VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
@@ -161,7 +165,10 @@ def main() -> None:
                 elif filters.failure:
                     bar.failure.setCurrentIndex(bar.failure.findData(filters.failure))
                 elif filters.slice_tag:
-                    w.rows.slice_box.setCurrentIndex(w.rows.slice_box.findData(filters.slice_tag))
+                    index = w.rows.slice_box.findData(filters.slice_tag)
+                    if index < 0:
+                        raise SystemExit(f"no {filters.slice_tag!r} in the slice box: the case would filter nothing")
+                    w.rows.slice_box.setCurrentIndex(index)
                 else:
                     bar.judge.setCurrentIndex(bar.judge.findData(filters.judge))
                     bar.low.setValue(filters.score_min)

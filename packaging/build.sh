@@ -13,6 +13,7 @@ rm -rf build/pyi "$APP"
 "$BIN/pyinstaller" --noconfirm --log-level ERROR --workpath build/pyi --distpath "$OUT" packaging/rageval-desktop.spec
 ln -sf rageval-desktop "$APP/rageval"
 
+echo "      PyInstaller: ${SECONDS} s"
 echo "[2/3] launcher entry and icons"
 SHARE="$APP/share"
 install -D -m 644 packaging/rageval-desktop.desktop "$SHARE/applications/rageval-desktop.desktop"
@@ -26,6 +27,7 @@ install -D -m 644 resources/icons/rageval.svg "$SHARE/icons/hicolor/scalable/app
 install -m 755 packaging/install-user.sh "$APP/install-user.sh"
 
 echo "[3/3] archives"
+START=$SECONDS
 TAR="dist/rageval-desktop-$VERSION-linux-$(uname -m).tar.gz"
 tar -C "$OUT" -czf "$TAR" rageval-desktop
 if command -v appimagetool >/dev/null 2>&1; then
@@ -37,4 +39,5 @@ if command -v appimagetool >/dev/null 2>&1; then
 else
     echo "appimagetool is not on the PATH: no AppImage (the .tar.gz has everything)"
 fi
-echo "bundle: $APP ($(du -sh "$APP" | cut -f1)); archive: $TAR ($(du -sh "$TAR" | cut -f1))"
+echo "      archives: $((SECONDS - START)) s"
+echo "bundle: $APP ($(du -sh "$APP" | cut -f1)); archive: $TAR ($(du -sh "$TAR" | cut -f1)); $SECONDS s in all"

@@ -253,8 +253,8 @@ def write_demo(path: str | Path, *, force: bool = False) -> Path:
 
 
 def demo_files(folder: str | Path) -> list[Path]:
-    """The files the demo is made from (chunks.jsonl, golden.csv, outputs-v1.jsonl, outputs-v2.jsonl) in `folder`:
-    material to try the imports on."""
+    """The files the demo is made from (chunks.jsonl, golden.csv, outputs-v1.jsonl, outputs-v2.jsonl, ratings.csv,
+    production.jsonl) in `folder`: material to try the imports on."""
     from rageval_desktop.core.demo import write_demo_files
 
     return write_demo_files(folder)

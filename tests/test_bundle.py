@@ -37,13 +37,20 @@ def test_the_frozen_app_and_its_cli_twin_work_from_anywhere(bundle, tmp_path):
     assert (internal / "rageval_desktop" / "resources" / "rubrics").is_dir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(QT_QPA_PLATFORM="offscreen", RAGEVAL_DATA_DIR=str(tmp_path / "data"),
-               PATH="/usr/bin:/bin")          # no Python of ours on the PATH
+               XDG_CACHE_HOME=str(tmp_path / "cache"), PATH="/usr/bin:/bin")          # no Python of ours on the PATH
     cli = bundle / "rageval"
 
     def rv(*args: str) -> str:
         return _run([cli, *args], cwd=tmp_path, env=env, timeout=120).stdout
 
     assert rv("--version").startswith("rageval ")
+    # the command line starts as the venv's does (issue 49: --version was 2.6x slower): no Qt library loaded, and
+    # none of the run-time hooks that imported pkg_resources, setuptools or QtCore at every start
+    loaded = _run([cli, "--version"], cwd=tmp_path, env={**env, "LD_DEBUG": "libs"}, timeout=120).stderr
+    assert "libpython" in loaded and "libQt6Core" not in loaded
+    toc = (ROOT / "build" / "pyi" / "rageval-desktop" / "PKG-00.toc").read_text()
+    assert "pyi_rth_multiprocessing" in toc
+    assert not [h for h in ("pyi_rth_pkgres", "pyi_rth_setuptools", "pyi_rth_mplconfig", "pyi_rth_pyside6") if h in toc]
     rv("demo", "d.rageval", "--files", "files")
     out = rv("import", "run", "d.rageval", "files/outputs-v2.jsonl", "--run", "v3")
     assert "imported run 'v3': 72 rows" in out
@@ -52,5 +59,7 @@ def test_the_frozen_app_and_its_cli_twin_work_from_anywhere(bundle, tmp_path):
     _run([bundle / "rageval-desktop", "d.rageval", "--view", "dashboard", "--run", "v3", "--size", "1280x720",
           "--screenshot", shot], cwd=tmp_path, env=env, timeout=120)
     assert shot.stat().st_size > 30_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # matplotlib's font cache is kept where it is outside the bundle: it was rebuilt for every report and window
+    assert list((tmp_path / "cache" / "matplotlib").glob("fontlist-*.json"))
     archives = list((ROOT / "dist").glob("rageval-desktop-*-linux-*.tar.gz"))
     assert archives and archives[0].stat().st_size > 50_000_000

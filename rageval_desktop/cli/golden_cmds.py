@@ -98,7 +98,8 @@ def cmd_golden(args: argparse.Namespace) -> int:
             text = f"slice '{args.slice}' target: {args.rows} approved rows"
         else:  # promote
             data = edits.promote_failure(project, args.row_id, args.slice, args.reason)
-            text = f"added draft golden row {data['id']} from a production failure"
+            text = (f"added draft golden row {data['id']} ({args.slice}) from a production failure: "
+                    f"{data['question']!r}; add its gold answer and chunks, then approve it")
     _print(args, data, text)
     return EXIT_OK
 

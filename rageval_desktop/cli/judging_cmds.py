@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop import api
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, examples, open_project
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, metric_choices
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.jobs.spec import JobSpec
 
 
 def add_judges(command: Command) -> None:
@@ -26,7 +29,7 @@ def add_judges(command: Command) -> None:
     q.add_argument("--rubric", metavar="FILE", help="a file with the rubric's new text (stored as a new version)")
     q.add_argument("--temperature", type=float)
     q.add_argument("--max-tokens", type=int)
-    q.add_argument("--seed", type=int)
+    q.add_argument("--seed", type=int, help="the seed each call sends (endpoints that honour it repeat their replies)")
     q.add_argument("--base-url", help="another OpenAI-compatible endpoint")
     q.add_argument("--api-key-env", help="NAME of the environment variable holding the key")
     q.add_argument("--concurrency", type=int)
@@ -50,7 +53,7 @@ def add_judges(command: Command) -> None:
     q.add_argument("--rpm", type=float, help="requests-per-minute cap")
     q.add_argument("--max-tokens", type=int)
     q.add_argument("--timeout", type=float, help=f"seconds per call (default {LLM_DEFAULTS['timeout']:g})")
-    q.add_argument("--seed", type=int)
+    q.add_argument("--seed", type=int, help="the seed each call sends (endpoints that honour it repeat their replies)")
     q.add_argument("--temperature", type=float)
     q.add_argument("--passages-k", type=int, help="passages judged per row (passage_relevance; default: every "
                                                    "retrieved passage, as open-rag-eval grades them)")
@@ -175,7 +178,8 @@ def add_judge(command: Command) -> None:
     p.add_argument("--slice", help="only rows of this slice")
     p.add_argument("--sample", type=int, metavar="SAMPLE_ID", help="only the rows of this review sample")
     p.add_argument("--rated-only", action="store_true",
-                   help="only rows humans rated (audit a rewritten rubric without new ratings)")
+                   help="only rows humans rated (audit a changed judge without new ratings; a retired judge runs "
+                        "only so, and the audit it passes reinstates it)")
     p.add_argument("--concurrency", type=int, help="calls in flight (default: the judge's own setting)")
     p.add_argument("--rpm", type=float, help="requests-per-minute cap")
     p.add_argument("--budget", type=float, metavar="USD", help="stop before the estimated cost exceeds this")
@@ -194,6 +198,14 @@ def add_judge(command: Command) -> None:
                    help="with --batch: submit and return; collect later with rageval jobs resume PROJECT ID")
     p.add_argument("--poll-seconds", type=float, metavar="S",
                    help="with --batch: how often to ask the provider (default 30)")
+    p.add_argument("--export-shards", metavar="DIR",
+                   help="write the job's requests (those not answered yet) as JSONL shards in the OpenAI batch "
+                        "format, for an outside engine (vLLM run_batch, Ray Data LLM); nothing is sent")
+    p.add_argument("--shard-size", type=int, default=10_000, metavar="N",
+                   help="with --export-shards: requests per shard (default %(default)s)")
+    p.add_argument("--import-results", nargs="+", metavar="FILE",
+                   help="bring an outside engine's output files back (batch output format) and judge the rows they "
+                        "answer, calling nothing; any order, any subset, twice: nothing is stored twice")
     p.add_argument("--cascade", metavar="J1,J2",
                    help="judges of one metric, cheapest first: each is asked only about the rows the ones before "
                         "it are not sure of (and the rated rows they leave, which calibrate it); the rest go to the "
@@ -218,6 +230,16 @@ def cmd_judge(args: argparse.Namespace) -> int:
                         batch=args.batch)
     if args.no_wait and not args.batch:
         raise UsageError("--no-wait is for --batch jobs")
+    outside = [flag for flag, on in (("--export-shards", args.export_shards), ("--import-results",
+                                                                               args.import_results)) if on]
+    if outside:
+        clash = [flag for flag, on in (("--batch", args.batch), ("--dry-run", args.dry_run),
+                                       ("--no-cache", args.no_cache), ("--budget", args.budget is not None)) if on]
+        if len(outside) > 1 or clash:
+            raise UsageError(f"{outside[0]} cannot be used with {', '.join(outside[1:] + clash)}")
+        if args.shard_size < 1:
+            raise UsageError("--shard-size is a number of requests, at least 1")
+        return _export_shards(args, spec) if args.export_shards else _import_results(args, spec)
     if args.dry_run:
         return _dry_run(args, spec)
     if args.batch:
@@ -365,6 +387,64 @@ def _dry_run(args: argparse.Namespace, spec: Any) -> int:
         print(f"warning: the job would stop before any work: {problem}", file=sys.stderr)
     _print(args, est, describe(est))
     return EXIT_OK
+
+
+def _export_shards(args: argparse.Namespace, spec: JobSpec) -> int:
+    """rageval judge --export-shards DIR: the requests as shards for an outside engine (core.jobs.shards)."""
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.jobs.shards import export_shards
+
+    with open_project(args.project, read_only=True) as project:
+        stats = export_shards(project, spec, args.export_shards, shard_requests=args.shard_size,
+                              ctx=TaskContext(on_progress=_progress(args), min_interval_s=0.5))
+    out = stats.as_dict()
+    first = f"{args.export_shards}/{stats.shards[0]}" if stats.shards else None
+    text = (f"wrote {stats.requests:,} requests in {len(stats.shards)} shard(s) to {args.export_shards} "
+            f"({stats.cached:,} answered already, {stats.duplicates:,} asked by another row too; {stats.live:,} left "
+            f"to a live run: nuggets, citation support, rows with nothing to judge)")
+    if first:
+        text += (f"\nrun each shard, for example with vLLM: python -m vllm.entrypoints.openai.run_batch -i {first} "
+                 f"-o results-00001.jsonl --model MODEL\nthen: rageval judge {args.project} --run {args.run} "
+                 f"--import-results results-*.jsonl")
+    _print(args, out, text)
+    return EXIT_OK
+
+
+def _import_results(args: argparse.Namespace, spec: JobSpec) -> int:
+    """rageval judge --import-results FILES: an outside engine's replies kept, and the rows they answer judged."""
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.jobs.shards import import_results
+
+    progress = _progress(args)
+    with open_project(args.project) as project:
+        try:
+            stats = import_results(project, args.import_results, spec,
+                                   ctx=TaskContext(on_progress=progress, min_interval_s=0.5))
+        except KeyboardInterrupt:
+            progress.end()
+            print("error: interrupted; every reply and judgment already saved is kept — run the same command to "
+                  "resume", file=sys.stderr)
+            return EXIT_FAILED
+    progress.end()
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(stats.failed_by_kind.items()))
+    failed = f"; {stats.failed:,} line(s) with no reply ({kinds})" if stats.failed else ""
+    lines = [f"kept {stats.stored:,} replies from {stats.files} file(s) ({stats.known:,} kept before){failed}"]
+    stopped = []
+    for name, found in stats.judged.items():
+        job = found.job
+        if job is None:
+            lines.append(f"{name}: no reply yet for its {found.unanswered:,} rows to judge" if found.unanswered
+                         else f"{name}: nothing left to judge")
+            continue
+        lines.append(f"{name}: {job.rows:,} to judge ({job.skipped:,} already judged): {job.ok:,} ok, "
+                     f"{job.unparsed:,} unparsed, {job.errors:,} errors; 0 calls; {found.unanswered:,} "
+                     f"rows still waiting for a reply")
+        if job.stopped in ("fatal", "write_failed"):
+            stopped.append(f"{name}: {job.message}")
+    for why in stopped:
+        print(f"error: the job stopped: {why}", file=sys.stderr)
+    _print(args, stats.as_dict(), "\n".join(lines))
+    return EXIT_FAILED if stopped else EXIT_OK
 
 
 def _run_job(args: argparse.Namespace, spec: Any) -> int:

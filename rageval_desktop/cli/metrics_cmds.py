@@ -187,7 +187,8 @@ def cmd_failures(args: argparse.Namespace) -> int:
     if args.metric:
         lines.append(f"{found['metric_failures']} row(s) fail {args.metric}" + (f" in {args.slice}" if args.slice
                                                                                  else ""))
-    lines += [""] + [f"[{r['failure'] or 'no class'}] {r['external_id']} ({r['slice']}): {r['question'][:90]}"
+    lines += [""] + [f"[{r['failure'] or 'no class'}] row {r['row_id']} {r['external_id']} ({r['slice']}): "
+                     f"{r['question'][:90]}"
                      + (f"  — failed by {', '.join(r['failed_judges'])}" if r["failed_judges"] else "")
                      for r in rows]
     _print(args, found, "\n".join(lines))

@@ -166,7 +166,8 @@ def add_demo(command: Command) -> None:
     p.add_argument("path", help="file to create (or a folder, to create demo.rageval in it)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--files", metavar="DIR", help="also write the files the demo is made from to DIR: chunks.jsonl, "
-                                                 "golden.csv, outputs-v1.jsonl, outputs-v2.jsonl")
+                                                 "golden.csv, outputs-v1.jsonl, outputs-v2.jsonl, ratings.csv, "
+                                                 "production.jsonl")
     p.add_argument("--json", action="store_true")
 
 

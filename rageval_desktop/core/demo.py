@@ -71,8 +71,10 @@ def judge_and_rate(project: Project, src: Path, runs: list[str]) -> None:
 
 def write_demo_files(folder: str | Path) -> list[Path]:
     """The files the demo project is made from, in the formats a team would have them: `chunks.jsonl` (the corpus),
-    `golden.csv` (the golden set; ids in a cell as a JSON list) and `outputs-<run>.jsonl` per run — so the README's
-    import commands run as written. Existing files are replaced."""
+    `golden.csv` (the golden set; ids in a cell as a JSON list), `outputs-<run>.jsonl` per run, `ratings.csv` (the
+    synthetic reviewer's ratings by run and question, as a spreadsheet would hold them) and `production.jsonl` (four
+    questions as users typed them — v2's answers to golden questions, reworded by hand, so in no golden row: what
+    `golden promote` is for) — so the README's commands run as written. Existing files are replaced."""
     import csv
     import gzip
 
@@ -95,6 +97,16 @@ def write_demo_files(folder: str | Path) -> list[Path]:
         with gzip.open(src / f"run_{name}.jsonl.gz", "rb") as f:
             (folder / f"outputs-{name}.jsonl").write_bytes(f.read())
         written.append(folder / f"outputs-{name}.jsonl")
+    with (folder / "ratings.csv").open("w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["run", "question", "metric", "reviewer", "score"])
+        for line in (src / RATINGS).read_text(encoding="utf-8").splitlines():
+            if line:
+                r = json.loads(line)
+                out.writerow([r["run"], r["question"], r["metric"], r["reviewer"], r["score"]])
+    written.append(folder / "ratings.csv")
+    (folder / "production.jsonl").write_bytes((src / "production.jsonl").read_bytes())
+    written.append(folder / "production.jsonl")
     return written
 
 

@@ -21,7 +21,7 @@ def test_the_check_commands_run_as_written(tmp_path, monkeypatch, capsys, demo_f
     import shutil
 
     monkeypatch.chdir(tmp_path)
-    shutil.copy(demo_file, tmp_path / "eval.rageval")
+    shutil.copy(demo_file, tmp_path / "project.rageval")     # the project the block before made
     commands = _block("Every page is read on demand and after an unclean shutdown")
     assert [c[:2] for c in commands] == [["rageval", "check"], ["rageval", "check"]]
     for argv in commands:

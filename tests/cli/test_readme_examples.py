@@ -255,3 +255,21 @@ def test_the_judge_that_cannot_gate_a_run_gating_the_rows_it_is_sure_of_example_
     assert main(["selective", "sure.rageval", "--judge", "token-f1", "--json"]) == 0
     whole = json.loads(capsys.readouterr().out)[0]["slices"]["all"]
     assert (round(whole["disagreement"], 3), round(whole["bound"], 3)) == (0.017, 0.046)
+
+
+def test_failures_lists_the_row_ids_golden_promote_takes(tmp_path, capsys):
+    """Was: `golden promote --row-id` said "rageval failures lists their ids", and failures listed only the external
+    ids (py-067), which promote refuses; the README promoted row 4711, which no project has."""
+    project = str(tmp_path / "eval.rageval")
+    assert main(["demo", project, "--files", str(tmp_path / "files")]) == 0
+    assert main(["import", "run", project, str(tmp_path / "files" / "production.jsonl"), "--run", "prod"]) == 0
+    assert main(["judge", project, "--run", "prod", "--judge", "answer-recall"]) == 0   # no reference: errors
+    capsys.readouterr()
+    assert main(["failures", project, "--run", "prod"]) == 0     # was: a crash when no judgment of a run was ok
+    assert main(["failures", project, "--run", "v2", "--class", "reranker", "--sample", "1"]) == 0
+    row = re.search(r"^\[reranker\] row (\d+) (py-\d+) ", capsys.readouterr().out, re.M)
+    assert row is not None
+    assert main(["golden", "promote", project, "--row-id", row.group(1), "--slice", "adversarial"]) == 1
+    assert f"asks golden row {row.group(2)}'s question already" in capsys.readouterr().err
+    assert main(["golden", "promote", project, "--row-id", "145", "--slice", "adversarial"]) == 0   # prod's first
+    assert "is assert removed" in capsys.readouterr().out

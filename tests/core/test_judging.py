@@ -80,6 +80,26 @@ def test_happy_path_scores_every_row_with_accounting(proj):
 
 
 @pytest.mark.slow   # heavy: make test-slow (and CI) run it
+def test_the_rate_is_measured_from_the_first_call(proj, monkeypatch):
+    """Was: rows_per_s divided by the whole job's seconds, planning and start-up included (issue 50: it read
+    0.64-0.68 of the rate reached). A start-up made slow on purpose leaves the rate as it is."""
+    from rageval_desktop.core.jobs import judge_job
+
+    slow_plan = judge_job.job_items
+
+    def planned(*args, **kwargs):
+        time.sleep(1.0)                          # a slow start: nothing is judged during it
+        return slow_plan(*args, **kwargs)
+
+    monkeypatch.setattr(judge_job, "job_items", planned)
+    with FakeOpenAI() as server:
+        llm_judge(proj, server)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    out = stats.as_dict()
+    assert out["done"] == 20 and 0 < out["judging_seconds"] < out["seconds"] - 0.9
+    assert out["rows_per_s"] == pytest.approx(20 / out["judging_seconds"])
+
+
 def test_fault_mix_every_row_gets_an_honest_status(proj):
     attempts: dict[str, int] = {}
     repair_seen: list[str] = []

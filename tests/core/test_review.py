@@ -340,6 +340,35 @@ def test_a_rewritten_rubric_is_audited_on_rows_already_rated(tmp_path, monkeypat
     p.close()
 
 
+def test_a_retired_judge_is_audited_again_on_the_rated_rows_and_reinstated_by_a_passing_audit(tmp_path):
+    """Was: a retired judge, changed, could not be run at all ("reinstate it after a passing audit to run it") — and
+    could not pass an audit without being run. Now the rated rows are its audit: only they are judged."""
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from tests.support.fake_openai import FakeOpenAI, Reply, question_of
+
+    p = make_project(tmp_path / "r.rageval", n=40)
+    rows = [r[0] for r in p.reader().execute("SELECT id FROM run_rows ORDER BY id")]
+    for i, r in enumerate(rows[:32]):
+        ratings.rate(p, r, "correctness", "ann", 1 + i % 5)
+
+    def mirror(body, n):
+        return Reply(f"Feedback: ok [RESULT] {1 + int(question_of(body).split()[-1].rstrip('?')) % 5}")
+
+    with FakeOpenAI(mirror) as server:
+        add_judge(p, "gpt", "correctness", "llm", model="m", base_url=server.url)
+        agreement.set_status(p, "gpt", "retired", "a rubric to rewrite")
+        with pytest.raises(RagevalError, match=r"is retired: it judges only the rows people rated"):
+            run_judge_job(p, JobSpec(run="v1", judges=["gpt"]))
+        stats = run_judge_job(p, JobSpec(run="v1", judges=["gpt"], rated_only=True))
+        assert (stats.rows, server.calls) == (32, 32)
+    result = agreement.agreement(p, get_judge(p, "gpt"))
+    assert result.verdict == "keep"
+    agreement.apply(p, result)
+    assert get_judge(p, "gpt").status == "active"
+    p.close()
+
+
 def test_per_passage_ratings_import_and_count(tmp_path, monkeypatch, capsys):
     """Was: `ratings import` dropped passage_rank, so UMBRELA ratings landed on rank 0 and agreement had n = 0;
     and a column it did not use vanished without a word."""

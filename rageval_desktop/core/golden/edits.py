@@ -155,6 +155,11 @@ def promote_failure(project: Project, run_row_id: int, slice_tag: str, reason: s
     if found is None:
         raise NotFound(f"run row {run_row_id} does not exist")
     question, run, ext = found
+    golden = project.reader().execute("SELECT id FROM golden_rows WHERE question_norm = ?",
+                                      (normalise_question(question),)).fetchone()
+    if golden is not None:
+        raise GoldenInvalid(f"run row {run_row_id} ({run}, {ext}) asks golden row {golden[0]}'s question already; "
+                            f"edit that row instead (the app's Golden set page)")
     return add_row(project, question, slice_tag=slice_tag, source="production_failure", status="draft",
                    reason=reason or f"promoted from run {run}, row {ext}",
                    metadata={"promoted_from": {"run": run, "row": ext}})

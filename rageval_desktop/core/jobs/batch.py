@@ -28,7 +28,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import Cancelled, TaskContext
@@ -157,6 +157,63 @@ def request_body(judge: Judge, messages: list[dict], params: dict[str, Any]) -> 
     if params.get("logprobs"):
         body.update({"logprobs": True, "top_logprobs": llm.TOP_LOGPROBS})
     return {k: v for k, v in body.items() if v is not None}
+
+
+class CacheRow(TypedDict):
+    """A reply as the request cache keeps it (llm.BATCH_CACHE_INSERT's parameters)."""
+    key: str
+    model: str
+    content: str
+    logprobs: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    request_id: str | None
+    created_at: str
+    batch_job: int | None
+
+
+def parse_reply(line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[CacheRow | None, str]:
+    """A line of a batch output file (the OpenAI Batch API's, vLLM run_batch's): (a request cache row, '') for a
+    reply — its text scrubbed, marked with `batch_job` (None: a reply from outside, already paid for) — or (None,
+    why) for a request that failed or a line that is not a reply."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None, "bad_response"
+    key = obj.get("custom_id") if isinstance(obj, dict) else None
+    if not isinstance(key, str) or len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        return None, "bad_response"
+    error, response = obj.get("error"), obj.get("response") or {}
+    if error:
+        return None, str(error.get("code") or "error")[:40] if isinstance(error, dict) else "error"
+    if not isinstance(response, dict):
+        return None, "bad_response"
+    status = response.get("status_code")
+    if status != 200:
+        return None, f"http_{status}"[:40]
+    body = response.get("body")
+    choices = body.get("choices") if isinstance(body, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(message, dict) \
+            or not isinstance(content, str | None):
+        return None, "bad_response"
+    found_usage = body.get("usage")
+    usage: dict[str, object] = found_usage if isinstance(found_usage, dict) else {}
+    found = choice.get("logprobs") or {}
+    tokens = llm.token_logprobs(found.get("content") if isinstance(found, dict) else None)
+
+    def count(value: object) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    request_id = response.get("request_id") or body.get("id")
+    return {"key": key, "model": str(body.get("model") or "")[:200], "content": scrub(content or ""),
+            "logprobs": None if tokens is None else scrub(json.dumps(tokens, ensure_ascii=False)),
+            "prompt_tokens": count(usage.get("prompt_tokens")),
+            "completion_tokens": count(usage.get("completion_tokens")),
+            "request_id": scrub(request_id) if isinstance(request_id, str) else None, "created_at": utcnow(),
+            "batch_job": batch_job}, ""
 
 
 class BatchJob:
@@ -460,7 +517,7 @@ class BatchJob:
     def merge(self, row_id: int, provider: Provider, batch: Any) -> None:
         """The batch's replies into the request cache and its failures counted, in one transaction with the
         batch's 'merged' mark: merging twice (a kill in between) stores nothing twice."""
-        entries: list[dict[str, Any]] = []
+        entries: list[CacheRow] = []
         kinds: Counter[str] = Counter()
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
@@ -491,34 +548,9 @@ class BatchJob:
         self.failed_kinds.update(kinds)
         self.stats.failed_by_kind = dict(self.failed_kinds)
 
-    def parse_line(self, line: bytes) -> tuple[dict[str, Any] | None, str]:
+    def parse_line(self, line: bytes) -> tuple[CacheRow | None, str]:
         """(a cache row, '') for a reply; (None, why) for a request that failed."""
-        try:
-            obj = json.loads(line)
-            key = obj["custom_id"]
-        except (ValueError, KeyError, TypeError):
-            return None, "bad_response"
-        if not isinstance(key, str) or len(key) != 64:
-            return None, "bad_response"
-        error, response = obj.get("error"), obj.get("response") or {}
-        if error:
-            return None, str(error.get("code") or "error") if isinstance(error, dict) else "error"
-        status = response.get("status_code")
-        if status != 200:
-            return None, f"http_{status}"
-        body = response.get("body") or {}
-        try:
-            content = body["choices"][0]["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError):
-            return None, "bad_response"
-        usage = body.get("usage") or {}
-        found = (body["choices"][0].get("logprobs") or {}) if isinstance(body["choices"][0], dict) else {}
-        tokens = llm.token_logprobs(found.get("content") if isinstance(found, dict) else None)
-        return {"key": key, "model": body.get("model") or "", "content": self.scrub(content),
-                "logprobs": None if tokens is None else self.scrub(json.dumps(tokens, ensure_ascii=False)),
-                "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
-                "request_id": self.scrub(response.get("request_id") or body.get("id")), "created_at": utcnow(),
-                "batch_job": self.job_id}, ""
+        return parse_reply(line, self.scrub, self.job_id)
 
     def report(self) -> None:
         row = self.project.reader().execute(

@@ -30,6 +30,7 @@ class JobSpec:
     use_cache: bool = True
     rated_only: bool = False              # only rows humans rated for the judges' metrics (audit a rewritten rubric)
     batch: bool = False                   # through the provider's Batch API (core/jobs/batch.py)
+    offline: bool = False                 # replies only from the request cache, no call made (core/jobs/shards.py)
     row_ids: list[int] | None = None      # only these rows of the run (a cascade's later judges: the rows left)
 
 
@@ -51,7 +52,8 @@ def job_items(project: Project, spec: JobSpec, judges: list[Judge]) -> Plan:
     if spec.rated_only:
         rated = rated_rows(project, {j.metric for j in judges})
         rows = [r for r in rows if r in rated]
-    return Plan(project, judges, rows, redo_failed=spec.redo_failed, only_failed=spec.only_failed)
+    return Plan(project, judges, rows, redo_failed=spec.redo_failed, only_failed=spec.only_failed,
+                audit=spec.rated_only)
 
 
 def still_waiting(job_id: int, which: str = "") -> str:

@@ -82,6 +82,8 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
     try:
         return _sure(parse(reply.content), reply, item, params, trace, step)
     except parsers.ParseError as first_error:
+        if job.spec.offline:            # an outside engine's reply: no repair request (nothing is called)
+            raise StepFailed("unparsed", step or "unparsed", f"did not parse: {first_error}") from None
         repair = [*messages, {"role": "assistant", "content": reply.content},
                   {"role": "user", "content": "Your reply did not follow the required format ("
                    f"{first_error}). {parsers.FORMAT_REMINDERS[rubric.output_format]}"}]

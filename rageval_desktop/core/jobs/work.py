@@ -103,10 +103,11 @@ class Plan:
     long job's memory does not grow with its run."""
 
     def __init__(self, project: Project, judges: list[Judge], row_ids: Sequence[int], *, redo_failed: bool = False,
-                 only_failed: bool = False) -> None:
-        for judge in judges:
-            if judge.status != "active":
-                raise RagevalError(f"judge '{judge.name}' is retired; reinstate it after a passing audit to run it")
+                 only_failed: bool = False, audit: bool = False) -> None:
+        for judge in judges:      # a retired judge judges only the rated rows: the audit that may reinstate it
+            if judge.status != "active" and not audit:
+                raise RagevalError(f"judge '{judge.name}' is retired: it judges only the rows people rated (its "
+                                   f"audit), and an audit it passes reinstates it")
         self.project, self.judges = project, judges
         self.keys = [KeyMaker(j) for j in judges]
         self.judge_index = array("i")

@@ -363,7 +363,8 @@ def _mean_of_means(position: Any, judge: Any, values: Any, n: int, judges: int) 
 
     key = position * judges + judge
     counts = np.bincount(key, minlength=n * judges).reshape(n, judges)
-    sums = np.bincount(key, weights=values, minlength=n * judges).reshape(n, judges)
+    # float even when no judgment is ok (bincount of nothing is int, and the division below then failed)
+    sums = np.bincount(key, weights=values, minlength=n * judges).astype(float).reshape(n, judges)
     have = counts > 0
     per_judge = np.divide(sums, counts, out=np.zeros_like(sums), where=have)
     judged = have.sum(axis=1)

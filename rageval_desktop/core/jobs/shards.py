@@ -1,0 +1,297 @@
+"""Judge jobs for engines outside the app (`rageval judge --export-shards DIR`, `--import-results FILES`): vLLM's
+offline batch runner (`python -m vllm.entrypoints.openai.run_batch`), Ray Data LLM, or any runner that reads the
+OpenAI batch request format and writes the batch output format.
+
+1. **Export** plans the job as a live job does (the same items, keys and request cache) and writes each single-call
+   LLM judgment's request, rendered exactly as the live job would send it, as one line of a JSONL shard:
+   `{"custom_id": KEY, "method": "POST", "url": "/v1/chat/completions", "body": {...}}`. KEY is the request cache's
+   key (a hash of the endpoint, model, messages and sampling), so a reply can only ever land on the request it
+   answers. Requests whose reply is in the cache are not written; identical requests are written once. Each shard is
+   written to a temporary name and renamed, so a killed export leaves whole shards only, and exporting again writes
+   the same shards. Multi-call judges (nuggets, citation support) are left out: they are judged live.
+2. **Import** reads output files (`{"custom_id", "response": {"status_code", "body"}, "error"}` a line, as vLLM's
+   run_batch and the OpenAI Batch API write them) and keeps each reply in the request cache under its custom_id, a
+   chunk of lines a transaction: a key already there is kept as it was, so any order, any subset and importing twice
+   store nothing twice. A line that is not a reply (an error, a non-200 status, a malformed line) is counted by kind
+   and stored nowhere.
+3. **Judge** then runs the live engine offline over the rows whose replies are cached: each reply is parsed and
+   written as a live reply would be, costing nothing (the engine's cost is not the app's to know); a reply that does
+   not parse is recorded as unparsed (no repair request is sent: nothing is called). What was not answered stays to
+   be judged — export again for what is left, or judge it live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.base.context import TaskContext
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.jobs.batch import ENDPOINT, CacheRow, parse_reply, request_body
+from rageval_desktop.core.jobs.judge_job import JobStats, JudgeJob
+from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
+from rageval_desktop.core.jobs.work import Item, Plan
+from rageval_desktop.core.judges import llm, rubrics
+from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.secrets import Scrubber
+from rageval_desktop.core.store.changes import Area
+from rageval_desktop.core.store.project import Project
+
+SHARD_REQUESTS = 10_000           # requests per shard (vLLM and Ray read shards in parallel)
+CHUNK = 1000                      # items whose text is loaded and rendered at a time
+IMPORT_CHUNK = 2000               # reply lines kept per transaction
+MAX_LINE = 64 * 1024 ** 2         # one output line at most (a reply with log-probabilities is large; not this)
+SHARD_GLOB = "shard-*.jsonl"
+
+
+@dataclass
+class ExportStats:
+    folder: str
+    requests: int = 0             # request lines written
+    cached: int = 0               # items whose reply is in the cache already: not written
+    duplicates: int = 0           # items whose request another item makes: written once
+    live: int = 0                 # multi-call items and rows with nothing to judge: left to a live run
+    shards: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"folder": self.folder, "requests": self.requests, "cached": self.cached,
+                "duplicates": self.duplicates, "live": self.live, "shards": self.shards}
+
+
+@dataclass
+class Offline:
+    """One judge's part of an import: the offline job over the rows it has replies for (None: no such row), and its
+    rows still waiting for a reply."""
+    job: JobStats | None
+    unanswered: int
+
+
+@dataclass
+class ImportStats:
+    files: int = 0
+    lines: int = 0
+    stored: int = 0               # replies new to the cache
+    known: int = 0                # replies the cache had already (an import repeated, a shard answered twice)
+    failed: int = 0               # lines that carry no reply
+    failed_by_kind: dict[str, int] = field(default_factory=dict)
+    judged: dict[str, Offline] = field(default_factory=dict)   # per judge
+
+    def as_dict(self) -> dict[str, object]:
+        return {"files": self.files, "lines": self.lines, "stored": self.stored, "known": self.known,
+                "failed": self.failed, "failed_by_kind": self.failed_by_kind,
+                "judged": {name: {"job": None if o.job is None else o.job.as_dict(), "unanswered": o.unanswered}
+                           for name, o in self.judged.items()}}
+
+
+def _exportable(judges: list[Judge]) -> list[Judge]:
+    return [j for j in judges if j.calls_llm and not j.spec.items]
+
+
+def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_requests: int = SHARD_REQUESTS,
+                  ctx: TaskContext | None = None) -> ExportStats:
+    """Write the job's requests not answered yet as JSONL shards in `folder` (made if missing; shards written
+    before by an export of another job are refused, not mixed)."""
+    ctx = ctx or TaskContext()
+    out = Path(folder)
+    judges = job_judges(project, spec)
+    single = _exportable(judges)
+    if not single:
+        raise RagevalError("none of these judges makes one model call a row: only LLM judges of single-call metrics "
+                           "(not nuggets or citation support) can be judged by an outside engine")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = out / "manifest.json"
+    identity = {"project": str(project.path.resolve()), "run": spec.run, "judges": sorted(j.name for j in single),
+                "rows": {"slice": spec.slice_tag, "sample": spec.sample_id, "rated_only": spec.rated_only,
+                         "only_failed": spec.only_failed, "redo_unparsed": spec.redo_failed}}
+    if manifest.exists():
+        try:
+            before = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            before = {}
+        if {k: before.get(k) for k in identity} != identity:
+            raise RagevalError(f"{out} holds the shards of another job; export into an empty folder")
+    elif any(out.glob(SHARD_GLOB)):
+        raise RagevalError(f"{out} holds shards that are not this job's; export into an empty folder")
+    # the folder is this job's before any shard is written: a killed export is exported again, never refused
+    _write_manifest(manifest, {**identity, "created_at": utcnow(), "complete": False})
+    for old in [*out.glob(SHARD_GLOB), *out.glob(".shard-*.part")]:   # exporting again writes what is left to
+        old.unlink()                                                    # answer, from shard 1 (a killed one's part)
+    stats = ExportStats(folder=str(out))
+    work = job_items(project, replace(spec, judges=[j.name for j in judges]), judges)
+    stats.live = work.count([j for j in judges if j not in single])
+    lines: list[bytes] = []
+
+    def flush() -> None:
+        if not lines:
+            return
+        name = f"shard-{len(stats.shards) + 1:05d}.jsonl"
+        part = out / f".{name}.part"
+        with part.open("wb") as f:
+            f.writelines(lines)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, out / name)
+        stats.shards.append(name)
+        lines.clear()
+
+    total = max(1, work.count(single))
+    for pending in _requests(project, work, single, ctx, stats):
+        known = _cached(project, [key for _, key, _ in pending])
+        for _, key, line in pending:
+            if not line:                    # a duplicate: its request is written once
+                continue
+            if key in known:
+                stats.cached += 1
+                continue
+            lines.append(line)
+            stats.requests += 1
+            if len(lines) >= shard_requests:
+                flush()
+        ctx.report(stats.requests + stats.cached, total, f"{stats.requests:,} requests written")
+    flush()
+    _write_manifest(manifest, {**identity, "created_at": utcnow(), "complete": True, "requests": stats.requests,
+                               "shards": stats.shards, "format": "openai-batch"})
+    return stats
+
+
+def _write_manifest(path: Path, data: dict[str, object]) -> None:
+    part = path.with_name(".manifest.json.part")
+    part.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    os.replace(part, path)
+
+
+def _requests(project: Project, work: Plan, judges: list[Judge], ctx: TaskContext,
+              stats: ExportStats | None = None) -> Iterator[list[tuple[Item, str, bytes]]]:
+    """The plan's single-call items a chunk at a time, each with its request cache key and request line (rendered
+    as the live job renders it); a request another item makes already is left out (counted in `stats`)."""
+    conn = project.reader()
+    loaded: dict[int, rubrics.Rubric] = {}
+    seen: set[str] = set()
+    for chunk in work.chunks(judges, CHUNK):
+        ctx.check()
+        pending: list[tuple[Item, str, bytes]] = []
+        for item in chunk:
+            if item.missing:
+                if stats is not None:
+                    stats.live += 1
+                continue
+            judge = item.judge
+            if judge.rubric_key not in loaded:
+                loaded[judge.rubric_key] = rubrics.load(conn, judge.rubric_key)
+            messages = loaded[judge.rubric_key].render(item.fields)
+            params = judge.request_params()
+            key = llm.cache_key(judge.base_url, judge.model, messages, params)
+            if key in seen:
+                if stats is not None:
+                    stats.duplicates += 1
+                pending.append((item, key, b""))
+                continue
+            seen.add(key)
+            pending.append((item, key, json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
+                                                   "body": request_body(judge, messages, params)},
+                                                  ensure_ascii=False).encode() + b"\n"))
+        yield pending
+
+
+def _cached(project: Project, keys: list[str]) -> set[str]:
+    conn = project.reader()
+    found: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        found.update(k for (k,) in conn.execute(
+            f"SELECT key FROM llm_cache WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+    return found
+
+
+def _lines(path: Path) -> Iterable[bytes]:
+    with path.open("rb") as f:
+        while True:
+            line = f.readline(MAX_LINE + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE:
+                raise RagevalError(f"{path.name}: a line longer than {MAX_LINE // 1024 ** 2} MB: not a batch output "
+                                   "file")
+            yield line
+
+
+def import_results(project: Project, files: list[str | Path], spec: JobSpec | None = None, *,
+                   ctx: TaskContext | None = None) -> ImportStats:
+    """Keep the replies of `files` in the request cache (idempotently), then, with `spec`, judge offline the rows
+    whose replies are cached."""
+    ctx = ctx or TaskContext()
+    paths = [Path(f) for f in files]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise RagevalError(f"no such file: {', '.join(missing)}")
+    stats = ImportStats(files=len(paths))
+    scrub = Scrubber()
+    kinds: Counter[str] = Counter()
+    for path in paths:
+        entries: list[CacheRow] = []
+        for line in _lines(path):
+            ctx.check()
+            if not line.strip():
+                continue
+            stats.lines += 1
+            entry, kind = parse_reply(line, scrub, None)
+            if entry is None:
+                kinds[kind] += 1
+                continue
+            entries.append(entry)
+            if len(entries) >= IMPORT_CHUNK:
+                keep_replies(project, entries, stats)
+                ctx.report(stats.lines, stats.lines, f"{stats.stored:,} replies kept from {path.name}")
+        keep_replies(project, entries, stats)
+    stats.failed = sum(kinds.values())
+    stats.failed_by_kind = dict(kinds)
+    if spec is not None:
+        stats.judged = judge_offline(project, spec, ctx)
+    return stats
+
+
+def keep_replies(project: Project, entries: list[CacheRow], stats: ImportStats) -> None:
+    """Replies into the request cache in one transaction (a key there already is kept as it was), counted in
+    `stats`; `entries` is emptied."""
+    if not entries:
+        return
+    with project.write("keep outside replies", changed=(Area.JOBS,)) as conn:
+        before = conn.total_changes
+        conn.executemany(llm.BATCH_CACHE_INSERT, entries)
+        stored = conn.total_changes - before
+    stats.stored += stored
+    stats.known += len(entries) - stored
+    entries.clear()
+
+
+def judge_offline(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> dict[str, Offline]:
+    """The job's single-call LLM judgments whose replies are cached, judged by the live engine with no call made:
+    a job per judge over the rows it has replies for (a job reports what it saved; rows still unanswered are not
+    its work). Returns per judge its job's stats, and how many rows are still unanswered."""
+    ctx = ctx or TaskContext()
+    judges = _exportable(job_judges(project, spec))
+    if not judges:
+        raise RagevalError("none of these judges makes one model call a row: nothing an outside engine answered "
+                           "can be judged")
+    work = job_items(project, replace(spec, judges=[j.name for j in judges]), judges)
+    answered: dict[str, set[int]] = {j.name: set() for j in judges}
+    waiting: Counter[str] = Counter()
+    for pending in _requests(project, work, judges, ctx):
+        known = _cached(project, [key for _, key, _ in pending])
+        for item, key, _ in pending:
+            if key in known:
+                answered[item.judge.name].add(item.run_row_id)
+            else:
+                waiting[item.judge.name] += 1
+    out: dict[str, Offline] = {}
+    for judge in judges:
+        rows = sorted(answered[judge.name])
+        stats = (JudgeJob(project, replace(spec, judges=[judge.name], row_ids=rows, offline=True, batch=False),
+                          ctx).run() if rows else None)
+        out[judge.name] = Offline(stats, waiting[judge.name])
+    return out

@@ -1,0 +1,229 @@
+"""Judge jobs for outside engines (issue 50): `--export-shards` writes the job as OpenAI batch request shards, a
+runner that reads them as vLLM's run_batch does answers them against the loopback server, and `--import-results`
+brings the replies back — any order, any subset, twice, after a kill at any step — judging each row once and
+calling nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rageval_desktop.cli import main
+from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.jobs import shards
+from rageval_desktop.core.jobs.spec import JobSpec
+from rageval_desktop.core.store.project import Project
+from tests.conftest import REPO
+from tests.core.test_judging import KEY, llm_judge, make_project
+from tests.support.batch_runner import run as run_batch
+from tests.support.fake_openai import FakeOpenAI, Reply
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    project = make_project(tmp_path / "s.rageval", n=20)
+    with FakeOpenAI() as server:
+        llm_judge(project, server)
+        yield project, server, tmp_path
+    project.close()
+
+
+def judged(project: Project) -> list[tuple]:
+    return project.reader().execute("SELECT run_row_id, status, score FROM judgments ORDER BY run_row_id").fetchall()
+
+
+def answer(folder, names, server, tmp_path, fail_every=0) -> list:
+    outs = []
+    for name in names:
+        out = tmp_path / f"results-{name}"
+        run_batch(str(folder / name), str(out), server.url, fail_every)
+        outs.append(out)
+    return outs
+
+
+def test_export_answer_import_in_any_order_and_subset_twice_judges_each_row_once(setup):
+    project, server, tmp_path = setup
+    folder = tmp_path / "shards"
+    stats = shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=8)
+    assert (stats.requests, stats.cached, stats.shards) == (20, 0, ["shard-00001.jsonl", "shard-00002.jsonl",
+                                                                     "shard-00003.jsonl"])
+    assert server.calls == 0                                      # exporting sends nothing
+    line = json.loads((folder / "shard-00001.jsonl").read_text().splitlines()[0])
+    assert line["method"] == "POST" and line["url"] == "/v1/chat/completions" and len(line["custom_id"]) == 64
+    assert line["body"]["model"] == "gpt-4o-mini" and "<reference>" in line["body"]["messages"][-1]["content"]
+    outs = answer(folder, stats.shards, server, tmp_path)
+    assert server.calls == 20
+    # a subset first (the last shard), then everything in reverse order, then everything again
+    first = shards.import_results(project, [outs[2]], JobSpec(run="v1"))
+    assert (first.stored, first.known) == (4, 0) and first.judged["judge"].job.ok == 4
+    assert first.judged["judge"].unanswered == 16 and len(judged(project)) == 4
+    again = shards.import_results(project, outs[::-1], JobSpec(run="v1"))
+    assert (again.stored, again.known) == (16, 4) and again.judged["judge"].job.ok == 16
+    twice = shards.import_results(project, outs, JobSpec(run="v1"))
+    assert (twice.stored, twice.known) == (0, 20) and twice.judged["judge"] == shards.Offline(None, 0)
+    rows = judged(project)
+    assert len(rows) == 20 and {r[1] for r in rows} == {"ok"} and {r[2] for r in rows} == {4.0}
+    assert len({r[0] for r in rows}) == 20                        # one judgment a row
+    assert server.calls == 20                                     # the runner's: importing and judging call nothing
+    cost = project.reader().execute("SELECT SUM(cost_usd), SUM(cache_hit) FROM judgments").fetchone()
+    assert cost == (0.0, 20)                                      # the engine's cost is not the app's to know
+
+
+def test_exporting_again_writes_only_what_is_not_answered(setup):
+    project, server, tmp_path = setup
+    folder = tmp_path / "shards"
+    stats = shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=10)
+    outs = answer(folder, stats.shards[:1], server, tmp_path)
+    shards.import_results(project, outs, JobSpec(run="v1"))
+    again = shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=10)
+    assert (again.requests, again.shards) == (10, ["shard-00001.jsonl"])
+    assert not (folder / "shard-00002.jsonl").exists()
+    with pytest.raises(RagevalError, match="holds the shards of another job"):
+        shards.export_shards(project, JobSpec(run="v1", slice_tag="easy"), folder)  # same judges, another job?
+    assert json.loads((folder / "manifest.json").read_text())["requests"] == 10
+
+
+def test_failed_and_hostile_lines_are_counted_and_stored_nowhere(setup):
+    project, server, tmp_path = setup
+    folder = tmp_path / "shards"
+    stats = shards.export_shards(project, JobSpec(run="v1"), folder)
+    [out] = answer(folder, stats.shards, server, tmp_path, fail_every=5)
+    good = json.loads(out.read_text().splitlines()[0])
+    hostile = [b"not json", b"[1, 2]", json.dumps({"custom_id": "x" * 64, "response": good["response"]}).encode(),
+               json.dumps({"custom_id": good["custom_id"], "response": "a string"}).encode(),
+               json.dumps({"custom_id": good["custom_id"], "response": {"status_code": 500, "body": {}}}).encode(),
+               json.dumps({"custom_id": good["custom_id"], "response": {"status_code": 200, "body": {
+                   "choices": [{"message": {"content": 42}}]}}}).encode()]
+    with out.open("ab") as f:
+        f.write(b"\n".join(hostile) + b"\n")
+    result = shards.import_results(project, [out], JobSpec(run="v1"))
+    assert result.stored == 16 and result.failed == 4 + len(hostile)
+    assert result.failed_by_kind == {"engine_error": 4, "bad_response": 5, "http_500": 1}
+    assert result.judged["judge"].job.ok == 16 and result.judged["judge"].unanswered == 4
+
+
+def test_an_unparsed_reply_is_unparsed_with_no_repair_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    project = make_project(tmp_path / "u.rageval", n=4)
+    with FakeOpenAI(lambda body, n: Reply("no score here")) as server:
+        llm_judge(project, server)
+        stats = shards.export_shards(project, JobSpec(run="v1"), tmp_path / "sh")
+        outs = answer(tmp_path / "sh", stats.shards, server, tmp_path)
+        calls = server.calls
+        result = shards.import_results(project, outs, JobSpec(run="v1"))
+        assert server.calls == calls == 4                          # no repair request was sent
+    assert result.judged["judge"].job.unparsed == 4
+    assert {r[1] for r in judged(project)} == {"unparsed"}
+    project.close()
+
+
+def test_a_kill_at_any_step_loses_nothing_and_stores_nothing_twice(setup, monkeypatch):
+    """Killed while writing a shard (its part file is left), while keeping replies (after the first chunk) and
+    while judging: the same commands again end where an uninterrupted round trip ends."""
+    project, server, tmp_path = setup
+    folder = tmp_path / "shards"
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def dies_on_the_second_shard(src, dst):    # (the first replace is the manifest)
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(shards.os, "replace", dies_on_the_second_shard)
+    with pytest.raises(KeyboardInterrupt):
+        shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=8)
+    assert sorted(p.name for p in folder.iterdir()) == [".shard-00002.jsonl.part", "manifest.json",
+                                                        "shard-00001.jsonl"]
+    assert json.loads((folder / "manifest.json").read_text())["complete"] is False
+    monkeypatch.setattr(shards.os, "replace", real_replace)
+    stats = shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=8)
+    assert stats.requests == 20 and sorted(p.name for p in folder.iterdir()) == [
+        "manifest.json", "shard-00001.jsonl", "shard-00002.jsonl", "shard-00003.jsonl"]
+    outs = answer(folder, stats.shards, server, tmp_path)
+    # killed after the first chunk of replies was kept
+    monkeypatch.setattr(shards, "IMPORT_CHUNK", 5)
+    real_keep, kept = shards.keep_replies, {"n": 0}
+
+    def dies_after_one(project_, entries, stats_):
+        kept["n"] += 1
+        if kept["n"] == 2:
+            raise KeyboardInterrupt
+        real_keep(project_, entries, stats_)
+
+    monkeypatch.setattr(shards, "keep_replies", dies_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        shards.import_results(project, outs, JobSpec(run="v1"))
+    monkeypatch.setattr(shards, "keep_replies", real_keep)
+    assert project.reader().execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == 5
+    # killed while judging
+    from rageval_desktop.core.jobs import judge_job
+
+    real_record, recorded = judge_job.JudgeJob.record, {"n": 0}
+
+    def dies_while_judging(self, *args, **kwargs):
+        recorded["n"] += 1
+        if recorded["n"] == 7:
+            raise KeyboardInterrupt
+        return real_record(self, *args, **kwargs)
+
+    monkeypatch.setattr(judge_job.JudgeJob, "record", dies_while_judging)
+    with pytest.raises(KeyboardInterrupt):
+        shards.import_results(project, outs, JobSpec(run="v1"))
+    monkeypatch.setattr(judge_job.JudgeJob, "record", real_record)
+    done = shards.import_results(project, outs, JobSpec(run="v1"))
+    assert done.stored == 0 and done.known == 20
+    rows = judged(project)
+    assert len(rows) == 20 and len({r[0] for r in rows}) == 20 and {r[1] for r in rows} == {"ok"}
+    assert server.calls == 20
+
+
+def test_multi_call_judges_are_left_to_a_live_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    project = make_project(tmp_path / "m.rageval", n=3)
+    with FakeOpenAI() as server:
+        llm_judge(project, server, name="cit", metric="citation_support")
+        with pytest.raises(RagevalError, match="only LLM judges of single-call metrics"):
+            shards.export_shards(project, JobSpec(run="v1"), tmp_path / "sh")
+        llm_judge(project, server)
+        stats = shards.export_shards(project, JobSpec(run="v1"), tmp_path / "sh")
+    assert stats.requests == 3 and stats.live == 3
+    project.close()
+
+
+@pytest.mark.slow
+def test_the_command_line_round_trip_as_a_team_would_run_it(tmp_path, monkeypatch, capsys):
+    """`rageval judge --export-shards`, the runner in its own process per shard, `--import-results` with a glob's
+    files; the project's judgments are the live job's, and the summary says what is left."""
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    project = make_project(tmp_path / "c.rageval", n=12)
+    path = str(project.path)
+    with FakeOpenAI() as server:
+        llm_judge(project, server)
+        project.close()
+        assert main(["judge", path, "--run", "v1", "--export-shards", str(tmp_path / "sh"), "--shard-size", "5"]) == 0
+        out = capsys.readouterr().out
+        assert "wrote 12 requests in 3 shard(s)" in out and "--import-results results-*.jsonl" in out
+        for i in (1, 2, 3):
+            subprocess.run([sys.executable, "-m", "tests.support.batch_runner", "-i",
+                            str(tmp_path / "sh" / f"shard-0000{i}.jsonl"), "-o", str(tmp_path / f"results-{i}.jsonl"),
+                            "--url", server.url], cwd=REPO, check=True, timeout=60)
+        files = [str(tmp_path / f"results-{i}.jsonl") for i in (3, 1)]
+        assert main(["judge", path, "--run", "v1", "--import-results", *files]) == 0
+        out = capsys.readouterr().out
+        assert "kept 7 replies from 2 file(s) (0 kept before)" in out      # shards of 5, 5 and 2: the last and first
+        assert "judge: 7 to judge (0 already judged): 7 ok, 0 unparsed, 0 errors; 0 calls; 5 rows still" in out
+        assert main(["judge", path, "--run", "v1", "--import-results", str(tmp_path / "results-2.jsonl"), *files,
+                     "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert (result["stored"], result["known"], result["judged"]["judge"]["job"]["ok"]) == (5, 7, 5)
+        assert server.calls == 12
+        assert main(["judge", path, "--run", "v1", "--import-results", "nope.jsonl"]) == 1
+        assert "no such file: nope.jsonl" in capsys.readouterr().err
+        assert main(["judge", path, "--run", "v1", "--import-results", files[0], "--batch"]) == 2

@@ -4,8 +4,6 @@ counted apart."""
 
 from __future__ import annotations
 
-import pandas as pd
-
 from rageval_desktop.core.jobs import checks
 from rageval_desktop.core.judges.judge import Judge
 
@@ -21,8 +19,7 @@ def test_rows_with_a_failed_repeat_are_left_out_of_the_flip_rate(monkeypatch):
                 found.append((r, v, 2.0 if i == 0 else 4.0, 0.0))
             elif i != 1:                # odd rows never flip, and their second repeat failed
                 found.append((r, v, 4.0, 0.0))
-    monkeypatch.setattr(checks, "_verdicts", lambda p, c: pd.DataFrame(found, columns=["source_row", "variant",
-                                                                                        "score", "cost"]))
+    monkeypatch.setattr(checks, "_verdicts", lambda p, c: found)
     monkeypatch.setattr(checks, "_slices", lambda p, r: {x: "easy" for x in r})
     out = checks.stability_summary(None, checks.Check("stability", judge, "v1", "stability: gpt on v1", rows, repeats))
     assert out["incomplete_rows"] == 20 and out["flip_rows"] == 20

@@ -291,12 +291,15 @@ def run_check(project: Project, check: Check, ctx: TaskContext | None = None,
     return run_judge_job(project, spec, ctx)
 
 
-def _verdicts(project: Project, check: Check) -> Any:
-    """One row per copy the judge (as it is now) scored ok: source row, variant, score, cost."""
-    import pandas as pd
+def _verdicts(project: Project, check: Check) -> list[tuple]:
+    """One (source row, variant, score, cost) per copy the judge (as it is now) scored ok, of the check's rows and
+    variants. Plain tuples: the summaries need no pandas (its import was a third of a short check's overhead)."""
+    rows, variants = set(check.rows), set(check.variants)
+    return [v for v in _copy_judgments(project, check) if v[0] in rows and v[1] in variants]
 
-    frame = pd.DataFrame(_copy_judgments(project, check), columns=["source_row", "variant", "score", "cost"])
-    return frame[frame["source_row"].isin(set(check.rows)) & frame["variant"].isin(check.variants)]
+
+def _cost(verdicts: list[tuple]) -> float:
+    return float(sum(v[3] for v in verdicts if v[3] is not None and v[3] == v[3]))
 
 
 def _originals(project: Project, check: Check) -> dict[int, float]:
@@ -364,9 +367,8 @@ def row_confidences(project: Project, check: Check) -> dict[int, float]:
     if mark is None:
         return {}
     originals = _originals(project, check)
-    frame = _verdicts(project, check)
     asks: dict[int, list[bool]] = {}
-    for row, score in zip(frame["source_row"], frame["score"], strict=True):
+    for row, _variant, score, _cost_usd in _verdicts(project, check):
         if int(row) in originals and score is not None and score == score:
             asks.setdefault(int(row), []).append(float(score) >= mark)
     out = {}
@@ -384,27 +386,31 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
     import numpy as np
 
     spec = check.judge.spec
-    frame = _verdicts(project, check)
+    verdicts = _verdicts(project, check)
     slices = _slices(project, check.rows)
     span = spec.high - spec.low
-    pivot = frame.pivot_table(index="source_row", columns="variant", values="score", aggfunc="first")
-    pivot = pivot.reindex(columns=[v for v in check.variants if v in pivot.columns])
-    answered = pivot.notna().sum(axis=1)
+    # each row's first answer to each repeat (a row x repeat table; NaN where a repeat has no answer)
+    first: dict[int, dict[str, float]] = {}
+    for row, variant, score, _cost_usd in verdicts:
+        if score is not None and score == score:
+            first.setdefault(int(row), {}).setdefault(variant, float(score))
+    columns = [v for v in check.variants if any(v in answers for answers in first.values())]
+    answered = {row: len(answers) for row, answers in first.items()}
     repeats = len(check.variants)
     # the flip rate counts only the rows asked every repeat: a row with fewer answers had fewer chances to flip
     # (at 20% failed calls, counting them biased the rate down 17-20% and its interval covered 44-85%)
-    complete = set(pivot.index[answered == repeats])
+    complete = {row for row, n in answered.items() if n == repeats}
     incomplete = int(len(check.rows) - len(complete))
-    pivot = pivot[answered >= 2]
+    index = sorted(row for row, n in answered.items() if n >= 2)
+    table = {row: [first[row].get(v, np.nan) for v in columns] for row in index}
     discrete = check.judge.calls_llm or spec.high - spec.low <= 1
     level = "ordinal" if discrete else "interval"
-    groups = {name: [r for r in pivot.index if slices.get(int(r)) == name]
-              for name in sorted({slices.get(int(r), "(unlinked)") for r in pivot.index})}
-    groups["all"] = list(pivot.index)
+    groups = {name: [r for r in index if slices.get(r) == name]
+              for name in sorted({slices.get(r, "(unlinked)") for r in index})}
+    groups["all"] = list(index)
     out: dict[str, Any] = {}
     for name, rows in groups.items():
-        part = pivot.loc[rows]
-        values = part.to_numpy(dtype=float)
+        values = np.array([table[r] for r in rows], dtype=float).reshape(len(rows), len(columns))
         points = (values - spec.low) / span * 100.0
         sds = np.nanstd(points, axis=1, ddof=1) if len(rows) else np.array([])
         entry: dict[str, Any] = {"rows": len(rows), "judgments": int(np.isfinite(values).sum()),
@@ -412,7 +418,7 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
                                  "within_variance_points": float(np.mean(sds ** 2)) if len(rows) else None,
                                  "alpha": _alpha(values.T, level) if len(rows) >= 2 else None}
         if spec.pass_mark is not None:
-            whole = pivot.loc[[r for r in rows if r in complete]].to_numpy(dtype=float)
+            whole = np.array([table[r] for r in rows if r in complete], dtype=float).reshape(-1, len(columns))
             flipped = int(sum(1 for row in whole >= spec.pass_mark if len(set(row)) > 1))
             entry.update({"flipped": flipped, "flip_rows": len(whole), "pass_mark_missing": False,
                           "flip_rate": flipped / len(whole) if len(whole) else None,
@@ -430,8 +436,8 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
             "flip_definition": "the share of rows asked every repeat whose pass/fail (score >= the pass mark) was not "
                                "the same in all of them; rows with a failed repeat are left out (incomplete_rows)",
             "slices": out,
-            "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
-            "judgments": int(len(frame)), "expected_judgments": len(check.rows) * len(check.variants)}
+            "cost_usd": _cost(verdicts),
+            "judgments": len(verdicts), "expected_judgments": len(check.rows) * len(check.variants)}
 
 
 def _confidence_summary(check: Check, found: dict[int, float]) -> dict[str, Any]:
@@ -469,16 +475,15 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
     when wholly on the right side, else needs more data. `passed`: False when a kind failed, True when every kind
     passed, None otherwise."""
     spec = check.judge.spec
-    frame = _verdicts(project, check)
+    asked = _verdicts(project, check)
     originals = _originals(project, check)
     level = ALPHA / max(1, len(check.variants))
     kinds: dict[str, Any] = {}
     for kind in check.variants:
-        part = frame[frame["variant"] == kind]
         damaging = kind in DAMAGING
         same = kind in SAME
         counted = right = 0
-        for row, score in zip(part["source_row"], part["score"], strict=True):
+        for row, score in ((v[0], v[2]) for v in asked if v[1] == kind):
             before = originals.get(int(row))
             if before is None or score is None:
                 continue
@@ -508,8 +513,8 @@ def probe_summary(project: Project, check: Check) -> dict[str, Any]:
             "rule": (f"{rule}; shown: a Wilson interval at {1 - level:.4g} (family-wise 95% over "
                      f"{len(check.variants)} kinds); rows at the floor (damaging) or the top (not up) are not "
                      "counted"),
-            "cost_usd": float(frame["cost"].fillna(0).sum()) if len(frame) else 0.0,
-            "judgments": int(len(frame)), "expected_judgments": check.copies or None}
+            "cost_usd": _cost(asked),
+            "judgments": len(asked), "expected_judgments": check.copies or None}
 
 
 def record_summary(project: Project, check: Check, summary: dict[str, Any]) -> int:

@@ -26,24 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 
-BARE = textwrap.dedent("""
-    import asyncio, sys
-    url, calls, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    import openai
-    PROMPT = "Grade the answer against the reference. Question: Question number {i}? Answer: The answer is {i}."
-
-    async def main():
-        client = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=30)
-        gate = asyncio.Semaphore(concurrency)
-        async def one(i):
-            async with gate:
-                r = await client.chat.completions.create(model="gpt-4o-mini", temperature=0,
-                                                         messages=[{"role": "user", "content": PROMPT.format(i=i)}])
-                return r.choices[0].message.content
-        return len(await asyncio.gather(*(one(i) for i in range(calls))))
-    print(asyncio.run(main()))
-""")
+from bench_judge_floor import BARE  # noqa: E402  (the bare client, as the judge floor runs it)
 
 PREPARE = textwrap.dedent("""
     import os, sys
@@ -108,7 +93,7 @@ def main() -> None:
                     calls[name] = int(made.stdout)
                     times.setdefault(name, []).append(took)
                     took, out = timed([sys.executable, "-c", BARE, url, str(calls[name]), str(args.concurrency)], env)
-                    assert int(out) == calls[name]
+                    assert json.loads(out.strip().splitlines()[-1])["ok"] == calls[name]
                     times.setdefault(f"bare client ({name})", []).append(took)
     finally:
         server.kill()

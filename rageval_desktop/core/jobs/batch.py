@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
@@ -37,6 +38,7 @@ from rageval_desktop.core.jobs.commit import while_busy
 from rageval_desktop.core.jobs.estimate import estimate
 from rageval_desktop.core.jobs.judge_job import JudgeJob
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
+from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import note_endpoints
@@ -157,6 +159,48 @@ def request_body(judge: Judge, messages: list[dict], params: dict[str, Any]) -> 
     if params.get("logprobs"):
         body.update({"logprobs": True, "top_logprobs": llm.TOP_LOGPROBS})
     return {k: v for k, v in body.items() if v is not None}
+
+
+def render_requests(project: Project, work: Plan, judges: list[Judge],
+                    ctx: TaskContext) -> Iterator[list[tuple[Item, str, bytes]]]:
+    """The plan's single-call items a chunk at a time, each with its request cache key and its request line in the
+    batch format, rendered exactly as the live job renders the call. An item with nothing to judge has no key (''),
+    and a request another item of the plan makes already has no line (b''): it is sent once."""
+    conn = project.reader()
+    loaded: dict[int, rubrics.Rubric] = {}
+    seen: set[str] = set()
+    for chunk in work.chunks(judges, CHUNK):
+        ctx.check()
+        out: list[tuple[Item, str, bytes]] = []
+        for item in chunk:
+            if item.missing:
+                out.append((item, "", b""))
+                continue
+            judge = item.judge
+            if judge.rubric_key not in loaded:
+                loaded[judge.rubric_key] = rubrics.load(conn, judge.rubric_key)
+            messages = loaded[judge.rubric_key].render(item.fields)
+            params = judge.request_params()
+            key = llm.cache_key(judge.base_url, judge.model, messages, params)
+            if key in seen:
+                out.append((item, key, b""))
+                continue
+            seen.add(key)
+            out.append((item, key, json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
+                                               "body": request_body(judge, messages, params)},
+                                              ensure_ascii=False).encode() + b"\n"))
+        yield out
+
+
+def cached_keys(project: Project, keys: list[str]) -> set[str]:
+    """Which of these request cache keys have a reply in the project."""
+    conn = project.reader()
+    found: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        found.update(k for (k,) in conn.execute(
+            f"SELECT key FROM llm_cache WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+    return found
 
 
 class CacheRow(TypedDict):
@@ -385,39 +429,22 @@ class BatchJob:
             "WHERE job_id = ? AND merged = 0 ORDER BY id", (self.job_id,)).fetchall()
 
     # --- submit ---------------------------------------------------------------------------------------------------
-    def submit(self, judges: list[Judge], work: Any, round_: int) -> bool:
+    def submit(self, judges: list[Judge], work: Plan, round_: int) -> bool:
         """Send what is not in the cache yet as round `round_`; False when there is nothing to send."""
         batched = [j for j in judges if j.calls_llm and not j.spec.items]
         if round_ == 1:
             self.stats.live = work.count([j for j in judges if j.calls_llm and j.spec.items])
-        conn = self.project.reader()
-        loaded: dict[int, rubrics.Rubric] = {}
         parts: dict[tuple, list[bytes]] = {}      # endpoint -> request lines of the file being filled
         sizes: dict[tuple, int] = {}
-        seen: set[str] = set()
         part = self.project.reader().execute("SELECT COALESCE(MAX(part), 0) FROM batches WHERE job_id = ?",
                                              (self.job_id,)).fetchone()[0]
         sent_before = self.stats.sent
         cached = 0
-        for chunk in work.chunks(batched, CHUNK):
-            self.ctx.check()
-            pending: list[tuple[tuple, str, bytes]] = []
-            for item in chunk:
-                if item.missing:
-                    self.stats.live += 1 if round_ == 1 else 0
-                    continue
-                judge = item.judge
-                if judge.rubric_id not in loaded:
-                    loaded[judge.rubric_id] = rubrics.load(conn, judge.rubric_id)
-                messages = loaded[judge.rubric_id].render(item.fields)
-                params = judge.request_params()
-                key = llm.cache_key(judge.base_url, judge.model, messages, params)
-                if key in seen:
-                    continue
-                seen.add(key)
-                line = json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
-                                   "body": request_body(judge, messages, params)}, ensure_ascii=False).encode() + b"\n"
-                pending.append(((judge.base_url, judge.api_key_ref), key, line))
+        for rendered in render_requests(self.project, work, batched, self.ctx):
+            if round_ == 1:
+                self.stats.live += sum(1 for _, key, _ in rendered if not key)
+            pending = [((item.judge.base_url, item.judge.api_key_ref), key, line) for item, key, line in rendered
+                       if line]
             known = self.cached_keys([key for _, key, _ in pending])
             for endpoint, key, line in pending:
                 if key in known:
@@ -441,13 +468,7 @@ class BatchJob:
         return True
 
     def cached_keys(self, keys: list[str]) -> set[str]:
-        conn = self.project.reader()
-        found: set[str] = set()
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            found.update(k for (k,) in conn.execute(
-                f"SELECT key FROM llm_cache WHERE key IN ({','.join('?' * len(chunk))})", chunk))
-        return found
+        return cached_keys(self.project, keys)
 
     def send(self, endpoint: tuple, lines: list[bytes], round_: int, part: int) -> None:
         """Upload one file, record it, create its batch, record the batch id."""

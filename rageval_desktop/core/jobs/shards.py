@@ -25,25 +25,23 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.jobs.batch import ENDPOINT, CacheRow, parse_reply, request_body
+from rageval_desktop.core.jobs.batch import CacheRow, cached_keys, parse_reply, render_requests
 from rageval_desktop.core.jobs.judge_job import JobStats, JudgeJob
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
-from rageval_desktop.core.jobs.work import Item, Plan
-from rageval_desktop.core.judges import llm, rubrics
+from rageval_desktop.core.judges import llm
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 SHARD_REQUESTS = 10_000           # requests per shard (vLLM and Ray read shards in parallel)
-CHUNK = 1000                      # items whose text is loaded and rendered at a time
 IMPORT_CHUNK = 2000               # reply lines kept per transaction
 MAX_LINE = 64 * 1024 ** 2         # one output line at most (a reply with log-probabilities is large; not this)
 SHARD_GLOB = "shard-*.jsonl"
@@ -140,11 +138,12 @@ def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_
         lines.clear()
 
     total = max(1, work.count(single))
-    for pending in _requests(project, work, single, ctx, stats):
-        known = _cached(project, [key for _, key, _ in pending])
-        for _, key, line in pending:
-            if not line:                    # a duplicate: its request is written once
-                continue
+    for rendered in render_requests(project, work, single, ctx):
+        stats.live += sum(1 for _, key, _ in rendered if not key)             # nothing to judge: a live run's
+        stats.duplicates += sum(1 for _, key, line in rendered if key and not line)
+        pending = [(key, line) for _, key, line in rendered if line]
+        known = cached_keys(project, [key for key, _ in pending])
+        for key, line in pending:
             if key in known:
                 stats.cached += 1
                 continue
@@ -163,49 +162,6 @@ def _write_manifest(path: Path, data: dict[str, object]) -> None:
     part = path.with_name(".manifest.json.part")
     part.write_text(json.dumps(data, indent=2), encoding="utf-8")
     os.replace(part, path)
-
-
-def _requests(project: Project, work: Plan, judges: list[Judge], ctx: TaskContext,
-              stats: ExportStats | None = None) -> Iterator[list[tuple[Item, str, bytes]]]:
-    """The plan's single-call items a chunk at a time, each with its request cache key and request line (rendered
-    as the live job renders it); a request another item makes already is left out (counted in `stats`)."""
-    conn = project.reader()
-    loaded: dict[int, rubrics.Rubric] = {}
-    seen: set[str] = set()
-    for chunk in work.chunks(judges, CHUNK):
-        ctx.check()
-        pending: list[tuple[Item, str, bytes]] = []
-        for item in chunk:
-            if item.missing:
-                if stats is not None:
-                    stats.live += 1
-                continue
-            judge = item.judge
-            if judge.rubric_key not in loaded:
-                loaded[judge.rubric_key] = rubrics.load(conn, judge.rubric_key)
-            messages = loaded[judge.rubric_key].render(item.fields)
-            params = judge.request_params()
-            key = llm.cache_key(judge.base_url, judge.model, messages, params)
-            if key in seen:
-                if stats is not None:
-                    stats.duplicates += 1
-                pending.append((item, key, b""))
-                continue
-            seen.add(key)
-            pending.append((item, key, json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
-                                                   "body": request_body(judge, messages, params)},
-                                                  ensure_ascii=False).encode() + b"\n"))
-        yield pending
-
-
-def _cached(project: Project, keys: list[str]) -> set[str]:
-    conn = project.reader()
-    found: set[str] = set()
-    for start in range(0, len(keys), 500):
-        chunk = keys[start:start + 500]
-        found.update(k for (k,) in conn.execute(
-            f"SELECT key FROM llm_cache WHERE key IN ({','.join('?' * len(chunk))})", chunk))
-    return found
 
 
 def _lines(path: Path) -> Iterable[bytes]:
@@ -281,9 +237,11 @@ def judge_offline(project: Project, spec: JobSpec, ctx: TaskContext | None = Non
     work = job_items(project, replace(spec, judges=[j.name for j in judges]), judges)
     answered: dict[str, set[int]] = {j.name: set() for j in judges}
     waiting: Counter[str] = Counter()
-    for pending in _requests(project, work, judges, ctx):
-        known = _cached(project, [key for _, key, _ in pending])
-        for item, key, _ in pending:
+    for rendered in render_requests(project, work, judges, ctx):
+        known = cached_keys(project, [key for _, key, _ in rendered if key])
+        for item, key, _ in rendered:
+            if not key:
+                continue
             if key in known:
                 answered[item.judge.name].add(item.run_row_id)
             else:

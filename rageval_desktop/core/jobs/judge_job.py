@@ -615,17 +615,10 @@ class JudgeJob:
         """(reply, from cache, attempts), or None when the item ended as an error (recorded here) or the job is
         stopping (left to do)."""
         judge = item.judge
-        if self.spec.offline:            # replies an outside engine made, or nothing: no call is ever made
+        offline = self.spec.offline      # replies an outside engine made (in the cache), or nothing: never a call
+        if self.spec.use_cache or self.spec.batch or offline:
             hit = llm.cached(self.project.reader(), llm.cache_key(judge.base_url, judge.model, messages, params))
-            if ticket is not None:
-                await limiter.release("other", ticket)
-            if hit is not None and hit.batch_job is not None:    # a batch job's reply: paid once, at its price
-                self.stats.batch_replies += 1
-                return hit, False, 1
-            return None if hit is None else (hit, True, 0)
-        if self.spec.use_cache or self.spec.batch:
-            hit = llm.cached(self.project.reader(), llm.cache_key(judge.base_url, judge.model, messages, params))
-            if hit and (self.spec.use_cache or hit.batch_job is not None):
+            if hit and (self.spec.use_cache or offline or hit.batch_job is not None):
                 if ticket is not None:
                     await limiter.release("other", ticket)
                 if hit.batch_job is not None:
@@ -633,6 +626,10 @@ class JudgeJob:
                     self.stats.batch_replies += 1
                     return hit, False, 1
                 return hit, True, 0
+        if offline:                      # no reply yet: left to do
+            if ticket is not None:
+                await limiter.release("other", ticket)
+            return None
         retries = self.spec.max_retries if self.spec.max_retries is not None else judge.param("max_retries")
 
         def count() -> None:

@@ -491,25 +491,26 @@ class Project:
         from rageval_desktop.core.review.accepts import pass_fail
         from rageval_desktop.core.review.licence import licence, record_audit
         from rageval_desktop.core.review.system import system_agreement
+        from rageval_desktop.core.store import reads
 
-        results = agreement.audit_all(self.core, judge)
         out = []
-        for r in results:
-            action = record_audit(self.core, r) if apply else None
-            held = get_judge(self.core, r.judge)
-            item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
-                    "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
-                    "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
-                    "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
-                    "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
-                    "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias,
-                    "look": r.look, "looks": r.looks, "plan_looks": r.plan_looks, "deciding_look": r.deciding_look,
-                    "outside_sample": r.outside_sample,
-                    "licence": licence(self.core, held, r).as_dict(), "pass_fail": pass_fail(self.core, held),
-                    "system": system_agreement(self.core, held)}
-            if apply:
-                item["action"] = action
-            out.append(item)
+        with reads.shared(self.core):        # each judge's pairs, the ratings and the samples' designs read once
+            for r in agreement.audit_all(self.core, judge):
+                action = record_audit(self.core, r) if apply else None
+                held = get_judge(self.core, r.judge)
+                item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
+                        "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,
+                        "stats": r.stats, "human_ceiling": r.human_ceiling, "compared_with": r.compared_with,
+                        "per_slice": r.per_slice, "per_run": r.per_run, "confusion": r.confusion, "rule": r.rule,
+                        "threshold": r.threshold, "min_n": r.min_n, "weighting": r.weighting, "stopping": r.stopping,
+                        "anytime_ci": r.anytime_ci, "effective_n": r.effective_n, "bias": r.bias,
+                        "look": r.look, "looks": r.looks, "plan_looks": r.plan_looks,
+                        "deciding_look": r.deciding_look, "outside_sample": r.outside_sample,
+                        "licence": licence(self.core, held, r).as_dict(), "pass_fail": pass_fail(self.core, held),
+                        "system": system_agreement(self.core, held)}
+                if apply:
+                    item["action"] = action
+                out.append(item)
         return out
 
     def selective(self, judge: str | None = None, *, alpha: float | None = None, delta: float | None = None,

@@ -67,6 +67,8 @@ def test_the_shipped_quantile_table_is_scipys_own_numbers():
     shipped = np.asarray(stats._table())
     assert shipped.shape == (stats.TABLE_DF + 1,) and np.array_equal(shipped, stats.quantile_table())
     assert stats.normal_quantile(0.975) == float(ndtri(0.975)) and stats.normal_quantile(0.9) == float(ndtri(0.9))
+    for q in (*stats.COMMON_Z, 0.8, 0.7, 1 - 0.05 / 8):
+        assert stats.normal_quantile(q) == float(ndtri(q)), q
     for df in (1, 2, 29, 9_999, stats.TABLE_DF, stats.TABLE_DF + 1, 250_000, 37.5, math.inf):
         for q in (0.975, 0.95, 0.8):
             assert stats.t_quantile(q, df) == float(stdtrit(df, q)), (q, df)

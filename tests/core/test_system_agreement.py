@@ -78,3 +78,48 @@ def test_the_cli_reports_the_run_order_beside_the_row_agreement(tmp_path, capsys
     assert main(["agreement", path, "--json"]) == 0
     system = json.loads(capsys.readouterr().out)[0]["system"]
     assert system["tau"] == 1.0 and system["runs"] == ["v1", "v2", "v3"] and system["reason"] == ""
+
+
+def test_tau_b_is_scipys_kendalltau_with_ties_and_constant_sides():
+    """τ-b computed for many draws at once equals scipy's kendalltau on each: ties on either side (integer means
+    tie often), constant sides (NaN), and 2 to 8 runs."""
+    import numpy as np
+
+    from rageval_desktop.core.review.system import tau_b
+
+    rng = np.random.default_rng(3)
+    for runs in range(2, 9):
+        x = rng.integers(0, 4, size=(300, runs)).astype(float)
+        y = np.where(rng.random((300, runs)) < 0.5, x, rng.integers(0, 4, size=(300, runs)))
+        x[0], y[1] = 2.0, 1.0                                     # a constant side: no τ
+        found = tau_b(x, y)
+        expected = np.array([kendalltau(a, b).statistic for a, b in zip(x, y, strict=True)])
+        assert np.array_equal(np.isnan(found), np.isnan(expected))
+        assert np.isnan(found[0]) and np.isnan(found[1])
+        assert np.allclose(found[~np.isnan(found)], expected[~np.isnan(expected)], rtol=0, atol=1e-12)
+    assert abs(tau_b([0.1, 0.5, 0.3, 0.9], [1, 3, 2, 2]) - kendalltau([0.1, 0.5, 0.3, 0.9], [1, 3, 2, 2]).statistic) \
+        < 1e-12
+
+
+def test_the_bootstrap_interval_is_the_percentiles_of_each_draws_tau(tmp_path, monkeypatch):
+    """The interval's draws are scipy's τ on each resample of questions: recomputed here one draw at a time from the
+    same generator's draws."""
+    import numpy as np
+
+    project = three_runs(tmp_path)
+    judge = get_judge(project, "recall")
+    found = system_agreement(project, judge, resamples=300, seed=5)
+    merged = {}
+    conn = project.reader()
+    for run in ("v1", "v2", "v3"):
+        merged[run] = conn.execute(
+            "SELECT rr.golden_id, j.score, h.score FROM judgments j JOIN run_rows rr ON rr.id = j.run_row_id JOIN "
+            "runs r ON r.id = rr.run_id JOIN human_ratings h ON h.run_row_id = rr.id WHERE r.name = ? AND "
+            "j.status = 'ok' ORDER BY rr.golden_id", (run,)).fetchall()
+    judge_q = np.array([[merged[r][q][1] for r in ("v1", "v2", "v3")] for q in range(N)])
+    human_q = np.array([[merged[r][q][2] for r in ("v1", "v2", "v3")] for q in range(N)])
+    drawn = np.random.default_rng(5).integers(0, N, size=(300, N))
+    taus = [kendalltau(judge_q[d].mean(axis=0), human_q[d].mean(axis=0)).statistic for d in drawn]
+    taus = [t for t in taus if np.isfinite(t)]
+    assert found["ci"] == [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))]
+    project.close()

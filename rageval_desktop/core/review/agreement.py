@@ -30,6 +30,7 @@ from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
 from rageval_desktop.core.review.weights import Looks, planned_looks, strata_used, weighted_pairs
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -114,7 +115,12 @@ def to_points(values: Any, labels: list[float], *, judge: bool) -> Any:
 
 def human_frame(project: Project, metric: str) -> Any:
     """Each reviewer's standing rating per target of `metric` (the latest; withdrawn and skipped ones left out),
-    with `target`: a nugget's or citation's text, else the passage rank ("0" for the row)."""
+    with `target`: a nugget's or citation's text, else the passage rank ("0" for the row). Read once in a block of
+    shared reads (core.store.reads): not to be changed in place."""
+    return reads.once(project, ("human_frame", metric), lambda: _human_frame(project, metric))
+
+
+def _human_frame(project: Project, metric: str) -> Any:
     import pandas as pd
 
     kind = unit(metric)
@@ -138,7 +144,12 @@ JUDGED_SQL = (
 
 def judged_frame(project: Project, judge: Judge) -> Any:
     """The judge's ok verdicts on rated rows, one per target (same `target` as `human_frame`). Looked up from the
-    rated rows (`+` keeps SQLite off the judge's index, which walked a million judgments for 10k ratings)."""
+    rated rows (`+` keeps SQLite off the judge's index, which walked a million judgments for 10k ratings). Read once
+    in a block of shared reads: not to be changed in place."""
+    return reads.once(project, ("judged_frame", judge.id, judge.metric), lambda: _judged_frame(project, judge))
+
+
+def _judged_frame(project: Project, judge: Judge) -> Any:
     import pandas as pd
 
     kind = unit(judge.metric)
@@ -157,9 +168,10 @@ def settled(project: Project, metric: str) -> dict[tuple[int, str], float]:
     """(row, target) -> the score a lead set where reviewers disagreed (the latest standing adjudication)."""
 
     kind = unit(metric)
-    return {(row, target_id(kind, item, key)): score for row, item, key, score in project.reader().execute(
-        "SELECT run_row_id, item, item_key, score FROM adjudications WHERE metric = ? AND withdrawn_at IS NULL "
-        "ORDER BY id", (metric,))}
+    return reads.once(project, ("settled", metric), lambda: {
+        (row, target_id(kind, item, key)): score for row, item, key, score in project.reader().execute(
+            "SELECT run_row_id, item, item_key, score FROM adjudications WHERE metric = ? AND withdrawn_at IS NULL "
+            "ORDER BY id", (metric,))})
 
 
 def consensus(project: Project, metric: str, latest: Any) -> Any:
@@ -201,7 +213,14 @@ def pairs(project: Project, judge: Judge, *, per_reviewer: bool = False) -> Any:
     humans' score itself. With `per_reviewer`, one row per reviewer of each target instead (`each_reviewer`): the
     judge is compared with each reviewer, not with a rounded median (a judge equal to two reviewers' mean matched
     their rounded-down median half the time). A nugget or a citation is matched by its text, so a rating of a
-    nugget that is no longer in the judge's list compares with nothing."""
+    nugget that is no longer in the judge's list compares with nothing. In a block of shared reads the pairs are
+    made once; each caller gets a copy of its own."""
+    merged, latest = reads.once(project, ("pairs", judge.id, judge.metric, per_reviewer),
+                                lambda: _pairs(project, judge, per_reviewer))
+    return merged.copy(), latest
+
+
+def _pairs(project: Project, judge: Judge, per_reviewer: bool) -> tuple[Any, Any]:
     import pandas as pd
 
     columns = ["run_row_id", "target", "judge", "human", "human_score", "judge_score", "reviewers", "share", "slice",
@@ -211,7 +230,8 @@ def pairs(project: Project, judge: Judge, *, per_reviewer: bool = False) -> Any:
     if latest.empty or judged.empty:
         return pd.DataFrame(columns=columns), latest
     labels = scale(judge.metric)
-    found = each_reviewer(project, judge.metric, latest) if per_reviewer else consensus(project, judge.metric, latest)
+    found = reads.once(project, ("humans", judge.metric, per_reviewer), lambda: (
+        each_reviewer(project, judge.metric, latest) if per_reviewer else consensus(project, judge.metric, latest)))
     merged = found.merge(judged, on=["run_row_id", "target"], how="inner")
     if "share" not in merged:
         merged["share"] = 1.0

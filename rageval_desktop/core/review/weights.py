@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rageval_desktop.core.review.targets import target_id, unit
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 
 
@@ -26,6 +28,10 @@ def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
     In a stratified sample a stratum's probability is the share of it that was *rated* (r_h / N_h): a sample rated
     halfway stands for its strata with the ratings it has, not with those still to come."""
 
+    return reads.once(project, ("design", metric), lambda: _design(project, metric))
+
+
+def _design(project: Project, metric: str) -> dict[tuple[int, str], float]:
     kind = unit(metric)
     conn = project.reader()
     rated = _rated(project, metric)
@@ -82,6 +88,7 @@ def _prefixes(project: Project, samples: dict[int, str]) -> dict[int, dict[str, 
     return out
 
 
+@lru_cache(maxsize=1024)
 def sample_mode(params: str | None) -> str:
     """A sample's mode from its stored parameters (samples from before modes existed are stratified)."""
     try:
@@ -129,6 +136,10 @@ def unrepresentative(project: Project, metric: str) -> set[tuple[int, str]]:
     run (rows a person chose in triage, rows a selective judge abstained on): they speak for themselves, not for
     the run, and an audit leaves them out (was: with no other sample they were read as if drawn at random, so
     rating the disagreements listed in triage lowered the judge's κ)."""
+    return reads.once(project, ("unrepresentative", metric), lambda: _unrepresentative(project, metric))
+
+
+def _unrepresentative(project: Project, metric: str) -> set[tuple[int, str]]:
     kind = unit(metric)
     marks = ",".join("?" * len(NOT_DRAWN))
     rows = project.reader().execute(
@@ -173,6 +184,10 @@ class Looks:
 def planned_looks(project: Project, metric: str) -> Looks:
     """The plan an audit of `metric` follows (see Looks): a plan holds while every standing rating comes from one
     sample whose plan is unspent and whose size is still the plan's."""
+    return reads.once(project, ("planned_looks", metric), lambda: _planned_looks(project, metric))
+
+
+def _planned_looks(project: Project, metric: str) -> Looks:
     conn = project.reader()
     samples = [sid for (sid,) in conn.execute(
         "SELECT DISTINCT sample_id FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL", (metric,))]
@@ -256,11 +271,11 @@ def strata_used(project: Project, metric: str) -> int:
 def _rated(project: Project, metric: str) -> list[tuple]:
     """(sample, params, stratum, run row, item, item key, inclusion) of every target of `metric` rated (and not
     withdrawn or skipped) within a sample that recorded its inclusion probabilities."""
-    return project.reader().execute(
+    return reads.once(project, ("rated", metric), lambda: project.reader().execute(
         "SELECT s.id, s.params, sr.stratum, sr.run_row_id, sr.item, sr.item_key, sr.inclusion FROM review_sample_rows "
         "sr JOIN review_samples s ON s.id = sr.sample_id WHERE s.metric = ? AND sr.inclusion > 0 AND EXISTS (SELECT 1 "
         "FROM human_ratings h WHERE h.sample_id = s.id AND h.run_row_id = sr.run_row_id AND h.passage_rank = sr.item "
-        "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)).fetchall()
+        "AND h.withdrawn_at IS NULL AND h.skipped = 0) ORDER BY s.id", (metric,)).fetchall())
 
 
 def prefix_probability(weight: float, m: int, design: dict[str, Any]) -> float:

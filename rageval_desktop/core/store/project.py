@@ -30,7 +30,7 @@ from rageval_desktop.core.base.errors import (
     WriteFailed,
 )
 from rageval_desktop.core.store import backup as backups
-from rageval_desktop.core.store import integrity, owners
+from rageval_desktop.core.store import integrity, owners, reads
 from rageval_desktop.core.store.changes import Area, Changes, areas_of
 from rageval_desktop.core.store.files import (
     BUSY_TIMEOUT_MS,
@@ -398,6 +398,7 @@ class Project:
                     raise write_failed(self.path, op, exc) from exc
             finally:
                 self._references_on(conn)
+                reads.forget(self)             # whatever a block of shared reads kept may be stale now
             self.changes_since_backup += 1
         changes = Changes(op, areas, operation, getattr(self._local, "initiator", None))
         for listener in list(self.listeners):

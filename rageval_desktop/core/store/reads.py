@@ -1,0 +1,66 @@
+"""Reads shared for the length of one question asked of a project (issue 50): an audit of twenty judges asked the
+file for the same ratings, sample designs and verdicts sixty times over (537 statements for 2,058 ratings).
+
+Within `shared(project)` a read made through `once(project, key, read)` is made once and handed back on every later
+ask; outside such a block `once` simply reads. Nothing is kept after the block, and a write to the project inside
+it (Project.write, on any thread) forgets everything kept: a later read sees the write. Values handed out are
+shared: a reader must not change one in place (frames are copied by the caller that changes them)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TypeVar, cast
+
+T = TypeVar("T")
+
+_SCOPE: ContextVar[tuple[int, dict[Hashable, object]] | None] = ContextVar("rageval_shared_reads", default=None)
+_LIVE: dict[int, list[dict[Hashable, object]]] = {}      # project id -> the open scopes' stores (writes clear them)
+_LOCK = threading.Lock()
+
+
+@contextmanager
+def shared(project: object) -> Iterator[None]:
+    """Reads of `project` through `once` inside the block are made once (of another project, every time). Blocks
+    nest: an inner block uses the outer one's store."""
+    if _SCOPE.get() is not None:
+        yield
+        return
+    store: dict[Hashable, object] = {}
+    with _LOCK:
+        _LIVE.setdefault(id(project), []).append(store)
+    token = _SCOPE.set((id(project), store))
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+        with _LOCK:
+            stores = _LIVE.get(id(project), [])
+            if store in stores:
+                stores.remove(store)
+            if not stores:
+                _LIVE.pop(id(project), None)
+
+
+def once(project: object, key: Hashable, read: Callable[[], T]) -> T:
+    """`read()` the first time `key` is asked of `project` inside `shared`; the same value after. Outside, read."""
+    scope = _SCOPE.get()
+    if scope is None or scope[0] != id(project):
+        return read()
+    store = scope[1]
+    if key in store:
+        return cast(T, store[key])
+    value = read()
+    store[key] = value
+    return value
+
+
+def forget(project: object) -> None:
+    """A write to `project` committed (or was tried): whatever a block kept of it may be stale."""
+    if not _LIVE:
+        return
+    with _LOCK:
+        for store in _LIVE.get(id(project), []):
+            store.clear()

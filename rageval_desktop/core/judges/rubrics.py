@@ -18,6 +18,7 @@ import sqlite3
 import string
 import unicodedata
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 from rageval_desktop.core.base.clock import utcnow
@@ -184,7 +185,13 @@ def parse_rubric_text(text: str, source: str = "rubric") -> Rubric:
 
 
 def library() -> dict[str, Rubric]:
-    """The bundled rubrics by name."""
+    """The bundled rubrics by name (a dict of the caller's own; the files are read and parsed once a process: an
+    audit of 20 judges parsed all 13 of them 54 times, 0.13 s)."""
+    return dict(_library())
+
+
+@lru_cache(maxsize=1)
+def _library() -> dict[str, Rubric]:
     folder = resources_dir() / "rubrics"
     out = {}
     for path in sorted(Path(folder).glob("*.txt")):

@@ -60,7 +60,10 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
                                          f"id IN ({','.join(str(int(r)) for r in set(merged['run_row_id']))})"))
     frame = merged.assign(question=merged["run_row_id"].map(keys))
     runs = sorted(frame["run"].unique())
-    shared = set.intersection(*(set(frame.loc[frame["run"] == r, "question"]) for r in runs)) if runs else set()
+    asked: dict[str, set[Any]] = {}
+    for run, question in zip(frame["run"].tolist(), frame["question"].tolist(), strict=True):
+        asked.setdefault(run, set()).add(question)
+    shared = set.intersection(*(asked[r] for r in runs)) if runs else set()
     if len(runs) < MIN_RUNS or len(shared) < 2:
         return {**empty, "runs": runs, "questions": len(shared),
                 "reason": f"needs {MIN_RUNS} runs rated on shared questions ({len(runs)} run(s), {len(shared)} "
@@ -79,7 +82,8 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
         drawn = rng.integers(0, n, size=(min(block, resamples - start), n))
         times = np.bincount((drawn + n * np.arange(len(drawn))[:, None]).ravel(), minlength=drawn.size)
         times = times.reshape(len(drawn), n).astype(float)          # how often each draw took each question
-        found.append(tau_b(times @ judge_q / n, times @ human_q / n))
+        # (einsum's own loop, not a BLAS product: OpenBLAS's threads spun a CPU-second for these small products)
+        found.append(tau_b(np.einsum("bq,qr->br", times, judge_q) / n, np.einsum("bq,qr->br", times, human_q) / n))
     taus = np.concatenate(found) if found else np.array([])
     taus = taus[np.isfinite(taus)]
     ci = [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))] if taus.size else [None, None]

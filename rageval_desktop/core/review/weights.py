@@ -113,14 +113,14 @@ def weighted_pairs(project: Project, metric: str, merged: Any) -> tuple[Any, Any
     chosen = unrepresentative(project, metric)
     left = 0
     if chosen and not merged.empty:
-        keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
+        keys = list(zip(merged["run_row_id"].astype(int).tolist(), merged["target"].astype(str).tolist(), strict=True))
         out = np.array([key in chosen for key in keys])
         left = int((~merged.loc[out].duplicated(["run_row_id", "target"])).sum())
         merged = merged.loc[~out].reset_index(drop=True)
     found = design(project, metric)
     if not found or merged.empty:
         return merged, None, left
-    keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
+    keys = list(zip(merged["run_row_id"].astype(int).tolist(), merged["target"].astype(str).tolist(), strict=True))
     inside = np.array([key in found for key in keys])
     outside = int((~merged.loc[~inside].duplicated(["run_row_id", "target"])).sum()) if not inside.all() else 0
     merged = merged.loc[inside].reset_index(drop=True)

@@ -20,6 +20,7 @@ from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.review.licence import last_check, licence
 from rageval_desktop.core.review.system import system_agreement
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 
 
@@ -84,6 +85,12 @@ def _gate(comparison: dict[str, Any] | None, max_slice_drop: float,
 
 def build_report(project: Project, run: str, baseline: str | None = None, failures: int = 10,
                  max_slice_drop: float = 2.0) -> dict[str, Any]:
+    with reads.shared(project):          # the judges' pairs and the ratings, read once for every section
+        return _build_report(project, run, baseline, failures, max_slice_drop)
+
+
+def _build_report(project: Project, run: str, baseline: str | None, failures: int,
+                  max_slice_drop: float) -> dict[str, Any]:
     data = load_run(project, run)
     summary = summarise(data)
     frame = classify(data)

@@ -120,7 +120,7 @@ def human_frame(project: Project, metric: str) -> Any:
     return reads.once(project, ("human_frame", metric), lambda: _human_frame(project, metric))
 
 
-def _human_frame(project: Project, metric: str) -> Any:
+def _human_frame(project: Project, metric: str) -> object:
     import pandas as pd
 
     kind = unit(metric)
@@ -149,7 +149,7 @@ def judged_frame(project: Project, judge: Judge) -> Any:
     return reads.once(project, ("judged_frame", judge.id, judge.metric), lambda: _judged_frame(project, judge))
 
 
-def _judged_frame(project: Project, judge: Judge) -> Any:
+def _judged_frame(project: Project, judge: Judge) -> object:
     import pandas as pd
 
     kind = unit(judge.metric)

@@ -24,6 +24,8 @@ from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
 # what decides first (verdict, the value and its interval, the licence, n, bias), so that at 1024 px they show
@@ -83,11 +85,20 @@ def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
                                        if same is not None else "")}
 
 
-def _audit(project: Any, ctx: Any) -> tuple[list, dict[str, tuple[str, str]], dict[str, Any],
-                                           dict[str, dict[str, str]]]:
+AuditRead = tuple[list, dict[str, tuple[str, str]], dict[str, Any], dict[str, dict[str, str]]]
+
+
+def _audit(project: Project, ctx: TaskContext) -> AuditRead:
     """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), its
     pass/fail against the reviewers (core.review.accepts), its run order (core.review.system), and its newest
     stability and probe checks."""
+    from rageval_desktop.core.store import reads
+
+    with reads.shared(project):          # each judge's pairs and the ratings read once for all four readings
+        return _audit_read(project)
+
+
+def _audit_read(project: Project) -> AuditRead:
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.accepts import pass_fail
     from rageval_desktop.core.review.agreement import audit_all

@@ -186,7 +186,8 @@ def parse_rubric_text(text: str, source: str = "rubric") -> Rubric:
 
 def library() -> dict[str, Rubric]:
     """The bundled rubrics by name (a dict of the caller's own; the files are read and parsed once a process: an
-    audit of 20 judges parsed all 13 of them 54 times, 0.13 s; a folder with a file added or removed since is read again)."""
+    audit of 20 judges parsed all 13 of them 54 times, 0.13 s; a folder with a file added or removed since is read
+    again)."""
     folder = Path(resources_dir()) / "rubrics"
     try:
         stamp = folder.stat().st_mtime_ns

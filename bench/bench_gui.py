@@ -1,9 +1,11 @@
-"""GUI speed: (1) a run of 200k rows — first paint of its table, scrolling to the end, memory; (2) the longest
-stall of the event loop while a 2,000-row judge job runs against the loopback server (a 10 ms timer records how
-late each tick fires), in the app (the rows page, the dashboard) and in a bare Qt window running the same job on a
+"""GUI speed: (1) a run of 200k rows — first paint of its table, scrolling to the end, memory (the window's own
+process, page by page, beside a 2,000-row run: what grows with the rows and what each page's libraries add); (2) the
+longest stall of the event loop while a 2,000-row judge job runs against the loopback server (a 10 ms timer records
+how late each tick fires), in the app (the rows page, the dashboard) and in a bare Qt window running the same job on a
 thread (the anchor).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_gui.py [--rows 200000] [--judge-rows 2000] [--only table]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_gui.py [--rows 200000] [--judge-rows 2000] [--repeats 1]
+        [--only table|memory|stall|switch]
 """
 
 from __future__ import annotations
@@ -62,10 +64,92 @@ def close_and_wait(app, w: MainWindow) -> None:
     app.processEvents()
 
 
+def build_apart(path: Path, rows: int, kind: str = "plain") -> None:
+    """The project built by a process of its own: this one's memory is then the window's alone (the builder's rows
+    were counted in the window's peak: 277 MB where the window held 119). `kind` "judged": bench_table's project
+    (golden rows in slices, two judges' verdicts, ratings), which every page has something to show of."""
+    subprocess.run([sys.executable, __file__, "--build-only", str(path), str(rows), kind], check=True)
+
+
+def rss_mb() -> tuple[float, float]:
+    """(resident now, peak) of this process in MB, from /proc."""
+    status = Path("/proc/self/status").read_text()
+    now = int(status.split("VmRSS:")[1].split()[0]) / 1024
+    peak = int(status.split("VmHWM:")[1].split()[0]) / 1024
+    return now, peak
+
+
+def memory_of(path: Path) -> None:
+    """In a process of its own: the window on `path` — its run shown, scrolled to the end, then each page visited and
+    left to read (until no read of the window runs) — printing what it holds resident after each step, as JSON."""
+    import gc
+    import json
+
+    from rageval_desktop.gui.pages import PAGES
+
+    app = make_app()
+    out: dict[str, float] = {"started": rss_mb()[0]}
+    w = open_window(app, path)
+    w.resize(1280, 720)
+
+    from rageval_desktop.gui import workers
+
+    def settle(seconds: float) -> None:
+        """At least `seconds`, then until no read or task of the window is running (at most two minutes), then as
+        long again as the window waits to give freed memory back (workers.TRIM_AFTER_S)."""
+        end, limit = time.perf_counter() + seconds, time.perf_counter() + 120
+        while time.perf_counter() < end or (workers.active() and time.perf_counter() < limit):
+            app.processEvents()
+            time.sleep(0.01)
+        gc.collect()
+        end = time.perf_counter() + workers.TRIM_AFTER_S + 0.5
+        while time.perf_counter() < end:
+            app.processEvents()
+            time.sleep(0.01)
+
+    out["window"] = rss_mb()[0]
+    w.select(run="big")
+    settle(3)
+    out["run shown"] = rss_mb()[0]
+    bar = w.rows.table.verticalScrollBar()
+    for i in range(1, 201):
+        bar.setValue(bar.maximum() * i // 200)
+        w.rows.table.viewport().repaint()
+    settle(1)
+    out["scrolled to the end"] = rss_mb()[0]
+    for spec in PAGES:
+        w.select_nav(spec.key)
+        settle(2)
+        out[f"+ {spec.key}"] = rss_mb()[0]
+    w.select(run="big")
+    settle(2)
+    out["back to the run"], out["peak"] = rss_mb()
+    close_and_wait(app, w)
+    print(json.dumps(out))
+
+
+def memory_bench(rows: int, small: int = 2_000) -> str:
+    """What the window holds at `rows` and at `small` rows, step by step, each in a fresh process: what grows with the
+    rows, and what each page's first visit adds whatever the rows (the libraries it imports)."""
+    import json
+
+    found = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (small, rows):
+            path = Path(tmp) / f"m{n}.rageval"
+            build_apart(path, n, "judged")
+            done = subprocess.run([sys.executable, __file__, "--memory-of", str(path)], capture_output=True,
+                                  text=True, check=True)
+            found[n] = json.loads(done.stdout.strip().splitlines()[-1])
+    lines = [f"resident MB, the window's own process: {small:,} rows / {rows:,} rows"]
+    lines += [f"  {step:<22} {found[small][step]:6.0f} / {found[rows][step]:6.0f}" for step in found[rows]]
+    return "\n".join(lines)
+
+
 def table_bench(app, rows: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.rageval"
-        big_project(path, rows)
+        build_apart(path, rows)
         w = open_window(app, path)
         w.resize(1280, 720)                 # the same table width whatever the detail pane's default
         w.rows_page.setSizes([660, 420])
@@ -91,7 +175,7 @@ def table_bench(app, rows: int) -> str:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         close_and_wait(app, w)
     return (f"{rows:,}-row run: first paint {first:.0f} ms; scrolled to the end in {steps} jumps, {scroll:.2f} s, "
-            f"slowest jump {worst:.0f} ms (last row: {last!r}); peak RSS {rss:.0f} MB")
+            f"slowest jump {worst:.0f} ms (last row: {last!r}); peak RSS {rss:.0f} MB (the window's process)")
 
 
 class LoopWatch:
@@ -216,9 +300,24 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--judge-rows", type=int, default=2_000)
     parser.add_argument("--repeats", type=int, default=1, help="rounds of the stall part (bare, rows, dashboard)")
-    parser.add_argument("--only", choices=["table", "stall", "switch"], help="one part (table: the 200k-row run's "
-                        "first paint, scrolling and peak memory)")
+    parser.add_argument("--only", choices=["table", "memory", "stall", "switch"], help="one part (table: the 200k-row "
+                        "run's first paint, scrolling and peak memory; memory: what the window holds, page by page)")
+    parser.add_argument("--build-only", nargs=3, metavar=("PATH", "ROWS", "KIND"), help=argparse.SUPPRESS)
+    parser.add_argument("--memory-of", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_only:
+        if args.build_only[2] == "judged":
+            from bench.bench_table import big_project as judged_project
+
+            judged_project(Path(args.build_only[0]), int(args.build_only[1]))
+        else:
+            big_project(Path(args.build_only[0]), int(args.build_only[1]))
+        return
+    if args.memory_of:
+        memory_of(Path(args.memory_of))
+        return
+    if args.only in (None, "memory"):
+        print(memory_bench(args.rows))
     app = make_app()
     if args.only in (None, "table"):
         print(table_bench(app, args.rows))

@@ -114,7 +114,7 @@ class Project:
         self._write_lock = threading.RLock()
         self._writer: sqlite3.Connection | None = None
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers: dict[int, sqlite3.Connection] = {}     # by the thread that reads through it (its ident)
         self._readers_lock = threading.Lock()
         self._utils: sqlite_utils.Database | None = None
         self.changes_since_backup = 0
@@ -319,13 +319,26 @@ class Project:
 
     # --- connections ---------------------------------------------------------------------------
     def reader(self) -> sqlite3.Connection:
-        """A read connection owned by the calling thread (sees every committed write)."""
-        conn = getattr(self._local, "conn", None)
+        """A read connection owned by the calling thread (sees every committed write), kept by the thread's ident:
+        a Qt pool thread runs each task with fresh thread-locals, so a reader kept in them was a new connection for
+        every task the window ran (20 tasks, 21 connections, each with its page cache and file handle, until the
+        project closed). The readers of threads that have ended are closed as a new one is made; a thread that
+        takes an ended one's ident takes its reader (no other thread can be using it)."""
+        ident = threading.get_ident()
+        conn = self._readers.get(ident)
         if conn is None:
             conn = self._new_reader()
-            self._local.conn = conn
+            threading.current_thread()      # a thread Python did not start (Qt's) is listed from now on, for good
+            living = {t.ident for t in threading.enumerate()}
             with self._readers_lock:
-                self._readers.append(conn)
+                ended = [c for i, c in self._readers.items() if i not in living]
+                self._readers = {i: c for i, c in self._readers.items() if i in living}
+                self._readers[ident] = conn
+            for old in ended:
+                try:
+                    old.close()
+                except sqlite3.Error:
+                    pass
         return conn
 
     def _new_reader(self) -> sqlite3.Connection:
@@ -526,7 +539,7 @@ class Project:
     def _close(self) -> None:
         self._closed = True
         with self._readers_lock:
-            for conn in self._readers:
+            for conn in self._readers.values():
                 try:
                     conn.close()
                 except sqlite3.Error:

@@ -1,0 +1,44 @@
+"""A window's tasks read the project through one connection per thread, not one per task (issue 50: a Qt pool thread
+runs each task with fresh thread-locals, so every task opened a connection, with its page cache and file handle, that
+stayed open until the project closed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rageval_desktop.core.store.project import Project
+from rageval_desktop.gui import workers
+
+
+def open_handles(path: Path) -> int:
+    """File handles of this process on the project file itself (Linux: /proc/self/fd)."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file handles through /proc")
+def test_forty_tasks_read_through_a_few_connections(qapp, tmp_path):
+    path = (tmp_path / "r.rageval").resolve()
+    project = Project.create(path, actor="tester")
+    before = open_handles(path)
+    done: list[int] = []
+
+    def read(ctx=None) -> int:
+        return project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0]
+
+    for _ in range(40):
+        workers.start(read, on_done=done.append)
+        workers.pool().waitForDone()
+        qapp.processEvents()
+    assert done == [0] * 40
+    assert open_handles(path) - before <= workers.pool().maxThreadCount() + 1     # was 40
+    project.close()
+    assert open_handles(path) == 0

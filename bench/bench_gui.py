@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,7 +203,9 @@ class LoopWatch:
         return sorted(self.lates)
 
 
-def stall_bench(app, rows: int, page: str = "rows") -> str:
+@contextmanager
+def judged_setup(rows: int) -> Iterator[tuple[Project, Path]]:
+    """The loopback server (0.2 s a call) and a project of `rows` rows with an LLM judge of it, open."""
     server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", "0.2"], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
     url = server.stdout.readline().strip()
@@ -210,23 +214,28 @@ def stall_bench(app, rows: int, page: str = "rows") -> str:
             path = Path(tmp) / "j.rageval"
             p = make_project(path, n=rows)
             add_judge(p, "llm", "correctness", "llm", model="m", base_url=url, params={"concurrency": 16})
-            p.close()
-            w = open_window(app, path)
-            w.select(run="v1")
-            if page != "rows":       # a page that recomputes as judgments arrive (the dashboard's numbers, chart)
-                w.select_nav(page)
-            watch = LoopWatch()
-            done = QEventLoop()
-            w.job_finished.connect(lambda _s: done.quit())
-            t0 = time.perf_counter()
-            w.judging.start_judging("v1", ["llm"])
-            done.exec()
-            seconds = time.perf_counter() - t0
-            lates = watch.stop()
-            judged = w.project.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
-            close_and_wait(app, w)
+            yield p, path
     finally:
         server.kill()
+
+
+def stall_bench(app, rows: int, page: str = "rows") -> str:
+    with judged_setup(rows) as (p, path):
+        p.close()
+        w = open_window(app, path)
+        w.select(run="v1")
+        if page != "rows":       # a page that recomputes as judgments arrive (the dashboard's numbers, chart)
+            w.select_nav(page)
+        watch = LoopWatch()
+        done = QEventLoop()
+        w.job_finished.connect(lambda _s: done.quit())
+        t0 = time.perf_counter()
+        w.judging.start_judging("v1", ["llm"])
+        done.exec()
+        seconds = time.perf_counter() - t0
+        lates = watch.stop()
+        judged = w.project.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        close_and_wait(app, w)
     return (f"{judged:,} judgments in {seconds:.1f} s with the {page} page open: event-loop stall max {lates[-1]} "
             f"ms, p99 {lates[int(len(lates) * 0.99)]} ms over {len(lates):,} ticks of 10 ms")
 
@@ -241,34 +250,25 @@ def bare_stall_bench(app, rows: int) -> str:
     from rageval_desktop.core.jobs.judge_job import run_judge_job
     from rageval_desktop.core.jobs.spec import JobSpec
 
-    server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--latency", "0.2"], cwd=ROOT,
-                              stdout=subprocess.PIPE, text=True)
-    url = server.stdout.readline().strip()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "j.rageval"
-            p = make_project(path, n=rows)
-            add_judge(p, "llm", "correctness", "llm", model="m", base_url=url, params={"concurrency": 16})
-            window = QLabel("bare")
-            window.resize(1280, 720)
-            window.show()
+    with judged_setup(rows) as (p, _path):
+        window = QLabel("bare")
+        window.resize(1280, 720)
+        window.show()
+        app.processEvents()
+        watch = LoopWatch()
+        done = threading.Event()
+        t0 = time.perf_counter()
+        thread = threading.Thread(target=lambda: (run_judge_job(p, JobSpec(run="v1")), done.set()))
+        thread.start()
+        while not done.is_set():
             app.processEvents()
-            watch = LoopWatch()
-            done = threading.Event()
-            t0 = time.perf_counter()
-            thread = threading.Thread(target=lambda: (run_judge_job(p, JobSpec(run="v1")), done.set()))
-            thread.start()
-            while not done.is_set():
-                app.processEvents()
-                time.sleep(0.001)
-            seconds = time.perf_counter() - t0
-            lates = watch.stop()
-            thread.join()
-            judged = p.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
-            window.close()
-            p.close()
-    finally:
-        server.kill()
+            time.sleep(0.001)
+        seconds = time.perf_counter() - t0
+        lates = watch.stop()
+        thread.join()
+        judged = p.reader().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        window.close()
+        p.close()
     return (f"{judged:,} judgments in {seconds:.1f} s in a bare Qt window: event-loop stall max {lates[-1]} "
             f"ms, p99 {lates[int(len(lates) * 0.99)]} ms over {len(lates):,} ticks of 10 ms")
 

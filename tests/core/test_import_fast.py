@@ -112,3 +112,16 @@ def test_a_list_cell_keeps_an_integer_beyond_64_bits_exact(project, tmp_path):
     import_run(project, path, "v1")
     ids = sorted(c for (c,) in project.reader().execute("SELECT chunk_id FROM retrieved_passages"))
     assert ids == ["18446744073709551617", "18446744073709551618"]
+
+
+def test_a_list_cell_with_a_large_number_in_any_spelling_is_read_by_the_json_module():
+    """A number orjson may read inexactly (2**63 or more in magnitude), in any spelling — beyond 64 bits, an exponent,
+    negative, with a fraction — sends the cell to the json module; text that merely looks like one does not."""
+    from rageval_desktop.core.importers.cells import Cells
+
+    cells = Cells("r.csv")
+    for text in ('[{"id": 18446744073709551617}]', '[{"id": 1.8446744073709551617e19}]', '[{"a": [1E+20]}]',
+                 '[{"id": -9223372036854775809}]', '[{"id": 123456789012345678901234567890.5}]'):
+        assert cells.listing({"retrieved": text}, "retrieved", 1) == json.loads(text), text
+    plain = '[{"chunk_id": "c1", "text": "1e5 apples", "score": 0.5}, {"chunk_id": 7, "score": 1}]'
+    assert cells.listing({"retrieved": plain}, "retrieved", 1) == json.loads(plain)

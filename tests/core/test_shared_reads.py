@@ -76,3 +76,31 @@ def test_an_audit_of_many_judges_reads_the_ratings_once(tmp_path):
     assert len(found) == 5 and all(f["n"] == 12 for f in found)
     assert sum("SELECT h.id, h.run_row_id" in s for s in seen) == 1
     api.close()
+
+
+def test_two_blocks_on_one_project_each_forget_on_a_write(tmp_path):
+    """Blocks on two threads at once (the Audit page's read beside a report): a write clears both, and the one that
+    ends first does not take the other's store off the list (two empty stores compare equal)."""
+    import threading
+
+    project = make_project(tmp_path / "t.rageval", n=6)
+    inner_done, outer_may_go = threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def other() -> None:
+        with reads.shared(project):
+            inner_done.set()
+            outer_may_go.wait(10)
+        # (ends while the main thread's block is open)
+
+    thread = threading.Thread(target=other)
+    with reads.shared(project):
+        thread.start()
+        inner_done.wait(10)
+        outer_may_go.set()
+        thread.join(10)
+        seen.append(len(human_frame(project, "correctness")))
+        ratings.rate(project, 3, "correctness", "ann", 2.0)
+        seen.append(len(human_frame(project, "correctness")))
+    assert seen == [0, 1]
+    project.close()

@@ -16,9 +16,19 @@ from typing import TypeVar, cast
 
 T = TypeVar("T")
 
-_SCOPE: ContextVar[tuple[int, dict[Hashable, object]] | None] = ContextVar("rageval_shared_reads", default=None)
-_LIVE: dict[int, list[dict[Hashable, object]]] = {}      # project id -> the open scopes' stores (writes clear them)
+
+class _Store:
+    """One block's reads, and how many writes have cleared them (a read begun before a write is not kept)."""
+
+    def __init__(self) -> None:
+        self.values: dict[Hashable, object] = {}
+        self.generation = 0
+
+
+_SCOPE: ContextVar[tuple[int, _Store] | None] = ContextVar("rageval_shared_reads", default=None)
+_LIVE: dict[int, list[_Store]] = {}      # project id -> the open blocks' stores (writes clear them)
 _LOCK = threading.Lock()
+_MISSING = object()
 
 
 @contextmanager
@@ -28,7 +38,7 @@ def shared(project: object) -> Iterator[None]:
     if _SCOPE.get() is not None:
         yield
         return
-    store: dict[Hashable, object] = {}
+    store = _Store()
     with _LOCK:
         _LIVE.setdefault(id(project), []).append(store)
     token = _SCOPE.set((id(project), store))
@@ -37,23 +47,28 @@ def shared(project: object) -> Iterator[None]:
     finally:
         _SCOPE.reset(token)
         with _LOCK:
-            stores = _LIVE.get(id(project), [])
-            if store in stores:
-                stores.remove(store)
-            if not stores:
+            stores = [s for s in _LIVE.get(id(project), []) if s is not store]    # (by identity: stores compare equal)
+            if stores:
+                _LIVE[id(project)] = stores
+            else:
                 _LIVE.pop(id(project), None)
 
 
 def once(project: object, key: Hashable, read: Callable[[], T]) -> T:
-    """`read()` the first time `key` is asked of `project` inside `shared`; the same value after. Outside, read."""
+    """`read()` the first time `key` is asked of `project` inside `shared`; the same value after. Outside, read. A
+    value read while a write landed (on another thread) is handed back but not kept."""
     scope = _SCOPE.get()
     if scope is None or scope[0] != id(project):
         return read()
     store = scope[1]
-    if key in store:
-        return cast(T, store[key])
+    found = store.values.get(key, _MISSING)       # (one lookup: a write on another thread may clear it meanwhile)
+    if found is not _MISSING:
+        return cast(T, found)
+    generation = store.generation
     value = read()
-    store[key] = value
+    with _LOCK:
+        if store.generation == generation:
+            store.values[key] = value
     return value
 
 
@@ -63,4 +78,5 @@ def forget(project: object) -> None:
         return
     with _LOCK:
         for store in _LIVE.get(id(project), []):
-            store.clear()
+            store.values.clear()
+            store.generation += 1

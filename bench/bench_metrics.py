@@ -1,7 +1,9 @@
-"""`rageval metrics --json` at 10k / 100k / 1M run rows (5 passages, 2 judges, a rated sample), side by side with a
-pandas script over the same rows (the anchor: read run rows, golden rows, passages and judgments with
-pandas.read_sql_query, then per slice: hit@5, MRR and each judge's mean). Fresh processes, interleaved,
-min/median/max of --repeats; the ratio is ours over the anchor. Projects are built once per size in --dir.
+"""`rageval metrics --json` and `rageval compare --json` (the run against itself: both runs loaded) at 10k / 100k /
+1M run rows (5 passages, 2 judges, a rated sample), read from the tables and from the run's kept values
+(core.metrics.values, as an import leaves a run of 50,000 rows or more), side by side with a pandas script over the
+same rows (the anchor: read run rows, golden rows, passages and judgments with pandas.read_sql_query, then per
+slice: hit@5, MRR and each judge's mean). Fresh processes, interleaved, min/median/max of --repeats of wall time,
+CPU time (user + system, the process and its threads) and peak memory. Projects are built once per size in --dir.
 
     .venv/bin/python bench/bench_metrics.py [--sizes 10000,100000,1000000] [--repeats 3] [--dir /tmp]
 """
@@ -9,6 +11,8 @@ min/median/max of --repeats; the ratio is ours over the anchor. Projects are bui
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,10 +48,38 @@ PANDAS = textwrap.dedent("""
 """)
 
 
-def timed(args: list[str]) -> float:
+def timed(args: list[str]) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak MB) of one command in a fresh process."""
     t0 = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True)
-    return time.perf_counter() - t0
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"{args} failed: {child.stderr.read().decode() if child.stderr else status}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def kept_copy(path: Path) -> Path:
+    """A copy of the project whose run keeps its values (core.metrics.values), as an import of that many rows
+    would have left it (the builder writes the tables directly)."""
+    kept = path.with_name(path.stem + "-kept.rageval")
+    if not kept.exists():
+        shutil.copy(path, kept)
+        subprocess.run([sys.executable, "-c", KEEP, str(kept)], check=True)
+    return kept
+
+
+KEEP = textwrap.dedent("""
+    import sys
+    from rageval_desktop.core.metrics.rowdata import keep_values
+    from rageval_desktop.core.store.project import Project
+    with Project.open(sys.argv[1]) as p:
+        print(keep_values(p, 1, minimum=0))
+""")
+
+
+def mmm(values: list[float], digits: int = 2) -> str:
+    return "/".join(f"{v:.{digits}f}" for v in (min(values), statistics.median(values), max(values)))
 
 
 def main() -> None:
@@ -63,15 +95,24 @@ def main() -> None:
             t = time.perf_counter()
             big_project(path, size)
             print(f"built {path} ({size:,} rows) in {time.perf_counter() - t:.0f} s", flush=True)
-        ours, anchor = [], []
-        for _ in range(args.repeats):
-            ours.append(timed([rageval, "metrics", str(path), "--run", "big", "--json"]))
-            anchor.append(timed([sys.executable, "-c", PANDAS, str(path)]))
-        ratio = [o / a for o, a in zip(ours, anchor, strict=True)]
-        mmm = f"{min(ours):.2f}/{statistics.median(ours):.2f}/{max(ours):.2f}"
-        print(f"{size:>9,} rows: rageval metrics --json {mmm} s; "
-              f"pandas script {min(anchor):.2f}/{statistics.median(anchor):.2f}/{max(anchor):.2f} s; "
-              f"ratio median {statistics.median(ratio):.2f}x", flush=True)
+        kept = kept_copy(path)
+        cases = {"metrics, tables": [rageval, "metrics", str(path), "--run", "big", "--json"],
+                 "metrics, values kept": [rageval, "metrics", str(kept), "--run", "big", "--json"],
+                 "pandas script": [sys.executable, "-c", PANDAS, str(path)],
+                 "compare, tables": [rageval, "compare", str(path), "--baseline", "big", "--candidate", "big",
+                                     "--json"],
+                 "compare, values kept": [rageval, "compare", str(kept), "--baseline", "big", "--candidate",
+                                          "big", "--json"]}
+        found: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
+        for _ in range(args.repeats):            # interleaved
+            for name, command in cases.items():
+                found[name].append(timed(command))
+        anchor = statistics.median(w for w, _, _ in found["pandas script"])
+        print(f"{size:>9,} rows (min/median/max of {args.repeats}):", flush=True)
+        for name, runs in found.items():
+            walls, cpus, peaks = zip(*runs, strict=True)
+            print(f"  {name:22} wall {mmm(walls)} s  CPU {mmm(cpus)} s  peak {mmm(peaks, 0)} MB  "
+                  f"wall / pandas {statistics.median(walls) / anchor:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -67,10 +67,12 @@ def file_digest(path: Path) -> str:
 
 
 def table_dump(path: Path) -> dict[str, list]:
-    """Every row of every table: equal dumps = the project is unchanged."""
+    """Every row of every table: equal dumps = the project is unchanged. (Not SQLite's planner statistics, which
+    `PRAGMA optimize` may start when a project closes: they are no data of the project.)"""
     conn = sqlite3.connect(path)
     try:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                             "AND name NOT LIKE 'sqlite_stat%' ORDER BY name")]
         return {t: sorted(map(repr, conn.execute(f'SELECT * FROM "{t}"'))) for t in tables}
     finally:
         conn.close()

@@ -85,6 +85,13 @@ def test_the_migration_fills_the_counts_in(tmp_path, demo_file):
         DROP TABLE reviewer_hold_ratings; DROP TABLE reviewer_holds; DROP TABLE reviewer_checks;   -- and v19
         ALTER TABLE judgments DROP COLUMN confidence; ALTER TABLE llm_cache DROP COLUMN logprobs;   -- and v20
         DROP TABLE review_pack_checks;   -- and v21 (reviewer_checks.origin: with its table)
+        DROP TRIGGER run_values_new_run; DROP TRIGGER run_values_run_gone; DROP TRIGGER run_values_row_insert;
+        DROP TRIGGER run_values_row_update; DROP TRIGGER run_values_row_delete;
+        DROP TRIGGER run_values_passage_update; DROP TRIGGER run_values_passage_delete;
+        DROP TRIGGER run_values_golden_insert; DROP TRIGGER run_values_golden_update;
+        DROP TRIGGER run_values_golden_delete; DROP TABLE run_values;   -- and v22
+        DROP TRIGGER run_values_judgment_insert; DROP TRIGGER run_values_judgment_update;
+        DROP TRIGGER run_values_judgment_delete;
         PRAGMA user_version = 15; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

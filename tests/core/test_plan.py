@@ -158,6 +158,11 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         DROP TRIGGER human_ratings_count_update; DROP TABLE table_counts;   -- and v18 (judgments: with the table)
         DROP TABLE reviewer_hold_ratings; DROP TABLE reviewer_holds; DROP TABLE reviewer_checks;   -- and v19
         DROP TABLE review_pack_checks;   -- and v21 (reviewer_checks.origin: with its table)
+        DROP TRIGGER run_values_new_run; DROP TRIGGER run_values_run_gone; DROP TRIGGER run_values_row_insert;
+        DROP TRIGGER run_values_row_update; DROP TRIGGER run_values_row_delete;
+        DROP TRIGGER run_values_passage_update; DROP TRIGGER run_values_passage_delete;
+        DROP TRIGGER run_values_golden_insert; DROP TRIGGER run_values_golden_update;
+        DROP TRIGGER run_values_golden_delete; DROP TABLE run_values;   -- and v22
         PRAGMA user_version = 10; COMMIT;""")
     conn.close()
     with Project.open(path) as p:

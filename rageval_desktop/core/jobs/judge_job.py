@@ -33,6 +33,7 @@ from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import KindUnavailable, kind_origin, scored_problem
 from rageval_desktop.core.judges.registry import note_endpoints
 from rageval_desktop.core.judges.secrets import Scrubber, key_problems, resolve_api_key
+from rageval_desktop.core.metrics.rowdata import keep_values
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -210,8 +211,18 @@ class JudgeJob:
         self.stats.seconds = time.monotonic() - self.started
         self.stats.judging_seconds = time.monotonic() - self.judging_from if self.judging_from else 0.0
         self._finish(status, message)
+        if status == "done" and self.stats.done and self.stats.stopped is None:
+            self.keep_values(run_id)
         self.report(force=True)
         return self.stats
+
+    def keep_values(self, run_id: int) -> None:
+        """A large run's judgments kept for `metrics` and `compare` once the job has saved its own
+        (core.metrics.values): a cache, so a write that fails here loses nothing — the reads then join the tables."""
+        try:
+            keep_values(self.project, run_id)
+        except (RagevalError, sqlite3.Error):
+            self.stats.phase = "the run's values were not kept for quick reads; metrics read its rows instead"
 
     def close_lane(self) -> None:
         assert self.lane is not None

@@ -95,14 +95,20 @@ def consistency(rows: Any, metrics: list[str]) -> dict[str, Any]:
 def summarise(data: RunData) -> dict[str, Any]:
     frame = data.frame
     questions = per_question(frame)
-    slices = {s: group_summary(frame[frame["slice"] == s], questions[questions["slice"] == s], data)
-              for s in ordered_slices(frame)}
-    slices[ALL] = group_summary(frame, questions, data)
     repeats = int((questions["rows"] > 1).sum())
+    headline = [m for m in (*CI_RETRIEVAL, *data.metrics) if m in frame]
+    # each slice's rows and questions with only the columns its numbers read: a million rows' golden ids (text)
+    # and raw scores, copied for every slice, were half the summary's time
+    wanted = ["slice", "latency_ms", "cost_usd", *[f"{m}__status" for m in data.metrics],
+              *(["qkey", *headline] if repeats else [])]
+    rows = frame[list(dict.fromkeys(c for c in wanted if c in frame))]
+    asked = questions[[c for c in questions.columns if c != "golden_id" and not c.endswith("__raw")]]
+    slices = {s: group_summary(rows[rows["slice"] == s], asked[asked["slice"] == s], data)
+              for s in ordered_slices(frame)}
+    slices[ALL] = group_summary(rows, asked, data)
     if repeats:   # the run holds repeats of the same questions: how consistent are its scores across them?
-        headline = [m for m in (*CI_RETRIEVAL, *data.metrics) if m in frame]
         for name, s in slices.items():
-            part = frame if name == ALL else frame[frame["slice"] == name]
+            part = rows if name == ALL else rows[rows["slice"] == name]
             s["consistency"] = consistency(part, headline)
     return {"run": data.run, "slices": slices, "judge_metrics": data.metrics, "judges": data.judges,
             "retired_judges": data.retired, "unsettled_judges": data.unsettled,

@@ -21,10 +21,12 @@ from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics import retrieval
+from rageval_desktop.core.metrics import values as run_values
 from rageval_desktop.core.metrics.ppi import applies
 from rageval_desktop.core.review.agreement import agreement, consensus, human_frame
 from rageval_desktop.core.review.licence import last_audit
 from rageval_desktop.core.review.weights import target_weights
+from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -53,17 +55,61 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
     memory, and only the rows a view shows need theirs (`texts`). `judges`: only these active judges' scores (None:
     every active judge's)."""
     rid = find_run(project, run)
-    # the rows, the judgments and the passages' side (gold hits, prompt cut) are read on helper threads, each with
+    # a large run's values kept once (core.metrics.values) are the reads' own outputs; the parts not kept — the
+    # rows, the judgments and the passages' side (gold hits, prompt cut) — are read on helper threads, each with
     # its connection (SQLite lets go of the GIL while it works: two cores), while this one imports pandas, which
     # only the frames need (0.3 s of a 0.55 s `metrics` at 10k rows; the reads used to wait for it)
     from concurrent.futures import ThreadPoolExecutor
 
+    kept = run_values.stored(project.reader(), rid)
     with ThreadPoolExecutor(max_workers=3) as pool:
-        rows = pool.submit(_rows_read, project, rid)
-        judged = pool.submit(_judgment_read, project, rid)
-        passages = pool.submit(_passage_side, project, rid)
+        rows, judged, passages = (_Ready(kept[part]) if part in kept else pool.submit(read, project, rid)
+                                  for part, read in zip(run_values.PARTS, READS, strict=True))
         import_frozen("pandas")   # (meanwhile; with the cycle collector paused: core.base.imports)
         return _load_run(project, run, rid, ks, rows, passages, judged, judges)
+
+
+class _Ready:
+    """A value at hand where a read's future would be."""
+
+    def __init__(self, value: run_values.Read) -> None:
+        self.value = value
+
+    def result(self) -> run_values.Read:
+        return self.value
+
+
+def keep_values(project: Project, rid: int, *, minimum: int | None = None) -> tuple[str, ...]:
+    """Read and keep the parts of a run's values that are not kept (core.metrics.values) when it has `minimum`
+    rows or more (None: `values.KEEP_FROM`); returns the parts kept. Called when a run's rows land and when a job
+    on them ends. The parts are first marked as being written; the reads run on helper threads; a part is kept only
+    if nothing it was read from changed meanwhile (the triggers took its mark away). A write that fails raises
+    (WriteFailed) and keeps nothing; the reads then join the tables, as before."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    conn = project.reader()
+    found = conn.execute("SELECT rows FROM run_counts WHERE run_id = ?", (rid,)).fetchone()
+    if found is None or found[0] < (run_values.KEEP_FROM if minimum is None else minimum):
+        return ()
+    missing = [part for part in run_values.PARTS if part not in run_values.stored(conn, rid)]
+    if not missing:
+        return ()
+    with project.write("keep a run's values", changed=(Area.CACHES,)) as w:
+        w.executemany("INSERT INTO run_values (run_id, part, data) VALUES (?, ?, NULL) "
+                      "ON CONFLICT (run_id, part) DO UPDATE SET data = NULL", [(rid, part) for part in missing])
+    golden = run_values.golden_shape(conn)
+    reads = dict(zip(run_values.PARTS, READS, strict=True))
+    with ThreadPoolExecutor(max_workers=len(missing)) as pool:
+        futures = {part: pool.submit(reads[part], project, rid) for part in missing}
+        blobs = [(run_values.encode(part, future.result(), golden if part == "rows" else None), rid, part)
+                 for part, future in futures.items()]
+    if run_values.golden_shape(project.reader()) != golden:   # (a golden insert takes the marks away too)
+        return ()
+    with project.write("keep a run's values", changed=(Area.CACHES,)) as w:
+        kept = [part for blob, _, part in blobs
+                if w.execute("UPDATE run_values SET data = ? WHERE run_id = ? AND part = ? AND data IS NULL",
+                             (blob, rid, part)).rowcount]
+    return tuple(kept)
 
 
 STATUSES = ("ok", "unparsed", "error")
@@ -249,6 +295,10 @@ def _rows_read(project: Project, rid: int) -> tuple[Any, ...]:
             "SELECT id, json_extract(metadata, '$.query_id') FROM run_rows WHERE run_id = ? AND golden_id IS NULL",
             (rid,))) if (numbers[2] == -1).any() else {}
     return (*numbers, golden_ids, slices, alone)
+
+
+# each part of a run's values (core.metrics.values.PARTS) and the read it is the output of
+READS = (_rows_read, _judgment_read, _passage_side)
 
 
 def _rows_frame(read: tuple[Any, ...]) -> Any:

@@ -739,6 +739,72 @@ ALTER TABLE reviewer_checks ADD COLUMN origin TEXT;
 CREATE UNIQUE INDEX reviewer_checks_origin ON reviewer_checks (origin) WHERE origin IS NOT NULL;
 """
 
+# v22: a large run's per-row values kept once (issue 50): what `metrics`, `compare` and the dashboard read of a run —
+# its rows' numbers (position, golden key, gold count, latency, cost, slice), the gold chunks each row retrieved and
+# its judgments' verdicts — stored as columns (core.metrics.values) when the rows land and when a job ends, so a
+# million-row run is read in a fraction of a second instead of being joined again. A part is stored only where it is
+# current: the triggers take it away whenever what it was read from changes, and a read that finds none reads the
+# tables as before. A part being written is NULL until its values are in (a change meanwhile takes the row away, and
+# the values are then not kept). Passages are inserted only with their run's rows (the run's import), so the
+# insert of a row covers them; a later migration that rebuilds judgments, run_rows, retrieved_passages or golden_rows
+# must create these triggers again.
+SCHEMA_V22 = """
+CREATE TABLE run_values (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    part   TEXT NOT NULL CHECK (part IN ('rows', 'judgments', 'passages')),
+    data   BLOB,
+    PRIMARY KEY (run_id, part)
+) WITHOUT ROWID;
+CREATE TRIGGER run_values_new_run AFTER INSERT ON runs BEGIN
+    DELETE FROM run_values WHERE run_id = NEW.id;
+END;
+CREATE TRIGGER run_values_run_gone AFTER DELETE ON runs BEGIN
+    DELETE FROM run_values WHERE run_id = OLD.id;
+END;
+CREATE TRIGGER run_values_row_insert AFTER INSERT ON run_rows BEGIN
+    DELETE FROM run_values WHERE run_id = NEW.run_id;
+END;
+CREATE TRIGGER run_values_row_update AFTER UPDATE ON run_rows BEGIN
+    DELETE FROM run_values WHERE run_id IN (OLD.run_id, NEW.run_id);
+END;
+CREATE TRIGGER run_values_row_delete AFTER DELETE ON run_rows BEGIN
+    DELETE FROM run_values WHERE run_id = OLD.run_id;
+END;
+CREATE TRIGGER run_values_passage_update AFTER UPDATE ON retrieved_passages BEGIN
+    DELETE FROM run_values WHERE part = 'passages'
+        AND run_id IN (SELECT run_id FROM run_rows WHERE id IN (OLD.run_row_id, NEW.run_row_id));
+END;
+CREATE TRIGGER run_values_passage_delete AFTER DELETE ON retrieved_passages BEGIN
+    DELETE FROM run_values WHERE part = 'passages'
+        AND run_id = (SELECT run_id FROM run_rows WHERE id = OLD.run_row_id);
+END;
+CREATE TRIGGER run_values_judgment_insert AFTER INSERT ON judgments BEGIN
+    DELETE FROM run_values WHERE part = 'judgments'
+        AND run_id = (SELECT run_id FROM run_rows WHERE id = NEW.run_row_id);
+END;
+CREATE TRIGGER run_values_judgment_update AFTER UPDATE OF run_row_id, judge_id, passage_rank, status, score
+        ON judgments BEGIN
+    DELETE FROM run_values WHERE part = 'judgments'
+        AND run_id IN (SELECT run_id FROM run_rows WHERE id IN (OLD.run_row_id, NEW.run_row_id));
+END;
+CREATE TRIGGER run_values_judgment_delete AFTER DELETE ON judgments BEGIN
+    DELETE FROM run_values WHERE part = 'judgments'
+        AND run_id = (SELECT run_id FROM run_rows WHERE id = OLD.run_row_id);
+END;
+CREATE TRIGGER run_values_golden_insert AFTER INSERT ON golden_rows BEGIN
+    DELETE FROM run_values WHERE part IN ('rows', 'passages')
+        AND run_id IN (SELECT run_id FROM run_rows WHERE golden_id = NEW.id);
+END;
+CREATE TRIGGER run_values_golden_update AFTER UPDATE OF id, gold_chunk_ids, slice_tag ON golden_rows BEGIN
+    DELETE FROM run_values WHERE part IN ('rows', 'passages')
+        AND run_id IN (SELECT run_id FROM run_rows WHERE golden_id IN (OLD.id, NEW.id));
+END;
+CREATE TRIGGER run_values_golden_delete AFTER DELETE ON golden_rows BEGIN
+    DELETE FROM run_values WHERE part IN ('rows', 'passages')
+        AND run_id IN (SELECT run_id FROM run_rows WHERE golden_id = OLD.id);
+END;
+"""
+
 # Every session record in meta (an index range on its key): a process with the project open writes one (integrity),
 # and a backup leaves them out (backup).
 SESSION_KEYS = "key >= 'session/' AND key < 'session0'"
@@ -777,6 +843,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(19, "reviewers checked: gold items and retests, reviewers set aside", SCHEMA_V19),
     Migration(20, "a confidence for every judgment", SCHEMA_V20),
     Migration(21, "gold items and retests inside review packs", SCHEMA_V21),
+    Migration(22, "a large run's per-row values kept once (metrics read them at once)", SCHEMA_V22),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

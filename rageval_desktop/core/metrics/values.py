@@ -1,0 +1,173 @@
+"""A large run's per-row values, kept once in the project (schema v22, `run_values`) so that `metrics`, `compare`
+and the dashboard read a million rows' numbers at once instead of joining the tables again.
+
+Three parts per run, each what one of `core.metrics.rowdata`'s reads returns, as columns:
+
+- `rows`: ids, positions, golden keys, gold-id counts, latency, cost, golden ids, slices, unlinked rows' query ids;
+- `judgments`: every judgment's row, judge, passage rank, status code and score;
+- `passages`: each gold chunk a row retrieved with its best rank, and the rows that say how many passages reached
+  the prompt.
+
+A part is the read's own output, so what is computed from it is the same number for number (a test holds
+`metrics --json` equal with and without them). It is stored only where it is current: the schema's triggers take
+it away when what it was read from changes; a part being written is NULL until its values are in, and a change
+meanwhile takes the row away, so the values are then not kept. The `rows` part also holds the golden table's
+largest rowid and size (its keys are golden rowids, which an outside `VACUUM` may renumber): a part whose golden
+table moved is not used. A part that cannot be read (a damaged or foreign blob) is not used either: the tables are
+read instead. Runs under `KEEP_FROM` rows keep none (their reads are quick; their imports should not pay).
+
+Encoded as plain arrays (`_pack`: numbers only, each in the smallest dtype that holds it exactly, never objects or
+pickles); texts as JSON in a byte array.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy import ndarray
+
+PARTS = ("rows", "judgments", "passages")
+Read = tuple[object, ...]    # one read's output (core.metrics.rowdata.READS): arrays, and the rows' texts
+KEEP_FROM = 50_000    # a run's rows from which its values are kept
+
+_ROW_NUMBERS = ("id", "position", "golden", "n_gold", "latency_ms", "cost_usd")
+_JUDGMENT_NUMBERS = ("row_id", "judge_id", "passage_rank", "status", "score")
+_PASSAGE_NUMBERS = ("hit_rows", "hit_ranks", "prompt_rows", "prompt_k")
+
+
+def golden_shape(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(largest rowid, rows) of the golden table, both at once: what the `rows` part's golden keys rest on."""
+    top = conn.execute("SELECT MAX(rowid) FROM golden_rows").fetchone()[0]
+    n = conn.execute("SELECT COALESCE(SUM(n), 0) FROM golden_counts").fetchone()[0]
+    return int(top or 0), int(n)
+
+
+MAGIC = b"RVV1"
+_KINDS = {"<i1", "<i2", "<i4", "<i8", "<f4", "<f8", "|u1", "|i1"}   # what a blob may hold: numbers, never objects
+
+
+def _narrow(values: ndarray) -> ndarray:
+    """The array in the smallest dtype that holds every value exactly (read back as the original dtype): ids,
+    ranks and codes in 1-4 bytes, scores as float32 where that loses nothing."""
+    import numpy as np
+
+    if values.dtype.kind == "i" and values.size:
+        low, high = int(values.min()), int(values.max())
+        for kind in (np.int8, np.int16, np.int32):
+            if np.iinfo(kind).min <= low and high <= np.iinfo(kind).max:
+                return values.astype(kind)
+    elif values.dtype.kind == "f" and values.size:
+        with np.errstate(over="ignore", invalid="ignore"):   # (a value past float32's range: kept as it is)
+            small = values.astype(np.float32)
+        if np.array_equal(small.astype(values.dtype), values, equal_nan=True):
+            return small
+    return values
+
+
+def _pack(arrays: dict[str, ndarray]) -> bytes:
+    """MAGIC, the header's length (4 bytes), the header (JSON: each array's name, stored dtype, read dtype, length)
+    and the arrays' bytes, little-endian, one after another."""
+    import numpy as np
+    import orjson
+
+    header, chunks = [], []
+    for name, values in arrays.items():
+        values = np.ascontiguousarray(values)
+        small = _narrow(values)
+        small = small.astype(small.dtype.newbyteorder("<"), copy=False)
+        header.append([name, small.dtype.str, values.dtype.newbyteorder("<").str, int(values.size)])
+        chunks.append(small.tobytes())
+    head = orjson.dumps(header)
+    return b"".join([MAGIC, len(head).to_bytes(4, "little"), head, *chunks])
+
+
+def _texts(values: object) -> ndarray:
+    import numpy as np
+    import orjson
+
+    return np.frombuffer(orjson.dumps(values), dtype=np.uint8)
+
+
+def _unpack(blob: bytes) -> dict[str, ndarray]:
+    """`_pack`'s arrays, each a writable array of the dtype it was stored from (a blob that is not one of ours, or
+    is cut short, raises ValueError)."""
+    import numpy as np
+    import orjson
+
+    if blob[:4] != MAGIC:
+        raise ValueError("not a run's values")
+    size = int.from_bytes(blob[4:8], "little")
+    header = orjson.loads(blob[8:8 + size])
+    out, at = {}, 8 + size
+    for name, stored_as, read_as, n in header:
+        if stored_as not in _KINDS or read_as not in _KINDS or not isinstance(n, int) or n < 0:
+            raise ValueError(f"an array of {stored_as!r}")
+        width = np.dtype(stored_as).itemsize * n
+        if at + width > len(blob):
+            raise ValueError("cut short")
+        out[str(name)] = np.frombuffer(blob, dtype=stored_as, count=n, offset=at).astype(read_as)
+        at += width
+    if at != len(blob):
+        raise ValueError("bytes left over")
+    return out
+
+
+def encode(part: str, read: Read, golden: tuple[int, int] | None = None) -> bytes:
+    """One part's blob from its read's output (`golden`: `golden_shape` when the rows were read)."""
+    import numpy as np
+
+    if part == "rows":
+        *numbers, golden_ids, slices, alone = read
+        arrays = {name: np.asarray(v) for name, v in zip(_ROW_NUMBERS, numbers, strict=True)}
+        assert isinstance(alone, dict)
+        arrays |= {"golden_ids": _texts(golden_ids), "slices": _texts(slices),
+                   "alone": _texts([[int(k), v] for k, v in alone.items()]),
+                   "golden_shape": np.asarray(golden or (0, 0), dtype=np.int64)}
+        return _pack(arrays)
+    names = _JUDGMENT_NUMBERS if part == "judgments" else _PASSAGE_NUMBERS
+    return _pack({name: np.asarray(v) for name, v in zip(names, read, strict=True)})
+
+
+def decode(part: str, blob: bytes, golden: tuple[int, int] | None = None) -> Read | None:
+    """The read's output again, or None when the blob is not one of ours, or its golden table has moved."""
+    import orjson
+
+    try:
+        arrays = _unpack(blob)
+        if part == "rows":
+            if golden is not None and tuple(int(v) for v in arrays["golden_shape"]) != golden:
+                return None
+            numbers = [arrays[name] for name in _ROW_NUMBERS]
+            golden_ids = orjson.loads(arrays["golden_ids"].tobytes())
+            slices = orjson.loads(arrays["slices"].tobytes())
+            alone = {int(k): v for k, v in orjson.loads(arrays["alone"].tobytes())}
+            n = len(numbers[0])
+            if any(len(c) != n for c in (*numbers, golden_ids, slices)):
+                return None
+            return (*numbers, golden_ids, slices, alone)
+        names = _JUDGMENT_NUMBERS if part == "judgments" else _PASSAGE_NUMBERS
+        columns = tuple(arrays[name] for name in names)
+        if part == "judgments" and any(len(c) != len(columns[0]) for c in columns):
+            return None
+        if part == "passages" and (len(columns[0]) != len(columns[1]) or len(columns[2]) != len(columns[3])):
+            return None
+        return columns
+    except Exception:     # a damaged or foreign blob is not used: the tables are read instead
+        return None
+
+
+def stored(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
+    """The parts kept for a run that can be used, decoded (none on a file from before schema v22)."""
+    try:
+        found = conn.execute("SELECT part, data FROM run_values WHERE run_id = ? AND data IS NOT NULL",
+                             (rid,)).fetchall()
+    except sqlite3.OperationalError:      # no such table: a file from before v22, opened read-only
+        return {}
+    out: dict[str, Read] = {}
+    golden = golden_shape(conn) if any(part == "rows" for part, _ in found) else None
+    for part, blob in found:
+        if part in PARTS and isinstance(blob, bytes) and (values := decode(part, blob, golden)) is not None:
+            out[part] = values
+    return out

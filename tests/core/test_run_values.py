@@ -1,0 +1,164 @@
+"""A large run's per-row values kept once (schema v22, core.metrics.values): the numbers read from them are the
+numbers read from the tables, and a part is never used once what it was read from has changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rageval_desktop.core.base.clock import utcnow
+from rageval_desktop.core.metrics import rowdata, values
+from rageval_desktop.core.metrics.compare import compare
+from rageval_desktop.core.metrics.dashboard import dashboard
+from rageval_desktop.core.metrics.rowdata import keep_values
+from rageval_desktop.core.store.browse import list_runs
+
+
+def _rid(p, run: str) -> int:
+    return p.reader().execute("SELECT id FROM runs WHERE name = ?", (run,)).fetchone()[0]
+
+
+def _kept(p, run: str) -> set[str]:
+    return set(values.stored(p.reader(), _rid(p, run)))
+
+
+def _numbers(p, run: str) -> str:
+    return json.dumps(dashboard(p, run), sort_keys=True, default=str)
+
+
+def test_the_numbers_read_from_kept_values_are_the_tables_numbers(demo):
+    runs = [name for _, name, _ in list_runs(demo)]
+    read = {run: _numbers(demo, run) for run in runs}
+    compared = json.dumps(compare(demo, runs[0], runs[1]), sort_keys=True, default=str)
+    for run in runs:
+        assert _kept(demo, run) == set()
+        assert keep_values(demo, _rid(demo, run)) == ()          # the demo's runs are small: nothing kept
+        assert keep_values(demo, _rid(demo, run), minimum=0) == values.PARTS
+        assert _kept(demo, run) == set(values.PARTS)
+        assert keep_values(demo, _rid(demo, run), minimum=0) == ()   # kept already: nothing read again
+    assert {run: _numbers(demo, run) for run in runs} == read
+    assert json.dumps(compare(demo, runs[0], runs[1]), sort_keys=True, default=str) == compared
+
+
+def test_every_change_takes_away_the_parts_it_touches(demo):
+    run = list_runs(demo)[0][1]
+    rid = _rid(demo, run)
+
+    def changed(sql: str, *params) -> set[str]:
+        keep_values(demo, rid, minimum=0)
+        assert _kept(demo, run) == set(values.PARTS)
+        with demo.write("test: a change") as w:
+            w.execute(sql, params)
+        left = _kept(demo, run)
+        assert _numbers(demo, run) == live(), sql     # what is read is the tables' numbers, whatever is left
+        return left
+
+    def live() -> str:
+        hold = values.stored
+        values.stored = lambda conn, rid: {}
+        try:
+            return _numbers(demo, run)
+        finally:
+            values.stored = hold
+
+    row, golden = demo.reader().execute("SELECT id, golden_id FROM run_rows WHERE run_id = ? AND golden_id IS NOT "
+                                        "NULL ORDER BY id LIMIT 1", (rid,)).fetchone()
+    judge = demo.reader().execute("SELECT judge_id FROM judgments WHERE run_row_id = ?", (row,)).fetchone()[0]
+    assert changed("UPDATE judgments SET score = 0 WHERE run_row_id = ?", row) == {"rows", "passages"}
+    assert changed("DELETE FROM judgments WHERE run_row_id = ? AND judge_id = ?", row, judge) == {"rows", "passages"}
+    assert changed("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) "
+                   "VALUES (?, ?, 'test', 'ok', 1, ?)", judge, row, utcnow()) == {"rows", "passages"}
+    assert changed("UPDATE judgments SET rationale = 'why' WHERE run_row_id = ?", row) == set(values.PARTS)
+    assert changed("UPDATE retrieved_passages SET chunk_id = 'elsewhere' WHERE run_row_id = ? AND rank = 1",
+                   row) == {"rows", "judgments"}
+    assert changed("DELETE FROM retrieved_passages WHERE run_row_id = ? AND rank = 2", row) == {"rows", "judgments"}
+    assert changed("UPDATE golden_rows SET gold_chunk_ids = '[\"elsewhere\"]' WHERE id = ?", golden) == {"judgments"}
+    assert changed("UPDATE golden_rows SET slice_tag = 'edge' WHERE id = ?", golden) == {"judgments"}
+    assert changed("UPDATE golden_rows SET question = 'Reworded?' WHERE id = ?", golden) == set(values.PARTS)
+    # a new golden row moves the golden keys the rows part rests on (an outside VACUUM may renumber them)
+    assert changed("INSERT INTO golden_rows (id, question, question_norm, created_at, updated_at) "
+                   "VALUES ('new', 'New?', 'new?', '', '')") == {"judgments", "passages"}
+    # its rows lose their link (ON DELETE SET NULL: an update of the rows)
+    assert changed("DELETE FROM golden_rows WHERE id = ?", golden) == set()
+    assert changed("UPDATE run_rows SET latency_ms = 1 WHERE id = ?", row) == set()
+    keep_values(demo, rid, minimum=0)
+    with demo.write("test: the run goes") as w:
+        w.execute("DELETE FROM runs WHERE id = ?", (rid,))
+    assert demo.reader().execute("SELECT COUNT(*) FROM run_values WHERE run_id = ?", (rid,)).fetchone()[0] == 0
+
+
+def test_a_change_while_the_values_are_read_is_not_kept(demo, monkeypatch):
+    """The parts are marked, read on helper threads, then kept only where their mark survived: a judgment saved
+    while they were read leaves that part out (keeping it would show stale numbers until the next change)."""
+    run = list_runs(demo)[0][1]
+    rid = _rid(demo, run)
+    row = demo.reader().execute("SELECT MIN(id) FROM run_rows WHERE run_id = ?", (rid,)).fetchone()[0]
+    reads = list(rowdata.READS)
+
+    def judgments_then_a_job_saves_one(project, run_id):
+        out = reads[1](project, run_id)
+        with project.write("test: a job saves a judgment") as w:
+            w.execute("UPDATE judgments SET score = 0 WHERE run_row_id = ?", (row,))
+        return out
+
+    monkeypatch.setattr(rowdata, "READS", (reads[0], judgments_then_a_job_saves_one, reads[2]))
+    assert set(keep_values(demo, rid, minimum=0)) == {"rows", "passages"}
+    assert _kept(demo, run) == {"rows", "passages"}
+
+
+def test_a_damaged_or_foreign_blob_is_not_used(demo):
+    run = list_runs(demo)[0][1]
+    rid = _rid(demo, run)
+    before = _numbers(demo, run)
+    keep_values(demo, rid, minimum=0)
+    blob = demo.reader().execute("SELECT data FROM run_values WHERE run_id = ? AND part = 'judgments'",
+                                 (rid,)).fetchone()[0]
+    for bad in (b"", b"PK\x03\x04 not ours", blob[:-3], blob + b"\x00", blob.replace(b"<i", b"|O", 1)):
+        with demo.write("test: damage") as w:
+            w.execute("UPDATE run_values SET data = ? WHERE run_id = ? AND part = 'judgments'", (bad, rid))
+        assert _kept(demo, run) == {"rows", "passages"}
+        assert _numbers(demo, run) == before
+    assert keep_values(demo, rid, minimum=0) == ("judgments",)        # read again, and kept
+
+
+@pytest.mark.parametrize("value", [[0, 1, 2**31, -(2**40)], [0.1, float("nan"), 1e300, -0.0, float("inf")],
+                                   [1.0, 2.5, float("nan")], []])
+def test_numbers_come_back_exactly_in_the_dtype_they_went_in(value):
+    import numpy as np
+
+    array = np.asarray(value, dtype=float if any(isinstance(v, float) for v in value) else np.int64)
+    back = values.decode("judgments", values.encode("judgments", (array, array, array, array, array)))
+    assert back is not None
+    assert back[0].dtype == array.dtype and np.array_equal(back[0], array, equal_nan=True)
+    assert np.signbit(back[0]).tolist() == np.signbit(array).tolist()
+    back[0][:0] = 0          # writable (frames are built on them)
+
+
+def test_an_import_and_a_job_keep_a_large_runs_values(tmp_path, monkeypatch):
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.registry import add_judge
+    from rageval_desktop.core.store.project import Project
+    from tests.support.capitals import short_capitals
+
+    monkeypatch.setattr(values, "KEEP_FROM", 20)
+    small = short_capitals(tmp_path, 12)
+    with Project.open(small) as p:
+        assert _kept(p, "v1") == set()            # 12 rows: under the size from which values are kept
+    (tmp_path / "c.rageval").rename(tmp_path / "small.rageval")
+    path = short_capitals(tmp_path, 30)
+    with Project.open(path) as p:
+        assert _kept(p, "v1") == set(values.PARTS)
+        before = _numbers(p, "v1")
+        add_judge(p, "lex", "correctness", "lexical")
+        assert _kept(p, "v1") == set(values.PARTS)
+        stats = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
+        assert stats.done == 30
+        assert _kept(p, "v1") == set(values.PARTS)      # the judgments the job saved, kept again at its end
+        after = _numbers(p, "v1")
+        assert after != before and "correctness" in json.loads(after)["judge_metrics"]
+        hold = values.stored
+        monkeypatch.setattr(values, "stored", lambda conn, rid: {})
+        assert _numbers(p, "v1") == after
+        monkeypatch.setattr(values, "stored", hold)

@@ -332,9 +332,10 @@ def test_a_rows_gold_count_is_its_distinct_ids_however_the_list_is_written(tmp_p
             for g, text in zip(ids[len(lists):], raw, strict=True):
                 conn.execute("UPDATE golden_rows SET gold_chunk_ids = ? WHERE id = ?", (text, g))
         texts = dict(p.reader().execute("SELECT id, gold_chunk_ids FROM golden_rows"))
+        golden_of = dict(p.reader().execute("SELECT id, golden_id FROM run_rows"))
         frame = load_run(p, "v1").frame
     assert texts["g0"] == "[]" and texts["g1"] == '["a"]'       # (as the importer writes them)
-    got = dict(zip(frame["golden_id"], frame["n_gold"], strict=True))
+    got = {golden_of[row]: n for row, n in zip(frame.index, frame["n_gold"], strict=True)}
     assert got == {g: len(set(json.loads(texts[g]))) for g in ids}
 
 

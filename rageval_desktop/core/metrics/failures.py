@@ -122,13 +122,14 @@ def failure_rows(project: Project, run: str, *, failure: str | None = None, slic
     frame = full.iloc[positions]
     metrics_failed = _failed_metrics(full, positions)
     judges = full.attrs.get("judges", {})
-    cols = ["golden_id", "slice", "failure", "first_gold_rank", "prompt_k"]
+    cols = ["slice", "failure", "first_gold_rank", "prompt_k"]
     text = texts(project, [int(i) for i in frame.index])
     rows = []
     for (row_id, r), failed in zip(frame[cols].iterrows(), metrics_failed, strict=True):
-        external, question, answer, gold = text[int(row_id)]
+        external, question, answer, gold, golden = text[int(row_id)]
         named = list(dict.fromkeys(j for m in failed for j in judges.get(m, [])))
-        item = {"row_id": int(row_id), "external_id": external, **{c: r[c] for c in cols}, "failed_metrics": failed,
+        item = {"row_id": int(row_id), "external_id": external, "golden_id": golden, **{c: r[c] for c in cols},
+                "failed_metrics": failed,
                 "failed_judges": named, "question": question, "answer": answer, "gold_answer": gold}
         rank = item["first_gold_rank"]
         item["first_gold_rank"] = None if rank != rank else int(rank)

@@ -276,7 +276,9 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], rows: A
 def _rows_read(project: Project, rid: int) -> tuple[Any, ...]:
     """The run's rows, read in one query: numbers and texts each as one JSON array (`numeric_columns`; a million
     fetched tuples took 1.4 s, orjson reads a million ids in 0.07 s) — ids, positions, golden rowid (-1: unlinked),
-    gold-id count, latency, cost, golden ids, slices — and each unlinked row's open-rag-eval query id."""
+    gold-id count, latency, cost, each row's slice as a code into the slices' names (sorted; "(unlinked)" for a row
+    without one) — and each unlinked row's open-rag-eval query id. The rows' golden ids are not read: only the rows
+    a view shows need theirs (`texts`), and a million of them were 60 MB."""
     # a row's distinct gold ids, counted by SQLite: a list with a string in it and no comma holds that one string (no
     # comma separates two elements) and needs no JSON parse (0.3 s at a million rows); a list of one or none needs no
     # json_each
@@ -285,16 +287,30 @@ def _rows_read(project: Project, rid: int) -> tuple[Any, ...]:
               "WHEN json_array_length(g.gold_chunk_ids) < 2 THEN json_array_length(g.gold_chunk_ids) "
               "ELSE (SELECT COUNT(DISTINCT value) FROM json_each(g.gold_chunk_ids)) END")
     source = (f"SELECT rr.id, rr.position, COALESCE(g.rowid, -1) AS golden, {n_gold} AS n_gold, rr.latency_ms, "
-              "rr.cost_usd, rr.golden_id, g.slice_tag FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
+              "rr.cost_usd, g.slice_tag FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
               "WHERE rr.run_id = ?")
     with project.extra_reader() as conn:
-        numbers, (golden_ids, slices) = numeric_columns(
+        numbers, (slices,) = numeric_columns(
             conn, [("id", int), ("position", int), ("golden", int), ("n_gold", int), ("latency_ms", float),
-                   ("cost_usd", float)], source, (rid,), strings=["golden_id", "slice_tag"])
+                   ("cost_usd", float)], source, (rid,), strings=["slice_tag"])
         alone = dict(conn.execute(
             "SELECT id, json_extract(metadata, '$.query_id') FROM run_rows WHERE run_id = ? AND golden_id IS NULL",
             (rid,))) if (numbers[2] == -1).any() else {}
-    return (*numbers, golden_ids, slices, alone)
+    return (*numbers, *slice_codes(slices), alone)
+
+
+def slice_codes(slices: list[str | None]) -> tuple[Any, list[str]]:
+    """(each row's code, the names in sorted order) of the rows' slices, a row without one "(unlinked)": what
+    pandas.factorize(sort=True) gives, without pandas (the reads run while it is imported)."""
+    import numpy as np
+
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault("(unlinked)" if s is None else s, len(index)) for s in slices),
+                        dtype=np.int64, count=len(slices))
+    names = sorted(index)
+    rank = np.empty(len(index), dtype=np.int64)
+    rank[[index[name] for name in names]] = np.arange(len(names))
+    return rank[codes], names
 
 
 # each part of a run's values (core.metrics.values.PARTS) and the read it is the output of
@@ -302,18 +318,19 @@ READS = (_rows_read, _judgment_read, _passage_side)
 
 
 def _rows_frame(read: tuple[Any, ...]) -> Any:
-    """The run's rows in order (`_rows_read`): golden id, slice, gold-id count, question key, latency, cost. The
+    """The run's rows in order (`_rows_read`): slice, gold-id count, question key, latency, cost. The
     question key is an integer: the golden row's rowid for a linked row, a negative code for an unlinked one (its
     open-rag-eval query id, or the row itself)."""
     import numpy as np
     import pandas as pd
 
-    row_ids, positions, golden, n, latency, cost, golden_ids, slices, alone = read
+    row_ids, positions, golden, n, latency, cost, codes, names, alone = read
     order = np.argsort(positions, kind="stable")           # the run's order
     row_ids, golden, n, latency, cost = row_ids[order], golden[order], n[order], latency[order], cost[order]
-    golden_ids = np.array(golden_ids, dtype=object)[order]
-    slice_codes, slice_names = pd.factorize(np.array(
-        ["(unlinked)" if s is None else s for s in slices], dtype=object)[order], sort=True)
+    present = np.zeros(len(names), dtype=bool)             # (only the slices the rows have, as factorize gave)
+    present[codes] = True
+    renumber = np.cumsum(present) - 1
+    slice_codes, slice_names = renumber[codes[order]], [name for name, p in zip(names, present, strict=True) if p]
     qkey = golden.copy()
     unlinked = golden == -1
     if unlinked.any():   # unlinked rows' keys: the query a row repeats (open-rag-eval query_run), or itself
@@ -321,7 +338,6 @@ def _rows_frame(read: tuple[Any, ...]) -> Any:
         qkey[unlinked] = -1 - pd.factorize(np.array(keys, dtype=object))[0]
     index = pd.Index(row_ids, name="row_id")
     return pd.DataFrame({
-        "golden_id": pd.Series(golden_ids, dtype=object, index=index),   # (no conversion to Arrow strings)
         "latency_ms": latency,
         "cost_usd": cost,
         "slice": pd.Categorical.from_codes(slice_codes, categories=slice_names),   # a few values, 1M rows
@@ -329,16 +345,17 @@ def _rows_frame(read: tuple[Any, ...]) -> Any:
         "qkey": qkey}, index=index)
 
 
-def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str | None, str | None]]:
-    """(row id in the file, question, answer, gold answer) of these run rows."""
+def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str | None, str | None, str | None]]:
+    """(row id in the file, question, answer, gold answer, golden id) of these run rows."""
     conn = project.reader()
-    out: dict[int, tuple[str, str, str | None, str | None]] = {}
+    out: dict[int, tuple[str, str, str | None, str | None, str | None]] = {}
     for start in range(0, len(row_ids), 500):
         chunk = row_ids[start:start + 500]
-        for rid, external, question, answer, gold in conn.execute(
-                "SELECT rr.id, rr.external_id, rr.question, rr.answer, g.gold_answer FROM run_rows rr LEFT JOIN "
-                f"golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk):
-            out[rid] = (external, question, answer, gold)
+        for rid, external, question, answer, gold, golden in conn.execute(
+                "SELECT rr.id, rr.external_id, rr.question, rr.answer, g.gold_answer, rr.golden_id FROM run_rows rr "
+                f"LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})",
+                chunk):
+            out[rid] = (external, question, answer, gold, golden)
     return out
 
 
@@ -504,13 +521,13 @@ DERIVED_NAMES = set(umbrela.NAMES) | {n for names, _ in DERIVED.values() for n i
 
 def per_question(frame: Any) -> Any:
     """One row per question (index `qkey`): numbers averaged over the question's repeats (NaN ignored), its
-    slice, golden id and gold-id count, and `rows`, how many run rows answered it."""
+    slice and gold-id count, and `rows`, how many run rows answered it."""
     import pandas as pd
 
-    numeric = [c for c in frame.columns if c not in ("qkey", "golden_id", "n_gold", "latency_ms", "cost_usd")
+    numeric = [c for c in frame.columns if c not in ("qkey", "n_gold", "latency_ms", "cost_usd")
                and not c.endswith("__status") and pd.api.types.is_numeric_dtype(frame[c])]
     if frame["qkey"].is_unique:   # no repeats: each row is its question (grouping a million rows took 0.4 s)
-        out = pd.concat([frame[["slice", "golden_id", "n_gold"]], frame[numeric].astype(float)], axis=1)
+        out = pd.concat([frame[["slice", "n_gold"]], frame[numeric].astype(float)], axis=1)
         out.index = pd.Index(frame["qkey"].to_numpy(), name="qkey")
         out["rows"] = 1
         return out
@@ -521,7 +538,7 @@ def grouped_questions(frame: Any, numeric: list[str]) -> Any:
     """`per_question` by grouping (what its short way for a run without repeats must equal)."""
     grouped = frame.groupby("qkey", sort=False)
     out = grouped[numeric].mean()
-    first = grouped[["slice", "golden_id", "n_gold"]].first()
+    first = grouped[["slice", "n_gold"]].first()
     out = first.join(out)
     out["rows"] = grouped.size()
     return out

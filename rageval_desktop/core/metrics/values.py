@@ -3,7 +3,8 @@ and the dashboard read a million rows' numbers at once instead of joining the ta
 
 Three parts per run, each what one of `core.metrics.rowdata`'s reads returns, as columns:
 
-- `rows`: ids, positions, golden keys, gold-id counts, latency, cost, golden ids, slices, unlinked rows' query ids;
+- `rows`: ids, positions, golden keys, gold-id counts, latency, cost, slices (codes and names), unlinked rows'
+  query ids;
 - `judgments`: every judgment's row, judge, passage rank, status code and score;
 - `passages`: each gold chunk a row retrieved with its best rank, and the rows that say how many passages reached
   the prompt.
@@ -119,10 +120,10 @@ def encode(part: str, read: Read, golden: tuple[int, int] | None = None) -> byte
     import numpy as np
 
     if part == "rows":
-        *numbers, golden_ids, slices, alone = read
+        *numbers, slice_codes, slice_names, alone = read
         arrays = {name: np.asarray(v) for name, v in zip(_ROW_NUMBERS, numbers, strict=True)}
         assert isinstance(alone, dict)
-        arrays |= {"golden_ids": _texts(golden_ids), "slices": _texts(slices),
+        arrays |= {"slice_codes": np.asarray(slice_codes), "slice_names": _texts(slice_names),
                    "alone": _texts([[int(k), v] for k, v in alone.items()]),
                    "golden_shape": np.asarray(golden or (0, 0), dtype=np.int64)}
         return _pack(arrays)
@@ -140,13 +141,14 @@ def decode(part: str, blob: bytes, golden: tuple[int, int] | None = None) -> Rea
             if golden is not None and tuple(int(v) for v in arrays["golden_shape"]) != golden:
                 return None
             numbers = [arrays[name] for name in _ROW_NUMBERS]
-            golden_ids = orjson.loads(arrays["golden_ids"].tobytes())
-            slices = orjson.loads(arrays["slices"].tobytes())
+            codes = arrays["slice_codes"]
+            names = orjson.loads(arrays["slice_names"].tobytes())
             alone = {int(k): v for k, v in orjson.loads(arrays["alone"].tobytes())}
             n = len(numbers[0])
-            if any(len(c) != n for c in (*numbers, golden_ids, slices)):
+            if any(len(c) != n for c in (*numbers, codes)) or not all(isinstance(x, str) for x in names) or (
+                    n and not 0 <= int(codes.min()) <= int(codes.max()) < len(names)):
                 return None
-            return (*numbers, golden_ids, slices, alone)
+            return (*numbers, codes, names, alone)
         names = _JUDGMENT_NUMBERS if part == "judgments" else _PASSAGE_NUMBERS
         columns = tuple(arrays[name] for name in names)
         if part == "judgments" and any(len(c) != len(columns[0]) for c in columns):

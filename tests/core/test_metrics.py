@@ -57,7 +57,8 @@ def test_ndcg_matches_scikit_learn(seed):
 
 
 def test_the_shipped_quantile_table_is_scipys_own_numbers():
-    """resources/stats/t975.npy spares the metrics command importing scipy.special: it must hold exactly what scipy
+    """resources/stats/t975.npy and t975_large.npy spare the metrics command importing scipy.special: they must hold
+    exactly what scipy
     computes (regenerate it with `python -m rageval_desktop.core.base.stats` if scipy's numbers change), and the
     quantile functions must give scipy's doubles from it and beyond it."""
     from scipy.special import ndtri, stdtrit
@@ -69,7 +70,11 @@ def test_the_shipped_quantile_table_is_scipys_own_numbers():
     assert stats.normal_quantile(0.975) == float(ndtri(0.975)) and stats.normal_quantile(0.9) == float(ndtri(0.9))
     for q in (*stats.COMMON_Z, 0.8, 0.7, 1 - 0.05 / 8):
         assert stats.normal_quantile(q) == float(ndtri(q)), q
-    for df in (1, 2, 29, 9_999, stats.TABLE_DF, stats.TABLE_DF + 1, 250_000, 37.5, math.inf):
+    large = np.asarray(stats._large())
+    assert large.shape == (stats.LARGE_DF - stats.TABLE_DF,) and np.array_equal(large, stats.large_corrections())
+    some = np.random.default_rng(0).integers(stats.TABLE_DF + 1, stats.LARGE_DF + 1, 300).tolist()
+    for df in (1, 2, 29, 9_999, stats.TABLE_DF, stats.TABLE_DF + 1, 250_000, 333_333, stats.LARGE_DF,
+               stats.LARGE_DF + 1, 37.5, 60_000.5, math.inf, *some):
         for q in (0.975, 0.95, 0.8):
             assert stats.t_quantile(q, df) == float(stdtrit(df, q)), (q, df)
     assert stats.t_quantile(0.975, 0) == float(stdtrit(1, 0.975))       # (df below 1 is read as 1)

@@ -22,6 +22,7 @@ from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question, source_metric
 from rageval_desktop.core.review.selective import decidable
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 
@@ -112,6 +113,12 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     for: one that cannot be compared — not judged on a run, judged by different judges on the two, scored on one
     run only for some questions — is listed in `missing` with why, and has no cells. A name that is no metric at
     all is a usage error."""
+    with reads.shared(project):    # each judge's pairs and the ratings read once for both runs
+        return _compare(project, baseline, candidate, metrics, estimator, groups)
+
+
+def _compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None, estimator: str,
+             groups: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
     if estimator not in COMPARE_ESTIMATORS:
         raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(COMPARE_ESTIMATORS)}")
     for name in (baseline, candidate):       # a misspelt run is a request that cannot be made (exit 2), not a

@@ -14,6 +14,7 @@ from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.rowdata import STATUSES, RunData, counts_for_row, load_run, per_question, row_status
 from rageval_desktop.core.review import selective
 from rageval_desktop.core.review.licence import last_check, licence, selective_scope
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
@@ -124,6 +125,11 @@ def summarise(data: RunData) -> dict[str, Any]:
 
 
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
+    with reads.shared(project):     # each judge's pairs and the ratings read once (the ratings' side, the licences)
+        return _dashboard(project, run, ks)
+
+
+def _dashboard(project: Project, run: str, ks: tuple[int, ...]) -> dict[str, Any]:
     data = load_run(project, run, ks)
     summary = summarise(data)
     summary["unscored"] = unscored(project, data)

@@ -70,7 +70,7 @@ def test_the_shipped_quantile_table_is_scipys_own_numbers():
     assert stats.normal_quantile(0.975) == float(ndtri(0.975)) and stats.normal_quantile(0.9) == float(ndtri(0.9))
     for q in (*stats.COMMON_Z, 0.8, 0.7, 1 - 0.05 / 8):
         assert stats.normal_quantile(q) == float(ndtri(q)), q
-    large = np.asarray(stats._large())
+    large = np.asarray(stats.large_table())
     assert large.shape == (stats.LARGE_DF - stats.TABLE_DF,) and np.array_equal(large, stats.large_corrections())
     some = np.random.default_rng(0).integers(stats.TABLE_DF + 1, stats.LARGE_DF + 1, 300).tolist()
     for df in (1, 2, 29, 9_999, stats.TABLE_DF, stats.TABLE_DF + 1, 250_000, 333_333, stats.LARGE_DF,

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy import ndarray
 
 from rageval_desktop.core.base.paths import resources_dir
 
@@ -55,7 +58,7 @@ def _table() -> Any:
     return np.load(resources_dir() / "stats" / "t975.npy", mmap_mode="r")
 
 
-def t_expansion(df: Any, z: float) -> Any:
+def t_expansion(df: ndarray, z: float) -> ndarray:
     """Student's t quantile on many degrees of freedom from the normal quantile `z` (Cornish-Fisher, four terms: the
     first left out is below 1e-20 past TABLE_DF); numpy float64 arithmetic, the same on every machine. Within 5 ulps
     of scipy's `stdtrit` past TABLE_DF; `large_corrections` holds the difference."""
@@ -69,7 +72,7 @@ def t_expansion(df: Any, z: float) -> Any:
     return z + v * (g1 + v * (g2 + v * (g3 + v * g4)))
 
 
-def large_corrections() -> Any:
+def large_corrections() -> ndarray:
     """What resources/stats/t975_large.npy holds, computed by scipy: for df = TABLE_DF + 1 .. LARGE_DF, scipy's
     `stdtrit` at TABLE_Q minus `t_expansion`, in units in the last place (int8). A million-row run's intervals
     ask for such dfs, and importing scipy.special for them was half a second of `rageval metrics`."""
@@ -85,7 +88,7 @@ def large_corrections() -> Any:
 
 
 @lru_cache(maxsize=1)
-def _large() -> Any:
+def large_table() -> ndarray:
     import numpy as np
 
     return np.load(resources_dir() / "stats" / "t975_large.npy", mmap_mode="r")
@@ -126,7 +129,7 @@ def t_quantile(q: float, df: float) -> float:
         import numpy as np
 
         value = t_expansion(np.array([df]), float(_table()[0]))
-        return float((value.view(np.int64) + int(_large()[int(df) - TABLE_DF - 1])).view(np.float64)[0])
+        return float((value.view(np.int64) + int(large_table()[int(df) - TABLE_DF - 1])).view(np.float64)[0])
     from scipy.special import stdtrit
 
     return float(stdtrit(df, q))

@@ -126,15 +126,11 @@ def summarise(data: RunData) -> dict[str, Any]:
 
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
     with reads.shared(project):     # each judge's pairs and the ratings read once (the ratings' side, the licences)
-        return _dashboard(project, run, ks)
-
-
-def _dashboard(project: Project, run: str, ks: tuple[int, ...]) -> dict[str, Any]:
-    data = load_run(project, run, ks)
-    summary = summarise(data)
-    summary["unscored"] = unscored(project, data)
-    summary["judge_noise"] = judge_noise(project, summary)
-    summary["selective"] = selective_coverage(project, data)
+        data = load_run(project, run, ks)
+        summary = summarise(data)
+        summary["unscored"] = unscored(project, data)
+        summary["judge_noise"] = judge_noise(project, summary)
+        summary["selective"] = selective_coverage(project, data)
     return summary
 
 

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.imports import import_frozen
 from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
@@ -29,6 +29,9 @@ from rageval_desktop.core.review.weights import target_weights
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
+
+if TYPE_CHECKING:
+    from numpy import ndarray
 
 DEFAULT_PROMPT_K = 5  # passages assumed to reach the prompt when a run does not say (in_prompt)
 
@@ -299,7 +302,7 @@ def _rows_read(project: Project, rid: int) -> tuple[Any, ...]:
     return (*numbers, *slice_codes(slices), alone)
 
 
-def slice_codes(slices: list[str | None]) -> tuple[Any, list[str]]:
+def slice_codes(slices: list[str | None]) -> tuple[ndarray, list[str]]:
     """(each row's code, the names in sorted order) of the rows' slices, a row without one "(unlinked)": what
     pandas.factorize(sort=True) gives, without pandas (the reads run while it is imported)."""
     import numpy as np

@@ -12,8 +12,9 @@ Three parts per run, each what one of `core.metrics.rowdata`'s reads returns, as
 A part is the read's own output, so what is computed from it is the same number for number (a test holds
 `metrics --json` equal with and without them). It is stored only where it is current: the schema's triggers take
 it away when what it was read from changes; a part being written is NULL until its values are in, and a change
-meanwhile takes the row away, so the values are then not kept. The `rows` part also holds the golden table's
-largest rowid and size (its keys are golden rowids, which an outside `VACUUM` may renumber): a part whose golden
+meanwhile takes the row away, so the values are then not kept. The `rows` part's question keys are golden rowids,
+which SQLite's documentation says an outside `VACUUM` may renumber (this SQLite's keeps them): before it is used, the
+keys of up to `CHECKED` of its rows, spread over the run, are looked up again (`keys_hold`), and a part whose golden
 table moved is not used. A part that cannot be read (a damaged or foreign blob) is not used either: the tables are
 read instead. Runs under `KEEP_FROM` rows keep none (their reads are quick; their imports should not pay).
 
@@ -38,11 +39,24 @@ _JUDGMENT_NUMBERS = ("row_id", "judge_id", "passage_rank", "status", "score")
 _PASSAGE_NUMBERS = ("hit_rows", "hit_ranks", "prompt_rows", "prompt_k")
 
 
-def golden_shape(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(largest rowid, rows) of the golden table, both at once: what the `rows` part's golden keys rest on."""
-    top = conn.execute("SELECT MAX(rowid) FROM golden_rows").fetchone()[0]
-    n = conn.execute("SELECT COALESCE(SUM(n), 0) FROM golden_counts").fetchone()[0]
-    return int(top or 0), int(n)
+CHECKED = 64          # rows of the `rows` part whose golden keys are looked up again before it is used
+
+
+def keys_hold(conn: sqlite3.Connection, read: Read) -> bool:
+    """Whether the golden rowids a `rows` part holds are still those of its rows' golden rows, for up to CHECKED
+    rows spread over the run (a renumbering moves every rowid after its first gap)."""
+    import numpy as np
+
+    row_ids, golden = np.asarray(read[0]), np.asarray(read[2])
+    linked = np.flatnonzero(golden != -1)
+    if not linked.size:
+        return True
+    picked = linked[np.unique(np.linspace(0, linked.size - 1, min(CHECKED, linked.size)).astype(np.int64))]
+    ids = [int(i) for i in row_ids[picked]]
+    found = dict(conn.execute(
+        f"SELECT rr.id, g.rowid FROM run_rows rr JOIN golden_rows g ON g.id = rr.golden_id "
+        f"WHERE rr.id IN ({','.join('?' * len(ids))})", ids).fetchall())
+    return all(found.get(i) == int(k) for i, k in zip(ids, golden[picked], strict=True))
 
 
 MAGIC = b"RVV1"
@@ -115,8 +129,8 @@ def _unpack(blob: bytes) -> dict[str, ndarray]:
     return out
 
 
-def encode(part: str, read: Read, golden: tuple[int, int] | None = None) -> bytes:
-    """One part's blob from its read's output (`golden`: `golden_shape` when the rows were read)."""
+def encode(part: str, read: Read) -> bytes:
+    """One part's blob from its read's output."""
     import numpy as np
 
     if part == "rows":
@@ -124,22 +138,19 @@ def encode(part: str, read: Read, golden: tuple[int, int] | None = None) -> byte
         arrays = {name: np.asarray(v) for name, v in zip(_ROW_NUMBERS, numbers, strict=True)}
         assert isinstance(alone, dict)
         arrays |= {"slice_codes": np.asarray(slice_codes), "slice_names": _texts(slice_names),
-                   "alone": _texts([[int(k), v] for k, v in alone.items()]),
-                   "golden_shape": np.asarray(golden or (0, 0), dtype=np.int64)}
+                   "alone": _texts([[int(k), v] for k, v in alone.items()])}
         return _pack(arrays)
     names = _JUDGMENT_NUMBERS if part == "judgments" else _PASSAGE_NUMBERS
     return _pack({name: np.asarray(v) for name, v in zip(names, read, strict=True)})
 
 
-def decode(part: str, blob: bytes, golden: tuple[int, int] | None = None) -> Read | None:
-    """The read's output again, or None when the blob is not one of ours, or its golden table has moved."""
+def decode(part: str, blob: bytes) -> Read | None:
+    """The read's output again, or None when the blob is not one of ours."""
     import orjson
 
     try:
         arrays = _unpack(blob)
         if part == "rows":
-            if golden is not None and tuple(int(v) for v in arrays["golden_shape"]) != golden:
-                return None
             numbers = [arrays[name] for name in _ROW_NUMBERS]
             codes = arrays["slice_codes"]
             names = orjson.loads(arrays["slice_names"].tobytes())
@@ -168,8 +179,8 @@ def stored(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
     except sqlite3.OperationalError:      # no such table: a file from before v22, opened read-only
         return {}
     out: dict[str, Read] = {}
-    golden = golden_shape(conn) if any(part == "rows" for part, _ in found) else None
     for part, blob in found:
-        if part in PARTS and isinstance(blob, bytes) and (values := decode(part, blob, golden)) is not None:
+        if part in PARTS and isinstance(blob, bytes) and (values := decode(part, blob)) is not None \
+                and (part != "rows" or keys_hold(conn, values)):
             out[part] = values
     return out

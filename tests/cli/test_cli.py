@@ -31,7 +31,8 @@ def test_end_to_end_in_a_subprocess(tmp_path):
     info = json.loads(r.stdout)
     assert info["schema_version"] >= 1
     assert info["golden_rows"] == 3
-    assert info["runs"] == [{"name": "v1", "rows": 3, "linked": 2, "created_at": info["runs"][0]["created_at"]}]
+    assert info["runs"] == [{"name": "v1", "rows": 3, "linked": 2, "created_at": info["runs"][0]["created_at"],
+                             "values_kept": []}]      # (a run of 3 rows keeps none)
     assert (info["judges"], info["judgments"], info["human_ratings"]) == (0, 0, 0)
 
 

@@ -13,6 +13,7 @@ from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.dashboard import dashboard
 from rageval_desktop.core.metrics.rowdata import keep_values
 from rageval_desktop.core.store.browse import list_runs
+from rageval_desktop.core.store.queries import project_info
 
 
 def _rid(p, run: str) -> int:
@@ -37,6 +38,8 @@ def test_the_numbers_read_from_kept_values_are_the_tables_numbers(demo):
         assert keep_values(demo, _rid(demo, run), minimum=0) == values.PARTS
         assert _kept(demo, run) == set(values.PARTS)
         assert keep_values(demo, _rid(demo, run), minimum=0) == ()   # kept already: nothing read again
+        found = {r["name"]: r["values_kept"] for r in project_info(demo)["runs"]}[run]
+        assert found == sorted(values.PARTS)                             # `rageval info` says so
     assert {run: _numbers(demo, run) for run in runs} == read
     assert json.dumps(compare(demo, runs[0], runs[1]), sort_keys=True, default=str) == compared
 

@@ -20,9 +20,13 @@ def project_info(project: Project) -> dict[str, Any]:
 
     # counts the triggers keep (schema 16 and 18): the same at 5 MB and at 1 GB
     kept = dict(conn.execute("SELECT name, n FROM table_counts"))
-    runs = [{"name": name, "rows": rows, "linked": linked, "created_at": created}
-            for name, rows, linked, created in conn.execute(
-                "SELECT r.name, COALESCE(c.rows, 0), COALESCE(c.linked, 0), r.created_at FROM runs r "
+    # the parts of each run's values kept for quick reads (core.metrics.values; none under 50,000 rows)
+    parts: dict[int, list[str]] = {}
+    for rid, part in conn.execute("SELECT run_id, part FROM run_values WHERE data IS NOT NULL ORDER BY run_id, part"):
+        parts.setdefault(rid, []).append(part)
+    runs = [{"name": name, "rows": rows, "linked": linked, "created_at": created, "values_kept": parts.get(rid, [])}
+            for rid, name, rows, linked, created in conn.execute(
+                "SELECT r.id, r.name, COALESCE(c.rows, 0), COALESCE(c.linked, 0), r.created_at FROM runs r "
                 "LEFT JOIN run_counts c ON c.run_id = r.id WHERE r.purpose = 'run' ORDER BY r.id")]
     golden = {(slice_, status): n for slice_, status, n in conn.execute(
         "SELECT slice, status, n FROM golden_counts")}

@@ -580,14 +580,18 @@ def job_spec(run: str, judges: Sequence[str] | None = None, *, slice: str | None
              sample: int | None = None, rated_only: bool = False, only_failed: bool = False,
              redo_unparsed: bool = False, concurrency: int | None = None, rpm: float | None = None,
              budget: float | None = None, timeout: float | None = None, use_cache: bool = True,
-             batch: bool = False) -> JobSpec:
-    """The job a `judge` call (or `rageval judge`) describes."""
+             batch: bool = False, batch_api: str = "auto") -> JobSpec:
+    """The job a `judge` call (or `rageval judge`) describes. `batch_api`: with `batch`, the OpenAI-style Batch API
+    ('openai'), Anthropic's Message Batches ('anthropic'), or by the endpoint's host ('auto')."""
+    from rageval_desktop.core.jobs.message_batches import APIS
     from rageval_desktop.core.jobs.spec import JobSpec
 
+    if batch_api not in APIS:
+        raise UsageError(f"the batch API is {', '.join(repr(a) for a in APIS)} (got '{batch_api}')")
     return JobSpec(run=run, judges=list(judges) if judges else None, slice_tag=slice, sample_id=sample,
                    rated_only=rated_only, only_failed=only_failed, redo_failed=redo_unparsed,
                    concurrency=concurrency, rpm=rpm, budget_usd=budget, timeout=timeout, use_cache=use_cache,
-                   batch=batch)
+                   batch=batch, batch_api=batch_api)
 
 
 def _estimator(name: str, *, selective: bool = True) -> str:

@@ -194,6 +194,10 @@ def add_judge(command: Command) -> None:
     p.add_argument("--batch", action="store_true",
                    help="send the requests through the provider's Batch API: cheaper (the batch price), slower "
                         "(within 24 h); resumable with rageval jobs resume")
+    p.add_argument("--batch-api", choices=["auto", "openai", "anthropic"], default="auto",
+                   help="with --batch: the OpenAI-style Batch API (files and /v1/batches: OpenAI, vLLM, Together...) "
+                        "or Anthropic's Message Batches; auto (the default) picks Anthropic's for an anthropic.com "
+                        "endpoint")
     p.add_argument("--no-wait", action="store_true",
                    help="with --batch: submit and return; collect later with rageval jobs resume PROJECT ID")
     p.add_argument("--poll-seconds", type=float, metavar="S",
@@ -227,9 +231,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
     spec = api.job_spec(args.run, args.judge, slice=args.slice, sample=args.sample, rated_only=args.rated_only,
                         only_failed=args.only_failed, redo_unparsed=args.redo_unparsed, concurrency=args.concurrency,
                         rpm=args.rpm, budget=args.budget, timeout=args.timeout, use_cache=not args.no_cache,
-                        batch=args.batch)
+                        batch=args.batch, batch_api=args.batch_api)
     if args.no_wait and not args.batch:
         raise UsageError("--no-wait is for --batch jobs")
+    if args.batch_api != "auto" and not args.batch:
+        raise UsageError("--batch-api is for --batch jobs")
     outside = [flag for flag, on in (("--export-shards", args.export_shards), ("--import-results",
                                                                                args.import_results)) if on]
     if outside:

@@ -7,7 +7,11 @@
   another end (failed, expired: the requests not yet done go to the error file as batch_expired). Each request is
   answered by the same responder as a live call; a non-200 reply goes to the error file. Batch requests are counted
   in `batch_requests`, not in `calls`;
-- embeddings: `/v1/embeddings` with deterministic vectors (`embedder(text)`), counted in `embedding_requests`.
+- embeddings: `/v1/embeddings` with deterministic vectors (`embedder(text)`), counted in `embedding_requests`;
+- Anthropic's Message Batches: `/v1/messages/batches` (create with the requests in the body, retrieve, list, cancel,
+  `results_url`). A batch ends at the retrieve after its creation (unless `hold`); each request is answered by the
+  same responder, given the chat body the request stands for (its `system` as the first message), and counted in
+  `message_batch_requests`; the `x-api-key` header of each call is kept in `anthropic_keys`.
 """
 
 from __future__ import annotations
@@ -81,6 +85,11 @@ class FakeOpenAI:
         self.retrieves = 0
         self.hold = False                           # while True, batches stay in_progress (kill a poller meanwhile)
         self.cancels: list[str] = []
+        # Anthropic's Message Batches
+        self.message_batches: dict[str, dict[str, Any]] = {}
+        self.message_batch_bodies: dict[str, list[dict]] = {}
+        self.message_batch_requests: list[dict] = []
+        self.anthropic_keys: list[str] = []
         # embeddings
         self.embedder: Callable[[str], list[float]] | None = None
         self.embedding_requests: list[dict] = []
@@ -106,6 +115,8 @@ class FakeOpenAI:
 
             def do_GET(self) -> None:  # noqa: N802
                 path = self.path.split("?")[0]
+                if path.startswith("/v1/messages/batches"):
+                    return self.message_batches("GET", path, b"")
                 with fake.lock:
                     if path.startswith("/v1/files/") and path.endswith("/content"):
                         data = fake.files.get(path.split("/")[3])
@@ -128,6 +139,8 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 path = self.path.split("?")[0]
+                if path.startswith("/v1/messages/batches"):
+                    return self.message_batches("POST", path, raw)
                 if path == "/v1/files":
                     return self.send_json(200, fake.upload(self.headers.get("Content-Type", ""), raw), {})
                 if path == "/v1/batches":
@@ -175,6 +188,38 @@ class FakeOpenAI:
                     self.send_json(reply.status, {"error": error}, reply.headers)
                 else:
                     self.send_json(200, fake.completion(body, reply, n), {"x-request-id": f"req-{n}", **reply.headers})
+
+            def message_batches(self, method: str, path: str, raw: bytes) -> None:
+                parts = path.split("/")[4:]          # after /v1/messages/batches
+                with fake.lock:
+                    fake.anthropic_keys.append(self.headers.get("x-api-key", ""))
+                if method == "POST" and not parts:
+                    return self.send_json(200, fake.create_message_batch(json.loads(raw)), {})
+                if method == "GET" and not parts:
+                    with fake.lock:
+                        found = list(fake.message_batches.values())[::-1]
+                    return self.send_json(200, {"data": found, "has_more": False}, {})
+                batch = fake.message_batches.get(parts[0])
+                if batch is None:
+                    return self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                           "message": "no such batch"}}, {})
+                if method == "POST" and parts[1:] == ["cancel"]:
+                    with fake.lock:
+                        fake.cancels.append(batch["id"])
+                        if batch["processing_status"] == "in_progress":
+                            batch["processing_status"] = "canceling"
+                            batch["cancel_initiated_at"] = "2026-01-01T00:00:00Z"
+                    return self.send_json(200, batch, {})
+                if method == "GET" and parts[1:] == ["results"]:
+                    with fake.lock:
+                        data = fake.files.get(f"results-{batch['id']}", b"")
+                    return self.send_bytes(200, data, {"Content-Type": "application/binary"})
+                if method == "GET" and len(parts) == 1:
+                    with fake.lock:
+                        fake.retrieves += 1
+                        fake.advance_message_batch(batch)
+                    return self.send_json(200, batch, {})
+                self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}}, {})
 
             def embeddings(self, body: dict) -> None:
                 if fake.embedder is None:
@@ -319,6 +364,61 @@ class FakeOpenAI:
                 self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
                 batch[name] = file_id
         batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(errors)}
+
+    # --- Anthropic's Message Batches ----------------------------------------------------------------------------
+    def create_message_batch(self, body: dict) -> dict:
+        from datetime import UTC, datetime
+
+        with self.lock:
+            batch_id = f"msgbatch_{len(self.message_batches) + 1:04d}"
+            requests = body["requests"]
+            batch = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                     "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0, "canceled": 0,
+                                        "expired": 0},
+                     "ended_at": None, "created_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+                     "expires_at": None, "cancel_initiated_at": None, "results_url": None}
+            self.message_batches[batch_id] = batch
+            self.message_batch_bodies[batch_id] = requests
+        return batch
+
+    def advance_message_batch(self, batch: dict) -> None:
+        """in_progress -> ended (all answered), canceling -> ended (none answered); with the lock held."""
+        state = batch["processing_status"]
+        if state == "ended" or (state == "in_progress" and self.hold):
+            return
+        requests = self.message_batch_bodies[batch["id"]]
+        lines, counts = [], {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for request in requests:
+            if state == "canceling":
+                lines.append({"custom_id": request["custom_id"], "result": {"type": "canceled"}})
+                counts["canceled"] += 1
+                continue
+            params = request["params"]
+            body = {"model": params["model"], "max_tokens": params["max_tokens"],
+                    "messages": ([{"role": "system", "content": params["system"]}] if "system" in params else [])
+                    + params["messages"]}
+            self.message_batch_requests.append(request)
+            n = len(self.message_batch_requests)
+            self.lock.release()   # the responder may take the lock (counters)
+            try:
+                reply = self.responder(body, n)
+            finally:
+                self.lock.acquire()
+            if reply.status != 200:
+                lines.append({"custom_id": request["custom_id"], "result": {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error", "message": f"scripted {reply.status}"}}}})
+                counts["errored"] += 1
+                continue
+            text = reply.content or ""
+            lines.append({"custom_id": request["custom_id"], "result": {"type": "succeeded", "message": {
+                "id": f"msg_{n}", "type": "message", "role": "assistant", "model": params["model"],
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": max(1, len(json.dumps(body)) // 4),
+                          "output_tokens": max(1, len(text) // 4)}}}})
+            counts["succeeded"] += 1
+        self.files[f"results-{batch['id']}"] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        batch.update({"processing_status": "ended", "request_counts": counts, "ended_at": batch["created_at"],
+                      "results_url": f"{self.url}/messages/batches/{batch['id']}/results"})
 
     def __exit__(self, *exc: object) -> None:
         assert self._server is not None

@@ -29,38 +29,34 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import Cancelled, TaskContext
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.jobs.batch_api import ENDPOINT, BatchFailed, CacheRow, Provider
 from rageval_desktop.core.jobs.commit import while_busy
 from rageval_desktop.core.jobs.estimate import estimate
 from rageval_desktop.core.jobs.judge_job import JudgeJob
+from rageval_desktop.core.jobs.message_batches import MessageBatches, flavour
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import note_endpoints
-from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
+from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store import owners, records
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project, inserted_id
 from rageval_desktop.core.store.queries import run_id as find_run
 
-ENDPOINT = "/v1/chat/completions"
 MAX_REQUESTS = 50_000              # per file (the OpenAI Batch API's limit)
 MAX_BYTES = 190 * 1024 ** 2        # per file, under the 200 MB limit
 ROUNDS = 2                         # the first batch and at most one follow-up for the requests that failed
 POLL_SECONDS = 30.0
-API_TIMEOUT = 60.0                 # one request to the files or batches endpoints
 POLL_FAILURES = 10                 # consecutive failed polls before the job stops (resume later: nothing is lost)
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 CHUNK = 1000                       # items whose text is loaded and rendered at a time
-
-
-class BatchFailed(RagevalError):
-    """The provider refused a file or a batch, or cannot be reached: the job stops; what was recorded stays."""
 
 
 @dataclass
@@ -84,67 +80,6 @@ class BatchStats:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# --- the provider -----------------------------------------------------------------------------------------------
-class Provider:
-    """The files and batches endpoints of one (base URL, key reference), through openai's client."""
-
-    def __init__(self, base_url: str | None, api_key_ref: str | None, scrub: Scrubber) -> None:
-        openai = llm.client_library()     # (after a preload that may be under way: never two imports at once)
-        key = resolve_api_key(api_key_ref)
-        scrub.add(key)
-        self.scrub = scrub
-        self.client = openai.OpenAI(base_url=llm.resolved_base_url(base_url) or llm.DEFAULT_BASE_URL, api_key=key,
-                                    timeout=API_TIMEOUT, max_retries=2)
-
-    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        import openai
-
-        try:
-            return fn(*args, **kwargs)
-        except openai.AuthenticationError:
-            raise BatchFailed(f"{what}: the endpoint refused the API key (401)") from None
-        except openai.NotFoundError as exc:
-            raise BatchFailed(f"{what}: not found at the endpoint (404; does it offer the Batch API?): "
-                              f"{self.scrub(str(exc))[:300]}") from None
-        except openai.APIStatusError as exc:
-            raise BatchFailed(f"{what}: HTTP {exc.status_code}: {self.scrub(str(exc))[:300]}") from None
-        except openai.APITimeoutError:
-            raise BatchFailed(f"{what}: no reply within {API_TIMEOUT:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise BatchFailed(f"{what}: cannot reach the endpoint ({self.scrub(str(exc))[:200]})") from None
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise BatchFailed(f"{what}: the endpoint's reply is not what the Batch API returns "
-                              f"({self.scrub(str(exc))[:200]})") from None
-
-    def upload(self, name: str, data: bytes) -> str:
-        return self._call("uploading the requests", self.client.files.create, file=(name, data, "application/jsonl"),
-                          purpose="batch").id
-
-    def create(self, input_file_id: str, metadata: dict[str, str]) -> Any:
-        return self._call("creating the batch", self.client.batches.create, input_file_id=input_file_id,
-                          endpoint=ENDPOINT, completion_window="24h", metadata=metadata)
-
-    def find(self, metadata: dict[str, str]) -> Any | None:
-        """A batch this job created but did not get to record (killed in between), by its metadata."""
-        try:
-            page = self._call("listing batches", self.client.batches.list, limit=100)
-        except BatchFailed:
-            return None
-        for batch in page.data:
-            if (batch.metadata or {}) == metadata:
-                return batch
-        return None
-
-    def retrieve(self, remote_id: str) -> Any:
-        return self._call("checking the batch", self.client.batches.retrieve, remote_id)
-
-    def cancel(self, remote_id: str) -> Any:
-        return self._call("cancelling the batch", self.client.batches.cancel, remote_id)
-
-    def content(self, file_id: str) -> bytes:
-        return self._call("downloading the results", self.client.files.content, file_id).content
 
 
 # --- the job -----------------------------------------------------------------------------------------------------
@@ -203,63 +138,6 @@ def cached_keys(project: Project, keys: list[str]) -> set[str]:
     return found
 
 
-class CacheRow(TypedDict):
-    """A reply as the request cache keeps it (llm.BATCH_CACHE_INSERT's parameters)."""
-    key: str
-    model: str
-    content: str
-    logprobs: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    request_id: str | None
-    created_at: str
-    batch_job: int | None
-
-
-def parse_reply(line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[CacheRow | None, str]:
-    """A line of a batch output file (the OpenAI Batch API's, vLLM run_batch's): (a request cache row, '') for a
-    reply — its text scrubbed, marked with `batch_job` (None: a reply from outside, already paid for) — or (None,
-    why) for a request that failed or a line that is not a reply."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None, "bad_response"
-    key = obj.get("custom_id") if isinstance(obj, dict) else None
-    if not isinstance(key, str) or len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-        return None, "bad_response"
-    error, response = obj.get("error"), obj.get("response") or {}
-    if error:
-        return None, str(error.get("code") or "error")[:40] if isinstance(error, dict) else "error"
-    if not isinstance(response, dict):
-        return None, "bad_response"
-    status = response.get("status_code")
-    if status != 200:
-        return None, f"http_{status}"[:40]
-    body = response.get("body")
-    choices = body.get("choices") if isinstance(body, dict) else None
-    choice = choices[0] if isinstance(choices, list) and choices else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(message, dict) \
-            or not isinstance(content, str | None):
-        return None, "bad_response"
-    found_usage = body.get("usage")
-    usage: dict[str, object] = found_usage if isinstance(found_usage, dict) else {}
-    found = choice.get("logprobs") or {}
-    tokens = llm.token_logprobs(found.get("content") if isinstance(found, dict) else None)
-
-    def count(value: object) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-    request_id = response.get("request_id") or body.get("id")
-    return {"key": key, "model": str(body.get("model") or "")[:200], "content": scrub(content or ""),
-            "logprobs": None if tokens is None else scrub(json.dumps(tokens, ensure_ascii=False)),
-            "prompt_tokens": count(usage.get("prompt_tokens")),
-            "completion_tokens": count(usage.get("completion_tokens")),
-            "request_id": scrub(request_id) if isinstance(request_id, str) else None, "created_at": utcnow(),
-            "batch_job": batch_job}, ""
-
-
 class BatchJob:
     def __init__(self, project: Project, spec: JobSpec, ctx: TaskContext, job_id: int | None = None,
                  poll_seconds: float = POLL_SECONDS) -> None:
@@ -282,7 +160,8 @@ class BatchJob:
     def provider(self, base_url: str | None, api_key_ref: str | None) -> Provider:
         endpoint = (base_url, api_key_ref)
         if endpoint not in self.providers:
-            self.providers[endpoint] = Provider(base_url, api_key_ref, self.scrub)
+            kind = MessageBatches if flavour(self.spec.batch_api, base_url) == "anthropic" else Provider
+            self.providers[endpoint] = kind(base_url, api_key_ref, self.scrub)
         return self.providers[endpoint]
 
     def begin(self) -> tuple[list[Judge], Any]:
@@ -492,12 +371,32 @@ class BatchJob:
         """Create the file's batch and record its id. `resumed`: the file was recorded by a process that died
         before recording the batch, which it may have created: look for it (by its metadata) first."""
         metadata = _metadata(self.id, round_, part)
-        batch = provider.find(metadata) if resumed else None
+        batch = None
+        if resumed:
+            since, requests = self.project.reader().execute(
+                "SELECT created_at, requests FROM batches WHERE id = ?", (row_id,)).fetchone()
+            batch = provider.find(metadata, since=since, requests=requests)
+            if batch is None and not provider.can_create(file_id):
+                self.not_sent(row_id, requests)
+                return
         if batch is None:
             batch = provider.create(file_id, metadata)
         with self.project.write("record batch", changed=(Area.JOBS,)) as conn:
             conn.execute("UPDATE batches SET remote_id = ?, status = ?, updated_at = ? WHERE id = ?",
                          (batch.id, batch.status, utcnow(), row_id))
+
+    def not_sent(self, row_id: int, requests: int) -> None:
+        """A part whose requests went with a process that died before sending them (a provider without files):
+        closed as not sent; its requests, not in the cache, go in the next round."""
+        with self.project.write("batch not sent", changed=(Area.JOBS,)) as conn:
+            conn.execute("UPDATE batches SET status = 'failed', merged = 1, failed = ?, errors = ?, message = ?, "
+                         "updated_at = ? WHERE id = ?",
+                         (requests, json.dumps({"not_sent": requests}),
+                          "the job stopped before this part was sent; its requests go in the next round", utcnow(),
+                          row_id))
+        self.stats.failed += requests
+        self.failed_kinds["not_sent"] += requests
+        self.stats.failed_by_kind = dict(self.failed_kinds)
 
     # --- poll and merge -----------------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -546,7 +445,7 @@ class BatchJob:
             for line in provider.content(file_id).splitlines():
                 if not line.strip():
                     continue
-                entry, kind = self.parse_line(line)
+                entry, kind = provider.parse(line, self.scrub, self.job_id)
                 if entry is not None:
                     entries.append(entry)
                 else:
@@ -568,10 +467,6 @@ class BatchJob:
         self.stats.failed += sum(kinds.values())
         self.failed_kinds.update(kinds)
         self.stats.failed_by_kind = dict(self.failed_kinds)
-
-    def parse_line(self, line: bytes) -> tuple[CacheRow | None, str]:
-        """(a cache row, '') for a reply; (None, why) for a request that failed."""
-        return parse_reply(line, self.scrub, self.job_id)
 
     def report(self) -> None:
         row = self.project.reader().execute(

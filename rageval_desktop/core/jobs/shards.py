@@ -32,7 +32,8 @@ from pathlib import Path
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.jobs.batch import CacheRow, cached_keys, parse_reply, render_requests
+from rageval_desktop.core.jobs.batch import cached_keys, render_requests
+from rageval_desktop.core.jobs.batch_api import CacheRow, parse_reply
 from rageval_desktop.core.jobs.judge_job import JobStats, JudgeJob
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
 from rageval_desktop.core.judges import llm

@@ -30,6 +30,7 @@ class JobSpec:
     use_cache: bool = True
     rated_only: bool = False              # only rows humans rated for the judges' metrics (audit a rewritten rubric)
     batch: bool = False                   # through the provider's Batch API (core/jobs/batch.py)
+    batch_api: str = "auto"               # which: openai, anthropic (Message Batches), auto (by the endpoint's host)
     offline: bool = False                 # replies only from the request cache, no call made (core/jobs/shards.py)
     row_ids: list[int] | None = None      # only these rows of the run (a cascade's later judges: the rows left)
 

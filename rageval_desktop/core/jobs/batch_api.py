@@ -16,6 +16,9 @@ ENDPOINT = "/v1/chat/completions"
 API_TIMEOUT = 60.0                 # one request to the files or batches endpoints
 
 
+Remote = Any     # what an endpoint returned for a batch (openai's Batch model, message_batches.Batch)
+
+
 def count(value: object) -> int | None:
     """A token count as a reply states it (None when it is not a count)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
@@ -63,7 +66,7 @@ class Provider:
         return self._call("uploading the requests", self.client.files.create, file=(name, data, "application/jsonl"),
                           purpose="batch").id
 
-    def create(self, input_file_id: str, metadata: dict[str, str]) -> Any:
+    def create(self, input_file_id: str, metadata: dict[str, str]) -> Remote:
         return self._call("creating the batch", self.client.batches.create, input_file_id=input_file_id,
                           endpoint=ENDPOINT, completion_window="24h", metadata=metadata)
 
@@ -71,7 +74,7 @@ class Provider:
         """Whether a part recorded by a process that died can still be made a batch (its file is at the provider)."""
         return True
 
-    def find(self, metadata: dict[str, str], *, since: str = "", requests: int = 0) -> Any | None:
+    def find(self, metadata: dict[str, str], *, since: str = "", requests: int = 0) -> Remote | None:
         """A batch this job created but did not get to record (killed in between), by its metadata."""
         try:
             page = self._call("listing batches", self.client.batches.list, limit=100)
@@ -82,10 +85,10 @@ class Provider:
                 return batch
         return None
 
-    def retrieve(self, remote_id: str) -> Any:
+    def retrieve(self, remote_id: str) -> Remote:
         return self._call("checking the batch", self.client.batches.retrieve, remote_id)
 
-    def cancel(self, remote_id: str) -> Any:
+    def cancel(self, remote_id: str) -> Remote:
         return self._call("cancelling the batch", self.client.batches.cancel, remote_id)
 
     def content(self, file_id: str) -> bytes:

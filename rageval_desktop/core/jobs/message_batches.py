@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 from urllib.parse import urlsplit
 
 from rageval_desktop.core.base.clock import utcnow
@@ -47,12 +46,12 @@ def flavour(batch_api: str, base_url: str | None) -> str:
     return "anthropic" if host == "anthropic.com" or host.endswith(".anthropic.com") else "openai"
 
 
-def anthropic_request(line: bytes) -> dict[str, Any]:
+def anthropic_request(line: bytes) -> dict[str, object]:
     """A request line of the job (the OpenAI batch format) as a Message Batches request."""
     found = json.loads(line)
     body = found["body"]
     system = "\n\n".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") == "system")
-    params: dict[str, Any] = {"model": body["model"], "max_tokens": body.get("max_tokens") or DEFAULT_MAX_TOKENS,
+    params: dict[str, object] = {"model": body["model"], "max_tokens": body.get("max_tokens") or DEFAULT_MAX_TOKENS,
                               "messages": [{"role": m["role"], "content": m.get("content") or ""}
                                            for m in body["messages"] if m.get("role") != "system"]}
     if system:
@@ -126,7 +125,7 @@ class MessageBatches(Provider):
         self.client = openai.OpenAI(base_url=llm.resolved_base_url(base_url) or DEFAULT_URL, api_key=key,
                                     timeout=API_TIMEOUT, max_retries=2,
                                     default_headers={"x-api-key": key, "anthropic-version": VERSION})
-        self.pending: dict[str, list[dict[str, Any]]] = {}     # parts uploaded in this process, not yet sent
+        self.pending: dict[str, list[dict[str, object]]] = {}     # parts uploaded in this process, not yet sent
 
     def upload(self, name: str, data: bytes) -> str:
         self.pending[name] = [anthropic_request(line) for line in data.splitlines() if line.strip()]

@@ -114,17 +114,27 @@ class CacheRow(TypedDict):
     batch_job: int | None
 
 
+def keyed(line: bytes) -> tuple[dict[str, object], str] | None:
+    """A results line as (its object, its `custom_id`), when it is a JSON object keyed by a request cache key (64 hex
+    characters); None for anything else."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    key = obj.get("custom_id") if isinstance(obj, dict) else None
+    if not isinstance(key, str) or len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        return None
+    return obj, key
+
+
 def parse_reply(line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[CacheRow | None, str]:
     """A line of a batch output file (the OpenAI Batch API's, vLLM run_batch's): (a request cache row, '') for a
     reply — its text scrubbed, marked with `batch_job` (None: a reply from outside, already paid for) — or (None,
     why) for a request that failed or a line that is not a reply."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
+    read = keyed(line)
+    if read is None:
         return None, "bad_response"
-    key = obj.get("custom_id") if isinstance(obj, dict) else None
-    if not isinstance(key, str) or len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-        return None, "bad_response"
+    obj, key = read
     error, response = obj.get("error"), obj.get("response") or {}
     if error:
         return None, str(error.get("code") or "error")[:40] if isinstance(error, dict) else "error"

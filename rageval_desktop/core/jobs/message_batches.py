@@ -27,7 +27,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from rageval_desktop.core.base.clock import utcnow
-from rageval_desktop.core.jobs.batch_api import API_TIMEOUT, BatchFailed, CacheRow, Provider, count
+from rageval_desktop.core.jobs.batch_api import API_TIMEOUT, BatchFailed, CacheRow, Provider, count, keyed
 from rageval_desktop.core.judges import llm
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 
@@ -200,13 +200,10 @@ def _safe(remote_id: str) -> str:
 def parse_result(line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[CacheRow | None, str]:
     """A line of a Message Batch's results: (a request cache row, '') for a succeeded request, (None, why) for one
     that errored, was cancelled or expired, or a line that is not a result."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
+    found_line = keyed(line)
+    if found_line is None:
         return None, "bad_response"
-    key = obj.get("custom_id") if isinstance(obj, dict) else None
-    if not isinstance(key, str) or len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-        return None, "bad_response"
+    obj, key = found_line
     result = obj.get("result")
     kind = result.get("type") if isinstance(result, dict) else None
     if kind == "errored":

@@ -168,3 +168,7 @@ def test_an_import_and_a_job_keep_a_large_runs_values(tmp_path, monkeypatch):
         monkeypatch.setattr(values, "stored", lambda conn, rid: {})
         assert _numbers(p, "v1") == after
         monkeypatch.setattr(values, "stored", hold)
+        with p.write("test: as a file from before v22 left it") as w:
+            w.execute("DELETE FROM run_values")
+        again = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
+        assert again.done == 0 and _kept(p, "v1") == set(values.PARTS)   # a job with nothing to do keeps them

@@ -211,7 +211,7 @@ class JudgeJob:
         self.stats.seconds = time.monotonic() - self.started
         self.stats.judging_seconds = time.monotonic() - self.judging_from if self.judging_from else 0.0
         self._finish(status, message)
-        if status == "done" and self.stats.done and self.stats.stopped is None:
+        if status == "done" and self.stats.stopped is None:    # (with nothing to do too: a run from before v22)
             self.keep_values(run_id)
         self.report(force=True)
         return self.stats

@@ -101,6 +101,34 @@ def test_a_batch_created_but_not_recorded_is_found_not_created_again(proj, monke
     assert done.status == "done" and len(judged(proj)) == 30 and server.calls == 0
 
 
+def test_a_lost_batch_is_not_confused_with_one_already_recorded(proj, monkeypatch):
+    """Parts of eight requests, alike in size, the third created but not recorded: the two recorded before it, made
+    within the allowance for Anthropic's clock, are not adopted in its place; the lost one is found, none is made
+    twice."""
+    monkeypatch.setattr(batch, "MAX_REQUESTS", 8)
+    real_create = MessageBatches.create
+    made = []
+
+    def create_third_then_die(self, input_file_id, metadata):
+        found = real_create(self, input_file_id, metadata)
+        made.append(found.id)
+        if len(made) == 3:
+            raise KeyboardInterrupt
+        return found
+
+    with FakeOpenAI() as server:
+        llm_judge(proj, server)
+        monkeypatch.setattr(MessageBatches, "create", create_third_then_die)
+        with pytest.raises(KeyboardInterrupt):
+            batch.run_batch_job(proj, spec(), poll_seconds=0)
+        job_id = proj.reader().execute("SELECT MAX(id) FROM jobs").fetchone()[0]
+        monkeypatch.setattr(MessageBatches, "create", real_create)
+        done = batch.run_batch_job(proj, spec(), job_id=job_id, poll_seconds=0)
+        remote = [b["remote_id"] for b in batch.batches(proj, job_id)]
+    assert remote[:3] == made and len(set(remote)) == len(remote) == 4
+    assert len(server.message_batch_requests) == 30 and done.status == "done" and len(judged(proj)) == 30
+
+
 def test_a_part_recorded_but_never_sent_goes_in_the_next_round(proj, monkeypatch):
     """Killed after the part was recorded and before its batch was created: a new process has no requests to send
     (they were never uploaded anywhere), so the part is closed as not sent and its requests go in the next round."""

@@ -375,7 +375,9 @@ class BatchJob:
         if resumed:
             since, requests = self.project.reader().execute(
                 "SELECT created_at, requests FROM batches WHERE id = ?", (row_id,)).fetchone()
-            batch = provider.find(metadata, since=since, requests=requests)
+            known = frozenset(r for (r,) in self.project.reader().execute(
+                "SELECT remote_id FROM batches WHERE remote_id IS NOT NULL"))
+            batch = provider.find(metadata, since=since, requests=requests, known=known)
             if batch is None and not provider.can_create(file_id):
                 self.not_sent(row_id, requests)
                 return

@@ -74,7 +74,8 @@ class Provider:
         """Whether a part recorded by a process that died can still be made a batch (its file is at the provider)."""
         return True
 
-    def find(self, metadata: dict[str, str], *, since: str = "", requests: int = 0) -> Remote | None:
+    def find(self, metadata: dict[str, str], *, since: str = "", requests: int = 0,
+             known: frozenset[str] = frozenset()) -> Remote | None:
         """A batch this job created but did not get to record (killed in between), by its metadata."""
         try:
             page = self._call("listing batches", self.client.batches.list, limit=100)

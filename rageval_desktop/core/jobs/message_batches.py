@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from rageval_desktop.core.base.clock import utcnow
@@ -33,6 +33,7 @@ from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 
 DEFAULT_URL = "https://api.anthropic.com/v1"
 VERSION = "2023-06-01"
+SKEW = timedelta(minutes=2)        # how far Anthropic's clock may be behind ours when a lost batch is looked for
 DEFAULT_MAX_TOKENS = 1024           # Anthropic requires max_tokens; a judge that sets none gets this
 APIS = ("auto", "openai", "anthropic")
 
@@ -144,12 +145,15 @@ class MessageBatches(Provider):
         self.pending.pop(input_file_id.removeprefix("local:"), None)
         return batch
 
-    def find(self, metadata: dict[str, str], *, since: str = "", requests: int = 0) -> Batch | None:
-        """The one batch created after `since` with `requests` requests (a kill between creating it and recording
-        it), or None."""
+    def find(self, metadata: dict[str, str], *, since: str = "", requests: int = 0,
+             known: frozenset[str] = frozenset()) -> Batch | None:
+        """The one batch created after `since` (less SKEW: Anthropic's clock is not ours) with `requests` requests
+        and not among the `known` ones this project recorded (a kill between creating it and recording it), or
+        None."""
         start = _moment(since)
         if start is None or requests <= 0:
             return None
+        start -= SKEW
         try:
             found = self._call("listing batches", self.client.get, "/messages/batches?limit=100", cast_to=object)
         except BatchFailed:
@@ -162,7 +166,7 @@ class MessageBatches(Provider):
             except ValueError:
                 continue
             made = _moment(batch.created_at)
-            if made is not None and made >= start and batch.requests == requests:
+            if made is not None and made >= start and batch.requests == requests and batch.id not in known:
                 alike.append(batch)
         return alike[0] if len(alike) == 1 else None
 

@@ -4,7 +4,8 @@ latency and cost. Every number is on 0–100 except latency (ms) and cost (USD p
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
 from rageval_desktop.core.base.vocab import METRICS
@@ -18,6 +19,10 @@ from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.schema import STANDARD_SLICES
 
+if TYPE_CHECKING:
+    from numpy import ndarray
+    from pandas import DataFrame, Series
+
 ALL = "all"
 CI_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
 
@@ -28,37 +33,85 @@ def retrieval_columns(ks: tuple[int, ...]) -> list[str]:
     return cols
 
 
-def group_summary(rows: Any, questions: Any, data: RunData) -> dict[str, Any]:
-    """The numbers of one slice (or of all): means and CIs over its questions (repeats averaged first),
-    coverage over its rows, latency and cost over its rows. Full precision: displays round."""
-    n = len(questions)
-    with_gold = int((questions["n_gold"] > 0).sum())
-    out: dict[str, Any] = {"n": n, "n_with_gold": with_gold, "n_without_gold": n - with_gold, "rows": len(rows)}
-    gold = questions.loc[questions["n_gold"] > 0]
+class Columns:
+    """One side of a run's numbers, a column at a time: its rows, or its questions (repeats averaged). `get(name)`
+    gives the column's values over every row (or question) in order; `parts` maps each slice, and "all", to the
+    positions of its rows (None: all of them). A column is asked for once per use and dropped after it: what a
+    summary holds at once is one column and its slices' parts of it, not a frame of every column."""
+
+    def __init__(self, get: Callable[[str], ndarray], has: Callable[[str], bool], parts: dict[str, ndarray | None],
+                 size: int) -> None:
+        self.get, self.has, self.parts, self.size = get, has, parts, size
+
+    def count(self, part: str) -> int:
+        where = self.parts[part]
+        return self.size if where is None else len(where)
+
+    def each(self, name: str) -> dict[str, ndarray]:
+        """The column's values per slice (and all), in the run's order."""
+        values = self.get(name)
+        return {part: values if where is None else values[where] for part, where in self.parts.items()}
+
+
+def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[str, dict[str, Any]]:
+    """The numbers of each slice (and of all): means and CIs over its questions (repeats averaged first), coverage
+    over its rows, latency and cost over its rows. Full precision: displays round. Worked out a column at a time
+    for every slice (a million rows copied per slice, every column at once, were most of `metrics`' memory); each
+    number is the one the slice's own table of questions gave (the same values in the same order, the same
+    reductions: pandas' where pandas' were used)."""
+    import numpy as np
+    import pandas as pd
+
+    def series(values: ndarray) -> Series:
+        return pd.Series(values, copy=False)
+
+    out: dict[str, dict[str, Any]] = {}
+    gold: dict[str, ndarray | None] = {}
+    for part, n_gold in questions.each("n_gold").items():
+        with_gold = n_gold > 0
+        count = int(with_gold.sum())
+        out[part] = {"n": len(n_gold), "n_with_gold": count, "n_without_gold": len(n_gold) - count,
+                     "rows": rows.count(part)}
+        where = questions.parts[part]
+        if where is not None:
+            gold[part] = where[with_gold]
+        else:     # (every question: the column itself, not a copy of it)
+            gold[part] = None if count == len(n_gold) else np.flatnonzero(with_gold)
+
+    def of_gold(values: ndarray) -> dict[str, ndarray]:
+        return {part: values if where is None else values[where] for part, where in gold.items()}
+
     for col in retrieval_columns(data.ks):
-        out[col] = float(gold[col].mean()) if len(gold) else None
+        for part, values in of_gold(questions.get(col)).items():
+            out[part][col] = float(series(values).mean()) if out[part]["n_with_gold"] else None
     for col in CI_RETRIEVAL:   # the headline retrieval metrics get their 95% CI too (charts draw them)
-        if col in gold:
-            _, low, high = mean_ci(gold[col])
-            out[f"{col}_ci"] = None if low is None else [low, high]
+        if questions.has(col):
+            for part, values in of_gold(questions.get(col)).items():
+                _, low, high = mean_ci(values)
+                out[part][f"{col}_ci"] = None if low is None else [low, high]
     for metric in data.metrics:
-        mean, low, high = mean_ci(questions[metric])
-        status = rows[f"{metric}__status"]
-        out[metric] = mean
-        out[f"{metric}_ci"] = None if mean is None else [low, high]
-        out[f"{metric}_n"] = int(questions[metric].notna().sum())
-        sd = questions[metric].std()
-        out[f"{metric}_sd"] = float(sd) if sd == sd else None
-        out[f"{metric}_coverage"] = float((status == "ok").mean()) if len(rows) else None
-        out[f"{metric}_unparsed_rate"] = float((status == "unparsed").mean()) if len(rows) else None
-        out[f"{metric}_error_rate"] = float((status == "error").mean()) if len(rows) else None
-        if f"{metric}__diff" in questions:   # rated by humans: the judge mean corrected by the ratings (PPI)
-            out[f"{metric}_ppi"] = ppi_mean(questions[metric], questions[f"{metric}__diff"],
-                                            questions[f"{metric}__weight"])
-    out["p50_latency_ms"] = percentile(rows["latency_ms"], 50)
-    out["p95_latency_ms"] = percentile(rows["latency_ms"], 95)
-    cost = rows["cost_usd"].dropna()
-    out["cost_per_query"] = float(cost.mean()) if len(cost) else None
+        statuses = rows.each(f"{metric}__status")
+        rated = questions.has(f"{metric}__diff")
+        diffs, weights = (questions.each(f"{metric}__diff"), questions.each(f"{metric}__weight")) if rated else ({}, {})
+        for part, scores in questions.each(metric).items():
+            s = out[part]
+            mean, low, high = mean_ci(scores)
+            status, n = statuses[part], rows.count(part)   # codes (STATUSES, then missing)
+            s[metric] = mean
+            s[f"{metric}_ci"] = None if mean is None else [low, high]
+            s[f"{metric}_n"] = int(np.count_nonzero(~np.isnan(scores)))
+            sd = series(scores).std()
+            s[f"{metric}_sd"] = float(sd) if sd == sd else None
+            for key, code in (("coverage", 0), ("unparsed_rate", 1), ("error_rate", 2)):
+                s[f"{metric}_{key}"] = float(series(status == code).mean()) if n else None
+            if rated:   # rated by humans: the judge mean corrected by the ratings (PPI)
+                s[f"{metric}_ppi"] = ppi_mean(scores, diffs[part], weights[part])
+    latency, cost = rows.each("latency_ms"), rows.each("cost_usd")
+    for part, s in out.items():
+        s["p50_latency_ms"] = percentile(latency[part], 50)
+        s["p95_latency_ms"] = percentile(latency[part], 95)
+        spent = series(cost[part]).dropna()
+        s["cost_per_query"] = float(spent.mean()) if len(spent) else None
     return out
 
 
@@ -94,22 +147,44 @@ def consistency(rows: Any, metrics: list[str]) -> dict[str, Any]:
 
 
 def summarise(data: RunData) -> dict[str, Any]:
+    import numpy as np
+    import pandas as pd
+
     frame = data.frame
-    questions = per_question(frame)
-    repeats = int((questions["rows"] > 1).sum())
+    repeated = not frame["qkey"].is_unique
+    # a run without repeats: each row is its question, and its columns are read where they are (the questions' own
+    # table copied every number column)
+    questions = per_question(frame) if repeated else frame
+    repeats = int((questions["rows"] > 1).sum()) if repeated else 0
     headline = [m for m in (*CI_RETRIEVAL, *data.metrics) if m in frame]
-    # each slice's rows and questions with only the columns its numbers read: a million rows' golden ids (text)
-    # and raw scores, copied for every slice, were half the summary's time
-    wanted = ["slice", "latency_ms", "cost_usd", *[f"{m}__status" for m in data.metrics],
-              *(["qkey", *headline] if repeats else [])]
-    rows = frame[list(dict.fromkeys(c for c in wanted if c in frame))]
-    asked = questions[[c for c in questions.columns if c != "golden_id" and not c.endswith("__raw")]]
-    slices = {s: group_summary(rows[rows["slice"] == s], asked[asked["slice"] == s], data)
-              for s in ordered_slices(frame)}
-    slices[ALL] = group_summary(rows, asked, data)
+    names = ordered_slices(frame)
+
+    def numbers(get: Callable[[str], ndarray]) -> Callable[[str], ndarray]:
+        # a question's numbers as per_question gives them: floats, its gold-id count as it is
+        return lambda name: get(name) if name == "n_gold" or name.endswith("__status") else get(name).astype(
+            float, copy=False)
+
+    def columns(table: DataFrame, as_numbers: bool) -> Columns:
+        codes, found = pd.factorize(table["slice"])
+        at = {str(name): code for code, name in enumerate(found)}
+        parts = {name: np.flatnonzero(codes == at[name]) if name in at else np.zeros(0, dtype=np.int64)
+                 for name in names}
+
+        def get(name: str) -> ndarray:
+            if name not in table:   # a retrieval metric a lean load computes when asked
+                return data.column(name)
+            column = table[name]
+            return column.cat.codes.to_numpy() if name.endswith("__status") else column.to_numpy()
+        return Columns(numbers(get) if as_numbers else get, lambda name: name in table or data.has(name),
+                       {**parts, ALL: None}, len(table))
+
+    rows = columns(frame, False)
+    slices = slice_summaries(rows, columns(questions, True) if repeated else
+                             Columns(numbers(rows.get), rows.has, rows.parts, rows.size), data)
     if repeats:   # the run holds repeats of the same questions: how consistent are its scores across them?
+        table = frame[list(dict.fromkeys(["slice", "qkey", *headline]))]
         for name, s in slices.items():
-            part = rows if name == ALL else rows[rows["slice"] == name]
+            part = table if name == ALL else table[table["slice"] == name]
             s["consistency"] = consistency(part, headline)
     return {"run": data.run, "slices": slices, "judge_metrics": data.metrics, "judges": data.judges,
             "retired_judges": data.retired, "unsettled_judges": data.unsettled,
@@ -126,7 +201,7 @@ def summarise(data: RunData) -> dict[str, Any]:
 
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
     with reads.shared(project):     # each judge's pairs and the ratings read once (the ratings' side, the licences)
-        data = load_run(project, run, ks)
+        data = load_run(project, run, ks, lean=True)
         summary = summarise(data)
         summary["unscored"] = unscored(project, data)
         summary["judge_noise"] = judge_noise(project, summary)
@@ -211,7 +286,7 @@ def unscored(project: Project, data: RunData) -> dict[str, dict[str, Any]]:
     judge_of = judged["judge_id"].to_numpy()
     rank = judged["passage_rank"].to_numpy()
     status = judged["status"].cat.codes.to_numpy()     # STATUSES codes
-    position = data.frame.index.get_indexer(judged["row_id"])
+    position = data.judgment_positions()
     error = STATUSES.index("error")
     names = [*STATUSES, "not judged"]                   # by row_status code
     for jid, name, metric in conn.execute("SELECT id, name, metric FROM judges WHERE status = 'active' ORDER BY id"):

@@ -32,6 +32,7 @@ from rageval_desktop.core.store.queries import run_id as find_run
 
 if TYPE_CHECKING:
     from numpy import ndarray
+    from pandas import Index
 
 DEFAULT_PROMPT_K = 5  # passages assumed to reach the prompt when a run does not say (in_prompt)
 
@@ -50,13 +51,35 @@ class RunData:
     rated: dict[str, int] = field(default_factory=dict)           # metric -> rows with a human rating (PPI)
     judgments: Any = None      # every judgment of the run's rows, as numbers (`_judgment_frame`: row_id, judge_id,
     #                            passage_rank, status, score), for what is worked out per judge (the unscored rows)
+    hits: retrieval.Hits | None = None   # a lean load's retrieval metrics, when they are not columns of the frame
+    _positions: ndarray | None = None
+
+    def judgment_positions(self) -> ndarray:
+        """Each judgment's row position in the frame (-1: not one of its rows), looked up once."""
+        if self._positions is None:
+            self._positions = positions(self.frame.index, self.judgments["row_id"].to_numpy())
+        return self._positions
+
+    def column(self, name: str) -> ndarray:
+        """A column of the frame, or a retrieval metric a lean load computes when asked (on 0-100, as the frame's)."""
+        if name in self.frame or not self._computed(name):
+            return self.frame[name].to_numpy()
+        assert self.hits is not None
+        return self.hits.column(name) * 100.0
+
+    def has(self, name: str) -> bool:
+        return name in self.frame or self._computed(name)
+
+    def _computed(self, name: str) -> bool:
+        return self.hits is not None and name != "first_rank" and name in retrieval.names(self.ks)
 
 
 def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS,
-             judges: Collection[str] | None = None) -> RunData:
+             judges: Collection[str] | None = None, *, lean: bool = False) -> RunData:
     """The run's numbers, one row per run row. No text: a million rows' questions and answers would be most of the
     memory, and only the rows a view shows need theirs (`texts`). `judges`: only these active judges' scores (None:
-    every active judge's)."""
+    every active judge's). `lean`: only what a summary reads (`RunData.column`): no raw scores, no prompt cut, and
+    for a run without repeats the retrieval metrics computed when asked for, not held as columns."""
     rid = find_run(project, run)
     # a large run's values kept once (core.metrics.values) are the reads' own outputs; the parts not kept — the
     # rows, the judgments and the passages' side (gold hits, prompt cut) — are read on helper threads, each with
@@ -66,10 +89,10 @@ def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT
 
     kept = run_values.stored(project.reader(), rid)
     with ThreadPoolExecutor(max_workers=3) as pool:
-        rows, judged, passages = (_Ready(kept[part]) if part in kept else pool.submit(read, project, rid)
-                                  for part, read in zip(run_values.PARTS, READS, strict=True))
+        reads = [_Ready(kept.pop(part)) if part in kept else pool.submit(read, project, rid)
+                 for part, read in zip(run_values.PARTS, READS, strict=True)]
         import_frozen("pandas")   # (meanwhile; with the cycle collector paused: core.base.imports)
-        return _load_run(project, run, rid, ks, rows, passages, judged, judges)
+        return _load_run(project, run, rid, ks, reads, judges, lean)
 
 
 class _Ready:
@@ -244,29 +267,33 @@ def _passage_side(project: Project, rid: int) -> tuple[Any, Any, Any, Any]:
     return hit_rows, hit_ranks, prompt_rows, prompt_k
 
 
-def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], rows: Any, passages: Any,
-              judged: Any, judges: Collection[str] | None = None) -> RunData:
+def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], reads: list[Any],
+              judges: Collection[str] | None, lean: bool) -> RunData:
     import numpy as np
 
     conn = project.reader()
-    base = _rows_frame(rows.result())
+    # each read is let go of as soon as its frame is made (a million rows' reads were held to the end: 145 MB)
+    base = _rows_frame(reads.pop(0).result())
     data = RunData(run=run, run_id=rid, frame=base, metrics=[], ks=ks)
     # the judges' side first: the judgments are read sooner than the gold hits, and the work on them overlaps the rest
     # of that read (0.3 s at a million rows)
-    data.judgments = _judgment_frame(judged.result())
-    _add_judge_scores(project, data, data.judgments, judges)
+    data.judgments = _judgment_frame(reads.pop(0).result())
+    _add_judge_scores(project, data, data.judgments, judges, raw=not lean)
     _add_human(project, data)
     data.unsettled = _unsettled(project, data)
-    hit_rows, hit_ranks, prompt_rows, prompt_k = passages.result()   # read on the helper thread meanwhile
-    columns = retrieval.table(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks, ks)
-    for name, values in columns.items():
-        if name == "first_rank":
-            base["first_gold_rank"] = values
-        else:
-            base[name] = values * 100.0
-    k = np.full(len(base), DEFAULT_PROMPT_K, dtype=np.int64)
-    k[base.index.get_indexer(prompt_rows)] = prompt_k     # rows that say which passages reached the prompt
-    base["prompt_k"] = k
+    hit_rows, hit_ranks, prompt_rows, prompt_k = reads.pop(0).result()   # read on the helper thread meanwhile
+    hits = retrieval.Hits(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks)
+    if lean and base["qkey"].is_unique:
+        # what a summary of a run without repeats reads of its retrieval metrics, a column at a time (`column`):
+        # fourteen columns of a million rows were 112 MB
+        data.hits = hits
+    else:
+        for name in retrieval.names(ks):
+            base["first_gold_rank" if name == "first_rank" else name] = (
+                hits.column(name) if name == "first_rank" else hits.column(name) * 100.0)
+        k = np.full(len(base), DEFAULT_PROMPT_K, dtype=np.int64)
+        k[base.index.get_indexer(prompt_rows)] = prompt_k     # rows that say which passages reached the prompt
+        base["prompt_k"] = k
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
     data.golden_changed = bool(fingerprint) and fingerprint != project.golden_fingerprint()
     return data
@@ -324,12 +351,14 @@ def _rows_frame(read: tuple[Any, ...]) -> Any:
     import pandas as pd
 
     row_ids, positions, golden, n, latency, cost, codes, names, alone = read
-    order = np.argsort(positions, kind="stable")           # the run's order
-    row_ids, golden, n, latency, cost = row_ids[order], golden[order], n[order], latency[order], cost[order]
+    if len(positions) > 1 and not (positions[1:] >= positions[:-1]).all():    # (as read, usually: no copies)
+        order = np.argsort(positions, kind="stable")           # the run's order
+        row_ids, golden, n, latency, cost = row_ids[order], golden[order], n[order], latency[order], cost[order]
+        codes = codes[order]
     present = np.zeros(len(names), dtype=bool)             # (only the slices the rows have, as factorize gave)
     present[codes] = True
     renumber = np.cumsum(present) - 1
-    slice_codes, slice_names = renumber[codes[order]], [name for name, p in zip(names, present, strict=True) if p]
+    slice_codes, slice_names = renumber[codes], [name for name, p in zip(names, present, strict=True) if p]
     qkey = golden.copy()
     unlinked = golden == -1
     if unlinked.any():   # unlinked rows' keys: the query a row repeats (open-rag-eval query_run), or itself
@@ -358,7 +387,8 @@ def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str
     return out
 
 
-def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collection[str] | None = None) -> None:
+def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collection[str] | None = None, *,
+                      raw: bool = True) -> None:
     import numpy as np
     import pandas as pd
 
@@ -372,11 +402,12 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collecti
         active = active[active["name"].isin(list(only))]
     judge_of = rows["judge_id"].to_numpy()
     rank = rows["passage_rank"].to_numpy()
+    status_of = rows["status"].cat.codes.to_numpy()
     frame = data.frame
-    position_all = None
     # per metric, its active judges' judgments (masks over the judgment arrays: a column of a million metric names,
     # grouped as strings, took 0.4 s); a multi-call judge's sub-judgments (one per nugget or citation) are for audits:
-    # the row's own judgment counts
+    # the row's own judgment counts. Each judgment's row position is looked up once, for every metric and for the
+    # unscored rows; the arrays are read where they are (a frame of a metric's judgments was a copy of all of them)
     for metric, ids in active.groupby("metric", sort=False).groups.items():
         spec = METRICS.get(str(metric))
         if spec is None:
@@ -385,27 +416,40 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collecti
         if not mask.any():
             continue
         metric = str(metric)
-        group = rows[mask]
-        data.judges[metric] = sorted(active.loc[group["judge_id"].unique(), "name"])
+        mine = judge_of[mask]
+        data.judges[metric] = sorted(active.loc[pd.unique(mine), "name"])
         # passages average within a row and judge; judges of the same metric average per row (bincounts over row
         # positions: a million judgments group in a fraction of a second, with no frame of groups)
-        if position_all is None:
-            position_all = frame.index.get_indexer(rows["row_id"])
-        position = position_all[mask]
-        judge_code, judge_ids = pd.factorize(group["judge_id"])
-        ok = (group["status"] == "ok").to_numpy()
-        score = group["score"].to_numpy(dtype=float)
+        position = data.judgment_positions()[mask]
+        judge_code, judge_ids = pd.factorize(mine)
+        codes = status_of[mask]
+        ok = codes == 0
+        score = rows["score"].to_numpy(dtype=float)[mask]
         for column, values in ((metric, (score - spec.low) / (spec.high - spec.low) * 100.0),
-                               (f"{metric}__raw", score)):
+                               *([(f"{metric}__raw", score)] if raw else [])):
             frame[column] = _mean_of_means(position[ok], judge_code[ok], values[ok], len(frame), len(judge_ids))
-        codes = row_status(position, group["status"].cat.codes.to_numpy(), len(frame))
-        status = pd.Categorical.from_codes(codes, categories=[*STATUSES, "missing"])
+        status = pd.Categorical.from_codes(row_status(position, codes, len(frame)),
+                                           categories=[*STATUSES, "missing"])
         frame[f"{metric}__status"] = status
         data.metrics.append(metric)
         if metric == umbrela.SOURCE_METRIC:
-            _add_umbrela(data, group, status)
+            _add_umbrela(data, rows[mask], status)
         elif metric in DERIVED:
-            _add_derived(project, data, metric, group, status)
+            _add_derived(project, data, metric, rows[mask], status)
+
+
+def positions(index: Index, ids: ndarray) -> ndarray:
+    """Where each of `ids` is in a frame's `index` (-1: not there): by binary search when the index is in order (a
+    run's rows usually are; the hash table of a million ids was 40 MB), else by the index's own lookup."""
+    import numpy as np
+
+    ids = np.asarray(ids)
+    keys = index.to_numpy()
+    if index.is_monotonic_increasing and index.is_unique and len(keys):
+        found = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+        if (keys[found] == ids).all():
+            return found
+    return index.get_indexer(ids)
 
 
 def counts_for_row(spec: Any, rank: Any) -> Any:
@@ -419,7 +463,11 @@ def row_status(position: Any, status: Any, n: int) -> Any:
     STATUSES codes): ok if one is ok, else unparsed if one is, else error if any judgment exists, else missing (3)."""
     import numpy as np
 
-    has = [np.bincount(position[status == code], minlength=n) > 0 for code in range(len(STATUSES))]
+    has = []
+    for code in range(len(STATUSES)):
+        seen = np.zeros(n, dtype=bool)
+        seen[position[status == code]] = True
+        has.append(seen)
     return np.select(has, list(range(len(STATUSES))), default=len(STATUSES))
 
 
@@ -427,6 +475,10 @@ def _mean_of_means(position: Any, judge: Any, values: Any, n: int, judges: int) 
     """Per row (0..n-1): the mean over judges of each judge's mean value on the row; NaN where no judge has one."""
     import numpy as np
 
+    if judges == 1:    # one judge: its mean on the row (the same numbers, without a table of judges: 50 MB at 1M rows)
+        counts = np.bincount(position, minlength=n)
+        sums = np.bincount(position, weights=values, minlength=n).astype(float)
+        return np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
     key = position * judges + judge
     counts = np.bincount(key, minlength=n * judges).reshape(n, judges)
     # float even when no judgment is ok (bincount of nothing is int, and the division below then failed)

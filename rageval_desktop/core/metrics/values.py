@@ -25,6 +25,7 @@ pickles); texts as JSON in a byte array.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ _JUDGMENT_NUMBERS = ("row_id", "judge_id", "passage_rank", "status", "score")
 _PASSAGE_NUMBERS = ("hit_rows", "hit_ranks", "prompt_rows", "prompt_k")
 
 
+# codes, ranks and judge ids, which are only compared and counted: kept in the dtype they were stored in (a million
+# rows' judgments took 48 MB more as int64)
+SMALL = ("slice_codes", "judge_id", "passage_rank", "status")
 CHECKED = 64          # rows of the `rows` part whose golden keys are looked up again before it is used
 
 
@@ -105,9 +109,9 @@ def _texts(values: object) -> ndarray:
     return np.frombuffer(orjson.dumps(values), dtype=np.uint8)
 
 
-def _unpack(blob: bytes) -> dict[str, ndarray]:
-    """`_pack`'s arrays, each a writable array of the dtype it was stored from (a blob that is not one of ours, or
-    is cut short, raises ValueError)."""
+def _unpack(blob: bytes, small: Collection[str] = ()) -> dict[str, ndarray]:
+    """`_pack`'s arrays, each a writable array of the dtype it was stored from — but those named in `small`, which
+    keep the smallest dtype that holds them (a blob that is not one of ours, or is cut short, raises ValueError)."""
     import numpy as np
     import orjson
 
@@ -122,7 +126,8 @@ def _unpack(blob: bytes) -> dict[str, ndarray]:
         width = np.dtype(stored_as).itemsize * n
         if at + width > len(blob):
             raise ValueError("cut short")
-        out[str(name)] = np.frombuffer(blob, dtype=stored_as, count=n, offset=at).astype(read_as)
+        kept_as = np.dtype(stored_as if name in small and np.dtype(read_as).kind == "i" else read_as)
+        out[str(name)] = np.frombuffer(blob, dtype=stored_as, count=n, offset=at).astype(kept_as.newbyteorder("="))
         at += width
     if at != len(blob):
         raise ValueError("bytes left over")
@@ -149,7 +154,7 @@ def decode(part: str, blob: bytes) -> Read | None:
     import orjson
 
     try:
-        arrays = _unpack(blob)
+        arrays = _unpack(blob, SMALL)
         if part == "rows":
             numbers = [arrays[name] for name in _ROW_NUMBERS]
             codes = arrays["slice_codes"]
@@ -174,13 +179,18 @@ def decode(part: str, blob: bytes) -> Read | None:
 def stored(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
     """The parts kept for a run that can be used, decoded (none on a file from before schema v22)."""
     try:
-        found = conn.execute("SELECT part, data FROM run_values WHERE run_id = ? AND data IS NOT NULL",
-                             (rid,)).fetchall()
+        parts = [part for (part,) in conn.execute(
+            "SELECT part FROM run_values WHERE run_id = ? AND data IS NOT NULL", (rid,))]
     except sqlite3.OperationalError:      # no such table: a file from before v22, opened read-only
         return {}
     out: dict[str, Read] = {}
-    for part, blob in found:
+    for part in parts:     # one blob in memory at a time, and the pages it was read through let go after
+        found = conn.execute("SELECT data FROM run_values WHERE run_id = ? AND part = ? AND data IS NOT NULL",
+                             (rid, part)).fetchone()
+        blob = found[0] if found else None
         if part in PARTS and isinstance(blob, bytes) and (values := decode(part, blob)) is not None \
                 and (part != "rows" or keys_hold(conn, values)):
             out[part] = values
+        del found, blob
+    conn.execute("PRAGMA shrink_memory")
     return out

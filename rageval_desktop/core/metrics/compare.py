@@ -35,17 +35,48 @@ class GateUsageError(RagevalError):
     """Missing data or an impossible request: exit code 2, not a regression."""
 
 
-def _paired(a: RunData, b: RunData) -> tuple[Any, int, Any, Any]:
-    """The golden questions both runs answered, side by side, their count, and each run's questions (for what the
-    comparison leaves out)."""
+def _paired(every_a: Any, every_b: Any) -> tuple[Any, int]:
+    """The golden questions both runs answered (of each run's `_questions`), side by side, and their count."""
     import pandas as pd
 
-    every_a, every_b = per_question(a.frame), per_question(b.frame)
     # a linked question's key is its golden row's rowid (`rowdata._rows_frame`), the same in both runs of one file:
     # pairing by it, not by the golden id's text, took matching a million questions from 1.6 s to a fraction
-    left, right = every_a[every_a.index >= 0], every_b[every_b.index >= 0]
-    shared = left.index.intersection(right.index)
-    return pd.concat({"a": left.loc[shared], "b": right.loc[shared]}, axis=1), len(shared), every_a, every_b
+    shared = every_a.index[every_a.index >= 0].intersection(every_b.index[every_b.index >= 0])
+    # (a run whose every question is compared, in the same order: itself, not a copy of it)
+    sides = {side: every if every.index.equals(shared) else every.loc[shared]
+             for side, every in (("a", every_a), ("b", every_b))}
+    return pd.concat(sides, axis=1), len(shared)
+
+
+def _side(project: Project, run: str, requested: list[str] | None) -> tuple[RunData, Any]:
+    """A run loaded for comparing and its questions, with what comparing reads (the metrics asked for, or the
+    gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns);
+    the rest of its numbers let go before the other run is loaded."""
+    data = load_run(project, run, lean=True)
+    questions = _questions(data, requested or [*GATE_RETRIEVAL, *data.metrics])
+    data.let_go()
+    return data, questions
+
+
+def _questions(data: RunData, wanted: list[str]) -> Any:
+    """The run's questions (`per_question`) with only what comparing `wanted` reads: each metric, its human
+    differences and weights, and the metric it is derived from (a million questions' every column, copied three
+    times over, was most of the comparison's memory)."""
+    import numpy as np
+    import pandas as pd
+
+    frame = data.frame
+    names = [c for m in wanted for c in (m, f"{m}__diff", f"{m}__weight", source_metric(m))]
+    table = {c: frame[c] for c in ("slice", "n_gold", "qkey")}
+    table |= {c: data.column(c) for c in dict.fromkeys(names) if data.has(c) and c not in table}
+    if data.repeated():
+        return per_question(pd.DataFrame(table, index=frame.index))
+    # no repeats: each row is its question, as per_question gives it (its numbers as floats, rows 1), made from the
+    # columns as they are (copy=False: a frame made from a dict copies every column into one block first)
+    qkey = table.pop("qkey").to_numpy()
+    table |= {c: v.astype(float, copy=False) for c, v in table.items() if c not in ("slice", "n_gold")}
+    table["rows"] = np.ones(len(qkey), dtype=np.int64)
+    return pd.DataFrame(table, index=pd.Index(qkey, name="qkey"), copy=False)
 
 
 def paired_cell(before: Any, after: Any) -> dict[str, Any]:
@@ -126,14 +157,14 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
             find_run(project, name)
         except NotFound as exc:
             raise GateUsageError(str(exc)) from None
-    a, b = load_run(project, baseline), load_run(project, candidate)
-    joined, shared, questions_a, questions_b = _paired(a, b)
+    requested = list(dict.fromkeys(canonical_name(m) for m in metrics)) if metrics else None
+    (a, questions_a), (b, questions_b) = _side(project, baseline, requested), _side(project, candidate, requested)
+    judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
+    wanted = requested or list(dict.fromkeys([*GATE_RETRIEVAL, *judge_metrics]))
+    joined, shared = _paired(questions_a, questions_b)
     if shared == 0:
         raise GateUsageError(f"runs '{baseline}' and '{candidate}' share no golden questions; nothing to compare "
                              "(link run rows to golden rows by id or question)")
-    judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
-    wanted = [canonical_name(m) for m in metrics] if metrics else [*GATE_RETRIEVAL, *judge_metrics]
-    wanted = list(dict.fromkeys(wanted))
     unknown = [m for m in wanted if m not in judge_metrics and m not in joined["a"].columns
                and not _judged_somewhere(project, m)]
     if unknown:
@@ -161,12 +192,10 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     masks = [(s, slice_col == s) for s in present] + [(g, slice_col.isin(list(v))) for g, v in (groups or {}).items()]
     moments: dict[str, Any] = {}
     chosen = _selective_cells(project, out, joined, members, absent) if estimator == "selective" else {}
-    # each slice's questions with only the columns its cells read (a million questions' every column, copied for
-    # each slice, was half of the comparison's memory)
-    read = {"n_gold", *wanted, *(f"{m}__{x}" for m in wanted for x in ("diff", "weight"))}
-    narrow = joined.loc[:, [c for c in joined.columns if c[1] in read]]
+    # the questions hold only what the cells read (`_questions`); each slice's are a copy of its part, all of them
+    # the table itself
     for name, mask in [*masks, (ALL, slice_col == slice_col)]:
-        part = narrow[mask]
+        part = joined if name == ALL else joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
         columns: dict[str, Any] = {}
         for m in wanted:
@@ -258,7 +287,7 @@ def pairwise_moments(columns: dict[str, Any]) -> tuple[Any, Any]:
         return np.zeros((0, 0)), np.zeros((0, 0))
     diffs = np.column_stack(list(columns.values()))
     known = np.isfinite(diffs).astype(float)
-    d = np.nan_to_num(diffs)
+    d = np.nan_to_num(diffs, copy=False)       # (the stacked copy is this function's own)
     n = known.T @ known
     sums = d.T @ known                         # sums[c, c']: the sum of c's differences where c' is known too
     with np.errstate(divide="ignore", invalid="ignore"):

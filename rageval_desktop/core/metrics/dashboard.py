@@ -151,7 +151,7 @@ def summarise(data: RunData) -> dict[str, Any]:
     import pandas as pd
 
     frame = data.frame
-    repeated = not frame["qkey"].is_unique
+    repeated = data.repeated()
     # a run without repeats: each row is its question, and its columns are read where they are (the questions' own
     # table copied every number column)
     questions = per_question(frame) if repeated else frame

@@ -53,6 +53,7 @@ class RunData:
     #                            passage_rank, status, score), for what is worked out per judge (the unscored rows)
     hits: retrieval.Hits | None = None   # a lean load's retrieval metrics, when they are not columns of the frame
     _positions: ndarray | None = None
+    _repeated: bool | None = None
 
     def judgment_positions(self) -> ndarray:
         """Each judgment's row position in the frame (-1: not one of its rows), looked up once."""
@@ -69,6 +70,18 @@ class RunData:
 
     def has(self, name: str) -> bool:
         return name in self.frame or self._computed(name)
+
+    def repeated(self) -> bool:
+        """Whether some question was answered more than once (its repeats are averaged: `per_question`)."""
+        if self._repeated is None:
+            self._repeated = not self.frame["qkey"].is_unique
+        return self._repeated
+
+    def let_go(self) -> None:
+        """Keep what is said of the run — its judges, its rows' count — and let go of its numbers (a comparison
+        holds the questions it compares, not both runs' tables)."""
+        self.frame = self.frame.iloc[:, :0]
+        self.judgments = self.hits = self._positions = None
 
     def _computed(self, name: str) -> bool:
         return self.hits is not None and name != "first_rank" and name in retrieval.names(self.ks)
@@ -283,7 +296,7 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], reads: 
     data.unsettled = _unsettled(project, data)
     hit_rows, hit_ranks, prompt_rows, prompt_k = reads.pop(0).result()   # read on the helper thread meanwhile
     hits = retrieval.Hits(base.index.to_numpy(), base["n_gold"].to_numpy(), hit_rows, hit_ranks)
-    if lean and base["qkey"].is_unique:
+    if lean and not data.repeated():
         # what a summary of a run without repeats reads of its retrieval metrics, a column at a time (`column`):
         # fourteen columns of a million rows were 112 MB
         data.hits = hits
@@ -445,10 +458,10 @@ def positions(index: Index, ids: ndarray) -> ndarray:
 
     ids = np.asarray(ids)
     keys = index.to_numpy()
-    if index.is_monotonic_increasing and index.is_unique and len(keys):
+    if len(keys) and (keys[1:] > keys[:-1]).all():      # in order, each once
         found = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
-        if (keys[found] == ids).all():
-            return found
+        hit = keys[found] == ids
+        return found if hit.all() else np.where(hit, found, -1)
     return index.get_indexer(ids)
 
 
@@ -499,7 +512,7 @@ def _add_human(project: Project, data: RunData) -> None:
     for metric in [m for m in data.metrics if applies(m)]:
         spec = METRICS[metric]
         latest = human_frame(project, metric)
-        latest = latest[latest["run_row_id"].isin(frame.index)]
+        latest = latest[positions(frame.index, latest["run_row_id"].to_numpy()) >= 0]
         if latest.empty:
             continue
         found = consensus(project, metric, latest).set_index("run_row_id")

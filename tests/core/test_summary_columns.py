@@ -110,3 +110,33 @@ def test_kept_codes_and_ranks_stay_small(demo):
     row_id, judge_id, rank, status, score = judged
     assert row_id.dtype == np.int64 and score.dtype == np.float64      # ids and scores as they were read
     assert judge_id.dtype.itemsize <= 2 and rank.dtype.itemsize <= 2 and status.dtype == np.int8
+
+
+@pytest.mark.parametrize("runs", [("v1", "v2"), ("v2", "v1")])
+def test_a_comparison_reads_the_numbers_a_full_load_holds(demo, runs):
+    """compare loads lean, with the retrieval metrics asked for computed when asked: each slice's cell is the paired
+    cell of the full tables' questions (the demo's second run's row ids are not its golden rows' rowids: a column
+    aligned by index instead of taken by position would be NaN)."""
+    from rageval_desktop.core.metrics.compare import compare, is_retrieval, paired_cell
+
+    full_a, full_b = load_run(demo, runs[0]), load_run(demo, runs[1])
+    assert not (load_run(demo, "v2").frame.index.to_numpy() == load_run(demo, "v2").frame["qkey"].to_numpy()).all()
+    names = ["recall@10", "precision@50", "ndcg@5", "mrr", *full_a.metrics[:2]]
+    found = compare(demo, *runs, metrics=names)
+    a, b = per_question(full_a.frame), per_question(full_b.frame)
+    shared = a.index[a.index >= 0].intersection(b.index[b.index >= 0])
+    assert found["shared_questions"] == len(shared)
+    slices = a.loc[shared, "slice"].astype(str)
+    checked = 0
+    for name in [*ordered_slices(a.loc[shared]), ALL]:
+        mask = slices == name if name != ALL else slices == slices
+        assert found["slices"][name]["n"] == int(mask.sum()) > 0
+        for m in names:
+            before, after = a.loc[shared, m][mask].astype(float), b.loc[shared, m][mask].astype(float)
+            both = before.notna() & after.notna()
+            if is_retrieval(m):
+                both &= a.loc[shared, "n_gold"][mask] > 0
+            expected = paired_cell(before[both].to_numpy(), after[both].to_numpy()) if both.any() else None
+            assert found["slices"][name][m] == expected, (name, m)
+            checked += expected is not None
+    assert checked >= 5 * len(found["slices"])

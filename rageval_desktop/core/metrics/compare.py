@@ -74,6 +74,7 @@ def _questions(data: RunData, wanted: list[str]) -> Any:
     # no repeats: each row is its question, as per_question gives it (its numbers as floats, rows 1), made from the
     # columns as they are (copy=False: a frame made from a dict copies every column into one block first)
     qkey = table.pop("qkey").to_numpy()
+    table["slice"], table["n_gold"] = frame["slice"].array, frame["n_gold"].to_numpy()   # (values, not aligned)
     table |= {c: v.astype(float, copy=False) for c, v in table.items() if c not in ("slice", "n_gold")}
     table["rows"] = np.ones(len(qkey), dtype=np.int64)
     return pd.DataFrame(table, index=pd.Index(qkey, name="qkey"), copy=False)

@@ -24,6 +24,8 @@ class Lanes:
         self._task: Worker | None = None
         self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
         self._backup: Worker | None = None
+        self._upkeep: Worker | None = None
+        self._upkeep_again = False
         self._writes = workers.WriteQueue()     # short writes: ratings, undo, redo
 
     @property
@@ -128,6 +130,31 @@ class Lanes:
             self.w.statusBar().showMessage(f"Backup failed: {message}", 20_000)
 
         self._backup = workers.start(fn, project, on_done=finished, on_error=failed,
+                                     on_cancel=lambda _m: finished())
+
+    def run_upkeep(self) -> None:
+        """The upkeep lane: the large runs' kept values (core.metrics.values) that a change to the golden set took
+        away, kept again in the background — silent, one at a time; asked for while it runs, it runs once more after
+        (a failure is said in the status bar: the reads then join the tables, as before). Never on a project opened
+        read-only."""
+        project = self.w.project
+        if project is None or project.read_only:
+            return
+        if self._upkeep is not None:
+            self._upkeep_again = True
+            return
+
+        def finished(_result: object = None) -> None:
+            self._upkeep = None
+            if self._upkeep_again and self.w.project is project:
+                self._upkeep_again = False
+                self.run_upkeep()
+
+        def failed(message: str, _details: str) -> None:
+            self._upkeep = None
+            self.w.statusBar().showMessage(f"The runs' values were not kept for quick reads: {message}", 20_000)
+
+        self._upkeep = workers.start(operations.keep_values, project, on_done=finished, on_error=failed,
                                      on_cancel=lambda _m: finished())
 
     def _on_progress(self, done: int, total: int, message: str) -> None:

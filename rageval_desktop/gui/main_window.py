@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
 
 BACKUP_EVERY_MS = 10 * 60 * 1000
+UPKEEP_AFTER_MS = 3000          # a pause in golden-set edits before the large runs' values are kept again
 
 
 def _warm_charts() -> None:
@@ -166,6 +167,11 @@ class MainWindow(QMainWindow):
         self.backup_timer = QTimer(self)
         self.backup_timer.setInterval(BACKUP_EVERY_MS)
         self.backup_timer.timeout.connect(self.files.periodic_backup)
+        # the large runs' kept values an edit of the golden set took away, kept again once the edits pause
+        self.upkeep_timer = QTimer(self)
+        self.upkeep_timer.setSingleShot(True)
+        self.upkeep_timer.setInterval(UPKEEP_AFTER_MS)
+        self.upkeep_timer.timeout.connect(self.lanes.run_upkeep)
         # a theme that follows the system: the first paint took the scheme seen last time; now the system's own,
         # and its changes while the app runs (a connection to a method ends with the window)
         QApplication.styleHints().colorSchemeChanged.connect(self.follow_system)
@@ -353,6 +359,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.workspace)
         self.menus.set_project_actions(True)
         self.backup_timer.start()
+        self.upkeep_timer.start()      # (a file whose large runs lost their kept values outside the app)
         self.rows.table.setFocus()
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
             self.files.check_project(reason="unclean shutdown")
@@ -368,6 +375,7 @@ class MainWindow(QMainWindow):
     def _show_no_project(self) -> None:
         """The session detached its project: the frame shows the welcome page."""
         self.backup_timer.stop()
+        self.upkeep_timer.stop()
         self.rows.clear_rows()
         self.nav.clear()
         self.stack.setCurrentWidget(self.welcome)
@@ -519,6 +527,8 @@ class MainWindow(QMainWindow):
         self.saved_label.setText(f"saved {datetime.now():%H:%M:%S} ({changes.op})")
         self.rows.changed(changes)
         self.state.announce(changes)
+        if changes.touches(Area.GOLDEN):
+            self.upkeep_timer.start()
         if changes.touches(Area.GOLDEN, Area.RUNS, Area.CORPUS, Area.JUDGES):
             from rageval_desktop.gui.state import initiator_of
 

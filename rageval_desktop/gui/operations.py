@@ -96,6 +96,14 @@ def periodic_backup(project: Project, ctx: TaskContext) -> Path | None:
     return project.backup_if_changed()
 
 
+def keep_values(project: Project, ctx: TaskContext) -> int:
+    """The large runs' values that an edit of the golden set took away (or a file never had), kept again for quick
+    reads (core.metrics.values): how many runs."""
+    from rageval_desktop.core.metrics.rowdata import keep_missing_values
+
+    return len(keep_missing_values(project))
+
+
 def restore_backup(project_path: Path, backup: Path, ctx: TaskContext):
     from rageval_desktop.core.store.restore import restore
 

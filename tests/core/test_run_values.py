@@ -172,3 +172,39 @@ def test_an_import_and_a_job_keep_a_large_runs_values(tmp_path, monkeypatch):
             w.execute("DELETE FROM run_values")
         again = run_judge_job(p, JobSpec(run="v1", judges=["lex"]))
         assert again.done == 0 and _kept(p, "v1") == set(values.PARTS)   # a job with nothing to do keeps them
+
+
+def test_a_golden_import_keeps_again_what_it_took_away(demo, monkeypatch, tmp_path):
+    """Re-importing the golden set with new gold ids or slices takes the linked runs' parts away (their triggers);
+    the import then keeps them again, so metrics stay quick, and they are the tables' numbers."""
+    from rageval_desktop.core.importers.golden_import import import_golden
+
+    monkeypatch.setattr(values, "KEEP_FROM", 1)
+    runs = [name for _, name, _ in list_runs(demo)]
+    for run in runs:
+        keep_values(demo, _rid(demo, run))
+        assert _kept(demo, run) == set(values.PARTS)
+    golden, question, slice_tag = demo.reader().execute(
+        "SELECT id, question, slice_tag FROM golden_rows WHERE id IN (SELECT golden_id FROM run_rows) "
+        "ORDER BY id LIMIT 1").fetchone()
+    path = tmp_path / "golden.jsonl"
+    path.write_text(json.dumps({"id": golden, "question": question, "gold_chunk_ids": ["elsewhere"],
+                                "slice_tag": "edge" if slice_tag != "edge" else "easy"}) + "\n")
+    seen = []
+    hold = rowdata.keep_values
+
+    def watched(project, rid, **kw):
+        seen.append((rid, set(_kept(project, next(r for r in runs if _rid(project, r) == rid)))))
+        return hold(project, rid, **kw)
+
+    monkeypatch.setattr(rowdata, "keep_values", watched)
+    report = import_golden(demo, path)
+    assert report.updated == 1 and not [w for w in report.warnings if "not kept" in w]
+    assert {rid for rid, _ in seen} == {_rid(demo, run) for run in runs}
+    assert all(before == {"judgments"} for _, before in seen)      # the change took the two parts away ...
+    for run in runs:
+        assert _kept(demo, run) == set(values.PARTS)               # ... and the import kept them again
+    monkeypatch.setattr(values, "stored", lambda conn, rid: {})
+    live = {run: _numbers(demo, run) for run in runs}
+    monkeypatch.undo()
+    assert {run: _numbers(demo, run) for run in runs} == live

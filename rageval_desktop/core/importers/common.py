@@ -8,11 +8,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.core.base.errors import ImportFailed
+from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_passage
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import Layout, choose_layout
 from rageval_desktop.core.importers.readers import stream_records
+from rageval_desktop.core.metrics.rowdata import keep_missing_values, keep_values
+from rageval_desktop.core.store.project import Project
 
 
 @dataclass
@@ -147,3 +149,18 @@ def chunks_by_text(conn: sqlite3.Connection, wanted: set[str]) -> dict[str, str]
         return {}
     corpus = CorpusText(conn)
     return {text: cid for text in wanted if (cid := corpus.chunk_id(text))}
+
+
+def keep_run_values(project: Project, run_id: int | None = None) -> list[str]:
+    """A large run's values kept for `metrics` and `compare` (core.metrics.values) — or, with no run, those of every
+    large run that a change to the golden set took away: a cache, so a write that fails here loses nothing the
+    import wrote — the reads then join the tables, as before — and says so."""
+    try:
+        if run_id is None:
+            keep_missing_values(project)
+        else:
+            keep_values(project, run_id)
+    except (RagevalError, sqlite3.Error) as exc:
+        whose = "runs'" if run_id is None else "run's"
+        return [f"the {whose} values were not kept for quick reads ({exc}); metrics read their rows instead"]
+    return []

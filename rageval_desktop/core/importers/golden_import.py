@@ -13,7 +13,7 @@ from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_passage, normalise_question
 from rageval_desktop.core.golden import dedupe
 from rageval_desktop.core.golden.edits import golden_id_for
-from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, load
+from rageval_desktop.core.importers.common import ImportReport, check_unique, chunks_by_text, keep_run_values, load
 from rageval_desktop.core.importers.layouts import GoldenRecord
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -121,6 +121,9 @@ def import_golden(project: Project, path: str | Path, *, fmt: str | None = None,
                       updated=report.updated, unchanged=report.unchanged)
     if check_duplicates and report.fresh_ids:
         report.warnings += _near_duplicate_warnings(project, report.fresh_ids)
+    if report.added or report.updated:     # the large runs linked to what changed: their values kept again
+        ctx.report(len(records), len(records), "keeping the runs' values for quick reads", force=True)
+        report.warnings += keep_run_values(project)
     ctx.report(len(records), len(records), "done", force=True)
     return report
 

@@ -12,12 +12,11 @@ from pathlib import Path
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
-from rageval_desktop.core.base.errors import ImportFailed, RagevalError
+from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.base.text import lookalike, name_problem
-from rageval_desktop.core.importers.common import ImportReport
+from rageval_desktop.core.importers.common import ImportReport, keep_run_values
 from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.importers.run_reader import InProcess
-from rageval_desktop.core.metrics.rowdata import keep_values
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project, inserted_id
 
@@ -125,16 +124,6 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
     report.warnings += keep_run_values(project, run_id)
     ctx.report(size, size, "done", force=True)
     return report
-
-
-def keep_run_values(project: Project, run_id: int) -> list[str]:
-    """A large run's values kept for `metrics` and `compare` (core.metrics.values): a cache, so a write that fails
-    here loses nothing the import wrote — the reads then join the tables, as before — and says so."""
-    try:
-        keep_values(project, run_id)
-    except (RagevalError, sqlite3.Error) as exc:
-        return [f"the run's values were not kept for quick reads ({exc}); metrics read its rows instead"]
-    return []
 
 
 def _flush(conn: sqlite3.Connection,

@@ -208,3 +208,44 @@ def test_a_golden_import_keeps_again_what_it_took_away(demo, monkeypatch, tmp_pa
     live = {run: _numbers(demo, run) for run in runs}
     monkeypatch.undo()
     assert {run: _numbers(demo, run) for run in runs} == live
+
+
+def test_values_kept_in_a_v22_file_are_carried_over_to_a_table_with_rowids(demo_file, tmp_path):
+    """v22 kept the blobs in a WITHOUT ROWID table, where every lookup read whole rows on its way down (megabytes
+    each); v23 moves them to a table whose key is an index, keeping what was kept."""
+    import shutil
+    import sqlite3
+
+    from rageval_desktop.core.store.project import Project
+
+    path = tmp_path / "old.rageval"
+    shutil.copy(demo_file, path)
+    with Project.open(path) as p:
+        rid = _rid(p, list_runs(p)[0][1])
+        keep_values(p, rid, minimum=0)
+        before = {part: p.reader().execute("SELECT data FROM run_values WHERE run_id = ? AND part = ?",
+                                           (rid, part)).fetchone()[0] for part in values.PARTS}
+        numbers = _numbers(p, list_runs(p)[0][1])
+    conn = sqlite3.connect(path)       # the file as v22 left it
+    conn.executescript("""
+        CREATE TABLE v22 (run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                          part TEXT NOT NULL CHECK (part IN ('rows', 'judgments', 'passages')), data BLOB,
+                          PRIMARY KEY (run_id, part)) WITHOUT ROWID;
+        INSERT INTO v22 SELECT run_id, part, data FROM run_values;
+        DROP TABLE run_values;
+        PRAGMA legacy_alter_table = ON;
+        ALTER TABLE v22 RENAME TO run_values;
+        PRAGMA user_version = 22;""")
+    conn.close()
+    with Project.open(path) as p:
+        plan = " ".join(str(r) for r in p.reader().execute(
+            "EXPLAIN QUERY PLAN SELECT data FROM run_values WHERE run_id = ? AND part = ?", (rid, "rows")))
+        assert "INDEX" in plan and "PRIMARY KEY" not in plan, plan     # looked up by its index, then one row read
+        assert {part: p.reader().execute("SELECT data FROM run_values WHERE run_id = ? AND part = ?",
+                                         (rid, part)).fetchone()[0] for part in values.PARTS} == before
+        assert _kept(p, list_runs(p)[0][1]) == set(values.PARTS)
+        assert _numbers(p, list_runs(p)[0][1]) == numbers
+        with p.write("test: a judgment changes") as w:     # the v22 triggers still take a part away
+            w.execute("UPDATE judgments SET score = 0 WHERE run_row_id = (SELECT MIN(id) FROM run_rows "
+                      "WHERE run_id = ?)", (rid,))
+        assert _kept(p, list_runs(p)[0][1]) == {"rows", "passages"}

@@ -140,3 +140,16 @@ def test_a_comparison_reads_the_numbers_a_full_load_holds(demo, runs):
             assert found["slices"][name][m] == expected, (name, m)
             checked += expected is not None
     assert checked >= 5 * len(found["slices"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_question_keys_are_unique_as_pandas_says(seed):
+    from rageval_desktop.core.metrics.rowdata import unique
+
+    rng = np.random.default_rng(seed)
+    for n in (0, 1, 2, 50, 5000):
+        for span in (n, 3 * n, 10**12):
+            keys = rng.integers(-span // 3 - 1, span + 1, n) if seed % 2 else \
+                rng.choice(np.arange(-span // 3 - 1, span + 1), min(n, span), replace=False) if span < 10**6 else \
+                np.unique(rng.integers(-(10**11), 10**12, n))
+            assert unique(keys) == pd.Series(keys).is_unique, (n, span)

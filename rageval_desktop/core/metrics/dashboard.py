@@ -102,8 +102,8 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
             s[f"{metric}_n"] = int(np.count_nonzero(~np.isnan(scores)))
             sd = series(scores).std()
             s[f"{metric}_sd"] = float(sd) if sd == sd else None
-            for key, code in (("coverage", 0), ("unparsed_rate", 1), ("error_rate", 2)):
-                s[f"{metric}_{key}"] = float(series(status == code).mean()) if n else None
+            for key, said in (("coverage", "ok"), ("unparsed_rate", "unparsed"), ("error_rate", "error")):
+                s[f"{metric}_{key}"] = float(series(status == STATUSES.index(said)).mean()) if n else None
             if rated:   # rated by humans: the judge mean corrected by the ratings (PPI)
                 s[f"{metric}_ppi"] = ppi_mean(scores, diffs[part], weights[part])
     latency, cost = rows.each("latency_ms"), rows.each("cost_usd")

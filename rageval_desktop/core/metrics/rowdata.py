@@ -452,7 +452,7 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collecti
         position = data.judgment_positions()[mask]
         judge_code, judge_ids = pd.factorize(mine)
         codes = status_of[mask]
-        ok = codes == 0
+        ok = codes == STATUSES.index("ok")
         score = rows["score"].to_numpy(dtype=float)[mask]
         for column, values in ((metric, (score - spec.low) / (spec.high - spec.low) * 100.0),
                                *([(f"{metric}__raw", score)] if raw else [])):

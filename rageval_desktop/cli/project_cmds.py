@@ -290,6 +290,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     """The app's undo list from the command line: what will be undone is shown first; --yes (or a y at a
     terminal) undoes it, logged as an undo (the app's Redo can take it back)."""
     from rageval_desktop.core import ops
+    from rageval_desktop.core.importers.common import keep_run_values
     from rageval_desktop.core.store import oplog
 
     with open_project(args.project) as project:
@@ -309,5 +310,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
                 print("nothing undone", file=sys.stderr)
                 return EXIT_OK
         result = ops.undo(project, op.id, initiator="cli")
+        # an undone golden edit takes the linked large runs' kept values away (core.metrics.values): kept again
+        for warning in keep_run_values(project):
+            print(f"warning: {warning}", file=sys.stderr)
     _print(args, result.as_dict(), f"undone: {op.label} (operation {result.operation})")
     return EXIT_OK

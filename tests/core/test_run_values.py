@@ -249,3 +249,29 @@ def test_values_kept_in_a_v22_file_are_carried_over_to_a_table_with_rowids(demo_
             w.execute("UPDATE judgments SET score = 0 WHERE run_row_id = (SELECT MIN(id) FROM run_rows "
                       "WHERE run_id = ?)", (rid,))
         assert _kept(p, list_runs(p)[0][1]) == {"rows", "passages"}
+
+
+def test_an_undone_golden_edit_keeps_the_values_again(demo_file, tmp_path, monkeypatch):
+    """`rageval undo` of a golden edit changes the row back (its trigger takes the linked runs' parts away); the
+    command then keeps them again, as a golden import does."""
+    import shutil
+
+    from rageval_desktop.cli import main
+    from rageval_desktop.core import ops
+    from rageval_desktop.core.store.project import Project
+
+    monkeypatch.setattr(values, "KEEP_FROM", 1)
+    path = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, path)
+    with Project.open(path) as p:
+        golden = p.reader().execute("SELECT golden_id FROM run_rows WHERE golden_id IS NOT NULL ORDER BY id "
+                                    "LIMIT 1").fetchone()[0]
+        ops.run(p, "edit golden row", {"id": golden, "fields": {"slice_tag": "edge"}, "reason": "test"},
+                initiator="test")
+        rowdata.keep_missing_values(p)
+        runs = [name for _, name, _ in list_runs(p)]
+        assert all(_kept(p, run) == set(values.PARTS) for run in runs)
+    assert main(["undo", str(path), "--yes"]) == 0
+    with Project.open(path) as p:
+        assert p.reader().execute("SELECT slice_tag FROM golden_rows WHERE id = ?", (golden,)).fetchone()[0] != "edge"
+        assert all(_kept(p, run) == set(values.PARTS) for run in runs)

@@ -81,6 +81,20 @@ def test_errored_requests_go_in_the_next_round_and_the_rest_live(proj):
     assert len(rows) == 30 and {r[1] for r in rows} == {"ok"} and server.calls == 0
 
 
+def killed_then_resumed(proj, monkeypatch, create, between=None):
+    """The job run with `create` in place of MessageBatches.create until it dies (KeyboardInterrupt), then resumed by
+    id with the real one (`between(job_id)` looks at what the kill left first): (job id, the resumed job)."""
+    real_create = MessageBatches.create
+    monkeypatch.setattr(MessageBatches, "create", create)
+    with pytest.raises(KeyboardInterrupt):
+        batch.run_batch_job(proj, spec(), poll_seconds=0)
+    job_id = proj.reader().execute("SELECT MAX(id) FROM jobs").fetchone()[0]
+    if between is not None:
+        between(job_id)
+    monkeypatch.setattr(MessageBatches, "create", real_create)
+    return job_id, batch.run_batch_job(proj, spec(), job_id=job_id, poll_seconds=0)
+
+
 def test_a_batch_created_but_not_recorded_is_found_not_created_again(proj, monkeypatch):
     real_create = MessageBatches.create
 
@@ -90,13 +104,11 @@ def test_a_batch_created_but_not_recorded_is_found_not_created_again(proj, monke
 
     with FakeOpenAI() as server:
         llm_judge(proj, server)
-        monkeypatch.setattr(MessageBatches, "create", create_then_die)
-        with pytest.raises(KeyboardInterrupt):
-            batch.run_batch_job(proj, spec(), poll_seconds=0)
-        job_id = proj.reader().execute("SELECT MAX(id) FROM jobs").fetchone()[0]
-        assert [b["remote_id"] for b in batch.batches(proj, job_id)] == [None]
-        monkeypatch.setattr(MessageBatches, "create", real_create)
-        done = batch.run_batch_job(proj, spec(), job_id=job_id, poll_seconds=0)
+
+        def unrecorded(job_id):
+            assert [b["remote_id"] for b in batch.batches(proj, job_id)] == [None]
+
+        _, done = killed_then_resumed(proj, monkeypatch, create_then_die, unrecorded)
     assert len(server.message_batches) == 1 and len(server.message_batch_requests) == 30   # found by time and size
     assert done.status == "done" and len(judged(proj)) == 30 and server.calls == 0
 
@@ -118,12 +130,7 @@ def test_a_lost_batch_is_not_confused_with_one_already_recorded(proj, monkeypatc
 
     with FakeOpenAI() as server:
         llm_judge(proj, server)
-        monkeypatch.setattr(MessageBatches, "create", create_third_then_die)
-        with pytest.raises(KeyboardInterrupt):
-            batch.run_batch_job(proj, spec(), poll_seconds=0)
-        job_id = proj.reader().execute("SELECT MAX(id) FROM jobs").fetchone()[0]
-        monkeypatch.setattr(MessageBatches, "create", real_create)
-        done = batch.run_batch_job(proj, spec(), job_id=job_id, poll_seconds=0)
+        job_id, done = killed_then_resumed(proj, monkeypatch, create_third_then_die)
         remote = [b["remote_id"] for b in batch.batches(proj, job_id)]
     assert remote[:3] == made and len(set(remote)) == len(remote) == 4
     assert len(server.message_batch_requests) == 30 and done.status == "done" and len(judged(proj)) == 30
@@ -135,15 +142,9 @@ def test_a_part_recorded_but_never_sent_goes_in_the_next_round(proj, monkeypatch
     def die(self, input_file_id, metadata):
         raise KeyboardInterrupt
 
-    real_create = MessageBatches.create
     with FakeOpenAI() as server:
         llm_judge(proj, server)
-        monkeypatch.setattr(MessageBatches, "create", die)
-        with pytest.raises(KeyboardInterrupt):
-            batch.run_batch_job(proj, spec(), poll_seconds=0)
-        job_id = proj.reader().execute("SELECT MAX(id) FROM jobs").fetchone()[0]
-        monkeypatch.setattr(MessageBatches, "create", real_create)
-        done = batch.run_batch_job(proj, spec(), job_id=job_id, poll_seconds=0)
+        job_id, done = killed_then_resumed(proj, monkeypatch, die)
         parts = batch.batches(proj, job_id)
     assert server.message_batches and len(server.message_batch_requests) == 30        # each request sent once
     assert [(b["status"], b["round"]) for b in parts] == [("failed", 1), ("completed", 2)]

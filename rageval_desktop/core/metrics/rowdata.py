@@ -321,7 +321,7 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], reads: 
             base["first_gold_rank" if name == "first_rank" else name] = (
                 hits.column(name) if name == "first_rank" else hits.column(name) * 100.0)
         k = np.full(len(base), DEFAULT_PROMPT_K, dtype=np.int64)
-        k[base.index.get_indexer(prompt_rows)] = prompt_k     # rows that say which passages reached the prompt
+        k[positions(base.index, prompt_rows)] = prompt_k     # rows that say which passages reached the prompt
         base["prompt_k"] = k
     fingerprint = conn.execute("SELECT golden_fingerprint FROM runs WHERE id = ?", (rid,)).fetchone()[0]
     data.golden_changed = bool(fingerprint) and fingerprint != project.golden_fingerprint()

@@ -53,6 +53,7 @@ def _side(project: Project, run: str, requested: list[str] | None) -> tuple[RunD
     gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns);
     the rest of its numbers let go before the other run is loaded."""
     data = load_run(project, run, lean=True)
+    data.let_go_judgments()
     questions = _questions(data, requested or [*GATE_RETRIEVAL, *data.metrics])
     data.let_go()
     return data, questions

@@ -202,8 +202,10 @@ def summarise(data: RunData) -> dict[str, Any]:
 def dashboard(project: Project, run: str, ks: tuple[int, ...] = (5, 10, 50)) -> dict[str, Any]:
     with reads.shared(project):     # each judge's pairs and the ratings read once (the ratings' side, the licences)
         data = load_run(project, run, ks, lean=True)
+        missing = unscored(project, data)
+        data.let_go_judgments()
         summary = summarise(data)
-        summary["unscored"] = unscored(project, data)
+        summary["unscored"] = missing
         summary["judge_noise"] = judge_noise(project, summary)
         summary["selective"] = selective_coverage(project, data)
     return summary

@@ -81,13 +81,18 @@ class Hits:
         import numpy as np
 
         rows = np.asarray(row_ids)
-        self.gold = np.asarray(n_gold, dtype=float)
-        order = np.argsort(rows, kind="stable")        # each hit's row, found by binary search
-        self.idx = order[np.searchsorted(rows[order], np.asarray(hit_rows, dtype=np.int64))]
-        self.ranks = np.asarray(hit_ranks, dtype=float)
+        self.gold = np.asarray(n_gold)       # (counts as they are: divided into floats where used)
+        wanted = np.asarray(hit_rows, dtype=np.int64)
+        if len(rows) < 2 or (rows[1:] > rows[:-1]).all():    # each hit's row, found by binary search (no sort: a
+            self.idx = np.searchsorted(rows, wanted)       # run's rows are usually in order)
+        else:
+            order = np.argsort(rows, kind="stable")
+            self.idx = order[np.searchsorted(rows[order], wanted)]
+        # ranks as they were read (1-2 bytes): compared with k, and made floats where a gain needs them
+        self.ranks = np.asarray(hit_ranks)
         self.n = len(rows)
         self.first = np.full(self.n, np.inf)
-        np.minimum.at(self.first, self.idx, self.ranks)
+        np.minimum.at(self.first, self.idx, self.ranks.astype(float, copy=False))
         self.found = np.isfinite(self.first)
         self.no_gold = self.gold == 0
 

@@ -32,7 +32,7 @@ from rageval_desktop.core.store.queries import run_id as find_run
 
 if TYPE_CHECKING:
     from numpy import ndarray
-    from pandas import Index
+    from pandas import DataFrame, Index
 
 DEFAULT_PROMPT_K = 5  # passages assumed to reach the prompt when a run does not say (in_prompt)
 
@@ -76,6 +76,11 @@ class RunData:
         if self._repeated is None:
             self._repeated = not unique(self.frame["qkey"].to_numpy())
         return self._repeated
+
+    def let_go_judgments(self) -> None:
+        """Let go of the judgments and where their rows are, once what is worked out per judge is done (a summary
+        reads the frame's columns: a million rows' two judges held 54 MB through it)."""
+        self.judgments = self._positions = None
 
     def let_go(self) -> None:
         """Keep what is said of the run — its judges, its rows' count — and let go of its numbers (a comparison
@@ -308,6 +313,9 @@ def _load_run(project: Project, run: str, rid: int, ks: tuple[int, ...], reads: 
     # of that read (0.3 s at a million rows)
     data.judgments = _judgment_frame(reads.pop(0).result())
     _add_judge_scores(project, data, data.judgments, judges, raw=not lean)
+    if lean:   # what is still worked out per judge (`dashboard.unscored`) reads judges, ranks, statuses and positions
+        data.judgment_positions()
+        data.judgments = data.judgments.drop(columns=["row_id", "score"])
     _add_human(project, data)
     data.unsettled = _unsettled(project, data)
     hit_rows, hit_ranks, prompt_rows, prompt_k = reads.pop(0).result()   # read on the helper thread meanwhile
@@ -388,12 +396,12 @@ def _rows_frame(read: tuple[Any, ...]) -> Any:
     present[codes] = True
     renumber = np.cumsum(present) - 1
     slice_codes, slice_names = renumber[codes], [name for name, p in zip(names, present, strict=True) if p]
-    qkey = golden.copy()
+    qkey = golden        # (the read's own array: the golden keys are not read again)
     unlinked = golden == -1
     if unlinked.any():   # unlinked rows' keys: the query a row repeats (open-rag-eval query_run), or itself
         keys = [f"q:{alone[r]}" if alone.get(r) is not None else f"row:{r}" for r in row_ids[unlinked]]
         qkey[unlinked] = -1 - pd.factorize(np.array(keys, dtype=object))[0]
-    index = pd.Index(row_ids, name="row_id")
+    index = pd.Index(row_ids, name="row_id", copy=False)
     return pd.DataFrame({
         "latency_ms": latency,
         "cost_usd": cost,
@@ -450,13 +458,25 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collecti
         # passages average within a row and judge; judges of the same metric average per row (bincounts over row
         # positions: a million judgments group in a fraction of a second, with no frame of groups)
         position = data.judgment_positions()[mask]
-        judge_code, judge_ids = pd.factorize(mine)
         codes = status_of[mask]
         ok = codes == STATUSES.index("ok")
+        every = bool(ok.all())
+        # the ok judgments (no copies when every one is), and judges told apart only where a metric has several (a
+        # million judgments' copies and codes were most of a summary's peak)
+        judge_ids = pd.unique(mine)
+        judge_code = pd.factorize(mine)[0] if len(judge_ids) > 1 else None
         score = rows["score"].to_numpy(dtype=float)[mask]
-        for column, values in ((metric, (score - spec.low) / (spec.high - spec.low) * 100.0),
-                               *([(f"{metric}__raw", score)] if raw else [])):
-            frame[column] = _mean_of_means(position[ok], judge_code[ok], values[ok], len(frame), len(judge_ids))
+        if not every:
+            score, position_ok = score[ok], position[ok]
+            judge_code = None if judge_code is None else judge_code[ok]
+        else:
+            position_ok = position
+        scaled = score - spec.low          # (score - low) / (high - low) * 100, the same operations in place
+        scaled /= spec.high - spec.low
+        scaled *= 100.0
+        for column, values in ((metric, scaled), *([(f"{metric}__raw", score)] if raw else [])):
+            put(frame, column, _mean_of_means(position_ok, judge_code, values, len(frame), len(judge_ids)))
+        del scaled, score, position_ok
         status = pd.Categorical.from_codes(row_status(position, codes, len(frame)),
                                            categories=[*STATUSES, "missing"])
         frame[f"{metric}__status"] = status
@@ -465,6 +485,14 @@ def _add_judge_scores(project: Project, data: RunData, rows: Any, only: Collecti
             _add_umbrela(data, rows[mask], status)
         elif metric in DERIVED:
             _add_derived(project, data, metric, rows[mask], status)
+
+
+def put(frame: DataFrame, name: str, values: ndarray) -> None:
+    """A column of numbers set as the array itself (a frame copies an array set as a column: a million rows' columns
+    were each held twice while they were set)."""
+    import pandas as pd
+
+    frame[name] = pd.Series(values, index=frame.index, copy=False)
 
 
 def unique(keys: ndarray) -> bool:
@@ -489,7 +517,9 @@ def positions(index: Index, ids: ndarray) -> ndarray:
     ids = np.asarray(ids)
     keys = index.to_numpy()
     if len(keys) and (keys[1:] > keys[:-1]).all():      # in order, each once
-        found = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+        # (positions in 4 bytes where they fit: two million judgments' took 16 MB as int64)
+        found = np.minimum(np.searchsorted(keys, ids), len(keys) - 1).astype(
+            np.int32 if len(keys) < 2 ** 31 else np.int64, copy=False)
         hit = keys[found] == ids
         return found if hit.all() else np.where(hit, found, -1)
     return index.get_indexer(ids)
@@ -520,7 +550,7 @@ def _mean_of_means(position: Any, judge: Any, values: Any, n: int, judges: int) 
 
     if judges == 1:    # one judge: its mean on the row (the same numbers, without a table of judges: 50 MB at 1M rows)
         counts = np.bincount(position, minlength=n)
-        sums = np.bincount(position, weights=values, minlength=n).astype(float)
+        sums = np.bincount(position, weights=values, minlength=n).astype(float, copy=False)
         return np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
     key = position * judges + judge
     counts = np.bincount(key, minlength=n * judges).reshape(n, judges)
@@ -548,11 +578,11 @@ def _add_human(project: Project, data: RunData) -> None:
         found = consensus(project, metric, latest).set_index("run_row_id")
         human = (found["human"] - spec.low) / (spec.high - spec.low) * 100.0
         weights = target_weights(project, metric)
-        frame[f"{metric}__diff"] = human.reindex(frame.index).to_numpy() - frame[metric]
+        put(frame, f"{metric}__diff", human.reindex(frame.index).to_numpy() - frame[metric].to_numpy())
         # each rated row's weight (1 where none was recorded), nan where the row is not rated: vectorised (a loop
         # over a million rows' ids cost a second)
         weight = pd.Series(weights, dtype=float).reindex(frame.index).fillna(1.0)
-        frame[f"{metric}__weight"] = weight.where(frame.index.isin(found.index)).to_numpy()
+        put(frame, f"{metric}__weight", weight.where(frame.index.isin(found.index)).to_numpy())
         data.rated[metric] = int(frame[f"{metric}__diff"].notna().sum())
 
 

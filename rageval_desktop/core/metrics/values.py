@@ -42,7 +42,7 @@ _PASSAGE_NUMBERS = ("hit_rows", "hit_ranks", "prompt_rows", "prompt_k")
 
 # codes, ranks and judge ids, which are only compared and counted: kept in the dtype they were stored in (a million
 # rows' judgments took 48 MB more as int64)
-SMALL = ("slice_codes", "judge_id", "passage_rank", "status")
+SMALL = ("slice_codes", "judge_id", "passage_rank", "status", "hit_ranks", "row_id")
 CHECKED = 64          # rows of the `rows` part whose golden keys are looked up again before it is used
 
 
@@ -109,27 +109,37 @@ def _texts(values: object) -> ndarray:
     return np.frombuffer(orjson.dumps(values), dtype=np.uint8)
 
 
-def _unpack(blob: bytes, small: Collection[str] = ()) -> dict[str, ndarray]:
+def _unpack(blob: bytes | sqlite3.Blob, small: Collection[str] = ()) -> dict[str, ndarray]:
     """`_pack`'s arrays, each a writable array of the dtype it was stored from — but those named in `small`, which
-    keep the smallest dtype that holds them (a blob that is not one of ours, or is cut short, raises ValueError)."""
+    keep the smallest dtype that holds them (a blob that is not one of ours, or is cut short, raises ValueError).
+    `blob` is the bytes, or SQLite's handle on them, read an array at a time (the whole of a million rows' part
+    was held twice while it was read: SQLite's copy and Python's)."""
     import numpy as np
     import orjson
 
-    if blob[:4] != MAGIC:
+    total = len(blob)
+
+    def read(at: int, size: int) -> bytes:
+        if at + size > total:
+            raise ValueError("cut short")
+        if isinstance(blob, bytes):
+            return blob[at:at + size]
+        blob.seek(at)
+        return blob.read(size)
+
+    if read(0, 4) != MAGIC:
         raise ValueError("not a run's values")
-    size = int.from_bytes(blob[4:8], "little")
-    header = orjson.loads(blob[8:8 + size])
+    size = int.from_bytes(read(4, 4), "little")
+    header = orjson.loads(read(8, size))
     out, at = {}, 8 + size
     for name, stored_as, read_as, n in header:
         if stored_as not in _KINDS or read_as not in _KINDS or not isinstance(n, int) or n < 0:
             raise ValueError(f"an array of {stored_as!r}")
         width = np.dtype(stored_as).itemsize * n
-        if at + width > len(blob):
-            raise ValueError("cut short")
         kept_as = np.dtype(stored_as if name in small and np.dtype(read_as).kind == "i" else read_as)
-        out[str(name)] = np.frombuffer(blob, dtype=stored_as, count=n, offset=at).astype(kept_as.newbyteorder("="))
+        out[str(name)] = np.frombuffer(read(at, width), dtype=stored_as, count=n).astype(kept_as.newbyteorder("="))
         at += width
-    if at != len(blob):
+    if at != total:
         raise ValueError("bytes left over")
     return out
 
@@ -149,7 +159,7 @@ def encode(part: str, read: Read) -> bytes:
     return _pack({name: np.asarray(v) for name, v in zip(names, read, strict=True)})
 
 
-def decode(part: str, blob: bytes) -> Read | None:
+def decode(part: str, blob: bytes | sqlite3.Blob) -> Read | None:
     """The read's output again, or None when the blob is not one of ours."""
     import orjson
 
@@ -180,6 +190,25 @@ def stored(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
     """The parts kept for a run that can be used, decoded (none on a file from before schema v22)."""
     try:
         # (the parts' names alone: a test of the blob for NULL read its pages, 0.13 s at a million rows)
+        parts = conn.execute("SELECT part, rowid FROM run_values WHERE run_id = ?", (rid,)).fetchall()
+    except sqlite3.OperationalError:      # no such table (a file from before v22), or no rowids (v22), read-only
+        return _stored_v22(conn, rid)
+    out: dict[str, Read] = {}
+    for part, rowid in parts:     # each read an array at a time through SQLite's handle on it
+        try:
+            with conn.blobopen("run_values", "data", rowid, readonly=True) as blob:
+                values = decode(part, blob) if part in PARTS else None
+        except sqlite3.Error:     # a part being written (NULL), or gone meanwhile
+            continue
+        if values is not None and (part != "rows" or keys_hold(conn, values)):
+            out[part] = values
+    conn.execute("PRAGMA shrink_memory")
+    return out
+
+
+def _stored_v22(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
+    """`stored` on a v22 file opened read-only: its table has no rowids, so each blob is read whole."""
+    try:
         parts = [part for (part,) in conn.execute("SELECT part FROM run_values WHERE run_id = ?", (rid,))]
     except sqlite3.OperationalError:      # no such table: a file from before v22, opened read-only
         return {}

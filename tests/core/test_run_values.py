@@ -120,7 +120,8 @@ def test_a_damaged_or_foreign_blob_is_not_used(demo):
     keep_values(demo, rid, minimum=0)
     blob = demo.reader().execute("SELECT data FROM run_values WHERE run_id = ? AND part = 'judgments'",
                                  (rid,)).fetchone()[0]
-    for bad in (b"", b"PK\x03\x04 not ours", blob[:-3], blob + b"\x00", blob.replace(b"<i", b"|O", 1)):
+    for bad in (b"", b"PK\x03\x04 not ours", blob[:-3], blob + b"\x00", blob.replace(b"<i", b"|O", 1), None,
+                "RVV1 text, not bytes"):
         with demo.write("test: damage") as w:
             w.execute("UPDATE run_values SET data = ? WHERE run_id = ? AND part = 'judgments'", (bad, rid))
         assert _kept(demo, run) == {"rows", "passages"}

@@ -156,3 +156,13 @@ def test_question_keys_are_unique_as_pandas_says(seed):
                 rng.choice(np.arange(-span // 3 - 1, span + 1), min(n, span), replace=False) if span < 10**6 else \
                 np.unique(rng.integers(-(10**11), 10**12, n))
             assert unique(keys) == pd.Series(keys).is_unique, (n, span)
+
+
+def test_a_columns_parts_are_taken_when_asked_for():
+    from rageval_desktop.core.metrics.dashboard import Parts
+
+    column = np.arange(6.0)
+    parts = Parts(column, {"a": np.array([0, 2], dtype=np.int32), "b": np.array([5]), "all": None})
+    assert list(parts) == ["a", "b", "all"] and len(parts) == 3
+    assert [list(v) for v in parts.values()] == [[0.0, 2.0], [5.0], list(column)]
+    assert parts["all"] is column and dict(parts.items())["b"].tolist() == [5.0]

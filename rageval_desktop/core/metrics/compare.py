@@ -11,7 +11,7 @@ counts them) and the comparison would tell different stories. Values are full pr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.base.stats import diff_ci, paired_se
@@ -25,6 +25,9 @@ from rageval_desktop.core.review.selective import decidable
 from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
+
+if TYPE_CHECKING:
+    from numpy import ndarray
 
 GATE_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
 RETRIEVAL_PREFIXES = ("hit@", "recall@", "precision@", "ndcg@", "mrr")
@@ -48,36 +51,36 @@ def _paired(every_a: Any, every_b: Any) -> tuple[Any, int]:
     return pd.concat(sides, axis=1), len(shared)
 
 
-def _side(project: Project, run: str, requested: list[str] | None) -> tuple[RunData, Any]:
+def _side(project: Project, run: str, requested: list[str] | None, estimator: str = "ppi") -> tuple[RunData, Any]:
     """A run loaded for comparing and its questions, with what comparing reads (the metrics asked for, or the
-    gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns);
-    the rest of its numbers let go before the other run is loaded."""
+    gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns;
+    the human differences only for the `ppi` estimator); the rest of its numbers let go before the other run is
+    loaded."""
     data = load_run(project, run, lean=True)
     data.let_go_judgments()
-    questions = _questions(data, requested or [*GATE_RETRIEVAL, *data.metrics])
+    questions = _questions(data, requested or [*GATE_RETRIEVAL, *data.metrics], rated=estimator == "ppi")
     data.let_go()
     return data, questions
 
 
-def _questions(data: RunData, wanted: list[str]) -> Any:
+def _questions(data: RunData, wanted: list[str], *, rated: bool = True) -> Any:
     """The run's questions (`per_question`) with only what comparing `wanted` reads: each metric, its human
     differences and weights, and the metric it is derived from (a million questions' every column, copied three
     times over, was most of the comparison's memory)."""
-    import numpy as np
     import pandas as pd
 
     frame = data.frame
-    names = [c for m in wanted for c in (m, f"{m}__diff", f"{m}__weight", source_metric(m))]
+    names = [c for m in wanted for c in (m, *((f"{m}__diff", f"{m}__weight") if rated else ()), source_metric(m))]
     table = {c: frame[c] for c in ("slice", "n_gold", "qkey")}
     table |= {c: data.column(c) for c in dict.fromkeys(names) if data.has(c) and c not in table}
     if data.repeated():
         return per_question(pd.DataFrame(table, index=frame.index))
-    # no repeats: each row is its question, as per_question gives it (its numbers as floats, rows 1), made from the
-    # columns as they are (copy=False: a frame made from a dict copies every column into one block first)
+    # no repeats: each row is its question, as per_question gives it (its numbers as floats; no count of rows, which
+    # comparing does not read), made from the columns as they are (copy=False: a frame made from a dict copies every
+    # column into one block first)
     qkey = table.pop("qkey").to_numpy()
     table["slice"], table["n_gold"] = frame["slice"].array, frame["n_gold"].to_numpy()   # (values, not aligned)
     table |= {c: v.astype(float, copy=False) for c, v in table.items() if c not in ("slice", "n_gold")}
-    table["rows"] = np.ones(len(qkey), dtype=np.int64)
     return pd.DataFrame(table, index=pd.Index(qkey, name="qkey"), copy=False)
 
 
@@ -152,6 +155,8 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
 
 def _compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None, estimator: str,
              groups: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
+    import numpy as np
+
     if estimator not in COMPARE_ESTIMATORS:
         raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(COMPARE_ESTIMATORS)}")
     for name in (baseline, candidate):       # a misspelt run is a request that cannot be made (exit 2), not a
@@ -160,7 +165,8 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
         except NotFound as exc:
             raise GateUsageError(str(exc)) from None
     requested = list(dict.fromkeys(canonical_name(m) for m in metrics)) if metrics else None
-    (a, questions_a), (b, questions_b) = _side(project, baseline, requested), _side(project, candidate, requested)
+    (a, questions_a), (b, questions_b) = (_side(project, baseline, requested, estimator),
+                                          _side(project, candidate, requested, estimator))
     judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
     wanted = requested or list(dict.fromkeys([*GATE_RETRIEVAL, *judge_metrics]))
     joined, shared = _paired(questions_a, questions_b)
@@ -199,7 +205,9 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     for name, mask in [*masks, (ALL, slice_col == slice_col)]:
         part = joined if name == ALL else joined[mask]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
-        columns: dict[str, Any] = {}
+        # each metric's differences written where the moments read them (a dict of columns stacked afterwards held
+        # them twice: 48 MB at a million questions)
+        stack, columns = np.empty((len(part), len(wanted))), list[str]()
         for m in wanted:
             if m in absent:
                 entry[m] = None
@@ -228,9 +236,11 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
                 entry[m] = None
                 continue
             entry[m] = paired_cell(before[both].to_numpy(), after[both].to_numpy())
-            columns[m] = (after - before).where(both).to_numpy(dtype=float)
+            stack[:, len(columns)] = (after - before).where(both).to_numpy(dtype=float)
+            columns.append(m)
         out["slices"][name] = entry
-        moments[name] = (list(columns), *pairwise_moments(columns))
+        moments[name] = (columns, *stacked_moments(np.ascontiguousarray(stack[:, :len(columns)])))
+        del stack
     out["cell_correlation"] = cell_correlation(out, moments, members)
     out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
     return out
@@ -287,9 +297,18 @@ def pairwise_moments(columns: dict[str, Any]) -> tuple[Any, Any]:
 
     if not columns:
         return np.zeros((0, 0)), np.zeros((0, 0))
-    diffs = np.column_stack(list(columns.values()))
+    return stacked_moments(np.column_stack(list(columns.values())))
+
+
+def stacked_moments(diffs: ndarray) -> tuple[Any, Any]:
+    """`pairwise_moments` of the differences as the columns of one matrix (NaN: unknown), which it takes over: its
+    unknowns become zeros."""
+    import numpy as np
+
+    if not diffs.shape[1]:
+        return np.zeros((0, 0)), np.zeros((0, 0))
     known = np.isfinite(diffs).astype(float)
-    d = np.nan_to_num(diffs, copy=False)       # (the stacked copy is this function's own)
+    d = np.nan_to_num(diffs, copy=False)       # (the matrix is this function's own)
     n = known.T @ known
     sums = d.T @ known                         # sums[c, c']: the sum of c's differences where c' is known too
     with np.errstate(divide="ignore", invalid="ignore"):

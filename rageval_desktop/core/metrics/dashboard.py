@@ -4,7 +4,7 @@ latency and cost. Every number is on 0–100 except latency (ms) and cost (USD p
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
@@ -47,10 +47,27 @@ class Columns:
         where = self.parts[part]
         return self.size if where is None else len(where)
 
-    def each(self, name: str) -> dict[str, ndarray]:
-        """The column's values per slice (and all), in the run's order."""
-        values = self.get(name)
-        return {part: values if where is None else values[where] for part, where in self.parts.items()}
+    def each(self, name: str) -> Mapping[str, ndarray]:
+        """The column's values per slice (and all), in the run's order: each part taken when it is asked for (every
+        slice's copy of a column at once, for four columns, was a summary's peak)."""
+        return Parts(self.get(name), self.parts)
+
+
+class Parts(Mapping[str, "ndarray"]):
+    """One column's values per part (None: every value), each taken when asked for and not kept."""
+
+    def __init__(self, column: ndarray, parts: dict[str, ndarray | None]) -> None:
+        self.column, self.parts = column, parts
+
+    def __getitem__(self, part: str) -> ndarray:
+        where = self.parts[part]
+        return self.column if where is None else self.column[where]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.parts)
+
+    def __len__(self) -> int:
+        return len(self.parts)
 
 
 def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[str, dict[str, Any]]:
@@ -74,21 +91,30 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
                      "rows": rows.count(part)}
         where = questions.parts[part]
         if where is not None:
-            gold[part] = where[with_gold]
+            gold[part] = where if count == len(n_gold) else where[with_gold]     # (every question has gold ids)
         else:     # (every question: the column itself, not a copy of it)
             gold[part] = None if count == len(n_gold) else np.flatnonzero(with_gold)
 
-    def of_gold(values: ndarray) -> dict[str, ndarray]:
-        return {part: values if where is None else values[where] for part, where in gold.items()}
+    def of_gold(values: ndarray) -> Parts:
+        return Parts(values, gold)
 
-    for col in retrieval_columns(data.ks):
+    # the headline retrieval metrics get their 95% CI too (charts draw them), from the same column, placed after
+    # the means; one column at a time is held
+    cis: dict[str, dict[str, Any]] = {part: {} for part in out}
+    listed = retrieval_columns(data.ks)
+    for col in [*listed, *(c for c in CI_RETRIEVAL if c not in listed)]:
+        with_ci = col in CI_RETRIEVAL and questions.has(col)
+        if col not in listed and not with_ci:
+            continue
         for part, values in of_gold(questions.get(col)).items():
-            out[part][col] = float(series(values).mean()) if out[part]["n_with_gold"] else None
-    for col in CI_RETRIEVAL:   # the headline retrieval metrics get their 95% CI too (charts draw them)
-        if questions.has(col):
-            for part, values in of_gold(questions.get(col)).items():
+            if col in listed:
+                out[part][col] = float(series(values).mean()) if out[part]["n_with_gold"] else None
+            if with_ci:
                 _, low, high = mean_ci(values)
-                out[part][f"{col}_ci"] = None if low is None else [low, high]
+                cis[part][f"{col}_ci"] = None if low is None else [low, high]
+            del values
+    for part, found in cis.items():
+        out[part] |= {f"{col}_ci": found[f"{col}_ci"] for col in CI_RETRIEVAL if f"{col}_ci" in found}
     for metric in data.metrics:
         statuses = rows.each(f"{metric}__status")
         rated = questions.has(f"{metric}__diff")
@@ -108,8 +134,9 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
                 s[f"{metric}_ppi"] = ppi_mean(scores, diffs[part], weights[part])
     latency, cost = rows.each("latency_ms"), rows.each("cost_usd")
     for part, s in out.items():
-        s["p50_latency_ms"] = percentile(latency[part], 50)
-        s["p95_latency_ms"] = percentile(latency[part], 95)
+        taken = latency[part]
+        s["p50_latency_ms"] = percentile(taken, 50)
+        s["p95_latency_ms"] = percentile(taken, 95)
         spent = series(cost[part]).dropna()
         s["cost_per_query"] = float(spent.mean()) if len(spent) else None
     return out
@@ -167,7 +194,8 @@ def summarise(data: RunData) -> dict[str, Any]:
     def columns(table: DataFrame, as_numbers: bool) -> Columns:
         codes, found = pd.factorize(table["slice"])
         at = {str(name): code for code, name in enumerate(found)}
-        parts = {name: np.flatnonzero(codes == at[name]) if name in at else np.zeros(0, dtype=np.int64)
+        small = np.int32 if len(codes) < 2 ** 31 else np.int64      # (each slice's positions in 4 bytes)
+        parts = {name: np.flatnonzero(codes == at[name]).astype(small) if name in at else np.zeros(0, dtype=small)
                  for name in names}
 
         def get(name: str) -> ndarray:

@@ -66,7 +66,9 @@ class RunData:
         if name in self.frame or not self._computed(name):
             return self.frame[name].to_numpy()
         assert self.hits is not None
-        return self.hits.column(name) * 100.0
+        values = self.hits.column(name)
+        values *= 100.0       # (in place: the column is this call's own)
+        return values
 
     def has(self, name: str) -> bool:
         return name in self.frame or self._computed(name)
@@ -501,6 +503,8 @@ def unique(keys: ndarray) -> bool:
     import numpy as np
 
     if len(keys) < 2:
+        return True
+    if (keys[1:] > keys[:-1]).all():    # in order, as a run's rows usually are: no table of counts
         return True
     low, high = int(keys.min()), int(keys.max())
     if high - low < 4 * len(keys):

@@ -191,8 +191,8 @@ def stored(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
     try:
         # (the parts' names alone: a test of the blob for NULL read its pages, 0.13 s at a million rows)
         parts = conn.execute("SELECT part, rowid FROM run_values WHERE run_id = ?", (rid,)).fetchall()
-    except sqlite3.OperationalError:      # no such table (a file from before v22), or no rowids (v22), read-only
-        return _stored_v22(conn, rid)
+    except sqlite3.OperationalError:      # no such table, or no rowids: a file from before v23 (which a read-only
+        return {}                          # open does not take) reads its tables
     out: dict[str, Read] = {}
     for part, rowid in parts:     # each read an array at a time through SQLite's handle on it
         try:
@@ -202,24 +202,5 @@ def stored(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
             continue
         if values is not None and (part != "rows" or keys_hold(conn, values)):
             out[part] = values
-    conn.execute("PRAGMA shrink_memory")
-    return out
-
-
-def _stored_v22(conn: sqlite3.Connection, rid: int) -> dict[str, Read]:
-    """`stored` on a v22 file opened read-only: its table has no rowids, so each blob is read whole."""
-    try:
-        parts = [part for (part,) in conn.execute("SELECT part FROM run_values WHERE run_id = ?", (rid,))]
-    except sqlite3.OperationalError:      # no such table: a file from before v22, opened read-only
-        return {}
-    out: dict[str, Read] = {}
-    for part in parts:     # one blob in memory at a time, and the pages it was read through let go after
-        found = conn.execute("SELECT data FROM run_values WHERE run_id = ? AND part = ? AND data IS NOT NULL",
-                             (rid, part)).fetchone()
-        blob = found[0] if found else None
-        if part in PARTS and isinstance(blob, bytes) and (values := decode(part, blob)) is not None \
-                and (part != "rows" or keys_hold(conn, values)):
-            out[part] = values
-        del found, blob
     conn.execute("PRAGMA shrink_memory")
     return out

@@ -17,6 +17,7 @@ from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.evidence import look_sizes
 from rageval_desktop.core.review.targets import Candidate
 from rageval_desktop.core.review.weights import plan_state, sample_mode
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -65,19 +66,29 @@ class Sample:
 
 
 def strata_of(project: Project, rid: int, metric: str) -> list[tuple[Candidate, str]]:
-    """Every target with its stratum 'slice|low|mid|high|unjudged', from the active judges' mean score on it."""
+    """Every target with its stratum 'slice|low|mid|high|unjudged', from the active judges' mean score on it (read
+    once within a block of shared reads, core.store.reads: the list is shared, not to be changed in place)."""
+    return reads.once(project, ("strata", rid, metric), lambda: _strata_of(project, rid, metric))
+
+
+def _strata_of(project: Project, rid: int, metric: str) -> list[tuple[Candidate, str]]:
     spec = METRICS[metric]
     conn = project.reader()
     slices = dict(conn.execute("SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)') FROM run_rows rr LEFT JOIN "
                                "golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ?", (rid,)))
     out = []
+    names: dict[tuple[str, str], str] = {}     # each stratum's name made once (not a string per target)
     for c in targets.candidates(conn, metric, run_id=rid):
         if not c.scores:
             band = "unjudged"
         else:
             x = (sum(c.scores) / len(c.scores) - spec.low) / (spec.high - spec.low)
             band = "low" if x < 1 / 3 else "mid" if x < 2 / 3 else "high"
-        out.append((c, f"{slices.get(c.row_id, '(unlinked)')}|{band}"))
+        where = slices.get(c.row_id, "(unlinked)")
+        name = names.get((where, band))
+        if name is None:
+            name = names[(where, band)] = f"{where}|{band}"
+        out.append((c, name))
     return out
 
 
@@ -179,8 +190,8 @@ def _draw_weighted(project: Project, rid: int, metric: str, size: int, mode: str
     probabilities of size m (`prefix_probability`; was: the most informative first, and after 30 of 40 ratings κ
     was biased by -0.35). The returned design keeps what those probabilities need: each member's key rank and
     priority, the population's total priority and its largest ones."""
-    pool = strata_of(project, rid, metric)
-    pool.sort(key=lambda p: (p[0].row_id, p[0].item))            # a stable order: the seed reproduces the draw
+    pool = sorted(strata_of(project, rid, metric),                 # a stable order: the seed reproduces the draw
+                  key=lambda p: (p[0].row_id, p[0].item))
     step = scale_step(metric)
     weights = [priority(c.scores, metric, mode, step) for c, _ in pool]
     total = min(len(pool), size + len(have))

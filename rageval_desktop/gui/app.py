@@ -36,6 +36,11 @@ def make_app(argv: Sequence[str] = (), *, icon: bool = True, first_paint: bool =
     """The application, its style and theme; `icon=False` leaves the window icon to `set_icon` (the app's start sets
     it after the first paint: 4 ms); `first_paint`: a theme that follows the system takes the scheme seen last time,
     and the window checks it once built (appearance.system_dark)."""
+    from rageval_desktop.core.base.imports import freeze_after
+
+    # what the first large imports leave (pandas, openai) is frozen out of the cycle collector's full passes, which
+    # held the interpreter 95-130 ms on a worker thread, the window with it (core.base.imports)
+    freeze_after()
     found = QApplication.instance()
     app = found if isinstance(found, QApplication) else QApplication([sys.argv[0], *argv])
     app.setApplicationName("RAGEval Desktop")

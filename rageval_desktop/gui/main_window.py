@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 # class as it is first named: 8 ms for those, before the window could show)
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
+from rageval_desktop.core.base.imports import thaw
 from rageval_desktop.gui import pages as page_list
 from rageval_desktop.gui.appearance import apply_appearance, scheme_differs
 from rageval_desktop.gui.file_actions import FileActions
@@ -374,6 +375,7 @@ class MainWindow(QMainWindow):
 
     def _show_no_project(self) -> None:
         """The session detached its project: the frame shows the welcome page."""
+        thaw()        # what a freeze held back of the project is the collector's again (core.base.imports)
         self.backup_timer.stop()
         self.upkeep_timer.stop()
         self.rows.clear_rows()

@@ -11,7 +11,15 @@ s with the collector paused, and 0.28-0.31 s paused and frozen (docs/scale.md).
 What freezing costs: a reference cycle that is garbage at that moment is never freed, nor is an object frozen then
 that later becomes part of a garbage cycle. In a command (`rageval ...`), what exists at the first large import is
 modules, classes and the project it opened, which live until it exits: Python's documentation proposes `gc.freeze`
-for such objects. The app's window is not frozen: its dialogs, pages and projects come and go for hours.
+for such objects.
+
+The app freezes too (`gui.app.make_app`), for its stalls: a full pass over what pandas and openai leave walks
+~300k objects with the interpreter held, 95-130 ms on whichever thread it falls (a worker's, during a judge job),
+and the window cannot run meanwhile — the longest stall of a 2,000-row job with the dashboard open was such a pass
+(bench/bench_gui.py --only stall). Frozen, the pass walks what the app made since. What a freeze holds back of a
+project closed later (its window pages and modules live on) is handed back by `thaw` when the project closes: the
+next full pass frees what of it is garbage. A large import happens once a session, so the app freezes at most
+twice between two closes.
 """
 
 from __future__ import annotations
@@ -32,6 +40,12 @@ def freeze_after(yes: bool = True) -> None:
     """Whether `import_frozen` freezes what the process holds after an import (a short-lived process: a command)."""
     global _freeze
     _freeze = yes
+
+
+def thaw() -> None:
+    """Hand every frozen object back to the cycle collector (`gc.unfreeze`): what was frozen with something that has
+    since been let go (a closed project) is freed by the collector's next full pass, not held for the session."""
+    gc.unfreeze()
 
 
 def import_frozen(name: str) -> ModuleType:

@@ -98,10 +98,11 @@ def periodic_backup(project: Project, ctx: TaskContext) -> Path | None:
 
 def keep_values(project: Project, ctx: TaskContext) -> int:
     """The large runs' values that an edit of the golden set took away (or a file never had), kept again for quick
-    reads (core.metrics.values): how many runs."""
+    reads (core.metrics.values), a part at a time (in the background, memory counts more than time): how many
+    runs."""
     from rageval_desktop.core.metrics.rowdata import keep_missing_values
 
-    return len(keep_missing_values(project))
+    return len(keep_missing_values(project, parallel=False))
 
 
 def restore_backup(project_path: Path, backup: Path, ctx: TaskContext):

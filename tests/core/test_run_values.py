@@ -276,3 +276,21 @@ def test_an_undone_golden_edit_keeps_the_values_again(demo_file, tmp_path, monke
     with Project.open(path) as p:
         assert p.reader().execute("SELECT slice_tag FROM golden_rows WHERE id = ?", (golden,)).fetchone()[0] != "edge"
         assert all(_kept(p, run) == set(values.PARTS) for run in runs)
+
+
+def test_values_kept_a_part_at_a_time_are_those_kept_at_once(demo):
+    """The app's background upkeep reads the parts one after another (less memory at once): the same blobs."""
+    from rageval_desktop.core.store.changes import Area
+
+    rid = _rid(demo, list_runs(demo)[0][1])
+
+    def blobs() -> dict[str, bytes]:
+        return dict(demo.reader().execute("SELECT part, data FROM run_values WHERE run_id = ?", (rid,)))
+
+    assert keep_values(demo, rid, minimum=0) == values.PARTS
+    at_once = blobs()
+    with demo.write("test: the kept values forgotten", changed=(Area.CACHES,)) as w:
+        w.execute("DELETE FROM run_values WHERE run_id = ?", (rid,))
+    assert blobs() == {}
+    assert keep_values(demo, rid, minimum=0, parallel=False) == values.PARTS
+    assert blobs() == at_once

@@ -51,7 +51,7 @@ def _paired(every_a: Any, every_b: Any) -> tuple[Any, int]:
     return pd.concat(sides, axis=1), len(shared)
 
 
-def _side(project: Project, run: str, requested: list[str] | None, estimator: str = "ppi") -> tuple[RunData, Any]:
+def _side(project: Project, run: str, requested: list[str] | None, estimator: str) -> tuple[RunData, Any]:
     """A run loaded for comparing and its questions, with what comparing reads (the metrics asked for, or the
     gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns;
     the human differences only for the `ppi` estimator); the rest of its numbers let go before the other run is

@@ -130,9 +130,9 @@ def keep_values(project: Project, rid: int, *, minimum: int | None = None, paral
     rows or more (None: `values.KEEP_FROM`); returns the parts kept. Called when a run's rows land and when a job
     on them ends. The parts are first marked as being written; the reads run on helper threads (one after another
     with `parallel=False`, as the app's background upkeep reads: at 200k rows 0.6 s and +136 MB resident at once,
-    1.0 s and +87 MB one by one); a part is kept only
-    if nothing it was read from changed meanwhile (the triggers took its mark away). A write that fails raises
-    (WriteFailed) and keeps nothing; the reads then join the tables, as before."""
+    1.0 s and +87 MB one by one); a part is kept only if nothing it was read from changed meanwhile (the triggers
+    took its mark away). A write that fails raises (WriteFailed) and keeps nothing; the reads then join the tables,
+    as before."""
     from concurrent.futures import ThreadPoolExecutor
 
     conn = project.reader()

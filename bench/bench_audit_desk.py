@@ -177,6 +177,9 @@ def main() -> None:
     parser.add_argument("--one-look", type=int, default=1, help="0: leave out the one-look lines")
     parser.add_argument("--scale", choices=list(SCALES), help="one scale only")
     parser.add_argument("--mode", choices=["stratified", "uncertain"], help="one sampling mode only")
+    parser.add_argument("--target", type=float, choices=[0.6, 0.75, 0.85],
+                        help="one population only (by its target κ; the populations drawn are the same)")
+    parser.add_argument("--n", type=int, choices=[30, 100], help="one-look lines of this sample size only")
     args = parser.parse_args()
     started = time.perf_counter()
     rng = np.random.default_rng(46)
@@ -194,10 +197,10 @@ def main() -> None:
                 folder.mkdir()
                 project, human, metric = project_of(pop, folder)
                 try:
-                    if args.scale and scale != args.scale:
+                    if (args.scale and scale != args.scale) or (args.target and target != args.target):
                         continue
                     for mode in modes if args.one_look else ():
-                        for n in (30, 100):
+                        for n in [args.n] if args.n else (30, 100):
                             for share in (1.0, 0.75):
                                 r = one_look(project, human, metric, pop["kappa"], mode, n, share, args.runs,
                                              seed=int(target * 100) + n)

@@ -77,8 +77,12 @@ class ChartLabel(QLabel):
         return max(self.width(), 320), max(self.height(), 200)
 
     def set_chart(self, chart: Any, size: tuple[int, int]) -> None:
-        pixmap = QPixmap()
-        pixmap.loadFromData(chart.png, "PNG")
+        image = getattr(chart, "image", None)      # decoded in the worker, where there is one
+        if image is not None and not image.isNull():
+            pixmap = QPixmap.fromImage(image)
+        else:
+            pixmap = QPixmap()
+            pixmap.loadFromData(chart.png, "PNG")
         self.setPixmap(pixmap)
         self.regions = list(chart.regions)
         self._drawn_for = size

@@ -76,10 +76,9 @@ class ChartLabel(QLabel):
     def pane_size(self) -> tuple[int, int]:
         return max(self.width(), 320), max(self.height(), 200)
 
-    def set_chart(self, chart: Any, size: tuple[int, int]) -> None:
-        image = getattr(chart, "image", None)      # decoded in the worker, where there is one
-        if image is not None and not image.isNull():
-            pixmap = QPixmap.fromImage(image)
+    def set_chart(self, chart: operations.Chart, size: tuple[int, int]) -> None:
+        if chart.image is not None and not chart.image.isNull():     # decoded in the worker that drew it
+            pixmap = QPixmap.fromImage(chart.image)
         else:
             pixmap = QPixmap()
             pixmap.loadFromData(chart.png, "PNG")

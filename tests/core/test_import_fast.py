@@ -125,3 +125,39 @@ def test_a_list_cell_with_a_large_number_in_any_spelling_is_read_by_the_json_mod
         assert cells.listing({"retrieved": text}, "retrieved", 1) == json.loads(text), text
     plain = '[{"chunk_id": "c1", "text": "1e5 apples", "score": 0.5}, {"chunk_id": 7, "score": 1}]'
     assert cells.listing({"retrieved": plain}, "retrieved", 1) == json.loads(plain)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_passage_given_as_text_alone_is_checked_like_any_cell(project, tmp_path, fmt):
+    """Was: a retrieved item written as a bare string skipped every check, so a NUL character was stored."""
+    item = json.dumps(["fine", "evil\u0000text"])
+    if fmt == "jsonl":
+        path = _run(tmp_path, [json.dumps({"id": "a", "question": "Q?", "answer": "x", "retrieved": json.loads(item)})])
+    else:
+        import csv
+
+        path = tmp_path / "r.csv"
+        with path.open("w", newline="") as fh:
+            csv.writer(fh).writerows([["id", "question", "answer", "retrieved"], ["a", "Q?", "x", item]])
+    with pytest.raises(ImportFailed, match="NUL character") as failed:
+        import_run(project, path, "v1")
+    assert "row 1" in str(failed.value) and "retrieved[2]" in str(failed.value)
+    assert project.reader().execute("SELECT COUNT(*) FROM retrieved_passages").fetchone()[0] == 0
+
+
+def test_a_list_cells_passages_read_quickly_are_what_the_exact_reading_gives(project, tmp_path):
+    """A CSV's list of passages is read by orjson alone when every value it uses is plain; a score 2**63 or more in
+    magnitude (which orjson may have misread) sends the cell to the exact reading, which keeps what it always did."""
+    import csv
+
+    cells = [json.dumps([{"chunk_id": "c1", "text": "t", "score": 2}, "bare text", {"chunk_id": "c2", "text": "u"}]),
+             '[{"chunk_id": "c3", "text": "v", "score": 1e30}, {"chunk_id": "c4", "text": "w", "score": -0.5}]']
+    path = tmp_path / "r.csv"
+    with path.open("w", newline="") as fh:
+        csv.writer(fh).writerows([["id", "question", "answer", "retrieved"], ["a", "Q?", "x", cells[0]],
+                                  ["b", "Q2?", "y", cells[1]]])
+    import_run(project, path, "v1")
+    got = project.reader().execute(
+        "SELECT chunk_id, text, score, typeof(score) FROM retrieved_passages ORDER BY run_row_id, rank").fetchall()
+    assert got == [("c1", "t", 2.0, "real"), (None, "bare text", None, "null"), ("c2", "u", None, "null"),
+                   ("c3", "v", 1e30, "real"), ("c4", "w", -0.5, "real")]

@@ -20,17 +20,18 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _INVISIBLE = re.compile("[\\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+")
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str, exact: bool = True) -> Any:
     """json.loads, through orjson (several times faster) where the two read alike: orjson refuses what the json
     module reads differently (NaN, lone surrogates, nesting past 1024) and reads an integer beyond 64 bits as a
-    float (`parsed_shape` finds it), so those go to the json module. Both keep the last of a key named twice."""
+    float (`parsed_shape` finds it), so those go to the json module. Both keep the last of a key named twice.
+    `exact=False` leaves that float as orjson read it, for a caller that checks every value it reads."""
     import orjson
 
     try:
         found = orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
-    return json.loads(text) if parsed_shape(found)[1] else found
+    return json.loads(text) if exact and parsed_shape(found)[1] else found
 
 
 class Cells:
@@ -146,8 +147,9 @@ class Cells:
             return int(number)
         return number
 
-    def listing(self, rec: dict, column: str, row: int) -> list[Any]:
-        """A list cell: a real list (JSON, Parquet), or text holding a JSON or Python list (CSV, XLSX)."""
+    def listing(self, rec: dict, column: str, row: int, *, exact: bool = True) -> list[Any]:
+        """A list cell: a real list (JSON, Parquet), or text holding a JSON or Python list (CSV, XLSX). With
+        `exact=False` an integer beyond 64 bits in the text may come as a float of 2**63 or more (`_loads`)."""
         value = rec.get(column)
         if self.missing(value):
             return []
@@ -163,7 +165,7 @@ class Cells:
             self.check_size(stripped, row, column)
             if stripped.startswith("["):
                 try:
-                    parsed = _loads(stripped)
+                    parsed = _loads(stripped, exact)
                 except RecursionError:
                     raise self.fail("the list is nested too deeply", row, column) from None
                 except ValueError:  # not JSON (or a number too long to read): maybe a Python repr

@@ -13,7 +13,6 @@ from rageval_desktop.core.base.text import normalise_passage
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import Layout, choose_layout
 from rageval_desktop.core.importers.readers import stream_records
-from rageval_desktop.core.metrics.rowdata import keep_missing_values, keep_values
 from rageval_desktop.core.store.project import Project
 
 
@@ -155,6 +154,8 @@ def keep_run_values(project: Project, run_id: int | None = None) -> list[str]:
     """A large run's values kept for `metrics` and `compare` (core.metrics.values) — or, with no run, those of every
     large run that a change to the golden set took away: a cache, so a write that fails here loses nothing the
     import wrote — the reads then join the tables, as before — and says so."""
+    from rageval_desktop.core.metrics.rowdata import keep_missing_values, keep_values  # heavy: not the reader
+
     try:
         if run_id is None:
             keep_missing_values(project)

@@ -148,18 +148,60 @@ def _numbers(r: dict, c: Cells, i: int, cost_col: str = "cost_usd") -> dict[str,
                 completion_tokens=c.number(r, "completion_tokens", i, integer=True))
 
 
+def _plain_text(text: str) -> bool:
+    """A passage's text that passes `Cells.check_size` (size, NUL, lone surrogates), in fewer steps."""
+    return len(text) <= MAX_CELL_CHARS and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text))
+
+
+def _plain_passages(items: list[object]) -> list[Passage] | None:
+    """The passages of a list whose every item is plain (a checked text, or an object with a text chunk id, a checked
+    text, a finite score under 2**63 in magnitude and a true/false or no in_prompt), or None. An orjson reading
+    agrees with the json module's wherever this holds: the one value it may misread, an integer beyond 64 bits, came
+    as a float that large."""
+    out = []
+    for item in items:
+        if type(item) is str:
+            if len(item) > MAX_CELL_CHARS or "\x00" in item or not (item.isascii() or not _SURROGATE.search(item)):
+                return None
+            out.append(Passage(chunk_id=None, text=item))
+            continue
+        if type(item) is not dict:
+            return None
+        cid, text, score, in_prompt = item.get("chunk_id"), item.get("text"), item.get("score"), item.get("in_prompt")
+        # (the text's checks are `_plain_text`'s, written out: this runs for every passage)
+        if type(cid) is not str or type(text) is not str or len(text) > MAX_CELL_CHARS or "\x00" in text or not (
+                text.isascii() or not _SURROGATE.search(text)) or (in_prompt is not None
+                                                                    and type(in_prompt) is not bool):
+            return None
+        if score is not None:
+            if type(score) is int:
+                score = float(score)
+            elif type(score) is not float or not -_BEYOND_INT64 < score < _BEYOND_INT64:
+                return None
+        out.append(Passage(cid, text, score, in_prompt))
+    return out
+
+
+_BEYOND_INT64 = 2.0 ** 63
+
+
 def _passages_native(r: dict, c: Cells, i: int) -> list[Passage]:
+    # the common list is read once, by orjson alone (`_plain_passages`); any other is read again exactly and item
+    # by item, through the checks that word a refusal
+    quick = _plain_passages(c.listing(r, "retrieved", i, exact=False))
+    if quick is not None:
+        return quick
     out = []
     for n, item in enumerate(c.listing(r, "retrieved", i), start=1):
         if isinstance(item, str):
+            c.check_size(item, i, f"retrieved[{n}]")
             out.append(Passage(chunk_id=None, text=item))
             continue
-        if isinstance(item, dict):  # fast path: well-typed items skip the per-field checks below
+        if isinstance(item, dict):  # well-typed items skip the per-field checks below
             cid, text, score, in_prompt = (item.get("chunk_id"), item.get("text"), item.get("score"),
                                            item.get("in_prompt"))
             score_ok = score is None or (type(score) in (float, int) and math.isfinite(score))
-            if (type(cid) is str and type(text) is str and len(text) <= MAX_CELL_CHARS and score_ok
-                    and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text))
+            if (type(cid) is str and type(text) is str and _plain_text(text) and score_ok
                     and (in_prompt is None or type(in_prompt) is bool)):
                 out.append(Passage(cid, text, None if score is None else float(score), in_prompt))
                 continue

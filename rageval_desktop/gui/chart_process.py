@@ -1,23 +1,36 @@
-"""The app's charts, drawn in a process of their own.
+"""The app's charts, drawn in a process of their own, and the analysis pages' numbers, read there too.
 
 matplotlib draws and encodes a figure in C++ while holding the interpreter lock: a forest plot of five metrics held
 it for 80-155 ms at a time, and the window, which needs the lock to run any Python slot, stalled that long while a
 worker drew (bench/bench_gui.py). A chart is therefore drawn by one long-lived child process (started on first
 use, spawned: no Qt in it); the worker thread that asks waits for the PNG without the lock. When the child cannot
 be started or dies, the chart is drawn in the asking thread as before: slower to the eye, never missing.
+
+The same child computes what the Dashboard, Compare and Failures pages show (`read`), on the project opened there for
+reading: pandas, scipy and a page's transient frames (hundreds of MB at 200,000 rows) live and die in it, and the
+window holds only the numbers it shows (issue 50's desk memory). What the child holds it gives back after each read.
 """
 
 from __future__ import annotations
 
 import atexit
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.store.project import Project
+
+T = TypeVar("T")
 
 _POOL: ProcessPoolExecutor | None = None
 _LOCK = threading.Lock()
 _BROKEN = False
+_CHILD = False      # in the child: what it is asked to draw or read, it does itself
 
 
 def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
@@ -50,6 +63,8 @@ def _watch_parent() -> None:
     # Ctrl+C in the terminal reaches every process of the app: the app closes (and ends this one); this one printed
     # a KeyboardInterrupt traceback of its own as it died
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _CHILD
+    _CHILD = True
     parent = multiprocessing.parent_process()
     if parent is None:
         return
@@ -62,7 +77,8 @@ def _watch_parent() -> None:
 
 
 def _warm() -> bool:
-    import rageval_desktop.core.reports.plots  # noqa: F401 - matplotlib and the plots, imported once, ahead
+    import rageval_desktop.core.metrics.dashboard  # noqa: F401 - pandas and the summaries, imported once, ahead
+    import rageval_desktop.core.reports.plots  # noqa: F401 - matplotlib and the plots
 
     return True
 
@@ -70,7 +86,7 @@ def _warm() -> bool:
 def _pool() -> ProcessPoolExecutor | None:
     global _POOL
     with _LOCK:
-        if _POOL is None and not _BROKEN:
+        if _POOL is None and not _BROKEN and not _CHILD:
             import multiprocessing
 
             _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
@@ -79,7 +95,7 @@ def _pool() -> ProcessPoolExecutor | None:
 
 
 def warm() -> None:
-    """Start the child and import matplotlib in it now (a project opened: charts will follow)."""
+    """Start the child and import pandas and matplotlib in it now (a project opened: pages and charts will follow)."""
     pool = _pool()
     if pool is not None:
         try:
@@ -89,13 +105,83 @@ def warm() -> None:
 
 
 def draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
+    found = _in_child(None, _draw, kind, payload, size, dark)
+    return found[0] if found else _draw(kind, payload, size, dark)
+
+
+def read(fn: Callable[..., T], project: Project, ctx: TaskContext | None, *args: object) -> T:
+    """`fn(project, *args)`, a page's numbers: in the child, on the project's file opened there for reading (it sees
+    every committed write), or here when the project is not a file of its own or the child cannot be had. `fn` is a
+    module-level function of a Qt-free module (`page_numbers`), its arguments and result plain data; what it raises
+    is raised here. Cancelled (`ctx`): a read not yet begun is called off, one under way is left to end unseen."""
+    path = getattr(project, "path", None)
+    if isinstance(path, Path) and path.is_file():
+        found = _in_child(ctx, _read, fn, str(path), args)
+        if found:
+            return found[0]
+    return fn(project, *args)
+
+
+def call(fn: Callable[..., T], ctx: TaskContext | None, *args: object) -> T:
+    """`fn(*args)` in the child (or here, without one): a computation that needs no project, as `read`."""
+    found = _in_child(ctx, fn, *args)
+    return found[0] if found else fn(*args)
+
+
+def _in_child(ctx: TaskContext | None, fn: Callable[..., T], *args: object) -> list[T]:
+    """[what `fn(*args)` returned in the child], or [] when there is no child to ask."""
     pool = _pool()
-    if pool is not None:
-        try:
-            return pool.submit(_draw, kind, payload, size, dark).result()
-        except (BrokenProcessPool, RuntimeError, OSError):
-            _give_up()
-    return _draw(kind, payload, size, dark)
+    if pool is None:
+        return []
+    try:
+        future = pool.submit(fn, *args)
+    except (BrokenProcessPool, RuntimeError, OSError):
+        _give_up()
+        return []
+    try:
+        while True:
+            try:
+                return [future.result(timeout=0.05)]
+            except TimeoutError:
+                if ctx is not None and ctx.cancelled:
+                    future.cancel()
+                    ctx.check()
+    except (BrokenProcessPool, OSError):
+        _give_up()
+        return []
+
+
+def _read(fn: Callable[..., T], path: str, args: tuple) -> T:
+    """Runs in the child: `fn` on the project opened for reading, then what the read freed given back to the
+    system (glibc keeps it otherwise: the child would stay at its largest read's size)."""
+    import gc
+
+    from rageval_desktop.core.store.project import Project
+
+    project = Project.open(path, read_only=True, check="defer")     # (the window checks a file after a crash)
+    try:
+        return fn(project, *args)
+    finally:
+        project.close()
+        gc.collect()
+        _trim()
+
+
+def _trim() -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):       # not glibc
+        pass
+
+
+def pids() -> list[int]:
+    """The child's process id, once started (none before, or after it died)."""
+    with _LOCK:
+        pool = _POOL
+    found = getattr(pool, "_processes", None) or {}
+    return [proc.pid for proc in list(found.values()) if proc.pid is not None]
 
 
 def _give_up() -> None:

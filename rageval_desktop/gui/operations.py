@@ -183,44 +183,30 @@ def waiting_batch_jobs(project: Project, ctx: TaskContext) -> list[dict]:
 
 def dashboard_with_plot(project: Project, run: str, baseline: str | None, kind: str, size: tuple[int, int],
                         dark: bool, ctx: TaskContext) -> tuple[dict, dict | None, Chart]:
-    """The run's dashboard, the baseline run's (overlaid on the chart), and the chart drawn for the pane: `kind`
-    "slices" (bars per slice with CIs) or "boxes" (the gold-free metrics per question, open-rag-eval style; the
-    per-question values ride along in the summary as `distributions`)."""
-    from rageval_desktop.core.base.vocab import gold_free
-    from rageval_desktop.core.metrics.dashboard import dashboard
-    from rageval_desktop.core.reports.content import distributions
+    """`page_numbers.dashboard`, in the helper process (`chart_process.read`), its chart decoded here."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-    summary = dashboard(project, run)
-    base = dashboard(project, baseline) if baseline and baseline != run else None
-    if any(gold_free(m) for m in summary["judge_metrics"]):
-        summary["distributions"] = distributions(project, [baseline, run] if base and baseline else [run])
-    return summary, base, dashboard_chart(summary, base, kind, size, dark, ctx)
+    summary, base, png, regions = chart_process.read(page_numbers.dashboard, project, ctx, run, baseline, kind,
+                                                     size, dark)
+    return summary, base, _chart(png, regions)
 
 
 def dashboard_chart(summary: dict, base: dict | None, kind: str, size: tuple[int, int], dark: bool,
                     ctx: TaskContext) -> Chart:
-    from rageval_desktop.gui import chart_process
+    from rageval_desktop.gui import page_numbers
 
-    if kind == "boxes":
-        png, _ = chart_process.draw("boxes", {"distributions": summary.get("distributions") or {}}, size, dark)
-        return _chart(png, [])
-    png, regions = chart_process.draw("bars", {"dashboard": summary, "baseline_dashboard": base}, size, dark)
-    return _chart(png, regions)
+    return _chart(*page_numbers.dashboard_png(summary, base, kind, size, dark))
 
 
 def compare_with_plot(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
-                      estimator: str, ctx: TaskContext) -> tuple[dict, Chart]:
-    from rageval_desktop.core.metrics import gate_config
-    from rageval_desktop.core.metrics.compare import compare
-    from rageval_desktop.core.metrics.gate import apply_licences, would_ship
+                      estimator: str, limit: float, ctx: TaskContext) -> tuple[dict, Chart, Any, float]:
+    """`page_numbers.compare` with the gate's verdict at `limit`, in the helper process (`chart_process.read`), its
+    chart decoded here: (comparison, chart, verdict, limit)."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-    config = gate_config.resolve(project, None)          # the gate the page shows is the one `rageval gate` runs
-    result = compare(project, baseline, candidate, config.metrics if config else None, estimator,
-                     groups=config.groups if config else None)
-    apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
-    result["would_ship"] = would_ship(project, result)
-    result["gate_config"] = config
-    return result, compare_chart(result, size, dark, ctx)
+    result, png, regions, verdict = chart_process.read(page_numbers.compare, project, ctx, baseline, candidate, size,
+                                                       dark, estimator, limit)
+    return result, _chart(png, regions), verdict, limit
 
 
 def record_decision(project: Project, baseline: str, candidate: str, limit: float, estimator: str,
@@ -267,17 +253,12 @@ def compare_chart(comparison: dict, size: tuple[int, int], dark: bool, ctx: Task
 
 
 def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,
-             sample: int | None, ctx: TaskContext, licensed_only: bool = False) -> dict:
-    """The Failures page's listing; `licensed_only`: generation failures by licensed judges' verdicts only (a judge
-    never audited, or one the audit retires, does not fill the page), named in `judges_counted`."""
-    from rageval_desktop.core.metrics import failures as failing
-    from rageval_desktop.core.review.licence import licensed_judges
+             sample: int | None, ctx: TaskContext | None, licensed_only: bool = False) -> dict:
+    """`page_numbers.failures`, in the helper process (`chart_process.read`)."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-    judges = licensed_judges(project) if licensed_only else None
-    found = failing.failure_listing(project, run, judges=judges, failure=failure, slice_tag=slice_tag, metric=metric,
-                                    sample=sample)
-    found["judges_counted"] = judges
-    return found
+    return chart_process.read(page_numbers.failures, project, ctx, run, failure, slice_tag, metric, sample,
+                              licensed_only)
 
 
 def export_report(project: Project, run: str, out: Path, baseline: str | None, ctx: TaskContext) -> Path:

@@ -26,6 +26,12 @@ def open_view(window, qtbot, kind):
     assert done.args == [kind]
 
 
+def set_drop(window, qtbot, view, value: float) -> None:
+    """Set the Compare page's drop limit and wait for the gate's verdict at it (read in the helper process)."""
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare-verdict"):
+        view.drop.setValue(value)
+
+
 def test_dashboard_table_and_chart(window, qtbot):
     open_view(window, qtbot, "dashboard")
     view = window.page("dashboard")
@@ -66,7 +72,7 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     tip = view.model.index(records.index(kw), [k for k, _ in view.model.columns].index("hit@5")).data(
         Qt.ItemDataRole.ToolTipRole)
     assert "95% CI [" in tip and "n=" in tip
-    view.drop.setValue(100)          # every retrieval cell settles; the unaudited judges still cannot gate
+    set_drop(window, qtbot, view, 100)      # every retrieval cell settles; the unaudited judges still cannot gate
     assert "not evaluated: correctness, correctness_binary" in view.note.text()
     assert "Not evaluated: correctness — not licensed to gate" in view.badge.toolTip()
     assert "audit the unlicensed judges (Audit page)" in view.note.text()
@@ -96,7 +102,7 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     # the verdict is a badge, in words (issue 31: it was grey hint text)
     assert view.badge.text().startswith("NOT DECISION-GRADE  ·  ")
     assert view.badge.property("outcome") == "not_decision_grade"
-    view.drop.setValue(100)
+    set_drop(window, qtbot, view, 100)
     wide = gate(window.project, "v1", "v2", max_slice_drop=100, metrics=["hit@5", "mrr"])
     assert wide.decision == "pass" and view.badge.property("outcome") == "not_decision_grade"   # + the judges
     # each cell says baseline -> candidate (delta); colour and a mark only where the CI excludes 0

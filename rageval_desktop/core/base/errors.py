@@ -19,11 +19,23 @@ class RagevalError(Exception):
         if gui_hint is not None:
             self.gui_hint = gui_hint
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # rebuilt as it is, without its __init__ (several take keyword-only arguments that pickle cannot pass): an
+        # error raised by a page's read in the app's helper process reaches the window whole
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
+
     def for_cli(self) -> str:
         return f"{self}. {self.cli_hint}" if self.cli_hint else str(self)
 
     def for_gui(self) -> str:
         return f"{self}. {self.gui_hint}" if self.gui_hint else str(self)
+
+
+def _rebuilt(kind: type[RagevalError], args: tuple[object, ...], fields: dict[str, object]) -> RagevalError:
+    error = kind.__new__(kind)
+    error.args = args
+    error.__dict__.update(fields)
+    return error
 
 
 class ProjectRefused(RagevalError):

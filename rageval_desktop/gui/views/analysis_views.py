@@ -29,6 +29,10 @@ from rageval_desktop.gui.views.common import TopRow, records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.metrics.gate import GateResult
+    from rageval_desktop.core.metrics.gate_config import GateConfig
+    from rageval_desktop.gui.operations import Chart
     from rageval_desktop.gui.state import AppState
 
 
@@ -425,17 +429,18 @@ class CompareView(_Analysis):
         if a and b and self.state.project is not None:
             size = self.plot.pane_size()
             estimator = str(self.estimator.currentData())
+            limit = self.drop.value()
             self.state.run_read("compare", operations.compare_with_plot, self.state.project, a, b, size, is_dark(),
-                                  estimator, on_done=lambda result: self.show_found((*result, size)))
+                                  estimator, limit, on_done=lambda result: self.show_found((*result, size)))
 
     def redraw(self) -> None:
         if self.result is not None:
             self.plot.redraw(operations.compare_chart, self.result)
 
-    def show_found(self, result: tuple[dict, Any, tuple[int, int]]) -> None:
+    def show_found(self, result: tuple[dict, Chart, GateResult, float, tuple[int, int]]) -> None:
         from rageval_desktop.core.metrics.selective_cells import describe_cell
 
-        comparison, chart, size = result
+        comparison, chart, verdict, limit, size = result
         self.result = comparison
         metrics = comparison["metrics"]
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
@@ -474,7 +479,7 @@ class CompareView(_Analysis):
         self.model.set_records(records)
         self.table.resizeColumnsToContents()
         self.plot.set_chart(chart, size)
-        self._verdict()
+        self._verdict(read=(verdict, limit))
 
     def _show_shipped(self, found: list[dict[str, Any]]) -> None:
         """The would-ship table: one line per judge with rated rows of the candidate, hidden when there is none."""
@@ -498,20 +503,30 @@ class CompareView(_Analysis):
                 self.shipped_view.rowHeight(r) for r in range(len(records))) + 4
             self.shipped_view.setFixedHeight(min(rows, 160))    # every judge's line, without a scroll bar
 
-    def _verdict(self, *_: object) -> None:
+    def _verdict(self, *_: object, read: tuple[GateResult, float] | None = None) -> None:
+        """The gate's verdict at the limit set: `read` with the comparison (at the limit it was read at), or computed
+        in the helper process (`page_numbers.gate_verdict`), the newest limit's winning."""
         if not self.result:
             return
-        from rageval_desktop.core.base.verdicts import Decision
-        from rageval_desktop.core.metrics.gate import evaluate_gate
-        from rageval_desktop.core.metrics.gate_text import BADGE, headline, settle_hint
-
         config = self.result.get("gate_config")
         self.drop.setEnabled(config is None)
         self.drop.setToolTip("The project's gate configuration sets each cell's tolerance (rageval gate plan)"
                              if config is not None else "A slice's and 'all''s tolerance: a cell passes when its "
                              "drop is shown to stay within it, fails when shown to exceed it")
         limit = self.drop.value()  # the same limit for every slice and for "all", as `rageval gate` takes them
-        result = evaluate_gate(self.result, max_slice_drop=limit, config=config)
+        comparison = self.result
+        if read is not None and read[1] == limit:
+            self._show_verdict(comparison, read[0], limit, config)
+            return
+        self.state.run_read("compare-verdict", _gate_verdict, comparison, limit, config,
+                            on_done=lambda found: self._show_verdict(comparison, found, limit, config))
+
+    def _show_verdict(self, comparison: dict, result: GateResult, limit: float, config: GateConfig | None) -> None:
+        if comparison is not self.result:       # a newer comparison arrived meanwhile: its own verdict follows
+            return
+        from rageval_desktop.core.base.verdicts import Decision
+        from rageval_desktop.core.metrics.gate_text import BADGE, headline, settle_hint
+
         decision = result.decision
         counts = [f"{len(result.regressions)} regression(s) shown" if result.regressions else "",
                   f"{len(result.undecided)} undecided" if result.undecided else "",
@@ -555,6 +570,13 @@ class CompareView(_Analysis):
         if self.result.get("unsettled_judges"):
             text += " ⚑ " + unsettled_text(self.result["unsettled_judges"])
         self.note.setText(text)
+
+
+def _gate_verdict(comparison: dict, limit: float, config: GateConfig | None, ctx: TaskContext) -> GateResult:
+    """A worker: `page_numbers.gate_verdict`, in the helper process."""
+    from rageval_desktop.gui import chart_process, page_numbers
+
+    return chart_process.call(page_numbers.gate_verdict, ctx, comparison, limit, config)
 
 
 class FailuresView(_Analysis):

@@ -26,6 +26,7 @@ from rageval_desktop.gui.views.common import page_frame
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.store.project import Project
+    from rageval_desktop.gui.page_numbers import AuditRead
     from rageval_desktop.gui.state import AppState
 
 # what decides first (verdict, the value and its interval, the licence, n, bias), so that at 1024 px they show
@@ -38,99 +39,13 @@ COLUMNS = [("judge", "judge"), ("verdict", "verdict"), ("value_text", "value [95
 WIDEST = 200     # px: a longer cell (a licence, a verdict) is elided, whole in its tooltip
 
 
-def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None,
-                bias: dict[str, Any] | None = None) -> dict[str, str]:
-    """The Audit table's cells for a judge's newest checks (of the judge as it is now), with their tips; the bias
-    battery shares the probe's cell."""
-    out = {"stability": "—", "stability__tip": "not asked again yet: Check judge… → Stability",
-           "probe": "—", "probe__tip": "not probed yet: Check judge… → Probe"}
-    if stability is not None:
-        rate, ci = stability.get("flip_rate"), stability.get("flip_rate_ci") or [None, None]
-        out["stability"] = ("no pass mark" if rate is None else f"{rate * 100:.0f}%"
-                            + (f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]" if ci[0] is not None else ""))
-        every = stability.get("slices", {}).get("all", {})
-        sd = every.get("mean_sd_points")
-        out["stability__tip"] = (f"{stability['sample']} rows asked {stability['repeats']} times on "
-                                 f"{stability['run']}: rows whose pass/fail changed, 95% CI"
-                                 + (f"; mean within-row SD {sd:.1f} points" if sd is not None else "")
-                                 + (f"; α across repeats {every['alpha']:.2f}" if every.get("alpha") is not None
-                                    else ""))
-    if probe is not None:
-        said = {True: "passed", False: "failed", None: "needs more data"}[probe.get("passed")]
-        out["probe"] = said + (f": {', '.join(probe.get('failed', []))}" if probe.get("failed") else "")
-        out["probe__tip"] = "; ".join(
-            f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} moved {k['expect']})"
-            for k in probe.get("kinds", {}).values())
-    if bias is not None:
-        said = {True: "passed", False: "failed", None: "needs more data"}[bias.get("passed")]
-        cell = "battery " + said + (f": {', '.join(bias.get('failed', []))}" if bias.get("failed") else "")
-        out["probe"] = cell if probe is None else f"{out['probe']}; {cell}"
-        tip = "bias battery: " + "; ".join(f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} stayed "
-                                           f"{'the same' if k['expect'] == 'same' else 'not up'})"
-                                           for k in bias.get("kinds", {}).values())
-        out["probe__tip"] = tip if probe is None else f"{out['probe__tip']}\n{tip}"
-    return out
-
-
-def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
-    """The Audit table's run-order cell (Kendall τ of per-run means, core.review.system) and its tip."""
-    if system.get("tau") is None:
-        return {"run_order": "—", "run_order__tip": f"run order: {system.get('reason', 'not available')}"}
-    ci = system["ci"]
-    same = system.get("ordered_same")
-    return {"run_order": f"{system['tau']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else ""),
-            "run_order__tip": f"Kendall τ between the judge's and the reviewers' per-run means over "
-                              f"{len(system['runs'])} runs and {system['questions']} shared questions (bootstrap 95% "
-                              "CI)" + (f"; {same * 100:.0f}% of run pairs ordered as the reviewers do"
-                                       if same is not None else "")}
-
-
-AuditRead = tuple[list, dict[str, tuple[str, str]], dict[str, Any], dict[str, dict[str, str]]]
-
-
 def _audit(project: Project, ctx: TaskContext) -> AuditRead:
     """Every judge's agreement, its licence read from it (core.review.licence: one rule for every screen), its
     pass/fail against the reviewers (core.review.accepts), its run order (core.review.system), and its newest
-    stability and probe checks."""
-    from rageval_desktop.core.store import reads
+    stability and probe checks: `page_numbers.audit`, in the helper process."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-    with reads.shared(project):          # each judge's pairs and the ratings read once for all four readings
-        return _audit_read(project)
-
-
-def _audit_read(project: Project) -> AuditRead:
-    from rageval_desktop.core.judges.registry import get_judge
-    from rageval_desktop.core.review.accepts import pass_fail
-    from rageval_desktop.core.review.agreement import audit_all
-    from rageval_desktop.core.review.licence import last_check, licence
-    from rageval_desktop.core.review.system import system_agreement
-
-    results = audit_all(project)
-    judges = {r.judge: get_judge(project, r.judge) for r in results}
-    held = {r.judge: licence(project, judges[r.judge], r) for r in results}
-    return (results, {name: (h.short(), h.describe()) for name, h in held.items()},
-            {r.judge: pass_fail(project, judges[r.judge]) for r in results},
-            {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
-                                     last_check(project, judges[r.judge], "probe"),
-                                     last_check(project, judges[r.judge], "bias")),
-                       **run_order_texts(system_agreement(project, judges[r.judge])),
-                       "selective": selective_text(project, judges[r.judge])} for r in results})
-
-
-def selective_text(project: Any, judge: Any) -> str:
-    """Where the judge may decide alone (core.review.selective), in one sentence; empty without a pass mark."""
-    from rageval_desktop.core.review.selective import decidable, selective
-
-    if decidable(judge.metric):
-        return ""
-    found = selective(project, judge)
-    whole = found["slices"]["all"]
-    if whole["level"] is None:
-        return f"Decides alone nowhere yet: {whole['needed']}."
-    runs = ", ".join(f"{run} {r['decided']:.0%}" for run, r in found["runs"].items())
-    return (f"Decides alone where sure: confidence ≥ {whole['level']:.2f}, {whole['coverage']:.0%} of the rated rows "
-            f"(runs: {runs}), agreeing with people on ≥ {1 - found['alpha']:.0%} of them with probability "
-            f"{1 - found['delta']:.0%}; the rest need a reviewer (rageval sample --abstained draws them).")
+    return chart_process.read(page_numbers.audit, project, ctx)
 
 
 def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str, Any]:

@@ -39,12 +39,15 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.store.changes import Area
+from rageval_desktop.gui.page_numbers import ABSTAINED
 from rageval_desktop.gui.prefs import review_keys
 from rageval_desktop.gui.undo import EditCommand
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
 KEYS_HELP = ("{keys} rate · {next}/{previous} move · {next_unrated} next unrated · {skip} skip · {comment} comment · "
@@ -1048,29 +1051,11 @@ def check_command(view: ReviewView, sample_id: int, check: Any, operation: int) 
                        undone=lambda _r: view.check_undone(sample_id, check), redone=redone, busy=_saving(view))
 
 
-ABSTAINED = "abstained:"   # the mode box's data for "the rows judge J leaves to people"
+def _abstainers(project: Project, run: str, metric: str, ctx: TaskContext) -> list[dict[str, object]]:
+    """A worker: `page_numbers.abstainers`, in the helper process."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-
-def _abstainers(project: Any, run: str, metric: str, ctx: Any) -> list[dict[str, Any]]:
-    """A worker: the judges of `metric` that may decide alone on part of `run` (core.review.selective), with the
-    rows each leaves to people there — what the desk can draw a sample of."""
-    from rageval_desktop.core.judges.registry import list_judges
-    from rageval_desktop.core.review import selective
-
-    if selective.decidable(metric):
-        return []
-    out = []
-    for judge in list_judges(project):
-        if judge.metric != metric:
-            continue
-        level = selective.select_for(project, judge).level
-        if level is None:
-            continue
-        routed = selective.route(project, [judge], [level], run)
-        left = sum(1 for v in routed.values() if v is None)
-        if left:
-            out.append({"judge": judge.name, "level": level, "left": left, "rows": len(routed)})
-    return out
+    return chart_process.read(page_numbers.abstainers, project, ctx, run, metric)
 
 
 def _draw_abstained(project: Any, judge: str, run: str, size: int, ctx: Any) -> Any:
@@ -1081,13 +1066,8 @@ def _draw_abstained(project: Any, judge: str, run: str, size: int, ctx: Any) -> 
     return selective.abstained_sample(project, get_judge(project, judge), run, size=size)
 
 
-def _plan(project: Any, run: str, metric: str, mode: str, size: int, ctx: Any) -> dict[str, Any]:
-    """A worker: the planner's plan for a sample of `size` (empty when it has nothing to say)."""
-    from rageval_desktop.core.review.audit_plan import plan_audit
+def _plan(project: Project, run: str, metric: str, mode: str, size: int, ctx: TaskContext) -> dict[str, object]:
+    """A worker: `page_numbers.review_plan`, in the helper process."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-    if mode.startswith(ABSTAINED):
-        return {}
-    try:
-        return plan_audit(project, run, metric, mode=mode, size=size)
-    except Exception:      # the plan only informs: a run with nothing judged yet has nothing to plan
-        return {}
+    return chart_process.read(page_numbers.review_plan, project, ctx, run, metric, mode, size)

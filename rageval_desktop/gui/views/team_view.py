@@ -27,15 +27,18 @@ from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.review.quality import QualityReport
+    from rageval_desktop.core.review.team import TeamReport
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
 
-def _team(project: Any, metric: str, sample: int | None, ctx: Any) -> Any:
-    """A worker: the team's report and the reviewers' checks (core.review.quality)."""
-    from rageval_desktop.core.review.quality import quality_report
-    from rageval_desktop.core.review.team import team_report
+def _team(project: Project, metric: str, sample: int | None, ctx: TaskContext) -> tuple[TeamReport, QualityReport]:
+    """A worker: the team's report and the reviewers' checks: `page_numbers.team`, in the helper process."""
+    from rageval_desktop.gui import chart_process, page_numbers
 
-    return team_report(project, metric, sample), quality_report(project, metric)
+    return chart_process.read(page_numbers.team, project, ctx, metric, sample)
 
 
 def _settle(project: Any, row: int, metric: str, score: float, reason: str, lead: str, item: int,

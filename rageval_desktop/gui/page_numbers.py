@@ -1,0 +1,219 @@
+"""The numbers the analysis pages show, computed where `chart_process.read` runs them: in the app's helper process
+(on the project opened there for reading), or in the asking worker when there is none. Qt-free, and importable
+without pandas: what these functions read is imported inside them, in the process that runs them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.judges.judge import Judge
+    from rageval_desktop.core.metrics.gate import GateResult
+    from rageval_desktop.core.metrics.gate_config import GateConfig
+    from rageval_desktop.core.review.agreement import Agreement
+    from rageval_desktop.core.review.quality import QualityReport
+    from rageval_desktop.core.review.team import TeamReport
+    from rageval_desktop.core.store.project import Project
+
+    Passes = dict[str, Any] | None     # core.review.accepts.pass_fail
+    AuditRead = tuple[list[Agreement], dict[str, tuple[str, str]], dict[str, Passes], dict[str, dict[str, str]]]
+
+
+def dashboard(project: Project, run: str, baseline: str | None, kind: str, size: tuple[int, int],
+              dark: bool) -> tuple[dict, dict | None, bytes, list]:
+    """The run's dashboard, the baseline run's (overlaid on the chart), and the chart drawn for the pane: `kind`
+    "slices" (bars per slice with CIs) or "boxes" (the gold-free metrics per question, open-rag-eval style; the
+    per-question values ride along in the summary as `distributions`). The chart as (PNG, clickable regions)."""
+    from rageval_desktop.core.base.vocab import gold_free
+    from rageval_desktop.core.metrics.dashboard import dashboard as summary_of
+    from rageval_desktop.core.reports.content import distributions
+
+    summary = summary_of(project, run)
+    base = summary_of(project, baseline) if baseline and baseline != run else None
+    if any(gold_free(m) for m in summary["judge_metrics"]):
+        summary["distributions"] = distributions(project, [baseline, run] if base and baseline else [run])
+    png, regions = dashboard_png(summary, base, kind, size, dark)
+    return summary, base, png, regions
+
+
+def dashboard_png(summary: dict, base: dict | None, kind: str, size: tuple[int, int],
+                  dark: bool) -> tuple[bytes, list]:
+    from rageval_desktop.gui import chart_process
+
+    if kind == "boxes":
+        png, _ = chart_process.draw("boxes", {"distributions": summary.get("distributions") or {}}, size, dark)
+        return png, []
+    return chart_process.draw("bars", {"dashboard": summary, "baseline_dashboard": base}, size, dark)
+
+
+def compare(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
+            estimator: str, limit: float) -> tuple[dict, bytes, list, GateResult]:
+    """The comparison under the project's gate (the one `rageval gate` runs), its licences applied, its chart, and
+    the gate's verdict at the page's drop `limit` (`gate_verdict`)."""
+    from rageval_desktop.core.metrics import gate_config
+    from rageval_desktop.core.metrics.compare import compare as compared
+    from rageval_desktop.core.metrics.gate import apply_licences, would_ship
+    from rageval_desktop.gui import chart_process
+
+    config = gate_config.resolve(project, None)
+    result = compared(project, baseline, candidate, config.metrics if config else None, estimator,
+                      groups=config.groups if config else None)
+    apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
+    result["would_ship"] = would_ship(project, result)
+    result["gate_config"] = config
+    png, regions = chart_process.draw("deltas", result, size, dark)
+    return result, png, regions, gate_verdict(result, limit, config)
+
+
+def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,
+             sample: int | None, licensed_only: bool) -> dict:
+    """The Failures page's listing; `licensed_only`: generation failures by licensed judges' verdicts only (a judge
+    never audited, or one the audit retires, does not fill the page), named in `judges_counted`."""
+    from rageval_desktop.core.metrics import failures as failing
+    from rageval_desktop.core.review.licence import licensed_judges
+
+    judges = licensed_judges(project) if licensed_only else None
+    found = failing.failure_listing(project, run, judges=judges, failure=failure, slice_tag=slice_tag, metric=metric,
+                                    sample=sample)
+    found["judges_counted"] = judges
+    return found
+
+
+ABSTAINED = "abstained:"   # the review page's mode box's data for "the rows judge J leaves to people"
+
+
+def abstainers(project: Project, run: str, metric: str) -> list[dict[str, object]]:
+    """The judges of `metric` that may decide alone on part of `run` (core.review.selective), with the rows each
+    leaves to people there — what the review desk can draw a sample of."""
+    from rageval_desktop.core.judges.registry import list_judges
+    from rageval_desktop.core.review import selective
+
+    if selective.decidable(metric):
+        return []
+    out: list[dict[str, object]] = []
+    for judge in list_judges(project):
+        if judge.metric != metric:
+            continue
+        level = selective.select_for(project, judge).level
+        if level is None:
+            continue
+        routed = selective.route(project, [judge], [level], run)
+        left = sum(1 for v in routed.values() if v is None)
+        if left:
+            out.append({"judge": judge.name, "level": level, "left": left, "rows": len(routed)})
+    return out
+
+
+def review_plan(project: Project, run: str, metric: str, mode: str, size: int) -> dict[str, object]:
+    """The audit planner's plan for a sample of `size` (empty when it has nothing to say)."""
+    from rageval_desktop.core.review.audit_plan import plan_audit
+
+    if mode.startswith(ABSTAINED):
+        return {}
+    try:
+        return plan_audit(project, run, metric, mode=mode, size=size)
+    except Exception:      # the plan only informs: a run with nothing judged yet has nothing to plan
+        return {}
+
+
+def audit(project: Project) -> AuditRead:
+    """The Audit page's reading: every judge's agreement, its licence (core.review.licence: one rule for every
+    screen), its pass/fail against the reviewers (core.review.accepts), and per judge the cells of its newest
+    stability, probe and bias checks, its run order (core.review.system) and where it may decide alone."""
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review.accepts import pass_fail
+    from rageval_desktop.core.review.agreement import audit_all
+    from rageval_desktop.core.review.licence import last_check, licence
+    from rageval_desktop.core.review.system import system_agreement
+    from rageval_desktop.core.store import reads
+
+    with reads.shared(project):          # each judge's pairs and the ratings read once for all four readings
+        results = audit_all(project)
+        judges = {r.judge: get_judge(project, r.judge) for r in results}
+        held = {r.judge: licence(project, judges[r.judge], r) for r in results}
+        return (results, {name: (h.short(), h.describe()) for name, h in held.items()},
+                {r.judge: pass_fail(project, judges[r.judge]) for r in results},
+                {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
+                                         last_check(project, judges[r.judge], "probe"),
+                                         last_check(project, judges[r.judge], "bias")),
+                           **run_order_texts(system_agreement(project, judges[r.judge])),
+                           "selective": selective_text(project, judges[r.judge])} for r in results})
+
+
+def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None,
+                bias: dict[str, Any] | None = None) -> dict[str, str]:
+    """The Audit table's cells for a judge's newest checks (of the judge as it is now), with their tips; the bias
+    battery shares the probe's cell."""
+    out = {"stability": "—", "stability__tip": "not asked again yet: Check judge… → Stability",
+           "probe": "—", "probe__tip": "not probed yet: Check judge… → Probe"}
+    if stability is not None:
+        rate, ci = stability.get("flip_rate"), stability.get("flip_rate_ci") or [None, None]
+        out["stability"] = ("no pass mark" if rate is None else f"{rate * 100:.0f}%"
+                            + (f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]" if ci[0] is not None else ""))
+        every = stability.get("slices", {}).get("all", {})
+        sd = every.get("mean_sd_points")
+        out["stability__tip"] = (f"{stability['sample']} rows asked {stability['repeats']} times on "
+                                 f"{stability['run']}: rows whose pass/fail changed, 95% CI"
+                                 + (f"; mean within-row SD {sd:.1f} points" if sd is not None else "")
+                                 + (f"; α across repeats {every['alpha']:.2f}" if every.get("alpha") is not None
+                                    else ""))
+    if probe is not None:
+        said = {True: "passed", False: "failed", None: "needs more data"}[probe.get("passed")]
+        out["probe"] = said + (f": {', '.join(probe.get('failed', []))}" if probe.get("failed") else "")
+        out["probe__tip"] = "; ".join(
+            f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} moved {k['expect']})"
+            for k in probe.get("kinds", {}).values())
+    if bias is not None:
+        said = {True: "passed", False: "failed", None: "needs more data"}[bias.get("passed")]
+        cell = "battery " + said + (f": {', '.join(bias.get('failed', []))}" if bias.get("failed") else "")
+        out["probe"] = cell if probe is None else f"{out['probe']}; {cell}"
+        tip = "bias battery: " + "; ".join(f"{k['kind']} {k['verdict']} ({k['moved_right']}/{k['rows']} stayed "
+                                           f"{'the same' if k['expect'] == 'same' else 'not up'})"
+                                           for k in bias.get("kinds", {}).values())
+        out["probe__tip"] = tip if probe is None else f"{out['probe__tip']}\n{tip}"
+    return out
+
+
+def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
+    """The Audit table's run-order cell (Kendall τ of per-run means, core.review.system) and its tip."""
+    if system.get("tau") is None:
+        return {"run_order": "—", "run_order__tip": f"run order: {system.get('reason', 'not available')}"}
+    ci = system["ci"]
+    same = system.get("ordered_same")
+    return {"run_order": f"{system['tau']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else ""),
+            "run_order__tip": f"Kendall τ between the judge's and the reviewers' per-run means over "
+                              f"{len(system['runs'])} runs and {system['questions']} shared questions (bootstrap 95% "
+                              "CI)" + (f"; {same * 100:.0f}% of run pairs ordered as the reviewers do"
+                                       if same is not None else "")}
+
+
+def selective_text(project: Project, judge: Judge) -> str:
+    """Where the judge may decide alone (core.review.selective), in one sentence; empty without a pass mark."""
+    from rageval_desktop.core.review.selective import decidable, selective
+
+    if decidable(judge.metric):
+        return ""
+    found = selective(project, judge)
+    whole = found["slices"]["all"]
+    if whole["level"] is None:
+        return f"Decides alone nowhere yet: {whole['needed']}."
+    runs = ", ".join(f"{run} {r['decided']:.0%}" for run, r in found["runs"].items())
+    return (f"Decides alone where sure: confidence ≥ {whole['level']:.2f}, {whole['coverage']:.0%} of the rated rows "
+            f"(runs: {runs}), agreeing with people on ≥ {1 - found['alpha']:.0%} of them with probability "
+            f"{1 - found['delta']:.0%}; the rest need a reviewer (rageval sample --abstained draws them).")
+
+
+def team(project: Project, metric: str, sample: int | None) -> tuple[TeamReport, QualityReport]:
+    """The Team page's reading: the team's report and the reviewers' checks (core.review.quality)."""
+    from rageval_desktop.core.review.quality import quality_report
+    from rageval_desktop.core.review.team import team_report
+
+    return team_report(project, metric, sample), quality_report(project, metric)
+
+
+def gate_verdict(comparison: dict, limit: float, config: GateConfig | None) -> GateResult:
+    """The gate's verdict on a comparison (core.metrics.gate.evaluate_gate) at the Compare page's drop limit, or under
+    the project's configuration: its tests import scipy, which the window need not hold."""
+    from rageval_desktop.core.metrics.gate import evaluate_gate
+
+    return evaluate_gate(comparison, max_slice_drop=limit, config=config)

@@ -4,7 +4,9 @@ without pandas: what these functions read is imported inside them, in the proces
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from rageval_desktop.core.judges.judge import Judge
@@ -33,7 +35,21 @@ def dashboard(project: Project, run: str, baseline: str | None, kind: str, size:
     if any(gold_free(m) for m in summary["judge_metrics"]):
         summary["distributions"] = distributions(project, [baseline, run] if base and baseline else [run])
     png, regions = dashboard_png(summary, base, kind, size, dark)
-    return summary, base, png, regions
+    return plain(summary), plain(base), png, regions
+
+
+def plain(value: T) -> T:
+    """`value` with numpy's numbers as Python's and its arrays as lists, at any depth of dicts, lists and tuples: what
+    the window unpickles then needs no numpy (20 MB)."""
+    if isinstance(value, dict):
+        return cast(T, {k: plain(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):      # (not a named tuple)
+        items = [plain(v) for v in value]
+        return cast(T, items if type(value) is list else tuple(items))
+    tolist = getattr(value, "tolist", None)      # a numpy scalar or array (never imported here for the check)
+    if tolist is not None and type(value).__module__ == "numpy":
+        return cast(T, tolist())
+    return value
 
 
 def dashboard_png(summary: dict, base: dict | None, kind: str, size: tuple[int, int],
@@ -67,8 +83,10 @@ def compare(project: Project, baseline: str, candidate: str, size: tuple[int, in
 
 def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,
              sample: int | None, licensed_only: bool) -> dict:
-    """The Failures page's listing; `licensed_only`: generation failures by licensed judges' verdicts only (a judge
-    never audited, or one the audit retires, does not fill the page), named in `judges_counted`."""
+    """The Failures page's listing (core.metrics.failures.failure_listing), its rows as the page's table shows them
+    (`judges`: who failed the row, `judges__tip`: which metrics); `licensed_only`: generation failures by licensed
+    judges' verdicts only (a judge never audited, or one the audit retires, does not fill the page), named in
+    `judges_counted`."""
     from rageval_desktop.core.metrics import failures as failing
     from rageval_desktop.core.review.licence import licensed_judges
 
@@ -76,6 +94,12 @@ def failures(project: Project, run: str, failure: str | None, slice_tag: str | N
     found = failing.failure_listing(project, run, judges=judges, failure=failure, slice_tag=slice_tag, metric=metric,
                                     sample=sample)
     found["judges_counted"] = judges
+    # each row as the page's table shows it, and no more (the detail pane reads the row it shows): 88,888 failing
+    # rows of a 200,000-row run held 78 MB in the window with the answers, gold answers and lists of each
+    found["rows"] = [{"row_id": r["row_id"], "external_id": r["external_id"], "slice": r["slice"],
+                      "failure": r["failure"], "first_gold_rank": r["first_gold_rank"], "prompt_k": r["prompt_k"],
+                      "question": r["question"], "judges": ", ".join(r["failed_judges"]),
+                      "judges__tip": ", ".join(r["failed_metrics"])} for r in found["rows"]]
     return found
 
 
@@ -217,3 +241,11 @@ def gate_verdict(comparison: dict, limit: float, config: GateConfig | None) -> G
     from rageval_desktop.core.metrics.gate import evaluate_gate
 
     return evaluate_gate(comparison, max_slice_drop=limit, config=config)
+
+
+def value_parts(project: Project, rid: int, parts: list[str]) -> list[tuple[str, bytes]]:
+    """A large run's value parts read and encoded for keeping (core.metrics.rowdata.read_parts), one after another:
+    the window writes them."""
+    from rageval_desktop.core.metrics.rowdata import read_parts
+
+    return read_parts(project, rid, parts, parallel=False)

@@ -150,7 +150,7 @@ def test_failure_browser_filters_and_samples(window, qtbot):
         view.judges_box.setCurrentIndex(view.judges_box.findData("all"))
     total = view.model.rowCount()
     assert total > max(10, licensed)
-    assert any("minilm-similarity" in view.model.record(r)["failed_judges"] for r in range(total))
+    assert any("minilm-similarity" in view.model.record(r)["judges"].split(", ") for r in range(total))
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.class_box.setCurrentIndex(view.class_box.findData("retrieval"))
     assert {view.model.record(r)["failure"] for r in range(view.model.rowCount())} == {"retrieval"}
@@ -271,8 +271,9 @@ def test_charts_fit_their_pane_and_a_click_opens_the_failures(window, qtbot):
     assert failures.metric_box.currentData() == "correctness" and failures.run_box.currentData() == "v2"
     assert failures.model.rowCount() > 0
     assert {failures.model.record(r)["slice"] for r in range(failures.model.rowCount())} == {"keyword-heavy"}
-    assert all("correctness" in failures.model.record(r)["failed_metrics"] for r in range(failures.model.rowCount()))
-    assert all("minilm-similarity" in failures.model.record(r)["failed_judges"]
+    assert all("correctness" in failures.model.record(r)["judges__tip"].split(", ")
+               for r in range(failures.model.rowCount()))
+    assert all("minilm-similarity" in failures.model.record(r)["judges"].split(", ")
                for r in range(failures.model.rowCount()))                     # the judges are named, not metrics
     assert "correctness under 4 of 5 (minilm-similarity)" in failures.note.text()   # what a failure is
     # the note counts the chosen slice, not the whole run (issue 48: it mixed the slice's rows with the run's)

@@ -117,3 +117,23 @@ def test_the_windows_process_holds_none_of_the_heavy_libraries(demo_file, tmp_pa
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "True []", done.stdout + done.stderr[-2000:]
+
+
+def test_the_upkeep_reads_a_runs_values_in_the_helper_and_keeps_what_core_would(demo, monkeypatch):
+    """The upkeep lane's reads (at 200,000 rows +87 MB in the window's process) run in the helper; the window writes
+    the parts, and they are the ones core reads and encodes itself."""
+    from rageval_desktop.core.metrics import rowdata, values
+    from rageval_desktop.core.store.queries import run_id
+    from rageval_desktop.gui import operations
+
+    monkeypatch.setattr(values, "KEEP_FROM", 1)
+    here = rowdata.read_parts
+    seen: list[int] = []
+    monkeypatch.setattr(rowdata, "read_parts", lambda project, rid, *a, **k: seen.append(rid) or here(project, rid,
+                                                                                                       *a, **k))
+    rid = run_id(demo, "v2")
+    assert operations.keep_values(demo, TaskContext()) == 2          # v1 and v2
+    assert seen == []                                               # (this process's read_parts was never asked)
+    kept = dict(demo.reader().execute("SELECT part, data FROM run_values WHERE run_id = ?", (rid,)).fetchall())
+    assert set(kept) == set(values.PARTS) and all(kept.values())
+    assert kept == dict(here(demo, rid, list(values.PARTS)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -125,16 +125,19 @@ class _Ready:
         return self.value
 
 
-def keep_values(project: Project, rid: int, *, minimum: int | None = None, parallel: bool = True) -> tuple[str, ...]:
+PartReader = Callable[[Project, int, list[str], bool], list[tuple[str, bytes]]]
+
+
+def keep_values(project: Project, rid: int, *, minimum: int | None = None, parallel: bool = True,
+                read: PartReader | None = None) -> tuple[str, ...]:
     """Read and keep the parts of a run's values that are not kept (core.metrics.values) when it has `minimum`
     rows or more (None: `values.KEEP_FROM`); returns the parts kept. Called when a run's rows land and when a job
     on them ends. The parts are first marked as being written; the reads run on helper threads (one after another
     with `parallel=False`, as the app's background upkeep reads: at 200k rows 0.6 s and +136 MB resident at once,
     1.0 s and +87 MB one by one); a part is kept only if nothing it was read from changed meanwhile (the triggers
     took its mark away). A write that fails raises (WriteFailed) and keeps nothing; the reads then join the tables,
-    as before."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    as before. `read`: what reads and encodes the parts instead of `read_parts` (the app's, in its helper process,
+    on the file opened there: the marks, committed first, are what it reads against)."""
     conn = project.reader()
     found = conn.execute("SELECT rows FROM run_counts WHERE run_id = ?", (rid,)).fetchone()
     if found is None or found[0] < (run_values.KEEP_FROM if minimum is None else minimum):
@@ -145,18 +148,26 @@ def keep_values(project: Project, rid: int, *, minimum: int | None = None, paral
     with project.write("keep a run's values", changed=(Area.CACHES,)) as w:
         w.executemany("INSERT INTO run_values (run_id, part, data) VALUES (?, ?, NULL) "
                       "ON CONFLICT (run_id, part) DO UPDATE SET data = NULL", [(rid, part) for part in missing])
-    reads = dict(zip(run_values.PARTS, READS, strict=True))
-    with ThreadPoolExecutor(max_workers=len(missing) if parallel else 1) as pool:
-        futures = {part: pool.submit(reads[part], project, rid) for part in missing}
-        blobs = [(run_values.encode(part, future.result()), rid, part) for part, future in futures.items()]
+    blobs = (read or read_parts)(project, rid, missing, parallel)
     with project.write("keep a run's values", changed=(Area.CACHES,)) as w:
-        kept = [part for blob, _, part in blobs
+        kept = [part for part, blob in blobs
                 if w.execute("UPDATE run_values SET data = ? WHERE run_id = ? AND part = ? AND data IS NULL",
                              (blob, rid, part)).rowcount]
     return tuple(kept)
 
 
-def keep_missing_values(project: Project, *, parallel: bool = True) -> dict[int, tuple[str, ...]]:
+def read_parts(project: Project, rid: int, parts: list[str], parallel: bool = True) -> list[tuple[str, bytes]]:
+    """The run's value `parts` read and encoded for keeping: (part, blob), in `parts`' order. Reads only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    reads = dict(zip(run_values.PARTS, READS, strict=True))
+    with ThreadPoolExecutor(max_workers=len(parts) if parallel else 1) as pool:
+        futures = {part: pool.submit(reads[part], project, rid) for part in parts}
+        return [(part, run_values.encode(part, future.result())) for part, future in futures.items()]
+
+
+def keep_missing_values(project: Project, *, parallel: bool = True,
+                        read: PartReader | None = None) -> dict[int, tuple[str, ...]]:
     """Keep every large run's values that are not kept (`keep_values`), as after a change to the golden set took
     them away from the runs linked to it: run id -> the parts kept. For what writes the golden set (a golden import,
     the app after an edit); a read never keeps."""
@@ -166,7 +177,7 @@ def keep_missing_values(project: Project, *, parallel: bool = True) -> dict[int,
         (run_values.KEEP_FROM, len(run_values.PARTS))).fetchall()
     out = {}
     for (rid,) in found:
-        if kept := keep_values(project, rid, parallel=parallel):
+        if kept := keep_values(project, rid, parallel=parallel, read=read):
             out[rid] = kept
     return out
 

@@ -108,7 +108,10 @@ def _regions_of(fig: Any, items: list[tuple[Any, str, str]], pad: float = 0.0) -
     out = []
     for thing, slice_name, metric in items:
         x0, y0, x1, y1 = thing if isinstance(thing, tuple) else thing.get_window_extent().extents
-        out.append(Region(x0 - pad, height - y1 - pad, x1 + pad, height - y0 + pad, slice_name, metric))
+        # plain floats (matplotlib gives numpy's): a region crosses from the app's helper process to the window,
+        # which then need not import numpy to read it
+        out.append(Region(float(x0 - pad), float(height - y1 - pad), float(x1 + pad), float(height - y0 + pad),
+                          slice_name, metric))
     return out
 
 

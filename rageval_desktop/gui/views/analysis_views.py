@@ -667,10 +667,7 @@ class FailuresView(_Analysis):
                 project, run, cls, slice_tag, metric, sample, ctx, licensed_only=licensed), on_done=self.show_found)
 
     def show_found(self, result: dict) -> None:
-        counts, rows, marks = result["counts"], result["rows"], result["pass_marks"]
-        for r in rows:
-            r["judges"] = ", ".join(r["failed_judges"])
-            r["judges__tip"] = ", ".join(r["failed_metrics"])
+        counts, rows, marks = result["counts"], result["rows"], result["pass_marks"]   # (page_numbers.failures)
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
         # the chosen slice's own counts (after a chart click the note mixed the slice's rows with the run's counts)

@@ -16,11 +16,24 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project  # imported inside the functions: not on the start-up path
 
 
+WINDOW_READER_CACHE_KIB = 4 * 1024
+
+
+def window_readers() -> None:
+    """The window's readers serve its tables and small reads; the pages' large reads run in the helper process
+    (gui.chart_process), whose readers keep the usual cache: 4 MB each here, not 16 (about 17 MB of the window's at
+    200,000 rows, bench/bench_gui.py --only memory)."""
+    from rageval_desktop.core.store.project import Project
+
+    Project.reader_cache_kib = WINDOW_READER_CACHE_KIB
+
+
 def open_project(path: Path, ctx: TaskContext) -> Project:
     """The full page check an unclean shutdown calls for is deferred (`check_due`): the window runs it on its read
     lane, so a large project opens at once."""
     from rageval_desktop.core.store.project import Project
 
+    window_readers()
     return Project.open(path, check="defer")
 
 
@@ -41,6 +54,7 @@ def check_project(project: Project, reason: str, ctx: TaskContext):
 def create_project(path: Path, ctx: TaskContext) -> Project:
     from rageval_desktop.core.store.project import Project
 
+    window_readers()
     return Project.create(path)
 
 
@@ -118,7 +132,12 @@ def keep_values(project: Project, ctx: TaskContext) -> int:
     def read(project: Project, rid: int, parts: list[str], parallel: bool) -> list[tuple[str, bytes]]:
         return chart_process.read(page_numbers.value_parts, project, ctx, rid, parts)
 
-    return len(keep_missing_values(project, parallel=False, read=read))
+    kept = len(keep_missing_values(project, parallel=False, read=read))
+    if kept:
+        # the writer's page cache (up to 64 MB, for a large import's indexes) kept the pages the parts were written
+        # to: 26 MB of the window's at 200,000 rows, given back (SQLite's shrink_memory) now the write is done
+        project.pragma("shrink_memory")
+    return kept
 
 
 def restore_backup(project_path: Path, backup: Path, ctx: TaskContext):

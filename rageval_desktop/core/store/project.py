@@ -106,6 +106,9 @@ class Project:
     """An open project file. Thread-safe: call `reader()` per thread and `write()` from any thread."""
 
     extra_pragmas: tuple[str, ...] = ()   # run by every connection this process opens (tests set limits with it)
+    # each reader's page cache in this process: the app's window, whose large reads run in its helper process, keeps
+    # a smaller one (gui.app.make_app)
+    reader_cache_kib: int = READER_CACHE_KIB
 
     def __init__(self, path: Path, *, actor: str | None = None, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -344,7 +347,9 @@ class Project:
     def _new_reader(self) -> sqlite3.Connection:
         if self._closed:
             raise RagevalError(f"{self.path}: the project is closed")
-        conn = connect_read_only(self.path) if self.read_only else self._connect()
+        conn = connect_read_only(self.path) if self.read_only else self._connect(Project.reader_cache_kib)
+        if self.read_only and Project.reader_cache_kib != READER_CACHE_KIB:
+            conn.execute(f"PRAGMA cache_size = -{Project.reader_cache_kib}")
         conn.execute("PRAGMA query_only = ON")
         return conn
 

@@ -6,9 +6,10 @@ worker drew (bench/bench_gui.py). A chart is therefore drawn by one long-lived c
 use, spawned: no Qt in it); the worker thread that asks waits for the PNG without the lock. When the child cannot
 be started or dies, the chart is drawn in the asking thread as before: slower to the eye, never missing.
 
-The same child computes what the Dashboard, Compare and Failures pages show (`read`), on the project opened there for
-reading: pandas, scipy and a page's transient frames (hundreds of MB at 200,000 rows) live and die in it, and the
-window holds only the numbers it shows (issue 50's desk memory). What the child holds it gives back after each read.
+The same child computes what the Dashboard, Compare, Failures, Review, Audit and Team pages show, the gate's verdict
+and the upkeep's reads (`read`, `call`; the functions are `page_numbers`'), on the project opened there for reading:
+pandas, scipy and a page's transient frames (hundreds of MB at 200,000 rows) live and die in it, and the window holds
+only the numbers it shows (issue 50's desk memory). What the child holds it gives back after each read.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QImage
 
     from rageval_desktop.core.importers.common import ImportReport
+    from rageval_desktop.core.metrics.gate import GateResult
     from rageval_desktop.core.store.project import Project  # imported inside the functions: not on the start-up path
 
 
@@ -223,7 +224,7 @@ def dashboard_chart(summary: dict, base: dict | None, kind: str, size: tuple[int
 
 
 def compare_with_plot(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
-                      estimator: str, limit: float, ctx: TaskContext) -> tuple[dict, Chart, Any, float]:
+                      estimator: str, limit: float, ctx: TaskContext) -> tuple[dict, Chart, GateResult, float]:
     """`page_numbers.compare` with the gate's verdict at `limit`, in the helper process (`chart_process.read`), its
     chart decoded here: (comparison, chart, verdict, limit)."""
     from rageval_desktop.gui import chart_process, page_numbers

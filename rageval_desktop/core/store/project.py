@@ -107,7 +107,7 @@ class Project:
 
     extra_pragmas: tuple[str, ...] = ()   # run by every connection this process opens (tests set limits with it)
     # each reader's page cache in this process: the app's window, whose large reads run in its helper process, keeps
-    # a smaller one (gui.app.make_app)
+    # a smaller one (gui.operations.window_readers)
     reader_cache_kib: int = READER_CACHE_KIB
 
     def __init__(self, path: Path, *, actor: str | None = None, read_only: bool = False) -> None:

@@ -157,6 +157,7 @@ def _read(fn: Callable[..., T], path: str, args: tuple) -> T:
     system (glibc keeps it otherwise: the child would stay at its largest read's size)."""
     import gc
 
+    from rageval_desktop.core.base.memory import give_back
     from rageval_desktop.core.store.project import Project
 
     project = Project.open(path, read_only=True, check="defer")     # (the window checks a file after a crash)
@@ -165,16 +166,7 @@ def _read(fn: Callable[..., T], path: str, args: tuple) -> T:
     finally:
         project.close()
         gc.collect()
-        _trim()
-
-
-def _trim() -> None:
-    import ctypes
-
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):       # not glibc
-        pass
+        give_back()
 
 
 def pids() -> list[int]:

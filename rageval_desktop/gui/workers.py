@@ -6,7 +6,6 @@ and `cancel()` sets its event. One QThreadPool for the app; tests wait on `pool.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import traceback
@@ -17,6 +16,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from rageval_desktop.core.base.context import Cancelled, TaskContext
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.memory import glibc
 
 
 class WorkerSignals(QObject):
@@ -77,25 +77,12 @@ def give_back_memory() -> None:
     timer.start()
 
 
-def _glibc(name: str) -> Callable[..., object] | bool:
-    """A function of glibc's, or False elsewhere (macOS, Windows, musl)."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            found: Callable[..., object] = getattr(ctypes.CDLL("libc.so.6"), name)
-            return found
-        except (OSError, AttributeError):     # not glibc (musl has no malloc_trim)
-            pass
-    return False
-
-
 def _trim_now() -> None:
     global _trim, _trim_due
     with _trim_lock:
         _trim_due = False
     if _trim is None:
-        _trim = _glibc("malloc_trim")
+        _trim = glibc("malloc_trim")
     if callable(_trim):
         _trim(0)
 
@@ -113,7 +100,7 @@ def cap_arenas() -> None:
     global _arenas_capped
     if not _arenas_capped:
         _arenas_capped = True
-        mallopt = _glibc("mallopt")
+        mallopt = glibc("mallopt")
         if callable(mallopt):
             mallopt(_M_ARENA_MAX, ARENAS)
 

@@ -365,3 +365,15 @@ def test_compare_plans_the_gate_and_decides_under_the_saved_plan(window, qtbot, 
     assert saved is not None and {k: r.tolerance for k, r in saved.cells.items()} == gated
     assert "configuration: the project's gate configuration" in view.note.text()
     assert not view.drop.isEnabled()
+
+
+def test_a_new_drop_limit_shows_no_verdict_until_its_own_arrives(window, qtbot):
+    """The verdict at a new limit is computed in the helper process: meanwhile the badge shows none (it showed the
+    last limit's, and a PASS there is none at the new one)."""
+    open_view(window, qtbot, "compare")
+    view = window.page("compare")
+    assert view.badge.property("outcome") == "not_decision_grade"
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare-verdict"):
+        view.drop.setValue(100)
+        assert view.badge.property("outcome") == "pending" and "at 100 points" in view.badge.text()
+    assert view.badge.property("outcome") == "not_decision_grade"

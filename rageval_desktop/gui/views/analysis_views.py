@@ -518,6 +518,12 @@ class CompareView(_Analysis):
         if read is not None and read[1] == limit:
             self._show_verdict(comparison, read[0], limit, config)
             return
+        # until it comes, no verdict shows: the last one was at another limit (a PASS there is none here)
+        self.badge.setText(f"The gate's verdict at {limit:g} points…")
+        self.badge.setToolTip("")
+        self.badge.setProperty("outcome", "pending")
+        self.badge.style().unpolish(self.badge)
+        self.badge.style().polish(self.badge)
         self.state.run_read("compare-verdict", _gate_verdict, comparison, limit, config,
                             on_done=lambda found: self._show_verdict(comparison, found, limit, config))
 

@@ -32,6 +32,9 @@ _POOL: ProcessPoolExecutor | None = None
 _LOCK = threading.Lock()
 _BROKEN = False
 _CHILD = False      # in the child: what it is asked to draw or read, it does itself
+IDLE_S = 600.0      # the child ends after this long without work (its libraries, 330 MB, given back); the next ask
+_asked = 0          # starts another. Asks under way (the child is not ended under them)
+_idle: threading.Timer | None = None
 
 
 def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
@@ -84,15 +87,47 @@ def _warm() -> bool:
     return True
 
 
-def _pool() -> ProcessPoolExecutor | None:
-    global _POOL
+def _pool(take: bool = False) -> ProcessPoolExecutor | None:
+    """The child's pool, started if need be; `take`: for an ask, counted as under way until `_done`."""
+    global _POOL, _asked
     with _LOCK:
         if _POOL is None and not _BROKEN and not _CHILD:
             import multiprocessing
 
             _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_watch_parent)
+        if take and _POOL is not None:
+            _asked += 1
+            if _idle is not None:
+                _idle.cancel()
         return _POOL
+
+
+def _done() -> None:
+    """An ask answered: with none left under way, the child ends `IDLE_S` from now unless asked again."""
+    global _asked
+    with _LOCK:
+        _asked = max(0, _asked - 1)
+        if _asked == 0 and _POOL is not None:
+            _arm()
+
+
+def _arm() -> None:
+    global _idle
+    if _idle is not None:
+        _idle.cancel()
+    _idle = threading.Timer(IDLE_S, _retire)
+    _idle.daemon = True
+    _idle.start()
+
+
+def _retire() -> None:
+    """Idle for `IDLE_S`: the child ends (an ask that came meanwhile keeps it)."""
+    global _POOL
+    with _LOCK:
+        if _asked == 0 and _POOL is not None:
+            _POOL.shutdown(wait=False, cancel_futures=True)
+            _POOL = None
 
 
 def warm() -> None:
@@ -103,6 +138,10 @@ def warm() -> None:
             pool.submit(_warm)
         except (BrokenProcessPool, RuntimeError, OSError):
             _give_up()
+            return
+        with _LOCK:
+            if _asked == 0:
+                _arm()
 
 
 def draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
@@ -131,25 +170,28 @@ def call(fn: Callable[..., T], ctx: TaskContext | None, *args: object) -> T:
 
 def _in_child(ctx: TaskContext | None, fn: Callable[..., T], *args: object) -> list[T]:
     """[what `fn(*args)` returned in the child], or [] when there is no child to ask."""
-    pool = _pool()
+    pool = _pool(take=True)
     if pool is None:
         return []
     try:
-        future = pool.submit(fn, *args)
-    except (BrokenProcessPool, RuntimeError, OSError):
-        _give_up()
-        return []
-    try:
-        while True:
-            try:
-                return [future.result(timeout=0.05)]
-            except TimeoutError:
-                if ctx is not None and ctx.cancelled:
-                    future.cancel()
-                    ctx.check()
-    except (BrokenProcessPool, OSError):
-        _give_up()
-        return []
+        try:
+            future = pool.submit(fn, *args)
+        except (BrokenProcessPool, RuntimeError, OSError):
+            _give_up()
+            return []
+        try:
+            while True:
+                try:
+                    return [future.result(timeout=0.05)]
+                except TimeoutError:
+                    if ctx is not None and ctx.cancelled:
+                        future.cancel()
+                        ctx.check()
+        except (BrokenProcessPool, OSError):
+            _give_up()
+            return []
+    finally:
+        _done()
 
 
 def _read(fn: Callable[..., T], path: str, args: tuple) -> T:
@@ -191,6 +233,8 @@ def _give_up() -> None:
 def shutdown() -> None:
     global _POOL
     with _LOCK:
+        if _idle is not None:
+            _idle.cancel()
         if _POOL is not None:
             _POOL.shutdown(wait=False, cancel_futures=True)
             _POOL = None

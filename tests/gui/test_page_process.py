@@ -137,3 +137,29 @@ def test_the_upkeep_reads_a_runs_values_in_the_helper_and_keeps_what_core_would(
     kept = dict(demo.reader().execute("SELECT part, data FROM run_values WHERE run_id = ?", (rid,)).fetchall())
     assert set(kept) == set(values.PARTS) and all(kept.values())
     assert kept == dict(here(demo, rid, list(values.PARTS)))
+
+
+def test_the_helper_ends_when_idle_and_starts_again_when_asked(monkeypatch):
+    """Idle for `IDLE_S`, the helper ends (its libraries, 330 MB, given back); the next ask starts another, and an ask
+    under way is never cut off, however long it takes."""
+    monkeypatch.setattr(chart_process, "IDLE_S", 0.3)
+    first = chart_process.call(os.getpid, None)
+    assert chart_process.pids() == [first]
+    chart_process.call(time.sleep, None, 0.8)                 # longer than IDLE_S: answered, not ended under it
+    deadline = time.monotonic() + 10
+    while chart_process.pids() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert chart_process.pids() == []                        # ended once idle ...
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    while alive(first) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(first)                                  # ... and its process gone
+    second = chart_process.call(os.getpid, None)
+    assert second not in (first, os.getpid())                # a new one, asked as before

@@ -376,4 +376,5 @@ def test_a_new_drop_limit_shows_no_verdict_until_its_own_arrives(window, qtbot):
     with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare-verdict"):
         view.drop.setValue(100)
         assert view.badge.property("outcome") == "pending" and "at 100 points" in view.badge.text()
+        assert "Not decision-grade" not in view.note.text() and "at 100 points" in view.note.text()
     assert view.badge.property("outcome") == "not_decision_grade"

@@ -518,8 +518,11 @@ class CompareView(_Analysis):
         if read is not None and read[1] == limit:
             self._show_verdict(comparison, read[0], limit, config)
             return
-        # until it comes, no verdict shows: the last one was at another limit (a PASS there is none here)
+        # until it comes, no verdict shows, in the badge or the note: the last one was at another limit (a PASS there
+        # is none here)
         self.badge.setText(f"The gate's verdict at {limit:g} points…")
+        self.note.setText(f"{comparison['shared_questions']} shared questions. The gate's verdict at {limit:g} "
+                          "points is on its way.")
         self.badge.setToolTip("")
         self.badge.setProperty("outcome", "pending")
         self.badge.style().unpolish(self.badge)

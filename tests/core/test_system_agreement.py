@@ -123,3 +123,39 @@ def test_the_bootstrap_interval_is_the_percentiles_of_each_draws_tau(tmp_path, m
     taus = [t for t in taus if np.isfinite(t)]
     assert found["ci"] == [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))]
     project.close()
+
+
+def test_judges_in_one_audit_share_the_draws_and_read_as_each_alone(tmp_path):
+    """In a block of shared reads (one `rageval agreement`), every judge with the same shared questions is
+    bootstrapped on the same draws, made once; each judge's result equals its own outside the block."""
+    from rageval_desktop.core.store import reads
+
+    project = three_runs(tmp_path)
+    add_judge(project, "f1", "correctness", "lexical", params={"measure": "f1"})
+    for run in ("v1", "v2", "v3"):
+        run_judge_job(project, JobSpec(run=run, judges=["f1"]))
+    judges = [get_judge(project, "recall"), get_judge(project, "f1")]
+    alone = [system_agreement(project, j, resamples=300) for j in judges]
+    made = []
+    real_once = reads.once
+
+    def counted(proj, key, read):
+        if key[0] == "bootstrap draws":
+            def logged():
+                made.append(key)
+                return read()
+            return real_once(proj, key, logged)
+        return real_once(proj, key, read)
+
+    import rageval_desktop.core.review.system as system_module
+    original = system_module.reads.once
+    system_module.reads.once = counted
+    try:
+        with reads.shared(project):
+            together = [system_agreement(project, j, resamples=300) for j in judges]
+    finally:
+        system_module.reads.once = original
+    assert together == alone
+    assert alone[0]["judge_means"] != alone[1]["judge_means"]          # two judges, two readings
+    assert made == [("bootstrap draws", N, 300, 0)]          # made once for both
+    project.close()

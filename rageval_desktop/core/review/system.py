@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 
 if TYPE_CHECKING:
@@ -47,6 +48,25 @@ def tau_b(x: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         return (sx * sy).sum(axis=-1) / np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1))
 
 
+def _draws(project: Project, n: int, resamples: int, seed: int) -> list[Any]:
+    """The bootstrap's draws of n questions, as counts (how often each draw took each question), in blocks of a few
+    MB. They depend only on n and the seed: every judge with n shared questions has the same draws, made once in a
+    block of shared reads (core.store.reads; the audit of 20 judges made them 20 times)."""
+    import numpy as np
+
+    def make() -> list[Any]:
+        rng = np.random.default_rng(seed)
+        out = []
+        block = max(1, 4_000_000 // n)                    # draws at a time: a block's counts stay a few MB
+        for start in range(0, resamples, block):
+            drawn = rng.integers(0, n, size=(min(block, resamples - start), n))
+            times = np.bincount((drawn + n * np.arange(len(drawn))[:, None]).ravel(), minlength=drawn.size)
+            out.append(times.reshape(len(drawn), n).astype(float))
+        return out
+
+    return reads.once(project, ("bootstrap draws", n, resamples, seed), make)
+
+
 def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Kendall τ of the judge's and the humans' per-run means on shared rated questions, with its bootstrap CI;
     `reason` says why there is none (fewer than three runs rated on shared questions)."""
@@ -56,8 +76,9 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
     empty = {"tau": None, "ci": [None, None], "ordered_same": None, "runs": [], "questions": 0}
     if merged.empty:
         return {**empty, "reason": "no rated rows this judge judged"}
-    keys = dict(project.reader().execute("SELECT id, COALESCE(golden_id, lower(trim(question))) FROM run_rows WHERE "
-                                         f"id IN ({','.join(str(int(r)) for r in set(merged['run_row_id']))})"))
+    keys = reads.once(project, ("question keys", judge.metric), lambda: dict(project.reader().execute(
+        "SELECT id, COALESCE(golden_id, lower(trim(question))) FROM run_rows WHERE id IN (SELECT run_row_id FROM "
+        "human_ratings WHERE metric = ?)", (judge.metric,))))                 # every rated row's question, once
     frame = merged.assign(question=merged["run_row_id"].map(keys))
     runs = sorted(frame["run"].unique())
     asked: dict[str, set[Any]] = {}
@@ -68,22 +89,18 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
         return {**empty, "runs": runs, "questions": len(shared),
                 "reason": f"needs {MIN_RUNS} runs rated on shared questions ({len(runs)} run(s), {len(shared)} "
                           "shared question(s))"}
-    frame = frame[frame["question"].isin(shared)]
+    frame = frame[np.fromiter((q in shared for q in frame["question"].tolist()), bool, len(frame))]
+    # (a set lookup: pandas' isin on a str column made a pyarrow scalar of every shared question, 4 ms a judge)
     per_question = frame.groupby(["question", "run"])[["judge_score", "human_score"]].mean()
     judge_q = per_question["judge_score"].unstack("run")[runs].to_numpy()    # questions x runs
     human_q = per_question["human_score"].unstack("run")[runs].to_numpy()
     names, judge_means, human_means = runs, judge_q.mean(axis=0), human_q.mean(axis=0)
     tau = float(tau_b(judge_means, human_means))
-    rng = np.random.default_rng(seed)
+    both = np.concatenate([judge_q, human_q], axis=1)               # questions x (runs of the judge, of the humans)
     found = []
-    n = len(judge_q)
-    block = max(1, 4_000_000 // n)                    # draws at a time: a block's counts stay a few MB
-    for start in range(0, resamples, block):          # resample questions: a draw keeps a question in every run
-        drawn = rng.integers(0, n, size=(min(block, resamples - start), n))
-        times = np.bincount((drawn + n * np.arange(len(drawn))[:, None]).ravel(), minlength=drawn.size)
-        times = times.reshape(len(drawn), n).astype(float)          # how often each draw took each question
-        # (einsum's own loop, not a BLAS product: OpenBLAS's threads spun a CPU-second for these small products)
-        found.append(tau_b(np.einsum("bq,qr->br", times, judge_q) / n, np.einsum("bq,qr->br", times, human_q) / n))
+    for drawn in _draws(project, len(judge_q), resamples, seed):     # resample questions: a draw keeps a question
+        means = np.einsum("bq,qr->br", drawn, both) / len(judge_q)    # in every run (einsum's own loop, not BLAS:
+        found.append(tau_b(means[:, :len(runs)], means[:, len(runs):]))   # OpenBLAS's threads spun a CPU-second)
     taus = np.concatenate(found) if found else np.array([])
     taus = taus[np.isfinite(taus)]
     ci = [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))] if taus.size else [None, None]

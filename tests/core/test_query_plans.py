@@ -46,20 +46,23 @@ def test_every_sort_finds_judgments_by_row(demo):
 def test_an_audit_finds_the_judges_verdicts_from_the_rated_rows(demo_file, tmp_path):
     """Was: the audit's read of a judge's verdicts on rated rows walked every judgment of the judge (judgments_judge)
     and kept the rated ones: 0.26 s per judge for 10k ratings among a million judgments. It now looks each rated row
-    up (judgments_target) — with the planner's statistics and without them (a file never optimised)."""
+    up (judgments_target), as does the audit's one read of every judge's verdicts — with the planner's statistics
+    and without them (a file never optimised)."""
+    import itertools
     import shutil
     import sqlite3
 
-    from rageval_desktop.core.review.agreement import JUDGED_SQL
+    from rageval_desktop.core.review.agreement import JUDGED_ALL_SQL, JUDGED_SQL
 
     copy = tmp_path / "plain.rageval"
     shutil.copy(demo_file, copy)
     with sqlite3.connect(copy) as conn:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
             conn.execute("DELETE FROM sqlite_stat1")
-    for path in (demo_file, copy):
+    reads = ((JUDGED_SQL.format(texts="x.rationale, x.detail"), (1, "correctness")),       # one judge's
+             (JUDGED_ALL_SQL.format(texts="NULL AS rationale, NULL AS detail"), ("correctness", "correctness")))
+    for (sql, params), path in itertools.product(reads, (demo_file, copy)):
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            plan = [row[3] for row in conn.execute(
-                "EXPLAIN QUERY PLAN " + JUDGED_SQL.format(texts="x.rationale, x.detail"), (1, "correctness"))]
+            plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
         assert not [line for line in plan if "judgments_judge" in line], (path, plan)
         assert any("judgments_target" in line or "judgments_scores" in line for line in plan), (path, plan)

@@ -104,3 +104,30 @@ def test_two_blocks_on_one_project_each_forget_on_a_write(tmp_path):
         seen.append(len(human_frame(project, "correctness")))
     assert seen == [0, 1]
     project.close()
+
+
+def test_an_audit_reads_every_judges_verdicts_at_once_and_each_judge_sees_its_own(tmp_path):
+    """Within a block, the verdicts of every judge of a row metric on the rated rows are one read (an audit of 20
+    judges made 20); each judge's frame equals the one read for it alone."""
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review.agreement import judged_frame
+
+    project = make_project(tmp_path / "j.rageval", n=12)
+    for k, measure in enumerate(("f1", "recall", "rougeL")):
+        add_judge(project, f"lex-{k}", "correctness", "lexical", params={"measure": measure})
+    run_judge_job(project, JobSpec(run="v1"))
+    for row in range(1, 13):
+        ratings.rate(project, row, "correctness", "ann", float(1 + row % 5))
+    judges = [get_judge(project, f"lex-{k}") for k in range(3)]
+    alone = [judged_frame(project, j) for j in judges]
+    seen = traced(project)
+    with reads.shared(project):
+        together = [judged_frame(project, j) for j in judges]
+    assert sum("SELECT x.judge_id, x.run_row_id" in s for s in seen) == 1
+    assert not any("+x.judge_id = " in s for s in seen)
+    for a, b in zip(alone, together, strict=True):
+        assert len(a) == 12 and a.equals(b) and list(a.dtypes) == list(b.dtypes)
+    assert not alone[0]["judge_score"].equals(alone[1]["judge_score"])        # three judges, three readings
+    project.close()

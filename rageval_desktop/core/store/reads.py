@@ -54,6 +54,12 @@ def shared(project: object) -> Iterator[None]:
                 _LIVE.pop(id(project), None)
 
 
+def active(project: object) -> bool:
+    """Whether reads of `project` are shared here (a reader may then read more at once, for later asks to find)."""
+    scope = _SCOPE.get()
+    return scope is not None and scope[0] == id(project)
+
+
 def once(project: object, key: Hashable, read: Callable[[], T]) -> T:
     """`read()` the first time `key` is asked of `project` inside `shared`; the same value after. Outside, read. A
     value read while a write landed (on another thread) is handed back but not kept."""

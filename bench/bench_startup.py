@@ -1,7 +1,9 @@
 """Start to first window, side by side with a bare PySide6 window (the anchor), in fresh processes, interleaved:
 wall time from launching the process to the window's first show and to its first painted frame (each window grabbed
-once shown; interpreter start and imports included), and for ours also to the demo project's table shown. Run with
-the bytecode cache warm (as installed: pip compiles at install; and as `make demo` starts the checkout: it runs
+once shown; interpreter start and imports included), and for ours also to the demo project's table shown; and the
+README's first command as a whole process, `rageval-desktop --demo --screenshot F` (start, the demo opened and its
+first screen written, exit; the demo made beforehand, as after the first launch; the issue's goal: under 1.0 s).
+Run with the bytecode cache warm (as installed: pip compiles at install; and as `make demo` starts the checkout: it runs
 compileall first) and cold (PYTHONDONTWRITEBYTECODE=1 and an empty
 PYTHONPYCACHEPREFIX: every module compiled at every start). "Warm" unsets PYTHONDONTWRITEBYTECODE and compiles the
 package first: a shell that sets it (this machine's does) otherwise compiles the checkout's modules at every start,
@@ -80,6 +82,14 @@ def launch(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
     return marks
 
 
+def whole(env: dict[str, str], out: Path) -> float:
+    """Seconds for `rageval-desktop --demo --screenshot` from launch to exit (the app's own entry point)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "from rageval_desktop.gui.app import main; main()", "--demo",
+                    "--screenshot", str(out), "--size", "1280x720"], check=True, capture_output=True, env=env)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
@@ -92,6 +102,8 @@ def main() -> None:
         demo = Path(tmp) / "demo.rageval"
         subprocess.run([sys.executable, "-m", "rageval_desktop", "demo", str(demo)], check=True, capture_output=True)
         launch(OURS, [str(demo)], base)          # the bytecode cache is warm from here on
+        homes = {"XDG_DATA_HOME": str(Path(tmp) / "data"), "XDG_CONFIG_HOME": str(Path(tmp) / "config")}
+        whole({**base, **homes}, Path(tmp) / "first.png")    # the first launch makes the demo project
         results: dict[str, list[float]] = {}
         for _ in range(args.runs):
             for cache in ("warm", "cold"):
@@ -105,8 +117,10 @@ def main() -> None:
                 results.setdefault(f"bare window painted ({cache})", []).append(bare["painted"])
                 results.setdefault(f"first window painted ({cache})", []).append(ours["painted"])
                 results.setdefault(f"demo table shown ({cache})", []).append(ours["table"])
+                results.setdefault(f"--demo --screenshot, exit ({cache})", []).append(
+                    whole({**env, **homes}, Path(tmp) / "s.png"))
     for name, values in results.items():
-        print(f"{name:<28} min {min(values):.3f}  median {statistics.median(values):.3f}  max {max(values):.3f} s")
+        print(f"{name:<34} min {min(values):.3f}  median {statistics.median(values):.3f}  max {max(values):.3f} s")
     for cache in ("warm", "cold"):
         for what in ("", " painted"):
             ratio = [o / b for o, b in zip(results[f"first window{what} ({cache})"],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
@@ -33,6 +33,11 @@ from rageval_desktop.core.review.weights import Looks, planned_looks, strata_use
 from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from numpy.typing import NDArray
 
 NEEDS_MORE = "needs more ratings"
 MAX_ESTIMATE = 10_000  # "more ratings" beyond this: the estimate sits on the threshold, ratings may not settle it
@@ -173,12 +178,12 @@ def _judged_frame(project: Project, judge: Judge) -> object:
     return judged.drop_duplicates(["run_row_id", "target"], keep="last")
 
 
-def _judged_rows(project: Project, metric: str) -> tuple[Any, dict[int, Any]]:
+def _judged_rows(project: Project, metric: str) -> tuple[pd.DataFrame, dict[int, NDArray[np.intp]]]:
     """Every judge's ok verdicts on the rated rows of a row metric (one verdict per row and judge: a judge's new
     verdict on a row replaces the old), read once in a block of shared reads, and each judge's positions in it."""
     import pandas as pd
 
-    def read() -> tuple[Any, dict[int, Any]]:
+    def read() -> tuple[pd.DataFrame, dict[int, NDArray[np.intp]]]:
         frame = pd.read_sql_query(JUDGED_ALL_SQL.format(texts="NULL AS rationale, NULL AS detail"), project.reader(),
                                   params=(metric, metric))
         return frame, ({} if frame.empty else dict(frame.groupby("judge_id").indices))

@@ -48,13 +48,13 @@ def tau_b(x: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         return (sx * sy).sum(axis=-1) / np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1))
 
 
-def _draws(project: Project, n: int, resamples: int, seed: int) -> list[Any]:
+def _draws(project: Project, n: int, resamples: int, seed: int) -> list[NDArray[np.float64]]:
     """The bootstrap's draws of n questions, as counts (how often each draw took each question), in blocks of a few
     MB. They depend only on n and the seed: every judge with n shared questions has the same draws, made once in a
     block of shared reads (core.store.reads; the audit of 20 judges made them 20 times)."""
     import numpy as np
 
-    def make() -> list[Any]:
+    def make() -> list[NDArray[np.float64]]:
         rng = np.random.default_rng(seed)
         out = []
         block = max(1, 4_000_000 // n)                    # draws at a time: a block's counts stay a few MB

@@ -125,17 +125,11 @@ def test_the_bootstrap_interval_is_the_percentiles_of_each_draws_tau(tmp_path, m
     project.close()
 
 
-def test_judges_in_one_audit_share_the_draws_and_read_as_each_alone(tmp_path):
-    """In a block of shared reads (one `rageval agreement`), every judge with the same shared questions is
-    bootstrapped on the same draws, made once; each judge's result equals its own outside the block."""
+def kept_draws(project, monkeypatch, judges, resamples):
+    """Each judge's run order in one block of shared reads, and the draws the block was asked to keep."""
+    from rageval_desktop.core.review import system as system_module
     from rageval_desktop.core.store import reads
 
-    project = three_runs(tmp_path)
-    add_judge(project, "f1", "correctness", "lexical", params={"measure": "f1"})
-    for run in ("v1", "v2", "v3"):
-        run_judge_job(project, JobSpec(run=run, judges=["f1"]))
-    judges = [get_judge(project, "recall"), get_judge(project, "f1")]
-    alone = [system_agreement(project, j, resamples=300) for j in judges]
     made = []
     real_once = reads.once
 
@@ -147,15 +141,36 @@ def test_judges_in_one_audit_share_the_draws_and_read_as_each_alone(tmp_path):
             return real_once(proj, key, logged)
         return real_once(proj, key, read)
 
-    import rageval_desktop.core.review.system as system_module
-    original = system_module.reads.once
-    system_module.reads.once = counted
-    try:
-        with reads.shared(project):
-            together = [system_agreement(project, j, resamples=300) for j in judges]
-    finally:
-        system_module.reads.once = original
+    monkeypatch.setattr(system_module.reads, "once", counted)
+    with reads.shared(project):
+        found = [system_agreement(project, j, resamples=resamples) for j in judges]
+    monkeypatch.undo()
+    return found, made
+
+
+def test_judges_in_one_audit_share_the_draws_and_read_as_each_alone(tmp_path, monkeypatch):
+    """In a block of shared reads (one `rageval agreement`), every judge with the same shared questions is
+    bootstrapped on the same draws, made once; each judge's result equals its own outside the block."""
+    project = three_runs(tmp_path)
+    add_judge(project, "f1", "correctness", "lexical", params={"measure": "f1"})
+    for run in ("v1", "v2", "v3"):
+        run_judge_job(project, JobSpec(run=run, judges=["f1"]))
+    judges = [get_judge(project, "recall"), get_judge(project, "f1")]
+    alone = [system_agreement(project, j, resamples=300) for j in judges]
+    together, made = kept_draws(project, monkeypatch, judges, 300)
     assert together == alone
     assert alone[0]["judge_means"] != alone[1]["judge_means"]          # two judges, two readings
     assert made == [("bootstrap draws", N, 300, 0)]          # made once for both
+    project.close()
+
+
+def test_draws_larger_than_one_block_are_made_for_each_judge_not_kept(tmp_path, monkeypatch):
+    """Draws of more than one block (n x resamples over 4 million counts, 32 MB) are not kept for the length of the
+    audit: each judge makes its own, equal to those it makes alone."""
+    project = three_runs(tmp_path)
+    judge = get_judge(project, "recall")
+    resamples = 4_000_000 // N + 1
+    alone = system_agreement(project, judge, resamples=resamples)
+    together, made = kept_draws(project, monkeypatch, [judge, judge], resamples)
+    assert made == [] and together == [alone, alone]
     project.close()

@@ -51,7 +51,8 @@ def tau_b(x: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
 def _draws(project: Project, n: int, resamples: int, seed: int) -> list[NDArray[np.float64]]:
     """The bootstrap's draws of n questions, as counts (how often each draw took each question), in blocks of a few
     MB. They depend only on n and the seed: every judge with n shared questions has the same draws, made once in a
-    block of shared reads (core.store.reads; the audit of 20 judges made them 20 times)."""
+    block of shared reads (core.store.reads; the audit of 20 judges made them 20 times) while they fit in one block
+    (32 MB: n up to 4,000 questions at 1,000 resamples); more are made for each judge, not kept."""
     import numpy as np
 
     def make() -> list[NDArray[np.float64]]:
@@ -64,6 +65,8 @@ def _draws(project: Project, n: int, resamples: int, seed: int) -> list[NDArray[
             out.append(times.reshape(len(drawn), n).astype(float))
         return out
 
+    if n * resamples > 4_000_000:
+        return make()
     return reads.once(project, ("bootstrap draws", n, resamples, seed), make)
 
 

@@ -54,19 +54,22 @@ def shared(project: object) -> Iterator[None]:
                 _LIVE.pop(id(project), None)
 
 
+def _store_of(project: object) -> _Store | None:
+    scope = _SCOPE.get()
+    return scope[1] if scope is not None and scope[0] == id(project) else None
+
+
 def active(project: object) -> bool:
     """Whether reads of `project` are shared here (a reader may then read more at once, for later asks to find)."""
-    scope = _SCOPE.get()
-    return scope is not None and scope[0] == id(project)
+    return _store_of(project) is not None
 
 
 def once(project: object, key: Hashable, read: Callable[[], T]) -> T:
     """`read()` the first time `key` is asked of `project` inside `shared`; the same value after. Outside, read. A
     value read while a write landed (on another thread) is handed back but not kept."""
-    scope = _SCOPE.get()
-    if scope is None or scope[0] != id(project):
+    store = _store_of(project)
+    if store is None:
         return read()
-    store = scope[1]
     found = store.values.get(key, _MISSING)       # (one lookup: a write on another thread may clear it meanwhile)
     if found is not _MISSING:
         return cast(T, found)

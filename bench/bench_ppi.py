@@ -49,7 +49,8 @@ def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 40
 
 def rare_errors(scale: str, err: float, rated: int, runs: int, seed: int, rows: int = 400) -> tuple[float, float]:
     """Coverage and mean width of the PPI 95% CI for a judge right on most rows and wrong on a share `err` of them
-    by a whole verdict: on a yes/no scale it passes rows humans fail; on 1-5 it gives 5 where humans give 1 or 2.
+    by a whole verdict: on a yes/no scale it passes rows humans fail; on 1-5 it gives 5 where humans give 1 or 2
+    (scale "1-5 high": and on every other row it is 0.8 points high, give or take 0.7: small errors everywhere).
     The populations are drawn here, independently of the app; only ppi_mean is the app's."""
     rng = np.random.default_rng(seed)
     covered, widths = 0, []
@@ -61,7 +62,8 @@ def rare_errors(scale: str, err: float, rated: int, runs: int, seed: int, rows: 
         else:
             probs = [0.15, 0.15, 0.2, 0.25, 0.25]
             truth = rng.choice([1, 2, 3, 4, 5], rows, p=probs).astype(float)
-            judge = np.where((truth <= 2) & (rng.random(rows) < err / 0.3), 5.0, truth)
+            close = truth if scale == "1-5" else np.clip(truth + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
+            judge = np.where((truth <= 2) & (rng.random(rows) < err / 0.3), 5.0, close)
             human, machine = (truth - 1) * 25, (judge - 1) * 25
             true_mean = (float(np.dot([1, 2, 3, 4, 5], probs)) - 1) * 25
         picked = rng.choice(rows, rated, replace=False)
@@ -89,12 +91,12 @@ def main() -> None:
     runs = max(500, args.projects * 2)
     print(f"\nRare, large judge errors ({runs} simulated slices of 400 rows a line; Monte Carlo error of a 95% "
           f"coverage about {100 * (0.05 * 0.95 / runs) ** 0.5:.1f} points):")
-    print(f"{'scale':>6} {'wrong':>6} {'rated':>6} {'coverage':>8} {'CI width':>8}")
-    for scale in ("yes/no", "1-5"):
-        for err in (0.05, 0.10):
-            for rated in (10, 20, 40):
+    print(f"{'scale':>8} {'wrong':>6} {'rated':>6} {'coverage':>8} {'CI width':>8}")
+    for scale in ("yes/no", "1-5", "1-5 high"):
+        for err in (0.05, 0.10, 0.20):
+            for rated in (10, 20, 40, 100):
                 coverage, width = rare_errors(scale, err, rated, runs, seed=rated)
-                print(f"{scale:>6} {err:>6.0%} {rated:>6} {coverage:>8.3f} {width:>8.1f}")
+                print(f"{scale:>8} {err:>6.0%} {rated:>6} {coverage:>8.3f} {width:>8.1f}")
     print(f"\nThe gate's PPI cell (ppi_delta): a drop of 0 or 10 points between two runs, the judge 0.8 points high; "
           f"{runs // 2} simulated pairs a line. 'drop shown' at 0 is the false alarm, at 10 the power; 'within 2' at 0 "
           f"is the chance of a pass on a 2-point tolerance.")

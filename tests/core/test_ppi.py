@@ -50,6 +50,35 @@ def test_rare_large_judge_errors_the_rated_rows_miss_still_widen_the_interval(ra
     assert covered / runs >= 0.93          # >= 95% over 2,000 runs in bench/bench_ppi.py; 400 here (MC error ~1%)
 
 
+def test_small_frequent_judge_errors_are_not_floored_as_if_each_were_as_wide_as_the_scale():
+    """The floor is for the rows the judge gets wrong by half the scale or more: a judge 20 points high give or take
+    10 on every row has none of them, so its correction's variance is the larger of the plain one and the floor's
+    for no such row seen (z^2/2 of them possible) — not the plain spread plus z^2/2 pseudo-differences of 100
+    points, which halved the gate's power at 40 ratings a run (bench/bench_ppi.py)."""
+    rng = np.random.default_rng(3)
+    diffs = -20 + rng.normal(0, 10, 40)
+    mean, var, eff, n, _ = ppi.rectifier(diffs, None)
+    plain = float(np.var(diffs, ddof=1)) / 40
+    unseen = ppi.PSEUDO * ppi.SPAN ** 2 / (40 + 2 * ppi.PSEUDO) ** 2
+    assert n == 40 and eff == pytest.approx(40)
+    assert var == pytest.approx(max(plain, unseen), rel=1e-12)
+    assert var < (plain * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2 * 0.9
+
+
+def test_a_row_wrong_by_the_whole_scale_keeps_the_agresti_coull_floor():
+    """One rated row of 40 wrong by a whole verdict: the floor counts it and the z^2/2 unseen ones, at least as the
+    first floor did (pass/fail differences are all 0 or the whole scale from the median)."""
+    diffs = np.zeros(40)
+    diffs[7] = -100.0
+    _, var, _, _, _ = ppi.rectifier(diffs, None)
+    plain = float(np.var(diffs, ddof=1)) / 40
+    spread = 100.0 ** 2 / 40 / 39          # its spread about the median difference, 0
+    assert var == pytest.approx((spread * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2,
+                                rel=1e-12)
+    assert var >= (plain * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2   # the first floor's
+    assert var > 1.5 * plain
+
+
 def test_too_few_ratings_give_no_number_but_say_why():
     judge = np.linspace(0, 100, 50)
     diffs = np.full(50, np.nan)

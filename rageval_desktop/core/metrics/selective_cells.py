@@ -29,7 +29,7 @@ from typing import Any
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.metrics.ppi import _floored, _rectifier, critical
+from rageval_desktop.core.metrics.ppi import _floored, critical, rectifier
 from rageval_desktop.core.review import selective
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -47,7 +47,7 @@ def correction(human_pass: Any, judge_pass: Any, weights: Any | None = None) -> 
     import numpy as np
 
     d = POINTS * (np.asarray(human_pass, dtype=float) - np.asarray(judge_pass, dtype=float))
-    mean, var, eff, n, _ = _rectifier(d, weights)
+    mean, var, eff, n, _ = rectifier(d, weights)
     return mean, var, eff, n
 
 
@@ -127,7 +127,7 @@ def _side(p: dict[str, Any], fitted: Fitted) -> tuple[float, float]:
     if a == 0:
         share, var = 0.0, 0.0
     else:
-        share, var, _e, m, _ = _rectifier(p["rated"], None)
+        share, var, _e, m, _ = rectifier(p["rated"], None)
         if var != var:                       # one rating: the widest a share's variance can be
             var = POINTS ** 2 / 4 / max(1, m)
         var = 0.0 if m >= a else var * (a - m) / max(1, a - 1)

@@ -4,7 +4,8 @@ whose judge is 0.8 points high (1-5 scale), and how far the raw judge mean is of
     .venv/bin/python bench/bench_ppi.py [--projects 1000] [--seeds 3]
 
 The bar: coverage of at least 94% over >= 200 projects, and for judges with rare, large errors the rated rows may
-miss, at 10, 20 and 40 ratings (issue 46); tests/core/test_ppi.py checks one seed of each.
+miss, at 10, 20, 40 and 100 ratings (issue 46), and the gate's PPI cell both ways; tests/core/test_ppi.py checks one
+seed of the first and the floor's parts.
 """
 
 from __future__ import annotations

@@ -66,17 +66,21 @@ def test_small_frequent_judge_errors_are_not_floored_as_if_each_were_as_wide_as_
 
 
 def test_a_row_wrong_by_the_whole_scale_keeps_the_agresti_coull_floor():
-    """One rated row of 40 wrong by a whole verdict: the floor counts it and the z^2/2 unseen ones, at least as the
-    first floor did (pass/fail differences are all 0 or the whole scale from the median)."""
+    """One rated row of 40 wrong by a whole verdict: the floor counts it and the z^2/2 unseen ones, as the first floor
+    did (pass/fail differences are 0 or the whole scale from the median: nothing small to leave out)."""
     diffs = np.zeros(40)
     diffs[7] = -100.0
     _, var, _, _, _ = ppi.rectifier(diffs, None)
     plain = float(np.var(diffs, ddof=1)) / 40
-    spread = 100.0 ** 2 / 40 / 39          # its spread about the median difference, 0
-    assert var == pytest.approx((spread * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2,
+    assert var == pytest.approx((plain * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2,
                                 rel=1e-12)
-    assert var >= (plain * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2   # the first floor's
     assert var > 1.5 * plain
+    diffs[:20] += np.linspace(-5, 5, 20)     # small differences beside it: only their spread leaves the floor
+    _, var, _, _, _ = ppi.rectifier(diffs, None)
+    plain = float(np.var(diffs, ddof=1)) / 40
+    small = float(((diffs[np.arange(40) != 7] - np.median(diffs)) ** 2).sum()) / 40 / 39
+    assert var == pytest.approx(((plain - small) * 40 ** 2 + ppi.PSEUDO * ppi.SPAN ** 2) / (40 + 2 * ppi.PSEUDO) ** 2,
+                                rel=1e-12)
 
 
 def test_too_few_ratings_give_no_number_but_say_why():

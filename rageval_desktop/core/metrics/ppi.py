@@ -70,14 +70,14 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN) -> tuple[floa
     """(mean of the differences, the variance of that mean, Kish's effective n, n, weighted) over the rated
     questions (finite differences). Weights of 1 everywhere (a representative sample) are no weighting.
 
-    The variance is never below Agresti-Coull's for the rows the judge gets wrong by half the scale or more: (their
-    spread about the median difference + z^2/2 pseudo-differences of `span`) / (n + z^2)^2. With 10-20 ratings that
-    all agree with the judge the plain variance is 0 — and a judge wrong on 5-10% of rows, by a whole pass/fail or by
-    3-4 points, read 95% intervals that covered 65-88% of the time. Pass/fail differences are all such rows (each is
-    0 or the whole scale from the median), so their floor is at least Agresti-Coull's on all of them. Small errors,
-    however frequent, are left to the plain variance, which the CLT serves: counting them in the floor (as the
-    first floor did) doubled the variance of a judge 0.8 points high at 40 ratings and halved the gate's power there.
-    Measured in bench/bench_ppi.py (rare errors: >= 94% at 10-100 ratings)."""
+    The variance is never below Agresti-Coull's for the rows the judge gets wrong by half the scale or more: (the
+    rated differences' spread, less that of the small ones about the median difference, + z^2/2 pseudo-differences
+    of `span`) / (n + z^2)^2. With 10-20 ratings that all agree with the judge the plain variance is 0 — and a judge
+    wrong on 5-10% of rows, by a whole pass/fail or by 3-4 points, read 95% intervals that covered 65-88% of the
+    time. Pass/fail differences (0 or the whole scale from the median) keep Agresti-Coull's floor as it was. Small
+    errors, however frequent, are left to the plain variance, which the CLT serves: counting them in the floor (as
+    the first floor did) doubled the variance of a judge 0.8 points high at 40 ratings and halved the gate's power
+    there. Measured in bench/bench_ppi.py (rare errors: >= 94% at 10-100 ratings)."""
     import numpy as np
 
     d = np.asarray(diffs, dtype=float)
@@ -96,12 +96,12 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN) -> tuple[floa
     # the linearised variance of a Hajek mean, with the n / (n - 1) small-sample factor (= var/n when unweighted)
     scale = w ** 2 / total ** 2 * n / (n - 1)
     var = float((scale * (d - mean) ** 2).sum())
-    # the floor is for differences of half the scale or more from the typical one (a judge wrong by a whole verdict):
-    # their spread about the typical difference plus z^2/2 unseen ones as wide as the scale (Agresti-Coull's, which
-    # pass/fail differences always reach: every one is 0 or the whole scale from the median)
+    # Agresti-Coull's floor, less the spread of the small differences (under half the scale from the median one)
+    # about the median: what is left is the rows the judge got wrong by a whole verdict. Pass/fail differences have no
+    # small ones but those at the median (nothing to take away); small ones alone leave the z^2/2 unseen ones.
     typical = float(np.median(d))
-    tail = np.abs(d - typical) >= span / 2
-    wide = float((scale[tail] * (d[tail] - typical) ** 2).sum())
+    small = np.abs(d - typical) < span / 2
+    wide = max(0.0, var - float((scale[small] * (d[small] - typical) ** 2).sum()))
     floor = (wide * eff ** 2 + PSEUDO * span ** 2) / (eff + 2 * PSEUDO) ** 2
     return mean, max(var, floor), eff, n, weighted
 

@@ -106,6 +106,14 @@ def jackknife_se(name: str, human: Any, judge: Any, k: int, weights: Any) -> flo
     return float(math.sqrt((values.size - 1) / values.size * ((values - values.mean()) ** 2).sum()))
 
 
+def t_allowance(n: int, level: float = 0.95) -> float:
+    """(z / t)^2 at `level`, Student's t on n - 1 degrees of freedom: a posterior drawn on this share of its effective
+    n is as much wider as t's interval is than the normal's (an error estimated from n values; 1 for large n)."""
+    if n < 2:
+        return 1.0
+    return (normal_quantile(0.5 + level / 2) / t_quantile(0.5 + level / 2, n - 1)) ** 2
+
+
 def interval(values: Any, level: float = 0.95, *, minimum: int = DRAWS // 4) -> tuple[float | None, float | None]:
     """The central `level` interval of posterior draws; None with fewer than `minimum` defined draws (most were
     undefined)."""

@@ -62,9 +62,12 @@ def from_confusion(name: str, c: Any) -> Any:
             return (c * (np.abs(i - j) <= 1)).sum(axis=(-2, -1)) / n
         rows, cols = c.sum(axis=-1), c.sum(axis=-2)   # human and judge marginals
         if name in ("cohen_kappa", "quadratic_kappa"):
+            # 1 - sum(w * c) / sum(w * rows cols^T / n), as products with the k x k weights (a posterior's 2,000
+            # matrices: 0.5 ms, against 1.1 ms through the stack of expected matrices)
             w = (i != j).astype(float) if name == "cohen_kappa" else ((i - j) ** 2).astype(float)
-            expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
-            return 1.0 - (w * c).sum(axis=(-2, -1)) / (w * expected).sum(axis=(-2, -1))
+            observed = c.reshape(*c.shape[:-2], k * k) @ w.ravel()
+            expected = ((rows @ w) * cols).sum(axis=-1) / n
+            return 1.0 - observed / expected
         if name == "spearman":
             def midranks(marginal: Any) -> Any:
                 return np.cumsum(marginal, axis=-1) - (marginal - 1.0) / 2.0

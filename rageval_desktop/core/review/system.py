@@ -70,6 +70,20 @@ def _draws(project: Project, n: int, resamples: int, seed: int) -> list[NDArray[
     return reads.once(project, ("bootstrap draws", n, resamples, seed), make)
 
 
+def _cell_means(cell: NDArray[np.int64], values: NDArray[np.float64], questions: int,
+                runs: int) -> NDArray[np.float64]:
+    """The mean of `values` in each (question, run) cell (`cell`: question * runs + run, -1 for none), NaNs left
+    out as a groupby's mean leaves them: a questions x runs array."""
+    import numpy as np
+
+    keep = (cell >= 0) & np.isfinite(values)
+    size = questions * runs
+    sums = np.bincount(cell[keep], weights=values[keep], minlength=size)
+    counts = np.bincount(cell[keep], minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sums / counts).reshape(questions, runs)
+
+
 def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Kendall τ of the judge's and the humans' per-run means on shared rated questions, with its bootstrap CI;
     `reason` says why there is none (fewer than three runs rated on shared questions)."""
@@ -92,11 +106,15 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
         return {**empty, "runs": runs, "questions": len(shared),
                 "reason": f"needs {MIN_RUNS} runs rated on shared questions ({len(runs)} run(s), {len(shared)} "
                           "shared question(s))"}
-    frame = frame[np.fromiter((q in shared for q in frame["question"].tolist()), bool, len(frame))]
-    # (a set lookup: pandas' isin on a str column made a pyarrow scalar of every shared question, 4 ms a judge)
-    per_question = frame.groupby(["question", "run"])[["judge_score", "human_score"]].mean()
-    judge_q = per_question["judge_score"].unstack("run")[runs].to_numpy()    # questions x runs
-    human_q = per_question["human_score"].unstack("run")[runs].to_numpy()
+    # each shared question's mean judge and human score in each run (questions in order, as a groupby sorts them),
+    # summed by bincount: pandas' groupby, unstack and a set lookup through pyarrow scalars took 8 ms a judge
+    order = {q: i for i, q in enumerate(sorted(shared))}
+    column = {r: i for i, r in enumerate(runs)}
+    cell = np.fromiter((order[q] * len(runs) + column[r] if q in order else -1
+                        for q, r in zip(frame["question"].tolist(), frame["run"].tolist(), strict=True)),
+                       np.int64, len(frame))
+    judge_q, human_q = (_cell_means(cell, frame[name].to_numpy(dtype=float), len(order), len(runs))
+                        for name in ("judge_score", "human_score"))                  # questions x runs
     names, judge_means, human_means = runs, judge_q.mean(axis=0), human_q.mean(axis=0)
     tau = float(tau_b(judge_means, human_means))
     both = np.concatenate([judge_q, human_q], axis=1)               # questions x (runs of the judge, of the humans)

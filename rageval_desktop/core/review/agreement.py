@@ -324,14 +324,18 @@ def decide(value: float | None, ci: list[float | None], n: int, pol: RetirementP
     return NEEDS_MORE, max(short, needed, 1)
 
 
+Evidence = tuple[list[float | None], list[float | None], str, int]   # 95% interval, the verdict's, verdict, needed
+
+
 def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | None, value: float | None, n: int,
                    n_eff: float, pol: RetirementPolicy, *, draws: int = ev.DRAWS, look: str = "anytime",
-                   z: float | None = None) -> tuple[list[float | None], list[float | None], str, int]:
+                   z: float | None = None, reading: bool = True) -> Evidence:
     """(95% interval, the interval the verdict uses, verdict, ratings to settle) of one audit's statistic: the
     audit's own steps, which the simulations that measure its error rates (core.review.simulate) run too. `look`:
     "anytime" (an unplanned audit: the anytime interval at α), "interim" (a planned audit before its final look:
     the anytime interval at ALPHA_INTERIM) or "final" (one of the plan's looks: the estimate plus or minus `z`, its
-    group-sequential boundary, or a single look's z at ALPHA_FINAL)."""
+    group-sequential boundary, or a single look's z at ALPHA_FINAL). `reading=False`: no 95% interval ([None, None];
+    a planned look reads only the interval its verdict uses)."""
     import numpy as np
 
     found = (ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff) if n >= 2 and value is not None
@@ -350,8 +354,9 @@ def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | Non
         # a weighted sample's error is estimated from its n targets (Kish's n, the jackknife): the 95% interval
         # shown allows for that as Student's t on n - 1 degrees of freedom does (1-5, uncertain, 30 ratings: the
         # posterior's covered 93.4%)
-        shown = ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff * ev.t_allowance(n))
-    ci = list(ev.interval(shown, minimum=draws // 4))
+        if reading:
+            shown = ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff * ev.t_allowance(n))
+    ci: list[float | None] = list(ev.interval(shown, minimum=draws // 4)) if reading else [None, None]
     if look == "final":
         used = list(ev.final_interval(value, se, z=z))
     else:
@@ -461,7 +466,8 @@ def _planned(name: str, merged: Any, k: int, looks: Looks, pol: RetirementPolicy
         count = int(first.sum())
         n_eff = ev.stratified_n(ev.effective_n(1.0 / p[first], count), count, strata)
         value = _finite(float(st.statistic(name, h, j, k, w)))
-        _, used, verdict, _ = judge_evidence(name, h, j, k, w, value, count, n_eff, pol, look="final", z=z)
+        _, used, verdict, _ = judge_evidence(name, h, j, k, w, value, count, n_eff, pol, look="final", z=z,
+                                             reading=False)
         out.append({"n": m, "rated": count, "effective_n": n_eff, "value": value, "z": z, "interval": used,
                     "verdict": verdict})
     return out

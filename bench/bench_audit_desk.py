@@ -179,7 +179,8 @@ def main() -> None:
     parser.add_argument("--mode", choices=["stratified", "uncertain"], help="one sampling mode only")
     parser.add_argument("--target", type=float, choices=[0.6, 0.75, 0.85],
                         help="one population only (by its target κ; the populations drawn are the same)")
-    parser.add_argument("--n", type=int, choices=[30, 100], help="one-look lines of this sample size only")
+    parser.add_argument("--n", type=int, help="one-look lines of this sample size only (30 and 100 by default; 22, "
+                        "say, to set a whole sample of 22 beside the first 22 of 30 rated)")
     args = parser.parse_args()
     started = time.perf_counter()
     rng = np.random.default_rng(46)

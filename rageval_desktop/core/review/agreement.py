@@ -341,7 +341,6 @@ def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | Non
     found = (ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff) if n >= 2 and value is not None
              else np.array([]))
     se = float(np.std(found)) if found.size >= draws // 4 else math.nan
-    shown = found
     if weights is not None and math.isfinite(se) and se > 0:
         # a weighted sample's information is not Kish's n when the weights go with the scores (an uncertain
         # sample's heavy targets are the extremes): the posterior is widened to the jackknife's error where that
@@ -351,12 +350,9 @@ def judge_evidence(name: str, human: Any, judge: Any, k: int, weights: Any | Non
             n_eff = n_eff * (se / jack) ** 2
             found = ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff)
             se = float(np.std(found)) if found.size >= draws // 4 else math.nan
-        # a weighted sample's error is estimated from its n targets (Kish's n, the jackknife): the 95% interval
-        # shown allows for that as Student's t on n - 1 degrees of freedom does (1-5, uncertain, 30 ratings: the
-        # posterior's covered 93.4%)
-        if reading:
-            shown = ev.posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff * ev.t_allowance(n))
-    ci: list[float | None] = list(ev.interval(shown, minimum=draws // 4)) if reading else [None, None]
+    ci: list[float | None] = (list(ev.shown_interval(name, human, judge, k, weights, n_eff, n, draws=draws,
+                                                     drawn=found))
+                              if reading and found.size >= draws // 4 else [None, None])
     if look == "final":
         used = list(ev.final_interval(value, se, z=z))
     else:
@@ -418,8 +414,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
             count = int(first[idx].sum())
             ni = ev.effective_n(None if design is None else design[idx][first[idx]], count)
             v = _finite(st.statistic(deciding, h[idx], j[idx], k, wi))
-            allow = 1.0 if wi is None else ev.t_allowance(count)         # as the audit's own 95% interval
-            low, high = (ev.interval(ev.posterior(deciding, h[idx], j[idx], k, wi, n_eff=ni * allow))
+            low, high = (ev.shown_interval(deciding, h[idx], j[idx], k, wi, ni, count)
                          if v is not None and count >= 2 else (None, None))
             out[name] = {"n": count, "value": v, "ci": [low, high],
                          "bias": ev.bias(gaps[idx], wi, ni, margin=pol.bias_margin)}

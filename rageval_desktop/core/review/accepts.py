@@ -13,7 +13,7 @@ from rageval_desktop.core.base.stats import wilson
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence
-from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.review.agreement import rated_pairs
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 
@@ -41,9 +41,9 @@ def pass_fail(project: Project, judge: Judge, run: str | None = None) -> dict[st
     mark = METRICS[judge.metric].pass_mark
     if mark is None:
         return None
-    merged, _latest = pairs(project, judge)
+    merged, _latest = rated_pairs(project, judge)
     if run is not None and not merged.empty:
-        merged = merged[merged["run"] == run].reset_index(drop=True)
+        merged = merged.take(merged["run"] == run)
     out: dict[str, Any] = {"pass_mark": mark, "slices": {}, "false_accepts": []}
     if merged.empty:
         return out
@@ -51,9 +51,10 @@ def pass_fail(project: Project, judge: Judge, run: str | None = None) -> dict[st
     if merged.empty:
         return out
     w = np.ones(len(merged)) if weights is None else np.asarray(weights, dtype=float)
-    judge_pass = merged["judge_score"].to_numpy(dtype=float) >= mark
-    human_pass = merged["human_score"].to_numpy(dtype=float) >= mark
-    slices = merged["slice"].fillna("—").to_numpy()
+    judge_score = np.asarray(merged["judge_score"], dtype=float)
+    human_score = np.asarray(merged["human_score"], dtype=float)
+    judge_pass, human_pass = judge_score >= mark, human_score >= mark
+    slices = np.array(["—" if s is None else s for s in merged["slice"].tolist()], dtype=object)
     for name in [*sorted(set(slices)), ALL]:
         inside = np.ones(len(merged), bool) if name == ALL else slices == name
         accepts = inside & judge_pass & ~human_pass
@@ -62,8 +63,9 @@ def pass_fail(project: Project, judge: Judge, run: str | None = None) -> dict[st
             "n": int(inside.sum()), "false_accepts": int(accepts.sum()), "false_rejects": int(rejects.sum()),
             "tpr": _rate(judge_pass, inside & human_pass, w), "tnr": _rate(~judge_pass, inside & ~human_pass, w),
             "false_accept_rate": _rate(judge_pass, inside & ~human_pass, w)}
-    wrong = merged[judge_pass & ~human_pass]
-    out["false_accepts"] = [{"run_row_id": int(r.run_row_id), "run": r.run, "slice": r.slice,
-                             "judge_score": float(r.judge_score), "human_score": float(r.human_score)}
-                            for r in wrong.sort_values(["run", "run_row_id"]).itertuples()]
+    wrong = np.flatnonzero(judge_pass & ~human_pass)
+    runs, rows, named = merged["run"], merged["run_row_id"], merged["slice"]
+    out["false_accepts"] = [{"run_row_id": int(rows[i]), "run": runs[i], "slice": named[i],
+                             "judge_score": float(judge_score[i]), "human_score": float(human_score[i])}
+                            for i in sorted(wrong.tolist(), key=lambda i: (runs[i], rows[i]))]
     return out

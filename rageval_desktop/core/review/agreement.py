@@ -26,6 +26,7 @@ from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence as ev
 from rageval_desktop.core.review.agreement_stats import STATS
+from rageval_desktop.core.review.columns import Columns
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
 from rageval_desktop.core.review.targets import BY_TEXT, sub_key, target_id, unit
@@ -118,26 +119,33 @@ def to_points(values: Any, labels: list[float], *, judge: bool) -> Any:
     return np.clip(np.searchsorted(points, x + 1e-9, side="right") - 1, 0, len(points) - 1)
 
 
-def human_frame(project: Project, metric: str) -> Any:
+HUMAN_SQL = ("SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score, h.seconds_taken, h.comment "
+             "FROM human_ratings h WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id")
+HUMAN_COLUMNS = ("id", "run_row_id", "passage_rank", "item_key", "reviewer", "score", "seconds_taken", "comment")
+
+
+def ratings(project: Project, metric: str) -> Columns:
     """Each reviewer's standing rating per target of `metric` (the latest; withdrawn and skipped ones left out),
     with `target`: a nugget's or citation's text, else the passage rank ("0" for the row). Read once in a block of
     shared reads (core.store.reads): not to be changed in place."""
-    return reads.once(project, ("human_frame", metric), lambda: _human_frame(project, metric))
+    return reads.once(project, ("ratings", metric), lambda: _ratings(project, metric))
 
 
-def _human_frame(project: Project, metric: str) -> object:
-    import pandas as pd
-
+def _ratings(project: Project, metric: str) -> Columns:
     kind = unit(metric)
-    humans = pd.read_sql_query(
-        "SELECT h.id, h.run_row_id, h.passage_rank, h.item_key, h.reviewer, h.score, h.seconds_taken, h.comment "
-        "FROM human_ratings h WHERE h.metric = ? AND h.withdrawn_at IS NULL AND h.skipped = 0 ORDER BY h.id",
-        project.reader(), params=(metric,))
+    rows = project.reader().execute(HUMAN_SQL, (metric,)).fetchall()
     if kind in BY_TEXT:
-        humans = humans[humans["item_key"].notna() & (humans["passage_rank"] > 0)].copy()
-    humans["target"] = [target_id(kind, i, k) for i, k in zip(humans["passage_rank"], humans["item_key"],
-                                                               strict=True)]
-    return humans.drop_duplicates(["run_row_id", "target", "reviewer"], keep="last")
+        rows = [r for r in rows if r[3] is not None and (r[2] or 0) > 0]
+    found = Columns.of_rows(rows, HUMAN_COLUMNS)
+    found = found.with_columns(target=[target_id(kind, int(i), k) for i, k in
+                                       zip(found["passage_rank"].tolist(), found["item_key"].tolist(), strict=True)])
+    return found.take(found.last("run_row_id", "target", "reviewer"))
+
+
+def human_frame(project: Project, metric: str) -> pd.DataFrame:
+    """`ratings` as a DataFrame (the team report, the reviewers' checks and the dashboard's rated columns read it
+    so). Read once in a block of shared reads: not to be changed in place."""
+    return reads.once(project, ("human_frame", metric), lambda: ratings(project, metric).frame())
 
 
 JUDGED_SQL = (
@@ -145,48 +153,55 @@ JUDGED_SQL = (
     "slice, r.name AS run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
     "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE +x.judge_id = ? AND +x.status = 'ok' AND x.run_row_id IN "
     "(SELECT run_row_id FROM human_ratings WHERE metric = ?)")
+JUDGED_COLUMNS = ("run_row_id", "passage_rank", "rationale", "detail", "judge_score", "slice", "run")
 
 
-def judged_frame(project: Project, judge: Judge) -> Any:
-    """The judge's ok verdicts on rated rows, one per target (same `target` as `human_frame`). Looked up from the
-    rated rows (`+` keeps SQLite off the judge's index, which walked a million judgments for 10k ratings). Read once
-    in a block of shared reads: not to be changed in place."""
-    return reads.once(project, ("judged_frame", judge.id, judge.metric), lambda: _judged_frame(project, judge))
+def judged(project: Project, judge: Judge) -> Columns:
+    """The judge's ok verdicts on rated rows, one per target (same `target` as `ratings`). Looked up from the rated
+    rows (`+` keeps SQLite off the judge's index, which walked a million judgments for 10k ratings). Read once in a
+    block of shared reads: not to be changed in place."""
+    return reads.once(project, ("judged", judge.id, judge.metric), lambda: _judged(project, judge))
+
+
+def judged_frame(project: Project, judge: Judge) -> pd.DataFrame:
+    """`judged` as a DataFrame (the team report reads it so)."""
+    return judged(project, judge).frame()
 
 
 JUDGED_ALL_SQL = JUDGED_SQL.replace("SELECT ", "SELECT x.judge_id, ", 1).replace(
     "+x.judge_id = ?", "+x.judge_id IN (SELECT id FROM judges WHERE metric = ?)")
 
 
-def _judged_frame(project: Project, judge: Judge) -> object:
-    import pandas as pd
+def _judged(project: Project, judge: Judge) -> Columns:
+    import numpy as np
 
     kind = unit(judge.metric)
     texts = "x.rationale, x.detail" if kind in BY_TEXT else "NULL AS rationale, NULL AS detail"  # (read when needed)
     every = _judged_rows(project, judge.metric) if kind not in BY_TEXT and reads.active(project) else None
     if every is not None and judge.id in every[1]:
-        frame, where = every        # one read of every judge of the metric in an audit (20 judges: 20 reads, 0.1 s)
-        judged = frame.take(where[judge.id]).drop(columns="judge_id").reset_index(drop=True)
+        found = every[0].take(every[1][judge.id])   # one read of every judge of the metric in an audit
     else:
-        judged = pd.read_sql_query(JUDGED_SQL.format(texts=texts), project.reader(), params=(judge.id, judge.metric))
+        found = Columns.of_rows(project.reader().execute(JUDGED_SQL.format(texts=texts),
+                                                         (judge.id, judge.metric)).fetchall(), JUDGED_COLUMNS)
     if kind in BY_TEXT:
-        judged = judged[judged["passage_rank"] > 0].copy()
-        judged["target"] = [sub_key(kind, r, d) for r, d in zip(judged["rationale"], judged["detail"], strict=True)]
-        judged = judged[judged["target"].notna()]
+        found = found.take(np.asarray(found["passage_rank"], dtype=float) > 0)
+        keys = [sub_key(kind, r, d) for r, d in zip(found["rationale"].tolist(), found["detail"].tolist(),
+                                                    strict=True)]
+        found = found.with_columns(target=keys).take(np.array([k is not None for k in keys], dtype=bool))
     else:
-        judged["target"] = judged["passage_rank"].astype(str)
-    return judged.drop_duplicates(["run_row_id", "target"], keep="last")
+        found = found.with_columns(target=[str(r) for r in found["passage_rank"].tolist()])
+    return found.take(found.last("run_row_id", "target"))
 
 
-def _judged_rows(project: Project, metric: str) -> tuple[pd.DataFrame, dict[int, NDArray[np.intp]]]:
+def _judged_rows(project: Project, metric: str) -> tuple[Columns, dict[int, NDArray[np.intp]]]:
     """Every judge's ok verdicts on the rated rows of a row metric (one verdict per row and judge: a judge's new
     verdict on a row replaces the old), read once in a block of shared reads, and each judge's positions in it."""
-    import pandas as pd
 
-    def read() -> tuple[pd.DataFrame, dict[int, NDArray[np.intp]]]:
-        frame = pd.read_sql_query(JUDGED_ALL_SQL.format(texts="NULL AS rationale, NULL AS detail"), project.reader(),
-                                  params=(metric, metric))
-        return frame, ({} if frame.empty else dict(frame.groupby("judge_id").indices))
+    def read() -> tuple[Columns, dict[int, NDArray[np.intp]]]:
+        found = Columns.of_rows(project.reader().execute(
+            JUDGED_ALL_SQL.format(texts="NULL AS rationale, NULL AS detail"), (metric, metric)).fetchall(),
+            ("judge_id", *JUDGED_COLUMNS))
+        return found.select(*JUDGED_COLUMNS), found.groups("judge_id")
 
     return reads.once(project, ("judged rows", metric), read)
 
@@ -201,86 +216,137 @@ def settled(project: Project, metric: str) -> dict[tuple[int, str], float]:
             "ORDER BY id", (metric,))})
 
 
-def consensus(project: Project, metric: str, latest: Any) -> Any:
-    """One row per rated target: the humans' consensus — the median of the reviewers' standing ratings, or the
-    score a lead set for it — and how many reviewers rated it."""
+def _by_target(latest: Columns) -> tuple[list[tuple[int, str]], dict[tuple[int, str], list[float]],
+                                         dict[tuple[int, str], set[str]]]:
+    """Each rating's (row, target), and each target's scores and reviewers (NaN scores and no reviewer left out)."""
+    keys = latest.targets()
+    scores: dict[tuple[int, str], list[float]] = {}
+    people: dict[tuple[int, str], set[str]] = {}
+    for key, reviewer, score in zip(keys, latest["reviewer"].tolist(), latest["score"].tolist(), strict=True):
+        found = scores.setdefault(key, [])
+        if score is not None and score == score:
+            found.append(float(score))
+        mine = people.setdefault(key, set())
+        if reviewer is not None:
+            mine.add(reviewer)
+    return keys, scores, people
 
-    found = latest.groupby(["run_row_id", "target"]).agg(   # (pandas' own median: a lambda per group took 0.6 s
-        human=("score", "median"), reviewers=("reviewer", "nunique")).reset_index()   # for 10k targets)
+
+def consensus_of(project: Project, metric: str, latest: Columns) -> Columns:
+    """One row per rated target, by row and then target: the humans' consensus — the median of the reviewers'
+    standing ratings, or the score a lead set for it — and how many reviewers rated it."""
+    import statistics
+
+    import numpy as np
+
+    _keys, scores, people = _by_target(latest)
+    order = sorted(scores)
     lead = settled(project, metric)
-    if lead and not found.empty:
-        found["human"] = [lead.get((r, t), h) for r, t, h in zip(found["run_row_id"], found["target"], found["human"],
-                                                                   strict=True)]
-    return found
+    human = [lead.get(key, statistics.median(scores[key]) if scores[key] else math.nan) for key in order]
+    return Columns({"run_row_id": np.array([r for r, _ in order], dtype=np.int64),
+                    "target": [t for _, t in order], "human": np.array(human, dtype=float),
+                    "reviewers": np.array([len(people[key]) for key in order], dtype=np.int64)})
 
 
-def each_reviewer(project: Project, metric: str, latest: Any) -> Any:
+def consensus(project: Project, metric: str, latest: pd.DataFrame) -> pd.DataFrame:
+    """`consensus_of` a DataFrame of ratings (the dashboard's rated columns), as a DataFrame."""
+    return consensus_of(project, metric, Columns.of_frame(latest, ("run_row_id", "target", "reviewer", "score"))
+                        ).frame()
+
+
+def each_reviewer(project: Project, metric: str, latest: Columns) -> Columns:
     """One row per (rated target, reviewer) with that reviewer's score — or, where a lead settled the target, one
     row with the lead's score — and `share`, 1 / the rows of its target, so that every target counts once."""
-    import pandas as pd
+    import numpy as np
 
     lead = settled(project, metric)
-    found = latest[["run_row_id", "target", "reviewer", "score"]].rename(columns={"score": "human"})
-    if lead and not found.empty:
-        keys = list(zip(found["run_row_id"], found["target"], strict=True))
-        settled_rows = pd.Series([k in lead for k in keys], index=found.index)
-        decided = found[settled_rows].drop_duplicates(["run_row_id", "target"]).copy()
-        decided["human"] = [lead[(r, t)] for r, t in zip(decided["run_row_id"], decided["target"], strict=True)]
-        decided["reviewer"] = "(lead)"
-        found = pd.concat([found[~settled_rows], decided], ignore_index=True)
-    counts = latest.groupby(["run_row_id", "target"])["reviewer"].nunique().rename("reviewers").reset_index()
-    found = found.merge(counts, on=["run_row_id", "target"], how="left")
-    found["share"] = 1.0 / found.groupby(["run_row_id", "target"])["human"].transform("size")
-    return found
+    keys, _scores, people = _by_target(latest)
+    reviewers, humans = latest["reviewer"].tolist(), [float(s) for s in latest["score"].tolist()]
+    if lead and keys:
+        kept = [i for i, key in enumerate(keys) if key not in lead]
+        decided = list(dict.fromkeys(key for key in keys if key in lead))   # each settled target once, first seen
+        keys = [keys[i] for i in kept] + decided
+        reviewers = [reviewers[i] for i in kept] + ["(lead)"] * len(decided)
+        humans = [humans[i] for i in kept] + [float(lead[key]) for key in decided]
+    size: dict[tuple[int, str], int] = {}
+    for key in keys:
+        size[key] = size.get(key, 0) + 1
+    return Columns({"run_row_id": np.array([r for r, _ in keys], dtype=np.int64), "target": [t for _, t in keys],
+                    "reviewer": reviewers, "human": np.array(humans, dtype=float),
+                    "reviewers": np.array([len(people[key]) for key in keys], dtype=np.int64),
+                    "share": np.array([1.0 / size[key] for key in keys], dtype=float)})
 
 
-def pairs(project: Project, judge: Judge, *, per_reviewer: bool = False) -> Any:
-    """One row per rated target (a row, a passage, a nugget or a citation: core.review.targets): the judge's score
-    on the human scale and the humans' consensus, both as indices into `scale(metric)`, and `human_score`, the
-    humans' score itself. With `per_reviewer`, one row per reviewer of each target instead (`each_reviewer`): the
-    judge is compared with each reviewer, not with a rounded median (a judge equal to two reviewers' mean matched
-    their rounded-down median half the time). A nugget or a citation is matched by its text, so a rating of a
-    nugget that is no longer in the judge's list compares with nothing. In a block of shared reads the pairs are
-    made once; each caller gets a copy of its own."""
-    merged, latest = reads.once(project, ("pairs", judge.id, judge.metric, per_reviewer),
-                                lambda: _pairs(project, judge, per_reviewer))
-    return merged.copy(), latest
+PAIR_COLUMNS = ("run_row_id", "target", "judge", "human", "human_score", "judge_score", "reviewers", "share", "slice",
+                "run")
 
 
-def _pairs(project: Project, judge: Judge, per_reviewer: bool) -> tuple[Any, Any]:
-    import pandas as pd
+def rated_pairs(project: Project, judge: Judge, *, per_reviewer: bool = False) -> tuple[Columns, Columns]:
+    """(the pairs, the ratings): one row per rated target (a row, a passage, a nugget or a citation:
+    core.review.targets) the judge judged, in the humans' order — the judge's score on the human scale and the
+    humans' consensus, both as indices into `scale(metric)` (`judge`, `human`), the humans' score itself
+    (`human_score`), the judge's (`judge_score`), the row's slice and run. With `per_reviewer`, one row per
+    reviewer of each target instead (`each_reviewer`): the judge is compared with each reviewer, not with a rounded
+    median (a judge equal to two reviewers' mean matched their rounded-down median half the time). A nugget or a
+    citation is matched by its text, so a rating of a nugget that is no longer in the judge's list compares with
+    nothing. In a block of shared reads the pairs are made once: not to be changed in place."""
+    return reads.once(project, ("pairs", judge.id, judge.metric, per_reviewer),
+                      lambda: _pairs(project, judge, per_reviewer))
 
-    columns = ["run_row_id", "target", "judge", "human", "human_score", "judge_score", "reviewers", "share", "slice",
-               "run"]
-    latest = human_frame(project, judge.metric)
-    judged = judged_frame(project, judge)
-    if latest.empty or judged.empty:
-        return pd.DataFrame(columns=columns), latest
+
+def pairs(project: Project, judge: Judge, *, per_reviewer: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`rated_pairs` as DataFrames, (the pairs, `human_frame`), each caller's own."""
+    merged, _latest = rated_pairs(project, judge, per_reviewer=per_reviewer)
+    return merged.frame(), human_frame(project, judge.metric)
+
+
+def _pairs(project: Project, judge: Judge, per_reviewer: bool) -> tuple[Columns, Columns]:
+    import numpy as np
+
+    latest = ratings(project, judge.metric)
+    scored = judged(project, judge)
+    if latest.empty or scored.empty:
+        return Columns({name: [] for name in PAIR_COLUMNS}), latest
     labels = scale(judge.metric)
     found = reads.once(project, ("humans", judge.metric, per_reviewer), lambda: (
-        each_reviewer(project, judge.metric, latest) if per_reviewer else consensus(project, judge.metric, latest)))
-    merged = found.merge(judged, on=["run_row_id", "target"], how="inner")
+        each_reviewer(project, judge.metric, latest) if per_reviewer else consensus_of(project, judge.metric, latest)))
+    at = {key: i for i, key in enumerate(scored.targets())}   # one verdict per target
+    left, right = [], []
+    for i, key in enumerate(found.targets()):                # an inner join in the humans' order
+        j = at.get(key)
+        if j is not None:
+            left.append(i)
+            right.append(j)
+    mine = scored.take(np.array(right, dtype=np.intp))
+    merged = found.take(np.array(left, dtype=np.intp)).with_columns(
+        **{name: mine[name] for name in mine if name not in ("run_row_id", "target")})
     if "share" not in merged:
-        merged["share"] = 1.0
-    merged["human_score"] = merged["human"].astype(float)
-    merged["human"] = to_points(merged["human"], labels, judge=False)
-    merged["judge"] = to_points(merged["judge_score"], labels, judge=True)
-    return merged, latest
+        merged = merged.with_columns(share=np.ones(len(merged)))
+    human = np.asarray(merged["human"], dtype=float)
+    return merged.with_columns(human_score=human, human=to_points(human, labels, judge=False),
+                               judge=to_points(np.asarray(merged["judge_score"], dtype=float), labels, judge=True)
+                               ), latest
 
 
-def _human_ceiling(latest: Any, labels: list[float]) -> float | None:
-    """Krippendorff's alpha between reviewers on the rows more than one of them rated."""
+def human_ceiling(latest: Columns, labels: list[float]) -> float | None:
+    """Krippendorff's alpha between reviewers on the targets more than one of them rated (`latest`: `ratings`)."""
     import krippendorff
     import numpy as np
 
-    if latest.empty or latest["reviewer"].nunique() < 2:
+    if latest.empty:
         return None
-    table = latest.pivot_table(index="reviewer", columns=["run_row_id", "target"], values="score",
-                               aggfunc="last")
-    shared = table.columns[table.notna().sum() >= 2]
+    people = sorted({p for p in latest["reviewer"].tolist() if p is not None})
+    if len(people) < 2:
+        return None
+    table: dict[tuple[int, str], dict[str, float]] = {}
+    for key, reviewer, score in zip(latest.targets(), latest["reviewer"].tolist(),
+                                    latest["score"].tolist(), strict=True):
+        if reviewer is not None and score is not None and score == score:
+            table.setdefault(key, {})[reviewer] = float(score)
+    shared = sorted(key for key, found in table.items() if len(found) >= 2)
     if len(shared) < 2:
         return None
-    data = table[shared].to_numpy(dtype=float)
+    data = np.array([[table[key].get(person, math.nan) for key in shared] for person in people], dtype=float)
     if len(np.unique(data[np.isfinite(data)])) < 2:
         return None
     return float(krippendorff.alpha(reliability_data=data, value_domain=labels, level_of_measurement="ordinal"))
@@ -372,14 +438,14 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     pol = pol or policy(project)
     labels = scale(judge.metric)
     k = len(labels)
-    merged, latest = pairs(project, judge, per_reviewer=True)
+    merged, latest = rated_pairs(project, judge, per_reviewer=True)
     merged, design, outside = weighted_pairs(project, judge.metric, merged)
     deciding = pol.deciding(k)
-    h = merged["human"].to_numpy(dtype=np.int64)
-    j = merged["judge"].to_numpy(dtype=np.int64)
-    first = ~merged.duplicated(["run_row_id", "target"]).to_numpy() if len(merged) else np.array([], bool)
+    h = np.asarray(merged["human"], dtype=np.int64)
+    j = np.asarray(merged["judge"], dtype=np.int64)
+    first = merged.first("run_row_id", "target")
     n = int(first.sum())                                        # targets: each counts once, however many reviewers
-    share = merged["share"].to_numpy(dtype=float)
+    share = np.asarray(merged["share"], dtype=float)
     w = None if design is None and np.allclose(share, 1.0) else (design if design is not None else 1.0) * share
     matrix = st.confusion(h, j, k) if n else None
     weighted = st.confusion(h, j, k, w) if n else None
@@ -405,11 +471,12 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
     confusion: dict[str, Any] = {"labels": labels, "rows": "human", "columns": "judge",
                                  "matrix": matrix.astype(int).tolist() if matrix is not None else []}
     span = (max(labels) - min(labels)) or 1.0
-    gaps = (merged["judge_score"].to_numpy(dtype=float) - merged["human_score"].to_numpy(dtype=float)) / span * 100
+    gaps = (np.asarray(merged["judge_score"], dtype=float) - np.asarray(merged["human_score"], dtype=float)
+            ) / span * 100
 
     def breakdown(column: str) -> dict[str, Any]:
         out = {}
-        for name, idx in sorted(merged.groupby(column).indices.items()):
+        for name, idx in merged.groups(column).items():
             wi = None if w is None else w[idx]
             count = int(first[idx].sum())
             ni = ev.effective_n(None if design is None else design[idx][first[idx]], count)
@@ -420,7 +487,7 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                          "bias": ev.bias(gaps[idx], wi, ni, margin=pol.bias_margin)}
         return out
 
-    reviewers = int(latest["reviewer"].nunique()) if not latest.empty else 0
+    reviewers = len({p for p in latest["reviewer"].tolist() if p is not None})
     multi = int(((merged["reviewers"] > 1) & first).sum()) if n else 0
     compared = ("each row's only reviewer" if multi == 0 else
                 f"each reviewer of the {multi} target(s) rated more than once (each target counts once; a lead's "
@@ -430,14 +497,14 @@ def agreement(project: Project, judge: Judge, pol: RetirementPolicy | None = Non
                      needed=needed, stats=stats, confusion=confusion,
                      per_slice=breakdown("slice") if breakdowns else {},
                      per_run=breakdown("run") if breakdowns else {}, reviewers=reviewers, compared_with=compared,
-                     human_ceiling=_human_ceiling(latest, labels) if not latest.empty else None, rule=pol.rule,
+                     human_ceiling=human_ceiling(latest, labels), rule=pol.rule,
                      weighting=_weighting(None if design is None else design[first], n_eff), anytime_ci=anytime,
                      effective_n=n_eff, outside_sample=outside, look=look, looks=planned,
                      deciding_look=None if chosen is None else chosen["n"], plan_looks=list(looks.sizes),
                      bias=ev.bias(gaps, w, n_eff, margin=pol.bias_margin) if n else {})
 
 
-def _planned(name: str, merged: Any, k: int, looks: Looks, pol: RetirementPolicy) -> list[dict[str, Any]]:
+def _planned(name: str, merged: Columns, k: int, looks: Looks, pol: RetirementPolicy) -> list[dict[str, Any]]:
     """Each planned look the ratings have reached, on exactly its prefix's targets weighed at that size: n, the
     statistic, its interval at the look's group-sequential boundary z, and what it decides."""
     import numpy as np
@@ -446,17 +513,17 @@ def _planned(name: str, merged: Any, k: int, looks: Looks, pol: RetirementPolicy
         return []
     total = looks.sizes[-1]
     bounds = ev.look_boundaries(tuple(m / total for m in looks.sizes))
-    keys = [(int(r), str(t)) for r, t in zip(merged["run_row_id"], merged["target"], strict=True)]
-    share = merged["share"].to_numpy(dtype=float)
+    keys = merged.targets()
+    share = np.asarray(merged["share"], dtype=float)
     out = []
     for m, found, strata, z in zip(looks.sizes, looks.reached, looks.strata, bounds, strict=False):
         idx = np.array([i for i, key in enumerate(keys) if key in found], dtype=np.int64)
         if idx.size == 0:
             continue
-        sub = merged.iloc[idx]
-        first = ~sub.duplicated(["run_row_id", "target"]).to_numpy()
+        sub = merged.take(idx)
+        first = sub.first("run_row_id", "target")
         p = np.array([found[keys[i]] for i in idx])
-        h, j = sub["human"].to_numpy(dtype=np.int64), sub["judge"].to_numpy(dtype=np.int64)
+        h, j = np.asarray(sub["human"], dtype=np.int64), np.asarray(sub["judge"], dtype=np.int64)
         w = (1.0 / p) * share[idx]
         count = int(first.sum())
         n_eff = ev.stratified_n(ev.effective_n(1.0 / p[first], count), count, strata)

@@ -36,7 +36,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
-from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.review.agreement import rated_pairs
 from rageval_desktop.core.review.settings import selective_levels
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.review.weights import weighted_pairs
@@ -252,15 +252,15 @@ def calibration(project: Project, judge: Judge) -> dict[str, Any]:
     left out (core.review.weights.weighted_pairs)."""
     import numpy as np
 
-    merged, _latest = pairs(project, judge)
+    merged, _latest = rated_pairs(project, judge)
     outside = 0
     weights = None
     if not merged.empty:
         merged, weights, outside = weighted_pairs(project, judge.metric, merged)
-    return {"rows": merged["run_row_id"].to_numpy(dtype=np.int64) if not merged.empty else np.array([], np.int64),
-            "judge": merged["judge_score"].to_numpy(dtype=float) if not merged.empty else np.array([]),
-            "human": merged["human_score"].to_numpy(dtype=float) if not merged.empty else np.array([]),
-            "slice": merged["slice"].fillna("—").to_numpy() if not merged.empty else np.array([], object),
+    return {"rows": np.asarray(merged["run_row_id"], dtype=np.int64),
+            "judge": np.asarray(merged["judge_score"], dtype=float),
+            "human": np.asarray(merged["human_score"], dtype=float),
+            "slice": np.array(["—" if s is None else s for s in merged["slice"].tolist()], dtype=object),
             "weights": None if weights is None else np.asarray(weights, dtype=float), "outside": outside}
 
 

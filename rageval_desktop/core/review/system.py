@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.review.agreement import pairs
+from rageval_desktop.core.review.agreement import rated_pairs
 from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
 
@@ -89,17 +89,18 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
     `reason` says why there is none (fewer than three runs rated on shared questions)."""
     import numpy as np
 
-    merged, _latest = pairs(project, judge)
+    merged, _latest = rated_pairs(project, judge)
     empty = {"tau": None, "ci": [None, None], "ordered_same": None, "runs": [], "questions": 0}
     if merged.empty:
         return {**empty, "reason": "no rated rows this judge judged"}
     keys = reads.once(project, ("question keys", judge.metric), lambda: dict(project.reader().execute(
         "SELECT id, COALESCE(golden_id, lower(trim(question))) FROM run_rows WHERE id IN (SELECT run_row_id FROM "
         "human_ratings WHERE metric = ?)", (judge.metric,))))                 # every rated row's question, once
-    frame = merged.assign(question=merged["run_row_id"].map(keys))
-    runs = sorted(frame["run"].unique())
+    questions = [keys.get(row) for row in merged["run_row_id"].tolist()]
+    named = merged["run"].tolist()
+    runs = sorted(set(named))
     asked: dict[str, set[Any]] = {}
-    for run, question in zip(frame["run"].tolist(), frame["question"].tolist(), strict=True):
+    for run, question in zip(named, questions, strict=True):
         asked.setdefault(run, set()).add(question)
     shared = set.intersection(*(asked[r] for r in runs)) if runs else set()
     if len(runs) < MIN_RUNS or len(shared) < 2:
@@ -111,9 +112,9 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
     order = {q: i for i, q in enumerate(sorted(shared))}
     column = {r: i for i, r in enumerate(runs)}
     cell = np.fromiter((order[q] * len(runs) + column[r] if q in order else -1
-                        for q, r in zip(frame["question"].tolist(), frame["run"].tolist(), strict=True)),
-                       np.int64, len(frame))
-    judge_q, human_q = (_cell_means(cell, frame[name].to_numpy(dtype=float), len(order), len(runs))
+                        for q, r in zip(questions, named, strict=True)),
+                       np.int64, len(merged))
+    judge_q, human_q = (_cell_means(cell, np.asarray(merged[name], dtype=float), len(order), len(runs))
                         for name in ("judge_score", "human_score"))                  # questions x runs
     names, judge_means, human_means = runs, judge_q.mean(axis=0), human_q.mean(axis=0)
     tau = float(tau_b(judge_means, human_means))

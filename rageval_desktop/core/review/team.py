@@ -20,13 +20,14 @@ from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence
 from rageval_desktop.core.review.agreement import (
     _finite,
-    _human_ceiling,
+    human_ceiling,
     human_frame,
     judged_frame,
     scale,
     settled,
     to_points,
 )
+from rageval_desktop.core.review.columns import Columns
 from rageval_desktop.core.review.ratings import check_score
 from rageval_desktop.core.review.sampling import get_sample
 from rageval_desktop.core.review.settings import policy
@@ -151,7 +152,8 @@ def team_report(project: Project, metric: str, sample_id: int | None = None) -> 
         q["run"], q["external_id"], q["question"] = conn.execute(
             "SELECT r.name, rr.external_id, rr.question FROM run_rows rr JOIN runs r ON r.id = rr.run_id "
             "WHERE rr.id = ?", (q["row_id"],)).fetchone()
-    return TeamReport(metric, name, labels, out, pairwise, _human_ceiling(latest, labels), shared, queue, done)
+    ceiling = human_ceiling(Columns.of_frame(latest, ("run_row_id", "target", "reviewer", "score")), labels)
+    return TeamReport(metric, name, labels, out, pairwise, ceiling, shared, queue, done)
 
 
 def adjudicate(project: Project, row_id: int, metric: str, score: float, reason: str, lead: str, *, item: int = 0,

@@ -21,7 +21,7 @@ from typing import Any
 
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
-from rageval_desktop.core.review.agreement import pairs, scale
+from rageval_desktop.core.review.agreement import rated_pairs, scale
 from rageval_desktop.core.review.team import spread_limit
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
@@ -70,13 +70,13 @@ def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA)
     find_run(project, run)           # a run that does not exist is an error, not "not checked"
     labels = scale(judge.metric)
     tolerance = spread_limit(len(labels))
-    merged, _ = pairs(project, judge)
+    merged, _ = rated_pairs(project, judge)
     merged, design, _ = weighted_pairs(project, judge.metric, merged)
     if merged.empty:
         return Transport(judge.name, run, "not checked", 0.0, None, 0.0, None, None, alpha)
-    errors = (np.abs(merged["human"].to_numpy(dtype=float) - merged["judge"].to_numpy(dtype=float))
+    errors = (np.abs(np.asarray(merged["human"], dtype=float) - np.asarray(merged["judge"], dtype=float))
               > tolerance).astype(float)
-    here = (merged["run"] == run).to_numpy()
+    here = np.asarray(merged["run"] == run, dtype=bool)
     w = None if design is None else np.asarray(design, dtype=float)
     n_run, rate_run = _side(errors[here], None if w is None else w[here])
     n_audit, rate_audit = _side(errors[~here], None if w is None else w[~here])

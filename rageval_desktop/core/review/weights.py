@@ -15,11 +15,16 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rageval_desktop.core.review.columns import Columns
 from rageval_desktop.core.review.targets import target_id, unit
 from rageval_desktop.core.store import reads
 from rageval_desktop.core.store.project import Project
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 def design(project: Project, metric: str) -> dict[tuple[int, str], float]:
@@ -102,28 +107,28 @@ def target_weights(project: Project, metric: str) -> dict[int, float]:
     return {row: 1.0 / p for (row, target), p in design(project, metric).items() if target == "0"}
 
 
-def weighted_pairs(project: Project, metric: str, merged: Any) -> tuple[Any, Any | None, int]:
-    """An agreement frame (`run_row_id`, `target` columns) as the sample's design weighs it: (the rows rated within a
-    sample that recorded its probabilities, their weights 1/p or None when those are all equal, how many rated
-    targets were left out). With no such sample every row stays and weighs the same. Ratings outside it — made in
-    no sample, or ahead of the rated prefix of a weighted one — cannot be weighed as drawn: they are left out and
-    counted (they used to weigh 1 beside ratings weighing N/n). The audit and the false-accept rates both read it."""
+def weighted_pairs(project: Project, metric: str, merged: Columns) -> tuple[Columns, NDArray[np.float64] | None, int]:
+    """Agreement pairs (core.review.agreement.rated_pairs: `run_row_id`, `target` columns) as the sample's design
+    weighs them: (the pairs rated within a sample that recorded its probabilities, their weights 1/p or None when
+    those are all equal, how many rated targets were left out). With no such sample every pair stays and weighs the
+    same. Ratings outside it — made in no sample, or ahead of the rated prefix of a weighted one — cannot be weighed
+    as drawn: they are left out and counted (they used to weigh 1 beside ratings weighing N/n). The audit and the
+    false-accept rates both read it."""
     import numpy as np
 
     chosen = unrepresentative(project, metric)
     left = 0
     if chosen and not merged.empty:
-        keys = list(zip(merged["run_row_id"].astype(int).tolist(), merged["target"].astype(str).tolist(), strict=True))
-        out = np.array([key in chosen for key in keys])
-        left = int((~merged.loc[out].duplicated(["run_row_id", "target"])).sum())
-        merged = merged.loc[~out].reset_index(drop=True)
+        out = np.array([key in chosen for key in merged.targets()], dtype=bool)
+        left = int(merged.take(out).first("run_row_id", "target").sum())
+        merged = merged.take(~out)
     found = design(project, metric)
     if not found or merged.empty:
         return merged, None, left
-    keys = list(zip(merged["run_row_id"].astype(int).tolist(), merged["target"].astype(str).tolist(), strict=True))
-    inside = np.array([key in found for key in keys])
-    outside = int((~merged.loc[~inside].duplicated(["run_row_id", "target"])).sum()) if not inside.all() else 0
-    merged = merged.loc[inside].reset_index(drop=True)
+    keys = merged.targets()
+    inside = np.array([key in found for key in keys], dtype=bool)
+    outside = int(merged.take(~inside).first("run_row_id", "target").sum()) if not inside.all() else 0
+    merged = merged.take(inside)
     weights = np.array([1.0 / found[key] for key in keys if key in found])
     return merged, (None if weights.size == 0 or np.allclose(weights, 1.0) else weights), outside + left
 

@@ -54,3 +54,16 @@ def test_the_agreement_command_imports_no_pandas(demo_file):
             "print(sorted(m for m in ('pandas', 'pyarrow', 'scipy', 'sklearn') if m in sys.modules))\n")
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert found.strip() == "[]", found
+
+
+def test_the_short_sums_are_numpys_to_the_bit():
+    """κ's margins are added column by column for speed (core.review.agreement_stats.margins); they must be the
+    sums numpy makes, bit for bit, or an interval would move in its last digit."""
+    from rageval_desktop.core.review.agreement_stats import add_last, margins
+
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 4, 5, 7, 8, 11):
+        stack = rng.random((300, k, k)) * rng.integers(1, 10_000)
+        rows, cols = margins(stack)
+        assert np.array_equal(rows, stack.sum(axis=-1)) and np.array_equal(cols, stack.sum(axis=-2))
+        assert np.array_equal(add_last(stack[:, 0, :] * 3.7), (stack[:, 0, :] * 3.7).sum(axis=-1))

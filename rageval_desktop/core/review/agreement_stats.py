@@ -13,7 +13,11 @@ A statistic that is undefined on a resample (every score the same label) is NaN,
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 STATS = ("exact", "within_one", "cohen_kappa", "quadratic_kappa", "spearman", "krippendorff_alpha")
 LABELS = {"exact": "exact agreement", "within_one": "within one point", "cohen_kappa": "Cohen's κ",
@@ -47,6 +51,30 @@ def confusion(human: Any, judge: Any, k: int, weights: Any | None = None) -> Any
     return counts.reshape(*lead, k, k)
 
 
+def margins(c: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The row and column sums of each matrix in a stack (..., k, k). Under 8 points, by adding the k columns (rows)
+    in order, which is how numpy's sum adds fewer than 8 numbers, so the sums are the same to the bit: numpy's
+    reduction over a short last axis took 0.43 ms for a posterior's 2,000 matrices, these adds 0.12."""
+    k = c.shape[-1]
+    if k >= 8 or c.ndim < 3:
+        return c.sum(axis=-1), c.sum(axis=-2)
+    rows, cols = c[..., 0].copy(), c[..., 0, :].copy()
+    for m in range(1, k):
+        rows += c[..., m]
+        cols += c[..., m, :]
+    return rows, cols
+
+
+def add_last(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """x.sum(axis=-1), to the bit: under 8 values by adding them in order, as numpy does (see `margins`)."""
+    if x.shape[-1] >= 8 or x.ndim < 2:
+        return x.sum(axis=-1)
+    out = x[..., 0].copy()
+    for m in range(1, x.shape[-1]):
+        out += x[..., m]
+    return out
+
+
 def from_confusion(name: str, c: Any) -> Any:
     """One statistic of each confusion matrix in a stack (..., k, k); NaN where undefined."""
     import numpy as np
@@ -60,13 +88,13 @@ def from_confusion(name: str, c: Any) -> Any:
             return np.trace(c, axis1=-2, axis2=-1) / n
         if name == "within_one":
             return (c * (np.abs(i - j) <= 1)).sum(axis=(-2, -1)) / n
-        rows, cols = c.sum(axis=-1), c.sum(axis=-2)   # human and judge marginals
+        rows, cols = margins(c)                        # human and judge marginals
         if name in ("cohen_kappa", "quadratic_kappa"):
             # 1 - sum(w * c) / sum(w * rows cols^T / n), as products with the k x k weights (a posterior's 2,000
             # matrices: 0.5 ms, against 1.1 ms through the stack of expected matrices)
             w = (i != j).astype(float) if name == "cohen_kappa" else ((i - j) ** 2).astype(float)
             observed = c.reshape(*c.shape[:-2], k * k) @ w.ravel()
-            expected = ((rows @ w) * cols).sum(axis=-1) / n
+            expected = add_last((rows @ w) * cols) / n
             return 1.0 - observed / expected
         if name == "spearman":
             def midranks(marginal: Any) -> Any:

@@ -129,6 +129,11 @@ class Columns:
             order = keep[np.argsort(values[keep], kind="stable")]
             found, starts = np.unique(values[order], return_index=True)
             return {value: part for value, part in zip(found.tolist(), np.split(order, starts[1:]), strict=True)}
+        if values.size and all(type(v) is str for v in values.tolist()):     # text: the same, sorted by numpy
+            found, where = np.unique(values, return_inverse=True)
+            order = np.argsort(where, kind="stable")
+            starts = np.cumsum(np.bincount(where, minlength=len(found)))[:-1]
+            return {value: part for value, part in zip(found.tolist(), np.split(order, starts), strict=True)}
         seen: dict[Any, list[int]] = {}
         for i, value in enumerate(values.tolist()):
             if value is not None and value == value:

@@ -84,6 +84,17 @@ def _cell_means(cell: NDArray[np.int64], values: NDArray[np.float64], questions:
         return (sums / counts).reshape(questions, runs)
 
 
+def _products(drawn: NDArray[np.float64], both: NDArray[np.float64]) -> NDArray[np.float64]:
+    """drawn @ both, in blocks of rows small enough for OpenBLAS to do each on one thread (m x n x k up to 65,536 x
+    4, its threshold): a whole product spun its threads for about a CPU-second an audit on two cores, and numpy's
+    einsum, its own loop, took 3.5 ms a judge where the blocks take 0.3."""
+    import numpy as np
+
+    rows = max(1, 262_144 // max(1, both.shape[0] * both.shape[1]))
+    return np.concatenate([drawn[i:i + rows] @ both for i in range(0, len(drawn), rows)]) if len(drawn) else (
+        np.zeros((0, both.shape[1])))
+
+
 def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Kendall τ of the judge's and the humans' per-run means on shared rated questions, with its bootstrap CI;
     `reason` says why there is none (fewer than three runs rated on shared questions)."""
@@ -121,8 +132,8 @@ def system_agreement(project: Project, judge: Judge, *, resamples: int = 1000, s
     both = np.concatenate([judge_q, human_q], axis=1)               # questions x (runs of the judge, of the humans)
     found = []
     for drawn in _draws(project, len(judge_q), resamples, seed):     # resample questions: a draw keeps a question
-        means = np.einsum("bq,qr->br", drawn, both) / len(judge_q)    # in every run (einsum's own loop, not BLAS:
-        found.append(tau_b(means[:, :len(runs)], means[:, len(runs):]))   # OpenBLAS's threads spun a CPU-second)
+        means = _products(drawn, both) / len(judge_q)                # in every run
+        found.append(tau_b(means[:, :len(runs)], means[:, len(runs):]))
     taus = np.concatenate(found) if found else np.array([])
     taus = taus[np.isfinite(taus)]
     ci = [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))] if taus.size else [None, None]

@@ -270,7 +270,8 @@ def _prefix_designs(project: Project, metric: str, sid: int, sizes: tuple[int, .
 def strata_used(project: Project, metric: str) -> int:
     """How many strata of stratified samples the standing ratings of `metric` come from (each takes a degree of
     freedom from the audit's effective n: core.review.evidence.stratified_n)."""
-    return len({(sid, key) for sid, params, key, *_ in _rated(project, metric) if sample_mode(params) == "stratified"})
+    return reads.once(project, ("strata used", metric), lambda: len(
+        {(sid, key) for sid, params, key, *_ in _rated(project, metric) if sample_mode(params) == "stratified"}))
 
 
 def _rated(project: Project, metric: str) -> list[tuple]:

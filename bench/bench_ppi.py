@@ -23,11 +23,13 @@ import numpy as np  # noqa: E402
 from rageval_desktop.core.metrics.ppi import ppi_mean, simulate  # noqa: E402
 
 
-def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 400) -> dict[str, float]:
+def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 400,
+                   design: str = "uniform") -> dict[str, float]:
     """The gate's PPI cell (ppi_delta): two runs of a 1-5 slice, the judge 0.8 points high with noise 0.7 on both,
-    the candidate's true mean `drop` points (0-100) lower; `rated` ratings per run. How often the 95% interval of the
-    difference lies wholly below 0 (a drop shown), wholly above -2 points (shown within a 2-point tolerance), and
-    covers the true difference. Populations drawn here; only ppi_delta is the app's."""
+    the candidate's true mean `drop` points (0-100) lower; `rated` ratings per run, drawn by `design` (`drawn`) and
+    weighted as drawn. How often the 95% interval of the difference lies wholly below 0 (a drop shown), wholly above
+    -2 points (shown within a 2-point tolerance), and covers the true difference. Populations and samples drawn
+    here; only ppi_delta is the app's."""
     from rageval_desktop.core.metrics.ppi import ppi_delta
 
     rng = np.random.default_rng(seed)
@@ -39,13 +41,54 @@ def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 40
         ja = np.clip(base + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
         jb = np.clip(cand + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
         da, db = np.full(rows, np.nan), np.full(rows, np.nan)
-        ia, ib = rng.choice(rows, rated, replace=False), rng.choice(rows, rated, replace=False)
+        wa, wb = np.ones(rows), np.ones(rows)
+        (ia, pa), (ib, pb) = drawn(design, ja, rated, rng), drawn(design, jb, rated, rng)
         da[ia], db[ib] = (base[ia] - ja[ia]) * 25, (cand[ib] - jb[ib]) * 25
-        low, high = ppi_delta((ja - 1) * 25, (jb - 1) * 25, da, db, minimum=2)["ci"]
+        wa[ia], wb[ib] = pa, pb
+        weights = (None, None) if design == "uniform" else (wa, wb)
+        found = ppi_delta((ja - 1) * 25, (jb - 1) * 25, da, db, *weights, minimum=2)["ci"]
+        if found is None:
+            continue                                  # too few drawn to decide: neither shown nor within
+        low, high = found
         shown += high < 0
         within += low > -2
         covered += low <= truth <= high
     return {"shown": shown / runs, "within": within / runs, "covered": covered / runs}
+
+
+def drawn(design: str, judge: np.ndarray, rated: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a run's reviewers rate and their weights 1/p, under one of the desk's designs, drawn here:
+    "uniform" (a simple random sample), "stratified" (three bands of the judge's score, below 2.5, 2.5-4 and above 4,
+    an equal share of the ratings each: the bands the app stratifies by, allocated as it does) or "uncertain"
+    (Poisson sampling, each row's probability growing as the judge's score nears the pass mark, 3.5 between fail and
+    pass: p proportional to 1 / (0.25 + |score - 3.5|), capped at 1, summing to `rated`)."""
+    rows = judge.size
+    if design == "uniform":
+        return rng.choice(rows, rated, replace=False), np.ones(rated)
+    if design == "stratified":
+        band = np.digitize(judge, [2.5, 4.0])
+        picked, weights = [], []
+        share = [rated // 3 + (1 if h < rated % 3 else 0) for h in range(3)]
+        for h in range(3):
+            members = np.flatnonzero(band == h)
+            take = min(share[h], members.size)
+            if take:
+                picked.append(rng.choice(members, take, replace=False))
+                weights.append(np.full(take, members.size / take))
+        return np.concatenate(picked), np.concatenate(weights)
+    priority = 1.0 / (0.25 + np.abs(judge - 3.5))
+    p = np.zeros(rows)
+    capped = np.zeros(rows, bool)
+    while True:                                   # inclusion probabilities at size `rated`, the largest capped at 1
+        room = rated - capped.sum()
+        p[~capped] = room * priority[~capped] / priority[~capped].sum()
+        over = ~capped & (p >= 1.0)
+        if not over.any():
+            break
+        capped |= over
+    p[capped] = 1.0
+    picked = np.flatnonzero(rng.random(rows) < p)
+    return picked, 1.0 / p[picked]
 
 
 def rare_errors(scale: str, err: float, rated: int, runs: int, seed: int, rows: int = 400) -> tuple[float, float]:
@@ -106,6 +149,15 @@ def main() -> None:
         for rated in (20, 40, 100):
             r = delta_outcomes(drop, rated, runs // 2, seed=rated + int(drop))
             print(f"{drop:>5.0f} {rated:>6} {r['shown']:>10.1%} {r['within']:>9.1%} {r['covered']:>9.1%}")
+    print(f"\nThe same cell with the ratings drawn as the desk's weighted designs draw them (drawn: stratified by "
+          f"the judge's score, or uncertain first) and weighted as drawn; {runs // 2} pairs a line:")
+    print(f"{'design':>10} {'drop':>5} {'rated':>6} {'drop shown':>10} {'within 2':>9} {'coverage':>9}")
+    for design in ("stratified", "uncertain"):
+        for drop in (0.0, 10.0):
+            for rated in (40, 100):
+                r = delta_outcomes(drop, rated, runs // 2, seed=rated + int(drop), design=design)
+                print(f"{design:>10} {drop:>5.0f} {rated:>6} {r['shown']:>10.1%} {r['within']:>9.1%} "
+                      f"{r['covered']:>9.1%}")
 
 
 if __name__ == "__main__":

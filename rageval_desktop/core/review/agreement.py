@@ -186,9 +186,8 @@ def _judged(project: Project, judge: Judge) -> Columns:
     every = _judged_rows(project, judge.metric) if kind not in BY_TEXT and reads.active(project) else None
     if every is not None and judge.id in every[1]:   # one read of every judge of the metric in an audit, its
         return every[0].take(every[1][judge.id])      # targets made and each judge's last verdict on them kept there
-    if every is None or judge.id not in every[1]:
-        found = Columns.of_rows(project.reader().execute(JUDGED_SQL.format(texts=texts),
-                                                         (judge.id, judge.metric)).fetchall(), JUDGED_COLUMNS)
+    found = Columns.of_rows(project.reader().execute(JUDGED_SQL.format(texts=texts), (judge.id, judge.metric)
+                                                     ).fetchall(), JUDGED_COLUMNS)
     if kind in BY_TEXT:
         found = found.take(np.asarray(found["passage_rank"], dtype=float) > 0)
         keys = [sub_key(kind, r, d) for r, d in zip(found["rationale"].tolist(), found["detail"].tolist(),
@@ -275,7 +274,8 @@ def each_reviewer(project: Project, metric: str, latest: Columns) -> Columns:
 
     lead = settled(project, metric)
     keys, _scores, people = _by_target(latest)
-    reviewers, humans = latest["reviewer"].tolist(), [float(s) for s in latest["score"].tolist()]
+    reviewers = latest["reviewer"].tolist()
+    humans = [math.nan if s is None else float(s) for s in latest["score"].tolist()]
     if lead and keys:
         kept = [i for i, key in enumerate(keys) if key not in lead]
         decided = list(dict.fromkeys(key for key in keys if key in lead))   # each settled target once, first seen
@@ -324,15 +324,17 @@ def _pairs(project: Project, judge: Judge, per_reviewer: bool) -> tuple[Columns,
     labels = scale(judge.metric)
     found, code, codes = reads.once(project, ("humans", judge.metric, per_reviewer),
                                     lambda: _humans(project, judge.metric, latest, per_reviewer))
-    at = np.full(len(code) + 1, -1, dtype=np.intp)            # an inner join in the humans' order: each target's
-    mine = np.array([code.get(key, len(code)) for key in scored.targets()], dtype=np.intp)   # one verdict's place
-    at[mine] = np.arange(len(mine))
-    at[len(code)] = -1                                         # (verdicts on targets no one rated)
+    # an inner join in the humans' order: where each numbered target's one verdict is (-1: none; the extra last
+    # place takes the verdicts on targets no one rated)
+    at = np.full(len(code) + 1, -1, dtype=np.intp)
+    places = np.array([code.get(key, len(code)) for key in scored.targets()], dtype=np.intp)
+    at[places] = np.arange(len(places))
+    at[len(code)] = -1
     right = at[codes]
     left = np.flatnonzero(right >= 0)
-    mine_ = scored.take(right[left])
+    verdicts = scored.take(right[left])
     merged = found.take(left).with_columns(
-        **{name: mine_[name] for name in mine_ if name not in ("run_row_id", "target")})
+        **{name: verdicts[name] for name in verdicts if name not in ("run_row_id", "target")})
     if "share" not in merged:
         merged = merged.with_columns(share=np.ones(len(merged)))
     human = np.asarray(merged["human"], dtype=float)

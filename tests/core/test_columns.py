@@ -67,3 +67,10 @@ def test_the_short_sums_are_numpys_to_the_bit():
         rows, cols = margins(stack)
         assert np.array_equal(rows, stack.sum(axis=-1)) and np.array_equal(cols, stack.sum(axis=-2))
         assert np.array_equal(add_last(stack[:, 0, :] * 3.7), (stack[:, 0, :] * 3.7).sum(axis=-1))
+
+
+def test_taking_nothing_gives_empty_columns_of_the_same_names():
+    cols, _ = _table()
+    for nothing in ([], np.array([], dtype=np.intp), np.zeros(6, bool)):
+        none = cols.take(nothing)
+        assert none.empty and none.names == cols.names and none.groups("row") == {} and none.first("row").size == 0

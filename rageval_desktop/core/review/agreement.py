@@ -203,12 +203,15 @@ def _judged_rows(project: Project, metric: str) -> tuple[Columns, dict[int, NDAr
     verdict on a row replaces the old), read once in a block of shared reads, and each judge's positions in it."""
 
     def read() -> tuple[Columns, dict[int, NDArray[np.intp]]]:
+        import numpy as np
+
         conn = project.reader()
         found = Columns.of_rows(conn.execute(JUDGED_ALL_SQL, (metric, metric)).fetchall(),
                                 ("judge_id", "run_row_id", "passage_rank", "judge_score"))
         where = {row: (named, run) for row, named, run in conn.execute(RATED_ROWS_SQL, (metric,))}
         found = found.with_columns(target=[str(r) for r in found["passage_rank"].tolist()])
-        found = found.take(found.last("judge_id", "run_row_id", "target"))   # each judge's last verdict a target
+        found = found.take(found.last("judge_id", "run_row_id", "target")   # each judge's last verdict a target,
+                           & np.isin(found["run_row_id"], list(where)))      # of a row in a run (as a join kept)
         placed = [where[row] for row in found["run_row_id"].tolist()]   # (the join by SQL made 35,000 rows' texts:
         nothing = [None] * len(found)                                    # 80 ms, against 30 here)
         return Columns({"run_row_id": found["run_row_id"], "passage_rank": found["passage_rank"],

@@ -74,14 +74,13 @@ class Columns:
         where = np.asarray(idx)
         if where.dtype == bool:
             where = np.flatnonzero(where)
+        elif where.size == 0:
+            where = where.astype(np.intp)             # (an empty list is floats to numpy)
         return Columns({name: values[where] for name, values in self._data.items()}, int(where.size))
 
     def with_columns(self, **columns: Column) -> Columns:
         """These columns with some added or replaced (added at the end, in the order given)."""
         return Columns({**self._data, **columns}, self._n)
-
-    def select(self, *names: str) -> Columns:
-        return Columns({name: self._data[name] for name in names}, self._n)
 
     def keys(self, *names: str) -> list[tuple[object, ...]]:
         """Each row's values of `names`, as tuples (plain Python values: ints, floats, strings, None)."""

@@ -620,8 +620,9 @@ class _Scan:
             quote = buf == 34
             if quote.any():
                 # runs of quotes, from where quote turns on to where it turns off (`buf` starts and ends on a byte
-                # that is not a quote, so edges pair up)
-                edges = np.flatnonzero(np.diff(quote.view(np.int8)))
+                # that is not a quote, so edges pair up); nonzero of a bool array, 0.2 ms a MB (of np.diff's int8:
+                # 2.2 ms, most of the scan)
+                edges = np.flatnonzero(quote[1:] != quote[:-1])
                 starts, stops = edges[0::2] + 1, edges[1::2] + 1
                 length = stops - starts
                 inside = (self.parity + np.cumsum(length) - length) % 2 == 1

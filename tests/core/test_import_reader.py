@@ -68,3 +68,14 @@ def test_without_an_interpreter_to_start_the_import_reads_in_one_process(project
     path = write(tmp_path / "r.jsonl", rows(9))
     assert import_run(project, path, "v1").added == 9
     assert counts(project) == (1, 9) and reader_mode == []          # no reader was started
+
+
+def test_a_compressed_file_gets_a_reader_by_what_it_holds(monkeypatch):
+    """A Parquet or .gz file's bytes hold about four times as much as a text file's: 8 MB of them are the 32 MB that
+    make a reader process worth starting (a 30k-row Parquet file of 24 MB was read in the importing process)."""
+    monkeypatch.setattr(run_import, "PARALLEL_BYTES", 32 << 20)
+    mb = 1 << 20
+    assert run_import.parallel("run.parquet", 8 * mb) and run_import.parallel("run.jsonl.gz", 8 * mb)
+    assert run_import.parallel("run.CSV.GZ", 9 * mb) and run_import.parallel("run.csv", 32 * mb)
+    assert not run_import.parallel("run.csv", 24 * mb) and not run_import.parallel("run.parquet", 7 * mb)
+    assert not run_import.parallel("run.unknown", 24 * mb)      # (reading it says what is wrong with it)

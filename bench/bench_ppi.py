@@ -22,6 +22,8 @@ import numpy as np  # noqa: E402
 
 from rageval_desktop.core.metrics.ppi import ppi_mean, simulate  # noqa: E402
 
+TUNE = True     # PPI++'s lambda (the app's default); --plain: lambda 1
+
 
 def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 400,
                    design: str = "uniform") -> dict[str, float]:
@@ -46,7 +48,7 @@ def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 40
         da[ia], db[ib] = (base[ia] - ja[ia]) * 25, (cand[ib] - jb[ib]) * 25
         wa[ia], wb[ib] = pa, pb
         weights = (None, None) if design == "uniform" else (wa, wb)
-        found = ppi_delta((ja - 1) * 25, (jb - 1) * 25, da, db, *weights, minimum=2)["ci"]
+        found = ppi_delta((ja - 1) * 25, (jb - 1) * 25, da, db, *weights, minimum=2, tune=TUNE)["ci"]
         if found is None:
             continue                                  # too few drawn to decide: neither shown nor within
         low, high = found
@@ -113,7 +115,7 @@ def rare_errors(scale: str, err: float, rated: int, runs: int, seed: int, rows: 
         picked = rng.choice(rows, rated, replace=False)
         diffs = np.full(rows, np.nan)
         diffs[picked] = human[picked] - machine[picked]
-        low, high = ppi_mean(machine, diffs, minimum=2)["ci"]
+        low, high = ppi_mean(machine, diffs, minimum=2, tune=TUNE)["ci"]
         covered += low <= true_mean <= high
         widths.append(high - low)
     return covered / runs, float(np.mean(widths))
@@ -123,13 +125,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--projects", type=int, default=1000)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--plain", action="store_true", help="plain PPI (lambda 1), not PPI++'s tuned lambda")
     args = parser.parse_args()
+    global TUNE
+    TUNE = not args.plain
     print(f"{'rated/slice':>11} {'rows/slice':>10} {'seed':>4} {'coverage':>8} {'raw err':>8} {'ppi err':>8} "
           f"{'CI width':>8} {'seconds':>7}")
     for rated, rows in ((10, 400), (20, 400), (40, 400), (100, 1000)):
         for seed in range(args.seeds):
             started = time.perf_counter()
-            r = simulate(args.projects, seed=seed, rows_per_slice=rows, rated_per_slice=rated)
+            r = simulate(args.projects, seed=seed, rows_per_slice=rows, rated_per_slice=rated, tune=TUNE)
             print(f"{rated:>11} {rows:>10} {seed:>4} {r['coverage']:>8.3f} {r['raw_mean_error']:>+8.2f} "
                   f"{r['ppi_mean_error']:>+8.2f} {r['mean_ci_width']:>8.2f} {time.perf_counter() - started:>7.2f}")
     runs = max(500, args.projects * 2)

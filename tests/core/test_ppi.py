@@ -108,6 +108,80 @@ def test_weights_make_a_hajek_mean_and_kish_effective_n():
     assert unweighted["correction"] == pytest.approx(20.0) and unweighted["effective_n"] == 20
 
 
+def test_ppi_plus_plus_lambda_is_the_rated_questions_weighted_slope_clipped_to_0_1():
+    """PPI++'s lambda for rated questions drawn from the judged ones is the regression estimator's slope: the
+    weighted least-squares slope of human on judge over the rated questions (statsmodels' WLS, the oracle), clipped
+    to [0, 1]; and the estimate is lambda * the judge's mean + the weighted mean of human - lambda * judge."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(5)
+    judge = rng.uniform(0, 100, 300)
+    human = np.clip(0.6 * judge + rng.normal(0, 15, 300), 0, 100)
+    rated = rng.choice(300, 60, replace=False)
+    diffs = np.full(300, np.nan)
+    diffs[rated] = human[rated] - judge[rated]
+    weights = np.full(300, np.nan)
+    weights[rated] = rng.uniform(1, 4, 60)
+    slope = sm.WLS(human[rated], sm.add_constant(judge[rated]), weights=weights[rated]).fit().params[1]
+    assert 0.3 < slope < 0.9
+    assert ppi.tuning(judge, diffs, weights) == pytest.approx(slope, rel=1e-10)
+    found = ppi.ppi_mean(judge, diffs, weights)
+    w = weights[rated]
+    expected = slope * judge.mean() + float((w * (human[rated] - slope * judge[rated])).sum() / w.sum())
+    assert found["lambda"] == pytest.approx(slope, rel=1e-10)
+    assert found["estimate"] == pytest.approx(expected, rel=1e-10)
+    assert found["correction"] == pytest.approx(expected - judge.mean(), rel=1e-10)
+    steep = np.where(np.isfinite(diffs), 2 * judge + rng.normal(0, 5, 300) - judge, np.nan)   # slope 2: 1
+    assert ppi.tuning(judge, steep, weights) == 1.0
+    against = np.where(np.isfinite(diffs), (100 - judge) - judge, np.nan)      # humans against the judge: 0
+    assert ppi.tuning(judge, against, weights) == 0.0
+    assert ppi.ppi_mean(judge, diffs, weights, tune=False)["lambda"] == 1.0
+
+
+def test_tuned_spread_is_the_delete_one_jackknife_with_lambda_retuned():
+    rng = np.random.default_rng(8)
+    judge = rng.uniform(0, 100, 200)
+    rated = rng.choice(200, 25, replace=False)
+    diffs = np.full(200, np.nan)
+    diffs[rated] = np.clip(0.5 * judge[rated] + rng.normal(20, 10, 25), 0, 100) - judge[rated]
+    weights = np.full(200, np.nan)
+    weights[rated] = rng.uniform(1, 3, 25)
+    thetas = []
+    for i in rated:
+        left = diffs.copy()
+        left[i] = np.nan
+        lam = ppi.tuning(judge, left, weights)
+        keep = np.isfinite(left)
+        w, human = weights[keep], left[keep] + judge[keep]
+        thetas.append(lam * judge.mean() + float((w * (human - lam * judge[keep])).sum() / w.sum()))
+    thetas = np.array(thetas)
+    brute = (25 - 1) / 25 * float(((thetas - thetas.mean()) ** 2).sum())
+    assert ppi.tuned_spread(judge, diffs, weights) == pytest.approx(brute, rel=1e-9)
+
+
+def test_ppi_plus_plus_narrows_a_loose_judges_interval_and_still_covers():
+    """A judge that tracks people loosely (a third of their spread, and noise): plain PPI pays for all of the
+    judge's noise; PPI++ leans on the judge as far as it tracks people (lambda about 0.3) and its interval is
+    narrower while it still covers the slice's mean. 300 simulated slices; bench/bench_ppi.py has the rest."""
+    rng = np.random.default_rng(11)
+    runs, rows, rated = 300, 400, 60
+    covered = {True: 0, False: 0}
+    widths: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(runs):
+        truth = np.clip(np.round(rng.normal(3.2, 1.0, rows)), 1, 5)
+        judge = np.clip(3.5 + 0.3 * (truth - 3) + rng.normal(0, 1.0, rows), 1, 5)
+        picked = rng.choice(rows, rated, replace=False)
+        diffs = np.full(rows, np.nan)
+        diffs[picked] = (truth - judge)[picked] * 25
+        target = (truth.mean() - 1) * 25
+        for tune in (True, False):
+            low, high = ppi.ppi_mean((judge - 1) * 25, diffs, tune=tune)["ci"]
+            covered[tune] += low <= target <= high
+            widths[tune].append(high - low)
+    assert covered[True] / runs >= 0.93
+    assert np.mean(widths[True]) < 0.9 * np.mean(widths[False])
+
+
 def build(tmp_path, *, rated_per_slice: int = 20, truth_drop: float = 1.0, rng_seed: int = 3):
     """Two slices of 60 questions on a 1-5 correctness scale. v1: the judge is right. v2: its adversarial
     answers are truly `truth_drop` points worse, but they fool the judge, which scores them as v1's."""

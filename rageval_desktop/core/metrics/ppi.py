@@ -12,7 +12,13 @@ variance is never below Agresti-Coull's for the rows the judge gets wrong by hal
 a judge's rare, large errors that the few rated questions happen to miss still widen the interval). The first term
 carries the judge's coverage of the whole slice, the second the humans' correction; the interval is narrow when the
 judge tracks the humans (the differences vary little) and as wide as a human-only estimate when it does not, so a
-biased judge can never buy a narrow interval. Ratings from a non-uniform sample (core.review.sampling's
+biased judge can never buy a narrow interval. The estimate is PPI++'s (Angelopoulos, Duchi and Zrnic 2023):
+lambda * the judge's mean + the mean of (human - lambda * judge), lambda the rated questions' slope of human on
+judge clipped to [0, 1] (`tuning`; for ratings drawn from the judged questions it is survey sampling's regression
+estimator). A judge that tracks people keeps lambda near 1, plain PPI; one that tracks them loosely is leaned on
+less, so its noise no longer widens the interval beyond the humans' own. Its variance is the larger of the
+linearised one (floored as above, the unseen errors `lambda` of the scale wide) and the delete-one jackknife with
+lambda re-tuned (`tuned_spread`). `tune=False` is plain PPI. Ratings from a non-uniform sample (core.review.sampling's
 `disagreement` and `uncertain` modes) are weighted by their inverse inclusion probability (a Hajek mean) and
 `effective_n` is Kish's effective sample size; for a uniform sample it equals `n_rated`.
 
@@ -66,7 +72,8 @@ SPAN = 100.0             # the widest a difference (human - judge) can be on the
 PSEUDO = 1.959964 ** 2 / 2   # Agresti-Coull's z^2 / 2 pseudo-observations
 
 
-def rectifier(diffs: Any, weights: Any | None, span: float = SPAN) -> tuple[float, float, float, int, bool]:
+def rectifier(diffs: Any, weights: Any | None, span: float = SPAN,
+              reach: float = 1.0) -> tuple[float, float, float, int, bool]:
     """(mean of the differences, the variance of that mean, Kish's effective n, n, weighted) over the rated
     questions (finite differences). Weights of 1 everywhere (a representative sample) are no weighting.
 
@@ -77,7 +84,9 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN) -> tuple[floa
     time. Pass/fail differences (0 or the whole scale from the median) keep Agresti-Coull's floor as it was. Small
     errors, however frequent, are left to the plain variance, which the CLT serves: counting them in the floor (as
     the first floor did) doubled the variance of a judge 0.8 points high at 40 ratings and halved the gate's power
-    there. Measured in bench/bench_ppi.py (rare errors: >= 94% at 10-100 ratings)."""
+    there. Measured in bench/bench_ppi.py (rare errors: >= 94% at 10-100 ratings). `reach` is the share of the
+    judge's scores the estimate leans on (`tuning`'s lambda): an unseen judge error moves it by that share, so the
+    unseen pseudo-differences are `reach * span` wide (the whole scale for plain PPI)."""
     import numpy as np
 
     d = np.asarray(diffs, dtype=float)
@@ -102,73 +111,145 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN) -> tuple[floa
     typical = float(np.median(d))
     small = np.abs(d - typical) < span / 2
     wide = max(0.0, var - float((scale[small] * (d[small] - typical) ** 2).sum()))
-    floor = (wide * eff ** 2 + PSEUDO * span ** 2) / (eff + 2 * PSEUDO) ** 2
+    floor = (wide * eff ** 2 + PSEUDO * (reach * span) ** 2) / (eff + 2 * PSEUDO) ** 2
     return mean, max(var, floor), eff, n, weighted
 
 
+def tuning(judge_all: Any, diffs: Any, weights: Any | None = None) -> float:
+    """PPI++'s power tuning (Angelopoulos, Duchi and Zrnic 2023), for rated questions drawn from the judged ones:
+    the lambda in [0, 1] that minimises the variance of lambda * mean(judge) + mean(human - lambda * judge). With
+    the rated questions among the N judged (not a second set, as in ppi_py), that variance is lambda^2 var(f)/N +
+    var(y - lambda f)/n + 2 lambda cov(f, y - lambda f)/N, least at cov(f, y) / var(f): the regression estimator of
+    survey sampling, the judge the auxiliary variable known on every question, its slope the rated questions'
+    (weighted as drawn: the population's slope, however the sample spread the judge's scores); clipped to [0, 1]
+    as PPI++ does. A judge that tracks people (slope 1) keeps lambda near 1, plain PPI; a noisy one is leaned on
+    less, and the estimate nears the human mean instead of paying for the judge's noise. 1 when nothing says
+    otherwise (fewer than 3 rated, a judge that gave the rated questions one score)."""
+    import numpy as np
+
+    f = np.asarray(judge_all, dtype=float)
+    d = np.asarray(diffs, dtype=float)
+    w = np.ones_like(d) if weights is None else np.nan_to_num(np.asarray(weights, dtype=float), nan=1.0)
+    rated = np.isfinite(d) & np.isfinite(f) & (w > 0)
+    if rated.sum() < 3:
+        return 1.0
+    x, y, v = f[rated], d[rated] + f[rated], w[rated]
+    mx, my = float((v * x).sum() / v.sum()), float((v * y).sum() / v.sum())
+    spread = float((v * (x - mx) ** 2).sum())
+    if spread <= 0:
+        return 1.0
+    return min(1.0, max(0.0, float((v * (x - mx) * (y - my)).sum()) / spread))
+
+
+def tuned_spread(judge_all: Any, diffs: Any, weights: Any | None = None) -> float:
+    """The delete-one jackknife variance of PPI++'s estimate over the rated questions, lambda re-tuned without each
+    one in turn (the judged questions' mean held, as their own variance is counted apart): a lambda tuned on the
+    ratings it then corrects with shrinks their spread as a fitted slope shrinks its residuals, and the plain
+    variance of (human - lambda * judge) under-covered by 1-3 points at 20-40 ratings (bench/bench_ppi.py). NaN
+    with fewer than 4 rated questions."""
+    import numpy as np
+
+    f = np.asarray(judge_all, dtype=float)
+    d = np.asarray(diffs, dtype=float)
+    w = np.ones_like(d) if weights is None else np.nan_to_num(np.asarray(weights, dtype=float), nan=1.0)
+    rated = np.isfinite(d) & np.isfinite(f) & (w > 0)
+    known = f[np.isfinite(f)]
+    n = int(rated.sum())
+    if n < 4 or known.size < 2:
+        return math.nan
+    x, y, v = f[rated], d[rated] + f[rated], w[rated]
+    # each question's leave-one-out sums, then the slope (`tuning`'s) and the estimate they give
+    total, sx, sy = v.sum() - v, (v * x).sum() - v * x, (v * y).sum() - v * y
+    sxy, sxx = (v * x * y).sum() - v * x * y, (v * x * x).sum() - v * x * x
+    cov, spread = sxy - sx * sy / total, sxx - sx * sx / total
+    flat = spread <= 1e-12 * np.maximum(1.0, sxx)
+    lam = np.where(flat, 1.0, np.clip(cov / np.where(flat, 1.0, spread), 0.0, 1.0))
+    theta = lam * float(known.mean()) + (sy - lam * sx) / total
+    return float((n - 1) / n * ((theta - theta.mean()) ** 2).sum())
+
+
 def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum: int = MIN_RATED,
-             bounds: tuple[float, float] = (0.0, 100.0)) -> dict[str, Any]:
+             bounds: tuple[float, float] = (0.0, 100.0), tune: bool = True) -> dict[str, Any]:
     """The PPI estimate of a mean from the judge's scores on every question (`judge_all`) and, per rated
     question, human - judge (`diffs`, aligned with `judge_all`; NaN where not rated), optionally weighted. Without
     `minimum` rated questions it gives no number, only why (`too_few`). The estimate and its CI are kept within
-    `bounds` (the scale: a mean of 0-100 scores is never negative)."""
+    `bounds` (the scale: a mean of 0-100 scores is never negative). With `tune`, PPI++: lambda * the judge's mean +
+    the mean of (human - lambda * judge), lambda from `tuning` (`lambda` in the result; 1 is plain PPI)."""
     import numpy as np
 
     scores = np.asarray(judge_all, dtype=float)
     judge = _finite(scores)
-    rect, var_rect, eff, n, weighted = rectifier(diffs, weights)
+    d = np.asarray(diffs, dtype=float)
+    lam = tuning(scores, d, weights) if tune else 1.0
+    rectified = d + (1.0 - lam) * scores          # human - lambda * judge on the rated questions, NaN elsewhere
+    rect, var_rect, eff, n, weighted = rectifier(rectified, weights, reach=lam)
+    if tune and n >= 4:
+        var_rect = max(var_rect, tuned_spread(scores, d, weights))
     out: dict[str, Any] = {"n_all": int(judge.size), "n_rated": n, "effective_n": eff,
-                           "judge_mean": float(judge.mean()) if judge.size else None, "weighted": weighted}
+                           "judge_mean": float(judge.mean()) if judge.size else None, "weighted": weighted,
+                           "lambda": lam}
     if n < max(minimum, 2) or judge.size == 0:
         return {**out, "estimate": None, "ci": None, "correction": None,
                 "why": too_few(n, max(minimum, 2)) if judge.size else "the judge scored no question here"}
-    var_judge = float(judge.var(ddof=1)) / judge.size if judge.size > 1 else 0.0
-    # the rated questions are among the N: the two means covary by cov(judge, human - judge) / N
-    d = np.asarray(diffs, dtype=float)
-    rated = np.isfinite(d) & np.isfinite(scores)
-    cov = float(np.cov(scores[rated], d[rated])[0, 1]) / judge.size if rated.sum() > 1 else 0.0
+    var_judge = lam ** 2 * float(judge.var(ddof=1)) / judge.size if judge.size > 1 else 0.0
+    # the rated questions are among the N: the two means covary by cov(lambda judge, human - lambda judge) / N
+    rated = np.isfinite(rectified) & np.isfinite(scores)
+    cov = lam * float(np.cov(scores[rated], rectified[rated])[0, 1]) / judge.size if rated.sum() > 1 else 0.0
     half = critical(eff) * _floored(math.sqrt(max(0.0, var_judge + var_rect + 2 * cov)), n)
-    estimate = out["judge_mean"] + rect
+    estimate = lam * out["judge_mean"] + rect
     return {**out, "estimate": _clip(estimate, bounds),
-            "ci": [_clip(estimate - half, bounds), _clip(estimate + half, bounds)], "correction": rect, "why": None}
+            "ci": [_clip(estimate - half, bounds), _clip(estimate + half, bounds)],
+            "correction": estimate - out["judge_mean"], "why": None}
 
 
 def describe(p: dict[str, Any]) -> str:
     """One `ppi_mean` result for people (display rounding): 'corrected 39.6 [95% CI 27.0, 52.2] from 12 rated
-    question(s)', or why there is no number."""
+    question(s), judge weighed 0.50', or why there is no number. The judge's weight (PPI++'s lambda) is said when
+    it is under 1: the ratings showed the judge tracks people loosely there, and the estimate leans on them."""
     if p["estimate"] is None:
         return f"corrected: {p['why']}"
     eff = f", effective {p['effective_n']:.1f} (weighted)" if p["weighted"] else ""
+    lam = p.get("lambda", 1.0)
+    weighed = f", judge weighed {lam:.2f}" if lam < 0.995 else ""
     return (f"corrected {p['estimate']:.1f} [95% CI {p['ci'][0]:.1f}, {p['ci'][1]:.1f}] from {p['n_rated']} rated "
-            f"question(s){eff}")
+            f"question(s){eff}{weighed}")
 
 
 def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a: Any | None = None,
-              weights_b: Any | None = None, *, minimum: int = MIN_RATED) -> dict[str, Any]:
+              weights_b: Any | None = None, *, minimum: int = MIN_RATED, tune: bool = True) -> dict[str, Any]:
     """candidate (b) - baseline (a), each corrected by its own ratings. `judge_a`, `judge_b` are paired (the
     same questions, NaN where a run's judge did not score one): the judge part of the difference is a paired
-    mean; the two corrections come from separate ratings and add their variances."""
+    mean; the two corrections come from separate ratings and add their variances. With `tune`, each run's
+    estimate is PPI++'s with its own lambda (`ppi_mean`)."""
     import numpy as np
 
     ja, jb = np.asarray(judge_a, dtype=float), np.asarray(judge_b, dtype=float)
     both = np.isfinite(ja) & np.isfinite(jb)
-    ra, var_a, eff_a, na, _ = rectifier(diffs_a, weights_a)
-    rb, var_b, eff_b, nb, _ = rectifier(diffs_b, weights_b)
-    out: dict[str, Any] = {"n": int(both.sum()), "n_rated": [na, nb], "effective_n": [eff_a, eff_b]}
+    da, db = np.asarray(diffs_a, dtype=float), np.asarray(diffs_b, dtype=float)
+    la = tuning(np.where(both, ja, np.nan), da, weights_a) if tune else 1.0
+    lb = tuning(np.where(both, jb, np.nan), db, weights_b) if tune else 1.0
+    diffs_a, diffs_b = da + (1.0 - la) * ja, db + (1.0 - lb) * jb      # human - lambda * judge, NaN where unrated
+    ra, var_a, eff_a, na, _ = rectifier(diffs_a, weights_a, reach=la)
+    rb, var_b, eff_b, nb, _ = rectifier(diffs_b, weights_b, reach=lb)
+    if tune and na >= 4 and nb >= 4:
+        var_a = max(var_a, tuned_spread(np.where(both, ja, np.nan), da, weights_a))
+        var_b = max(var_b, tuned_spread(np.where(both, jb, np.nan), db, weights_b))
+    out: dict[str, Any] = {"n": int(both.sum()), "n_rated": [na, nb], "effective_n": [eff_a, eff_b],
+                           "lambda": [la, lb]}
     need = max(minimum, 2)
     if na < need or nb < need or not both.any():
         short = [f"baseline {na}", f"candidate {nb}"]
         return {**out, "delta": None, "ci": None,
                 "why": f"too few ratings: {', '.join(short)} rated question(s), {need} needed in each run"}
-    paired = jb[both] - ja[both]
+    paired = lb * jb[both] - la * ja[both]
     var_paired = float(paired.var(ddof=1)) / paired.size if paired.size > 1 else 0.0
-    baseline = _clip(float(ja[both].mean()) + ra, (0.0, 100.0))     # on the 0-100 scale, as the dashboard's
-    candidate = _clip(float(jb[both].mean()) + rb, (0.0, 100.0))
+    baseline = _clip(la * float(ja[both].mean()) + ra, (0.0, 100.0))     # on the 0-100 scale, as the dashboard's
+    candidate = _clip(lb * float(jb[both].mean()) + rb, (0.0, 100.0))
     delta = candidate - baseline
-    # delta = mean(judge b - judge a) + correction b - correction a: each correction's rated questions are among
-    # the paired ones, so it covaries with the paired mean by cov(paired, human - judge) / N (as in ppi_mean);
-    # the two runs' ratings are separate draws and do not covary
-    full = jb - ja
+    # delta = mean(lb judge b - la judge a) + correction b - correction a: each correction's rated questions are
+    # among the paired ones, so it covaries with the paired mean by cov(paired, human - lambda judge) / N (as in
+    # ppi_mean); the two runs' ratings are separate draws and do not covary
+    full = lb * jb - la * ja
     cov = (covariance(full, diffs_b) - covariance(full, diffs_a)) / paired.size
     se = _floored(math.sqrt(max(0.0, var_paired + var_a + var_b + 2 * cov)), min(na, nb))
     df = min(eff_a, eff_b) - 1.0
@@ -195,7 +276,7 @@ def covariance(values: Any, diffs: Any) -> float:
 
 
 def simulate(projects: int = 200, *, seed: int = 0, rows_per_slice: int = 400, rated_per_slice: int = 40,
-             bias: float = 0.8, noise: float = 0.7) -> dict[str, Any]:
+             bias: float = 0.8, noise: float = 0.7, tune: bool = True) -> dict[str, Any]:
     """The check behind "a biased judge cannot move the gate": `projects` simulated projects, each with a slice
     of `rows_per_slice` questions drawn from one distribution of true (human) scores on a 1-5 scale, a judge that
     is noisy and `bias` points high on that slice, humans who give the true score, and a uniform sample of
@@ -219,7 +300,7 @@ def simulate(projects: int = 200, *, seed: int = 0, rows_per_slice: int = 400, r
         rated = rng.choice(rows_per_slice, rated_per_slice, replace=False)
         diffs = np.full(rows_per_slice, np.nan)
         diffs[rated] = (truth[rated] - judge[rated]) * to100
-        result = ppi_mean((judge - 1) * to100, diffs)
+        result = ppi_mean((judge - 1) * to100, diffs, tune=tune)
         low, high = result["ci"]
         covered += low <= true_mean <= high
         raw = result["judge_mean"]

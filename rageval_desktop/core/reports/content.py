@@ -134,7 +134,7 @@ def corrected_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
             if p is not None:
                 out.append({"metric": metric, "slice": name, "judge_mean": p["judge_mean"], "estimate": p["estimate"],
                             "ci": p["ci"], "n_rated": p["n_rated"], "effective_n": p["effective_n"],
-                            "weighted": p["weighted"], "why": p["why"]})
+                            "weighted": p["weighted"], "lambda": p.get("lambda", 1.0), "why": p["why"]})
     return out
 
 

@@ -125,3 +125,58 @@ def test_every_table_format_of_the_stock_demo_writes(tmp_path):
         assert main(["report", str(path), "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / f"r{ext}")]) == 0
     frame = pd.read_parquet(tmp_path / "r.parquet")
     assert pd.api.types.is_numeric_dtype(frame["value"]) and "corrected (ppi)" in set(frame["section"])
+
+
+def test_pdf_pages_keep_their_text_inside_the_page_and_their_headers_inside_their_columns(tmp_path, monkeypatch):
+    """The stock demo's PDF: the comparison page's subtitle (the gate's rule, three lines) ran off the page's right
+    edge and its second line grew upwards into the title; 'correctness_binary' overran its column's header into the
+    next. Each page is drawn and measured as it is saved: every text within the page, subtitles under their titles,
+    headers within their cells."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.backends.backend_pdf as backend
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    problems: list[str] = []
+    counted = {"pages": 0, "headers": 0}
+
+    def measure(fig) -> None:
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        page = fig.bbox
+        texts = [(t.get_text(), t.get_window_extent(renderer)) for t in fig.texts if t.get_text()]
+        for text, box in texts:
+            if box.x0 < page.x0 or box.x1 > page.x1 + 0.5:
+                problems.append(f"runs off the page: {text[:60]!r}")
+        if len(texts) > 1 and texts[1][1].y1 > texts[0][1].y0 + 0.5:    # title, then subtitle under it
+            problems.append(f"subtitle into the title: {texts[1][0][:60]!r}")
+        for ax in fig.axes:
+            for table in ax.tables:
+                for (row, _col), cell in table.get_celld().items():
+                    if row == 0:
+                        counted["headers"] += 1
+                        if cell.get_text().get_window_extent(renderer).width > cell.get_window_extent(renderer).width:
+                            problems.append(f"header overruns its column: {cell.get_text().get_text()!r}")
+        counted["pages"] += 1
+
+    class Pages:        # stands in for PdfPages: measures each page as it is saved
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def savefig(self, fig, **kwargs):
+            measure(fig)
+
+    monkeypatch.setattr(backend, "PdfPages", Pages)
+    path = tmp_path / "d.rageval"
+    assert main(["demo", str(path)]) == 0
+    assert main(["report", str(path), "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / "r.pdf")]) == 0
+    assert counted["pages"] >= 4 and counted["headers"] > 20
+    assert problems == []

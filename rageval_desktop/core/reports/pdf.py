@@ -26,7 +26,11 @@ def _page(pdf: Any, title: str, subtitle: str = "") -> Any:
     fig = plt.figure(figsize=A4)
     _plain(fig.text(0.04, 0.95, title, fontsize=15, weight="bold"))
     if subtitle:
-        _plain(fig.text(0.04, 0.915, subtitle, fontsize=9, color="#5f6368", wrap=True))
+        # wrapped here to the page's width (matplotlib's own wrap ran the gate's rule off the page's right edge) and
+        # hung from its top (a second line grew upwards, into the title); a long one is set smaller, above the table
+        size = 9.0 if len(subtitle) <= 300 else 8.0
+        lines = textwrap.fill(subtitle, width=int(0.92 * fig.get_figwidth() * 72 / (size * 0.52)))
+        _plain(fig.text(0.04, 0.935, lines, fontsize=size, color="#5f6368", va="top", linespacing=1.15))
     return fig
 
 
@@ -40,12 +44,17 @@ def _table(fig: Any, rect: list[float], headers: list[str], rows: list[list[str]
     table.auto_set_font_size(False)
     table.set_fontsize(font)
     table.scale(1, 1.3)
-    for (r, _), cell in table.get_celld().items():
+    # a header wider than its column (a judge metric's name among a dozen columns) is set smaller, not over the next
+    width_pt = rect[2] * fig.get_figwidth() * 72 / len(headers) * 0.9
+    for (r, c), cell in table.get_celld().items():
         _plain(cell.get_text())
         cell.set_edgecolor("#dadce0")
         if r == 0:
             cell.set_facecolor("#f8f9fa")
             cell.get_text().set_weight("bold")
+            need = len(headers[c]) * font * 0.62      # bold DejaVu Sans: about 0.62 em a character
+            if need > width_pt:
+                cell.get_text().set_fontsize(font * width_pt / need)
 
 
 def _image(fig: Any, rect: list[float], png: bytes) -> None:
@@ -100,8 +109,8 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
             plt.close(fig)
         if report.get("corrected"):
             fig = _page(pdf, "Judge metrics corrected by the human ratings (PPI)",
-                        "The judges' mean plus the mean human - judge difference on the rated questions of the slice, "
-                        "with a 95% CI; fewer than 10 rated questions: no number.")
+                        "The judges' mean corrected by the human ratings of the slice's questions (PPI++: the judge "
+                        "weighed as far as it tracks them), with a 95% CI; fewer than 10 rated questions: no number.")
             rows = [[c["metric"], c["slice"], _f(c["judge_mean"]),
                      _f(c["estimate"]) if c["estimate"] is not None else c["why"],
                      f"[{_f(c['ci'][0])}, {_f(c['ci'][1])}]" if c["ci"] else "—", str(c["n_rated"])]

@@ -279,8 +279,8 @@ class DashboardView(_Analysis):
         self.plot.set_chart(chart, size)
         notes = ["Scores on 0–100. Judge metrics: mean of active judges; hover a score for its 95% CI."]
         if rated:
-            notes.append("'corrected': the judges' mean plus the mean human-minus-judge difference on the rated "
-                         "questions of the slice (PPI), where at least 10 are rated.")
+            notes.append("'corrected': the judges' mean corrected by the human ratings of the slice's questions "
+                         "(PPI++, the judge weighed as far as it tracks them), where at least 10 are rated.")
         if self.baseline is not None:
             notes.append(f"The chart shows {self.baseline['run']} (grey) beside {summary['run']}, with 95% CIs; "
                          "click a bar to read its failures.")

@@ -345,8 +345,9 @@ class CompareView(_Analysis):
             self.estimator.addItem(label, key)
         estimator_label.setBuddy(self.estimator)
         self.estimator.setToolTip("How judge metrics are compared (rageval gate --estimator): the judges' mean; "
-                                  "corrected by ratings — each run's judge mean corrected by its human ratings (PPI; "
-                                  "slices with fewer than 10 rated questions show —); selective judge + desk — each "
+                                  "corrected by ratings — each run's judge mean corrected by its human ratings (PPI++, "
+                                  "the judge weighed as far as it tracks them; slices with fewer than 10 rated "
+                                  "questions show —); selective judge + desk — each "
                                   "run's pass rate from the rows a selective judge decides and the reviewers' ratings "
                                   "of the rest (needs a rated sample of its abstentions on each run)")
         self.plan_button = QPushButton("&Plan gate…")

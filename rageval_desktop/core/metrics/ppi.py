@@ -115,6 +115,18 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN,
     return mean, max(var, floor), eff, n, weighted
 
 
+def _rated(judge_all: Any, diffs: Any, weights: Any | None) -> tuple[Any, Any, Any]:
+    """(judge, human, weight) of the rated questions: a finite difference and judge score, a positive weight (1
+    where none is given)."""
+    import numpy as np
+
+    f = np.asarray(judge_all, dtype=float)
+    d = np.asarray(diffs, dtype=float)
+    w = np.ones_like(d) if weights is None else np.nan_to_num(np.asarray(weights, dtype=float), nan=1.0)
+    rated = np.isfinite(d) & np.isfinite(f) & (w > 0)
+    return f[rated], d[rated] + f[rated], w[rated]
+
+
 def tuning(judge_all: Any, diffs: Any, weights: Any | None = None) -> float:
     """PPI++'s power tuning (Angelopoulos, Duchi and Zrnic 2023), for rated questions drawn from the judged ones:
     the lambda in [0, 1] that minimises the variance of lambda * mean(judge) + mean(human - lambda * judge). With
@@ -125,15 +137,9 @@ def tuning(judge_all: Any, diffs: Any, weights: Any | None = None) -> float:
     as PPI++ does. A judge that tracks people (slope 1) keeps lambda near 1, plain PPI; a noisy one is leaned on
     less, and the estimate nears the human mean instead of paying for the judge's noise. 1 when nothing says
     otherwise (fewer than 3 rated, a judge that gave the rated questions one score)."""
-    import numpy as np
-
-    f = np.asarray(judge_all, dtype=float)
-    d = np.asarray(diffs, dtype=float)
-    w = np.ones_like(d) if weights is None else np.nan_to_num(np.asarray(weights, dtype=float), nan=1.0)
-    rated = np.isfinite(d) & np.isfinite(f) & (w > 0)
-    if rated.sum() < 3:
+    x, y, v = _rated(judge_all, diffs, weights)
+    if x.size < 3:
         return 1.0
-    x, y, v = f[rated], d[rated] + f[rated], w[rated]
     mx, my = float((v * x).sum() / v.sum()), float((v * y).sum() / v.sum())
     spread = float((v * (x - mx) ** 2).sum())
     if spread <= 0:
@@ -145,19 +151,15 @@ def tuned_spread(judge_all: Any, diffs: Any, weights: Any | None = None) -> floa
     """The delete-one jackknife variance of PPI++'s estimate over the rated questions, lambda re-tuned without each
     one in turn (the judged questions' mean held, as their own variance is counted apart): a lambda tuned on the
     ratings it then corrects with shrinks their spread as a fitted slope shrinks its residuals, and the plain
-    variance of (human - lambda * judge) under-covered by 1-3 points at 20-40 ratings (bench/bench_ppi.py). NaN
-    with fewer than 4 rated questions."""
+    variance of (human - lambda * judge) under-covered by 1-3 points at 20-40 ratings (bench/bench_ppi.py). 0
+    with fewer than 4 rated questions (nothing to add to the linearised variance)."""
     import numpy as np
 
-    f = np.asarray(judge_all, dtype=float)
-    d = np.asarray(diffs, dtype=float)
-    w = np.ones_like(d) if weights is None else np.nan_to_num(np.asarray(weights, dtype=float), nan=1.0)
-    rated = np.isfinite(d) & np.isfinite(f) & (w > 0)
-    known = f[np.isfinite(f)]
-    n = int(rated.sum())
-    if n < 4 or known.size < 2:
-        return math.nan
-    x, y, v = f[rated], d[rated] + f[rated], w[rated]
+    x, y, v = _rated(judge_all, diffs, weights)
+    n = int(x.size)
+    if n < 4:
+        return 0.0
+    known = _finite(judge_all)
     # each question's leave-one-out sums, then the slope (`tuning`'s) and the estimate they give
     total, sx, sy = v.sum() - v, (v * x).sum() - v * x, (v * y).sum() - v * y
     sxy, sxx = (v * x * y).sum() - v * x * y, (v * x * x).sum() - v * x * x
@@ -226,14 +228,15 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
     ja, jb = np.asarray(judge_a, dtype=float), np.asarray(judge_b, dtype=float)
     both = np.isfinite(ja) & np.isfinite(jb)
     da, db = np.asarray(diffs_a, dtype=float), np.asarray(diffs_b, dtype=float)
-    la = tuning(np.where(both, ja, np.nan), da, weights_a) if tune else 1.0
-    lb = tuning(np.where(both, jb, np.nan), db, weights_b) if tune else 1.0
+    paired_a, paired_b = np.where(both, ja, np.nan), np.where(both, jb, np.nan)
+    la = tuning(paired_a, da, weights_a) if tune else 1.0
+    lb = tuning(paired_b, db, weights_b) if tune else 1.0
     diffs_a, diffs_b = da + (1.0 - la) * ja, db + (1.0 - lb) * jb      # human - lambda * judge, NaN where unrated
     ra, var_a, eff_a, na, _ = rectifier(diffs_a, weights_a, reach=la)
     rb, var_b, eff_b, nb, _ = rectifier(diffs_b, weights_b, reach=lb)
     if tune and na >= 4 and nb >= 4:
-        var_a = max(var_a, tuned_spread(np.where(both, ja, np.nan), da, weights_a))
-        var_b = max(var_b, tuned_spread(np.where(both, jb, np.nan), db, weights_b))
+        var_a = max(var_a, tuned_spread(paired_a, da, weights_a))
+        var_b = max(var_b, tuned_spread(paired_b, db, weights_b))
     out: dict[str, Any] = {"n": int(both.sum()), "n_rated": [na, nb], "effective_n": [eff_a, eff_b],
                            "lambda": [la, lb]}
     need = max(minimum, 2)

@@ -26,22 +26,30 @@ TUNE = True     # PPI++'s lambda (the app's default); --plain: lambda 1
 
 
 def delta_outcomes(drop: float, rated: int, runs: int, seed: int, rows: int = 400,
-                   design: str = "uniform") -> dict[str, float]:
-    """The gate's PPI cell (ppi_delta): two runs of a 1-5 slice, the judge 0.8 points high with noise 0.7 on both,
-    the candidate's true mean `drop` points (0-100) lower; `rated` ratings per run, drawn by `design` (`drawn`) and
-    weighted as drawn. How often the 95% interval of the difference lies wholly below 0 (a drop shown), wholly above
-    -2 points (shown within a 2-point tolerance), and covers the true difference. Populations and samples drawn
-    here; only ppi_delta is the app's."""
+                   design: str = "uniform", scale: str = "1-5") -> dict[str, float]:
+    """The gate's PPI cell (ppi_delta): two runs of a slice, the candidate's true mean `drop` points (0-100) lower;
+    on "1-5" the judge is 0.8 points high with noise 0.7 on both runs, on "yes/no" (60% of answers pass) it passes
+    12% of failing answers and fails 5% of passing ones. `rated` ratings per run, drawn by `design` (`drawn`; on
+    yes/no the judge's verdict is its score band, 1 or 5) and weighted as drawn. How often the 95% interval of the
+    difference lies wholly below 0 (a drop shown), wholly above -2 points (shown within a 2-point tolerance), and
+    covers the true difference. Populations and samples drawn here; only ppi_delta is the app's."""
     from rageval_desktop.core.metrics.ppi import ppi_delta
 
     rng = np.random.default_rng(seed)
     shown = within = covered = 0
     for _ in range(runs):
-        base = np.clip(np.round(rng.normal(3.2, 1.0, rows)), 1, 5)
-        cand = np.clip(np.round(base - drop / 25 + rng.normal(0, 0.3, rows)), 1, 5)
+        if scale == "yes/no":
+            base = (rng.random(rows) < 0.6).astype(float)
+            cand = np.where((base == 1) & (rng.random(rows) < drop / 60), 0.0, base)   # drop/100 of rows fail now
+            ja, jb = (np.where(h == 1, rng.random(rows) >= 0.05, rng.random(rows) < 0.12).astype(float)
+                      for h in (base, cand))
+            base, cand, ja, jb = 1 + 4 * base, 1 + 4 * cand, 1 + 4 * ja, 1 + 4 * jb      # 1 or 5: 0 or 100 below
+        else:
+            base = np.clip(np.round(rng.normal(3.2, 1.0, rows)), 1, 5)
+            cand = np.clip(np.round(base - drop / 25 + rng.normal(0, 0.3, rows)), 1, 5)
+            ja = np.clip(base + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
+            jb = np.clip(cand + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
         truth = float((cand - base).mean()) * 25
-        ja = np.clip(base + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
-        jb = np.clip(cand + 0.8 + rng.normal(0, 0.7, rows), 1, 5)
         da, db = np.full(rows, np.nan), np.full(rows, np.nan)
         wa, wb = np.ones(rows), np.ones(rows)
         (ia, pa), (ib, pb) = drawn(design, ja, rated, rng), drawn(design, jb, rated, rng)
@@ -70,8 +78,9 @@ def drawn(design: str, judge: np.ndarray, rated: int, rng: np.random.Generator) 
     if design == "stratified":
         band = np.digitize(judge, [2.5, 4.0])
         picked, weights = [], []
-        share = [rated // 3 + (1 if h < rated % 3 else 0) for h in range(3)]
-        for h in range(3):
+        bands = [h for h in range(3) if (band == h).any()]     # (a yes/no judge fills two of the three)
+        share = {h: rated // len(bands) + (1 if k < rated % len(bands) else 0) for k, h in enumerate(bands)}
+        for h in bands:
             members = np.flatnonzero(band == h)
             take = min(share[h], members.size)
             if take:
@@ -161,6 +170,15 @@ def main() -> None:
         for drop in (0.0, 10.0):
             for rated in (40, 100):
                 r = delta_outcomes(drop, rated, runs // 2, seed=rated + int(drop), design=design)
+                print(f"{design:>10} {drop:>5.0f} {rated:>6} {r['shown']:>10.1%} {r['within']:>9.1%} "
+                      f"{r['covered']:>9.1%}")
+    print(f"\nThe same cell on a yes/no scale (60% of answers pass; the judge passes 12% of failing answers and fails "
+          f"5% of passing ones), each design; {runs // 2} pairs a line:")
+    print(f"{'design':>10} {'drop':>5} {'rated':>6} {'drop shown':>10} {'within 2':>9} {'coverage':>9}")
+    for design in ("uniform", "stratified", "uncertain"):
+        for drop in (0.0, 10.0):
+            for rated in (40, 100):
+                r = delta_outcomes(drop, rated, runs // 2, seed=rated + int(drop), design=design, scale="yes/no")
                 print(f"{design:>10} {drop:>5.0f} {rated:>6} {r['shown']:>10.1%} {r['within']:>9.1%} "
                       f"{r['covered']:>9.1%}")
 

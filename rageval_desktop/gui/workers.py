@@ -114,7 +114,16 @@ def active() -> int:
 
 
 def pool() -> QThreadPool:
-    return QThreadPool.globalInstance()
+    """The app's pool, whose threads never expire. A Qt thread that ran Python stays listed by Python after it ends
+    (its dummy thread is never removed), so `Project.reader` cannot tell that its reader is orphaned: with Qt's 30 s
+    expiry, every thread replaced after an idle half minute left a connection (page cache and file handle) open until
+    the project closed, and a window open for a working day gathered them. The pool's few threads are kept instead:
+    at most `maxThreadCount()` readers. (Qt applies the expiry to threads started after it is set: this runs before
+    the first task.)"""
+    found = QThreadPool.globalInstance()
+    if found.expiryTimeout() >= 0:
+        found.setExpiryTimeout(-1)
+    return found
 
 
 def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,

@@ -42,3 +42,10 @@ def test_forty_tasks_read_through_a_few_connections(qapp, tmp_path):
     assert open_handles(path) - before <= workers.pool().maxThreadCount() + 1     # was 40
     project.close()
     assert open_handles(path) == 0
+
+
+def test_pool_threads_never_expire_so_no_reader_is_orphaned(qapp):
+    """CI caught 4 readers where the pool holds 2 threads: a Qt thread that expired (idle 30 s, Qt's default) stays
+    listed by Python, so its reader was never closed, and the thread that replaced it opened another; a window open
+    all day gathered one a replacement. The pool's threads are kept instead."""
+    assert workers.pool().expiryTimeout() < 0

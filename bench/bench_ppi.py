@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from rageval_desktop.core.metrics.ppi import ppi_mean, simulate  # noqa: E402
+from rageval_desktop.core.metrics.simulate import ppi_under_modes  # noqa: E402
 
 TUNE = True     # PPI++'s lambda (the app's default); --plain: lambda 1
 
@@ -172,6 +173,14 @@ def main() -> None:
                 r = delta_outcomes(drop, rated, runs // 2, seed=rated + int(drop), design=design)
                 print(f"{design:>10} {drop:>5.0f} {rated:>6} {r['shown']:>10.1%} {r['within']:>9.1%} "
                       f"{r['covered']:>9.1%}")
+    print("\nThe corrected mean when a sample is rated part-way, in the order the desk shows its targets, and "
+          "weighted as the app weighs the rated prefix (core.metrics.simulate's slice and sampler, 1,000 samples a "
+          "line; a slice of 400, the judge one point generous on weak answers):")
+    print(f"{'mode':>10} {'rated':>9} {'bias (points)':>14} {'coverage':>9}")
+    for mode in ("uniform", "stratified", "uncertain"):
+        for rated, size in ((30, 40), (40, 40), (75, 100)):
+            r = ppi_under_modes(mode, rated=rated, drawn=size, runs=1000)
+            print(f"{mode:>10} {f'{rated} of {size}':>9} {r['bias']:>+14.2f} {r['coverage']:>9.1%}")
     print(f"\nThe same cell on a yes/no scale (60% of answers pass; the judge passes 12% of failing answers and fails "
           f"5% of passing ones), each design; {runs // 2} pairs a line:")
     print(f"{'design':>10} {'drop':>5} {'rated':>6} {'drop shown':>10} {'within 2':>9} {'coverage':>9}")

@@ -195,8 +195,7 @@ def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum:
                 "why": too_few(n, max(minimum, 2)) if judge.size else "the judge scored no question here"}
     var_judge = lam ** 2 * float(judge.var(ddof=1)) / judge.size if judge.size > 1 else 0.0
     # the rated questions are among the N: the two means covary by cov(lambda judge, human - lambda judge) / N
-    rated = np.isfinite(rectified) & np.isfinite(scores)
-    cov = lam * float(np.cov(scores[rated], rectified[rated])[0, 1]) / judge.size if rated.sum() > 1 else 0.0
+    cov = lam * covariance(scores, rectified) / judge.size
     half = critical(eff) * _floored(math.sqrt(max(0.0, var_judge + var_rect + 2 * cov)), n)
     estimate = lam * out["judge_mean"] + rect
     return {**out, "estimate": _clip(estimate, bounds),

@@ -197,9 +197,11 @@ def ppi_population(*, size: int = 400, seed: int = 0) -> dict[str, Any]:
 
 
 def ppi_under_modes(mode: str, *, rated: int = 40, runs: int = 500, seed: int = 0,
-                    weighted: bool = True) -> dict[str, Any]:
+                    weighted: bool = True, drawn: int | None = None) -> dict[str, Any]:
     """The PPI estimate of the slice's mean human score from the judge's scores on every question and `rated`
-    ratings drawn as `mode` draws them: its bias and its 95% CI's coverage over `runs` samples."""
+    ratings drawn as `mode` draws them: its bias and its 95% CI's coverage over `runs` samples. With `drawn`, a
+    sample of that size is drawn and only its first `rated` targets, in the order the desk shows them, are rated
+    (weighted as the app weighs a partly rated sample)."""
     import numpy as np
 
     pop = ppi_population(seed=seed)
@@ -207,7 +209,8 @@ def ppi_under_modes(mode: str, *, rated: int = 40, runs: int = 500, seed: int = 
     rng = np.random.default_rng(seed + 3)
     covered, errors = 0, []
     for _ in range(runs):
-        idx, weights = draw(pop, rated, mode, rng)
+        idx, weights = draw(pop, drawn or rated, mode, rng)
+        idx = idx[:rated]
         diffs = np.full(len(pop["truth"]), np.nan)
         diffs[idx] = pop["truth"][idx] - pop["judge"][idx]
         w = np.ones(len(diffs))
@@ -218,5 +221,5 @@ def ppi_under_modes(mode: str, *, rated: int = 40, runs: int = 500, seed: int = 
         low, high = result["ci"]
         covered += low <= target <= high
         errors.append(result["estimate"] - target)
-    return {"mode": mode, "rated": rated, "weighted": weighted, "bias": float(np.mean(errors)),
+    return {"mode": mode, "rated": rated, "drawn": drawn or rated, "weighted": weighted, "bias": float(np.mean(errors)),
             "coverage": covered / runs, "raw_judge_error": float(pop["judge"].mean() - target)}

@@ -442,3 +442,14 @@ def test_a_number_written_as_text_is_read_or_refused_as_any_other(cell, integer,
     else:
         got = cells.number({"x": cell}, "x", 1, integer=integer)
         assert got == expected and type(got) is type(expected)
+
+
+def test_a_damaged_parquet_file_is_refused_on_one_line_and_a_one_row_run_reads_as_one_row(project, tmp_path):
+    damaged = tmp_path / "fake.parquet"
+    damaged.write_bytes(b"PAR1" + b"\x00" * 100 + b"PAR1")   # pyarrow's message for it ends with a line break
+    with pytest.raises(ImportFailed) as caught:
+        import_run(project, damaged, "bad")
+    assert "not a valid Parquet file" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    one = write(tmp_path / "one.jsonl", [{"question": "q", "answer": "a", "retrieved": []}])
+    assert "imported run 'one': 1 row from one.jsonl" in import_run(project, one, "one").summary()

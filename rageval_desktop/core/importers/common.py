@@ -43,7 +43,8 @@ class ImportReport:
 
     def summary(self) -> str:
         if self.kind == "run":
-            text = (f"imported run '{self.run}': {self.added} rows from {self.file} ({self.layout} format); "
+            rows = "1 row" if self.added == 1 else f"{self.added} rows"
+            text = (f"imported run '{self.run}': {rows} from {self.file} ({self.layout} format); "
                     f"{self.linked} linked to golden rows, {self.unlinked} unlinked")
         else:
             text = (f"imported {self.kind} from {self.file} ({self.layout} format): {self.added} added, "

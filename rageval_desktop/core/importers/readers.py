@@ -117,6 +117,11 @@ def parsed_shape(obj: Any) -> tuple[int, bool]:
     return count, large
 
 
+def _said(exc: BaseException) -> str:
+    """A library's message on one line (pyarrow ends some with a line break, inside our parentheses)."""
+    return " ".join(str(exc).split())
+
+
 def _json_error(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return "nested too deeply"
@@ -275,7 +280,7 @@ def _binary(path: Path, fmt: str, raw: bytes):
         raise
     except Exception as exc:  # pyarrow and openpyxl raise many kinds for a damaged file
         kind = "Parquet" if fmt == "parquet" else "XLSX"
-        raise ImportFailed(f"not a valid {kind} file ({type(exc).__name__}: {exc})", file=path.name) from None
+        raise ImportFailed(f"not a valid {kind} file ({type(exc).__name__}: {_said(exc)})", file=path.name) from None
 
 
 def _check_xlsx_cells(path: Path, raw: bytes) -> None:
@@ -330,7 +335,7 @@ def _check_xlsx_size(path: Path, raw: bytes) -> None:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ImportFailed(f"not a valid XLSX file ({exc})", file=path.name) from None
+        raise ImportFailed(f"not a valid XLSX file ({_said(exc)})", file=path.name) from None
     total = sum(m.file_size for m in members)
     packed = max(1, sum(m.compress_size for m in members))
     if total > BOMB_MIN_BYTES and total / packed > XLSX_BOMB_RATIO:
@@ -479,7 +484,7 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[
                 yield rows
                 rows = []
     except csv.Error as exc:
-        raise ImportFailed(f"not a valid CSV file ({exc}, near data row {count + 1})", file=path.name) from None
+        raise ImportFailed(f"not a valid CSV file ({_said(exc)}, near data row {count + 1})", file=path.name) from None
     if last and len(last) < width and not state["last"].endswith((b"\n", b"\r")):
         raise ImportFailed(f"the last row has {len(last)} of {width} fields and the file does not end with a line "
                            "break: the file was cut off", file=path.name, row=count)
@@ -687,4 +692,4 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator
     except ImportFailed:
         raise
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
-        raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {exc})", file=path.name) from None
+        raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {_said(exc)})", file=path.name) from None

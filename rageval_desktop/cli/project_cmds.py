@@ -145,10 +145,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     with project:
         info = project_info(project)
         info["samples"] = list_samples(project)
-    runs = ", ".join(f"{r['name']} ({r['rows']} rows)" for r in info["runs"]) or "none"
+    runs = ", ".join(f"{r['name']} ({r['rows']} row{'' if r['rows'] == 1 else 's'})" for r in info["runs"]) or "none"
     slices = ", ".join(f"{k} {v}" for k, v in info["slices"].items())
     text = (f"{info['name']} — {info['path']} (schema {info['schema_version']})\n"
-            f"golden rows: {info['golden_rows']} ({slices})\ncorpus chunks: {info['corpus_chunks']}\n"
+            f"golden rows: {info['golden_rows']}{f' ({slices})' if slices else ''}\n"
+            f"corpus chunks: {info['corpus_chunks']}\n"
             f"runs: {runs}\njudges: {info['judges']}, judgments: {info['judgments']}, "
             f"human ratings: {info['human_ratings']}")
     if info["samples"]:      # their ids: pack export --sample, ratings import --sample

@@ -49,6 +49,18 @@ def test_bad_input_exits_1_with_plain_first_line_and_no_change(tmp_path, capsys)
     assert table_dump(project) == before
 
 
+def test_info_on_a_project_without_golden_rows_and_a_one_row_run(tmp_path, capsys):
+    project = tmp_path / "p.rageval"
+    assert main(["new", str(project)]) == 0
+    one = write(tmp_path / "one.jsonl", [{"question": "q", "answer": "a", "retrieved": []}])
+    assert main(["import", "run", str(project), str(one), "--run", "v1"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(project)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "golden rows: 0" in lines          # no empty "()" for the slices it has none of
+    assert "runs: v1 (1 row)" in lines
+
+
 def test_refused_file_exits_1(tmp_path, capsys):
     other = tmp_path / "notes.rageval"
     other.write_text("not a database")

@@ -36,6 +36,12 @@ def add_judges(command: Command) -> None:
     q.add_argument("--timeout", type=float)
     q.add_argument("--rpm", type=float)
     q.add_argument("--json", action="store_true")
+    q = acts.add_parser("test", help="one tiny call through a judge's endpoint (5 tokens at most, nothing stored): "
+                                     "do its address, model and key work? exit 1 with the server's reason if not")
+    q.add_argument("project")
+    q.add_argument("--name", required=True)
+    q.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the reply (default 30)")
+    q.add_argument("--json", action="store_true")
     q = acts.add_parser("kinds", help="the judge kinds installed (built-in and plug-ins) and what each needs")
     q.add_argument("--json", action="store_true")
     q = acts.add_parser("add", help="add a judge: an LLM endpoint + rubric, or an embedded scorer")
@@ -75,6 +81,15 @@ def cmd_judges(args: argparse.Namespace) -> int:
 
     if args.action == "kinds":
         return _kinds(args)
+    if args.action == "test":
+        from dataclasses import asdict
+
+        from rageval_desktop.core.judges.caller import check_connection
+
+        with open_project(args.project, read_only=True) as project:
+            checked = check_connection(project, args.name, args.timeout)
+        _print(args, asdict(checked), checked.describe())
+        return EXIT_OK
     if args.action in ("list", "edit"):
         with open_project(args.project) as project:
             if args.action == "edit":

@@ -161,27 +161,10 @@ def clone_judge(project: Project, judge_name: str, template: str, ctx: TaskConte
 
 
 def test_connection(project: Project, judge_name: str, ctx: TaskContext) -> str:
-    """One tiny call through the judge's endpoint: says whether the URL, model and key work."""
-    import asyncio
+    """One tiny call through the judge's endpoint: says whether the URL, model and key work (core's check)."""
+    from rageval_desktop.core.judges.caller import check_connection
 
-    from rageval_desktop.core.judges import llm
-    from rageval_desktop.core.judges.registry import get_judge
-    from rageval_desktop.core.judges.secrets import resolve_api_key
-
-    judge = get_judge(project, judge_name)
-    if not judge.calls_llm:
-        return f"{judge.name} runs locally: nothing to connect to."
-
-    async def call() -> str:
-        client = llm.make_client(judge.base_url, resolve_api_key(judge.api_key_ref), 30.0)
-        try:
-            reply = await llm.chat(client, judge.model or "", [{"role": "user", "content": "Reply with: OK"}],
-                                   {"temperature": 0.0, "max_tokens": 5}, 30.0)
-        finally:
-            await client.close()
-        return f"Connected: {judge.model} answered in {reply.latency_ms:.0f} ms ({reply.content.strip()[:40]!r})."
-
-    return asyncio.run(call())
+    return check_connection(project, judge_name).describe()
 
 
 def run_judges(project: Project, spec, ctx: TaskContext):

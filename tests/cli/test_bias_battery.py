@@ -67,8 +67,8 @@ def test_the_battery_perturbs_as_described():
 
 @pytest.mark.slow      # 2 x 200 calls through the loopback server (about 4 s)
 def test_a_swayed_judge_fails_the_battery_and_loses_its_licence_a_fair_one_passes(project, capsys):
-    for name, responder in (("swayed", swayed), ("fair", fair)):
-        with FakeOpenAI(responder) as server:
+    with FakeOpenAI(swayed) as swayed_server, FakeOpenAI(fair) as fair_server:  # answering until the test's end
+        for name, server in (("swayed", swayed_server), ("fair", fair_server)):
             assert main(["judges", "add", project, "--name", name, "--metric", "faithfulness", "--kind", "llm",
                          "--model", "gpt-4o-mini", "--base-url", server.url, "--api-key-env", "JUDGE_KEY"]) == 0
             assert main(["judge", project, "--run", "v1", "--judge", name]) == 0
@@ -84,13 +84,16 @@ def test_a_swayed_judge_fails_the_battery_and_loses_its_licence_a_fair_one_passe
                 assert out["passed"] is False and sorted(out["failed"]) == sorted(BIAS)
             else:
                 assert out["passed"] is True
-    with Project.open(project) as p:
-        swayed_judge = get_judge(p, "swayed")
-        assert last_check(p, swayed_judge, "bias")["passed"] is False
-        assert last_check(p, swayed_judge, "probe") is None          # the battery is not a probe
-    # a probe recorded after the battery does not wash its failure away
-    with FakeOpenAI(swayed) as server:
+        with Project.open(project) as p:
+            swayed_judge = get_judge(p, "swayed")
+            assert last_check(p, swayed_judge, "bias")["passed"] is False
+            assert last_check(p, swayed_judge, "probe") is None          # the battery is not a probe
+        # a probe recorded after the battery does not wash its failure away (its calls reach the judge's endpoint:
+        # with the server gone, every call failed to connect and the probe was still recorded, until jobs stopped
+        # on an endpoint that cannot be reached)
+        calls = swayed_server.calls
         assert main(["probe", project, "--judge", "swayed", "--run", "v1", "--kinds", "pad", "--json"]) == 0
+        assert swayed_server.calls > calls
     capsys.readouterr()
     with Project.open(project) as p:
         assert last_check(p, get_judge(p, "swayed"), "bias")["passed"] is False

@@ -171,6 +171,35 @@ def test_fatal_errors_stop_the_job_at_once(proj, reply, kind):
     assert status == "failed" and kind in message
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_endpoint_that_cannot_be_reached_stops_the_job_after_a_few_rows(proj):
+    from rageval_desktop.core.jobs.judge_job import UNREACHABLE_ROWS
+
+    add_judge(proj, "gone", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{free_port()}/v1",
+              api_key_ref="JUDGE_KEY", params={"timeout": 1.0, "max_retries": 1, "concurrency": 2})
+    stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.stopped == "fatal"
+    assert "judge 'gone' cannot reach its endpoint http://127.0.0.1:" in stats.message
+    assert "run the same command again" in stats.message
+    errors = proj.reader().execute("SELECT COUNT(*) FROM judgments WHERE error_kind = 'connection'").fetchone()[0]
+    assert UNREACHABLE_ROWS <= errors <= UNREACHABLE_ROWS + 2     # not all 20 rows, each after its retries
+    assert proj.reader().execute("SELECT status FROM jobs").fetchone()[0] == "failed"
+
+
+def test_a_server_that_answers_every_row_with_an_error_is_reached_and_the_job_ends(proj):
+    with FakeOpenAI(lambda body, n: Reply(status=400, error={"message": "no", "type": "invalid"})) as server:
+        llm_judge(proj, server, concurrency=2)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.stopped is None and stats.errors == 20
+
+
 def test_rerun_skips_and_cache_makes_zero_calls(proj):
     with FakeOpenAI() as server:
         llm_judge(proj, server)
@@ -520,3 +549,32 @@ def test_a_job_says_what_it_does_before_its_first_result(tmp_path):
     assert stats.done == 72
     assert seen[0] == (0, "planning: finding the rows already judged")
     assert (0, "judging locally: f1") in seen and seen[-1] == (72, "judging locally: f1")
+
+
+def test_a_connection_check_says_what_answered_and_never_shows_the_key_a_server_echoes(proj, tmp_path, capsys):
+    from rageval_desktop.cli import main
+    from rageval_desktop.core.judges.caller import check_connection
+
+    with FakeOpenAI() as server:
+        llm_judge(proj, server, name="live")
+        checked = check_connection(proj, "live")
+        assert checked.endpoint == server.url and checked.reply == "OK" and (checked.latency_ms or 0) > 0
+        assert checked.describe().startswith("Connected: gpt-4o-mini answered in ")
+        assert server.calls == 1
+    echo = Reply(status=401, error={"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error",
+                                    "code": "invalid_api_key"})
+    add_judge(proj, "gone", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{free_port()}/v1",
+              api_key_ref="JUDGE_KEY")
+    with FakeOpenAI(lambda body, n: echo) as server:
+        llm_judge(proj, server, name="refusing")
+        with pytest.raises(RagevalError) as caught:
+            check_connection(proj, "refusing")
+        assert "refused the API key" in str(caught.value) and KEY not in str(caught.value)
+        before = (proj.path.stat().st_mtime_ns, proj.path.stat().st_size)
+        capsys.readouterr()
+        assert main(["judges", "test", str(proj.path), "--name", "refusing"]) == 1
+        err = capsys.readouterr().err
+        assert "refused the API key" in err and KEY not in err
+    assert main(["judges", "test", str(proj.path), "--name", "gone", "--timeout", "2"]) == 1
+    assert "judge 'gone' (model m, http://127.0.0.1:" in capsys.readouterr().err
+    assert (proj.path.stat().st_mtime_ns, proj.path.stat().st_size) == before     # a check writes nothing

@@ -93,12 +93,15 @@ def test_connection_retries_are_reported_by_kind(tmp_path, capsys, monkeypatch):
     add_judge(p, "gone", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{port}/v1",
               api_key_ref="JUDGE_KEY", params={"timeout": 1.0, "max_retries": 1})
     p.close()
-    assert main(["judge", str(path), "--run", "v1", "--json"]) == 0
+    # not one row connected: the job stopped, and says so with exit 1 (not "done")
+    assert main(["judge", str(path), "--run", "v1", "--json"]) == 1
     stats = json.loads(capsys.readouterr().out)
-    assert stats["errors_by_kind"] == {"connection": 3}
+    assert stats["errors_by_kind"] == {"connection": 3} and stats["stopped"] == "fatal"
     assert stats["retries_by_kind"] == {"connection": 3} and stats["retries"] == 3
-    assert main(["judge", str(path), "--run", "v1"]) == 0           # errors are retried on the next run
-    assert "3 retries (connection 3)" in capsys.readouterr().out
+    assert main(["judge", str(path), "--run", "v1"]) == 1           # errors are retried on the next run
+    out, err = capsys.readouterr()
+    assert "3 retries (connection 3)" in out
+    assert "judge 'gone' cannot reach its endpoint" in err
 
 
 def test_a_judge_that_reads_passages_still_gets_them(tmp_path):

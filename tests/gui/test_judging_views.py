@@ -59,6 +59,22 @@ def test_test_connection_reports_the_endpoint(window, qtbot, server):
     assert window.last_info.startswith("Connected: m answered in")
 
 
+def test_test_connection_never_shows_a_key_the_server_echoes(window, qtbot, monkeypatch):
+    from tests.support.fake_openai import Reply
+
+    key = "sk-test-ECHOED-4f9a8b7c6d5e1234"
+    monkeypatch.setenv("ECHO_KEY", key)
+    echo = Reply(status=401, error={"message": f"Incorrect API key provided: {key}", "type": "invalid_request_error",
+                                    "code": "invalid_api_key"})
+    with FakeOpenAI(lambda body, n: echo) as refusing:
+        add_judge(window.project, "refused", "correctness", "llm", model="m", base_url=refusing.url,
+                  api_key_ref="ECHO_KEY")
+        with qtbot.waitSignal(window.task_finished, timeout=20_000) as done:
+            window.judging.test_judge("refused")
+    assert done.args == ["failed"] and "refused the API key" in window.last_error
+    assert key not in window.last_error
+
+
 def test_rubric_editor_validates_and_previews(window, qtbot, server):
     add_judge(window.project, "editme", "correctness", "llm", model="m", base_url=server.url)
     judge = get_judge(window.project, "editme")

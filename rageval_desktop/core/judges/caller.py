@@ -10,9 +10,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.limiter import AdaptiveLimiter
+from rageval_desktop.core.base.text import inert_text
 from rageval_desktop.core.judges import llm, prices
 from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -79,3 +82,54 @@ class CachedCaller:
     def _store(self, entry: dict[str, Any]) -> None:
         with self.project.write("cache request", changed=(Area.CACHES,)) as conn:
             conn.execute(llm.CACHE_INSERT, entry)
+
+
+
+@dataclasses.dataclass
+class Connection:
+    """What a connection check found: the endpoint, and how its model answered (a local judge has none)."""
+
+    judge: str
+    model: str | None
+    local: bool
+    endpoint: str | None = None
+    latency_ms: float | None = None
+    reply: str | None = None
+
+    def describe(self) -> str:
+        if self.local:
+            return f"{self.judge} runs locally: nothing to connect to."
+        return (f"Connected: {self.model} answered in {self.latency_ms or 0:.0f} ms ({self.reply!r}), "
+                f"at {self.endpoint}.")
+
+
+def check_connection(project: Project, name: str, timeout: float = 30.0) -> Connection:
+    """One tiny call through a judge's endpoint, outside any job and the request cache (nothing is stored; five
+    tokens at most): whether its address, model and key work. Raises RagevalError saying why not, with the key
+    scrubbed from whatever the server said."""
+    judge = get_judge(project, name)
+    found = Connection(judge.name, judge.model, local=not judge.calls_llm)
+    if found.local:
+        return found
+    found.endpoint = llm.endpoint_label(judge.base_url)
+    key = resolve_api_key(judge.api_key_ref)
+    scrub = Scrubber([key] if key else [])
+
+    async def call() -> llm.Reply:
+        client = llm.make_client(judge.base_url, key, timeout)
+        try:
+            return await llm.chat(client, judge.model or "", [{"role": "user", "content": "Reply with: OK"}],
+                                  {"temperature": 0.0, "max_tokens": 5}, timeout)
+        finally:
+            await client.close()
+
+    try:
+        reply = asyncio.run(call())
+    except llm.CallFailed as failure:
+        said = str(failure).rstrip(". ")
+        raise RagevalError(scrub(f"judge '{judge.name}' (model {judge.model}, {found.endpoint}): {said}"),
+                           cli_hint="check the address, model and key with rageval judges edit",
+                           gui_hint="check the address, model and key with Edit…") from None
+    found.latency_ms = reply.latency_ms
+    found.reply = inert_text(scrub(reply.content.strip()[:40]))
+    return found

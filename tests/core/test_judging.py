@@ -180,7 +180,7 @@ def free_port() -> int:
 
 
 def test_an_endpoint_that_cannot_be_reached_stops_the_job_after_a_few_rows(proj):
-    from rageval_desktop.core.jobs.judge_job import UNREACHABLE_ROWS
+    from rageval_desktop.core.judges.llm import UNREACHABLE as UNREACHABLE_ROWS
 
     add_judge(proj, "gone", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{free_port()}/v1",
               api_key_ref="JUDGE_KEY", params={"timeout": 1.0, "max_retries": 1, "concurrency": 2})

@@ -68,3 +68,24 @@ def test_synth_cli_needs_an_llm_judge(tmp_path, capsys):
     p.close()
     assert main(["synth", str(tmp_path / "s.rageval"), "--n", "2", "--judge", "lex"]) == 1
     assert "not an LLM judge" in capsys.readouterr().err
+
+
+def test_an_endpoint_that_cannot_be_reached_stops_synthesis_and_says_so(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = Project.create(tmp_path / "s.rageval")
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"chunk_id": f"c{i}", "doc_id": "d",
+                                                          "text": f"Chunk number {i} is about {i}."}) + "\n"
+                                              for i in range(3)))
+    import_corpus(p, tmp_path / "c.jsonl")
+    add_judge(p, "writer", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{port}/v1",
+              params={"max_retries": 1, "timeout": 1.0})
+    stats = run_synth(p, SynthSpec(n=3, judge="writer", seed=1))
+    assert stats.stopped == "fatal" and "judge 'writer' cannot reach its endpoint" in stats.message
+    assert stats.kept == 0
+    p.close()
+    assert main(["synth", str(tmp_path / "s.rageval"), "--judge", "writer", "--n", "3"]) == 1
+    assert "cannot reach its endpoint" in capsys.readouterr().err

@@ -50,7 +50,6 @@ LOCAL_TIMEOUT = 120.0     # seconds a plug-in kind may take for one verdict (the
 LLM_CHUNK = 256           # LLM items whose text is loaded at a time, as the dispatcher reaches them
 REPORT_SECONDS = 0.25     # progress to the caller at most this often
 CANCEL_POLL_SECONDS = 0.05
-UNREACHABLE_ROWS = 5      # rows in a row whose calls could not connect to their endpoint, retries spent: the job stops
 
 
 @dataclass
@@ -486,8 +485,10 @@ class JudgeJob:
                 await client.close()
         never = [j for j in judges if self.unreached[(j.base_url, j.api_key_ref)]
                  and (j.base_url, j.api_key_ref) not in self.reached]
-        if never and not self.fatal:    # fewer rows than UNREACHABLE_ROWS, and not one of them connected
-            self.fatal = self.unreachable(never[0], self.unreached[(never[0].base_url, never[0].api_key_ref)])
+        if never and not self.fatal:    # fewer rows than llm.UNREACHABLE, and not one of them connected
+            judge = never[0]
+            self.fatal = self.scrub(llm.unreachable(judge.name, judge.base_url,
+                                                    self.unreached[(judge.base_url, judge.api_key_ref)]))
         if self.fatal:
             raise _Fatal(self.fatal)
         if self.ctx.cancelled and self.stats.stopped is None:
@@ -678,22 +679,14 @@ class JudgeJob:
                     self.unreached[endpoint] = 0
                 else:
                     self.unreached[endpoint] += 1
-                    if self.unreached[endpoint] >= UNREACHABLE_ROWS:
-                        self.fatal = self.fatal or self.unreachable(judge, self.unreached[endpoint], failure)
+                    if self.unreached[endpoint] >= llm.UNREACHABLE:
+                        self.fatal = self.fatal or self.scrub(
+                            llm.unreachable(judge.name, judge.base_url, self.unreached[endpoint], failure))
             return None
         endpoint = (judge.base_url, judge.api_key_ref)
         self.reached.add(endpoint)
         self.unreached[endpoint] = 0
         return reply, False, attempts
-
-    def unreachable(self, judge: Judge, rows: int, failure: llm.CallFailed | None = None) -> str:
-        """Why the job stops when a judge's endpoint cannot be reached (a server down, a wrong address): rows that
-        could not connect are recorded as errors and done again by the next run, never paid for."""
-        said = f" ({failure})" if failure is not None else ""
-        return self.scrub(
-            f"judge '{judge.name}' cannot reach its endpoint {llm.endpoint_label(judge.base_url)}: {rows} row(s) in "
-            f"a row could not connect, each after its retries{said}. Check the address (rageval judges test "
-            f"PROJECT {judge.name}) and run the same command again when it answers: it goes on where it stopped")
 
 
 def run_judge_job(project: Project, spec: JobSpec, ctx: TaskContext | None = None) -> JobStats:

@@ -34,6 +34,8 @@ class CachedCaller:
         self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = 0
         self.cost_usd = 0.0
         self.fatal: str | None = None
+        self.unreached = 0        # calls in a row that could not connect, retries spent (llm.UNREACHABLE stops)
+        self.reached = False
         self._client: Any = None
         self._limiter: Any = None
         self.scrub = Scrubber()
@@ -48,6 +50,8 @@ class CachedCaller:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._client.close()
+        if self.unreached and not self.reached and not self.fatal:   # fewer calls than that, none connected
+            self.fatal = self.scrub(llm.unreachable(self.judge.name, self.judge.base_url, self.unreached))
 
     def stopping(self) -> bool:
         return bool(self.fatal) or self.cancelled()
@@ -70,8 +74,16 @@ class CachedCaller:
             return None
         except llm.CallFailed as failure:
             if failure.fatal:
-                self.fatal = self.fatal or str(failure)
+                self.fatal = self.fatal or self.scrub(str(failure))
+            elif failure.kind == "connection":
+                self.unreached += 1
+                if self.unreached >= llm.UNREACHABLE:
+                    self.fatal = self.fatal or self.scrub(
+                        llm.unreachable(self.judge.name, self.judge.base_url, self.unreached, failure))
+            else:                 # the endpoint answered, with an error
+                self.reached, self.unreached = True, 0
             return None
+        self.reached, self.unreached = True, 0
         self.prompt_tokens += reply.prompt_tokens or 0
         self.completion_tokens += reply.completion_tokens or 0
         self.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0

@@ -90,6 +90,18 @@ def endpoint_label(base_url: str | None) -> str:
     return safe_endpoint(resolved_base_url(base_url) or DEFAULT_BASE_URL)
 
 
+UNREACHABLE = 5     # rows (or calls) in a row that could not connect to their endpoint, retries spent: the work stops
+
+
+def unreachable(judge: str, base_url: str | None, count: int, failure: CallFailed | None = None) -> str:
+    """Why work stops when a judge's endpoint cannot be reached (a server down, a wrong address): what could not
+    connect was never paid for, and is done again by the next run."""
+    said = f" ({str(failure).rstrip('. ')})" if failure is not None else ""
+    return (f"judge '{judge}' cannot reach its endpoint {endpoint_label(base_url)}: {count} request(s) in a row could "
+            f"not connect, each after its retries{said}. Check the address (rageval judges test PROJECT --name "
+            f"{judge}) and run the same command again when it answers: it goes on where it stopped")
+
+
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:
     openai = client_library()
     # retries are ours (bounded, with jitter, adaptive); the client's own would hide 429s from the limiter

@@ -187,7 +187,7 @@ def test_an_endpoint_that_cannot_be_reached_stops_the_job_after_a_few_rows(proj)
     stats = run_judge_job(proj, JobSpec(run="v1"))
     assert stats.stopped == "fatal"
     assert "judge 'gone' cannot reach its endpoint http://127.0.0.1:" in stats.message
-    assert "run the same command again" in stats.message
+    assert "run it again when it answers" in stats.message
     errors = proj.reader().execute("SELECT COUNT(*) FROM judgments WHERE error_kind = 'connection'").fetchone()[0]
     assert UNREACHABLE_ROWS <= errors <= UNREACHABLE_ROWS + 2     # not all 20 rows, each after its retries
     assert proj.reader().execute("SELECT status FROM jobs").fetchone()[0] == "failed"

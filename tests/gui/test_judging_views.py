@@ -41,6 +41,9 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
     assert jobs[0]["status"] == "cancelled"
     window.page("jobs").table.selectRow(0)
     assert window.page("jobs").resume_button.isEnabled()
+    # the selected job's whole message under the table, as text
+    said = window.page("jobs").message_label
+    assert not said.isHidden() and said.text() == f"Job #{jobs[0]['id']} cancelled: {jobs[0]['message']}"
     with qtbot.waitSignal(window.job_finished, timeout=30_000) as ended:
         window.page("jobs").resume_button.click()
     assert "finished: " in ended.args[0] and f"{first} already judged" in ended.args[0]

@@ -98,8 +98,9 @@ def unreachable(judge: str, base_url: str | None, count: int, failure: CallFaile
     connect was never paid for, and is done again by the next run."""
     said = f" ({str(failure).rstrip('. ')})" if failure is not None else ""
     return (f"judge '{judge}' cannot reach its endpoint {endpoint_label(base_url)}: {count} request(s) in a row could "
-            f"not connect, each after its retries{said}. Check the address (rageval judges test PROJECT --name "
-            f"{judge}) and run the same command again when it answers: it goes on where it stopped")
+            f"not connect, each after its retries{said}. Check the address (Test connection on the Judges page, or "
+            f"rageval judges test PROJECT --name {judge}) and run it again when it answers (Resume, or the same "
+            "command): it goes on where it stopped")
 
 
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:

@@ -25,6 +25,8 @@ class JobsView(QWidget):
     shows = frozenset({Area.JOBS})
     refresh_delay_ms = 0
     def __init__(self, state: AppState) -> None:
+        from PySide6.QtCore import Qt  # (not at the top: this module is read while the window starts)
+
         super().__init__()
         self.state = state
         layout = QVBoxLayout(self)
@@ -51,6 +53,14 @@ class JobsView(QWidget):
         self.model = RecordsModel(COLUMNS, self)
         self.table = records_table(self.model, "jobs")
         layout.addWidget(self.table)
+        # the selected job's whole message (why it failed, what to do): the column shows its start
+        self.message_label = QLabel()
+        self.message_label.setObjectName("jobMessage")
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)   # a judge's or run's name is text, never markup
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message_label.setVisible(False)
+        layout.addWidget(self.message_label)
         bottom = QHBoxLayout()
         self.resume_button = QPushButton("&Resume selected job")
         bottom.addWidget(self.resume_button)
@@ -125,6 +135,9 @@ class JobsView(QWidget):
     def _update_buttons(self, *_: object) -> None:
         job = self.selected()
         self.resume_button.setEnabled(bool(job and job["status"] in RESUMABLE and job["kind"] == "judge"))
+        said = f"Job #{job['id']} {job['status']}: {job['message']}" if job and job.get("message") else ""
+        self.message_label.setText(said)
+        self.message_label.setVisible(bool(said))
 
     def _resume(self) -> None:
         job = self.selected()

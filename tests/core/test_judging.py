@@ -193,6 +193,15 @@ def test_an_endpoint_that_cannot_be_reached_stops_the_job_after_a_few_rows(proj)
     assert proj.reader().execute("SELECT status FROM jobs").fetchone()[0] == "failed"
 
 
+def test_a_server_that_never_answers_in_time_stops_the_job_too(proj):
+    with FakeOpenAI(lambda body, n: Reply(default_content(body["messages"][-1]["content"]), delay=2.0)) as server:
+        llm_judge(proj, server, concurrency=2, timeout=0.3, max_retries=1)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.stopped == "fatal" and "cannot reach its endpoint" in stats.message
+    assert "no reply within 0.3 s" in stats.message
+    assert stats.ok == 0 and stats.errors < 20 and stats.errors_by_kind == {"timeout": stats.errors}
+
+
 def test_a_server_that_answers_every_row_with_an_error_is_reached_and_the_job_ends(proj):
     with FakeOpenAI(lambda body, n: Reply(status=400, error={"message": "no", "type": "invalid"})) as server:
         llm_judge(proj, server, concurrency=2)

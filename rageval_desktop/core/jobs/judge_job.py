@@ -118,7 +118,7 @@ class JudgeJob:
         self._prices: dict[tuple[str | None, bool], tuple[float, float] | None] = {}
         self.scrub = Scrubber()
         self.fatal: str | None = None
-        # per endpoint: rows in a row whose calls never connected (retries spent), and the endpoints that answered
+        # per endpoint: rows in a row whose calls got no answer (retries spent), and the endpoints that answered
         self.unreached: Counter[tuple] = Counter()
         self.reached: set[tuple] = set()
         self.lane: CommitLane | None = None
@@ -485,7 +485,7 @@ class JudgeJob:
                 await client.close()
         never = [j for j in judges if self.unreached[(j.base_url, j.api_key_ref)]
                  and (j.base_url, j.api_key_ref) not in self.reached]
-        if never and not self.fatal:    # fewer rows than llm.UNREACHABLE, and not one of them connected
+        if never and not self.fatal and not self.stopping_now():   # fewer rows than llm.UNREACHABLE, none answered
             judge = never[0]
             self.fatal = self.scrub(llm.unreachable(judge.name, judge.base_url,
                                                     self.unreached[(judge.base_url, judge.api_key_ref)]))
@@ -674,7 +674,7 @@ class JudgeJob:
                 self.fatal = self.fatal or self.scrub(str(failure))
             else:
                 self.record(item, "error", error_kind=failure.kind, raw=str(failure), attempts=attempts)
-                if failure.kind != "connection":     # the endpoint answered, with an error
+                if failure.kind not in llm.SILENT:     # the endpoint answered, with an error
                     self.reached.add(endpoint)
                     self.unreached[endpoint] = 0
                 else:

@@ -34,7 +34,7 @@ class CachedCaller:
         self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = 0
         self.cost_usd = 0.0
         self.fatal: str | None = None
-        self.unreached = 0        # calls in a row that could not connect, retries spent (llm.UNREACHABLE stops)
+        self.unreached = 0        # calls in a row that got no answer, retries spent (llm.UNREACHABLE stops)
         self.reached = False
         self._client: Any = None
         self._limiter: Any = None
@@ -50,7 +50,7 @@ class CachedCaller:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._client.close()
-        if self.unreached and not self.reached and not self.fatal:   # fewer calls than that, none connected
+        if self.unreached and not self.reached and not self.stopping():   # fewer calls than that, none answered
             self.fatal = self.scrub(llm.unreachable(self.judge.name, self.judge.base_url, self.unreached))
 
     def stopping(self) -> bool:
@@ -75,7 +75,7 @@ class CachedCaller:
         except llm.CallFailed as failure:
             if failure.fatal:
                 self.fatal = self.fatal or self.scrub(str(failure))
-            elif failure.kind == "connection":
+            elif failure.kind in llm.SILENT:
                 self.unreached += 1
                 if self.unreached >= llm.UNREACHABLE:
                     self.fatal = self.fatal or self.scrub(

@@ -90,15 +90,16 @@ def endpoint_label(base_url: str | None) -> str:
     return safe_endpoint(resolved_base_url(base_url) or DEFAULT_BASE_URL)
 
 
-UNREACHABLE = 5     # rows (or calls) in a row that could not connect to their endpoint, retries spent: the work stops
+UNREACHABLE = 5     # rows (or calls) in a row that got no answer from their endpoint, retries spent: the work stops
+SILENT = ("connection", "timeout")   # failures that mean the endpoint did not answer at all (down, hung, wrong address)
 
 
 def unreachable(judge: str, base_url: str | None, count: int, failure: CallFailed | None = None) -> str:
-    """Why work stops when a judge's endpoint cannot be reached (a server down, a wrong address): what could not
-    connect was never paid for, and is done again by the next run."""
+    """Why work stops when a judge's endpoint cannot be reached (a server down or hung, a wrong address): what got no
+    answer was never paid for, and is done again by the next run."""
     said = f" ({str(failure).rstrip('. ')})" if failure is not None else ""
-    return (f"judge '{judge}' cannot reach its endpoint {endpoint_label(base_url)}: {count} request(s) in a row could "
-            f"not connect, each after its retries{said}. Check the address (Test connection on the Judges page, or "
+    return (f"judge '{judge}' cannot reach its endpoint {endpoint_label(base_url)}: {count} request(s) in a row got "
+            f"no answer, each after its retries{said}. Check the address (Test connection on the Judges page, or "
             f"rageval judges test PROJECT --name {judge}) and run it again when it answers (Resume, or the same "
             "command): it goes on where it stopped")
 

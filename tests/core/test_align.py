@@ -135,3 +135,17 @@ def test_align_explains_what_it_cannot_do(rated, capsys, tmp_path):
         assert main(["align", str(p.path), "--judge", fresh.name]) == 1
     assert "at least 10 rated rows" in capsys.readouterr().err
     assert main(["align", str(p.path), "--judge", "j", "--folds", "1"]) == 2
+
+
+def test_a_judge_whose_endpoint_cannot_be_reached_stops_the_check_after_a_few_calls(rated):
+    from tests.core.test_judging import free_port
+
+    p, rows = rated
+
+    class Gone:
+        url = f"http://127.0.0.1:{free_port()}/v1"
+
+    name = judge_with(p, rows, Gone, lambda i: truth(i))
+    with pytest.raises(RagevalError) as caught:
+        align(p, name, folds=5)
+    assert "align stopped: judge 'j' cannot reach its endpoint" in str(caught.value)

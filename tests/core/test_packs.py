@@ -93,7 +93,13 @@ def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo
             ("score", "UPDATE pack_ratings SET score = 9", "whole number from 1 to 5, not 9"),
             ("stray", "INSERT INTO pack_ratings (position, score, created_at) VALUES (99, 3, '2026-01-01T00:00:00')",
              "names no target"),
-            ("other", "UPDATE pack_meta SET value = 'another' WHERE key = 'reviewer'", "changed after export")):
+            ("other", "UPDATE pack_meta SET value = 'another' WHERE key = 'reviewer'", "changed after export"),
+            # values and a schema no export writes: refused, never a traceback (found by fuzzing packs)
+            ("blob", "UPDATE pack_targets SET item_key = x'00ff' WHERE position = 0", "changed after export"),
+            ("column", "ALTER TABLE pack_ratings RENAME COLUMN created_at TO made_at",
+             "pack_ratings has no created_at"),
+            ("sample id", "UPDATE pack_meta SET value = 'x' WHERE key = 'sample_id'", "sample id is damaged"),
+            ("bytes", "UPDATE pack_meta SET value = x'00ff' WHERE key = 'reviewer'", "settings are damaged")):
         copy = tmp_path / f"{name}.ragevalpack"
         shutil.copy(made.path, copy)
         _tamper(copy, sql)
@@ -112,6 +118,17 @@ def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo
         w.execute("DELETE FROM review_samples WHERE id = ?", (sample.id,))
     snapshot = dump(demo)
     refused(made.path, "no longer exists")
+
+
+def test_a_pack_whose_cells_are_not_text_still_opens_for_its_reviewer_and_shows_them_as_text(demo, tmp_path):
+    sample = sampling.create_sample(demo, "v2", "correctness", size=3, seed=1)
+    (made,) = packs.export_packs(demo, sample.id, ["ann"], tmp_path / "ann.ragevalpack")
+    row = sample.row_ids[0]
+    _tamper(made.path, f"UPDATE pack_rows SET question = x'e282ac41', answer = 42 WHERE run_row_id = {row}")
+    _tamper(made.path, f"UPDATE pack_passages SET text = 3.5, chunk_id = x'41' WHERE run_row_id = {row}")
+    detail = Pack(made.path).detail(row)
+    assert (detail.question, detail.answer) == ("\u20acA", "42")
+    assert {(p.text, p.chunk_id) for p in detail.passages} == {("3.5", "A")}
 
 
 def test_export_refuses_to_overwrite_a_pack_and_records_nothing_then(demo, tmp_path):

@@ -21,6 +21,7 @@ reviewer's checks (one per position, the latest answer), never ratings: no audit
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -133,6 +134,17 @@ def assign(rows: Sequence[int], reviewers: Sequence[str], overlap: int) -> dict[
         for j in range(overlap):
             out[reviewers[(i * overlap + j) % len(reviewers)]].append(row)
     return out
+
+
+@functools.cache
+def _columns() -> dict[str, frozenset[str]]:
+    """Each table's columns, as the pack's schema makes them."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(PACK_SCHEMA)
+        return {t: frozenset(r[1] for r in conn.execute(f"PRAGMA table_info({t})")) for t in TABLES}
+    finally:
+        conn.close()
 
 
 def fingerprint(found: Sequence[tuple[int, int, str | None]]) -> str:
@@ -312,7 +324,14 @@ class Pack:
                 names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 if missing := [t for t in TABLES if t not in names]:
                     raise PackRefused(f"{self.path.name}: not a complete review pack (no {', '.join(missing)})")
+                for table, columns in _columns().items():    # a damaged or edited schema is named, not a traceback
+                    have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                    if lacking := sorted(columns - have):
+                        raise PackRefused(f"{self.path.name}: not a complete review pack ({table} has no "
+                                          f"{', '.join(lacking)})")
                 self.meta = dict(conn.execute("SELECT key, value FROM pack_meta"))
+                if any(not isinstance(k, str) or not isinstance(v, str) for k, v in self.meta.items()):
+                    raise PackRefused(f"{self.path.name}: the pack's settings are damaged (not text)")
                 self.targets = conn.execute("SELECT position, run_row_id, item, item_key FROM pack_targets "
                                             "ORDER BY position").fetchall()
                 self._where = {(r, i): (p, k) for p, r, i, k in self.targets}   # (row, item) -> (position, key)
@@ -324,7 +343,9 @@ class Pack:
         if missing := [k for k in needed if not self.meta.get(k)]:
             raise PackRefused(f"{self.path.name}: not a complete review pack (no {', '.join(missing)})")
         if self.meta["metric"] not in METRICS:
-            raise PackRefused(f"{self.path.name}: unknown metric '{self.meta['metric']}'")
+            raise PackRefused(f"{self.path.name}: unknown metric '{self.meta['metric'][:40]}'")
+        if not self.meta["sample_id"].isdigit():
+            raise PackRefused(f"{self.path.name}: the pack's sample id is damaged")
         try:
             points = [ScalePoint(float(p["score"]), str(p["key"]), str(p["label"]), str(p["anchor"]))
                       for p in json.loads(self.meta["scale"])]
@@ -366,16 +387,19 @@ class Pack:
                                "golden_id FROM pack_rows WHERE run_row_id = ?", (row_id,)).fetchone()
             if row is None:
                 raise PackRefused(f"{self.path.name}: row {row_id} is not in the pack")
-            ext, question, answer, gold_answer, gold_ids, slice_tag, gid = row
+            ext, question, answer, gold_answer, gold_ids, slice_tag, gid = (_text(v) for v in row)
             try:
-                gold = [str(g) for g in json.loads(gold_ids)]
+                gold = [str(g) for g in json.loads(gold_ids or "[]")]
             except (ValueError, TypeError):
                 gold = []
-            passages = [Passage(rank, cid, text, None, cid in gold) for rank, cid, text in conn.execute(
-                "SELECT rank, chunk_id, text FROM pack_passages WHERE run_row_id = ? ORDER BY rank", (row_id,))]
+            passages = [Passage(rank if isinstance(rank, int) else k, _text(cid), _text(text) or "", None,
+                                _text(cid) in gold)
+                        for k, (rank, cid, text) in enumerate(conn.execute(
+                            "SELECT rank, chunk_id, text FROM pack_passages WHERE run_row_id = ? ORDER BY rank",
+                            (row_id,)), start=1)]
         finally:
             conn.close()
-        return RowDetail(title=f"{self.meta.get('run', '')} · {ext}", question=question, answer=answer,
+        return RowDetail(title=f"{self.meta.get('run', '')} · {ext}", question=question or "", answer=answer,
                          gold_answer=gold_answer, gold_chunk_ids=gold, slice_tag=slice_tag, passages=passages,
                          facts={"golden row": gid or "unlinked"})
 
@@ -424,8 +448,20 @@ class Pack:
         try:
             return conn.execute("SELECT id, position, score, skipped, comment, seconds_taken, created_at, "
                                 "withdrawn_at FROM pack_ratings ORDER BY id").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise PackRefused(f"{self.path.name}: the file is damaged ({exc})") from None
         finally:
             conn.close()
+
+
+def _text(value: object) -> str | None:
+    """A pack cell as text (a pack is a file anyone can edit: a number or bytes where text belongs is shown, not
+    obeyed or crashed on)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
 
 
 # --- back in the project ------------------------------------------------------------------------------------
@@ -474,8 +510,12 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
     if sample_id is None or not project.reader().execute("SELECT 1 FROM review_samples WHERE id = ?",
                                                          (sample_id,)).fetchone():
         raise PackRefused(f"{name}: the sample this pack was made from no longer exists in the project")
+    try:
+        targets = fingerprint([(r, i, k) for _, r, i, k in pack.targets])
+    except (TypeError, ValueError):     # a value no export writes (bytes): changed after export
+        targets = None
     if (str(sample_id), reviewer, digest) != (meta["sample_id"], meta["reviewer"], meta["fingerprint"]) or \
-            fingerprint([(r, i, k) for _, r, i, k in pack.targets]) != digest:
+            targets != digest:
         raise PackRefused(f"{name}: the pack was changed after export (its targets, reviewer or sample differ "
                           "from what was exported); refused")
     metric = project.reader().execute("SELECT metric FROM review_samples WHERE id = ?", (sample_id,)).fetchone()[0]

@@ -189,7 +189,9 @@ def test_hostile_decision_files_end_in_a_clear_error_never_an_internal_one_or_a_
              "hashdict.json": b'{"hash": {"a": 1}}', "binary.json": bytes(range(256)) * 4,
              "surrogate.json": json.dumps({**good, "note": "\ud800"}).encode(),
              "big.json": b'{"hash": "' + b"a" * (17 * 2**20) + b'"}',
-             "upto.json": json.dumps({**good, "inputs": {"upto": {"a": "x"}}}).encode()}
+             "upto.json": json.dumps({**good, "inputs": {"upto": {"a": "x"}}}).encode(),
+             # a signature whose key is of no type cryptography knows (found by fuzzing: UnsupportedAlgorithm)
+             "keytype.json": json.dumps({**good, "signature": {**good["signature"], "key": "[1, 2]"}}).encode()}
     files = []
     for name, body in cases.items():
         (tmp_path / name).write_bytes(body)

@@ -165,7 +165,7 @@ def sign(private: Any, data: bytes) -> str:
 
 def verify(public: str, data: bytes, signature: str) -> bool:
     """Whether `signature` (base64) is `public`'s (`ssh-ed25519 BASE64`) over `data`."""
-    from cryptography.exceptions import InvalidSignature
+    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -175,8 +175,8 @@ def verify(public: str, data: bytes, signature: str) -> bool:
             return False
         key.verify(base64.b64decode(signature, validate=True), data)
         return True
-    except (InvalidSignature, ValueError, TypeError, UnicodeEncodeError):
-        return False
+    except (InvalidSignature, UnsupportedAlgorithm, ValueError, TypeError, UnicodeEncodeError):
+        return False    # a key of no type it knows ("[1, 2]" edited in): not a signature of anyone's
 
 
 def parse_allowed(text: str, where: str = "allowed signers") -> list[Signer]:

@@ -65,6 +65,21 @@ def test_a_batch_job_judges_every_row_at_the_batch_price_without_live_calls(proj
     assert again_stats.sent == 0 and again.calls == 0 and again_stats.skipped == 30
 
 
+def test_a_provider_stating_impossible_request_counts_while_it_works_does_not_stop_the_job(proj):
+    """A batch in progress said it had completed 2**70 requests: writing its status failed (SQLite cannot hold the
+    number) and the job stopped with an internal error. A count no batch can hold is no count."""
+    def hostile(index: int, state: dict) -> str:
+        state["request_counts"] = {"total": 2**70, "completed": 2**70, "failed": -1}   # (until it finishes)
+        return "completed"
+
+    with FakeOpenAI() as server:
+        server.batch_outcome = hostile
+        llm_judge(proj, server)
+        stats = batch.run_batch_job(proj, spec(), poll_seconds=0)
+    assert stats.status == "done" and stats.judged["batch_replies"] == 30
+    assert [(b["completed"], b["failed"]) for b in batch.batches(proj, stats.job_id)] == [(30, 0)]
+
+
 def test_cached_and_identical_requests_are_not_sent(proj):
     with FakeOpenAI() as server:
         llm_judge(proj, server)

@@ -15,6 +15,7 @@ import pytest
 from rageval_desktop.cli import main
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.jobs import shards
+from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO
@@ -105,6 +106,42 @@ def test_failed_and_hostile_lines_are_counted_and_stored_nowhere(setup):
     assert result.stored == 16 and result.failed == 4 + len(hostile)
     assert result.failed_by_kind == {"engine_error": 4, "bad_response": 5, "http_500": 1}
     assert result.judged["judge"].job.ok == 16 and result.judged["judge"].unanswered == 4
+
+
+def test_a_reply_stating_impossible_token_counts_is_kept_without_them(setup):
+    """2**70 prompt tokens (found by fuzzing results files) stopped the import with an internal error: SQLite cannot
+    store the number. A count no reply can hold is no count: the reply is kept, its usage unknown."""
+    project, server, tmp_path = setup
+    folder = tmp_path / "shards"
+    stats = shards.export_shards(project, JobSpec(run="v1"), folder)
+    [out] = answer(folder, stats.shards, server, tmp_path)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    for line, (prompt, completion) in zip(lines, [(2**70, 5), (-3, 2**31), (True, 1.5), ("7", None)], strict=False):
+        line["response"]["body"]["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion}
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = shards.import_results(project, [out], JobSpec(run="v1"))
+    assert result.stored == 20 and result.judged["judge"].job.ok == 20
+    stated = project.reader().execute("SELECT prompt_tokens, completion_tokens FROM llm_cache WHERE key = ?",
+                                      (lines[0]["custom_id"],)).fetchone()
+    assert stated == (None, 5)
+
+
+def test_a_live_reply_stating_impossible_token_counts_is_judged_without_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    project = make_project(tmp_path / "t.rageval", n=3)
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "Feedback: fine. [RESULT] 4"}}],
+            "usage": {"prompt_tokens": 2**70, "completion_tokens": 3, "total_tokens": 2**70 + 3}}
+    with FakeOpenAI(lambda b, n: Reply(raw_body=json.dumps(body).encode(),
+                                       headers={"Content-Type": "application/json"})) as server:
+        llm_judge(project, server)
+        stats = run_judge_job(project, JobSpec(run="v1"))
+    assert stats.ok == 3 and stats.stopped is None
+    # counted as a reply that states no prompt tokens is (the write failed on 2**70: "Python int too large")
+    assert project.reader().execute("SELECT DISTINCT prompt_tokens, completion_tokens FROM judgments").fetchall() \
+        == [(0, 3)]
+    project.close()
 
 
 def test_an_unparsed_reply_is_unparsed_with_no_repair_call(tmp_path, monkeypatch):

@@ -417,7 +417,8 @@ class BatchJob:
             with self.project.write("batch status", changed=(Area.JOBS,)) as conn:
                 conn.execute("UPDATE batches SET status = ?, completed = ?, failed = ?, output_file_id = ?, "
                              "error_file_id = ?, updated_at = ? WHERE id = ?",
-                             (batch.status, getattr(counts, "completed", 0) or 0, getattr(counts, "failed", 0) or 0,
+                             (str(batch.status)[:40], llm.stated_count(getattr(counts, "completed", 0)) or 0,
+                              llm.stated_count(getattr(counts, "failed", 0)) or 0,
                               batch.output_file_id, batch.error_file_id, utcnow(), row_id))
                 records.heartbeat(conn, self.id)
             if batch.status in TERMINAL:

@@ -90,6 +90,15 @@ def endpoint_label(base_url: str | None) -> str:
     return safe_endpoint(resolved_base_url(base_url) or DEFAULT_BASE_URL)
 
 
+MAX_COUNT = 2**31 - 1    # no reply states more tokens or requests than this
+
+
+def stated_count(value: object) -> int | None:
+    """A count as a server states it — tokens, requests (None when it is not a count: not a whole number, negative, or
+    larger than any reply holds; SQLite could not even store the 2**70 a hostile server sent)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else None
+
+
 UNREACHABLE = 5     # rows (or calls) in a row that got no answer from their endpoint, retries spent: the work stops
 SILENT = ("connection", "timeout")   # failures that mean the endpoint did not answer at all (down, hung, wrong address)
 
@@ -198,8 +207,8 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[Any], para
     usage = getattr(response, "usage", None)
     found = getattr(choices[0], "logprobs", None) if choices and params.get("logprobs") else None
     return Reply(content=content or "", request_id=getattr(response, "_request_id", None) or response.id,
-                 prompt_tokens=getattr(usage, "prompt_tokens", None), latency_ms=latency,
-                 completion_tokens=getattr(usage, "completion_tokens", None),
+                 prompt_tokens=stated_count(getattr(usage, "prompt_tokens", None)), latency_ms=latency,
+                 completion_tokens=stated_count(getattr(usage, "completion_tokens", None)),
                  logprobs=token_logprobs(getattr(found, "content", None)))
 
 

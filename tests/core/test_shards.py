@@ -264,3 +264,25 @@ def test_the_command_line_round_trip_as_a_team_would_run_it(tmp_path, monkeypatc
         assert main(["judge", path, "--run", "v1", "--import-results", "nope.jsonl"]) == 1
         assert "no such file: nope.jsonl" in capsys.readouterr().err
         assert main(["judge", path, "--run", "v1", "--import-results", files[0], "--batch"]) == 2
+
+
+def test_a_reply_longer_than_any_verdict_is_not_kept_live_or_from_a_results_file(setup, tmp_path, monkeypatch):
+    """A server gone astray answered 2 MB a row: every reply was kept, twice (the cache and the judgment)."""
+    project, server, _ = setup
+    huge = "[RESULT] 4 " + "x" * 2_000_000
+    with FakeOpenAI(lambda b, n: Reply(huge)) as astray:
+        llm_judge(project, astray, name="astray", max_retries=0)
+        stats = run_judge_job(project, JobSpec(run="v1", judges=["astray"]))
+    assert stats.errors_by_kind == {"too_long": 20} and stats.ok == 0
+    longest = project.reader().execute("SELECT MAX(LENGTH(raw_output)) FROM judgments").fetchone()[0]
+    assert longest < 1000 and "more than the 1,000,000 a judge's verdict may take" in project.reader().execute(
+        "SELECT raw_output FROM judgments LIMIT 1").fetchone()[0]
+    assert project.reader().execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == 0
+    folder = tmp_path / "shards"
+    exported = shards.export_shards(project, JobSpec(run="v1", judges=["judge"]), folder)
+    [out] = answer(folder, exported.shards, server, tmp_path)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    lines[0]["response"]["body"]["choices"][0]["message"]["content"] = huge
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = shards.import_results(project, [out])
+    assert result.stored == 19 and result.failed_by_kind == {"too_long": 1}

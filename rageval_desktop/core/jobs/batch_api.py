@@ -150,6 +150,8 @@ def parse_reply(line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[Ca
     if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(message, dict) \
             or not isinstance(content, str | None):
         return None, "bad_response"
+    if content and len(content) > llm.MAX_REPLY:
+        return None, "too_long"
     found_usage = body.get("usage")
     usage: dict[str, object] = found_usage if isinstance(found_usage, dict) else {}
     found = choice.get("logprobs") or {}

@@ -223,6 +223,8 @@ def parse_result(line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[C
         return None, "bad_response"
     text = "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
                    and isinstance(b.get("text"), str))
+    if len(text) > llm.MAX_REPLY:
+        return None, "too_long"
     found_usage = message.get("usage")
     usage: dict[str, object] = found_usage if isinstance(found_usage, dict) else {}
     request_id = message.get("id")

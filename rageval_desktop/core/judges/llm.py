@@ -99,6 +99,14 @@ def stated_count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else None
 
 
+MAX_REPLY = 1_000_000    # characters of a reply kept at most: a verdict with its reasoning is far shorter
+
+
+def too_long(size: int) -> str:
+    return (f"the reply is {size:,} characters, more than the {MAX_REPLY:,} a judge's verdict may take (a server "
+            "gone astray): not kept")
+
+
 UNREACHABLE = 5     # rows (or calls) in a row that got no answer from their endpoint, retries spent: the work stops
 SILENT = ("connection", "timeout")   # failures that mean the endpoint did not answer at all (down, hung, wrong address)
 
@@ -204,9 +212,12 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[Any], para
                          retryable=True)
     choices = response.choices or []
     content = choices[0].message.content if choices and choices[0].message else None
+    if content and len(content) > MAX_REPLY:
+        raise CallFailed("too_long", too_long(len(content)))
     usage = getattr(response, "usage", None)
     found = getattr(choices[0], "logprobs", None) if choices and params.get("logprobs") else None
-    return Reply(content=content or "", request_id=getattr(response, "_request_id", None) or response.id,
+    request_id = getattr(response, "_request_id", None) or response.id
+    return Reply(content=content or "", request_id=str(request_id)[:200] if request_id else None,
                  prompt_tokens=stated_count(getattr(usage, "prompt_tokens", None)), latency_ms=latency,
                  completion_tokens=stated_count(getattr(usage, "completion_tokens", None)),
                  logprobs=token_logprobs(getattr(found, "content", None)))

@@ -123,3 +123,22 @@ def test_guidelines_show_the_scale_and_keep_the_teams_rules(tmp_path, capsys):
     assert "a refusal scores 1" in capsys.readouterr().out
     assert main(["guidelines", str(project), "--metric", "correctness", "--set", str(tmp_path / "nope.md")]) == 2
     assert capsys.readouterr().err.startswith("error: cannot read guidelines from")
+
+
+def test_a_judge_whose_stored_settings_are_damaged_is_named_not_an_internal_error(demo_file, tmp_path, capsys):
+    """Found by flipping bits in a project file: the pages were sound, one judge's JSON was not."""
+    import shutil
+    import sqlite3
+
+    project = tmp_path / "d.rageval"
+    shutil.copy(demo_file, project)
+    conn = sqlite3.connect(project)
+    conn.execute("PRAGMA ignore_check_constraints = ON")      # as damage does: no CHECK (json_valid) saw it
+    conn.execute("UPDATE judges SET params = '{\"timeout\": 3' WHERE name = 'answer-recall'")
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert main(["metrics", str(project), "--run", "v2", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert "judge 'answer-recall': its settings in the project file are damaged" in err
+    assert "internal error" not in err

@@ -164,7 +164,14 @@ _COLUMNS = "id, name, metric, kind, rubric_id, model, base_url, api_key_ref, par
 
 def _judge(row: tuple) -> Judge:
     jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, params, status = row
-    return Judge(jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, json.loads(params), status)
+    try:
+        settings = json.loads(params)
+    except (TypeError, ValueError):     # a damaged file (its pages are sound, a value in them is not)
+        settings = None
+    if not isinstance(settings, dict):
+        raise JudgeConfigError(f"judge '{name}': its settings in the project file are damaged (not a JSON object); "
+                               "restore a backup (rageval backups lists them)")
+    return Judge(jid, name, metric, kind, rubric_id, model, base_url, api_key_ref, settings, status)
 
 
 def preload_client(project: Project) -> bool:

@@ -185,3 +185,24 @@ def test_read_only_opens_after_an_unclean_shutdown_check_the_unchanged_file_once
     with pytest.raises(ProjectRefused):
         Project.open(path, read_only=True)
     assert checks == ["full", "full"]
+
+
+def test_text_that_is_not_utf8_in_a_table_the_open_reads_is_damage_not_an_internal_error(demo_file, tmp_path, capsys):
+    """Found by flipping bits in project files: one byte of a column's name in the schema. SQLite keeps any bytes as
+    text, and Python's sqlite3 raised UnicodeDecodeError naming the columns of the open's cheap check (info, metrics
+    and compare said "internal error")."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "p.rageval"
+    shutil.copy(demo_file, path)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = replace(sql, ' prompt_tokens ', ' ' || CAST(x'cf' AS TEXT) || "
+                 "'rompt_tokens ') WHERE name = 'judgments'")
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert main(["info", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "the file is damaged (text in table judgments that is not UTF-8)" in err and "internal error" not in err

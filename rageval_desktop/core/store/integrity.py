@@ -74,7 +74,11 @@ def cheap_check(conn: sqlite3.Connection, path: Path, hint: str) -> None:
         if missing:
             raise ProjectRefused(f"{path}: the file is damaged (missing table(s): {', '.join(missing)}); {hint}")
         for table in REQUIRED_TABLES:
-            conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+            try:
+                conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+            except UnicodeDecodeError:      # SQLite keeps any bytes as text; a flipped bit made these not UTF-8
+                raise ProjectRefused(f"{path}: the file is damaged (text in table {table} that is not UTF-8); "
+                                     f"{hint}") from None
     except sqlite3.DatabaseError as exc:
         raise ProjectRefused(f"{path}: the file is damaged ({exc}); {hint}") from None
 

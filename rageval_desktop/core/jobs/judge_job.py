@@ -15,7 +15,7 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -118,9 +118,7 @@ class JudgeJob:
         self._prices: dict[tuple[str | None, bool], tuple[float, float] | None] = {}
         self.scrub = Scrubber()
         self.fatal: str | None = None
-        # per endpoint: rows in a row whose calls got no answer (retries spent), and the endpoints that answered
-        self.unreached: Counter[tuple] = Counter()
-        self.reached: set[tuple] = set()
+        self.silence: defaultdict[tuple, llm.Silence] = defaultdict(llm.Silence)   # per endpoint: is it answering
         self.lane: CommitLane | None = None
         self._last_report = 0.0
         self._wake: Any = None         # tells the dispatcher (in the event loop) that a commit made room
@@ -483,12 +481,11 @@ class JudgeJob:
             watcher.cancel()
             for client in clients.values():
                 await client.close()
-        never = [j for j in judges if self.unreached[(j.base_url, j.api_key_ref)]
-                 and (j.base_url, j.api_key_ref) not in self.reached]
+        never = [j for j in judges if self.silence[(j.base_url, j.api_key_ref)].never()]
         if never and not self.fatal and not self.stopping_now():   # fewer rows than llm.UNREACHABLE, none answered
             judge = never[0]
             self.fatal = self.scrub(llm.unreachable(judge.name, judge.base_url,
-                                                    self.unreached[(judge.base_url, judge.api_key_ref)]))
+                                                    self.silence[(judge.base_url, judge.api_key_ref)].run))
         if self.fatal:
             raise _Fatal(self.fatal)
         if self.ctx.cancelled and self.stats.stopped is None:
@@ -669,23 +666,16 @@ class JudgeJob:
             return None
         except llm.CallFailed as failure:
             attempts = getattr(failure, "attempts", 1)
-            endpoint = (judge.base_url, judge.api_key_ref)
+            silence = self.silence[(judge.base_url, judge.api_key_ref)]
             if failure.fatal:
                 self.fatal = self.fatal or self.scrub(str(failure))
             else:
                 self.record(item, "error", error_kind=failure.kind, raw=str(failure), attempts=attempts)
-                if failure.kind not in llm.SILENT:     # the endpoint answered, with an error
-                    self.reached.add(endpoint)
-                    self.unreached[endpoint] = 0
-                else:
-                    self.unreached[endpoint] += 1
-                    if self.unreached[endpoint] >= llm.UNREACHABLE:
-                        self.fatal = self.fatal or self.scrub(
-                            llm.unreachable(judge.name, judge.base_url, self.unreached[endpoint], failure))
+                if silence.failed(failure):
+                    self.fatal = self.fatal or self.scrub(
+                        llm.unreachable(judge.name, judge.base_url, silence.run, failure))
             return None
-        endpoint = (judge.base_url, judge.api_key_ref)
-        self.reached.add(endpoint)
-        self.unreached[endpoint] = 0
+        self.silence[(judge.base_url, judge.api_key_ref)].heard()
         return reply, False, attempts
 
 

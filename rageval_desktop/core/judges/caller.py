@@ -34,8 +34,7 @@ class CachedCaller:
         self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = 0
         self.cost_usd = 0.0
         self.fatal: str | None = None
-        self.unreached = 0        # calls in a row that got no answer, retries spent (llm.UNREACHABLE stops)
-        self.reached = False
+        self.silence = llm.Silence()    # is the endpoint answering
         self._client: Any = None
         self._limiter: Any = None
         self.scrub = Scrubber()
@@ -50,8 +49,8 @@ class CachedCaller:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._client.close()
-        if self.unreached and not self.reached and not self.stopping():   # fewer calls than that, none answered
-            self.fatal = self.scrub(llm.unreachable(self.judge.name, self.judge.base_url, self.unreached))
+        if self.silence.never() and not self.stopping():   # fewer calls than llm.UNREACHABLE, none answered
+            self.fatal = self.scrub(llm.unreachable(self.judge.name, self.judge.base_url, self.silence.run))
 
     def stopping(self) -> bool:
         return bool(self.fatal) or self.cancelled()
@@ -75,15 +74,11 @@ class CachedCaller:
         except llm.CallFailed as failure:
             if failure.fatal:
                 self.fatal = self.fatal or self.scrub(str(failure))
-            elif failure.kind in llm.SILENT:
-                self.unreached += 1
-                if self.unreached >= llm.UNREACHABLE:
-                    self.fatal = self.fatal or self.scrub(
-                        llm.unreachable(self.judge.name, self.judge.base_url, self.unreached, failure))
-            else:                 # the endpoint answered, with an error
-                self.reached, self.unreached = True, 0
+            elif self.silence.failed(failure):
+                self.fatal = self.fatal or self.scrub(
+                    llm.unreachable(self.judge.name, self.judge.base_url, self.silence.run, failure))
             return None
-        self.reached, self.unreached = True, 0
+        self.silence.heard()
         self.prompt_tokens += reply.prompt_tokens or 0
         self.completion_tokens += reply.completion_tokens or 0
         self.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
@@ -94,7 +89,6 @@ class CachedCaller:
     def _store(self, entry: dict[str, Any]) -> None:
         with self.project.write("cache request", changed=(Area.CACHES,)) as conn:
             conn.execute(llm.CACHE_INSERT, entry)
-
 
 
 @dataclasses.dataclass

@@ -121,6 +121,28 @@ def unreachable(judge: str, base_url: str | None, count: int, failure: CallFaile
             "command): it goes on where it stopped")
 
 
+class Silence:
+    """Whether an endpoint is answering, from the outcomes of the requests sent it, retries spent: the work stops
+    after UNREACHABLE in a row got no answer (`failed` says so), or at its end when none ever did (`never`)."""
+
+    def __init__(self) -> None:
+        self.run = 0               # requests in a row that got no answer
+        self.answered = False
+
+    def heard(self) -> None:
+        self.run, self.answered = 0, True
+
+    def failed(self, failure: CallFailed) -> bool:
+        if failure.kind not in SILENT:      # the endpoint answered, with an error
+            self.heard()
+            return False
+        self.run += 1
+        return self.run >= UNREACHABLE
+
+    def never(self) -> bool:
+        return self.run > 0 and not self.answered
+
+
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:
     openai = client_library()
     # retries are ours (bounded, with jitter, adaptive); the client's own would hide 429s from the limiter

@@ -100,3 +100,26 @@ def test_a_failing_endpoint_is_a_clear_error(project, tmp_path):
             embedded.embed(project, ["a text"], embed_endpoint.model_id(server.url, "missing-model"))
     with pytest.raises(RagevalError, match="credentials"):
         embed_endpoint.model_id("http://user:secret@127.0.0.1:9/v1", "m")
+
+
+@pytest.mark.parametrize("vector", [
+    lambda text: [1.0] * (3 + len(text) % 3),       # ragged: was an internal ValueError
+    lambda text: ["a", "b"],                        # not numbers: was an internal ValueError
+    lambda text: [float("nan"), 1.0, 2.0],          # was cached, and every similarity was NaN: no pair found
+    lambda text: [1e308, 1.0, 2.0],                 # beyond float32: was cached as inf, the same
+    lambda text: [[1.0], [2.0]],                    # nested: was flattened into another vector
+])
+def test_vectors_that_are_not_vectors_are_refused_and_never_cached(golden, vector):
+    with FakeOpenAI() as server:
+        server.embedder = vector
+        with pytest.raises(RagevalError, match="not vectors of finite numbers of one length"):
+            embedded.embed(golden, QUESTIONS[:6], embed_endpoint.model_id(server.url, "astray"))
+    assert golden.reader().execute("SELECT COUNT(*) FROM embeddings WHERE model_id = 'astray'").fetchone()[0] == 0
+
+
+def test_vectors_of_another_length_from_another_request_are_refused(golden, monkeypatch):
+    monkeypatch.setattr(embed_endpoint, "BATCH", 2)
+    with FakeOpenAI() as server:
+        server.embedder = lambda text: [1.0] * (3 if "python" in text else 4)
+        with pytest.raises(RagevalError, match="vectors of different lengths to different requests"):
+            embedded.embed(golden, QUESTIONS[:4], embed_endpoint.model_id(server.url, "astray"), batch_size=2)

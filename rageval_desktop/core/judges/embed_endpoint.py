@@ -53,6 +53,24 @@ def parse(model_id: str) -> tuple[str, Endpoint | None]:
     return name, Endpoint(url, name, key or None)
 
 
+MAX_DIMENSIONS = 65_536    # no embedding model's vectors are longer
+
+
+def vectors_of(found: list[object]) -> list[list[float]]:
+    """A reply's vectors when they are vectors: lists of finite numbers, all of one length (at most MAX_DIMENSIONS);
+    anything else is a bad reply, never cached (a NaN vector made every similarity NaN and found no duplicate)."""
+    import numpy as np
+
+    try:
+        matrix = np.asarray(found, dtype=np.float64)
+    except (ValueError, TypeError):     # ragged, nested unevenly, or not numbers
+        matrix = None
+    if matrix is None or matrix.ndim != 2 or not 0 < matrix.shape[1] <= MAX_DIMENSIONS or \
+            not np.isfinite(matrix).all() or np.abs(matrix).max() > np.finfo(np.float32).max:
+        raise llm.CallFailed("bad_response", "the reply's embeddings are not vectors of finite numbers of one length")
+    return matrix.tolist()
+
+
 class EndpointModel:
     """What `embedded.embed` asks of a model (`encode`), done by the server."""
 
@@ -65,6 +83,9 @@ class EndpointModel:
         import numpy as np
 
         vectors = asyncio.run(self._encode(list(texts), max(1, min(batch_size, BATCH) if batch_size else BATCH)))
+        if len({len(v) for v in vectors}) > 1:
+            raise RagevalError(f"the embeddings endpoint {self.endpoint.base_url} (model {self.endpoint.model}) "
+                               "returned vectors of different lengths to different requests")
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
         if normalize_embeddings:
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -84,10 +105,10 @@ class EndpointModel:
             async def request() -> list[list[float]]:
                 response = await client.embeddings.create(model=end.model, input=chunk, timeout=TIMEOUT)
                 data = sorted(getattr(response, "data", None) or [], key=lambda d: d.index)
-                if len(data) != len(chunk) or any(not d.embedding for d in data):
+                if len(data) != len(chunk):
                     raise llm.CallFailed("bad_response", f"{len(data)} vectors for {len(chunk)} texts",
                                          retryable=True)
-                return [list(d.embedding) for d in data]
+                return vectors_of([d.embedding for d in data])
 
             def count() -> None:
                 self.requests += 1

@@ -216,3 +216,6 @@ def test_the_confidence_is_read_at_the_token_that_states_the_verdict():
     assert logprob_confidence([["4", 0.0, []]], v4, 1, 5, 4) == 1.0                # no alternative sent
     assert logprob_confidence([["maybe", 0.0, []]], v4, 1, 5, 4) is None           # no token states the score
     assert logprob_confidence(None, v4, 1, 5, 4) is None
+    # a server's log-probabilities above 0 (impossible; 1e308 overflowed exp: the row became an internal error)
+    astray = [[" 4", 1e308, [[" 4", 1e308], ["2", 0.5]]]]
+    assert logprob_confidence(astray, v4, 1, 5, 4) == pytest.approx(0.5)

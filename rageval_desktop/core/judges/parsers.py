@@ -253,7 +253,7 @@ def logprob_confidence(tokens: list | None, verdict: Verdict, low: float, high: 
             value = _token_score(alt, low, high)
             if value is None or not math.isfinite(lp):
                 continue
-            p = math.exp(lp)
+            p = math.exp(min(lp, 0.0))     # a log-probability is never above 0 (exp(1e308) overflowed)
             total += p
             same += p if (value >= mark) == side else 0.0
         return min(1.0, max(0.0, same / total)) if total > 0 else None

@@ -209,6 +209,23 @@ def test_a_server_that_answers_every_row_with_an_error_is_reached_and_the_job_en
     assert stats.stopped is None and stats.errors == 20
 
 
+@pytest.mark.parametrize("choices", [
+    [{"index": 0, "message": {"role": "assistant", "content": 42}}],     # content a number
+    [{"index": 0, "message": "a string"}],                               # message a string
+    ["a string"], 3.5, "choices",                                        # choices not a list of choices
+])
+def test_a_reply_whose_fields_are_not_what_the_api_sends_is_a_bad_response_not_an_internal_error(proj, choices):
+    """Found by fuzzing replies: openai's client builds its objects unchecked, and a TypeError or AttributeError
+    recorded each row as an 'internal' error (which reads as a bug of ours)."""
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m", "choices": choices,
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    with FakeOpenAI(lambda b, n: Reply(raw_body=json.dumps(body).encode(),
+                                       headers={"Content-Type": "application/json"})) as server:
+        llm_judge(proj, server, concurrency=2, max_retries=0)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.errors_by_kind == {"bad_response": 20}
+
+
 def test_rerun_skips_and_cache_makes_zero_calls(proj):
     with FakeOpenAI() as server:
         llm_judge(proj, server)

@@ -232,17 +232,25 @@ async def chat(client: openai.AsyncOpenAI, model: str, messages: list[Any], para
     if not hasattr(response, "choices"):  # the client hands back the body as text when it is not JSON
         raise CallFailed("bad_response", f"the endpoint's reply is not a chat completion: {str(response)[:200]!r}",
                          retryable=True)
-    choices = response.choices or []
-    content = choices[0].message.content if choices and choices[0].message else None
+    # the client builds its objects without checking them: a server's reply may hold anything anywhere
+    choices = _field(response, "choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = _field(first, "message") if first is not None else None
+    content = _field(message, "content")
+    if not isinstance(choices, list | None) or not isinstance(content, str | None) or \
+            (first is not None and not (isinstance(message, dict) or hasattr(message, "content"))):
+        raise CallFailed("bad_response", "the endpoint's reply is not a chat completion (its choices or content are "
+                         f"not what the API sends: {type(content if isinstance(choices, list) else choices).__name__})",
+                         retryable=True)
     if content and len(content) > MAX_REPLY:
         raise CallFailed("too_long", too_long(len(content)))
-    usage = getattr(response, "usage", None)
-    found = getattr(choices[0], "logprobs", None) if choices and params.get("logprobs") else None
-    request_id = getattr(response, "_request_id", None) or response.id
+    usage = _field(response, "usage")
+    found = _field(first, "logprobs") if first is not None and params.get("logprobs") else None
+    request_id = getattr(response, "_request_id", None) or _field(response, "id")
     return Reply(content=content or "", request_id=str(request_id)[:200] if request_id else None,
-                 prompt_tokens=stated_count(getattr(usage, "prompt_tokens", None)), latency_ms=latency,
-                 completion_tokens=stated_count(getattr(usage, "completion_tokens", None)),
-                 logprobs=token_logprobs(getattr(found, "content", None)))
+                 prompt_tokens=stated_count(_field(usage, "prompt_tokens")), latency_ms=latency,
+                 completion_tokens=stated_count(_field(usage, "completion_tokens")),
+                 logprobs=token_logprobs(_field(found, "content")))
 
 
 TOP_LOGPROBS = 5     # alternatives asked for each reply token (OpenAI allows up to 20)

@@ -206,3 +206,23 @@ def test_text_that_is_not_utf8_in_a_table_the_open_reads_is_damage_not_an_intern
     assert main(["info", str(path)]) == 1
     err = capsys.readouterr().err
     assert "the file is damaged (text in table judgments that is not UTF-8)" in err and "internal error" not in err
+
+
+def test_a_value_that_is_not_utf8_deep_in_a_table_is_named_as_damage_without_sending_to_check(demo_file, tmp_path,
+                                                                                              capsys):
+    """rageval check reads pages, not text: it would call this file sound, so the message does not send the user
+    there (it said "the project could not be read")."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "p.rageval"
+    shutil.copy(demo_file, path)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE run_rows SET answer = CAST(x'cf41' AS TEXT) WHERE id = (SELECT MAX(id) FROM run_rows)")
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert main(["failures", str(path), "--run", "v2"]) == 1
+    err = capsys.readouterr().err
+    assert "the project file is damaged: it holds text that is not UTF-8" in err and "rageval backups" in err
+    assert "rageval check" not in err

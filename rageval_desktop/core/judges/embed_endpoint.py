@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.limiter import AdaptiveLimiter
 from rageval_desktop.core.judges import llm
 from rageval_desktop.core.judges.secrets import Scrubber, check_base_url, check_key_ref, resolve_api_key
+
+if TYPE_CHECKING:
+    from numpy import ndarray
 
 BATCH = 128            # texts per request
 CONCURRENCY = 4        # requests in flight (the limiter lowers it when the server pushes back)
@@ -56,9 +59,10 @@ def parse(model_id: str) -> tuple[str, Endpoint | None]:
 MAX_DIMENSIONS = 65_536    # no embedding model's vectors are longer
 
 
-def vectors_of(found: list[object]) -> list[list[float]]:
-    """A reply's vectors when they are vectors: lists of finite numbers, all of one length (at most MAX_DIMENSIONS);
-    anything else is a bad reply, never cached (a NaN vector made every similarity NaN and found no duplicate)."""
+def vectors_of(found: list[object]) -> ndarray:
+    """A reply's vectors, as a float32 matrix, when they are vectors: lists of finite numbers, all of one length (at
+    most MAX_DIMENSIONS); anything else is a bad reply, never cached (a NaN vector made every similarity NaN and found
+    no duplicate)."""
     import numpy as np
 
     try:
@@ -68,7 +72,7 @@ def vectors_of(found: list[object]) -> list[list[float]]:
     if matrix is None or matrix.ndim != 2 or not 0 < matrix.shape[1] <= MAX_DIMENSIONS or \
             not np.isfinite(matrix).all() or np.abs(matrix).max() > np.finfo(np.float32).max:
         raise llm.CallFailed("bad_response", "the reply's embeddings are not vectors of finite numbers of one length")
-    return matrix.tolist()
+    return matrix.astype(np.float32)
 
 
 class EndpointModel:
@@ -82,18 +86,18 @@ class EndpointModel:
                **_: Any) -> Any:
         import numpy as np
 
-        vectors = asyncio.run(self._encode(list(texts), max(1, min(batch_size, BATCH) if batch_size else BATCH)))
-        if len({len(v) for v in vectors}) > 1:
+        chunks = asyncio.run(self._encode(list(texts), max(1, min(batch_size, BATCH) if batch_size else BATCH)))
+        if len({c.shape[1] for c in chunks}) > 1:
             raise RagevalError(f"the embeddings endpoint {self.endpoint.base_url} (model {self.endpoint.model}) "
                                "returned vectors of different lengths to different requests")
-        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        matrix = np.concatenate(chunks) if chunks else np.zeros((0, 0), dtype=np.float32)
         if normalize_embeddings:
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             matrix = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32, copy=False)
         return matrix
 
-    async def _encode(self, texts: list[str], size: int) -> list[list[float]]:
-
+    async def _encode(self, texts: list[str], size: int) -> list[ndarray]:
+        """Each request's vectors (a float32 matrix a request), in the texts' order."""
         end = self.endpoint
         key = resolve_api_key(end.api_key_ref)
         scrub = Scrubber([key])
@@ -101,8 +105,8 @@ class EndpointModel:
         limiter = AdaptiveLimiter(CONCURRENCY)
         failed: list[str] = []
 
-        async def one(chunk: list[str]) -> list[list[float]]:
-            async def request() -> list[list[float]]:
+        async def one(chunk: list[str]) -> ndarray:
+            async def request() -> ndarray:
                 response = await client.embeddings.create(model=end.model, input=chunk, timeout=TIMEOUT)
                 data = sorted(getattr(response, "data", None) or [], key=lambda d: d.index)
                 if len(data) != len(chunk):
@@ -135,4 +139,4 @@ class EndpointModel:
             if isinstance(result, BaseException):
                 raise RagevalError(f"the embeddings endpoint {end.base_url} failed: "
                                    f"{scrub(f'{type(result).__name__}: {result}')}")
-        return [v for chunk in results for v in chunk]  # type: ignore[union-attr]
+        return list(results)  # type: ignore[arg-type]

@@ -153,6 +153,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
         print(f"error: synthesis stopped: {stats.message}", file=sys.stderr)
     text = (f"{stats.chunks} chunks -> {stats.candidates} candidates -> {stats.kept} draft golden rows "
             f"(rejected: {stats.rejected}); {stats.calls} calls, {stats.cache_hits} cached, ${stats.cost_usd:.4f}")
+    if stats.usage_note():
+        text += f"\nnote: {stats.usage_note()}"
     _print(args, stats.as_dict(), text)
     return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
 

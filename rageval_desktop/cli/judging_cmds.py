@@ -492,6 +492,8 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
     if stats.retries:
         why = ", ".join(f"{k} {v}" for k, v in sorted(stats.retries_by_kind.items()))
         text += f"\n{stats.retries} retries ({why})"
+    if stats.usage_note():
+        text += f"\nnote: {stats.usage_note()}"
     _print(args, out, text)
     return EXIT_FAILED if stats.stopped in ("fatal", "write_failed") else EXIT_OK
 

@@ -117,6 +117,8 @@ class JudgingActions:
             text = (f"Job #{stats.job_id} {stats.stopped or 'finished'}: {stats.ok} ok, {stats.unparsed} unparsed, "
                     f"{stats.errors} errors, {stats.skipped} already judged, ${stats.cost_usd:.4f}, "
                     f"{stats.seconds:.1f} s")
+            if stats.usage_note():
+                text += f" ({stats.usage_note()})"
             ended(text)
 
         def failed(message: str, details: str) -> None:

@@ -257,6 +257,37 @@ def test_budget_stops_cleanly_before_exceeding(proj):
     assert job["cost_usd"] == pytest.approx(spent) and spent > 0
 
 
+def _no_usage(b, n):
+    """A chat completion without `usage` (some OpenAI-compatible servers send none)."""
+    body = {"id": f"c{n}", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "finish_reason": "stop",
+         "message": {"role": "assistant", "content": default_content(b["messages"][-1]["content"])}}]}
+    return Reply(raw_body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+
+
+def test_a_server_that_states_no_usage_is_not_free_the_budget_still_binds(proj):
+    """It was: each reply cost $0 and 0 tokens, so a $3 budget let all 20 calls through (with usage stated, the job
+    stops after about 9) and the job said it spent nothing."""
+    prices.set_price(proj, "gpt-4o-mini", 1000.0, 1000.0)
+    with FakeOpenAI(_no_usage, latency=0.02) as server:
+        llm_judge(proj, server, concurrency=2)
+        stats = run_judge_job(proj, JobSpec(run="v1", budget_usd=3.0))
+    assert stats.stopped == "budget" and 0 < stats.ok < 20 and server.calls < 20
+    assert 0 < stats.cost_usd <= 3.0 and stats.usage_estimated == stats.ok
+    assert "stated no token usage" in stats.usage_note() and "estimated" in stats.usage_note()
+    rows = proj.reader().execute("SELECT prompt_tokens, completion_tokens, cost_usd FROM judgments").fetchall()
+    assert all(p is None and c is None and cost > 0 for p, c, cost in rows)   # unknown tokens are not 0
+
+
+def test_a_server_that_states_usage_gets_no_estimate(proj):
+    prices.set_price(proj, "gpt-4o-mini", 1.0, 1.0)
+    with FakeOpenAI() as server:
+        llm_judge(proj, server)
+        stats = run_judge_job(proj, JobSpec(run="v1"))
+    assert stats.usage_estimated == 0 and stats.usage_note() is None and stats.cost_usd > 0
+    assert proj.reader().execute("SELECT COUNT(*) FROM judgments WHERE prompt_tokens > 0").fetchone()[0] == 20
+
+
 def test_budget_needs_a_price(proj):
     with FakeOpenAI() as server:
         add_judge(proj, "local", "correctness", "llm", model="llama-local", base_url=server.url)

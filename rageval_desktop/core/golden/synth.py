@@ -20,7 +20,7 @@ from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.golden.edits import GoldenInvalid, add_row
-from rageval_desktop.core.judges import parsers, rubrics
+from rageval_desktop.core.judges import parsers, prices, rubrics
 from rageval_desktop.core.judges.caller import CachedCaller
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.store import records
@@ -51,9 +51,13 @@ class SynthStats:
     calls: int = 0
     cache_hits: int = 0
     cost_usd: float = 0.0
+    usage_estimated: int = 0    # replies that stated no token usage: their cost is estimated from their length
     seconds: float = 0.0
     stopped: str | None = None
     message: str | None = None
+
+    def usage_note(self) -> str | None:
+        return prices.estimated_note(self.usage_estimated)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,6 +198,7 @@ class Synth:
         self.stats.seconds = round(time.monotonic() - started, 2)
         caller = self.caller
         self.stats.calls, self.stats.cache_hits, self.stats.cost_usd = caller.calls, caller.cache_hits, caller.cost_usd
+        self.stats.usage_estimated = caller.usage_estimated
         if caller.fatal:
             self.stats.stopped, self.stats.message = "fatal", caller.fatal
         elif self.ctx.cancelled:

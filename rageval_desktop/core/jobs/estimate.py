@@ -18,7 +18,7 @@ from rageval_desktop.core.store.project import Project
 
 # a typical reply per output format, in tokens (the estimate); the judge's max_tokens bounds the worst case
 TYPICAL_REPLY = {"prometheus": 160, "total_rating": 120, "umbrela": 40, "json_binary": 80, "yes_no": 2}
-MESSAGE_OVERHEAD = 4   # tokens a chat message costs beyond its text (role, separators)
+MESSAGE_OVERHEAD = prices.MESSAGE_OVERHEAD
 
 
 def token_counter() -> tuple[Callable[[str], int], str]:
@@ -32,7 +32,7 @@ def token_counter() -> tuple[Callable[[str], int], str]:
         tok.no_padding()     # the bundled file pads every text to 128 tokens
         return (lambda text: len(tok.encode(text, add_special_tokens=False).ids)), "MiniLM WordPiece tokenizer"
     except Exception:  # noqa: BLE001 - any failure to load falls back to the plain rule
-        return (lambda text: (len(text) + 3) // 4), "4 characters per token"
+        return prices.text_tokens, f"{prices.CHARS_PER_TOKEN} characters per token"
 
 
 def estimate(project: Project, spec: JobSpec) -> dict[str, Any]:

@@ -69,6 +69,7 @@ class JobStats:
     repair_retries: int = 0
     cache_hits: int = 0
     batch_replies: int = 0        # replies that came from this job's batches (priced at batch rates)
+    usage_estimated: int = 0      # replies that stated no token usage: their cost is estimated from their length
     cost_usd: float = 0.0
     seconds: float = 0.0
     judging_seconds: float = 0.0  # since the first call (or local verdict batch): the rate, without the start-up
@@ -78,6 +79,9 @@ class JobStats:
     not_saved: int = 0            # results received but not committed when a write failed (redone on resume)
     phase: str = "starting"       # what the job is doing, for a window that would otherwise show 0/N for seconds
     write_busy_retries: int = 0   # commits retried because another process held the write lock
+
+    def usage_note(self) -> str | None:
+        return prices.estimated_note(self.usage_estimated)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -95,6 +99,7 @@ class Entry:
     subs: tuple[tuple, ...] = ()                 # its sub-judgments (SUB_INSERT parameters): one per nugget/citation
     replaces: tuple[int, int, str] | None = None  # (judge, row, key): the row's other judgments by the judge go
     extras: tuple[tuple[str, tuple], ...] = ()   # other statements (a nugget list a chain made)
+    usage_estimated: int = 0                     # its paid replies that stated no token usage
 
 
 class _Fatal(Exception):
@@ -256,7 +261,7 @@ class JudgeJob:
                prompt_tokens: int | None = None, completion_tokens: int | None = None, cost: float | None = None,
                request_id: str | None = None, cache_hit: bool = False, caches: tuple[dict[str, Any], ...] = (),
                note: str | None = None, detail: dict[str, Any] | None = None, subs: Sequence[dict[str, Any]] = (),
-               replaces: bool = False, confidence: float | None = None) -> None:
+               replaces: bool = False, confidence: float | None = None, usage_estimated: int = 0) -> None:
         """Hand one result to the commit lane; it is counted when it is committed. A multi-call judge's result
         brings its `detail`, its sub-judgments (`subs`: one per nugget or citation) and `replaces` the row's
         earlier judgments by the same judge."""
@@ -283,7 +288,8 @@ class JudgeJob:
         self.received_hits += cache_hit
         assert self.lane is not None
         self.lane.put(Entry(row, caches, subs_rows,
-                            (item.judge.id, item.run_row_id, item.idem_key) if replaces else None, used))
+                            (item.judge.id, item.run_row_id, item.idem_key) if replaces else None, used,
+                            usage_estimated))
 
     def save_extra(self, statement: tuple[str, tuple]) -> None:
         """Something a judgment depends on (a nugget list a chain made), committed through the same lane."""
@@ -335,6 +341,7 @@ class JudgeJob:
                 s.errors += 1
                 self.kinds[row["error_kind"] or "error"] += 1
             s.cost_usd += row["cost_usd"] or 0.0
+            s.usage_estimated += entry.usage_estimated
             s.cache_hits += row["cache_hit"]
             s.repair_retries += row["repair_retries"]
         s.errors_by_kind = dict(self.kinds)

@@ -42,17 +42,23 @@ class Trace:
     caches: list[dict[str, Any]] = field(default_factory=list)
     request_id: str | None = None
     confidence: float | None = None      # from the reply's log-probabilities, when the judge asks for them
+    tokens_stated: bool = True           # every reply said what it used (else the tokens are unknown: NULL)
+    estimated: int = 0                   # paid replies that stated no usage: their cost is estimated from their length
 
-    def take(self, label: str, reply: Any, hit: bool, attempts: int, price: Any, cache: dict | None) -> None:
+    def take(self, label: str, reply: Any, hit: bool, attempts: int, price: Any, cache: dict | None,
+             messages: list[dict]) -> None:
         self.raw.append(f"--- {label} ---\n{reply.content}" if label else reply.content)
         self.attempts += attempts
+        self.tokens_stated = self.tokens_stated and reply.prompt_tokens is not None
         self.tokens_in += reply.prompt_tokens or 0
         self.tokens_out += reply.completion_tokens or 0
         self.latency_ms += reply.latency_ms
         self.all_hits = self.all_hits and hit
         if not hit:   # `price`: (live, batch) — a reply from a batch is priced at the batch price
             rate = price[1] if getattr(reply, "batch_job", None) is not None else price[0]
-            self.cost += prices.cost(rate, reply.prompt_tokens or 0, reply.completion_tokens or 0) or 0.0
+            cost, estimated = prices.reply_cost(rate, reply, messages)
+            self.cost += cost or 0.0
+            self.estimated += estimated
         if cache:
             self.caches.append(cache)
         self.request_id = reply.request_id or self.request_id
@@ -60,7 +66,8 @@ class Trace:
     def record_args(self) -> dict[str, Any]:
         """The accounting part of JudgeJob.record's arguments."""
         return {"raw": "\n\n".join(self.raw) or None, "attempts": self.attempts, "repairs": self.repairs,
-                "latency_ms": self.latency_ms, "prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out,
+                "latency_ms": self.latency_ms, "prompt_tokens": self.tokens_in if self.tokens_stated else None,
+                "completion_tokens": self.tokens_out if self.tokens_stated else None, "usage_estimated": self.estimated,
                 "cost": 0.0 if self.all_hits else self.cost, "request_id": self.request_id,
                 "cache_hit": bool(self.raw) and self.all_hits, "caches": tuple(self.caches),
                 "confidence": self.confidence}
@@ -78,7 +85,7 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
     if first is None:
         raise Gone()
     reply, hit, attempts = first
-    trace.take(step, reply, hit, attempts, price, job.cache_row(item, messages, params, reply, hit))
+    trace.take(step, reply, hit, attempts, price, job.cache_row(item, messages, params, reply, hit), messages)
     try:
         return _sure(parse(reply.content), reply, item, params, trace, step)
     except parsers.ParseError as first_error:
@@ -93,7 +100,7 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
         again, hit2, attempts2 = second
         trace.repairs += 1
         trace.take(f"{step} ({REMINDER})" if step else REMINDER, again, hit2, attempts2, price,
-                   job.cache_row(item, repair, params, again, hit2))
+                   job.cache_row(item, repair, params, again, hit2), repair)
         try:
             return _sure(parse(again.content), again, item, params, trace, step)
         except parsers.ParseError as second_error:

@@ -33,6 +33,7 @@ class CachedCaller:
         self.timeout = float(judge.param("timeout"))
         self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = 0
         self.cost_usd = 0.0
+        self.usage_estimated = 0      # replies that stated no token usage: their cost is estimated from their length
         self.fatal: str | None = None
         self.silence = llm.Silence()    # is the endpoint answering
         self._client: Any = None
@@ -81,7 +82,9 @@ class CachedCaller:
         self.silence.heard()
         self.prompt_tokens += reply.prompt_tokens or 0
         self.completion_tokens += reply.completion_tokens or 0
-        self.cost_usd += prices.cost(self.price, reply.prompt_tokens, reply.completion_tokens) or 0.0
+        cost, estimated = prices.reply_cost(self.price, reply, messages)
+        self.cost_usd += cost or 0.0
+        self.usage_estimated += estimated
         entry = llm.cache_entry(key, self.judge.model, reply, self.scrub)
         await asyncio.to_thread(self._store, entry)
         return dataclasses.replace(reply, content=entry["content"], request_id=entry["request_id"])

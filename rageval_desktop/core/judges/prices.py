@@ -9,11 +9,15 @@ where set, else `BATCH_SHARE` of the live price (the providers' usual discount).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.judges.llm import Reply
 
 
 def bundled() -> dict[str, tuple[float, float]]:
@@ -78,3 +82,30 @@ def cost(p: tuple[float, float] | None, prompt_tokens: int | None, completion_to
     if p is None or prompt_tokens is None:
         return None
     return (prompt_tokens * p[0] + (completion_tokens or 0) * p[1]) / 1e6
+
+
+CHARS_PER_TOKEN = 4    # the plain rule for a text's tokens, where no tokenizer (or no server) says
+MESSAGE_OVERHEAD = 4   # tokens a chat message costs beyond its text (role, separators)
+
+
+def text_tokens(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def reply_cost(p: tuple[float, float] | None, reply: Reply, messages: list[dict]) -> tuple[float | None, bool]:
+    """(cost, estimated) of one reply at price `p`: from the tokens its server stated; a server that states none (no
+    `usage` in its reply) is not a free call — its cost is estimated from the request's and the reply's length, so a
+    budget still binds and a total is not silently short."""
+    if reply.prompt_tokens is not None:
+        return cost(p, reply.prompt_tokens, reply.completion_tokens), False
+    prompt = sum(text_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages)
+    return cost(p, prompt, text_tokens(reply.content or "")), True
+
+
+def estimated_note(n: int) -> str | None:
+    """What a user must know about a cost shown: how much of it is estimated (None: the servers stated all of it)."""
+    if not n:
+        return None
+    return (f"{n:,} {'reply' if n == 1 else 'replies'} stated no token usage (the server sent none): "
+            f"{'its' if n == 1 else 'their'} cost is estimated from the text's length ({CHARS_PER_TOKEN} characters "
+            "a token)")

@@ -26,6 +26,7 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges import parsers, rubrics
 from rageval_desktop.core.judges.caller import CachedCaller
 from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.prices import estimated_note
 from rageval_desktop.core.judges.registry import clone_with_rubric, get_judge
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review.agreement import pairs, scale, to_points
@@ -58,6 +59,7 @@ class AlignReport:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    usage_estimated: int = 0                # replies that stated no token usage: their cost is estimated
     applied: str | None = None              # the new judge's name, with --apply
     examples: list[dict[str, Any]] = field(default_factory=list)   # those the applied prompt carries
 
@@ -234,7 +236,7 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
                          difference={"value": diff, "ci": ci_diff}, verdict=verdict, examples_per_fold=per_fold,
                          unscored=len(frame) - int(len(h)), calls=caller.calls, cache_hits=caller.cache_hits,
                          prompt_tokens=caller.prompt_tokens, completion_tokens=caller.completion_tokens,
-                         cost_usd=caller.cost_usd if caller.price else None)
+                         cost_usd=caller.cost_usd if caller.price else None, usage_estimated=caller.usage_estimated)
     if apply:
         report.applied, report.examples = create_aligned(project, judge.name, examples=examples, name=name,
                                                          checked=report, frame=frame)
@@ -280,6 +282,8 @@ def describe(r: AlignReport) -> str:
              f"  change {change}: {r.verdict}",
              f"  {r.calls} calls ({r.cache_hits} more answered by the request cache), {r.prompt_tokens} + "
              f"{r.completion_tokens} tokens, {cost}"]
+    if r.cost_usd is not None and estimated_note(r.usage_estimated):
+        lines.append(f"  {estimated_note(r.usage_estimated)}")
     if r.unscored:
         lines.append(f"  {r.unscored} held-out row(s) got no verdict (failed or unparsed calls) and are left out")
     if r.applied:

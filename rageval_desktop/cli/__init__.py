@@ -39,7 +39,7 @@ from rageval_desktop.cli.base import (
     _Parser,
     describe,
 )
-from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.errors import NotFound, RagevalError, crash_log
 from rageval_desktop.core.base.text import inert_text
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "command_paths", "main"]
@@ -191,22 +191,18 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}", file=sys.stderr)
         return _failed(args)
     except Exception as exc:  # a bug of ours: one plain line, the traceback in a file, never on the terminal
-        log = _crash_log(exc)
+        import json
+
+        from rageval_desktop.core.store import integrity
+
+        project = getattr(args, "project", None)
+        if project and isinstance(exc, json.JSONDecodeError) and (damage := integrity.damaged_json(project)):
+            print(f"error: {damage}", file=sys.stderr)
+            return _failed(args)
+        log = crash_log(exc)
         print(f"error: internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it with {log}",
               file=sys.stderr)
         return _failed(args)
-
-
-def _crash_log(exc: BaseException) -> str:
-    import tempfile
-    import traceback
-
-    try:
-        with tempfile.NamedTemporaryFile("w", prefix="rageval-crash-", suffix=".txt", delete=False) as fh:
-            traceback.print_exception(exc, file=fh)
-            return fh.name
-    except OSError:
-        return "the command line you ran"
 
 
 if __name__ == "__main__":

@@ -247,15 +247,17 @@ def add_check(command: Command) -> None:
     p.set_defaults(verdict=True)
     p.add_argument("project")
     p.add_argument("--quick", action="store_true",
-                   help="quick_check: every page's structure, not every index against its table (faster on large "
-                        "files; the default is integrity_check, which found damage quick_check called sound)")
+                   help="quick_check: every page's structure, not every index against its table nor every row "
+                        "against its table's rules (faster on large files; the default is integrity_check with the "
+                        "rules — a stored setting still JSON, a rank still ≥ 1 — which found damage quick_check "
+                        "called sound)")
     p.add_argument("--full", action="store_true", help=argparse.SUPPRESS)   # the default since 0.3; still accepted
     p.add_argument("--json", action="store_true")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Every page and every index of the file (integrity_check; `--quick`: quick_check), read-only: exit 0 when
-    sound, 1 when damaged (with how to restore)."""
+    """Every page and every index of the file, and every row against its table's rules (integrity_check; `--quick`:
+    quick_check), read-only: exit 0 when sound, 1 when damaged (with how to restore)."""
     from rageval_desktop.core.store import integrity
     from rageval_desktop.core.store.files import restore_hint
     from rageval_desktop.core.store.project import Project

@@ -161,6 +161,39 @@ def close_on_signals(window: QMainWindow, app: QApplication) -> QTimer:
     return wake
 
 
+QUIET_AFTER_S = 5.0    # an error box for an unexpected failure at most this often (one failure can repeat per paint)
+
+
+def catch_uncaught(window: MainWindow) -> None:
+    """An exception raised on the GUI thread outside any worker — a page's refresh, a slot — was printed by Qt's
+    event loop to a terminal nobody sees, and the page stayed half-drawn in silence. Now its traceback goes to a crash
+    log and the window says so; a stored value that would not parse, in a file whose values are no longer JSON, is
+    named as that damage with how to restore."""
+    last = [0.0]
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, exc, tb)     # type: ignore[arg-type]
+            return
+        import json
+
+        from rageval_desktop.core.base.errors import crash_log
+        from rageval_desktop.core.store import integrity
+
+        log = crash_log(exc)
+        project = window.project
+        damage = integrity.damaged_json(project.path) if isinstance(exc, json.JSONDecodeError) and project else None
+        message = damage or (f"Something went wrong: {type(exc).__name__}: {str(exc)[:300]} — the page may be "
+                             f"incomplete; please report it with {log}")
+        print(f"error: {message}", file=sys.stderr)
+        if time.monotonic() - last[0] >= QUIET_AFTER_S:
+            last[0] = time.monotonic()
+            window.show_error(message, "" if damage else Path(log).read_text(encoding="utf-8", errors="replace")
+                              if Path(log).is_file() else "")
+
+    sys.excepthook = hook
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # the chart process (gui/chart_process.py) in a frozen bundle; elsewhere freeze_support does nothing, and
     # importing multiprocessing took 10 ms before the first window
@@ -181,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if pack:
         return open_pack(args.project, args, app)
     window = MainWindow(staged=True)   # shown first, built right after its first paint
+    catch_uncaught(window)
     if args.size:
         window.resize(*args.size)
     window.show()

@@ -38,6 +38,19 @@ class Worker(QRunnable):
     def cancel(self, detach: bool = False) -> None:
         self.ctx.cancel(detach)
 
+    def _damage(self, exc: Exception) -> str | None:
+        """A stored value that would not parse, in a project the work was given, whose file holds values that are no
+        longer JSON: that damage, worded with how to restore (None: a bug, or no project to look in)."""
+        import json
+
+        from rageval_desktop.core.store import integrity
+        from rageval_desktop.core.store.project import Project
+
+        if not isinstance(exc, json.JSONDecodeError):
+            return None
+        project = next((a for a in (*self._args, *self._kwargs.values()) if isinstance(a, Project)), None)
+        return integrity.damaged_json(project.path) if project is not None else None
+
     def run(self) -> None:
         started = time.monotonic()
         try:
@@ -47,7 +60,11 @@ class Worker(QRunnable):
         except RagevalError as exc:
             self.signals.failed.emit(exc.for_gui(), "")
         except Exception as exc:  # a bug: say so plainly, keep the traceback behind "details"
-            self.signals.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}", traceback.format_exc())
+            damage = self._damage(exc)
+            if damage:           # not a bug: a stored value the file's damage left unreadable
+                self.signals.failed.emit(damage, "")
+            else:
+                self.signals.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}", traceback.format_exc())
         else:
             self.signals.finished.emit(result)
         if time.monotonic() - started >= HEAVY_S:

@@ -226,3 +226,50 @@ def test_a_value_that_is_not_utf8_deep_in_a_table_is_named_as_damage_without_sen
     err = capsys.readouterr().err
     assert "the project file is damaged: it holds text that is not UTF-8" in err and "rageval backups" in err
     assert "rageval check" not in err
+
+
+def _break_rules(demo_file, tmp_path) -> Path:
+    """The demo project with values that break their tables' rules inside sound pages, as a flipped bit or a tool
+    that ignored the rules leaves them: a job's settings no longer JSON, a passage ranked 0."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    conn.execute("UPDATE jobs SET params = '{\"run\": \"v1\"' ")
+    conn.execute("UPDATE retrieved_passages SET rank = 0 WHERE run_row_id = (SELECT MIN(run_row_id) "
+                 "FROM retrieved_passages) AND rank = 1")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_rageval_check_finds_values_that_break_their_tables_rules(demo_file, tmp_path, capsys):
+    """SQLite's integrity_check skips CHECK rules on a read-only connection, and a check never opens to write: a
+    job's settings that were no longer JSON, or a rank of 0, were 'sound'."""
+    path = _break_rules(demo_file, tmp_path)
+    before = file_digest(path)
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "CHECK constraint failed in jobs (json_valid(params))" in err
+    assert "CHECK constraint failed in retrieved_passages (rank >= 1): 1 row(s)" in err
+    assert file_digest(path) == before                    # read-only
+    assert main(["check", str(path), "--quick"]) == 0     # the quick check reads pages, not rules
+
+
+def test_table_rules_are_read_from_the_schema_whatever_they_quote():
+    sql = ("CREATE TABLE t (a TEXT CHECK (a IN ('x)', 'y')), -- a CHECK (in a comment)\n"
+           " \"check\" INTEGER, b TEXT NOT NULL DEFAULT 'CHECK (no)' CHECK (json_valid(b)), CHECK (a != b))")
+    assert integrity.table_rules(sql) == ["a IN ('x)', 'y')", "json_valid(b)", "a != b"]
+
+
+def test_a_command_reading_a_stored_value_that_is_no_longer_json_names_the_damage(demo_file, tmp_path, capsys):
+    """`rageval jobs list` stopped with an internal JSONDecodeError (and a crash log) on a job's damaged settings."""
+    path = _break_rules(demo_file, tmp_path)
+    capsys.readouterr()
+    assert main(["jobs", "list", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "the project file is damaged: CHECK constraint failed in jobs (json_valid(params))" in err
+    assert "no longer JSON" in err and "internal error" not in err

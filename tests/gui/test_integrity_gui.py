@@ -58,3 +58,42 @@ def test_help_check_project_finds_a_damaged_page_an_open_does_not_read(qtbot, tm
     w.notice_bar.close_button.click()
     assert not w.notice_bar.isVisible()
     close_window(qtbot, w)
+
+
+def test_a_page_that_cannot_read_a_damaged_value_says_so_instead_of_staying_blank(qtbot, demo_file, tmp_path,
+                                                                                 monkeypatch):
+    """The Jobs page's list raised a JSONDecodeError on a job's damaged settings: Qt printed the traceback to a
+    terminal nobody sees and the page stayed empty, in silence. The app's hook names the damage in the window."""
+    import sys
+
+    from PySide6.QtCore import QTimer
+
+    from rageval_desktop.gui.app import catch_uncaught
+    from tests.core.test_integrity import _break_rules
+
+    w = open_window(qtbot, _break_rules(demo_file, tmp_path))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)     # restored after the test
+    catch_uncaught(w)
+    QTimer.singleShot(0, lambda: w.select_nav("jobs"))          # raised in Qt's event loop, as a click's would be
+    qtbot.waitUntil(lambda: "damaged" in (getattr(w, "last_error", None) or ""), timeout=10_000)
+    assert "CHECK constraint failed in jobs (json_valid(params))" in w.last_error
+    assert "backups" in w.last_error      # how to restore (here: that there is none yet)
+    close_window(qtbot, w)
+
+
+def test_an_unexpected_error_on_the_gui_thread_is_said_with_its_crash_log(qtbot, window, monkeypatch):
+    import sys
+
+    from PySide6.QtCore import QTimer
+
+    from rageval_desktop.gui.app import catch_uncaught
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    catch_uncaught(window)
+
+    def boom() -> None:
+        raise ValueError("a bug")
+
+    QTimer.singleShot(0, boom)
+    qtbot.waitUntil(lambda: "Something went wrong" in (getattr(window, "last_error", None) or ""), timeout=10_000)
+    assert "ValueError: a bug" in window.last_error and "rageval-crash-" in window.last_error

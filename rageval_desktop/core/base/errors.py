@@ -99,3 +99,17 @@ class JudgeConfigError(RagevalError):
 class UnknownChoice(NotFound, JudgeConfigError):
     """A setting names something that is not there (a judge kind not installed, a measure or mode a kind does not
     have): a request that cannot be made, like a name that does not exist."""
+
+
+def crash_log(exc: BaseException) -> str:
+    """A bug's traceback, kept in a file of its own (never on a terminal, never in a dialog's first line): its path,
+    to report it with."""
+    import tempfile
+    import traceback
+
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="rageval-crash-", suffix=".txt", delete=False) as fh:
+            traceback.print_exception(exc, file=fh)
+            return fh.name
+    except OSError:
+        return "the command line you ran"

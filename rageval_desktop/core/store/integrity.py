@@ -5,7 +5,9 @@
   the file: a 1 GB project opens as fast as a 5 MB one.
 - **On demand** (`check`: `rageval check P`, Help → Check project) and **after an unclean shutdown**: SQLite's
   `quick_check` over every page (`integrity_check` with `full`, which also compares every index with its table),
-  plus the foreign-key check. It reads the whole file, so the app runs it in the background.
+  plus the foreign-key check. It reads the whole file, so the app runs it in the background. The full check also
+  tests every row against its table's CHECK rules (`broken_rules`: a stored setting still JSON, a rank still ≥ 1):
+  SQLite's own integrity_check skips them on a read-only connection, and a check never opens the file to write.
 
 An unclean shutdown is told by sessions: a process that opens a project for writing records itself in `meta`
 (`session/<host>/<pid>`) and removes the record when it closes. A record whose process on this host is gone was
@@ -28,7 +30,7 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import ProjectRefused, WriteFailed
 from rageval_desktop.core.base.paths import user_state_dir
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.core.store.files import BUSY_TIMEOUT_MS, connect_read_only, read_header
+from rageval_desktop.core.store.files import BUSY_TIMEOUT_MS, connect_read_only, read_header, restore_hint
 from rageval_desktop.core.store.owners import host, pid_alive
 from rageval_desktop.core.store.schema import SESSION_KEYS
 
@@ -98,6 +100,8 @@ def check(path: str | Path, *, full: bool = False, reason: str = "asked") -> Che
         return report
     try:
         report.problems = [r[0] for r in conn.execute(f"PRAGMA {kind}").fetchall() if r[0] != "ok"]
+        if full and not report.problems:
+            report.problems = broken_rules(conn)
         if not report.problems:
             report.foreign_key_problems = len(conn.execute("PRAGMA foreign_key_check").fetchall())
     except sqlite3.DatabaseError as exc:
@@ -217,6 +221,109 @@ def record(project: Project, report: CheckReport, dead: list[str] | None = None)
             project.set_meta(conn, LAST_CHECK_KEY, utcnow())
     except WriteFailed:
         pass  # another process is writing; the next open checks again, which is only slower
+
+
+def table_rules(sql: str) -> list[str]:
+    """The CHECK rules of a CREATE TABLE statement, as SQL expressions (column and table rules alike)."""
+    rules, i, n = [], 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`[":                       # a literal or a quoted name: skipped whole
+            close = "]" if ch == "[" else ch
+            i = sql.find(close, i + 1)
+            i = n if i < 0 else i + 1
+            continue
+        if sql.startswith("--", i):            # a comment, to the end of its line
+            i = sql.find("\n", i)
+            i = n if i < 0 else i + 1
+            continue
+        if sql[i:i + 5].upper() == "CHECK" and (i == 0 or not (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+            j = i + 5
+            while j < n and sql[j].isspace():
+                j += 1
+            if j < n and sql[j] == "(":
+                end = _closing(sql, j)
+                if end is None:
+                    break
+                rules.append(sql[j + 1:end].strip())
+                i = end + 1
+                continue
+        i += 1
+    return rules
+
+
+def _closing(sql: str, start: int) -> int | None:
+    """The index of the parenthesis that closes the one at `start` (quotes and comments skipped)."""
+    depth, i, n = 0, start, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`[":
+            close = "]" if ch == "[" else ch
+            i = sql.find(close, i + 1)
+            if i < 0:
+                return None
+        elif sql.startswith("--", i):
+            i = sql.find("\n", i)
+            if i < 0:
+                return None
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def broken_rules(conn: sqlite3.Connection, *, json_only: bool = False) -> list[str]:
+    """Rows that break their table's CHECK rules, in SQLite's words ("CHECK constraint failed in runs"), with the
+    rule and how many rows: a value damaged inside sound pages (a flipped bit, a tool that ignored the rules), which
+    `integrity_check` finds only on a connection that may write. `json_only`: only the rules that a stored value is
+    JSON (what a read that could not parse one asks). A rule that cannot be evaluated is left out."""
+    problems = []
+    for table, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
+                                   "AND name NOT LIKE 'sqlite_%'").fetchall():
+        rules = [r for r in table_rules(sql) if not json_only or "json_valid(" in r.lower().replace(" ", "")]
+        if not rules:
+            continue
+        quoted = '"' + table.replace('"', '""') + '"'
+        try:        # one pass over the table for all its rules
+            counts = conn.execute("SELECT " + ", ".join(f"SUM(CASE WHEN NOT ({r}) THEN 1 ELSE 0 END)" for r in rules)
+                                  + f" FROM {quoted}").fetchone()
+        except sqlite3.Error:   # a rule this SQLite cannot evaluate: the others, one at a time
+            counts = [_count_broken(conn, quoted, r) for r in rules]
+        problems += [f"CHECK constraint failed in {table} ({rule}): {bad:,} row(s)"
+                     for rule, bad in zip(rules, counts, strict=True) if bad]
+    return problems
+
+
+def _count_broken(conn: sqlite3.Connection, quoted: str, rule: str) -> int:
+    try:
+        return int(conn.execute(f"SELECT COUNT(*) FROM {quoted} WHERE NOT ({rule})").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def damaged_json(path: str | Path) -> str | None:
+    """Whether a stored value that would not parse was damage in the file, not a bug: what `broken_rules` finds of
+    values that are no longer JSON, worded with how to restore (read-only; None when there are none, or when the file
+    cannot be read at all)."""
+    try:
+        conn = connect_read_only(Path(path), trace_free=True)
+    except sqlite3.Error:
+        return None
+    try:
+        found = broken_rules(conn, json_only=True)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    if not found:
+        return None
+    more = f"; … {len(found) - 3} more" if len(found) > 3 else ""
+    return (f"{path}: the project file is damaged: {'; '.join(found[:3])}{more} (stored values that are no longer "
+            f"JSON); {restore_hint(Path(path))}")
 
 
 def damaged_message(report: CheckReport, hint: str) -> str:

@@ -31,6 +31,9 @@ CASES = [
     (["decisions", "{d}/nosuch.rageval", "--verify"], 4),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--rule", "point"], 1),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "nosuchrun"], 2),
+    (["gate", "{p}", "--baseline", "v1", "--candidate", "v1"], 2),       # was 3: "not decision-grade", of a run
+    (["compare", "{p}", "--baseline", "v2", "--candidate", "v2"], 2),    # against itself (every delta +0.0)
+    (["gate-plan", "{p}", "--baseline", "v1", "--like", "v1"], 2),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--metrics", "faithfulness"], 2),
     (["gate", "{p}", "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "-1"], 2),
     (["compare", "{p}", "--baseline", "nosuchrun", "--candidate", "v2"], 2),

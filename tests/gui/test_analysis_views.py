@@ -237,6 +237,24 @@ def test_compare_keeps_its_own_runs_when_another_page_chooses_one(window, qtbot)
     assert (view.base_box.currentData(), view.cand_box.currentData()) == ("v1", "v2")
 
 
+def test_compare_with_the_same_run_twice_says_to_choose_two_not_a_table_of_zeros(window, qtbot):
+    """Was: both boxes on v2 (or a project with one run) showed every delta +0.0, wide intervals, a gate 'not
+    decision-grade' and what a gate on each judge would have shipped — of a run against itself."""
+    open_view(window, qtbot, "compare")
+    view = window.page("compare")
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
+        view.base_box.setCurrentIndex(view.base_box.findData("v2"))
+    assert view.badge.text() == "Choose two runs" and view.model.rowCount() == 0 and not view.table.isVisible()
+    assert "both v2: choose a different run" in view.note.text()
+    assert not view.record_button.isEnabled() and not view.shipped_view.isVisible()
+    assert view.plot.regions == []                        # nothing to click
+    save_shots(qtbot, window, "compare-same-run")
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
+        view.base_box.setCurrentIndex(view.base_box.findData("v1"))
+    assert view.model.rowCount() > 0 and view.table.isVisible() and view.record_button.isEnabled()
+    assert view.badge.text() != "Choose two runs"
+
+
 def test_judges_run_picker_follows_the_current_run(window, qtbot):
     """Was: it started on v1 while every other page showed v2, so 'Run all active judges' judged the wrong run."""
     window.select_nav("judges")

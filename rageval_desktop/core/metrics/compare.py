@@ -159,6 +159,9 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
 
     if estimator not in COMPARE_ESTIMATORS:
         raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(COMPARE_ESTIMATORS)}")
+    if baseline == candidate:               # every difference 0 and a gate "undecided": a slip, said as one
+        raise GateUsageError(f"the baseline and the candidate are the same run ('{baseline}'): compare two runs "
+                             "(rageval info lists them)")
     for name in (baseline, candidate):       # a misspelt run is a request that cannot be made (exit 2), not a
         try:                                # regression (exit 1): CI must tell a typo from a drop
             find_run(project, name)

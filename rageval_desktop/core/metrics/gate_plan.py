@@ -94,6 +94,9 @@ def _spread_from_like(project: Project, baseline: str, like: str, metrics: list[
                       groups: dict[str, list[str]], left_out: list[dict[str, Any]]) -> tuple[Spread, list[str], Any]:
     """(n, sd of the differences) per cell as `like` made them against the baseline; the metrics it cannot say
     anything of (not judged on both runs) are added to `left_out`, with why."""
+    if like == baseline:
+        raise GateUsageError(f"the run the changes are like is the baseline itself ('{baseline}'): name another run, "
+                             "whose differences from the baseline are like a pull request's")
     comparison = compare(project, baseline, like, metrics, groups=groups)
     left_out[:] = comparison["missing"]
     out = {}

@@ -93,6 +93,12 @@ class ChartLabel(QLabel):
     def region_at(self, x: float, y: float) -> Any:
         return next((r for r in self.regions if r.contains(x, y)), None)
 
+    def clear_chart(self) -> None:
+        """No chart (nothing to draw): an empty pane, nothing to click."""
+        self.clear()
+        self.regions = []
+        self._drawn_for = None
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         hit = self.region_at(event.position().x(), event.position().y())
         self.setCursor(Qt.CursorShape.PointingHandCursor if hit else Qt.CursorShape.ArrowCursor)
@@ -427,6 +433,10 @@ class CompareView(_Analysis):
 
     def compute(self, *_: object) -> None:
         a, b = self.base_box.currentData(), self.cand_box.currentData()
+        self.record_button.setEnabled(bool(a and b and a != b))
+        if a and a == b:      # through the read lane: a comparison still being read is dropped when it lands
+            self.state.run_read("compare", _no_read, on_done=lambda _none: self._one_run(a))
+            return
         if a and b and self.state.project is not None:
             size = self.plot.pane_size()
             estimator = str(self.estimator.currentData())
@@ -438,11 +448,31 @@ class CompareView(_Analysis):
         if self.result is not None:
             self.plot.redraw(operations.compare_chart, self.result)
 
+    def _one_run(self, run: str) -> None:
+        """Baseline and candidate the same run (the project has one, or both boxes were set alike): nothing to compare
+        — said, with what to do, instead of a table of zeros and a gate that cannot decide."""
+        self.result = None
+        self.model.set_records([])
+        self.table.setVisible(False)         # an empty table says nothing the note does not
+        self.shipped_view.setVisible(False)
+        self.plot.clear_chart()
+        self.badge.setText("Choose two runs")
+        self.badge.setToolTip("")
+        self.badge.setProperty("outcome", "")
+        self.badge.style().unpolish(self.badge)
+        self.badge.style().polish(self.badge)
+        others = self.base_box.count() > 1
+        self.note.setText(f"Baseline and candidate are both {run}: choose a different run in one of the boxes."
+                          if others else f"Compare needs two runs of the same golden set, and this project has one "
+                          f"({run}): import another (File → Import File…, Ctrl+I; or rageval import run), then compare "
+                          "them here.")
+
     def show_found(self, result: tuple[dict, Chart, GateResult, float, tuple[int, int]]) -> None:
         from rageval_desktop.core.metrics.selective_cells import describe_cell
 
         comparison, chart, verdict, limit, size = result
         self.result = comparison
+        self.table.setVisible(True)
         metrics = comparison["metrics"]
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
                               *[(m, f"{m}  {comparison['baseline']} → {comparison['candidate']} (Δ)")
@@ -580,6 +610,10 @@ class CompareView(_Analysis):
         if self.result.get("unsettled_judges"):
             text += " ⚑ " + unsettled_text(self.result["unsettled_judges"])
         self.note.setText(text)
+
+
+def _no_read(ctx: TaskContext) -> None:
+    """The read of a page with nothing to read (it still supersedes the read before it)."""
 
 
 def _gate_verdict(comparison: dict, limit: float, config: GateConfig | None, ctx: TaskContext) -> GateResult:

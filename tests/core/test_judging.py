@@ -338,6 +338,28 @@ def test_base_urls_with_credentials_are_refused(proj, url):
     assert proj.reader().execute("SELECT COUNT(*) FROM judges").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("params", [
+    {"api_key": "plain"}, {"API-KEY": "x"}, {"token": "x"}, {"access_token": "x"}, {"password": "x"},
+    {"header": "sk-proj-abcdefghijklmnop123456"}, {"extra": {"auth": "x"}},
+    {"headers": {"X-Api": "AbCdEf1234567890GhIjKl"}}, {"list": ["fine", "gsk_abcdefghij1234567890"]},
+])
+def test_a_judge_setting_that_carries_a_key_is_refused_and_nothing_is_stored(proj, params):
+    """Was: `rageval judges add ... --param api_key=sk-...` stored the key in the judge's settings, in plain text, in
+    the project and every backup."""
+    with pytest.raises(JudgeConfigError, match="nothing was stored|a secret would be stored") as refused:
+        add_judge(proj, "j", "correctness", "llm", model="m", api_key_ref="JUDGE_KEY", params=params)
+    assert proj.reader().execute("SELECT COUNT(*) FROM judges").fetchone()[0] == 0
+    assert "sk-proj" not in str(refused.value) and "AbCdEf" not in str(refused.value) and "gsk_" not in str(
+        refused.value)
+
+
+def test_ordinary_judge_settings_are_kept():
+    from rageval_desktop.core.judges.secrets import check_params
+
+    check_params({"max_tokens": 300, "top_p": 0.9, "mode": "strict", "passages_k": 5, "rubric_id": 3,
+                  "model_path": "/models/MiniLM-L6-v2/AbCdEf1234567890GhIjKl", "measure": "cosine"})
+
+
 def test_ordinary_names_and_urls_are_accepted():
     assert check_key_ref("OPENAI_API_KEY") == "env:OPENAI_API_KEY"
     assert check_key_ref("AZURE_OPENAI_KEY_2") == "env:AZURE_OPENAI_KEY_2"

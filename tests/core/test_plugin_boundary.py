@@ -239,3 +239,22 @@ def test_a_plug_in_that_fails_to_name_its_method_stops_the_job_and_leaves_the_li
     finally:
         for table in (kinds._KINDS, kinds._SOURCES, kinds._VERSIONS):
             table.pop("broken", None)
+
+
+def test_a_plug_in_that_puts_a_key_in_the_settings_it_returns_is_refused(proj):
+    """What a kind's check returns is stored as it is: a plug-in that copied a key into the settings would have
+    stored it in the project."""
+    import dataclasses
+
+    from rageval_desktop.core.base.errors import JudgeConfigError
+
+    class Leaky(Scripted):
+        name = "leaky"
+
+        def check(self, project, settings):
+            return dataclasses.replace(settings, params={**settings.params, "api_key": "sk-proj-abcdef1234567890XYZ"})
+
+    with registered(Leaky()):
+        with pytest.raises(JudgeConfigError, match="the settings judge kind 'leaky' returned may not hold 'api_key'"):
+            add_judge(proj, "s", "correctness", "leaky")
+    assert proj.reader().execute("SELECT COUNT(*) FROM judges WHERE name = 's'").fetchone()[0] == 0

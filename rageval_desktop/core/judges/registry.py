@@ -16,7 +16,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import llm, rubrics
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.kinds import Settings, able_kinds, get_kind, guarded
-from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name
+from rageval_desktop.core.judges.secrets import check_base_url, check_key_ref, check_model_name, check_params
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -41,12 +41,15 @@ def add_judge(project: Project, name: str, metric: str, kind: str, *, rubric: st
         raise JudgeConfigError(f"{reason}; {metric} takes a {' or '.join(able)} judge",
                                cli_hint=f"use --kind {' or --kind '.join(able)}",
                                gui_hint=f"choose a {' or '.join(able)} judge")
+    check_params(dict(params or {}))
     settings = guarded(judge_kind, "checking the judge's settings", judge_kind.check, project,
                        Settings(metric, model, base_url, api_key_ref, dict(params or {}), rubric))
     if not isinstance(settings, Settings):
         raise JudgeConfigError(f"judge kind '{kind}' checked the settings and returned {type(settings).__name__}, "
                                "not Settings; nothing was added")
     model, base_url, api_key_ref, params = settings.model, settings.base_url, settings.api_key_ref, settings.params
+    # what a kind's check returns is stored as it is: a plug-in that adds a key to the settings is refused too
+    check_params(params if isinstance(params, dict) else {}, f"the settings judge kind '{kind}' returned")
     base, helpers = settings.base_rubric, settings.helpers
     with project.write("add judge", changed=(Area.JUDGES,)) as conn:
         if conn.execute("SELECT 1 FROM judges WHERE name = ?", (name,)).fetchone():

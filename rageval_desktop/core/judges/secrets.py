@@ -124,6 +124,38 @@ def check_model_name(model: str, api_key_ref: str | None = None) -> None:
                                gui_hint="put the key in an environment variable and give its name as the API key")
 
 
+_SECRET_SETTING = re.compile(r"(^|[._-])(api_?key|key|secret|password|passwd|pwd|auth|authorization|bearer|"
+                             r"credentials?|access_?token|token)$", re.IGNORECASE)
+
+
+def check_params(params: dict[str, object], whose: str = "the judge's settings") -> None:
+    """A judge's settings (`--param KEY=VALUE`, or what a plug-in kind returns) never carry a secret: a setting named
+    like one (api_key, token, password…, at any depth) or a value that looks like a key is refused — it would be
+    stored in the project, copied into every backup and shown with the judge. The refusal never repeats the value."""
+    for name, value in _settings(params):
+        if _SECRET_SETTING.search(name):
+            raise JudgeConfigError(f"{whose} may not hold '{name}': a secret would be stored in the project (nothing "
+                                   "was stored); give the key by the name of an environment variable or a keyring "
+                                   "entry", cli_hint="use --api-key-env NAME or --api-key-keyring keyring:SERVICE:USER",
+                                   gui_hint="put the key in an environment variable and give its name as the API key")
+        if isinstance(value, str) and not re.search(r"[\s/\\.]", value) and looks_like_a_key(value):
+            raise JudgeConfigError(f"{whose}: the value of '{name}' looks like an API key; nothing was stored — "
+                                   "give the key by the name of an environment variable or a keyring entry",
+                                   cli_hint="use --api-key-env NAME")
+
+
+def _settings(value: object, name: str = "") -> list[tuple[str, object]]:
+    """(name, value) of every setting, nested ones named by their path (headers.X-Api); list items by their list's."""
+    if isinstance(value, dict):
+        return [(f"{name}.{k}" if name else str(k), v) for k, v in value.items()] + [
+            pair for k, v in value.items() for pair in _settings(v, f"{name}.{k}" if name else str(k))
+            if isinstance(v, (dict, list, tuple))]
+    if isinstance(value, (list, tuple)):
+        return [(name, v) for v in value] + [pair for v in value for pair in _settings(v, name)
+                                             if isinstance(v, (dict, list, tuple))]
+    return []
+
+
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)
 
 

@@ -158,11 +158,18 @@ def test_gate_passes_identical_runs_and_fails_a_slice_regression(tmp_path):
 
 
 def test_gate_cli_exit_codes(tmp_path, capsys):
+    same = tmp_path / "same"
+    same.mkdir()
+    build(same).close()          # v2 answers as v1 did
+    unchanged = str(same / "m.rageval")
+    assert main(["gate", unchanged, "--baseline", "v1", "--candidate", "v2", "--max-slice-drop", "50"]) == 0
+    assert main(["gate", unchanged, "--baseline", "v1", "--candidate", "v2"]) == 3
+    # a run against itself is a slip, not evidence (it was 0 or 3 as the limit chose)
+    assert main(["gate", unchanged, "--baseline", "v1", "--candidate", "v1", "--max-slice-drop", "50"]) == 2
+    assert "the baseline and the candidate are the same run ('v1')" in capsys.readouterr().err
     p = build(tmp_path, v2_breaks="easy")
     p.close()
     path = str(tmp_path / "m.rageval")
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v1", "--max-slice-drop", "50"]) == 0
-    assert main(["gate", path, "--baseline", "v1", "--candidate", "v1"]) == 3
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--markdown", str(tmp_path / "pr.md")]) == 1
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("gate: ") and "regression" in err

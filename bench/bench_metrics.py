@@ -1,5 +1,5 @@
-"""`rageval metrics --json` and `rageval compare --json` (the run against itself: both runs loaded) at 10k / 100k /
-1M run rows (5 passages, 2 judges, a rated sample), read from the tables and from the run's kept values
+"""`rageval metrics --json` and `rageval compare --json` (the run against its twin, a copy under another name: a run
+compared with itself is refused) at 10k / 100k / 1M run rows (5 passages, 2 judges, a rated sample), read from the tables and from the run's kept values
 (core.metrics.values, as an import leaves a run of 50,000 rows or more), side by side with a pandas script over the
 same rows (the anchor: read run rows, golden rows, passages and judgments with pandas.read_sql_query, then per
 slice: hit@5, MRR and each judge's mean). Fresh processes, interleaved, min/median/max of --repeats of wall time,
@@ -59,13 +59,48 @@ def timed(args: list[str]) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+TWIN = textwrap.dedent("""
+    import sys
+    from rageval_desktop.core.base.clock import utcnow
+    from rageval_desktop.core.store.project import Project
+    with Project.open(sys.argv[1]) as p:
+        if not p.reader().execute("SELECT 1 FROM runs WHERE name = 'twin'").fetchone():
+            n = p.reader().execute("SELECT MAX(id) FROM run_rows").fetchone()[0]
+            with p.write("twin", checked_references=False) as w:
+                run = w.execute("INSERT INTO runs (name, created_at) VALUES ('twin', ?)", (utcnow(),)).lastrowid
+                w.execute("INSERT INTO run_rows (id, run_id, position, external_id, golden_id, question, answer, "
+                          "latency_ms, cost_usd, prompt_tokens, completion_tokens, metadata) SELECT id + ?, ?, "
+                          "position, external_id, golden_id, question, answer, latency_ms, cost_usd, prompt_tokens, "
+                          "completion_tokens, metadata FROM run_rows WHERE run_id = 1", (n, run))
+                w.execute("INSERT INTO retrieved_passages SELECT run_row_id + ?, rank, chunk_id, text, score, "
+                          "in_prompt FROM retrieved_passages WHERE run_row_id <= ?", (n, n))
+                w.execute("INSERT INTO judgments (judge_id, run_row_id, idem_key, status, score, created_at) SELECT "
+                          "judge_id, run_row_id + ?, idem_key || '-twin', status, score, created_at FROM judgments "
+                          "WHERE run_row_id <= ?", (n, n))
+""")
+
+
+def with_twin(path: Path) -> None:
+    """The project with a second run, `twin`, answering as `big` did (once; kept in the file)."""
+    subprocess.run([sys.executable, "-c", TWIN, str(path)], check=True)
+
+
 def kept_copy(path: Path) -> Path:
     """A copy of the project whose run keeps its values (core.metrics.values), as an import of that many rows
     would have left it (the builder writes the tables directly)."""
+    import sqlite3
+
     kept = path.with_name(path.stem + "-kept.rageval")
-    if not kept.exists():
+    if kept.exists():      # kept before the twin was made: the twin and its values added
+        conn = sqlite3.connect(f"file:{kept}?mode=ro", uri=True)
+        twin = conn.execute("SELECT 1 FROM runs WHERE name = 'twin'").fetchone()
+        conn.close()
+        if twin:
+            return kept
+        with_twin(kept)
+    else:
         shutil.copy(path, kept)
-        subprocess.run([sys.executable, "-c", KEEP, str(kept)], check=True)
+    subprocess.run([sys.executable, "-c", KEEP, str(kept)], check=True)
     return kept
 
 
@@ -74,7 +109,8 @@ KEEP = textwrap.dedent("""
     from rageval_desktop.core.metrics.rowdata import keep_values
     from rageval_desktop.core.store.project import Project
     with Project.open(sys.argv[1]) as p:
-        print(keep_values(p, 1, minimum=0))
+        for run_id, in p.reader().execute("SELECT id FROM runs").fetchall():
+            print(keep_values(p, run_id, minimum=0))
 """)
 
 
@@ -102,6 +138,7 @@ def main() -> None:
                             "from bench.bench_table import big_project; big_project(__import__('pathlib').Path("
                             "sys.argv[2]), int(sys.argv[3]))", str(ROOT), str(path), str(size)], check=True)
             print(f"built {path} ({size:,} rows) in {time.perf_counter() - t:.0f} s", flush=True)
+        with_twin(path)
         kept = kept_copy(path)
         for made in (path, kept):      # a project built by an earlier release: migrated once, not on every read
             info = subprocess.run([rageval, "info", str(made), "--json"], capture_output=True, text=True, check=True)
@@ -110,10 +147,10 @@ def main() -> None:
         cases = {"metrics, tables": [rageval, "metrics", str(path), "--run", "big", "--json"],
                  "metrics, values kept": [rageval, "metrics", str(kept), "--run", "big", "--json"],
                  "pandas script": [sys.executable, "-c", PANDAS, str(path)],
-                 "compare, tables": [rageval, "compare", str(path), "--baseline", "big", "--candidate", "big",
+                 "compare, tables": [rageval, "compare", str(path), "--baseline", "big", "--candidate", "twin",
                                      "--json"],
                  "compare, values kept": [rageval, "compare", str(kept), "--baseline", "big", "--candidate",
-                                          "big", "--json"]}
+                                          "twin", "--json"]}
         found: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
         for _ in range(args.repeats):            # interleaved
             for name, command in cases.items():

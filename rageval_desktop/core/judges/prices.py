@@ -96,7 +96,7 @@ def reply_cost(p: tuple[float, float] | None, reply: Reply, messages: list[dict]
     """(cost, estimated) of one reply at price `p`: from the tokens its server stated; a server that states none (no
     `usage` in its reply) is not a free call — its cost is estimated from the request's and the reply's length, so a
     budget still binds and a total is not silently short."""
-    if reply.prompt_tokens is not None:
+    if reply.prompt_tokens is not None or p is None:      # (no price: no cost, stated or estimated)
         return cost(p, reply.prompt_tokens, reply.completion_tokens), False
     prompt = sum(text_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages)
     return cost(p, prompt, text_tokens(reply.content or "")), True

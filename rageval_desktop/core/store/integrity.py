@@ -227,15 +227,9 @@ def table_rules(sql: str) -> list[str]:
     """The CHECK rules of a CREATE TABLE statement, as SQL expressions (column and table rules alike)."""
     rules, i, n = [], 0, len(sql)
     while i < n:
-        ch = sql[i]
-        if ch in "'\"`[":                       # a literal or a quoted name: skipped whole
-            close = "]" if ch == "[" else ch
-            i = sql.find(close, i + 1)
-            i = n if i < 0 else i + 1
-            continue
-        if sql.startswith("--", i):            # a comment, to the end of its line
-            i = sql.find("\n", i)
-            i = n if i < 0 else i + 1
+        skipped = _past_quote(sql, i)
+        if skipped is not None:
+            i = skipped
             continue
         if sql[i:i + 5].upper() == "CHECK" and (i == 0 or not (sql[i - 1].isalnum() or sql[i - 1] == "_")):
             j = i + 5
@@ -252,26 +246,29 @@ def table_rules(sql: str) -> list[str]:
     return rules
 
 
+def _past_quote(sql: str, i: int) -> int | None:
+    """Where a literal, a quoted name or a comment starting at `i` ends (the index after it; the text's length when
+    it never does), or None when none starts there."""
+    if sql[i] in "'\"`[":
+        end = sql.find("]" if sql[i] == "[" else sql[i], i + 1)
+    elif sql.startswith("--", i):
+        end = sql.find("\n", i)
+    else:
+        return None
+    return len(sql) if end < 0 else end + 1
+
+
 def _closing(sql: str, start: int) -> int | None:
     """The index of the parenthesis that closes the one at `start` (quotes and comments skipped)."""
-    depth, i, n = 0, start, len(sql)
-    while i < n:
-        ch = sql[i]
-        if ch in "'\"`[":
-            close = "]" if ch == "[" else ch
-            i = sql.find(close, i + 1)
-            if i < 0:
-                return None
-        elif sql.startswith("--", i):
-            i = sql.find("\n", i)
-            if i < 0:
-                return None
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+    depth, i = 0, start
+    while i < len(sql):
+        skipped = _past_quote(sql, i)
+        if skipped is not None:
+            i = skipped
+            continue
+        depth += (sql[i] == "(") - (sql[i] == ")")
+        if depth == 0:
+            return i
         i += 1
     return None
 

@@ -12,12 +12,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.pages import BY_KEY
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -132,6 +136,7 @@ def open_pack(path: str, args: argparse.Namespace, app: QApplication) -> int:
     except RagevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    catch_uncaught(window)
     if args.size:
         window.resize(*args.size)
     window.show()
@@ -164,7 +169,15 @@ def close_on_signals(window: QMainWindow, app: QApplication) -> QTimer:
 QUIET_AFTER_S = 5.0    # an error box for an unexpected failure at most this often (one failure can repeat per paint)
 
 
-def catch_uncaught(window: MainWindow) -> None:
+class Shows(Protocol):
+    """A window that can say what went wrong (MainWindow, PackWindow), with the project it has open, if any."""
+
+    @property
+    def project(self) -> Project | None: ...
+    def show_error(self, message: str, details: str = "") -> None: ...
+
+
+def catch_uncaught(window: Shows) -> None:
     """An exception raised on the GUI thread outside any worker — a page's refresh, a slot — was printed by Qt's
     event loop to a terminal nobody sees, and the page stayed half-drawn in silence. Now its traceback goes to a crash
     log and the window says so; a stored value that would not parse, in a file whose values are no longer JSON, is

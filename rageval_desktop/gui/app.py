@@ -190,19 +190,23 @@ def catch_uncaught(window: Shows) -> None:
             return
         import json
 
-        from rageval_desktop.core.base.errors import crash_log
+        from rageval_desktop.core.base.errors import RagevalError, crash_log
         from rageval_desktop.core.store import integrity
 
-        log = crash_log(exc)
         project = window.project
-        damage = integrity.damaged_json(project.path) if isinstance(exc, json.JSONDecodeError) and project else None
-        message = damage or (f"Something went wrong: {type(exc).__name__}: {str(exc)[:300]} — the page may be "
-                             f"incomplete; please report it with {log}")
+        if isinstance(exc, RagevalError):         # said for the user (a damaged judge's settings, a refused file)
+            message, details = exc.for_gui(), ""
+        elif isinstance(exc, json.JSONDecodeError) and project and (damage := integrity.damaged_json(project.path)):
+            message, details = damage, ""
+        else:
+            log = crash_log(exc)
+            message = (f"Something went wrong: {type(exc).__name__}: {str(exc)[:300]} — the page may be incomplete; "
+                       f"please report it with {log}")
+            details = Path(log).read_text(encoding="utf-8", errors="replace") if Path(log).is_file() else ""
         print(f"error: {message}", file=sys.stderr)
         if time.monotonic() - last[0] >= QUIET_AFTER_S:
             last[0] = time.monotonic()
-            window.show_error(message, "" if damage else Path(log).read_text(encoding="utf-8", errors="replace")
-                              if Path(log).is_file() else "")
+            window.show_error(message, details)
 
     sys.excepthook = hook
 

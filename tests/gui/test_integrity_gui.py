@@ -97,3 +97,24 @@ def test_an_unexpected_error_on_the_gui_thread_is_said_with_its_crash_log(qtbot,
     QTimer.singleShot(0, boom)
     qtbot.waitUntil(lambda: "Something went wrong" in (getattr(window, "last_error", None) or ""), timeout=10_000)
     assert "ValueError: a bug" in window.last_error and "rageval-crash-" in window.last_error
+
+
+def test_a_refusal_raised_on_the_gui_thread_is_said_as_it_is_not_as_a_bug(qtbot, window, monkeypatch):
+    """A RagevalError carries words for the user (a judge's damaged settings): no "Something went wrong", no crash
+    log."""
+    import sys
+
+    from PySide6.QtCore import QTimer
+
+    from rageval_desktop.core.base.errors import JudgeConfigError
+    from rageval_desktop.gui.app import catch_uncaught
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    catch_uncaught(window)
+
+    def refuse() -> None:
+        raise JudgeConfigError("judge 'x': its settings in the project file are damaged (not a JSON object)")
+
+    QTimer.singleShot(0, refuse)
+    qtbot.waitUntil(lambda: "damaged" in (getattr(window, "last_error", None) or ""), timeout=10_000)
+    assert window.last_error.startswith("judge 'x': its settings") and "crash" not in window.last_error

@@ -191,12 +191,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}", file=sys.stderr)
         return _failed(args)
     except Exception as exc:  # a bug of ours: one plain line, the traceback in a file, never on the terminal
-        import json
-
         from rageval_desktop.core.store import integrity
 
-        project = getattr(args, "project", None)
-        if project and isinstance(exc, json.JSONDecodeError) and (damage := integrity.damaged_json(project)):
+        project = getattr(args, "project", None)        # ... unless the file's values break its rules: damage
+        if isinstance(project, str) and project.endswith(".rageval") and (damage := integrity.damage_behind(project)):
             print(f"error: {damage}", file=sys.stderr)
             return _failed(args)
         log = crash_log(exc)

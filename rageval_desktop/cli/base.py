@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.text import inert_text, json_inert
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -95,7 +96,18 @@ class _Parser(argparse.ArgumentParser):
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     """--json: the data at full fidelity; else the text, with bidirectional controls from data shown as code points
     (an RTL override in a run's name would reorder the line in a terminal or a CI log)."""
-    print(json_inert(json.dumps(data, indent=2, ensure_ascii=False)) if getattr(args, "json", False)
+
+    def not_json(value: object) -> object:
+        # every value we read from a project is text or a number: bytes are what a flipped bit in a record's header
+        # makes of a text (nothing is printed: no half-written JSON)
+        project = getattr(args, "project", None) or "the project"
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            raise RagevalError(f"{project}: the project file is damaged: a value that should be text is stored as "
+                               f"bytes; see what is damaged with: rageval check {project} — then restore a backup "
+                               f"(rageval backups {project}; rageval restore {project} BACKUP)")
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    print(json_inert(json.dumps(data, indent=2, ensure_ascii=False, default=not_json)) if getattr(args, "json", False)
           else inert_text(text))
 
 

@@ -180,23 +180,21 @@ class Shows(Protocol):
 def catch_uncaught(window: Shows) -> None:
     """An exception raised on the GUI thread outside any worker — a page's refresh, a slot — was printed by Qt's
     event loop to a terminal nobody sees, and the page stayed half-drawn in silence. Now its traceback goes to a crash
-    log and the window says so; a stored value that would not parse, in a file whose values are no longer JSON, is
-    named as that damage with how to restore."""
+    log and the window says so — or, in a file whose values break its rules (a setting no longer JSON, a text
+    stored as bytes), that damage with how to restore."""
     last = [0.0]
 
     def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
         if issubclass(kind, KeyboardInterrupt):
             sys.__excepthook__(kind, exc, tb)     # type: ignore[arg-type]
             return
-        import json
-
         from rageval_desktop.core.base.errors import RagevalError, crash_log
         from rageval_desktop.core.store import integrity
 
         project = window.project
         if isinstance(exc, RagevalError):         # said for the user (a damaged judge's settings, a refused file)
             message, details = exc.for_gui(), ""
-        elif isinstance(exc, json.JSONDecodeError) and project and (damage := integrity.damaged_json(project.path)):
+        elif project and (damage := integrity.damage_behind(project.path)):
             message, details = damage, ""
         else:
             log = crash_log(exc)

@@ -38,18 +38,14 @@ class Worker(QRunnable):
     def cancel(self, detach: bool = False) -> None:
         self.ctx.cancel(detach)
 
-    def _damage(self, exc: Exception) -> str | None:
-        """A stored value that would not parse, in a project the work was given, whose file holds values that are no
-        longer JSON: that damage, worded with how to restore (None: a bug, or no project to look in)."""
-        import json
-
+    def _damage(self) -> str | None:
+        """An unexpected failure of work given a project whose file holds values that break its rules (a setting no
+        longer JSON, a text stored as bytes): that damage, worded with how to restore (None: a bug, or no project)."""
         from rageval_desktop.core.store import integrity
         from rageval_desktop.core.store.project import Project
 
-        if not isinstance(exc, json.JSONDecodeError):
-            return None
         project = next((a for a in (*self._args, *self._kwargs.values()) if isinstance(a, Project)), None)
-        return integrity.damaged_json(project.path) if project is not None else None
+        return integrity.damage_behind(project.path) if project is not None else None
 
     def run(self) -> None:
         started = time.monotonic()
@@ -60,7 +56,7 @@ class Worker(QRunnable):
         except RagevalError as exc:
             self.signals.failed.emit(exc.for_gui(), "")
         except Exception as exc:  # a bug: say so plainly, keep the traceback behind "details"
-            damage = self._damage(exc)
+            damage = self._damage()
             if damage:           # not a bug: a stored value the file's damage left unreadable
                 self.signals.failed.emit(damage, "")
             else:

@@ -271,5 +271,39 @@ def test_a_command_reading_a_stored_value_that_is_no_longer_json_names_the_damag
     capsys.readouterr()
     assert main(["jobs", "list", str(path)]) == 1
     err = capsys.readouterr().err
-    assert "the project file is damaged: CHECK constraint failed in jobs (json_valid(params))" in err
-    assert "no longer JSON" in err and "internal error" not in err
+    assert "the project file is damaged: " in err and "CHECK constraint failed in jobs (json_valid(params))" in err
+    assert "values that break the file's rules" in err and "internal error" not in err
+
+
+def test_a_value_of_another_type_than_its_column_is_damage_check_finds_and_json_output_names(demo_file, tmp_path,
+                                                                                             capsys):
+    """Found by flipping bits in project files: a run row's question became bytes (a flipped bit in the record's
+    header); `failures --json` stopped with an internal TypeError, and `rageval check` called the file sound."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE run_rows SET question = CAST(question AS BLOB) WHERE id = (SELECT MIN(id) FROM run_rows)")
+    conn.execute("UPDATE human_ratings SET score = 'four' WHERE rowid = (SELECT MIN(rowid) FROM human_ratings)")
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "a value of the wrong type in run_rows (question: not text): 1 row(s)" in err
+    assert "a value of the wrong type in human_ratings (score: not a number): 1 row(s)" in err
+    # the rating read as a number failed (a ValueError): the damage behind it is named, not an internal error
+    assert main(["failures", str(path), "--run", "v1", "--json", "--sample", "1000"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "the project file is damaged: " in err and "human_ratings (score: not a number)" in err
+    assert "internal error" not in err
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE human_ratings SET score = 4 WHERE score = 'four'")
+    conn.commit()
+    conn.close()
+    # the question as bytes reaches the JSON: nothing half-written, the damage said
+    assert main(["failures", str(path), "--run", "v1", "--json", "--sample", "1000"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "the project file is damaged: a value that should be text is stored as bytes" in err

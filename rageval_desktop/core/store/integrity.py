@@ -281,18 +281,38 @@ def broken_rules(conn: sqlite3.Connection, *, json_only: bool = False) -> list[s
     problems = []
     for table, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
                                    "AND name NOT LIKE 'sqlite_%'").fetchall():
+        quoted = '"' + table.replace('"', '""') + '"'
         rules = [r for r in table_rules(sql) if not json_only or "json_valid(" in r.lower().replace(" ", "")]
+        labels = [f"CHECK constraint failed in {table} ({r})" for r in rules]
+        if not json_only:     # a value of another type than its column's (a flipped bit in a record's header)
+            for column, declared in _typed_columns(conn, quoted):
+                wrong = _WRONG_TYPE.get(declared)
+                if wrong:
+                    name = '"' + column.replace('"', '""') + '"'
+                    rules.append(f"typeof({name}) IN ({wrong[0]})")
+                    labels.append(f"a value of the wrong type in {table} ({column}: {wrong[1]})")
         if not rules:
             continue
-        quoted = '"' + table.replace('"', '""') + '"'
         try:        # one pass over the table for all its rules
             counts = conn.execute("SELECT " + ", ".join(f"SUM(CASE WHEN NOT ({r}) THEN 1 ELSE 0 END)" for r in rules)
                                   + f" FROM {quoted}").fetchone()
         except sqlite3.Error:   # a rule this SQLite cannot evaluate: the others, one at a time
             counts = [_count_broken(conn, quoted, r) for r in rules]
-        problems += [f"CHECK constraint failed in {table} ({rule}): {bad:,} row(s)"
-                     for rule, bad in zip(rules, counts, strict=True) if bad]
+        problems += [f"{label}: {bad:,} row(s)" for label, bad in zip(labels, counts, strict=True) if bad]
     return problems
+
+
+# what a column declared so may hold (SQL), and what a value of another type is, in words
+_WRONG_TYPE = {"TEXT": ("'text', 'null'", "not text"), "INTEGER": ("'integer', 'null'", "not a whole number"),
+               "REAL": ("'real', 'integer', 'null'", "not a number")}
+
+
+def _typed_columns(conn: sqlite3.Connection, quoted: str) -> list[tuple[str, str]]:
+    try:
+        return [(str(name), str(declared).upper()) for _, name, declared, *_ in
+                conn.execute(f"PRAGMA table_info({quoted})").fetchall()]
+    except sqlite3.Error:
+        return []
 
 
 def _count_broken(conn: sqlite3.Connection, quoted: str, rule: str) -> int:
@@ -302,16 +322,17 @@ def _count_broken(conn: sqlite3.Connection, quoted: str, rule: str) -> int:
         return 0
 
 
-def damaged_json(path: str | Path) -> str | None:
-    """Whether a stored value that would not parse was damage in the file, not a bug: what `broken_rules` finds of
-    values that are no longer JSON, worded with how to restore (read-only; None when there are none, or when the file
-    cannot be read at all)."""
+def damage_behind(path: str | Path) -> str | None:
+    """Whether a failure reading a project was damage in its file, not a bug: the values `broken_rules` finds that
+    break the file's rules (a setting no longer JSON, a text stored as bytes, a score stored as a word), worded with
+    how to restore (read-only; None when there are none, or when the file cannot be read at all). Asked after an
+    unexpected error only: it reads every table."""
     try:
         conn = connect_read_only(Path(path), trace_free=True)
     except sqlite3.Error:
         return None
     try:
-        found = broken_rules(conn, json_only=True)
+        found = broken_rules(conn)
     except sqlite3.Error:
         return None
     finally:
@@ -319,8 +340,8 @@ def damaged_json(path: str | Path) -> str | None:
     if not found:
         return None
     more = f"; … {len(found) - 3} more" if len(found) > 3 else ""
-    return (f"{path}: the project file is damaged: {'; '.join(found[:3])}{more} (stored values that are no longer "
-            f"JSON); {restore_hint(Path(path))}")
+    return (f"{path}: the project file is damaged: {'; '.join(found[:3])}{more} (values that break the file's "
+            f"rules); {restore_hint(Path(path))}")
 
 
 def damaged_message(report: CheckReport, hint: str) -> str:

@@ -166,7 +166,7 @@ def close_on_signals(window: QMainWindow, app: QApplication) -> QTimer:
     return wake
 
 
-QUIET_AFTER_S = 5.0    # an error box for an unexpected failure at most this often (one failure can repeat per paint)
+QUIET_AFTER_S = 5.0    # an unexpected failure explained at most this often (one failure can repeat with every paint)
 
 
 class Shows(Protocol):
@@ -191,6 +191,10 @@ def catch_uncaught(window: Shows) -> None:
         from rageval_desktop.core.base.errors import RagevalError, crash_log
         from rageval_desktop.core.store import integrity
 
+        if time.monotonic() - last[0] < QUIET_AFTER_S:     # the same failure again (a paint): said once, not read
+            print(f"error: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)     # the file again each time
+            return
+        last[0] = time.monotonic()
         project = window.project
         if isinstance(exc, RagevalError):         # said for the user (a damaged judge's settings, a refused file)
             message, details = exc.for_gui(), ""
@@ -202,9 +206,7 @@ def catch_uncaught(window: Shows) -> None:
                        f"please report it with {log}")
             details = Path(log).read_text(encoding="utf-8", errors="replace") if Path(log).is_file() else ""
         print(f"error: {message}", file=sys.stderr)
-        if time.monotonic() - last[0] >= QUIET_AFTER_S:
-            last[0] = time.monotonic()
-            window.show_error(message, details)
+        window.show_error(message, details)
 
     sys.excepthook = hook
 

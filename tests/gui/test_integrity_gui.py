@@ -118,3 +118,26 @@ def test_a_refusal_raised_on_the_gui_thread_is_said_as_it_is_not_as_a_bug(qtbot,
     QTimer.singleShot(0, refuse)
     qtbot.waitUntil(lambda: "damaged" in (getattr(window, "last_error", None) or ""), timeout=10_000)
     assert window.last_error.startswith("judge 'x': its settings") and "crash" not in window.last_error
+
+
+def test_a_failure_that_repeats_with_every_paint_is_explained_once(qtbot, window, monkeypatch):
+    """Each explanation reads the file for damage and opens a box: a failure repeating with every paint would freeze
+    the window under boxes."""
+    import sys
+
+    from PySide6.QtCore import QTimer
+
+    from rageval_desktop.gui.app import catch_uncaught
+
+    shown: list[str] = []
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(window, "show_error", lambda message, details="": shown.append(message))
+    catch_uncaught(window)
+
+    def boom() -> None:
+        raise ValueError("again")
+
+    for delay in (0, 10, 20, 30):
+        QTimer.singleShot(delay, boom)
+    qtbot.wait(300)
+    assert len(shown) == 1 and "ValueError: again" in shown[0]

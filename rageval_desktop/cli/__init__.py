@@ -172,17 +172,11 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
     except sqlite3.Error as exc:  # a write lane error is translated in core; this is a read or an open
+        from rageval_desktop.core.store import integrity
+
         project = getattr(args, "project", None)
-        if project and "could not decode to utf-8" in str(exc).lower():   # text a flipped bit left not UTF-8
-            print(f"error: {project}: the project file is damaged: it holds text that is not UTF-8 "
-                  f"({inert_text(exc)}); restore a backup (rageval backups {project}; rageval restore {project} "
-                  "BACKUP)", file=sys.stderr)
-        elif project and isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc).lower():
-            print(f"error: {project}: the project file is damaged ({exc}); see what is damaged with: rageval check "
-                  f"{project} — then restore a backup (rageval backups {project}; rageval restore {project} BACKUP)",
-                  file=sys.stderr)
-        else:
-            print(f"error: the project could not be read ({exc})", file=sys.stderr)
+        damage = integrity.read_damage(project, exc) if project else None
+        print(f"error: {inert_text(damage or f'the project could not be read ({exc})')}", file=sys.stderr)
         return _failed(args)
     except MemoryError:
         print("error: out of memory; the input is too large for this machine", file=sys.stderr)

@@ -10,7 +10,7 @@ import argparse
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -122,6 +122,13 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
 
     if not computed_view:
         window.rows_shown.connect(lambda _n: QTimer.singleShot(150, grab))
+    else:       # a page whose numbers never arrive (a read that failed before it began): said, not waited on for ever
+        timeout = QTimer(window)
+        timeout.setSingleShot(True)
+        timeout.timeout.connect(lambda: (print(f"error: the {computed_view} page's numbers never arrived; no "
+                                               "screenshot was written", file=sys.stderr), app.exit(1)))
+        timeout.start(3 * SETTLE_MS)
+        window.read_finished.connect(lambda page: timeout.stop() if page == computed_view else None)
     window.task_finished.connect(finished)
     window.read_finished.connect(lambda page: finished("view") if page == computed_view else None)
 
@@ -177,7 +184,7 @@ class Shows(Protocol):
     def show_error(self, message: str, details: str = "") -> None: ...
 
 
-def catch_uncaught(window: Shows) -> None:
+def catch_uncaught(window: Shows, then: Callable[[str], object] | None = None) -> None:
     """An exception raised on the GUI thread outside any worker — a page's refresh, a slot — was printed by Qt's
     event loop to a terminal nobody sees, and the page stayed half-drawn in silence. Now its traceback goes to a crash
     log and the window says so — or, in a file whose values break its rules (a setting no longer JSON, a text
@@ -198,7 +205,7 @@ def catch_uncaught(window: Shows) -> None:
         project = window.project
         if isinstance(exc, RagevalError):         # said for the user (a damaged judge's settings, a refused file)
             message, details = exc.for_gui(), ""
-        elif project and (damage := integrity.damage_behind(project.path)):
+        elif project and (damage := integrity.read_damage(project.path, exc) or integrity.damage_behind(project.path)):
             message, details = damage, ""
         else:
             log = crash_log(exc)
@@ -207,6 +214,8 @@ def catch_uncaught(window: Shows) -> None:
             details = Path(log).read_text(encoding="utf-8", errors="replace") if Path(log).is_file() else ""
         print(f"error: {message}", file=sys.stderr)
         window.show_error(message, details)
+        if then is not None:
+            then(message)
 
     sys.excepthook = hook
 
@@ -231,7 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if pack:
         return open_pack(args.project, args, app)
     window = MainWindow(staged=True)   # shown first, built right after its first paint
-    catch_uncaught(window)
+    # a screenshot of a page that failed is no screenshot: the script is told, and the process does not wait on
+    catch_uncaught(window, then=(lambda _m: (print("error: no screenshot was written", file=sys.stderr), app.exit(1)))
+                   if args.screenshot else None)
     if args.size:
         window.resize(*args.size)
     window.show()

@@ -38,14 +38,17 @@ class Worker(QRunnable):
     def cancel(self, detach: bool = False) -> None:
         self.ctx.cancel(detach)
 
-    def _damage(self) -> str | None:
-        """An unexpected failure of work given a project whose file holds values that break its rules (a setting no
-        longer JSON, a text stored as bytes): that damage, worded with how to restore (None: a bug, or no project)."""
+    def _damage(self, exc: Exception) -> str | None:
+        """An unexpected failure of work given a project whose file is damaged — a page SQLite calls malformed, or
+        values that break the file's rules (a setting no longer JSON, a text stored as bytes): that damage, worded
+        with how to restore (None: a bug, or no project)."""
         from rageval_desktop.core.store import integrity
         from rageval_desktop.core.store.project import Project
 
         project = next((a for a in (*self._args, *self._kwargs.values()) if isinstance(a, Project)), None)
-        return integrity.damage_behind(project.path) if project is not None else None
+        if project is None:
+            return None
+        return integrity.read_damage(project.path, exc) or integrity.damage_behind(project.path)
 
     def run(self) -> None:
         started = time.monotonic()
@@ -56,7 +59,7 @@ class Worker(QRunnable):
         except RagevalError as exc:
             self.signals.failed.emit(exc.for_gui(), "")
         except Exception as exc:  # a bug: say so plainly, keep the traceback behind "details"
-            damage = self._damage()
+            damage = self._damage(exc)
             if damage:           # not a bug: a stored value the file's damage left unreadable
                 self.signals.failed.emit(damage, "")
             else:

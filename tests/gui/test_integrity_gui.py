@@ -3,6 +3,8 @@ in the notice bar; Help → Check Project does the same on demand (issue 15)."""
 
 from __future__ import annotations
 
+import pytest
+
 from rageval_desktop.core.store.project import Project
 from tests.core.test_integrity import _big, _crash, _damage_deep_page, _sessions
 from tests.gui.conftest import close_window, open_window
@@ -141,3 +143,48 @@ def test_a_failure_that_repeats_with_every_paint_is_explained_once(qtbot, window
         QTimer.singleShot(delay, boom)
     qtbot.wait(300)
     assert len(shown) == 1 and "ValueError: again" in shown[0]
+
+
+def test_a_malformed_page_met_on_the_gui_thread_or_in_a_worker_is_said_as_damage(qtbot, window, monkeypatch):
+    """Found by opening bit-flipped projects on every page: the Judges page's counts met a malformed page and said
+    "Something went wrong: DatabaseError"; a worker's read said the same."""
+    import sqlite3
+    import sys
+
+    from PySide6.QtCore import QTimer
+
+    from rageval_desktop.gui import workers
+    from rageval_desktop.gui.app import catch_uncaught
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    catch_uncaught(window)
+
+    def malformed(*_args, **_kwargs) -> None:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    QTimer.singleShot(0, malformed)
+    qtbot.waitUntil(lambda: "damaged" in (getattr(window, "last_error", None) or ""), timeout=10_000)
+    assert "rageval check" in window.last_error and "Help → Check Project" in window.last_error
+    failed: list[tuple[str, str]] = []
+    workers.start(malformed, window.project, on_error=lambda m, d: failed.append((m, d)))
+    qtbot.waitUntil(lambda: bool(failed), timeout=10_000)
+    assert "the project file is damaged (database disk image is malformed)" in failed[0][0] and failed[0][1] == ""
+
+
+@pytest.mark.slow      # starts the app in its own process (about 2 s)
+def test_a_screenshot_of_a_page_that_failed_exits_1_at_once_not_never(demo_file, tmp_path):
+    """A computed page whose read failed before it began never sent its numbers: `--screenshot` waited for ever (the
+    fuzzing harness's 60 s timeout)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.core.test_integrity import _break_rules
+
+    path = _break_rules(demo_file, tmp_path)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "RAGEVAL_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, "-m", "rageval_desktop.gui.app", str(path), "--view", "jobs",
+                           "--screenshot", str(tmp_path / "s.png"), "--size", "1024x768"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "no screenshot was written" in done.stderr
+    assert "the project file is damaged" in done.stderr and not (tmp_path / "s.png").exists()

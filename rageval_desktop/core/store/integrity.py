@@ -322,6 +322,24 @@ def _count_broken(conn: sqlite3.Connection, quoted: str, rule: str) -> int:
         return 0
 
 
+def read_damage(path: str | Path, exc: BaseException) -> str | None:
+    """An SQLite error met while reading a project that means its file is damaged, in words with what to do (None:
+    another failure). Text a flipped bit left not UTF-8 is damage `rageval check` cannot see (it reads pages, not
+    text): only the restore is suggested for it."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    said = " ".join(str(exc).split())
+    low = said.lower()
+    restore = f"restore a backup (rageval backups {path}; rageval restore {path} BACKUP; in the app: File → Restore " \
+              "from Backup…)"
+    if "could not decode to utf-8" in low:
+        return f"{path}: the project file is damaged: it holds text that is not UTF-8 ({said}); {restore}"
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in low or "not a database" in low):
+        return (f"{path}: the project file is damaged ({said}); see what is damaged with: rageval check {path} (in "
+                f"the app: Help → Check Project) — then {restore}")
+    return None
+
+
 def damage_behind(path: str | Path) -> str | None:
     """Whether a failure reading a project was damage in its file, not a bug: the values `broken_rules` finds that
     break the file's rules (a setting no longer JSON, a text stored as bytes, a score stored as a word), worded with

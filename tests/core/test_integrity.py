@@ -307,3 +307,23 @@ def test_a_value_of_another_type_than_its_column_is_damage_check_finds_and_json_
     assert main(["failures", str(path), "--run", "v1", "--json", "--sample", "1000"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "the project file is damaged: a value that should be text is stored as bytes" in err
+
+
+def test_a_missing_value_where_one_is_required_is_found_though_sqlite_trusts_the_column(tmp_path):
+    """Found by flipping bits: a rating's passage rank read as NULL in a NOT NULL column (every agreement read stopped
+    on a NaN); SQLite answers `IS NULL` on such a column with 'never', so the rule asks the value's type."""
+    import sqlite3
+
+    path = tmp_path / "t.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+    conn.execute("INSERT INTO t VALUES (NULL, 'x'), (1, 'y')")
+    conn.commit()
+    conn.execute("PRAGMA writable_schema = ON")     # the rule as the schema says it; the record as damage left it
+    conn.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE t (a INTEGER NOT NULL, b TEXT)' WHERE name = 't'")
+    conn.commit()
+    conn.close()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert conn.execute("SELECT COUNT(*) FROM t WHERE a IS NULL").fetchone()[0] == 0      # what SQLite says
+    assert integrity.broken_rules(conn) == ["a missing value in t (a: required): 1 row(s)"]
+    conn.close()

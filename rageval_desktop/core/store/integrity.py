@@ -284,13 +284,16 @@ def broken_rules(conn: sqlite3.Connection, *, json_only: bool = False) -> list[s
         quoted = '"' + table.replace('"', '""') + '"'
         rules = [r for r in table_rules(sql) if not json_only or "json_valid(" in r.lower().replace(" ", "")]
         labels = [f"CHECK constraint failed in {table} ({r})" for r in rules]
-        if not json_only:     # a value of another type than its column's (a flipped bit in a record's header)
-            for column, declared in _typed_columns(conn, quoted):
+        if not json_only:     # a value of another type than its column's, or none where one is required (a flipped
+            for column, declared, required in _typed_columns(conn, quoted):     # bit in a record's header)
+                name = '"' + column.replace('"', '""') + '"'
                 wrong = _WRONG_TYPE.get(declared)
                 if wrong:
-                    name = '"' + column.replace('"', '""') + '"'
                     rules.append(f"typeof({name}) IN ({wrong[0]})")
                     labels.append(f"a value of the wrong type in {table} ({column}: {wrong[1]})")
+                if required:        # (not `IS NOT NULL`: SQLite takes a NOT NULL column's word for it)
+                    rules.append(f"typeof({name}) != 'null'")
+                    labels.append(f"a missing value in {table} ({column}: required)")
         if not rules:
             continue
         try:        # one pass over the table for all its rules
@@ -307,9 +310,10 @@ _WRONG_TYPE = {"TEXT": ("'text', 'null'", "not text"), "INTEGER": ("'integer', '
                "REAL": ("'real', 'integer', 'null'", "not a number")}
 
 
-def _typed_columns(conn: sqlite3.Connection, quoted: str) -> list[tuple[str, str]]:
+def _typed_columns(conn: sqlite3.Connection, quoted: str) -> list[tuple[str, str, bool]]:
+    """(name, declared type, NOT NULL) of each column."""
     try:
-        return [(str(name), str(declared).upper()) for _, name, declared, *_ in
+        return [(str(name), str(declared).upper(), bool(notnull)) for _, name, declared, notnull, *_ in
                 conn.execute(f"PRAGMA table_info({quoted})").fetchall()]
     except sqlite3.Error:
         return []

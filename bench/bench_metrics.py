@@ -1,10 +1,10 @@
 """`rageval metrics --json` and `rageval compare --json` (the run against its twin, a copy under another name: a run
-compared with itself is refused) at 10k / 100k / 1M run rows (5 passages, 2 judges, a rated sample), read from the tables and from the run's kept values
-(core.metrics.values, as an import leaves a run of 50,000 rows or more), side by side with a pandas script over the
-same rows (the anchor: read run rows, golden rows, passages and judgments with pandas.read_sql_query, then per
-slice: hit@5, MRR and each judge's mean). Fresh processes, interleaved, min/median/max of --repeats of wall time,
-CPU time (user + system, the process and its threads) and peak memory, from compiled bytecode as an installed app
-runs. Projects are built once per size in --dir.
+compared with itself is refused) at 10k / 100k / 1M run rows (5 passages, 2 judges, a rated sample), read from the
+tables and from the run's kept values (core.metrics.values, as an import leaves a run of 50,000 rows or more), side
+by side with a pandas script over the same rows (the anchor: read run rows, golden rows, passages and judgments with
+pandas.read_sql_query, then per slice: hit@5, MRR and each judge's mean). Fresh processes, interleaved,
+min/median/max of --repeats of wall time, CPU time (user + system, the process and its threads) and peak memory,
+from compiled bytecode as an installed app runs. Projects are built once per size in --dir.
 
     .venv/bin/python bench/bench_metrics.py [--sizes 10000,100000,1000000] [--repeats 3] [--dir /tmp]
 """

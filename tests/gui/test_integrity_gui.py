@@ -83,43 +83,41 @@ def test_a_page_that_cannot_read_a_damaged_value_says_so_instead_of_staying_blan
     close_window(qtbot, w)
 
 
-def test_an_unexpected_error_on_the_gui_thread_is_said_with_its_crash_log(qtbot, window, monkeypatch):
+def _raised_in_qt(qtbot, window, monkeypatch, exc: BaseException) -> str:
+    """What the window says of `exc` raised in Qt's event loop (as a click's slot would), the app's hook installed."""
     import sys
 
     from PySide6.QtCore import QTimer
 
     from rageval_desktop.gui.app import catch_uncaught
 
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)     # restored after the test
     catch_uncaught(window)
+    window.last_error = ""
 
     def boom() -> None:
-        raise ValueError("a bug")
+        raise exc
 
     QTimer.singleShot(0, boom)
-    qtbot.waitUntil(lambda: "Something went wrong" in (getattr(window, "last_error", None) or ""), timeout=10_000)
-    assert "ValueError: a bug" in window.last_error and "rageval-crash-" in window.last_error
+    qtbot.waitUntil(lambda: bool(getattr(window, "last_error", "")), timeout=10_000)
+    return window.last_error
+
+
+def test_an_unexpected_error_on_the_gui_thread_is_said_with_its_crash_log(qtbot, window, monkeypatch):
+    said = _raised_in_qt(qtbot, window, monkeypatch, ValueError("a bug"))
+    assert "Something went wrong" in said
+    assert "ValueError: a bug" in said and "rageval-crash-" in said
 
 
 def test_a_refusal_raised_on_the_gui_thread_is_said_as_it_is_not_as_a_bug(qtbot, window, monkeypatch):
     """A RagevalError carries words for the user (a judge's damaged settings): no "Something went wrong", no crash
     log."""
-    import sys
-
-    from PySide6.QtCore import QTimer
-
     from rageval_desktop.core.base.errors import JudgeConfigError
-    from rageval_desktop.gui.app import catch_uncaught
 
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    catch_uncaught(window)
-
-    def refuse() -> None:
-        raise JudgeConfigError("judge 'x': its settings in the project file are damaged (not a JSON object)")
-
-    QTimer.singleShot(0, refuse)
-    qtbot.waitUntil(lambda: "damaged" in (getattr(window, "last_error", None) or ""), timeout=10_000)
-    assert window.last_error.startswith("judge 'x': its settings") and "crash" not in window.last_error
+    said = _raised_in_qt(qtbot, window, monkeypatch, JudgeConfigError(
+        "judge 'x': its settings in the project file are damaged (not a JSON object)"))
+    assert "damaged" in said
+    assert said.startswith("judge 'x': its settings") and "crash" not in said
 
 
 def test_a_failure_that_repeats_with_every_paint_is_explained_once(qtbot, window, monkeypatch):
@@ -149,22 +147,16 @@ def test_a_malformed_page_met_on_the_gui_thread_or_in_a_worker_is_said_as_damage
     """Found by opening bit-flipped projects on every page: the Judges page's counts met a malformed page and said
     "Something went wrong: DatabaseError"; a worker's read said the same."""
     import sqlite3
-    import sys
-
-    from PySide6.QtCore import QTimer
 
     from rageval_desktop.gui import workers
-    from rageval_desktop.gui.app import catch_uncaught
 
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    catch_uncaught(window)
+    said = _raised_in_qt(qtbot, window, monkeypatch, sqlite3.DatabaseError("database disk image is malformed"))
+    assert "damaged" in said
+    assert "rageval check" in said and "Help → Check Project" in said
 
     def malformed(*_args, **_kwargs) -> None:
         raise sqlite3.DatabaseError("database disk image is malformed")
 
-    QTimer.singleShot(0, malformed)
-    qtbot.waitUntil(lambda: "damaged" in (getattr(window, "last_error", None) or ""), timeout=10_000)
-    assert "rageval check" in window.last_error and "Help → Check Project" in window.last_error
     failed: list[tuple[str, str]] = []
     workers.start(malformed, window.project, on_error=lambda m, d: failed.append((m, d)))
     qtbot.waitUntil(lambda: bool(failed), timeout=10_000)

@@ -38,6 +38,7 @@ from rageval_desktop.cli.base import (
     UsageError,
     _Parser,
     describe,
+    parse_command,
 )
 from rageval_desktop.core.base.errors import NotFound, RagevalError, crash_log
 from rageval_desktop.core.base.text import inert_text
@@ -139,7 +140,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["gate", "plan"]:      # `rageval gate plan`: project files end in .rageval, so never "plan"
         argv[:2] = ["gate-plan"]
-    args = parser.parse_args(argv)
+    args = parse_command(parser, argv)
     try:
         return _run(args)
     except KeyboardInterrupt:

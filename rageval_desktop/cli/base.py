@@ -87,10 +87,33 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    entered: list[_Parser] = []     # the parsers one parse went through, outermost first (a command's is last)
+
     def error(self, message: str) -> NoReturn:  # plain words first, the usage after
         sys.stderr.write(f"error: {message}\n")
         self.print_usage(sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        _Parser.entered.append(self)
+        return super().parse_known_args(args, namespace)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, except that an option the command does not take is refused by the command's own
+    parser — its usage, not the list of every command — with the option it most likely meant."""
+    import difflib
+
+    _Parser.entered = []
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command = _Parser.entered[-1] if _Parser.entered else parser
+        options = [o for action in command._actions for o in action.option_strings if o.startswith("--")]
+        near = [m for e in extras if e.startswith("--")
+                for m in difflib.get_close_matches(e.split("=", 1)[0], options, n=1, cutoff=0.6)]
+        command.error(f"unrecognized arguments: {' '.join(extras)}"
+                      + (f" (did you mean {', '.join(dict.fromkeys(near))}?)" if near else ""))
+    return args
 
 
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -70,3 +70,14 @@ def test_json_output_of_a_refused_gate_is_not_half_written(demo, capsys):
     assert out == "" and err.startswith("error: no run named 'nosuchrun'")
     assert main(["gate", demo, "--baseline", "v1", "--candidate", "v2", "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["decision"] == "not_decision_grade"
+
+
+def test_an_option_the_command_does_not_take_is_refused_with_its_usage_and_the_likely_one(demo, capsys):
+    """Was: `rageval judge P --run v2 --judges x` printed the usage of `rageval` itself, a list of 45 commands."""
+    for argv, usage, meant in ((["judge", demo, "--run", "v2", "--judges", "x"], "usage: rageval judge ", "--judge"),
+                               (["jobs", "list", demo, "--jsn"], "usage: rageval jobs list ", "--json")):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2
+        assert f"(did you mean {meant}?)" in err and usage in err and "{new,import" not in err

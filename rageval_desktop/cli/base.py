@@ -98,6 +98,18 @@ class _Parser(argparse.ArgumentParser):
         _Parser.entered.append(self)
         return super().parse_known_args(args, namespace)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A value that is not one of the choices names the choice it most likely meant, first (`rageval metric`:
+        did you mean 'metrics'?), before the list of every choice."""
+        import difflib
+
+        choices = action.choices
+        if choices is not None and value not in choices:
+            near = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+            if near:
+                raise argparse.ArgumentError(action, f"invalid choice: {value!r} (did you mean {near[0]!r}?)")
+        super()._check_value(action, value)
+
 
 def parse_command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """`parser.parse_args(argv)`, except that an option the command does not take is refused by the command's own

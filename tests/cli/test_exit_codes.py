@@ -81,3 +81,12 @@ def test_an_option_the_command_does_not_take_is_refused_with_its_usage_and_the_l
         err = capsys.readouterr().err
         assert exited.value.code == 2
         assert f"(did you mean {meant}?)" in err and usage in err and "{new,import" not in err
+
+
+def test_a_misspelt_command_or_choice_names_the_one_it_most_likely_meant(demo, capsys):
+    for argv, meant in ((["metric", demo], "'metrics'"), (["jobs", "lst", demo], "'list'"),
+                        (["sample", demo, "--run", "v2", "--metric", "correctness", "--mode", "stratifed"],
+                         "'stratified'")):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2 and f"(did you mean {meant}?)" in capsys.readouterr().err

@@ -639,7 +639,12 @@ def test_a_connection_check_says_what_answered_and_never_shows_the_key_a_server_
         checked = check_connection(proj, "live")
         assert checked.endpoint == server.url and checked.reply == "OK" and (checked.latency_ms or 0) > 0
         assert checked.describe().startswith("Connected: gpt-4o-mini answered in ")
+        assert checked.usage_stated and "no token usage" not in checked.describe()
         assert server.calls == 1
+    with FakeOpenAI(_no_usage) as server:       # told before a budgeted job, not found out after it
+        llm_judge(proj, server, name="silent")
+        checked = check_connection(proj, "silent")
+        assert checked.usage_stated is False and "It states no token usage" in checked.describe()
     echo = Reply(status=401, error={"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error",
                                     "code": "invalid_api_key"})
     add_judge(proj, "gone", "correctness", "llm", model="m", base_url=f"http://127.0.0.1:{free_port()}/v1",

@@ -104,12 +104,16 @@ class Connection:
     endpoint: str | None = None
     latency_ms: float | None = None
     reply: str | None = None
+    usage_stated: bool | None = None    # the reply said how many tokens it used (else costs are estimated)
 
     def describe(self) -> str:
         if self.local:
             return f"{self.judge} runs locally: nothing to connect to."
+        usage = "" if self.usage_stated is not False else (
+            f" It states no token usage: a job's cost will be estimated from the text's length "
+            f"({prices.CHARS_PER_TOKEN} characters a token), and a budget kept against that estimate.")
         return (f"Connected: {self.model} answered in {self.latency_ms or 0:.0f} ms ({self.reply!r}), "
-                f"at {self.endpoint}.")
+                f"at {self.endpoint}.{usage}")
 
 
 def check_connection(project: Project, name: str, timeout: float = 30.0) -> Connection:
@@ -141,4 +145,5 @@ def check_connection(project: Project, name: str, timeout: float = 30.0) -> Conn
                            gui_hint="check the address, model and key with Edit…") from None
     found.latency_ms = reply.latency_ms
     found.reply = inert_text(scrub(reply.content.strip()[:40]))
+    found.usage_stated = reply.prompt_tokens is not None
     return found

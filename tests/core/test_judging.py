@@ -277,6 +277,10 @@ def test_a_server_that_states_no_usage_is_not_free_the_budget_still_binds(proj):
     assert "stated no token usage" in stats.usage_note() and "estimated" in stats.usage_note()
     rows = proj.reader().execute("SELECT prompt_tokens, completion_tokens, cost_usd FROM judgments").fetchall()
     assert all(p is None and c is None and cost > 0 for p, c, cost in rows)   # unknown tokens are not 0
+    from rageval_desktop.core.store.records import list_jobs
+
+    job = list_jobs(proj)[0]       # the jobs table knows its cost is estimated
+    assert job["usage_estimated"] == stats.usage_estimated and job["cost_usd"] == pytest.approx(stats.cost_usd)
 
 
 def test_a_server_that_states_usage_gets_no_estimate(proj):

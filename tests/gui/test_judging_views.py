@@ -9,7 +9,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import add_judge, get_judge, list_judges
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
-from tests.gui.conftest import settle
+from tests.gui.conftest import save_shots, settle
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -227,3 +227,21 @@ def test_run_selected_with_no_judge_chosen_says_so_and_starts_nothing(window, qt
     assert window.judging.job is None
     assert window.pages.currentWidget() is page
     assert "Choose a judge" in window.statusBar().currentMessage()
+
+
+def test_a_job_whose_server_states_no_usage_shows_its_cost_as_estimated(window, qtbot):
+    """The job's summary says how many replies were estimated; the jobs table showed their cost as if stated."""
+    from rageval_desktop.core.judges import prices
+    from tests.core.test_judging import _no_usage
+
+    prices.set_price(window.project, "m", 10.0, 10.0)
+    with FakeOpenAI(_no_usage) as silent:
+        add_judge(window.project, "silent", "correctness", "llm", model="m", base_url=silent.url,
+                  params={"concurrency": 4})
+        with qtbot.waitSignal(window.job_finished, timeout=60_000) as ended:
+            window.judging.start_judging("v1", ["silent"])
+    assert "72 replies stated no token usage" in ended.args[0]
+    window.page("jobs").refresh()
+    job = window.page("jobs").model.records[0]
+    assert job["cost"].startswith("~$") and "72 replies stated no token usage" in job["cost__tip"]
+    save_shots(qtbot, window, "jobs-estimated-cost")

@@ -318,7 +318,8 @@ class JudgeJob:
         if caches:
             conn.executemany(llm.CACHE_INSERT, caches)
         spent = self.stats.cost_usd + sum(r.get("cost_usd") or 0.0 for r in rows)
-        records.progress(conn, self.job_id, self.stats.done + len(rows), spent)
+        estimated = self.stats.usage_estimated + sum(e.usage_estimated for e in batch)
+        records.progress(conn, self.job_id, self.stats.done + len(rows), spent, estimated)
 
     def committed(self, batch: list[Entry]) -> None:
         """Called by the lane after the batch's transaction committed: now it counts."""

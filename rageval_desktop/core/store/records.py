@@ -55,14 +55,16 @@ def restart(project: Project, job_id: int, total: int, leases: list[tuple[int, i
         _own(conn, job_id, leases, lease_names)
 
 
-def progress(conn: sqlite3.Connection, job_id: int, done: int, cost_usd: float | None = None) -> None:
+def progress(conn: sqlite3.Connection, job_id: int, done: int, cost_usd: float | None = None,
+             usage_estimated: int = 0) -> None:
     """Called inside the writer's transaction, beside the judgments it commits: the count and the cost of what
-    is committed (kept in params, so the jobs table shows what the job has spent)."""
+    is committed (kept in params, so the jobs table shows what the job has spent, and how many of its replies' costs
+    are estimated: their server stated no token usage)."""
     if cost_usd is None:
         conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ? WHERE id = ?", (done, utcnow(), job_id))
     else:
-        conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ?, params = json_set(params, '$.cost_usd', ?) "
-                     "WHERE id = ?", (done, utcnow(), cost_usd, job_id))
+        conn.execute("UPDATE jobs SET progress_done = ?, heartbeat_at = ?, params = json_set(params, '$.cost_usd', ?, "
+                     "'$.usage_estimated', ?) WHERE id = ?", (done, utcnow(), cost_usd, usage_estimated, job_id))
 
 
 def heartbeat(conn: sqlite3.Connection, job_id: int) -> None:
@@ -101,7 +103,7 @@ def _as_dict(row: tuple) -> dict[str, Any]:
     return {"id": jid, "kind": kind, "params": params, "status": status, "done": done, "total": total,
             "message": message, "created_at": created, "started_at": started, "finished_at": finished,
             "seconds": seconds, "rows_per_s": done / seconds if seconds and done else None,
-            "cost_usd": params.get("cost_usd")}
+            "cost_usd": params.get("cost_usd"), "usage_estimated": int(params.get("usage_estimated") or 0)}
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
+from rageval_desktop.core.judges.prices import estimated_note
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
@@ -83,7 +84,10 @@ class JobsView(QWidget):
                          # a job of under a second (the demo's) has no rate worth reading: 6,260 rows/s said nothing
                          "rate": None if job["rows_per_s"] is None or (job["seconds"] or 0) < 1
                          else f"{job['rows_per_s']:.1f}",
-                         "cost": None if job["cost_usd"] is None else f"${job['cost_usd']:.4f}"})
+                         # a cost in part estimated (its server stated no token usage) is marked so, and says why
+                         "cost": None if job["cost_usd"] is None else
+                         f"{'~' if job['usage_estimated'] else ''}${job['cost_usd']:.4f}",
+                         "cost__tip": estimated_note(job["usage_estimated"])})
         self.model.set_records(rows)
         self.table.resizeColumnsToContents()
         header = self.table.horizontalHeader()
@@ -104,7 +108,7 @@ class JobsView(QWidget):
         parts += [f"{stats.get('ok', 0)} ok", f"{stats.get('unparsed', 0)} unparsed",
                   f"{stats.get('errors', 0)} errors",
                   f"{stats.get('calls', 0)} calls ({stats.get('cache_hits', 0)} cached)",
-                  f"${stats.get('cost_usd', 0):.4f}"]
+                  f"{'~' if stats.get('usage_estimated') else ''}${stats.get('cost_usd', 0):.4f}"]
         retried = stats.get("retries_by_kind") or {}
         if retried:   # not errors: calls that succeeded or failed later, and why they were sent again
             parts.append(f"{sum(retried.values())} retries (" + ", ".join(f"{k} {v}" for k, v in

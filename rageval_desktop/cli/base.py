@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from rageval_desktop.core.base.errors import RagevalError
@@ -94,13 +94,14 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
         _Parser.entered.append(self)
         return super().parse_known_args(args, namespace)
 
-    def _check_value(self, action: argparse.Action, value: Any) -> None:
-        """A value that is not one of the choices names the choice it most likely meant, first (`rageval metric`:
-        did you mean 'metrics'?), before the list of every choice."""
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A value that is not one of the choices names the choice it most likely meant, first (a command spelt
+        `metric`: did you mean 'metrics'?), before the list of every choice."""
         import difflib
 
         choices = action.choices

@@ -161,6 +161,9 @@ def test_reading_a_damaged_page_in_a_command_says_damaged_and_names_rageval_chec
         def parse_args(self, argv):
             return argparse.Namespace(project=str(path), func=read_every_chunk)
 
+        def parse_known_args(self, argv):
+            return self.parse_args(argv), []
+
     monkeypatch.setattr(cli, "build_parser", Parser)
     assert main([]) == 1
     err = capsys.readouterr().err

@@ -136,11 +136,10 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     def not_json(value: object) -> object:
         # every value we read from a project is text or a number: bytes are what a flipped bit in a record's header
         # makes of a text (nothing is printed: no half-written JSON)
-        project = getattr(args, "project", None) or "the project"
         if isinstance(value, (bytes, bytearray, memoryview)):
-            raise RagevalError(f"{project}: the project file is damaged: a value that should be text is stored as "
-                               f"bytes; see what is damaged with: rageval check {project} — then restore a backup "
-                               f"(rageval backups {project}; rageval restore {project} BACKUP)")
+            from rageval_desktop.core.store.integrity import bytes_damage
+
+            raise RagevalError(bytes_damage(getattr(args, "project", None) or "the project"))
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
     print(json_inert(json.dumps(data, indent=2, ensure_ascii=False, default=not_json)) if getattr(args, "json", False)

@@ -205,7 +205,7 @@ def catch_uncaught(window: Shows, then: Callable[[str], object] | None = None) -
         project = window.project
         if isinstance(exc, RagevalError):         # said for the user (a damaged judge's settings, a refused file)
             message, details = exc.for_gui(), ""
-        elif project and (damage := integrity.read_damage(project.path, exc) or integrity.damage_behind(project.path)):
+        elif project and (damage := integrity.failure_damage(project.path, exc)):
             message, details = damage, ""
         else:
             log = crash_log(exc)

@@ -48,7 +48,7 @@ class Worker(QRunnable):
         project = next((a for a in (*self._args, *self._kwargs.values()) if isinstance(a, Project)), None)
         if project is None:
             return None
-        return integrity.read_damage(project.path, exc) or integrity.damage_behind(project.path)
+        return integrity.failure_damage(project.path, exc)
 
     def run(self) -> None:
         started = time.monotonic()

@@ -340,8 +340,7 @@ def read_damage(path: str | Path, exc: BaseException) -> str | None:
         return None
     said = " ".join(str(exc).split())
     low = said.lower()
-    restore = f"restore a backup (rageval backups {path}; rageval restore {path} BACKUP; in the app: File → Restore " \
-              "from Backup…)"
+    restore = _restore(path)
     if "could not decode to utf-8" in low:
         return f"{path}: the project file is damaged: it holds text that is not UTF-8 ({said}); {restore}"
     if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in low or "not a database" in low):
@@ -351,6 +350,23 @@ def read_damage(path: str | Path, exc: BaseException) -> str | None:
 
 
 DAMAGE_READ_S = 2.0    # what finding the damage behind a failure may take: the tables it has not read by then, unread
+
+
+def _restore(path: str | Path) -> str:
+    return (f"restore a backup (rageval backups {path}; rageval restore {path} BACKUP; in the app: File → Restore "
+            "from Backup…)")
+
+
+def bytes_damage(path: str | Path) -> str:
+    """A value read back as bytes where the schema stores text (a flipped bit in a record's header), in words."""
+    return (f"{path}: the project file is damaged: a value that should be text is stored as bytes; see what is "
+            f"damaged with: rageval check {path} — then {_restore(path)}")
+
+
+def failure_damage(path: str | Path, exc: BaseException) -> str | None:
+    """Whether an unexpected failure reading a project was its file's damage (`read_damage`, else `damage_behind`),
+    in words with what to do; None: a bug."""
+    return read_damage(path, exc) or damage_behind(path)
 
 
 def damage_behind(path: str | Path, seconds: float = DAMAGE_READ_S) -> str | None:

@@ -125,3 +125,22 @@ def test_a_reimport_that_would_clear_labels_asks_before_it_may_import(window, qt
     assert not dialog.clear_labels.isHidden() and not ok.isEnabled() and not dialog.allow_clearing
     dialog.clear_labels.setChecked(True)
     assert ok.isEnabled() and dialog.allow_clearing
+
+
+def test_a_preview_that_lands_after_the_dialog_closed_is_dropped(window, qtbot, tmp_path):
+    """CI caught it at a test's teardown: a preview read still under way when the dialog went filled a table that
+    was already deleted (RuntimeError in Qt's event loop)."""
+    import shiboken6
+
+    from rageval_desktop.gui import workers
+
+    path = tmp_path / "outputs.csv"
+    write_csv(path, [{"zzz": "q", "yyy": "a"}])
+    dialog = ImportDialog(path, {"v1", "v2"}, window, window.project)   # (not the fixture's: it is deleted here)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.current is not None and dialog.preview_settled(), timeout=10_000)
+    dialog.refresh_preview()          # a read under way ...
+    shiboken6.delete(dialog)          # ... when the dialog goes
+    workers.pool().waitForDone()
+    qtbot.wait(100)                   # its result delivered: nothing raised in the event loop (pytest-qt fails on it)
+    assert not shiboken6.isValid(dialog)

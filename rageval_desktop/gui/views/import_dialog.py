@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shiboken6 import isValid
+
 from rageval_desktop.core.importers.golden_import import LABELS, kept_text
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import fit_dialog
@@ -174,13 +176,14 @@ class ImportDialog(QDialog):
         ticket = self._pending
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
 
+        # (a preview that lands after the dialog closed is dropped: its table is gone)
         def done(result: Any) -> None:
-            if ticket == self._pending:
+            if isValid(self) and ticket == self._pending:
                 self._used = mapping
                 self.show_preview(result)
 
         def failed(message: str, _details: str) -> None:
-            if ticket == self._pending:
+            if isValid(self) and ticket == self._pending:
                 self.current = None
                 self.detected.setText("")
                 self.problem.setText(message)

@@ -56,7 +56,8 @@ def add_golden(command: Command) -> None:
 def cmd_golden(args: argparse.Namespace) -> int:
     from rageval_desktop.core.golden import edits, versions
 
-    with open_project(args.project) as project:
+    # versions, diff, export and balance only read: the file is opened read-only (never written, never migrated)
+    with open_project(args.project, read_only=args.action in ("versions", "diff", "export", "balance")) as project:
         if args.action == "version":
             data: Any = versions.create_version(project, args.name, args.note)
             text = f"version '{data['name']}': {data['rows']} rows"

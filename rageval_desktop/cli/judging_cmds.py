@@ -91,7 +91,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
         _print(args, asdict(checked), checked.describe())
         return EXIT_OK
     if args.action in ("list", "edit"):
-        with open_project(args.project) as project:
+        with open_project(args.project, read_only=args.action == "list") as project:
             if args.action == "edit":
                 return _edit(args, project)
             from rageval_desktop.core.review.licence import licence
@@ -520,7 +520,7 @@ def add_prices(command: Command) -> None:
 def cmd_prices(args: argparse.Namespace) -> int:
     from rageval_desktop.core.judges import prices
 
-    with open_project(args.project) as project:
+    with open_project(args.project, read_only=args.action != "set") as project:
         if args.action == "set":
             prices.set_price(project, args.model, args.input, args.output, args.batch_input, args.batch_output)
         table = prices.all_prices(project)

@@ -249,7 +249,7 @@ def add_settings(command: Command) -> None:
 def cmd_settings(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import settings
 
-    with open_project(args.project) as project:
+    with open_project(args.project, read_only=args.action != "set") as project:
         if args.action == "set":
             pol = settings.set_policy(project, statistic=args.statistic, threshold=args.threshold, min_n=args.min_n,
                                       rule=args.rule, bias_margin=args.bias_margin,
@@ -281,7 +281,7 @@ def cmd_guidelines(args: argparse.Namespace) -> int:
     from rageval_desktop.core.review import guidelines
 
     scale = guidelines.human_rubric(args.metric)
-    with open_project(args.project) as project:
+    with open_project(args.project, read_only=args.set is None) as project:
         if args.set is not None:
             try:
                 text = sys.stdin.read() if args.set == "-" else Path(args.set).read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.text import inert_text, json_inert
@@ -167,6 +167,10 @@ def open_project(path: str, *, read_only: bool = False):
     return open_api(path, read_only=read_only).core
 
 
+class Opened(Protocol):
+    opening_notes: list[str]
+
+
 def open_api(path: str, *, read_only: bool = False):
     """`api.open`, saying on stderr when an older file is read through a migrated copy (the file is unchanged)."""
     from rageval_desktop import api
@@ -175,7 +179,14 @@ def open_api(path: str, *, read_only: bool = False):
     if project.read_copy_of is not None:
         print(f"note: {path} is schema {project.core.copy_from_version}; read through a migrated temporary copy, "
               f"the file is unchanged (upgrade it with: rageval migrate {path})", file=sys.stderr)
+    say_opening_notes(project.core)
     return project
+
+
+def say_opening_notes(project: Opened) -> None:
+    """What opening the project did (or found) that the person running the command must hear, on stderr."""
+    for note in project.opening_notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _cell(value: Any, places: int = 2) -> str:

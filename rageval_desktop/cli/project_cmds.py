@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, examples, open_project
+from rageval_desktop.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Command,
+    UsageError,
+    _Parser,
+    _print,
+    examples,
+    open_project,
+    say_opening_notes,
+)
 from rageval_desktop.core.base.errors import RagevalError
 
 
@@ -108,7 +118,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     try:
         Project.open(args.project, read_only=True).close()
     except NeedsMigration as exc:
-        Project.open(args.project).close()       # opened for writing: a backup, then the migration
+        with Project.open(args.project) as project:      # opened for writing: a backup, then the migration
+            say_opening_notes(project)
         _print(args, {"path": args.project, "from": exc.version, "to": SCHEMA_VERSION, "migrated": True},
                f"migrated {args.project} from schema {exc.version} to {SCHEMA_VERSION} (a backup was taken first: "
                f"rageval backups {args.project} lists it)")
@@ -271,6 +282,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:  # a passing check clears the marks an unclean shutdown left (the next open need not check again)
         with Project.open(args.project, check="defer", migrate=False) as project:
             integrity.record(project, report)
+            say_opening_notes(project)
     except RagevalError:
         pass  # an older schema or a read-only file: the report stands
     _print(args, report.as_dict(), report.summary())

@@ -362,6 +362,9 @@ class MainWindow(QMainWindow):
         self.backup_timer.start()
         self.upkeep_timer.start()      # (a file whose large runs lost their kept values outside the app)
         self.rows.table.setFocus()
+        if project.opening_notes:      # what opening it did that the user must hear (secrets removed from settings)
+            said = " ".join(f"{note[0].upper()}{note[1:]}." for note in project.opening_notes)
+            self.notice_bar.show_notice(said, tone="warning", topic="opening")
         if project.check_due:   # the last close was not clean: every page is read, without holding the window
             self.files.check_project(reason="unclean shutdown")
         self.judging.collect_batch_jobs()

@@ -11,6 +11,7 @@ from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import JudgeConfigError, NotFound
+from rageval_desktop.core.base.secret_shapes import shown
 from rageval_desktop.core.base.text import lookalike, name_problem
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges import llm, rubrics
@@ -202,7 +203,8 @@ def get_judge(project: Project, name: str) -> Judge:
 
 
 def judge_summary(judge: Judge) -> dict[str, Any]:
-    """What `judges list --json` shows: everything but secrets (there are none to hide: only references)."""
+    """What `judges list --json` and the app show: everything but secrets (a judge holds references to keys; a
+    setting that holds one, stored before that was refused, is shown as a marker)."""
     return {"name": judge.name, "metric": judge.metric, "kind": judge.kind, "model": judge.model,
-            "base_url": judge.base_url, "api_key_ref": judge.api_key_ref, "params": judge.params,
+            "base_url": judge.base_url, "api_key_ref": judge.api_key_ref, "params": shown(judge.params),
             "status": judge.status, "rubric_id": judge.rubric_id, "calls_llm": judge.calls_llm}

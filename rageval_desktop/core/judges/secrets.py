@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, overload
 
 from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
+from rageval_desktop.core.base.secret_shapes import KEY_PREFIXES, MARK, SECRET_SETTING, looks_like_a_key, settings_of
 
 if TYPE_CHECKING:
     from rageval_desktop.core.judges.judge import Judge
 
-MARK = "[redacted API key]"
 MIN_SECRET = 8  # shorter "keys" (placeholders such as "not-needed") are not secrets worth hiding
 
 
@@ -70,24 +70,6 @@ def _encoded(secret: str) -> re.Pattern[str]:
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-# Prefixes of real API keys (OpenAI, Anthropic, Hugging Face, Groq, xAI, GitHub, AWS, Google, Slack, Stripe...):
-# a value starting with one is a key pasted where its NAME belongs.
-_KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "hf_", "gsk_", "xai-", "ghp_", "gho_", "ghs_", "github_pat_", "akia",
-                 "asia", "aiza", "xoxb-", "xoxp-", "glpat-", "sess-", "org-", "ya29.", "eyj", "nvapi-", "pplx-",
-                 "fw_", "r8_", "tgp_", "key-", "api-")
-
-
-def looks_like_a_key(value: str) -> bool:
-    """True for text that is probably a secret rather than a name: a known key prefix, or a long run of letters
-    and digits that mixes cases and digits the way generated keys do (names are words: OPENAI_API_KEY)."""
-    low = value.lower()
-    if low.startswith(_KEY_PREFIXES):
-        return True
-    core = re.sub(r"[^A-Za-z0-9]", "", value)
-    mixed = any(c.islower() for c in core) + any(c.isupper() for c in core) + any(c.isdigit() for c in core)
-    return len(core) >= 20 and (mixed == 3 or sum(c.isdigit() for c in core) >= 8)
-
-
 def check_key_ref(ref: str | None) -> str | None:
     """Accept `VAR`, `env:VAR` or `keyring:SERVICE:USER`; refuse anything that looks like a key itself — the
     refusal never repeats the value."""
@@ -111,7 +93,7 @@ def check_key_ref(ref: str | None) -> str | None:
 def check_model_name(model: str, api_key_ref: str | None = None) -> None:
     """A key pasted as --model was stored and shown in every report: refuse a model name that starts like a key or
     equals the key the reference resolves to — the refusal never repeats the value."""
-    looks = model.lower().startswith(_KEY_PREFIXES) and len(model) >= 20
+    looks = model.lower().startswith(KEY_PREFIXES) and len(model) >= 20
     same = False
     if api_key_ref and not looks:
         try:
@@ -124,16 +106,12 @@ def check_model_name(model: str, api_key_ref: str | None = None) -> None:
                                gui_hint="put the key in an environment variable and give its name as the API key")
 
 
-_SECRET_SETTING = re.compile(r"(^|[._-])(api_?key|key|secret|password|passwd|pwd|auth|authorization|bearer|"
-                             r"credentials?|access_?token|token)$", re.IGNORECASE)
-
-
 def check_params(params: dict[str, object], whose: str = "the judge's settings") -> None:
     """A judge's settings (`--param KEY=VALUE`, or what a plug-in kind returns) never carry a secret: a setting named
     like one (api_key, token, password…, at any depth) or a value that looks like a key is refused — it would be
     stored in the project, copied into every backup and shown with the judge. The refusal never repeats the value."""
-    for name, value in _settings(params):
-        if _SECRET_SETTING.search(name):
+    for name, value in settings_of(params):
+        if SECRET_SETTING.search(name):
             raise JudgeConfigError(f"{whose} may not hold '{name}': a secret would be stored in the project (nothing "
                                    "was stored); give the key by the name of an environment variable or a keyring "
                                    "entry", cli_hint="use --api-key-env NAME or --api-key-keyring keyring:SERVICE:USER",
@@ -142,18 +120,6 @@ def check_params(params: dict[str, object], whose: str = "the judge's settings")
             raise JudgeConfigError(f"{whose}: the value of '{name}' looks like an API key; nothing was stored — "
                                    "give the key by the name of an environment variable or a keyring entry",
                                    cli_hint="use --api-key-env NAME")
-
-
-def _settings(value: object, name: str = "") -> list[tuple[str, object]]:
-    """(name, value) of every setting, nested ones named by their path (headers.X-Api); list items by their list's."""
-    if isinstance(value, dict):
-        return [(f"{name}.{k}" if name else str(k), v) for k, v in value.items()] + [
-            pair for k, v in value.items() for pair in _settings(v, f"{name}.{k}" if name else str(k))
-            if isinstance(v, (dict, list, tuple))]
-    if isinstance(value, (list, tuple)):
-        return [(name, v) for v in value] + [pair for v in value for pair in _settings(v, name)
-                                             if isinstance(v, (dict, list, tuple))]
-    return []
 
 
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|pwd|auth|sig|signature|credential)", re.I)

@@ -30,7 +30,7 @@ from rageval_desktop.core.base.errors import (
     WriteFailed,
 )
 from rageval_desktop.core.store import backup as backups
-from rageval_desktop.core.store import integrity, owners, reads
+from rageval_desktop.core.store import integrity, owners, reads, tidy
 from rageval_desktop.core.store.changes import Area, Changes, areas_of
 from rageval_desktop.core.store.files import (
     BUSY_TIMEOUT_MS,
@@ -129,6 +129,7 @@ class Project:
         self._references_off = False    # the writer's foreign-key lookups are off (write(checked_references=False))
         self.copy_of: Path | None = None   # read through a migrated temporary copy of this (older) file
         self.copy_from_version: int | None = None
+        self.opening_notes: list[str] = []  # what opening did that the person opening it must hear (tidy.py)
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -190,6 +191,7 @@ class Project:
             project.close()
             raise
         if read_only:
+            project.opening_notes += tidy.held_secrets(project)
             return project
         if version < SCHEMA_VERSION:
             project.backup(f"pre-migration-v{version}-to-v{SCHEMA_VERSION}")
@@ -253,8 +255,9 @@ class Project:
             raise ProjectRefused(integrity.damaged_message(report, restore_hint(self.path)))
 
     def _after_open(self) -> None:
-        """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file;
-        this process is recorded as having it open (so that a crash is noticed by the next open)."""
+        """Jobs left 'running' by a process that is gone become 'interrupted' as soon as anyone opens the file, and
+        secrets stored in judges' settings are removed (said in `opening_notes`); this process is recorded as having
+        it open (so that a crash is noticed by the next open)."""
         writer = self._writer
         assert writer is not None
         self._session = integrity.begin_session(writer, utcnow())
@@ -262,9 +265,14 @@ class Project:
         # tidying is opportunistic: under another process's write lock an open waited the full busy timeout (10 s)
         writer.execute(f"PRAGMA busy_timeout = {integrity.SESSION_TIMEOUT_MS}")
         try:
-            owners.mark_dead_jobs(self)
-        except WriteFailed:
-            pass  # another process is writing; the next open (or the next job) tidies up
+            try:
+                owners.mark_dead_jobs(self)
+            except WriteFailed:
+                pass  # another process is writing; the next open (or the next job) tidies up
+            try:
+                self.opening_notes += tidy.remove_stored_secrets(self)
+            except WriteFailed:
+                pass  # the same: the next open removes them
         finally:
             writer.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 

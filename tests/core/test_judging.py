@@ -346,6 +346,7 @@ def test_base_urls_with_credentials_are_refused(proj, url):
     {"api_key": "plain"}, {"API-KEY": "x"}, {"token": "x"}, {"access_token": "x"}, {"password": "x"},
     {"header": "sk-proj-abcdefghijklmnop123456"}, {"extra": {"auth": "x"}},
     {"headers": {"X-Api": "AbCdEf1234567890GhIjKl"}}, {"list": ["fine", "gsk_abcdefghij1234567890"]},
+    {"headers": {"X-Custom": "Bearer sk-proj-abcdefghijklmnop123456"}},   # a key inside a longer value
 ])
 def test_a_judge_setting_that_carries_a_key_is_refused_and_nothing_is_stored(proj, params):
     """Was: `rageval judges add ... --param api_key=sk-...` stored the key in the judge's settings, in plain text, in

@@ -14,7 +14,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, overload
 
 from rageval_desktop.core.base.errors import JudgeConfigError, RagevalError
-from rageval_desktop.core.base.secret_shapes import KEY_PREFIXES, MARK, SECRET_SETTING, looks_like_a_key, settings_of
+from rageval_desktop.core.base.secret_shapes import (
+    KEY_PREFIXES,
+    MARK,
+    SECRET_SETTING,
+    holds_a_key,
+    looks_like_a_key,
+    settings_of,
+)
 
 if TYPE_CHECKING:
     from rageval_desktop.core.judges.judge import Judge
@@ -116,7 +123,8 @@ def check_params(params: dict[str, object], whose: str = "the judge's settings")
                                    "was stored); give the key by the name of an environment variable or a keyring "
                                    "entry", cli_hint="use --api-key-env NAME or --api-key-keyring keyring:SERVICE:USER",
                                    gui_hint="put the key in an environment variable and give its name as the API key")
-        if isinstance(value, str) and not re.search(r"[\s/\\.]", value) and looks_like_a_key(value):
+        if isinstance(value, str) and (holds_a_key(value) or not re.search(r"[\s/\\.]", value)
+                                       and looks_like_a_key(value)):
             raise JudgeConfigError(f"{whose}: the value of '{name}' looks like an API key; nothing was stored — "
                                    "give the key by the name of an environment variable or a keyring entry",
                                    cli_hint="use --api-key-env NAME")

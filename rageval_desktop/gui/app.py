@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from rageval_desktop.gui.main_window import MainWindow
@@ -188,7 +189,8 @@ def catch_uncaught(window: Shows, then: Callable[[str], object] | None = None) -
     """An exception raised on the GUI thread outside any worker — a page's refresh, a slot — was printed by Qt's
     event loop to a terminal nobody sees, and the page stayed half-drawn in silence. Now its traceback goes to a crash
     log and the window says so — or, in a file whose values break its rules (a setting no longer JSON, a text
-    stored as bytes), that damage with how to restore."""
+    stored as bytes), that damage with how to restore. An exception in a plain thread is carried to the GUI thread and
+    said the same way."""
     last = [0.0]
 
     def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
@@ -218,6 +220,29 @@ def catch_uncaught(window: Shows, then: Callable[[str], object] | None = None) -
             then(message)
 
     sys.excepthook = hook
+    relay = _Relay(hook)
+
+    def in_a_thread(args: threading.ExceptHookArgs) -> None:
+        """An exception in a plain thread (not a worker: they report their own) was printed to stderr only; it is
+        said as the GUI thread's are, on the GUI thread."""
+        if args.exc_value is None or issubclass(args.exc_type, SystemExit):
+            return
+        try:
+            relay.raised.emit((args.exc_type, args.exc_value, args.exc_traceback))
+        except RuntimeError:        # the window (and the relay) are gone: the process is ending
+            threading.__excepthook__(args)
+
+    threading.excepthook = in_a_thread
+
+
+class _Relay(QObject):
+    """Carries an exception from a plain thread to the hook, on the GUI thread (the thread that made the relay)."""
+
+    raised = Signal(object)
+
+    def __init__(self, hook: Callable[[type[BaseException], BaseException, object], None]) -> None:
+        super().__init__(QApplication.instance())
+        self.raised.connect(lambda found: hook(*found))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

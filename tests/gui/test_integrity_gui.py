@@ -180,3 +180,29 @@ def test_a_screenshot_of_a_page_that_failed_exits_1_at_once_not_never(demo_file,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no screenshot was written" in done.stderr
     assert "the project file is damaged" in done.stderr and not (tmp_path / "s.png").exists()
+
+
+def test_an_error_in_a_plain_thread_is_said_on_the_gui_thread(qtbot, window, monkeypatch):
+    """Was: an exception in a thread outside the workers (a warm-up, a closer) went to stderr only."""
+    import sys
+    import threading
+
+    from rageval_desktop.gui.app import catch_uncaught
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)             # both restored after the test
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    catch_uncaught(window)
+    window.last_error = ""
+    seen: list[bool] = []
+    monkeypatch.setattr(window, "show_error", lambda message, details="": (
+        seen.append(threading.current_thread() is threading.main_thread()), setattr(window, "last_error", message)))
+
+    def boom() -> None:
+        raise ValueError("in a thread")
+
+    thread = threading.Thread(target=boom, name="plain")
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: bool(window.last_error), timeout=10_000)
+    assert "ValueError: in a thread" in window.last_error and "rageval-crash-" in window.last_error
+    assert seen == [True]                                                # said on the GUI thread

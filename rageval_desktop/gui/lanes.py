@@ -18,6 +18,13 @@ if TYPE_CHECKING:
     from rageval_desktop.gui.workers import Worker
 
 
+def gone(callback: Any) -> bool:
+    """The callback is a method of a Qt object deleted meanwhile (a dialog closed, a page rebuilt while its read ran):
+    calling it raised RuntimeError in Qt's event loop."""
+    owner = getattr(callback, "__self__", None)
+    return owner is not None and hasattr(owner, "metaObject") and not isValid(owner)
+
+
 class Lanes:
     def __init__(self, window: WindowHost) -> None:
         self.w = window
@@ -56,7 +63,7 @@ class Lanes:
                 return
             finish("done")
             # a result for a project that has since been closed is stale: nothing is left to show it in
-            if on_done and (started_on is None or self.w.project is started_on):
+            if on_done and (started_on is None or self.w.project is started_on) and not gone(on_done):
                 on_done(result)
 
         def failed(message: str, details: str) -> None:
@@ -80,7 +87,7 @@ class Lanes:
         started_on = self.w.project
 
         def done(result: Any) -> None:
-            if on_done is not None and self.w.project is started_on:
+            if on_done is not None and self.w.project is started_on and not gone(on_done):
                 on_done(result)
 
         def failed(message: str, details: str) -> None:
@@ -100,7 +107,8 @@ class Lanes:
         started_on = self.w.project
 
         def done(result: Any) -> None:
-            if self._reads.get(page) == generation and self.w.project is started_on and started_on is not None:
+            if self._reads.get(page) == generation and self.w.project is started_on and started_on is not None \
+                    and not gone(on_done):
                 on_done(result)
                 if announce:
                     self.w.read_finished.emit(page)

@@ -396,3 +396,19 @@ def test_a_new_drop_limit_shows_no_verdict_until_its_own_arrives(window, qtbot):
         assert view.badge.property("outcome") == "pending" and "at 100 points" in view.badge.text()
         assert "Not decision-grade" not in view.note.text() and "at 100 points" in view.note.text()
     assert view.badge.property("outcome") == "not_decision_grade"
+
+
+def test_a_plan_that_lands_after_its_dialog_was_deleted_is_dropped(window, qtbot):
+    """The gate plan is read on the read lane: a dialog deleted meanwhile (its page rebuilt, the window closing) had
+    its table filled after it was gone, a RuntimeError in Qt's event loop (pytest-qt fails the test on it)."""
+    import shiboken6
+
+    from rageval_desktop.gui import workers
+    from rageval_desktop.gui.views.gate_plan_dialog import GatePlanDialog
+
+    open_view(window, qtbot, "compare")
+    dialog = GatePlanDialog(window.state, "v1", ["v1", "v2"], "v2", window.page("compare"))    # planning ...
+    shiboken6.delete(dialog)                                                                  # ... when it goes
+    workers.pool().waitForDone()
+    qtbot.wait(300)
+    assert not shiboken6.isValid(dialog)

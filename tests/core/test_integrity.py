@@ -330,3 +330,15 @@ def test_a_missing_value_where_one_is_required_is_found_though_sqlite_trusts_the
     assert conn.execute("SELECT COUNT(*) FROM t WHERE a IS NULL").fetchone()[0] == 0      # what SQLite says
     assert integrity.broken_rules(conn) == ["a missing value in t (a: required): 1 row(s)"]
     conn.close()
+
+
+def test_a_failure_over_a_malformed_page_is_said_as_damage(tmp_path):
+    """Found by fuzzing: `selective` met a score stored as bytes next to a malformed page; the search for the damage
+    behind the failure met the malformed page too, gave up, and the failure was called an internal error."""
+    from rageval_desktop.core.store import integrity
+
+    path = tmp_path / "big.rageval"
+    _big(path)
+    _damage_deep_page(path)
+    said = integrity.failure_damage(path, ValueError("could not convert string to float: b'...'"))
+    assert said is not None and "the project file is damaged" in said and "malformed" in said

@@ -372,7 +372,9 @@ def failure_damage(path: str | Path, exc: BaseException) -> str | None:
 def damage_behind(path: str | Path, seconds: float = DAMAGE_READ_S) -> str | None:
     """Whether a failure reading a project was damage in its file, not a bug: the values `broken_rules` finds that
     break the file's rules (a setting no longer JSON, a text stored as bytes, a score stored as a word), worded with
-    how to restore (read-only; None when there are none, or when the file cannot be read at all). Asked after an
+    how to restore — or, when there are none, what SQLite's page check finds (an index whose entries differ from
+    their rows), or a malformed page met on the way (read-only; None when the file is sound, cannot be opened, or the
+    time runs out). Asked after an
     unexpected error only, for at most `seconds` (every row of every table is `rageval check`'s work: 14 s at
     2M run rows)."""
     try:
@@ -383,10 +385,15 @@ def damage_behind(path: str | Path, seconds: float = DAMAGE_READ_S) -> str | Non
     conn.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
     try:
         found = broken_rules(conn)
-    except sqlite3.Error:
-        return None
+        # a value read through a damaged index breaks no table's rule: the pages' check finds it, if there is time
+        pages = [] if found else [r[0] for r in conn.execute("PRAGMA integrity_check(5)") if r[0] != "ok"]
+    except sqlite3.Error as exc:     # a malformed page on the way is the damage (out of time: None, not known)
+        return read_damage(path, exc)
     finally:
         conn.close()
+    if pages:
+        said = " ".join("; ".join(pages).split())
+        return f"{path}: the project file is damaged (integrity_check: {said[:400]}); {restore_hint(Path(path))}"
     if not found:
         return None
     more = f"; … {len(found) - 3} more" if len(found) > 3 else ""

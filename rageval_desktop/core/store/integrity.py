@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -98,19 +99,66 @@ def check(path: str | Path, *, full: bool = False, reason: str = "asked") -> Che
     except sqlite3.Error as exc:
         report.problems = [f"cannot be opened: {exc}"]
         return report
+    rules = _RulesScan(path) if full else None    # read beside the pages' check, on a core of its own
     try:
         report.problems = [r[0] for r in conn.execute(f"PRAGMA {kind}").fetchall() if r[0] != "ok"]
-        if full and not report.problems:     # (integrity_check found the missing values itself)
-            report.problems = broken_rules(conn, required=False)
+        if rules is not None and not report.problems:     # (integrity_check found the missing values itself)
+            report.problems = rules.result()
         if not report.problems:
             report.foreign_key_problems = len(conn.execute("PRAGMA foreign_key_check").fetchall())
     except sqlite3.DatabaseError as exc:
         report.problems = [str(exc)]
     finally:
+        if rules is not None:
+            rules.stop()
         conn.close()
     report.ok = not report.problems
     report.seconds = time.perf_counter() - began
     return report
+
+
+class _RulesScan:
+    """`broken_rules` on a connection and a thread of its own, while `integrity_check` reads the pages: SQLite lets
+    go of the interpreter as it steps, so the two take what one took in turn (a 1.7 GB project: 27 s in turn)."""
+
+    def __init__(self, path: Path) -> None:
+        self.found: list[str] = []
+        self.error: sqlite3.Error | None = None
+        self.conn: sqlite3.Connection | None = None
+        self.thread: threading.Thread | None = None
+        self.stopping = False
+        try:
+            self.conn = connect_read_only(path, trace_free=True)
+        except sqlite3.Error as exc:
+            self.error = exc
+            return
+        self.conn.set_progress_handler(lambda: self.stopping, 100_000)    # every statement ends once stopped
+        self.thread = threading.Thread(target=self._scan, name="rules-scan", daemon=True)
+        self.thread.start()
+
+    def _scan(self) -> None:
+        assert self.conn is not None
+        try:
+            self.found = broken_rules(self.conn, required=False)
+        except sqlite3.Error as exc:
+            self.error = exc
+
+    def result(self) -> list[str]:
+        """The rows that break the rules (raises the scan's own failure: a malformed page on its way)."""
+        if self.thread is not None:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.found
+
+    def stop(self) -> None:
+        """Interrupt the scan if it still runs (the pages' check found damage first), and close its connection."""
+        if self.conn is None:
+            return
+        if self.thread is not None and self.thread.is_alive():
+            self.stopping = True
+            self.thread.join()
+        self.conn.close()
 
 
 # --- sessions --------------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ def test_what_is_a_stored_secret():
     assert without_secrets(settings) == {"revision": HASH, "headers": {"X-Team": "eval"}, "stops": ["###"],
                                          "max_tokens": 50, "model": "gpt-4o-mini", "path": "/models/sk-local-model"}
     assert not holds_a_key(HASH) and not holds_a_key("sk-short") and holds_a_key(f"Bearer {KEY}")
+    assert not holds_a_key("api-gateway-production-east") and not holds_a_key("key-value-store-for-caching")
 
 
 def test_a_read_only_open_hides_them_and_changes_nothing(demo_file, tmp_path):

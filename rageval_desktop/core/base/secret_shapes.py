@@ -16,6 +16,8 @@ KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "hf_", "gsk_", "xai-", "ghp_", "gho_
                 "asia", "aiza", "xoxb-", "xoxp-", "glpat-", "sess-", "org-", "ya29.", "eyj", "nvapi-", "pplx-",
                 "fw_", "r8_", "tgp_", "key-", "api-")
 
+WORDLIKE_PREFIXES = ("key-", "api-", "org-", "sess-", "pk-", "rk-")   # also how ordinary names begin
+
 SECRET_SETTING = re.compile(r"(^|[._-])(api_?key|key|secret|password|passwd|pwd|auth|authorization|bearer|"
                             r"credentials?|access_?token|token)$", re.IGNORECASE)
 
@@ -23,9 +25,11 @@ SECRET_SETTING = re.compile(r"(^|[._-])(api_?key|key|secret|password|passwd|pwd|
 def looks_like_a_key(value: str) -> bool:
     """True for text that is probably a secret rather than a name: a known key prefix, or a long run of letters
     and digits that mixes cases and digits the way generated keys do (names are words: OPENAI_API_KEY)."""
-    low = value.lower()
-    if low.startswith(KEY_PREFIXES):
-        return True
+    return value.lower().startswith(KEY_PREFIXES) or _generated(value)
+
+
+def _generated(value: str) -> bool:
+    """A long run of letters and digits mixed as generated keys mix them (names and words are not)."""
     core = re.sub(r"[^A-Za-z0-9]", "", value)
     mixed = any(c.islower() for c in core) + any(c.isupper() for c in core) + any(c.isdigit() for c in core)
     return len(core) >= 20 and (mixed == 3 or sum(c.isdigit() for c in core) >= 8)
@@ -44,12 +48,13 @@ def settings_of(value: object, name: str = "") -> list[tuple[str, object]]:
 
 
 def holds_a_key(value: object) -> bool:
-    """A stored value that is surely a key: a word of it starts as real keys do ('sk-…', 'Bearer hf_…') and is
-    20 characters or more. (Narrower than `looks_like_a_key`: what this finds is removed without asking, so a long
-    commit hash or checksum in a setting is left alone.)"""
+    """A stored value that is surely a key: a word of it, 20 characters or more, starts as real keys do ('sk-…',
+    'Bearer hf_…'; after a prefix ordinary names share, such as 'api-', it goes on as generated keys do). Narrower
+    than `looks_like_a_key`: what this finds is removed without asking, so a commit hash, a checksum or
+    'api-gateway-production-east' in a setting is left alone."""
     return isinstance(value, str) and any(
         len(word) >= 20 and word.lower().startswith(KEY_PREFIXES) and not re.search(r"[/\\.]", word)
-        for word in value.split())
+        and (not word.lower().startswith(WORDLIKE_PREFIXES) or _generated(word)) for word in value.split())
 
 
 def stored_secrets(params: object) -> list[str]:

@@ -290,6 +290,12 @@ class Project:
         """Set when this read-only project is a migrated temporary copy of an older file (which is unchanged)."""
         return self.core.copy_of
 
+    @property
+    def opening_notes(self) -> list[str]:
+        """What opening the file did or found that its user must hear (secrets stored in judges' settings before
+        they were refused: removed by an open to write, only said by a read-only one); the CLI prints them."""
+        return list(self.core.opening_notes)
+
     # ------------------------------------------------------------------ what is in it
     def info(self) -> dict[str, Any]:
         """`rageval info --json`: golden rows per slice, runs, judges, judgments, ratings."""

@@ -168,7 +168,8 @@ def open_project(path: str, *, read_only: bool = False):
 
 
 class Opened(Protocol):
-    opening_notes: list[str]
+    @property
+    def opening_notes(self) -> list[str]: ...
 
 
 def open_api(path: str, *, read_only: bool = False):
@@ -179,7 +180,7 @@ def open_api(path: str, *, read_only: bool = False):
     if project.read_copy_of is not None:
         print(f"note: {path} is schema {project.core.copy_from_version}; read through a migrated temporary copy, "
               f"the file is unchanged (upgrade it with: rageval migrate {path})", file=sys.stderr)
-    say_opening_notes(project.core)
+    say_opening_notes(project)
     return project
 
 

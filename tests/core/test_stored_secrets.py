@@ -70,6 +70,16 @@ def test_opening_to_write_removes_them_from_the_file(demo_file, tmp_path):
         assert project.opening_notes == []                  # nothing left to remove: nothing written, nothing said
 
 
+def test_the_python_api_says_it(demo_file, tmp_path):
+    from rageval_desktop import api
+
+    path = _with_stored_key(demo_file, tmp_path)
+    with api.open(path, read_only=True) as project:
+        assert "opening the project to write removes them" in project.opening_notes[0]
+    with api.open(path) as project:
+        assert project.opening_notes[0].startswith("removed secrets stored in judges' settings")
+
+
 def test_the_cli_says_it_and_never_prints_the_key(demo_file, tmp_path, capsys):
     path = _with_stored_key(demo_file, tmp_path)
     assert main(["judges", "list", str(path), "--json"]) == 0

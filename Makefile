@@ -31,9 +31,9 @@ demo: $(STAMP)
 	$(BIN)/python -m compileall -q rageval_desktop
 	HF_HUB_OFFLINE=1 $(BIN)/rageval-desktop --demo
 
-# the everyday loop: everything but the heavy cases, on two workers; CI also runs test-slow
+# the everyday loop: everything but the heavy cases, on three workers (tests that wait leave a core idle); CI also runs test-slow
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 -m "not slow"
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 3 -m "not slow"
 
 test-slow: $(STAMP)
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m slow

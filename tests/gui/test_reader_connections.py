@@ -5,6 +5,7 @@ stayed open until the project closed)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -34,10 +35,12 @@ def test_forty_tasks_read_through_a_few_connections(qapp, tmp_path):
     def read(ctx=None) -> int:
         return project.reader().execute("SELECT COUNT(*) FROM run_rows").fetchone()[0]
 
-    for _ in range(40):
-        workers.start(read, on_done=done.append)
-        workers.pool().waitForDone()
-        qapp.processEvents()
+    for k in range(40):     # one after another, as a window's reads come (waitForDone would retire the pool's threads:
+        workers.start(read, on_done=done.append)    # new threads, new idents, and the count would hang on their reuse)
+        deadline = time.monotonic() + 30
+        while len(done) <= k and time.monotonic() < deadline:
+            qapp.processEvents()
+            time.sleep(0.001)
     assert done == [0] * 40
     assert open_handles(path) - before <= workers.pool().maxThreadCount() + 1     # was 40
     project.close()

@@ -61,9 +61,15 @@ def stored_secrets(params: object) -> list[str]:
     """The names (paths) of the settings in `params` that hold a secret: named like one, or holding a key."""
     found: list[str] = []
     for name, value in settings_of(params):
-        if (SECRET_SETTING.search(name.rsplit(".", 1)[-1]) or holds_a_key(value)) and name not in found:
+        if _secret(name.rsplit(".", 1)[-1], value) and name not in found:
             found.append(name)
     return found
+
+
+def _secret(key: str, value: object) -> bool:
+    """One setting holds a secret: named like one, or holding a key (what `stored_secrets` names and
+    `without_secrets` leaves out)."""
+    return bool(SECRET_SETTING.search(key)) or holds_a_key(value)
 
 
 def without_secrets(params: object, replace: str | None = None) -> object:
@@ -72,7 +78,7 @@ def without_secrets(params: object, replace: str | None = None) -> object:
     if isinstance(params, dict):
         kept: dict[object, object] = {}
         for key, value in params.items():
-            if SECRET_SETTING.search(str(key)) or holds_a_key(value):
+            if _secret(str(key), value):
                 if replace is not None:
                     kept[key] = replace
                 continue

@@ -6,14 +6,16 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_passage
 from rageval_desktop.core.importers.cells import Cells
-from rageval_desktop.core.importers.layouts import Layout, choose_layout
-from rageval_desktop.core.importers.readers import stream_records
-from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.importers.layouts import NATIVE_RUN, Layout, RunChunk, choose_layout, column_passages
+from rageval_desktop.core.importers.readers import Apart, SplitRows, stream_records
+
+if TYPE_CHECKING:   # (the reader process imports this module and never opens a project: 16 ms of its start)
+    from rageval_desktop.core.store.project import Project
 
 
 @dataclass
@@ -66,14 +68,18 @@ def load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] |
 
 def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str, str] | None,
                 warnings: list[str] | None = None, size: int | None = None,
-                progress: dict[str, int] | None = None) -> tuple[Layout, Iterator[list], str]:
+                progress: dict[str, int] | None = None,
+                columns_apart: bool = False) -> tuple[Layout, Iterator[list], str]:
     """`load` a chunk at a time: the layout is chosen from the first chunk's columns, then each chunk is converted as
     it is read (record rows and messages name the file's rows). A layout whose records span rows (open-rag-eval:
-    one row per passage) is converted whole. `progress["read"]`: the bytes of the file read so far."""
+    one row per passage) is converted whole. `progress["read"]`: the bytes of the file read so far.
+    `columns_apart`: a native run's passages, read from Parquet, are checked a column at a time where they are plain
+    (`layouts.column_passages`): such a chunk comes as a `RunChunk`, its records' `retrieved` empty."""
     import itertools
 
     path = Path(path)
-    chunks = stream_records(path, size, progress)
+    apart = Apart()
+    chunks = stream_records(path, size, progress, apart)
     first = next(chunks)
     columns = list(dict.fromkeys(key for row in first for key in row))
     if mapping:
@@ -83,6 +89,8 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
                                f"(found: {', '.join(columns)})", file=path.name)
         columns = [mapping.get(col, col) for col in columns]
     layout = choose_layout(kind, columns, fmt, path.name)
+    if columns_apart and layout is NATIVE_RUN and not mapping:
+        apart.column = "retrieved"
     cells = Cells(path.name)
     if warnings is not None:
         cells.warnings = warnings
@@ -97,11 +105,16 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
         offset = 0
         for chunk in itertools.chain([first], chunks):
             cells.offset = offset
+            passages = None
+            if isinstance(chunk, SplitRows):
+                passages = column_passages(chunk.values)
+                if passages is None:      # not plain throughout: the rows are read one at a time, as they come
+                    chunk.restore()
             records = layout.convert(renamed(chunk), cells)
             for rec in records:
                 rec.row += offset
             offset += len(chunk)
-            yield records
+            yield records if passages is None else RunChunk(records, passages)
 
     return layout, converted(), path.name
 

@@ -185,6 +185,96 @@ def _plain_passages(items: list[object]) -> list[Passage] | None:
 _BEYOND_INT64 = 2.0 ** 63
 
 
+@dataclass(slots=True)
+class ColumnPassages:
+    """A chunk's passages read a column at a time (a Parquet list of structs), laid end to end: the chunk's k-th
+    record has the next `counts[k]`, in rank order. Each is one `_plain_passages` takes as it is: a text chunk id, a
+    checked text, a finite score under 2**63 in magnitude or none, a true/false in_prompt or none."""
+    counts: list[int]
+    chunk_ids: list[str]
+    texts: list[str]
+    scores: list[float | None]
+    in_prompt: list[bool | None]
+
+
+class RunChunk(list):
+    """A chunk's records whose passages came apart (`ColumnPassages`): each record's `retrieved` is empty."""
+
+    def __init__(self, records: list[RunRecord], passages: ColumnPassages) -> None:
+        super().__init__(records)
+        self.passages = passages
+
+
+def column_passages(values: Any) -> ColumnPassages | None:
+    """The passages of a Parquet `retrieved` column (an Arrow list array), checked a column at a time — or None
+    unless every item is plain as `_plain_passages` has it (then the rows are read one at a time, which words the
+    refusal or reads the rest). Strings in Arrow are UTF-8 (the array is validated), so no text holds a surrogate.
+    (numpy, not pyarrow.compute: its import and first kernels cost more than a chunk takes.)"""
+    import numpy as np
+    import pyarrow as pa
+
+    items = values.type.value_type
+    if values.null_count or not pa.types.is_struct(items):
+        return None                           # (a missing list reads as none: rare enough to go the long way)
+    names = [items.field(k).name for k in range(items.num_fields)]
+    if any(names.count(name) > 1 for name in ("chunk_id", "text", "score", "in_prompt")):
+        return None                           # a field named twice: which one a dict keeps is the long way's
+    fields = {items.field(k).name: items.field(k).type for k in range(items.num_fields)}
+    for name in ("chunk_id", "text"):
+        if name not in fields or not (pa.types.is_string(fields[name]) or pa.types.is_large_string(fields[name])):
+            return None
+    score_type, in_prompt_type = fields.get("score"), fields.get("in_prompt")
+    if score_type is not None and not (pa.types.is_floating(score_type) and not pa.types.is_float16(score_type)
+                                       or pa.types.is_integer(score_type) or pa.types.is_null(score_type)):
+        return None
+    if in_prompt_type is not None and not (pa.types.is_boolean(in_prompt_type) or pa.types.is_null(in_prompt_type)):
+        return None
+    try:
+        values.validate(full=True)            # UTF-8 throughout, offsets in bounds
+    except pa.ArrowInvalid:
+        return None
+    flat = values.flatten()
+    if flat.null_count:
+        return None                           # a null item: refused the long way, naming it
+    chunk_ids, texts = flat.field("chunk_id"), flat.field("text")
+    if chunk_ids.null_count or texts.null_count:
+        return None                           # a passage without an id goes to the corpus; one without a text
+    # a text's characters are at most its bytes: under the limit in bytes, under it in characters
+    if len(texts) and (int(np.diff(_offsets(texts, pa.types.is_large_string(texts.type))).max()) > MAX_CELL_CHARS
+                       or any(buf is not None and buf.to_pybytes().find(b"\x00") >= 0 for buf in texts.buffers()[2:])):
+        return None
+    scores: list[float | None]
+    if score_type is None or pa.types.is_null(score_type):
+        scores = [None] * len(flat)
+    else:
+        column = flat.field("score")
+        scores = column.to_pylist()
+        if pa.types.is_integer(score_type):
+            scores = [None if v is None else float(v) for v in scores]
+        elif column.null_count:
+            if not all(v is None or -_BEYOND_INT64 < v < _BEYOND_INT64 for v in scores):
+                return None
+        elif len(column):      # (as `_offsets` reads its buffer)
+            floats = np.frombuffer(column.buffers()[1], dtype=score_type.to_pandas_dtype())
+            if not (np.abs(floats[column.offset:column.offset + len(column)]) < _BEYOND_INT64).all():  # NaN: False
+                return None
+    if in_prompt_type is None or pa.types.is_null(in_prompt_type):
+        in_prompt: list[bool | None] = [None] * len(flat)
+    else:
+        in_prompt = flat.field("in_prompt").to_pylist()
+    counts = np.diff(_offsets(values, pa.types.is_large_list(values.type))).tolist()
+    return ColumnPassages(counts, chunk_ids.to_pylist(), texts.to_pylist(), scores, in_prompt)
+
+
+def _offsets(array: Any, large: bool) -> Any:
+    """An Arrow string or list array's offsets (its items' ends, one more than its length) as numpy reads its
+    buffer (`to_numpy()` would import pandas)."""
+    import numpy as np
+
+    ends = np.frombuffer(array.buffers()[1], dtype=np.int64 if large else np.int32)
+    return ends[array.offset:array.offset + len(array) + 1]
+
+
 def _passages_native(r: dict, c: Cells, i: int) -> list[Passage]:
     # the common list is read once, by orjson alone (`_plain_passages`); any other is read again exactly and item
     # by item, through the checks that word a refusal

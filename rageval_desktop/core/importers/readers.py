@@ -353,12 +353,35 @@ WHOLE = 1 << 62      # a chunk size that reads a file as one chunk
 STREAMED = ("jsonl", "csv", "parquet")   # JSON (one document) and XLSX are read whole
 
 
-def stream_records(path: str | Path, size: int | None = None,
-                   progress: dict[str, int] | None = None) -> Iterator[list[dict[str, Any]]]:
+class Apart:
+    """A list column that a Parquet stream hands over in Arrow form, once its reader knows it can check the column
+    a whole chunk at a time (`column` is set after the first chunk, when the layout is known): each later chunk's
+    rows come without it, as `SplitRows` carrying it."""
+
+    def __init__(self) -> None:
+        self.column: str | None = None
+
+
+class SplitRows(list):
+    """A chunk's rows without the `Apart` column, which `values` holds as an Arrow list array (row k's list is its
+    k-th item); `restore()` puts it back into the rows as a list of dicts, as the whole chunk would have read."""
+
+    def __init__(self, rows: list[dict[str, Any]], name: str, values: Any) -> None:
+        super().__init__(rows)
+        self.name, self.values = name, values
+
+    def restore(self) -> None:
+        for row, value in zip(self, self.values.to_pylist(), strict=True):
+            row[self.name] = value
+
+
+def stream_records(path: str | Path, size: int | None = None, progress: dict[str, int] | None = None,
+                   apart: Apart | None = None) -> Iterator[list[dict[str, Any]]]:
     """The rows of a tabular file, `size` at a time, with the checks and messages of `read_records`: JSONL, CSV (and
     their .gz, refused as a bomb by what they inflate to so far) and Parquet are read as they go, never whole; JSON and
     XLSX are read whole and handed out in chunks. Column names are checked and stripped in every chunk.
-    `progress["read"]`: how much of the file (in bytes of the file on disk) is read so far."""
+    `progress["read"]`: how much of the file (in bytes of the file on disk) is read so far. `apart`: see `Apart`
+    (Parquet only; other formats ignore it)."""
     path = Path(path)
     size = size or CHUNK_ROWS
     progress = progress if progress is not None else {}
@@ -375,7 +398,7 @@ def stream_records(path: str | Path, size: int | None = None,
     if path.stat().st_size == 0:
         raise ImportFailed("the file is empty", file=path.name)
     if fmt == "parquet":
-        chunks = _parquet_stream(path, size, progress)
+        chunks = _parquet_stream(path, size, progress, apart)
     elif fmt == "jsonl":
         chunks = _jsonl_stream(path, _lines(path, gz, progress), size)
     elif gz:
@@ -667,8 +690,10 @@ def _as_text(path: Path, batch: Any) -> Any:
     return batch
 
 
-def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[list[dict[str, Any]]]:
+def _parquet_stream(path: Path, size: int, progress: dict[str, int],
+                    apart: Apart | None = None) -> Iterator[list[dict[str, Any]]]:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(path)
@@ -681,6 +706,13 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator
             if first:
                 _check_names(path, names)
                 first = False
+            kept, name = None, apart.column if apart is not None else None
+            if name is not None and names.count(name) == 1:
+                k = names.index(name)
+                if pa.types.is_list(batch.schema.types[k]) or pa.types.is_large_list(batch.schema.types[k]):
+                    kept = batch.column(k)       # a list cell is never NaN nor binary: the steps below skip it
+                    batch = batch.drop_columns([batch.schema.names[k]])
+                    del names[k]
             rows = _as_text(path, batch).to_pylist()
             for record in rows:
                 for key, value in record.items():
@@ -688,7 +720,7 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator
                         record[key] = None
             if names != batch.schema.names:
                 rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
-            yield rows
+            yield rows if kept is None or name is None else SplitRows(rows, name, kept)
     except ImportFailed:
         raise
     except Exception as exc:  # pyarrow raises many kinds for a damaged file

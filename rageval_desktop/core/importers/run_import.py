@@ -17,7 +17,7 @@ from rageval_desktop.core.base.text import lookalike, name_problem
 from rageval_desktop.core.importers.common import ImportReport, keep_run_values
 from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.importers.readers import file_format
-from rageval_desktop.core.importers.run_reader import InProcess
+from rageval_desktop.core.importers.run_reader import PASSAGE_WIDTH, ROW_WIDTH, InProcess
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project, inserted_id
 
@@ -108,7 +108,7 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
         position = 0
         for rows, passages, ids, read in source.chunks(run_id, next_id, ctx, conn):
             _flush(conn, rows, passages, run_id, ids, file)
-            position += len(rows)
+            position += len(rows) // ROW_WIDTH
             ctx.check()
             ctx.report(min(read, size), size, f"{position:,} run rows written")
         summary = source.summary
@@ -138,21 +138,41 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
     return report
 
 
-def _flush(conn: sqlite3.Connection,
-           rows: list, passages: list, run_id: int, ids: list[tuple[str, int]], file: str) -> None:
+ROW_INSERT = ("INSERT INTO run_rows (id, run_id, position, external_id, golden_id, question, answer, latency_ms, "
+              "cost_usd, prompt_tokens, completion_tokens, metadata) VALUES ")
+PASSAGE_INSERT = "INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score, in_prompt) VALUES "
+PER_STATEMENT = 80   # rows a statement inserts (80 x 12 values: under the 999 an older SQLite allows); a statement
+                     # of many rows steps SQLite's program once for all of them (150,000 passages: 0.60 -> 0.47 s)
+
+
+def _insert(conn: sqlite3.Connection, insert: str, values: list, width: int) -> None:
+    """Insert the rows laid end to end in `values` (`width` values each), `PER_STATEMENT` to a statement."""
+    step = width * PER_STATEMENT
+    whole = len(values) - len(values) % step
+    if whole:
+        many = insert + ", ".join(["(" + ", ".join("?" * width) + ")"] * PER_STATEMENT)
+        for start in range(0, whole, step):
+            conn.execute(many, values[start:start + step])
+    if whole < len(values):
+        rest = iter(values[whole:])
+        conn.executemany(insert + "(" + ", ".join("?" * width) + ")", zip(*[rest] * width, strict=True))
+
+
+def _flush(conn: sqlite3.Connection, rows: list, passages: list, run_id: int, ids: list[tuple[str, int]],
+           file: str) -> None:
     import sqlite3
 
+    if len(rows) % ROW_WIDTH or len(passages) % PASSAGE_WIDTH:
+        raise RuntimeError("a chunk's rows or passages are cut short")
     try:
-        conn.executemany(
-            "INSERT INTO run_rows (id, run_id, position, external_id, golden_id, question, answer, latency_ms, "
-            "cost_usd, prompt_tokens, completion_tokens, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        _insert(conn, ROW_INSERT, rows, ROW_WIDTH)
     except sqlite3.IntegrityError:   # UNIQUE (run_id, external_id): name the row and the one it repeats
-        _duplicate(conn, run_id, ids, rows[0][2], file)
+        _duplicate(conn, run_id, ids, rows[2], file)
         raise
-    if passages and not rows[0][0] <= min(p[0] for p in passages) <= max(p[0] for p in passages) <= rows[-1][0]:
+    row_ids = passages[::PASSAGE_WIDTH]
+    if row_ids and not rows[0] <= min(row_ids) <= max(row_ids) <= rows[-ROW_WIDTH]:
         raise RuntimeError("a passage refers to a row outside its chunk")   # (the chunk's rows' ids are one range)
-    conn.executemany("INSERT INTO retrieved_passages (run_row_id, rank, chunk_id, text, score, in_prompt) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", passages)
+    _insert(conn, PASSAGE_INSERT, passages, PASSAGE_WIDTH)
 
 
 def _duplicate(conn: sqlite3.Connection, run_id: int, ids: list[tuple[str, int]], first_position: int,

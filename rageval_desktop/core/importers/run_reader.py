@@ -14,7 +14,10 @@ from typing import Any
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.text import normalise_question
 from rageval_desktop.core.importers.common import CorpusText, stream_load
-from rageval_desktop.core.importers.layouts import RunRecord
+from rageval_desktop.core.importers.layouts import ColumnPassages, RunChunk, RunRecord
+
+ROW_WIDTH = 12       # values of a run row in `Preparer.prepare`'s flat list (run_import's INSERT names them)
+PASSAGE_WIDTH = 6    # values of a retrieved passage
 
 
 class InProcess:
@@ -26,8 +29,10 @@ class InProcess:
         self.summary: dict[str, Any] = {}
         self.rank_by = rank_by
         self._progress: dict[str, int] = {}
+        # (passages ranked by score are sorted a row at a time: only those in file order are read as columns)
         self._layout, self._records, self._file = stream_load(path, "run", fmt, mapping, self.cell_warnings,
-                                                              progress=self._progress)
+                                                              progress=self._progress,
+                                                              columns_apart=rank_by == "position")
 
     def layout(self, ctx: TaskContext | None) -> tuple[str, str]:
         return self._layout.name, self._file
@@ -56,16 +61,23 @@ class Preparer:
         self.linked = self.unlinked = self.unresolved = 0
         self.unlinked_examples: list[str] = []
 
-    def prepare(self, records: list[RunRecord]) -> tuple[list[tuple], list[tuple], list[tuple[str, int]]]:
-        """(run_rows rows, retrieved_passages rows, (external id, file row) of each record)."""
-        rows, passages = [], []
+    def prepare(self, records: list[RunRecord]) -> tuple[list, list, list[tuple[str, int]]]:
+        """(run_rows rows, retrieved_passages rows, (external id, file row) of each record). The rows come one after
+        another in one flat list (`ROW_WIDTH` values each, `PASSAGE_WIDTH` for passages): the importer inserts them
+        many to a statement, and a flat list is quicker to send than one tuple a row."""
+        rows: list = []
+        passages: list = []
         for rec in records:
             self.position += 1
             rec.external_id = rec.external_id or f"row-{self.position}"
+        columns = records.passages if isinstance(records, RunChunk) else None
         self.ranks.see(records)
+        if columns is not None:
+            self.ranks.see_columns(records, columns)
         self.repeats.see(records)
         text_only = _match_corpus(self.corpus, records)
         first = self.position - len(records) + 1
+        first_id = self.next_id
         for k, rec in enumerate(records):
             golden_id = link_golden(rec, self.by_id, self.by_question)
             if golden_id and rec.row in text_only and not any(p.chunk_id and not p.scoped for p in rec.retrieved):
@@ -78,17 +90,35 @@ class Preparer:
                     self.unlinked_examples.append(rec.question[:120])
             row_id = self.next_id
             self.next_id += 1
-            rows.append((row_id, self.run_id, first + k, rec.external_id, golden_id, rec.question, rec.answer,
+            rows.extend((row_id, self.run_id, first + k, rec.external_id, golden_id, rec.question, rec.answer,
                          rec.latency_ms, rec.cost_usd, rec.prompt_tokens, rec.completion_tokens,
                          json.dumps(rec.metadata, ensure_ascii=False) if rec.metadata else "{}"))
             for rank, p in enumerate(rec.retrieved, start=1):
-                passages.append((row_id, rank, p.chunk_id, p.text, p.score,
+                passages.extend((row_id, rank, p.chunk_id, p.text, p.score,
                                  None if p.in_prompt is None else int(p.in_prompt)))
+        if columns is not None:
+            passages = _laid_out(columns, first_id)
         return rows, passages, [(rec.external_id or "", rec.row) for rec in records]
 
     def summary(self) -> dict[str, Any]:
         return {"linked": self.linked, "unlinked": self.unlinked, "unlinked_examples": self.unlinked_examples,
                 "unresolved": self.unresolved, "warnings": self.ranks.warnings() + self.repeats.warnings()}
+
+
+def _laid_out(columns: ColumnPassages, first_id: int) -> list:
+    """The passages of a chunk read as columns, as `Preparer.prepare` lays out those of records: row id, rank (from
+    1, in file order), chunk id, text, score, in_prompt — one passage after another."""
+    out: list = [None] * (PASSAGE_WIDTH * len(columns.texts))
+    counts = columns.counts
+    out[0::PASSAGE_WIDTH] = [row_id for row_id, count in zip(range(first_id, first_id + len(counts)), counts,
+                                                              strict=True) for _ in range(count)]
+    out[1::PASSAGE_WIDTH] = [rank for count in counts for rank in range(1, count + 1)]
+    out[2::PASSAGE_WIDTH] = columns.chunk_ids
+    out[3::PASSAGE_WIDTH] = columns.texts
+    out[4::PASSAGE_WIDTH] = columns.scores
+    if any(flag is not None for flag in columns.in_prompt):
+        out[5::PASSAGE_WIDTH] = [None if flag is None else int(flag) for flag in columns.in_prompt]
+    return out
 
 
 def golden_index(conn: sqlite3.Connection) -> tuple[set[str], dict[str, str]]:
@@ -129,6 +159,17 @@ class _Ranks:
             if self.rank_by == "score":
                 self.unscored += sum(p.score is None for p in rec.retrieved)
                 rec.retrieved.sort(key=lambda p: (p.score is None, -(p.score or 0.0)))
+
+    def see_columns(self, records: list[RunRecord], columns: ColumnPassages) -> None:
+        """`see` for passages read as columns (in file order: rank_by is "position")."""
+        start = 0
+        for rec, count in zip(records, columns.counts, strict=True):
+            if count > 1:
+                scores = columns.scores[start:start + count]
+                if None not in scores and any(b > a for a, b in pairwise(scores)):  # type: ignore[operator]
+                    self.contradicted += 1
+                    self.first = rec.row if self.first is None else self.first
+            start += count
 
     def warnings(self) -> list[str]:
         out = []

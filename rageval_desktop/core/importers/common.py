@@ -78,10 +78,21 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
     import itertools
 
     path = Path(path)
-    apart = Apart()
+
+    def apart_from_the_start(names: list[str]) -> str | None:
+        """The passages' column, when the first chunk's names make a native run (any other layout, or a refusal,
+        is chosen below as for every file)."""
+        try:
+            native = choose_layout(kind, names, fmt, path.name) is NATIVE_RUN
+        except ImportFailed:
+            return None
+        return "retrieved" if native else None
+
+    apart = Apart(apart_from_the_start if columns_apart and not mapping else None)
     chunks = stream_records(path, size, progress, apart)
     first = next(chunks)
-    columns = list(dict.fromkeys(key for row in first for key in row))
+    columns = list(dict.fromkeys([key for row in first for key in row]
+                                 + ([first.name] if isinstance(first, SplitRows) else [])))
     if mapping:
         absent = [src for src in mapping if src not in columns]
         if absent:

@@ -9,10 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import ImportFailed
 from rageval_desktop.core.importers.cells import _SURROGATE, MAX_CELL_CHARS, Cells
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    from numpy.typing import NDArray
 
 
 @dataclass
@@ -205,7 +210,7 @@ class RunChunk(list):
         self.passages = passages
 
 
-def column_passages(values: Any) -> ColumnPassages | None:
+def column_passages(values: pa.Array) -> ColumnPassages | None:
     """The passages of a Parquet `retrieved` column (an Arrow list array), checked a column at a time — or None
     unless every item is plain as `_plain_passages` has it (then the rows are read one at a time, which words the
     refusal or reads the rest). Strings in Arrow are UTF-8 (the array is validated), so no text holds a surrogate.
@@ -266,7 +271,7 @@ def column_passages(values: Any) -> ColumnPassages | None:
     return ColumnPassages(counts, chunk_ids.to_pylist(), texts.to_pylist(), scores, in_prompt)
 
 
-def _offsets(array: Any, large: bool) -> Any:
+def _offsets(array: pa.Array, large: bool) -> NDArray[np.generic]:
     """An Arrow string or list array's offsets (its items' ends, one more than its length) as numpy reads its
     buffer (`to_numpy()` would import pandas)."""
     import numpy as np

@@ -13,11 +13,14 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import ImportFailed
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MAX_DECOMPRESSED_BYTES = 2 * 1024 ** 3   # a .gz file may inflate to this much ...
 BOMB_RATIO = 200                          # ... and no text file compresses 200 : 1 past ...
@@ -354,19 +357,20 @@ STREAMED = ("jsonl", "csv", "parquet")   # JSON (one document) and XLSX are read
 
 
 class Apart:
-    """A list column that a Parquet stream hands over in Arrow form, once its reader knows it can check the column
-    a whole chunk at a time (`column` is set after the first chunk, when the layout is known): each later chunk's
-    rows come without it, as `SplitRows` carrying it."""
+    """A list column that a Parquet stream hands over in Arrow form, for a reader that checks it a whole chunk at a
+    time: `decide` names it from the first chunk's column names (the layout they make), or `column` is set later.
+    Each chunk read after that comes as `SplitRows`: its rows without the column, and the column."""
 
-    def __init__(self) -> None:
+    def __init__(self, decide: Callable[[list[str]], str | None] | None = None) -> None:
         self.column: str | None = None
+        self.decide = decide
 
 
 class SplitRows(list):
     """A chunk's rows without the `Apart` column, which `values` holds as an Arrow list array (row k's list is its
     k-th item); `restore()` puts it back into the rows as a list of dicts, as the whole chunk would have read."""
 
-    def __init__(self, rows: list[dict[str, Any]], name: str, values: Any) -> None:
+    def __init__(self, rows: list[dict], name: str, values: pa.Array) -> None:
         super().__init__(rows)
         self.name, self.values = name, values
 
@@ -706,7 +710,9 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int],
             if first:
                 _check_names(path, names)
                 first = False
-            kept, name = None, apart.column if apart is not None else None
+                if apart is not None and apart.decide is not None and apart.column is None:
+                    apart.column = apart.decide(names)
+            kept, name = None, apart.column if apart is not None and batch.num_rows else None
             if name is not None and names.count(name) == 1:
                 k = names.index(name)
                 if pa.types.is_list(batch.schema.types[k]) or pa.types.is_large_list(batch.schema.types[k]):

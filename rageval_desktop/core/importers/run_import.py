@@ -19,7 +19,7 @@ from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.importers.readers import file_format
 from rageval_desktop.core.importers.run_reader import PASSAGE_WIDTH, ROW_WIDTH, InProcess
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.core.store.project import Project, inserted_id
+from rageval_desktop.core.store.project import Checkpoint, Project, inserted_id
 
 PARALLEL_BYTES = 32 * 1024 * 1024   # a file this large is read and converted by a second process (reader_process)
 COMPRESSED = 4                      # a Parquet or .gz file's bytes hold about this many times as much (a 30k-row
@@ -91,6 +91,15 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
                                "case or width): the two are easy to confuse in a gate or a report")
 
     ctx.report(0, size, "reading and writing run rows", force=True)
+    # the commit leaves the log's copy into the file to a helper thread, while the run's values are read and kept
+    with project.checkpoint_behind() as checkpoint:
+        return _write(project, run_name, notes, config, ctx, size, source, report, existing, checkpoint)
+
+
+def _write(project: Project, run_name: str, notes: str | None, config: dict | None, ctx: TaskContext, size: int,
+           source: ReaderProcess | InProcess, report: ImportReport, existing: tuple | None,
+           checkpoint: Checkpoint) -> ImportReport:
+    file, layout_name = report.file, report.layout
     # a new run's rows and passages refer only to rows that exist by construction (the run made here, golden rows
     # read under this write, the row ids given to each chunk: `_flush` checks its passages), so SQLite need not look
     # each reference up; replacing a run deletes the old one, whose rows must cascade
@@ -118,6 +127,7 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
         ctx.check()
         project.audit(conn, "import", "run", run_name, file=file, layout=layout_name, rows=position,
                       linked=report.linked, unlinked=report.unlinked)
+    checkpoint.start()
     report.warnings[:0] = source.cell_warnings     # what the cells said first, however the file was read
     report.warnings += summary["warnings"]
     if report.unlinked:

@@ -102,6 +102,35 @@ def write_failed(path: Path, op: str, exc: sqlite3.Error) -> WriteFailed:
     return WriteFailed(f"{path}: could not save ({op}): {text}; nothing of this step was saved", kind="other")
 
 
+class Checkpoint:
+    """The write-ahead log copied into the file on a helper thread (`Project.checkpoint_behind`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.thread: threading.Thread | None = None
+        self.result: tuple[int, int, int] | None = None   # SQLite's (busy, log pages, pages copied), once done
+
+    def start(self) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._copy, name="rageval-checkpoint", daemon=True)
+            self.thread.start()
+
+    def _copy(self) -> None:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self.result = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            finally:
+                conn.close()      # never the last connection (the writer's is open): the log stays as it is
+        except sqlite3.Error:     # not copied now: the next checkpoint copies it, and nothing is lost meanwhile
+            self.result = None
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
 class Project:
     """An open project file. Thread-safe: call `reader()` per thread and `write()` from any thread."""
 
@@ -115,6 +144,8 @@ class Project:
         self.actor = actor or default_actor()
         self.read_only = read_only
         self._write_lock = threading.RLock()
+        self._checkpoints_held = 0        # `checkpoint_behind` blocks open, and the setting they put aside
+        self._autocheckpoint = 1000
         self._writer: sqlite3.Connection | None = None
         self._local = threading.local()
         self._readers: dict[int, sqlite3.Connection] = {}     # by the thread that reads through it (its ident)
@@ -369,6 +400,35 @@ class Project:
             yield conn
         finally:
             conn.close()
+
+    @contextmanager
+    def checkpoint_behind(self) -> Iterator[Checkpoint]:
+        """Writes inside commit without copying the write-ahead log into the file (SQLite's automatic checkpoint,
+        run by the commit that passes 1,000 pages: 0.3 s of a 30k-row import's 95 MB, 0.8 s at 100k); `start()`
+        copies it on a helper thread and a connection of its own while the caller goes on — reads and small writes,
+        which a checkpoint never blocks. Leaving waits for the copy and turns the automatic checkpoint back on. A
+        copy that cannot finish (a reader holding an older snapshot) leaves the rest to the next checkpoint: the log
+        keeps every page until it is copied, so nothing is lost either way."""
+        if self.read_only or self._writer is None:    # the write inside says why it cannot
+            yield Checkpoint(self.path)
+            return
+        with self._write_lock:      # (two threads may each hold it: the last to leave turns it back on)
+            if not self._checkpoints_held:
+                self._autocheckpoint = self.pragma("wal_autocheckpoint")
+                self.pragma("wal_autocheckpoint = 0")
+            self._checkpoints_held += 1
+        checkpoint = Checkpoint(self.path)
+        try:
+            yield checkpoint
+        finally:
+            checkpoint.join()
+            with self._write_lock:
+                self._checkpoints_held -= 1
+                if not self._checkpoints_held and self._writer is not None:
+                    try:
+                        self.pragma(f"wal_autocheckpoint = {int(self._autocheckpoint)}")
+                    except sqlite3.Error:   # the file went away meanwhile: the write that needs it says so
+                        pass
 
     @contextmanager
     def write(self, op: str, *, changed: tuple[Area, ...] = (),

@@ -162,3 +162,23 @@ def test_a_reader_process_sends_passages_read_as_columns_as_the_importer_reads_t
                 r.execute("SELECT run_row_id, rank, chunk_id, text, score, typeof(score), in_prompt "
                           "FROM retrieved_passages ORDER BY run_row_id, rank").fetchall())
     assert started == [1] and (held, report.warnings) == (row_by_row, said_row_by_row)
+
+
+def test_a_text_that_is_not_utf8_is_refused_as_the_long_way_refuses_it(tmp_path, monkeypatch):
+    """Parquet's reader does not check a string column's bytes: a passage text that is not UTF-8 (a lone surrogate's
+    bytes) fails the columns' check, and the long way says what is wrong with the file, naming it."""
+    monkeypatch.setattr(readers, "CHUNK_ROWS", 2)
+    texts = [b"ok", b"ok", b"ok", b"bad \xed\xa0\x80 surrogate", b"ok", b"ok"]
+    raw = pa.array(texts, pa.binary())
+    struct = pa.StructArray.from_arrays([pa.array([f"c{i}" for i in range(6)]),
+                                         pa.Array.from_buffers(pa.string(), len(texts), raw.buffers())],
+                                        names=["chunk_id", "text"])
+    retrieved = pa.ListArray.from_arrays(pa.array(range(7), pa.int32()), struct)
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"id": [f"q{i}" for i in range(6)], "question": ["Q?"] * 6, "answer": ["a"] * 6,
+                             "retrieved": retrieved}), path)
+    held, said, taken = _import(tmp_path, "columns", path, monkeypatch, columns=True)
+    assert taken == [True, False]          # the first chunk as columns; the second went the long way, and stopped
+    assert said == ["refused: run.parquet: not a valid Parquet file (UnicodeDecodeError: 'utf-8' codec can't decode "
+                    "byte 0xed in position 4: invalid continuation byte)"]
+    assert held == ([], [])

@@ -215,6 +215,13 @@ def column_passages(values: pa.Array) -> ColumnPassages | None:
     unless every item is plain as `_plain_passages` has it (then the rows are read one at a time, which words the
     refusal or reads the rest). Strings in Arrow are UTF-8 (the array is validated), so no text holds a surrogate.
     (numpy, not pyarrow.compute: its import and first kernels cost more than a chunk takes.)"""
+    try:
+        return _column_passages(values)
+    except Exception:  # noqa: BLE001 - a column pyarrow cannot take apart is read the long way, which says why
+        return None
+
+
+def _column_passages(values: pa.Array) -> ColumnPassages | None:
     import numpy as np
     import pyarrow as pa
 

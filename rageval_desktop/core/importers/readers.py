@@ -370,12 +370,17 @@ class SplitRows(list):
     """A chunk's rows without the `Apart` column, which `values` holds as an Arrow list array (row k's list is its
     k-th item); `restore()` puts it back into the rows as a list of dicts, as the whole chunk would have read."""
 
-    def __init__(self, rows: list[dict], name: str, values: pa.Array) -> None:
+    def __init__(self, rows: list[dict], name: str, values: pa.Array, file: str) -> None:
         super().__init__(rows)
-        self.name, self.values = name, values
+        self.name, self.values, self.file = name, values, file
 
     def restore(self) -> None:
-        for row, value in zip(self, self.values.to_pylist(), strict=True):
+        try:
+            values = self.values.to_pylist()
+        except Exception as exc:  # as the stream says of a damaged file's batch
+            raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {_said(exc)})",
+                               file=self.file) from None
+        for row, value in zip(self, values, strict=True):
             row[self.name] = value
 
 
@@ -726,7 +731,7 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int],
                         record[key] = None
             if names != batch.schema.names:
                 rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
-            yield rows if kept is None or name is None else SplitRows(rows, name, kept)
+            yield rows if kept is None or name is None else SplitRows(rows, name, kept, path.name)
     except ImportFailed:
         raise
     except Exception as exc:  # pyarrow raises many kinds for a damaged file

@@ -91,3 +91,17 @@ def test_two_blocks_at_once_leave_the_automatic_checkpoint_on_when_the_last_ends
     assert project.pragma("wal_autocheckpoint") == 0
     second.__exit__(None, None, None)
     assert project.pragma("wal_autocheckpoint") == 1000
+
+
+def test_the_import_says_it_is_writing_the_file_until_the_copy_is_done(project, tmp_path, monkeypatch):
+    """'done' comes after the helper's copy, not before the wait for it."""
+    from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.store.project import Checkpoint
+
+    said: list[str] = []
+    join = Checkpoint.join
+    monkeypatch.setattr(Checkpoint, "join", lambda self: (said.append("(copy waited for)"), join(self))[1])
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps({"id": "q", "question": "Q?", "answer": "a", "retrieved": []}) + "\n")
+    import_run(project, path, "v1", ctx=TaskContext(on_progress=lambda done, total, message: said.append(message)))
+    assert said[-3:] == ["writing the project file", "(copy waited for)", "done"]

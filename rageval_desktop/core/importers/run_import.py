@@ -93,12 +93,15 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
     ctx.report(0, size, "reading and writing run rows", force=True)
     # the commit leaves the log's copy into the file to a helper thread, while the run's values are read and kept
     with project.checkpoint_behind() as checkpoint:
-        return _write(project, run_name, notes, config, ctx, size, source, report, existing, checkpoint)
+        _write(project, run_name, notes, config, ctx, size, source, report, existing, checkpoint)
+        ctx.report(size, size, "writing the project file", force=True)
+    ctx.report(size, size, "done", force=True)
+    return report
 
 
 def _write(project: Project, run_name: str, notes: str | None, config: dict | None, ctx: TaskContext, size: int,
            source: ReaderProcess | InProcess, report: ImportReport, existing: tuple | None,
-           checkpoint: Checkpoint) -> ImportReport:
+           checkpoint: Checkpoint) -> None:
     file, layout_name = report.file, report.layout
     # a new run's rows and passages refer only to rows that exist by construction (the run made here, golden rows
     # read under this write, the row ids given to each chunk: `_flush` checks its passages), so SQLite need not look
@@ -144,8 +147,6 @@ def _write(project: Project, run_name: str, notes: str | None, config: dict | No
                "with --replace"))
     ctx.report(size, size, "keeping the run's values for quick reads", force=True)
     report.warnings += keep_run_values(project, run_id)
-    ctx.report(size, size, "done", force=True)
-    return report
 
 
 ROW_INSERT = ("INSERT INTO run_rows (id, run_id, position, external_id, golden_id, question, answer, latency_ms, "

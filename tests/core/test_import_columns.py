@@ -1,6 +1,7 @@
-"""A native run's passages read from Parquet are checked a column at a time where every item is plain
-(`layouts.column_passages`): the project then holds exactly what reading them a row at a time gives — rows, passages,
-warnings — and a chunk with any item that is not plain goes the long way, which reads it or words the refusal."""
+"""A native run read from Parquet is checked a column at a time where every cell and passage is plain
+(`layouts.column_run_records`): the project then holds exactly what reading it a row at a time gives — rows, passages,
+warnings — and a chunk with any cell or item that is not plain goes the long way, which reads it or words the
+refusal."""
 
 from __future__ import annotations
 
@@ -69,20 +70,62 @@ CASES = {   # name: (table, read a column at a time?)
     "a string score": (
         _table([[{"chunk_id": "c", "text": "t", "score": "0.5"}] for r in range(7)],
                pa.struct([("chunk_id", pa.string()), ("text", pa.string()), ("score", pa.string())])), False),
+    # the rows' own cells
+    "whole-number ids, missing answers and token counts, whole floats as token counts": (
+        pa.table({"id": pa.array(range(7), pa.int64()), "question": [f"Q{r}?" for r in range(7)],
+                  "answer": [None if r % 2 else "a" for r in range(7)], "retrieved": _lists(7),
+                  "prompt_tokens": pa.array([None, 3, 4, 5, None, 7, 8], pa.int32()),
+                  "completion_tokens": [1.0, 2.0, None, 4.0, 5.0, 6.0, 7.0], "cost_usd": [0.0] * 7}), True),
+    "texts in other scripts, and invisible characters beside visible ones": (
+        pa.table({"id": [f"行{r}" for r in range(7)], "question": ["מה? \u202e", "\u200bQ?", "日本語？", "Q?", "Ä?",
+                                                                   "\u3000x", "¿Q?"],
+                  "answer": ["\u2028x", "ok", " é ", "ok", "ok", "ok", "ok"], "retrieved": _lists(7)}), True),
+    "a blank answer": (pa.table({"question": ["Q?"] * 7, "answer": ["a", "a", "a", "a", "a", "   ", "a"],
+                                 "retrieved": _lists(7)}), False),
+    "an answer blank in another script's spaces": (
+        pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 5 + ["\u3000\u00a0", "a"], "retrieved": _lists(7)}),
+        False),
+    "a question of invisible characters only": (
+        pa.table({"question": ["Q?"] * 5 + ["\u200b\u200d", "Q?"], "answer": ["a"] * 7, "retrieved": _lists(7)}),
+        False),
+    "a missing question": (pa.table({"question": ["Q?"] * 5 + [None, "Q?"], "answer": ["a"] * 7,
+                                     "retrieved": _lists(7)}), False),
+    "a NUL in a question": (pa.table({"question": ["Q?"] * 5 + ["Q\x00?", "Q?"], "answer": ["a"] * 7,
+                                      "retrieved": _lists(7)}), False),
+    "an answer over the cell limit": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 5 + ["x" * 1_000_001, "a"],
+                                                "retrieved": _lists(7)}), False),
+    "a negative latency": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7, "retrieved": _lists(7),
+                                     "latency_ms": [1.0] * 5 + [-1.0, 1.0]}), False),
+    "a NaN latency": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7, "retrieved": _lists(7),
+                                "latency_ms": [1.0] * 5 + [math.nan, 1.0]}), False),
+    "an infinite cost": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7, "retrieved": _lists(7),
+                                   "cost_usd": [1.0] * 5 + [math.inf, 1.0]}), False),
+    "a latency past the limit": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7, "retrieved": _lists(7),
+                                           "latency_ms": [1.0] * 5 + [1e16, 1.0]}), False),
+    "a token count that is not whole": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7, "retrieved": _lists(7),
+                                                  "prompt_tokens": [1.0] * 5 + [1.5, 1.0]}), False),
+    "true/false token counts": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7, "retrieved": _lists(7),
+                                          "prompt_tokens": [True] * 7}), False),
+    "a column no layout knows (metadata)": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7,
+                                                      "retrieved": _lists(7), "query_run": [1] * 7}), False),
+    "passages written as text": (pa.table({"question": ["Q?"] * 7, "answer": ["a"] * 7,
+                                           "retrieved": ['[{"chunk_id": "c", "text": "t"}]'] * 7}), False),
+    "float ids": (pa.table({"id": [1.0, 2.0, 3.5, 4.0, 5.0, 6.0, 7.0], "question": ["Q?"] * 7, "answer": ["a"] * 7,
+                            "retrieved": _lists(7)}), False),
 }
 
 
 def _import(tmp_path, name: str, path, monkeypatch, columns: bool) -> tuple:
     """What the project holds (or the refusal) after importing `path`, its passages read as columns or not."""
     taken: list[bool] = []
-    real = common.column_passages
+    real = common.column_run_records
 
-    def watched(values):
-        got = real(values) if columns else None
+    def watched(chunk):
+        got = real(chunk) if columns else None
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(common, "column_passages", watched)
+    monkeypatch.setattr(common, "column_run_records", watched)
     project = Project.create(tmp_path / f"{name}.rageval")
     try:
         report = import_run(project, path, "v1")
@@ -129,8 +172,8 @@ def test_passages_ranked_by_score_are_read_row_by_row(tmp_path, monkeypatch):
     path = tmp_path / "run.parquet"
     pq.write_table(CASES["plain, a row whose scores rise"][0], path)
     seen: list = []
-    real = common.column_passages
-    monkeypatch.setattr(common, "column_passages", lambda values: seen.append(1) or real(values))
+    real = common.column_run_records
+    monkeypatch.setattr(common, "column_run_records", lambda chunk: seen.append(1) or real(chunk))
     with Project.create(tmp_path / "p.rageval") as project:
         import_run(project, path, "v1", rank_by="score")
         ranks = project.reader().execute(

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_passage
 from rageval_desktop.core.importers.cells import Cells
-from rageval_desktop.core.importers.layouts import NATIVE_RUN, Layout, RunChunk, choose_layout, column_passages
-from rageval_desktop.core.importers.readers import Apart, SplitRows, stream_records
+from rageval_desktop.core.importers.layouts import NATIVE_RUN, Layout, choose_layout, column_run_records
+from rageval_desktop.core.importers.readers import Apart, ArrowChunk, stream_parts
+from rageval_desktop.core.metrics import values as run_values
 
 if TYPE_CHECKING:   # (the reader process imports this module and never opens a project: 16 ms of its start)
     from rageval_desktop.core.store.project import Project
@@ -73,26 +74,26 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
     """`load` a chunk at a time: the layout is chosen from the first chunk's columns, then each chunk is converted as
     it is read (record rows and messages name the file's rows). A layout whose records span rows (open-rag-eval:
     one row per passage) is converted whole. `progress["read"]`: the bytes of the file read so far.
-    `columns_apart`: a native run's passages, read from Parquet, are checked a column at a time where they are plain
-    (`layouts.column_passages`): such a chunk comes as a `RunChunk`, its records' `retrieved` empty."""
+    `columns_apart`: a native run read from Parquet is checked a column at a time where every cell is plain
+    (`layouts.column_run_records`): such a chunk comes as a `RunChunk`, its records' `retrieved` empty and its
+    passages apart."""
     import itertools
 
     path = Path(path)
 
-    def apart_from_the_start(names: list[str]) -> str | None:
-        """The passages' column, when the first chunk's names make a native run (any other layout, or a refusal,
-        is chosen below as for every file)."""
+    def native_from_the_start(names: list[str]) -> bool:
+        """Whether the first chunk's names make a native run (any other layout, or a refusal, is chosen below as
+        for every file)."""
         try:
-            native = choose_layout(kind, names, fmt, path.name) is NATIVE_RUN
+            return choose_layout(kind, names, fmt, path.name) is NATIVE_RUN
         except ImportFailed:
-            return None
-        return "retrieved" if native else None
+            return False
 
-    apart = Apart(apart_from_the_start if columns_apart and not mapping else None)
-    chunks = stream_records(path, size, progress, apart)
+    apart = Apart(native_from_the_start if columns_apart and not mapping else None)
+    chunks = stream_parts(path, size, progress, apart)
     first = next(chunks)
-    columns = list(dict.fromkeys([key for row in first for key in row]
-                                 + ([first.name] if isinstance(first, SplitRows) else [])))
+    columns = list(dict.fromkeys(first.names if isinstance(first, ArrowChunk) else
+                                 [key for row in first for key in row]))
     if mapping:
         absent = [src for src in mapping if src not in columns]
         if absent:
@@ -101,31 +102,29 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
         columns = [mapping.get(col, col) for col in columns]
     layout = choose_layout(kind, columns, fmt, path.name)
     if columns_apart and layout is NATIVE_RUN and not mapping:
-        apart.column = "retrieved"
+        apart.on = True
     cells = Cells(path.name)
     if warnings is not None:
         cells.warnings = warnings
 
-    def renamed(rows: list[dict]) -> list[dict]:
+    def renamed(chunk: list[dict] | ArrowChunk) -> list[dict]:
+        rows = chunk.rows() if isinstance(chunk, ArrowChunk) else chunk
         return [{mapping.get(k, k): v for k, v in row.items()} for row in rows] if mapping else rows
 
     def converted() -> Iterator[list]:
         if layout.name == "open-rag-eval":
-            yield layout.convert(renamed([row for chunk in itertools.chain([first], chunks) for row in chunk]), cells)
+            yield layout.convert([row for chunk in itertools.chain([first], chunks) for row in renamed(chunk)], cells)
             return
         offset = 0
         for chunk in itertools.chain([first], chunks):
             cells.offset = offset
-            passages = None
-            if isinstance(chunk, SplitRows):
-                passages = column_passages(chunk.values)
-                if passages is None:      # not plain throughout: the rows are read one at a time, as they come
-                    chunk.restore()
-            records = layout.convert(renamed(chunk), cells)
+            records: list | None = column_run_records(chunk) if isinstance(chunk, ArrowChunk) else None
+            if records is None:      # any chunk not read as columns is read one row at a time
+                records = layout.convert(renamed(chunk), cells)
             for rec in records:
                 rec.row += offset
             offset += len(chunk)
-            yield records if passages is None else RunChunk(records, passages)
+            yield records
 
     return layout, converted(), path.name
 
@@ -179,6 +178,10 @@ def keep_run_values(project: Project, run_id: int | None = None) -> list[str]:
     """A large run's values kept for `metrics` and `compare` (core.metrics.values) — or, with no run, those of every
     large run that a change to the golden set took away: a cache, so a write that fails here loses nothing the
     import wrote — the reads then join the tables, as before — and says so."""
+    where, args = ("", ()) if run_id is None else (" AND run_id = ?", (run_id,))
+    if not project.reader().execute(f"SELECT EXISTS (SELECT 1 FROM run_counts WHERE rows >= ?{where})",
+                                    (run_values.KEEP_FROM, *args)).fetchone()[0]:
+        return []     # no run large enough to keep: what keeps them is not even imported (30 ms)
     from rageval_desktop.core.metrics.rowdata import keep_missing_values, keep_values  # heavy: not the reader
 
     try:

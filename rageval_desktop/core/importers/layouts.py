@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import ImportFailed
-from rageval_desktop.core.importers.cells import _SURROGATE, MAX_CELL_CHARS, Cells
+from rageval_desktop.core.importers.cells import _INVISIBLE, _SURROGATE, MAX_CELL_CHARS, MAX_NUMBER, Cells
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
     from numpy.typing import NDArray
+
+    from rageval_desktop.core.importers.readers import ArrowChunk
 
 
 @dataclass
@@ -210,6 +212,100 @@ class RunChunk(list):
         self.passages = passages
 
 
+_RUN_TEXTS = (("id", False), ("golden_id", False), ("question", True), ("answer", False))
+_RUN_NUMBERS = (("latency_ms", False), ("cost_usd", False), ("prompt_tokens", True), ("completion_tokens", True))
+
+
+def column_run_records(chunk: ArrowChunk) -> RunChunk | None:
+    """A native run's Parquet chunk read a column at a time: its records, with their passages apart
+    (`ColumnPassages`) — or None unless every cell is one `_native_run` takes as it is (then the chunk is read row
+    by row, which reads the rest or words the refusal). A column no layout knows (metadata) goes the long way too."""
+    try:
+        return _column_run_records(chunk)
+    except Exception:  # noqa: BLE001 - a column pyarrow cannot take apart is read the long way, which says why
+        return None
+
+
+def _column_run_records(chunk: ArrowChunk) -> RunChunk | None:
+    names = chunk.names
+    if len(set(names)) != len(names) or not set(names) <= NATIVE_RUN.known:
+        return None
+    n = len(chunk)
+    columns: list[list] = []
+    for name, required in _RUN_TEXTS:
+        column = chunk.column(name)
+        values = [None] * n if column is None and not required else _plain_texts(column, required)
+        if values is None:
+            return None
+        columns.append(values)
+    for name, whole in _RUN_NUMBERS:
+        column = chunk.column(name)
+        values = [None] * n if column is None else _plain_numbers(column, whole)
+        if values is None:
+            return None
+        columns.append(values)
+    retrieved = chunk.column("retrieved")
+    passages = None if retrieved is None else column_passages(retrieved)
+    if passages is None:
+        return None
+    records = [RunRecord(row, external_id, golden_id, question, answer, [], latency, cost, prompt, completion)
+               for row, external_id, golden_id, question, answer, latency, cost, prompt, completion
+               in zip(range(1, n + 1), *columns, strict=True)]
+    return RunChunk(records, passages)
+
+
+def _plain_texts(column: pa.Array | None, required: bool) -> list | None:
+    """A text column's values as `Cells.text` gives them — a text as it is, a whole number as its digits, a missing
+    optional cell as None — or None unless every cell is one it takes without a word: not blank, at most
+    `MAX_CELL_CHARS`, no NUL, no lone surrogate (UTF-8 is checked), and for a required one, not only invisible."""
+    import numpy as np
+    import pyarrow as pa
+
+    if column is None or (required and column.null_count):
+        return None
+    if pa.types.is_integer(column.type):
+        return [None if v is None else str(v) for v in column.to_pylist()]
+    large = pa.types.is_large_string(column.type)
+    if not (large or pa.types.is_string(column.type)):
+        return None
+    column.validate(full=True)               # (ArrowInvalid: the long way says what is wrong)
+    values = column.to_pylist()
+    ends = _offsets(column, large)
+    if not len(values):
+        return values
+    if int(np.diff(ends).max()) > MAX_CELL_CHARS:     # (its bytes; a text's characters are at most its bytes)
+        return None
+    data = column.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8)[ends[0]:ends[-1]] if data is not None else np.zeros(0, np.uint8)
+    if (raw == 0).any():
+        return None
+    seen = np.concatenate(([0], np.cumsum((raw >= 0x21) & (raw <= 0x7E))))      # visible ASCII so far
+    plain = seen[ends[1:] - ends[0]] - seen[ends[:-1] - ends[0]]
+    for k in np.flatnonzero(plain == 0).tolist():   # no visible ASCII: a blank cell, say, or one in another script
+        value = values[k]
+        if value is not None and (not value.strip() or (required and not _INVISIBLE.sub("", value))):
+            return None
+    return values
+
+
+def _plain_numbers(column: pa.Array, whole: bool) -> list | None:
+    """A number column's values as `Cells.number` gives them (a float, or for `whole` an int), or None unless every
+    cell is missing or a number it takes: finite, from 0 to `MAX_NUMBER`, and whole where it must be."""
+    import pyarrow as pa
+
+    kind = column.type
+    floating = pa.types.is_floating(kind) and not pa.types.is_float16(kind)
+    if not (floating or pa.types.is_integer(kind)):
+        return None
+    values = column.to_pylist()
+    for value in values:
+        if value is not None and not (0 <= value <= MAX_NUMBER and (not whole or not floating or value.is_integer())):
+            return None          # (NaN and the infinities fail the range)
+    if whole:
+        return [None if v is None else int(v) for v in values]
+    return [None if v is None else float(v) for v in values]
+
+
 def column_passages(values: pa.Array) -> ColumnPassages | None:
     """The passages of a Parquet `retrieved` column (an Arrow list array), checked a column at a time — or None
     unless every item is plain as `_plain_passages` has it (then the rows are read one at a time, which words the
@@ -245,7 +341,8 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
         values.validate(full=True)            # UTF-8 throughout, offsets in bounds
     except pa.ArrowInvalid:
         return None
-    flat = values.flatten()
+    ends = _offsets(values, pa.types.is_large_list(values.type))     # (no list is missing: checked above)
+    flat = values.values.slice(int(ends[0]), int(ends[-1] - ends[0]))  # (flatten() would import pyarrow.compute)
     if flat.null_count:
         return None                           # a null item: refused the long way, naming it
     chunk_ids, texts = flat.field("chunk_id"), flat.field("text")
@@ -274,7 +371,7 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
         in_prompt: list[bool | None] = [None] * len(flat)
     else:
         in_prompt = flat.field("in_prompt").to_pylist()
-    counts = np.diff(_offsets(values, pa.types.is_large_list(values.type))).tolist()
+    counts = np.diff(ends).tolist()
     return ColumnPassages(counts, chunk_ids.to_pylist(), texts.to_pylist(), scores, in_prompt)
 
 

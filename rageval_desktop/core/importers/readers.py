@@ -15,12 +15,14 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rageval_desktop.core.base.errors import ImportFailed
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+Rows = list[dict[str, Any]]    # a chunk of a file's rows, keyed by column name
 
 MAX_DECOMPRESSED_BYTES = 2 * 1024 ** 3   # a .gz file may inflate to this much ...
 BOMB_RATIO = 200                          # ... and no text file compresses 200 : 1 past ...
@@ -142,7 +144,7 @@ def _decode(path: Path, raw: bytes) -> str:
                            "save the file as UTF-8", file=path.name) from None
 
 
-def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+def read_records(path: str | Path) -> tuple[Rows, list[str]]:
     """All rows of a tabular file as dicts (missing cells = None) and the column names, in file order."""
     path = Path(path)
     fmt, gz = file_format(path)
@@ -166,7 +168,8 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
     if fmt == "parquet":  # the streaming parser, like JSONL and CSV: binary columns decoded as UTF-8 text (they came
         # through pandas as the text "b'...'"), list columns as lists (pandas gave arrays, stored as "['...']")
         del raw
-        rows = [row for chunk in _parquet_stream(path, WHOLE, {}) for row in chunk]
+        rows = [row for chunk in cast(Iterator[Rows], _parquet_stream(path, WHOLE, {}))
+                for row in chunk]
         if not rows:
             raise ImportFailed("the file has a header but no data rows", file=path.name)
         return rows, list(rows[0])
@@ -211,12 +214,12 @@ def _fast_loads(data: bytes | str) -> Any:
     return found
 
 
-def _jsonl(path: Path, raw: bytes) -> tuple[list[dict[str, Any]], list[str]]:
+def _jsonl(path: Path, raw: bytes) -> tuple[Rows, list[str]]:
     rows = [row for chunk in _jsonl_stream(path, iter(raw.split(b"\n")), WHOLE) for row in chunk]
     return _named_records(path, rows)
 
 
-def _json(path: Path, text: str) -> tuple[list[dict[str, Any]], list[str]]:
+def _json(path: Path, text: str) -> tuple[Rows, list[str]]:
     try:
         data = _fast_loads(text)
     except json.JSONDecodeError as exc:
@@ -256,7 +259,7 @@ def _check_names(path: Path, names: list[str]) -> None:
         raise ImportFailed("a column has no name in the header row", file=path.name)
 
 
-def _named_records(path: Path, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def _named_records(path: Path, rows: Rows) -> tuple[Rows, list[str]]:
     """Rows of objects (JSON, JSONL): the columns in first-seen order, checked and stripped like a header."""
     keys = list(dict.fromkeys(key for row in rows for key in row))
     names = [str(k).strip() for k in keys]
@@ -357,40 +360,50 @@ STREAMED = ("jsonl", "csv", "parquet")   # JSON (one document) and XLSX are read
 
 
 class Apart:
-    """A list column that a Parquet stream hands over in Arrow form, for a reader that checks it a whole chunk at a
-    time: `decide` names it from the first chunk's column names (the layout they make), or `column` is set later.
-    Each chunk read after that comes as `SplitRows`: its rows without the column, and the column."""
+    """A Parquet stream hands its chunks over in Arrow form (`ArrowChunk`), for a reader that checks them a column at
+    a time: `decide` says so from the first chunk's column names (the layout they make), or `on` is set later."""
 
-    def __init__(self, decide: Callable[[list[str]], str | None] | None = None) -> None:
-        self.column: str | None = None
+    def __init__(self, decide: Callable[[list[str]], bool] | None = None) -> None:
+        self.on = False
         self.decide = decide
 
 
-class SplitRows(list):
-    """A chunk's rows without the `Apart` column, which `values` holds as an Arrow list array (row k's list is its
-    k-th item); `restore()` puts it back into the rows as a list of dicts, as the whole chunk would have read."""
+class ArrowChunk:
+    """A chunk of a Parquet file as Arrow read it (column names stripped in `names`). `rows()` reads it as every other
+    chunk is read — dicts, binary columns as text, NaN as None — and `column(name)` is one column as Arrow holds it."""
 
-    def __init__(self, rows: list[dict], name: str, values: pa.Array, file: str) -> None:
-        super().__init__(rows)
-        self.name, self.values, self.file = name, values, file
+    def __init__(self, batch: pa.RecordBatch, names: list[str], file: str) -> None:
+        self.batch, self.names, self.file = batch, names, file
 
-    def restore(self) -> None:
+    def __len__(self) -> int:
+        return int(self.batch.num_rows)
+
+    def column(self, name: str) -> pa.Array | None:
+        return self.batch.column(self.names.index(name)) if self.names.count(name) == 1 else None
+
+    def rows(self) -> Rows:
         try:
-            values = self.values.to_pylist()
+            return _batch_rows(self.file, self.batch, self.names)
+        except ImportFailed:
+            raise
         except Exception as exc:  # as the stream says of a damaged file's batch
             raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {_said(exc)})",
                                file=self.file) from None
-        for row, value in zip(self, values, strict=True):
-            row[self.name] = value
 
 
-def stream_records(path: str | Path, size: int | None = None, progress: dict[str, int] | None = None,
-                   apart: Apart | None = None) -> Iterator[list[dict[str, Any]]]:
+def stream_records(path: str | Path, size: int | None = None,
+                   progress: dict[str, int] | None = None) -> Iterator[Rows]:
+    """`stream_parts` without `apart`: every chunk is a list of dicts."""
+    return cast(Iterator[Rows], stream_parts(path, size, progress))
+
+
+def stream_parts(path: str | Path, size: int | None = None, progress: dict[str, int] | None = None,
+                 apart: Apart | None = None) -> Iterator[Rows | ArrowChunk]:
     """The rows of a tabular file, `size` at a time, with the checks and messages of `read_records`: JSONL, CSV (and
     their .gz, refused as a bomb by what they inflate to so far) and Parquet are read as they go, never whole; JSON and
     XLSX are read whole and handed out in chunks. Column names are checked and stripped in every chunk.
     `progress["read"]`: how much of the file (in bytes of the file on disk) is read so far. `apart`: see `Apart`
-    (Parquet only; other formats ignore it)."""
+    (Parquet only; other formats ignore it; without it every chunk is a list of dicts)."""
     path = Path(path)
     size = size or CHUNK_ROWS
     progress = progress if progress is not None else {}
@@ -452,8 +465,8 @@ def _lines(path: Path, gz: bool, progress: dict[str, int]) -> Iterator[bytes]:
         raise ImportFailed(f"not a valid gzip file ({exc}); it may be truncated", file=path.name) from None
 
 
-def _jsonl_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[dict[str, Any]]]:
-    rows: list[dict[str, Any]] = []
+def _jsonl_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[Rows]:
+    rows: Rows = []
     for number, line in enumerate(lines, start=1):
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
@@ -476,7 +489,7 @@ def _jsonl_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[lis
         yield _named_records(path, rows)[0]
 
 
-def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[dict[str, Any]]]:
+def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[Rows]:
     """The csv module over lines decoded one at a time (a bad byte names its line)."""
     state: dict[str, Any] = {"line": 0, "last": b""}
 
@@ -493,7 +506,7 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[list[
     csv.field_size_limit(2 ** 31 - 1)
     reader = csv.reader(decoded(), strict=True)
     count = 0
-    rows: list[dict[str, Any]] = []
+    rows: Rows = []
     last: list[str] = []
     try:
         header = next(reader, None)
@@ -533,7 +546,7 @@ def _separator(byte: Any) -> Any:
     return (byte == 44) | (byte == 10) | (byte == 13)
 
 
-def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[list[dict[str, Any]]]:
+def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterator[Rows]:
     """`_csv_stream`'s rows, read by pyarrow's CSV parser (three times faster than the csv module) wherever the two
     read a file alike. Where pyarrow has read something it reads more leniently than the csv module (`_Scan`), or
     refuses (a row of the wrong width, a byte that is not UTF-8, a row larger than a block), the csv module reads on
@@ -550,7 +563,7 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
 
     names = [f"c{i}" for i in range(len(columns))]   # the header is read above: pyarrow does not rename repeats
     done = 0
-    rows: list[dict[str, Any]] = []
+    rows: Rows = []
     scan = _Scan(path)
     try:
         with pa.OSFile(str(path)) as source:
@@ -591,7 +604,7 @@ class _Lenient(Exception):
     """What pyarrow has read holds something the csv module reads otherwise (`_Scan`): it reads on from there."""
 
 
-def _skip(chunks: Iterator[list[dict[str, Any]]], count: int) -> Iterator[list[dict[str, Any]]]:
+def _skip(chunks: Iterator[Rows], count: int) -> Iterator[Rows]:
     """The chunks without their first `count` rows."""
     for chunk in chunks:
         if count >= len(chunk):
@@ -682,7 +695,7 @@ class _Scan:
         self.fh.close()
 
 
-def _as_text(path: Path, batch: Any) -> Any:
+def _as_text(file: str, batch: Any) -> Any:
     """The batch with its binary columns as UTF-8 text; a column whose bytes are not text is refused, named."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -693,16 +706,27 @@ def _as_text(path: Path, batch: Any) -> Any:
                 text = pc.cast(batch.column(i), pa.string())
             except (pa.ArrowInvalid, pa.ArrowTypeError):
                 raise ImportFailed(f"column '{field.name}' holds binary data that is not UTF-8 text",
-                                   file=path.name) from None
+                                   file=file) from None
             batch = pa.RecordBatch.from_arrays([text if j == i else batch.column(j) for j in range(batch.num_columns)],
                                                names=batch.schema.names)
     return batch
 
 
+def _batch_rows(file: str, batch: pa.RecordBatch, names: list[str]) -> Rows:
+    """A Parquet batch's rows as dicts, keyed by the stripped `names`: binary columns as text, NaN as None."""
+    rows = _as_text(file, batch).to_pylist()
+    for record in rows:
+        for key, value in record.items():
+            if isinstance(value, float) and math.isnan(value):
+                record[key] = None
+    if names != batch.schema.names:
+        rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
+    return rows
+
+
 def _parquet_stream(path: Path, size: int, progress: dict[str, int],
-                    apart: Apart | None = None) -> Iterator[list[dict[str, Any]]]:
+                    apart: Apart | None = None) -> Iterator[Rows | ArrowChunk]:
     try:
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(path)
@@ -715,23 +739,12 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int],
             if first:
                 _check_names(path, names)
                 first = False
-                if apart is not None and apart.decide is not None and apart.column is None:
-                    apart.column = apart.decide(names)
-            kept, name = None, apart.column if apart is not None and batch.num_rows else None
-            if name is not None and names.count(name) == 1:
-                k = names.index(name)
-                if pa.types.is_list(batch.schema.types[k]) or pa.types.is_large_list(batch.schema.types[k]):
-                    kept = batch.column(k)       # a list cell is never NaN nor binary: the steps below skip it
-                    batch = batch.drop_columns([batch.schema.names[k]])
-                    del names[k]
-            rows = _as_text(path, batch).to_pylist()
-            for record in rows:
-                for key, value in record.items():
-                    if isinstance(value, float) and math.isnan(value):
-                        record[key] = None
-            if names != batch.schema.names:
-                rows = [{str(k).strip(): v for k, v in r.items()} for r in rows]
-            yield rows if kept is None or name is None else SplitRows(rows, name, kept, path.name)
+                if apart is not None and apart.decide is not None and not apart.on:
+                    apart.on = apart.decide(names)
+            if apart is not None and apart.on and batch.num_rows:
+                yield ArrowChunk(batch, names, path.name)
+            else:
+                yield _batch_rows(path.name, batch, names)
     except ImportFailed:
         raise
     except Exception as exc:  # pyarrow raises many kinds for a damaged file

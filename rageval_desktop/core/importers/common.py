@@ -101,8 +101,6 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
                                f"(found: {', '.join(columns)})", file=path.name)
         columns = [mapping.get(col, col) for col in columns]
     layout = choose_layout(kind, columns, fmt, path.name)
-    if columns_apart and layout is NATIVE_RUN and not mapping:
-        apart.on = True
     cells = Cells(path.name)
     if warnings is not None:
         cells.warnings = warnings

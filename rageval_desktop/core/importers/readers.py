@@ -361,7 +361,7 @@ STREAMED = ("jsonl", "csv", "parquet")   # JSON (one document) and XLSX are read
 
 class Apart:
     """A Parquet stream hands its chunks over in Arrow form (`ArrowChunk`), for a reader that checks them a column at
-    a time: `decide` says so from the first chunk's column names (the layout they make), or `on` is set later."""
+    a time, when `decide` says so from the first chunk's column names (the layout they make)."""
 
     def __init__(self, decide: Callable[[list[str]], bool] | None = None) -> None:
         self.on = False
@@ -387,8 +387,7 @@ class ArrowChunk:
         except ImportFailed:
             raise
         except Exception as exc:  # as the stream says of a damaged file's batch
-            raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {_said(exc)})",
-                               file=self.file) from None
+            raise _not_parquet(exc, self.file) from None
 
 
 def stream_records(path: str | Path, size: int | None = None,
@@ -748,4 +747,8 @@ def _parquet_stream(path: Path, size: int, progress: dict[str, int],
     except ImportFailed:
         raise
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
-        raise ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {_said(exc)})", file=path.name) from None
+        raise _not_parquet(exc, path.name) from None
+
+
+def _not_parquet(exc: Exception, file: str) -> ImportFailed:
+    return ImportFailed(f"not a valid Parquet file ({type(exc).__name__}: {_said(exc)})", file=file)

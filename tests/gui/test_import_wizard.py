@@ -109,6 +109,32 @@ def test_a_large_run_imports_from_the_apps_worker_through_the_reader_process(win
     assert len(started) == 1 and started[0].process.poll() == 0               # the reader ran, and ended
 
 
+def test_a_parquet_run_imports_from_the_apps_worker_read_as_columns(window, qtbot, tmp_path, monkeypatch):
+    """From the app's worker, a Parquet run's chunks are read as columns (in the reader process), and the import's
+    checkpoint runs on its helper thread: every row lands in order, and the automatic checkpoint is back on."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rageval_desktop.core.importers import readers, run_import
+    from rageval_desktop.gui import operations
+
+    monkeypatch.setattr(run_import, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(readers, "CHUNK_ROWS", 50)
+    path = tmp_path / "big_run.parquet"
+    pq.write_table(pa.table({"id": [f"r{i}" for i in range(400)], "question": [f"Question {i}?" for i in range(400)],
+                             "answer": ["A."] * 400, "latency_ms": [float(i) for i in range(400)],
+                             "retrieved": [[{"chunk_id": f"c{i}", "text": "p", "score": 0.5}] for i in range(400)]}),
+                   path)
+    with qtbot.waitSignal(window.task_finished, timeout=30_000):
+        window.run_task("Importing", operations.import_file, window.project, path, "run", "big", None, None)
+    got = window.project.reader().execute(
+        "SELECT COUNT(*), MIN(position), MAX(position), SUM(latency_ms), COUNT(p.chunk_id) FROM run_rows rr "
+        "JOIN runs r ON r.id = rr.run_id JOIN retrieved_passages p ON p.run_row_id = rr.id "
+        "WHERE r.name = 'big'").fetchone()
+    assert got == (400, 1, 400, sum(range(400)), 400)
+    assert window.project.pragma("wal_autocheckpoint") == 1000
+
+
 def test_a_reimport_that_would_clear_labels_asks_before_it_may_import(window, qtbot, tmp_path):
     """Issue 45: the wizard says which fields the file leaves out (kept as stored) and, when empty cells would clear
     labels the rows have, Import waits for the box that confirms it."""

@@ -245,7 +245,7 @@ def _column_run_records(chunk: ArrowChunk) -> RunChunk | None:
             return None
         columns.append(values)
     retrieved = chunk.column("retrieved")
-    passages = None if retrieved is None else column_passages(retrieved)
+    passages = None if retrieved is None else _column_passages(retrieved)
     if passages is None:
         return None
     records = [RunRecord(row, external_id, golden_id, question, answer, [], latency, cost, prompt, completion)
@@ -270,15 +270,12 @@ def _plain_texts(column: pa.Array | None, required: bool) -> list | None:
         return None
     column.validate(full=True)               # (ArrowInvalid: the long way says what is wrong)
     values = column.to_pylist()
-    ends = _offsets(column, large)
     if not len(values):
         return values
-    if int(np.diff(ends).max()) > MAX_CELL_CHARS:     # (its bytes; a text's characters are at most its bytes)
+    raw = _bytes_of_sized_texts(column)
+    if raw is None:
         return None
-    data = column.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8)[ends[0]:ends[-1]] if data is not None else np.zeros(0, np.uint8)
-    if (raw == 0).any():
-        return None
+    ends = _offsets(column, large)
     seen = np.concatenate(([0], np.cumsum((raw >= 0x21) & (raw <= 0x7E))))      # visible ASCII so far
     plain = seen[ends[1:] - ends[0]] - seen[ends[:-1] - ends[0]]
     for k in np.flatnonzero(plain == 0).tolist():   # no visible ASCII: a blank cell, say, or one in another script
@@ -306,18 +303,10 @@ def _plain_numbers(column: pa.Array, whole: bool) -> list | None:
     return [None if v is None else float(v) for v in values]
 
 
-def column_passages(values: pa.Array) -> ColumnPassages | None:
-    """The passages of a Parquet `retrieved` column (an Arrow list array), checked a column at a time — or None
-    unless every item is plain as `_plain_passages` has it (then the rows are read one at a time, which words the
-    refusal or reads the rest). Strings in Arrow are UTF-8 (the array is validated), so no text holds a surrogate.
-    (numpy, not pyarrow.compute: its import and first kernels cost more than a chunk takes.)"""
-    try:
-        return _column_passages(values)
-    except Exception:  # noqa: BLE001 - a column pyarrow cannot take apart is read the long way, which says why
-        return None
-
-
 def _column_passages(values: pa.Array) -> ColumnPassages | None:
+    """The passages of a Parquet `retrieved` column (an Arrow list array), checked a column at a time — or None
+    unless every item is plain as `_plain_passages` has it. (numpy, not pyarrow.compute: its import and first kernels
+    cost more than a chunk takes; an exception here is `column_run_records`' None.)"""
     import numpy as np
     import pyarrow as pa
 
@@ -337,10 +326,7 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
         return None
     if in_prompt_type is not None and not (pa.types.is_boolean(in_prompt_type) or pa.types.is_null(in_prompt_type)):
         return None
-    try:
-        values.validate(full=True)            # UTF-8 throughout, offsets in bounds
-    except pa.ArrowInvalid:
-        return None
+    values.validate(full=True)                # UTF-8 throughout, offsets in bounds (ArrowInvalid: the long way)
     ends = _offsets(values, pa.types.is_large_list(values.type))     # (no list is missing: checked above)
     flat = values.values.slice(int(ends[0]), int(ends[-1] - ends[0]))  # (flatten() would import pyarrow.compute)
     if flat.null_count:
@@ -348,9 +334,7 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
     chunk_ids, texts = flat.field("chunk_id"), flat.field("text")
     if chunk_ids.null_count or texts.null_count:
         return None                           # a passage without an id goes to the corpus; one without a text
-    # a text's characters are at most its bytes: under the limit in bytes, under it in characters
-    if len(texts) and (int(np.diff(_offsets(texts, pa.types.is_large_string(texts.type))).max()) > MAX_CELL_CHARS
-                       or any(buf is not None and buf.to_pybytes().find(b"\x00") >= 0 for buf in texts.buffers()[2:])):
+    if _bytes_of_sized_texts(texts) is None:
         return None
     scores: list[float | None]
     if score_type is None or pa.types.is_null(score_type):
@@ -373,6 +357,20 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
         in_prompt = flat.field("in_prompt").to_pylist()
     counts = np.diff(ends).tolist()
     return ColumnPassages(counts, chunk_ids.to_pylist(), texts.to_pylist(), scores, in_prompt)
+
+
+def _bytes_of_sized_texts(texts: pa.Array) -> NDArray[np.uint8] | None:
+    """A (validated) string array's bytes, from its first text's to its last's — or None if a text is over
+    `MAX_CELL_CHARS` or holds a NUL. (Its bytes are checked: a text's characters are at most its bytes.)"""
+    import numpy as np
+    import pyarrow as pa
+
+    ends = _offsets(texts, pa.types.is_large_string(texts.type))
+    if len(texts) and int(np.diff(ends).max()) > MAX_CELL_CHARS:
+        return None
+    data = texts.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8)[ends[0]:ends[-1]] if data is not None else np.zeros(0, np.uint8)
+    return None if (raw == 0).any() else raw
 
 
 def _offsets(array: pa.Array, large: bool) -> NDArray[np.generic]:

@@ -114,7 +114,7 @@ def add_gate(command: Command) -> None:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.gate import Decision
-    from rageval_desktop.core.metrics.gate_text import SAID, drop_text, headline, rule_text, settle_hint
+    from rageval_desktop.core.metrics.gate_text import SAID, covers_text, drop_text, headline, rule_text, settle_hint
 
     if args.summary == "" and not os.environ.get("GITHUB_STEP_SUMMARY"):
         raise UsageError("--summary without a FILE appends to $GITHUB_STEP_SUMMARY, which is not set here: name a "
@@ -172,6 +172,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
         lines.append(f"{'not gated':<14} {', '.join(result.uncovered)}: no cell of the configuration on their own "
                      "(they count through the cells that hold them; rageval gate plan says what each could detect)")
     lines += [f"warning: {w}" for w in result.comparison.get("warnings", [])]
+    covers = covers_text(result)
+    if covers:
+        lines.append(f"covered: {covers}")
     lines.append(f"rule: {rule_text(result)}")
     hint = settle_hint(result)
     if hint:

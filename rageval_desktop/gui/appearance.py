@@ -61,6 +61,10 @@ def apply_appearance(*, first_paint: bool = False) -> None:
                               (role.HighlightedText, "#202124"), (role.ToolTipBase, "#303134"),
                               (role.ToolTipText, "#e8eaed"), (role.PlaceholderText, "#9aa0a6")):
             palette.setColor(which, QColor(colour))
+        # (setColor sets every group: a disabled box drew its text as bright as an enabled one)
+        for which, colour in ((role.Text, "#80868b"), (role.WindowText, "#80868b"), (role.ButtonText, "#80868b"),
+                              (role.Base, "#262729"), (role.Button, "#27282b")):
+            palette.setColor(QPalette.ColorGroup.Disabled, which, QColor(colour))
     else:      # the platform's placeholder grey reads 4.0:1 on white: below WCAG AA for the hints it carries
         palette.setColor(QPalette.ColorRole.PlaceholderText, QColor("#5f6368"))
     app.setPalette(palette)

@@ -67,13 +67,11 @@ def compare(project: Project, baseline: str, candidate: str, size: tuple[int, in
     """The comparison under the project's gate (the one `rageval gate` runs), its licences applied, its chart, and
     the gate's verdict at the page's drop `limit` (`gate_verdict`)."""
     from rageval_desktop.core.metrics import gate_config
-    from rageval_desktop.core.metrics.compare import compare as compared
-    from rageval_desktop.core.metrics.gate import apply_licences, would_ship
+    from rageval_desktop.core.metrics.gate import apply_licences, gated_comparison, would_ship
     from rageval_desktop.gui import chart_process
 
     config = gate_config.resolve(project, None)
-    result = compared(project, baseline, candidate, config.metrics if config else None, estimator,
-                      groups=config.groups if config else None)
+    result = gated_comparison(project, baseline, candidate, config, estimator=estimator)
     apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
     result["would_ship"] = would_ship(project, result)
     result["gate_config"] = config

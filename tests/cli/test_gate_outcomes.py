@@ -55,7 +55,7 @@ def test_an_unjudged_candidate_is_not_decision_grade_never_a_pass(unjudged, caps
                  "--json"]) == 0
     planned = json.loads(capsys.readouterr().out)
     assert [x["metric"] for x in planned["left_out"]] == ["correctness"]
-    assert {c["metric"] for c in planned["config"]["cells"]} == {"hit@5"}
+    assert {c["metric"] for c in planned["config"]["cells"]} == {"hit@5", "coverage"}   # coverage: always planned
 
 
 def test_a_partly_judged_candidate_or_one_judged_by_other_judges_is_named(demo, capsys):

@@ -80,7 +80,8 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     from rageval_desktop.core.metrics import gate_config
 
     config = gate_config.from_dict({"format": "rageval-gate-config", "version": 1, "cells": [
-        {"slice": "all", "metric": "hit@5", "tolerance": 45}, {"slice": "all", "metric": "mrr", "tolerance": 40}]})
+        {"slice": "all", "metric": "hit@5", "tolerance": 45}, {"slice": "all", "metric": "mrr", "tolerance": 40}],
+        "not_gated": {"correctness": "unaudited", "correctness_binary": "unaudited"}})
     gate_config.save(window.project, config)
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.compute()

@@ -10,7 +10,7 @@ counts them) and the comparison would tell different stories. Values are full pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.errors import NotFound, RagevalError
@@ -38,17 +38,83 @@ class GateUsageError(RagevalError):
     """Missing data or an impossible request: exit code 2, not a regression."""
 
 
-def _paired(every_a: Any, every_b: Any) -> tuple[Any, int]:
-    """The golden questions both runs answered (of each run's `_questions`), side by side, and their count."""
+COVERAGE = "coverage"      # the share of the baseline's questions the candidate answered, on 0-100: gated like a metric
+FLOOR = 0.0                # a question the candidate did not answer scores this on every metric (a miss, the scale's floor)
+MISSING_RULES = {"fail": "a baseline question the candidate did not answer counts as a failure on every metric "
+                         "(default)",
+                 "leave out": "a baseline question the candidate did not answer is left out of every metric (only "
+                              "coverage counts it)"}
+
+
+def _paired(every_a: Any, every_b: Any, failed: Collection[int] = (), missing: str = "fail") -> tuple[Any, int, Any]:
+    """Every golden question the baseline answered (of each run's `_questions`), side by side: the candidate's scores
+    where it answered, and where it did not — no row, or a row whose answer failed (`failed`) — the floor on every
+    metric (`missing="fail"`) or nothing (`"leave out"`); its `coverage` 100 where it answered, else 0. Returns the
+    table, how many questions both answered, and which of the table's questions the candidate did not answer."""
+    import numpy as np
     import pandas as pd
 
     # a linked question's key is its golden row's rowid (`rowdata._rows_frame`), the same in both runs of one file:
     # pairing by it, not by the golden id's text, took matching a million questions from 1.6 s to a fraction
-    shared = every_a.index[every_a.index >= 0].intersection(every_b.index[every_b.index >= 0])
+    keys_a = every_a.index[every_a.index >= 0]
+    keys_b = every_b.index[every_b.index >= 0]
+    shared = keys_a.intersection(keys_b)
+    lost = ~keys_a.isin(shared)
+    if len(failed):
+        lost |= keys_a.isin(np.fromiter(failed, dtype=np.int64, count=len(failed)))
     # (a run whose every question is compared, in the same order: itself, not a copy of it)
-    sides = {side: every if every.index.equals(shared) else every.loc[shared]
-             for side, every in (("a", every_a), ("b", every_b))}
-    return pd.concat(sides, axis=1), len(shared)
+    a = every_a if every_a.index.equals(keys_a) else every_a.loc[keys_a]
+    b = every_b if every_b.index.equals(keys_a) else every_b.reindex(keys_a)
+    if lost.any():
+        b = b.copy() if b is every_b else b
+        b["slice"], b["n_gold"] = a["slice"], a["n_gold"]
+        rated = [c for c in b.columns if c.endswith(("__diff", "__weight"))]
+        scores = [c for c in b.columns if c not in ("slice", "n_gold", "rows") and c not in rated]
+        b.loc[lost, rated] = np.nan                           # nobody rated an answer that was not given
+        for c in scores:           # (where the baseline has no score either, the question is not compared on it)
+            known = a.loc[lost, c].notna().to_numpy() if c in a else True
+            b.loc[lost, c] = np.where(known & (missing == "fail"), FLOOR, np.nan)
+    a = a.assign(**{COVERAGE: 100.0})
+    b = b.assign(**{COVERAGE: np.where(lost, 0.0, 100.0)})
+    return pd.concat({"a": a, "b": b}, axis=1), int(len(keys_a) - lost.sum()), lost
+
+
+def _perimeter(joined: Any, lost: Any, every_b: Any) -> dict[str, Any]:
+    """What the comparison's perimeter holds beyond the questions both runs answered: the baseline's questions the
+    candidate did not answer (no row, or no answer in its rows), and the candidate's linked questions the baseline
+    did not answer, per slice, with the slices only the candidate has (`new_slices`)."""
+    slices = joined[("a", "slice")].astype(str)
+    no_row = ~joined.index.isin(every_b.index)
+    linked_b = every_b[every_b.index >= 0]
+    extra = linked_b[~linked_b.index.isin(joined.index)]
+    extra_slices = extra["slice"].astype(str).value_counts(sort=False)
+    known = set(slices.unique())
+    return {"baseline_questions": int(len(joined)), "unanswered": int(lost.sum()),
+            "no_row": int(no_row.sum()), "no_answer": int((lost & ~no_row).sum()),
+            "unanswered_by_slice": {str(k): int(v) for k, v in slices[lost].value_counts(sort=False).items() if v},
+            "extra": int(len(extra)), "extra_by_slice": {str(k): int(v) for k, v in extra_slices.items() if v},
+            "new_slices": sorted(str(k) for k, v in extra_slices.items() if v and str(k) not in known)}
+
+
+def _failed_answers(project: Project, baseline_id: int, candidate_id: int) -> set[int]:
+    """The golden questions (rowids) the candidate has rows for, none with an answer, where the baseline answered:
+    a pipeline's timeout or error saved as an empty answer. (A run that records no answers at all, retrieval only,
+    fails none of the questions its baseline did not answer either.)"""
+    conn = project.reader()
+
+    def without_answer(rid: int) -> set[int]:
+        found = {int(k) for (k,) in conn.execute(
+            "SELECT DISTINCT g.rowid FROM run_rows rr JOIN golden_rows g ON g.id = rr.golden_id "
+            "WHERE rr.run_id = ? AND (rr.answer IS NULL OR rr.answer = '')", (rid,))}
+        if not found:
+            return found
+        answered = {int(k) for (k,) in conn.execute(      # a repeat that did answer answers the question
+            "SELECT DISTINCT g.rowid FROM run_rows rr JOIN golden_rows g ON g.id = rr.golden_id "
+            "WHERE rr.run_id = ? AND rr.answer <> ''", (rid,))}
+        return found - answered
+
+    failed = without_answer(candidate_id)
+    return failed - without_answer(baseline_id) if failed else failed
 
 
 def _side(project: Project, run: str, requested: list[str] | None, estimator: str) -> tuple[RunData, Any]:
@@ -139,7 +205,8 @@ def _selective_cells(project: Project, out: dict[str, Any], joined: Any, members
 
 
 def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None,
-            estimator: str = "mean", *, groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+            estimator: str = "mean", *, groups: Mapping[str, Sequence[str]] | None = None,
+            missing: str = "fail") -> dict[str, Any]:
     """Per slice and metric, candidate - baseline with its 95% CI. With `estimator="ppi"`, the judge metrics
     humans rate per row are compared as PPI estimates (core.metrics.ppi: each run's judge mean corrected by its
     own ratings); where a slice has too few ratings its cell is None and `unavailable` says why. `groups` adds
@@ -148,15 +215,23 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     Every metric asked for (or, by default, every judge metric an active judge scored on either run) is accounted
     for: one that cannot be compared — not judged on a run, judged by different judges on the two, scored on one
     run only for some questions — is listed in `missing` with why, and has no cells. A name that is no metric at
-    all is a usage error."""
+    all is a usage error.
+
+    The questions compared are every golden question the baseline answered: one the candidate did not answer (no
+    row, or none of its rows with an answer) counts as a failure on every metric (`missing`, MISSING_RULES), and
+    `coverage` — the share of them the candidate answered — is compared like a metric. What the candidate answered
+    that the baseline did not is named in `perimeter` (its questions, and the slices only it has)."""
     with reads.shared(project):    # each judge's pairs and the ratings read once for both runs
-        return _compare(project, baseline, candidate, metrics, estimator, groups)
+        return _compare(project, baseline, candidate, metrics, estimator, groups, missing)
 
 
 def _compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None, estimator: str,
-             groups: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
+             groups: Mapping[str, Sequence[str]] | None, missing_rule: str = "fail") -> dict[str, Any]:
     import numpy as np
 
+    if missing_rule not in MISSING_RULES:
+        raise GateUsageError(f"unknown rule for unanswered questions '{missing_rule}'; choose one of "
+                             f"{', '.join(MISSING_RULES)}")
     if estimator not in COMPARE_ESTIMATORS:
         raise GateUsageError(f"unknown estimator '{estimator}'; choose one of {', '.join(COMPARE_ESTIMATORS)}")
     if baseline == candidate:               # every difference 0 and a gate "undecided": a slip, said as one
@@ -172,7 +247,10 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
                                           _side(project, candidate, requested, estimator))
     judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
     wanted = requested or list(dict.fromkeys([*GATE_RETRIEVAL, *judge_metrics]))
-    joined, shared = _paired(questions_a, questions_b)
+    if COVERAGE not in wanted:
+        wanted.append(COVERAGE)
+    joined, shared, lost = _paired(questions_a, questions_b, _failed_answers(project, a.run_id, b.run_id),
+                                   missing_rule)
     if shared == 0:
         raise GateUsageError(f"runs '{baseline}' and '{candidate}' share no golden questions; nothing to compare "
                              "(link run rows to golden rows by id or question)")
@@ -188,6 +266,9 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     slice_col = joined[("a", "slice")]
     gold = joined[("a", "n_gold")] > 0
     out: dict[str, Any] = {"baseline": baseline, "candidate": candidate, "shared_questions": shared,
+                           "compared_questions": int(len(joined)), "missing_rule": missing_rule,
+                           "perimeter": _perimeter(joined, lost, questions_b),
+                           "judged_on_both": [m for m in a.metrics if m in b.metrics],
                            "metrics": wanted, "slices": {}, "missing": missing,
                            "retired_judges": a.retired or b.retired,
                            "unsettled_judges": _merge_unsettled(a, b, wanted),
@@ -246,7 +327,27 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
         del stack
     out["cell_correlation"] = cell_correlation(out, moments, members)
     out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
+    out["warnings"][:0] = perimeter_warnings(out)
     return out
+
+
+def perimeter_warnings(out: dict[str, Any]) -> list[str]:
+    """What the perimeter holds in words: the questions the candidate did not answer, and how they counted; the
+    questions and slices only the candidate answered."""
+    p, said = out["perimeter"], []
+    if p["unanswered"]:
+        how = ("counted as failures on every metric" if out["missing_rule"] == "fail" else
+               "left out of every metric but coverage")
+        parts = [f"{k} with no row" for k in (p["no_row"],) if k] + [f"{k} with no answer" for k in (p["no_answer"],)
+                                                                     if k]
+        said.append(f"candidate '{out['candidate']}' did not answer {p['unanswered']} of the baseline's "
+                    f"{p['baseline_questions']} questions ({', '.join(parts)}; coverage "
+                    f"{100 * (1 - p['unanswered'] / p['baseline_questions']):.1f}%): {how}")
+    if p["new_slices"]:          # (its other questions the baseline did not answer: `_coverage`'s warning)
+        said.append(f"candidate '{out['candidate']}' has slices the baseline has no question of: "
+                    + ", ".join(f"{s} ({p['extra_by_slice'][s]} questions)" for s in p["new_slices"])
+                    + ": not compared")
+    return said
 
 
 def _judged_somewhere(project: Project, metric: str) -> bool:

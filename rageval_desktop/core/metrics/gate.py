@@ -31,6 +31,7 @@ from rageval_desktop.core.base.stats import detectable_drop_bounded, drop_p_valu
 from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.compare import (
+    COVERAGE,
     MIN_SLICE_N,
     GateUsageError,
     compare,
@@ -40,12 +41,14 @@ from rageval_desktop.core.metrics.compare import (
 )
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate_config import ALPHA, POWER, CellRule, GateConfig
-from rageval_desktop.core.metrics.gate_text import rule_text
+from rageval_desktop.core.metrics.gate_text import covers_text, rule_text
 from rageval_desktop.core.metrics.retrieval import canonical_name
 from rageval_desktop.core.review import transport
 from rageval_desktop.core.review.accepts import pass_fail
 from rageval_desktop.core.review.licence import licence
 from rageval_desktop.core.store.project import Project
+
+Listed = list[dict[str, Any]]        # cells, metrics or reasons, each as its JSON says it
 
 RULES = {"test": "a drop fails when it is shown to exceed the limit, family-wise error at most alpha (default)",
          "point": "a drop larger than the limit fails, evidence or not (the rule before 0.3)"}
@@ -54,11 +57,11 @@ RULES = {"test": "a drop fails when it is shown to exceed the limit, family-wise
 @dataclass
 class GateResult:
     comparison: dict[str, Any] = field(default_factory=dict)
-    regressions: list[dict[str, Any]] = field(default_factory=list)   # drops shown: the gate fails
-    undecided: list[dict[str, Any]] = field(default_factory=list)     # cells the evidence cannot settle
-    safe: list[dict[str, Any]] = field(default_factory=list)          # cells shown safe, and how
-    ungated: list[dict[str, Any]] = field(default_factory=list)       # drops over the limit reported, not gated
-    not_evaluated: list[dict[str, Any]] = field(default_factory=list)  # asked to gate, could not be: why
+    regressions: Listed = field(default_factory=list)   # drops shown: the gate fails
+    undecided: Listed = field(default_factory=list)     # cells the evidence cannot settle
+    safe: Listed = field(default_factory=list)          # cells shown safe, and how
+    ungated: Listed = field(default_factory=list)       # drops over the limit reported, not gated
+    not_evaluated: Listed = field(default_factory=list)  # asked to gate, could not be: why
     max_slice_drop: float = 2.0
     max_aggregate_drop: float = 2.0
     require_significant: bool = False
@@ -67,10 +70,13 @@ class GateResult:
     alpha: float = ALPHA
     gated: int = 0                                                    # cells in the family
     adjustment: str = ""                                              # max-T, or Holm when correlations are unknown
-    unlicensed: list[dict[str, Any]] = field(default_factory=list)    # judge metrics without a gate licence
-    waivers: list[dict[str, Any]] = field(default_factory=list)       # judge metrics gated without one, and why
+    unlicensed: Listed = field(default_factory=list)    # judge metrics without a gate licence
+    waivers: Listed = field(default_factory=list)       # judge metrics gated without one, and why
     config: GateConfig | None = None
     uncovered: list[str] = field(default_factory=list)                # slices a configuration gates no cell of
+    not_gated_metrics: Listed = field(default_factory=list)  # judged on both runs, not gated: why
+    new_slices: list[str] = field(default_factory=list)               # slices only the candidate has
+    hidden_drops: Listed = field(default_factory=list)  # cells not gated whose 95% CI lies below 0
 
     @property
     def decision(self) -> Decision:
@@ -101,7 +107,9 @@ class GateResult:
                 "require_significant": self.require_significant, "min_slice_n": self.min_slice_n,
                 "unlicensed": self.unlicensed, "waivers": self.waivers,
                 "config": None if self.config is None else {**self.config.as_dict(), "source": self.config.source},
-                "uncovered": self.uncovered,
+                "uncovered": self.uncovered, "not_gated_metrics": self.not_gated_metrics,
+                "new_slices": self.new_slices, "hidden_drops": self.hidden_drops, "covers": covers_text(self),
+                "perimeter": self.comparison.get("perimeter", {}),
                 "warnings": self.comparison.get("warnings", []), "comparison": self.comparison}
 
 
@@ -119,12 +127,21 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
             raise GateUsageError("the point rule has no configuration: it fails any drop over one limit",
                                  cli_hint="drop --rule point, or pass --no-config")
         config = only_metrics(config, metrics)
-    comparison = compare(project, baseline, candidate, config.metrics if config else metrics, estimator,
-                         groups=config.groups if config else None)
+    comparison = gated_comparison(project, baseline, candidate, config, metrics, estimator)
     apply_licences(project, comparison, waiver=allow_unlicensed)
     return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
                          require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,
                          config=config)
+
+
+def gated_comparison(project: Project, baseline: str, candidate: str, config: GateConfig | None,
+                     metrics: list[str] | None = None, estimator: str = "mean") -> dict[str, Any]:
+    """The comparison a gate decides on: under a configuration, its metrics, merged slices and rule for unanswered
+    questions (the CLI, the Compare page and the reports all compare this way)."""
+    if config is None:
+        return compare(project, baseline, candidate, metrics, estimator)
+    return compare(project, baseline, candidate, config.metrics, estimator, groups=config.groups,
+                   missing=config.missing)
 
 
 def only_metrics(config: GateConfig, metrics: list[str] | None) -> GateConfig:
@@ -138,7 +155,9 @@ def only_metrics(config: GateConfig, metrics: list[str] | None) -> GateConfig:
                              f"{', '.join(unknown)}; it gates {', '.join(config.metrics)}",
                              cli_hint="plan a configuration that includes it (rageval gate plan), or pass "
                                       "--no-config")
-    return replace(config, cells={k: r for k, r in config.cells.items() if k[1] in wanted})
+    left = {m: "left out of this gate by --metrics" for m in config.metrics if m not in wanted}
+    return replace(config, cells={k: r for k, r in config.cells.items() if k[1] in wanted},
+                   not_gated={**config.not_gated, **left})
 
 
 def apply_licences(project: Project, comparison: dict[str, Any], *, waiver: str | None = None) -> dict[str, Any]:
@@ -181,7 +200,7 @@ def selective_estimated(comparison: dict[str, Any], metric: str) -> bool:
     return comparison.get("estimator") == "selective" and selective_metric(metric)
 
 
-def would_ship(project: Project, comparison: dict[str, Any]) -> list[dict[str, Any]]:
+def would_ship(project: Project, comparison: dict[str, Any]) -> Listed:
     """What the gate would have shipped: per judge of the comparison's judge metrics (with a pass mark), among the
     candidate's rated rows, those the judge passes and the reviewers fail, per slice, with the false-accept rate
     (core.review.accepts)."""
@@ -213,7 +232,7 @@ def licensed_metrics(comparison: dict[str, Any]) -> list[str]:
     return [m for m in comparison["metrics"] if m not in out]
 
 
-def not_evaluated(comparison: dict[str, Any]) -> list[dict[str, Any]]:
+def not_evaluated(comparison: dict[str, Any]) -> Listed:
     """Every metric the comparison was asked to gate that cannot be: not judged (or partly) on a run, judged by
     different judges, no gate licence, no corrected estimate for 'all'. Each says why and what would mend it
     (`slice` None: the whole metric)."""
@@ -255,7 +274,7 @@ def check_limits(max_slice_drop: float, max_aggregate_drop: float | None, min_sl
 def _drop(name: str, m: str, cell: dict[str, Any], rule: CellRule) -> dict[str, Any]:
     low, high = cell["ci"]
     drop = {"slice": name, "metric": m, "baseline": cell["baseline"], "candidate": cell["candidate"],
-            "drop": -cell["delta"], "allowed": rule.allowed, "tolerance": rule.tolerance, "ci": cell["ci"],
+            "drop": -cell["delta"] or 0.0, "allowed": rule.allowed, "tolerance": rule.tolerance, "ci": cell["ci"],
             "n": cell["n"], "n_counts": "questions with gold ids" if is_retrieval(m) else "questions scored",
             "within_noise": low <= 0 <= high, "significant": high < 0}
     if cell.get("estimator") == "ppi":
@@ -277,10 +296,17 @@ def _cells(comparison: dict[str, Any], result: GateResult) -> Family:
     metric at the command's limits."""
     gated = set(licensed_metrics(comparison))
     slices = comparison["slices"]
-    if result.config is None:
+    unanswered = comparison.get("perimeter", {}).get("unanswered", 0)
+    if result.config is None:     # coverage on 'all', where the candidate left a question unanswered (else it is 100%)
         return [(name, m, entry[m], CellRule(result.max_aggregate_drop if name == ALL else result.max_slice_drop,
                                              result.max_aggregate_drop if name == ALL else result.max_slice_drop))
-                for name, entry in slices.items() for m in comparison["metrics"] if m in gated and entry.get(m)]
+                for name, entry in slices.items() for m in comparison["metrics"] if m in gated and entry.get(m)
+                and (m != COVERAGE or (name == ALL and unanswered))]
+    if unanswered and not any(m == COVERAGE for _, m in result.config.cells):
+        result.not_evaluated.append({"metric": COVERAGE, "slice": ALL, "kind": "config",
+                                     "why": f"the candidate did not answer {unanswered} of the baseline's questions "
+                                            "and the configuration has no coverage cell",
+                                     "fix": "gate plan again: a plan gates coverage"})
     covered = {name for name, _ in result.config.cells} | {s for name, _ in result.config.cells
                                                             for s in result.config.groups.get(name, ())}
     result.uncovered = [name for name in slices if name != ALL and name not in result.config.groups
@@ -316,6 +342,7 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     licensing = comparison.get("licensing", {})
     result.unlicensed, result.waivers = list(licensing.get("unlicensed", [])), list(licensing.get("waivers", []))
     result.not_evaluated = not_evaluated(comparison)
+    _perimeter(result)
     small = f"fewer than {min_slice_n} questions: reported, not gated"
     family: Family = []
     for name, m, cell, cell_rule in _cells(comparison, result):
@@ -330,6 +357,7 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     _test(result, family)
     if rule == "point":
         _point(result, family)
+    result.hidden_drops = _hidden_drops(comparison, {(name, m) for name, m, _, _ in family})
     if not family and not result.not_evaluated:
         result.not_evaluated.append({"metric": None, "slice": None, "kind": "empty",
                                      "why": "no cell could be gated (no slice has "
@@ -337,6 +365,48 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
                                      "fix": "link the runs' rows to golden rows with gold chunk ids, or lower "
                                             "--min-slice-n"})
     return result
+
+
+def _perimeter(result: GateResult) -> None:
+    """What the decision leaves out, named; what it must not leave out unsaid, made "cannot tell": a judge metric
+    scored on both runs that a configuration neither gates nor lists as not gated, and a slice only the candidate
+    has questions of (until the configuration says to name it and go on)."""
+    comparison, config = result.comparison, result.config
+    both = comparison.get("judged_on_both", [])
+    if config is None:
+        result.not_gated_metrics = [{"metric": m, "why": "left out of this gate by --metrics"} for m in both
+                                    if m not in comparison["metrics"]]
+    else:
+        result.not_gated_metrics = [{"metric": m, "why": config.not_gated[m]} for m in both if m in config.not_gated]
+        result.not_evaluated += [{"metric": m, "slice": None, "kind": "unplanned",
+                                  "why": f"{m} is scored on both runs, and the configuration neither gates it nor "
+                                         "lists it as not gated",
+                                  "fix": "gate plan again (it plans every metric judged), or list it under "
+                                         "\"not_gated\" in the configuration with why"}
+                                 for m in both if m not in config.metrics and m not in config.not_gated]
+    result.new_slices = list(comparison.get("perimeter", {}).get("new_slices", []))
+    if result.new_slices and (config is None or config.new_slices == "cannot tell"):
+        extra = comparison["perimeter"]["extra_by_slice"]
+        result.not_evaluated += [{"metric": None, "slice": s, "kind": "new slice",
+                                  "why": f"only the candidate has questions of '{s}' ({extra.get(s, 0)}): no baseline "
+                                         "to compare with",
+                                  "fix": "gate plan again, or set \"new_slices\": \"named\" in the configuration to "
+                                         "name new slices and decide without them"}
+                                 for s in result.new_slices]
+
+
+def _hidden_drops(comparison: dict[str, Any], family: set[tuple[str, str]]) -> Listed:
+    """Cells compared but not gated (a slice too small, or one a configuration gates only through a group or
+    'all') whose own 95% interval lies wholly below zero: a pass says them, and is not shown green."""
+    out = []
+    for name, entry in comparison["slices"].items():
+        for m in comparison["metrics"]:
+            cell = entry.get(m)
+            if not cell or (name, m) in family or cell.get("ci") is None or cell["ci"][1] is None:
+                continue
+            if cell["ci"][1] < 0:
+                out.append({"slice": name, "metric": m, "delta": cell["delta"], "ci": cell["ci"], "n": cell["n"]})
+    return out
 
 
 def _df(cell: dict[str, Any]) -> float:

@@ -14,6 +14,11 @@ Without a configuration every cell's tolerance and allowed drop are the command'
 cell passes only when its drop is shown to stay within it (an equivalence test): the strictest reading, which on
 slices of tens of questions rarely settles — `gate plan` says what would.
 
+Its perimeter: `not_gated` names each metric deliberately left ungated, and why (a metric judged on both runs that
+is neither gated nor listed makes the gate "cannot tell"); `new_slices` says how a slice only the candidate has
+counts ("cannot tell" until the configuration says "named"); `missing` how a baseline question the candidate did not
+answer counts ("fail" on every metric, the default, or "leave out": only its coverage cell counts it).
+
 The file is JSON (`format`: "rageval-gate-config", `version`: 1); it is validated as a whole when read, so a bad
 file is refused with what is wrong, never half-applied."""
 
@@ -26,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
-from rageval_desktop.core.metrics.compare import GateUsageError
+from rageval_desktop.core.metrics.compare import MISSING_RULES, GateUsageError
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
@@ -35,6 +40,10 @@ VERSION = 1
 META_KEY = "gate_config"
 POWER = 0.8
 ALPHA = 0.05
+# a slice only the candidate has questions of: until the configuration says how it counts, the gate cannot tell;
+# "named" lists it in every output and decides without it
+NEW_SLICES = ("cannot tell", "named")
+MISSING = tuple(MISSING_RULES)
 
 
 class ConfigError(GateUsageError):
@@ -62,6 +71,9 @@ class GateConfig:
     min_slice_n: int = 1
     planned: dict[str, Any] = field(default_factory=dict)   # how it was made (baseline, spread assumed, when)
     source: str = ""                                     # where it was read from, for messages
+    not_gated: dict[str, str] = field(default_factory=dict)  # metrics deliberately not gated -> why
+    new_slices: str = "cannot tell"                      # a slice only the candidate has: NEW_SLICES
+    missing: str = "fail"                                # a question the candidate did not answer (compare.MISSING_RULES)
 
     @property
     def metrics(self) -> list[str]:
@@ -72,6 +84,7 @@ class GateConfig:
                 "min_slice_n": self.min_slice_n, "groups": {k: list(v) for k, v in self.groups.items()},
                 "cells": [{"slice": s, "metric": m, "tolerance": r.tolerance, "allowed": r.allowed}
                           for (s, m), r in self.cells.items()],
+                "not_gated": dict(self.not_gated), "new_slices": self.new_slices, "missing": self.missing,
                 "planned": self.planned}
 
 
@@ -131,9 +144,23 @@ def from_dict(data: Any, source: str = "") -> GateConfig:
         planned = data.get("planned") or {}
         if not isinstance(planned, dict):
             raise ConfigError("planned must be an object")
+        not_gated = data.get("not_gated") or {}
+        if not isinstance(not_gated, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                                      for k, v in not_gated.items()):
+            raise ConfigError("not_gated must map each metric deliberately not gated to why (a sentence)")
+        both = sorted(set(not_gated) & {m for _, m in cells})
+        if both:
+            raise ConfigError(f"{', '.join(both)} is both gated and listed as not gated")
+        rules = {"new_slices": (NEW_SLICES, "cannot tell"), "missing": (MISSING, "fail")}
+        chosen = {key: data.get(key, default) for key, (_, default) in rules.items()}
+        for key, (allowed_values, _) in rules.items():
+            if chosen[key] not in allowed_values:
+                raise ConfigError(f"{key} must be one of {', '.join(map(repr, allowed_values))} (got "
+                                  f"{chosen[key]!r})")
     except ConfigError as exc:
         raise ConfigError(where + str(exc), cli_hint="write a new one with rageval gate plan") from None
-    return GateConfig(cells, groups, alpha, power, min_n, planned, source)
+    return GateConfig(cells, groups, alpha, power, min_n, planned, source, dict(not_gated), chosen["new_slices"],
+                      chosen["missing"])
 
 
 def read_file(path: str | Path) -> GateConfig:

@@ -25,12 +25,20 @@ gated. For every cell the plan also says how many questions would reach the want
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from rageval_desktop._version import __version__
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.stats import detectable_drop_bounded, max_t, normal_quantile, unseen_change_se
-from rageval_desktop.core.metrics.compare import GATE_RETRIEVAL, GateUsageError, compare, family_matrix, is_retrieval
+from rageval_desktop.core.metrics.compare import (
+    COVERAGE,
+    GATE_RETRIEVAL,
+    GateUsageError,
+    compare,
+    family_matrix,
+    is_retrieval,
+)
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.gate_config import CellRule, GateConfig
 from rageval_desktop.core.metrics.retrieval import canonical_name
@@ -66,12 +74,15 @@ def _check(tolerance: float, max_tolerance: float, allowed: float, power: float,
 
 
 def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | None, churn: float,
-                          groups: dict[str, list[str]]) -> tuple[Spread, list[str]]:
+                          groups: dict[str, list[str]], judged: list[str]) -> tuple[Spread, list[str]]:
     """(n, sd of the differences) per cell when a pull request answers a share `churn` of questions anew."""
     data = load_run(project, baseline)
     q = per_question(data.frame)
     q = q[q.index >= 0]                                       # linked to the golden set, as the gate compares
     wanted = [canonical_name(m) for m in metrics] if metrics else [*GATE_RETRIEVAL, *data.metrics]
+    q[COVERAGE] = 100.0                  # the baseline answered each of its questions: no spread seen (floored)
+    wanted += [COVERAGE] if COVERAGE not in wanted else []
+    judged[:] = data.metrics
     missing = [m for m in wanted if m not in q.columns]
     if missing:
         raise GateUsageError(f"'{baseline}' has no {', '.join(missing)} to plan from (not judged, or no such metric)")
@@ -91,7 +102,8 @@ def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | 
 
 
 def _spread_from_like(project: Project, baseline: str, like: str, metrics: list[str] | None,
-                      groups: dict[str, list[str]], left_out: list[dict[str, Any]]) -> tuple[Spread, list[str], Any]:
+                      groups: dict[str, list[str]], left_out: list[dict[str, Any]],
+                      judged: list[str]) -> tuple[Spread, list[str], Any]:
     """(n, sd of the differences) per cell as `like` made them against the baseline; the metrics it cannot say
     anything of (not judged on both runs) are added to `left_out`, with why."""
     if like == baseline:
@@ -99,6 +111,7 @@ def _spread_from_like(project: Project, baseline: str, like: str, metrics: list[
                              "whose differences from the baseline are like a pull request's")
     comparison = compare(project, baseline, like, metrics, groups=groups)
     left_out[:] = comparison["missing"]
+    judged[:] = comparison["judged_on_both"]
     out = {}
     for name, entry in comparison["slices"].items():
         for m in comparison["metrics"]:
@@ -142,15 +155,21 @@ def plan(project: Project, baseline: str, *, like: str | None = None, churn: flo
     _check(tolerance, max_tolerance, allowed, power, alpha, churn)
 
     left_out: list[dict[str, Any]] = []
+    judged: list[str] = []
 
     def spread(groups: dict[str, list[str]]) -> tuple[Spread, list[str], Any]:
         if like:
-            return _spread_from_like(project, baseline, like, metrics, groups, left_out)
-        stats, wanted = _spread_from_baseline(project, baseline, metrics, churn, groups)
+            return _spread_from_like(project, baseline, like, metrics, groups, left_out, judged)
+        stats, wanted = _spread_from_baseline(project, baseline, metrics, churn, groups, judged)
         return stats, wanted, None
 
     found = plan_cells(spread, tolerance=tolerance, max_tolerance=max_tolerance, allowed=allowed, power=power,
                        alpha=alpha, planned={"baseline": baseline, "like": like, "churn": None if like else churn})
+    # the judge metrics the plan was not asked for are not gated on purpose, and say so (a metric judged later is
+    # in neither list: the gate cannot tell until a plan takes it)
+    planned = set(found["config"].metrics) | {x["metric"] for x in left_out}
+    found["config"] = replace(found["config"], not_gated={m: "not asked for when the gate was planned (--metrics)"
+                                                          for m in judged if m not in planned})
     found["assumption"] = (f"pull requests change answers as much as '{like}' did against '{baseline}'" if like else
                            f"a pull request answers {churn:.0%} of questions anew (the spread of '{baseline}' times "
                            f"sqrt(2 x {churn:g}))")
@@ -183,7 +202,7 @@ def plan_cells(spread: Any, *, tolerance: float, max_tolerance: float, allowed: 
 def _propose(stats: dict[tuple[str, str], tuple[int, float]], wanted: list[str], groups: dict[str, list[str]],
              tolerance: float, max_tolerance: float, allowed: float, power: float, alpha: float,
              correlation: Any) -> list[dict[str, Any]]:
-    keys = [k for k in stats if k[1] in wanted]
+    keys = [k for k in stats if k[1] in wanted and (k[1] != COVERAGE or k[0] == ALL)]   # coverage: on 'all' only
     level = _level(keys, alpha, correlation)
     rows = []
     for (name, m) in keys:

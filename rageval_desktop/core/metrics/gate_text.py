@@ -18,7 +18,9 @@ SHORT_FIXES = (("judging", "judge both runs with the same judges"),      # what 
                ("licence", "audit the unlicensed judges (Audit page)"),
                ("ratings", "rate a sample of each run (Review page)"),
                ("config", "plan the gate again"),
-               ("empty", "link the runs' rows to golden rows with gold ids"))
+               ("empty", "link the runs' rows to golden rows with gold ids"),
+               ("unplanned", "plan the gate again for the metrics judged"),
+               ("new slice", "plan the gate again for the new slices"))
 ICON = {Decision.PASS: "✅", Decision.REGRESSION: "❌", Decision.NOT_DECISION_GRADE: "⚠️"}
 
 
@@ -53,6 +55,45 @@ def rule_text(result: GateResult) -> str:
     return text
 
 
+def covers_text(result: GateResult) -> str:
+    """What the decision covered and what it left out, in one sentence (every output says it beside the verdict):
+    each gated slice's metrics at their tolerances, the slices and metrics not gated — a not-gated cell whose own 95%
+    interval lies wholly below zero by name, with its interval — and the questions the candidate did not answer."""
+    gated: dict[str, list[str]] = {}
+    for r in [*result.regressions, *result.undecided, *result.safe]:
+        gated.setdefault(r["slice"], []).append(f"{r['metric']} {r['tolerance']:g}")
+    parts = []
+    if gated:
+        parts.append("gated within tolerances (points): " + "; ".join(f"'{name}' {', '.join(cells)}"
+                                                                     for name, cells in gated.items()))
+    slices = [name for name in result.comparison.get("slices", {}) if name not in gated]
+    if slices:
+        drops = {}
+        for h in result.hidden_drops:
+            if h["slice"] in slices:
+                drops.setdefault(h["slice"], []).append(
+                    f"{h['metric']} {h['delta']:+.1f} [{h['ci'][0]:+.1f}, {h['ci'][1]:+.1f}]")
+        named = [f"'{name}'" + (f" ({'; '.join(drops[name])})" if name in drops else "") for name in slices]
+        parts.append(f"not gated: {len(slices)} slice(s) — " + ", ".join(named))
+    metrics = [f"{m['metric']} ({m['why']})" for m in result.not_gated_metrics]
+    if metrics:
+        parts.append("metrics not gated: " + ", ".join(metrics))
+    if result.new_slices:
+        parts.append("slices only the candidate has: " + ", ".join(result.new_slices))
+    p = result.comparison.get("perimeter") or {}
+    if p.get("unanswered"):
+        how = "counted as failures" if result.comparison.get("missing_rule", "fail") == "fail" else "left out"
+        parts.append(f"{p['unanswered']} of the baseline's {p['baseline_questions']} questions unanswered by the "
+                     f"candidate ({how})")
+    return "; ".join(parts)
+
+
+def hidden_drops_text(result: GateResult) -> str:
+    """'time-sensitive correctness −33.3 [−64.6, −2.0], …': cells not gated whose 95% interval lies below zero."""
+    return ", ".join(f"{h['slice']} {h['metric']} {h['delta']:+.1f} [{h['ci'][0]:+.1f}, {h['ci'][1]:+.1f}]"
+                     for h in result.hidden_drops)
+
+
 def drop_text(r: dict[str, Any]) -> str:
     """'-12.5 points, 95% CI of delta [-20.1, -4.9], n=8 questions with gold ids, adjusted p 0.003' (display);
     the sign is the delta's (an improvement reads +3.2)."""
@@ -70,16 +111,43 @@ def headline(result: GateResult) -> str:
         return f"{len(result.regressions)} regression(s) shown"
     if decision is Decision.NOT_DECISION_GRADE:
         parts = [f"{len(result.undecided)} cell(s) undecided"] if result.undecided else []
-        named = sorted({f"{u['metric']}" + (f" ({u['slice']})" if u["slice"] else "")
-                        for u in result.not_evaluated if u["metric"]})
+        named = sorted({f"{u['metric'] or 'new slice'}" + (f" ({u['slice']})" if u["slice"] else "")
+                        for u in result.not_evaluated if u["metric"] or u["kind"] == "new slice"})
         if named:
             parts.append("not evaluated: " + ", ".join(named))
         elif result.not_evaluated:
             parts.append(result.not_evaluated[0]["why"])
         return "; ".join(parts)
     powered = sum(c["status"] == "powered" for c in result.safe)
-    return (f"every gated cell shown safe ({result.gated} cell(s)" +
+    said = (f"every gated cell shown safe ({result.gated} cell(s)" +
             (f", {powered} by the configured power" if powered else "") + ")")
+    if result.hidden_drops:
+        said += f"; not gated, shown to drop: {hidden_drops_text(result)}"
+    return said
+
+
+def badge(result: GateResult) -> tuple[str, str]:
+    """The Compare page's banner: its words and its look ("pass", "pass_with_drops" — a pass beside a cell not
+    gated whose own interval lies below zero: amber, never green —, "regression", "not_decision_grade")."""
+    decision = result.decision
+    counts = [f"{len(result.regressions)} regression(s) shown" if result.regressions else "",
+              f"{len(result.undecided)} undecided" if result.undecided else "",
+              f"{len(result.not_evaluated)} not evaluated" if result.not_evaluated else "",
+              f"{len(result.safe)} of {result.gated} shown safe"]
+    look = decision.value
+    if decision is Decision.PASS:
+        tolerances = sorted({r["tolerance"] for r in result.safe})
+        if tolerances:
+            counts.append(f"within {tolerances[0]:g} points" if len(tolerances) == 1 else
+                          f"within {tolerances[0]:g}–{tolerances[-1]:g} points")
+        gated = {r["slice"] for r in result.safe}
+        left = [s for s in result.comparison.get("slices", {}) if s not in gated]
+        if left:
+            counts.append(f"{len(left)} slice(s) not gated")
+        if result.hidden_drops:
+            look = "pass_with_drops"
+            counts.append(f"{len({h['slice'] for h in result.hidden_drops})} of them shown to drop")
+    return f"{BADGE[decision]}  ·  " + " · ".join(c for c in counts if c), look
 
 
 def settle_hint(result: GateResult, *, short: bool = False) -> str:
@@ -109,6 +177,9 @@ def gate_markdown(result: GateResult) -> str:
     lines = [f"### RAG evaluation gate: {md(c['candidate'])} vs {md(c['baseline'])}", "",
              f"{ICON[decision]} **{md(SAID[decision])}: {md(headline(result))}** — {c['shared_questions']} shared "
              f"questions; {md(rule_text(result))}.", ""]
+    covers = covers_text(result)
+    if covers:
+        lines += [f"What it covered: {md(covers)}.", ""]
     hint = settle_hint(result)
     if hint:
         lines += [f"What would settle it: {md(hint)}.", ""]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from rageval_desktop.core.base.verdicts import Decision
-from rageval_desktop.core.metrics.compare import cell_correlation, paired_cell, pairwise_moments
+from rageval_desktop.core.metrics.compare import COVERAGE, FLOOR, cell_correlation, paired_cell, pairwise_moments
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate import evaluate_gate
 from rageval_desktop.core.metrics.gate_config import GateConfig
@@ -28,7 +28,8 @@ from rageval_desktop.core.metrics.ppi import ppi_mean
 from rageval_desktop.core.review.simulate import draw
 
 SLICES = {"easy": 20, "edge": 35, "adversarial": 50, "time-sensitive": 65, "multi-hop": 80, "keyword-heavy": 100}
-METRICS = ("hit@5", "hit@10", "mrr", "ndcg@10", "correctness")
+SCORED = ("hit@5", "hit@10", "mrr", "ndcg@10", "correctness")
+METRICS = (*SCORED, COVERAGE)
 MISS = 51                      # not in the top 50
 
 
@@ -47,6 +48,21 @@ def _scores(rng: Any, ranks: Any) -> dict[str, Any]:
     judge = np.clip(np.round(rng.normal(3.0 + 1.0 * hit5, 1.0)), 1, 5)
     return {"hit@5": 100 * hit5, "hit@10": 100 * (ranks <= 10), "mrr": np.where(ranks < MISS, 100 / ranks, 0.0),
             "ndcg@10": np.where(ranks <= 10, 100 / np.log2(ranks + 1), 0.0), "correctness": 25 * (judge - 1)}
+
+
+def _unanswered(rng: Any, ranks: Any, share: float, which: str) -> Any:
+    """Which of a slice's questions the candidate leaves unanswered: a share of them, its hardest or at random."""
+    import numpy as np
+
+    n = len(ranks)
+    if share <= 0:
+        return np.zeros(n, bool)
+    if which == "random":
+        return rng.random(n) < share
+    order = np.lexsort((rng.random(n), -ranks))          # the lowest-ranked gold chunks first, ties at random
+    lost = np.zeros(n, bool)
+    lost[order[:round(share * n)]] = True
+    return lost
 
 
 def _effects(metric: str) -> float:
@@ -79,9 +95,13 @@ def _hurt(scores: dict[str, Any], ranks: Any, hurt: Any) -> dict[str, Any]:
 
 def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: str = "keyword-heavy",
                  slices: dict[str, int] | None = None, metric: str = "hit@5",
-                 groups: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+                 groups: dict[str, tuple[str, ...]] | None = None, unanswered: float = 0.0,
+                 which: str = "random") -> dict[str, Any]:
     """One simulated comparison (the dict `compare` returns, reduced to what the gate reads). `regressed` — a slice,
-    a group of `groups`, or 'all' — loses `drop` points of `metric` in expectation, in each of its slices."""
+    a group of `groups`, or 'all' — loses `drop` points of `metric` in expectation, in each of its slices. The
+    candidate leaves a share `unanswered` of each slice's questions unanswered — its hardest (`which="hardest"`: the
+    baseline's gold chunk ranked lowest, a pipeline timing out on the hard ones) or at random (a provider failing a
+    request now and then) — and they count as compare counts them: the floor on every metric, coverage 0."""
     import numpy as np
 
     sizes = slices or SLICES
@@ -90,23 +110,30 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
     base: dict[str, list[Any]] = {m: [] for m in METRICS}
     cand: dict[str, list[Any]] = {m: [] for m in METRICS}
     tags: list[str] = []
+    missed = 0
     for name, n in sizes.items():
         ranks = _ranks(rng, n)
         a = _scores(rng, ranks)
         changed = rng.random(n) < churn
         new_ranks = np.where(changed, _ranks(rng, n), ranks)
         b = _scores(rng, new_ranks)
-        for m in METRICS:                      # unchanged questions keep their scores, the judge's too
+        for m in SCORED:                       # unchanged questions keep their scores, the judge's too
             b[m] = np.where(changed, b[m], a[m])
         if name in hit_slices and drop > 0:
             b = _hurt(b, new_ranks, rng.random(n) < min(1.0, drop / _effects(metric)))
+        lost = _unanswered(rng, ranks, unanswered, which)
+        a[COVERAGE], b[COVERAGE] = np.full(n, 100.0), np.where(lost, 0.0, 100.0)
+        b = {m: np.where(lost, FLOOR, v) for m, v in b.items()}
+        missed += int(lost.sum())
         for m in METRICS:
             base[m].append(a[m])
             cand[m].append(b[m])
         tags += [name] * n
     labels = np.array(tags)
     out: dict[str, Any] = {"baseline": "a", "candidate": "b", "metrics": list(METRICS), "slices": {},
-                           "shared_questions": len(labels), "groups": {k: list(v) for k, v in groups.items()}}
+                           "shared_questions": len(labels) - missed, "groups": {k: list(v) for k, v in groups.items()},
+                           "perimeter": {"baseline_questions": len(labels), "unanswered": missed, "new_slices": [],
+                                         "extra_by_slice": {}}, "missing_rule": "fail"}
     joined_a = {m: np.concatenate(v) for m, v in base.items()}
     joined_b = {m: np.concatenate(v) for m, v in cand.items()}
     moments = {}
@@ -125,9 +152,11 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
 
 def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop: float = 0.0,
                      regressed: str = "keyword-heavy", holm: bool = False, metric: str = "hit@5",
-                     config: GateConfig | None = None, **rule: Any) -> dict[str, Any]:
+                     config: GateConfig | None = None, unanswered: float = 0.0, which: str = "random",
+                     **rule: Any) -> dict[str, Any]:
     """Over `prs` simulated pull requests: how often the gate fails (a regression anywhere), fails on the regressed
-    cell, is not decision-grade, and passes; `rule` goes to `evaluate_gate` (max_slice_drop, rule, alpha, ...)."""
+    cell, is not decision-grade, and passes; `rule` goes to `evaluate_gate` (max_slice_drop, rule, alpha, ...);
+    `unanswered` and `which` go to `pull_request`."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -136,7 +165,8 @@ def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop:
     per_cell: dict[str, dict[str, int]] = {}
     groups = dict(config.groups) if config else None
     for _ in range(prs):
-        comparison = pull_request(rng, churn=churn, drop=drop, regressed=regressed, metric=metric, groups=groups)
+        comparison = pull_request(rng, churn=churn, drop=drop, regressed=regressed, metric=metric, groups=groups,
+                                  unanswered=unanswered, which=which)
         if holm:
             comparison.pop("cell_correlation")
         result = evaluate_gate(comparison, config=config, **rule)

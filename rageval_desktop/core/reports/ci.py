@@ -15,7 +15,7 @@ from typing import Any
 
 from rageval_desktop.core.base.text import inert_text
 from rageval_desktop.core.metrics.gate import Decision, GateResult
-from rageval_desktop.core.metrics.gate_text import SAID, drop_text, gate_markdown, headline, settle_hint
+from rageval_desktop.core.metrics.gate_text import SAID, covers_text, drop_text, gate_markdown, headline, settle_hint
 
 SUITE = "rageval gate"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -49,12 +49,17 @@ def junit_xml(result: GateResult) -> str:
     props = ET.SubElement(suite, "properties")
     for name, value in (("decision", result.decision.value), ("baseline", c["baseline"]),
                         ("candidate", c["candidate"]), ("shared_questions", c["shared_questions"]),
-                        ("alpha", result.alpha), ("rule", result.rule)):
+                        ("alpha", result.alpha), ("rule", result.rule), ("covers", covers_text(result)),
+                        ("not_gated_shown_to_drop", len(result.hidden_drops))):
         ET.SubElement(props, "property", name=name, value=_text(value))
     # the decision itself, first: green only when every gated cell was shown safe — a suite of skipped cells must
     # not read as a pass ("cannot tell" fails here, as the exit code 3 fails the job)
     decision = ET.SubElement(suite, "testcase", classname="rageval.gate",
                              name=_text(f"the decision: may {c['candidate']} replace {c['baseline']}?"))
+    covers = covers_text(result)
+    if covers:                         # what a pass covered, and what it left out, in the report CI shows
+        said = ET.SubElement(decision, "system-out")
+        said.text = _text(f"covered: {covers}")
     if not passed:
         failure = ET.SubElement(decision, "failure", type=result.decision.value,
                                 message=_text(f"{SAID[result.decision]}: {headline(result)}"))

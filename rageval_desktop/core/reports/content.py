@@ -10,10 +10,9 @@ from rageval_desktop._version import __version__
 from rageval_desktop.core.base.vocab import gold_free
 from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.metrics import gate_config
-from rageval_desktop.core.metrics.compare import compare
 from rageval_desktop.core.metrics.dashboard import summarise
 from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_rows
-from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate
+from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate, gated_comparison
 from rageval_desktop.core.metrics.gate_config import GateConfig
 from rageval_desktop.core.metrics.gate_text import SAID, headline, settle_hint
 from rageval_desktop.core.metrics.retrieval import definition
@@ -99,8 +98,7 @@ def _build_report(project: Project, run: str, baseline: str | None, failures: in
         part = frame if name == "all" else frame[frame["slice"] == name]
         counts[name] = {"n": len(part), **{c: int((part["failure"] == c).sum()) for c in CLASSES}}
     config = gate_config.resolve(project, None)
-    comparison = (compare(project, baseline, run, config.metrics if config else None,
-                          groups=config.groups if config else None) if baseline else None)
+    comparison = gated_comparison(project, baseline, run, config) if baseline else None
     if comparison is not None:
         apply_licences(project, comparison)      # the report's gate counts only licensed judges, as `rageval gate`
     notes = project.reader().execute("SELECT notes, created_at, source_file FROM runs WHERE id = ?",

@@ -130,6 +130,8 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
             lines.append(f"| {_md(name)} | {e['n']} | " + " | ".join(cells) + " |")
         g = report["gate"]
         lines += ["", f"**Gate: {_md(g['said'])}: {_md(g['headline'])}** ({_md(g['rule'])})."]
+        if g.get("covers"):
+            lines.append(f"What it covered: {_md(g['covers'])}.")
         if g["settle"]:
             lines.append(f"What would settle it: {_md(g['settle'])}.")
         lines += [f"- not evaluated: {_md(u['metric'] or 'the gate')} — {_md(u['why'])}" for u in g["not_evaluated"]]

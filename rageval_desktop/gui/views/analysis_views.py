@@ -565,20 +565,17 @@ class CompareView(_Analysis):
         if comparison is not self.result:       # a newer comparison arrived meanwhile: its own verdict follows
             return
         from rageval_desktop.core.base.verdicts import Decision
-        from rageval_desktop.core.metrics.gate_text import BADGE, headline, settle_hint
+        from rageval_desktop.core.metrics.gate_text import badge, covers_text, headline, settle_hint
 
         decision = result.decision
-        counts = [f"{len(result.regressions)} regression(s) shown" if result.regressions else "",
-                  f"{len(result.undecided)} undecided" if result.undecided else "",
-                  f"{len(result.not_evaluated)} not evaluated" if result.not_evaluated else "",
-                  f"{len(result.safe)} of {result.gated} shown safe"]
-        self.badge.setText(f"{BADGE[decision]}  ·  " + " · ".join(c for c in counts if c))
+        said, look = badge(result)
+        self.badge.setText(said)
         self.badge.setToolTip("\n".join(
             [f"Not evaluated: {u['metric'] or 'the gate'}" + (f" ({u['slice']})" if u["slice"] else "") +
              f" — {u['why']}" for u in result.not_evaluated] +
             [f"Undecided: {r['slice']} {r['metric']} — {r['why']}" for r in result.undecided[:12]] +
             ([f"… and {len(result.undecided) - 12} more undecided"] if len(result.undecided) > 12 else [])))
-        self.badge.setProperty("outcome", decision.value)
+        self.badge.setProperty("outcome", look)
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
         head = f"{self.result['shared_questions']} shared questions. "
@@ -594,6 +591,9 @@ class CompareView(_Analysis):
                            f"{settle_hint(result, short=True)}.")
         else:
             text = head + f"The gate passes ({command}): {headline(result)}."
+        covers = covers_text(result)
+        if covers:
+            text += f" Covered: {covers}."
         if result.undecided:
             worst = sorted(result.undecided, key=lambda r: -r["drop"])[:3]
             text += (" Undecided, e.g. " + "; ".join(

@@ -77,6 +77,23 @@ def _source_line(path: Path, statement: str) -> str:
                  and " # heavy:" in line), "")
 
 
+LONG = 50            # a function over this many lines is a long one
+COMPLEX = 10         # McCabe complexity over this is a complex one (ruff's C901 counts it)
+
+
+def complex_functions() -> list[str]:
+    """The functions whose McCabe complexity is over COMPLEX, as ruff's C901 finds them (None: ruff not here)."""
+    import shutil
+    import subprocess
+
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    found = subprocess.run([ruff, "check", "--select", "C901", "--config", f"lint.mccabe.max-complexity={COMPLEX}",
+                            "--output-format", "concise", "--no-cache", "--exit-zero", str(ROOT)],
+                           capture_output=True, text=True, check=True).stdout
+    return [line.split(" C901 ")[0].replace(str(ROOT) + "/", "") + " " + line.split("`")[1]
+            for line in found.splitlines() if " C901 " in line]
+
+
 def counts() -> dict:
     files = sorted(ROOT.rglob("*.py"))
     total = inside = 0
@@ -124,8 +141,15 @@ def counts() -> dict:
         for _mod, in_func, line in _imports(p)
         if in_func and "# heavy:" not in _source_line(p, line)
     ]
+    long_functions = [
+        f"{p.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for p in files for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno + 1 > LONG
+    ]
     return {
         "imports": total,
+        "long_functions": long_functions,
+        "complex_functions": complex_functions(),
         "core_inside_functions": core_inside,
         "inside_functions": inside,
         "arrows_up": sum(len(v) for v in up.values()),
@@ -147,6 +171,8 @@ if __name__ == "__main__":
         for key in ("imports", "inside_functions", "arrows_up", "any_lines", "any_lines_core", "window_reach"):
             print(f"{key:18} {c[key]}")
         print(f"{'in core functions':18} {len(c['core_inside_functions'])}")
+        print(f"{'long functions':18} {len(c['long_functions'])} (over {LONG} lines)")
+        print(f"{'complex functions':18} {len(c['complex_functions'])} (McCabe over {COMPLEX})")
         print(f"{'cycles':18} {len(c['cycles'])}: {', '.join(c['cycles'])}")
         print(f"{'kind comparisons':18} {len(c['kind_comparisons'])}")
         for k, v in c["arrows_up_detail"].items():

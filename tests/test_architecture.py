@@ -75,7 +75,7 @@ def test_core_types_its_connections_projects_and_contexts():
 
 # Lines that say `Any`, per area: the ceiling only comes down. Lower it when a change types more (the test says so
 # once an area is 10 under); a change that adds `Any` pays for it by typing something else.
-ANY_CEILING = {"cli": 29, "core": 703, "gui": 247, "top": 18}
+ANY_CEILING = {"cli": 29, "core": 688, "gui": 247, "top": 18}
 
 
 def test_any_only_goes_down():
@@ -84,6 +84,22 @@ def test_any_only_goes_down():
     assert not over, f"more lines say Any than the ceiling allows (found, ceiling): {over}"
     slack = {area: (n, ANY_CEILING[area]) for area, n in found.items() if n < ANY_CEILING[area] - 10}
     assert not slack, f"typed better: lower ANY_CEILING in tests/test_architecture.py to (found, was): {slack}"
+
+
+# Functions over 50 lines and over McCabe complexity 10 (bench/arch_counts.py): the ceilings only come down. A change
+# that lengthens or branches a function past them pays by splitting another (issue 78: 40 -> 60 and 37 -> 50 in nine
+# days, before this ratchet).
+LONG_CEILING, COMPLEX_CEILING = 60, 50
+
+
+def test_long_and_complex_functions_only_go_down():
+    found = _counts()
+    long_, complex_ = len(found["long_functions"]), len(found["complex_functions"])
+    assert long_ <= LONG_CEILING, f"{long_} functions over 50 lines (ceiling {LONG_CEILING}): {found['long_functions']}"
+    assert complex_ <= COMPLEX_CEILING, (f"{complex_} functions over complexity 10 (ceiling {COMPLEX_CEILING}): "
+                                         f"{found['complex_functions']}")
+    assert long_ >= LONG_CEILING - 5 and complex_ >= COMPLEX_CEILING - 5, \
+        f"simpler: lower the ceilings in tests/test_architecture.py to ({long_}, {complex_})"
 
 
 def test_every_write_names_the_areas_it_changes():

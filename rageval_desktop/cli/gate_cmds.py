@@ -135,16 +135,20 @@ def cmd_gate(args: argparse.Namespace) -> int:
             record = record_gate(project.core, result, args.baseline, args.candidate, estimator=args.estimator,
                                  waivers=result.waivers, key=args.key)
             written = write_record(record, result, args.record)
+    # the chain's head, said where the project cannot reach: a record deleted later is then seen (decisions --head)
+    head = None if record is None else f"decision {record['id']}, hash {record['hash']}"
     if args.markdown:
-        Path(args.markdown).write_text(decided.markdown(), encoding="utf-8")
+        Path(args.markdown).write_text(decided.markdown() + (f"\nRecorded as {head} (`rageval decisions --verify "
+                                                             f"--head {record['hash']}`).\n" if record else ""),
+                                       encoding="utf-8")
     if args.junit or args.summary is not None:
         from rageval_desktop.core.reports.ci import junit_xml, step_summary
 
         if args.junit:
-            Path(args.junit).write_text(junit_xml(result), encoding="utf-8")
+            Path(args.junit).write_text(junit_xml(result, head=record and record["hash"]), encoding="utf-8")
         if args.summary is not None:
             with Path(args.summary or os.environ["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as out:
-                out.write(step_summary(result) + "\n")
+                out.write(step_summary(result) + (f"\nRecorded as {head}.\n" if head else "") + "\n")
     data = dict(decided.data)
     if record is not None:
         data["record"] = {"id": record["id"], "hash": record["hash"], "signer": record["signature"]["signer"],
@@ -281,8 +285,14 @@ def add_decisions(command: Command) -> None:
                    "signer), its hash and link, and that what it used — run rows, passages, judgments, ratings, "
                    "judges — is unchanged; and that each FILE is the record it names (exit 1 if not)")
     p.add_argument("--allowed-signers", metavar="FILE", help="with --verify: trust only the keys this file lists "
-                   "(keep it in your repository; `rageval keys export` prints a line for it); default: the "
-                   "project's signers and your own keys")
+                   "(keep it in your repository; `rageval keys export` prints a line for it); default: "
+                   "$RAGEVAL_ALLOWED_SIGNERS, else .rageval/allowed_signers in the project's folder or above it (up "
+                   "to the repository's root), and your own keys — never the project's own list (rageval keys "
+                   "trust), which whoever holds the file can extend")
+    p.add_argument("--head", metavar="HASH_OR_FILE", help="with --verify: the newest record as kept outside the "
+                   "project — its hash (from the gate's Markdown or JUnit output) or the HEAD file `gate --record "
+                   "DIR` writes; default: DIR/HEAD beside the first FILE. A head the chain does not hold means a "
+                   "record was deleted (exit 1)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(verdict=True)
 
@@ -292,11 +302,11 @@ def cmd_decisions(args: argparse.Namespace) -> int:
     from rageval_desktop.core.reports.decisions import decisions, verify
 
     allowed = signing.read_allowed(args.allowed_signers) if args.allowed_signers else None
-    if allowed is not None and args.verify is None:
-        raise UsageError("--allowed-signers is for --verify")
+    if (allowed is not None or args.head) and args.verify is None:
+        raise UsageError("--allowed-signers and --head are for --verify")
     with open_project(args.project, read_only=True) as project:
         found = decisions(project)
-        checked = verify(project, args.verify, allowed) if args.verify is not None else None
+        checked = verify(project, args.verify, allowed, args.head) if args.verify is not None else None
     if checked is not None:
         for problem in checked["problems"]:
             print(f"error: {problem}", file=sys.stderr)
@@ -304,6 +314,8 @@ def cmd_decisions(args: argparse.Namespace) -> int:
                  + ("holds" if not r["problems"] else "; ".join(r["problems"])) for r in checked["records"]]
         lines += [f"file {f['file']}: " + ("is the record it names" if not f["problems"] else "; ".join(f["problems"]))
                   for f in checked["files"]]
+        if checked["head"]["said"]:
+            lines.append(f"head: {checked['head']['said']}")
         lines.append(f"{len(found)} decision(s), signers trusted from {checked['trusted']}: " +
                      ("every signature, link and input holds" if not checked["problems"] else
                       f"{len(checked['problems'])} problem(s)"))

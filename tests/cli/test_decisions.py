@@ -104,11 +104,12 @@ def test_a_record_signed_by_a_key_the_repository_does_not_list_is_refused(demo, 
     assert main(["keys", "new", "--signer", "release-bot"]) == 0              # the same name, another key
     capsys.readouterr()
     _record(path, tmp_path / "records", capsys)                               # their key joins the project's list
-    assert main(["decisions", path, "--verify"]) == 0                         # the file agrees with itself...
-    capsys.readouterr()
+    assert main(["decisions", path, "--verify"]) == 1    # their own key holds for them; the honest one, listed by
+    assert "decision 1: it is signed by release-bot, whose key only the project itself lists" in \
+        capsys.readouterr().err                          # the project alone, no longer does (issue 73)
     assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "allowed_signers")]) == 1
     err = capsys.readouterr().err                                             # ...the repository's list does not
-    assert "decision 2: it is signed by release-bot with a key that is not an allowed signer" in err
+    assert "decision 2: it is signed by release-bot, whose key only the project itself lists" in err
     assert "decision 1" not in err
 
 
@@ -125,7 +126,7 @@ def test_an_input_changed_after_recording_is_named_and_an_honest_record_verifies
     monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path / "another-machine"))   # no keys of its own there
     allowed = ["--allowed-signers", str(tmp_path / "allowed_signers")]
     assert main(["decisions", path, "--verify", *allowed]) == 0
-    assert main(["decisions", path, "--verify"]) == 0                           # the project's own list
+    assert main(["decisions", path, "--verify"]) == 1          # the project's own list alone vouches for no one
     capsys.readouterr()
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE judgments SET score = 5 WHERE run_row_id IN (SELECT rr.id FROM run_rows rr JOIN runs r "
@@ -207,3 +208,83 @@ def test_hostile_decision_files_end_in_a_clear_error_never_an_internal_one_or_a_
         assert f"{name}: " in err, name
     assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "pipe.json")]) == 4
     assert "not a regular file" in capsys.readouterr().err
+
+
+def _ci_machine(monkeypatch, tmp_path, name: str) -> None:
+    monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path / name))       # a machine with no keys of its own
+
+
+def test_a_key_the_attacker_trusts_in_the_project_never_verifies_in_ci(demo, tmp_path, capsys, monkeypatch):
+    """Issue 73: an attacker made a key under the CI's signer name and added it with `rageval keys trust` (the
+    allowed signers lived in the project): `decisions --verify` exited 0 unless --allowed-signers was passed. The
+    repository's `.rageval/allowed_signers`, found beside the project, is what decides."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    path = str(repo / "eval.rageval")
+    demo.close()
+    (repo / "eval.rageval").write_bytes(demo.path.read_bytes())
+    assert main(["keys", "new", "--signer", "ci-bot"]) == 0
+    assert main(["keys", "export"]) == 0
+    honest = capsys.readouterr().out.strip().splitlines()[-1]
+    (repo / ".rageval").mkdir()
+    (repo / ".rageval" / "allowed_signers").write_text(honest + "\n")
+    _record(path, repo / "decisions", capsys)
+    _ci_machine(monkeypatch, tmp_path, "ci")
+    assert main(["decisions", path, "--verify"]) == 0                 # the repository's file, found by default
+    assert f"signers trusted from {repo / '.rageval' / 'allowed_signers'}" in capsys.readouterr().out
+    _ci_machine(monkeypatch, tmp_path, "attacker")
+    assert main(["keys", "new", "--signer", "ci-bot"]) == 0           # the attacker's own key, the CI's name
+    assert main(["keys", "export"]) == 0
+    forged = capsys.readouterr().out.strip().splitlines()[-1]
+    assert main(["keys", "trust", path, forged]) == 0                  # into the project's list
+    capsys.readouterr()
+    _record(path, repo / "decisions", capsys)
+    _ci_machine(monkeypatch, tmp_path, "ci")
+    assert main(["decisions", path, "--verify"]) == 1
+    err = capsys.readouterr().err
+    assert "decision 2: it is signed by ci-bot, whose key only the project itself lists" in err
+    assert "decision 1" not in err
+
+
+def test_deleting_the_newest_record_is_caught_by_the_head_kept_outside(demo, tmp_path, capsys):
+    """Issue 73: deleting the newest (failing) record with its files left a chain that verified (exit 0)."""
+    path = str(demo.path)
+    demo.close()
+    out = tmp_path / "records"
+    _record(path, out, capsys)
+    second = _record(path, out, capsys)["record"]
+    assert (out / "HEAD").read_text().split()[0] == second["hash"]
+    md = tmp_path / "pr.md"
+    assert main(["gate", path, *GATE, "--record", str(out), "--markdown", str(md), "--junit",
+                 str(tmp_path / "gate.xml")]) == 3
+    third = json.loads((out / "decision-3.json").read_text())["hash"]
+    assert f"--head {third}" in md.read_text()                                  # kept in the pull request
+    assert f'name="decision_record" value="{third}"' in (tmp_path / "gate.xml").read_text()
+    capsys.readouterr()
+    assert main(["decisions", path, "--verify", str(out / "decision-1.json")]) == 0
+    assert "head: the chain reaches the head kept outside the project (decision 3)" in capsys.readouterr().out
+    with sqlite3.connect(path) as conn:                                         # the attacker's move
+        conn.execute("DELETE FROM decisions WHERE id = 3")
+    conn.close()
+    (out / "decision-3.json").unlink()
+    (out / "decision-3.md").unlink()
+    assert main(["decisions", path, "--verify", str(out / "decision-1.json")]) == 1
+    assert "head: the newest record kept outside the project" in capsys.readouterr().err
+    assert main(["decisions", path, "--verify", "--head", third]) == 1           # the hash from the PR comment
+    assert f"({third}: {third[:12]}…) is not in the project's chain" in capsys.readouterr().err
+    assert main(["decisions", path, "--verify", "--head", second["hash"]]) == 0
+
+
+def test_a_deciding_setting_changed_after_recording_is_named(demo, tmp_path, capsys):
+    """Issue 73: lowering the project's retirement threshold after recording verified (exit 0) naming nothing."""
+    path = str(demo.path)
+    demo.close()
+    _record(path, tmp_path / "records", capsys)
+    assert main(["decisions", path, "--verify"]) == 0
+    capsys.readouterr()
+    assert main(["settings", "set", path, "--threshold", "0.5"]) == 0
+    capsys.readouterr()
+    assert main(["decisions", path, "--verify"]) == 1
+    err = capsys.readouterr().err
+    assert ("decision 1: the project's settings that decide verdicts changed since it was recorded: "
+            "retirement.threshold 0.7 -> 0.5") in err

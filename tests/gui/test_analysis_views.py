@@ -85,7 +85,8 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     gate_config.save(window.project, config)
     with qtbot.waitSignal(window.read_finished, timeout=30_000):
         view.compute()
-    assert view.badge.text().startswith("PASS") and view.badge.property("outcome") == "pass"
+    # (an amber pass: two slices not gated on their own dropped beyond doubt — issue 73)
+    assert view.badge.text().startswith("PASS") and view.badge.property("outcome") == "pass_with_drops"
     assert "The gate passes (rageval gate (configuration: the project's gate configuration))" in view.note.text()
     assert not view.drop.isEnabled()
 
@@ -413,3 +414,28 @@ def test_a_plan_that_lands_after_its_dialog_was_deleted_is_dropped(window, qtbot
     workers.pool().waitForDone()
     qtbot.wait(300)
     assert not shiboken6.isValid(dialog)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
+def test_a_pass_beside_ungated_drops_is_amber_and_says_what_it_covered(window, qtbot, size):
+    """Issue 73: the demo's planned gate passed green ("PASS · 2 of 2 shown safe") above two slices drawn in red at
+    -33.3 points, naming neither the tolerances nor the slices left ungated."""
+    from rageval_desktop.core.metrics import gate_config
+    from rageval_desktop.core.metrics.gate_plan import plan
+
+    window.resize(*size)
+    gate_config.save(window.project, plan(window.project, "v1", like="v2", metrics=["hit@5", "mrr"],
+                                          max_tolerance=45)["config"])
+    open_view(window, qtbot, "compare")
+    view = window.page("compare")
+    qtbot.waitUntil(lambda: view.badge.property("outcome") not in ("pending", ""), timeout=30_000)
+    assert view.badge.property("outcome") == "pass_with_drops"
+    assert view.badge.text() == ("PASS  ·  3 of 3 shown safe · within 23.5–39 points · 6 slice(s) not gated · 2 of "
+                                 "them shown to drop")
+    assert view.badge.width() >= view.badge.sizeHint().width()       # the whole banner, not cut at the right
+    note = view.note.text()
+    assert "not gated: 6 slice(s) — 'easy', 'edge', 'adversarial', 'time-sensitive' (hit@5 -33.3 [-64.6, -2.0]" in note
+    assert "Covered: gated within tolerances (points): 'all' hit@5 39, mrr 35.5, coverage 23.5" in note
+    assert "metrics not gated: correctness" in note
+    assert not view.drop.isEnabled()
+    save_shots(qtbot, window, f"compare-amber-pass-{size[0]}")

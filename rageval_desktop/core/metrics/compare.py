@@ -79,6 +79,13 @@ def _paired(every_a: Any, every_b: Any, failed: Collection[int] = (), missing: s
     return pd.concat({"a": a, "b": b}, axis=1), int(len(keys_a) - lost.sum()), lost
 
 
+def shown_metrics(comparison: dict[str, Any]) -> list[str]:
+    """The metrics a table or chart of the comparison shows: coverage only when the candidate left a question of the
+    baseline unanswered (else it is 100 -> 100 in every slice, and takes a column from the metrics)."""
+    lost = comparison.get("perimeter", {}).get("unanswered")
+    return [m for m in comparison["metrics"] if m != COVERAGE or lost]
+
+
 def _perimeter(joined: Any, lost: Any, every_b: Any) -> dict[str, Any]:
     """What the comparison's perimeter holds beyond the questions both runs answered: the baseline's questions the
     candidate did not answer (no row, or no answer in its rows), and the candidate's linked questions the baseline
@@ -328,6 +335,7 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     out["cell_correlation"] = cell_correlation(out, moments, members)
     out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
     out["warnings"][:0] = perimeter_warnings(out)
+    out["shown_metrics"] = shown_metrics(out)
     return out
 
 

@@ -144,23 +144,29 @@ def from_dict(data: Any, source: str = "") -> GateConfig:
         planned = data.get("planned") or {}
         if not isinstance(planned, dict):
             raise ConfigError("planned must be an object")
-        not_gated = data.get("not_gated") or {}
-        if not isinstance(not_gated, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
-                                                      for k, v in not_gated.items()):
-            raise ConfigError("not_gated must map each metric deliberately not gated to why (a sentence)")
-        both = sorted(set(not_gated) & {m for _, m in cells})
-        if both:
-            raise ConfigError(f"{', '.join(both)} is both gated and listed as not gated")
-        rules = {"new_slices": (NEW_SLICES, "cannot tell"), "missing": (MISSING, "fail")}
-        chosen = {key: data.get(key, default) for key, (_, default) in rules.items()}
-        for key, (allowed_values, _) in rules.items():
-            if chosen[key] not in allowed_values:
-                raise ConfigError(f"{key} must be one of {', '.join(map(repr, allowed_values))} (got "
-                                  f"{chosen[key]!r})")
+        not_gated, new_slices, missing = _perimeter(data, cells)
     except ConfigError as exc:
         raise ConfigError(where + str(exc), cli_hint="write a new one with rageval gate plan") from None
-    return GateConfig(cells, groups, alpha, power, min_n, planned, source, dict(not_gated), chosen["new_slices"],
-                      chosen["missing"])
+    return GateConfig(cells, groups, alpha, power, min_n, planned, source, not_gated, new_slices, missing)
+
+
+def _perimeter(data: dict[str, object], cells: dict[tuple[str, str], CellRule]) -> tuple[dict[str, str], str, str]:
+    """The configuration's perimeter, checked: the metrics not gated (each with why), and the rules for new slices
+    and unanswered questions (see the module's note)."""
+    not_gated = data.get("not_gated") or {}
+    if not isinstance(not_gated, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                                  for k, v in not_gated.items()):
+        raise ConfigError("not_gated must map each metric deliberately not gated to why (a sentence)")
+    both = sorted(set(not_gated) & {m for _, m in cells})
+    if both:
+        raise ConfigError(f"{', '.join(both)} is both gated and listed as not gated")
+    chosen = []
+    for key, allowed_values in (("new_slices", NEW_SLICES), ("missing", MISSING)):
+        value = data.get(key, allowed_values[0])
+        if value not in allowed_values:
+            raise ConfigError(f"{key} must be one of {', '.join(map(repr, allowed_values))} (got {value!r})")
+        chosen.append(str(value))
+    return dict(not_gated), chosen[0], chosen[1]
 
 
 def read_file(path: str | Path) -> GateConfig:

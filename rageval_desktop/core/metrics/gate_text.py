@@ -61,7 +61,7 @@ def covers_text(result: GateResult) -> str:
     interval lies wholly below zero by name, with its interval — and the questions the candidate did not answer."""
     gated: dict[str, list[str]] = {}
     for r in [*result.regressions, *result.undecided, *result.safe]:
-        gated.setdefault(r["slice"], []).append(f"{r['metric']} {r['tolerance']:g}")
+        gated.setdefault(r["slice"], []).append(f"{r['metric']} {r.get('tolerance', r['allowed']):g}")
     parts = []
     if gated:
         parts.append("gated within tolerances (points): " + "; ".join(f"'{name}' {', '.join(cells)}"
@@ -104,8 +104,9 @@ def drop_text(r: dict[str, Any]) -> str:
     return text + (", within noise" if r["within_noise"] else "")
 
 
-def headline(result: GateResult) -> str:
-    """One line: what the gate decided (CLI, Compare page, Markdown and reports say the same)."""
+def headline(result: GateResult, *, drops: bool = True) -> str:
+    """One line: what the gate decided (CLI, Compare page, Markdown and reports say the same); a pass names the cells
+    not gated whose interval lies below zero (`drops=False`: where `covers_text` is said beside it)."""
     decision = result.decision
     if decision is Decision.REGRESSION:
         return f"{len(result.regressions)} regression(s) shown"
@@ -121,7 +122,7 @@ def headline(result: GateResult) -> str:
     powered = sum(c["status"] == "powered" for c in result.safe)
     said = (f"every gated cell shown safe ({result.gated} cell(s)" +
             (f", {powered} by the configured power" if powered else "") + ")")
-    if result.hidden_drops:
+    if result.hidden_drops and drops:
         said += f"; not gated, shown to drop: {hidden_drops_text(result)}"
     return said
 
@@ -136,7 +137,7 @@ def badge(result: GateResult) -> tuple[str, str]:
               f"{len(result.safe)} of {result.gated} shown safe"]
     look = decision.value
     if decision is Decision.PASS:
-        tolerances = sorted({r["tolerance"] for r in result.safe})
+        tolerances = sorted({r.get("tolerance", r["allowed"]) for r in result.safe})
         if tolerances:
             counts.append(f"within {tolerances[0]:g} points" if len(tolerances) == 1 else
                           f"within {tolerances[0]:g}–{tolerances[-1]:g} points")

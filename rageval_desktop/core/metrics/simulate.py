@@ -112,19 +112,8 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
     tags: list[str] = []
     missed = 0
     for name, n in sizes.items():
-        ranks = _ranks(rng, n)
-        a = _scores(rng, ranks)
-        changed = rng.random(n) < churn
-        new_ranks = np.where(changed, _ranks(rng, n), ranks)
-        b = _scores(rng, new_ranks)
-        for m in SCORED:                       # unchanged questions keep their scores, the judge's too
-            b[m] = np.where(changed, b[m], a[m])
-        if name in hit_slices and drop > 0:
-            b = _hurt(b, new_ranks, rng.random(n) < min(1.0, drop / _effects(metric)))
-        lost = _unanswered(rng, ranks, unanswered, which)
-        a[COVERAGE], b[COVERAGE] = np.full(n, 100.0), np.where(lost, 0.0, 100.0)
-        b = {m: np.where(lost, FLOOR, v) for m, v in b.items()}
-        missed += int(lost.sum())
+        a, b = _slice_pair(rng, n, churn, drop if name in hit_slices else 0.0, metric, unanswered, which)
+        missed += int((b[COVERAGE] == 0).sum())
         for m in METRICS:
             base[m].append(a[m])
             cand[m].append(b[m])
@@ -148,6 +137,25 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
         moments[name] = (list(columns), *pairwise_moments(columns))
     out["cell_correlation"] = cell_correlation(out, moments, members)
     return out
+
+
+def _slice_pair(rng: Any, n: int, churn: float, drop: float, metric: str, unanswered: float,
+                which: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One slice's baseline and candidate scores (see `pull_request`)."""
+    import numpy as np
+
+    ranks = _ranks(rng, n)
+    a = _scores(rng, ranks)
+    changed = rng.random(n) < churn
+    new_ranks = np.where(changed, _ranks(rng, n), ranks)
+    b = _scores(rng, new_ranks)
+    for m in SCORED:                       # unchanged questions keep their scores, the judge's too
+        b[m] = np.where(changed, b[m], a[m])
+    if drop > 0:
+        b = _hurt(b, new_ranks, rng.random(n) < min(1.0, drop / _effects(metric)))
+    lost = _unanswered(rng, ranks, unanswered, which)
+    a[COVERAGE], b[COVERAGE] = np.full(n, 100.0), np.where(lost, 0.0, 100.0)
+    return a, {m: np.where(lost, FLOOR, v) for m, v in b.items()}
 
 
 def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop: float = 0.0,

@@ -29,9 +29,10 @@ def _case_name(r: dict[str, Any]) -> str:
     return _text(f"{r.get('slice') or 'every slice'} · {r.get('metric') or 'every metric'}")
 
 
-def junit_xml(result: GateResult) -> str:
+def junit_xml(result: GateResult, *, head: str | None = None) -> str:
     """The decision as JUnit XML: a test suite named for the two runs; its first case the decision (failing unless
-    the gate passed), then one case per gated cell."""
+    the gate passed), then one case per gated cell. `head`: the hash of the decision's record, when recorded (the
+    chain's end, kept where the project cannot reach it)."""
     c = result.comparison
     cases: list[tuple[str, str, dict[str, Any]]] = (
         [("regression", _case_name(r), r) for r in result.regressions]
@@ -46,12 +47,7 @@ def junit_xml(result: GateResult) -> str:
     suites = ET.Element("testsuites", {"name": SUITE, **counts})
     suite = ET.SubElement(suites, "testsuite", {"name": _text(f"{SUITE}: {c['candidate']} vs {c['baseline']}"),
                                                 **counts})
-    props = ET.SubElement(suite, "properties")
-    for name, value in (("decision", result.decision.value), ("baseline", c["baseline"]),
-                        ("candidate", c["candidate"]), ("shared_questions", c["shared_questions"]),
-                        ("alpha", result.alpha), ("rule", result.rule), ("covers", covers_text(result)),
-                        ("not_gated_shown_to_drop", len(result.hidden_drops))):
-        ET.SubElement(props, "property", name=name, value=_text(value))
+    _properties(suite, result, head)
     # the decision itself, first: green only when every gated cell was shown safe — a suite of skipped cells must
     # not read as a pass ("cannot tell" fails here, as the exit code 3 fails the job)
     decision = ET.SubElement(suite, "testcase", classname="rageval.gate",
@@ -82,6 +78,18 @@ def junit_xml(result: GateResult) -> str:
             out.text = _text(f"shown safe: {r['why']} ({drop_text(r)})")
     ET.indent(suites)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _properties(suite: ET.Element, result: GateResult, head: str | None) -> None:
+    """The suite's properties: the decision, the runs, the rule, what it covered, and its record's hash."""
+    c = result.comparison
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("decision", result.decision.value), ("baseline", c["baseline"]),
+                        ("candidate", c["candidate"]), ("shared_questions", c["shared_questions"]),
+                        ("alpha", result.alpha), ("rule", result.rule), ("covers", covers_text(result)),
+                        ("not_gated_shown_to_drop", len(result.hidden_drops)),
+                        *((("decision_record", head),) if head else ())):
+        ET.SubElement(props, "property", name=name, value=_text(value))
 
 
 def step_summary(result: GateResult) -> str:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import uuid
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,30 +32,34 @@ from rageval_desktop.core.base.text import md_escape
 from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.metrics.gate import GateResult
+from rageval_desktop.core.metrics.gate_config import META_KEY
 from rageval_desktop.core.metrics.gate_text import gate_markdown
 from rageval_desktop.core.reports import signing
 from rageval_desktop.core.review.licence import licence
+from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 FORMAT = 2                     # 1: hash and chain only (before 0.4); 2: inputs bound, signed
 SIGNERS_KEY = "allowed_signers"
 UNSIGNED = ("hash", "signature")
+_HASH = re.compile(r"^[0-9a-f]{64}$")
+Record = dict[str, Any]        # a decision record, its parts or a verification's findings, as JSON holds them
 
 
-def canonical(record: dict[str, Any]) -> bytes:
+def canonical(record: Record) -> bytes:
     # (surrogatepass: a file may hold a lone "\ud800"; it hashes, and differs, rather than stopping the check)
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                       default=str).encode("utf-8", "surrogatepass")
 
 
-def digest(record: dict[str, Any]) -> str:
+def digest(record: Record) -> str:
     """The record's hash: of everything in it but the hash and the signature."""
     return hashlib.sha256(canonical({k: v for k, v in record.items() if k not in UNSIGNED})).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------------ the inputs' tree
-def _hash_rows(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> dict[str, Any]:
+def _hash_rows(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> Record:
     h = hashlib.sha256()
     n = 0
     for row in conn.execute(sql, params):
@@ -63,7 +69,7 @@ def _hash_rows(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> dict[s
     return {"rows": n, "hash": h.hexdigest()}
 
 
-def _run_parts(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+def _run_parts(conn: sqlite3.Connection, name: str) -> Record:
     found = conn.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
     if found is None:
         return {"run": {"rows": 0, "hash": None}}
@@ -81,14 +87,14 @@ def _run_parts(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
     }
 
 
-def inputs(project: Project, baseline: str, candidate: str, upto: dict[str, int] | None = None) -> dict[str, Any]:
+def inputs(project: Project, baseline: str, candidate: str, upto: dict[str, int] | None = None) -> Record:
     """The hash of each part of the data a decision between `baseline` and `candidate` rests on. Ratings and audits
     are bound up to the newest one at the time (`upto`; now when None): later ones do not change the record's."""
     conn = project.reader()
     if upto is None:
         upto = {"ratings": conn.execute("SELECT COALESCE(MAX(id), 0) FROM human_ratings").fetchone()[0],
                 "audits": conn.execute("SELECT COALESCE(MAX(id), 0) FROM agreement_reports").fetchone()[0]}
-    parts: dict[str, Any] = {"upto": dict(upto)}
+    parts: Record = {"upto": dict(upto)}
     for role, name in (("baseline", baseline), ("candidate", candidate)):
         for part, found in _run_parts(conn, name).items():
             parts[f"{role}.{part}"] = found
@@ -102,10 +108,21 @@ def inputs(project: Project, baseline: str, candidate: str, upto: dict[str, int]
     judges = [{"name": j.name, "metric": j.metric, "kind": j.kind, "status": j.status,
                "fingerprint": fingerprint(project, j)} for j in list_judges(project)]
     parts["judges"] = {"rows": len(judges), "hash": hashlib.sha256(canonical({"judges": judges})).hexdigest()}
+    values = deciding_settings(project)
+    parts["settings"] = {"rows": len(values), "hash": hashlib.sha256(canonical(values)).hexdigest(), "values": values}
     return parts
 
 
-def root(parts: dict[str, Any]) -> str:
+def deciding_settings(project: Project) -> Record:
+    """Every project setting that decides a verdict: the retirement policy (statistic, threshold, n, rule, bias
+    margin), the licences' monitoring floor, selective judging's α and δ, and the gate configuration kept in the
+    project (its hash: a file's configuration is in the record's rules)."""
+    saved = project.meta(META_KEY) or ""
+    return {**{f"retirement.{k}": v for k, v in asdict(policy(project)).items()},
+            "gate_config": hashlib.sha256(saved.encode("utf-8", "surrogatepass")).hexdigest() if saved else None}
+
+
+def root(parts: Record) -> str:
     return hashlib.sha256(canonical(parts)).hexdigest()
 
 
@@ -113,7 +130,7 @@ PART_WORDS = {"rows": "rows (questions, answers, links to the golden set)", "pas
               "judgments": "judgments", "run": "rows"}
 
 
-def describe_part(key: str, record: dict[str, Any]) -> str:
+def describe_part(key: str, record: Record) -> str:
     role, _, part = key.partition(".")
     if part:
         name = record.get("runs", {}).get(role, {}).get("name", role)
@@ -121,12 +138,24 @@ def describe_part(key: str, record: dict[str, Any]) -> str:
     return {"golden": "the golden set (questions, gold ids, slices)",
             "ratings": "human ratings made before the decision (edited or withdrawn since)",
             "audits": "the judges' audits recorded before the decision",
-            "judges": "the judges (their model, rubric, settings or status)"}.get(key, key)
+            "judges": "the judges (their model, rubric, settings or status)",
+            "settings": "the project's settings that decide verdicts"}.get(key, key)
+
+
+def settings_moved(project: Project, record: Record) -> str:
+    """': retirement.threshold 0.7 -> 0.5, …': which deciding settings differ from the record's."""
+    try:
+        then = dict(record["inputs"]["settings"]["values"])
+    except (KeyError, TypeError, ValueError):
+        return ""
+    now = deciding_settings(project)
+    moved = [f"{k} {then.get(k)!r} -> {now.get(k)!r}" for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]
+    return (": " + ", ".join(moved)) if moved else ""
 
 
 # ------------------------------------------------------------------------------------------------------ recording
 def record_gate(project: Project, result: GateResult, baseline: str, candidate: str, *, estimator: str = "mean",
-                waivers: list[dict[str, Any]] | None = None, key: str | None = None) -> dict[str, Any]:
+                waivers: list[Record] | None = None, key: str | None = None) -> Record:
     """Keep a gate's decision in the project, signed with `key` (core.reports.signing.load_key: your default key
     when None, made on first use) and chained to the previous record; returns the record (with its id). The
     signer's key joins the project's allowed signers the first time it signs there."""
@@ -168,7 +197,7 @@ def record_gate(project: Project, result: GateResult, baseline: str, candidate: 
     return {"id": cur.lastrowid, **record}
 
 
-def write_record(record: dict[str, Any], result: GateResult, folder: str | Path) -> tuple[Path, Path]:
+def write_record(record: Record, result: GateResult, folder: str | Path) -> tuple[Path, Path]:
     """The record as `decision-<id>.json` (the record exactly, to verify) and `.md` (for a pull request)."""
     folder = Path(folder)
     try:
@@ -178,6 +207,8 @@ def write_record(record: dict[str, Any], result: GateResult, folder: str | Path)
         json_path, md_path = stem.with_suffix(".json"), stem.with_suffix(".md")
         json_path.write_text(json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n",
                              encoding="utf-8")
+        # the chain's end, kept outside the project: deleting the newest record from the project is then seen
+        (folder / HEAD_FILE).write_text(f"{record['hash']} decision-{record['id']}\n", encoding="ascii")
         md_path.write_text(f"# Decision {record['id']}: {record['decision']}\n\n"
                            f"Recorded by {md_escape(str(record['who']))} at {record['when']}, signed by "
                            f"{md_escape(record['signature']['signer'])}; hash `{record['hash']}` (previous "
@@ -187,7 +218,7 @@ def write_record(record: dict[str, Any], result: GateResult, folder: str | Path)
     return json_path, md_path
 
 
-def decisions(project: Project) -> list[dict[str, Any]]:
+def decisions(project: Project) -> list[Record]:
     """The stored records, oldest first (one that cannot be read is listed as such: `decisions --verify` says
     why)."""
     return [{"id": i, **(_parsed(r) or {"decision": "(unreadable)"})} for i, r in project.reader().execute(
@@ -221,8 +252,10 @@ def trust(project: Project, line: str) -> signing.Signer:
 
 
 # -------------------------------------------------------------------------------------------------------- checking
-def _check_record(record: dict[str, Any], trusted: list[signing.Signer]) -> list[str]:
-    """What does not hold in one record (its own content, its signature, its signer)."""
+def _check_record(record: Record, trusted: list[signing.Signer],
+                  listed_only: Sequence[signing.Signer] = ()) -> list[str]:
+    """What does not hold in one record (its own content, its signature, its signer: one trusted from outside the
+    project; `listed_only`, the project's own list, is named as what it is)."""
     problems = []
     if digest(record) != record.get("hash"):
         problems.append("its content does not match its hash (edited)")
@@ -235,25 +268,29 @@ def _check_record(record: dict[str, Any], trusted: list[signing.Signer]) -> list
     if not signing.verify(key, str(record.get("hash", "")).encode("ascii", "replace"), str(sig.get("value", ""))):
         problems.append(f"its signature is not {who}'s over its hash (forged or edited)")
     elif not any(s.public == key and s.name == who for s in trusted):
-        problems.append(f"it is signed by {who} with a key that is not an allowed signer")
+        if any(s.public == key and s.name == who for s in listed_only):
+            problems.append(f"it is signed by {who}, whose key only the project itself lists (rageval keys trust): "
+                            "nothing outside the project vouches for it — add its line to the allowed-signers file "
+                            "in your repository")
+        else:
+            problems.append(f"it is signed by {who} with a key that is not an allowed signer")
     return problems
 
 
-def verify(project: Project, files: Sequence[str | Path] = (),
-           allowed: list[signing.Signer] | None = None) -> dict[str, Any]:
+def verify(project: Project, files: Sequence[str | Path] = (), allowed: list[signing.Signer] | None = None,
+           head: str | None = None) -> Record:
     """Every stored record and file checked (see the module's note). `allowed`: the signers to trust (an
-    allowed-signers file); None: the project's list and your own keys. Returns {"records": [{id, decision,
-    signer, problems, changed}], "files": [{file, problems}], "problems": every problem in words, "trusted"}."""
-    trusted = allowed if allowed is not None else [
-        *_project_signers(project),
-        *[signing.Signer(k["signer"], k["public"]) for k in signing.list_keys() if "public" in k]]
-    out: dict[str, Any] = {"records": [], "files": [], "problems": [],
-                           "trusted": "the allowed-signers file given" if allowed is not None else
-                           "the project's own list of signers and your keys (pass --allowed-signers FILE from your "
-                           "repository to check who signed: whoever can write the project can write its list)"}
-    stored: dict[str, tuple[int, dict[str, Any]]] = {}
+    allowed-signers file); None: the allowed-signers file found outside the project (`signing.default_allowed`)
+    and your own keys — never the project's own list. `head`: the chain's newest record as kept outside the project
+    (a hash, or a head file written beside the records; default: `HEAD` beside the first file checked), which must
+    be in the chain. Returns {"records": [{id, decision, signer, problems, changed}], "files": [{file, problems}],
+    "problems": every problem in words, "trusted", "head"}."""
+    trusted, said = _trusted(project, allowed)
+    listed_only = [s for s in _project_signers(project) if s not in trusted]
+    out: Record = {"records": [], "files": [], "problems": [], "trusted": said}
+    stored: dict[str, tuple[int, Record]] = {}
     previous = None
-    cache: dict[tuple[str, str, str], dict[str, Any]] = {}
+    cache: dict[tuple[str, str, str], Record] = {}
     for i, text, hash_, prev in project.reader().execute(
             "SELECT id, record, hash, previous FROM decisions ORDER BY id"):
         record = _parsed(text)
@@ -264,14 +301,15 @@ def verify(project: Project, files: Sequence[str | Path] = (),
             previous = hash_
             continue
         stored[hash_] = (i, record)
-        problems = _check_record(record, trusted)
+        problems = _check_record(record, trusted, listed_only)
         if record.get("hash") != hash_:
             problems.append("its stored hash is not the one it carries (edited)")
         if prev != previous or record.get("previous") != previous:
             problems.append("it does not follow the record before it (the chain is broken)")
         previous = hash_
         changed = _changed_inputs(project, record, cache)
-        problems += [f"{describe_part(part, record)} changed since it was recorded" for part in changed]
+        problems += [f"{describe_part(part, record)} changed since it was recorded"
+                     + (settings_moved(project, record) if part == "settings" else "") for part in changed]
         out["records"].append({"id": i, "decision": record.get("decision"),
                                "signer": (record.get("signature") or {}).get("signer"),
                                "problems": problems, "changed": changed})
@@ -291,15 +329,64 @@ def verify(project: Project, files: Sequence[str | Path] = (),
             if claimed not in stored:
                 problems.append("names no decision recorded in this project")
             else:
-                problems += _check_record(body, trusted)
+                problems += _check_record(body, trusted, listed_only)
                 if canonical(body) != canonical(stored[claimed][1]):
                     problems.append(f"differs from decision {stored[claimed][0]} (edited)")
         out["files"].append({"file": str(path), "problems": problems})
         out["problems"] += [f"{name}: {p}" for p in problems]
+    out["head"] = _check_head(head if head is not None else _head_beside(files), stored, previous)
+    out["problems"] += [f"head: {p}" for p in out["head"]["problems"]]
     return out
 
 
-def _parsed(text: str) -> dict[str, Any] | None:
+HEAD_FILE = "HEAD"
+
+
+def _head_beside(files: Sequence[str | Path]) -> str | None:
+    """The head file beside the first record file checked, if there is one."""
+    for path in files[:1]:
+        beside = Path(path).parent / HEAD_FILE
+        if beside.is_file():
+            return str(beside)
+    return None
+
+
+def _check_head(head: str | None, stored: dict[str, tuple[int, Record]], newest: str | None) -> Record:
+    """The chain's end against the head kept outside the project: a head not in the chain is a record deleted (or
+    a chain replaced); records after it are named, not refused (recorded since the head was written)."""
+    if head is None:
+        return {"head": None, "problems": [], "said": "the chain's end was not checked against a head kept outside "
+                                                     "the project (pass --head, or keep HEAD beside the records)"}
+    where = head
+    value = head.strip()
+    if not _HASH.match(value):
+        try:
+            value = (read_small_text(head, "the chain's head", 4096).split() or [""])[0]
+        except RagevalError as exc:
+            return {"head": None, "problems": [str(exc)], "said": ""}
+    if value not in stored:
+        return {"head": value, "problems": [f"the newest record kept outside the project ({where}: {value[:12]}…) is "
+                                            "not in the project's chain: a record was deleted, or the chain replaced"],
+                "said": ""}
+    number = stored[value][0]
+    after = sum(1 for i, _ in stored.values() if i > number)
+    return {"head": value, "problems": [], "said": f"the chain reaches the head kept outside the project (decision "
+                                                   f"{number})" + (f", and {after} record(s) after it" if after else "")}
+
+
+def _trusted(project: Project, allowed: list[signing.Signer] | None) -> tuple[list[signing.Signer], str]:
+    """The signers a verification trusts, and where they came from in words."""
+    if allowed is not None:
+        return allowed, "the allowed-signers file given"
+    mine = [signing.Signer(k["signer"], k["public"]) for k in signing.list_keys() if "public" in k]
+    found = signing.default_allowed(project.path)
+    if found is None:
+        return mine, ("your own keys (no allowed-signers file outside the project: pass --allowed-signers FILE, or "
+                      f"keep {signing.ALLOWED_FILE} in the repository)")
+    return [*signing.read_allowed(found), *mine], f"{found} and your own keys"
+
+
+def _parsed(text: str) -> Record | None:
     """A decision record from its JSON text; None for anything else (not JSON, not an object, nested beyond what
     the reader can follow)."""
     try:
@@ -309,7 +396,7 @@ def _parsed(text: str) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _changed_inputs(project: Project, record: dict[str, Any], cache: dict[tuple[str, str, str], Any]) -> list[str]:
+def _changed_inputs(project: Project, record: Record, cache: dict[tuple[str, str, str], Any]) -> list[str]:
     """The parts of a record's inputs that differ from the project now ([] for a record that binds none); a record
     whose inputs cannot be read has them all changed."""
     try:
@@ -318,7 +405,7 @@ def _changed_inputs(project: Project, record: dict[str, Any], cache: dict[tuple[
         return ["inputs (unreadable)"]
 
 
-def _inputs_changed(project: Project, record: dict[str, Any], cache: dict[tuple[str, str, str], Any]) -> list[str]:
+def _inputs_changed(project: Project, record: Record, cache: dict[tuple[str, str, str], Any]) -> list[str]:
     parts = record.get("inputs")
     if not isinstance(parts, dict) or not isinstance(parts.get("upto"), dict):
         return []
@@ -328,4 +415,5 @@ def _inputs_changed(project: Project, record: dict[str, Any], cache: dict[tuple[
     if key not in cache:
         cache[key] = inputs(project, key[0], key[1], upto={k: int(v) for k, v in parts["upto"].items()})
     now = cache[key]
-    return [part for part in sorted(set(parts) | set(now)) if part != "upto" and parts.get(part) != now.get(part)]
+    # (only the parts the record binds: one recorded before a part was bound is not said to have changed it)
+    return [part for part in sorted(parts) if part != "upto" and parts.get(part) != now.get(part)]

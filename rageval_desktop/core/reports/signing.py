@@ -3,8 +3,10 @@ made by `ssh-keygen -t ed25519` works too, and an allowed-signers list in git's 
 
 A key of yours lives in your data folder (`keys/NAME`, readable by you only; `NAME.pub` beside it). In CI, a key
 comes from an environment variable by name (`env:NAME`, the private key's text), never from the command line.
-Whoever verifies decides whose keys count: an allowed-signers file kept in the repository, or the project's own
-list (which says only that the file agrees with itself, since whoever can write the file can write the list).
+Whoever verifies decides whose keys count, from outside the project: an allowed-signers file kept in the repository
+(`--allowed-signers FILE`, `$RAGEVAL_ALLOWED_SIGNERS`, or `.rageval/allowed_signers` in the project's folder or a
+folder above it, up to the repository's root: `default_allowed`) and your own keys. The project's own list says only
+that the file agrees with itself — whoever can write the file can write the list — and never makes a record hold.
 
 `cryptography` is imported inside the functions that use it (45 ms): only recording and verifying pay for it."""
 
@@ -205,3 +207,23 @@ def read_allowed(path: str | Path) -> list[Signer]:
     except RagevalError as exc:
         raise SigningError(str(exc)) from None
     return parse_allowed(text, str(path))
+
+
+ALLOWED_FILE = Path(".rageval") / "allowed_signers"
+ALLOWED_ENV = "RAGEVAL_ALLOWED_SIGNERS"
+
+
+def default_allowed(project_path: str | Path) -> Path | None:
+    """The allowed-signers file a verification reads when none is named: `$RAGEVAL_ALLOWED_SIGNERS`, else
+    `.rageval/allowed_signers` in the project's folder or the nearest folder above it, stopping at a repository's
+    root (a folder holding `.git`); None when there is none."""
+    named = os.environ.get(ALLOWED_ENV)
+    if named:
+        return Path(named)
+    folder = Path(project_path).resolve().parent
+    for place in (folder, *folder.parents):
+        if (place / ALLOWED_FILE).is_file():
+            return place / ALLOWED_FILE
+        if (place / ".git").exists():
+            return None
+    return None

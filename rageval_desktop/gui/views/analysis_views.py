@@ -468,17 +468,19 @@ class CompareView(_Analysis):
                           "them here.")
 
     def show_found(self, result: tuple[dict, Chart, GateResult, float, tuple[int, int]]) -> None:
+        from rageval_desktop.core.metrics.compare import shown_metrics
         from rageval_desktop.core.metrics.selective_cells import describe_cell
 
         comparison, chart, verdict, limit, size = result
         self.result = comparison
         self.table.setVisible(True)
-        metrics = comparison["metrics"]
+        metrics = shown_metrics(comparison)
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
                               *[(m, f"{m}  {comparison['baseline']} → {comparison['candidate']} (Δ)")
                                 for m in metrics]]
         self.model.deltas = set(metrics)
-        self.model.header_tips = {"n": "questions both runs answered (repeats averaged)",
+        self.model.header_tips = {"n": "the baseline's questions (repeats averaged); one the candidate did not answer "
+                                       "counts as a failure",
                                   "n_with_gold": "of those, questions with gold chunk ids: the n of retrieval "
                                                  "metrics",
                                   **{m: f"baseline → candidate, and candidate − baseline in points. ▲/▼: the "
@@ -590,7 +592,7 @@ class CompareView(_Analysis):
             text = head + (f"Not decision-grade ({command}): {headline(result)}. To settle it: "
                            f"{settle_hint(result, short=True)}.")
         else:
-            text = head + f"The gate passes ({command}): {headline(result)}."
+            text = head + f"The gate passes ({command}): {headline(result, drops=False)}."
         covers = covers_text(result)
         if covers:
             text += f" Covered: {covers}."

@@ -8,7 +8,9 @@ docs/ci.md quotes:
    with tolerances up to 20 points; and from the past pull request with tolerances up to 30);
 2. per configured cell: its tolerance, how often a drop of exactly that tolerance in that cell is caught (the goal:
    >= 80%), and how often the cell fails an unchanged pull request;
-3. the default's cells: the drop each can detect, and how often a drop of 10 or 20 points is caught.
+3. the default's cells: the drop each can detect, and how often a drop of 10 or 20 points is caught;
+4. the perimeter (issue 73): pull requests that leave their hardest 30% / 60% of questions (or 1% at random)
+   unanswered, add a judge metric after planning, or bring a slice the baseline has none of.
 
 The yes/no scale is hit@5 and hit@10 (MRR and nDCG@10 beside them), the 1-5 scale a judge's correctness.
 
@@ -66,6 +68,51 @@ def _default_cells(prs: int, null: dict) -> None:
                   f"{found[1]['caught_rate']:>11.1%} {counts.get('regression', 0) / null['prs']:>10.1%}")
 
 
+def _perimeter_table(configs: dict, prs: int) -> None:
+    """Issue 73: what a pass used to hide. Per rule, how often the gate fails (regression), cannot tell, or passes
+    pull requests that leave questions unanswered (their hardest 30% or 60% per slice — a pipeline timing out on
+    them — or 1% at random, a provider failing now and then, unchanged otherwise), that add a judge metric the
+    configuration does not name (dropping to 0 on every question), or that bring a slice the baseline has no
+    question of."""
+    from rageval_desktop.core.metrics.gate import evaluate_gate
+    from rageval_desktop.core.metrics.simulate import pull_request
+
+    print(f"\nthe perimeter: unanswered questions, unplanned metrics, new slices (churn 0.3, {prs} pull requests)")
+    print(f"{'pull request':<44} {'rule':<28} {'regression':>10} {'cannot tell':>11} {'pass':>7}")
+    cases = {"hardest 30% unanswered": {"unanswered": 0.3, "which": "hardest"},
+             "hardest 60% unanswered": {"unanswered": 0.6, "which": "hardest"},
+             "1% unanswered at random (else unchanged)": {"unanswered": 0.01, "which": "random"}}
+    for case, kwargs in cases.items():
+        for name, config in configs.items():
+            r = gate_error_rates(prs, seed=31, churn=0.3, config=config, **kwargs)
+            print(f"{case:<44} {name:<28} {r['fail_rate']:>10.1%} {r['undecided_rate']:>11.1%} {r['pass_rate']:>7.1%}")
+    import numpy as np
+
+    for case, edit in (("a judge metric added after planning", _added_metric),
+                       ("a slice only it answered", _new_slice)):
+        for name, config in configs.items():
+            if config is None:
+                continue
+            rng = np.random.default_rng(41)
+            counts = {"regression": 0, "not_decision_grade": 0, "pass": 0}
+            for _ in range(prs):
+                counts[evaluate_gate(edit(pull_request(rng, churn=0.3)), config=config).decision.value] += 1
+            print(f"{case:<44} {name:<28} {counts['regression'] / prs:>10.1%} "
+                  f"{counts['not_decision_grade'] / prs:>11.1%} {counts['pass'] / prs:>7.1%}")
+
+
+def _added_metric(comparison: dict) -> dict:
+    """A judge metric scored on both runs after the gate was planned (its cells are not in the comparison the
+    configuration asks for: the gate sees only that both runs have it)."""
+    comparison["judged_on_both"] = ["correctness", "faithfulness"]
+    return comparison
+
+
+def _new_slice(comparison: dict) -> dict:
+    comparison["perimeter"] |= {"new_slices": ["new-topic"], "extra_by_slice": {"new-topic": 60}, "extra": 60}
+    return comparison
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prs", type=int, default=1000)
@@ -94,6 +141,8 @@ def main() -> None:
     _cell_table("planned from a past PR, tolerances up to 30", wide,
                 null[("planned from a past PR, up to 30 points", 0.3)], args.power_prs)
     _default_cells(args.power_prs, null[("default: shown within 2 points", 0.3)])
+    _perimeter_table({"planned from a past PR": like, "planned from the baseline": alone,
+                      "default (no configuration)": None}, args.power_prs)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

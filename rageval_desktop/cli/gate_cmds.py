@@ -145,7 +145,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         from rageval_desktop.core.reports.ci import junit_xml, step_summary
 
         if args.junit:
-            Path(args.junit).write_text(junit_xml(result, head=record and record["hash"]), encoding="utf-8")
+            Path(args.junit).write_text(junit_xml(result, head=None if record is None else str(record["hash"])),
+                                        encoding="utf-8")
         if args.summary is not None:
             with Path(args.summary or os.environ["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as out:
                 out.write(step_summary(result) + (f"\nRecorded as {head}.\n" if head else "") + "\n")

@@ -39,7 +39,7 @@ class GateUsageError(RagevalError):
 
 
 COVERAGE = "coverage"      # the share of the baseline's questions the candidate answered, on 0-100: gated like a metric
-FLOOR = 0.0                # a question the candidate did not answer scores this on every metric (a miss, the scale's floor)
+FLOOR = 0.0                # what a question the candidate did not answer scores on every metric (a miss, the floor)
 MISSING_RULES = {"fail": "a baseline question the candidate did not answer counts as a failure on every metric "
                          "(default)",
                  "leave out": "a baseline question the candidate did not answer is left out of every metric (only "

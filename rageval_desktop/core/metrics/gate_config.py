@@ -73,7 +73,7 @@ class GateConfig:
     source: str = ""                                     # where it was read from, for messages
     not_gated: dict[str, str] = field(default_factory=dict)  # metrics deliberately not gated -> why
     new_slices: str = "cannot tell"                      # a slice only the candidate has: NEW_SLICES
-    missing: str = "fail"                                # a question the candidate did not answer (compare.MISSING_RULES)
+    missing: str = "fail"                                # an unanswered question (compare.MISSING_RULES)
 
     @property
     def metrics(self) -> list[str]:

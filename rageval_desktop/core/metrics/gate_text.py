@@ -68,7 +68,7 @@ def covers_text(result: GateResult) -> str:
                                                                      for name, cells in gated.items()))
     slices = [name for name in result.comparison.get("slices", {}) if name not in gated]
     if slices:
-        drops = {}
+        drops: dict[str, list[str]] = {}
         for h in result.hidden_drops:
             if h["slice"] in slices:
                 drops.setdefault(h["slice"], []).append(
@@ -137,7 +137,7 @@ def badge(result: GateResult) -> tuple[str, str]:
               f"{len(result.safe)} of {result.gated} shown safe"]
     look = decision.value
     if decision is Decision.PASS:
-        tolerances = sorted({r.get("tolerance", r["allowed"]) for r in result.safe})
+        tolerances = sorted({float(r["tolerance"] if "tolerance" in r else r["allowed"]) for r in result.safe})
         if tolerances:
             counts.append(f"within {tolerances[0]:g} points" if len(tolerances) == 1 else
                           f"within {tolerances[0]:g}–{tolerances[-1]:g} points")

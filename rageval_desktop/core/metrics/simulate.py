@@ -16,7 +16,11 @@ bench/bench_gate.py prints the table the docs quote; tests/core/test_gate_rule.p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy import ndarray
+    from numpy.random import Generator
 
 from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.metrics.compare import COVERAGE, FLOOR, cell_correlation, paired_cell, pairwise_moments
@@ -30,10 +34,11 @@ from rageval_desktop.core.review.simulate import draw
 SLICES = {"easy": 20, "edge": 35, "adversarial": 50, "time-sensitive": 65, "multi-hop": 80, "keyword-heavy": 100}
 SCORED = ("hit@5", "hit@10", "mrr", "ndcg@10", "correctness")
 METRICS = (*SCORED, COVERAGE)
+Scores = dict[str, "ndarray"]   # metric -> each question's score, on 0-100
 MISS = 51                      # not in the top 50
 
 
-def _ranks(rng: Any, n: int) -> Any:
+def _ranks(rng: Generator, n: int) -> ndarray:
     import numpy as np
 
     ranks = rng.geometric(0.45, n)
@@ -41,7 +46,7 @@ def _ranks(rng: Any, n: int) -> Any:
     return np.minimum(ranks, MISS)
 
 
-def _scores(rng: Any, ranks: Any) -> dict[str, Any]:
+def _scores(rng: Generator, ranks: ndarray) -> Scores:
     import numpy as np
 
     hit5 = (ranks <= 5).astype(float)
@@ -50,7 +55,7 @@ def _scores(rng: Any, ranks: Any) -> dict[str, Any]:
             "ndcg@10": np.where(ranks <= 10, 100 / np.log2(ranks + 1), 0.0), "correctness": 25 * (judge - 1)}
 
 
-def _unanswered(rng: Any, ranks: Any, share: float, which: str) -> Any:
+def _unanswered(rng: Generator, ranks: ndarray, share: float, which: str) -> ndarray:
     """Which of a slice's questions the candidate leaves unanswered: a share of them, its hardest or at random."""
     import numpy as np
 
@@ -82,7 +87,7 @@ def _effects(metric: str) -> float:
 _EFFECT: dict[str, float] = {}
 
 
-def _hurt(scores: dict[str, Any], ranks: Any, hurt: Any) -> dict[str, Any]:
+def _hurt(scores: Scores, ranks: ndarray, hurt: ndarray) -> Scores:
     """A hurt question loses its gold chunk from the top 10 and one point of judge score."""
     import numpy as np
 
@@ -93,7 +98,7 @@ def _hurt(scores: dict[str, Any], ranks: Any, hurt: Any) -> dict[str, Any]:
     return out
 
 
-def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: str = "keyword-heavy",
+def pull_request(rng: Generator, *, churn: float = 0.3, drop: float = 0.0, regressed: str = "keyword-heavy",
                  slices: dict[str, int] | None = None, metric: str = "hit@5",
                  groups: dict[str, tuple[str, ...]] | None = None, unanswered: float = 0.0,
                  which: str = "random") -> dict[str, Any]:
@@ -107,8 +112,8 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
     sizes = slices or SLICES
     groups = dict(groups or {})
     hit_slices = set(sizes) if regressed == ALL else set(groups.get(regressed, (regressed,)))
-    base: dict[str, list[Any]] = {m: [] for m in METRICS}
-    cand: dict[str, list[Any]] = {m: [] for m in METRICS}
+    base: dict[str, list[ndarray]] = {m: [] for m in METRICS}
+    cand: dict[str, list[ndarray]] = {m: [] for m in METRICS}
     tags: list[str] = []
     missed = 0
     for name, n in sizes.items():
@@ -139,8 +144,8 @@ def pull_request(rng: Any, *, churn: float = 0.3, drop: float = 0.0, regressed: 
     return out
 
 
-def _slice_pair(rng: Any, n: int, churn: float, drop: float, metric: str, unanswered: float,
-                which: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _slice_pair(rng: Generator, n: int, churn: float, drop: float, metric: str, unanswered: float,
+                which: str) -> tuple[Scores, Scores]:
     """One slice's baseline and candidate scores (see `pull_request`)."""
     import numpy as np
 

@@ -149,7 +149,8 @@ def settings_moved(project: Project, record: Record) -> str:
     except (KeyError, TypeError, ValueError):
         return ""
     now = deciding_settings(project)
-    moved = [f"{k} {then.get(k)!r} -> {now.get(k)!r}" for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]
+    moved = [f"{k} {then.get(k)!r} -> {now.get(k)!r}" for k in sorted(set(then) | set(now))
+             if then.get(k) != now.get(k)]
     return (": " + ", ".join(moved)) if moved else ""
 
 
@@ -370,8 +371,8 @@ def _check_head(head: str | None, stored: dict[str, tuple[int, Record]], newest:
                 "said": ""}
     number = stored[value][0]
     after = sum(1 for i, _ in stored.values() if i > number)
-    return {"head": value, "problems": [], "said": f"the chain reaches the head kept outside the project (decision "
-                                                   f"{number})" + (f", and {after} record(s) after it" if after else "")}
+    said = f"the chain reaches the head kept outside the project (decision {number})"
+    return {"head": value, "problems": [], "said": said + (f", and {after} record(s) after it" if after else "")}
 
 
 def _trusted(project: Project, allowed: list[signing.Signer] | None) -> tuple[list[signing.Signer], str]:

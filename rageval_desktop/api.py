@@ -454,25 +454,32 @@ class Project:
              max_aggregate_drop: float | None = None, metrics: Sequence[str] | None = None,
              require_significant: bool = False, min_slice_n: int | None = None, estimator: str = "mean",
              rule: str = "test", alpha: float | None = None, strict: bool = False,
-             allow_unlicensed: str | None = None, config: GateConfig | str | Path | bool | None = None) -> Gate:
+             allow_unlicensed: str | None = None, config: GateConfig | str | Path | bool | None = None,
+             pr: str | None = None, attempts: str | Path | None = None) -> Gate:
         """`rageval gate --json`: may the candidate replace the baseline? `config`: a gate configuration (a
         `GateConfig`, or the path of its file); None uses the one saved in the project, if any, and False none
         (the limits decide). Only licensed judges gate; a waiver needs `allow_unlicensed` with a reason. The
-        decision is a `Decision`; `strict` is accepted and changes nothing (it is the default since 0.4)."""
+        decision is a `Decision`; `strict` is accepted and changes nothing (it is the default since 0.4). `pr` and
+        `attempts`: the pull request (default: the one the CI names) and the ledger of its earlier attempts, which
+        this one joins (core.metrics.attempts: retries are spent)."""
+        from rageval_desktop.core.base.clock import utcnow
+        from rageval_desktop.core.metrics import attempts as tries
         from rageval_desktop.core.metrics import gate_config
         from rageval_desktop.core.metrics.compare import MIN_SLICE_N, GateUsageError
         from rageval_desktop.core.metrics.gate import ALPHA, gate
 
         try:
+            attempt = tries.locate(pr, attempts)
             chosen = gate_config.resolve(self.core, config)
             result = gate(self.core, baseline, candidate, max_slice_drop=max_slice_drop,
                           max_aggregate_drop=max_aggregate_drop, metrics=_metric_list(metrics),
                           require_significant=require_significant,
                           min_slice_n=MIN_SLICE_N if min_slice_n is None else min_slice_n,
                           estimator=_estimator(estimator), rule=rule, alpha=ALPHA if alpha is None else alpha,
-                          allow_unlicensed=allow_unlicensed, config=chosen)
+                          allow_unlicensed=allow_unlicensed, config=chosen, attempt=attempt)
         except GateUsageError as exc:
             raise UsageError.of(exc) from None
+        tries.remember(attempt, result.decision.value, candidate, utcnow())
         return Gate(result, {**result.as_dict(), "estimator": estimator})
 
     # ------------------------------------------------------------------ review

@@ -104,6 +104,11 @@ def add_gate(command: Command) -> None:
                         "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "
                         "a selective judge's decided rows and the desk's ratings of the rest (selective: needs a "
                         "rated sample of its abstentions on each run, rageval sample --abstained)")
+    p.add_argument("--pr", metavar="KEY", help="the pull request this gate is an attempt of (default: the one the CI "
+                   "names: GitHub's pull-request number, GitLab's merge request); its attempts spend the error "
+                   "budgets (retries are not free: see docs/ci.md)")
+    p.add_argument("--attempts", metavar="FILE", help="the ledger of the pull request's earlier attempts (JSONL, kept "
+                   "between CI runs, e.g. in the CI's cache); this attempt is added to it")
     p.add_argument("--json", action="store_true", help="print the whole decision as JSON (full precision)")
     p.add_argument("--record", metavar="DIR", help="keep the decision in the project, signed and chained to the "
                                                    "previous one, and write it to DIR as JSON and Markdown")
@@ -127,7 +132,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
                                max_aggregate_drop=args.max_aggregate_drop, metrics=_metric_names(args.metrics),
                                require_significant=args.require_significant, min_slice_n=args.min_slice_n,
                                estimator=args.estimator, rule=args.rule, alpha=args.alpha,
-                               allow_unlicensed=args.allow_unlicensed, config=config or False)
+                               allow_unlicensed=args.allow_unlicensed, config=config or False, pr=args.pr,
+                               attempts=args.attempts)
         result = decided.result
         if args.record:
             from rageval_desktop.core.reports.decisions import record_gate, write_record
@@ -223,8 +229,9 @@ def add_gate_plan(command: Command) -> None:
                    "gated on their own: their slices are merged, or gated through 'all' (default 20)")
     p.add_argument("--allowed", type=float, default=1.0, help="a drop shown beyond this fails (default 1: an "
                    "unchanged pull request then fails under 5%% of the time, measured; 0 sits on the boundary)")
-    p.add_argument("--power", type=float, default=0.8, help="the power each cell must have at its tolerance "
-                   "(default 0.8)")
+    p.add_argument("--power", type=float, default=0.95, help="the chance each cell catches a drop of its tolerance, "
+                   "however often a pull request is retried (default 0.95; its first attempt needs 97%%, later ones "
+                   "more: rageval gate --attempts)")
     p.add_argument("--alpha", type=float, default=0.05, help="the family-wise error rate (default 0.05)")
     p.add_argument("--metrics", nargs="+", help="the metrics to plan for (default: as rageval gate)")
     p.add_argument("--save", action="store_true", help="keep the configuration in the project: rageval gate uses it")
@@ -235,6 +242,7 @@ def add_gate_plan(command: Command) -> None:
 
 def cmd_gate_plan(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics import gate_config
+    from rageval_desktop.core.metrics.attempts import levels
     from rageval_desktop.core.metrics.compare import GateUsageError
     from rageval_desktop.core.metrics.gate_plan import plan
 
@@ -252,7 +260,8 @@ def cmd_gate_plan(args: argparse.Namespace) -> int:
         gate_config.write_file(config, args.out)
     data = {**{k: v for k, v in found.items() if k != "config"}, "config": config.as_dict()}
     lines = [f"gate plan for candidates against '{args.baseline}': {found['assumption']}; each cell's tolerance is "
-             f"the drop it catches with {args.power:.0%} power, family-wise error {args.alpha:g}",
+             f"the drop it catches with {args.power:.0%} power however often a pull request is retried (its first "
+             f"attempt {levels(args.alpha, args.power, 1, True)[2]:.1%}), family-wise error {args.alpha:g}",
              f"{'slice':<16} {'metric':<20} {'n':>5} {'sd':>6} {'detects':>8} {'tolerance':>9} "
              f"{f'n for {args.tolerance:g}':>9}  "]
     for r in found["cells"]:

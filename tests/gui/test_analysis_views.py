@@ -425,17 +425,17 @@ def test_a_pass_beside_ungated_drops_is_amber_and_says_what_it_covered(window, q
 
     window.resize(*size)
     gate_config.save(window.project, plan(window.project, "v1", like="v2", metrics=["hit@5", "mrr"],
-                                          max_tolerance=45)["config"])
+                                          max_tolerance=60)["config"])
     open_view(window, qtbot, "compare")
     view = window.page("compare")
     qtbot.waitUntil(lambda: view.badge.property("outcome") not in ("pending", ""), timeout=30_000)
     assert view.badge.property("outcome") == "pass_with_drops"
-    assert view.badge.text() == ("PASS  ·  3 of 3 shown safe · within 23.5–39 points · 6 slice(s) not gated · 2 of "
+    assert view.badge.text() == ("PASS  ·  3 of 3 shown safe · within 37–56.5 points · 6 slice(s) not gated · 2 of "
                                  "them shown to drop")
     assert view.badge.width() >= view.badge.sizeHint().width()       # the whole banner, not cut at the right
     note = view.note.text()
     assert "not gated: 6 slice(s) — 'easy', 'edge', 'adversarial', 'time-sensitive' (hit@5 -33.3 [-64.6, -2.0]" in note
-    assert "Covered: gated within tolerances (points): 'all' hit@5 39, mrr 35.5, coverage 23.5" in note
+    assert "Covered: gated within tolerances (points): 'all' hit@5 56.5, mrr 52.5, coverage 37" in note
     assert "metrics not gated: correctness" in note
     assert not view.drop.isEnabled()
     save_shots(qtbot, window, f"compare-amber-pass-{size[0]}")

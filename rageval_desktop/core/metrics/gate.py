@@ -30,6 +30,7 @@ from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.stats import detectable_drop_bounded, drop_p_value, holm, lower_bound, max_t
 from rageval_desktop.core.base.verdicts import Decision
 from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.metrics.attempts import Attempt, levels
 from rageval_desktop.core.metrics.compare import (
     COVERAGE,
     MIN_SLICE_N,
@@ -77,6 +78,10 @@ class GateResult:
     not_gated_metrics: Listed = field(default_factory=list)  # judged on both runs, not gated: why
     new_slices: list[str] = field(default_factory=list)               # slices only the candidate has
     hidden_drops: Listed = field(default_factory=list)  # cells not gated whose 95% CI lies below 0
+    attempt: Attempt = field(default_factory=lambda: Attempt(None))   # this pull request's attempt
+    alpha_budget: float = ALPHA                                       # alpha over every attempt (alpha: this one's)
+    power_now: float | None = None                                    # the power this attempt needs at a tolerance
+    within_level: float | None = None                                 # the "shown within" bound's level (None: alpha)
 
     @property
     def decision(self) -> Decision:
@@ -108,6 +113,9 @@ class GateResult:
                 "unlicensed": self.unlicensed, "waivers": self.waivers,
                 "config": None if self.config is None else {**self.config.as_dict(), "source": self.config.source},
                 "uncovered": self.uncovered, "not_gated_metrics": self.not_gated_metrics,
+                "attempt": {"pr": self.attempt.pr, "number": self.attempt.number, "earlier": self.attempt.earlier,
+                            "share": self.attempt.share, "said": self.attempt.describe()},
+                "alpha_budget": self.alpha_budget, "power_now": self.power_now, "within_level": self.within_level,
                 "new_slices": self.new_slices, "hidden_drops": self.hidden_drops, "covers": covers_text(self),
                 "perimeter": self.comparison.get("perimeter", {}),
                 "warnings": self.comparison.get("warnings", []), "comparison": self.comparison}
@@ -117,7 +125,7 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
          max_aggregate_drop: float | None = None, metrics: list[str] | None = None,
          require_significant: bool = False, min_slice_n: int = MIN_SLICE_N, estimator: str = "mean",
          rule: str = "test", alpha: float = ALPHA, allow_unlicensed: str | None = None,
-         config: GateConfig | None = None) -> GateResult:
+         config: GateConfig | None = None, attempt: Attempt | None = None) -> GateResult:
     """Compare and decide. With a `config`, its cells and rules decide (the limits here are not used; `metrics`
     keeps only its cells of those metrics). Judge metrics gate only when their judges hold a gate licence
     (`apply_licences`) or under a waiver (`allow_unlicensed`, its reason)."""
@@ -131,7 +139,7 @@ def gate(project: Project, baseline: str, candidate: str, *, max_slice_drop: flo
     apply_licences(project, comparison, waiver=allow_unlicensed)
     return evaluate_gate(comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=max_aggregate_drop,
                          require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,
-                         config=config)
+                         config=config, attempt=attempt)
 
 
 def gated_comparison(project: Project, baseline: str, candidate: str, config: GateConfig | None,
@@ -155,6 +163,7 @@ def only_metrics(config: GateConfig, metrics: list[str] | None) -> GateConfig:
                              f"{', '.join(unknown)}; it gates {', '.join(config.metrics)}",
                              cli_hint="plan a configuration that includes it (rageval gate plan), or pass "
                                       "--no-config")
+    wanted.append(COVERAGE)                  # (what was left unanswered counts whatever metrics are asked for)
     left = {m: "left out of this gate by --metrics" for m in config.metrics if m not in wanted}
     return replace(config, cells={k: r for k, r in config.cells.items() if k[1] in wanted},
                    not_gated={**config.not_gated, **left})
@@ -328,7 +337,8 @@ def _cells(comparison: dict[str, Any], result: GateResult) -> Family:
 
 def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, max_aggregate_drop: float | None = None,
                   require_significant: bool = False, min_slice_n: int = MIN_SLICE_N, rule: str = "test",
-                  alpha: float = ALPHA, config: GateConfig | None = None) -> GateResult:
+                  alpha: float = ALPHA, config: GateConfig | None = None,
+                  attempt: Attempt | None = None) -> GateResult:
     """The gate's rule, once: used by `rageval gate`, the GUI's Compare page and the reports. Decided on
     unrounded values; see the module's note. Without a configuration 'all' is always gated and a slice with
     fewer than `min_slice_n` questions for a metric is reported, not gated."""
@@ -336,9 +346,15 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
     aggregate = max_slice_drop if max_aggregate_drop is None else max_aggregate_drop
     if config is not None:
         alpha, min_slice_n = config.alpha, config.min_slice_n
+    attempt = attempt or Attempt(None)
+    # retries are spent (core.metrics.attempts): a configuration planned for it always spends (attempt 1 when no pull
+    # request is named), the limits alone when a pull request is named; an older configuration does not
+    spends = config.retries == "spent" if config is not None else attempt.pr is not None
+    level, within, power = levels(alpha, None if config is None else config.power, attempt.number, spends)
     result = GateResult(comparison=comparison, max_slice_drop=max_slice_drop, max_aggregate_drop=aggregate,
-                        require_significant=require_significant, min_slice_n=min_slice_n, rule=rule, alpha=alpha,
-                        config=config)
+                        require_significant=require_significant, min_slice_n=min_slice_n, rule=rule,
+                        alpha=level, config=config, attempt=attempt, alpha_budget=alpha, power_now=power,
+                        within_level=within)
     licensing = comparison.get("licensing", {})
     result.unlicensed, result.waivers = list(licensing.get("unlicensed", [])), list(licensing.get("waivers", []))
     result.not_evaluated = not_evaluated(comparison)
@@ -433,11 +449,12 @@ def _test(result: GateResult, family: Family) -> None:
     for (name, m, cell, r), p, p_adj, reject in zip(family, p_values, adjusted, rejected, strict=True):
         se, df = cell.get("se", math.nan), _df(cell)
         known = se == se
-        power = r.power or POWER
+        power = result.power_now or r.power or POWER
         mde = detectable_drop_bounded(se, cell["n"], df, r.allowed, level, power) if known else None
         drop = {**_drop(name, m, cell, r), "p_value": p, "p_adjusted": p_adj, "level": level,
                 "detectable_drop": mde, "power": power,
-                "drop_upper": -lower_bound(cell["delta"], se, df, result.alpha) if known else None}
+                "drop_upper": None if not known else -lower_bound(cell["delta"], se, df,
+                                                                  result.within_level or result.alpha)}
         if reject and result.rule == "test":
             result.regressions.append({**drop, "status": "regression"})
         elif known and drop["drop_upper"] <= r.tolerance + 1e-9:

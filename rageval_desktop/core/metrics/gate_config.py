@@ -5,10 +5,14 @@ Each configured cell — a slice, a merged group of slices, or 'all', times a me
 
 - `tolerance`: the drop the cell must rule out, in points on the 0-100 scale;
 - `allowed`: a drop shown to exceed this fails the gate (`gate plan` proposes 1 point; 0 if absent);
-- the configuration's `power` (default 0.8): the cell passes when no drop beyond `allowed` is shown and the test,
-  with this pull request's own spread, catches a drop of `tolerance` with at least that power (or when the drop is
-  shown to stay within `tolerance`). So a configured pass says: had the cell dropped by its tolerance, the gate
-  would have failed it with probability >= power; an unchanged pull request fails with probability <= alpha.
+- the configuration's `power`: the cell passes when no drop beyond `allowed` is shown and the test, with this pull
+  request's own spread, catches a drop of `tolerance` with at least that power (or when the drop is shown to stay
+  within `tolerance`). So a configured pass says: had the cell dropped by its tolerance, the gate would have failed
+  it with probability >= power; an unchanged pull request fails with probability <= alpha. With `"retries":
+  "spent"` (what `gate plan` writes; power 0.95) both hold however often a pull request is retried: attempt k
+  spends a share of alpha and of 1 - power (core.metrics.attempts). A configuration without it (before 0.9) holds
+  them per attempt only (power 0.8: a pull request retried until green passes a drop of its tolerance 59% of the
+  time after 4 tries), and the gate says so.
 
 Without a configuration every cell's tolerance and allowed drop are the command's limit (`--max-slice-drop`) and a
 cell passes only when its drop is shown to stay within it (an equivalence test): the strictest reading, which on
@@ -44,6 +48,7 @@ ALPHA = 0.05
 # "named" lists it in every output and decides without it
 NEW_SLICES = ("cannot tell", "named")
 MISSING = tuple(MISSING_RULES)
+RETRIES = ("each", "spent")
 
 
 class ConfigError(GateUsageError):
@@ -74,6 +79,8 @@ class GateConfig:
     not_gated: dict[str, str] = field(default_factory=dict)  # metrics deliberately not gated -> why
     new_slices: str = "cannot tell"                      # a slice only the candidate has: NEW_SLICES
     missing: str = "fail"                                # an unanswered question (compare.MISSING_RULES)
+    retries: str = "each"     # "spent": attempt k spends a share of alpha and of 1 - power (core.metrics.attempts);
+    #                           "each": every attempt at the full alpha and power (configurations before 0.9)
 
     @property
     def metrics(self) -> list[str]:
@@ -85,6 +92,7 @@ class GateConfig:
                 "cells": [{"slice": s, "metric": m, "tolerance": r.tolerance, "allowed": r.allowed}
                           for (s, m), r in self.cells.items()],
                 "not_gated": dict(self.not_gated), "new_slices": self.new_slices, "missing": self.missing,
+                "retries": self.retries,
                 "planned": self.planned}
 
 
@@ -145,9 +153,13 @@ def from_dict(data: Any, source: str = "") -> GateConfig:
         if not isinstance(planned, dict):
             raise ConfigError("planned must be an object")
         not_gated, new_slices, missing = _perimeter(data, cells)
+        retries = data.get("retries", "each")
+        if retries not in RETRIES:
+            raise ConfigError(f"retries must be one of {', '.join(map(repr, RETRIES))} (got {retries!r})")
     except ConfigError as exc:
         raise ConfigError(where + str(exc), cli_hint="write a new one with rageval gate plan") from None
-    return GateConfig(cells, groups, alpha, power, min_n, planned, source, not_gated, new_slices, missing)
+    return GateConfig(cells, groups, alpha, power, min_n, planned, source, not_gated, new_slices, missing,
+                      str(retries))
 
 
 def _perimeter(data: dict[str, object], cells: dict[tuple[str, str], CellRule]) -> tuple[dict[str, str], str, str]:

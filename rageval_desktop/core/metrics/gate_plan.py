@@ -31,6 +31,7 @@ from typing import Any
 from rageval_desktop._version import __version__
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.stats import detectable_drop_bounded, max_t, normal_quantile, unseen_change_se
+from rageval_desktop.core.metrics.attempts import levels
 from rageval_desktop.core.metrics.compare import (
     COVERAGE,
     GATE_RETRIEVAL,
@@ -46,6 +47,7 @@ from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.store.project import Project
 
 Spread = dict[tuple[str, str], tuple[int, float]]      # (slice or group, metric) -> (questions, sd of differences)
+POWER_PLANNED = 0.95    # a drop of a cell's tolerance is caught with this chance however often a PR is retried
 HEADROOM = 1.15         # planned tolerance = detectable drop x this: room for a pull request's own spread
 ALLOWED = 1.0           # a drop shown beyond this fails: an unchanged pull request sits a point inside it
 MERGED = "merged"
@@ -148,7 +150,7 @@ def _needed(n: int, sd: float, level: float, power: float, allowed: float, toler
 
 
 def plan(project: Project, baseline: str, *, like: str | None = None, churn: float = 1.0, tolerance: float = 5.0,
-         max_tolerance: float = 20.0, allowed: float = ALLOWED, power: float = 0.8, alpha: float = 0.05,
+         max_tolerance: float = 20.0, allowed: float = ALLOWED, power: float = POWER_PLANNED, alpha: float = 0.05,
          metrics: list[str] | None = None) -> dict[str, Any]:
     """Per cell: questions, spread, the drop it detects, the tolerance proposed, the questions the wanted tolerance
     needs; and the configuration (`config`, a GateConfig) that gates what can be honoured."""
@@ -181,9 +183,13 @@ def plan_cells(spread: Any, *, tolerance: float, max_tolerance: float, allowed: 
     """The plan from a spread: `spread(groups)` gives (n, sd) per cell, the metrics, and the cells' correlation
     (or None) for the slices, the merged groups and 'all' (bench/bench_gate.py plans simulated projects with it)."""
     groups: dict[str, list[str]] = {}
+    # each cell honours its tolerance on a pull request's first attempt, which spends a share of each budget: later
+    # attempts spend less (core.metrics.attempts), so a retried pull request asks for more evidence
+    first_alpha, _, first_power = levels(alpha, power, 1, True)
     for _ in range(3):                        # the family shapes each cell's level, the cells shape the family
         stats, wanted, correlation = spread(groups)
-        rows = _propose(stats, wanted, groups, tolerance, max_tolerance, allowed, power, alpha, correlation)
+        rows = _propose(stats, wanted, groups, tolerance, max_tolerance, allowed, first_power, first_alpha,
+                        correlation)
         slices = {r["slice"] for r in rows if r["slice"] not in (ALL, *groups)}
         short = sorted({r["slice"] for r in rows if r["slice"] in slices and not r["gated"]})
         merged = {MERGED: short} if 2 <= len(short) < len(slices) else {}     # all of them is 'all' again
@@ -194,7 +200,8 @@ def plan_cells(spread: Any, *, tolerance: float, max_tolerance: float, allowed: 
     config = GateConfig({(r["slice"], r["metric"]): CellRule(r["tolerance"], allowed, power) for r in gated},
                         {k: tuple(v) for k, v in groups.items()}, alpha, power, 1,
                         {**(planned or {}), "tolerance": tolerance, "max_tolerance": max_tolerance,
-                         "headroom": HEADROOM, "when": utcnow(), "app_version": __version__})
+                         "headroom": HEADROOM, "when": utcnow(), "app_version": __version__},
+                        retries="spent")
     return {"tolerance": tolerance, "max_tolerance": max_tolerance, "allowed": allowed, "power": power,
             "alpha": alpha, "groups": groups, "cells": rows, "config": config}
 

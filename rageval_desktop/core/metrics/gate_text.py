@@ -33,7 +33,7 @@ def rule_text(result: GateResult) -> str:
                 f"when its drop is shown to exceed its allowed drop and passing when a drop of its tolerance would "
                 f"have been caught with {config.power:.0%} power (or the drop is shown within it); one-sided t tests "
                 f"adjusted ({result.adjustment or 'Holm'}) across the {result.gated} gated cells, family-wise error "
-                f"at most {result.alpha:g}")
+                f"at most {result.alpha:.3g}")
     else:
         limits = f"{result.max_slice_drop:g} points per slice, {result.max_aggregate_drop:g} for 'all'"
         if result.rule == "point":
@@ -43,9 +43,10 @@ def rule_text(result: GateResult) -> str:
         else:
             text = (f"a cell fails when its drop is shown to exceed the limit ({limits}): one-sided t tests adjusted "
                     f"({result.adjustment or 'Holm'}) across the {result.gated} gated cells, family-wise error at "
-                    f"most {result.alpha:g}")
-        text += (f"; it passes only when shown within the limit (one-sided, {result.alpha:g}); any other cell is "
+                    f"most {result.alpha:.3g}")
+        text += (f"; it passes only when shown within the limit (one-sided, {result.alpha:.3g}); any other cell is "
                  f"undecided and the gate not decision-grade; {small}")
+    text += retries_text(result)
     if result.comparison.get("estimator") == "ppi":
         text += "; judge metrics rated per row are compared as PPI estimates (judge mean corrected by ratings)"
     if result.comparison.get("estimator") == "selective":
@@ -92,6 +93,23 @@ def hidden_drops_text(result: GateResult) -> str:
     """'time-sensitive correctness −33.3 [−64.6, −2.0], …': cells not gated whose 95% interval lies below zero."""
     return ", ".join(f"{h['slice']} {h['metric']} {h['delta']:+.1f} [{h['ci'][0]:+.1f}, {h['ci'][1]:+.1f}]"
                      for h in result.hidden_drops)
+
+
+def retries_text(result: GateResult) -> str:
+    """How this attempt's errors are spent (core.metrics.attempts), or that they are not."""
+    config, attempt = result.config, result.attempt
+    if config is not None and config.retries == "each":
+        return (f"; retries are not spent: this configuration (before 0.9) holds its {config.power:.0%} power per "
+                f"attempt, so a pull request retried until green passes a drop of its tolerance more often (59% "
+                "after 4 tries at 80%): plan again (rageval gate plan) to spend them")
+    if result.alpha == result.alpha_budget:
+        return ""
+    said = (f"; {attempt.describe()}: alpha {result.alpha:.4f} of {result.alpha_budget:g} over every attempt")
+    if config is not None and result.power_now is not None:
+        said += (f"; a cell passes when shown within its tolerance at {result.within_level:.4f}, or when no drop is "
+                 f"shown by a test with {result.power_now:.1%} power at it (a drop of the tolerance passes at most "
+                 f"{1 - config.power:.0%} of the time however often it is retried)")
+    return said
 
 
 def drop_text(r: dict[str, Any]) -> str:

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
     from numpy.random import Generator
 
 from rageval_desktop.core.base.verdicts import Decision
+from rageval_desktop.core.metrics.attempts import Attempt
 from rageval_desktop.core.metrics.compare import COVERAGE, FLOOR, cell_correlation, paired_cell, pairwise_moments
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate import evaluate_gate
 from rageval_desktop.core.metrics.gate_config import GateConfig
-from rageval_desktop.core.metrics.gate_plan import ALLOWED, plan_cells
+from rageval_desktop.core.metrics.gate_plan import ALLOWED, POWER_PLANNED, plan_cells
 from rageval_desktop.core.metrics.ppi import ppi_mean
 from rageval_desktop.core.review.simulate import draw
 
@@ -201,6 +202,33 @@ def gate_error_rates(prs: int = 500, *, seed: int = 0, churn: float = 0.3, drop:
             "cells": per_cell}
 
 
+def retry_rates(prs: int = 200, *, attempts: int = 20, seed: int = 0, churn: float = 0.3, drop: float = 0.0,
+                regressed: str = "all", metric: str = "hit@5", config: GateConfig | None = None,
+                spent: bool = True) -> dict[str, Any]:
+    """Pull requests retried until green: each attempt's answers drawn anew (the same regression, or none), up to
+    `attempts` tries, the gate told which attempt it is (`spent=False`: not told, every attempt the first). Returns
+    how many ship (pass at some attempt), are blocked (never pass), or were shown a regression on the way."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    groups = dict(config.groups) if config else None
+    shipped = failed_once = tries = 0
+    for pr in range(prs):
+        shown = False
+        for k in range(1, attempts + 1):
+            comparison = pull_request(rng, churn=churn, drop=drop, regressed=regressed, metric=metric, groups=groups)
+            attempt = Attempt(f"sim#{pr}", k if spent else 1)
+            decision = evaluate_gate(comparison, config=config, attempt=attempt).decision
+            tries += 1
+            shown |= decision is Decision.REGRESSION
+            if decision is Decision.PASS:
+                shipped += 1
+                break
+        failed_once += shown
+    return {"prs": prs, "attempts": attempts, "ship_rate": shipped / prs, "block_rate": 1 - shipped / prs,
+            "shown_regression_rate": failed_once / prs, "mean_tries": tries / prs}
+
+
 def simulated_plan(*, churn: float = 0.3, seed: int = 0, like: bool = True, slices: dict[str, int] | None = None,
                    **limits: Any) -> dict[str, Any]:
     """`rageval gate plan` on a simulated project: the spread from one simulated past pull request at `churn`
@@ -221,7 +249,7 @@ def simulated_plan(*, churn: float = 0.3, seed: int = 0, like: bool = True, slic
                     stats[(name, m)] = (cell["n"], float(cell["se"]) * float(np.sqrt(cell["n"])) * np.sqrt(churn))
         return stats, list(METRICS), reference["cell_correlation"] if like else None
 
-    defaults = {"tolerance": 5.0, "max_tolerance": 20.0, "allowed": ALLOWED, "power": 0.8, "alpha": 0.05}
+    defaults = {"tolerance": 5.0, "max_tolerance": 20.0, "allowed": ALLOWED, "power": POWER_PLANNED, "alpha": 0.05}
     return plan_cells(spread, **{**defaults, **limits})
 
 

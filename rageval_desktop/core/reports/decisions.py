@@ -179,7 +179,8 @@ def record_gate(project: Project, result: GateResult, baseline: str, candidate: 
                   "judges": judges, "estimator": estimator, "inputs": parts, "inputs_root": root(parts),
                   "rules": {k: v for k, v in found.items()
                             if k in ("rule", "rule_text", "alpha", "max_slice_drop", "max_aggregate_drop",
-                                     "min_slice_n", "require_significant", "adjustment", "gated_cells", "config")},
+                                     "min_slice_n", "require_significant", "adjustment", "gated_cells", "config",
+                                     "attempt", "alpha_budget", "power_now")},
                   "decision": result.decision.value, "passed": result.passed,
                   "verdicts": {k: found[k] for k in ("regressions", "undecided", "safe", "not_evaluated", "ungated")},
                   "waivers": waivers or [], "who": project.actor, "when": utcnow(),

@@ -185,7 +185,8 @@ def plan_cells(spread: Any, *, tolerance: float, max_tolerance: float, allowed: 
     groups: dict[str, list[str]] = {}
     # each cell honours its tolerance on a pull request's first attempt, which spends a share of each budget: later
     # attempts spend less (core.metrics.attempts), so a retried pull request asks for more evidence
-    first_alpha, _, first_power = levels(alpha, power, 1, True)
+    first_alpha, _, needed = levels(alpha, power, 1, True)
+    first_power = power if needed is None else needed
     for _ in range(3):                        # the family shapes each cell's level, the cells shape the family
         stats, wanted, correlation = spread(groups)
         rows = _propose(stats, wanted, groups, tolerance, max_tolerance, allowed, first_power, first_alpha,

@@ -164,3 +164,14 @@ def test_a_pull_requests_attempts_are_counted_from_the_ci_and_the_ledger(planned
     old.write_text(json.dumps(data))
     code, out = _gate(path, str(old), capsys, "--attempts", str(ledger))
     assert out["alpha"] == 0.05 and "retries are not spent" in out["rule_text"]
+
+
+def test_corrected_cells_read_the_answered_questions_and_coverage_counts_the_rest(planned, capsys):
+    """A floor filled in for an unanswered question is no judge score for PPI to correct: its cells read the answered
+    questions (the rectifier of the answered would otherwise shift the floors), and coverage counts the rest."""
+    path, _ = planned
+    _sql(path, f"DELETE FROM run_rows WHERE position % 3 = 0 AND id IN ({V2_ROWS})")
+    capsys.readouterr()
+    assert main(["compare", path, *GATE, "--estimator", "ppi", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)["slices"]["all"]
+    assert whole["correctness"]["n"] == 48 and whole["coverage"]["n"] == 72 and whole["hit@5"]["n"] == 68

@@ -172,7 +172,11 @@ def is_retrieval(metric: str) -> bool:
 
 
 def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
+    """A PPI cell over the questions the candidate answered: a floor filled in for an unanswered one is no judge score
+    to correct (its human score is the floor too, and no rating says so), so the unanswered count through coverage."""
     import numpy as np
+
+    part = part[part[("b", COVERAGE)].to_numpy() > 0]
 
     def column(side: str, suffix: str) -> Any:
         key = (side, f"{m}{suffix}")

@@ -50,8 +50,10 @@ def _cell_table(name: str, config, null: dict, prs: int) -> None:
     print(f"{'cell':<30} {'tolerance':>9} {'caught':>7} {'false fail (null)':>17}")
     caught = []
     for (slice_, metric), rule in config.cells.items():
-        r = gate_error_rates(prs, seed=hash((slice_, metric)) % 10_000, churn=0.3, drop=rule.tolerance,
-                             regressed=slice_, metric=metric, config=config)
+        # (coverage drops by its tolerance when that share of the questions goes unanswered, at random)
+        drop = {"unanswered": rule.tolerance / 100} if metric == "coverage" else {"drop": rule.tolerance}
+        r = gate_error_rates(prs, seed=sum(map(ord, slice_ + metric)), churn=0.3, regressed=slice_, metric=metric,
+                             config=config, **drop)
         counts = null["cells"].get(f"{slice_}|{metric}", {})
         false = counts.get("regression", 0) / null["prs"]
         caught.append(r["caught_rate"])

@@ -209,17 +209,18 @@ def test_names_in_the_gate_comment_neither_mention_anyone_nor_reorder_text():
 @pytest.mark.slow   # heavy: `make test-all` and CI run it; bench/bench_gate.py measures it at 1,000 per line
 def test_a_planned_gate_passes_unchanged_pull_requests_and_catches_each_tolerance():
     """Issue 44's goal, seeded and small: under a configuration from `gate plan` (simulated), unchanged pull
-    requests are failed in <= 5% and mostly pass; a drop of a cell's tolerance is caught in >= 80% — on a yes/no
-    metric (hit@5) and on the 1-5 judge."""
+    requests are failed in <= 5% and mostly pass; a drop of a cell's tolerance is caught in >= 95% (planned for
+    95% however often a pull request is retried: 98.5% on a first attempt) — on a yes/no metric (hit@5) and on the
+    1-5 judge. (At 95% over every attempt a slice of 100 questions is gated on its own at tolerances up to 40.)"""
     from rageval_desktop.core.metrics.simulate import simulated_plan
 
-    config = simulated_plan(churn=0.3, like=True, max_tolerance=30.0)["config"]
+    config = simulated_plan(churn=0.3, like=True, max_tolerance=40.0)["config"]
     null = gate_error_rates(150, seed=31, churn=0.3, config=config)
     assert null["fail_rate"] <= 0.05 and null["pass_rate"] >= 0.9
     for cell in (("keyword-heavy", "hit@5"), ("all", "hit@5"), ("keyword-heavy", "correctness")):
         found = gate_error_rates(60, seed=32, churn=0.3, drop=config.cells[cell].tolerance, regressed=cell[0],
                                  metric=cell[1], config=config)
-        assert found["caught_rate"] >= 0.8, cell
+        assert found["caught_rate"] >= 0.95, cell
 
 
 def test_a_configured_cell_with_too_few_questions_is_not_evaluated_never_skipped():

@@ -4,6 +4,7 @@ its own in a fresh interpreter (a circle between two modules of one floor fails 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import subprocess
 import sys
@@ -14,7 +15,9 @@ import pytest
 from tests.conftest import REPO
 
 
+@functools.cache
 def _counts() -> dict:
+    """bench/arch_counts.py's counts, read once a test process (they read the whole package, and run ruff)."""
     spec = importlib.util.spec_from_file_location("arch_counts", REPO / "bench" / "arch_counts.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -230,8 +230,8 @@ def add_gate_plan(command: Command) -> None:
     p.add_argument("--allowed", type=float, default=1.0, help="a drop shown beyond this fails (default 1: an "
                    "unchanged pull request then fails under 5%% of the time, measured; 0 sits on the boundary)")
     p.add_argument("--power", type=float, default=0.95, help="the chance each cell catches a drop of its tolerance, "
-                   "however often a pull request is retried (default 0.95; its first attempt needs 97%%, later ones "
-                   "more: rageval gate --attempts)")
+                   "however often a pull request is retried (default 0.95; its first attempt needs 98.5%%, later "
+                   "ones more: rageval gate --attempts)")
     p.add_argument("--alpha", type=float, default=0.05, help="the family-wise error rate (default 0.05)")
     p.add_argument("--metrics", nargs="+", help="the metrics to plan for (default: as rageval gate)")
     p.add_argument("--save", action="store_true", help="keep the configuration in the project: rageval gate uses it")

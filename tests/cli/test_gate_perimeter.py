@@ -134,7 +134,8 @@ def test_a_pass_says_its_tolerances_and_the_ungated_slices_that_dropped(planned,
     assert said in text.splitlines()[0]
     covered = next(line for line in text.splitlines() if line.startswith("covered: "))
     assert "gated within tolerances (points): 'all' hit@5 56.5, mrr 52.5, coverage 37" in covered
-    assert "not gated: 6 slice(s) — 'easy', 'edge', 'adversarial', 'time-sensitive' (hit@5 -33.3" in covered
+    assert "not gated: 6 slice(s) — 'easy', 'edge', 'adversarial', 'time-sensitive', 'multi-hop', 'keyword-heavy'" \
+        in covered
     assert "What it covered: gated within tolerances" in md.read_text()
     xml = junit.read_text()
     assert 'name="covers" value="gated within tolerances' in xml and "covered: gated within" in xml
@@ -175,3 +176,17 @@ def test_corrected_cells_read_the_answered_questions_and_coverage_counts_the_res
     assert main(["compare", path, *GATE, "--estimator", "ppi", "--json"]) == 0
     whole = json.loads(capsys.readouterr().out)["slices"]["all"]
     assert whole["correctness"]["n"] == 48 and whole["coverage"]["n"] == 72 and whole["hit@5"]["n"] == 68
+
+
+def test_a_metric_listed_as_not_gated_that_collapses_is_named_not_hidden(planned, capsys):
+    """A metric the configuration lists as deliberately not gated was not even compared: had it dropped to the floor
+    on every row, the pass would not have said so. It is compared beside the gated cells, and its drop is named."""
+    path, config = planned
+    _sql(path, "UPDATE judgments SET score = 1 WHERE judge_id = (SELECT id FROM judges WHERE metric = 'correctness') "
+               f"AND run_row_id IN ({V2_ROWS})")
+    code, out = _gate(path, config, capsys)
+    assert code == 0 and not out["not_evaluated"]        # not gated, as the configuration says ...
+    dropped = {(h["slice"], h["metric"]) for h in out["hidden_drops"]}
+    assert ("all", "correctness") in dropped                # ... yet shown to drop, by name, in the headline
+    assert main(["gate", path, *GATE, "--config", config]) == 0
+    assert "all correctness -" in capsys.readouterr().out.splitlines()[0]

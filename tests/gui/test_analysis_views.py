@@ -434,7 +434,8 @@ def test_a_pass_beside_ungated_drops_is_amber_and_says_what_it_covered(window, q
                                  "them shown to drop")
     assert view.badge.width() >= view.badge.sizeHint().width()       # the whole banner, not cut at the right
     note = view.note.text()
-    assert "not gated: 6 slice(s) — 'easy', 'edge', 'adversarial', 'time-sensitive' (hit@5 -33.3 [-64.6, -2.0]" in note
+    assert "not gated, shown to drop: time-sensitive hit@5 -33.3 [-64.6, -2.0]" in note
+    assert "not gated: 6 slice(s) — 'easy', 'edge', 'adversarial', 'time-sensitive', 'multi-hop'" in note
     assert "Covered: gated within tolerances (points): 'all' hit@5 56.5, mrr 52.5, coverage 37" in note
     assert "metrics not gated: correctness" in note
     assert not view.drop.isEnabled()

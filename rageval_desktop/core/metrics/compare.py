@@ -79,7 +79,7 @@ def _paired(every_a: Any, every_b: Any, failed: Collection[int] = (), missing: s
     return pd.concat({"a": a, "b": b}, axis=1), int(len(keys_a) - lost.sum()), lost
 
 
-def shown_metrics(comparison: dict[str, Any]) -> list[str]:
+def _shown_metrics(comparison: dict[str, Any]) -> list[str]:
     """The metrics a table or chart of the comparison shows: coverage only when the candidate left a question of the
     baseline unanswered (else it is 100 -> 100 in every slice, and takes a column from the metrics)."""
     lost = comparison.get("perimeter", {}).get("unanswered")
@@ -124,14 +124,16 @@ def _failed_answers(project: Project, baseline_id: int, candidate_id: int) -> se
     return failed - without_answer(baseline_id) if failed else failed
 
 
-def _side(project: Project, run: str, requested: list[str] | None, estimator: str) -> tuple[RunData, Any]:
+def _side(project: Project, run: str, requested: list[str] | None, estimator: str,
+          judged: bool = False) -> tuple[RunData, Any]:
     """A run loaded for comparing and its questions, with what comparing reads (the metrics asked for, or the
     gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns;
     the human differences only for the `ppi` estimator); the rest of its numbers let go before the other run is
     loaded."""
     data = load_run(project, run, lean=True)
     data.let_go_judgments()
-    questions = _questions(data, requested or [*GATE_RETRIEVAL, *data.metrics], rated=estimator == "ppi")
+    wanted = [*requested, *(data.metrics if judged else ())] if requested else [*GATE_RETRIEVAL, *data.metrics]
+    questions = _questions(data, list(dict.fromkeys(wanted)), rated=estimator == "ppi")
     data.let_go()
     return data, questions
 
@@ -217,7 +219,7 @@ def _selective_cells(project: Project, out: dict[str, Any], joined: Any, members
 
 def compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None = None,
             estimator: str = "mean", *, groups: Mapping[str, Sequence[str]] | None = None,
-            missing: str = "fail") -> dict[str, Any]:
+            missing: str = "fail", judged: bool = False) -> dict[str, Any]:
     """Per slice and metric, candidate - baseline with its 95% CI. With `estimator="ppi"`, the judge metrics
     humans rate per row are compared as PPI estimates (core.metrics.ppi: each run's judge mean corrected by its
     own ratings); where a slice has too few ratings its cell is None and `unavailable` says why. `groups` adds
@@ -231,13 +233,16 @@ def compare(project: Project, baseline: str, candidate: str, metrics: list[str] 
     The questions compared are every golden question the baseline answered: one the candidate did not answer (no
     row, or none of its rows with an answer) counts as a failure on every metric (`missing`, MISSING_RULES), and
     `coverage` — the share of them the candidate answered — is compared like a metric. What the candidate answered
-    that the baseline did not is named in `perimeter` (its questions, and the slices only it has)."""
+    that the baseline did not is named in `perimeter` (its questions, and the slices only it has). `judged`: beside
+    the metrics asked for, every judge metric scored on both runs (a gate's configuration gates some and names the
+    rest: their drops are shown, not hidden)."""
     with reads.shared(project):    # each judge's pairs and the ratings read once for both runs
-        return _compare(project, baseline, candidate, metrics, estimator, groups, missing)
+        return _compare(project, baseline, candidate, metrics, estimator, groups, missing, judged)
 
 
 def _compare(project: Project, baseline: str, candidate: str, metrics: list[str] | None, estimator: str,
-             groups: Mapping[str, Sequence[str]] | None, missing_rule: str = "fail") -> dict[str, Any]:
+             groups: Mapping[str, Sequence[str]] | None, missing_rule: str = "fail",
+             judged: bool = False) -> dict[str, Any]:
     import numpy as np
 
     if missing_rule not in MISSING_RULES:
@@ -254,10 +259,12 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
         except NotFound as exc:
             raise GateUsageError(str(exc)) from None
     requested = list(dict.fromkeys(canonical_name(m) for m in metrics)) if metrics else None
-    (a, questions_a), (b, questions_b) = (_side(project, baseline, requested, estimator),
-                                          _side(project, candidate, requested, estimator))
+    (a, questions_a), (b, questions_b) = (_side(project, baseline, requested, estimator, judged),
+                                          _side(project, candidate, requested, estimator, judged))
     judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
     wanted = requested or list(dict.fromkeys([*GATE_RETRIEVAL, *judge_metrics]))
+    if requested and judged:
+        wanted = list(dict.fromkeys([*requested, *(m for m in a.metrics if m in b.metrics)]))
     if COVERAGE not in wanted:
         wanted.append(COVERAGE)
     joined, shared, lost = _paired(questions_a, questions_b, _failed_answers(project, a.run_id, b.run_id),
@@ -277,7 +284,7 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     slice_col = joined[("a", "slice")]
     gold = joined[("a", "n_gold")] > 0
     out: dict[str, Any] = {"baseline": baseline, "candidate": candidate, "shared_questions": shared,
-                           "compared_questions": int(len(joined)), "missing_rule": missing_rule,
+                           "missing_rule": missing_rule,
                            "perimeter": _perimeter(joined, lost, questions_b),
                            "judged_on_both": [m for m in a.metrics if m in b.metrics],
                            "metrics": wanted, "slices": {}, "missing": missing,
@@ -339,7 +346,7 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     out["cell_correlation"] = cell_correlation(out, moments, members)
     out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
     out["warnings"][:0] = perimeter_warnings(out)
-    out["shown_metrics"] = shown_metrics(out)
+    out["shown_metrics"] = _shown_metrics(out)
     return out
 
 
@@ -350,8 +357,7 @@ def perimeter_warnings(out: dict[str, Any]) -> list[str]:
     if p["unanswered"]:
         how = ("counted as failures on every metric" if out["missing_rule"] == "fail" else
                "left out of every metric but coverage")
-        parts = [f"{k} with no row" for k in (p["no_row"],) if k] + [f"{k} with no answer" for k in (p["no_answer"],)
-                                                                     if k]
+        parts = [f"{k} with {what}" for k, what in ((p["no_row"], "no row"), (p["no_answer"], "no answer")) if k]
         said.append(f"candidate '{out['candidate']}' did not answer {p['unanswered']} of the baseline's "
                     f"{p['baseline_questions']} questions ({', '.join(parts)}; coverage "
                     f"{100 * (1 - p['unanswered'] / p['baseline_questions']):.1f}%): {how}")

@@ -149,7 +149,7 @@ def gated_comparison(project: Project, baseline: str, candidate: str, config: Ga
     if config is None:
         return compare(project, baseline, candidate, metrics, estimator)
     return compare(project, baseline, candidate, config.metrics, estimator, groups=config.groups,
-                   missing=config.missing)
+                   missing=config.missing, judged=True)
 
 
 def only_metrics(config: GateConfig, metrics: list[str] | None) -> GateConfig:
@@ -357,7 +357,9 @@ def evaluate_gate(comparison: dict[str, Any], *, max_slice_drop: float = 2.0, ma
                         within_level=within)
     licensing = comparison.get("licensing", {})
     result.unlicensed, result.waivers = list(licensing.get("unlicensed", [])), list(licensing.get("waivers", []))
-    result.not_evaluated = not_evaluated(comparison)
+    # under a configuration only its cells are asked to gate: the other metrics compared beside them are named
+    result.not_evaluated = [u for u in not_evaluated(comparison)
+                            if config is None or u["metric"] is None or u["metric"] in config.metrics]
     _perimeter(result)
     small = f"fewer than {min_slice_n} questions: reported, not gated"
     family: Family = []

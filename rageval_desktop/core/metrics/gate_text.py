@@ -57,9 +57,9 @@ def rule_text(result: GateResult) -> str:
 
 
 def covers_text(result: GateResult) -> str:
-    """What the decision covered and what it left out, in one sentence (every output says it beside the verdict):
-    each gated slice's metrics at their tolerances, the slices and metrics not gated — a not-gated cell whose own 95%
-    interval lies wholly below zero by name, with its interval — and the questions the candidate did not answer."""
+    """What the decision covered and what it left out, in one sentence (every output says it beside the verdict,
+    whose `headline` names each cell not gated whose own 95% interval lies wholly below zero): each gated slice's
+    metrics at their tolerances, the slices and metrics not gated, and the questions the candidate did not answer."""
     gated: dict[str, list[str]] = {}
     for r in [*result.regressions, *result.undecided, *result.safe]:
         gated.setdefault(r["slice"], []).append(f"{r['metric']} {r.get('tolerance', r['allowed']):g}")
@@ -69,13 +69,7 @@ def covers_text(result: GateResult) -> str:
                                                                      for name, cells in gated.items()))
     slices = [name for name in result.comparison.get("slices", {}) if name not in gated]
     if slices:
-        drops: dict[str, list[str]] = {}
-        for h in result.hidden_drops:
-            if h["slice"] in slices:
-                drops.setdefault(h["slice"], []).append(
-                    f"{h['metric']} {h['delta']:+.1f} [{h['ci'][0]:+.1f}, {h['ci'][1]:+.1f}]")
-        named = [f"'{name}'" + (f" ({'; '.join(drops[name])})" if name in drops else "") for name in slices]
-        parts.append(f"not gated: {len(slices)} slice(s) — " + ", ".join(named))
+        parts.append(f"not gated: {len(slices)} slice(s) — " + ", ".join(f"'{name}'" for name in slices))
     metrics = [f"{m['metric']} ({m['why']})" for m in result.not_gated_metrics]
     if metrics:
         parts.append("metrics not gated: " + ", ".join(metrics))
@@ -122,9 +116,9 @@ def drop_text(r: dict[str, Any]) -> str:
     return text + (", within noise" if r["within_noise"] else "")
 
 
-def headline(result: GateResult, *, drops: bool = True) -> str:
+def headline(result: GateResult) -> str:
     """One line: what the gate decided (CLI, Compare page, Markdown and reports say the same); a pass names the cells
-    not gated whose interval lies below zero (`drops=False`: where `covers_text` is said beside it)."""
+    not gated whose interval lies below zero — a slice or a metric the decision left out."""
     decision = result.decision
     if decision is Decision.REGRESSION:
         return f"{len(result.regressions)} regression(s) shown"
@@ -140,7 +134,7 @@ def headline(result: GateResult, *, drops: bool = True) -> str:
     powered = sum(c["status"] == "powered" for c in result.safe)
     said = (f"every gated cell shown safe ({result.gated} cell(s)" +
             (f", {powered} by the configured power" if powered else "") + ")")
-    if result.hidden_drops and drops:
+    if result.hidden_drops:
         said += f"; not gated, shown to drop: {hidden_drops_text(result)}"
     return said
 

@@ -248,7 +248,7 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
     A delta whose CI includes 0 is grey, a hollow point (within noise); red and green, filled, only where the CI
     lies wholly below or above 0 — so colour is never the only sign (the point's fill says it too)."""
     theme = theme or Theme()
-    metrics = comparison.get("shown_metrics") or comparison["metrics"]   # (compare.shown_metrics)
+    metrics = comparison.get("shown_metrics") or comparison["metrics"]   # (a simulated comparison has none)
     slices = list(comparison["slices"])
     cols = min(3, len(metrics)) or 1
     rows = -(-len(metrics) // cols) or 1

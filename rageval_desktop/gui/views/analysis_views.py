@@ -468,13 +468,12 @@ class CompareView(_Analysis):
                           "them here.")
 
     def show_found(self, result: tuple[dict, Chart, GateResult, float, tuple[int, int]]) -> None:
-        from rageval_desktop.core.metrics.compare import shown_metrics
         from rageval_desktop.core.metrics.selective_cells import describe_cell
 
         comparison, chart, verdict, limit, size = result
         self.result = comparison
         self.table.setVisible(True)
-        metrics = shown_metrics(comparison)
+        metrics = comparison["shown_metrics"]
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
                               *[(m, f"{m}  {comparison['baseline']} → {comparison['candidate']} (Δ)")
                                 for m in metrics]]
@@ -592,7 +591,7 @@ class CompareView(_Analysis):
             text = head + (f"Not decision-grade ({command}): {headline(result)}. To settle it: "
                            f"{settle_hint(result, short=True)}.")
         else:
-            text = head + f"The gate passes ({command}): {headline(result, drops=False)}."
+            text = head + f"The gate passes ({command}): {headline(result)}."
         covers = covers_text(result)
         if covers:
             text += f" Covered: {covers}."

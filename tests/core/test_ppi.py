@@ -91,7 +91,8 @@ def test_too_few_ratings_give_no_number_but_say_why():
     assert found["estimate"] is None and found["ci"] is None
     assert "9 rated question(s), 10 needed" in found["why"]
     diffs[9] = 5.0
-    assert ppi.ppi_mean(judge, diffs)["estimate"] == pytest.approx(judge.mean() + 5.0)
+    assert ppi.ppi_mean(judge, diffs, tune=False)["estimate"] == pytest.approx(judge.mean() + 5.0)
+    assert ppi.ppi_mean(judge, diffs)["ci"] is not None
 
 
 def test_weights_make_a_hajek_mean_and_kish_effective_n():
@@ -127,8 +128,9 @@ def test_ppi_plus_plus_lambda_is_the_rated_questions_weighted_slope_clipped_to_0
     assert ppi.tuning(judge, diffs, weights) == pytest.approx(slope, rel=1e-10)
     found = ppi.ppi_mean(judge, diffs, weights)
     w = weights[rated]
-    expected = slope * judge.mean() + float((w * (human[rated] - slope * judge[rated])).sum() / w.sum())
-    assert found["lambda"] == pytest.approx(slope, rel=1e-10)
+    lam = found["lambda"]           # the weight chosen (`Rated.choose`): the slope or one of LAMBDAS
+    assert lam == pytest.approx(slope, rel=1e-10) or lam in ppi.LAMBDAS
+    expected = lam * judge.mean() + float((w * (human[rated] - lam * judge[rated])).sum() / w.sum())
     assert found["estimate"] == pytest.approx(expected, rel=1e-10)
     assert found["correction"] == pytest.approx(expected - judge.mean(), rel=1e-10)
     steep = np.where(np.isfinite(diffs), 2 * judge + rng.normal(0, 5, 300) - judge, np.nan)   # slope 2: 1
@@ -293,3 +295,52 @@ def test_a_sample_rated_part_way_in_the_desks_order_gives_an_unbiased_covering_p
     assert found["drawn"] == 40 and found["rated"] == 30
     assert abs(found["bias"]) < 1.0 and found["coverage"] >= 0.93
     assert abs(found["raw_judge_error"]) > 3       # the judge alone is off by more than the correction leaves
+
+
+def test_the_choice_sees_every_weight_at_once_as_the_rectifier_sees_each():
+    """`Rated.variances` (every weight in one pass) is the variance `ppi_mean` reports at that weight: the judged
+    mean's share, the correction's (`rectifier` with its unseen errors added) and their covariance."""
+    rng = np.random.default_rng(0)
+    for n in (10, 40):
+        judge = rng.uniform(0, 100, 400)
+        diffs = np.full(400, np.nan)
+        rated = rng.choice(400, n, replace=False)
+        diffs[rated] = rng.normal(0, 10, n) + np.where(rng.random(n) < 0.1, 60, 0)
+        chosen = ppi.Rated(judge, diffs, None)
+        each = []
+        for lam in ppi.LAMBDAS:
+            rect = chosen.y - lam * chosen.x
+            _, var, _, _, _ = ppi.rectifier(rect, None, reach=lam, added=True)
+            each.append(lam ** 2 * judge.var(ddof=1) / 400 + var + 2 * lam * np.cov(chosen.x, rect)[0, 1] / 400)
+        assert chosen.variances(ppi.LAMBDAS) == pytest.approx(np.array(each), rel=1e-9, abs=1e-9)
+
+
+def _widths(judge_noise: float, rated: int, draws: int = 60) -> tuple[float, float]:
+    """Mean width of the corrected interval and of people alone's Student t interval (its standard error floored
+    as core.base.stats.paired_se floors it) over `draws` slices of 400 whose judge is the human score plus noise."""
+    from rageval_desktop.core.base.stats import paired_se, t_quantile
+
+    rng = np.random.default_rng(11)
+    ours, people = [], []
+    for _ in range(draws):
+        human = np.clip(rng.normal(60, 20, 400), 0, 100)
+        judge = np.clip(human + rng.normal(0, judge_noise, 400), 0, 100)
+        picked = rng.choice(400, rated, replace=False)
+        diffs = np.full(400, np.nan)
+        diffs[picked] = human[picked] - judge[picked]
+        low, high = ppi.ppi_mean(judge, diffs, minimum=2)["ci"]
+        ours.append(high - low)
+        _, se, _ = paired_se(human[picked])
+        people.append(2 * t_quantile(0.975, rated - 1) * se)
+    return float(np.mean(ours)), float(np.mean(people))
+
+
+def test_a_corrected_interval_is_never_wider_than_people_alone():
+    """Was: the floor for unseen judge errors made the corrected interval of a judge within 5 points of people 1.57x
+    (10 ratings) and 1.28x (20) as wide as the ratings alone gave (bench/bench_ppi_grid.py). The weight on the judge
+    is now chosen by the variance it costs, people alone (0) among the choices."""
+    for rated, most in ((10, 1.05), (20, 0.9), (40, 0.85)):
+        ours, people = _widths(5.0, rated)
+        assert ours <= most * people, (rated, ours, people)
+    ours, people = _widths(60.0, 20)        # a judge that is noise: people alone, give or take the choice
+    assert ours <= 1.05 * people

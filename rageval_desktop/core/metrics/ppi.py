@@ -16,9 +16,12 @@ biased judge can never buy a narrow interval. The estimate is PPI++'s (Angelopou
 lambda * the judge's mean + the mean of (human - lambda * judge), lambda the rated questions' slope of human on
 judge clipped to [0, 1] (`tuning`; for ratings drawn from the judged questions it is survey sampling's regression
 estimator). A judge that tracks people keeps lambda near 1, plain PPI; one that tracks them loosely is leaned on
-less, so its noise no longer widens the interval beyond the humans' own. Its variance is the larger of the
-linearised one (floored as above, the unseen errors `lambda` of the scale wide) and the delete-one jackknife with
-lambda re-tuned (`tuned_spread`). `tune=False` is plain PPI. Ratings from a non-uniform sample (core.review.sampling's
+less, so its noise no longer widens the interval beyond the humans' own. The lambda used is the one of 0, 0.05, ...,
+1 and that slope whose variance is least (`Rated.choose`): 0 is people alone, so the floor for unseen errors never
+makes the corrected interval wider than the ratings alone give. Its variance is the larger of the linearised one
+(floored as above, the unseen errors `lambda` of the scale wide and added to the seen spread) and the delete-one
+jackknife of the whole choice (`Rated.spread`). `tune=False` is plain PPI. Measured in bench/bench_ppi_grid.py and
+bench/bench_ppi.py (docs/agreement.md). Ratings from a non-uniform sample (core.review.sampling's
 `disagreement` and `uncertain` modes) are weighted by their inverse inclusion probability (a Hajek mean) and
 `effective_n` is Kish's effective sample size; for a uniform sample it equals `n_rated`.
 
@@ -29,11 +32,18 @@ for the difference of two runs. Values are on the dashboard's 0-100 scale, at fu
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.stats import t_quantile, unseen_change_se
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Floats = NDArray[np.float64]
 
 MIN_RATED = 10          # rated questions a slice needs before a corrected estimate is shown
 ESTIMATORS = ("mean", "ppi")
@@ -57,7 +67,7 @@ def too_few(n_rated: int, minimum: int = MIN_RATED) -> str:
     return f"too few ratings: {n_rated} rated question(s), {minimum} needed for a corrected estimate"
 
 
-def _finite(values: Any) -> Any:
+def _finite(values: Any) -> Floats:
     import numpy as np
 
     data = np.asarray(values, dtype=float)
@@ -72,8 +82,8 @@ SPAN = 100.0             # the widest a difference (human - judge) can be on the
 PSEUDO = 1.959964 ** 2 / 2   # Agresti-Coull's z^2 / 2 pseudo-observations
 
 
-def rectifier(diffs: Any, weights: Any | None, span: float = SPAN,
-              reach: float = 1.0) -> tuple[float, float, float, int, bool]:
+def rectifier(diffs: Any, weights: Any | None, span: float = SPAN, reach: float = 1.0,
+              added: bool = False) -> tuple[float, float, float, int, bool]:
     """(mean of the differences, the variance of that mean, Kish's effective n, n, weighted) over the rated
     questions (finite differences). Weights of 1 everywhere (a representative sample) are no weighting.
 
@@ -86,7 +96,11 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN,
     the first floor did) doubled the variance of a judge 0.8 points high at 40 ratings and halved the gate's power
     there. Measured in bench/bench_ppi.py (rare errors: >= 94% at 10-100 ratings). `reach` is the share of the
     judge's scores the estimate leans on (`tuning`'s lambda): an unseen judge error moves it by that share, so the
-    unseen pseudo-differences are `reach * span` wide (the whole scale for plain PPI)."""
+    unseen pseudo-differences are `reach * span` wide (the whole scale for plain PPI). With `added` (the corrected
+    means') the unseen ones' share is added to the seen spread, not hidden under it: leaning on a judge by half
+    (`reach` 0.5) leaves half the human spread in the differences, and a maximum let that spread stand in for the
+    judge's unseen errors (1-5 judges wrong on 10-20% of rows were covered 90.5-93.7% of the time at 10-20
+    ratings)."""
     import numpy as np
 
     d = np.asarray(diffs, dtype=float)
@@ -111,11 +125,12 @@ def rectifier(diffs: Any, weights: Any | None, span: float = SPAN,
     typical = float(np.median(d))
     small = np.abs(d - typical) < span / 2
     wide = max(0.0, var - float((scale[small] * (d[small] - typical) ** 2).sum()))
-    floor = (wide * eff ** 2 + PSEUDO * (reach * span) ** 2) / (eff + 2 * PSEUDO) ** 2
-    return mean, max(var, floor), eff, n, weighted
+    unseen = PSEUDO * (reach * span) ** 2 / (eff + 2 * PSEUDO) ** 2
+    floor = wide * eff ** 2 / (eff + 2 * PSEUDO) ** 2 + unseen
+    return mean, max(var, floor) + (min(var, unseen) if added else 0.0), eff, n, weighted
 
 
-def _rated(judge_all: Any, diffs: Any, weights: Any | None) -> tuple[Any, Any, Any]:
+def _rated(judge_all: Any, diffs: Any, weights: Any | None) -> tuple[Floats, Floats, Floats]:
     """(judge, human, weight) of the rated questions: a finite difference and judge score, a positive weight (1
     where none is given)."""
     import numpy as np
@@ -145,6 +160,90 @@ def tuning(judge_all: Any, diffs: Any, weights: Any | None = None) -> float:
     if spread <= 0:
         return 1.0
     return min(1.0, max(0.0, float((v * (x - mx) * (y - my)).sum()) / spread))
+
+
+LAMBDAS = tuple(i / 20 for i in range(21))   # the judge's weights the choice tries (with PPI++'s slope)
+JACKKNIFE_MOST = 40     # rated questions up to which the whole choice is jackknifed (beyond, `tuned_spread`: the
+#                         choice settles as ratings grow, and the jackknife costs a choice a rating)
+
+
+class Rated:
+    """The rated questions of one run's slice (judge score x, human score y, weight w) and what every weight on
+    the judge needs of the judged ones (their count, mean and variance): the choice of that weight."""
+
+    def __init__(self, judge_all: object, diffs: object, weights: object | None) -> None:
+        known = _finite(judge_all)
+        self.x, self.y, self.w = _rated(judge_all, diffs, weights)
+        self.n_all = int(known.size)
+        self.judge_mean = float(known.mean()) if known.size else math.nan
+        self.judge_var = float(known.var(ddof=1)) if known.size > 1 else 0.0
+        self.source: tuple[object, object, object] = (judge_all, diffs, weights)
+
+    def without(self, i: int) -> Rated:
+        import numpy as np
+
+        out = object.__new__(Rated)
+        out.x, out.y, out.w = (np.delete(a, i) for a in (self.x, self.y, self.w))
+        out.n_all, out.judge_mean, out.judge_var = self.n_all, self.judge_mean, self.judge_var
+        out.source = self.source
+        return out
+
+    def variances(self, lams: Sequence[float]) -> Floats:
+        """The variance of the corrected mean leaning `lam` on the judge, for each of `lams` at once: the judged
+        mean's share, the correction's (`rectifier`'s, its unseen errors `lam` of the scale wide and added), and
+        their covariance (the rated questions are among the judged)."""
+        import numpy as np
+
+        x, y, w = self.x, self.y, self.w
+        n = x.size
+        lam = np.asarray(lams, dtype=float)
+        if n < 2 or self.n_all == 0:
+            return np.full(lam.size, np.nan)
+        r = y[None, :] - lam[:, None] * x[None, :]
+        total = float(w.sum())
+        eff = total ** 2 / float((w ** 2).sum())
+        mean = (r * w).sum(axis=1) / total
+        scale = w ** 2 / total ** 2 * n / (n - 1)
+        var = (scale * (r - mean[:, None]) ** 2).sum(axis=1)
+        typical = np.median(r, axis=1)
+        small = np.abs(r - typical[:, None]) < SPAN / 2
+        wide = np.maximum(0.0, var - (scale * small * (r - typical[:, None]) ** 2).sum(axis=1))
+        unseen = PSEUDO * (lam * SPAN) ** 2 / (eff + 2 * PSEUDO) ** 2
+        floored = np.maximum(var, wide * eff ** 2 / (eff + 2 * PSEUDO) ** 2 + unseen) + np.minimum(var, unseen)
+        cxy, vx = float(np.cov(x, y)[0, 1]), float(x.var(ddof=1))
+        cov = lam * (cxy - lam * vx) / self.n_all            # cov(x, y - lam x) / N: the judged and rated means
+        out: Floats = lam ** 2 * self.judge_var / self.n_all + floored + 2 * cov
+        return out
+
+    def choose(self, slope: float) -> float:
+        """The weight on the judge whose variance (`variances`) is least, of LAMBDAS and PPI++'s `slope`: 0 is
+        people alone, so the corrected mean never leans on a judge where that costs more than it gives."""
+        import numpy as np
+
+        lams = (*LAMBDAS, slope)
+        found = self.variances(lams)
+        if not np.isfinite(found).any():
+            return slope
+        return lams[int(np.nanargmin(found))]
+
+    def jackknife(self, slope: float) -> float:
+        """The delete-one jackknife variance of the whole rule: the weight chosen again without each rating."""
+        import numpy as np
+
+        n = self.x.size
+        thetas = np.empty(n)
+        for i in range(n):
+            rest = self.without(i)
+            lam = rest.choose(slope)
+            thetas[i] = lam * self.judge_mean + float(((rest.y - lam * rest.x) * rest.w).sum() / rest.w.sum())
+        return float((n - 1) / n * ((thetas - thetas.mean()) ** 2).sum())
+
+    def spread(self, slope: float) -> float:
+        """The variance the choice adds, jackknifed: the whole choice up to JACKKNIFE_MOST ratings, PPI++'s slope
+        re-tuned beyond (`tuned_spread`)."""
+        if self.x.size <= JACKKNIFE_MOST:
+            return self.jackknife(slope)
+        return tuned_spread(*self.source)
 
 
 def tuned_spread(judge_all: Any, diffs: Any, weights: Any | None = None) -> float:
@@ -182,11 +281,13 @@ def ppi_mean(judge_all: Any, diffs: Any, weights: Any | None = None, *, minimum:
     scores = np.asarray(judge_all, dtype=float)
     judge = _finite(scores)
     d = np.asarray(diffs, dtype=float)
-    lam = tuning(scores, d, weights) if tune else 1.0
+    rated = Rated(scores, d, weights)
+    slope = tuning(scores, d, weights)
+    lam = rated.choose(slope) if tune else 1.0
     rectified = d + (1.0 - lam) * scores          # human - lambda * judge on the rated questions, NaN elsewhere
-    rect, var_rect, eff, n, weighted = rectifier(rectified, weights, reach=lam)
-    if tune and n >= 4:
-        var_rect = max(var_rect, tuned_spread(scores, d, weights))
+    rect, var_rect, eff, n, weighted = rectifier(rectified, weights, reach=lam, added=True)
+    if tune and n >= 4:        # what choosing the weight on these ratings adds (the choice jackknifed whole)
+        var_rect = max(var_rect, rated.spread(slope))
     out: dict[str, Any] = {"n_all": int(judge.size), "n_rated": n, "effective_n": eff,
                            "judge_mean": float(judge.mean()) if judge.size else None, "weighted": weighted,
                            "lambda": lam}
@@ -211,7 +312,8 @@ def describe(p: dict[str, Any]) -> str:
         return f"corrected: {p['why']}"
     eff = f", effective {p['effective_n']:.1f} (weighted)" if p["weighted"] else ""
     lam = p.get("lambda", 1.0)
-    weighed = f", judge weighed {lam:.2f}" if lam < 0.995 else ""
+    weighed = ", judge not leaned on (people alone)" if lam < 0.005 else \
+        f", judge weighed {lam:.2f}" if lam < 0.995 else ""
     return (f"corrected {p['estimate']:.1f} [95% CI {p['ci'][0]:.1f}, {p['ci'][1]:.1f}] from {p['n_rated']} rated "
             f"question(s){eff}{weighed}")
 
@@ -228,14 +330,17 @@ def ppi_delta(judge_a: Any, judge_b: Any, diffs_a: Any, diffs_b: Any, weights_a:
     both = np.isfinite(ja) & np.isfinite(jb)
     da, db = np.asarray(diffs_a, dtype=float), np.asarray(diffs_b, dtype=float)
     paired_a, paired_b = np.where(both, ja, np.nan), np.where(both, jb, np.nan)
-    la = tuning(paired_a, da, weights_a) if tune else 1.0
-    lb = tuning(paired_b, db, weights_b) if tune else 1.0
+    # each run leans on its judge as far as its own variance says is worth it (`Rated.choose`)
+    rated_a, rated_b = Rated(paired_a, da, weights_a), Rated(paired_b, db, weights_b)
+    slope_a, slope_b = tuning(paired_a, da, weights_a), tuning(paired_b, db, weights_b)
+    la = rated_a.choose(slope_a) if tune else 1.0
+    lb = rated_b.choose(slope_b) if tune else 1.0
     diffs_a, diffs_b = da + (1.0 - la) * ja, db + (1.0 - lb) * jb      # human - lambda * judge, NaN where unrated
-    ra, var_a, eff_a, na, _ = rectifier(diffs_a, weights_a, reach=la)
-    rb, var_b, eff_b, nb, _ = rectifier(diffs_b, weights_b, reach=lb)
+    ra, var_a, eff_a, na, _ = rectifier(diffs_a, weights_a, reach=la, added=True)
+    rb, var_b, eff_b, nb, _ = rectifier(diffs_b, weights_b, reach=lb, added=True)
     if tune and na >= 4 and nb >= 4:
-        var_a = max(var_a, tuned_spread(paired_a, da, weights_a))
-        var_b = max(var_b, tuned_spread(paired_b, db, weights_b))
+        var_a = max(var_a, rated_a.spread(slope_a))
+        var_b = max(var_b, rated_b.spread(slope_b))
     out: dict[str, Any] = {"n": int(both.sum()), "n_rated": [na, nb], "effective_n": [eff_a, eff_b],
                            "lambda": [la, lb]}
     need = max(minimum, 2)

@@ -56,7 +56,9 @@ def github_commands(workflow: dict) -> tuple[list[str], dict[str, str]]:
 def gitlab_commands(workflow: dict) -> tuple[list[str], dict[str, str]]:
     job = workflow["rag-eval"]
     assert job["artifacts"]["reports"]["junit"] == "gate.xml"
-    return ([c for line in job["script"] + job["after_script"] for c in lines_of(line)],
+    # issue 74: a failure in after_script does not fail a GitLab job, so the record's check belongs in script
+    assert not any("decisions" in line for line in job.get("after_script", []))
+    return ([c for line in job["script"] for c in lines_of(line)],
             {k: str(v) for k, v in job["variables"].items()})
 
 
@@ -89,14 +91,17 @@ def repo(tmp_path_factory, demo_file):
 
 
 def run_job(repo, commands: list[str], job_env: dict[str, str], scratch: Path, extra: dict[str, str]) -> list:
+    """Each command in turn, as the CI's shell would: a `cmd || status=$?` line keeps cmd's exit code for the
+    job's last line, `exit ${status:-0}`."""
     root, private, candidate = repo
     scratch.mkdir()
-    env = {**os.environ, **job_env, **extra, "RAGEVAL_SIGNING_KEY": private, "DEMO_CANDIDATE": str(candidate),
+    env = {**os.environ, **job_env, "RAGEVAL_SIGNING_KEY": private, **extra, "DEMO_CANDIDATE": str(candidate),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
     ran = []
     for command in commands:
-        if command.startswith("pip install"):
+        if command.startswith("pip install") or command == "exit ${status:-0}":
             continue
+        command = command.removesuffix(" || status=$?")
         command = command.replace("/tmp/", f"{scratch}/")
         command = command.replace("${{ github.event.number }}", "42").replace("$CI_MERGE_REQUEST_IID", "42")
         done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, text=True,
@@ -111,6 +116,8 @@ def run_job(repo, commands: list[str], job_env: dict[str, str], scratch: Path, e
 def test_the_github_actions_workflow_runs_as_written(repo, tmp_path):
     [workflow] = [yaml.safe_load(b) for b in blocks("yaml") if b.startswith("name: rag-eval")]
     commands, env = github_commands(workflow)
+    # issue 74: least privilege, said in the workflow (a repository's default token may write everything)
+    assert workflow["permissions"] == {"contents": "read", "pull-requests": "write", "checks": "write"}
     root = repo[0]
     summary = tmp_path / "step-summary.md"
     ran = run_job(repo, commands, env, tmp_path / "ci", {"GITHUB_STEP_SUMMARY": str(summary)})
@@ -123,9 +130,13 @@ def test_the_github_actions_workflow_runs_as_written(repo, tmp_path):
 
 def test_the_gitlab_ci_job_runs_as_written(repo, tmp_path):
     [workflow] = [yaml.safe_load(b) for b in blocks("yaml") if b.startswith("rag-eval:")]
+    import base64
+
     commands, env = gitlab_commands(workflow)
     root = repo[0]
-    ran = run_job(repo, commands, env, tmp_path / "ci", {})
+    one_line = base64.b64encode(repo[1].encode()).decode()     # as a masked GitLab variable holds it
+    ran = run_job(repo, commands, env, tmp_path / "ci", {"RAGEVAL_SIGNING_KEY": one_line})
+    assert commands[-1] == "exit ${status:-0}" and any(c.endswith("|| status=$?") for c in commands)
     assert [name for name, _ in ran] == ["cp", "python", "import", "judge", "gate", "decisions"]
     assert ET.parse(root / "gate.xml").getroot().find("testsuite").get("name") == "rageval gate: mr-42 vs main"
     assert "exit code:" in (root / "gate-summary.md").read_text(encoding="utf-8")

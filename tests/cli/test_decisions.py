@@ -177,6 +177,32 @@ def test_ci_signs_with_a_key_from_an_environment_variable_named_never_given(demo
     assert "the environment variable RAGEVAL_SIGNING_KEY holds no key" in capsys.readouterr().err
 
 
+def test_a_key_base64_encoded_on_one_line_signs_as_gitlab_can_mask_it(demo, tmp_path, capsys, monkeypatch):
+    """Issue 74: GitLab masks only one-line variables, and the key's text base64-encoded on one line (`base64 -w0`)
+    was refused (exit 4)."""
+    import base64
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    text = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                             serialization.NoEncryption())
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    monkeypatch.setenv("RAGEVAL_SIGNING_KEY", base64.b64encode(text).decode() + "\n")
+    monkeypatch.setenv("RAGEVAL_SIGNER", "ci-bot")
+    (tmp_path / "allowed_signers").write_text(f"ci-bot {public}\n")
+    path = str(demo.path)
+    demo.close()
+    made = _record(path, tmp_path / "records", capsys, "--key", "env:RAGEVAL_SIGNING_KEY")
+    assert made["record"]["signer"] == "ci-bot"
+    assert main(["decisions", path, "--verify", "--allowed-signers", str(tmp_path / "allowed_signers")]) == 0
+    monkeypatch.setenv("RAGEVAL_SIGNING_KEY", base64.b64encode(b"not a key at all").decode())
+    assert main(["gate", path, *GATE, "--record", str(tmp_path / "r2"), "--key", "env:RAGEVAL_SIGNING_KEY"]) == 4
+    err = capsys.readouterr().err
+    assert "is not an unencrypted private key" in err and "Traceback" not in err
+
+
 def test_hostile_decision_files_end_in_a_clear_error_never_an_internal_one_or_a_hang(demo, tmp_path, capsys):
     """Issue 45: 3 internal errors and 1 hang over 13 hostile files (deep nesting, a hash that is a list, a lone
     surrogate, a pipe)."""

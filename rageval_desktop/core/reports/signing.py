@@ -112,16 +112,30 @@ def _read_private(text: bytes, where: str) -> Any:
     return private
 
 
+def _unwrapped(held: str) -> bytes:
+    """A key's text as an environment variable holds it: the key file's text, or that text base64-encoded on one
+    line (`base64 -w0 KEY`; GitLab masks a variable only when it is one line), whose whitespace is dropped."""
+    text = held.strip()
+    if "PRIVATE KEY" in text:
+        return text.encode()
+    try:
+        decoded = base64.b64decode("".join(text.split()), validate=True)
+    except ValueError:
+        return text.encode()
+    return decoded if b"PRIVATE KEY" in decoded else text.encode()
+
+
 def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Signer]:
     """(private key, signer) for `name`: a key in your data folder, `env:VAR` (the key's text in the environment
-    variable VAR), or the path of a key file. None: your default key, made on first use when `create`."""
+    variable VAR, or that text base64-encoded on one line), or the path of a key file. None: your default key,
+    made on first use when `create`."""
     name = name or "default"
     if name.startswith("env:"):
         var = name[4:]
         held = os.environ.get(var)
         if not held:
             raise SigningError(f"the environment variable {var} holds no key")
-        private = _read_private(held.encode(), f"the key in {var}")
+        private = _read_private(_unwrapped(held), f"the key in {var}")
         who = os.environ.get("RAGEVAL_SIGNER") or _me()
         if not _SIGNER.match(who):
             raise SigningError(f"RAGEVAL_SIGNER must be a name without spaces, at most 128 characters (got {who!r})")

@@ -34,6 +34,7 @@ from rageval_desktop.core.judges import prices, rubrics
 from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.review.agreement_stats import alpha
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import row_fields
@@ -345,16 +346,12 @@ def sampling_settings(judge: Judge) -> dict[str, Any]:
             "note": "the judge's own temperature and seed, as configured; the request cache is bypassed"}
 
 
-def _alpha(matrix: Any, level: Any) -> float | None:
-    import krippendorff
+def _alpha(matrix: Any, level: str) -> float | None:
     import numpy as np
 
     if matrix.shape[1] < 2 or np.nanstd(matrix) == 0:
         return None
-    try:
-        value = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
-    except (ValueError, ZeroDivisionError):
-        return None
+    value = alpha(matrix, level)
     return value if np.isfinite(value) else None
 
 

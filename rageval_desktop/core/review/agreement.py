@@ -1,15 +1,14 @@
 """Judge-human agreement, with confidence intervals, and the retirement verdict it leads to.
 
 Every statistic is computed from the confusion matrix (core.review.agreement_stats; equal to scikit-learn's kappas,
-scipy's Spearman and the `krippendorff` package's alpha), and the deciding one gets a 95% interval from the
-Dirichlet posterior of the confusion matrix, weighted as the sample was drawn (core.review.evidence, which says why
-and what it covers). The verdict reads the anytime-valid version of that interval: see `decide`. Judge scores are
-put on the human scale by rounding to its nearest point (an embedding judge's 3.27 counts as 3). Where several
-reviewers rated a target, the judge is compared with each of them (each target counts once; a lead's adjudicated
-score replaces them where set). Its mean bias against them is measured too. A target is a row, or — for the metrics
-judged per item — a passage, a nugget or a citation (core.review.targets), each on its own scale (0-3; support 1,
-partial 0.5, not 0).
-"""
+scipy's Spearman and the `krippendorff` package's alpha, which is only a test oracle), and the deciding one gets a
+95% interval from the Dirichlet posterior of the confusion matrix, weighted as the sample was drawn
+(core.review.evidence, which says why and what it covers). The verdict reads the anytime-valid version of that
+interval: see `decide`. Judge scores are put on the human scale by rounding to its nearest point (an embedding
+judge's 3.27 counts as 3). Where several reviewers rated a target, the judge is compared with each of them (each
+target counts once; a lead's adjudicated score replaces them where set). Its mean bias against them is measured too.
+A target is a row, or — for the metrics judged per item — a passage, a nugget or a citation (core.review.targets),
+each on its own scale (0-3; support 1, partial 0.5, not 0). """
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence as ev
-from rageval_desktop.core.review.agreement_stats import STATS
+from rageval_desktop.core.review.agreement_stats import STATS, alpha
 from rageval_desktop.core.review.columns import Columns
 from rageval_desktop.core.review.guidelines import human_rubric
 from rageval_desktop.core.review.settings import RetirementPolicy, policy
@@ -359,8 +358,8 @@ def _humans(project: Project, metric: str, latest: Columns, per_reviewer: bool
 
 
 def human_ceiling(latest: Columns, labels: list[float]) -> float | None:
-    """Krippendorff's alpha between reviewers on the targets more than one of them rated (`latest`: `ratings`)."""
-    import krippendorff
+    """Krippendorff's alpha between reviewers on the targets more than one of them rated (`latest`: `ratings`), on
+    the ordinal scale of `labels` (labels no one gave weigh nothing in ordinal distances: `agreement_stats.alpha`)."""
     import numpy as np
 
     if latest.empty:
@@ -379,7 +378,7 @@ def human_ceiling(latest: Columns, labels: list[float]) -> float | None:
     data = np.array([[table[key].get(person, math.nan) for key in shared] for person in people], dtype=float)
     if len(np.unique(data[np.isfinite(data)])) < 2:
         return None
-    return float(krippendorff.alpha(reliability_data=data, value_domain=labels, level_of_measurement="ordinal"))
+    return alpha(data, "ordinal")
 
 
 def _finite(value: float) -> float | None:

@@ -5,7 +5,9 @@ k x k confusion matrix (rows: human, columns: judge): exact and within-one agree
 weighted kappa, Spearman's rho (Pearson on mid-ranks, which the marginals give) and Krippendorff's ordinal alpha
 (its coincidence matrix is C + C^T for two coders). Working on a stack of matrices makes a bootstrap of 1,000
 resamples one numpy call instead of 1,000 calls into scikit-learn; the values equal scikit-learn's, scipy's and
-the `krippendorff` package's (tests/core/test_agreement_stats.py checks them to 1e-12).
+the `krippendorff` package's (tests/core/test_agreement_stats.py checks them to 1e-12). `alpha` is Krippendorff's
+alpha for any number of coders with missing values (reviewers with each other, a judge asked again), the app's own:
+the `krippendorff` package is GPL-3.0 and stays a test oracle.
 
 A statistic that is undefined on a resample (every score the same label) is NaN, as in those libraries.
 """
@@ -152,3 +154,49 @@ def bootstrap_ci(name: str, human: Any, judge: Any, k: int, *, resamples: int = 
     if values.size < resamples // 2:
         return None, None
     return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
+
+
+ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+def alpha(data: object, level: str = "ordinal") -> float:
+    """Krippendorff's alpha of `data` (coders x units, NaN where a coder gave no value) at a level of measurement:
+    1 - D_o / D_e over the coincidence matrix of the units two or more coders valued (Krippendorff 2011,
+    "Computing Krippendorff's alpha-reliability"). Equal to the `krippendorff` package's `alpha` (a test holds it
+    to 1e-12). NaN when undefined (fewer than two pairable values, or one value in use)."""
+    import numpy as np
+
+    if level not in ALPHA_LEVELS:
+        raise ValueError(f"unknown level of measurement '{level}'")
+    values = np.asarray(data, dtype=float)
+    seen = values[np.isfinite(values)]
+    domain = np.unique(seen)
+    if domain.size < 2:
+        return float("nan")
+    index = np.searchsorted(domain, values[np.isfinite(values)])
+    counts = np.zeros((values.shape[1], domain.size))
+    unit = np.nonzero(np.isfinite(values))[1]
+    np.add.at(counts, (unit, index), 1.0)
+    pairable = counts.sum(axis=1)
+    weight = np.where(pairable >= 2, 1.0 / np.maximum(pairable - 1.0, 1.0), 0.0)
+    coincide = (counts * weight[:, None]).T @ counts - np.diag((counts * weight[:, None]).sum(axis=0))
+    marginal = coincide.sum(axis=1)
+    total = float(marginal.sum())
+    if total <= 1:
+        return float("nan")
+    if level == "nominal":
+        distance = 1.0 - np.eye(domain.size)
+    elif level == "interval":
+        distance = (domain[:, None] - domain[None, :]) ** 2
+    elif level == "ratio":
+        both = domain[:, None] + domain[None, :]
+        distance = np.where(both == 0, 0.0, (domain[:, None] - domain[None, :]) / np.where(both == 0, 1.0, both)) ** 2
+    else:
+        cum = np.cumsum(marginal)
+        lo, hi = np.minimum.outer(np.arange(domain.size), np.arange(domain.size)), \
+            np.maximum.outer(np.arange(domain.size), np.arange(domain.size))
+        between = cum[hi] - cum[lo] + marginal[lo]
+        distance = (between - (marginal[:, None] + marginal[None, :]) / 2.0) ** 2
+    observed = float((coincide * distance).sum())
+    expected = float((np.outer(marginal, marginal) * distance).sum()) / (total - 1.0)
+    return float("nan") if expected == 0 else 1.0 - observed / expected

@@ -162,6 +162,10 @@ def collect(dest: Path, dists: list[Dist] | None = None) -> Path:
                     target = folder / f"{text.stem}-{n}{text.suffix}"
                 shutil.copyfile(text, target)
                 copied.append(target.relative_to(dest).as_posix())
+        if not copied and "apache" in d.licence.lower():      # a package that ships no text: the licence's own
+            folder.mkdir(exist_ok=True)
+            shutil.copyfile(HERE / "Apache-2.0.txt", folder / "Apache-2.0.txt")
+            copied.append(f"{key(d.name)}/Apache-2.0.txt (the licence's text; the package ships none)")
         if key(d.name) in ALLOWED:
             folder.mkdir(exist_ok=True)
             (folder / "NOTICE-rageval.txt").write_text(ALLOWED[key(d.name)] + "\n", encoding="utf-8")

@@ -35,6 +35,11 @@ def test_the_frozen_app_and_its_cli_twin_work_from_anywhere(bundle, tmp_path):
     internal = bundle / "_internal"
     assert not [p.name for p in internal.iterdir() if p.name in ("torch", "transformers", "sentence_transformers")]
     assert (internal / "rageval_desktop" / "resources" / "rubrics").is_dir()
+    # issue 74: every third-party licence text, Qt's LGPL notice, and no GPL package frozen in
+    index = (internal / "licenses" / "INDEX.txt").read_text(encoding="utf-8")
+    assert "PySide6-Essentials" in index and "pandas" in index and "krippendorff" not in index
+    assert "LGPL" in (internal / "licenses" / "pyside6-essentials" / "NOTICE-rageval.txt").read_text(encoding="utf-8")
+    assert not list(internal.glob("krippendorff*"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(QT_QPA_PLATFORM="offscreen", RAGEVAL_DATA_DIR=str(tmp_path / "data"),
                XDG_CACHE_HOME=str(tmp_path / "cache"), PATH="/usr/bin:/bin")          # no Python of ours on the PATH

@@ -415,7 +415,7 @@ def _export_shards(args: argparse.Namespace, spec: JobSpec) -> int:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs.shards import export_shards
 
-    with open_project(args.project, read_only=True) as project:
+    with open_project(args.project) as project:     # the export's keys are kept: only they may be answered
         stats = export_shards(project, spec, args.export_shards, shard_requests=args.shard_size,
                               ctx=TaskContext(on_progress=_progress(args), min_interval_s=0.5))
     out = stats.as_dict()
@@ -450,6 +450,13 @@ def _import_results(args: argparse.Namespace, spec: JobSpec) -> int:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(stats.failed_by_kind.items()))
     failed = f"; {stats.failed:,} line(s) with no reply ({kinds})" if stats.failed else ""
     lines = [f"kept {stats.stored:,} replies from {stats.files} file(s) ({stats.known:,} kept before){failed}"]
+    for kind in sorted(stats.failed_by_kind):
+        lines += [f"  no reply ({kind}): {where}" for where in stats.lines_of(kind)]
+    if stats.refused:
+        print(f"warning: refused {stats.refused:,} repl(ies) to requests no export of run '{args.run}' wrote "
+              f"(another run's, or keys never asked); nothing of them was kept:", file=sys.stderr)
+        for where in stats.lines_of("refused"):
+            print(f"  {where}", file=sys.stderr)
     stopped = []
     for name, found in stats.judged.items():
         job = found.job

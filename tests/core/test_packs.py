@@ -31,6 +31,12 @@ def test_assign_gives_each_row_k_different_reviewers_and_even_loads():
         packs.assign([1], TEAM, 4)
 
 
+def own(project, made) -> dict[int, int]:
+    """The project's row id -> the pack's own (a pack names its rows by ids drawn for it: issue 74)."""
+    return {real: local for local, real in project.reader().execute(
+        "SELECT local_id, run_row_id FROM review_pack_rows WHERE pack_id = ?", (made.pack_id,))}
+
+
 def test_two_reviewers_rate_their_packs_and_the_ratings_come_back_with_provenance(demo, tmp_path):
     sample = sampling.create_sample(demo, "v2", "correctness", size=12, seed=4)
     made = packs.export_packs(demo, sample.id, ["ann", "bob"], tmp_path / "out", overlap=2)
@@ -40,14 +46,15 @@ def test_two_reviewers_rate_their_packs_and_the_ratings_come_back_with_provenanc
     for secret in (b"minilm-similarity", b"answer-recall", b"judgments", b"latency", b"api_key"):
         assert secret not in raw, secret
     ann, bob = (Pack(m.path) for m in made)
-    assert ann.reviewer == "ann" and ann.sample().row_ids == sample.row_ids
-    assert ann.detail(sample.row_ids[0]).question
+    la, lb = own(demo, made[0]), own(demo, made[1])
+    assert ann.reviewer == "ann" and ann.sample().row_ids == [la[r] for r in sample.row_ids]
+    assert ann.detail(la[sample.row_ids[0]]).question
     for i, row in enumerate(sample.row_ids):       # scripted reviewers: ann says 4, bob says 2 on odd rows
-        ann.rate(row, 0, 4.0, seconds=1.5)
-        bob.rate(row, 0, 2.0 if i % 2 else 4.0, comment="too short" if i % 2 else None)
-    undone = ann.rate(sample.row_ids[0], 0, 1.0)
+        ann.rate(la[row], 0, 4.0, seconds=1.5)
+        bob.rate(lb[row], 0, 2.0 if i % 2 else 4.0, comment="too short" if i % 2 else None)
+    undone = ann.rate(la[sample.row_ids[0]], 0, 1.0)
     ann.withdraw(undone.id)                        # ann's undo in the pack stays an undo in the project
-    bob.rate(sample.row_ids[1], 0, 3.0)            # a re-rating: both kept, the latest counts
+    bob.rate(lb[sample.row_ids[1]], 0, 3.0)        # a re-rating: both kept, the latest counts
     results = [packs.import_pack(demo, m.path) for m in made]
     assert [(r["reviewer"], r["added"]) for r in results] == [("ann", 13), ("bob", 13)]
     rows = demo.reader().execute(
@@ -80,7 +87,7 @@ def _tamper(path, sql):
 def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo, demo_file, tmp_path):
     sample = sampling.create_sample(demo, "v2", "correctness", size=5, seed=1)
     (made,) = packs.export_packs(demo, sample.id, ["ann"], tmp_path / "ann.ragevalpack")
-    Pack(made.path).rate(sample.row_ids[0], 0, 5.0)
+    Pack(made.path).rate(own(demo, made)[sample.row_ids[0]], 0, 5.0)
     snapshot = dump(demo)
 
     def refused(path, match):
@@ -123,7 +130,7 @@ def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo
 def test_a_pack_whose_cells_are_not_text_still_opens_for_its_reviewer_and_shows_them_as_text(demo, tmp_path):
     sample = sampling.create_sample(demo, "v2", "correctness", size=3, seed=1)
     (made,) = packs.export_packs(demo, sample.id, ["ann"], tmp_path / "ann.ragevalpack")
-    row = sample.row_ids[0]
+    row = own(demo, made)[sample.row_ids[0]]
     _tamper(made.path, f"UPDATE pack_rows SET question = x'e282ac41', answer = 42 WHERE run_row_id = {row}")
     _tamper(made.path, f"UPDATE pack_passages SET text = 3.5, chunk_id = x'41' WHERE run_row_id = {row}")
     detail = Pack(made.path).detail(row)

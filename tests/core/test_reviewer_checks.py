@@ -204,11 +204,13 @@ def test_review_packs_hide_gold_items_and_retests_that_come_back_as_checks(team,
         assert not f.execute("SELECT 1 FROM pack_meta WHERE value LIKE '%gold%' OR value LIKE '%retest%'").fetchall()
     pack = packs.Pack(info.path)
     by_position = {p: (r, i) for p, r, i, _ in pack.targets}
+    real = dict(project.reader().execute("SELECT local_id, run_row_id FROM review_pack_rows WHERE pack_id = ?",
+                                         (info.pack_id,)))        # the pack names its rows by ids of its own
     standing = _standing(project, "carol")
     for position, (row, item) in by_position.items():
         if hidden.get(position) == "gold":
-            score = truth[row] if position != min(p for p, k in hidden.items() if k == "gold") else \
-                (5.0 if truth[row] <= 2 else 1.0)                 # one gold item answered wrong
+            score = truth[real[row]] if position != min(p for p, k in hidden.items() if k == "gold") else \
+                (5.0 if truth[real[row]] <= 2 else 1.0)           # one gold item answered wrong
         else:
             score = 2.0 if hidden.get(position) == "retest" else 4.0
         pack.rate(row, item, score)
@@ -233,3 +235,48 @@ def test_review_packs_hide_gold_items_and_retests_that_come_back_as_checks(team,
     assert packs.import_pack(project, info.path)["checks_changed"] == 1
     carol = next(r for r in quality.quality_report(project, "correctness").reviewers if r.reviewer == "carol")
     assert carol.retest.n == 1
+
+
+def test_nothing_in_a_pack_tells_its_checks_from_its_targets(team, tmp_path, monkeypatch):
+    """Issue 74: retests come from another run, so their row ids fell outside the run's range — "every row below
+    the smallest target id is a check" found 2 of 2. A pack names its rows by ids of its own, drawn at random; the
+    attacker's moves: id ranges, the ids themselves (the project's), the run, positions."""
+    import random
+    import sqlite3
+
+    from rageval_desktop.core.review import packs
+
+    project, truth, carols = team
+    monkeypatch.setattr(packs.random, "SystemRandom", lambda: random.Random(7))     # the draw, repeatable here
+    first = project.reader().execute("SELECT s.id FROM review_samples s WHERE s.run_id = (SELECT id FROM runs "
+                                     "WHERE name = 'v1') ORDER BY s.id").fetchone()[0]
+    v1 = sampling.get_sample(project, first)
+    for row in v1.row_ids[:10]:                                   # carol rated v1 before: retests from another run
+        ratings.rate(project, row, "correctness", "carol", 2.0, sample_id=v1.id)
+    quality.set_settings(project, gold_rate=0.2, retest_rate=0.2)
+    info = packs.export_packs(project, carols.id, ["carol"], tmp_path / "carol.ragevalpack")[0]
+    hidden = {p for (p,) in project.reader().execute("SELECT position FROM review_pack_checks WHERE pack_id = ?",
+                                                     (info.pack_id,))}
+    real = dict(project.reader().execute("SELECT local_id, run_row_id FROM review_pack_rows WHERE pack_id = ?",
+                                         (info.pack_id,)))
+    runs = dict(project.reader().execute("SELECT rr.id, r.name FROM run_rows rr JOIN runs r ON r.id = rr.run_id"))
+    with sqlite3.connect(info.path) as f:
+        targets = f.execute("SELECT position, run_row_id FROM pack_targets ORDER BY position").fetchall()
+        columns = {r[1] for t in ("pack_rows", "pack_targets", "pack_passages")
+                   for r in f.execute(f"PRAGMA table_info({t})")}
+    checks = [r for p, r in targets if p in hidden]
+    plain = [r for p, r in targets if p not in hidden]
+    assert len(checks) >= 4 and {runs[real[r]] for r in checks} == {"v1"} and {runs[real[r]] for r in plain} == {"v2"}
+    # the project's ids are not in the file (the ranges that told the runs apart)
+    assert not set(real) & set(runs) and all(r >= 1000 for r in real)
+    below, above = min(plain), max(plain)
+    assert not all(r < below for r in checks) and not all(r > above for r in checks)
+    assert sum(below <= r <= above for r in checks) >= len(checks) // 2    # inside the targets' own spread
+    assert "run" not in columns and "run_id" not in columns       # no row says which run it comes from
+    positions = sorted(hidden)
+    assert positions[0] < len(targets) / 2 < positions[-1]        # mixed in, not at one end
+    # and the pack still comes back whole: its own ids mapped back to the project's
+    pack = packs.Pack(info.path)
+    for _, row, item, _ in pack.targets:
+        pack.rate(row, item, 3.0)
+    assert packs.import_pack(project, info.path)["added"] == len(plain)

@@ -287,3 +287,81 @@ def test_a_reply_longer_than_any_verdict_is_not_kept_live_or_from_a_results_file
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = shards.import_results(project, [out])
     assert result.stored == 19 and result.failed_by_kind == {"too_long": 1}
+
+
+def _forge(results, score: int) -> None:
+    """Every reply of a results file rewritten to give `score` (what a planted file would say)."""
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    for line in lines:
+        line["response"]["body"]["choices"][0]["message"]["content"] = f"Planted. [RESULT] {score}"
+    results.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_results_answer_only_what_an_export_of_that_run_asked(setup, tmp_path, capsys):
+    """Issue 74: `--import-results` kept every well-formed line in the request cache whatever run it named and
+    whether or not any export wrote its key: results "for v1" answering v2's requests (rendered from a copy of the
+    project) were kept, and a later live job of v2 took all of them from the cache (mean 5.0) saying only "from
+    cache"; 72 random keys were kept the same way."""
+    import shutil
+
+    from rageval_desktop.core.importers import import_run
+
+    project, server, _ = setup
+    rows = [{"id": f"g{i}", "question": f"Question number {i}?", "answer": f"It is {i}, surely.",
+             "retrieved": [{"chunk_id": f"c{i}", "text": f"Chunk {i}.", "score": 0.9}]} for i in range(20)]
+    (tmp_path / "v2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_run(project, tmp_path / "v2.jsonl", "v2")
+    project.close()
+    shutil.copy(project.path, tmp_path / "copy.rageval")      # the attacker's copy: its exports are not the project's
+    copy = Project.open(tmp_path / "copy.rageval")
+    stolen = shards.export_shards(copy, JobSpec(run="v2"), tmp_path / "theirs")
+    copy.close()
+    [planted] = answer(tmp_path / "theirs", stolen.shards, server, tmp_path)
+    _forge(planted, 5)
+    rng = __import__("random").Random(0)
+    line = json.loads(planted.read_text().splitlines()[0])
+    with planted.open("a") as f:                                # keys no export ever wrote
+        for _ in range(72):
+            line["custom_id"] = "".join(rng.choice("0123456789abcdef") for _ in range(64))
+            f.write(json.dumps(line) + "\n")
+    project = Project.open(tmp_path / "s.rageval")
+    shards.export_shards(project, JobSpec(run="v1"), tmp_path / "ours")       # v1's own export: no help to v2
+    for run in ("v1", "v2"):
+        found = shards.import_results(project, [planted], JobSpec(run=run))
+        assert (found.stored, found.refused) == (0, 92), run
+        assert found.numbered[str(planted)]["refused"] == list(range(1, 93))
+    cached = project.reader().execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+    assert cached == 0
+    calls = server.calls
+    job = run_judge_job(project, JobSpec(run="v2"))
+    assert job.ok == 20 and server.calls == calls + 20                          # asked, not taken from a plant
+    scores = project.reader().execute("SELECT DISTINCT j.score FROM judgments j JOIN run_rows r ON r.id = "
+                                      "j.run_row_id JOIN runs u ON u.id = r.run_id WHERE u.name = 'v2'").fetchall()
+    assert scores == [(4.0,)]
+    path = str(project.path)
+    project.close()
+    assert main(["judge", path, "--run", "v2", "--import-results", str(planted)]) == 0
+    err = capsys.readouterr().err
+    assert "refused 92 repl(ies) to requests no export of run 'v2' wrote" in err and "lines 1-92" in err
+
+
+def test_imported_replies_are_scrubbed_of_the_judges_key_and_any_depth_is_read(setup, tmp_path):
+    """Issue 74: the live path scrubbed the judge's key from replies; the results import did not (a proxy that
+    echoes it: 189 cells, 315 copies). A line nested 200,000 deep was an internal error (RecursionError); bad lines
+    were counted, never numbered."""
+    project, server, _ = setup
+    stats = shards.export_shards(project, JobSpec(run="v1"), tmp_path / "sh")
+    [out] = answer(tmp_path / "sh", stats.shards, server, tmp_path)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    for line in lines:
+        message = line["response"]["body"]["choices"][0]["message"]
+        message["content"] = f"Authorization: Bearer {KEY} echoed. " + message["content"]
+        line["response"]["request_id"] = f"req-{KEY}"
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines) + "[" * 200_000 + "]" * 200_000 + "\n")
+    found = shards.import_results(project, [out], JobSpec(run="v1"))
+    assert found.stored == 20 and found.failed_by_kind == {"bad_response": 1}
+    assert found.numbered[str(out)] == {"bad_response": [21]}
+    dump = "\n".join(str(r) for r in project.reader().execute("SELECT * FROM llm_cache").fetchall())
+    dump += "\n".join(str(r) for r in project.reader().execute("SELECT raw_output, rationale, request_id "
+                                                                "FROM judgments").fetchall())
+    assert KEY not in dump and found.judged["judge"].job.ok == 20

@@ -118,7 +118,7 @@ def keyed(line: bytes) -> tuple[dict[str, object], str] | None:
     characters); None for anything else."""
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):          # nested deeper than the parser goes: no reply either
         return None
     key = obj.get("custom_id") if isinstance(obj, dict) else None
     if not isinstance(key, str) or len(key) != 64 or any(c not in "0123456789abcdef" for c in key):

@@ -9,10 +9,15 @@ OpenAI batch request format and writes the batch output format.
    answers. Requests whose reply is in the cache are not written; identical requests are written once. Each shard is
    written to a temporary name and renamed, so a killed export leaves whole shards only, and exporting again writes
    the same shards. Multi-call judges (nuggets, citation support) are left out: they are judged live.
+   The project keeps each export (its run, its judges' fingerprints) and every key it wrote (`outside_exports`,
+   `outside_keys`), before the shard holding them is written; the manifest names the export and a hash of its keys.
 2. **Import** reads output files (`{"custom_id", "response": {"status_code", "body"}, "error"}` a line, as vLLM's
    run_batch and the OpenAI Batch API write them) and keeps each reply in the request cache under its custom_id, a
    chunk of lines a transaction: a key already there is kept as it was, so any order, any subset and importing twice
-   store nothing twice. A line that is not a reply (an error, a non-200 status, a malformed line) is counted by kind
+   store nothing twice. Only a key an export of the job's run wrote is kept: a line answering anything else (another
+   run's requests, keys no export wrote) is refused and numbered, so a results file can answer only what was asked.
+   Replies are scrubbed of the judges' keys as the live path scrubs them (a proxy that echoes the key). A line that
+   is not a reply (an error, a non-200 status, a malformed or too deeply nested line) is counted by kind, numbered,
    and stored nowhere.
 3. **Judge** then runs the live engine offline over the rows whose replies are cached: each reply is parsed and
    written as a live reply would be, costing nothing (the engine's cost is not the app's to know); a reply that does
@@ -22,6 +27,7 @@ OpenAI batch request format and writes the batch output format.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -37,10 +43,12 @@ from rageval_desktop.core.jobs.batch_api import CacheRow, parse_reply
 from rageval_desktop.core.jobs.judge_job import JobStats, JudgeJob
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
 from rageval_desktop.core.judges import llm
+from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.judge import Judge
-from rageval_desktop.core.judges.secrets import Scrubber
+from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
+from rageval_desktop.core.store.queries import run_id as find_run
 
 SHARD_REQUESTS = 10_000           # requests per shard (vLLM and Ray read shards in parallel)
 IMPORT_CHUNK = 2000               # reply lines kept per transaction
@@ -78,13 +86,34 @@ class ImportStats:
     known: int = 0                # replies the cache had already (an import repeated, a shard answered twice)
     failed: int = 0               # lines that carry no reply
     failed_by_kind: dict[str, int] = field(default_factory=dict)
+    refused: int = 0              # replies to requests no export of the run wrote: not kept
+    numbered: dict[str, dict[str, list[int]]] = field(default_factory=dict)   # file -> why -> line numbers
     judged: dict[str, Offline] = field(default_factory=dict)   # per judge
+
+    def note(self, path: Path, why: str, line: int) -> None:
+        self.numbered.setdefault(str(path), {}).setdefault(why, []).append(line)
+
+    def lines_of(self, why: str) -> list[str]:
+        """'FILE: lines 3-5, 9' for each file with lines refused or failed for `why` ('refused', or a failed kind)."""
+        return [f"{name}: lines {spans(found[why])}" for name, found in self.numbered.items() if why in found]
 
     def as_dict(self) -> dict[str, object]:
         return {"files": self.files, "lines": self.lines, "stored": self.stored, "known": self.known,
-                "failed": self.failed, "failed_by_kind": self.failed_by_kind,
+                "failed": self.failed, "failed_by_kind": self.failed_by_kind, "refused": self.refused,
+                "lines_by_file": self.numbered,
                 "judged": {name: {"job": None if o.job is None else o.job.as_dict(), "unanswered": o.unanswered}
                            for name, o in self.judged.items()}}
+
+
+def spans(numbers: list[int]) -> str:
+    """3, 4, 5, 9 -> '3-5, 9'."""
+    out: list[str] = []
+    for n in sorted(numbers):
+        if out and n == int(out[-1].split("-")[-1]) + 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
 
 
 def _exportable(judges: list[Judge]) -> list[Judge]:
@@ -117,7 +146,11 @@ def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_
     elif any(out.glob(SHARD_GLOB)):
         raise RagevalError(f"{out} holds shards that are not this job's; export into an empty folder")
     # the folder is this job's before any shard is written: a killed export is exported again, never refused
-    _write_manifest(manifest, {**identity, "created_at": utcnow(), "complete": False})
+    export = _planned(project, spec, single, out)
+    identity_now = {**identity, "export": export, "judge_fingerprints": {
+        j.name: hashlib.sha256(json.dumps(fingerprint(project, j), sort_keys=True).encode()).hexdigest()[:16]
+        for j in single}}
+    _write_manifest(manifest, {**identity_now, "created_at": utcnow(), "complete": False})
     for old in [*out.glob(SHARD_GLOB), *out.glob(".shard-*.part")]:   # exporting again writes what is left to
         old.unlink()                                                    # answer, from shard 1 (a killed one's part)
     stats = ExportStats(folder=str(out))
@@ -125,9 +158,12 @@ def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_
     stats.live = work.count([j for j in judges if j not in single])
     lines: list[bytes] = []
 
+    planned: list[str] = []
+
     def flush() -> None:
         if not lines:
             return
+        _plan(project, export, planned)     # the keys are the project's before the shard that asks them exists
         name = f"shard-{len(stats.shards) + 1:05d}.jsonl"
         part = out / f".{name}.part"
         with part.open("wb") as f:
@@ -149,14 +185,44 @@ def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_
                 stats.cached += 1
                 continue
             lines.append(line)
+            planned.append(key)
             stats.requests += 1
             if len(lines) >= shard_requests:
                 flush()
         ctx.report(stats.requests + stats.cached, total, f"{stats.requests:,} requests written")
     flush()
-    _write_manifest(manifest, {**identity, "created_at": utcnow(), "complete": True, "requests": stats.requests,
-                               "shards": stats.shards, "format": "openai-batch"})
+    digest = _finish(project, export, stats.requests)
+    _write_manifest(manifest, {**identity_now, "created_at": utcnow(), "complete": True, "requests": stats.requests,
+                               "planned_keys_sha256": digest, "shards": stats.shards, "format": "openai-batch"})
     return stats
+
+
+def _planned(project: Project, spec: JobSpec, judges: list[Judge], folder: Path) -> int:
+    """A new export of `spec`'s run on record (its judges and their fingerprints); its id."""
+    run = find_run(project, spec.run)
+    named = [{"name": j.name, "fingerprint": fingerprint(project, j)} for j in judges]
+    with project.write("export requests for an outside engine", changed=(Area.JOBS,)) as conn:
+        cur = conn.execute("INSERT INTO outside_exports (run_id, judges, folder, created_at) VALUES (?, ?, ?, ?)",
+                           (run, json.dumps(named, sort_keys=True), str(folder.resolve()), utcnow()))
+        return int(cur.lastrowid or 0)
+
+
+def _plan(project: Project, export: int, keys: list[str]) -> None:
+    """The keys a shard is about to ask, on record under `export` (`keys` is emptied)."""
+    with project.write("export requests for an outside engine", changed=(Area.JOBS,)) as conn:
+        conn.executemany("INSERT OR IGNORE INTO outside_keys (key, export_id) VALUES (?, ?)",
+                         [(k, export) for k in keys])
+    keys.clear()
+
+
+def _finish(project: Project, export: int, requests: int) -> str:
+    """The export marked whole; the sha256 of its keys (sorted, a line each), for the manifest."""
+    digest = hashlib.sha256()
+    with project.write("export requests for an outside engine", changed=(Area.JOBS,)) as conn:
+        conn.execute("UPDATE outside_exports SET complete = 1, requests = ? WHERE id = ?", (requests, export))
+        for (key,) in conn.execute("SELECT key FROM outside_keys WHERE export_id = ? ORDER BY key", (export,)):
+            digest.update(f"{key}\n".encode())
+    return digest.hexdigest()
 
 
 def _write_manifest(path: Path, data: dict[str, object]) -> None:
@@ -187,11 +253,12 @@ def import_results(project: Project, files: list[str | Path], spec: JobSpec | No
     if missing:
         raise RagevalError(f"no such file: {', '.join(missing)}")
     stats = ImportStats(files=len(paths))
-    scrub = Scrubber()
+    scrub = _scrubber(project)
+    run = find_run(project, spec.run) if spec is not None else None
     kinds: Counter[str] = Counter()
     for path in paths:
-        entries: list[CacheRow] = []
-        for line in _lines(path):
+        entries: list[tuple[int, CacheRow]] = []
+        for number, line in enumerate(_lines(path), start=1):
             ctx.check()
             if not line.strip():
                 continue
@@ -199,17 +266,56 @@ def import_results(project: Project, files: list[str | Path], spec: JobSpec | No
             entry, kind = parse_reply(line, scrub, None)
             if entry is None:
                 kinds[kind] += 1
+                stats.note(path, kind, number)
                 continue
-            entries.append(entry)
+            entries.append((number, entry))
             if len(entries) >= IMPORT_CHUNK:
-                keep_replies(project, entries, stats)
+                keep_replies(project, _asked(project, run, path, entries, stats), stats)
                 ctx.report(stats.lines, stats.lines, f"{stats.stored:,} replies kept from {path.name}")
-        keep_replies(project, entries, stats)
+        keep_replies(project, _asked(project, run, path, entries, stats), stats)
     stats.failed = sum(kinds.values())
     stats.failed_by_kind = dict(kinds)
     if spec is not None:
         stats.judged = judge_offline(project, spec, ctx)
     return stats
+
+
+def _scrubber(project: Project) -> Scrubber:
+    """A scrubber of every key the project's LLM judges name that this process can read (the live path scrubs its
+    judge's key from replies; a proxy that echoes it would otherwise leave it in the cache)."""
+    from rageval_desktop.core.judges.registry import list_judges
+
+    scrub = Scrubber()
+    for ref in {j.api_key_ref for j in list_judges(project) if j.calls_llm and j.api_key_ref}:
+        try:
+            scrub.add(resolve_api_key(ref))
+        except RagevalError:
+            continue                      # not readable here: nothing of it can be recognised either
+    return scrub
+
+
+def _asked(project: Project, run: int | None, path: Path, entries: list[tuple[int, CacheRow]],
+           stats: ImportStats) -> list[CacheRow]:
+    """The replies whose key an export of `run` (None: of any run) wrote; the others refused and numbered.
+    `entries` is emptied."""
+    keys = sorted({e["key"] for _, e in entries})
+    conn = project.reader()
+    where = "" if run is None else " AND e.run_id = ?"
+    asked: set[str] = set()
+    for start in range(0, len(keys), 500):
+        part = keys[start:start + 500]
+        asked.update(k for (k,) in conn.execute(
+            f"SELECT DISTINCT k.key FROM outside_keys k JOIN outside_exports e ON e.id = k.export_id "
+            f"WHERE k.key IN ({', '.join('?' * len(part))}){where}", (*part, *(() if run is None else (run,)))))
+    kept = []
+    for number, entry in entries:
+        if entry["key"] in asked:
+            kept.append(entry)
+        else:
+            stats.refused += 1
+            stats.note(path, "refused", number)
+    entries.clear()
+    return kept
 
 
 def keep_replies(project: Project, entries: list[CacheRow], stats: ImportStats) -> None:

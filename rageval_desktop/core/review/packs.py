@@ -195,11 +195,14 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
                           if r in mine]
                 chosen, checks = hide_checks(project, sample, name, chosen)
                 pack_id = str(uuid.uuid4())
-                digest = fingerprint(chosen)
-                _write_pack(project, conn, paths[name], sample, name, chosen, pack_id, pid, digest)
+                local = own_ids(chosen)
+                digest = fingerprint([(local[r], i, k) for r, i, k in chosen])
+                _write_pack(project, conn, paths[name], sample, name, chosen, pack_id, pid, digest, local)
                 conn.execute("INSERT INTO review_packs (id, sample_id, reviewer, targets, fingerprint, file_name, "
                              "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (pack_id, sample.id, name, len(chosen), digest, paths[name].name, utcnow()))
+                conn.executemany("INSERT INTO review_pack_rows (pack_id, local_id, run_row_id) VALUES (?, ?, ?)",
+                                 [(pack_id, mine_id, row) for row, mine_id in local.items()])
                 conn.executemany("INSERT INTO review_pack_checks (pack_id, position, kind, expected) VALUES "
                                  "(?, ?, ?, ?)", [(pack_id, pos, c.kind, c.expected) for pos, c in checks.items()])
                 made.append((PackInfo(str(paths[name]), pack_id, name, len(chosen),
@@ -213,6 +216,19 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
                 Path(f"{path}.part").unlink(missing_ok=True)
             raise
     return [info for info, _ in made]
+
+
+def own_ids(chosen: Sequence[tuple[int, int, str | None]]) -> dict[int, int]:
+    """A pack's own id for each of its rows, drawn at random from 1 to 2^31 - 1: the project's ids would tell a
+    retest (a row of another run, rated before) or a gold item from the sample's targets by where it falls."""
+    draw = random.SystemRandom()
+    rows = list(dict.fromkeys(r for r, _, _ in chosen))
+    ids: set[int] = set()
+    while len(ids) < len(rows):
+        ids.add(draw.randrange(1, 2 ** 31))
+    shuffled = list(ids)
+    draw.shuffle(shuffled)
+    return dict(zip(rows, shuffled, strict=True))
 
 
 def hide_checks(project: Project, sample: Sample, reviewer: str, chosen: list[tuple[int, int, str | None]]
@@ -253,7 +269,9 @@ def hide_checks(project: Project, sample: Sample, reviewer: str, chosen: list[tu
 
 
 def _write_pack(project: Project, conn: sqlite3.Connection, path: Path, sample: Sample, reviewer: str,
-                chosen: list[tuple[int, int, str | None]], pack_id: str, pid: str, digest: str) -> None:
+                chosen: list[tuple[int, int, str | None]], pack_id: str, pid: str, digest: str,
+                local: dict[int, int]) -> None:
+    """The pack file, its rows named by `local` (the pack's own ids, `own_ids`)."""
     scale = human_rubric(sample.metric)
     part = Path(f"{path}.part")
     part.unlink(missing_ok=True)
@@ -277,15 +295,18 @@ def _write_pack(project: Project, conn: sqlite3.Connection, path: Path, sample: 
         for start in range(0, len(rows), 500):
             chunk = rows[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            out.executemany("INSERT INTO pack_rows VALUES (?, ?, ?, ?, ?, ?, ?, ?)", conn.execute(
-                f"SELECT rr.id, rr.external_id, rr.question, rr.answer, g.gold_answer, COALESCE(g.gold_chunk_ids, "
-                f"'[]'), g.slice_tag, g.id FROM run_rows rr LEFT JOIN golden_rows g ON g.id = rr.golden_id "
-                f"WHERE rr.id IN ({marks})", chunk))
-            out.executemany("INSERT INTO pack_passages VALUES (?, ?, ?, ?)", conn.execute(
-                f"SELECT p.run_row_id, p.rank, p.chunk_id, COALESCE(p.text, c.text, '') FROM retrieved_passages p "
-                f"LEFT JOIN corpus_chunks c ON c.chunk_id = p.chunk_id WHERE p.run_row_id IN ({marks})", chunk))
+            out.executemany("INSERT INTO pack_rows VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
+                (local[row[0]], *row[1:]) for row in conn.execute(
+                    f"SELECT rr.id, rr.external_id, rr.question, rr.answer, g.gold_answer, "
+                    f"COALESCE(g.gold_chunk_ids, '[]'), g.slice_tag, g.id FROM run_rows rr LEFT JOIN golden_rows g "
+                    f"ON g.id = rr.golden_id WHERE rr.id IN ({marks})", chunk)))
+            out.executemany("INSERT INTO pack_passages VALUES (?, ?, ?, ?)", (
+                (local[row[0]], *row[1:]) for row in conn.execute(
+                    f"SELECT p.run_row_id, p.rank, p.chunk_id, COALESCE(p.text, c.text, '') FROM retrieved_passages "
+                    f"p LEFT JOIN corpus_chunks c ON c.chunk_id = p.chunk_id WHERE p.run_row_id IN ({marks})",
+                    chunk)))
         out.executemany("INSERT INTO pack_targets VALUES (?, ?, ?, ?)",
-                        [(i, r, item, key) for i, (r, item, key) in enumerate(chosen)])
+                        [(i, local[r], item, key) for i, (r, item, key) in enumerate(chosen)])
         out.execute("COMMIT")
     finally:
         out.close()
@@ -519,7 +540,10 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
         raise PackRefused(f"{name}: the pack was changed after export (its targets, reviewer or sample differ "
                           "from what was exported); refused")
     metric = project.reader().execute("SELECT metric FROM review_samples WHERE id = ?", (sample_id,)).fetchone()[0]
-    where = {p: (r, i, k) for p, r, i, k in pack.targets}
+    # the pack's own row ids back to the project's (a pack exported before they existed names the project's)
+    real = dict(project.reader().execute("SELECT local_id, run_row_id FROM review_pack_rows WHERE pack_id = ?",
+                                         (meta["pack_id"],)))
+    where = {p: (real[r] if real else r, i, k) for p, r, i, k in pack.targets}
     found = pack.ratings()
     if len(found) > MAX_RATINGS_PER_TARGET * max(len(where), 1):
         raise PackRefused(f"{name}: {len(found):,} ratings for {len(where)} targets; refused")

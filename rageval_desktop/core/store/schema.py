@@ -833,6 +833,35 @@ ALTER TABLE run_values_v23 RENAME TO run_values;
 PRAGMA legacy_alter_table = OFF;
 """
 
+# v24: what an export for an outside engine asked (issue 74). A results file is only ever an answer to requests the
+# app wrote: each export is kept with its run and judges, and each request key it wrote; `--import-results` keeps a
+# reply only under a key an export of that run planned, so a file cannot plant replies for requests never asked.
+SCHEMA_V24 = """
+CREATE TABLE outside_exports (
+    id         INTEGER PRIMARY KEY,
+    run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    judges     TEXT NOT NULL CHECK (json_valid(judges)),   -- [{name, fingerprint}]
+    folder     TEXT NOT NULL,
+    requests   INTEGER NOT NULL DEFAULT 0,
+    complete   INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE outside_keys (
+    key       TEXT NOT NULL,
+    export_id INTEGER NOT NULL REFERENCES outside_exports (id) ON DELETE CASCADE,
+    PRIMARY KEY (key, export_id)
+) WITHOUT ROWID;
+CREATE INDEX outside_keys_export ON outside_keys (export_id);
+-- a review pack names its rows by ids of its own (drawn at random), so nothing in the file tells a hidden retest
+-- from another run, or a gold item, from the sample's targets by its id; the project keeps the way back
+CREATE TABLE review_pack_rows (
+    pack_id    TEXT NOT NULL REFERENCES review_packs (id) ON DELETE CASCADE,
+    local_id   INTEGER NOT NULL,
+    run_row_id INTEGER NOT NULL,
+    PRIMARY KEY (pack_id, local_id)
+) WITHOUT ROWID;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -866,6 +895,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(21, "gold items and retests inside review packs", SCHEMA_V21),
     Migration(22, "a large run's per-row values kept once (metrics read them at once)", SCHEMA_V22),
     Migration(23, "a run's kept values looked up without reading the others", SCHEMA_V23),
+    Migration(24, "the requests an export for an outside engine asked; review packs' own row ids", SCHEMA_V24),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

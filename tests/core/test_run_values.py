@@ -236,6 +236,7 @@ def test_values_kept_in_a_v22_file_are_carried_over_to_a_table_with_rowids(demo_
         DROP TABLE run_values;
         PRAGMA legacy_alter_table = ON;
         ALTER TABLE v22 RENAME TO run_values;
+        DROP TABLE outside_keys; DROP TABLE outside_exports; DROP TABLE review_pack_rows;   -- v24's
         PRAGMA user_version = 22;""")
     conn.close()
     with Project.open(path) as p:

@@ -45,6 +45,7 @@ from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges
 from rageval_desktop.core.judges import llm
 from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.judges.secrets import Scrubber, resolve_api_key
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -283,8 +284,6 @@ def import_results(project: Project, files: list[str | Path], spec: JobSpec | No
 def _scrubber(project: Project) -> Scrubber:
     """A scrubber of every key the project's LLM judges name that this process can read (the live path scrubs its
     judge's key from replies; a proxy that echoes it would otherwise leave it in the cache)."""
-    from rageval_desktop.core.judges.registry import list_judges
-
     scrub = Scrubber()
     for ref in {j.api_key_ref for j in list_judges(project) if j.calls_llm and j.api_key_ref}:
         try:

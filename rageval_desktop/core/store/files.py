@@ -65,7 +65,7 @@ def read_header(path: Path) -> tuple[int, int]:
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
-            raise ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}") from None
+            raise refused_because(path, exc) from None
     if app_id != APPLICATION_ID:
         raise ProjectRefused(
             f"{path}: not a RAGEval project (it is an SQLite database of another application, "
@@ -94,19 +94,85 @@ READER_CACHE_KIB = 16 * 1024   # each reader's (one per thread); caches grow onl
 
 
 def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connection:
-    """A connection that cannot write. `trace_free` (for checking or refusing a file): with no `-wal` beside
-    it — nobody has it open and no crashed session left committed pages in a WAL — the file is opened
-    immutable, which creates no sidecar files. Otherwise read-only, which sees the WAL's committed pages and
-    respects other processes' locks (a WAL-mode file then gets its usual `-wal`/`-shm`; the file itself is
-    never changed)."""
-    wal = Path(f"{path}-wal")
-    mode = "immutable=1" if trace_free and not wal.exists() else "mode=ro"
+    """A connection that cannot write and writes nothing, not even beside the file (issue 74: read commands left
+    `-wal`/`-shm` files beside a committed project, and on a read-only folder or medium failed as "damaged").
+
+    With no `-wal` beside the file — nobody has it open and no crashed session left committed pages in a WAL — it
+    is opened immutable: no sidecar file, no lock, so it reads on a read-only folder or medium too
+    (`is_immutable` says so; `Project.reader` reconnects once a writer's `-wal` appears). With a `-wal`, read-only:
+    it sees the WAL's committed pages and respects the writer's locks; where SQLite cannot do that without writing
+    (a read-only folder its `-shm` cannot be made in), it reads a private copy of the file and its WAL in a
+    temporary folder. `trace_free` is kept for callers that said so; every read-only open is trace-free now."""
+    del trace_free
+    if not Path(f"{path}-wal").exists():
+        return _connect_uri(path, "immutable=1")
+    conn = _connect_uri(path, "mode=ro")
+    try:
+        with decodable(conn):
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError as exc:
+        if not denied(exc):
+            raise
+        conn.close()
+        return _connect_uri(_private_copy(path), "mode=ro")
+    return conn
+
+
+class ReadConnection(sqlite3.Connection):
+    """A read-only connection that knows how it was opened (`immutable`: with no `-wal` beside the file)."""
+    immutable = False
+
+
+def is_immutable(conn: sqlite3.Connection) -> bool:
+    """Whether `connect_read_only` opened this connection immutable (no `-wal` was beside the file then)."""
+    return bool(getattr(conn, "immutable", False))
+
+
+def _connect_uri(path: Path, mode: str) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                           isolation_level=None, check_same_thread=False)
+                           isolation_level=None, check_same_thread=False, factory=ReadConnection)
+    conn.immutable = mode == "immutable=1"
     with decodable(conn):
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
     return conn
+
+
+DENIED = ("unable to open database file", "readonly database", "read-only", "permission denied",
+          "access permission", "authorization denied")
+
+
+def denied(exc: BaseException) -> bool:
+    """Whether an SQLite error is one of access (a read-only folder or medium, a file not this user's to open),
+    not of damage: said as such, never with a backup to restore."""
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc).lower() for w in DENIED)
+
+
+def refused_because(path: Path, exc: BaseException) -> ProjectRefused:
+    """The refusal for an SQLite error met opening a project: access in words of access (nothing was changed,
+    nothing to restore), anything else as damage with how to restore."""
+    if denied(exc):
+        return ProjectRefused(f"{path}: cannot be opened here ({exc}): the file or its folder is read-only or not "
+                              "this user's to open — the file is not damaged and nothing was changed; read it "
+                              "where it can be read, or copy it to a folder you can write")
+    return ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}")
+
+
+def _private_copy(path: Path) -> Path:
+    """The file and its WAL copied to a temporary folder of this process's (removed at exit): what a read-only
+    open reads when SQLite cannot read the WAL in place without writing beside the file."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="rageval-read-"))
+    atexit.register(shutil.rmtree, folder, True)
+    copy = folder / path.name
+    shutil.copyfile(path, copy)
+    wal = Path(f"{path}-wal")
+    if wal.exists():
+        shutil.copyfile(wal, Path(f"{copy}-wal"))
+    return copy
 
 
 @contextmanager

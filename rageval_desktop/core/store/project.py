@@ -40,7 +40,9 @@ from rageval_desktop.core.store.files import (
     connect_read_only,
     decodable,
     default_actor,
+    is_immutable,
     read_header,
+    refused_because,
     restore_hint,
 )
 from rageval_desktop.core.store.oplog import Recording
@@ -275,7 +277,7 @@ class Project:
         try:
             unclean = bool(integrity.dead_sessions(self.reader()))
         except sqlite3.DatabaseError as exc:
-            raise ProjectRefused(f"{self.path}: the file is damaged ({exc}); {restore_hint(self.path)}") from None
+            raise refused_because(self.path, exc) from None
         if not unclean:
             return
         if check == "defer":
@@ -368,6 +370,12 @@ class Project:
         takes an ended one's ident takes its reader (no other thread can be using it)."""
         ident = threading.get_ident()
         conn = self._readers.get(ident)
+        if conn is not None and is_immutable(conn) and Path(f"{self.path}-wal").exists():
+            # opened immutable while nobody had the file open; a writer has opened it since: read as it writes
+            with self._readers_lock:
+                self._readers.pop(ident, None)
+            conn.close()
+            conn = None
         if conn is None:
             conn = self._new_reader()
             threading.current_thread()      # a thread Python did not start (Qt's) is listed from now on, for good

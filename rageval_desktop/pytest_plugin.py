@@ -78,15 +78,36 @@ class GateAsker:
             self.asked += 1
             stem = re.sub(r"[^\w.-]+", "_", self.test).strip("_") + (f"-{self.asked}" if self.asked > 1 else "")
             self.record.mkdir(parents=True, exist_ok=True)
-            (self.record / f"{stem}.json").write_text(json.dumps(gate.data, indent=2, ensure_ascii=False),
-                                                      encoding="utf-8")
-            (self.record / f"{stem}.md").write_text(gate.markdown(), encoding="utf-8")
+            keep(self.record, stem, json.dumps(gate.data, indent=2, ensure_ascii=False), gate.markdown())
         return gate
 
     def passes(self, baseline: str, candidate: str, **options: Any) -> Gate:
         from rageval_desktop.testing import assert_gate_passes
 
         return assert_gate_passes(self(baseline, candidate, **options))
+
+
+def keep(folder: Path, stem: str, data: str, markdown: str) -> Path:
+    """`stem`.json and .md in `folder`, never over a record already there (issue 74: six gate calls left five
+    files — two tests' names made one name, and a second run wrote over the first's): the first free name of
+    `stem`, `stem`~2, `stem`~3…, claimed by creating it (exclusive, so parallel workers never share one)."""
+    n = 1
+    while True:
+        name = stem if n == 1 else f"{stem}~{n}"
+        try:
+            with (folder / f"{name}.json").open("x", encoding="utf-8") as out:
+                out.write(data)
+        except FileExistsError:
+            n += 1
+            continue
+        try:
+            with (folder / f"{name}.md").open("x", encoding="utf-8") as out:
+                out.write(markdown)
+        except FileExistsError:
+            (folder / f"{name}.json").unlink()     # a stray .md of that name: the pair takes the next one
+            n += 1
+            continue
+        return folder / f"{name}.json"
 
 
 @pytest.fixture

@@ -50,6 +50,22 @@ def test_a_teams_suite_gates_with_the_plugin(pytester, demo_file):
     data = json.loads((pytester.path / "decisions" / "test_gate.py_test_hit10_may_ship.json").read_text())
     assert data["decision"] == "pass" and data["exit_code"] == 0
     assert file_digest(project) == before
+    # issue 74: a second run into the same folder wrote over the first's records; now each keeps its own
+    pytester.runpytest_subprocess("--rageval-record", "decisions", "-p", "rageval_desktop")
+    again = sorted(p.name for p in (pytester.path / "decisions").iterdir())
+    assert len(again) == 8 and "test_gate.py_test_hit10_may_ship~2.json" in again
+    assert json.loads((pytester.path / "decisions" / "test_gate.py_test_hit10_may_ship.json").read_text()) == data
+
+
+def test_records_of_names_that_meet_are_kept_apart(tmp_path):
+    from rageval_desktop.pytest_plugin import keep
+
+    first = keep(tmp_path, "t", "{}", "# one")
+    (tmp_path / "t~2.md").write_text("a stray")
+    second = keep(tmp_path, "t", "{}", "# two")
+    assert (first.name, second.name) == ("t.json", "t~3.json")
+    assert (tmp_path / "t.md").read_text() == "# one" and (tmp_path / "t~3.md").read_text() == "# two"
+    assert not (tmp_path / "t~2.json").exists()
 
 
 def test_without_a_project_the_fixtures_say_what_to_set(pytester, monkeypatch):

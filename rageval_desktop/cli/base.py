@@ -147,13 +147,15 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 class InertStream:
-    """A text stream that shows bidirectional controls as code points (core.text.inert_text): every message the
-    CLI prints — results, warnings, errors — may quote names and text from data."""
+    """A text stream that shows bidirectional and control characters as code points (core.text.inert_text): every
+    message the CLI prints — results, warnings, errors — may quote names and text from data."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
+        if text.startswith("\r"):       # a progress line's own return to the line's start: kept, the rest inert
+            return self._stream.write("\r" + inert_text(text[1:]))
         return self._stream.write(inert_text(text))
 
     def __getattr__(self, name: str) -> Any:

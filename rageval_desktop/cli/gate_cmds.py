@@ -136,11 +136,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
                                attempts=args.attempts)
         result = decided.result
         if args.record:
+            from rageval_desktop.core.reports import signing
             from rageval_desktop.core.reports.decisions import record_gate, write_record
 
             record = record_gate(project.core, result, args.baseline, args.candidate, estimator=args.estimator,
                                  waivers=result.waivers, key=args.key)
             written = write_record(record, result, args.record)
+            for note in signing.said():     # a key made on first use, a key file others can read
+                print(f"warning: {note}", file=sys.stderr)
     # the chain's head, said where the project cannot reach: a record deleted later is then seen (decisions --head)
     head = None if record is None else f"decision {record['id']}, hash {record['hash']}"
     if args.markdown:

@@ -225,6 +225,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from rageval_desktop.core.store.restore import restore
 
     report = restore(args.project, args.backup)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     saved = ", ".join(report.saved_current_as) or "nothing (there was no project file)"
     _print(args, report.as_dict(), f"restored {report.project} from {report.restored_from}; the state before "
                                    f"the restore is saved as {saved}")

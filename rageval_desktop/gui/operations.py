@@ -227,10 +227,12 @@ def record_decision(project: Project, baseline: str, candidate: str, limit: floa
 
     result = gate(project, baseline, candidate, max_slice_drop=limit, estimator=estimator,
                   config=gate_config.resolve(project, None))
+    from rageval_desktop.core.reports import signing
+
     record = record_gate(project, result, baseline, candidate, estimator=estimator, waivers=result.waivers)
     files = write_record(record, result, folder)
     return {"id": record["id"], "decision": record["decision"], "signer": record["signature"]["signer"],
-            "files": [str(f) for f in files]}
+            "files": [str(f) for f in files], "notes": signing.said()}
 
 
 def gate_plan(project: Project, baseline: str, like: str | None, tolerance: float, max_tolerance: float,

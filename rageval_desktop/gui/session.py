@@ -174,6 +174,7 @@ class Session(QObject):
         from PySide6.QtWidgets import QFileDialog, QMessageBox
 
         from rageval_desktop.core.store.backup import backup_dir
+        from rageval_desktop.core.store.backup import unverified as unverified_backup
 
         if self.project is None:
             return
@@ -183,17 +184,20 @@ class Session(QObject):
                                                     "RAGEval backups (*.rageval)")
             if not backup:
                 return
+        unverified = unverified_backup(Path(backup))
         if confirm and QMessageBox.question(
                 self.w.frame, "Restore from backup",
                 f"Replace {path.name} with the backup {Path(backup).name}?\n\nThe project as it is now is backed up "
-                "first, so this can be undone by restoring that backup.") != QMessageBox.StandardButton.Yes:
+                "first, so this can be undone by restoring that backup."
+                + (f"\n\nWarning: {unverified}." if unverified else "")) != QMessageBox.StandardButton.Yes:
             return
         chosen = Path(backup)
 
         def restored(report: Any) -> None:
             self.w.open_path(path)
+            warned = "".join(f" — warning: {w}" for w in report.warnings)
             self.w.show_status(f"Restored from {chosen.name}; the state before is saved as "
-                               f"{', '.join(Path(s).name for s in report.saved_current_as)}", 20_000)
+                               f"{', '.join(Path(s).name for s in report.saved_current_as)}{warned}", 20_000)
 
         def restore_and_reopen() -> None:
             self.w.run_task(f"Restoring {path.name}", operations.restore_backup, path, chosen, on_done=restored)

@@ -314,3 +314,28 @@ def test_a_deciding_setting_changed_after_recording_is_named(demo, tmp_path, cap
     err = capsys.readouterr().err
     assert ("decision 1: the project's settings that decide verdicts changed since it was recorded: "
             "retirement.threshold 0.7 -> 0.5") in err
+
+
+def test_a_signing_key_is_never_made_or_replaced_silently_nor_used_unsaid_when_others_can_read_it(demo, capsys):
+    """Issue 74: a lost signing key was replaced silently (records then signed by someone new), and a key file
+    others could read (0644) was used without a word."""
+    import os
+
+    from rageval_desktop.core.reports import signing
+
+    path = str(demo.path)
+    demo.close()
+    key = signing.key_dir() / "default"
+    assert not key.exists()
+    code = main(["gate", path, *GATE, "--record", str(demo.path.parent / "r1")])
+    err = capsys.readouterr().err
+    assert code in (0, 1, 3) and "warning: made your signing key 'default'" in err and key.exists()
+    os.chmod(key, 0o644)
+    main(["gate", path, *GATE, "--record", str(demo.path.parent / "r2")])
+    assert f"warning: the signing key {key} can be read by other users (mode 644)" in capsys.readouterr().err
+    public = key.read_bytes()
+    key.unlink()                                     # lost; its public half stays
+    assert main(["gate", path, *GATE, "--record", str(demo.path.parent / "r3")]) == 4
+    err = capsys.readouterr().err
+    assert "your signing key 'default' is missing" in err and not key.exists()
+    assert not (demo.path.parent / "r3").exists() and public

@@ -190,3 +190,28 @@ def test_a_metric_listed_as_not_gated_that_collapses_is_named_not_hidden(planned
     assert ("all", "correctness") in dropped                # ... yet shown to drop, by name, in the headline
     assert main(["gate", path, *GATE, "--config", config]) == 0
     assert "all correctness -" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_control_characters_in_a_slice_name_act_nowhere_the_gate_writes(demo, tmp_path, capsys):
+    """Issue 74: ESC (ANSI colour and cursor codes) and a carriage return in a slice name reached stdout and the
+    Markdown step summary raw; the XML already showed them as code points."""
+    from rageval_desktop.cli import main
+
+    evil = "\x1b[2J\x1b[31mall good\rPASS\x07\x9b"
+    with demo.write("a hostile slice name") as conn:
+        conn.execute("UPDATE golden_rows SET slice_tag = ? WHERE slice_tag = (SELECT MIN(slice_tag) FROM golden_rows)",
+                     (evil,))
+    path = str(demo.path)
+    demo.close()
+    md, summary, xml = tmp_path / "gate.md", tmp_path / "summary.md", tmp_path / "gate.xml"
+    code = main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--markdown", str(md), "--summary",
+                 str(summary), "--junit", str(xml)])
+    out, err = capsys.readouterr()
+    assert code in (0, 1, 3)
+    for text in (out, err, md.read_text(), summary.read_text(), xml.read_text()):
+        assert not any(c in text for c in "\x1b\r\x07\x9b"), repr(text[:200])
+    assert "[U+001B]" in out and "U\\+001B" in md.read_text(), out[-600:]
+    for words in (["metrics", path, "--run", "v2"], ["compare", path, "--baseline", "v1", "--candidate", "v2"]):
+        main(words)
+        out, err = capsys.readouterr()
+        assert "\x1b" not in out + err and "[U+001B]" in out

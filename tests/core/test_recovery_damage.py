@@ -65,10 +65,17 @@ def test_a_backup_carries_its_checksum_and_a_changed_one_is_refused(saved):
     assert report is not None
 
 
-def test_a_backup_without_a_checksum_still_restores(saved):
+def test_a_backup_without_a_checksum_restores_only_with_a_warning_naming_it(saved, capsys):
+    """Issue 74: a backup whose .sha256 was missing restored with no word."""
     path, good = saved
+    assert restore(path, good).warnings == []                  # with its checksum: nothing to say
     backups.checksum_path(good).unlink()
-    assert restore(path, good) is not None
+    report = restore(path, good)
+    assert len(report.warnings) == 1 and good.name in report.warnings[0] and "no recorded checksum" in \
+        report.warnings[0]
+    capsys.readouterr()
+    assert main(["restore", str(path), str(good)]) == 0
+    assert f"warning: {good.name} has no recorded checksum" in capsys.readouterr().err
 
 
 def test_rotation_removes_the_checksum_with_its_backup(tmp_path):

@@ -28,13 +28,15 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 _LINE_BREAKS = re.compile(r"[\r\n\t\u2028\u2029]+")
 
 
-_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _MENTION = re.compile(r"(?<![\w@.])@(?=[\w-])")     # an @ that starts a word: 'hit@5', 'a@b.c' mention no one
 
 
 def inert_text(text: object) -> str:
     """Text from data, safe to print beside other text: a bidirectional control (an RTL override that makes
-    'v1' read as a different name) is shown as its code point, `[U+202E]`, instead of acting."""
+    'v1' read as a different name) or a control character (ESC starting a terminal's colour or cursor sequence, a
+    carriage return that overwrites the line, a bell, C1 controls) is shown as its code point, `[U+202E]`,
+    `[U+001B]`, instead of acting. Line feeds and tabs stay (the text's own lines)."""
     return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text))
 
 

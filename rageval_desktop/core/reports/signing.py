@@ -125,6 +125,28 @@ def _unwrapped(held: str) -> bytes:
     return decoded if b"PRIVATE KEY" in decoded else text.encode()
 
 
+NOTES: list[str] = []      # what loading a key found that its user must hear (said and cleared by `said`)
+
+
+def said() -> list[str]:
+    """The notes loading keys left since last asked (a key made on first use, a key file others can read)."""
+    found = list(dict.fromkeys(NOTES))
+    NOTES.clear()
+    return found
+
+
+def _exposed(path: Path) -> str | None:
+    """Why a key file is readable by others (None: only its owner can read it)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if os.name == "nt" or not mode & 0o077:
+        return None
+    return (f"the signing key {path} can be read by other users (mode {mode & 0o777:o}): anyone who reads it can "
+            f"sign as you — chmod 600 {path}")
+
+
 def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Signer]:
     """(private key, signer) for `name`: a key in your data folder, `env:VAR` (the key's text in the environment
     variable VAR, or that text base64-encoded on one line), or the path of a key file. None: your default key,
@@ -142,10 +164,21 @@ def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Sign
         return private, Signer(who, _public_line(private))
     path = Path(name).expanduser() if ("/" in name or name.startswith("~")) else key_dir() / name
     if not path.exists():
+        public = path.with_name(path.name + ".pub")
+        if public.exists():       # the private half is lost: a new key in its place would sign as someone new
+            raise SigningError(f"your signing key '{name}' is missing ({path}; its public half {public.name} is "
+                               "still there): restore the key file from where you keep it — a new key is never "
+                               "made in its place, as records it signed would no longer be yours to extend",
+                               cli_hint="or make a key of another name: rageval keys new --name NAME")
         if name == "default" and create:
-            new_key("default")
+            made, _ = new_key("default")
+            NOTES.append(f"made your signing key 'default' ({path}; signs as {made.name}): add its public line to "
+                         "the allowed-signers file your CI reads (rageval keys export)")
         else:
             raise SigningError(f"no key named '{name}' ({path})", cli_hint="make one with rageval keys new --name NAME")
+    exposed = _exposed(path)
+    if exposed:
+        NOTES.append(exposed)
     try:
         text = path.read_bytes()
     except OSError as exc:

@@ -112,6 +112,16 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def unverified(backup: Path) -> str | None:
+    """The warning a backup with no recorded checksum is restored with (None: it has one): nothing shows that it is
+    what was saved (issue 74: such a backup restored with no word)."""
+    if checksum_path(backup).is_file():
+        return None
+    return (f"{backup.name} has no recorded checksum ({checksum_path(backup).name} is missing): nothing shows it is "
+            "the file that was saved — a backup made before 0.4, a file from elsewhere, or one whose checksum was "
+            "removed; it passed the full integrity check")
+
+
 def checksum_problem(backup: Path) -> str | None:
     """Why a backup cannot be trusted to be what was saved (None: its checksum matches, or it has none — a backup
     made before 0.4, or a file from elsewhere). A flipped data byte passes SQLite's integrity_check; not this."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +37,7 @@ class RestoreReport:
     restored_from: str
     saved_current_as: list[str]
     replaced_damaged_file: bool
+    warnings: list[str] = field(default_factory=list)    # what the person restoring must hear (an unverified backup)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -160,4 +161,5 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
         every = (Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS, Area.RATINGS, Area.JOBS)
         with restored.write("restore from backup", changed=every) as conn:
             restored.audit(conn, "restore", "project", None, source=str(source), saved=saved)
-    return RestoreReport(str(path), str(source), saved, replaced)
+    unverified = backups.unverified(source)
+    return RestoreReport(str(path), str(source), saved, replaced, [unverified] if unverified else [])

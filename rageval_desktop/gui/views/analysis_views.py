@@ -415,8 +415,9 @@ class CompareView(_Analysis):
         estimator = str(self.estimator.currentData())
         self.state.run_task("Recording the decision", operations.record_decision, project, a, b, limit,
                             estimator, folder,
-                            on_done=lambda r: self.state.status(f"decision {r['id']} recorded ({r['decision']}), "
-                                                                f"signed by {r['signer']}: {r['files'][0]}", 10000))
+                            on_done=lambda r: self.state.status(
+                                f"decision {r['id']} recorded ({r['decision']}), signed by {r['signer']}: "
+                                f"{r['files'][0]}" + "".join(f" — {n}" for n in r.get("notes", [])), 20000))
 
     def refresh(self, runs: list[str]) -> None:
         # Compare keeps its own pair: by default the latest run against the one before it. Choosing a run on

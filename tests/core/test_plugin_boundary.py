@@ -258,3 +258,47 @@ def test_a_plug_in_that_puts_a_key_in_the_settings_it_returns_is_refused(proj):
         with pytest.raises(JudgeConfigError, match="the settings judge kind 'leaky' returned may not hold 'api_key'"):
             add_judge(proj, "s", "correctness", "leaky")
     assert proj.reader().execute("SELECT COUNT(*) FROM judges WHERE name = 's'").fetchone()[0] == 0
+
+
+class HangsNaming(Scripted):
+    """A plug-in kind that answers scoring but hangs when asked to name its method (or what it depends on)."""
+    name = "hangs-naming"
+
+    def __init__(self, where: str) -> None:
+        super().__init__()
+        self.where = where
+
+    def model_id(self, judge):
+        if self.where == "model_id":
+            time.sleep(30)
+        return "hangs-naming v1"
+
+    def outside_parts(self, judge):
+        if self.where == "outside_parts":
+            time.sleep(30)
+        return {}
+
+
+@pytest.mark.parametrize("where", ["model_id", "outside_parts"])
+def test_a_plug_in_that_hangs_outside_scoring_ends_the_job_within_its_limit(proj, monkeypatch, where):
+    """Issue 74: a plug-in kind hanging in a call other than `score` (naming its method, what its verdicts depend
+    on) held the job in 'running' past 90 s: only scoring had a time limit."""
+    from rageval_desktop.core.base.errors import RagevalError
+
+    monkeypatch.setenv("RAGEVAL_PLUGIN_LIMIT_S", "0.5")
+    with registered(HangsNaming(where)):
+        add_judge(proj, "h", "correctness", "hangs-naming")
+        began = time.monotonic()
+        try:
+            stats = run_judge_job(proj, JobSpec(run="v1", judges=["h"]))
+            said = stats.message or ""
+        except RagevalError as exc:              # refused before it started: as clear
+            stats, said = None, str(exc)
+        assert time.monotonic() - began < 20
+        if where == "outside_parts":             # only the fingerprint asks it: named there, the job judged
+            said = fingerprint(proj, get_judge(proj, "h"))["outside"]
+            assert stats is not None and stats.ok == 6
+        else:
+            assert stats is None or stats.stopped == "fatal"
+    assert "gave no answer in 0.5 s" in said and "hangs-naming" in said and "acme-judges 0.1" in said
+    assert not proj.reader().execute("SELECT 1 FROM jobs WHERE status = 'running'").fetchall()

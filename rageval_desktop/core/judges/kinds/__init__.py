@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -209,9 +210,12 @@ def _discover() -> None:
         try:
             if ep is None:      # no metadata for the app itself (a checkout on sys.path): the same objects
                 register(_load(BUILTIN[name]), source=BUILTIN_SOURCE)
-            else:
-                register(ep.load(), source=ep.dist.name if ep.dist else ep.value,
+            else:                  # a plug-in's import that hangs is left behind, as its calls are (`guarded`)
+                register(_bounded_call(ep.load, (), _limit()), source=ep.dist.name if ep.dist else ep.value,
                          version=ep.dist.version if ep.dist else "")
+        except TimeoutError:
+            PROBLEMS.append(f"judge kind '{name}' ({ep.value if ep else BUILTIN[name]}) could not be loaded: its "
+                            f"import gave no answer in {_limit():g} s")
         except Exception as exc:   # a broken plug-in must not take the app down: it is listed with its problem
             PROBLEMS.append(f"judge kind '{name}' ({ep.value if ep else BUILTIN[name]}) could not be loaded: "
                             f"{type(exc).__name__}: {exc}")
@@ -274,14 +278,58 @@ def able_kinds(spec: MetricSpec) -> list[str]:
     return out
 
 
+CALL_LIMIT_S = 30.0     # a plug-in kind's answer to anything but scoring (scoring has the judge's own limit)
+
+
 def guarded(kind: Any, what: str, fn: Any, *args: Any) -> Any:
     """A call into a kind: what a plug-in raises other than a RagevalError is a JudgeConfigError naming the kind,
-    its distribution and what it was doing — never an internal error of the app."""
+    its distribution and what it was doing — never an internal error of the app. A plug-in's call (not a built-in
+    kind's) runs on a daemon thread of its own and is waited for CALL_LIMIT_S (`RAGEVAL_PLUGIN_LIMIT_S`): one that
+    hangs is left behind and the caller stops with the kind named (issue 74: a plug-in hanging in `model_id` held a
+    job in 'running' past 90 s), as scoring does under the judge's own time limit."""
+    name = getattr(kind, "name", "?")
+    origin = kind_origin(name)
+
+    def failed(why: str) -> JudgeConfigError:
+        return JudgeConfigError(f"judge kind '{name}'" + (f" ({origin})" if origin else "") + f" {why}")
+
     try:
-        return fn(*args)
+        if not origin:
+            return fn(*args)
+        return _bounded_call(fn, args, _limit())
     except RagevalError:
         raise
+    except TimeoutError:
+        raise failed(f"gave no answer in {_limit():g} s while {what}; it is left behind (set "
+                     "RAGEVAL_PLUGIN_LIMIT_S to allow it longer)") from None
     except Exception as exc:
-        origin = kind_origin(getattr(kind, "name", ""))
-        raise JudgeConfigError(f"judge kind '{getattr(kind, 'name', '?')}'" + (f" ({origin})" if origin else "")
-                               + f" failed while {what}: {type(exc).__name__}: {str(exc)[:200]}") from None
+        raise failed(f"failed while {what}: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _limit() -> float:
+    try:
+        return max(0.01, float(os.environ.get("RAGEVAL_PLUGIN_LIMIT_S", CALL_LIMIT_S)))
+    except ValueError:
+        return CALL_LIMIT_S
+
+
+def _bounded_call(fn: Any, args: tuple[Any, ...], limit: float) -> Any:
+    """fn(*args) on a daemon thread, waited for `limit` seconds: its result, what it raised, or TimeoutError."""
+    import threading
+
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["value"] = fn(*args)
+        except BaseException as exc:   # handed to the caller
+            done["error"] = exc
+
+    worker = threading.Thread(target=run, name="kind-call", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise TimeoutError
+    if "error" in done:
+        raise done["error"]
+    return done.get("value")

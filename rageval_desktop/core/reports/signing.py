@@ -147,6 +147,22 @@ def _exposed(path: Path) -> str | None:
             f"sign as you — chmod 600 {path}")
 
 
+def _missing(path: Path, name: str, create: bool) -> None:
+    """A key file that is not there: made when it is your default key's first use (and said), else refused — and
+    never made in place of a lost one (its public half left behind tells)."""
+    public = path.with_name(path.name + ".pub")
+    if public.exists():       # the private half is lost: a new key in its place would sign as someone new
+        raise SigningError(f"your signing key '{name}' is missing ({path}; its public half {public.name} is "
+                           "still there): restore the key file from where you keep it — a new key is never "
+                           "made in its place, as records it signed would no longer be yours to extend",
+                           cli_hint="or make a key of another name: rageval keys new --name NAME")
+    if name != "default" or not create:
+        raise SigningError(f"no key named '{name}' ({path})", cli_hint="make one with rageval keys new --name NAME")
+    made, _ = new_key("default")
+    NOTES.append(f"made your signing key 'default' ({path}; signs as {made.name}): add its public line to the "
+                 "allowed-signers file your CI reads (rageval keys export)")
+
+
 def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Signer]:
     """(private key, signer) for `name`: a key in your data folder, `env:VAR` (the key's text in the environment
     variable VAR, or that text base64-encoded on one line), or the path of a key file. None: your default key,
@@ -164,18 +180,7 @@ def load_key(name: str | None = None, *, create: bool = True) -> tuple[Any, Sign
         return private, Signer(who, _public_line(private))
     path = Path(name).expanduser() if ("/" in name or name.startswith("~")) else key_dir() / name
     if not path.exists():
-        public = path.with_name(path.name + ".pub")
-        if public.exists():       # the private half is lost: a new key in its place would sign as someone new
-            raise SigningError(f"your signing key '{name}' is missing ({path}; its public half {public.name} is "
-                               "still there): restore the key file from where you keep it — a new key is never "
-                               "made in its place, as records it signed would no longer be yours to extend",
-                               cli_hint="or make a key of another name: rageval keys new --name NAME")
-        if name == "default" and create:
-            made, _ = new_key("default")
-            NOTES.append(f"made your signing key 'default' ({path}; signs as {made.name}): add its public line to "
-                         "the allowed-signers file your CI reads (rageval keys export)")
-        else:
-            raise SigningError(f"no key named '{name}' ({path})", cli_hint="make one with rageval keys new --name NAME")
+        _missing(path, name, create)
     exposed = _exposed(path)
     if exposed:
         NOTES.append(exposed)

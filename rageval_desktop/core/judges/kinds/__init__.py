@@ -16,7 +16,7 @@ import importlib
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -313,11 +313,11 @@ def _limit() -> float:
         return CALL_LIMIT_S
 
 
-def _bounded_call(fn: Any, args: tuple[Any, ...], limit: float) -> Any:
+def _bounded_call(fn: Callable[..., object], args: tuple[object, ...], limit: float) -> object:
     """fn(*args) on a daemon thread, waited for `limit` seconds: its result, what it raised, or TimeoutError."""
     import threading
 
-    done: dict[str, Any] = {}
+    done: dict[str, object] = {}
 
     def run() -> None:
         try:
@@ -330,6 +330,7 @@ def _bounded_call(fn: Any, args: tuple[Any, ...], limit: float) -> Any:
     worker.join(limit)
     if worker.is_alive():
         raise TimeoutError
-    if "error" in done:
-        raise done["error"]
+    error = done.get("error")
+    if isinstance(error, BaseException):
+        raise error
     return done.get("value")

@@ -153,19 +153,25 @@ def test_verdict_commands_that_fail_exit_4_never_a_verdicts_code(tmp_path, capsy
     assert main(["metrics", str(tmp_path / "nosuch.rageval"), "--run", "v2"]) == 1     # no verdict: its own 1
 
 
-def test_ci_signs_with_a_key_from_an_environment_variable_named_never_given(demo, tmp_path, capsys, monkeypatch):
-    """docs/ci.md's job: the CI's private key lives in a secret, read by the variable's name (`--key env:VAR`); the
-    allowed-signers file in the repository names it."""
+def _ci_key(tmp_path, monkeypatch) -> bytes:
+    """A CI's signing key: its private text (returned), RAGEVAL_SIGNER ci-bot, and tmp_path/allowed_signers naming
+    it as the repository's file would."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     key = Ed25519PrivateKey.generate()
-    text = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                             serialization.NoEncryption()).decode()
     public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
-    monkeypatch.setenv("RAGEVAL_SIGNING_KEY", text)
     monkeypatch.setenv("RAGEVAL_SIGNER", "ci-bot")
     (tmp_path / "allowed_signers").write_text(f"ci-bot {public}\n")
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                             serialization.NoEncryption())
+
+
+def test_ci_signs_with_a_key_from_an_environment_variable_named_never_given(demo, tmp_path, capsys, monkeypatch):
+    """docs/ci.md's job: the CI's private key lives in a secret, read by the variable's name (`--key env:VAR`); the
+    allowed-signers file in the repository names it."""
+    text = _ci_key(tmp_path, monkeypatch)
+    monkeypatch.setenv("RAGEVAL_SIGNING_KEY", text.decode())
     path = str(demo.path)
     demo.close()
     made = _record(path, tmp_path / "records", capsys, "--key", "env:RAGEVAL_SIGNING_KEY")
@@ -182,16 +188,8 @@ def test_a_key_base64_encoded_on_one_line_signs_as_gitlab_can_mask_it(demo, tmp_
     was refused (exit 4)."""
     import base64
 
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    key = Ed25519PrivateKey.generate()
-    text = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                             serialization.NoEncryption())
-    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    text = _ci_key(tmp_path, monkeypatch)
     monkeypatch.setenv("RAGEVAL_SIGNING_KEY", base64.b64encode(text).decode() + "\n")
-    monkeypatch.setenv("RAGEVAL_SIGNER", "ci-bot")
-    (tmp_path / "allowed_signers").write_text(f"ci-bot {public}\n")
     path = str(demo.path)
     demo.close()
     made = _record(path, tmp_path / "records", capsys, "--key", "env:RAGEVAL_SIGNING_KEY")

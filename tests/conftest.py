@@ -62,6 +62,12 @@ def team_packs(project, out: Path, size: int):
     return sample, packs.export_packs(project, sample.id, ["ann", "bob"], out, overlap=2)
 
 
+def pack_ids(project, made) -> dict[int, int]:
+    """The project's row id -> the pack's own (a pack names its rows by ids drawn for it: issue 74)."""
+    return {real: local for local, real in project.reader().execute(
+        "SELECT local_id, run_row_id FROM review_pack_rows WHERE pack_id = ?", (made.pack_id,))}
+
+
 def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

@@ -13,6 +13,7 @@ import pytest
 from rageval_desktop.core.review import packs, sampling
 from rageval_desktop.core.review.packs import Pack, PackRefused
 from rageval_desktop.core.store.project import Project
+from tests.conftest import pack_ids
 
 TEAM = ["ann", "bob", "cyd"]
 
@@ -31,12 +32,6 @@ def test_assign_gives_each_row_k_different_reviewers_and_even_loads():
         packs.assign([1], TEAM, 4)
 
 
-def own(project, made) -> dict[int, int]:
-    """The project's row id -> the pack's own (a pack names its rows by ids drawn for it: issue 74)."""
-    return {real: local for local, real in project.reader().execute(
-        "SELECT local_id, run_row_id FROM review_pack_rows WHERE pack_id = ?", (made.pack_id,))}
-
-
 def test_two_reviewers_rate_their_packs_and_the_ratings_come_back_with_provenance(demo, tmp_path):
     sample = sampling.create_sample(demo, "v2", "correctness", size=12, seed=4)
     made = packs.export_packs(demo, sample.id, ["ann", "bob"], tmp_path / "out", overlap=2)
@@ -46,7 +41,7 @@ def test_two_reviewers_rate_their_packs_and_the_ratings_come_back_with_provenanc
     for secret in (b"minilm-similarity", b"answer-recall", b"judgments", b"latency", b"api_key"):
         assert secret not in raw, secret
     ann, bob = (Pack(m.path) for m in made)
-    la, lb = own(demo, made[0]), own(demo, made[1])
+    la, lb = pack_ids(demo, made[0]), pack_ids(demo, made[1])
     assert ann.reviewer == "ann" and ann.sample().row_ids == [la[r] for r in sample.row_ids]
     assert ann.detail(la[sample.row_ids[0]]).question
     for i, row in enumerate(sample.row_ids):       # scripted reviewers: ann says 4, bob says 2 on odd rows
@@ -87,7 +82,7 @@ def _tamper(path, sql):
 def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo, demo_file, tmp_path):
     sample = sampling.create_sample(demo, "v2", "correctness", size=5, seed=1)
     (made,) = packs.export_packs(demo, sample.id, ["ann"], tmp_path / "ann.ragevalpack")
-    Pack(made.path).rate(own(demo, made)[sample.row_ids[0]], 0, 5.0)
+    Pack(made.path).rate(pack_ids(demo, made)[sample.row_ids[0]], 0, 5.0)
     snapshot = dump(demo)
 
     def refused(path, match):
@@ -130,7 +125,7 @@ def test_a_tampered_foreign_or_orphaned_pack_is_refused_and_changes_nothing(demo
 def test_a_pack_whose_cells_are_not_text_still_opens_for_its_reviewer_and_shows_them_as_text(demo, tmp_path):
     sample = sampling.create_sample(demo, "v2", "correctness", size=3, seed=1)
     (made,) = packs.export_packs(demo, sample.id, ["ann"], tmp_path / "ann.ragevalpack")
-    row = own(demo, made)[sample.row_ids[0]]
+    row = pack_ids(demo, made)[sample.row_ids[0]]
     _tamper(made.path, f"UPDATE pack_rows SET question = x'e282ac41', answer = 42 WHERE run_row_id = {row}")
     _tamper(made.path, f"UPDATE pack_passages SET text = 3.5, chunk_id = x'41' WHERE run_row_id = {row}")
     detail = Pack(made.path).detail(row)

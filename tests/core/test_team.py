@@ -16,7 +16,7 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.review import agreement, packs, team
 from rageval_desktop.core.store.project import Project
-from tests.conftest import team_packs
+from tests.conftest import pack_ids, team_packs
 
 
 @pytest.fixture
@@ -29,12 +29,12 @@ def rated(demo_file, tmp_path):
         truth = {row: int(rng.integers(1, 6)) for row in sample.row_ids}
         scores = {"ann": {}, "bob": {}}
         for info in made:
-            pack = packs.Pack(info.path)
+            pack, ids = packs.Pack(info.path), pack_ids(p, info)
             for row in sample.row_ids:
                 noise = int(rng.choice([-2, -1, 0, 0, 0, 1])) if info.reviewer == "bob" else 0
                 s = min(5, max(1, truth[row] + noise))
                 scores[info.reviewer][row] = s
-                pack.rate(row, 0, float(s), seconds=2.0 if info.reviewer == "ann" else 5.0)
+                pack.rate(ids[row], 0, float(s), seconds=2.0 if info.reviewer == "ann" else 5.0)
             packs.import_pack(p, info.path)
         yield p, sample, scores
 

@@ -4,6 +4,8 @@ Packs… merges the ratings. With RAGEVAL_SCREENSHOT_DIR set, the pack window is
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from PySide6.QtCore import Qt
 
 from rageval_desktop.core.review.packs import Pack
@@ -11,6 +13,7 @@ from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.pack_window import PackWindow
+from tests.conftest import pack_ids
 from tests.gui.conftest import save_shots
 
 
@@ -37,7 +40,8 @@ def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
     qtbot.addWidget(pack_window)
     pack_window.show()
     view = pack_window.review_view
-    assert view.sample is not None and view.sample.row_ids == sample.row_ids
+    ids = pack_ids(window.project, SimpleNamespace(pack_id=Pack(paths[0]).meta["pack_id"]))
+    assert view.sample is not None and view.sample.row_ids == [ids[r] for r in sample.row_ids]
     assert not view.new_button.isVisible() and not view.prompt_button.isVisible()   # rate only
     view.setFocus()
     with qtbot.waitSignal(view.rated, timeout=10_000):

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from rageval_desktop.core.review import packs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.main_window import settings
-from tests.conftest import team_packs
+from tests.conftest import pack_ids, team_packs
 from tests.gui.conftest import close_window, open_window, save_shots
 
 
@@ -21,12 +21,12 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
     with Project.open(copy) as p:
         sample, made = team_packs(p, tmp_path / "packs", 20)
         for info in made:
-            pack = packs.Pack(info.path)
+            pack, ids = packs.Pack(info.path), pack_ids(p, info)
             for i, row in enumerate(sample.row_ids):
                 truth = i % 5 + 1
                 far = info.reviewer == "bob" and i % 4 == 0      # bob reads every fourth answer very differently
                 score = (truth + 3 - 1) % 5 + 1 if far else truth
-                pack.rate(row, 0, float(score), seconds=3.0 if info.reviewer == "ann" else 6.5,
+                pack.rate(ids[row], 0, float(score), seconds=3.0 if info.reviewer == "ann" else 6.5,
                           comment="misses the point" if far else None)
             packs.import_pack(p, info.path)
     settings().setValue("reviewer", "lee")

@@ -280,3 +280,14 @@ def test_nothing_in_a_pack_tells_its_checks_from_its_targets(team, tmp_path, mon
     for _, row, item, _ in pack.targets:
         pack.rate(row, item, 3.0)
     assert packs.import_pack(project, info.path)["added"] == len(plain)
+
+
+def test_a_reviewer_who_flips_threes_and_fours_fails_the_check_the_decisions_would():
+    """Issue 75: a check counted any answer within one point as agreement, so a reviewer turning every failing 3
+    into a passing 4 (and back) passed QC, though the licences and the gate decide on the pass mark."""
+    assert not quality.agrees(4.0, 3.0, "correctness") and not quality.agrees(3.0, 4.0, "correctness")
+    assert quality.agrees(5.0, 4.0, "correctness") and quality.agrees(1.0, 2.0, "correctness")
+    assert not quality.agrees(1.0, 0.0, "correctness_binary") and quality.agrees(0.0, 0.0, "correctness_binary")
+    flips = [(4.0, 3.0), (3.0, 4.0)] * 10 + [(5.0, 5.0)] * 10
+    share = quality._share(flips, "correctness", 0.05)
+    assert share.agreed == 10 and quality.verdict(share, 0.8, 0.05) == "fails"

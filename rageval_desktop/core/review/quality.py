@@ -6,8 +6,9 @@
   drawn like any target; the reviewer rates them blind. A check's rating is kept apart (`reviewer_checks`): no
   audit, metric or sample counts it.
 - **Retests**: a target the reviewer rated some ratings ago comes back at `retest_rate` (test–retest).
-- **Accuracy** on gold is the share of checks that agree with the settled score — the same score on a scale of
-  three points or fewer, within one point on a longer one (the team's adjudication rule) — with a confidence
+- **Accuracy** on gold is the share of checks that agree with the settled score — the same verdict at the metric's
+  pass mark (3 against 4 on correctness is an error; 4 against 5 is not), or within the team's tolerance on a metric
+  without a mark (`team.misses`, the errors the decisions fed by ratings count) — with a confidence
   sequence (`evidence.proportion_sequence`: valid however often the Team page is read), its α shared among the
   reviewers checked (Bonferroni). A reviewer whose sequence lies below `floor` fails; above it, passes; else
   "cannot tell yet", with the checks that would tell. bench/bench_reviewer_checks.py measures both error rates.
@@ -31,7 +32,7 @@ from rageval_desktop.core.review.agreement import human_frame, scale
 from rageval_desktop.core.review.ratings import HELD, apply_holds, check_score
 from rageval_desktop.core.review.sampling import get_sample
 from rageval_desktop.core.review.targets import target_id, unit
-from rageval_desktop.core.review.team import spread_limit
+from rageval_desktop.core.review.team import misses
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -88,10 +89,10 @@ class Check:
 
 
 def agrees(score: float, expected: float, metric: str) -> bool:
-    """The team's adjudication rule: the same score on a scale of three points or fewer, within one point else."""
-    labels = scale(metric)
-    step = labels[1] - labels[0] if len(labels) > 1 else 1.0
-    return abs(score - expected) <= spread_limit(len(labels)) * step + 1e-9
+    """A check answered right, as the decisions the reviewer's ratings feed count errors (`team.misses`): the same
+    verdict at the metric's pass mark, or, on a metric without one, within the team's tolerance. (It counted any
+    miss within one point as agreement: a reviewer flipping 3s and 4s passed.)"""
+    return not misses(metric, score, expected)
 
 
 def gold_items(project: Project, metric: str, reviewer: str) -> list[Check]:

@@ -84,6 +84,28 @@ def spread_limit(k: int) -> int:
     return 0 if k <= 3 else 1
 
 
+def misses(metric: str, score: Any, expected: Any) -> Any:
+    """Whether each score is an error against the expected one, as the decisions it feeds count errors (issue 75):
+    on a metric with a pass mark (correctness passes at 4 of 1-5), a different verdict — pass against fail — which
+    is what the selective licence, the gate's pass rates and the failures read, so a 3 drifting to a 4 is an error
+    and a 4 read as a 5 is not; on one without a mark, a miss by more than the team's tolerance (`spread_limit`:
+    any on a scale of three points or fewer, more than one point on a longer one). Scores on the metric's scale;
+    numbers or arrays alike (a bool or a bool array)."""
+    import numpy as np
+
+    from rageval_desktop.core.base.vocab import METRICS
+
+    s, e = np.asarray(score, dtype=float), np.asarray(expected, dtype=float)
+    mark = METRICS[metric].pass_mark if metric in METRICS else None
+    if mark is not None:
+        found = (s >= mark - 1e-9) != (e >= mark - 1e-9)
+    else:
+        labels = scale(metric)
+        step = labels[1] - labels[0] if len(labels) > 1 else 1.0
+        found = np.abs(s - e) > spread_limit(len(labels)) * step + 1e-9
+    return bool(found) if found.ndim == 0 else found
+
+
 def team_report(project: Project, metric: str, sample_id: int | None = None) -> TeamReport:
     """The report over every rating of `metric`, or only the targets of one sample."""
     import numpy as np

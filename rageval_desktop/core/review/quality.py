@@ -92,7 +92,7 @@ def agrees(score: float, expected: float, metric: str) -> bool:
     """A check answered right, as the decisions the reviewer's ratings feed count errors (`team.misses`): the same
     verdict at the metric's pass mark, or, on a metric without one, within the team's tolerance. (It counted any
     miss within one point as agreement: a reviewer flipping 3s and 4s passed.)"""
-    return not misses(metric, score, expected)
+    return not bool(misses(metric, score, expected))
 
 
 def gold_items(project: Project, metric: str, reviewer: str) -> list[Check]:

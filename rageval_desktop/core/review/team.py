@@ -11,10 +11,11 @@ kappa on yes/no); values are unrounded, displays round.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import NotFound, RagevalError
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import list_judges
 from rageval_desktop.core.review import agreement_stats as st
 from rageval_desktop.core.review import evidence
@@ -34,6 +35,10 @@ from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.targets import BY_TEXT, unit
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project, inserted_id
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 MAX_QUEUE = 500
 
@@ -84,16 +89,14 @@ def spread_limit(k: int) -> int:
     return 0 if k <= 3 else 1
 
 
-def misses(metric: str, score: Any, expected: Any) -> Any:
+def misses(metric: str, score: object, expected: object) -> NDArray[np.bool_]:
     """Whether each score is an error against the expected one, as the decisions it feeds count errors (issue 75):
     on a metric with a pass mark (correctness passes at 4 of 1-5), a different verdict — pass against fail — which
     is what the selective licence, the gate's pass rates and the failures read, so a 3 drifting to a 4 is an error
     and a 4 read as a 5 is not; on one without a mark, a miss by more than the team's tolerance (`spread_limit`:
     any on a scale of three points or fewer, more than one point on a longer one). Scores on the metric's scale;
-    numbers or arrays alike (a bool or a bool array)."""
+    numbers or arrays alike (a boolean array; 0-d for numbers)."""
     import numpy as np
-
-    from rageval_desktop.core.base.vocab import METRICS
 
     s, e = np.asarray(score, dtype=float), np.asarray(expected, dtype=float)
     mark = METRICS[metric].pass_mark if metric in METRICS else None
@@ -103,7 +106,8 @@ def misses(metric: str, score: Any, expected: Any) -> Any:
         labels = scale(metric)
         step = labels[1] - labels[0] if len(labels) > 1 else 1.0
         found = np.abs(s - e) > spread_limit(len(labels)) * step + 1e-9
-    return bool(found) if found.ndim == 0 else found
+    out: NDArray[np.bool_] = np.asarray(found, dtype=bool)
+    return out
 
 
 def team_report(project: Project, metric: str, sample_id: int | None = None) -> TeamReport:

@@ -4,15 +4,14 @@ test refuses a calibration that no longer fits). A run whose rows the judge gets
 rows suspends the judge's gate licence *for that run*: its metrics there do not gate until an audit of that run
 alone clears the bar (the planner says how many ratings that takes).
 
-An error is what the decisions the judge feeds count as one (core.review.team.misses): a different verdict at the
-metric's pass mark (a failing 3 read as a passing 4), or, on a metric without a mark, a miss beyond the team's
-tolerance. (It counted only misses of more than one point: failing 3s drifting to passing 4s "held".) Both sides are
-weighed as their samples were drawn (Kish's effective n and the weighted error rate), and compared by Fisher's exact
-test, one-sided (scipy): suspended when the run's error rate is shown higher at `alpha`. (Boschloo's test, more
-powerful in theory, suspended 6-7% of unshifted runs against a weighted audit in the bench — scipy's version
-approximates its supremum — so the exact, conservative test decides.) Few ratings rarely suspend (the test says so:
-"cannot tell"), so a transport check is a floor, not a proof that nothing moved; bench/bench_transport.py measures
-its false-suspension and missed-shift rates.
+An error is a disagreement beyond the team's rule (core.review.quality.agrees: any on a scale of three points or
+fewer, more than one point on a longer one). Both sides are weighed as their samples were drawn (Kish's effective n
+and the weighted error rate), and compared by Fisher's exact test, one-sided (scipy): suspended when the run's error
+rate is shown higher at `alpha`. (Boschloo's test, more powerful in theory, suspended 6-7% of unshifted runs against
+a weighted audit in the bench — scipy's version approximates its supremum — so the exact, conservative test
+decides.) Few ratings rarely suspend (the test
+says so: "cannot tell"), so a transport check is a floor, not a proof that nothing moved; bench/bench_transport.py
+measures its false-suspension and missed-shift rates.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import Any
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import rated_pairs, scale
-from rageval_desktop.core.review.team import misses
+from rageval_desktop.core.review.team import spread_limit
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -69,13 +68,14 @@ def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA)
     import numpy as np
 
     find_run(project, run)           # a run that does not exist is an error, not "not checked"
-    labels = np.asarray(scale(judge.metric), dtype=float)
+    labels = scale(judge.metric)
+    tolerance = spread_limit(len(labels))
     merged, _ = rated_pairs(project, judge)
     merged, design, _ = weighted_pairs(project, judge.metric, merged)
     if merged.empty:
         return Transport(judge.name, run, "not checked", 0.0, None, 0.0, None, None, alpha)
-    human = labels[np.asarray(merged["human"], dtype=int)]      # label indices, back on the metric's scale
-    errors = misses(judge.metric, labels[np.asarray(merged["judge"], dtype=int)], human).astype(float)
+    errors = (np.abs(np.asarray(merged["human"], dtype=float) - np.asarray(merged["judge"], dtype=float))
+              > tolerance).astype(float)
     here = np.asarray(merged["run"] == run, dtype=bool)
     w = None if design is None else np.asarray(design, dtype=float)
     n_run, rate_run = _side(errors[here], None if w is None else w[here])

@@ -2,13 +2,13 @@
 tell a lead to set aside a reviewer who is in fact good enough (false alarm, family-wise over a team, looked at after
 every check)? And how soon does it catch a careless one (power)?
 
-Reviewers are drawn here, independently of the code under test: gold scores uniform on the scale; a reviewer
-answers each gold item with the gold score, or with probability `slip` a score drawn uniformly from the scale (slip 1:
+Reviewers are drawn here, independently of the code under test: gold scores uniform on the scale; a reviewer answers
+each gold item with the gold score, or with probability `slip` a score drawn uniformly from the scale (slip 1:
 clicking at random, the worst a careless reviewer does — about 50% on yes/no, 52% on 1–5 by the rule); their true
-accuracy under the team's rule (the same score on yes/no, within one point on 1–5) is computed here from that
-distribution, not by the project. The project's own functions decide (core.review.quality: `agrees`, the
-sequential test in `verdict`, with α shared among the team's reviewers as the Team page shares it), after every
-check, up to `--checks` checks.
+accuracy under the checks' rule (the same verdict at the pass mark: the same score on yes/no, both under or both at
+or over 4 on 1–5 — issue 75) is computed here from that distribution, not by the project. The project's own
+functions decide (core.review.quality: `agrees`, the sequential test in `verdict`, with α shared among the team's
+reviewers as the Team page shares it), after every check, up to `--checks` checks.
 
     .venv/bin/python bench/bench_reviewer_checks.py --runs 1000 --checks 100   # about 10 s (a verdict per (n, agreed))
     .venv/bin/python bench/bench_reviewer_checks.py --runs 100                 # quicker, coarser
@@ -39,16 +39,22 @@ def answers(gold: np.ndarray, labels: list[float], slip: float, rng: np.random.G
     return out
 
 
+PASS = {2: 1.0, 5: 4.0}      # the pass mark of a scale of that many points (yes/no 1; 1-5 4), stated here
+
+
+def _close(labels: list[float]) -> float:
+    """P(a uniform score gives the same verdict as a uniform gold score), computed here."""
+    mark = PASS[len(labels)]
+    return float(np.mean([[(a >= mark) == (b >= mark) for b in labels] for a in labels]))
+
+
 def true_accuracy(labels: list[float], slip: float) -> float:
     """Accuracy under the rule for uniform gold, computed here: 1 - slip + slip * P(a uniform score is close)."""
-    tol = 0 if len(labels) <= 3 else 1
-    close = np.mean([[abs(a - b) <= tol for b in range(len(labels))] for a in range(len(labels))])
-    return float(1 - slip + slip * close)
+    return float(1 - slip + slip * _close(labels))
 
 
 def slip_for(labels: list[float], accuracy: float) -> float:
-    tol = 0 if len(labels) <= 3 else 1
-    close = float(np.mean([[abs(a - b) <= tol for b in range(len(labels))] for a in range(len(labels))]))
+    close = _close(labels)
     slip = (1 - accuracy) / (1 - close)
     assert 0 <= slip <= 1, f"accuracy {accuracy:.0%} is below chance on this scale"
     return slip

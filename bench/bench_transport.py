@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rageval_desktop.core.review.transport import decide  # noqa: E402
+from rageval_desktop.core.review.transport import decide, plan  # noqa: E402
 
 
 def main() -> None:
@@ -50,8 +50,48 @@ def main() -> None:
                 print(f"  errors {e0:.0%}, {design:<27} n {n:>3} on the run: false suspension {cells[0]:.1%}; "
                       f"caught +15 pts {cells[1]:.1%} (missed {1 - cells[1]:.1%}), +25 pts {cells[2]:.1%} "
                       f"(missed {1 - cells[2]:.1%})")
+    planned(args, rng)
     print(f"({time.perf_counter() - start:.0f} s)")
 
+
+def planned(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """What `transport --plan` promises, delivered through `decide` on the user's path (issue 75): a check sized by
+    `plan` catches its drift at least 80% of the time, and a run whose errors did not move is suspended at most 5%
+    of the time. Where the audit can show the drift, each simulated audit is rated first and the run's check is
+    planned against the rate that audit showed (as the command plans it); else as many ratings on each side."""
+    runs = max(100, args.runs // 5)
+    print(f"\nPlanned checks (`transport --plan`): {args.runs} checks a line on each side, {runs} a line planned "
+          f"against each simulated audit of {args.audit}")
+    for e0 in (0.10, 0.25):
+        for drift in (0.05, 0.10, 0.15, 0.25):
+            p = plan(args.audit, e0, drift)
+            if p.ratings is None:
+                n = p.audit_needed
+                rates = []
+                for shift in (0.0, drift):
+                    hits = sum(decide(float(n), rng.binomial(n, e0 + shift) / n, float(n),
+                                      rng.binomial(n, e0) / n)[0] == "suspended" for _ in range(args.runs))
+                    rates.append(hits / args.runs)
+                print(f"  errors {e0:.0%}, +{100 * drift:.0f} pts: the audit of {args.audit} cannot show it; plan {n} "
+                      f"on each side: caught {rates[1]:.1%}, false suspension {rates[0]:.1%}")
+                continue
+            caught = false = planned_n = too_small = 0
+            sizes = []
+            for _ in range(runs):
+                rate_audit = rng.binomial(args.audit, e0) / args.audit
+                mine = plan(args.audit, rate_audit, drift).ratings
+                if mine is None:
+                    too_small += 1
+                    continue
+                planned_n += 1
+                sizes.append(mine)
+                caught += decide(float(mine), rng.binomial(mine, e0 + drift) / mine, float(args.audit),
+                                 rate_audit)[0] == "suspended"
+                false += decide(float(mine), rng.binomial(mine, e0) / mine, float(args.audit),
+                                rate_audit)[0] == "suspended"
+            print(f"  errors {e0:.0%}, +{100 * drift:.0f} pts: planned on the run against each audit (median "
+                  f"{np.median(sizes):.0f} ratings): caught {caught / max(1, planned_n):.1%}, false suspension "
+                  f"{false / max(1, planned_n):.1%}; the audit too small to plan in {too_small / runs:.1%}")
 
 if __name__ == "__main__":
     main()

@@ -387,6 +387,28 @@ def cmd_selective(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _plan_transport(args: argparse.Namespace) -> int:
+    """`transport --plan`: what a check of the run can see, against each judge's audit (issue 75)."""
+    from rageval_desktop.core.judges.registry import get_judge, list_judges
+    from rageval_desktop.core.review import transport
+
+    if not 0 < args.drift < 100:
+        raise UsageError("--drift is a rise in points, between 0 and 100 (for example 5)")
+    with open_project(args.project, read_only=True) as project:
+        judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
+        found, lines = [], []
+        for judge in judges:
+            t = transport.transport(project, judge, args.run)
+            if not t.n_audit or t.errors_audit is None:
+                lines.append(f"{judge.name}: no ratings where it was audited to plan a check against")
+                continue
+            p = transport.plan(t.n_audit, t.errors_audit, args.drift / 100)
+            found.append({"judge": judge.name, **p.as_dict()})
+            lines.append(transport.describe_plan(p, judge.name, args.run))
+    _print(args, found, "\n".join(lines))
+    return EXIT_OK
+
+
 def add_transport(command: Command) -> None:
     """The arguments of `rageval transport` (its handler follows)."""
     p = command("transport", cmd_transport, "does a judge's audit travel to a run? its errors on the run's ratings "
@@ -399,6 +421,12 @@ def add_transport(command: Command) -> None:
                         "as drawn; default 40, which catch a 25-point rise in a judge's errors 83-95%% of the "
                         "time), one per metric of the licensed judges (or --judge's); rate it, then run transport "
                         "again")
+    p.add_argument("--plan", action="store_true",
+                   help="how many ratings on the run catch a rise of --drift points in each judge's errors with 80%% "
+                        "power, against the audit it has (or, when that audit is too small to show it, how many on "
+                        "each side)")
+    p.add_argument("--drift", type=float, default=5.0, metavar="POINTS",
+                   help="with --plan: the rise in the judge's error rate to catch, in points (default 5)")
     p.add_argument("--json", action="store_true")
 
 
@@ -411,6 +439,8 @@ def cmd_transport(args: argparse.Namespace) -> int:
 
     if args.draw is not None:
         return _draw_transport(args)
+    if args.plan:
+        return _plan_transport(args)
     with open_project(args.project, read_only=True) as project:
         judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
         found = []

@@ -16,6 +16,8 @@ measures its false-suspension and missed-shift rates.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -111,6 +113,107 @@ def decide(n_run: float, rate_run: float, n_audit: float, rate_audit: float, alp
     return ("suspended" if p <= alpha else "holds" if rate_run <= rate_audit else "cannot tell"), p
 
 
+POWER = 0.8
+MOST_PLANNED = 5000   # ratings on the run a plan looks up to
+
+
+def power(n_run: int, n_audit: int, errors_audit: int, rate_run: float, alpha: float = ALPHA) -> float:
+    """The chance `decide` suspends with `n_run` ratings on the run when the judge's error rate there is `rate_run`,
+    given the audit's `errors_audit` of `n_audit` (exact: the binomial over the run's errors, Fisher's one-sided p
+    for each, hypergeometric; scipy)."""
+    import numpy as np
+    from scipy.stats import binom, hypergeom
+
+    if n_run < MIN_RUN:
+        return 0.0
+    e = np.arange(1, n_run + 1)
+    total = e + errors_audit
+    # Fisher's one-sided p with the run's errors in the first cell: P(X >= e), X the run's share of all the errors
+    p = hypergeom.sf(e - 1, n_run + n_audit, total, n_run)
+    return float(binom.pmf(e, n_run, rate_run)[p <= alpha].sum())
+
+
+def fresh_size(rate_audit: float, rate_run: float, target: float = POWER, alpha: float = ALPHA) -> int:
+    """Ratings on each side (the audit too, not yet rated) for a one-sided test of two error rates to catch
+    `rate_run` against `rate_audit` with probability `target`: the normal formula with Fleiss' continuity correction
+    (Fleiss, Levin & Paik, Statistical Methods for Rates and Proportions, 4.14), the usual plan for Fisher's exact
+    test; bench/bench_transport.py measures what it delivers through `decide`."""
+    from scipy.stats import norm
+
+    p1, p2 = rate_audit, rate_run
+    mean = (p1 + p2) / 2
+    gap = abs(p2 - p1)
+    n = ((norm.ppf(1 - alpha) * math.sqrt(2 * mean * (1 - mean)) + norm.ppf(target) *
+          math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))) / gap) ** 2
+    return int(math.ceil(n / 4 * (1 + math.sqrt(1 + 4 / (n * gap))) ** 2))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A check sized to a drift (`plan`): `ratings` on the run reach `target` power against the audit (None: no
+    number does, and `audit_needed` on each side would)."""
+    drift: float
+    rate_audit: float
+    n_audit: int
+    rate_run: float
+    target: float
+    alpha: float
+    ratings: int | None
+    audit_needed: int | None
+    power_at: float | None
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
+
+def plan(n_audit: float, rate_audit: float, drift: float, *, target: float = POWER, alpha: float = ALPHA
+         ) -> Plan:
+    """How many ratings on a run catch a rise of `drift` (a share: 0.05 is 5 points) in the judge's error rate with
+    probability `target`, against the audit it has (`n_audit` effective ratings at `rate_audit`): the smallest n
+    whose exact power (`power`) reaches it, or None up to MOST_PLANNED — then the audit itself is too small to show
+    that drift, and `audit_needed` says how many audit ratings (as many on the run) would."""
+    m, e_audit = max(1, round(n_audit)), round(rate_audit * max(1, round(n_audit)))
+    rate_run = min(1.0, rate_audit + drift)
+    found = _smallest(lambda n: power(n, m, e_audit, rate_run, alpha) >= target, MIN_RUN, MOST_PLANNED)
+    both = None
+    if found is None:       # the audit's own error hides the drift: as many new ratings on each side
+        both = fresh_size(rate_audit, rate_run, target, alpha)
+    return Plan(drift, rate_audit, m, rate_run, target, alpha, found, both,
+                None if found is None else power(found, m, e_audit, rate_run, alpha))
+
+
+def _smallest(enough: Callable[[int], bool], low: int, high: int) -> int | None:
+    """The smallest n in [low, high] for which `enough(n)` holds, stepping up 5% at a time and then back to the
+    first that holds (power is not monotone to the unit with discrete counts; this finds a planned n that holds)."""
+    if not enough(high):
+        return None
+    n, last = low, None
+    while n <= high:
+        if enough(n):
+            last = n
+            break
+        n = max(n + 1, int(n * 1.05))
+    if last is None:
+        return None
+    for k in range(max(low, int(last / 1.05) - 1), last):
+        if enough(k):
+            return k
+    return last
+
+
+def describe_plan(p: Plan, judge: str, run: str) -> str:
+    """A plan in words: what a check of that size sees, or that the audit is too small to see it."""
+    what = (f"a rise of {100 * p.drift:.0f} points in {judge}'s errors on {run} (from {p.rate_audit:.0%} where "
+            f"audited, {p.n_audit} ratings, to {p.rate_run:.0%})")
+    if p.ratings is not None and p.power_at is not None:
+        return (f"{what}: {p.ratings} ratings on {run} catch it {p.power_at:.0%} of the time (Fisher one-sided "
+                f"{p.alpha:g}; rageval transport --run {run} --draw {p.ratings})")
+    both = (f"about {p.audit_needed} ratings on each side would" if p.audit_needed is not None else
+            f"not even {MOST_PLANNED} ratings on each side would")
+    return (f"{what}: no number of ratings on {run} alone catches it {p.target:.0%} of the time — the audit's own "
+            f"{p.n_audit} ratings leave its rate too uncertain; {both}")
+
+
 def describe(t: Transport) -> str:
     """The check in words (display rounding), the same in the CLI, the gate and the app."""
     if t.status == "not checked":
@@ -131,4 +234,5 @@ def describe(t: Transport) -> str:
     return f"{t.judge} on {t.run}: holds — {said}" + (f" (p = {t.p_value:.2f})" if t.p_value is not None else "")
 
 
-__all__ = ["ALPHA", "CHECK_SIZE", "MIN_RUN", "Transport", "decide", "describe", "draw", "transport"]
+__all__ = ["ALPHA", "CHECK_SIZE", "MIN_RUN", "Plan", "Transport", "decide", "describe", "describe_plan", "draw", "plan",
+           "power", "transport"]

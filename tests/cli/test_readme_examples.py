@@ -147,13 +147,15 @@ def test_the_can_this_judge_gate_a_release_example_runs_in_order(tmp_path, monke
     for command, code in commands:
         assert main(shlex.split(command)[1:]) == code, command
     out = capsys.readouterr().out
-    assert "licence: selective: gates only the rows it decides — confidence ≥ 0.00, 100% of the rated rows" in out
+    # issue 75: a selective level deciding every row is a whole-run licence, held to the whole run's bar
+    assert ("licence: monitor (lower bound 0.68 < 0.7; its selective level (confidence ≥ 0.00) decides every rated "
+            "row: that is a licence for the whole run, held to the whole run's bar)") in out
     assert "retire  -> kept selective" in out
     assert "flip rate 0.0% [0.00, 0.07] (0 of 50 rows)" in out
     assert "probe of answer-recall (correctness_binary) on v2: needs more data" in out
     assert "pad          needs more data  moved not up in  40 of 47" in out      # the README says 7 of 47 went up
-    assert ("NOT EVALUATED  every slice      correctness_binary   not licensed to gate: answer-recall: selective: "
-            "gates only the rows it decides") in out
+    assert ("NOT EVALUATED  every slice      correctness_binary   not licensed to gate: answer-recall: monitor "
+            "(lower bound 0.68 < 0.7; its selective level") in out
     assert "every signature, link and input holds" in out
     record = (tmp_path / "decisions" / "decision-1.json").read_text()
     (tmp_path / "decisions" / "decision-1.json").write_text(record.replace('"not_decision_grade"', '"pass"', 1))

@@ -22,11 +22,12 @@ def test_a_licence_rests_on_a_recorded_audit_of_the_judge_as_it_is(demo):
     low = result.anytime_ci[0]
     held = licence(demo, judge)
     assert low < 0.7 and held.granted_at
-    # not a gate licence for whole runs, but its pass/fail is shown to agree with people on >= 90% of the rated rows
-    # (selective judging): it gates the rows it decides, here every one
-    assert held.tier == "selective" and held.evidence["selective"]["coverage"] == 1.0
-    assert held.describe().startswith("selective: gates only the rows it decides — confidence ≥ 0.00, 100% of the "
-                                      "rated rows")
+    # its pass/fail is shown to agree with people on >= 90% of the rated rows at a level that decides every one: a
+    # licence for the whole run by another door, so it is held to the whole run's bar (issue 75: it was "selective"
+    # and gated every row though its interval did not clear 0.7)
+    assert held.tier == "monitor" and held.evidence["selective"]["coverage"] == 1.0
+    assert any("decides every rated row: that is a licence for the whole run, held to the whole run's bar" in r
+               for r in held.reasons)
     set_policy(demo, threshold=round(low - 0.05, 2))            # the evidence clears a lower threshold: gate
     granted = licence(demo, judge)
     assert (granted.tier, granted.reasons) == ("gate", ())
@@ -133,3 +134,22 @@ def test_reports_carry_each_judges_licence_run_order_and_checks(demo, tmp_path):
     assert "not evaluated: correctness — not licensed to gate: minilm-similarity: explore" in text
     html = write_report(demo, "v2", tmp_path / "r.html", baseline="v1").read_text()
     assert "flip rate 0.0%" in html or "flip rate 0%" in html
+
+
+def test_a_selective_level_that_decides_every_row_is_held_to_the_whole_runs_bar(demo, capsys):
+    """Issue 75: a token-F1 judge whose lower bound (0.54) fails 0.7 got a selective licence at confidence >= 0.07
+    deciding 100% of the rated rows — it gated every row under --estimator selective, a full licence by another
+    door, with no word of it. Recording its audit kept it from retirement the same way."""
+    from rageval_desktop.core.jobs.judge_job import run_judge_job
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.review.licence import record_audit
+
+    add_judge(demo, "token-f1", "correctness", "lexical", params={"measure": "f1"})
+    for run in ("v1", "v2"):
+        run_judge_job(demo, JobSpec(run=run, judges=["token-f1"]))
+    judge = get_judge(demo, "token-f1")
+    result = agreement.agreement(demo, judge)
+    record_audit(demo, result)
+    held = licence(demo, get_judge(demo, "token-f1"))
+    assert result.anytime_ci[0] < 0.7 and held.evidence["selective"]["coverage"] == 1.0
+    assert held.tier in ("monitor", "explore") and "decides every rated row" in "; ".join(held.reasons)

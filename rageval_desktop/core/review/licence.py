@@ -111,7 +111,9 @@ def record_audit(project: Project, result: Agreement, reason: str | None = None)
     judge = get_judge(project, result.judge)
     level = None
     if result.verdict == "retire" and judge.status == "active" and not selective.decidable(judge.metric):
-        level = selective.select_for(project, judge).level
+        found = selective.select_for(project, judge)
+        # a level that decides every rated row keeps nothing back for people: the retirement stands (`licence`)
+        level = found.level if found.decided < found.rated else None
     return apply(project, result, reason, selective_level=level)
 
 
@@ -177,7 +179,13 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
         found = _selective(project, judge)
         if found is not None:
             evidence["selective"] = found
-            if found["level"] is not None:
+            if found["level"] is not None and found["decided"] >= found["rated"]:
+                # a level that decides every rated row is a licence for the whole run by another door: held to
+                # the whole run's bar, which the interval above did not clear (issue 75: a token-F1 judge at lower
+                # bound 0.54 gated every row as "selective" at confidence >= 0.07)
+                few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides every rated row: "
+                           "that is a licence for the whole run, held to the whole run's bar")
+            elif found["level"] is not None:
                 if suspended is not None:
                     return suspended
                 below = ([f"lower bound {low:.2f} < {pol.threshold:g}"] if low is not None and low < pol.threshold

@@ -56,6 +56,8 @@ class Licence:
         if self.tier == "selective":
             s = self.evidence["selective"]
             return f"selective · decides {s['coverage']:.0%} of rated rows (confidence ≥ {s['level']:.2f})"
+        if (self.evidence.get("selective") or {}).get("whole_run"):
+            return f"{self.tier} · decides every row: held to the whole-run bar"
         return self.describe()
 
     def describe(self) -> str:
@@ -183,6 +185,7 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
                 # a level that decides every rated row is a licence for the whole run by another door: held to
                 # the whole run's bar, which the interval above did not clear (issue 75: a token-F1 judge at lower
                 # bound 0.54 gated every row as "selective" at confidence >= 0.07)
+                found["whole_run"] = True
                 few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides every rated row: "
                            "that is a licence for the whole run, held to the whole run's bar")
             elif found["level"] is not None:

@@ -122,11 +122,16 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
     with open_api(args.project, read_only=args.action != "import") as project:
         if args.action == "import":
+            from rageval_desktop.core.review.licence import moved, standing
+
+            before = standing(project.core)
             report = project.import_ratings(args.file, sample_id=args.sample)
             if report.unused_columns:
                 print(f"warning: {report.file}: column(s) not used: {', '.join(report.unused_columns)} (used: "
                       f"{', '.join(ratings.RATING_COLUMNS)})", file=sys.stderr)
-            _print(args, report.as_dict(), report.summary())
+            changed = moved(before, standing(project.core), f"these {report.imported} rating(s)")
+            _print(args, {**report.as_dict(), "licences_changed": changed},
+                   "\n".join([report.summary(), *changed]))
         else:
             n = ratings.export_ratings(project.core, args.out)
             _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")

@@ -40,13 +40,20 @@ def cmd_pack(args: argparse.Namespace) -> int:
                "it back with: rageval pack import PROJECT FILE (checks answered come back as checks, never ratings: "
                "rageval reviewers)")
     else:
+        from rageval_desktop.core.review.licence import moved, standing
+
         with open_project(args.project) as project:
+            before = standing(project)
             results = packs.import_packs(project, args.files)   # all the files or none
+            changed = moved(before, standing(project), "the pack's ratings" if len(results) == 1 else
+                            "the packs' ratings")
+        for r in results:
+            r["licences_changed"] = changed
         lines = [f"{r['file']}: {r['added']} rating(s) added from {r['reviewer']}"
                  + (f", {r['already_imported']} already imported" if r["already_imported"] else "")
                  + (f", {r['withdrawn_since']} withdrawn since" if r["withdrawn_since"] else "")
                  + (f"; {r['checks']} hidden check(s) answered" if r["checks"] else "") for r in results]
-        _print(args, results if len(results) > 1 else results[0], "\n".join(lines))
+        _print(args, results if len(results) > 1 else results[0], "\n".join([*lines, *changed]))
     return EXIT_OK
 
 

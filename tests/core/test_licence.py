@@ -153,3 +153,31 @@ def test_a_selective_level_that_decides_every_row_is_held_to_the_whole_runs_bar(
     held = licence(demo, get_judge(demo, "token-f1"))
     assert result.anytime_ci[0] < 0.7 and held.evidence["selective"]["coverage"] == 1.0
     assert held.tier in ("monitor", "explore") and "decides every rated row" in "; ".join(held.reasons)
+
+
+def test_ratings_say_which_licences_they_changed(demo, tmp_path, capsys):
+    """Issue 75: ratings changed a judge's licence (selective 64% -> explore) and nothing said so; `ratings import`
+    and `pack import` now name each licence they moved, with why it stands where it does now."""
+    import csv
+
+    from rageval_desktop.core.review.licence import record_audit
+
+    for judge in ("minilm-similarity", "answer-recall"):
+        record_audit(demo, agreement.agreement(demo, get_judge(demo, judge)))
+    rows = demo.reader().execute(
+        "SELECT x.run_row_id, x.score FROM judgments x JOIN judges j ON j.id = x.judge_id WHERE j.name = "
+        "'minilm-similarity' AND x.status = 'ok' ORDER BY x.run_row_id LIMIT 40").fetchall()
+    with open(tmp_path / "r.csv", "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["row_id", "metric", "reviewer", "score"])
+        for row, score in rows:           # a reviewer who reads every answer the other way
+            out.writerow([row, "correctness", "zed", 1.0 if score >= 3.5 else 5.0])
+    path = str(demo.path)
+    demo.close()
+    assert main(["ratings", "import", path, str(tmp_path / "r.csv")]) == 0
+    said = capsys.readouterr().out
+    assert ("these 40 rating(s) changed minilm-similarity's licence: selective · decides 64% of rated rows "
+            "(confidence ≥ 0.27) → explore") in said and "because lower bound" in said
+    assert "answer-recall's licence" not in said                  # what did not move is not said
+    assert main(["ratings", "import", path, str(tmp_path / "r.csv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["licences_changed"] == []    # again: nothing new, nothing moved

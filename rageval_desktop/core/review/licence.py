@@ -201,6 +201,25 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
     return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)
 
 
+def standing(project: Project) -> dict[str, Licence]:
+    """Every active judge's licence now: what a change of ratings is measured against (`moved`)."""
+    return {j.name: licence(project, j) for j in list_judges(project) if j.status == "active"}
+
+
+def moved(before: dict[str, Licence], after: dict[str, Licence], what: str) -> list[str]:
+    """What `what` (ratings imported, a pack, a rating) changed in the judges' licences, in words — each judge whose
+    tier or selective reach moved, with why it stands where it does now (issue 75: 33 ratings took a judge from
+    selective 64% to explore and nothing said so)."""
+    out = []
+    for name, now in after.items():
+        was = before.get(name)
+        if was is None or was.short() == now.short():
+            continue
+        why = f", because {'; '.join(now.reasons)}" if now.reasons else ""
+        out.append(f"{what} changed {name}'s licence: {was.short()} → {now.short()}{why}")
+    return out
+
+
 def held(project: Project, tiers: tuple[str, ...]) -> dict[str, Licence]:
     """The active judges whose licence now is one of `tiers`, by name (an agreement each)."""
     found = {j.name: licence(project, j) for j in list_judges(project) if j.status == "active"}

@@ -442,3 +442,34 @@ def test_checks_on_the_desk_look_like_any_target_and_are_kept_apart(window, qtbo
     qtbot.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: view.check == check, timeout=10_000)
     assert conn.execute(checked).fetchone()[0] == 0
+
+
+def test_the_desk_says_which_licences_a_rating_changed(window, qtbot, monkeypatch):
+    """Issue 75: ratings at the desk changed a judge's licence (selective 64% -> explore) and the desk said nothing.
+    The licences are read in a worker after each rating and compared with the last read; a change is said under
+    the card in words, with why."""
+    from rageval_desktop.core.ops.sources import ProjectSource
+    from rageval_desktop.core.review.licence import Licence
+
+    reads = iter([{"minilm-similarity": Licence("minilm-similarity", "monitor", ("lower bound 0.55 < 0.7",))},
+                  {"minilm-similarity": Licence("minilm-similarity", "explore", ("lower bound 0.30 < 0.4 (monitor "
+                                                                                 "floor)",))}])
+    seen: list = []
+
+    def licences(self):
+        seen.append(next(reads, seen[-1] if seen else {}))
+        return seen[-1]
+
+    monkeypatch.setattr(ProjectSource, "licences", licences)
+    view = window.page("review")
+    view.load_sample()
+    qtbot.waitUntil(lambda: len(seen) >= 1, timeout=10_000)       # the first read: what later ones are held to
+    view.setFocus()
+    press(qtbot, view, None, "1")
+    qtbot.waitUntil(lambda: "your ratings changed" in view.reveal.text(), timeout=10_000)
+    said = view.reveal.text()
+    assert "Row 1 saved" in said and ("your ratings changed minilm-similarity's licence: monitor (lower bound 0.55 < "
+                                      "0.7) → explore (lower bound 0.30 < 0.4 (monitor floor)), because") in said
+    press(qtbot, view, None, "0")                # nothing moved this time: nothing said
+    qtbot.waitUntil(lambda: len(seen) >= 3, timeout=10_000)
+    assert "your ratings changed" not in view.reveal.text()

@@ -47,6 +47,7 @@ from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.review.licence import Licence
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
@@ -261,6 +262,7 @@ class ReviewView(QWidget):
         self.size_box.setValue(40)
         self.size_chosen = False     # the box follows the plan's proposal until a reviewer sets a size
         self._abstain_for: tuple[str, str] | None = None   # the (run, metric) the mode box's "left by" items are for
+        self._licences: dict[str, Licence] | None = None   # the judges' licences at the last read
         self.size_box.setSuffix(" to rate")
         self.size_box.setToolTip("How many targets to draw: rows, or passages, nuggets or citations for the "
                                  "metrics judged per item")
@@ -624,6 +626,26 @@ class ReviewView(QWidget):
         self.show_row()
         self.setFocus()
         self._ask_check()
+        self._licences = None
+        self._read_licences()
+
+    def _read_licences(self) -> None:
+        """What the reviewer's ratings changed in the judges' licences, said under the card as it happens (issue 75:
+        33 ratings took a judge from selective to explore and the desk said nothing): read in a worker after each
+        rating, compared with the last read (core.review.licence.moved)."""
+        from rageval_desktop.core.review.licence import moved
+
+        source = self.source()
+        if source is None or self.pack_mode:
+            return
+
+        def arrived(now: dict[str, Licence]) -> None:
+            before, self._licences = self._licences, now
+            said = moved(before, now, "your ratings") if before is not None else []
+            if said:
+                self.reveal.setText(f"{self.reveal.text()} {' '.join(s + '.' for s in said)}")
+
+        self.state.run_read("review-licences", lambda ctx: source.licences(), on_done=arrived)
 
     def open_row(self, row_id: int, metric: str | None = None) -> bool:
         """Show a rated row on the card (a false accept clicked on the Audit page): the newest sample of the metric
@@ -899,6 +921,7 @@ class ReviewView(QWidget):
             self.rated.emit(row_id)
             if not complete:
                 self._ask_check()
+            self._read_licences()
 
         def failed(message: str, details: str) -> None:
             self.saving = False

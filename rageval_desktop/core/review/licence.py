@@ -115,7 +115,7 @@ def record_audit(project: Project, result: Agreement, reason: str | None = None)
     if result.verdict == "retire" and judge.status == "active" and not selective.decidable(judge.metric):
         found = selective.select_for(project, judge)
         # a level that decides every rated row keeps nothing back for people: the retirement stands (`licence`)
-        level = found.level if found.decided < found.rated else None
+        level = None if selective.decides_every_row(found) else found.level
     return apply(project, result, reason, selective_level=level)
 
 
@@ -132,7 +132,7 @@ def _selective(project: Project, judge: Judge) -> dict[str, Any] | None:
     found = selective.select_for(project, judge)
     return {"level": found.level, "alpha": found.alpha, "delta": found.delta, "coverage": found.coverage,
             "decided": found.decided, "rated": found.rated, "bound": found.bound, "needed": found.needed,
-            "source": selective.source(project, judge)}
+            "source": selective.source(project, judge), "whole_run": selective.decides_every_row(found)}
 
 
 def licence(project: Project, judge: Judge, result: Agreement | None = None, *, run: str | None = None) -> Licence:
@@ -181,11 +181,10 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
         found = _selective(project, judge)
         if found is not None:
             evidence["selective"] = found
-            if found["level"] is not None and found["decided"] >= found["rated"]:
+            if found["whole_run"]:
                 # a level that decides every rated row is a licence for the whole run by another door: held to
                 # the whole run's bar, which the interval above did not clear (issue 75: a token-F1 judge at lower
                 # bound 0.54 gated every row as "selective" at confidence >= 0.07)
-                found["whole_run"] = True
                 few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides every rated row: "
                            "that is a licence for the whole run, held to the whole run's bar")
             elif found["level"] is not None:

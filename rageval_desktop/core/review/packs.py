@@ -340,16 +340,7 @@ class Pack:
         try:
             conn = self._connect(read_only=True)
             try:
-                if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                    raise PackRefused(f"{self.path.name}: the file is damaged")
-                names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if missing := [t for t in TABLES if t not in names]:
-                    raise PackRefused(f"{self.path.name}: not a complete review pack (no {', '.join(missing)})")
-                for table, columns in _columns().items():    # a damaged or edited schema is named, not a traceback
-                    have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-                    if lacking := sorted(columns - have):
-                        raise PackRefused(f"{self.path.name}: not a complete review pack ({table} has no "
-                                          f"{', '.join(lacking)})")
+                self._check_schema(conn)
                 self.meta = dict(conn.execute("SELECT key, value FROM pack_meta"))
                 if any(not isinstance(k, str) or not isinstance(v, str) for k, v in self.meta.items()):
                     raise PackRefused(f"{self.path.name}: the pack's settings are damaged (not text)")
@@ -373,6 +364,20 @@ class Pack:
         except (ValueError, TypeError, KeyError):
             raise PackRefused(f"{self.path.name}: the pack's scale is damaged") from None
         self.scale = HumanRubric(self.metric, self.meta.get("criterion", ""), tuple(points))
+
+    def _check_schema(self, conn: sqlite3.Connection) -> None:
+        """Every page sound, every table and column a pack has: a damaged or edited schema is named, not a
+        traceback."""
+        if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            raise PackRefused(f"{self.path.name}: the file is damaged")
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if missing := [t for t in TABLES if t not in names]:
+            raise PackRefused(f"{self.path.name}: not a complete review pack (no {', '.join(missing)})")
+        for table, columns in _columns().items():
+            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+            if lacking := sorted(columns - have):
+                raise PackRefused(f"{self.path.name}: not a complete review pack ({table} has no "
+                                  f"{', '.join(lacking)})")
 
     def _connect(self, read_only: bool = False) -> sqlite3.Connection:
         uri = f"{self.path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"

@@ -233,6 +233,12 @@ def select(conf: Any, agree: Any, weights: Any | None = None, *, alpha: float = 
     return out
 
 
+def decides_every_row(found: Selection) -> bool:
+    """A level that decides every rated row: a licence for the whole run by another door (core.review.licence holds
+    it to the whole run's bar, and an audit that would retire the judge retires it)."""
+    return found.level is not None and found.decided >= found.rated
+
+
 def rows_to_show(rate: float, alpha: float, delta: float, most: int = 5000) -> int | None:
     """The rated rows at which a disagreement rate of `rate` would reject the null at level δ (None: not under
     `most`, or the rate is not under α)."""

@@ -93,7 +93,7 @@ WRITER_CACHE_KIB = 64 * 1024   # the writer's page cache: a million-row run's in
 READER_CACHE_KIB = 16 * 1024   # each reader's (one per thread); caches grow only as pages are read
 
 
-def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connection:
+def connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that cannot write and writes nothing, not even beside the file (issue 74: read commands left
     `-wal`/`-shm` files beside a committed project, and on a read-only folder or medium failed as "damaged").
 
@@ -102,8 +102,7 @@ def connect_read_only(path: Path, *, trace_free: bool = False) -> sqlite3.Connec
     (`is_immutable` says so; `Project.reader` reconnects once a writer's `-wal` appears). With a `-wal`, read-only:
     it sees the WAL's committed pages and respects the writer's locks; where SQLite cannot do that without writing
     (a read-only folder its `-shm` cannot be made in), it reads a private copy of the file and its WAL in a
-    temporary folder. `trace_free` is kept for callers that said so; every read-only open is trace-free now."""
-    del trace_free
+    temporary folder, made once per state of the file and WAL (`_private_copy`)."""
     if not Path(f"{path}-wal").exists():
         return _connect_uri(path, "immutable=1")
     conn = _connect_uri(path, "mode=ro")
@@ -158,20 +157,29 @@ def refused_because(path: Path, exc: BaseException) -> ProjectRefused:
     return ProjectRefused(f"{path}: the file is damaged ({exc}); {restore_hint(path)}")
 
 
+_COPIES: dict[tuple[str, int, int, int], Path] = {}   # (file, its size and mtime, its WAL's size) -> the copy
+
+
 def _private_copy(path: Path) -> Path:
     """The file and its WAL copied to a temporary folder of this process's (removed at exit): what a read-only
-    open reads when SQLite cannot read the WAL in place without writing beside the file."""
+    open reads when SQLite cannot read the WAL in place without writing beside the file. One copy per state of the
+    two: every reader thread of a project opened there reads the same copy, not a copy each."""
     import atexit
     import shutil
     import tempfile
 
+    wal = Path(f"{path}-wal")
+    stat = path.stat()
+    state = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, wal.stat().st_size if wal.exists() else -1)
+    if state in _COPIES and _COPIES[state].exists():
+        return _COPIES[state]
     folder = Path(tempfile.mkdtemp(prefix="rageval-read-"))
     atexit.register(shutil.rmtree, folder, True)
     copy = folder / path.name
     shutil.copyfile(path, copy)
-    wal = Path(f"{path}-wal")
     if wal.exists():
         shutil.copyfile(wal, Path(f"{copy}-wal"))
+    _COPIES[state] = copy
     return copy
 
 

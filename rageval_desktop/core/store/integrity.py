@@ -95,7 +95,7 @@ def check(path: str | Path, *, full: bool = False, reason: str = "asked") -> Che
     began = time.perf_counter()
     report = CheckReport(str(path), False, kind, reason=reason, megabytes=path.stat().st_size / 1e6)
     try:
-        conn = connect_read_only(path, trace_free=True)
+        conn = connect_read_only(path)
     except sqlite3.Error as exc:
         report.problems = [f"cannot be opened: {exc}"]
         return report
@@ -128,7 +128,7 @@ class _RulesScan:
         self.thread: threading.Thread | None = None
         self.stopping = False
         try:
-            self.conn = connect_read_only(path, trace_free=True)
+            self.conn = connect_read_only(path)
         except sqlite3.Error as exc:
             self.error = exc
             return
@@ -426,7 +426,7 @@ def damage_behind(path: str | Path, seconds: float = DAMAGE_READ_S) -> str | Non
     unexpected error only, for at most `seconds` (every row of every table is `rageval check`'s work: 14 s at
     2M run rows)."""
     try:
-        conn = connect_read_only(Path(path), trace_free=True)
+        conn = connect_read_only(Path(path))
     except sqlite3.Error:
         return None
     deadline = time.monotonic() + seconds

@@ -64,7 +64,7 @@ def inspect_file(path: Path) -> tuple[int, int]:
     """
     app_id, version = read_header(path)
     try:
-        conn = connect_read_only(path, trace_free=True)
+        conn = connect_read_only(path)
     except sqlite3.Error as exc:
         raise ProjectRefused(f"{path}: cannot be opened: {exc}") from exc
     try:
@@ -251,7 +251,7 @@ class Project:
         folder = Path(tempfile.mkdtemp(prefix="rageval-read-"))
         copy = folder / path.name
         try:
-            source = connect_read_only(path, trace_free=True)
+            source = connect_read_only(path)
             try:
                 target = sqlite3.connect(copy)
                 try:

@@ -127,7 +127,7 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
     if healthy:
         try:
             saved = [str(current.backup("before-restore"))]
-            src = connect_read_only(source, trace_free=True)
+            src = connect_read_only(source)
             try:
                 current.replace_contents(src)
             except RagevalError as exc:
@@ -141,7 +141,7 @@ def restore(project_path: str | Path, backup_path: str | Path, *, actor: str | N
         tmp = path.with_name(f".{path.name}.restoring-{os.getpid()}")   # cleaned on a later open if we die
         tmp.unlink(missing_ok=True)
         try:
-            src, dst = connect_read_only(source, trace_free=True), sqlite3.connect(tmp)
+            src, dst = connect_read_only(source), sqlite3.connect(tmp)
             try:
                 src.backup(dst)
                 dst.execute("PRAGMA journal_mode = WAL")

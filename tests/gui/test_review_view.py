@@ -13,7 +13,7 @@ from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.main_window import MainWindow, settings
-from tests.gui.conftest import close_window
+from tests.gui.conftest import close_window, save_shots
 
 
 @pytest.fixture
@@ -466,10 +466,14 @@ def test_the_desk_says_which_licences_a_rating_changed(window, qtbot, monkeypatc
     qtbot.waitUntil(lambda: len(seen) >= 1, timeout=10_000)       # the first read: what later ones are held to
     view.setFocus()
     press(qtbot, view, None, "1")
-    qtbot.waitUntil(lambda: "your ratings changed" in view.reveal.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "Your ratings changed" in view.reveal.text(), timeout=10_000)
     said = view.reveal.text()
-    assert "Row 1 saved" in said and ("your ratings changed minilm-similarity's licence: monitor (lower bound 0.55 < "
-                                      "0.7) → explore (lower bound 0.30 < 0.4 (monitor floor)), because") in said
+    assert "Row 1 saved" in said and ("Your ratings changed minilm-similarity's licence: monitor (lower bound 0.55 < "
+                                      "0.7) → explore (lower bound 0.30 < 0.4 (monitor floor)).") in said
+    assert said.count("lower bound 0.30") == 1                # its reason said once
+    for width, height in ((1280, 720), (1024, 768)):
+        window.resize(width, height)
+        save_shots(qtbot, window, f"desk-licence-moved-{width}")
     press(qtbot, view, None, "0")                # nothing moved this time: nothing said
     qtbot.waitUntil(lambda: len(seen) >= 3, timeout=10_000)
-    assert "your ratings changed" not in view.reveal.text()
+    assert "Your ratings changed" not in view.reveal.text()

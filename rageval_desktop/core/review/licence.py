@@ -214,8 +214,10 @@ def moved(before: dict[str, Licence], after: dict[str, Licence], what: str) -> l
         was = before.get(name)
         if was is None or was.short() == now.short():
             continue
-        why = f", because {'; '.join(now.reasons)}" if now.reasons else ""
-        out.append(f"{what} changed {name}'s licence: {was.short()} → {now.short()}{why}")
+        shown = now.short()
+        untold = [r for r in now.reasons if r not in shown]      # a cell that names its reasons says them once
+        why = f", because {'; '.join(untold)}" if untold else ""
+        out.append(f"{what} changed {name}'s licence: {was.short()} → {shown}{why}")
     return out
 
 

@@ -641,7 +641,7 @@ class ReviewView(QWidget):
 
         def arrived(now: dict[str, Licence]) -> None:
             before, self._licences = self._licences, now
-            said = moved(before, now, "your ratings") if before is not None else []
+            said = moved(before, now, "Your ratings") if before is not None else []
             if said:
                 self.reveal.setText(f"{self.reveal.text()} {' '.join(s + '.' for s in said)}")
 

@@ -58,7 +58,7 @@ def audit(conf: np.ndarray, wrong: np.ndarray, n: int, mode: str, alpha: float, 
         keys = rng.random(ROWS) / p                  # sequential Poisson: the n smallest u / p
         idx = np.argsort(keys)[:n]
         weights = 1.0 / p[idx]
-    found = select(conf[idx], ~wrong[idx], weights, alpha=alpha, delta=delta)
+    found = select(conf[idx], ~wrong[idx], weights, pool=conf, alpha=alpha, delta=delta)
     if found.level is None:
         return None, 0.0, float(n)
     decided = conf >= found.level
@@ -82,9 +82,81 @@ def held_line(conf: np.ndarray, wrong: np.ndarray, n: int, mode: str, args: argp
     return f"{wrong.mean():>10.1%} {mode:>8} {n:>4} {held / args.runs:>7.1%} {decides / args.runs:>8.1%} {cov:>9}"
 
 
+LOOK_MODELS = {           # issue 75's four confidence models: error probability as a function of confidence c
+    "informative (errors where unsure)": lambda c: 0.6 * (1.0 - c) ** 3,
+    "uninformative (12% everywhere)": lambda c: np.full_like(c, 0.12),
+    "overconfident (errors where sure)": lambda c: 0.04 + 0.16 * c ** 2,
+    "borderline (near α at most levels)": lambda c: 0.35 * (1.0 - c),
+}
+
+
+def fixed_n_rule(conf: np.ndarray, agree: np.ndarray, alpha: float, delta: float) -> float | None:
+    """The selection as it was before issue 75, for the comparison only: levels at quantiles of the rated rows'
+    confidences, each tested by the exact binomial tail at δ (valid at one planned n)."""
+    from scipy.special import betainc
+
+    first = int(np.ceil(np.log(delta) / np.log(1 - alpha)))
+    if conf.size < first:
+        return None
+    levels = np.unique(conf)[::-1]
+    if levels.size > 20:
+        levels = np.unique(np.quantile(conf, np.linspace(1.0, 0.0, 20), method="lower"))[::-1]
+    found = None
+    for level in levels:
+        inside = conf >= level
+        n = int(inside.sum())
+        if n < first:
+            continue
+        errors = int((~agree[inside]).sum())
+        p = 1.0 if errors >= n else float(betainc(n - errors, errors + 1.0, 1.0 - alpha))
+        if p > delta:
+            break
+        found = float(level)
+    return found
+
+
+def looks_line(name: str, args: argparse.Namespace, rng: np.random.Generator) -> str:
+    """Audits whose reviewers rate a uniform stream of rows, the licence read after every rating from 20 to 400:
+    how often some look licenses a level whose rows disagree with people more than α in the population, by the
+    rule now (`select`) and the fixed-n rule before it; and the share of the population decided at 400 ratings."""
+    conf = rng.beta(2.0, 1.2, ROWS)
+    wrong = rng.random(ROWS) < LOOK_MODELS[name](conf)
+    order = np.argsort(conf)[::-1]
+    cum = np.cumsum(wrong[order]) / np.arange(1, ROWS + 1)          # disagreement of the rows at or above each conf
+    sorted_conf = conf[order]
+
+    def true_rate(level: float) -> float:
+        k = int(np.searchsorted(-sorted_conf, -level, side="right"))
+        return float(cum[k - 1]) if k else 0.0
+
+    beyond = {"now": 0, "before": 0}
+    covered = {"now": [], "before": []}
+    for _ in range(args.look_runs):
+        idx = rng.choice(ROWS, 400, replace=False)
+        c, agree = conf[idx], ~wrong[idx]
+        seen = {"now": False, "before": False}
+        last: dict[str, float | None] = {}
+        for t in range(20, 401, args.look_step):
+            last = {"now": select(c[:t], agree[:t], pool=conf, alpha=args.alpha, delta=args.delta).level,
+                    "before": fixed_n_rule(c[:t], agree[:t], args.alpha, args.delta)}
+            for rule, level in last.items():
+                if level is not None and true_rate(level) > args.alpha:
+                    seen[rule] = True
+        for rule in beyond:
+            beyond[rule] += seen[rule]
+            level = last[rule]
+            covered[rule].append(0.0 if level is None else float((conf >= level).mean()))
+    n = args.look_runs
+    return (f"{name:<38} {wrong.mean():>6.1%} {beyond['now'] / n:>10.1%} {beyond['before'] / n:>10.1%} "
+            f"{np.mean(covered['now']):>10.1%} {np.mean(covered['before']):>10.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--look-runs", type=int, default=300, help="audits a line of the repeated-look table")
+    parser.add_argument("--look-step", type=int, default=1, help="ratings between two looks (1: every rating)")
+    parser.add_argument("--looks-only", action="store_true", help="only the repeated-look table")
     parser.add_argument("--alpha", type=float, default=0.1)
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--demo-only", action="store_true", help="only the demo's table")
@@ -95,6 +167,16 @@ def main() -> None:
         demo_table(args, rng)
         print(f"\n{time.perf_counter() - started:.0f} s")
         return
+    print(f"Read at every look (issue 75): a licence read after every {args.look_step} rating(s) from 20 to 400, "
+          f"{args.look_runs} audits a line; beyond α: audits in which SOME look licensed a level whose population "
+          f"rows disagree more than α (goal ≤ δ = {args.delta:g}); decided: the population share decided at 400.")
+    print(f"{'confidence model':<38} {'error':>6} {'beyond α':>10} {'before':>10} {'decided':>10} {'before':>10}")
+    for name in LOOK_MODELS:
+        print(looks_line(name, args, rng), flush=True)
+    if args.looks_only:
+        print(f"\n{time.perf_counter() - started:.0f} s")
+        return
+    print()
     mc = 100 * ((1 - args.delta) * args.delta / args.runs) ** 0.5
     print(f"α {args.alpha:g}, δ {args.delta:g}; {args.runs} audits a line (Monte Carlo error of the guarantee's rate "
           f"±{mc:.1f} points). held: audits whose decided rows agree ≥ 1 − α in the population (goal ≥ "
@@ -121,7 +203,7 @@ def main() -> None:
             widths = []
             for _ in range(args.runs):
                 idx = rng.choice(ROWS, n, replace=False)
-                found = select(conf[idx], ~wrong[idx], alpha=args.alpha, delta=args.delta)
+                found = select(conf[idx], ~wrong[idx], pool=conf, alpha=args.alpha, delta=args.delta)
                 if found.level is None:
                     continue
                 decides += 1
@@ -187,7 +269,8 @@ def cascade_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
         shares = []
         for _ in range(args.runs):
             idx = rng.choice(ROWS, n, replace=False)
-            found = cascade_levels([c1[idx], c2[idx]], [~w1[idx], ~w2[idx]], alpha=args.alpha, delta=args.delta)
+            found = cascade_levels([c1[idx], c2[idx]], [~w1[idx], ~w2[idx]], pools=[c1, c2], alpha=args.alpha,
+                                   delta=args.delta)
             first = c1 >= found[0].level if found[0].level is not None else np.zeros(ROWS, bool)
             second = ~first & (c2 >= found[1].level) if found[1].level is not None else np.zeros(ROWS, bool)
             ok = all(w[d].mean() <= args.alpha for w, d in ((w1, first), (w2, second)) if d.any())
@@ -243,14 +326,14 @@ def demo_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
                 if " → " in name:
                     a, b = found["token-f1"], found["minilm-similarity"]
                     levels = [f.level for f in cascade_levels([a[1][audit], b[1][audit]], [a[2][audit], b[2][audit]],
-                                                              alpha=alpha, delta=args.delta)]
+                                                              pools=[a[1], b[1]], alpha=alpha, delta=args.delta)]
                     first = a[1] >= levels[0] if levels[0] is not None else np.zeros(rows.size, bool)
                     second = ~first & (b[1] >= levels[1]) if levels[1] is not None else np.zeros(rows.size, bool)
                     decided = first | second
                     agree = np.where(first, a[2], b[2])
                 else:
                     _, conf, agree = found[name]
-                    level = select(conf[audit], agree[audit], alpha=alpha, delta=args.delta).level
+                    level = select(conf[audit], agree[audit], pool=conf, alpha=alpha, delta=args.delta).level
                     decided = conf >= level if level is not None else np.zeros(rows.size, bool)
                 if not decided.any():
                     held += 1                    # deciding nothing breaks no guarantee (as in the tables above)

@@ -63,7 +63,7 @@ def one_gate(n: int, n_cal: int, m: int, delta: float, e0: float, k: float, drif
     cal_a, cal_b = rng.choice(n, n_cal, replace=False), rng.choice(n, n_cal, replace=False)   # each run's audit
     conf = np.r_[a["conf"][cal_a], b["conf"][cal_b]]
     agree = np.r_[a["judge"][cal_a] == a["human"][cal_a], b["judge"][cal_b] == b["human"][cal_b]]
-    found = select(conf, agree)
+    found = select(conf, agree, pool=np.r_[a["conf"], b["conf"]])
     if found.level is None:
         return None
     pa, pb = parts(a, cal_a, found.level, m, rng), parts(b, cal_b, found.level, m, rng)

@@ -450,8 +450,9 @@ def cmd_transport(args: argparse.Namespace) -> int:
         judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
         found = []
         for judge in judges:
-            t = transport.transport(project, judge, args.run)
             held = licence(project, judge, run=args.run)
+            checked = held.evidence.get("transport")          # the check the licence made (its decided rows)
+            t = transport.Transport(**checked) if checked else transport.transport(project, judge, args.run)
             found.append({**t.as_dict(), "licence": held.as_dict(), "text": transport.describe(t)})
     lines = [f"{f['text']}\n  licence on {args.run}: {f['licence']['tier']}"
              + (f" ({'; '.join(f['licence']['reasons'])})" if f["licence"]["reasons"] else "") for f in found]

@@ -14,18 +14,28 @@ from rageval_desktop.cli import main
 from rageval_desktop.core.review import selective
 
 
-def test_the_p_value_is_the_binomial_tail_and_continuous_in_effective_counts():
-    for n, x in ((22, 0), (40, 1), (100, 6), (300, 24)):
-        assert selective.p_value(x, n, 0.1) == pytest.approx(binom.cdf(x, n, 0.1), rel=1e-9)
-    assert selective.p_value(0.5, 30.5, 0.1) < selective.p_value(1.0, 30.5, 0.1)
-    assert selective.smallest_n(0.1, 0.1) == 22                      # 0.9 ** 22 = 0.098 <= 0.1 < 0.9 ** 21
+def test_the_p_value_is_anytime_valid_and_continuous_in_effective_counts():
+    """Issue 75: the exact binomial tail holds at one planned n; read after every rating it licensed beyond α in
+    15-33% of audits. The mixture's p-value is never below the tail (what it pays for every look) and its bound is
+    under α exactly when it rejects."""
+    from scipy.special import betainc, betaln
+
+    for n, x in ((34, 0), (40, 1), (100, 6), (300, 24)):
+        p = selective.p_value(x, n, 0.1)
+        s, f = n - x, x
+        ratio = np.exp(betaln(s + 1, f + 1) + np.log1p(-betainc(s + 1, f + 1, 0.9)) - np.log(0.1)
+                       - s * np.log(0.9) - f * np.log(0.1))                # Robbins' mixture, written out here
+        assert p == pytest.approx(min(1.0, 1 / ratio), rel=1e-9) and p >= binom.cdf(x, n, 0.1)
+        assert (p <= 0.1) == (selective.upper_bound(x, n, 0.1) <= 0.1 + 1e-9)
+    assert selective.p_value(0.5, 40.5, 0.1) < selective.p_value(1.0, 40.5, 0.1)
+    assert selective.smallest_n(0.1, 0.1) == 34                      # the fixed-n test's 22, paid for every look
 
 
 def test_a_judge_whose_errors_sit_where_it_is_unsure_decides_the_confident_rows():
     rng = np.random.default_rng(1)
     conf = rng.uniform(0, 1, 300)
     agree = ~(rng.random(300) < 0.7 * (1 - conf) ** 3)
-    found = selective.select(conf, agree)
+    found = selective.select(conf, agree, pool=conf)
     assert found.level is not None and 0 < found.level < 1
     assert found.bound is not None and found.bound <= 0.1               # the level tested is shown under α
     assert found.coverage is not None and found.coverage > 0.5
@@ -35,21 +45,46 @@ def test_a_judge_whose_errors_sit_where_it_is_unsure_decides_the_confident_rows(
 def test_a_judge_that_is_wrong_everywhere_decides_nothing_and_says_why():
     rng = np.random.default_rng(2)
     conf = rng.uniform(0, 1, 200)
-    found = selective.select(conf, rng.random(200) > 0.3)
+    found = selective.select(conf, rng.random(200) > 0.3, pool=conf)
     assert found.level is None and found.coverage is None
     assert "not clearly under 0.1" in found.needed
-    few = selective.select(conf[:10], np.ones(10, bool))
-    assert few.level is None and "12 more rated row(s)" in few.needed and few.tested == []
+    few = selective.select(conf[:10], np.ones(10, bool), pool=conf)
+    assert few.level is None and "24 more rated row(s)" in few.needed and few.tested == []
 
 
-def test_weighted_levels_whose_effective_n_cannot_reject_are_skipped_not_failed():
-    """A level whose rows are many but unequally weighted has a smaller effective n: testing it could only fail and
-    stop the sequence (the desk's uncertain samples decided nothing at 50 ratings)."""
-    conf = np.r_[np.full(30, 0.9), np.linspace(0.1, 0.8, 70)]
-    weights = np.r_[np.r_[np.full(5, 4.0), np.ones(25)], np.ones(70)]     # the top level: 30 rows, effective n 19
-    found = selective.select(conf, np.ones(100, bool), weights)
-    assert found.level is not None and found.level < 0.9
-    assert all(t["effective_n"] >= 22 for t in found.tested)
+def test_the_sequence_starts_where_the_unrated_rows_put_it_and_waits_there():
+    """Issue 75: the sequence started at the strictest level the rated rows could test, so its start moved stricter
+    as ratings came and each new start was a new null. It now starts at the strictest level holding a quarter of
+    every row the judge decided — rated or not — and a start its ratings cannot test yet waits, saying for what."""
+    conf = np.r_[np.full(40, 0.9), np.linspace(0.1, 0.8, 60)]
+    weights = np.r_[np.full(10, 4.0), np.ones(90)]                         # the top level: 40 rows, effective n 25.8
+    assert selective.start_level(conf) == 0.9                              # 40% of the rows at 0.9 or above
+    found = selective.select(conf, np.ones(100, bool), weights, pool=conf)
+    assert found.level is None and found.start == 0.9 and found.tested == []
+    assert "9 more rated row(s) at confidence ≥ 0.9, where the sequence starts" in found.needed
+    unweighted = selective.select(conf, np.ones(100, bool), pool=conf)
+    assert unweighted.level is not None and unweighted.tested[0]["level"] == 0.9
+    looser = selective.select(conf, np.ones(100, bool), pool=np.linspace(0, 0.5, 1000))   # most rows far less sure
+    assert looser.start == 0.375 and looser.tested[0]["level"] == 0.375
+
+
+def test_a_borderline_judge_read_after_every_few_ratings_is_licensed_beyond_alpha_at_most_delta():
+    """Issue 75.1: read every ten ratings from 20 to 400, a judge whose disagreement is near α at most levels was
+    licensed beyond α at some look in 26-33% of audits (δ = 10%): the exact tail holds at one planned n only."""
+    rng = np.random.default_rng(75)
+    conf = rng.beta(2.0, 1.2, 20_000)
+    wrong = rng.random(20_000) < 0.35 * (1 - conf)
+    order = np.argsort(-conf)
+    above = np.cumsum(wrong[order]) / np.arange(1, conf.size + 1)       # disagreement at or above each confidence
+    beyond = 0
+    for _ in range(40):
+        idx = rng.choice(conf.size, 400, replace=False)
+        for t in range(20, 401, 10):
+            level = selective.select(conf[idx[:t]], ~wrong[idx[:t]], pool=conf).level
+            if level is not None and above[np.searchsorted(-conf[order], -level, side="right") - 1] > 0.1:
+                beyond += 1
+                break
+    assert beyond <= 2                                                    # 5% of 40; before: 26-33%
 
 
 def test_the_guarantee_holds_in_simulation():
@@ -61,7 +96,7 @@ def test_the_guarantee_holds_in_simulation():
     held = 0
     for _ in range(150):
         idx = rng.choice(20_000, 150, replace=False)
-        found = selective.select(conf[idx], ~wrong[idx])
+        found = selective.select(conf[idx], ~wrong[idx], pool=conf)
         held += found.level is None or wrong[conf >= found.level].mean() <= 0.1
     assert held / 150 >= 0.85
 
@@ -176,8 +211,8 @@ def test_the_cli_draws_the_abstentions_and_reads_the_run(demo_file, tmp_path, ca
     assert drawn["mode"] == "abstained" and len(drawn["row_ids"]) == 8 and drawn["inclusion"] < 1
     assert main(["selective", str(path), "--judge", "minilm-similarity", "--run", "v2"]) == 0
     out = capsys.readouterr().out
-    assert "reviewers rated 8 of its 29 abstentions" in out                           # the demo rated them already
-    assert "as the gate reads it (its error on the run's 43 rated decided rows corrected): " in out
+    assert "reviewers rated 8 of its 43 abstentions" in out                           # the demo rated them already
+    assert "as the gate reads it (its error on the run's 29 rated decided rows corrected): " in out
     assert main(["selective", str(path), "--judge", "minilm-similarity", "--run", "v2", "--json"]) == 0
     corrected = json.loads(capsys.readouterr().out)[0]["combined"]["corrected"]
     assert corrected["ci"][0] < corrected["pass_rate"] < corrected["ci"][1]

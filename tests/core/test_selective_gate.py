@@ -31,7 +31,7 @@ def test_a_judge_the_audit_would_retire_is_kept_for_the_rows_it_decides(demo):
     assert judge.status == "active"
     held = licence(demo, judge)
     assert held.tier == "selective" and held.evidence["selective"]["level"] is not None
-    assert 0.5 < held.evidence["selective"]["coverage"] < 0.8
+    assert 0.3 < held.evidence["selective"]["coverage"] < 0.8
     assert held.describe().startswith("selective: gates only the rows it decides — confidence ≥ ")
     # without selective judging's level the same audit retires it
     other = agreement.agreement(demo, get_judge(demo, "minilm-similarity"))
@@ -72,7 +72,7 @@ def test_the_selective_estimator_reads_judge_and_desk_and_states_coverage_and_gu
     g = whole["guarantee"]
     assert (g["judge"], g["alpha"], g["delta"]) == ("minilm-similarity", 0.1, 0.1) and g["bound"] <= 0.1
     assert whole["se"] > 0                              # rated whole, yet never read as certainty
-    assert "decides 68% / 60% of the rows" in selective_cells.describe_cell(whole)
+    assert "decides 50% / 40% of the rows" in selective_cells.describe_cell(whole)
     # `selective --run` shows each run as the gate reads it beside its worst-case interval
     for run, side in (("v1", "baseline"), ("v2", "candidate")):
         one = selective_cells.run_estimate(demo, judge, run)

@@ -135,7 +135,7 @@ def test_audit_view_shows_the_demo_story_and_retires_with_a_reason(window, qtbot
     audit.table.selectRow(list(records).index("minilm-similarity"))
     assert "You can stop" in audit.advice.text() and "below 0.7" in audit.advice.text()
     # issue 47: the judge retired as a whole may still decide alone where it is sure
-    assert "Decides alone where sure: confidence ≥ 0.27, 64% of the rated rows" in audit.advice.text()
+    assert "Decides alone where sure: confidence ≥ 0.42, 45% of the rated rows" in audit.advice.text()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("same topic is not the same fact", True))
     audit.table.selectRow(list(records).index("minilm-similarity"))
     with qtbot.waitSignal(window.task_finished, timeout=30_000):

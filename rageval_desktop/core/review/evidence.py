@@ -163,7 +163,7 @@ def anytime_interval(value: float | None, se: float, n_eff: float, *, min_n: int
     return max(bounds[0], value - half), min(bounds[1], value + half)
 
 
-def proportion_sequence(successes: int, n: int, *, alpha: float = ALPHA) -> tuple[float, float]:
+def proportion_sequence(successes: float, n: float, *, alpha: float = ALPHA) -> tuple[float, float]:
     """A confidence sequence for a proportion (a reviewer's accuracy on gold items): every p whose likelihood ratio
     against Robbins' uniform beta-binomial mixture stays below 1/alpha. By Ville's inequality it holds at every n
     at once with probability 1 - alpha (Robbins 1970; Howard et al. 2021, "Time-uniform, nonparametric,
@@ -174,7 +174,7 @@ def proportion_sequence(successes: int, n: int, *, alpha: float = ALPHA) -> tupl
 
     if n <= 0:
         return 0.0, 1.0
-    s, f = int(successes), int(n) - int(successes)
+    s, f = float(successes), float(n) - float(successes)     # effective (weighted) counts need not be whole
     limit = math.log(1 / alpha)
     mixture = float(betaln(1 + s, 1 + f))          # log of the mixture's marginal likelihood (Beta(1, 1))
 
@@ -185,6 +185,21 @@ def proportion_sequence(successes: int, n: int, *, alpha: float = ALPHA) -> tupl
     low = 0.0 if s == 0 or excess(1e-12) <= 0 else float(brentq(excess, 1e-12, centre))
     high = 1.0 if f == 0 or excess(1 - 1e-12) <= 0 else float(brentq(excess, centre, 1 - 1e-12))
     return low, high
+
+
+def above_ratio(successes: float, n: float, floor: float) -> float:
+    """The log of the mixture likelihood ratio of proportions above `floor` (uniform on [floor, 1]) against p =
+    floor, after `successes` of `n` (continuous in both, for effective counts): `beyond_floor`'s "above" side."""
+    from scipy.special import betainc, betaln
+
+    if n <= 0 or not 0 < floor < 1:
+        return 0.0
+    s, f = float(successes), float(n) - float(successes)
+    at_floor = s * math.log(floor) + f * math.log1p(-floor)
+    below = float(betainc(s + 1, f + 1, floor))
+    if below >= 1:
+        return -math.inf
+    return float(betaln(s + 1, f + 1)) + math.log1p(-below) - math.log1p(-floor) - at_floor
 
 
 def beyond_floor(successes: int, n: int, floor: float, *, alpha: float = ALPHA) -> str | None:

@@ -57,7 +57,7 @@ class Licence:
             s = self.evidence["selective"]
             return f"selective · decides {s['coverage']:.0%} of rated rows (confidence ≥ {s['level']:.2f})"
         if (self.evidence.get("selective") or {}).get("whole_run"):
-            return f"{self.tier} · decides every row: held to the whole-run bar"
+            return f"{self.tier} · decides (nearly) every row: held to the whole-run bar"
         return self.describe()
 
     def describe(self) -> str:
@@ -132,7 +132,25 @@ def _selective(project: Project, judge: Judge) -> dict[str, Any] | None:
     found = selective.select_for(project, judge)
     return {"level": found.level, "alpha": found.alpha, "delta": found.delta, "coverage": found.coverage,
             "decided": found.decided, "rated": found.rated, "bound": found.bound, "needed": found.needed,
-            "source": selective.source(project, judge), "whole_run": selective.decides_every_row(found)}
+            "source": selective.source(project, judge), "whole_run": selective.decides_every_row(found),
+            "start": found.start}
+
+
+def _suspended(project: Project, judge: Judge, run: str, evidence: dict[str, Any], when: str,
+               level: float | None = None) -> Licence | None:
+    """The licence suspended on `run` (monitor) when the judge errs there more than where audited — on every rated
+    row for a gate licence, on the rows it decides (confidence ≥ `level`) for a selective one; None when it holds.
+    The check is kept in `evidence` either way."""
+    moved = transport(project, judge, run, level=level)
+    evidence["transport"] = moved.as_dict()
+    if not moved.suspended:
+        return None
+    plan = _restoring(project, judge, run)
+    where = "" if level is None else f" on the rows it decides (confidence ≥ {level:.2f})"
+    return Licence(judge.name, "monitor", (
+        f"suspended on {run}: errors {moved.errors_run:.0%} there{where}, {moved.errors_audit:.0%} where audited "
+        f"(p = {moved.p_value:.3f})" + (f"; about {plan} ratings of {run} would audit it there" if plan else ""),),
+        when, (), evidence)
 
 
 def licence(project: Project, judge: Judge, result: Agreement | None = None, *, run: str | None = None) -> Licence:
@@ -164,18 +182,8 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
             evidence[kind] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
             if probe.get("passed") is False:
                 few.append(f"{said}: {', '.join(probe.get('failed', []))}")
-    suspended: Licence | None = None
-    if run is not None and ((low is not None and low >= pol.threshold and not few) or _selective_ok(few)):
-        moved_here = transport(project, judge, run)
-        evidence["transport"] = moved_here.as_dict()
-        if moved_here.suspended:
-            plan = _restoring(project, judge, run)
-            suspended = Licence(judge.name, "monitor", (
-                f"suspended on {run}: errors {moved_here.errors_run:.0%} there, {moved_here.errors_audit:.0%} "
-                f"where audited (p = {moved_here.p_value:.3f})" + (f"; about {plan} ratings of {run} would "
-                                                                   "audit it there" if plan else ""),),
-                when, (), evidence)
     if low is not None and low >= pol.threshold and not few:
+        suspended = _suspended(project, judge, run, evidence, when) if run is not None else None
         return suspended or Licence(judge.name, "gate", (), when, (), evidence)
     if _selective_ok(few):
         found = _selective(project, judge)
@@ -185,9 +193,11 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
                 # a level that decides every rated row is a licence for the whole run by another door: held to
                 # the whole run's bar, which the interval above did not clear (issue 75: a token-F1 judge at lower
                 # bound 0.54 gated every row as "selective" at confidence >= 0.07)
-                few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides every rated row: "
-                           "that is a licence for the whole run, held to the whole run's bar")
+                few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides {found['coverage']:.0%} "
+                           "of the rated rows: that is a licence for the whole run, held to the whole run's bar")
             elif found["level"] is not None:
+                suspended = (_suspended(project, judge, run, evidence, when, level=found["level"])
+                             if run is not None else None)
                 if suspended is not None:
                     return suspended
                 below = ([f"lower bound {low:.2f} < {pol.threshold:g}"] if low is not None and low < pol.threshold

@@ -4,14 +4,15 @@ test refuses a calibration that no longer fits). A run whose rows the judge gets
 rows suspends the judge's gate licence *for that run*: its metrics there do not gate until an audit of that run
 alone clears the bar (the planner says how many ratings that takes).
 
-An error is a disagreement beyond the team's rule (core.review.quality.agrees: any on a scale of three points or
-fewer, more than one point on a longer one). Both sides are weighed as their samples were drawn (Kish's effective n
-and the weighted error rate), and compared by Fisher's exact test, one-sided (scipy): suspended when the run's error
-rate is shown higher at `alpha`. (Boschloo's test, more powerful in theory, suspended 6-7% of unshifted runs against
-a weighted audit in the bench — scipy's version approximates its supremum — so the exact, conservative test
-decides.) Few ratings rarely suspend (the test
-says so: "cannot tell"), so a transport check is a floor, not a proof that nothing moved; bench/bench_transport.py
-measures its false-suspension and missed-shift rates.
+An error is what the decisions the judge feeds count as one (core.review.team.misses): a different verdict at the
+metric's pass mark (a failing 3 read as a passing 4), or, on a metric without a mark, a miss beyond the team's
+tolerance. (It counted only misses of more than one point: failing 3s drifting to passing 4s "held".) Both sides are
+weighed as their samples were drawn (Kish's effective n and the weighted error rate), and compared by Fisher's exact
+test, one-sided (scipy): suspended when the run's error rate is shown higher at `alpha`. (Boschloo's test, more
+powerful in theory, suspended 6-7% of unshifted runs against a weighted audit in the bench — scipy's version
+approximates its supremum — so the exact, conservative test decides.) Few ratings rarely suspend (the test says so:
+"cannot tell"), so a transport check is a floor, not a proof that nothing moved; bench/bench_transport.py measures
+its false-suspension and missed-shift rates.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
 from rageval_desktop.core.review.agreement import rated_pairs, scale
-from rageval_desktop.core.review.team import spread_limit
+from rageval_desktop.core.review.selective import confidences
+from rageval_desktop.core.review.team import misses
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
@@ -45,6 +47,7 @@ class Transport:
     errors_audit: float | None
     p_value: float | None
     alpha: float = ALPHA
+    level: float | None = None   # a selective licence's level: only the rated rows it decides (confidence ≥ level)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,30 +68,36 @@ def _side(errors: Any, weights: Any | None) -> tuple[float, float | None]:
     return float(n_eff), float(np.average(errors, weights=w))
 
 
-def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA) -> Transport:
-    """Do the judge's errors on `run` look like those on the other rated runs?"""
+def transport(project: Project, judge: Judge, run: str, *, alpha: float = ALPHA, level: float | None = None
+              ) -> Transport:
+    """Do the judge's errors on `run` look like those on the other rated runs? With `level`, on the rated rows a
+    selective licence at that level lets it decide (confidence ≥ level; core.review.selective) only: the errors its
+    decisions carry."""
     import numpy as np
 
     find_run(project, run)           # a run that does not exist is an error, not "not checked"
-    labels = scale(judge.metric)
-    tolerance = spread_limit(len(labels))
+    labels = np.asarray(scale(judge.metric), dtype=float)
     merged, _ = rated_pairs(project, judge)
     merged, design, _ = weighted_pairs(project, judge.metric, merged)
+    if level is not None and not merged.empty:
+        decided = np.asarray(confidences(project, judge, merged["run_row_id"].tolist(),
+                                         merged["judge_score"].tolist()) >= level, dtype=bool)
+        merged, design = merged.take(np.flatnonzero(decided)), None if design is None else np.asarray(design)[decided]
     if merged.empty:
-        return Transport(judge.name, run, "not checked", 0.0, None, 0.0, None, None, alpha)
-    errors = (np.abs(np.asarray(merged["human"], dtype=float) - np.asarray(merged["judge"], dtype=float))
-              > tolerance).astype(float)
+        return Transport(judge.name, run, "not checked", 0.0, None, 0.0, None, None, alpha, level)
+    human = labels[np.asarray(merged["human"], dtype=int)]      # label indices, back on the metric's scale
+    errors = misses(judge.metric, labels[np.asarray(merged["judge"], dtype=int)], human).astype(float)
     here = np.asarray(merged["run"] == run, dtype=bool)
     w = None if design is None else np.asarray(design, dtype=float)
     n_run, rate_run = _side(errors[here], None if w is None else w[here])
     n_audit, rate_audit = _side(errors[~here], None if w is None else w[~here])
     if not here.any():
-        return Transport(judge.name, run, "not checked", 0.0, None, n_audit, rate_audit, None, alpha)
+        return Transport(judge.name, run, "not checked", 0.0, None, n_audit, rate_audit, None, alpha, level)
     if not (~here).any():
-        return Transport(judge.name, run, "audited here", n_run, rate_run, 0.0, None, None, alpha)
+        return Transport(judge.name, run, "audited here", n_run, rate_run, 0.0, None, None, alpha, level)
     assert rate_run is not None and rate_audit is not None
     status, p = decide(n_run, rate_run, n_audit, rate_audit, alpha)
-    return Transport(judge.name, run, status, n_run, rate_run, n_audit, rate_audit, p, alpha)
+    return Transport(judge.name, run, status, n_run, rate_run, n_audit, rate_audit, p, alpha, level)
 
 
 def draw(project: Project, judge: Judge, run: str, *, size: int = CHECK_SIZE, seed: int = 0) -> sampling.Sample:
@@ -222,7 +231,8 @@ def describe(t: Transport) -> str:
     if t.status == "audited here":
         return f"{t.judge} on {t.run}: every rating is on {t.run} (the audit is this run's own)"
     said = (f"errors {t.errors_run:.0%} of {t.n_run:.0f} rated on {t.run}, {t.errors_audit:.0%} of "
-            f"{t.n_audit:.0f} elsewhere")
+            f"{t.n_audit:.0f} elsewhere" + ("" if t.level is None else
+                                            f" (the rows its selective licence decides: confidence ≥ {t.level:.2f})"))
     if t.status == "suspended":
         return (f"{t.judge} on {t.run}: SUSPENDED — {said} (Fisher p = {t.p_value:.3f} ≤ {t.alpha:g}); its metrics "
                 f"on {t.run} do not gate until an audit of {t.run} alone clears the bar")

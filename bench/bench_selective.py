@@ -6,9 +6,11 @@ Populations are drawn here, independently of the code under test: 20,000 rows, e
 whether the judge's pass/fail is wrong, from a stated relation between the two (error probability e0·(1 − c)^k, and
 a flat one where confidence says nothing). Each audit rates a sample of n rows — uniform, or drawn with probability
 growing as confidence falls (a defensive mixture, as the desk's `uncertain` mode draws, weighted back by 1/p) — and
-the realised disagreement on the population's rows at or above λ̂ is compared with α.
+the realised disagreement on the population's rows at or above λ̂ is compared with α. The first table reads the
+licence after every rating of each audit (issue 75: the desk reads it that often) under four confidence models.
 
-    .venv/bin/python bench/bench_selective.py              # 1,000 audits a line (about 2 minutes)
+    .venv/bin/python bench/bench_selective.py              # 1,000 audits a line, looks at every rating (12 minutes)
+    .venv/bin/python bench/bench_selective.py --looks-only --look-step 5   # the repeated-look table alone, coarser
     .venv/bin/python bench/bench_selective.py --runs 200   # quicker, coarser
     .venv/bin/python bench/bench_selective.py --demo-only  # the demo's table alone (seconds)
 

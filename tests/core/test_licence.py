@@ -182,3 +182,24 @@ def test_ratings_say_which_licences_they_changed(demo, tmp_path, capsys):
     assert "answer-recall's licence" not in said                  # what did not move is not said
     assert main(["ratings", "import", path, str(tmp_path / "r.csv"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["licences_changed"] == []    # again: nothing new, nothing moved
+
+
+def test_rating_the_demos_waiting_sample_names_the_ratings_that_stop_counting(demo):
+    """Issue 75.5: rating 33 rows of the demo's waiting sample took the similarity judge from selective to explore,
+    because its 144 ratings outside any sample stopped counting — and nothing named them. `moved` (what the desk,
+    `ratings import` and `pack import` say) now does, with why."""
+    from rageval_desktop.core.review import ratings
+    from rageval_desktop.core.review.licence import moved, record_audit, standing
+
+    record_audit(demo, agreement.agreement(demo, get_judge(demo, "minilm-similarity")))
+    before = standing(demo)
+    sid, = demo.reader().execute("SELECT id FROM review_samples WHERE metric = 'correctness'").fetchone()
+    rows = [r for (r,) in demo.reader().execute(
+        "SELECT run_row_id FROM review_sample_rows WHERE sample_id = ? ORDER BY position", (sid,))]
+    for row in rows[:33]:
+        ratings.rate(demo, row, "correctness", "ann", 4.0, sample_id=sid)
+    said = moved(before, standing(demo), "your 33 ratings")
+    assert said[0].startswith("your 33 ratings changed minilm-similarity's licence: selective · decides 45%")
+    assert said[1].startswith("111 earlier rated target(s) stopped counting in minilm-similarity's audit: they "
+                              "cannot be weighed as the sample it now reads was drawn")
+    assert moved(standing(demo), standing(demo), "nothing") == []

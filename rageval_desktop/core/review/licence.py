@@ -174,7 +174,8 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
     low = result.anytime_ci[0]
     evidence: dict[str, Any] = {
         "statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci), "n": result.n,
-        "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
+        "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor,
+        "left_out": result.outside_sample}
     few = [f"n = {result.n} < {pol.min_n}"] if result.n < pol.min_n else []
     for kind, said in (("probe", "failed probe"), ("bias", "failed bias battery")):
         probe = last_check(project, judge, kind)
@@ -217,17 +218,24 @@ def standing(project: Project) -> dict[str, Licence]:
 
 def moved(before: dict[str, Licence], after: dict[str, Licence], what: str) -> list[str]:
     """What `what` (ratings imported, a pack, a rating) changed in the judges' licences, in words — each judge whose
-    tier or selective reach moved, with why it stands where it does now (issue 75: 33 ratings took a judge from
-    selective 64% to explore and nothing said so)."""
+    tier or selective reach moved, with why it stands where it does now, and the earlier ratings its audit stopped
+    counting, with why (issue 75: 33 ratings of the demo's waiting sample took a judge from selective to explore —
+    its 144 ratings outside any sample stopped counting — and nothing said so)."""
     out = []
     for name, now in after.items():
         was = before.get(name)
-        if was is None or was.short() == now.short():
+        if was is None:
             continue
-        shown = now.short()
-        untold = [r for r in now.reasons if r not in shown]      # a cell that names its reasons says them once
-        why = f", because {'; '.join(untold)}" if untold else ""
-        out.append(f"{what} changed {name}'s licence: {was.short()} → {shown}{why}")
+        dropped = int(now.evidence.get("left_out") or 0) - int(was.evidence.get("left_out") or 0)
+        if was.short() != now.short():
+            shown = now.short()
+            untold = [r for r in now.reasons if r not in shown]      # a cell that names its reasons says them once
+            why = f", because {'; '.join(untold)}" if untold else ""
+            out.append(f"{what} changed {name}'s licence: {was.short()} → {shown}{why}")
+        if dropped > 0:
+            out.append(f"{dropped} earlier rated target(s) stopped counting in {name}'s audit: they cannot be weighed "
+                       "as the sample it now reads was drawn (rated outside any sample, or ahead of the targets still "
+                       "to rate in its order; import ratings with the sample they were rated on)")
     return out
 
 

@@ -168,7 +168,10 @@ def test_a_weighted_samples_95_interval_allows_for_its_estimated_error_as_studen
     if jack > se:
         n_eff *= (se / jack) ** 2
         se = float(np.std(evidence.posterior("quadratic_kappa", human, judge, 5, w, n_eff=n_eff)))
-    shown = evidence.posterior("quadratic_kappa", human, judge, 5, w, n_eff=n_eff * evidence.t_allowance(30))
+    # Student's t on the effective n's degrees of freedom, not the count's (issue 75.6: a partly rated uncertain
+    # sample of 30 weighs like fewer ratings, and its interval was drawn as if it had 29 degrees of freedom)
+    assert int(n_eff) < 29
+    shown = evidence.posterior("quadratic_kappa", human, judge, 5, w, n_eff=n_eff * evidence.t_allowance(int(n_eff)))
     assert ci == pytest.approx(list(evidence.interval(shown)), rel=1e-12)
     plain = evidence.interval(evidence.posterior("quadratic_kappa", human, judge, 5, w, n_eff=n_eff))
     assert ci[0] < plain[0] and ci[1] > plain[1]

@@ -444,20 +444,48 @@ def test_checks_on_the_desk_look_like_any_target_and_are_kept_apart(window, qtbo
     assert conn.execute(checked).fetchone()[0] == 0
 
 
+def test_the_desk_names_the_ratings_a_rating_stopped_counting(window, qtbot, monkeypatch):
+    """Issue 75.5, on the real read: the demo's 144 synthetic ratings belong to no sample; the first rating of the
+    sample at the desk makes audits read the sample as drawn, and the earlier ratings stop counting. The desk says so
+    under the card, with why — it said nothing."""
+    from rageval_desktop.core.ops.sources import ProjectSource
+
+    real = ProjectSource.licences
+    reads: list = []
+
+    def licences(self):
+        reads.append(real(self))
+        return reads[-1]
+
+    monkeypatch.setattr(ProjectSource, "licences", licences)
+    view = window.page("review")
+    view.load_sample()
+    qtbot.waitUntil(lambda: len(reads) >= 1, timeout=20_000)
+    metric = view.sample.metric
+    assert reads[0].left_out.get(metric) == 0
+    view.setFocus()
+    press(qtbot, view, None, "1")
+    qtbot.waitUntil(lambda: "stopped counting" in view.reveal.text(), timeout=20_000)
+    said = view.reveal.text()
+    assert f"143 earlier rated target(s) of {metric} stopped counting in its audits" in said
+    assert "rated outside any sample" in said
+
+
 def test_the_desk_says_which_licences_a_rating_changed(window, qtbot, monkeypatch):
     """Issue 75: ratings at the desk changed a judge's licence (selective 64% -> explore) and the desk said nothing.
     The licences are read in a worker after each rating and compared with the last read; a change is said under
     the card in words, with why."""
     from rageval_desktop.core.ops.sources import ProjectSource
-    from rageval_desktop.core.review.licence import Licence
+    from rageval_desktop.core.review.licence import Licence, Standing
 
-    reads = iter([{"minilm-similarity": Licence("minilm-similarity", "monitor", ("lower bound 0.55 < 0.7",))},
-                  {"minilm-similarity": Licence("minilm-similarity", "explore", ("lower bound 0.30 < 0.4 (monitor "
-                                                                                 "floor)",))}])
+    reads = iter([Standing({"minilm-similarity": Licence("minilm-similarity", "monitor", ("lower bound 0.55 < 0.7",))},
+                           {}),
+                  Standing({"minilm-similarity": Licence("minilm-similarity", "explore", (
+                      "lower bound 0.30 < 0.4 (monitor floor)",))}, {})])
     seen: list = []
 
     def licences(self):
-        seen.append(next(reads, seen[-1] if seen else {}))
+        seen.append(next(reads, seen[-1] if seen else Standing({}, {})))
         return seen[-1]
 
     monkeypatch.setattr(ProjectSource, "licences", licences)

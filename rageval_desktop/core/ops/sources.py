@@ -10,7 +10,7 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.review import quality
 from rageval_desktop.core.review.card import judge_prompt
 from rageval_desktop.core.review.guidelines import HumanRubric, guidelines, human_rubric, set_guidelines
-from rageval_desktop.core.review.licence import Licence, standing
+from rageval_desktop.core.review.licence import Standing, standing
 from rageval_desktop.core.review.ratings import Rating, my_ratings, withdraw
 from rageval_desktop.core.review.sampling import Sample, get_sample, list_samples
 from rageval_desktop.core.store import oplog
@@ -75,8 +75,9 @@ class ProjectSource:
         """The hidden gold item or retest due now in this reviewer's queue (core.review.quality)."""
         return quality.due(self.project, sample_id, reviewer)
 
-    def licences(self) -> dict[str, Licence]:
-        """Every active judge's licence now: the desk compares it after each rating with the last (issue 75)."""
+    def licences(self) -> Standing:
+        """Every active judge's licence now, and the ratings audits leave out: the desk compares it after each rating
+        with the last (issue 75)."""
         return standing(self.project)
 
     def record_check(self, sample_id: int, reviewer: str, check: quality.Check, score: float | None,
@@ -139,6 +140,6 @@ class PackSource:
         """A pack holds its sample's targets only: no checks."""
         return None
 
-    def licences(self) -> dict[str, Licence]:
+    def licences(self) -> Standing:
         """A pack holds no judge: its ratings change no licence until the project imports them (it says so then)."""
-        return {}
+        return Standing({}, {})

@@ -122,12 +122,14 @@ def shown_interval(name: str, human: ArrayLike, judge: ArrayLike, k: int, weight
                    n: int, *, draws: int = DRAWS,
                    drawn: NDArray[np.float64] | None = None) -> tuple[float | None, float | None]:
     """The 95% interval shown for reading: the posterior's central 95% — for a weighted sample drawn on (z / t)^2 of
-    its effective n (`t_allowance`: its error is estimated from its n targets; 1-5, uncertain, 30 ratings: without it
-    the interval covered 93.4%). `drawn`: the posterior already drawn on `n_eff`, used as it is when unweighted."""
+    its effective n, t on the effective n's degrees of freedom (`t_allowance`: its error is estimated from targets
+    that weigh like n_eff of them; 1-5, uncertain, 30 ratings: without it the interval covered 93.4%, and on the
+    count's degrees of freedom a partly rated sample of 40 covered 94.3% at κ 0.55). `drawn`: the posterior already
+    drawn on `n_eff`, used as it is when unweighted."""
     if weights is None:
         found = drawn if drawn is not None else posterior(name, human, judge, k, None, draws=draws, n_eff=n_eff)
     else:
-        found = posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff * t_allowance(n))
+        found = posterior(name, human, judge, k, weights, draws=draws, n_eff=n_eff * t_allowance(max(2, int(n_eff))))
     return interval(found, minimum=draws // 4)
 
 

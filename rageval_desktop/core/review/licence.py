@@ -27,10 +27,11 @@ from rageval_desktop.core.judges.fingerprint import changed, fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.review import selective
-from rageval_desktop.core.review.agreement import Agreement, agreement, apply
+from rageval_desktop.core.review.agreement import Agreement, agreement, apply, ratings
 from rageval_desktop.core.review.audit_plan import plan_audit
 from rageval_desktop.core.review.settings import policy
 from rageval_desktop.core.review.transport import transport
+from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 
 TIERS = ("gate", "selective", "monitor", "explore")
@@ -174,8 +175,7 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
     low = result.anytime_ci[0]
     evidence: dict[str, Any] = {
         "statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci), "n": result.n,
-        "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor,
-        "left_out": result.outside_sample}
+        "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
     few = [f"n = {result.n} < {pol.min_n}"] if result.n < pol.min_n else []
     for kind, said in (("probe", "failed probe"), ("bias", "failed bias battery")):
         probe = last_check(project, judge, kind)
@@ -211,31 +211,42 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
     return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)
 
 
-def standing(project: Project) -> dict[str, Licence]:
-    """Every active judge's licence now: what a change of ratings is measured against (`moved`)."""
-    return {j.name: licence(project, j) for j in list_judges(project) if j.status == "active"}
+@dataclass(frozen=True)
+class Standing:
+    """What a change of ratings is measured against (`moved`): every active judge's licence, and per metric they
+    judge how many rated targets an audit leaves out (core.review.weights.weighted_pairs)."""
+
+    licences: dict[str, Licence]
+    left_out: dict[str, int]
 
 
-def moved(before: dict[str, Licence], after: dict[str, Licence], what: str) -> list[str]:
-    """What `what` (ratings imported, a pack, a rating) changed in the judges' licences, in words — each judge whose
-    tier or selective reach moved, with why it stands where it does now, and the earlier ratings its audit stopped
-    counting, with why (issue 75: 33 ratings of the demo's waiting sample took a judge from selective to explore —
-    its 144 ratings outside any sample stopped counting — and nothing said so)."""
+def standing(project: Project) -> Standing:
+    """The judges' licences and the ratings their audits leave out, now."""
+    judges = [j for j in list_judges(project) if j.status == "active"]
+    return Standing({j.name: licence(project, j) for j in judges},
+                    {m: weighted_pairs(project, m, ratings(project, m))[2] for m in sorted({j.metric for j in judges})})
+
+
+def moved(before: Standing, after: Standing, what: str) -> list[str]:
+    """What `what` (ratings imported, a pack, a rating) changed, in words: each judge whose tier or selective reach
+    moved, with why it stands where it does now, and the earlier ratings an audit stopped counting, with why (issue
+    75: 33 ratings of the demo's waiting sample took a judge from selective to explore — the 144 ratings outside any
+    sample stopped counting — and nothing said so)."""
     out = []
-    for name, now in after.items():
-        was = before.get(name)
-        if was is None:
+    for name, now in after.licences.items():
+        was = before.licences.get(name)
+        if was is None or was.short() == now.short():
             continue
-        dropped = int(now.evidence.get("left_out") or 0) - int(was.evidence.get("left_out") or 0)
-        if was.short() != now.short():
-            shown = now.short()
-            untold = [r for r in now.reasons if r not in shown]      # a cell that names its reasons says them once
-            why = f", because {'; '.join(untold)}" if untold else ""
-            out.append(f"{what} changed {name}'s licence: {was.short()} → {shown}{why}")
+        shown = now.short()
+        untold = [r for r in now.reasons if r not in shown]      # a cell that names its reasons says them once
+        why = f", because {'; '.join(untold)}" if untold else ""
+        out.append(f"{what} changed {name}'s licence: {was.short()} → {shown}{why}")
+    for metric, now_out in after.left_out.items():
+        dropped = now_out - before.left_out.get(metric, now_out)
         if dropped > 0:
-            out.append(f"{dropped} earlier rated target(s) stopped counting in {name}'s audit: they cannot be weighed "
-                       "as the sample it now reads was drawn (rated outside any sample, or ahead of the targets still "
-                       "to rate in its order; import ratings with the sample they were rated on)")
+            out.append(f"{dropped} earlier rated target(s) of {metric} stopped counting in its audits: they cannot be "
+                       "weighed as the sample the audits now read was drawn (rated outside any sample, or ahead of "
+                       "the targets still to rate in its order; import ratings with the sample they were rated on)")
     return out
 
 

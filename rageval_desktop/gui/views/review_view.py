@@ -47,7 +47,7 @@ from rageval_desktop.gui.views.detail_pane import DetailPane
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
-    from rageval_desktop.core.review.licence import Licence
+    from rageval_desktop.core.review.licence import Standing
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
@@ -262,7 +262,7 @@ class ReviewView(QWidget):
         self.size_box.setValue(40)
         self.size_chosen = False     # the box follows the plan's proposal until a reviewer sets a size
         self._abstain_for: tuple[str, str] | None = None   # the (run, metric) the mode box's "left by" items are for
-        self._licences: dict[str, Licence] | None = None   # the judges' licences at the last read
+        self._licences: Standing | None = None   # the judges' licences (and ratings left out) at the last read
         self.size_box.setSuffix(" to rate")
         self.size_box.setToolTip("How many targets to draw: rows, or passages, nuggets or citations for the "
                                  "metrics judged per item")
@@ -639,7 +639,7 @@ class ReviewView(QWidget):
         if source is None or self.pack_mode:
             return
 
-        def arrived(now: dict[str, Licence]) -> None:
+        def arrived(now: Standing) -> None:
             before, self._licences = self._licences, now
             said = moved(before, now, "Your ratings") if before is not None else []
             if said:

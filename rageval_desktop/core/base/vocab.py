@@ -41,6 +41,11 @@ METRICS: dict[str, MetricSpec] = {m.name: m for m in (
 
 # The scores a dashboard shows that come from a judged metric under another name: UMBRELA's retrieval scores from
 # passage_relevance grades, the nugget and citation scores from their per-item judgments, HHEM's from hallucination.
+UNLINKED = "(unlinked)"      # the slice of a run row linked to no golden row
+NO_SLICE = "(no slice)"      # the slice of a run row whose golden row has none (a project without slices: every row)
+# a run row's slice in SQL, run_rows joined (LEFT) to golden_rows as g
+SLICE_OF = f"CASE WHEN g.id IS NULL THEN '{UNLINKED}' ELSE COALESCE(g.slice_tag, '{NO_SLICE}') END"
+
 DERIVED_PREFIXES = {"umbrela_": "passage_relevance", "nugget_": "nuggets", "citation_": "citation_support"}
 DERIVED_NAMES = {"hhem": "hallucination"}
 

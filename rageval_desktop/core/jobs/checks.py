@@ -25,7 +25,7 @@ from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.perturb import BIAS, CITATION, DAMAGING, DESCRIPTIONS, KINDS, SAME, perturb
 from rageval_desktop.core.base.stats import wilson
-from rageval_desktop.core.base.vocab import LLM_DEFAULTS
+from rageval_desktop.core.base.vocab import LLM_DEFAULTS, SLICE_OF, UNLINKED
 from rageval_desktop.core.jobs.estimate import MESSAGE_OVERHEAD, TYPICAL_REPLY, token_counter
 from rageval_desktop.core.jobs.judge_job import JobStats, run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
@@ -323,7 +323,7 @@ def _slices(project: Project, rows: Sequence[int]) -> dict[int, str]:
     for start in range(0, len(rows), 500):
         chunk = list(rows[start:start + 500])
         out.update(dict(conn.execute(
-            "SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)') FROM run_rows rr LEFT JOIN golden_rows g "
+            f"SELECT rr.id, {SLICE_OF} FROM run_rows rr LEFT JOIN golden_rows g "
             f"ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk)))
     return out
 
@@ -403,7 +403,7 @@ def stability_summary(project: Project, check: Check) -> dict[str, Any]:
     discrete = check.judge.calls_llm or spec.high - spec.low <= 1
     level = "ordinal" if discrete else "interval"
     groups = {name: [r for r in index if slices.get(r) == name]
-              for name in sorted({slices.get(r, "(unlinked)") for r in index})}
+              for name in sorted({slices.get(r, UNLINKED) for r in index})}
     groups["all"] = list(index)
     out: dict[str, Any] = {}
     for name, rows in groups.items():

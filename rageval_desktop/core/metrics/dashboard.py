@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
-from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.base.vocab import METRICS, NO_SLICE
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
@@ -143,7 +143,11 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
 
 
 def ordered_slices(frame: Any) -> list[str]:
+    """The slices the rows fall in, the standard ones first — none when no row has one (a project without slices:
+    every row is in "all" alone, not also in a slice of them all)."""
     present = [str(s) for s in frame["slice"].unique()]
+    if present == [NO_SLICE]:
+        return []
     known = [s for s in STANDARD_SLICES if s in present]
     return known + sorted(s for s in present if s not in known)
 

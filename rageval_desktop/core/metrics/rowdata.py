@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.imports import import_frozen
 from rageval_desktop.core.base.scoring import citations, nuggets, umbrela
-from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.base.vocab import METRICS, NO_SLICE, UNLINKED
 from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.metrics import values as run_values
@@ -395,6 +395,24 @@ def slice_codes(slices: list[str | None]) -> tuple[ndarray, list[str]]:
 READS = (_rows_read, _judgment_read, _passage_side)
 
 
+def _no_slice(codes: ndarray, names: list[str], unlinked: ndarray) -> tuple[ndarray, list[str]]:
+    """A linked row whose golden row has no slice is in NO_SLICE, not UNLINKED: the read (and values kept before
+    this) name both UNLINKED (a project without slices showed "(unlinked)" for every linked row)."""
+    import numpy as np
+
+    if UNLINKED not in names:
+        return codes, names
+    at = names.index(UNLINKED)
+    bare = (codes == at) & ~unlinked
+    if not bare.any():
+        return codes, names
+    codes = np.where(bare, len(names), codes)
+    names = [*names, NO_SLICE]
+    if not (codes == at).any():                     # every row linked: no row is UNLINKED
+        codes, names = np.where(codes > at, codes - 1, codes), [n for n in names if n != UNLINKED]
+    return codes, names
+
+
 def _rows_frame(read: tuple[Any, ...]) -> Any:
     """The run's rows in order (`_rows_read`): slice, gold-id count, question key, latency, cost. The
     question key is an integer: the golden row's rowid for a linked row, a negative code for an unlinked one (its
@@ -411,8 +429,9 @@ def _rows_frame(read: tuple[Any, ...]) -> Any:
     present[codes] = True
     renumber = np.cumsum(present) - 1
     slice_codes, slice_names = renumber[codes], [name for name, p in zip(names, present, strict=True) if p]
-    qkey = golden        # (the read's own array: the golden keys are not read again)
     unlinked = golden == -1
+    slice_codes, slice_names = _no_slice(slice_codes, slice_names, unlinked)
+    qkey = golden        # (the read's own array: the golden keys are not read again)
     if unlinked.any():   # unlinked rows' keys: the query a row repeats (open-rag-eval query_run), or itself
         keys = [f"q:{alone[r]}" if alone.get(r) is not None else f"row:{r}" for r in row_ids[unlinked]]
         qkey[unlinked] = -1 - pd.factorize(np.array(keys, dtype=object))[0]

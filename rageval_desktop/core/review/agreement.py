@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
+from rageval_desktop.core.base.vocab import SLICE_OF
 from rageval_desktop.core.judges.fingerprint import fingerprint
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge, list_judges
@@ -148,8 +149,8 @@ def human_frame(project: Project, metric: str) -> pd.DataFrame:
 
 
 JUDGED_SQL = (
-    "SELECT x.run_row_id, x.passage_rank, {texts}, x.score AS judge_score, COALESCE(g.slice_tag, '(unlinked)') AS "
-    "slice, r.name AS run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
+    "SELECT x.run_row_id, x.passage_rank, {texts}, x.score AS judge_score, " + SLICE_OF + " AS slice, r.name AS "
+    "run FROM judgments x JOIN run_rows rr ON rr.id = x.run_row_id JOIN runs r ON r.id = rr.run_id "
     "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE +x.judge_id = ? AND +x.status = 'ok' AND x.run_row_id IN "
     "(SELECT run_row_id FROM human_ratings WHERE metric = ?)")
 JUDGED_COLUMNS = ("run_row_id", "passage_rank", "rationale", "detail", "judge_score", "slice", "run")
@@ -172,7 +173,7 @@ JUDGED_ALL_SQL = (   # every judge of a metric: the verdicts alone (their rows' 
     "(SELECT id FROM judges WHERE metric = ?) AND +x.status = 'ok' AND x.run_row_id IN (SELECT run_row_id FROM "
     "human_ratings WHERE metric = ?)")
 RATED_ROWS_SQL = (
-    "SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)'), r.name FROM run_rows rr JOIN runs r ON r.id = rr.run_id "
+    f"SELECT rr.id, {SLICE_OF}, r.name FROM run_rows rr JOIN runs r ON r.id = rr.run_id "
     "LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN (SELECT run_row_id FROM human_ratings WHERE "
     "metric = ?)")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import NotFound, RagevalError
-from rageval_desktop.core.base.vocab import METRICS
+from rageval_desktop.core.base.vocab import METRICS, SLICE_OF, UNLINKED
 from rageval_desktop.core.review import targets
 from rageval_desktop.core.review.agreement import scale
 from rageval_desktop.core.review.evidence import look_sizes
@@ -74,8 +74,8 @@ def strata_of(project: Project, rid: int, metric: str) -> list[tuple[Candidate, 
 def _strata_of(project: Project, rid: int, metric: str) -> list[tuple[Candidate, str]]:
     spec = METRICS[metric]
     conn = project.reader()
-    slices = dict(conn.execute("SELECT rr.id, COALESCE(g.slice_tag, '(unlinked)') FROM run_rows rr LEFT JOIN "
-                               "golden_rows g ON g.id = rr.golden_id WHERE rr.run_id = ?", (rid,)))
+    slices = dict(conn.execute(f"SELECT rr.id, {SLICE_OF} FROM run_rows rr LEFT JOIN golden_rows g ON "
+                               "g.id = rr.golden_id WHERE rr.run_id = ?", (rid,)))
     out = []
     names: dict[tuple[str, str], str] = {}     # each stratum's name made once (not a string per target)
     for c in targets.candidates(conn, metric, run_id=rid):
@@ -84,7 +84,7 @@ def _strata_of(project: Project, rid: int, metric: str) -> list[tuple[Candidate,
         else:
             x = (sum(c.scores) / len(c.scores) - spec.low) / (spec.high - spec.low)
             band = "low" if x < 1 / 3 else "mid" if x < 2 / 3 else "high"
-        where = slices.get(c.row_id, "(unlinked)")
+        where = slices.get(c.row_id, UNLINKED)
         name = names.get((where, band))
         if name is None:
             name = names[(where, band)] = f"{where}|{band}"

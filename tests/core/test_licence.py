@@ -200,6 +200,6 @@ def test_rating_the_demos_waiting_sample_names_the_ratings_that_stop_counting(de
         ratings.rate(demo, row, "correctness", "ann", 4.0, sample_id=sid)
     said = moved(before, standing(demo), "your 33 ratings")
     assert said[0].startswith("your 33 ratings changed minilm-similarity's licence: selective · decides 45%")
-    assert said[1].startswith("111 earlier rated target(s) of correctness stopped counting in its audits: they "
-                              "cannot be weighed as the sample the audits now read was drawn")
+    assert said[1] == ("111 earlier rating(s) of correctness stopped counting in its audits: made outside any sample "
+                       "(or ahead of its rated order), they cannot be weighed as the sample now read was drawn")
     assert moved(standing(demo), standing(demo), "nothing") == []

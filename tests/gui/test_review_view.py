@@ -467,8 +467,11 @@ def test_the_desk_names_the_ratings_a_rating_stopped_counting(window, qtbot, mon
     press(qtbot, view, None, "1")
     qtbot.waitUntil(lambda: "stopped counting" in view.reveal.text(), timeout=20_000)
     said = view.reveal.text()
-    assert f"143 earlier rated target(s) of {metric} stopped counting in its audits" in said
-    assert "rated outside any sample" in said
+    assert f"143 earlier rating(s) of {metric} stopped counting in its audits" in said
+    assert "made outside any sample" in said
+    for width, height in ((1280, 720), (1024, 768)):
+        window.resize(width, height)
+        save_shots(qtbot, window, f"desk-stopped-counting-{width}")
 
 
 def test_the_desk_says_which_licences_a_rating_changed(window, qtbot, monkeypatch):

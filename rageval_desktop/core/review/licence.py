@@ -244,9 +244,8 @@ def moved(before: Standing, after: Standing, what: str) -> list[str]:
     for metric, now_out in after.left_out.items():
         dropped = now_out - before.left_out.get(metric, now_out)
         if dropped > 0:
-            out.append(f"{dropped} earlier rated target(s) of {metric} stopped counting in its audits: they cannot be "
-                       "weighed as the sample the audits now read was drawn (rated outside any sample, or ahead of "
-                       "the targets still to rate in its order; import ratings with the sample they were rated on)")
+            out.append(f"{dropped} earlier rating(s) of {metric} stopped counting in its audits: made outside any "
+                       "sample (or ahead of its rated order), they cannot be weighed as the sample now read was drawn")
     return out
 
 

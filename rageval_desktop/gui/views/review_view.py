@@ -346,11 +346,12 @@ class ReviewView(QWidget):
         self.reveal.setWordWrap(True)
         self.reveal.setTextFormat(Qt.TextFormat.PlainText)
         actions = QHBoxLayout()            # below the scale: the scale's buttons get the row's width
-        actions.addWidget(self.reveal, 1)
+        actions.addStretch(1)
         for button in (self.skip_button, self.next_button, self.comment_button, self.reference_button,
                        self.undo_button):
             actions.addWidget(button)
         layout.addLayout(actions)
+        layout.addWidget(self.reveal)      # what a rating did, the whole width (it names licences it moved)
         self.new_button.clicked.connect(self.new_sample)
         self.extend_button.clicked.connect(self.extend_sample)
         self.prompt_button.clicked.connect(self.show_prompt)

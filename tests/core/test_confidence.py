@@ -83,6 +83,7 @@ def test_repeated_asks_give_each_verdict_a_confidence_that_selective_judging_rea
         found = selective.selective(p, judge)
         assert found["source"] == "asks" and "repeated asks" in found["confidence"]
         s = found["slices"]["all"]
+        assert selective.pool(p, judge, "asks").size == ROWS      # the run's rows, not the repeated asks' own
         assert s["level"] is not None and s["bound"] <= 0.1
         assert found["runs"]["v1"]["decided"] >= 0.6             # the sure rows, and guesses that never wavered
         routed = selective.route(p, [judge], [s["level"]], "v1")

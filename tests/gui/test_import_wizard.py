@@ -170,3 +170,27 @@ def test_a_preview_that_lands_after_the_dialog_closed_is_dropped(window, qtbot, 
     workers.pool().waitForDone()
     qtbot.wait(100)                   # its result delivered: nothing raised in the event loop (pytest-qt fails on it)
     assert not shiboken6.isValid(dialog)
+
+
+def test_the_wizard_imports_the_files_peers_ship(window, qtbot):
+    """Issue 76.1: ragas-examples' dataset (a header ending in an empty name) showed an empty preview with Import
+    disabled; open-rag-eval's results (80 blank rows at the end) were refused at row 21. Both preview, say what was
+    left out, and may be imported."""
+    from pathlib import Path
+
+    from tests.gui.conftest import save_shots
+
+    peers = Path(__file__).resolve().parent.parent / "data" / "peers"
+    for name, kind, layout, said in (
+            ("ragas-hf_doc_qa_eval.csv", "golden", "ragas-examples", "have no name and were left out"),
+            ("open-rag-eval-responses_eng_eng.csv", "run", "open-rag-eval", "80 row(s) with every cell empty")):
+        dialog = wizard(window, qtbot, peers / name)
+        assert dialog.kind.currentData() == kind
+        assert f"detected layout: {layout}" in dialog.detected.text()
+        assert said in dialog.summary.text() and dialog.head.rowCount() > 0
+        assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+        for width, height in ((1280, 720), (1024, 768)):
+            window.resize(width, height)
+            dialog.resize(min(width - 80, 1000), height - 120)
+            save_shots(qtbot, dialog, f"wizard-{layout}-{width}")
+        dialog.close()

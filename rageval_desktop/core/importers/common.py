@@ -12,7 +12,7 @@ from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_passage
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.layouts import NATIVE_RUN, Layout, choose_layout, column_run_records
-from rageval_desktop.core.importers.readers import Apart, ArrowChunk, stream_parts
+from rageval_desktop.core.importers.readers import Apart, ArrowChunk, skipped, stream_parts
 from rageval_desktop.core.metrics import values as run_values
 
 if TYPE_CHECKING:   # (the reader process imports this module and never opens a project: 16 ms of its start)
@@ -90,6 +90,7 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
             return False
 
     apart = Apart(native_from_the_start if columns_apart and not mapping else None)
+    progress = progress if progress is not None else {}
     chunks = stream_parts(path, size, progress, apart)
     first = next(chunks)
     columns = list(dict.fromkeys(first.names if isinstance(first, ArrowChunk) else
@@ -110,6 +111,10 @@ def stream_load(path: str | Path, kind: str, fmt: str | None, mapping: dict[str,
         return [{mapping.get(k, k): v for k, v in row.items()} for row in rows] if mapping else rows
 
     def converted() -> Iterator[list]:
+        yield from parts()
+        cells.warnings.extend(skipped(progress))
+
+    def parts() -> Iterator[list]:
         if layout.name == "open-rag-eval":
             yield layout.convert([row for chunk in itertools.chain([first], chunks) for row in renamed(chunk)], cells)
             return

@@ -148,6 +148,17 @@ def _cookbook_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     return out
 
 
+def _examples_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    """ragas-examples' datasets (`question`, `expected_answer`: improve_rag's hf_doc_qa_eval.csv)."""
+    known = set(EXAMPLES_GOLDEN.known)
+    return [GoldenRecord(row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
+                         gold_answer=c.text(r, "expected_answer", i), gold_chunk_ids=[],
+                         slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
+                         given=given_fields(r, known, {"gold_answer": ("expected_answer",),
+                                                       "slice_tag": ("slice_tag",)}))
+            for i, r in enumerate(records, start=1)]
+
+
 # --- run layouts -------------------------------------------------------------------------------
 def _numbers(r: dict, c: Cells, i: int, cost_col: str = "cost_usd") -> dict[str, Any]:
     return dict(latency_ms=c.number(r, "latency_ms", i), cost_usd=c.number(r, cost_col, i),
@@ -481,6 +492,17 @@ def _cookbook_run(records: list[dict], c: Cells) -> list[RunRecord]:
     return out
 
 
+def _experiment_run(records: list[dict], c: Cells) -> list[RunRecord]:
+    """A ragas experiment's results (ragas-examples' evals.py: `question`, `model_response`, `retrieved_documents`,
+    the dataset's `expected_answer` and the metric's columns, kept with the row)."""
+    known = set(EXPERIMENT_RUN.known)
+    return [RunRecord(row=i, external_id=c.text(r, "id", i), golden_id=None,
+                      question=c.text(r, "question", i, required=True), answer=c.text(r, "model_response", i),
+                      retrieved=[Passage(None, t) for t in c.text_list(r, "retrieved_documents", i)],
+                      metadata=c.extras(r, known - {"expected_answer"}, i))
+            for i, r in enumerate(records, start=1)]
+
+
 def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
     """One row per passage; the answer sits on the first row of each (query_id, query_run) group. Each query_run
     of a query is a row of its own (id `query_6#run2`), and metrics average a question's runs (rowdata)."""
@@ -526,6 +548,8 @@ COOKBOOK_GOLDEN = Layout("hf-cookbook", "golden", ("question", "answer", "contex
                          ("id", "source_doc", "slice_tag", "groundedness_score", "relevance_score",
                           "standalone_score"), _cookbook_golden,
                          "HF cookbook eval set: question, answer, context, source_doc")
+EXAMPLES_GOLDEN = Layout("ragas-examples", "golden", ("question", "expected_answer"), ("id", "slice_tag"),
+                         _examples_golden, "ragas-examples dataset: question, expected_answer")
 NATIVE_RUN = Layout("native", "run", ("question", "answer", "retrieved"),
                     ("id", "golden_id", "latency_ms", "cost_usd", "prompt_tokens", "completion_tokens"),
                     _native_run, "question, answer, retrieved [{chunk_id, text, score}] (+ id, golden_id, ...)")
@@ -541,10 +565,14 @@ COOKBOOK_RUN = Layout("hf-cookbook", "run", ("question", "generated_answer", "re
                       ("id", "true_answer", "source_doc"), _cookbook_run,
                       "HF cookbook test output: question, generated_answer, retrieved_docs")
 
+EXPERIMENT_RUN = Layout("ragas-experiment", "run", ("question", "model_response"),
+                        ("id", "expected_answer", "retrieved_documents"), _experiment_run,
+                        "ragas experiment results: question, model_response, retrieved_documents")
+
 LAYOUTS: dict[str, tuple[Layout, ...]] = {
     # most specific first: detection takes the first layout whose required columns are all present
-    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, NATIVE_GOLDEN),
-    "run": (OPEN_RAG_EVAL, RAGAS_RUN, COOKBOOK_RUN, NATIVE_RUN),
+    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, EXAMPLES_GOLDEN, NATIVE_GOLDEN),
+    "run": (OPEN_RAG_EVAL, RAGAS_RUN, COOKBOOK_RUN, EXPERIMENT_RUN, NATIVE_RUN),
 }
 
 

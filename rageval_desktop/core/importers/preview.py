@@ -19,7 +19,7 @@ from rageval_desktop.core.base.text import normalise_question
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.golden_import import LABELS, OPTIONAL_FIELDS, cleared_labels, kept_fields
 from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout
-from rageval_desktop.core.importers.readers import stream_records
+from rageval_desktop.core.importers.readers import skipped, stream_records
 from rageval_desktop.core.importers.run_reader import golden_index, link_golden
 from rageval_desktop.core.store.project import Project
 
@@ -50,6 +50,15 @@ class Preview:
     suggested: dict[str, str]          # file column -> target, where a name looks like one
     summary: dict[str, Any] = field(default_factory=dict)
     error: str | None = None           # why the file cannot be imported as it stands (GUI wording)
+    fits: list[str] = field(default_factory=list)   # the kinds whose layouts its columns match as they are
+
+
+def fits(columns: list[str]) -> list[str]:
+    """The kinds a file with these columns is, by its columns alone (run first: a run's layouts need more), so that
+    the wizard's first guess is not the file name's (two golden sets were first shown as runs)."""
+    present = set(columns)
+    out = [kind for kind in ("run", "golden") if any(not lay.missing(present) for lay in LAYOUTS[kind])]
+    return out + (["corpus"] if all(c in present for c in CORPUS_REQUIRED) else [])
 
 
 def _cell(value: Any) -> str:
@@ -64,6 +73,9 @@ def _closest(kind: str, columns: list[str], forced: str | None) -> Layout:
     layouts = LAYOUTS[kind]
     if forced:
         return next((lay for lay in layouts if lay.name == forced), layouts[-1])
+    found = next((lay for lay in layouts if not lay.missing(set(columns))), None)
+    if found is not None:                # a layout the file matches as it is: the import takes that one
+        return found
 
     def cost(lay: Layout) -> tuple[int, int, bool]:
         after = {suggest(columns, lay).get(c, c) for c in columns}
@@ -97,10 +109,12 @@ def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | 
     if kind not in (*LAYOUTS, "corpus"):
         raise RagevalError(f"a preview is for a golden set, a run or a corpus, not {kind!r}")
     path = Path(path)
-    chunks = stream_records(path)                # a file that cannot be read raises, with file/row/column
+    notes: dict[str, int] = {}
+    chunks = stream_records(path, progress=notes)    # a file that cannot be read raises, with file/row/column
     first = next(chunks)
     columns = list(dict.fromkeys(key for row in first for key in row))
     head = [[_cell(r.get(c)) for c in columns] for r in first[:HEAD_ROWS]]
+    kinds = fits(columns)
     if kind == "corpus":
         missing = [c for c in CORPUS_REQUIRED if c not in columns]
         rows = len(first) + sum(len(chunk) for chunk in chunks)
@@ -108,7 +122,7 @@ def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | 
                        layout=None if missing else "corpus", closest="corpus", missing=missing,
                        targets=[(c, True) for c in CORPUS_REQUIRED] + [(c, False) for c in ("doc_id", "position")],
                        suggested={}, summary={} if missing else {"rows": rows, "new_slices": []},
-                       error=f"a corpus needs the column(s) {', '.join(missing)}" if missing else None)
+                       error=f"a corpus needs the column(s) {', '.join(missing)}" if missing else None, fits=kinds)
     mapping = {k: v for k, v in (mapping or {}).items() if v and k in columns}
     mapped_columns = [mapping.get(c, c) for c in columns]
     present = set(mapped_columns)
@@ -116,7 +130,7 @@ def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | 
     out = Preview(file=path.name, kind=kind, columns=columns, head=head, rows=len(first),
                   layout=None, closest=closest.name, missing=closest.missing(present),
                   targets=[(t, True) for t in closest.required] + [(t, False) for t in closest.optional],
-                  suggested=suggest(columns, closest))
+                  suggested=suggest(columns, closest), fits=kinds)
     try:
         layout = choose_layout(kind, mapped_columns, fmt, path.name)
     except ImportFailed as exc:
@@ -140,7 +154,7 @@ def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | 
         out.error = exc.for_gui()
         return out
     out.rows = rows
-    out.summary = tally.summary() | {"warnings": list(cells.warnings)}
+    out.summary = tally.summary() | {"warnings": [*cells.warnings, *skipped(notes)]}
     return out
 
 

@@ -174,8 +174,8 @@ def read_records(path: str | Path) -> tuple[Rows, list[str]]:
             raise ImportFailed("the file has a header but no data rows", file=path.name)
         return rows, list(rows[0])
     frame = _binary(path, fmt, raw)
-    columns = [str(c).strip() for c in frame.columns]
-    _check_names(path, columns)
+    columns, keep = _named(path, [str(c) for c in frame.columns], None)
+    frame = frame.iloc[:, :keep]
     frame.columns = columns
     if len(frame) == 0:
         raise ImportFailed("the file has a header but no data rows", file=path.name)
@@ -251,12 +251,33 @@ def _json(path: Path, text: str) -> tuple[Rows, list[str]]:
 
 
 def _check_names(path: Path, names: list[str]) -> None:
-    """Column names, in every format: unique and not empty (after stripping spaces)."""
+    """Column names, in every format: unique and not empty (after stripping spaces). A refusal names the column by
+    its position and its neighbours' names."""
     dupes = sorted({c for c in names if names.count(c) > 1 and c})
     if dupes:
-        raise ImportFailed(f"duplicate column name(s): {', '.join(dupes)}", file=path.name)
-    if "" in names or any(c.startswith("Unnamed: ") for c in names):
-        raise ImportFailed("a column has no name in the header row", file=path.name)
+        at = ", ".join(f"'{c}' (columns {', '.join(str(i + 1) for i, n in enumerate(names) if n == c)})"
+                       for c in dupes)
+        raise ImportFailed(f"duplicate column name(s): {at}; rename one", file=path.name)
+    for i, name in enumerate(names):
+        if name == "" or name.startswith("Unnamed: "):
+            before = f" after '{names[i - 1]}'" if i else ""
+            after = f" before '{names[i + 1]}'" if i + 1 < len(names) else ""
+            raise ImportFailed(f"column {i + 1}{before}{after} has no name in the header row: name it (an "
+                               "empty column at the end is left out)", file=path.name)
+
+
+def _named(path: Path, header: list[str], notes: dict[str, int] | None) -> tuple[list[str], int]:
+    """The header's names, stripped and checked, and how many columns are read: columns without a name at the end
+    (a trailing comma, as ragas-examples' `question,expected_answer,` has) are left out and counted in
+    notes["nameless"] — their cells, if any, in notes["nameless_cells"] as they are read."""
+    columns = [c.strip() for c in header]
+    keep = len(columns)
+    while keep > 1 and (columns[keep - 1] == "" or columns[keep - 1].startswith("Unnamed: ")):
+        keep -= 1
+    if keep < len(columns) and notes is not None:
+        notes["nameless"] = len(columns) - keep
+    _check_names(path, columns[:keep])
+    return columns[:keep], keep
 
 
 def _named_records(path: Path, rows: Rows) -> tuple[Rows, list[str]]:
@@ -390,6 +411,18 @@ class ArrowChunk:
             raise _not_parquet(exc, self.file) from None
 
 
+def skipped(notes: dict[str, int]) -> list[str]:
+    """What the reader left out of a file (`_csv_stream`, `_named`), in words."""
+    out = []
+    if notes.get("blank"):
+        out.append(f"{notes['blank']} row(s) with every cell empty were skipped (as a spreadsheet saves blank rows)")
+    if notes.get("nameless"):
+        cells = notes.get("nameless_cells", 0)
+        out.append(f"the last {notes['nameless']} column(s) of the header have no name and were left out"
+                   + (f"; {cells} row(s) had a value there, not imported" if cells else " (they were empty)"))
+    return out
+
+
 def stream_records(path: str | Path, size: int | None = None,
                    progress: dict[str, int] | None = None) -> Iterator[Rows]:
     """`stream_parts` without `apart`: every chunk is a list of dicts."""
@@ -423,7 +456,7 @@ def stream_parts(path: str | Path, size: int | None = None, progress: dict[str, 
     elif fmt == "jsonl":
         chunks = _jsonl_stream(path, _lines(path, gz, progress), size)
     elif gz:
-        chunks = _csv_stream(path, _lines(path, gz, progress), size)
+        chunks = _csv_stream(path, _lines(path, gz, progress), size, progress)
     else:
         chunks = _fast_csv_stream(path, size, progress)
     any_rows = False
@@ -488,8 +521,13 @@ def _jsonl_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[Row
         yield _named_records(path, rows)[0]
 
 
-def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[Rows]:
-    """The csv module over lines decoded one at a time (a bad byte names its line)."""
+def _csv_stream(path: Path, lines: Iterator[bytes], size: int, notes: dict[str, int] | None = None
+                ) -> Iterator[Rows]:
+    """The csv module over lines decoded one at a time (a bad byte names its line). Rows whose every cell is empty
+    (`,,,,` as a spreadsheet saves them) are skipped and counted in notes["blank"]; see `_named` for columns without
+    a name at the end."""
+    notes = notes if notes is not None else {}
+    notes["blank"] = notes["nameless_cells"] = 0
     state: dict[str, Any] = {"line": 0, "last": b""}
 
     def decoded() -> Iterator[str]:
@@ -511,19 +549,22 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int) -> Iterator[Rows]
         header = next(reader, None)
         if header is None:
             raise ImportFailed("the file is empty", file=path.name)
-        columns = [c.strip() for c in header]
-        _check_names(path, columns)
-        width = len(columns)
+        columns, keep = _named(path, header, notes)
+        width = len(header)
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip() and width > 1):
+                continue
+            if all(not v.strip() for v in row):
+                notes["blank"] += 1
                 continue
             count += 1
             if len(row) > width:
                 raise ImportFailed(f"has {len(row)} fields but the header has {width} (a comma inside an unquoted "
                                    "text?)", file=path.name, row=count)
             last = row
-            rows.append(dict(zip(columns, [(v if v != "" else None) for v in row] + [None] * (width - len(row)),
-                                 strict=True)))
+            notes["nameless_cells"] += any(v.strip() for v in row[keep:])
+            cells = [(v if v != "" else None) for v in row[:keep]]
+            rows.append(dict(zip(columns, cells + [None] * (keep - len(cells)), strict=True)))
             if len(rows) >= size:
                 yield rows
                 rows = []
@@ -553,10 +594,10 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
     padded, a blank line skipped) the one kept."""
     header = _plain_header(path)
     if header is None:
-        yield from _csv_stream(path, _lines(path, False, progress), size)
+        yield from _csv_stream(path, _lines(path, False, progress), size, progress)
         return
-    columns = [c.strip() for c in header]
-    _check_names(path, columns)
+    columns, keep = _named(path, header, progress)
+    progress["blank"] = progress["nameless_cells"] = 0
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -578,7 +619,12 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
                 if scan.lenient_before(after):   # the bytes this batch came from: read alike by both, or not used
                     raise _Lenient
                 values = [column.to_pylist() for column in batch.columns]
-                rows.extend(dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True))
+                for row in zip(*values, strict=True):
+                    if all(v is None or not v.strip() for v in row):      # `,,,,` as spreadsheets save it
+                        progress["blank"] += 1
+                        continue
+                    progress["nameless_cells"] += any(v is not None and v.strip() for v in row[keep:])
+                    rows.append(dict(zip(columns, row[:keep], strict=True)))
                 while len(rows) >= size:
                     chunk, rows = rows[:size], rows[size:]
                     done += len(chunk)
@@ -590,8 +636,8 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
             if scan.lenient_before(scan.size):     # the file's end too (a quoted text never closed)
                 raise _Lenient
     except (_Lenient, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, pa.ArrowIndexError):
-        rows = []
-        yield from _skip(_csv_stream(path, _lines(path, False, progress), size), done)
+        rows = []         # the csv module reads the file again from its start, and counts again
+        yield from _skip(_csv_stream(path, _lines(path, False, progress), size, progress), done)
         return
     finally:
         scan.close()

@@ -163,9 +163,10 @@ def pool(project: Project, judge: Judge, found: str | None = None) -> NDArray[np
     import numpy as np
 
     found = found or source(project, judge)
-    got = project.reader().execute(
-        "SELECT x.score, x.confidence FROM judgments x WHERE x.id IN (SELECT MAX(j.id) FROM judgments j WHERE "
-        "j.judge_id = ? AND j.status = 'ok' AND j.passage_rank = 0 GROUP BY j.run_row_id)", (judge.id,)).fetchall()
+    got = project.reader().execute(     # the runs' rows only: a stability check's repeated asks are rows of its own
+        "SELECT x.score, x.confidence FROM judgments x WHERE x.id IN (SELECT MAX(j.id) FROM judgments j JOIN run_rows "
+        "rr ON rr.id = j.run_row_id JOIN runs r ON r.id = rr.run_id WHERE j.judge_id = ? AND j.status = 'ok' AND "
+        "j.passage_rank = 0 AND r.purpose = 'run' GROUP BY j.run_row_id)", (judge.id,)).fetchall()
     if found == "mark":
         return confidence([float(v) for v, _ in got], judge.metric)
     return np.array([float(c or 0.0) for _, c in got], dtype=float)

@@ -35,8 +35,14 @@ from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import fit_dialog
 
 KINDS = (("run", "Outputs of a RAG run"), ("golden", "Golden set"), ("corpus", "Corpus chunks"))
-FORMATS = (("", "Detect from columns"), ("native", "native"), ("ragas", "ragas"), ("open-rag-eval", "open-rag-eval"),
-           ("hf-cookbook", "HF cookbook"))
+def formats() -> list[tuple[str, str]]:
+    """The Format box: detection, then every layout the importers declare (core.importers.layouts.LAYOUTS), once."""
+    from rageval_desktop.core.importers.layouts import LAYOUTS
+
+    names = dict.fromkeys(lay.name for kind in LAYOUTS.values() for lay in kind)
+    return [("", "Detect from columns"), *((name, name) for name in names)]
+
+
 KEEP = "(keep as is)"
 
 
@@ -66,6 +72,7 @@ class ImportDialog(QDialog):
         self.current: Any = None          # the latest Preview
         self._used: dict[str, str] = {}   # the mapping the latest preview was made with
         self._pending = 0                 # previews asked for; only the newest answer is shown
+        self._guessing = True             # the first preview may correct the kind guessed from the file's name
         outer = QVBoxLayout(self)
 
         # 1. what it is
@@ -83,7 +90,7 @@ class ImportDialog(QDialog):
         self.run_label.setBuddy(self.run_name)
         form.addRow(self.run_label, self.run_name)
         self.format = QComboBox()
-        for key, label in FORMATS:
+        for key, label in formats():
             self.format.addItem(label, key)
         form.addRow("&Format:", self.format)
         outer.addLayout(form)
@@ -192,6 +199,10 @@ class ImportDialog(QDialog):
                       on_error=failed)
 
     def show_preview(self, p: Any) -> None:
+        guessing, self._guessing = self._guessing, False
+        if guessing and p.fits and p.kind not in p.fits:      # its columns say what it is: that kind, once
+            self.kind.setCurrentIndex([k for k, _ in KINDS].index(p.fits[0]))
+            return
         self.current = p
         self.head.clear()
         self.head.setColumnCount(len(p.columns))
@@ -230,7 +241,7 @@ class ImportDialog(QDialog):
             self.clear_labels.setVisible(bool(clears))
             self.summary.setText("Will import " + " · ".join(parts) + "."
                                  + "".join("\n" + n for n in notes)
-                                 + ("\n" + "\n".join(s["warnings"][:3]) if s.get("warnings") else ""))
+                                 + "".join("\n" + w[:1].upper() + w[1:] for w in s.get("warnings", [])[:3]))
         else:
             self.clear_labels.setVisible(False)
             self.summary.setText("")

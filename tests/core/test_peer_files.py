@@ -70,3 +70,64 @@ def test_a_nameless_column_anywhere_else_is_named_by_its_place(project, tmp_path
     dupes.write_text("question,gold_answer,question\nQ?,A,R\n")
     assert main(["import", "golden", str(project), str(dupes)]) == 1
     assert "duplicate column name(s): 'question' (columns 1, 3)" in capsys.readouterr().err
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("kind, rows, layout, question, answer", [
+    ("golden", [{"input": "What does with do?", "target": "It manages a context.", "id": "s1"},
+                {"input": [{"role": "system", "content": "Be brief."},
+                           {"role": "user", "content": [{"type": "text", "text": "What is a generator?"}]}],
+                 "target": ["A function that yields.", "An iterator."], "id": "s2"}],
+     "inspect-ai", "What is a generator?", "A function that yields."),
+    ("golden", [{"input": "What does with do?", "expected_output": "It manages a context.", "context": ["c1"]},
+                {"input": "What is a generator?", "expected_output": "A function that yields."}],
+     "deepeval", "What is a generator?", "A function that yields."),
+    ("run", [{"input": "What does with do?", "actual_output": "Context.", "retrieval_context": ["p1", "p2"],
+              "completion_time": 1.5},
+             {"input": "What is a generator?", "actual_output": "A function that yields.",
+              "retrieval_context": ["p3"]}],
+     "deepeval", "What is a generator?", "A function that yields."),
+    ("run", [{"question": "What does with do?", "expected_answer": "x", "model_response": "Context.",
+              "retrieved_documents": "['p1...', 'p2...']", "correctness_score": "pass"},
+             {"question": "What is a generator?", "expected_answer": "y", "model_response": "A function that yields.",
+              "retrieved_documents": "[]", "correctness_score": "fail"}],
+     "ragas-experiment", "What is a generator?", "A function that yields."),
+])
+def test_peer_layouts_are_detected_not_mapped_by_hand(project, tmp_path, capsys, kind, rows, layout, question,
+                                                        answer):
+    """Issue 76.2: inspect-ai datasets, DeepEval goldens and test cases and ragas experiment results were refused or
+    needed a --map a user does not know to give."""
+    path = _jsonl(tmp_path / f"{layout}.jsonl", rows)
+    if kind == "run":
+        assert main(["import", "run", str(project), str(path), "--run", "r", "--json"]) == 0
+    else:
+        assert main(["import", "golden", str(project), str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == layout
+    with Project.open(project, read_only=True) as p:
+        sql = ("SELECT question, answer FROM run_rows" if kind == "run" else
+               "SELECT question, gold_answer FROM golden_rows")
+        assert (question, answer) in p.reader().execute(sql).fetchall()
+
+
+def test_a_deepeval_test_run_file_imports_its_test_cases(project, tmp_path, capsys):
+    run = {"testFile": "test_rag.py", "testCases": [
+        {"name": "test_case_0", "input": "What does with do?", "actualOutput": "Context.",
+         "expectedOutput": "It manages a context.", "retrievalContext": ["p1"], "success": True,
+         "metricsData": [{"name": "Faithfulness", "score": 1.0, "threshold": 0.5, "success": True}], "order": 0},
+        {"name": "test_case_1", "input": "What is a generator?", "actualOutput": "A function that yields.",
+         "retrievalContext": [], "success": False, "metricsData": [], "order": 1}]}
+    path = tmp_path / "test_run.json"
+    path.write_text(json.dumps(run))
+    assert main(["import", "run", str(project), str(path), "--run", "r", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["layout"] == "deepeval-test-run" and report["added"] == 2
+
+
+def test_a_refusal_says_the_map_that_would_read_the_file(project, tmp_path, capsys):
+    path = _jsonl(tmp_path / "g.jsonl", [{"prompt": "Q?", "ground_truth": "A"}])
+    assert main(["import", "golden", str(project), str(path)]) == 1
+    assert "--map question=prompt,gold_answer=ground_truth would read it" in capsys.readouterr().err

@@ -6,6 +6,7 @@ so any other layout can be read as a native one.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -155,6 +156,54 @@ def _examples_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
                          gold_answer=c.text(r, "expected_answer", i), gold_chunk_ids=[],
                          slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
                          given=given_fields(r, known, {"gold_answer": ("expected_answer",),
+                                                       "slice_tag": ("slice_tag",)}))
+            for i, r in enumerate(records, start=1)]
+
+
+def _turn(c: Cells, r: dict, column: str, i: int) -> str | None:
+    """inspect-ai's `input`: a text, or chat messages ({role, content}) whose last user turn is the question (a
+    content given as parts: their text parts, joined)."""
+    value = r.get(column)
+    if not isinstance(value, list):
+        return c.text(r, column, i, required=True)
+    users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
+    if not users:
+        raise c.fail("the chat messages hold no user turn to take the question from", i, column)
+    content = users[-1].get("content")
+    if isinstance(content, list):
+        content = "\n".join(str(part.get("text", "")) for part in content
+                            if isinstance(part, dict) and part.get("type") == "text")
+    return c.text({column: content}, column, i, required=True)
+
+
+def _inspect_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    """An inspect-ai dataset (`input`: text or chat messages; `target`: a text, or a list of acceptable ones — the
+    first is the gold answer, all are kept in metadata)."""
+    known = set(INSPECT_GOLDEN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        meta = c.extras(r, known, i)
+        target = r.get("target")
+        if isinstance(target, list):
+            targets = c.text_list(r, "target", i)
+            meta["targets"] = targets
+            answer = targets[0] if targets else None
+        else:
+            answer = c.text(r, "target", i)
+        out.append(GoldenRecord(row=i, id=c.text(r, "id", i), question=_turn(c, r, "input", i) or "",
+                                gold_answer=answer, gold_chunk_ids=[], slice_tag=c.text(r, "slice_tag", i),
+                                metadata=meta, given=given_fields(r, known, {"gold_answer": ("target",),
+                                                                              "slice_tag": ("slice_tag",)})))
+    return out
+
+
+def _deepeval_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    """DeepEval goldens (`input`, `expected_output`; its `context` and the rest kept in metadata)."""
+    known = set(DEEPEVAL_GOLDEN.known)
+    return [GoldenRecord(row=i, id=c.text(r, "id", i), question=c.text(r, "input", i, required=True),
+                         gold_answer=c.text(r, "expected_output", i), gold_chunk_ids=[],
+                         slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
+                         given=given_fields(r, known, {"gold_answer": ("expected_output",),
                                                        "slice_tag": ("slice_tag",)}))
             for i, r in enumerate(records, start=1)]
 
@@ -503,6 +552,31 @@ def _experiment_run(records: list[dict], c: Cells) -> list[RunRecord]:
             for i, r in enumerate(records, start=1)]
 
 
+def _deepeval_run(records: list[dict], c: Cells, names: dict[str, str] | None = None) -> list[RunRecord]:
+    """DeepEval test cases (`input`, `actual_output`, `retrieval_context`, `completion_time` in seconds,
+    `token_cost`) — or, with `names`, a test run's own camelCase keys."""
+    n = names or {}
+    key = {k: n.get(k, k) for k in ("input", "actual_output", "retrieval_context", "completion_time", "token_cost",
+                                     "name")}
+    known = set(DEEPEVAL_TEST_RUN.known if names else DEEPEVAL_RUN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        seconds = c.number(r, key["completion_time"], i)
+        out.append(RunRecord(
+            row=i, external_id=c.text(r, "id", i) or c.text(r, key["name"], i), golden_id=None,
+            question=c.text(r, key["input"], i, required=True), answer=c.text(r, key["actual_output"], i),
+            retrieved=[Passage(None, t) for t in c.text_list(r, key["retrieval_context"], i)],
+            latency_ms=None if seconds is None else seconds * 1000.0, cost_usd=c.number(r, key["token_cost"], i),
+            metadata=c.extras(r, known - {"expected_output", "expectedOutput"}, i)))
+    return out
+
+
+def _deepeval_test_run(records: list[dict], c: Cells) -> list[RunRecord]:
+    return _deepeval_run(records, c, {"input": "input", "actual_output": "actualOutput",
+                                      "retrieval_context": "retrievalContext", "completion_time": "completionTime",
+                                      "token_cost": "tokenCost", "name": "name"})
+
+
 def _open_rag_eval(records: list[dict], c: Cells) -> list[RunRecord]:
     """One row per passage; the answer sits on the first row of each (query_id, query_run) group. Each query_run
     of a query is a row of its own (id `query_6#run2`), and metrics average a question's runs (rowdata)."""
@@ -550,6 +624,10 @@ COOKBOOK_GOLDEN = Layout("hf-cookbook", "golden", ("question", "answer", "contex
                          "HF cookbook eval set: question, answer, context, source_doc")
 EXAMPLES_GOLDEN = Layout("ragas-examples", "golden", ("question", "expected_answer"), ("id", "slice_tag"),
                          _examples_golden, "ragas-examples dataset: question, expected_answer")
+DEEPEVAL_GOLDEN = Layout("deepeval", "golden", ("input", "expected_output"), ("id", "slice_tag"), _deepeval_golden,
+                         "DeepEval goldens: input, expected_output")
+INSPECT_GOLDEN = Layout("inspect-ai", "golden", ("input", "target"), ("id", "slice_tag"), _inspect_golden,
+                        "inspect-ai dataset: input (text or chat messages), target")
 NATIVE_RUN = Layout("native", "run", ("question", "answer", "retrieved"),
                     ("id", "golden_id", "latency_ms", "cost_usd", "prompt_tokens", "completion_tokens"),
                     _native_run, "question, answer, retrieved [{chunk_id, text, score}] (+ id, golden_id, ...)")
@@ -569,11 +647,45 @@ EXPERIMENT_RUN = Layout("ragas-experiment", "run", ("question", "model_response"
                         ("id", "expected_answer", "retrieved_documents"), _experiment_run,
                         "ragas experiment results: question, model_response, retrieved_documents")
 
+DEEPEVAL_RUN = Layout("deepeval", "run", ("input", "actual_output"),
+                      ("id", "name", "expected_output", "retrieval_context", "completion_time", "token_cost"),
+                      _deepeval_run, "DeepEval test cases: input, actual_output, retrieval_context")
+DEEPEVAL_TEST_RUN = Layout("deepeval-test-run", "run", ("input", "actualOutput"),
+                           ("id", "name", "expectedOutput", "retrievalContext", "completionTime", "tokenCost"),
+                           _deepeval_test_run, "DeepEval test run: testCases of input, actualOutput, retrievalContext")
+
 LAYOUTS: dict[str, tuple[Layout, ...]] = {
     # most specific first: detection takes the first layout whose required columns are all present
-    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, EXAMPLES_GOLDEN, NATIVE_GOLDEN),
-    "run": (OPEN_RAG_EVAL, RAGAS_RUN, COOKBOOK_RUN, EXPERIMENT_RUN, NATIVE_RUN),
+    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, EXAMPLES_GOLDEN, DEEPEVAL_GOLDEN, INSPECT_GOLDEN, NATIVE_GOLDEN),
+    "run": (OPEN_RAG_EVAL, RAGAS_RUN, COOKBOOK_RUN, EXPERIMENT_RUN, DEEPEVAL_RUN, DEEPEVAL_TEST_RUN, NATIVE_RUN),
 }
+
+
+SYNONYMS = {"question": ("query", "prompt", "input", "user_input", "q"),
+            "gold_answer": ("answer", "reference", "expected", "expected_answer", "expected_output", "target",
+                            "ground_truth", "truth"),
+            "gold_chunk_ids": ("chunk_ids", "gold_ids", "relevant_ids", "doc_ids", "reference_context_ids"),
+            "slice_tag": ("slice", "category", "tag", "type", "bucket"),
+            "answer": ("response", "output", "generated_answer", "prediction", "model_response", "actual_output"),
+            "retrieved": ("contexts", "passages", "retrieved_contexts", "documents", "retrieved_documents",
+                          "retrieval_context"),
+            "golden_id": ("gold_id", "qid", "question_id", "query_id")}
+
+
+def suggest(columns: list[str], layout: Layout) -> dict[str, str]:
+    """File column -> layout column, for columns the layout does not know whose name looks like one it needs."""
+    unknown = [c for c in columns if c not in layout.known]
+    free = [t for t in (*layout.required, *layout.optional) if t not in columns]
+    out: dict[str, str] = {}
+    for target in free:
+        names = {target, *SYNONYMS.get(target, ())}
+        match = next((c for c in unknown if c.lower().strip() in names and c not in out), None)
+        if match is None and len(target) > 4:   # fuzzy only for names long enough to mean something
+            close = difflib.get_close_matches(target, [c for c in unknown if c not in out], n=1, cutoff=0.8)
+            match = close[0] if close else None
+        if match is not None:
+            out[match] = target
+    return out
 
 
 def parse_mapping(spec: str | None) -> dict[str, str]:
@@ -609,7 +721,18 @@ def choose_layout(kind: str, columns: list[str], forced: str | None, file: str) 
         if not layout.missing(present):
             return layout
     wanted = "; ".join(lay.description for lay in layouts)
+    would = _would_map(layouts, columns)
     raise ImportFailed(f"missing required columns: no {kind} format matches the columns "
                        f"{', '.join(columns)}. Expected one of: {wanted}", file=file,
-                       cli_hint="Use --map target=source to rename columns, or --format to choose a format",
+                       cli_hint=(f"--map {would} would read it" if would else "Use --map target=source to rename "
+                                 "columns") + ", or --format to choose a format",
                        gui_hint="Map the file's columns in the import dialog, or choose the format there")
+
+
+def _would_map(layouts: tuple[Layout, ...], columns: list[str]) -> str | None:
+    """The --map (target=source,...) that makes the first layout match, from the columns' names (`suggest`)."""
+    for layout in layouts:
+        mapping = suggest(columns, layout)
+        if mapping and not layout.missing({mapping.get(c, c) for c in columns}):
+            return ",".join(f"{target}={source}" for source, target in mapping.items())
+    return None

@@ -7,7 +7,6 @@ summary: rows, rows linked to the golden set and not, new slices, warnings. Erro
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from rageval_desktop.core.base.errors import ImportFailed, RagevalError
 from rageval_desktop.core.base.text import normalise_question
 from rageval_desktop.core.importers.cells import Cells
 from rageval_desktop.core.importers.golden_import import LABELS, OPTIONAL_FIELDS, cleared_labels, kept_fields
-from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout
+from rageval_desktop.core.importers.layouts import LAYOUTS, Layout, choose_layout, suggest
 from rageval_desktop.core.importers.readers import skipped, stream_records
 from rageval_desktop.core.importers.run_reader import golden_index, link_golden
 from rageval_desktop.core.store.project import Project
@@ -27,15 +26,6 @@ HEAD_ROWS = 8
 CORPUS_REQUIRED = ("chunk_id", "text")
 CELL_PREVIEW = 80
 # names people give the columns a layout needs (lower-case), for suggestions the user can accept or change
-SYNONYMS = {"question": ("query", "prompt", "input", "user_input", "q"),
-            "gold_answer": ("answer", "reference", "expected", "expected_answer", "ground_truth", "truth"),
-            "gold_chunk_ids": ("chunk_ids", "gold_ids", "relevant_ids", "doc_ids", "reference_context_ids"),
-            "slice_tag": ("slice", "category", "tag", "type", "bucket"),
-            "answer": ("response", "output", "generated_answer", "prediction"),
-            "retrieved": ("contexts", "passages", "retrieved_contexts", "documents"),
-            "golden_id": ("gold_id", "qid", "question_id", "query_id")}
-
-
 @dataclass
 class Preview:
     file: str
@@ -82,22 +72,6 @@ def _closest(kind: str, columns: list[str], forced: str | None) -> Layout:
         return len(lay.missing(after)), -len(lay.known & after), lay.name != "native"
 
     return min(layouts, key=cost)
-
-
-def suggest(columns: list[str], layout: Layout) -> dict[str, str]:
-    """File column -> layout column, for columns the layout does not know whose name looks like one it needs."""
-    unknown = [c for c in columns if c not in layout.known]
-    free = [t for t in (*layout.required, *layout.optional) if t not in columns]
-    out: dict[str, str] = {}
-    for target in free:
-        names = {target, *SYNONYMS.get(target, ())}
-        match = next((c for c in unknown if c.lower().strip() in names and c not in out), None)
-        if match is None and len(target) > 4:   # fuzzy only for names long enough to mean something
-            close = difflib.get_close_matches(target, [c for c in unknown if c not in out], n=1, cutoff=0.8)
-            match = close[0] if close else None
-        if match is not None:
-            out[match] = target
-    return out
 
 
 def preview(project: Project | None, path: str | Path, kind: str, *, fmt: str | None = None,

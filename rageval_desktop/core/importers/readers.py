@@ -34,7 +34,7 @@ MAX_NUMBER_DIGITS = 100                   # JSON integers longer than this are n
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet",
            ".xlsx": "xlsx"}
 TEXT_FORMATS = {"csv", "jsonl", "json"}
-JSON_CONTAINER_KEYS = ("rows", "data", "records", "samples", "examples")
+JSON_CONTAINER_KEYS = ("rows", "data", "records", "samples", "examples", "testCases", "goldens", "test_cases")
 
 
 def file_format(path: Path) -> tuple[str, bool]:

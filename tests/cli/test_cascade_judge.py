@@ -15,7 +15,7 @@ from rageval_desktop.core.store.project import Project
 from tests.support.capitals import country, short_capitals, unsure
 from tests.support.fake_openai import FakeOpenAI, Reply
 
-ROWS = 90
+ROWS = 135   # the dear judge calibrates on the 45 rated rows the cheap one leaves (43 can show it safe at δ / 2)
 
 
 def passes(k: int) -> bool:
@@ -24,7 +24,7 @@ def passes(k: int) -> bool:
 
 @pytest.fixture
 def project(tmp_path, monkeypatch, capsys):
-    """90 rows, every one rated: even rows pass, odd rows fail."""
+    """135 rows, every one rated: even rows pass, odd rows fail."""
     monkeypatch.setenv("JUDGE_KEY", "sk-test-key")
     path = short_capitals(tmp_path, ROWS)
     with Project.open(path) as p:
@@ -65,7 +65,7 @@ def test_the_dear_judge_is_asked_only_where_the_cheap_one_is_unsure(project, cap
         assert out["desk"] == 0 and out["stopped"] is None
         assert {k: v for k, v in out["rows"].items()} == {f"r{k}": "big" if unsure(k) else "small"
                                                         for k in range(ROWS)}
-        assert [s["level"] for s in out["stages"]] == [1.0, 1.0]
+        assert [s["level"] for s in out["stages"]] == [0.025, 0.0]   # the loosest levels of the grid shown safe
         assert all(s["bound"] <= 0.1 for s in out["stages"])
         # run again: nothing is bought twice, the same routing
         assert main(["judge", project, "--run", "v1", "--cascade", "small,big", "--dry-run", "--json"]) == 0
@@ -75,7 +75,7 @@ def test_the_dear_judge_is_asked_only_where_the_cheap_one_is_unsure(project, cap
         assert main(["judge", project, "--run", "v1", "--cascade", "small,big"]) == 0
         text = capsys.readouterr().out
         assert sum(asked.values()) == ROWS + ROWS // 3
-        assert "small 67%, big 33%, desk 0%" in text and "0 judged now, 90 already" in text
+        assert "small 67%, big 33%, desk 0%" in text and "0 judged now, 135 already" in text
 
 
 @pytest.mark.parametrize(("extra", "said"), [

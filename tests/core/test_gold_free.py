@@ -319,7 +319,7 @@ def test_chain_judges_are_configured_with_their_steps(ore):
         add_gold_free_judges(ore, server, cit=False)
         with pytest.raises(JudgeConfigError, match="step of the nugget chain"):
             add_judge(ore, "bad", "nuggets", "llm", model="m", base_url=server.url, rubric="nugget_creation")
-        with pytest.raises(JudgeConfigError, match="takes a hhem judge") as refused:
+        with pytest.raises(JudgeConfigError, match="takes a hhem or peer judge") as refused:
             add_judge(ore, "bad", "hallucination", "llm", model="m", base_url=server.url)
         # core says what is wrong; the flag is the CLI's hint, never in the message a dialog shows (issue 29)
         assert "--" not in str(refused.value) and "--kind hhem" in refused.value.for_cli()

@@ -181,7 +181,8 @@ def test_the_judge_dialog_offers_the_gold_free_kinds(window, qtbot, server):
     dialog.model_edit.setText("")
     assert ok.isEnabled() and dialog.model_edit.isHidden() and dialog.base_url.isHidden()
     mode = dialog.choice_boxes["mode"]
-    assert not mode.isHidden() and dialog.kind_box.currentData() == "hhem" and dialog.kind_box.count() == 1
+    assert not mode.isHidden() and dialog.kind_box.currentData() == "hhem"
+    assert [dialog.kind_box.itemData(i) for i in range(dialog.kind_box.count())] == ["hhem", "peer"]
     assert "rageval models add hhem" in dialog.note.text()
     mode.setCurrentIndex(mode.findData("claims"))
     values = dialog.values()

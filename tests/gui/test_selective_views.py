@@ -50,13 +50,13 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     dash = w.page("dashboard")
     assert w.pages.currentWidget() is dash
     qtbot.waitUntil(lambda: dash.summary is not None and dash.summary["run"] == "v2", timeout=30_000)
-    assert "correctness from minilm-similarity (selective licence): it decides 60% of this run's rows" in \
+    assert "correctness from minilm-similarity (selective licence): it decides 40% of this run's rows" in \
         dash.note.text()
     records = [dash.model.record(r) for r in range(dash.model.rowCount())]
     easy = next(i for i, r in enumerate(records) if r["slice"] == "easy")
     column = [k for k, _ in dash.model.columns].index("correctness")
     tip = dash.model.index(easy, column).data(Qt.ItemDataRole.ToolTipRole)
-    assert "minilm-similarity decides 33% of this slice's rows" in tip
+    assert "minilm-similarity decides 8% of this slice's rows" in tip
     save_shots(qtbot, w, f"selective-dashboard-{size[0]}")
     with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):
         w.select_nav("compare")

@@ -175,7 +175,7 @@ def read_records(path: str | Path) -> tuple[Rows, list[str]]:
         return rows, list(rows[0])
     frame = _binary(path, fmt, raw)
     columns, keep = _named(path, [str(c) for c in frame.columns], None)
-    frame = frame.iloc[:, :keep]
+    frame = frame.iloc[:, keep]
     frame.columns = columns
     if len(frame) == 0:
         raise ImportFailed("the file has a header but no data rows", file=path.name)
@@ -266,18 +266,25 @@ def _check_names(path: Path, names: list[str]) -> None:
                                "empty column at the end is left out)", file=path.name)
 
 
-def _named(path: Path, header: list[str], notes: dict[str, int] | None) -> tuple[list[str], int]:
-    """The header's names, stripped and checked, and how many columns are read: columns without a name at the end
-    (a trailing comma, as ragas-examples' `question,expected_answer,` has) are left out and counted in
-    notes["nameless"] — their cells, if any, in notes["nameless_cells"] as they are read."""
+def _nameless(name: str) -> bool:
+    return name == "" or name.startswith("Unnamed: ")
+
+
+def _named(path: Path, header: list[str], notes: dict[str, int] | None) -> tuple[list[str], list[int]]:
+    """The header's names, stripped and checked, and the positions of the columns read: a first column without a
+    name (the index pandas' `to_csv` writes: a ragas result saved with `df.to_csv(path)`) and columns without a name
+    at the end (a trailing comma, as ragas-examples' `question,expected_answer,` has) are left out and counted in
+    notes["index"] and notes["nameless"] — cells the trailing ones hold in notes["nameless_cells"] as they are
+    read. A nameless column anywhere else is refused by `_check_names`."""
     columns = [c.strip() for c in header]
-    keep = len(columns)
-    while keep > 1 and (columns[keep - 1] == "" or columns[keep - 1].startswith("Unnamed: ")):
-        keep -= 1
-    if keep < len(columns) and notes is not None:
-        notes["nameless"] = len(columns) - keep
-    _check_names(path, columns[:keep])
-    return columns[:keep], keep
+    first = 1 if len(columns) > 1 and _nameless(columns[0]) else 0
+    last = len(columns)
+    while last > first + 1 and _nameless(columns[last - 1]):
+        last -= 1
+    if notes is not None:
+        notes["index"], notes["nameless"] = first, len(columns) - last
+    _check_names(path, columns[first:last])
+    return columns[first:last], list(range(first, last))
 
 
 def _named_records(path: Path, rows: Rows) -> tuple[Rows, list[str]]:
@@ -414,6 +421,8 @@ class ArrowChunk:
 def skipped(notes: dict[str, int]) -> list[str]:
     """What the reader left out of a file (`_csv_stream`, `_named`), in words."""
     out = []
+    if notes.get("index"):
+        out.append("the first column has no name (the index pandas' to_csv writes) and was left out")
     if notes.get("blank"):
         out.append(f"{notes['blank']} row(s) with every cell empty were skipped (as a spreadsheet saves blank rows)")
     if notes.get("nameless"):
@@ -550,7 +559,7 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int, notes: dict[str, 
         if header is None:
             raise ImportFailed("the file is empty", file=path.name)
         columns, keep = _named(path, header, notes)
-        width = len(header)
+        width, end = len(header), keep[-1] + 1
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip() and width > 1):
                 continue
@@ -562,9 +571,9 @@ def _csv_stream(path: Path, lines: Iterator[bytes], size: int, notes: dict[str, 
                 raise ImportFailed(f"has {len(row)} fields but the header has {width} (a comma inside an unquoted "
                                    "text?)", file=path.name, row=count)
             last = row
-            notes["nameless_cells"] += any(v.strip() for v in row[keep:])
-            cells = [(v if v != "" else None) for v in row[:keep]]
-            rows.append(dict(zip(columns, cells + [None] * (keep - len(cells)), strict=True)))
+            notes["nameless_cells"] += any(v.strip() for v in row[end:])
+            cells = [(v if v != "" else None) for v in row[keep[0]:end]]
+            rows.append(dict(zip(columns, cells + [None] * (len(keep) - len(cells)), strict=True)))
             if len(rows) >= size:
                 yield rows
                 rows = []
@@ -597,6 +606,7 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
         yield from _csv_stream(path, _lines(path, False, progress), size, progress)
         return
     columns, keep = _named(path, header, progress)
+    start, end = keep[0], keep[-1] + 1
     progress["blank"] = progress["nameless_cells"] = 0
     import pyarrow as pa
     import pyarrow.csv as pcsv
@@ -623,8 +633,8 @@ def _fast_csv_stream(path: Path, size: int, progress: dict[str, int]) -> Iterato
                     if all(v is None or not v.strip() for v in row):      # `,,,,` as spreadsheets save it
                         progress["blank"] += 1
                         continue
-                    progress["nameless_cells"] += any(v is not None and v.strip() for v in row[keep:])
-                    rows.append(dict(zip(columns, row[:keep], strict=True)))
+                    progress["nameless_cells"] += any(v is not None and v.strip() for v in row[end:])
+                    rows.append(dict(zip(columns, row[start:end], strict=True)))
                 while len(rows) >= size:
                     chunk, rows = rows[:size], rows[size:]
                     done += len(chunk)

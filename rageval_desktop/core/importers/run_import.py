@@ -18,6 +18,7 @@ from rageval_desktop.core.importers.common import ImportReport, keep_run_values
 from rageval_desktop.core.importers.reader_process import ReaderProcess
 from rageval_desktop.core.importers.readers import file_format
 from rageval_desktop.core.importers.run_reader import PASSAGE_WIDTH, ROW_WIDTH, InProcess
+from rageval_desktop.core.judges.kinds.peer import number
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Checkpoint, Project, inserted_id
 
@@ -96,7 +97,44 @@ def _import(project: Project, run_name: str, replace: bool, notes: str | None, c
         _write(project, run_name, notes, config, ctx, size, source, report, existing, checkpoint)
         ctx.report(size, size, "writing the project file", force=True)
     ctx.report(size, size, "done", force=True)
+    report.warnings.extend(scores_kept(project, run_name))
     return report
+
+
+SCORES_READ = 200      # rows of a run whose kept columns are looked at for another tool's scores
+
+
+def scores_kept(project: Project, run_name: str) -> list[str]:
+    """Columns another tool scored the run's rows in (a ragas result's faithfulness, a DeepEval test run's metrics),
+    kept with the rows: a note saying how to audit them as a judge (core.judges.kinds.peer) — they were kept as text
+    no reviewer could audit, and nothing said so."""
+    import json
+
+    counts: dict[str, int] = {}
+    seen = 0
+    for (text,) in project.reader().execute(
+            "SELECT rr.metadata FROM run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = ? LIMIT ?",
+            (run_name, SCORES_READ)):
+        found = json.loads(text) if text else {}
+        if not isinstance(found, dict):
+            continue
+        seen += 1
+        for key, value in found.items():
+            if isinstance(value, list) and key == "metricsData":
+                for m in value:
+                    if isinstance(m, dict) and number(m.get("score")) is not None:
+                        name = f"metricsData/{m.get('name')}"
+                        counts[name] = counts.get(name, 0) + 1
+            elif number(value) is not None:
+                counts[str(key)] = counts.get(str(key), 0) + 1
+    columns = [k for k, n in counts.items() if n >= max(1, seen // 2) and k not in ("query_run",)]
+    if not columns:
+        return []
+    first = columns[0]
+    return [f"another tool's scores are kept with the rows in {', '.join(columns[:8])}"
+            + (" …" if len(columns) > 8 else "") + f": audit them as a judge with rageval judges add PROJECT "
+            f"--name peer-{first.split('/')[-1].lower().replace(' ', '-')} --kind peer --metric METRIC "
+            f"--param column={first}, then rageval judge PROJECT --run {run_name} --judge that name"]
 
 
 def _write(project: Project, run_name: str, notes: str | None, config: dict | None, ctx: TaskContext, size: int,

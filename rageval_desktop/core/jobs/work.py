@@ -238,7 +238,9 @@ def _item(judge: Judge, maker: KeyMaker, rid: int, rank: int, row: dict[str, Any
         item.meta = {"run_id": row["run_id"]}
     else:
         item.meta = judge.kind_of.plan(judge, row) or {}
-    if judge.spec.needs_reference and not row["reference"].strip():
+    if not getattr(judge.kind_of, "reads_fields", True):   # a kind whose verdicts come from elsewhere (a peer's)
+        pass
+    elif judge.spec.needs_reference and not row["reference"].strip():
         item.missing = "reference"
     elif judge.spec.level == "row" and not row["answer"].strip():
         item.missing = "answer"

@@ -60,6 +60,7 @@ class JudgeDialog(QDialog):
         self.kind_box = QComboBox()
         form.addRow("&Kind:", self.kind_box)
         self.choice_boxes: dict[str, QComboBox] = {}     # the kind's settings with fixed values (mode, measure)
+        self.field_edits: dict[str, QLineEdit] = {}       # the kind's settings given as text (a peer's column)
         self.rubric = QComboBox()
         form.addRow("&Rubric:", self.rubric)
         self.base_url = QLineEdit()
@@ -151,9 +152,9 @@ class JudgeDialog(QDialog):
         self._fill_rubrics()
 
     def _fill_choices(self) -> None:
-        for box in self.choice_boxes.values():
-            self.form.removeRow(box)
-        self.choice_boxes = {}
+        for widget in (*self.choice_boxes.values(), *self.field_edits.values()):
+            self.form.removeRow(widget)
+        self.choice_boxes, self.field_edits = {}, {}
         kind = self.kind()
         at = int(self.form.getWidgetPosition(self.kind_box)[0]) + 1  # type: ignore[index]  # (row, role): stubs say object
         for param, options in (kind.choices if kind else {}).items():
@@ -162,6 +163,15 @@ class JudgeDialog(QDialog):
                 box.addItem(f"{value} — {meaning}", value)
             self.form.insertRow(at, f"{param.replace('_', ' ').capitalize()}:", box)
             self.choice_boxes[param] = box
+            at += 1
+        # settings a kind takes as text (a peer judge's column): optional in the protocol, a line each
+        for param, meaning in (getattr(kind, "fields", None) or {}).items():
+            edit = QLineEdit()
+            edit.setPlaceholderText(meaning)
+            edit.setToolTip(meaning)
+            edit.textChanged.connect(self._check)
+            self.form.insertRow(at, f"{param.replace('_', ' ').capitalize()}:", edit)
+            self.field_edits[param] = edit
             at += 1
 
     def _fill_rubrics(self) -> None:
@@ -192,6 +202,9 @@ class JudgeDialog(QDialog):
             problem = f"A judge named '{name}' already exists."
         elif self.kind() is None:
             problem = "No installed judge kind can score this metric."
+        elif any(not edit.text().strip() for p, edit in self.field_edits.items() if p in self._required_fields()):
+            problem = "Fill in " + ", ".join(p for p, e in self.field_edits.items()
+                                             if p in self._required_fields() and not e.text().strip()) + "."
         elif not self._endpoint():
             problem = ""
         elif not self.model_edit.text().strip() and (not self._local() or self.base_url.text().strip()):
@@ -203,6 +216,9 @@ class JudgeDialog(QDialog):
                 problem = str(exc)
         self.problem.setText(problem)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
+
+    def _required_fields(self) -> tuple[str, ...]:
+        return tuple(getattr(self.kind(), "required_fields", ()) or ())
 
     def changes(self) -> dict[str, object]:
         """What the edit changes, compared with the judge as it was ({}: nothing — saving adds no undo step). The
@@ -229,6 +245,7 @@ class JudgeDialog(QDialog):
         base_url = self.base_url.text().strip() or None if endpoint else None
         model = self.model_edit.text().strip() or None if endpoint and (not local or base_url) else None
         params: dict[str, object] = {param: box.currentData() for param, box in self.choice_boxes.items()}
+        params.update({param: edit.text().strip() for param, edit in self.field_edits.items() if edit.text().strip()})
         if not local:
             params.update({"concurrency": self.concurrency.value(), "timeout": self.timeout.value()})
         return {"name": self.name.text().strip(), "metric": self.metric_box.currentData(),

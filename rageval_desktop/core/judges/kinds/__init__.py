@@ -36,6 +36,7 @@ BUILTIN = {
     "embedding": "rageval_desktop.core.judges.kinds.embedding:KIND",
     "lexical": "rageval_desktop.core.judges.kinds.lexical:KIND",
     "hhem": "rageval_desktop.core.judges.kinds.hhem:KIND",
+    "peer": "rageval_desktop.core.judges.kinds.peer:KIND",
 }
 
 
@@ -62,10 +63,13 @@ class Scored:
     latency_ms: float | None = None
     confidence: float | None = None     # how sure the kind is of this verdict, 0 to 1 (None: the score's distance
                                         # from the pass mark stands for it)
+    declined: str | None = None         # why the kind gives this item no verdict (its score is not read): stored as
+                                        # an error row saying so
 
 
 class Target(Protocol):
     """What a kind scores: an item of a job's plan — the fields a rubric would render, and what `plan` added."""
+    run_row_id: int
     fields: dict[str, str]
     meta: dict[str, Any]
 
@@ -76,6 +80,8 @@ def scored_problem(spec: MetricSpec, scored: Any) -> str | None:
     every later metric, inf showed as "—"."""
     if not isinstance(scored, Scored):
         return f"the kind returned {type(scored).__name__}, not a Scored verdict"
+    if scored.declined:
+        return str(scored.declined)[:500]
     value = scored.score
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"the score {str(value)[:40]!r} is not a number"
@@ -87,6 +93,11 @@ def scored_problem(spec: MetricSpec, scored: Any) -> str | None:
     if sure is not None and (isinstance(sure, bool) or not isinstance(sure, (int, float))
                              or not 0.0 <= float(sure) <= 1.0):
         return f"the confidence {str(sure)[:40]!r} is not a number from 0 to 1"
+    return _parts_problem(scored)
+
+
+def _parts_problem(scored: Scored) -> str | None:
+    """Why a verdict's label, rationale or detail cannot be stored (None: they can)."""
     for name in ("label", "rationale"):
         if getattr(scored, name) is not None and not isinstance(getattr(scored, name), str):
             return f"the {name} is {type(getattr(scored, name)).__name__}, not text"

@@ -48,8 +48,9 @@ def add_judges(command: Command) -> None:
     q.add_argument("project")
     q.add_argument("--name", required=True)
     q.add_argument("--metric", required=True, help=metric_choices())
-    q.add_argument("--kind", required=True, help="how it judges: llm, embedding, lexical, hhem, or a plug-in's kind "
-                                                 "(rageval judges kinds lists them)")
+    q.add_argument("--kind", required=True, help="how it judges: llm, embedding, lexical, hhem, peer (another "
+                                                 "tool's scores), or a plug-in's kind (rageval judges kinds lists "
+                                                 "them)")
     q.add_argument("--rubric", help="bundled rubric name (default: the metric's)")
     q.add_argument("--model", help="model name at the endpoint (LLM judges)")
     q.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI)")

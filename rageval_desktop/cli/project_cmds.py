@@ -178,7 +178,7 @@ def add_demo(command: Command) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--files", metavar="DIR", help="also write the files the demo is made from to DIR: chunks.jsonl, "
                                                  "golden.csv, outputs-v1.jsonl, outputs-v2.jsonl, ratings.csv, "
-                                                 "production.jsonl")
+                                                 "production.jsonl, open-rag-eval.csv")
     p.add_argument("--json", action="store_true")
 
 

@@ -74,7 +74,8 @@ def write_demo_files(folder: str | Path) -> list[Path]:
     `golden.csv` (the golden set; ids in a cell as a JSON list), `outputs-<run>.jsonl` per run, `ratings.csv` (the
     synthetic reviewer's ratings by run and question, as a spreadsheet would hold them) and `production.jsonl` (four
     questions as users typed them — v2's answers to golden questions, reworded by hand, so in no golden row: what
-    `golden promote` is for) — so the README's commands run as written. Existing files are replaced."""
+    `golden promote` is for), and `open-rag-eval.csv` (open-rag-eval's own test results, for gold-free metrics) — so
+    the README's commands run as written. Existing files are replaced."""
     import csv
     import gzip
 
@@ -107,6 +108,10 @@ def write_demo_files(folder: str | Path) -> list[Path]:
     written.append(folder / "ratings.csv")
     (folder / "production.jsonl").write_bytes((src / "production.jsonl").read_bytes())
     written.append(folder / "production.jsonl")
+    # open-rag-eval's own test results (vectara/open-rag-eval, data/test_csv_connector.csv, Apache-2.0): what the
+    # README's "Without gold labels" imports, so that it runs from an installed wheel too
+    (folder / "open-rag-eval.csv").write_bytes((src / "open-rag-eval.csv").read_bytes())
+    written.append(folder / "open-rag-eval.csv")
     return written
 
 

@@ -261,6 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         args.size = (width, height)
     pack = bool(args.project and args.project.endswith(".ragevalpack"))
+    from rageval_desktop.gui import window_libraries
+
+    lacking = window_libraries.missing()       # Qt aborts the process without them: said first, in words
+    if lacking:
+        print(window_libraries.explain(lacking), file=sys.stderr)
+        return 1
     app = make_app(icon=pack, first_paint=not pack)
     if pack:
         return open_pack(args.project, args, app)

@@ -66,6 +66,8 @@ def test_the_wheel_and_the_sdist_carry_everything(dist):
         members = {m.name.split("/", 1)[1] for m in t.getmembers() if "/" in m.name}
     assert {"LICENSE", "README.md", "constraints.txt", "setup.py", "pyproject.toml"} <= members
     assert not [r for r in RESOURCES if f"resources/{r}" not in members]
+    # issue 76: setuptools' defaults put 9 test files in the sdist without the support files they import
+    assert not [m for m in members if m.startswith(("tests/", "bench/"))]
 
 
 @pytest.mark.slow

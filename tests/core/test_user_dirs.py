@@ -48,3 +48,23 @@ def test_one_variable_keeps_them_all_together_for_tests_and_portable_installs(tm
     monkeypatch.setenv("RAGEVAL_DATA_DIR", str(tmp_path / "all"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     assert paths.user_config_dir() == paths.user_state_dir() == paths.user_data_dir() == tmp_path / "all"
+
+
+def test_on_macos_and_windows_the_folders_are_the_systems_own(tmp_path, monkeypatch):
+    """Issue 76.7: the XDG folders were used on every OS (~/.config on a Mac, on Windows). platformdirs decides; the
+    settings an earlier release kept in XDG's folder there are copied over once."""
+    import platformdirs
+    from platformdirs.macos import MacOS
+
+    monkeypatch.delenv("RAGEVAL_DATA_DIR", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for kind in ("data", "config", "state"):
+        monkeypatch.setattr(platformdirs, f"user_{kind}_dir",
+                            lambda app, appauthor, kind=kind: getattr(MacOS(app, appauthor), f"user_{kind}_dir"))
+    old = tmp_path / ".config" / "rageval-desktop"
+    old.mkdir(parents=True)
+    (old / "settings.ini").write_text("[General]\nreviewer=ann\n", encoding="utf-8")
+    mac = tmp_path / "Library" / "Application Support" / "rageval-desktop"
+    assert paths.user_config_dir() == paths.user_data_dir() == mac
+    assert (mac / "settings.ini").read_text(encoding="utf-8") == "[General]\nreviewer=ann\n"

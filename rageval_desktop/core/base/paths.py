@@ -28,35 +28,43 @@ def resources_dir() -> Path:
                             f"{checkout} and {packaged}); reinstall the app")
 
 
-def _user_dir(xdg: str, default: str, legacy: tuple[str, ...] = ()) -> Path:
-    """One of the user's folders, where the XDG base-directory spec puts it (`$XDG_…_HOME/rageval-desktop`, else the
-    spec's default under the home folder); RAGEVAL_DATA_DIR (tests, portable installs) holds them all. `legacy`:
-    files an earlier release kept in the data folder, copied here once if not here yet (never moved)."""
+APP = "rageval-desktop"
+
+
+def _user_dir(kind: str, xdg: str, default: str, legacy: tuple[str, ...] = ()) -> Path:
+    """One of the user's folders, where the operating system keeps them (platformdirs: the XDG base-directory spec on
+    Linux, `~/Library/Application Support` on macOS, `%LOCALAPPDATA%` on Windows — it was XDG's on every OS);
+    RAGEVAL_DATA_DIR (tests, portable installs) holds them all. `legacy`: files an earlier release kept elsewhere (the
+    data folder, or XDG's folder on macOS and Windows), copied here once if not here yet (never moved)."""
+    import platformdirs
+
     data = os.environ.get("RAGEVAL_DATA_DIR")
-    path = Path(data) if data else Path(os.environ.get(xdg) or str(Path.home() / default)) / "rageval-desktop"
+    path = Path(data) if data else Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     if legacy and not data:
-        old = user_data_dir()
-        for name in legacy:
-            if old != path and (old / name).is_file() and not (path / name).exists():
-                shutil.copy2(old / name, path / name)
+        earlier = [Path(platformdirs.user_data_dir(APP, appauthor=False)),
+                   Path(os.environ.get(xdg) or str(Path.home() / default)) / APP]
+        for old in earlier:
+            for name in legacy:
+                if old != path and (old / name).is_file() and not (path / name).exists():
+                    shutil.copy2(old / name, path / name)
     return path
 
 
 def user_data_dir() -> Path:
     """Per-user data: the demo project, signing keys ($XDG_DATA_HOME, ~/.local/share)."""
-    return _user_dir("XDG_DATA_HOME", ".local/share")
+    return _user_dir("data", "XDG_DATA_HOME", ".local/share")
 
 
 def user_config_dir() -> Path:
     """Per-user settings: preferences, recent projects, registered local models ($XDG_CONFIG_HOME, ~/.config)."""
-    return _user_dir("XDG_CONFIG_HOME", ".config", legacy=("settings.ini", "models.json"))
+    return _user_dir("config", "XDG_CONFIG_HOME", ".config", legacy=("settings.ini", "models.json"))
 
 
 def user_state_dir() -> Path:
     """Per-user state worth keeping but not backing up: which files were checked read-only ($XDG_STATE_HOME,
     ~/.local/state)."""
-    return _user_dir("XDG_STATE_HOME", ".local/state", legacy=("read-only-checks.json",))
+    return _user_dir("state", "XDG_STATE_HOME", ".local/state", legacy=("read-only-checks.json",))
 
 
 def read_small_text(path: str | Path, what: str, max_bytes: int = 16 * 1024 * 1024) -> str:

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from rageval_desktop.core.metrics.gate_config import GateConfig
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.project import Project as CoreProject
-else:   # get_type_hints(rv.Gate) and (rv.GatePlan) find these names without importing the gate (250 ms): Any there
-    GateResult = GateConfig = Any
+else:   # get_type_hints(rv.Gate) and (rv.GatePlan) find these names without importing the gate (250 ms)
+    GateResult = GateConfig = object
 
 __all__ = ["Comparison", "Decision", "Gate", "GatePlan", "ImportFailed", "JobStopped", "JudgeConfigError", "Metrics",
            "NotFound", "Project", "ProjectExists", "ProjectRefused", "RagevalError", "UsageError", "WriteFailed",

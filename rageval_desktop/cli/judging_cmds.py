@@ -11,6 +11,7 @@ from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, 
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, metric_choices
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.jobs.shards import ImportStats
     from rageval_desktop.core.jobs.spec import JobSpec
 
 
@@ -420,16 +421,30 @@ def _export_shards(args: argparse.Namespace, spec: JobSpec) -> int:
         stats = export_shards(project, spec, args.export_shards, shard_requests=args.shard_size,
                               ctx=TaskContext(on_progress=_progress(args), min_interval_s=0.5))
     out = stats.as_dict()
-    first = f"{args.export_shards}/{stats.shards[0]}" if stats.shards else None
     text = (f"wrote {stats.requests:,} requests in {len(stats.shards)} shard(s) to {args.export_shards} "
             f"({stats.cached:,} answered already, {stats.duplicates:,} asked by another row too; {stats.live:,} left "
             f"to a live run: nuggets, citation support, rows with nothing to judge)")
-    if first:
-        text += (f"\nrun each shard, for example with vLLM: python -m vllm.entrypoints.openai.run_batch -i {first} "
-                 f"-o results-00001.jsonl --model MODEL\nthen: rageval judge {args.project} --run {args.run} "
-                 f"--import-results results-*.jsonl")
+    firsts = {model: shard for shard, model in reversed(list(stats.models.items()))}   # each model's first shard
+    for model, shard in firsts.items():
+        number = shard.removeprefix("shard-")
+        text += (f"\nrun each shard of model {model} (one model a shard; serve it under that name), for example with "
+                 f"vLLM: python -m vllm.entrypoints.openai.run_batch -i {args.export_shards}/{shard} -o "
+                 f"results-{number} --model {model}")
+    if firsts:
+        text += f"\nthen: rageval judge {args.project} --run {args.run} --import-results results-*.jsonl"
     _print(args, out, text)
     return EXIT_OK
+
+
+def _nothing_kept(stats: ImportStats) -> str:
+    """Why an import kept nothing when every line it read was an error ("" otherwise): not a success (a 404 for a model
+    served under another name exited 0 with "kept 0 replies")."""
+    if stats.stored or stats.known or not stats.failed:
+        return ""
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(stats.failed_by_kind.items()))
+    where = "; ".join(f"{kind}: {at}" for kind in sorted(stats.failed_by_kind) for at in stats.lines_of(kind)[:2])
+    return (f"error: no reply kept: every one of the {stats.failed:,} line(s) read carries none ({kinds}); {where} — "
+            "a 404 usually means the engine served the model under another name than the requests ask for")
 
 
 def _import_results(args: argparse.Namespace, spec: JobSpec) -> int:
@@ -448,6 +463,10 @@ def _import_results(args: argparse.Namespace, spec: JobSpec) -> int:
                   "resume", file=sys.stderr)
             return EXIT_FAILED
     progress.end()
+    nothing = _nothing_kept(stats)
+    if nothing:
+        print(nothing, file=sys.stderr)
+        return EXIT_FAILED
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(stats.failed_by_kind.items()))
     failed = f"; {stats.failed:,} line(s) with no reply ({kinds})" if stats.failed else ""
     lines = [f"kept {stats.stored:,} replies from {stats.files} file(s) ({stats.known:,} kept before){failed}"]

@@ -17,6 +17,7 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.jobs import shards
 from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
+from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.store.project import Project
 from tests.conftest import REPO
 from tests.core.test_judging import KEY, llm_judge, make_project
@@ -86,7 +87,7 @@ def test_exporting_again_writes_only_what_is_not_answered(setup):
     assert not (folder / "shard-00002.jsonl").exists()
     with pytest.raises(RagevalError, match="holds the shards of another job"):
         shards.export_shards(project, JobSpec(run="v1", slice_tag="easy"), folder)  # same judges, another job?
-    assert json.loads((folder / "manifest.json").read_text())["requests"] == 10
+    assert json.loads((folder / "_manifest.json").read_text())["requests"] == 10
 
 
 def test_failed_and_hostile_lines_are_counted_and_stored_nowhere(setup):
@@ -177,13 +178,13 @@ def test_a_kill_at_any_step_loses_nothing_and_stores_nothing_twice(setup, monkey
     monkeypatch.setattr(shards.os, "replace", dies_on_the_second_shard)
     with pytest.raises(KeyboardInterrupt):
         shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=8)
-    assert sorted(p.name for p in folder.iterdir()) == [".shard-00002.jsonl.part", "manifest.json",
+    assert sorted(p.name for p in folder.iterdir()) == [".shard-00002.jsonl.part", "_manifest.json",
                                                         "shard-00001.jsonl"]
-    assert json.loads((folder / "manifest.json").read_text())["complete"] is False
+    assert json.loads((folder / "_manifest.json").read_text())["complete"] is False
     monkeypatch.setattr(shards.os, "replace", real_replace)
     stats = shards.export_shards(project, JobSpec(run="v1"), folder, shard_requests=8)
     assert stats.requests == 20 and sorted(p.name for p in folder.iterdir()) == [
-        "manifest.json", "shard-00001.jsonl", "shard-00002.jsonl", "shard-00003.jsonl"]
+        "_manifest.json", "shard-00001.jsonl", "shard-00002.jsonl", "shard-00003.jsonl"]
     outs = answer(folder, stats.shards, server, tmp_path)
     # killed after the first chunk of replies was kept
     monkeypatch.setattr(shards, "IMPORT_CHUNK", 5)
@@ -365,3 +366,44 @@ def test_imported_replies_are_scrubbed_of_the_judges_key_and_any_depth_is_read(s
     dump += "\n".join(str(r) for r in project.reader().execute("SELECT raw_output, rationale, request_id "
                                                                 "FROM judgments").fetchall())
     assert KEY not in dump and found.judged["judge"].job.ok == 20
+
+
+def test_outside_engines_without_surprises(setup, monkeypatch, capsys):
+    """Issue 76.6: Ray Data's read_json read manifest.json as a request; two judges' models shared a shard (the Batch
+    API and vLLM's run_batch take one model a file) and the printed --model MODEL matched neither; results that were
+    all errors were imported with exit 0; importing demanded the judge's key though it calls nothing."""
+    project, server, tmp_path = setup
+    add_judge(project, "other", "correctness", "llm", model="other-model", base_url=server.url,
+              api_key_ref="JUDGE_KEY")
+    folder = tmp_path / "shards"
+    path = str(project.path)
+    project.close()
+    assert main(["judge", path, "--run", "v1", "--export-shards", str(folder), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    by_model = {}
+    for shard in stats["shards"]:
+        models = {json.loads(line)["body"]["model"] for line in (folder / shard).read_text().splitlines()}
+        assert len(models) == 1                                   # one model a shard
+        by_model.setdefault(models.pop(), []).append(shard)
+    assert set(by_model) == {"gpt-4o-mini", "other-model"} and stats["models"] == {
+        s: m for m, shards_of in by_model.items() for s in shards_of}
+    assert sorted(p.name for p in folder.iterdir() if p.suffix in (".json", ".jsonl")) == sorted(
+        ["_manifest.json", *stats["shards"]])                     # readers of the folder skip "_" files
+    assert main(["judge", path, "--run", "v1", "--export-shards", str(tmp_path / "again")]) == 0
+    text = capsys.readouterr().out
+    assert "--model gpt-4o-mini" in text and "--model other-model" in text and "--model MODEL" not in text
+    # every line an error: not a success
+    errors = tmp_path / "errors.jsonl"
+    errors.write_text("".join(json.dumps({"custom_id": json.loads(line)["custom_id"], "response": {
+        "status_code": 404, "body": {"error": {"message": "model not found"}}}, "error": None}) + "\n"
+        for line in (folder / stats["shards"][0]).read_text().splitlines()))
+    assert main(["judge", path, "--run", "v1", "--import-results", str(errors)]) == 1
+    assert "error: no reply kept" in capsys.readouterr().err
+    # replies imported and judged with no key in the environment: nothing is called
+    outs = answer(folder, stats["shards"], server, tmp_path)
+    monkeypatch.delenv("JUDGE_KEY")
+    calls = server.calls
+    assert main(["judge", path, "--run", "v1", "--import-results", *map(str, outs)]) == 0
+    assert server.calls == calls
+    with Project.open(path, read_only=True) as p:
+        assert p.reader().execute("SELECT COUNT(*) FROM judgments WHERE status = 'ok'").fetchone()[0] == 40

@@ -55,6 +55,10 @@ SHARD_REQUESTS = 10_000           # requests per shard (vLLM and Ray read shards
 IMPORT_CHUNK = 2000               # reply lines kept per transaction
 MAX_LINE = 64 * 1024 ** 2         # one output line at most (a reply with log-probabilities is large; not this)
 SHARD_GLOB = "shard-*.jsonl"
+# "_": the readers of a folder of shards (Ray Data's read_json, pyarrow's datasets, Spark) skip it; `manifest.json`
+# was read as one more request (73 rows for 72)
+MANIFEST = "_manifest.json"
+OLD_MANIFEST = "manifest.json"
 
 
 @dataclass
@@ -65,10 +69,11 @@ class ExportStats:
     duplicates: int = 0           # items whose request another item makes: written once
     live: int = 0                 # multi-call items and rows with nothing to judge: left to a live run
     shards: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)   # shard -> the one model its requests name
 
     def as_dict(self) -> dict[str, object]:
         return {"folder": self.folder, "requests": self.requests, "cached": self.cached,
-                "duplicates": self.duplicates, "live": self.live, "shards": self.shards}
+                "duplicates": self.duplicates, "live": self.live, "shards": self.shards, "models": self.models}
 
 
 @dataclass
@@ -133,7 +138,9 @@ def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_
         raise RagevalError("none of these judges makes one model call a row: only LLM judges of single-call metrics "
                            "(not nuggets or citation support) can be judged by an outside engine")
     out.mkdir(parents=True, exist_ok=True)
-    manifest = out / "manifest.json"
+    manifest = out / MANIFEST
+    if not manifest.exists() and (out / OLD_MANIFEST).is_file():      # an export made before 0.3: its manifest
+        os.replace(out / OLD_MANIFEST, manifest)
     identity = {"project": str(project.path.resolve()), "run": spec.run, "judges": sorted(j.name for j in single),
                 "rows": {"slice": spec.slice_tag, "sample": spec.sample_id, "rated_only": spec.rated_only,
                          "only_failed": spec.only_failed, "redo_unparsed": spec.redo_failed}}
@@ -157,44 +164,48 @@ def export_shards(project: Project, spec: JobSpec, folder: str | Path, *, shard_
     stats = ExportStats(folder=str(out))
     work = job_items(project, replace(spec, judges=[j.name for j in judges]), judges)
     stats.live = work.count([j for j in judges if j not in single])
-    lines: list[bytes] = []
-
+    # one model a shard: OpenAI's Batch API and vLLM's run_batch (`--model`) take one model a file
+    lines: dict[str, list[bytes]] = {}
     planned: list[str] = []
+    models = stats.models
 
-    def flush() -> None:
-        if not lines:
+    def flush(model: str) -> None:
+        if not lines.get(model):
             return
         _plan(project, export, planned)     # the keys are the project's before the shard that asks them exists
         name = f"shard-{len(stats.shards) + 1:05d}.jsonl"
         part = out / f".{name}.part"
         with part.open("wb") as f:
-            f.writelines(lines)
+            f.writelines(lines[model])
             f.flush()
             os.fsync(f.fileno())
         os.replace(part, out / name)
         stats.shards.append(name)
-        lines.clear()
+        models[name] = model
+        lines[model] = []
 
     total = max(1, work.count(single))
     for rendered in render_requests(project, work, single, ctx):
         stats.live += sum(1 for _, key, _ in rendered if not key)             # nothing to judge: a live run's
         stats.duplicates += sum(1 for _, key, line in rendered if key and not line)
-        pending = [(key, line) for _, key, line in rendered if line]
-        known = cached_keys(project, [key for key, _ in pending])
-        for key, line in pending:
+        known = cached_keys(project, [key for _, key, line in rendered if line])
+        for item, key, line in (r for r in rendered if r[2]):
             if key in known:
                 stats.cached += 1
                 continue
-            lines.append(line)
+            model = str(item.judge.model or "")
+            lines.setdefault(model, []).append(line)
             planned.append(key)
             stats.requests += 1
-            if len(lines) >= shard_requests:
-                flush()
+            if len(lines[model]) >= shard_requests:
+                flush(model)
         ctx.report(stats.requests + stats.cached, total, f"{stats.requests:,} requests written")
-    flush()
+    for model in list(lines):
+        flush(model)
     digest = _finish(project, export, stats.requests)
     _write_manifest(manifest, {**identity_now, "created_at": utcnow(), "complete": True, "requests": stats.requests,
-                               "planned_keys_sha256": digest, "shards": stats.shards, "format": "openai-batch"})
+                               "planned_keys_sha256": digest, "shards": stats.shards, "models": models,
+                               "format": "openai-batch"})
     return stats
 
 
@@ -227,7 +238,7 @@ def _finish(project: Project, export: int, requests: int) -> str:
 
 
 def _write_manifest(path: Path, data: dict[str, object]) -> None:
-    part = path.with_name(".manifest.json.part")
+    part = path.with_name(f".{path.name}.part")
     part.write_text(json.dumps(data, indent=2), encoding="utf-8")
     os.replace(part, path)
 

@@ -149,15 +149,18 @@ def _cookbook_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     return out
 
 
+def _qa_golden(records: list[dict], c: Cells, question: str, answer: str, known: set[str]) -> list[GoldenRecord]:
+    """A golden set of a question column and an answer column (the rest kept in metadata)."""
+    return [GoldenRecord(row=i, id=c.text(r, "id", i), question=c.text(r, question, i, required=True),
+                         gold_answer=c.text(r, answer, i), gold_chunk_ids=[], slice_tag=c.text(r, "slice_tag", i),
+                         metadata=c.extras(r, known, i),
+                         given=given_fields(r, known, {"gold_answer": (answer,), "slice_tag": ("slice_tag",)}))
+            for i, r in enumerate(records, start=1)]
+
+
 def _examples_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     """ragas-examples' datasets (`question`, `expected_answer`: improve_rag's hf_doc_qa_eval.csv)."""
-    known = set(EXAMPLES_GOLDEN.known)
-    return [GoldenRecord(row=i, id=c.text(r, "id", i), question=c.text(r, "question", i, required=True),
-                         gold_answer=c.text(r, "expected_answer", i), gold_chunk_ids=[],
-                         slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
-                         given=given_fields(r, known, {"gold_answer": ("expected_answer",),
-                                                       "slice_tag": ("slice_tag",)}))
-            for i, r in enumerate(records, start=1)]
+    return _qa_golden(records, c, "question", "expected_answer", set(EXAMPLES_GOLDEN.known))
 
 
 def _turn(c: Cells, r: dict, column: str, i: int) -> str | None:
@@ -199,13 +202,7 @@ def _inspect_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
 
 def _deepeval_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     """DeepEval goldens (`input`, `expected_output`; its `context` and the rest kept in metadata)."""
-    known = set(DEEPEVAL_GOLDEN.known)
-    return [GoldenRecord(row=i, id=c.text(r, "id", i), question=c.text(r, "input", i, required=True),
-                         gold_answer=c.text(r, "expected_output", i), gold_chunk_ids=[],
-                         slice_tag=c.text(r, "slice_tag", i), metadata=c.extras(r, known, i),
-                         given=given_fields(r, known, {"gold_answer": ("expected_output",),
-                                                       "slice_tag": ("slice_tag",)}))
-            for i, r in enumerate(records, start=1)]
+    return _qa_golden(records, c, "input", "expected_output", set(DEEPEVAL_GOLDEN.known))
 
 
 # --- run layouts -------------------------------------------------------------------------------

@@ -95,19 +95,35 @@ def test_prices_set_and_list(path, capsys):
                                             "batch_set": True}
 
 
-def test_rpm_cap_spaces_out_starts():
+def test_rpm_cap_spaces_out_starts(monkeypatch):
+    """On a fake clock (issue 78: measured on the wall clock the gaps were 88 ms under load, and the test failed a
+    fresh clone's `make test`): each start is scheduled one interval after the last."""
+    import types
+
+    from rageval_desktop.core.base import limiter as limiter_module
+
+    clock = types.SimpleNamespace(now=100.0)
+    clock.monotonic = lambda: clock.now
+
+    async def sleep(seconds: float) -> None:
+        clock.now += seconds
+
+    monkeypatch.setattr(limiter_module, "time", clock)
+    monkeypatch.setattr(limiter_module, "asyncio", types.SimpleNamespace(
+        sleep=sleep, Condition=asyncio.Condition, wait_for=asyncio.wait_for))
+
     async def go() -> list[float]:
         limiter = AdaptiveLimiter(8, rpm=600)     # one start every 0.1 s
         starts = []
         for _ in range(5):
             ticket = await limiter.acquire()
-            starts.append(time.monotonic())
+            starts.append(clock.now)
             await limiter.release("ok", ticket)
+            clock.now += 0.03                      # the call took 30 ms: the next start still waits its turn
         return starts
 
     starts = asyncio.run(go())
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
-    assert min(gaps) >= 0.09
+    assert [round(b - a, 9) for a, b in zip(starts, starts[1:], strict=False)] == [0.1] * 4
 
 
 def test_limiter_backs_off_and_climbs_back():

@@ -269,6 +269,7 @@ class Project:
 
     def __init__(self, core: CoreProject) -> None:
         self.core = core
+        self.initiator = "api"      # who the operations log names as doing its undoable edits ("cli": the CLI's)
 
     def __enter__(self) -> Project:
         return self
@@ -501,17 +502,20 @@ class Project:
         """`rageval agreement --json`: per judge, agreement with the reviewers and its 95% CI, the verdict (keep,
         retire, needs more data), the licence, false accepts and run order. `apply` records the verdicts (a
         retired judge stops counting)."""
+        from rageval_desktop.core import ops
         from rageval_desktop.core.judges.registry import get_judge
         from rageval_desktop.core.review import agreement
         from rageval_desktop.core.review.accepts import pass_fail
-        from rageval_desktop.core.review.licence import licence, record_audit
+        from rageval_desktop.core.review.licence import licence
         from rageval_desktop.core.review.system import system_agreement
         from rageval_desktop.core.store import reads
 
         out = []
         with reads.shared(self.core):        # each judge's pairs, the ratings and the samples' designs read once
             for r in agreement.audit_all(self.core, judge):
-                action = record_audit(self.core, r) if apply else None
+                # an operation of core's: `rageval undo` (the app's Ctrl+Z) takes the audit back
+                action = ops.run(self.core, "record audit", {"name": r.judge, "reason": None},
+                                 initiator=self.initiator).outcome if apply else None
                 held = get_judge(self.core, r.judge)
                 item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,
                         "ci": r.ci, "verdict": r.verdict, "needed": r.needed, "judge_status": r.judge_status,

@@ -179,6 +179,7 @@ def open_api(path: str, *, read_only: bool = False):
     from rageval_desktop import api
 
     project = api.open(path, read_only=read_only)
+    project.initiator = "cli"
     if project.read_copy_of is not None:
         print(f"note: {path} is schema {project.core.copy_from_version}; read through a migrated temporary copy, "
               f"the file is unchanged (upgrade it with: rageval migrate {path})", file=sys.stderr)

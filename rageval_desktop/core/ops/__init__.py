@@ -54,9 +54,11 @@ class OpResult:
     label: str
     areas: frozenset[Area]
     undid: int | None = None
+    outcome: str = ""              # what the operation says it did, in a word ("retired"), where it says one
 
     def as_dict(self) -> dict[str, Any]:
-        return {"operation": self.operation, "label": self.label, "areas": sorted(self.areas), "undid": self.undid}
+        return {"operation": self.operation, "label": self.label, "areas": sorted(self.areas), "undid": self.undid,
+                "outcome": self.outcome}
 
 
 SPECS: dict[str, OpSpec] = {}
@@ -186,6 +188,25 @@ define(OpSpec("set judge status", (Area.JUDGES, Area.AUDIT),
               # (force: undoing a status change nothing has happened since — no audit, no other change: `left`)
               lambda p, i: agreement.set_status(p, i["name"], i["status"], i["reason"], force=True),
               _judge_status_left, _judge_since))
+def _audit_before(project: Project, args: dict[str, Any]) -> Inverse:
+    """The judge's status before the audit is recorded, and — read in the write — the audit it records."""
+    judge = get_judge(project, args["name"])
+    status, at, why = project.reader().execute("SELECT status, status_at, status_reason FROM judges WHERE id = ?",
+                                               (judge.id,)).fetchone()
+    before = {"name": judge.name, "status": status, "status_at": at, "status_reason": why}
+    return lambda conn: {**before, "report": conn.execute(
+        "SELECT MAX(id) FROM agreement_reports WHERE judge_id = ?", (judge.id,)).fetchone()[0]}
+
+
+def _record_audit(project: Project, args: dict[str, Any]) -> str:
+    from rageval_desktop.core.review.licence import record_audit
+
+    return record_audit(project, agreement.agreement(project, get_judge(project, args["name"])), args.get("reason"))
+
+
+define(OpSpec("record audit", (Area.JUDGES, Area.AUDIT), lambda a: f"record the audit of judge {a['name']}",
+              _audit_before, _record_audit, lambda p, i: agreement.withdraw_audit(p, i),
+              _judge_status_left, _judge_since))
 define(OpSpec("rate", (Area.RATINGS,),
               lambda a: f"rate row {a['row']} ({a['metric']}, {a['reviewer']})"
                         + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
@@ -225,8 +246,9 @@ def run(project: Project, name: str, args: dict[str, Any], *, initiator: str = "
     record = Recording(name, spec.label(args), args, _with_left(spec, args, spec.prepare(project, args)), initiator,
                        project.actor)
     with project.recording(record):
-        spec.do(project, args)
-    return OpResult(record.id, record.label, frozenset(spec.areas) | {Area.OPERATIONS})
+        done = spec.do(project, args)
+    return OpResult(record.id, record.label, frozenset(spec.areas) | {Area.OPERATIONS},
+                    outcome=done if isinstance(done, str) else "")
 
 
 def undo(project: Project, operation_id: int | None = None, *, initiator: str = "api") -> OpResult:

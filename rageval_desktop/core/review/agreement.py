@@ -651,6 +651,20 @@ def apply(project: Project, result: Agreement, reason: str | None = None, *, sel
     return action
 
 
+def withdraw_audit(project: Project, before: dict[str, Any]) -> None:
+    """Undo a recorded audit (core.ops' "record audit"): its report is taken off the record and the judge's status
+    is as it was before it — the audit no longer counts for the licence, the retirement or the reinstatement it
+    decided. `before`: the operation's inverse (name, status, status_at, status_reason, report)."""
+    judge = get_judge(project, before["name"])
+    with project.write("undo judge audit", changed=(Area.JUDGES, Area.AUDIT)) as conn:
+        if before.get("report") is not None:
+            conn.execute("DELETE FROM agreement_reports WHERE id = ? AND judge_id = ?", (before["report"], judge.id))
+        conn.execute("UPDATE judges SET status = ?, status_at = ?, status_reason = ? WHERE id = ?",
+                     (before["status"], before.get("status_at"), before.get("status_reason"), judge.id))
+        project.audit(conn, "audit undone", "judge", judge.name, report=before.get("report"),
+                      status=before["status"])
+
+
 def set_status(project: Project, judge_name: str, status: str, reason: str, *, force: bool = False) -> None:
     """Retire by hand (any time, with a reason) or reinstate (only after a passing audit; `force` is for undoing
     a retirement just made, and is recorded as such)."""

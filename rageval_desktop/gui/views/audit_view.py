@@ -396,15 +396,17 @@ class AuditView(QWidget):
         self.state.status(f"Created judge {made[0]} with {len(made[1])} examples: run it from the Judges view", 15_000)
 
     def apply(self) -> None:
-        from rageval_desktop.core.review.licence import record_audit
+        from rageval_desktop.core import ops
 
         results, project = list(self.results), self.state.opened()
-        def recorded(actions: list[str]) -> None:     # the page refreshes once, as the write's areas announce
-            self.state.status("Audit recorded: " + ", ".join(f"{r.judge} {a}" for r, a in zip(
-                results, actions, strict=True)), 15_000)
+        def recorded(done: list[Any]) -> None:     # the page refreshes once, as the write's areas announce
+            self.state.status("Audit recorded: " + ", ".join(f"{r.judge} {d.outcome}" for r, d in zip(
+                results, done, strict=True)) + " — Ctrl+Z takes it back", 15_000)
 
-        self.state.run_task("Recording the audit", lambda ctx: [record_audit(project, r) for r in results],
-                            on_done=recorded)
+        # an operation of core's each: the app's undo (and `rageval undo`) takes an audit back
+        self.state.run_task("Recording the audit", lambda ctx: [
+            ops.run(project, "record audit", {"name": r.judge, "reason": None}, initiator="gui") for r in results],
+            on_done=recorded)
 
     def set_status(self, status: str) -> None:
         r = self.selected()

@@ -1,0 +1,33 @@
+"""Issue 77: the README lists judge status and ratings as undoable, but `agreement --apply` (a judge's status decided
+by its audit) left nothing for `undo` to take back. It is an operation now: undone, the audit is off the record and
+the judge's status is what it was."""
+
+from __future__ import annotations
+
+import json
+
+from rageval_desktop.cli import main
+
+
+def test_an_applied_audit_is_undone_by_rageval_undo(demo, capsys):
+    path = str(demo.path)
+    demo.close()
+    assert main(["judges", "list", path]) == 0
+    assert "minilm-similarity" in capsys.readouterr().out
+    assert main(["agreement", path, "--judge", "answer-recall", "--apply", "--json"]) == 0
+    assert main(["agreement", path, "--judge", "minilm-similarity", "--apply", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["undo", path, "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "record the audit of judge minilm-similarity" in listed
+    assert "record the audit of judge answer-recall" in listed
+    assert main(["judges", "list", path, "--json"]) == 0
+    before = {j["name"]: j for j in json.loads(capsys.readouterr().out)}
+    assert before["minilm-similarity"]["licence"]["tier"] == "selective"       # kept for the rows it decides
+    assert main(["undo", path, "--yes"]) == 0                                  # the newest: minilm-similarity's
+    assert "undone: record the audit of judge minilm-similarity" in capsys.readouterr().out
+    assert main(["judges", "list", path, "--json"]) == 0
+    after = {j["name"]: j for j in json.loads(capsys.readouterr().out)}
+    assert after["minilm-similarity"]["licence"]["reasons"] == ["no recorded audit"]
+    assert after["answer-recall"]["licence"] == before["answer-recall"]["licence"]   # the other audit stands
+    assert after["minilm-similarity"]["status"] == "active"

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rageval_desktop.core.base.errors import (
     ImportFailed,
@@ -352,9 +352,15 @@ class Project:
     def import_ratings(self, source: str | Path | pd.DataFrame, *, sample_id: int | None = None) -> RatingsImport:
         """Human ratings (row_id or question [+ run], metric, reviewer, score [, passage_rank, item, comment,
         sample_id]). They join the sample named (`sample_id`, or the column), else the newest sample holding every
-        target they rate; the report says how many belong to none."""
+        target they rate; the report says how many belong to none. From a file it is an undoable operation
+        (`rageval undo` withdraws the ratings it made); from a DataFrame it is not (no file to import again)."""
+        from rageval_desktop.core import ops
         from rageval_desktop.core.importers import import_ratings
 
+        if isinstance(source, (str, Path)):
+            done = ops.run(self.core, "import ratings", {"path": str(Path(source).resolve()), "sample_id": sample_id},
+                           initiator=self.initiator)
+            return cast("RatingsImport", done.value)
         with _as_file(source) as (path, named):
             return named(import_ratings(self.core, path, sample_id=sample_id))
 

@@ -31,3 +31,28 @@ def test_an_applied_audit_is_undone_by_rageval_undo(demo, capsys):
     assert after["minilm-similarity"]["licence"]["reasons"] == ["no recorded audit"]
     assert after["answer-recall"]["licence"] == before["answer-recall"]["licence"]   # the other audit stands
     assert after["minilm-similarity"]["status"] == "active"
+
+
+def test_an_import_of_ratings_is_undone_by_rageval_undo(demo, tmp_path, capsys):
+    import csv
+
+    rows = demo.reader().execute("SELECT id FROM run_rows ORDER BY id LIMIT 5").fetchall()
+    path = str(demo.path)
+    demo.close()
+    file = tmp_path / "r.csv"
+    with file.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["row_id", "metric", "reviewer", "score"])
+        out.writerows([row, "correctness", "zed", 3] for (row,) in rows)
+    assert main(["ratings", "import", path, str(file)]) == 0
+    assert main(["undo", path, "--list"]) == 0
+    assert "import ratings from r.csv" in capsys.readouterr().out
+    assert main(["undo", path, "--yes"]) == 0
+    capsys.readouterr()
+    from rageval_desktop.core.store.project import Project
+
+    with Project.open(path, read_only=True) as p:
+        standing = p.reader().execute("SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'zed' AND withdrawn_at IS "
+                                      "NULL").fetchone()[0]
+        kept = p.reader().execute("SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'zed'").fetchone()[0]
+    assert (standing, kept) == (0, 5)                 # withdrawn, not deleted: the file keeps what happened

@@ -100,12 +100,15 @@ def import_ratings(project: Project, path: str | Path, *, sample_id: int | None 
                      c.text(r, "comment", i), utcnow(), named, i])
     chosen = _samples(conn, c, rows)
     with project.write("import ratings", changed=(Area.RATINGS,)) as w:
+        before = int(w.execute("SELECT COALESCE(MAX(id), 0) FROM human_ratings").fetchone()[0])
         w.executemany("INSERT INTO human_ratings (run_row_id, metric, passage_rank, item_key, reviewer, score, "
                       "comment, created_at, sample_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [(*row[:8], sid) for row, sid in zip(rows, chosen, strict=True)])
         held = apply_holds(w)
+        # the ratings this import made (ids after `before`, in this transaction): what its undo withdraws
         project.audit(w, "import ratings", "ratings", None, file=path.name, rows=len(rows),
-                      samples=sorted({s for s in chosen if s is not None}))
+                      samples=sorted({s for s in chosen if s is not None}), first_id=before + 1,
+                      last_id=before + len(rows))
     attached: dict[int, int] = {}
     for sid in chosen:
         if sid is not None:

@@ -13,12 +13,15 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.golden import edits
+from rageval_desktop.core.importers.ratings_import import RatingsImport, import_ratings
 from rageval_desktop.core.judges.registry import get_judge, update_judge
 from rageval_desktop.core.review import agreement, quality, ratings
+from rageval_desktop.core.review.licence import record_audit
 from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.oplog import Operation, Recording
@@ -55,6 +58,7 @@ class OpResult:
     areas: frozenset[Area]
     undid: int | None = None
     outcome: str = ""              # what the operation says it did, in a word ("retired"), where it says one
+    value: object = None           # what its write returned (an import's report)
 
     def as_dict(self) -> dict[str, Any]:
         return {"operation": self.operation, "label": self.label, "areas": sorted(self.areas), "undid": self.undid,
@@ -188,9 +192,9 @@ define(OpSpec("set judge status", (Area.JUDGES, Area.AUDIT),
               # (force: undoing a status change nothing has happened since — no audit, no other change: `left`)
               lambda p, i: agreement.set_status(p, i["name"], i["status"], i["reason"], force=True),
               _judge_status_left, _judge_since))
-def _audit_before(project: Project, args: dict[str, Any]) -> Inverse:
+def _audit_before(project: Project, args: dict[str, object]) -> Inverse:
     """The judge's status before the audit is recorded, and — read in the write — the audit it records."""
-    judge = get_judge(project, args["name"])
+    judge = get_judge(project, str(args["name"]))
     status, at, why = project.reader().execute("SELECT status, status_at, status_reason FROM judges WHERE id = ?",
                                                (judge.id,)).fetchone()
     before = {"name": judge.name, "status": status, "status_at": at, "status_reason": why}
@@ -198,15 +202,31 @@ def _audit_before(project: Project, args: dict[str, Any]) -> Inverse:
         "SELECT MAX(id) FROM agreement_reports WHERE judge_id = ?", (judge.id,)).fetchone()[0]}
 
 
-def _record_audit(project: Project, args: dict[str, Any]) -> str:
-    from rageval_desktop.core.review.licence import record_audit
-
-    return record_audit(project, agreement.agreement(project, get_judge(project, args["name"])), args.get("reason"))
+def _record_audit(project: Project, args: dict[str, object]) -> str:
+    reason = args.get("reason")
+    return record_audit(project, agreement.agreement(project, get_judge(project, str(args["name"]))),
+                        None if reason is None else str(reason))
 
 
 define(OpSpec("record audit", (Area.JUDGES, Area.AUDIT), lambda a: f"record the audit of judge {a['name']}",
               _audit_before, _record_audit, lambda p, i: agreement.withdraw_audit(p, i),
               _judge_status_left, _judge_since))
+def _imported_ratings(project: Project, args: dict[str, object]) -> Inverse:
+    """The ratings the import made, read in its write (its audit entry names them)."""
+    def made(conn: sqlite3.Connection) -> dict[str, object]:
+        details = json.loads(conn.execute("SELECT details FROM audit_log WHERE action = 'import ratings' ORDER BY id "
+                                          "DESC LIMIT 1").fetchone()[0])
+        return {"first": details["first_id"], "last": details["last_id"]}
+    return made
+
+
+def _import_ratings(project: Project, args: dict[str, object]) -> RatingsImport:
+    sample = args.get("sample_id")
+    return import_ratings(project, str(args["path"]), sample_id=None if sample is None else int(str(sample)))
+
+
+define(OpSpec("import ratings", (Area.RATINGS,), lambda a: f"import ratings from {Path(a['path']).name}",
+              _imported_ratings, _import_ratings, lambda p, i: ratings.withdraw_range(p, i["first"], i["last"])))
 define(OpSpec("rate", (Area.RATINGS,),
               lambda a: f"rate row {a['row']} ({a['metric']}, {a['reviewer']})"
                         + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
@@ -248,7 +268,7 @@ def run(project: Project, name: str, args: dict[str, Any], *, initiator: str = "
     with project.recording(record):
         done = spec.do(project, args)
     return OpResult(record.id, record.label, frozenset(spec.areas) | {Area.OPERATIONS},
-                    outcome=done if isinstance(done, str) else "")
+                    outcome=done if isinstance(done, str) else "", value=done)
 
 
 def undo(project: Project, operation_id: int | None = None, *, initiator: str = "api") -> OpResult:

@@ -651,11 +651,11 @@ def apply(project: Project, result: Agreement, reason: str | None = None, *, sel
     return action
 
 
-def withdraw_audit(project: Project, before: dict[str, Any]) -> None:
+def withdraw_audit(project: Project, before: dict[str, object]) -> None:
     """Undo a recorded audit (core.ops' "record audit"): its report is taken off the record and the judge's status
     is as it was before it — the audit no longer counts for the licence, the retirement or the reinstatement it
     decided. `before`: the operation's inverse (name, status, status_at, status_reason, report)."""
-    judge = get_judge(project, before["name"])
+    judge = get_judge(project, str(before["name"]))
     with project.write("undo judge audit", changed=(Area.JUDGES, Area.AUDIT)) as conn:
         if before.get("report") is not None:
             conn.execute("DELETE FROM agreement_reports WHERE id = ? AND judge_id = ?", (before["report"], judge.id))

@@ -114,6 +114,16 @@ def withdraw(project: Project, rating_id: int) -> None:
             raise NotFound(f"no rating {rating_id} to undo")
 
 
+def withdraw_range(project: Project, first: int, last: int) -> int:
+    """Undo an import of ratings (core.ops' "import ratings"): its ratings, ids `first`..`last`, stay in the file,
+    marked withdrawn, and stop counting (those set aside by a hold come off its list too). How many it withdrew."""
+    with project.write("undo import of ratings", changed=(Area.RATINGS,)) as conn:
+        done = conn.execute("UPDATE human_ratings SET withdrawn_at = ? WHERE id BETWEEN ? AND ? AND withdrawn_at IS "
+                            "NULL", (utcnow(), first, last)).rowcount
+        conn.execute("DELETE FROM reviewer_hold_ratings WHERE rating_id BETWEEN ? AND ?", (first, last))
+        return int(done)
+
+
 def current(project: Project, metric: str, reviewer: str | None = None) -> dict[int, float]:
     """Each row's latest standing score for a metric (by one reviewer, or the latest of anyone)."""
     sql = ("SELECT run_row_id, score FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL AND skipped = 0"

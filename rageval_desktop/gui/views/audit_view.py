@@ -399,7 +399,7 @@ class AuditView(QWidget):
         from rageval_desktop.core import ops
 
         results, project = list(self.results), self.state.opened()
-        def recorded(done: list[Any]) -> None:     # the page refreshes once, as the write's areas announce
+        def recorded(done: list[ops.OpResult]) -> None:     # the page refreshes once, as the write's areas announce
             self.state.status("Audit recorded: " + ", ".join(f"{r.judge} {d.outcome}" for r, d in zip(
                 results, done, strict=True)) + " — Ctrl+Z takes it back", 15_000)
 

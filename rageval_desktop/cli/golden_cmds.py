@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
 
 
 def add_golden(command: Command) -> None:
@@ -53,6 +56,16 @@ def add_golden(command: Command) -> None:
         q.add_argument("--json", action="store_true")
 
 
+def _promote(project: Project, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    """rageval golden promote: an operation of core's — `rageval undo` (the app's Ctrl+Z) retires the draft it made."""
+    from rageval_desktop.core import ops
+
+    data = cast("dict[str, object]", ops.run(project, "promote failure", {
+        "row": args.row_id, "slice": args.slice, "reason": args.reason}, initiator="cli").value)
+    return data, (f"added draft golden row {data['id']} ({args.slice}) from a production failure: "
+                  f"{data['question']!r}; add its gold answer and chunks, then approve it")
+
+
 def cmd_golden(args: argparse.Namespace) -> int:
     from rageval_desktop.core.golden import edits, versions
 
@@ -97,10 +110,8 @@ def cmd_golden(args: argparse.Namespace) -> int:
             edits.set_target(project, args.slice, args.rows)
             data = edits.balance(project)
             text = f"slice '{args.slice}' target: {args.rows} approved rows"
-        else:  # promote
-            data = edits.promote_failure(project, args.row_id, args.slice, args.reason)
-            text = (f"added draft golden row {data['id']} ({args.slice}) from a production failure: "
-                    f"{data['question']!r}; add its gold answer and chunks, then approve it")
+        else:
+            data, text = _promote(project, args)
     _print(args, data, text)
     return EXIT_OK
 

@@ -176,17 +176,15 @@ class GoldenActions:
     def promote_row(self, row_id: int) -> None:
         from PySide6.QtWidgets import QInputDialog
 
-        from rageval_desktop.core.golden.edits import promote_failure
         from rageval_desktop.core.store import browse
 
         if self.w.project is None:
             return
         tag, ok = QInputDialog.getItem(self.w.frame, "Add to the golden set", "Slice of the new golden row:",
                                        browse.slice_choices(self.w.project), 0, False)
-        if ok:
-            self.w.run_task("Adding to the golden set",
-                            lambda ctx, project=self.w.project: promote_failure(project, row_id, tag),
-                            on_done=lambda r: self.w.statusBar().showMessage(
-                              f"Added draft golden row {r['id']} (production failure); approve it after review",
-                              10_000))
+        if ok:       # an operation of core's: Ctrl+Z retires the draft it made
+            self.w.state.run_op("Adding to the golden set", "promote failure", {"row": row_id, "slice": tag},
+                                on_done=lambda r: self.w.statusBar().showMessage(
+                                    f"{r.label}: a draft golden row (production failure); approve it after review — "
+                                    "Ctrl+Z takes it back", 10_000))
 

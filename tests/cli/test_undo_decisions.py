@@ -56,3 +56,25 @@ def test_an_import_of_ratings_is_undone_by_rageval_undo(demo, tmp_path, capsys):
                                       "NULL").fetchone()[0]
         kept = p.reader().execute("SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'zed'").fetchone()[0]
     assert (standing, kept) == (0, 5)                 # withdrawn, not deleted: the file keeps what happened
+
+
+def test_a_promotion_to_the_golden_set_is_undone_by_rageval_undo(demo, tmp_path, capsys):
+    from rageval_desktop.core.demo import write_demo_files
+    from rageval_desktop.core.store.project import Project
+
+    path = str(demo.path)
+    demo.close()
+    production = next(f for f in write_demo_files(tmp_path / "files") if f.name == "production.jsonl")
+    assert main(["import", "run", path, str(production), "--run", "prod"]) == 0
+    capsys.readouterr()
+    with Project.open(path, read_only=True) as p:
+        row = p.reader().execute("SELECT rr.id FROM run_rows rr JOIN runs r ON r.id = rr.run_id WHERE r.name = "
+                                 "'prod' ORDER BY rr.id LIMIT 1").fetchone()[0]
+    assert main(["golden", "promote", path, "--row-id", str(row), "--slice", "adversarial", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)["id"]
+    assert main(["undo", path, "--list"]) == 0
+    assert f"promote run row {row} to the golden set" in capsys.readouterr().out
+    assert main(["undo", path, "--yes"]) == 0
+    with Project.open(path, read_only=True) as p:
+        status = p.reader().execute("SELECT status FROM golden_rows WHERE id = ?", (made,)).fetchone()[0]
+    assert status == "retired"                    # the draft it made is retired: its history stays

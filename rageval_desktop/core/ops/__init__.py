@@ -174,6 +174,24 @@ define(OpSpec("add golden row", (Area.GOLDEN,), lambda a: f"add golden row {edit
                             "reason": "undo: added by mistake"},
               _add_golden, lambda p, i: edits.set_status(p, i["id"], i["status"], i["reason"]),
               _golden_left, _golden_since))
+def _promoted(conn: sqlite3.Connection, args: dict[str, object]) -> dict[str, object]:
+    """The golden row a promotion of run row `row` makes (its id follows from the row's question)."""
+    found = conn.execute("SELECT question FROM run_rows WHERE id = ?", (args["row"],)).fetchone()
+    return {"question": found[0] if found else ""}
+
+
+def _promote(project: Project, args: dict[str, object]) -> dict[str, object]:
+    reason = args.get("reason")
+    return edits.promote_failure(project, int(str(args["row"])), str(args["slice"]),
+                                 None if reason is None else str(reason))
+
+
+define(OpSpec("promote failure", (Area.GOLDEN,), lambda a: f"promote run row {a['row']} to the golden set",
+              lambda p, a: {"id": edits.golden_id_for(str(_promoted(p.reader(), a)["question"])),
+                            "status": "retired", "reason": "undo: promoted by mistake"},
+              _promote, lambda p, i: edits.set_status(p, i["id"], i["status"], i["reason"]),
+              lambda conn, a: _golden_left(conn, _promoted(conn, a)),
+              lambda p, a, at: _golden_since(p, _promoted(p.reader(), a), at)))
 define(OpSpec("set golden status", (Area.GOLDEN,),
               lambda a: f"{ {'retired': 'retire', 'approved': 'approve'}.get(a['status'], 'restore')} golden row "
                         f"{a['id']}", _golden_status_before,

@@ -385,11 +385,11 @@ def test_the_desk_says_when_the_plans_next_look_comes(window, qtbot):
     before it in the shown order are done; the desk says which look comes next and how far the order has got."""
     view = window.page("review")
     assert view.sample is not None and view.sample.looks == [10, 20, 30, 40]
-    assert "next look at 10 in order (0 so far)" in view.progress_label.text()
+    assert "the judge is checked again when the first 10 are rated (0 done)" in view.progress_label.text()
     view.setFocus()
     for _ in range(10):
         press(qtbot, view, None, "1")
-    assert "next look at 20 in order (10 so far)" in view.progress_label.text()
+    assert "the judge is checked again when the first 20 are rated (10 done)" in view.progress_label.text()
 
 
 def test_the_desk_draws_the_rows_a_selective_judge_leaves_to_people(window, qtbot):

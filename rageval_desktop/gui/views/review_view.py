@@ -739,8 +739,9 @@ class ReviewView(QWidget):
             prefix += 1
         ahead = [m for m in s.looks if m > prefix]
         if not ahead:
-            return " · all planned looks reached"
-        return f" · next look at {ahead[0]} in order ({prefix} so far)"
+            return " · every planned check of the judge reached"
+        # (said as a reviewer would: "next look at 30 in order (0 so far)" read as statistics' jargon, issue 77)
+        return f" · the judge is checked again when the first {ahead[0]} are rated ({prefix} done)"
 
     def show_prompt(self) -> None:
         """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""

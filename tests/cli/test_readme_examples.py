@@ -48,7 +48,7 @@ def test_the_without_gold_labels_example_runs_in_order(tmp_path, monkeypatch, ca
     block = text.split("### Without gold labels", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.startswith("rageval ")]
     # (issue 76: it read tests/data/..., which a wheel install does not have: the demo writes the file)
-    assert len(commands) == 15 and commands[:2] == ["rageval demo demo.rageval --files examples",
+    assert len(commands) == 15 and commands[:2] == ["rageval demo ore-demo.rageval --files examples",
                                                     "rageval new ore.rageval"]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.chdir(tmp_path)

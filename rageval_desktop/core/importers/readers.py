@@ -277,6 +277,8 @@ def _named(path: Path, header: list[str], notes: dict[str, int] | None) -> tuple
     notes["index"] and notes["nameless"] — cells the trailing ones hold in notes["nameless_cells"] as they are
     read. A nameless column anywhere else is refused by `_check_names`."""
     columns = [c.strip() for c in header]
+    if not columns:
+        raise ImportFailed("the header row is empty: the first line must name the columns", file=path.name)
     first = 1 if len(columns) > 1 and _nameless(columns[0]) else 0
     last = len(columns)
     while last > first + 1 and _nameless(columns[last - 1]):

@@ -21,7 +21,7 @@ def test_the_judges_page_shows_each_licence(qtbot, demo_file, tmp_path):
     with qtbot.waitSignal(w.read_finished, timeout=20_000):
         w.select_nav("judges")
     view = w.page("judges")
-    qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in view.model.records), timeout=20_000)
+    qtbot.waitUntil(lambda: all(r["licence"] != "licence: reading…" for r in view.model.records), timeout=20_000)
     shown = {r["name"]: r["licence"] for r in view.model.records}
     said = {r["name"]: r["licence__tip"] for r in view.model.records}
     # κ 0.49: retired as a whole, but kept for the rows it is sure of; κ 0.90 and sure of every row: a selective

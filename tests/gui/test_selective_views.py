@@ -39,7 +39,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     with qtbot.waitSignal(w.read_finished, timeout=30_000):
         w.select_nav("judges")
     judges = w.page("judges")
-    qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in judges.model.records), timeout=20_000)
+    qtbot.waitUntil(lambda: all(r["licence"] != "licence: reading…" for r in judges.model.records), timeout=20_000)
     shown = {r["name"]: r["licence__tip"] for r in judges.model.records}
     assert shown["minilm-similarity"].startswith("selective: gates only the rows it decides")
     save_shots(qtbot, w, f"selective-judges-{size[0]}")
@@ -159,7 +159,7 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
             w.resize(*size)
             with qtbot.waitSignal(w.read_finished, timeout=30_000):
                 w.select_nav("judges")
-            qtbot.waitUntil(lambda: all(r["licence"] != "…" for r in w.page("judges").model.records), timeout=20_000)
+            qtbot.waitUntil(lambda: all(r["licence"] != "licence: reading…" for r in w.page("judges").model.records), timeout=20_000)
             shown = {r["name"]: r for r in w.page("judges").model.records}
             assert shown["minilm-similarity"]["licence"] == "selective · decides 45% of rated rows (confidence ≥ 0.42)"
             assert "agreeing with people on ≥ 90% of them" in shown["minilm-similarity"]["licence__tip"]

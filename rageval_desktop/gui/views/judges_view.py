@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
+READING = "licence: reading…"     # the cell until the licences' read lands (app.PLACEHOLDER: the app waits it out)
 COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mark"), ("kind", "kind"),
            ("status", "status"), ("licence", "licence"), ("judgments", "judgments"), ("model", "model"),
            ("base_url", "endpoint"), ("api_key_ref", "API key from")]
@@ -115,8 +116,11 @@ class JudgesView(QWidget):
         counts = judgment_counts(project)
         keep = self.selected_name()
         records = [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric),
-                    "licence": self._licences.get(j.name, ("…", ""))[0],
-                    "licence__tip": self._licences.get(j.name, ("…", ""))[1]} for j in list_judges(project)]
+                    # (issue 77: "…" for 8-12 s said nothing of what was coming)
+                    "licence": self._licences.get(j.name, (READING, ""))[0],
+                    "licence__tip": self._licences.get(j.name, (READING, "The judge's licence is being read from its "
+                                                                         "audit, checks and ratings"))[1]}
+                   for j in list_judges(project)]
         self.model.set_records(records)
         self.state.run_read("judges", _licences, project, on_done=self._show_licences)   # agreement: off the GUI
         for row, rec in enumerate(records):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
+CAPPED = {"licence": 250, "base_url": 180, "model": 160}    # widest a column grows (px); the rest elided
 READING = "licence: reading…"     # the cell until the licences' read lands (app.PLACEHOLDER: the app waits it out)
 COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mark"), ("kind", "kind"),
            ("status", "status"), ("licence", "licence"), ("judgments", "judgments"), ("model", "model"),
@@ -133,7 +134,7 @@ class JudgesView(QWidget):
             self.run_box.addItem(name, name)
         found = self.run_box.findData(current) if current else -1
         self.run_box.setCurrentIndex(found if found >= 0 else self.run_box.count() - 1)
-        self.table.resizeColumnsToContents()
+        self._fit_columns()
         self._update_buttons()
 
     def _show_licences(self, found: dict[str, tuple[str, str]]) -> None:
@@ -146,7 +147,16 @@ class JudgesView(QWidget):
         for row, rec in enumerate(records):
             if rec["name"] == keep:
                 self.table.selectRow(row)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their text, but the long ones capped (their whole text in the tooltip): the licence's
+        sentence pushed judgments, model and endpoint past the right edge at 1280 (issue 77)."""
         self.table.resizeColumnsToContents()
+        keys = [k for k, _ in COLUMNS]
+        for key, most in CAPPED.items():
+            if key in keys and self.table.columnWidth(keys.index(key)) > most:
+                self.table.setColumnWidth(keys.index(key), most)
 
     def _update_buttons(self, *_: object) -> None:
         name = self.selected_name()

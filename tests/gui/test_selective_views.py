@@ -186,3 +186,14 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
             save_shots(qtbot, w, f"sure-compare-{size[0]}")
     finally:
         close_window(qtbot, w)
+
+
+def test_under_another_estimator_the_judge_metrics_come_first():
+    """Issue 77: with "selective judge + desk" the correctness column — the only one it changes — was past the table's
+    right edge at 1280, behind every retrieval metric."""
+    from rageval_desktop.gui.views.analysis_views import judged_first
+
+    shown = ["hit@5", "hit@10", "mrr", "ndcg@10", "correctness", "correctness_binary"]
+    assert judged_first(shown, "mean") == shown
+    assert judged_first(shown, "selective") == ["correctness", "correctness_binary", "hit@5", "hit@10", "mrr",
+                                                 "ndcg@10"]

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
+from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.store.changes import Area
@@ -324,6 +325,14 @@ class DashboardView(_Analysis):
         self.note.setText(" ".join(notes))
 
 
+def judged_first(metrics: list[str], estimator: str) -> list[str]:
+    """The table's metric columns: under an estimator other than the judges' mean, the judge metrics it reads come
+    first — "selective judge + desk" changed only correctness, then past the table's right edge at 1280 (issue 77)."""
+    if estimator == "mean":
+        return list(metrics)
+    return [m for m in metrics if m in METRICS] + [m for m in metrics if m not in METRICS]
+
+
 class CompareView(_Analysis):
     title = "Compare"
     # the verdict also follows the judges' licences (audits) and the project's gate configuration (settings)
@@ -474,7 +483,7 @@ class CompareView(_Analysis):
         comparison, chart, verdict, limit, size = result
         self.result = comparison
         self.table.setVisible(True)
-        metrics = comparison["shown_metrics"]
+        metrics = judged_first(comparison["shown_metrics"], str(comparison.get("estimator") or "mean"))
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
                               *[(m, f"{m}  {comparison['baseline']} → {comparison['candidate']} (Δ)")
                                 for m in metrics]]

@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
+from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.gui import pages
@@ -23,8 +24,11 @@ def test_a_new_page_is_one_module_and_one_line(qtbot, monkeypatch, demo_file, tm
     import tests.support.extra_page as module
 
     monkeypatch.setitem(sys.modules, "rageval_desktop.gui.views.extra_page", module)
-    monkeypatch.setattr(pages, "PAGES", (*pages.PAGES, pages.PageSpec("runs_count", "Runs count", "EVALUATE",
-                                                                       "extra_page", "RunsCountPage")))
+    monkeypatch.setattr(
+        pages,
+        "PAGES",
+        (*pages.PAGES, pages.PageSpec("runs_count", "Runs count", "EVALUATE", "extra_page", "RunsCountPage")),
+    )
     monkeypatch.setattr(pages, "BY_KEY", {p.key: p for p in pages.PAGES})
     shutil.copy(demo_file, tmp_path / "d.rageval")
     w = open_window(qtbot, tmp_path / "d.rageval")
@@ -43,13 +47,15 @@ class FakeHost:
     def __init__(self) -> None:
         self.messages: list[str] = []
 
+    # called as the real lanes call them (gui/workers.py: fn(*args, ctx=ctx)) — the fake called fn(None, *args), so a
+    # page built on it could fail on the real lane (issue 78)
     def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
-        result = fn(None, *args)
+        result = fn(*args, ctx=TaskContext())
         if on_done:
             on_done(result)
 
     def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
-        on_done(fn(None, *args))
+        on_done(fn(*args, ctx=TaskContext()))
 
     def show_error(self, message: str, details: str = "") -> None:
         self.messages.append(message)
@@ -83,7 +89,7 @@ def jobs_page(qtbot, demo) -> tuple[FakeHost, AppState, JobsView]:
 def test_a_page_needs_only_the_state(qtbot, demo):
     host, _state, page = jobs_page(qtbot, demo)
     page.refresh()
-    assert page.table.model().rowCount() >= 1          # the demo's jobs, read through the state's project
+    assert page.table.model().rowCount() >= 1  # the demo's jobs, read through the state's project
     assert host.messages == []
 
 
@@ -100,10 +106,10 @@ def test_changes_reach_the_pages_that_show_them(qtbot, demo):
     _host, state, page = jobs_page(qtbot, demo)
     page.show()
     calls = []
-    page.refresh = lambda runs=None: calls.append(runs)      # noqa: E731 - counts the refreshes
+    page.refresh = lambda runs=None: calls.append(runs)  # noqa: E731 - counts the refreshes
     state.subscribe(page)
     state.announce(Changes("rate", frozenset({Area.RATINGS})))
-    assert not any(t.isActive() for t in page.findChildren(QTimer)) and calls == []   # jobs do not show ratings
+    assert not any(t.isActive() for t in page.findChildren(QTimer)) and calls == []  # jobs do not show ratings
     state.announce(Changes("job", frozenset({Area.JOBS})))
     qtbot.waitUntil(lambda: calls == [["v1", "v2"]], timeout=2_000)
 

@@ -44,14 +44,14 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     assert shown["minilm-similarity"].startswith("selective: gates only the rows it decides")
     save_shots(qtbot, w, f"selective-judges-{size[0]}")
     w.select(run="v2")
-    with qtbot.waitSignal(w.read_finished, timeout=30_000,
-                          check_params_cb=lambda page: page == "dashboard"):
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "dashboard"):
         w.select_nav("dashboard")
     dash = w.page("dashboard")
     assert w.pages.currentWidget() is dash
     qtbot.waitUntil(lambda: dash.summary is not None and dash.summary["run"] == "v2", timeout=30_000)
-    assert "correctness from minilm-similarity (selective licence): it decides 40% of this run's rows" in \
-        dash.note.text()
+    assert (
+        "correctness from minilm-similarity (selective licence): it decides 40% of this run's rows" in dash.note.text()
+    )
     records = [dash.model.record(r) for r in range(dash.model.rowCount())]
     easy = next(i for i, r in enumerate(records) if r["slice"] == "easy")
     column = [k for k, _ in dash.model.columns].index("correctness")
@@ -64,8 +64,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
     with qtbot.waitSignal(w.read_finished, timeout=30_000):
         view.estimator.setCurrentIndex(view.estimator.findData("selective"))
-    qtbot.waitUntil(lambda: view.result is not None and view.result["estimator"] == "selective",
-                    timeout=30_000)
+    qtbot.waitUntil(lambda: view.result is not None and view.result["estimator"] == "selective", timeout=30_000)
     cli = gate(w.project, "v1", "v2", estimator="selective")
     whole = view.result["slices"]["all"]["correctness"]
     assert whole["delta"] == cli.comparison["slices"]["all"]["correctness"]["delta"]
@@ -76,13 +75,13 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     assert "pass rates: minilm-similarity decides 50% / 40% of the rows" in tip
     assert "--estimator selective" in view.note.text()
     unlicensed = [u["metric"] for u in view.result["licensing"]["unlicensed"]]
-    assert "correctness" not in unlicensed and "correctness_binary" in unlicensed   # the latter: no audit
+    assert "correctness" not in unlicensed and "correctness_binary" in unlicensed  # the latter: no audit
     save_shots(qtbot, w, f"selective-compare-{size[0]}")
     view.estimator.setCurrentIndex(view.estimator.findData("mean"))
     qtbot.waitUntil(lambda: view.result is not None and view.result["estimator"] == "mean", timeout=30_000)
 
 
-@pytest.mark.slow      # three pages read and drawn, light and dark (about 6 s)
+@pytest.mark.slow  # three pages read and drawn, light and dark (about 6 s)
 def test_the_app_walks_from_a_judge_that_cannot_gate_to_one_that_gates_the_rows_it_decides(qtbot, walked):
     w = open_window(qtbot, walked)
     try:
@@ -102,14 +101,16 @@ def test_the_detail_pane_says_whether_the_selective_judge_decides_a_row_or_leave
     try:
         qtbot.waitUntil(lambda: "minilm-similarity" in w.rows.selective, timeout=20_000)
         w.resize(1024, 768)
-        for row, said in ((decided, "decides this row alone: confidence"),
-                          (left, "leaves this row to people: confidence")):
+        for row, said in (
+            (decided, "decides this row alone: confidence"),
+            (left, "leaves this row to people: confidence"),
+        ):
             w.show_run_row("v2", row)
             qtbot.waitUntil(lambda: w.rows.detail.detail is not None and w.rows.detail.calls != {}, timeout=10_000)
             text = w.rows.detail.toPlainText()
             line = next(x for x in text.splitlines() if x.startswith("minilm-similarity · correctness:"))
             assert text.splitlines()[text.splitlines().index(line) + 1].startswith(said)
-            assert "answer-recall" not in w.rows.detail.calls          # not selectively licensed: nothing said of it
+            assert "answer-recall" not in w.rows.detail.calls  # not selectively licensed: nothing said of it
         save_shots(qtbot, w, "selective-row-left-1024")
     finally:
         close_window(qtbot, w)
@@ -120,12 +121,26 @@ def test_showing_raw_outputs_redraws_the_row(qtbot):
     from rageval_desktop.core.store.queries import JudgmentView, RowDetail
     from rageval_desktop.gui.views.detail_pane import DetailPane
 
-    said = JudgmentView("gpt-judge", "correctness", "active", 0, "ok", 4.0, None, "close to the reference",
-                        '{"score": 4, "why": "RAW-REPLY"}', None, None, None)
+    said = JudgmentView(
+        "gpt-judge",
+        "correctness",
+        "active",
+        0,
+        "ok",
+        4.0,
+        None,
+        "close to the reference",
+        '{"score": 4, "why": "RAW-REPLY"}',
+        None,
+        None,
+        None,
+    )
     pane = DetailPane()
     qtbot.addWidget(pane)
-    pane.show_detail(RowDetail("q1", "What?", "An answer", "The answer", [], None, [], {}, judgments=(said,)),
-                     calls={"gpt-judge": "decides this row alone: confidence 0.90 ≥ 0.27 (selective licence)"})
+    pane.show_detail(
+        RowDetail("q1", "What?", "An answer", "The answer", [], None, [], {}, judgments=(said,)),
+        calls={"gpt-judge": "decides this row alone: confidence 0.90 ≥ 0.27 (selective licence)"},
+    )
     assert "RAW-REPLY" not in pane.toPlainText() and "decides this row alone" in pane.toPlainText()
     pane.set_show_raw(True)
     assert "RAW-REPLY" in pane.toPlainText() and "decides this row alone" in pane.toPlainText()
@@ -147,7 +162,7 @@ def sure(demo_file, tmp_path):
     return path
 
 
-@pytest.mark.slow      # the Judges page, a row's detail and Compare, at two sizes, light and dark (about 8 s)
+@pytest.mark.slow  # the Judges page, a row's detail and Compare, at two sizes, light and dark (about 8 s)
 def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
     with Project.open(sure, read_only=True) as p:
         judge = get_judge(p, "minilm-similarity")
@@ -159,7 +174,9 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
             w.resize(*size)
             with qtbot.waitSignal(w.read_finished, timeout=30_000):
                 w.select_nav("judges")
-            qtbot.waitUntil(lambda: all(r["licence"] != "licence: reading…" for r in w.page("judges").model.records), timeout=20_000)
+            qtbot.waitUntil(
+                lambda: all(r["licence"] != "licence: reading…" for r in w.page("judges").model.records), timeout=20_000
+            )
             shown = {r["name"]: r for r in w.page("judges").model.records}
             assert shown["minilm-similarity"]["licence"] == "selective · decides 45% of rated rows (confidence ≥ 0.42)"
             assert "agreeing with people on ≥ 90% of them" in shown["minilm-similarity"]["licence__tip"]
@@ -176,8 +193,10 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
             if view.result["estimator"] != "selective":
                 with qtbot.waitSignal(w.read_finished, timeout=30_000):
                     view.estimator.setCurrentIndex(view.estimator.findData("selective"))
-            qtbot.waitUntil(lambda: w.page("compare").result is not None and
-                            w.page("compare").result["estimator"] == "selective", timeout=30_000)
+            qtbot.waitUntil(
+                lambda: w.page("compare").result is not None and w.page("compare").result["estimator"] == "selective",
+                timeout=30_000,
+            )
             records = [view.model.record(r) for r in range(view.model.rowCount())]
             row = next(i for i, r in enumerate(records) if r["slice"] == "all")
             column = [k for k, _ in view.model.columns].index("correctness")
@@ -195,5 +214,11 @@ def test_under_another_estimator_the_judge_metrics_come_first():
 
     shown = ["hit@5", "hit@10", "mrr", "ndcg@10", "correctness", "correctness_binary"]
     assert judged_first(shown, "mean") == shown
-    assert judged_first(shown, "selective") == ["correctness", "correctness_binary", "hit@5", "hit@10", "mrr",
-                                                 "ndcg@10"]
+    assert judged_first(shown, "selective") == [
+        "correctness",
+        "correctness_binary",
+        "hit@5",
+        "hit@10",
+        "mrr",
+        "ndcg@10",
+    ]

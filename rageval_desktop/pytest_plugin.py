@@ -29,6 +29,19 @@ if TYPE_CHECKING:
     from rageval_desktop.api import Gate, Project
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Only this module's asserts are pytest's to rewrite, not the whole app's. pytest marks every top-level package
+    of a distribution that declares a `pytest11` plug-in, so each module of the app imported in a test run was
+    parsed and recompiled by pytest's assertion rewriter — and on CPython 3.11 that parse, run from an import inside
+    a Qt callback (a page built on first view), can fail with "SystemError: AST constructor recursion depth
+    mismatch". The package's name is taken off the marks before any conftest imports the app (pytest keeps them in a
+    set of its hook; without that set, nothing changes)."""
+    must = getattr(early_config.pluginmanager.rewrite_hook, "_must_rewrite", None)
+    if isinstance(must, set):
+        must.discard("rageval_desktop")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rageval", "RAGEval Desktop: gate RAG runs in a test suite")
     group.addoption("--rageval-project", metavar="PATH", default=None,

@@ -75,3 +75,16 @@ def test_without_a_project_the_fixtures_say_what_to_set(pytester, monkeypatch):
     assert result.ret != 0
     assert "--rageval-project PATH, rageval_project in the ini file, or RAGEVAL_PROJECT" in result.stdout.str() + \
         result.stderr.str()
+
+
+def test_the_apps_modules_are_not_rewritten_by_pytest():
+    """pytest marks the whole distribution of a `pytest11` plug-in for assertion rewriting: every module of the app
+    imported during a test run was re-parsed by pytest, and on CPython 3.11 a parse run from an import inside a Qt
+    callback failed with "AST constructor recursion depth mismatch" (a flaky GUI test). Only the plug-in's own
+    module is rewritten now; the app's modules load as Python loads them."""
+    import sys
+
+    from rageval_desktop.core.store import project
+
+    assert type(project.__loader__).__name__ == "SourceFileLoader"
+    assert type(sys.modules["rageval_desktop.pytest_plugin"].__loader__).__name__ == "AssertionRewritingHook"

@@ -30,7 +30,8 @@ class UndoOwner(Protocol):
 
 class EditCommand(QUndoCommand):
     """One edit on the stack. `undo` and `redo` run in a worker, queued on the write lane; `undone` and `redone` get
-    what they returned, on the GUI thread; `busy(True)` is called as either is asked, `busy(False)` as it lands."""
+    what they returned, on the GUI thread; `busy(True)` is called as either is asked, `busy(False)` once it has
+    landed and `undone` or `redone` ran."""
 
     def __init__(self, owner: UndoOwner, label: str, undo: Callable[[Any], Any], redo: Callable[[Any], Any],
                  undone: Callable[[Any], Any] | None = None, redone: Callable[[Any], Any] | None = None,
@@ -55,10 +56,12 @@ class EditCommand(QUndoCommand):
             busy(True)
 
         def done(result: Any) -> None:
-            if busy is not None:
-                busy(False)
-            if after is not None:
-                after(result)
+            try:
+                if after is not None:
+                    after(result)
+            finally:       # free only once the page has drawn what changed: keys that waited apply to it
+                if busy is not None:
+                    busy(False)
             owner.status(label)
 
         def failed(message: str, details: str) -> None:

@@ -3,8 +3,9 @@
 A sample holds targets: rows, or — for the metrics judged per item — passages (UMBRELA's 0-3), nuggets and
 citations (n / p / f: not, partial, full support); the card shows the target above its row. Number keys (or the
 scale's letters) rate; j/k or Down/Up move; s skips; c adds a comment to the next rating; u or Ctrl+Z undoes the
-last rating. Auto-repeated keys are ignored, and so is every key while the last rating is
-being saved. Each rating is its own transaction (in a worker), so it survives a crash the moment it is made.
+last rating. Auto-repeated keys are ignored. A rating moves to the next card at once and is saved behind it, each
+its own transaction (in a worker), so it survives a crash the moment it is committed; keys that cannot apply yet
+wait and are applied in order (gui/models/desk.py holds the desk's state and rules, without Qt).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.store.changes import Area
+from rageval_desktop.gui.models.desk import Action, Desk, Rating
 from rageval_desktop.gui.page_numbers import ABSTAINED
 from rageval_desktop.gui.prefs import review_keys
 from rageval_desktop.gui.undo import EditCommand
@@ -334,12 +336,11 @@ class ReviewView(QWidget):
         self.comment_button = _card_button("C&omment…  [C]", "Add a comment to the next rating")
         self.reference_button = _card_button("Fix &reference…  [R]", "Correct the golden row's reference answer "
                                              "(an undoable edit with its reason, kept in the row's history)")
-        self.reference_button.clicked.connect(lambda: self._act(self.fix_reference))
         self.undo_button = _card_button("&Undo  [U]", "Take back the last rating")
-        self.skip_button.clicked.connect(lambda: self._act(lambda: self.save(None, skipped=True)))
-        self.next_button.clicked.connect(lambda: self._act(self.go_next_unrated))
-        self.comment_button.clicked.connect(lambda: self._act(self.ask_comment))
-        self.undo_button.clicked.connect(lambda: self._act(self.undo))
+        for button, name in ((self.reference_button, "reference"), (self.skip_button, "skip"),
+                             (self.next_button, "next_unrated"), (self.comment_button, "comment"),
+                             (self.undo_button, "undo")):
+            button.clicked.connect(lambda _=False, n=name: self._act(Action(n)))
         layout.addLayout(self.buttons_row)
         self.reveal = QLabel()
         self.reveal.setObjectName("reveal")
@@ -356,24 +357,57 @@ class ReviewView(QWidget):
         self.extend_button.clicked.connect(self.extend_sample)
         self.prompt_button.clicked.connect(self.show_prompt)
         self.sample_box.currentIndexChanged.connect(self.load_sample)
-        self.sample: Any = None
-        self.index = 0
-        self.saving = False
-        self.check: Any = None     # a hidden gold item or retest shown in place of the next target (quality.due)
+        self.desk: Desk | None = None      # the sample being rated: queue, position, ratings (gui/models/desk.py)
         self.shown_at = time.monotonic()
-        self.comment: str | None = None
         self.all_passages = False
         self.action_keys = review_keys()            # remappable in Preferences › Review keys
-        self.mine: dict[tuple[int, int], float | None] = {}   # (row, item) -> my standing score (None = skipped)
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
         self._details: dict[int, Any] = {}
         self._scale_metric: str | None = None
-        self.pressed_while_saving = ""     # a key pressed while a rating was saving: said, never applied
 
-    def _act(self, what: Any) -> None:
-        """A card button does what its key does, under the same guards, and gives the keyboard back."""
-        if not self.saving and self.sample is not None:
-            what()
+    # the desk's state, read where the card is drawn (and by tests)
+    @property
+    def sample(self) -> Any:
+        return self.desk.sample if self.desk is not None else None
+
+    @property
+    def index(self) -> int:
+        return self.desk.index if self.desk is not None else 0
+
+    @index.setter
+    def index(self, value: int) -> None:
+        if self.desk is not None:
+            self.desk.index = value
+
+    @property
+    def check(self) -> Any:
+        return self.desk.check if self.desk is not None else None
+
+    @property
+    def mine(self) -> dict[tuple[int, int], float | None]:
+        return self.desk.mine if self.desk is not None else {}
+
+    @property
+    def saving(self) -> bool:
+        return self.desk is not None and (self.desk.busy or bool(self.desk.pending))
+
+    def set_busy(self, busy: bool) -> None:
+        """An undo, a redo or a check's rating is in flight (True), or has landed: the keys that waited apply."""
+        if self.desk is None:
+            return
+        self.desk.busy = busy
+        if not busy:
+            self._apply_waiting()
+
+    def _apply_waiting(self) -> None:
+        """The keys that waited, in order, while each may run (an undo waits on for ratings still saving)."""
+        desk = self.desk
+        while desk is not None and desk is self.desk and (action := desk.take()) is not None:
+            self.perform(action)
+
+    def _act(self, action: Action) -> None:
+        """A card button does what its key does, under the same rules, and gives the keyboard back."""
+        self.perform(action)
         self.setFocus()
 
     @property
@@ -426,7 +460,7 @@ class ReviewView(QWidget):
             button.setProperty("score", point.score)
             button.setProperty("full_text", text)
             button.setProperty("short_text", button_text)
-            button.clicked.connect(lambda _=False, s=point.score: self._act(lambda: self.save(s)))
+            button.clicked.connect(lambda _=False, s=point.score: self._act(Action("score", s)))
             self.score_buttons.append(button)
             # may shrink below its text on a narrow window (the key stays readable) rather than widen the window
             button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
@@ -605,25 +639,22 @@ class ReviewView(QWidget):
         sid = self.sample_box.currentData()
         source = self.source()
         if sid is None or source is None:
-            self.sample = None
+            self.desk = None
             self.detail.show_detail(None)
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
             self.progress_label.setText("No sample yet: choose a run and a metric, then New sample.")
             self._build_scale(self.metric_box.currentData() or "correctness")
             return
-        self.sample = source.sample(sid)
-        for box, value in ((self.run_box, self.sample.run), (self.metric_box, self.sample.metric)):
+        sample = source.sample(sid)
+        for box, value in ((self.run_box, sample.run), (self.metric_box, sample.metric)):
             if box.findData(value) >= 0:   # "New sample" draws the same kind of sample unless changed
                 box.setCurrentIndex(box.findData(value))
         self._details.clear()
         self._scale_metric = None
-        self._build_scale(self.sample.metric)
+        self._build_scale(sample.metric)
         reviewer = self.state.reviewer()
-        self.mine = source.my_ratings(sid, reviewer)
-        first = self.next_unrated(len(self.sample.targets) - 1)
-        self.index = first if first is not None else 0
-        self.check = None
+        self.desk = Desk.open(sample, source.my_ratings(sid, reviewer))
         self.show_row()
         self.setFocus()
         self._ask_check()
@@ -669,23 +700,21 @@ class ReviewView(QWidget):
     # --- showing -------------------------------------------------------------------------------
     def _target(self) -> tuple[int, int, str | None]:
         """(row, item, key) at the current position: a check due in the queue, or the sample's target."""
-        if self.check is not None:
-            return self.check.row_id, self.check.item, self.check.item_key
-        s = self.sample
-        return s.row_ids[self.index], s.items[self.index], s.keys[self.index]
+        assert self.desk is not None
+        return self.desk.target()
 
     def show_row(self) -> None:
         from rageval_desktop.core.review.card import blinded, revealed, side_by_side
         from rageval_desktop.core.review.targets import card, reads_passages
 
-        if self.sample is None or not self.sample.row_ids:
+        desk = self.desk
+        if desk is None or not desk.sample.row_ids:
             return
-        row_id, item, key = self._target()
+        row_id, item, key = desk.target()
         if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
             self._details[row_id] = self.source().detail(row_id)
         detail = self._details[row_id]
-        rated = self.check is None and (row_id, item) in self.mine   # a check is always shown blind, unrated
-        mine = self.mine.get((row_id, item)) if self.check is None else None
+        rated, mine = desk.shown_rated()
         shown = revealed(mine, rated)
         what = self.sample.unit
         # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
@@ -696,17 +725,7 @@ class ReviewView(QWidget):
             self.detail.fold_passages = fold
             self.detail.detail = None                  # drawn again with the passages folded or not
         self.detail.show_detail(detail if shown else blinded(detail), card(detail, metric, item, key))
-        total = len(self.sample.row_ids)
-        done = self.rated_count()
-        skipped = sum(1 for t in self.sample.targets if t in self.mine and self.mine[t] is None)
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)                      # ratings only: a skipped row is still to do
-        you = "skipped" if rated and mine is None else f"{mine:g}" if rated else "not rated"
-        self.progress_label.setText(
-            f"{what} {self.index + 1} of {total} · {self.sample.metric} · you: {you}"
-            + (f" · {skipped} skipped" if skipped else "")
-            + self._next_look()
-            + (f" · comment: {self.comment}" if self.comment else ""))
+        self._draw_progress()
         for button in self.score_buttons:
             button.setChecked(shown and button.property("score") == mine)
         if shown and self.pack_mode:
@@ -722,26 +741,16 @@ class ReviewView(QWidget):
             self.reveal.setText(f"Judge verdicts are hidden until you rate this {what}.")
         self.shown_at = time.monotonic()
 
-    def _next_look(self) -> str:
-        """The plan's next look, in words: the audit decides at a quarter, half, three quarters and all of the
-        sample, each once the targets before it in this order are rated or skipped (core.review.evidence)."""
-        s = self.sample
-        if s is None or not s.looks or self.pack_mode:
-            self.progress_label.setToolTip("")
-            return ""
-        self.progress_label.setToolTip(
-            f"The audit decides at the plan's looks — the first {', '.join(map(str, s.looks))} targets in the order "
-            "shown, each once all before it are rated or skipped — and on the anytime interval at other times.")
-        prefix = 0
-        for target in s.targets:
-            if target not in self.mine:
-                break
-            prefix += 1
-        ahead = [m for m in s.looks if m > prefix]
-        if not ahead:
-            return " · every planned check of the judge reached"
-        # (said as a reviewer would: "next look at 30 in order (0 so far)" read as statistics' jargon, issue 77)
-        return f" · the judge is checked again when the first {ahead[0]} are rated ({prefix} done)"
+    def _draw_progress(self) -> None:
+        """The bar and the line above the card (position, your answer, skips, the next check of the judge)."""
+        desk = self.desk
+        if desk is None:
+            return
+        self.progress.setRange(0, len(desk.targets))
+        self.progress.setValue(desk.rated_count())        # ratings only: a skipped row is still to do
+        line, tip = desk.progress(self.pack_mode)
+        self.progress_label.setText(line)
+        self.progress_label.setToolTip(tip)
 
     def show_prompt(self) -> None:
         """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""
@@ -755,52 +764,56 @@ class ReviewView(QWidget):
 
     # --- keys ----------------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if self.saving and not event.isAutoRepeat() and event.text().strip():
-            # a key pressed while the last rating is being saved is not applied to a card not yet seen — and the
-            # reviewer is told so when the save lands (it was dropped without a word)
-            self.pressed_while_saving = event.text().strip()
-            self.reveal.setText(f"Saving… '{self.pressed_while_saving}' was pressed before the next card showed: "
-                                "not applied.")
+        if event.isAutoRepeat() or self.desk is None:
             event.accept()
             return
-        if event.isAutoRepeat() or self.saving or self.sample is None:
-            event.accept()
+        action = self._action_of(event)
+        if action is None:
+            super().keyPressEvent(event)
             return
+        self.perform(action)
+        event.accept()
+
+    def _action_of(self, event: QKeyEvent) -> Action | None:
+        """What a key means on the desk: a score of the metric's scale, or one of the review keys."""
         key, text = event.key(), event.text()
         ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
         if text.lower() in self.keys and not ctrl:
-            self.save(self.keys[text.lower()])
-            event.accept()
-            return
-        mapped = {k: a for a, k in self.action_keys.items()}
-        action = mapped.get(text.lower()) if not ctrl and text else None
+            return Action("score", self.keys[text.lower()], text)
         if key == Qt.Key.Key_Down and not ctrl:
-            action = "next"
-        elif key == Qt.Key.Key_Up and not ctrl:
-            action = "previous"
-        elif key == Qt.Key.Key_Z and ctrl:
-            action = "undo"
-        if action == "next":
-            self.step(1)
-        elif action == "previous":
-            self.step(-1)
-        elif action == "skip":
-            self.save(None, skipped=True)
-        elif action == "next_unrated":
+            return Action("next", text="Down")
+        if key == Qt.Key.Key_Up and not ctrl:
+            return Action("previous", text="Up")
+        if key == Qt.Key.Key_Z and ctrl:
+            return Action("undo", text="Ctrl+Z")
+        mapped = {k: a for a, k in self.action_keys.items()}
+        name = mapped.get(text.lower()) if not ctrl and text else None
+        return Action(name, text=text) if name else None
+
+    def perform(self, action: Action) -> None:
+        """Do what a key or a card button asks — now, or once the desk is free (it waits, in order, and says so)."""
+        desk = self.desk
+        if desk is None:
+            return
+        if desk.must_wait(action):
+            self.reveal.setText(desk.wait(action))
+            return
+        name = action.name
+        if name in ("score", "skip"):
+            self.save(action.score, skipped=name == "skip")
+        elif name in ("next", "previous"):
+            self.step(1 if name == "next" else -1)
+        elif name == "next_unrated":
             self.go_next_unrated()
-        elif action == "reference":
+        elif name == "reference":
             self.fix_reference()
-        elif action == "passages":
+        elif name == "passages":
             self.all_passages = not self.all_passages     # the passages a rubric does not read: shown or folded
             self.show_row()
-        elif action == "comment":
+        elif name == "comment":
             self.ask_comment()
-        elif action == "undo":
+        elif name == "undo":
             self.undo()
-        else:
-            super().keyPressEvent(event)
-            return
-        event.accept()
 
     def keys_changed(self) -> None:
         """Preferences › Review keys was saved: the keys, the buttons and the help line follow."""
@@ -838,118 +851,107 @@ class ReviewView(QWidget):
 
     def ask_comment(self) -> None:
         text, ok = QInputDialog.getText(self, "Comment", "Comment for this row's rating:")
-        if ok:
-            self.comment = text.strip() or None
-            self.show_row()
-
-    def rated_count(self) -> int:
-        """Targets this reviewer has given a score (a skipped one is not rated)."""
-        return sum(1 for t in self.sample.targets if self.mine.get(t) is not None) if self.sample else 0
-
-    def next_unrated(self, after: int) -> int | None:
-        """The queue after `after`: the next target not seen yet (wrapping round), then the skipped ones, which
-        come back at the end (as in Anki and Argilla). None when every target has a score."""
-        targets = self.sample.targets
-        order = [*range(after + 1, len(targets)), *range(0, after + 1)]
-        fresh = [i for i in order if targets[i] not in self.mine]
-        if fresh:
-            return fresh[0]
-        skipped = [i for i in order if targets[i] in self.mine and self.mine[targets[i]] is None]
-        later = [i for i in skipped if i != after]
-        return later[0] if later else skipped[0] if skipped else None
+        if ok and self.desk is not None:
+            self.desk.comment = text.strip() or None
+            self._draw_progress()
 
     def go_next_unrated(self) -> None:
-        if self.sample is None or not self.sample.row_ids:
+        if self.desk is None or not self.desk.sample.row_ids:
             return
-        found = self.next_unrated(self.index)
-        if found is None:
-            self.reveal.setText(f"Every {self.sample.unit} of this sample is rated.")
+        if not self.desk.go_next_unrated():
+            self.reveal.setText(f"Every {self.desk.sample.unit} of this sample is rated.")
             return
-        self.index = found
         self.show_row()
 
     def step(self, step: int) -> None:
-        if self.sample and self.sample.row_ids:
-            if self.check is None:      # moving off a check leaves it due: it comes back after the next rating
-                self.index = max(0, min(len(self.sample.row_ids) - 1, self.index + step))
-            self.check = None
+        if self.desk is not None and self.desk.sample.row_ids:
+            self.desk.step(step)
             self.show_row()
 
     def save(self, score: float | None, skipped: bool = False) -> None:
-        from rageval_desktop.core.review.card import side_by_side
-
+        """Rate the card shown: the desk moves on at once and the rating is written behind it (gui/models/desk.py);
+        it leaves memory only once committed, and a failed write brings its card back."""
         reviewer = self.state.reviewer(ask=True)
-        if not reviewer:
+        desk = self.desk
+        if not reviewer or desk is None:
             return
-        if self.check is not None:
+        if desk.check is not None:
             self._save_check(reviewer, score)
             return
-        (row_id, item, key), index = self._target(), self.index
-        seconds = round(time.monotonic() - self.shown_at, 2)
-        self.saving = True
-        unit_name = self.sample.unit.capitalize()
-        comment = self.comment
+        given = desk.rate(score, skipped=skipped, seconds=round(time.monotonic() - self.shown_at, 2))
+        self.show_row()
+        source, metric = self.source(), desk.sample.metric
+        (row_id, item), number = given.target, given.index + 1
+        self.state.run_write(f"Rating {desk.sample.unit} {number}",
+                             lambda ctx: source.rate(row_id, metric, reviewer, given.score, sample_id=given.sample_id,
+                                                     comment=given.comment, seconds=given.seconds, skipped=skipped,
+                                                     item=item, item_key=given.key),
+                             on_done=lambda rating: self._committed(desk, given, rating),
+                             on_error=lambda message, details: self._not_saved(desk, given, message, details))
 
-        def done(rating: Any) -> None:
-            self.saving = False
-            self.mine[row_id, item] = rating.score
-            self.state.undo_stack.push(rating_command(self, self.sample.id, index, rating,
-                                                      dict(comment=comment, seconds=seconds)))
-            self.comment = None
-            following = self.next_unrated(index)
-            self.index = following if following is not None else index
+    def _committed(self, desk: Desk, given: Rating, rating: Any) -> None:
+        """A rating's write committed: on the undo stack, said under the card (beside the judges it was blind to)."""
+        desk.committed(given, rating.score)
+        self.state.undo_stack.push(rating_command(self, given.sample_id, given.index, rating,
+                                                  dict(comment=given.comment, seconds=given.seconds)))
+        if desk is not self.desk:       # another sample is open now: the rating is kept, there is nothing to draw
+            return
+        self._draw_progress()
+        self.reveal.setText(self._said(desk, given, rating))
+        self.rated.emit(given.target[0])
+        if not desk.complete:
+            self._ask_check()
+        self._read_licences()
+        self._apply_waiting()
+
+    def _said(self, desk: Desk, given: Rating, rating: Any) -> str:
+        from rageval_desktop.core.review.card import side_by_side
+
+        unit_name, number = desk.sample.unit.capitalize(), given.index + 1
+        if given.skipped:
+            what = f"{unit_name} {number} skipped (its judges stay hidden)."
+        elif self.pack_mode:
+            what = f"{unit_name} {number} saved in the pack: you {rating.score:g}."
+        else:
+            row_id, item = given.target
+            if row_id not in self._details:
+                self._details[row_id] = self.source().detail(row_id)
+            line = side_by_side(self._details[row_id], desk.sample.metric, rating.score, item=item, key=given.key)
+            what = f"{unit_name} {number} saved: {line}."
+        shown = desk.targets[desk.index]
+        if desk.complete:
+            what = "Sample complete. " + what
+        elif desk.check is None and shown in desk.mine and desk.mine[shown] is None:
+            what += f" Back to the skipped: {len(desk.targets) - desk.rated_count()} left to rate."
+        if rating.held:
+            what += (f" Your ratings of {desk.sample.metric} are set aside by a lead: they are saved and do not count "
+                     "until you are brought back (Team page).")
+        return what
+
+    def _not_saved(self, desk: Desk, given: Rating, message: str, details: str) -> None:
+        """A rating's write failed: nothing was kept, its card comes back to be rated again, and keys that waited
+        behind it are dropped, said (they were meant for a desk that did not happen)."""
+        dropped = desk.failed(given)
+        if desk is self.desk:
             self.show_row()
-            complete = self.rated_count() == len(self.sample.targets)
-            left = len(self.sample.targets) - self.rated_count()
-            if skipped:
-                what = f"{unit_name} {index + 1} skipped (its judges stay hidden)."
-            elif self.pack_mode:
-                what = f"{unit_name} {index + 1} saved in the pack: you {rating.score:g}."
-            else:
-                line = side_by_side(self._details[row_id], metric, rating.score, item=item, key=key)
-                what = f"{unit_name} {index + 1} saved: {line}."
-            if complete:
-                what = "Sample complete. " + what
-            elif following is not None and self.sample.targets[following] in self.mine:
-                what += f" Back to the skipped: {left} left to rate."
-            if rating.held:
-                what += (f" Your ratings of {metric} are set aside by a lead: they are saved and do not count "
-                         "until you are brought back (Team page).")
-            if self.pressed_while_saving:
-                what += (f" '{self.pressed_while_saving}' was pressed while this was saving and not applied to the "
-                         "next card: press it again to rate it.")
-                self.pressed_while_saving = ""
-            self.reveal.setText(what)
-            self.rated.emit(row_id)
-            if not complete:
-                self._ask_check()
-            self._read_licences()
-
-        def failed(message: str, details: str) -> None:
-            self.saving = False
-            self.state.show_error(message, details)
-
-        source, metric, sample_id, comment = self.source(), self.sample.metric, self.sample.id, self.comment
-        self.state.run_write(f"Rating {unit_name.lower()} {index + 1}",
-                             lambda ctx: source.rate(row_id, metric, reviewer, score, sample_id=sample_id,
-                                                     comment=comment, seconds=seconds, skipped=skipped, item=item,
-                                                     item_key=key),
-                             on_done=done, on_error=failed)
+            self.reveal.setText(f"{desk.sample.unit.capitalize()} {given.index + 1} was not saved: rate it again."
+                                + (f" Not applied: {dropped}." if dropped else ""))
+        self.state.show_error(message, details)
 
     # --- checks: hidden gold items and retests (core.review.quality) -------------------------------------------------
     def _ask_check(self) -> None:
         """Ask (in a worker) whether a check is due in this reviewer's queue; show it in place of the next target.
         It looks like any target: the card, the keys and the progress line do not change."""
-        source, sample, reviewer = self.source(), self.sample, self.state.reviewer()
-        if source is None or sample is None or not reviewer or self.pack_mode:
+        source, desk, reviewer = self.source(), self.desk, self.state.reviewer()
+        if source is None or desk is None or not reviewer or self.pack_mode:
             return
-        sid = sample.id
+        sid = desk.sample.id
 
         def arrived(check: Any) -> None:
-            if check is None or self.sample is None or self.sample.id != sid or self.check is not None:
+            if check is None or self.desk is not desk or desk.check is not None:
                 return
             said = self.reveal.text()        # what the last save said stays (it names the row just rated)
-            self.check = check
+            desk.check = check
             self.show_row()
             self.reveal.setText(said)
 
@@ -958,35 +960,38 @@ class ReviewView(QWidget):
     def _save_check(self, reviewer: str, score: float | None) -> None:
         from rageval_desktop.core.review.card import side_by_side
 
-        check, source, sid = self.check, self.source(), self.sample.id
+        desk = self.desk
+        assert desk is not None and desk.check is not None
+        check, source, sid = desk.check, self.source(), desk.sample.id
         seconds = round(time.monotonic() - self.shown_at, 2)
-        self.saving = True
+        self.set_busy(True)
 
         def done(operation: int) -> None:
-            self.saving = False
-            self.check = None
+            desk.check = None
             self.state.undo_stack.push(check_command(self, sid, check, operation))
-            if score is None:
-                self.reveal.setText("Skipped.")
-            else:
-                line = side_by_side(self._details[check.row_id], check.metric, score, item=check.item,
-                                    key=check.item_key)
-                self.reveal.setText(f"Saved: {line}.")
-            self.show_row()
-            self.rated.emit(check.row_id)
-            self._ask_check()
+            if desk is self.desk:
+                self.show_row()
+                if score is None:
+                    self.reveal.setText("Skipped.")
+                else:
+                    line = side_by_side(self._details[check.row_id], check.metric, score, item=check.item,
+                                        key=check.item_key)
+                    self.reveal.setText(f"Saved: {line}.")
+                self.rated.emit(check.row_id)
+                self._ask_check()
+            self.set_busy(False)
 
         def failed(message: str, details: str) -> None:
-            self.saving = False
+            self.set_busy(False)
             self.state.show_error(message, details)
 
         self.state.run_write("Saving the rating", lambda ctx: source.record_check(sid, reviewer, check, score, seconds),
                              on_done=done, on_error=failed)
 
     def check_undone(self, sample_id: int, check: Any) -> None:
-        if self.sample is None or self.sample.id != sample_id:
+        if self.desk is None or self.desk.sample.id != sample_id:
             return
-        self.check = check
+        self.desk.check = check
         self.show_row()
         self.reveal.setText("Undid the last rating.")
 
@@ -1003,25 +1008,24 @@ class ReviewView(QWidget):
             self.reveal.setText("Nothing to undo.")
 
     def rating_undone(self, sample_id: int, index: int, rating: Any) -> None:
-        if self.sample is None or self.sample.id != sample_id:
+        if self.desk is None or self.desk.sample.id != sample_id:
             return
-        self.mine.pop((rating.run_row_id, rating.item), None)
-        self.index = index
+        self.desk.undone(index, (rating.run_row_id, rating.item))
         self.show_row()
-        self.reveal.setText(f"Undid the rating of {self.sample.unit} {index + 1}.")
+        self.reveal.setText(f"Undid the rating of {self.desk.sample.unit} {index + 1}.")
         self.rated.emit(rating.run_row_id)
 
     def rating_redone(self, sample_id: int, index: int, rating: Any) -> None:
-        if self.sample is None or self.sample.id != sample_id:
+        if self.desk is None or self.desk.sample.id != sample_id:
             return
-        self.mine[rating.run_row_id, rating.item] = rating.score
+        self.desk.redone((rating.run_row_id, rating.item), rating.score)
         self.show_row()
-        self.reveal.setText(f"Redid the rating of {self.sample.unit} {index + 1}.")
+        self.reveal.setText(f"Redid the rating of {self.desk.sample.unit} {index + 1}.")
         self.rated.emit(rating.run_row_id)
 
 
 def _saving(view: ReviewView) -> Callable[[bool], None]:
-    return lambda busy: setattr(view, "saving", busy)
+    return view.set_busy
 
 
 def rating_command(view: ReviewView, sample_id: int, index: int, rating: Any, extra: dict) -> EditCommand:
@@ -1068,8 +1072,8 @@ def check_command(view: ReviewView, sample_id: int, check: Any, operation: int) 
 
     def redone(new: int) -> None:
         made[0] = new
-        if view.check is not None and view.check == check:
-            view.check = None
+        if view.desk is not None and view.desk.check == check:
+            view.desk.check = None
             view.show_row()
 
     return EditCommand(view.state, f"rate row {check.row_id} of sample {sample_id}", undo, redo,

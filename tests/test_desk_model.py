@@ -1,0 +1,104 @@
+"""The review desk's state and rules (gui/models/desk.py) driven with no window and no Qt: the queue, optimistic
+ratings and what a failed write gives back, keys that wait, and the progress line's words (issue 78)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from rageval_desktop.core.review.quality import Check
+from rageval_desktop.core.review.sampling import Sample
+from rageval_desktop.gui.models.desk import Action, Desk
+
+
+def sample(n: int = 5, looks: list[int] | None = None) -> Sample:
+    return Sample(7, "v2", "correctness", 1, list(range(100, 100 + n)), [0] * n, [None] * n, looks=looks or [])
+
+
+def test_the_module_imports_no_qt():
+    code = "import sys, rageval_desktop.gui.models.desk; print(any(m.startswith('PySide6') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_opens_on_the_first_unanswered_and_skipped_ones_come_last():
+    desk = Desk.open(sample(), {(100, 0): 4.0, (101, 0): None})
+    assert desk.index == 2                                   # the first not answered at all
+    desk.rate(3.0)
+    desk.rate(2.0)
+    assert desk.index == 4
+    desk.rate(5.0)
+    assert desk.index == 1 and desk.targets[desk.index] in desk.mine    # back to the skipped one
+    desk.rate(1.0)
+    assert desk.complete and desk.next_unrated(desk.index) is None and desk.index == 1
+
+
+def test_a_rating_moves_on_at_once_and_is_pending_until_committed():
+    desk = Desk.open(sample(), {})
+    first = desk.rate(4.0, seconds=2.5)
+    second = desk.rate(2.0)
+    assert desk.index == 2 and set(desk.pending) == {(100, 0), (101, 0)}
+    assert desk.rated_count() == 2 and desk.you((100, 0)) == "4 (saving…)"
+    desk.committed(first, 4.0)
+    assert desk.you((100, 0)) == "4" and set(desk.pending) == {(101, 0)}
+    assert (first.index, first.seconds, first.sample_id) == (0, 2.5, 7)
+    desk.committed(second, 2.0)
+    assert not desk.pending
+
+
+def test_a_failed_write_brings_its_card_back_with_its_comment_and_drops_what_waited():
+    desk = Desk.open(sample(), {})
+    desk.comment = "unclear question"
+    given = desk.rate(4.0)
+    assert desk.comment is None
+    desk.wait(Action("undo", text="u"))
+    dropped = desk.failed(given)
+    assert desk.index == 0 and (100, 0) not in desk.mine and desk.comment == "unclear question"
+    assert dropped == "'u'" and desk.waiting == []
+
+
+def test_an_undo_waits_for_ratings_still_saving_and_every_key_waits_while_busy():
+    desk = Desk.open(sample(), {})
+    given = desk.rate(4.0)
+    undo, score = Action("undo", text="u"), Action("score", 3.0, "3")
+    assert desk.must_wait(undo) and not desk.must_wait(score)      # a score rates the card shown, at once
+    said = desk.wait(undo)
+    assert said == "Saving… 'u' will be applied once it is saved."
+    assert desk.take() is None                                     # still saving
+    desk.committed(given, 4.0)
+    assert desk.take() == undo and desk.take() is None
+    desk.busy = True
+    assert desk.must_wait(score)
+    desk.wait(score)
+    desk.wait(Action("next", text="j"))
+    assert desk.take() is None
+    desk.busy = False
+    assert [desk.take(), desk.take()] == [score, Action("next", text="j")]      # in the order pressed
+
+
+def test_a_check_is_shown_blind_in_place_of_the_next_target_and_stepping_off_leaves_it_due():
+    desk = Desk.open(sample(), {(100, 0): 4.0})
+    desk.check = Check("retest", 100, "correctness", 0, None, 4.0)
+    assert desk.target() == (100, 0, None) and desk.shown_rated() == (False, None)
+    assert "you: not rated" in desk.progress()[0]
+    desk.step(1)
+    assert desk.check is None and desk.index == 1               # the position did not move off the check
+    desk.undone(0, (100, 0))
+    assert desk.index == 0 and desk.shown_rated() == (False, None)
+    desk.redone((100, 0), 4.0)
+    assert desk.shown_rated() == (True, 4.0)
+
+
+def test_the_progress_line_in_a_reviewers_words():
+    desk = Desk.open(sample(looks=[2, 5]), {(101, 0): None})
+    desk.comment = "typo"
+    line, tip = desk.progress()
+    assert line == ("row 1 of 5 · correctness · you: not rated · 1 skipped · the judge is checked again when the "
+                    "first 2 are rated (0 done) · comment: typo")
+    assert "the first 2, 5 targets" in tip
+    assert desk.progress(pack_mode=True) == ("row 1 of 5 · correctness · you: not rated · 1 skipped · comment: typo",
+                                             "")
+    for _ in range(4):
+        desk.rate(3.0)
+    desk.index = 1
+    assert desk.progress()[0].endswith("every planned check of the judge reached")

@@ -15,10 +15,13 @@ only the numbers it shows (issue 50's desk memory). What the child holds it give
 from __future__ import annotations
 
 import atexit
+import sys
 import threading
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +38,9 @@ _CHILD = False      # in the child: what it is asked to draw or read, it does it
 IDLE_S = 600.0      # the child ends after this long without work (its libraries, 330 MB, given back); the next ask
 _asked = 0          # starts another. Asks under way (the child is not ended under them)
 _idle: threading.Timer | None = None
+_SPAWN_LOCK = threading.Lock()
+on_lost: Callable[[str], object] | None = None     # told once, in words, when the child cannot be had (the window)
+_LOST = ""
 
 
 def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
@@ -135,9 +141,10 @@ def warm() -> None:
     pool = _pool()
     if pool is not None:
         try:
-            pool.submit(_warm)
-        except (BrokenProcessPool, RuntimeError, OSError):
-            _give_up()
+            with _bare_main():
+                pool.submit(_warm)
+        except (BrokenProcessPool, RuntimeError, OSError) as e:
+            _give_up(f"it could not be started: {e}")
             return
         with _LOCK:
             if _asked == 0:
@@ -175,9 +182,10 @@ def _in_child(ctx: TaskContext | None, fn: Callable[..., T], *args: object) -> l
         return []
     try:
         try:
-            future = pool.submit(fn, *args)
-        except (BrokenProcessPool, RuntimeError, OSError):
-            _give_up()
+            with _bare_main():
+                future = pool.submit(fn, *args)
+        except (BrokenProcessPool, RuntimeError, OSError) as e:
+            _give_up(f"it could not be started: {e}")
             return []
         try:
             while True:
@@ -187,8 +195,8 @@ def _in_child(ctx: TaskContext | None, fn: Callable[..., T], *args: object) -> l
                     if ctx is not None and ctx.cancelled:
                         future.cancel()
                         ctx.check()
-        except (BrokenProcessPool, OSError):
-            _give_up()
+        except (BrokenProcessPool, OSError) as e:
+            _give_up(f"it stopped: {e}")
             return []
     finally:
         _done()
@@ -219,14 +227,41 @@ def pids() -> list[int]:
     return [proc.pid for proc in list(found.values()) if proc.pid is not None]
 
 
-def _give_up() -> None:
-    """The child could not start or died: draw in-process from now on (said nowhere: the charts still come)."""
-    global _POOL, _BROKEN
+@contextmanager
+def _bare_main() -> Iterator[None]:
+    """While the pool starts its child (on a submit), `__main__` is a bare module. multiprocessing's spawn re-runs
+    the parent's `__main__` script in the child to find what was pickled; a script that builds the window without a
+    `if __name__ == "__main__"` guard built a second window there, and the child died on its own start (issue 79:
+    the pages then computed in the window, 108.8 s instead of 23.8 s, with no word). The child runs this package's
+    functions only and needs nothing of the script."""
+    with _SPAWN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+
+def _give_up(why: str = "") -> None:
+    """The child could not start or died: pages are computed and charts drawn here from now on (off the GUI thread,
+    as before), and the window is told once (`on_lost`) — the app is slower and holds more memory without it."""
+    global _POOL, _BROKEN, _LOST
     with _LOCK:
+        first = not _BROKEN
         _BROKEN = True
+        _LOST = _LOST or why or "it stopped"
         if _POOL is not None:
             _POOL.shutdown(wait=False, cancel_futures=True)
             _POOL = None
+    listen = on_lost
+    if first and listen is not None:
+        try:
+            listen(f"The helper process that computes the pages and draws the charts could not be used ({_LOST}). "
+                   "The app computes them itself from now on: slower, and holding more memory.")
+        except RuntimeError:        # the window that listened is gone
+            pass
 
 
 @atexit.register

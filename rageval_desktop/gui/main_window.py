@@ -95,6 +95,7 @@ class MainWindow(QMainWindow):
     rows_shown = Signal(int)              # the run or golden table shows its new listing (how many rows)
     job_finished = Signal(str)
     built = Signal()                      # a staged window has its pages and menus (see __init__)
+    helper_lost = Signal(str)             # the helper process could not be had (gui/chart_process.py), in words
 
     # the state's, shared with every page
     undo_stack = property(lambda self: self.state.undo_stack)
@@ -226,6 +227,10 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([210, 1180])
         self.notice_bar = NoticeBar()
+        self.helper_lost.connect(lambda said: self.notice_bar.show_notice(said, tone="warning", topic="helper"))
+        from rageval_desktop.gui import chart_process
+
+        chart_process.on_lost = self.helper_lost.emit      # from any thread: the signal brings it to this one
         self.workspace = QWidget()
         wl = QVBoxLayout(self.workspace)
         wl.setContentsMargins(0, 0, 0, 0)

@@ -110,3 +110,49 @@ def test_ctrl_c_in_the_terminal_leaves_the_chart_process_to_the_app(tmp_path):
     script.write_text(CTRL_C)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "True" and "KeyboardInterrupt" not in done.stderr and "Traceback" not in done.stderr
+
+
+UNGUARDED = """
+import os, sys
+from rageval_desktop.gui import chart_process
+with open(sys.argv[1], "a") as marks:      # a user's script: work at module level, no __main__ guard
+    marks.write(f"{os.getpid()}\\n")
+print(chart_process.call(os.getpid, None) != os.getpid(), chart_process._BROKEN, flush=True)
+chart_process.shutdown()
+"""
+
+
+@pytest.mark.slow      # spawns the child (about 1 s)
+def test_a_script_without_a_main_guard_is_not_run_again_by_the_helper(tmp_path):
+    """Issue 79: spawn re-ran the user's script in the helper to start it; a script that built the window at module
+    level built it again there, the helper died on its own start, and the pages were computed in the window with no
+    word (108.8 s instead of 23.8 s). The helper starts without the script now: the script runs once, the helper
+    answers."""
+    import subprocess
+    import sys
+
+    script, marks = tmp_path / "unguarded.py", tmp_path / "marks.txt"
+    script.write_text(UNGUARDED)
+    out = subprocess.run([sys.executable, str(script), str(marks)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert len(marks.read_text().split()) == 1                  # the script ran once, not again in the helper
+    assert out.stdout.split() == ["True", "False"]              # answered by the helper, which did not break
+
+
+def test_a_helper_that_cannot_be_had_is_said_once(monkeypatch):
+    """When the helper cannot start or dies, the app computes in its workers as before — and now says so, once."""
+    heard: list[str] = []
+    monkeypatch.setattr(chart_process, "_BROKEN", False)
+    monkeypatch.setattr(chart_process, "_LOST", "")
+    monkeypatch.setattr(chart_process, "_POOL", None)
+    monkeypatch.setattr(chart_process, "on_lost", heard.append)
+    chart_process._give_up("it could not be started: no more processes")
+    chart_process._give_up("it stopped")
+    assert len(heard) == 1 and "could not be used (it could not be started: no more processes)" in heard[0]
+    assert "computes them itself" in heard[0] and chart_process._BROKEN
+
+
+def test_the_window_shows_the_helper_lost_in_its_notice_bar(window, qtbot):
+    chart_process.on_lost("The helper process … could not be used (it stopped).")    # as a worker thread calls it
+    qtbot.waitUntil(lambda: window.notice_bar.isVisible(), timeout=5_000)
+    assert window.notice_bar.label.text().startswith("The helper process") and window.notice_bar.tone == "warning"

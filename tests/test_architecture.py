@@ -78,7 +78,7 @@ def test_core_types_its_connections_projects_and_contexts():
 
 # Lines that say `Any`, per area: the ceiling only comes down. Lower it when a change types more (the test says so
 # once an area is 10 under); a change that adds `Any` pays for it by typing something else.
-ANY_CEILING = {"cli": 29, "core": 682, "gui": 247, "top": 18}
+ANY_CEILING = {"cli": 29, "core": 682, "gui": 233, "top": 18}
 
 
 def test_any_only_goes_down():
@@ -127,6 +127,7 @@ WHITE_BOX = {
     "AutoNuggetMetric._evaluate_answer": "open-rag-eval's own scoring, to compare ours with it",
     "chart_process._draw": "the chart child's drawing function, run in-process",
     "chart_process._pool": "the chart child's pool, to kill it as a crash would",
+    "chart_process._give_up": "the helper given up on (said once), without a child to lose",
     "pool._processes": "the pool's child processes, to see they die with the app",
     "nos._exit": "(the string 'os._exit' in a child script: the app killed without its exit handlers)",
     "imports._freeze": "the start-up's garbage-collector freeze, timed",

@@ -102,3 +102,36 @@ def test_the_progress_line_in_a_reviewers_words():
         desk.rate(3.0)
     desk.index = 1
     assert desk.progress()[0].endswith("every planned check of the judge reached")
+
+
+def test_what_a_key_means():
+    from rageval_desktop.gui.models.desk import action_for
+
+    scores, actions = {"1": 1.0, "n": 0.0}, {"next": "j", "previous": "k", "next_unrated": "n", "undo": "u"}
+    assert action_for("1", "", False, scores, actions) == Action("score", 1.0, "1")
+    assert action_for("n", "", False, scores, actions) == Action("score", 0.0, "n")      # a scale's own key wins
+    assert action_for("J", "", False, scores, actions) == Action("next", text="J")
+    assert action_for("", "Down", False, scores, actions) == Action("next", text="Down")
+    assert action_for("", "Z", True, scores, actions) == Action("undo", text="Ctrl+Z")
+    assert action_for("1", "", True, scores, actions) is None and action_for("x", "", False, scores, actions) is None
+
+
+def test_the_words_under_the_card():
+    desk = Desk.open(sample(), {(101, 0): None})
+    assert desk.card_words("") == "Judge verdicts are hidden until you rate this row."
+    assert desk.card_words("", pack_mode=True) == "Rate this row on the scale; your rating is saved in the pack."
+    given = desk.rate(4.0)
+    assert desk.saved_words(given, 4.0, "you 4 · judge 3") == "Row 1 saved: you 4 · judge 3."
+    desk.index = 0
+    assert desk.card_words("you 4 · judge 3") == "you 4 · judge 3"
+    assert desk.card_words("", pack_mode=True) == "You rated this row 4; saved in the pack."
+    desk.index = 1
+    assert desk.card_words("") == "You skipped this row; the judges stay hidden until you rate it."
+    desk.index = 2
+    for _ in range(3):
+        last = desk.rate(2.0)
+    assert desk.index == 1 and desk.saved_words(last, 2.0, "x", held=True) == (
+        "Row 5 saved: x. Back to the skipped: 1 left to rate. Your ratings of correctness are set aside by a lead: "
+        "they are saved and do not count until you are brought back (Team page).")
+    done = desk.rate(1.0)
+    assert desk.saved_words(done, 1.0, "", pack_mode=True) == "Sample complete. Row 2 saved in the pack: you 1."

@@ -412,9 +412,9 @@ def test_the_desk_says_what_a_sample_can_decide_before_it_is_drawn(window, qtbot
     view = window.page("review")
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness_binary"))
     view.size_box.setValue(35)
-    qtbot.waitUntil(lambda: "the size asked for, 35" in view.plan_text, timeout=15_000)
+    qtbot.waitUntil(lambda: "the size asked for, 35" in view.bar.plan_text, timeout=15_000)
     assert "the size asked for, 35" in view.new_button.toolTip()
-    assert "a verdict about" in view.plan_text
+    assert "a verdict about" in view.bar.plan_text
 
 
 def test_the_size_box_takes_the_plans_proposal_until_a_size_is_set(window, qtbot):
@@ -427,14 +427,14 @@ def test_the_size_box_takes_the_plans_proposal_until_a_size_is_set(window, qtbot
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness_binary"))
     qtbot.waitUntil(lambda: "as the plan proposes" in view.size_box.toolTip(), timeout=15_000)
     proposed = view.size_box.value()
-    assert proposed != 40 and view.plan.get("ratings") == proposed
-    qtbot.waitUntil(lambda: view.plan_for is not None and view.plan_for[3] == proposed, timeout=15_000)
+    assert proposed != 40 and view.bar.plan.get("ratings") == proposed
+    qtbot.waitUntil(lambda: view.bar.plan_for is not None and view.bar.plan_for[3] == proposed, timeout=15_000)
     view.size_box.setValue(proposed + 7)                   # the reviewer's own size
-    qtbot.waitUntil(lambda: f"the size asked for, {proposed + 7}" in view.plan_text, timeout=15_000)
+    qtbot.waitUntil(lambda: f"the size asked for, {proposed + 7}" in view.bar.plan_text, timeout=15_000)
     assert view.size_box.value() == proposed + 7
     view.mode_box.setCurrentIndex(view.mode_box.findData("uncertain"))
-    qtbot.waitUntil(lambda: view.plan_for is not None and view.plan_for[2] == "uncertain"
-                    and view.size_box.value() == view.plan.get("ratings"), timeout=15_000)
+    qtbot.waitUntil(lambda: view.bar.plan_for is not None and view.bar.plan_for[2] == "uncertain"
+                    and view.size_box.value() == view.bar.plan.get("ratings"), timeout=15_000)
 
 
 def test_the_desk_says_when_the_plans_next_look_comes(window, qtbot):

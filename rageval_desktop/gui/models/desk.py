@@ -35,6 +35,22 @@ class Action:
     text: str = ""
 
 
+def action_for(text: str, named: str, ctrl: bool, scores: Mapping[str, float],
+               actions: Mapping[str, str]) -> Action | None:
+    """What a key means on the desk: a score of the metric's scale (its key), Down / Up to move, Ctrl+Z to undo, or
+    one of the review keys (`actions`: action -> key, Preferences › Review keys). `named`: "Down", "Up" or "Z" for
+    those keys, else ""."""
+    if text.lower() in scores and not ctrl:
+        return Action("score", scores[text.lower()], text)
+    if named in ("Down", "Up") and not ctrl:
+        return Action("next" if named == "Down" else "previous", text=named)
+    if named == "Z" and ctrl:
+        return Action("undo", text="Ctrl+Z")
+    mapped = {k: a for a, k in actions.items()}
+    name = mapped.get(text.lower()) if not ctrl and text else None
+    return Action(name, text=text) if name else None
+
+
 @dataclass(frozen=True)
 class Rating:
     """A rating given at the desk and not yet committed: what its write needs and where its card was."""
@@ -226,3 +242,39 @@ class Desk:
         line += (f" · {skipped} skipped" if skipped else "") + look
         line += f" · comment: {self.comment}" if self.comment else ""
         return line, tip
+
+    def card_words(self, beside: str, *, pack_mode: bool = False) -> str:
+        """The line under the card: what this reviewer gave beside the judges (`beside`, once rated), or that the
+        judges stay hidden until then (a pack carries no verdicts: nothing is hidden there)."""
+        rated, mine = self.shown_rated()
+        what = self.sample.unit
+        if rated and mine is not None:
+            return f"You rated this {what} {mine:g}; saved in the pack." if pack_mode else beside
+        if rated:
+            return f"You skipped this {what}; " + ("rate it when you are ready." if pack_mode else
+                                                   "the judges stay hidden until you rate it.")
+        if pack_mode:
+            return f"Rate this {what} on the scale; your rating is saved in the pack."
+        return f"Judge verdicts are hidden until you rate this {what}."
+
+    def saved_words(self, given: Rating, score: float | None, beside: str, *, held: bool = False,
+                    pack_mode: bool = False) -> str:
+        """What a committed rating did, said under the card: the row and the judges beside it (`beside`), the sample
+        complete or back to the skipped ones, and ratings a lead set aside."""
+        unit_name, number = self.sample.unit.capitalize(), given.index + 1
+        if given.skipped:
+            what = f"{unit_name} {number} skipped (its judges stay hidden)."
+        elif pack_mode:
+            what = f"{unit_name} {number} saved in the pack: you {score:g}."
+        else:
+            what = f"{unit_name} {number} saved: {beside}."
+        shown = self.targets[self.index]
+        if self.complete:
+            what = "Sample complete. " + what
+        elif self.check is None and shown in self.mine and self.mine[shown] is None:
+            what += f" Back to the skipped: {len(self.targets) - self.rated_count()} left to rate."
+        if held:
+            what += (f" Your ratings of {self.sample.metric} are set aside by a lead: they are saved and do not count "
+                     "until you are brought back (Team page).")
+        return what
+

@@ -60,7 +60,7 @@ def test_a_pull_request_retried_until_green_ships_a_regression_only_when_retries
     cells = {("all", "hit@5"): CellRule(tolerance, 1.0, 0.8)}
     free = GateConfig(cells, power=0.8, retries="each")
     spent = replace(free, cells={("all", "hit@5"): CellRule(tolerance, 1.0, 0.95)}, power=0.95, retries="spent")
-    kwargs = {"prs": 40, "attempts": 20, "drop": tolerance, "regressed": "all", "metric": "hit@5", "seed": 3}
+    kwargs = {"prs": 20, "attempts": 20, "drop": tolerance, "regressed": "all", "metric": "hit@5", "seed": 3}
     before, after = retry_rates(config=free, **kwargs), retry_rates(config=spent, **kwargs)
     assert before["ship_rate"] >= 0.5              # was: re-run until green, a true regression ships
     assert after["ship_rate"] <= 0.05

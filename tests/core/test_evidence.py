@@ -94,7 +94,7 @@ def test_ppi_delta_carries_the_covariance_of_the_judge_and_its_correction():
     import rageval_desktop.core.metrics.ppi as ppi
 
     rng = np.random.default_rng(0)
-    size, rated, runs = 300, 40, 600
+    size, rated, runs = 300, 40, 300
     covered, widths, old_widths = 0, [], []
     for _ in range(runs):
         q = rng.normal(60, 20, size)

@@ -135,3 +135,4 @@ def test_the_words_under_the_card():
         "they are saved and do not count until you are brought back (Team page).")
     done = desk.rate(1.0)
     assert desk.saved_words(done, 1.0, "", pack_mode=True) == "Sample complete. Row 2 saved in the pack: you 1."
+

@@ -329,26 +329,18 @@ def _abstained_sample(args: argparse.Namespace) -> int:
 def _draw_transport(args: argparse.Namespace) -> int:
     """`transport --draw N`: a transport check on the desk before anyone rates — one sample of the run per
     metric of the judges whose licence would travel there (gate or selective), or of --judge's."""
-    from rageval_desktop.core.judges.registry import get_judge, list_judges
+    from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review import transport
-    from rageval_desktop.core.review.licence import licence
+    from rageval_desktop.core.review.licence import draw_transport, travelling
 
     if args.draw < transport.MIN_RUN:
         raise UsageError(f"--draw: a transport check reads at least {transport.MIN_RUN} ratings (40 are the default)")
     with open_project(args.project) as project:
-        if args.judge:
-            judges = [get_judge(project, args.judge)]
-        else:
-            judges = [j for j in list_judges(project) if j.status == "active" and
-                      licence(project, j).tier in ("gate", "selective")]
+        judges = [get_judge(project, args.judge)] if args.judge else travelling(project)
         if not judges:
             raise UsageError("no judge holds a licence that would travel to another run (gate or selective): name "
                              "one with --judge")
-        made = []
-        for metric in dict.fromkeys(j.metric for j in judges):
-            sample = transport.draw(project, next(j for j in judges if j.metric == metric), args.run, size=args.draw)
-            made.append({"sample_id": sample.id, "run": args.run, "metric": metric, "targets": len(sample.targets),
-                         "judges": [j.name for j in judges if j.metric == metric]})
+        made = draw_transport(project, judges, args.run, args.draw)
     lines = [f"sample {m['sample_id']}: {m['targets']} rows of {args.run} for {m['metric']} "
              f"({', '.join(m['judges'])}): rate them on the desk, then rageval transport {args.project} --run "
              f"{args.run}" for m in made]
@@ -439,8 +431,7 @@ def cmd_transport(args: argparse.Namespace) -> int:
     """Does a judge's audit travel to this run? Its errors on the run's ratings against those where it was audited,
     and its licence there."""
     from rageval_desktop.core.judges.registry import get_judge, list_judges
-    from rageval_desktop.core.review import transport
-    from rageval_desktop.core.review.licence import licence
+    from rageval_desktop.core.review.licence import transport_check
 
     if args.draw is not None:
         return _draw_transport(args)
@@ -448,12 +439,7 @@ def cmd_transport(args: argparse.Namespace) -> int:
         return _plan_transport(args)
     with open_project(args.project, read_only=True) as project:
         judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
-        found = []
-        for judge in judges:
-            held = licence(project, judge, run=args.run)
-            checked = held.evidence.get("transport")          # the check the licence made (its decided rows)
-            t = transport.Transport(**checked) if checked else transport.transport(project, judge, args.run)
-            found.append({**t.as_dict(), "licence": held.as_dict(), "text": transport.describe(t)})
+        found = [transport_check(project, judge, args.run) for judge in judges]
     lines = [f"{f['text']}\n  licence on {args.run}: {f['licence']['tier']}"
              + (f" ({'; '.join(f['licence']['reasons'])})" if f["licence"]["reasons"] else "") for f in found]
     _print(args, found, "\n".join(lines) or "no judges")

@@ -482,6 +482,10 @@ class MainWindow(QMainWindow):
                 self.show_run_row(where["run"], int(where["row"]))
                 self.show_status(f"row {where['row']} is in no review sample: shown in run {where['run']}")
             return
+        if page == "review" and where.get("sample") is not None:    # a sample drawn elsewhere, opened on the desk
+            self.select_nav("review")
+            self.page("review").select_sample(int(where["sample"]))
+            return
         if page != "failures" or not where:
             self.select_nav(page)
             return

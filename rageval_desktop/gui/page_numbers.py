@@ -209,6 +209,40 @@ def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
                                        if same is not None else "")}
 
 
+def transport_text(project: Project, judge_name: str, run: str) -> dict[str, Any]:
+    """The Audit page's transport line for a judge on a run (core.review.licence.transport_check): the check in
+    words, the licence there, and what a check of the run can see of a 5-point rise in its errors."""
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review.licence import transport_check
+
+    found = transport_check(project, get_judge(project, judge_name), run)
+    return {"judge": judge_name, "run": run, "status": found["status"], "text": found["text"],
+            "tier": found["licence"]["tier"], "reasons": found["licence"]["reasons"], "plan_text": found["plan_text"],
+            "ratings": (found["plan"] or {}).get("ratings"), "short": transport_short(found)}
+
+
+def transport_short(found: dict[str, Any]) -> str:
+    """The transport check in one short line for the Audit page (the whole of it goes in the tooltip)."""
+    run, status = found["run"], found["status"]
+    if status == "not checked":
+        said = f"not checked — no ratings on {run} yet"
+    elif status == "audited here":
+        said = f"its audit is {run}'s own"
+    else:
+        rates = (f"it errs on {found['errors_run']:.0%} of {found['n_run']:.0f} rated rows there, "
+                 f"{found['errors_audit']:.0%} elsewhere")
+        said = {"suspended": f"no — {rates}: its metrics on {run} do not gate",
+                "holds": f"yes so far — {rates}"}.get(status, f"cannot tell yet — {rates}")
+    sized = found["plan"]
+    if sized is None:
+        see = ""
+    elif sized["ratings"] is not None:
+        see = f" A check of {sized['ratings']} rows sees a 5-point rise {sized['power_at']:.0%} of the time."
+    else:
+        see = " A 5-point rise is too small for its audit to show."
+    return f"Does its audit hold on {run}? {said[0].upper()}{said[1:]}.{see}"
+
+
 def selective_text(project: Project, judge: Judge) -> str:
     """Where the judge may decide alone (core.review.selective), in one sentence; empty without a pass mark."""
     from rageval_desktop.core.review.selective import decidable, selective

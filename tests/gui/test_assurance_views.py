@@ -119,3 +119,37 @@ def test_compare_says_what_the_gate_would_ship_and_records_the_decision(qtbot, d
     assert record["signature"]["algorithm"] == "ed25519"
     assert record["waivers"] == []
     close_window(qtbot, w)
+
+
+def test_the_audit_page_says_whether_a_judges_audit_holds_on_the_run_and_puts_a_check_on_the_desk(
+        qtbot, demo_file, tmp_path):
+    """Issue 77: the transport check was CLI-only. The Audit page says, for the selected judge on the run chosen,
+    what `rageval transport` says (the check, its licence there, what a check can see) and draws a check onto the
+    desk."""
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    w = open_window(qtbot, path)
+    w.current_run = "v2"
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
+        w.select_nav("audit")
+    audit = w.page("audit")
+    judges = [audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit-transport"):
+        audit.table.selectRow(judges.index("minilm-similarity"))
+    said = audit.transport.text()
+    assert said == ("Does its audit hold on v2? No — it errs on 32% of 72 rated rows there, 17% elsewhere: its "
+                    "metrics on v2 do not gate. A 5-point rise is too small for its audit to show.")
+    tip = audit.transport.toolTip()      # what `rageval transport` says, whole
+    assert "minilm-similarity on v2: SUSPENDED — errors 32% of 72 rated on v2" in tip
+    assert "licence on v2: explore" in tip
+    assert "What a check can see: a rise of 5 points in minilm-similarity's errors on v2" in tip
+    assert audit.transport_button.isVisible() and audit.transport_size >= 8
+    before = {s["id"] for s in w.review_source().samples()}
+    with qtbot.waitSignal(w.task_finished, timeout=30_000):
+        audit.transport_button.click()
+    settle(qtbot, w)
+    review = w.page("review")
+    assert w.pages.currentWidget() is review and review.sample.id not in before
+    assert (review.sample.run, review.sample.metric, len(review.sample.targets)) == ("v2", "correctness",
+                                                                                     audit.transport_size)
+    close_window(qtbot, w)

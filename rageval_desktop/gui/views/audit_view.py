@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QInputDialog,
     QLabel,
     QMessageBox,
@@ -62,6 +63,21 @@ def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str,
     summary["stopped"] = stats.stopped
     summary["message"] = stats.message
     return summary
+
+
+def _transport(project: Project, judge: str, run: str, ctx: TaskContext) -> dict[str, Any]:
+    """A worker: `page_numbers.transport_text`, in the helper process."""
+    from rageval_desktop.gui import chart_process, page_numbers
+
+    return chart_process.read(page_numbers.transport_text, project, ctx, judge, run)
+
+
+def _draw_check(project: Project, judge: str, run: str, size: int, ctx: TaskContext) -> list[dict[str, Any]]:
+    """A worker: a transport check of `judge` on `run` put on the desk (core.review.licence.draw_transport)."""
+    from rageval_desktop.core.judges.registry import get_judge
+    from rageval_desktop.core.review.licence import draw_transport
+
+    return draw_transport(project, [get_judge(project, judge)], run, size)
 
 
 def _history(project: Any, judge: str) -> list[dict[str, Any]]:
@@ -157,11 +173,26 @@ class AuditView(QWidget):
         self.advice = QLabel()
         self.advice.setObjectName("advice")
         self.advice.setWordWrap(True)
+        # does the judge's audit travel to the run chosen? (rageval transport: the check, its licence there, what a
+        # check of the run can see, and a button that puts one on the desk)
+        self.transport = QLabel()
+        self.transport.setObjectName("hint")
+        self.transport.setWordWrap(True)
+        self.transport.setTextFormat(Qt.TextFormat.PlainText)
+        self.transport_button = QPushButton("Check on the run…")
+        self.transport_button.setVisible(False)
+        self.transport_button.clicked.connect(self.draw_transport)
+        self.transport_size = 0
+        travel = QHBoxLayout()
+        travel.setContentsMargins(0, 0, 0, 0)
+        travel.addWidget(self.transport, 1)
+        travel.addWidget(self.transport_button, 0, Qt.AlignmentFlag.AlignTop)
         upper = QWidget()
         lu = QVBoxLayout(upper)
         lu.setContentsMargins(0, 0, 0, 0)
         lu.addWidget(self.table, 1)
         lu.addWidget(self.advice)
+        lu.addLayout(travel)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
         split.addWidget(lower)
@@ -289,6 +320,7 @@ class AuditView(QWidget):
         if checks.get("selective"):
             advice += f" {checks['selective']}"
         self.advice.setText(advice)
+        self._read_transport(r.judge)
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it
             if v is None:
@@ -303,6 +335,49 @@ class AuditView(QWidget):
         self.history_view.resizeColumnsToContents()   # "0.545 [0.372, 0.711]" whole, not cut
         self.retire_button.setEnabled(r.judge_status == "active")
         self.reinstate_button.setEnabled(r.judge_status == "retired")
+
+    def _read_transport(self, judge: str) -> None:
+        run, project = self.state.current_run, self.state.project
+        self.transport_button.setVisible(False)
+        if not run or project is None:
+            self.transport.setText("")
+            return
+        self.transport.setText(f"Does {judge}'s audit hold on {run}? Reading the check…")
+        self.state.run_read("audit-transport", _transport, project, judge, run, on_done=self._show_transport)
+
+    def _show_transport(self, found: dict[str, Any]) -> None:
+        """The transport line: the check in words, the licence on the run, what a check there can see; and a button
+        that puts a check of the size that sees a 5-point rise (40 when no size does) on the desk."""
+        from rageval_desktop.core.review.transport import CHECK_SIZE
+
+        r = self.selected()
+        if r is None or r.judge != found["judge"] or found["run"] != self.state.current_run:
+            return
+        reasons = f" ({'; '.join(found['reasons'])})" if found["reasons"] else ""
+        self.transport.setText(found["short"])
+        self.transport.setToolTip(f"{found['text']}.\n\nIts licence on {found['run']}: {found['tier']}{reasons}.\n\n"
+                                  f"What a check can see: {found['plan_text']}.")
+        planned = found.get("ratings")
+        self.transport_size = int(planned) if planned and planned <= 400 else CHECK_SIZE
+        self.transport_button.setText(f"Put {self.transport_size} rows of {found['run']} on the desk")
+        self.transport_button.setToolTip(
+            "A transport check: a representative sample of the run for this judge's metric, rated blind on the "
+            "desk. Its ratings show whether the judge errs there as it did where it was audited; a rise suspends "
+            "its licence on that run (rageval transport --draw).")
+        self.transport_button.setVisible(found["status"] != "audited here")
+
+    def draw_transport(self) -> None:
+        r, run, project = self.selected(), self.state.current_run, self.state.project
+        if r is None or not run or project is None:
+            return
+
+        def drawn(made: list[dict[str, Any]]) -> None:
+            if made:
+                self.state.status(f"Transport check of {r.judge} on {run}: {made[0]['targets']} rows on the desk.")
+                self.state.navigate("review", sample=made[0]["sample_id"])
+
+        self.state.run_task(f"Drawing a transport check of {r.judge} on {run}", _draw_check, project, r.judge, run,
+                            self.transport_size, on_done=drawn)
 
     def check_judge(self) -> None:
         r = self.selected()

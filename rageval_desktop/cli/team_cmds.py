@@ -35,7 +35,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         with open_project(args.project) as project:
             made = packs.export_packs(project, args.sample, args.reviewer, args.out, args.overlap)
         lines = [f"{m.reviewer:<16} {m.targets:>4} to rate in {m.rows:>4} rows  {m.path}"
-                 + (f"  ({m.checks} hidden check(s): gold items and retests)" if m.checks else "") for m in made]
+                 + (f"  ({m.hidden()})" if m.checks else "") for m in made]
         _print(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
                "it back with: rageval pack import PROJECT FILE (checks answered come back as checks, never ratings: "
                "rageval reviewers)")

@@ -247,6 +247,7 @@ class FileActions:
                         on_done=lambda out: self.w.statusBar().showMessage(f"Report written to {out}", 15_000))
 
     def export_packs(self) -> None:
+        from rageval_desktop.core.review import quality
         from rageval_desktop.core.review.sampling import list_samples
         from rageval_desktop.gui.views.pack_dialog import PackExportDialog
 
@@ -255,15 +256,16 @@ class FileActions:
         review: Any = self.w.built_page("review")       # (a page not built yet has no sample chosen)
         current = review.sample.id if review is not None and review.sample is not None else None
         project = self.w.project
-        dialog = PackExportDialog(list_samples(project), project.path.parent / "review-packs", self.w.frame, current)
+        conf = quality.settings(project)
+        dialog = PackExportDialog(list_samples(project), project.path.parent / "review-packs", self.w.frame, current,
+                                  rates=(conf.gold_rate, conf.retest_rate))
 
         def go() -> None:
             sample_id, names, folder, overlap = dialog.values()   # core names the files inside the folder
 
             def done(made: list) -> None:
                 self.w.show_info("Review packs written:\n" + "\n".join(
-                    f"{m.reviewer}: {m.targets} to rate — {m.path}"
-                    + (f" ({m.checks} of them hidden checks: gold items and retests)" if m.checks else "")
+                    f"{m.reviewer}: {m.targets} to rate — {m.path}" + (f" ({m.hidden()})" if m.checks else "")
                     for m in made)
                     + "\n\nSend each reviewer their file; import the returned files with File → Import Review "
                       "Packs….")

@@ -194,6 +194,8 @@ def test_review_packs_hide_gold_items_and_retests_that_come_back_as_checks(team,
     sample = sampling.sample_of_rows(project, "v2", "correctness", [r for r, _ in mine][:20], "carol's pack")
     info = packs.export_packs(project, sample.id, ["carol"], tmp_path / "carol.ragevalpack")[0]
     assert info.checks == 6 and info.targets == 26                # 20 targets, 4 gold items, 2 retests
+    assert (info.gold, info.retests) == (4, 2) and info.hidden() == "4 gold items and 2 retests hidden among them"
+    assert packs.expected_checks(20, 1, 1, 0.2, 0.1) == (20, 4, 2)      # what the export dialog says beforehand
     hidden = dict(project.reader().execute("SELECT position, kind FROM review_pack_checks WHERE pack_id = ?",
                                            (info.pack_id,)).fetchall())
     assert sorted(hidden.values()) == ["gold"] * 4 + ["retest"] * 2

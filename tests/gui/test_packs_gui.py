@@ -31,6 +31,10 @@ def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
     dialog.reviewers.setText("ann, bob")
     dialog.overlap.setValue(2)
     dialog.folder.setText(str(tmp_path / "packs"))
+    # what each pack hides, said before the export (issue 77): the project's rates, 1 in 10 gold and 1 in 20 retests
+    assert dialog.hides.text().startswith("Each pack holds up to 6 rows of the sample, and hides among them about 1 "
+                                          "gold item(s) and 0 retest(s) (one row in 10 a gold item, one in 20 a ")
+    save_shots(qtbot, dialog, "pack-export")
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         dialog.buttons.accepted.emit()
     paths = sorted((tmp_path / "packs").glob("*.ragevalpack"))

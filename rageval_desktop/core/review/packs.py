@@ -105,10 +105,20 @@ class PackInfo:
     targets: int
     rows: int
     checks: int = 0          # of the targets, hidden gold items and retests (the lead knows; the reviewer does not)
+    gold: int = 0            # of the checks, gold items
+    retests: int = 0         # of the checks, retests
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.path, "pack_id": self.pack_id, "reviewer": self.reviewer, "targets": self.targets,
-                "rows": self.rows, "checks": self.checks}
+                "rows": self.rows, "checks": self.checks, "gold": self.gold, "retests": self.retests}
+
+    def hidden(self) -> str:
+        """The checks hidden among its targets, in words (empty when none)."""
+        if not self.checks:
+            return ""
+        parts = [f"{n} {what}{'' if n == 1 else 's'}" for n, what in ((self.gold, "gold item"),
+                                                                    (self.retests, "retest")) if n]
+        return " and ".join(parts) + " hidden among them"
 
 
 def project_uuid(project: Project, conn: sqlite3.Connection | None = None) -> str | None:
@@ -205,8 +215,9 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
                                  [(pack_id, mine_id, row) for row, mine_id in local.items()])
                 conn.executemany("INSERT INTO review_pack_checks (pack_id, position, kind, expected) VALUES "
                                  "(?, ?, ?, ?)", [(pack_id, pos, c.kind, c.expected) for pos, c in checks.items()])
-                made.append((PackInfo(str(paths[name]), pack_id, name, len(chosen),
-                                      len({r for r, _, _ in chosen}), len(checks)), digest))
+                gold = sum(1 for c in checks.values() if c.kind == "gold")
+                made.append((PackInfo(str(paths[name]), pack_id, name, len(chosen), len({r for r, _, _ in chosen}),
+                                      len(checks), gold, len(checks) - gold), digest))
             project.audit(conn, "export review packs", "review_sample", str(sample.id), reviewers=reviewers,
                           overlap=overlap, packs=[p.pack_id for p, _ in made])
         except BaseException:
@@ -216,6 +227,14 @@ def export_packs(project: Project, sample_id: int, reviewers: Sequence[str], out
                 Path(f"{path}.part").unlink(missing_ok=True)
             raise
     return [info for info, _ in made]
+
+
+def expected_checks(targets: int, reviewers: int, overlap: int, gold_rate: float, retest_rate: float
+                    ) -> tuple[int, int, int]:
+    """Before an export: about how many targets each reviewer's pack holds, and how many gold items and retests
+    `hide_checks` adds to each at most (fewer when the project has fewer to offer)."""
+    each = -(-targets * overlap // max(1, reviewers))       # the most loaded reviewer's share (`assign`)
+    return each, round(each * gold_rate), round(each * retest_rate)
 
 
 def own_ids(chosen: Sequence[tuple[int, int, str | None]]) -> dict[int, int]:

@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
 
 class PackExportDialog(QDialog):
     def __init__(self, samples: list[dict[str, Any]], folder: Path, parent: QWidget | None = None,
-                 current: int | None = None) -> None:
+                 current: int | None = None, rates: tuple[float, float] = (0.0, 0.0)) -> None:
         super().__init__(parent)
+        self.samples, self.rates = {s["id"]: s for s in samples}, rates
         self.setWindowTitle("Export review packs")
         layout = QVBoxLayout(self)
         intro = QLabel("One file per reviewer with the rows to rate — blind: no judge verdicts, no keys, no other "
@@ -60,6 +61,13 @@ class PackExportDialog(QDialog):
         folder_label.setBuddy(self.folder)    # literal "&Folder:")
         form.addRow(folder_label, row)
         layout.addLayout(form)
+        # what each pack hides (core.review.packs.hide_checks): said before the export, counted apart after it
+        self.hides = QLabel()
+        self.hides.setObjectName("hint")
+        self.hides.setWordWrap(True)
+        layout.addWidget(self.hides)
+        for changed in (self.sample_box.currentIndexChanged, self.reviewers.textChanged, self.overlap.valueChanged):
+            changed.connect(self.describe_hidden)
         self.note = QLabel()
         self.note.setObjectName("hint")
         layout.addWidget(self.note)
@@ -68,7 +76,32 @@ class PackExportDialog(QDialog):
         self.buttons.accepted.connect(self.check)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
-        self.resize(560, 280)
+        self.resize(560, 340)
+        self.describe_hidden()
+
+    def describe_hidden(self, *_: object) -> None:
+        """How many rows each pack holds and the checks hidden among them, for the sample and reviewers named."""
+        from rageval_desktop.core.review.packs import expected_checks
+
+        gold_rate, retest_rate = self.rates
+        if not gold_rate and not retest_rate:
+            self.hides.setText("No checks are hidden in the packs (the project's gold and retest rates are 0; "
+                               "rageval reviewers sets them).")
+            return
+        sample = self.samples.get(self.sample_box.currentData())
+        names = self.names()
+        rates = (f"one row in {round(1 / gold_rate)} a gold item" if gold_rate else "no gold items") + ", " + (
+            f"one in {round(1 / retest_rate)} a retest" if retest_rate else "no retests")
+        if sample is None or not names or self.overlap.value() > len(names):
+            self.hides.setText(f"Each pack hides checks among its rows: {rates} (rows settled without the reviewer, "
+                               "and rows they rated before). The reviewer cannot tell them apart; importing reads "
+                               "them apart (Team page).")
+            return
+        each, gold, retests = expected_checks(int(sample["rows"]), len(names), self.overlap.value(), gold_rate,
+                                              retest_rate)
+        self.hides.setText(f"Each pack holds up to {each} rows of the sample, and hides among them about {gold} gold "
+                           f"item(s) and {retests} retest(s) ({rates}; fewer when the project has fewer to offer). "
+                           "The reviewer cannot tell them apart; importing reads them apart (Team page).")
 
     def names(self) -> list[str]:
         return [n.strip() for n in self.reviewers.text().split(",") if n.strip()]

@@ -75,8 +75,20 @@ def compare(project: Project, baseline: str, candidate: str, size: tuple[int, in
     apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
     result["would_ship"] = would_ship(project, result)
     result["gate_config"] = config
-    png, regions = chart_process.draw("deltas", result, size, dark)
+    order = judged_first(result["shown_metrics"], estimator)      # the plots in the table's order
+    png, regions = chart_process.draw("deltas", {**result, "shown_metrics": order}, size, dark)
     return result, png, regions, gate_verdict(result, limit, config)
+
+
+def judged_first(metrics: list[str], estimator: str) -> list[str]:
+    """Compare's metrics, in its table and its plots: under an estimator other than the judges' mean, the judge
+    metrics it reads come first — "selective judge + desk" changed only correctness, then past the table's right
+    edge at 1280 (issue 77)."""
+    from rageval_desktop.core.base.vocab import METRICS
+
+    if estimator == "mean":
+        return list(metrics)
+    return [m for m in metrics if m in METRICS] + [m for m in metrics if m not in METRICS]
 
 
 def failures(project: Project, run: str, failure: str | None, slice_tag: str | None, metric: str | None,

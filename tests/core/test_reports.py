@@ -180,3 +180,20 @@ def test_pdf_pages_keep_their_text_inside_the_page_and_their_headers_inside_thei
     assert main(["report", str(path), "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / "r.pdf")]) == 0
     assert counted["pages"] >= 4 and counted["headers"] > 20
     assert problems == []
+
+
+def test_an_empty_forest_plot_says_why_and_the_plots_get_a_line_per_slice():
+    """Issue 77: under "selective judge + desk" the judge plots were empty axes with no word."""
+    from rageval_desktop.core.reports.plots import forest_height, no_estimate
+
+    comparison = {"slices": {"all": {"hit@5": {"delta": 1.0}}, "easy": {"hit@5": {"delta": 2.0}}},
+                  "missing": [{"metric": "mrr", "why": "no gold chunk ids"}],
+                  "unavailable": [{"slice": s, "metric": "correctness_binary", "why": "no selective licence"}
+                                  for s in ("all", "easy")]}
+    assert no_estimate(comparison, "hit@5") is None
+    assert no_estimate(comparison, "mrr") == "not compared: no gold chunk ids"
+    assert no_estimate(comparison, "correctness_binary") == "no estimate: no selective licence"
+    comparison["unavailable"].append({"slice": "easy", "metric": "correctness", "why": "too few ratings"})
+    comparison["unavailable"].append({"slice": "all", "metric": "correctness", "why": "no licence"})
+    assert no_estimate(comparison, "correctness").startswith("no estimate in any slice")
+    assert forest_height(6, 7) == 2 * (16 * 7 + 72) + 28 and forest_height(1, 7) == 16 * 7 + 72 + 28

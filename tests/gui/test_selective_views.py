@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.reports.plots import forest_height
 from rageval_desktop.core.review import agreement, selective
 from rageval_desktop.core.review.licence import record_audit
 from rageval_desktop.core.store.project import Project
@@ -202,6 +203,10 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
             column = [k for k, _ in view.model.columns].index("correctness")
             tip = view.model.index(row, column).data(Qt.ItemDataRole.ToolTipRole)
             assert "pass rates: minilm-similarity decides 50% / 40% of the rows" in tip
+            # issue 77: six forest plots in ~180 px stacked their slice labels; they get a line per slice and scroll
+            slices = len(view.result["slices"])
+            assert view.plot.minimumHeight() == forest_height(len(view.result["shown_metrics"]), slices)
+            assert view.plot.height() >= 16 * slices * 2 and view.plot_area.verticalScrollBar().maximum() > 0
             save_shots(qtbot, w, f"sure-compare-{size[0]}")
     finally:
         close_window(qtbot, w)
@@ -210,7 +215,7 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
 def test_under_another_estimator_the_judge_metrics_come_first():
     """Issue 77: with "selective judge + desk" the correctness column — the only one it changes — was past the table's
     right edge at 1280, behind every retrieval metric."""
-    from rageval_desktop.gui.views.analysis_views import judged_first
+    from rageval_desktop.gui.page_numbers import judged_first
 
     shown = ["hit@5", "hit@10", "mrr", "ndcg@10", "correctness", "correctness_binary"]
     assert judged_first(shown, "mean") == shown

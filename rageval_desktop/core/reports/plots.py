@@ -241,6 +241,33 @@ def box_plot(report: dict[str, Any], *, theme: Theme | None = None, size: tuple[
     return _png(fig, transparent=size is not None, fixed=size is not None)
 
 
+def forest_grid(n_metrics: int) -> tuple[int, int]:
+    """(rows, columns) of the forest plots: three to a row."""
+    cols = min(3, n_metrics) or 1
+    return -(-n_metrics // cols) or 1, cols
+
+
+def forest_height(n_metrics: int, n_slices: int) -> int:
+    """The height in pixels the forest plots need to stay readable on a screen: each slice a line of its own
+    (16 px: the labels never overlap), a title and an axis per row of plots, the axis label below."""
+    rows, _ = forest_grid(n_metrics)
+    return rows * (16 * max(1, n_slices) + 72) + 28
+
+
+def no_estimate(comparison: dict[str, Any], metric: str) -> str | None:
+    """Why a metric's forest plot is empty: it was not compared, or no slice has an estimate under the estimator
+    (the reason each cell gave, when they agree). None when some slice has one."""
+    why = next((x["why"] for x in comparison.get("missing", []) if x["metric"] == metric), None)
+    if why is not None:
+        return f"not compared: {why}"
+    if any(comparison["slices"][s].get(metric) for s in comparison["slices"]):
+        return None
+    reasons = list(dict.fromkeys(u["why"] for u in comparison.get("unavailable", []) if u["metric"] == metric))
+    if len(reasons) == 1:
+        return f"no estimate: {reasons[0]}"
+    return "no estimate in any slice under this estimator (the table's cells say why)"
+
+
 @_plain_text
 def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size: tuple[int, int] | None = None,
                 regions: list[Region] | None = None) -> bytes:
@@ -250,8 +277,7 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
     theme = theme or Theme()
     metrics = comparison.get("shown_metrics") or comparison["metrics"]   # (a simulated comparison has none)
     slices = list(comparison["slices"])
-    cols = min(3, len(metrics)) or 1
-    rows = -(-len(metrics) // cols) or 1
+    rows, cols = forest_grid(len(metrics))
     fig, axes = _figure(size, (3.3 * cols, 0.22 * len(slices) * rows + 1.0 * rows), nrows=rows, ncols=cols,
                         sharey=True)
     drawn: list[tuple[Any, str, str]] = []
@@ -261,9 +287,9 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
             ax.set_visible(False)
             continue
         m = metrics[i]
-        why = next((x["why"] for x in comparison.get("missing", []) if x["metric"] == m), None)
-        if why is not None:        # a metric that could not be compared says why, rather than draw empty axes
-            ax.text(0.5, 0.5, textwrap.fill(f"not compared: {why}", 38), transform=ax.transAxes, ha="center",
+        why = no_estimate(comparison, m)
+        if why is not None:        # a plot with nothing to draw says why, rather than draw empty axes
+            ax.text(0.5, 0.5, textwrap.fill(why, 38), transform=ax.transAxes, ha="center",
                     va="center", fontsize=7, color=theme.muted)
             ax.set_xticks([])
         for y, s in enumerate(slices):

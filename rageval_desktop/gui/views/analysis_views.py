@@ -10,8 +10,10 @@ from PySide6.QtGui import QHideEvent, QMouseEvent, QPixmap, QResizeEvent, QShowE
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
+    QFrame,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
@@ -22,10 +24,12 @@ from shiboken6 import isValid
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.retrieval import definition
+from rageval_desktop.core.reports.plots import forest_height
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.appearance import is_dark
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.page_numbers import judged_first
 from rageval_desktop.gui.views.common import TopRow, records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
@@ -325,14 +329,6 @@ class DashboardView(_Analysis):
         self.note.setText(" ".join(notes))
 
 
-def judged_first(metrics: list[str], estimator: str) -> list[str]:
-    """The table's metric columns: under an estimator other than the judges' mean, the judge metrics it reads come
-    first — "selective judge + desk" changed only correctness, then past the table's right edge at 1280 (issue 77)."""
-    if estimator == "mean":
-        return list(metrics)
-    return [m for m in metrics if m in METRICS] + [m for m in metrics if m not in METRICS]
-
-
 class CompareView(_Analysis):
     title = "Compare"
     # the verdict also follows the judges' licences (audits) and the project's gate configuration (settings)
@@ -387,10 +383,18 @@ class CompareView(_Analysis):
         self.shipped_view = records_table(self.shipped, "wouldShip")
         self.shipped_view.setVisible(False)
         self.plot = self.chart("click to open the candidate's failures in the failure browser")
+        # the forest plots get the height they need (a line per slice) and scroll when the pane is shorter: six plots
+        # in 180 px stacked their slice labels on each other (issue 77)
+        self.plot_area = QScrollArea()
+        self.plot_area.setObjectName("forestArea")
+        self.plot_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.plot_area.setWidgetResizable(True)
+        self.plot_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.plot_area.setWidget(self.plot)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.shipped_view)
         split.addWidget(self.table)
-        split.addWidget(self.plot)
+        split.addWidget(self.plot_area)
         split.setSizes([70, 200, 450])          # the would-ship table is a line or two; the chart keeps its room
         split.setStretchFactor(2, 1)
         self.layout_.addWidget(split, 1)
@@ -456,7 +460,8 @@ class CompareView(_Analysis):
 
     def redraw(self) -> None:
         if self.result is not None:
-            self.plot.redraw(operations.compare_chart, self.result)
+            order = judged_first(self.result["shown_metrics"], str(self.result.get("estimator") or "mean"))
+            self.plot.redraw(operations.compare_chart, {**self.result, "shown_metrics": order})
 
     def _one_run(self, run: str) -> None:
         """Baseline and candidate the same run (the project has one, or both boxes were set alike): nothing to compare
@@ -484,6 +489,7 @@ class CompareView(_Analysis):
         self.result = comparison
         self.table.setVisible(True)
         metrics = judged_first(comparison["shown_metrics"], str(comparison.get("estimator") or "mean"))
+        self.plot.setMinimumHeight(forest_height(len(comparison["shown_metrics"]), len(comparison["slices"])))
         self.model.columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
                               *[(m, f"{m}  {comparison['baseline']} → {comparison['candidate']} (Δ)")
                                 for m in metrics]]
@@ -681,7 +687,6 @@ class FailuresView(_Analysis):
         self._fill_metrics()
 
     def _fill_metrics(self) -> None:
-        from rageval_desktop.core.base.vocab import METRICS
         from rageval_desktop.core.metrics.compare import GATE_RETRIEVAL
 
         for m in GATE_RETRIEVAL:
@@ -694,7 +699,6 @@ class FailuresView(_Analysis):
     def filter_to(self, metric: str | None) -> None:
         """A chart click: every failure class, failing this metric (None: any failure), before the page shows — by the
         judges whose bar it was (every active judge of a judge metric: the chart counted them all)."""
-        from rageval_desktop.core.base.vocab import METRICS
 
         for box in (self.metric_box, self.class_box, self.judges_box):
             box.blockSignals(True)

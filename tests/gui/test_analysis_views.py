@@ -66,8 +66,8 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
     # 12 questions a slice: the keyword-heavy drop (-33 points) is not shown at a 5% family-wise error, nor ruled
     # out: the gate is not decision-grade (issue 44: it "passed"), says which cells it could not settle, with the
     # drop each could have detected, and what would settle them
-    assert "Not decision-grade (rageval gate --max-slice-drop 2)" in view.note.text()
-    assert "undecided" in view.note.text() and "detects ≥" in view.note.text()
+    assert "The gate cannot decide yet (" in view.note.text() and "undecided" in view.note.text()
+    assert "As rageval gate --max-slice-drop 2:" in view.note.toolTip() and "detects ≥" in view.note.toolTip()
     assert "rageval gate plan" in view.note.text()
     tip = view.model.index(records.index(kw), [k for k, _ in view.model.columns].index("hit@5")).data(
         Qt.ItemDataRole.ToolTipRole)
@@ -87,7 +87,8 @@ def test_compare_shows_deltas_and_gate_verdict(window, qtbot):
         view.compute()
     # (an amber pass: two slices not gated on their own dropped beyond doubt — issue 73)
     assert view.badge.text().startswith("PASS") and view.badge.property("outcome") == "pass_with_drops"
-    assert "The gate passes (rageval gate (configuration: the project's gate configuration))" in view.note.text()
+    assert "The gate passes: " in view.note.text()
+    assert "As rageval gate (configuration: the project's gate configuration):" in view.note.toolTip()
     assert not view.drop.isEnabled()
 
 
@@ -102,7 +103,7 @@ def test_compare_verdict_is_the_cli_gate(window, qtbot):
     cli = gate(window.project, "v1", "v2", max_slice_drop=2, max_aggregate_drop=2)
     assert headline(cli) in view.note.text() and cli.decision == "not_decision_grade"
     # the verdict is a badge, in words (issue 31: it was grey hint text)
-    assert view.badge.text().startswith("NOT DECISION-GRADE  ·  ")
+    assert view.badge.text().startswith("CANNOT DECIDE YET  ·  ")
     assert view.badge.property("outcome") == "not_decision_grade"
     set_drop(window, qtbot, view, 100)
     wide = gate(window.project, "v1", "v2", max_slice_drop=100, metrics=["hit@5", "mrr"])
@@ -383,7 +384,7 @@ def test_compare_plans_the_gate_and_decides_under_the_saved_plan(window, qtbot, 
         dialog.save()
     saved = gate_config.saved(window.project)
     assert saved is not None and {k: r.tolerance for k, r in saved.cells.items()} == gated
-    assert "configuration: the project's gate configuration" in view.note.text()
+    assert "configuration: the project's gate configuration" in view.note.toolTip()
     assert not view.drop.isEnabled()
 
 

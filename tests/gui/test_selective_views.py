@@ -74,7 +74,7 @@ def walk(qtbot, w, size: tuple[int, int]) -> None:
     column = [k for k, _ in view.model.columns].index("correctness")
     tip = view.model.index(row, column).data(Qt.ItemDataRole.ToolTipRole)
     assert "pass rates: minilm-similarity decides 50% / 40% of the rows" in tip
-    assert "--estimator selective" in view.note.text()
+    assert "--estimator selective" in view.note.toolTip()
     unlicensed = [u["metric"] for u in view.result["licensing"]["unlicensed"]]
     assert "correctness" not in unlicensed and "correctness_binary" in unlicensed  # the latter: no audit
     save_shots(qtbot, w, f"selective-compare-{size[0]}")

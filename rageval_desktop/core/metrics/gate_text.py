@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 SAID = {Decision.PASS: "gate passed", Decision.REGRESSION: "regression shown",
         Decision.NOT_DECISION_GRADE: "not decision-grade"}
-BADGE = {Decision.PASS: "PASS", Decision.REGRESSION: "REGRESSION", Decision.NOT_DECISION_GRADE: "NOT DECISION-GRADE"}
+# the Compare page's banner, in a release manager's words ("not decision-grade" is the CLI's and the record's term)
+BADGE = {Decision.PASS: "PASS", Decision.REGRESSION: "REGRESSION", Decision.NOT_DECISION_GRADE: "CANNOT DECIDE YET"}
 SHORT_FIXES = (("judging", "judge both runs with the same judges"),      # what the Compare page says, by kind
                ("licence", "audit the unlicensed judges (Audit page)"),
                ("ratings", "rate a sample of each run (Review page)"),

@@ -3,6 +3,7 @@ arrive as PNG bytes); these widgets only lay them out."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -581,10 +582,8 @@ class CompareView(_Analysis):
     def _show_verdict(self, comparison: dict, result: GateResult, limit: float, config: GateConfig | None) -> None:
         if comparison is not self.result:       # a newer comparison arrived meanwhile: its own verdict follows
             return
-        from rageval_desktop.core.base.verdicts import Decision
-        from rageval_desktop.core.metrics.gate_text import badge, covers_text, headline, settle_hint
+        from rageval_desktop.core.metrics.gate_text import badge
 
-        decision = result.decision
         said, look = badge(result)
         self.badge.setText(said)
         self.badge.setToolTip("\n".join(
@@ -595,38 +594,55 @@ class CompareView(_Analysis):
         self.badge.setProperty("outcome", look)
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
-        head = f"{self.result['shared_questions']} shared questions. "
-        flag = f" --estimator {self.result['estimator']}" if self.result.get("estimator", "mean") != "mean" else ""
-        command = (f"rageval gate (configuration: {config.source}){flag}" if config is not None else
-                   f"rageval gate --max-slice-drop {limit:g}{flag}")
-        if decision is Decision.REGRESSION:
-            worst = sorted(result.regressions, key=lambda r: -r["drop"])[:4]
-            text = (head + f"The gate fails ({command}): {headline(result)}, e.g. "
-                    + "; ".join(f"{r['slice']} {r['metric']} {-r['drop']:+.1f}" for r in worst) + ".")
-        elif decision is Decision.NOT_DECISION_GRADE:
-            text = head + (f"Not decision-grade ({command}): {headline(result)}. To settle it: "
-                           f"{settle_hint(result, short=True)}.")
-        else:
-            text = head + f"The gate passes ({command}): {headline(result)}."
-        covers = covers_text(result)
-        if covers:
-            text += f" Covered: {covers}."
-        if result.undecided:
-            worst = sorted(result.undecided, key=lambda r: -r["drop"])[:3]
-            text += (" Undecided, e.g. " + "; ".join(
-                f"{r['slice']} {r['metric']} {-r['drop']:+.1f} (detects ≥ {r['detectable_drop']:.1f})"
-                if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}" for r in worst) + ".")
-        if result.ungated:
-            text += f" {len(result.ungated)} drop(s) over the limit in small slices reported, not gated."
         self._show_shipped(self.result.get("would_ship", []))
-        slices_short = [u for u in self.result.get("unavailable", []) if u["slice"] != "all"]
-        if slices_short:
-            text += (f" {len(slices_short)} slice metric(s) have no estimate (hover a cell for why): not gated.")
-        for warning in self.result.get("warnings", []):
-            text += f" ⚠ {warning}."
-        if self.result.get("unsettled_judges"):
-            text += " ⚑ " + unsettled_text(self.result["unsettled_judges"])
+        text, details = verdict_words(self.result, result, limit, config)
         self.note.setText(text)
+        self.note.setToolTip(details)
+
+
+def verdict_words(comparison: dict, result: GateResult, limit: float, config: GateConfig | None) -> tuple[str, str]:
+    """The note under Compare's banner: what the gate decided and what would settle it, in a few plain sentences;
+    and, one hover away (the note's tooltip), the statistics — the command it ran, every cell covered with its
+    tolerance, the undecided ones with the drop they could detect (issue 77: it was one 12-line paragraph)."""
+    from rageval_desktop.core.base.verdicts import Decision
+    from rageval_desktop.core.metrics.gate_text import covers_text, headline, settle_hint
+
+    decision = result.decision
+    flag = f" --estimator {comparison['estimator']}" if comparison.get("estimator", "mean") != "mean" else ""
+    command = (f"rageval gate (configuration: {config.source}){flag}" if config is not None else
+               f"rageval gate --max-slice-drop {limit:g}{flag}")
+    head = f"{comparison['shared_questions']} shared questions. "
+    covers = covers_text(result)
+    if decision is Decision.REGRESSION:
+        worst = sorted(result.regressions, key=lambda r: -r["drop"])[:3]
+        text = head + f"The gate fails ({headline(result)}): the candidate is worse, e.g. " + "; ".join(
+            f"{r['slice']} {r['metric']} {-r['drop']:+.1f} points" for r in worst) + "."
+    elif decision is Decision.NOT_DECISION_GRADE:
+        text = head + (f"The gate cannot decide yet ({headline(result)}). To settle it: "
+                       f"{settle_hint(result, short=True)}.")
+    else:           # a pass says what it covers, where it is read (issue 73)
+        text = head + f"The gate passes: {headline(result)}." + (f" Covered: {covers}." if covers else "")
+    notes = []
+    if result.ungated:
+        notes.append(f"{len(result.ungated)} drop(s) over the limit in small slices are reported, not gated")
+    short = [u for u in comparison.get("unavailable", []) if u["slice"] != "all"]
+    if short:
+        notes.append(f"{len(short)} slice metric(s) have no estimate (hover a cell for why)")
+    text += "".join(f" {n[0].upper()}{n[1:]}." for n in notes)
+    text += "".join(f" ⚠ {w}." for w in comparison.get("warnings", []))
+    if comparison.get("unsettled_judges"):
+        text += " ⚑ " + unsettled_text(comparison["unsettled_judges"])
+    details = [f"As {command}: {headline(result)}."]
+    if covers and decision is not Decision.PASS:
+        details.append(f"Covered: {covers}.")
+    if result.undecided:
+        worst = sorted(result.undecided, key=lambda r: -r["drop"])[:6]
+        details.append("Undecided, e.g. " + "; ".join(
+            f"{r['slice']} {r['metric']} {-r['drop']:+.1f} (detects ≥ {r['detectable_drop']:.1f})"
+            if r["detectable_drop"] is not None else f"{r['slice']} {r['metric']}" for r in worst) + ".")
+    if decision is Decision.NOT_DECISION_GRADE:
+        details.append(f"In full: {settle_hint(result)}.")
+    return text + " (Hover for the statistics.)", "\n\n".join(textwrap.fill(d, 100) for d in details)
 
 
 def _no_read(ctx: TaskContext) -> None:

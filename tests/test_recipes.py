@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from rageval_desktop import cli
-from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, open_project, say
 from rageval_desktop.core.base import vocab
 from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.jobs.judge_job import run_judge_job
@@ -63,7 +63,7 @@ def cmd_hello(args: argparse.Namespace) -> int:
 
     with open_project(args.project) as project:
         rows = project_info(project)["golden_rows"]
-    _print(args, {"golden_rows": rows}, f"hello: {rows} golden rows")
+    say(args, {"golden_rows": rows}, f"hello: {rows} golden rows")
     return EXIT_OK
 
 

@@ -129,7 +129,7 @@ def parse_command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.
     return args
 
 
-def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+def say(args: argparse.Namespace, data: Any, text: str) -> None:
     """--json: the data at full fidelity; else the text, with bidirectional controls from data shown as code points
     (an RTL override in a run's name would reorder the line in a terminal or a CI log)."""
 
@@ -193,7 +193,7 @@ def say_opening_notes(project: Opened) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
-def _cell(value: Any, places: int = 2) -> str:
+def cell(value: Any, places: int = 2) -> str:
     """A number for people: `places` decimals (more for small non-zero values), the same for negatives."""
     if value is None:
         return "—"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, open_project, say
 
 
 def _ci(ci: list[float | None]) -> str:
@@ -22,7 +22,7 @@ def _delete(args: argparse.Namespace, kind: str) -> int:
 
     with open_project(args.project) as project:
         gone = delete_check_runs(project, kind, args.judge, args.run)
-    _print(args, {"deleted": gone}, f"deleted {len(gone)} {kind} run(s)" + (": " + ", ".join(gone) if gone else "")
+    say(args, {"deleted": gone}, f"deleted {len(gone)} {kind} run(s)" + (": " + ", ".join(gone) if gone else "")
            + ("; their summaries stay on record" if gone else ""))
     return EXIT_OK
 
@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
             if kind == "stability":
                 est["settings"] = checks.sampling_settings(check.judge)
                 text += f"\n{_settings(est['settings'])}"
-            _print(args, est, text)
+            say(args, est, text)
             return EXIT_OK
         ctx = TaskContext(on_progress=_progress(args), min_interval_s=0.5)
         try:
@@ -78,7 +78,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     money = (f"{stats.calls} calls now ({stats.skipped} copies judged before), {_money(stats.cost_usd)} "
              f"(estimated {_money(est['cost_usd'])})")
     text = _stability_text(summary) if kind == "stability" else _probe_text(summary)
-    _print(args, summary, text + "\n" + money)
+    say(args, summary, text + "\n" + money)
     return EXIT_FAILED if failed else EXIT_OK
 
 

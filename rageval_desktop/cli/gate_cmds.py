@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_api, open_project
+from rageval_desktop.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Command,
+    UsageError,
+    _Parser,
+    open_api,
+    open_project,
+    say,
+)
 from rageval_desktop.cli.metrics_cmds import _metric_names, _unsettled_lines
 
 
@@ -209,7 +218,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     elif decision is Decision.NOT_DECISION_GRADE:
         print(f"gate: not decision-grade (exit {result.exit_code}): {headline(result)}", file=sys.stderr)
     try:
-        _print(args, data, "\n".join(lines))
+        say(args, data, "\n".join(lines))
     except BrokenPipeError:          # `rageval gate … | head`: the reader left, the verdict stands (never 0 for it)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     return result.exit_code
@@ -285,7 +294,7 @@ def cmd_gate_plan(args: argparse.Namespace) -> int:
         lines.append(f"written to {args.out}: rageval gate ... --config {args.out}")
     if not args.save and not args.out:
         lines.append("nothing saved: --save keeps it in the project, --out FILE writes it for your repository")
-    _print(args, data, "\n".join(lines))
+    say(args, data, "\n".join(lines))
     return EXIT_OK
 
 
@@ -332,9 +341,9 @@ def cmd_decisions(args: argparse.Namespace) -> int:
         lines.append(f"{len(found)} decision(s), signers trusted from {checked['trusted']}: " +
                      ("every signature, link and input holds" if not checked["problems"] else
                       f"{len(checked['problems'])} problem(s)"))
-        _print(args, {"verified": not checked["problems"], **checked}, "\n".join(lines))
+        say(args, {"verified": not checked["problems"], **checked}, "\n".join(lines))
         return EXIT_FAILED if checked["problems"] else EXIT_OK
-    _print(args, found, "\n".join(f"{d['id']:>4}  {d['when'][:19].replace('T', ' ')}  {d['decision']:<19} "
+    say(args, found, "\n".join(f"{d['id']:>4}  {d['when'][:19].replace('T', ' ')}  {d['decision']:<19} "
                                    f"{d['runs']['candidate']['name']} against {d['runs']['baseline']['name']}  "
                                    f"by {d['who']}  {d['hash'][:12]}" for d in found) or "no decisions on record")
     return EXIT_OK
@@ -369,7 +378,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
               f"allowed-signers line: {signer.line()}")
     elif args.action == "list":
         keys = signing.list_keys()
-        _print(args, keys, "\n".join(f"{k['name']:<16} " + (f"{k['signer']}  {k['public']}" if "public" in k
+        say(args, keys, "\n".join(f"{k['name']:<16} " + (f"{k['signer']}  {k['public']}" if "public" in k
                                                            else k["problem"]) for k in keys)
                or "no keys yet: rageval keys new (or the first gate --record makes one)")
     elif args.action == "export":
@@ -382,6 +391,6 @@ def cmd_keys(args: argparse.Namespace) -> int:
     else:
         with open_project(args.project, read_only=True) as project:
             listed = project_signers(project)
-        _print(args, [{"signer": s.name, "public": s.public} for s in listed],
+        say(args, [{"signer": s.name, "public": s.public} for s in listed],
                "\n".join(s.line() for s in listed) or "no signers yet: the first gate --record adds its signer")
     return EXIT_OK

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _Parser, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _Parser, open_project, say
 
 
 def add_models(command: Command) -> None:
@@ -31,16 +31,16 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     if args.action == "add":
         entry = hhem.register(args.path, args.foundation)
-        _print(args, {"hhem": entry}, f"registered HHEM: {entry['model']} (foundation {entry['foundation']}); "
+        say(args, {"hhem": entry}, f"registered HHEM: {entry['model']} (foundation {entry['foundation']}); "
                                       f"add a judge with: rageval judges add PROJECT --name hhem --metric "
                                       f"hallucination --kind hhem")
     elif args.action == "remove":
         removed = hhem.unregister()
-        _print(args, {"removed": removed}, "forgot the HHEM model (its files are untouched)" if removed else
+        say(args, {"removed": removed}, "forgot the HHEM model (its files are untouched)" if removed else
                "no HHEM model was registered")
     else:
         found = hhem.registered()
-        _print(args, found, "\n".join(f"{name:<8} {e.get('model')} (foundation {e.get('foundation')})"
+        say(args, found, "\n".join(f"{name:<8} {e.get('model')} (foundation {e.get('foundation')})"
                                       for name, e in found.items()) or "no local model registered")
     return EXIT_OK
 
@@ -84,7 +84,7 @@ def cmd_nuggets(args: argparse.Namespace) -> int:
             lists = nuggets.lists_for(project, key)
         text = f"{question}\n" + ("\n".join(_describe(li) for li in lists) if lists else
                                   "no nugget list yet: run a nugget judge, or write one with rageval nuggets edit")
-        _print(args, {"question_key": key, "question": question, "lists": lists}, text.rstrip("\n"))
+        say(args, {"question_key": key, "question": question, "lists": lists}, text.rstrip("\n"))
         return EXIT_OK
     with open_project(args.project) as project:
         if args.action == "edit":
@@ -100,6 +100,6 @@ def cmd_nuggets(args: argparse.Namespace) -> int:
         else:
             listed = nuggets.approve(project, args.question, run=args.run, reason=args.reason)
             verb = "approved"
-    _print(args, listed, f"{verb} ({len(listed['nuggets'])} nuggets, revision {listed['revision']}); every "
+    say(args, listed, f"{verb} ({len(listed['nuggets'])} nuggets, revision {listed['revision']}); every "
                          f"later nugget judgment of this question uses it\n" + _describe({**listed, "run": None}))
     return EXIT_OK

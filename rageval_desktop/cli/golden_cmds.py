@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, open_project
+from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, open_project, say
 
 if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
@@ -112,7 +112,7 @@ def cmd_golden(args: argparse.Namespace) -> int:
             text = f"slice '{args.slice}' target: {args.rows} approved rows"
         else:
             data, text = _promote(project, args)
-    _print(args, data, text)
+    say(args, data, text)
     return EXIT_OK
 
 
@@ -133,7 +133,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
 
     with open_project(args.project) as project:
         data = import_folder(project, args.dir, size=args.chunk_size, overlap=args.overlap)
-    _print(args, data, f"{data['files']} files -> {data['chunks']} chunks ({data['new_chunks']} new), "
+    say(args, data, f"{data['files']} files -> {data['chunks']} chunks ({data['new_chunks']} new), "
                        f"{data['chunk_size']} tokens with {data['overlap']} overlap")
     return EXIT_OK
 
@@ -167,7 +167,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
             f"(rejected: {stats.rejected}); {stats.calls} calls, {stats.cache_hits} cached, ${stats.cost_usd:.4f}")
     if stats.usage_note():
         text += f"\nnote: {stats.usage_note()}"
-    _print(args, stats.as_dict(), text)
+    say(args, stats.as_dict(), text)
     return EXIT_FAILED if stats.stopped == "fatal" else EXIT_OK
 
 
@@ -203,7 +203,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         a = c["slices"]["all"]
         lines.append(f"{c['config']:<14} {c['model']:<18} {c['chunks']:>6} chunks  hit@5 {a['hit@5']:6.1f}  "
                      f"hit@10 {a['hit@10']:6.1f}  hit@50 {a['hit@50']:6.1f}  MRR {a['mrr']:6.1f}")
-    _print(args, data, "\n".join(lines))
+    say(args, data, "\n".join(lines))
     return EXIT_OK
 
 

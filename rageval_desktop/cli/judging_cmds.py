@@ -7,7 +7,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rageval_desktop import api
-from rageval_desktop.cli.base import EXIT_FAILED, EXIT_OK, Command, UsageError, _Parser, _print, examples, open_project
+from rageval_desktop.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Command,
+    UsageError,
+    _Parser,
+    examples,
+    open_project,
+    say,
+)
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, metric_choices
 
 if TYPE_CHECKING:
@@ -90,7 +99,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
 
         with open_project(args.project, read_only=True) as project:
             checked = check_connection(project, args.name, args.timeout)
-        _print(args, asdict(checked), checked.describe())
+        say(args, asdict(checked), checked.describe())
         return EXIT_OK
     if args.action in ("list", "edit"):
         with open_project(args.project, read_only=args.action == "list") as project:
@@ -103,7 +112,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
         text = "\n".join(f"{j['name']:<24} {j['metric']:<20} {j['kind']:<10} {j['model'] or '':<24} "
                          f"{j['status']:<8} licence: {j['licence']['said']}"
                          for j in judges) or "no judges yet"
-        _print(args, judges, text)
+        say(args, judges, text)
         return EXIT_OK
     params: dict[str, Any] = {}
     for key in ("concurrency", "max_tokens", "timeout", "seed", "temperature", "rpm", "passages_k", "measure",
@@ -120,7 +129,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
         judge = project.add_judge(args.name, args.metric, args.kind, rubric=args.rubric, model=args.model,
                                   base_url=args.base_url, api_key_env=args.api_key_env,
                                   api_key_keyring=args.api_key_keyring, **params)
-    _print(args, judge, f"added judge '{judge['name']}' ({judge['metric']}, {judge['kind']})")
+    say(args, judge, f"added judge '{judge['name']}' ({judge['metric']}, {judge['kind']})")
     return EXIT_OK
 
 
@@ -150,7 +159,7 @@ def _edit(args: argparse.Namespace, project: Any) -> int:
     out = {**result.as_dict(), "licence_before": before.as_dict(), "licence": after.as_dict()}
     text = (f"{result.label}: " + ", ".join(sorted(changes)) + f"; licence {before.tier} -> {after.describe()}"
             if result.operation is not None else f"{args.name}: nothing changed")
-    _print(args, out, text)
+    say(args, out, text)
     return EXIT_OK
 
 
@@ -179,7 +188,7 @@ def _kinds(args: argparse.Namespace) -> int:
              + (f"\n{'':<12} from: {k['source']}" if k["source"] != "rageval-desktop" else "") for k in found]
     for problem in kinds.PROBLEMS:
         print(f"warning: {problem}", file=sys.stderr)
-    _print(args, {"kinds": found, "problems": list(kinds.PROBLEMS)}, "\n".join(lines))
+    say(args, {"kinds": found, "problems": list(kinds.PROBLEMS)}, "\n".join(lines))
     return EXIT_OK
 
 
@@ -300,7 +309,7 @@ def _cascade_run(args: argparse.Namespace, names: list[str]) -> int:
             est = cascade.estimate_cascade(project, names, args.run, alpha=args.alpha, delta=args.delta, **options)
         for problem in est["problems"]:
             print(f"warning: the cascade would stop before any work: {problem}", file=sys.stderr)
-        _print(args, est, cascade.describe_estimate(est))
+        say(args, est, cascade.describe_estimate(est))
         return EXIT_OK
     progress = _progress(args)
     with open_project(args.project) as project:
@@ -318,7 +327,7 @@ def _cascade_run(args: argparse.Namespace, names: list[str]) -> int:
         print(f"error: the cascade stopped: {out['message']}", file=sys.stderr)
     elif out["stopped"]:
         print(f"warning: the cascade stopped: {out['message']}", file=sys.stderr)
-    _print(args, out, cascade.describe(out))
+    say(args, out, cascade.describe(out))
     return EXIT_FAILED if out["stopped"] in ("fatal", "write_failed") else EXIT_OK
 
 
@@ -397,7 +406,7 @@ def _run_batch(args: argparse.Namespace, spec: Any, job_id: int | None) -> int:
         lines.append(f"submitted: collect the results with: rageval jobs resume {args.project} {stats.job_id}")
     if stats.status == "failed":
         print(f"error: the batch job stopped: {stats.message}", file=sys.stderr)
-    _print(args, out, "\n".join(lines))
+    say(args, out, "\n".join(lines))
     return EXIT_FAILED if stats.status == "failed" else EXIT_OK
 
 
@@ -408,7 +417,7 @@ def _dry_run(args: argparse.Namespace, spec: Any) -> int:
         est = estimate(project, spec)
     for problem in est["problems"]:
         print(f"warning: the job would stop before any work: {problem}", file=sys.stderr)
-    _print(args, est, describe(est))
+    say(args, est, describe(est))
     return EXIT_OK
 
 
@@ -432,7 +441,7 @@ def _export_shards(args: argparse.Namespace, spec: JobSpec) -> int:
                  f"results-{number} --model {model}")
     if firsts:
         text += f"\nthen: rageval judge {args.project} --run {args.run} --import-results results-*.jsonl"
-    _print(args, out, text)
+    say(args, out, text)
     return EXIT_OK
 
 
@@ -491,7 +500,7 @@ def _import_results(args: argparse.Namespace, spec: JobSpec) -> int:
             stopped.append(f"{name}: {job.message}")
     for why in stopped:
         print(f"error: the job stopped: {why}", file=sys.stderr)
-    _print(args, stats.as_dict(), "\n".join(lines))
+    say(args, stats.as_dict(), "\n".join(lines))
     return EXIT_FAILED if stopped else EXIT_OK
 
 
@@ -521,7 +530,7 @@ def _run_job(args: argparse.Namespace, spec: Any) -> int:
         text += f"\n{stats.retries} retries ({why})"
     if stats.usage_note():
         text += f"\nnote: {stats.usage_note()}"
-    _print(args, out, text)
+    say(args, out, text)
     return EXIT_FAILED if stats.stopped in ("fatal", "write_failed") else EXIT_OK
 
 
@@ -551,7 +560,7 @@ def cmd_prices(args: argparse.Namespace) -> int:
         if args.action == "set":
             prices.set_price(project, args.model, args.input, args.output, args.batch_input, args.batch_output)
         table = prices.all_prices(project)
-    _print(args, table, "\n".join(
+    say(args, table, "\n".join(
         f"{m:<28} ${p['input_per_mtok']:g} in / ${p['output_per_mtok']:g} out per million tokens; batch "
         f"${p['batch_input_per_mtok']:g} / ${p['batch_output_per_mtok']:g}" for m, p in sorted(table.items())))
     return EXIT_OK
@@ -587,7 +596,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     with open_project(args.project) as project:  # opening marks jobs whose process died as interrupted
         if args.action == "list":
             jobs = records.list_jobs(project)
-            _print(args, jobs, "\n".join(f"#{j['id']:<4} {j['kind']:<8} {j['status']:<12} {j['done']}/{j['total']} "
+            say(args, jobs, "\n".join(f"#{j['id']:<4} {j['kind']:<8} {j['status']:<12} {j['done']}/{j['total']} "
                                          f"{j['message'] or ''}" for j in jobs) or "no jobs yet")
             return EXIT_OK
         job = records.get(project, args.id)
@@ -599,7 +608,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                     raise UsageError(f"job {args.id} is not a batch job; a running job stops with Ctrl+C (or "
                                      "Cancel in the app)")
                 out = batch.cancel(project, args.id)
-                _print(args, out, f"cancelled job {args.id}: {out['cancelled_batches']} remote batch(es) "
+                say(args, out, f"cancelled job {args.id}: {out['cancelled_batches']} remote batch(es) "
                                   f"cancelled; {out['replies_kept']} replies already in were kept in the cache")
                 return EXIT_OK
             job["batches"] = batch.batches(project, args.id)
@@ -607,7 +616,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             text += [f"  batch {b['remote_id'] or '(not created)'} round {b['round']}: {b['status']}, "
                      f"{b['completed']}/{b['requests']} done, {b['failed']} failed{' (merged)' if b['merged'] else ''}"
                      for b in job["batches"]]
-            _print(args, job, "\n".join(text))
+            say(args, job, "\n".join(text))
             return EXIT_OK
     if job["kind"] != "judge":
         raise UsageError(f"job {args.id} is a {job['kind']} job; only judge jobs resume")
@@ -651,5 +660,5 @@ def cmd_align(args: argparse.Namespace) -> int:
             print("error: interrupted; nothing was changed", file=sys.stderr)
             return EXIT_FAILED
     text = describe(report) + ("" if args.apply else "\n  nothing changed: add --apply to create the aligned judge")
-    _print(args, report.as_dict(), text)
+    say(args, report.as_dict(), text)
     return EXIT_OK

@@ -6,7 +6,16 @@ import argparse
 import sys
 from typing import Any
 
-from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _cell, _print, examples, open_api, open_project
+from rageval_desktop.cli.base import (
+    EXIT_OK,
+    Command,
+    UsageError,
+    cell,
+    examples,
+    open_api,
+    open_project,
+    say,
+)
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -44,7 +53,7 @@ def _unsettled_lines(items: list[dict]) -> list[str]:
         head = f"flag: judge {u['judge']} ({u['metric']}) is counted but {u['verdict']}"
         if not u["n"]:
             return head + "; rate a sample (rageval sample) and run rageval agreement"
-        head += (f": {u['statistic']} {_cell(u['value'], 3)} [{_cell(u['ci'][0], 3)}, {_cell(u['ci'][1], 3)}] "
+        head += (f": {u['statistic']} {cell(u['value'], 3)} [{cell(u['ci'][0], 3)}, {cell(u['ci'][1], 3)}] "
                  f"on n={u['n']}")
         if u["verdict"] == NEEDS_MORE:
             return head + f", about {u['needed']} more rated rows"
@@ -85,7 +94,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         summary = project.metrics(args.run, k=_ks(args.k), estimator=args.estimator).data
     headers, rows = dashboard_table(summary, args.estimator)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
-    lines += ["  ".join(f"{_cell(v):>14}" for v in row) for row in rows]
+    lines += ["  ".join(f"{cell(v):>14}" for v in row) for row in rows]
     lines += ["n: questions (a question answered more than once counts once); with gold: those with gold ids, "
               "which retrieval metrics use.",
               "hit@k: share of questions with any gold chunk in the top k; recall@k: mean share of gold chunks in "
@@ -117,7 +126,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         why = ", ".join(f"{n} {reason}" for reason, n in u["reasons"].items())
         named = ", ".join(r["row"] for r in u["listed"]) + (" …" if u["rows"] > len(u["listed"]) else "")
         lines.append(f"not scored by {judge} ({u['metric']}): {u['rows']} rows ({why}): {named}")
-    _print(args, summary, "\n".join(lines))
+    say(args, summary, "\n".join(lines))
     return EXIT_OK
 
 
@@ -155,7 +164,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         lines.append("judge metrics rated per row: PPI estimates (each run's judge mean corrected by its ratings)")
         lines += [f"no corrected estimate: {u['slice']} {u['metric']}: {u['why']}" for u in result["unavailable"]]
     lines += _unsettled_lines(result["unsettled_judges"])
-    _print(args, result, "\n".join(lines))
+    say(args, result, "\n".join(lines))
     return EXIT_OK
 
 
@@ -191,7 +200,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
                      f"{r['question'][:90]}"
                      + (f"  — failed by {', '.join(r['failed_judges'])}" if r["failed_judges"] else "")
                      for r in rows]
-    _print(args, found, "\n".join(lines))
+    say(args, found, "\n".join(lines))
     return EXIT_OK
 
 
@@ -211,5 +220,5 @@ def add_report(command: Command) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     with open_api(args.project, read_only=True) as project:
         out = project.report(args.run, args.out, baseline=args.baseline, max_slice_drop=args.max_slice_drop)
-    _print(args, {"report": str(out)}, f"report written to {out}")
+    say(args, {"report": str(out)}, f"report written to {out}")
     return EXIT_OK

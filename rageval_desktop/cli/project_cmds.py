@@ -14,9 +14,9 @@ from rageval_desktop.cli.base import (
     Command,
     UsageError,
     _Parser,
-    _print,
     examples,
     open_project,
+    say,
     say_opening_notes,
 )
 
@@ -33,7 +33,7 @@ def add_new(command: Command) -> None:
 def cmd_new(args: argparse.Namespace) -> int:
     path = Path(args.project)
     api.create(path, name=args.name).close()
-    _print(args, {"created": str(path)}, f"created {path}")
+    say(args, {"created": str(path)}, f"created {path}")
     return EXIT_OK
 
 
@@ -96,7 +96,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if report.unlinked_examples and not args.json:
         print("unlinked, for example: " + " | ".join(report.unlinked_examples), file=sys.stderr)
-    _print(args, report.as_dict(), report.summary())
+    say(args, report.as_dict(), report.summary())
     return EXIT_OK
 
 
@@ -119,11 +119,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     except NeedsMigration as exc:
         with Project.open(args.project) as project:      # opened for writing: a backup, then the migration
             say_opening_notes(project)
-        _print(args, {"path": args.project, "from": exc.version, "to": SCHEMA_VERSION, "migrated": True},
+        say(args, {"path": args.project, "from": exc.version, "to": SCHEMA_VERSION, "migrated": True},
                f"migrated {args.project} from schema {exc.version} to {SCHEMA_VERSION} (a backup was taken first: "
                f"rageval backups {args.project} lists it)")
         return EXIT_OK
-    _print(args, {"path": args.project, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "migrated": False},
+    say(args, {"path": args.project, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "migrated": False},
            f"{args.project} is already at schema {SCHEMA_VERSION}: nothing to do")
     return EXIT_OK
 
@@ -147,7 +147,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     except NeedsMigration as exc:
         info: dict[str, Any] = {"path": str(args.project), "schema_version": exc.version,
                                 "needs_migration_to": SCHEMA_VERSION}
-        _print(args, info, f"{args.project}: schema {exc.version}; upgrade it to {SCHEMA_VERSION} with: rageval "
+        say(args, info, f"{args.project}: schema {exc.version}; upgrade it to {SCHEMA_VERSION} with: rageval "
                            f"migrate {args.project} (a backup is taken first; commands that change it migrate it too)")
         return EXIT_OK
     from rageval_desktop.core.review.sampling import list_samples
@@ -165,7 +165,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     if info["samples"]:      # their ids: pack export --sample, ratings import --sample
         text += "\nreview samples: " + ", ".join(f"#{s['id']} {s['run']} {s['metric']} ({s['rated']}/{s['rows']} rated)"
                                                   for s in info["samples"])
-    _print(args, info, text)
+    say(args, info, text)
     return EXIT_OK
 
 
@@ -195,7 +195,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write the demo's files to {args.files}: {exc.strerror or exc}") from None
         out["files"] = [str(f) for f in files]
         text += f", and the files it is made from to {args.files}: " + ", ".join(f.name for f in files)
-    _print(args, out, text)
+    say(args, out, text)
     return EXIT_OK
 
 
@@ -209,7 +209,7 @@ def add_backup(command: Command) -> None:
 def cmd_backup(args: argparse.Namespace) -> int:
     with open_project(args.project) as project:
         out = project.backup("manual")
-    _print(args, {"backup": str(out)}, f"backup written to {out}")
+    say(args, {"backup": str(out)}, f"backup written to {out}")
     return EXIT_OK
 
 
@@ -228,7 +228,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     saved = ", ".join(report.saved_current_as) or "nothing (there was no project file)"
-    _print(args, report.as_dict(), f"restored {report.project} from {report.restored_from}; the state before "
+    say(args, report.as_dict(), f"restored {report.project} from {report.restored_from}; the state before "
                                    f"the restore is saved as {saved}")
     return EXIT_OK
 
@@ -247,7 +247,7 @@ def cmd_backups(args: argparse.Namespace) -> int:
                                    for b in list_backups(Path(args.project))]
     lines = [f"{b['path']}  ({b['bytes'] / 1e6:.1f} MB)" for b in found] or [
         f"no backups in {backup_dir(Path(args.project))}"]
-    _print(args, found, "\n".join(lines))
+    say(args, found, "\n".join(lines))
     return EXIT_OK
 
 
@@ -276,12 +276,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = integrity.check(args.project, full=not args.quick)
     if not report.ok:
         if args.json:
-            _print(args, report.as_dict(), "")
+            say(args, report.as_dict(), "")
         print(f"error: {integrity.damaged_message(report, restore_hint(Path(args.project)))}", file=sys.stderr)
         return EXIT_FAILED
     # a check reads and writes nothing (issue 74: it recorded its pass in the file, 94 bytes a git checkout showed
     # as changed); the next open for writing after an unclean shutdown checks again, which is only slower
-    _print(args, report.as_dict(), report.summary())
+    say(args, report.as_dict(), report.summary())
     return EXIT_OK
 
 
@@ -308,7 +308,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         if args.list:
             found = oplog.recent(project, args.limit)
             lines = [ops.describe(o) + (f" (undone by {o.undone_by})" if o.undone_at else "") for o in found]
-            _print(args, [o.as_dict() for o in found], "\n".join(lines) or "no operations yet")
+            say(args, [o.as_dict() for o in found], "\n".join(lines) or "no operations yet")
             return EXIT_OK
         op = oplog.get(project, args.operation) if args.operation else oplog.last_undoable(project)
         if op is None:
@@ -324,5 +324,5 @@ def cmd_undo(args: argparse.Namespace) -> int:
         # an undone golden edit takes the linked large runs' kept values away (core.metrics.values): kept again
         for warning in keep_run_values(project):
             print(f"warning: {warning}", file=sys.stderr)
-    _print(args, result.as_dict(), f"undone: {op.label} (operation {result.operation})")
+    say(args, result.as_dict(), f"undone: {op.label} (operation {result.operation})")
     return EXIT_OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from rageval_desktop import api
@@ -11,12 +12,12 @@ from rageval_desktop.cli.base import (
     EXIT_OK,
     Command,
     UsageError,
-    _cell,
     _Parser,
-    _print,
+    cell,
     examples,
     open_api,
     open_project,
+    say,
 )
 
 DEFAULT_SIZE = 40      # a new sample's size when the plan proposes none
@@ -63,7 +64,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         with open_api(args.project, read_only=True) as project:
             found = audit_plan.plan_audit(project.core, args.run, args.metric, mode=args.mode, kappa=args.kappa,
                                           size=args.size)
-        _print(args, found, audit_plan.describe(found))
+        say(args, found, audit_plan.describe(found))
         return EXIT_OK
     proposed = ""
     if not args.extend:      # size it, or warn before drawing a size that cannot decide (the plan draws nothing)
@@ -93,7 +94,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if sample.mode in sampling.WEIGHTED:
         text += (f" ({sample.mode} first; drawn with unequal probabilities, recorded: agreement and corrected "
                  f"estimates weight each rating by 1/probability)")
-    _print(args, data, text)
+    say(args, data, text)
     return EXIT_OK
 
 
@@ -130,11 +131,11 @@ def cmd_ratings(args: argparse.Namespace) -> int:
                 print(f"warning: {report.file}: column(s) not used: {', '.join(report.unused_columns)} (used: "
                       f"{', '.join(ratings.RATING_COLUMNS)})", file=sys.stderr)
             changed = moved(before, standing(project.core), f"these {report.imported} rating(s)")
-            _print(args, {**report.as_dict(), "licences_changed": changed},
+            say(args, {**report.as_dict(), "licences_changed": changed},
                    "\n".join([report.summary(), *changed]))
         else:
             n = ratings.export_ratings(project.core, args.out)
-            _print(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")
+            say(args, {"exported": n, "out": args.out}, f"exported {n} ratings to {args.out}")
     return EXIT_OK
 
 
@@ -158,7 +159,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         out = project.agreement(args.judge, apply=args.apply)
     lines = []
     for r in out:
-        value = "—" if r["value"] is None else f"{r['value']:.3f} [{_cell(r['ci'][0], 3)}, {_cell(r['ci'][1], 3)}]"
+        value = "—" if r["value"] is None else f"{r['value']:.3f} [{cell(r['ci'][0], 3)}, {cell(r['ci'][1], 3)}]"
         more = ("" if r["verdict"] != NEEDS_MORE else
                 f" (rate the {r['needed']} target(s) left in the planned sample: its next looks may decide)"
                 if r.get("look") == "interim" and r["needed"] else
@@ -193,7 +194,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     if out:
         lines.append(f"rule: {RULES[out[0]['rule']]} ({out[0]['threshold']:g}; at least {out[0]['min_n']} "
                      "rated rows)")
-    _print(args, out, "\n".join(lines) or "no judges")
+    say(args, out, "\n".join(lines) or "no judges")
     return EXIT_OK
 
 
@@ -216,7 +217,7 @@ def cmd_judge_status(args: argparse.Namespace) -> int:
         ops.run(project, "set judge status", {"name": args.name, "reason": args.reason,
                                               "status": "retired" if args.action == "retire" else "active"},
                 initiator="cli")
-    _print(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
+    say(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
     return EXIT_OK
 
 
@@ -264,7 +265,7 @@ def cmd_settings(args: argparse.Namespace) -> int:
     data = {"statistic": pol.statistic, "threshold": pol.threshold, "min_n": pol.min_n, "rule": pol.rule,
             "bias_margin": pol.bias_margin, "selective_alpha": pol.selective_alpha,
             "selective_delta": pol.selective_delta}
-    _print(args, data, f"statistic {pol.statistic}, threshold {pol.threshold:g}, at least {pol.min_n} rated rows; "
+    say(args, data, f"statistic {pol.statistic}, threshold {pol.threshold:g}, at least {pol.min_n} rated rows; "
                        f"rule '{pol.rule}': {settings.RULES[pol.rule]}; a judge whose mean bias is shown to exceed "
                        f"{pol.bias_margin:g} points is flagged; a selective judge decides rows where it agrees with "
                        f"the reviewers on ≥ {1 - pol.selective_alpha:.0%} of them with probability ≥ "
@@ -299,7 +300,7 @@ def cmd_guidelines(args: argparse.Namespace) -> int:
     lines = [f"{args.metric}: {scale.criterion}"]
     lines += [f"  {p.label}" + (f" [{p.key}]" if p.label != p.key else "") + f"  {p.anchor}" for p in scale.points]
     lines += ["", text or "(no guidelines yet: --set FILE.md)"]
-    _print(args, data, "\n".join(lines))
+    say(args, data, "\n".join(lines))
     return EXIT_OK
 
 
@@ -318,7 +319,7 @@ def _abstained_sample(args: argparse.Namespace) -> int:
                                                                    "inclusion", "alpha", "delta")}}
     where = (f"confidence under {params['level']:.2f}" if len(params["judges"]) == 1 else
              "left by every judge of the cascade")
-    _print(args, data, f"sample {sample.id}: {len(sample.row_ids)} of the {params['abstained']} rows of {sample.run} "
+    say(args, data, f"sample {sample.id}: {len(sample.row_ids)} of the {params['abstained']} rows of {sample.run} "
                        f"that {params['judge']} leaves to people ({where}; it decides "
                        f"the other {params['rows_in_run'] - params['abstained']} with agreement ≥ "
                        f"{1 - params['alpha']:.0%}, probability {1 - params['delta']:.0%}); rate them, then "
@@ -340,11 +341,11 @@ def _draw_transport(args: argparse.Namespace) -> int:
         if not judges:
             raise UsageError("no judge holds a licence that would travel to another run (gate or selective): name "
                              "one with --judge")
-        made = draw_transport(project, judges, args.run, args.draw)
+        made = [asdict(m) for m in draw_transport(project, judges, args.run, args.draw)]
     lines = [f"sample {m['sample_id']}: {m['targets']} rows of {args.run} for {m['metric']} "
              f"({', '.join(m['judges'])}): rate them on the desk, then rageval transport {args.project} --run "
              f"{args.run}" for m in made]
-    _print(args, made, "\n".join(lines))
+    say(args, made, "\n".join(lines))
     return EXIT_OK
 
 
@@ -377,10 +378,10 @@ def cmd_selective(args: argparse.Namespace) -> int:
             if args.judge:
                 raise UsageError("give --judge or --cascade, not both")
             found = project.cascade(args.cascade.split(","), alpha=args.alpha, delta=args.delta, run=args.run)
-            _print(args, found, selective.describe_cascade(found))
+            say(args, found, selective.describe_cascade(found))
             return EXIT_OK
         found = project.selective(args.judge, alpha=args.alpha, delta=args.delta, run=args.run)
-    _print(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
+    say(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")
     return EXIT_OK
 
 
@@ -402,7 +403,7 @@ def _plan_transport(args: argparse.Namespace) -> int:
             p = transport.plan(t.n_audit, t.errors_audit, args.drift / 100)
             found.append({"judge": judge.name, **p.as_dict()})
             lines.append(transport.describe_plan(p, judge.name, args.run))
-    _print(args, found, "\n".join(lines))
+    say(args, found, "\n".join(lines))
     return EXIT_OK
 
 
@@ -440,7 +441,7 @@ def cmd_transport(args: argparse.Namespace) -> int:
     with open_project(args.project, read_only=True) as project:
         judges = [get_judge(project, args.judge)] if args.judge else list_judges(project)
         found = [transport_check(project, judge, args.run) for judge in judges]
-    lines = [f"{f['text']}\n  licence on {args.run}: {f['licence']['tier']}"
-             + (f" ({'; '.join(f['licence']['reasons'])})" if f["licence"]["reasons"] else "") for f in found]
-    _print(args, found, "\n".join(lines) or "no judges")
+    lines = [f"{f.text}\n  licence on {args.run}: {f.held.tier}"
+             + (f" ({'; '.join(f.held.reasons)})" if f.held.reasons else "") for f in found]
+    say(args, [f.as_dict() for f in found], "\n".join(lines) or "no judges")
     return EXIT_OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _Parser, _print, open_project
+from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, _Parser, open_project, say
 
 
 def add_pack(command: Command) -> None:
@@ -36,7 +36,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
             made = packs.export_packs(project, args.sample, args.reviewer, args.out, args.overlap)
         lines = [f"{m.reviewer:<16} {m.targets:>4} to rate in {m.rows:>4} rows  {m.path}"
                  + (f"  ({m.hidden()})" if m.checks else "") for m in made]
-        _print(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
+        say(args, [m.as_dict() for m in made], "\n".join(lines) + "\nsend each reviewer their file; import "
                "it back with: rageval pack import PROJECT FILE (checks answered come back as checks, never ratings: "
                "rageval reviewers)")
     else:
@@ -53,7 +53,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
                  + (f", {r['already_imported']} already imported" if r["already_imported"] else "")
                  + (f", {r['withdrawn_since']} withdrawn since" if r["withdrawn_since"] else "")
                  + (f"; {r['checks']} hidden check(s) answered" if r["checks"] else "") for r in results]
-        _print(args, results if len(results) > 1 else results[0], "\n".join([*lines, *changed]))
+        say(args, results if len(results) > 1 else results[0], "\n".join([*lines, *changed]))
     return EXIT_OK
 
 
@@ -95,7 +95,7 @@ def cmd_team(args: argparse.Namespace) -> int:
     for q in report["queue"][:20]:
         said = ", ".join(f"{who} {score:g}" for who, score in q["ratings"].items())
         lines.append(f"  row {q['row_id']} ({q['run']} · {q['external_id']}, {q['what']}): {said}")
-    _print(args, report, "\n".join(lines))
+    say(args, report, "\n".join(lines))
     return EXIT_OK
 
 
@@ -120,7 +120,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
     with open_project(args.project) as project:
         aid = team.adjudicate(project, args.row, args.metric, args.score, args.reason, args.lead, item=args.item,
                               item_key=args.item_key)
-    _print(args, {"adjudication_id": aid, "row_id": args.row, "metric": args.metric, "score": args.score},
+    say(args, {"adjudication_id": aid, "row_id": args.row, "metric": args.metric, "score": args.score},
            f"row {args.row}: the consensus for {args.metric} is now {args.score:g} (adjudication {aid})")
     return EXIT_OK
 
@@ -183,5 +183,5 @@ def cmd_reviewers(args: argparse.Namespace) -> int:
     for r in report.reviewers:
         secs = "—" if r.median_seconds is None else f"{r.median_seconds:.1f}s"
         lines.append(f"  {r.reviewer:<16} rated {r.rated:>4}  median {secs:>6}  {quality.describe(r, conf['floor'])}")
-    _print(args, found, "\n".join(lines))
+    say(args, found, "\n".join(lines))
     return EXIT_OK

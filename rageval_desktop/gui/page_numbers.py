@@ -4,6 +4,7 @@ without pandas: what these functions read is imported inside them, in the proces
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 T = TypeVar("T")
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.metrics.gate import GateResult
     from rageval_desktop.core.metrics.gate_config import GateConfig
     from rageval_desktop.core.review.agreement import Agreement
+    from rageval_desktop.core.review.licence import TransportCheck
     from rageval_desktop.core.review.quality import QualityReport
     from rageval_desktop.core.review.team import TeamReport
     from rageval_desktop.core.store.project import Project
@@ -221,35 +223,50 @@ def run_order_texts(system: dict[str, Any]) -> dict[str, str]:
                                        if same is not None else "")}
 
 
-def transport_text(project: Project, judge_name: str, run: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TransportLine:
+    """The Audit page's transport line for a judge on a run (`transport_text`)."""
+
+    judge: str
+    run: str
+    status: str
+    short: str          # the line
+    tip: str            # the whole check, as `rageval transport` says it
+    ratings: int | None  # the check's size that sees a 5-point rise (None: no size does)
+
+
+def transport_text(project: Project, judge_name: str, run: str) -> TransportLine:
     """The Audit page's transport line for a judge on a run (core.review.licence.transport_check): the check in
     words, the licence there, and what a check of the run can see of a 5-point rise in its errors."""
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.licence import transport_check
 
     found = transport_check(project, get_judge(project, judge_name), run)
-    return {"judge": judge_name, "run": run, "status": found["status"], "text": found["text"],
-            "tier": found["licence"]["tier"], "reasons": found["licence"]["reasons"], "plan_text": found["plan_text"],
-            "ratings": (found["plan"] or {}).get("ratings"), "short": transport_short(found)}
+    held = found.held
+    reasons = f" ({'; '.join(held.reasons)})" if held.reasons else ""
+    tip = (f"{found.text}.\n\nIts licence on {run}: {held.tier}{reasons}.\n\nWhat a check can see: "
+           f"{found.plan_text}.")
+    return TransportLine(judge_name, run, found.check.status, transport_short(found), tip,
+                         None if found.sized is None else found.sized.ratings)
 
 
-def transport_short(found: dict[str, Any]) -> str:
+def transport_short(found: TransportCheck) -> str:
     """The transport check in one short line for the Audit page (the whole of it goes in the tooltip)."""
-    run, status = found["run"], found["status"]
-    if status == "not checked":
+    t, run = found.check, found.check.run
+    if t.status == "not checked":
         said = f"not checked — no ratings on {run} yet"
-    elif status == "audited here":
+    elif t.status == "audited here":
         said = f"its audit is {run}'s own"
     else:
-        rates = (f"it errs on {found['errors_run']:.0%} of {found['n_run']:.0f} rated rows there, "
-                 f"{found['errors_audit']:.0%} elsewhere")
+        rates = (f"it errs on {t.errors_run or 0:.0%} of {t.n_run:.0f} rated rows there, "
+                 f"{t.errors_audit or 0:.0%} elsewhere")
         said = {"suspended": f"no — {rates}: its metrics on {run} do not gate",
-                "holds": f"yes so far — {rates}"}.get(status, f"cannot tell yet — {rates}")
-    sized = found["plan"]
+                "holds": f"yes so far — {rates}"}.get(t.status, f"cannot tell yet — {rates}")
+    sized = found.sized
     if sized is None:
         see = ""
-    elif sized["ratings"] is not None:
-        see = f" A check of {sized['ratings']} rows sees a 5-point rise {sized['power_at']:.0%} of the time."
+    elif sized.ratings is not None and sized.power_at is not None:
+        see = f" A check of {sized.ratings} rows sees a 5-point rise {sized.power_at:.0%} of the time."
     else:
         see = " A 5-point rise is too small for its audit to show."
     return f"Does its audit hold on {run}? {said[0].upper()}{said[1:]}.{see}"

@@ -141,7 +141,7 @@ def test_a_reader_that_leaves_early_does_not_turn_a_verdict_into_a_pass(demo, mo
     def gone(*_):
         raise BrokenPipeError
 
-    monkeypatch.setattr(gate_cmds, "_print", gone)
+    monkeypatch.setattr(gate_cmds, "say", gone)
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5", "--rule", "point"]) == 1
     assert main(["gate", path, "--baseline", "v1", "--candidate", "v2", "--metrics", "hit@5"]) == 3
 

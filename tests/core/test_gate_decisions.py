@@ -9,7 +9,7 @@ import json
 import pytest
 
 from rageval_desktop.cli import main
-from rageval_desktop.cli.base import _cell
+from rageval_desktop.cli.base import cell
 from rageval_desktop.core.importers import import_golden, import_run
 from rageval_desktop.core.metrics.compare import GateUsageError, compare
 from rageval_desktop.core.metrics.gate import evaluate_gate, gate
@@ -137,5 +137,5 @@ def test_json_keeps_full_precision_and_text_rounds_evenly(tmp_path, capsys):
     assert main(["compare", path, "--baseline", "v1", "--candidate", "v2", "--json"]) == 0
     delta = json.loads(capsys.readouterr().out)["slices"]["all"]["mrr"]["delta"]
     assert delta == pytest.approx(mrr - 100.0, abs=1e-12) and delta != round(delta, 2)
-    assert _cell(-0.241) == "-0.24" and _cell(0.241) == "0.24"
-    assert _cell(-0.005) == "-0.005000" and _cell(0.005) == "0.005000"
+    assert cell(-0.241) == "-0.24" and cell(0.241) == "0.24"
+    assert cell(-0.005) == "-0.005000" and cell(0.005) == "0.005000"

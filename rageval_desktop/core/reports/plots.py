@@ -11,7 +11,10 @@ import io
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 ACCENT, GREY = "#1a73e8", "#9aa0a6"
 HEADLINE = ("hit@5", "mrr")          # the retrieval metrics a dashboard chart shows, then the judge metrics
@@ -268,6 +271,35 @@ def no_estimate(comparison: dict[str, Any], metric: str) -> str | None:
     return "no estimate in any slice under this estimator (the table's cells say why)"
 
 
+def _forest(ax: Axes, comparison: dict[str, Any], m: str, slices: list[str], theme: Theme
+            ) -> list[tuple[Axes, float, float, str, str]]:
+    """One metric's forest plot on `ax`; the (axes, CI low, CI high, slice, metric) of each point drawn. A plot with
+    nothing to draw says why, rather than draw empty axes."""
+    why = no_estimate(comparison, m)
+    if why is not None:
+        ax.text(0.5, 0.5, textwrap.fill(why, 38), transform=ax.transAxes, ha="center", va="center", fontsize=7,
+                color=theme.muted)
+        ax.set_xticks([])
+    points = []
+    for y, s in enumerate(slices):
+        cell = comparison["slices"][s].get(m)
+        if not cell:
+            continue
+        within = cell["ci"][0] <= 0 <= cell["ci"][1]
+        colour = GREY if within else theme.worse if cell["delta"] < 0 else theme.better
+        ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
+                    fmt="o", color=colour, ms=4, capsize=2, lw=1, markerfacecolor="none" if within else colour)
+        points.append((ax, float(cell["ci"][0]), float(cell["ci"][1]), s, m))
+    ax.axvline(0, color=theme.muted, lw=0.8)
+    ax.set_title(f"Δ {m}", fontsize=9)
+    ax.set_yticks(range(len(slices)), slices, fontsize=7)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_ylim(len(slices) - 0.5, -0.5)
+    ax.set_facecolor("none")
+    ax.spines[["top", "right"]].set_visible(False)
+    return points
+
+
 @_plain_text
 def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size: tuple[int, int] | None = None,
                 regions: list[Region] | None = None) -> bytes:
@@ -280,44 +312,20 @@ def delta_chart(comparison: dict[str, Any], *, theme: Theme | None = None, size:
     rows, cols = forest_grid(len(metrics))
     fig, axes = _figure(size, (3.3 * cols, 0.22 * len(slices) * rows + 1.0 * rows), nrows=rows, ncols=cols,
                         sharey=True)
-    drawn: list[tuple[Any, str, str]] = []
-    points: list[tuple[Any, float, float, str, str]] = []
+    points: list[tuple[Axes, float, float, str, str]] = []
     for i, ax in enumerate(axes.flat):
         if i >= len(metrics):
             ax.set_visible(False)
             continue
-        m = metrics[i]
-        why = no_estimate(comparison, m)
-        if why is not None:        # a plot with nothing to draw says why, rather than draw empty axes
-            ax.text(0.5, 0.5, textwrap.fill(why, 38), transform=ax.transAxes, ha="center",
-                    va="center", fontsize=7, color=theme.muted)
-            ax.set_xticks([])
-        for y, s in enumerate(slices):
-            cell = comparison["slices"][s].get(m)
-            if not cell:
-                continue
-            within = cell["ci"][0] <= 0 <= cell["ci"][1]
-            colour = GREY if within else theme.worse if cell["delta"] < 0 else theme.better
-            ax.errorbar(cell["delta"], y, xerr=[[cell["delta"] - cell["ci"][0]], [cell["ci"][1] - cell["delta"]]],
-                        fmt="o", color=colour, ms=4, capsize=2, lw=1,
-                        markerfacecolor="none" if within else colour)
-            points.append((ax, cell["ci"][0], cell["ci"][1], s, m))
-            points.append((ax, cell["delta"], y, s, m))
-        ax.axvline(0, color=theme.muted, lw=0.8)
-        ax.set_title(f"Δ {m}", fontsize=9)
-        ax.set_yticks(range(len(slices)), slices, fontsize=7)
-        ax.tick_params(axis="x", labelsize=7)
-        ax.set_ylim(len(slices) - 0.5, -0.5)
-        ax.set_facecolor("none")
-        ax.spines[["top", "right"]].set_visible(False)
+        points += _forest(ax, comparison, metrics[i], slices, theme)
     fig.supxlabel(f"points ({comparison['candidate']} − {comparison['baseline']}), paired 95% CI", fontsize=8)
     fig.tight_layout()
     if regions is not None:
         fig.canvas.draw()
-        for j in range(0, len(points), 2):
-            ax, low, high, s, m = points[j]
-            _, delta, at, _, _ = points[j + 1]
-            (x0, y0), (x1, y1) = ax.transData.transform([(low, at), (high, at)])
+        drawn: list[tuple[Any, str, str]] = []
+        for ax, low, high, s, m in points:
+            at = slices.index(s)
+            (x0, y0), (x1, _) = ax.transData.transform([(low, at), (high, at)])
             drawn.append(((min(x0, x1), y0 - 6, max(x0, x1), y0 + 6), s, m))
         regions.extend(_regions_of(fig, drawn, pad=3))
     return _png(fig, transparent=size is not None, fixed=size is not None)

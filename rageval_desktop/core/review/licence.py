@@ -30,7 +30,7 @@ from rageval_desktop.core.review import selective
 from rageval_desktop.core.review.agreement import Agreement, agreement, apply, ratings
 from rageval_desktop.core.review.audit_plan import plan_audit
 from rageval_desktop.core.review.settings import policy
-from rageval_desktop.core.review.transport import Transport, describe, describe_plan, draw, plan, transport
+from rageval_desktop.core.review.transport import Plan, Transport, describe, describe_plan, draw, plan, transport
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 
@@ -288,7 +288,23 @@ def row_calls(project: Project, row_id: int, held: dict[str, Licence]) -> dict[s
 TRUSTED = ("gate", "selective", "monitor")    # tiers whose verdicts a screen shows as the project's own
 
 
-def transport_check(project: Project, judge: Judge, run: str, *, drift: float = 0.05) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TransportCheck:
+    """Does a judge's audit travel to a run (`transport_check`): the check, the licence there, what a check can see."""
+
+    check: Transport
+    held: Licence
+    sized: Plan | None       # the ratings of the run that catch the drift asked about (None: no audit to plan on)
+    text: str
+    plan_text: str
+
+    def as_dict(self) -> dict[str, object]:
+        """As `rageval transport --json` gives it."""
+        return {**self.check.as_dict(), "licence": self.held.as_dict(), "text": self.text,
+                "plan": None if self.sized is None else self.sized.as_dict(), "plan_text": self.plan_text}
+
+
+def transport_check(project: Project, judge: Judge, run: str, *, drift: float = 0.05) -> TransportCheck:
     """Does `judge`'s audit travel to `run`? The check its licence there made (on the rows a selective licence
     decides), in words; the licence on the run; and what a check can see — how many ratings of the run catch a rise
     of `drift` in its errors (core.review.transport.plan). One reading for `rageval transport`, the Audit page and
@@ -297,10 +313,20 @@ def transport_check(project: Project, judge: Judge, run: str, *, drift: float = 
     checked = held.evidence.get("transport")          # the check the licence made (its decided rows)
     t = Transport(**checked) if checked else transport(project, judge, run)
     sized = plan(t.n_audit, t.errors_audit, drift) if t.n_audit and t.errors_audit is not None else None
-    return {**t.as_dict(), "licence": held.as_dict(), "text": describe(t),
-            "plan": None if sized is None else sized.as_dict(),
-            "plan_text": (describe_plan(sized, judge.name, run) if sized is not None else
-                          f"{judge.name}: no ratings where it was audited to plan a check against")}
+    return TransportCheck(t, held, sized, describe(t),
+                          describe_plan(sized, judge.name, run) if sized is not None else
+                          f"{judge.name}: no ratings where it was audited to plan a check against")
+
+
+@dataclass(frozen=True)
+class DrawnCheck:
+    """A transport check put on the desk (`draw_transport`): its sample, and the judges it checks."""
+
+    sample_id: int
+    run: str
+    metric: str
+    targets: int
+    judges: list[str]
 
 
 def travelling(project: Project) -> list[Judge]:
@@ -310,14 +336,14 @@ def travelling(project: Project) -> list[Judge]:
             if j.status == "active" and licence(project, j).tier in ("gate", "selective")]
 
 
-def draw_transport(project: Project, judges: list[Judge], run: str, size: int) -> list[dict[str, Any]]:
+def draw_transport(project: Project, judges: list[Judge], run: str, size: int) -> list[DrawnCheck]:
     """A transport check on the desk before anyone rates: one sample of `size` rows of `run` per metric of `judges`
     (core.review.transport.draw). What each holds: its id, run, metric, targets and the judges it checks."""
     made = []
     for metric in dict.fromkeys(j.metric for j in judges):
         sample = draw(project, next(j for j in judges if j.metric == metric), run, size=size)
-        made.append({"sample_id": sample.id, "run": run, "metric": metric, "targets": len(sample.targets),
-                     "judges": [j.name for j in judges if j.metric == metric]})
+        made.append(DrawnCheck(sample.id, run, metric, len(sample.targets),
+                               [j.name for j in judges if j.metric == metric]))
     return made
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.review import evidence, sampling
@@ -30,6 +30,9 @@ from rageval_desktop.core.review.team import misses
 from rageval_desktop.core.review.weights import weighted_pairs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
+
+if TYPE_CHECKING:
+    from numpy import ndarray
 
 ALPHA = 0.05
 MIN_RUN = 8          # ratings on the run before the check says anything
@@ -57,7 +60,7 @@ class Transport:
         return self.status == "suspended"
 
 
-def _side(errors: Any, weights: Any | None) -> tuple[float, float | None]:
+def _side(errors: ndarray, weights: ndarray | None) -> tuple[float, float | None]:
     """(Kish's effective n, the weighted error rate) of one side."""
     import numpy as np
 

@@ -26,8 +26,9 @@ from rageval_desktop.gui.views.common import page_frame
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.review.licence import DrawnCheck
     from rageval_desktop.core.store.project import Project
-    from rageval_desktop.gui.page_numbers import AuditRead
+    from rageval_desktop.gui.page_numbers import AuditRead, TransportLine
     from rageval_desktop.gui.state import AppState
 
 # what decides first (verdict, the value and its interval, the licence, n, bias), so that at 1024 px they show
@@ -65,14 +66,14 @@ def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str,
     return summary
 
 
-def _transport(project: Project, judge: str, run: str, ctx: TaskContext) -> dict[str, Any]:
+def _transport(project: Project, judge: str, run: str, ctx: TaskContext) -> TransportLine:
     """A worker: `page_numbers.transport_text`, in the helper process."""
     from rageval_desktop.gui import chart_process, page_numbers
 
     return chart_process.read(page_numbers.transport_text, project, ctx, judge, run)
 
 
-def _draw_check(project: Project, judge: str, run: str, size: int, ctx: TaskContext) -> list[dict[str, Any]]:
+def _draw_check(project: Project, judge: str, run: str, size: int, ctx: TaskContext) -> list[DrawnCheck]:
     """A worker: a transport check of `judge` on `run` put on the desk (core.review.licence.draw_transport)."""
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.licence import draw_transport
@@ -179,7 +180,7 @@ class AuditView(QWidget):
         self.transport.setObjectName("hint")
         self.transport.setWordWrap(True)
         self.transport.setTextFormat(Qt.TextFormat.PlainText)
-        self.transport_button = QPushButton("Check on the run…")
+        self.transport_button = QPushButton("&Put rows of the run on the desk")
         self.transport_button.setVisible(False)
         self.transport_button.clicked.connect(self.draw_transport)
         self.transport_size = 0
@@ -345,36 +346,34 @@ class AuditView(QWidget):
         self.transport.setText(f"Does {judge}'s audit hold on {run}? Reading the check…")
         self.state.run_read("audit-transport", _transport, project, judge, run, on_done=self._show_transport)
 
-    def _show_transport(self, found: dict[str, Any]) -> None:
+    def _show_transport(self, found: TransportLine) -> None:
         """The transport line: the check in words, the licence on the run, what a check there can see; and a button
         that puts a check of the size that sees a 5-point rise (40 when no size does) on the desk."""
         from rageval_desktop.core.review.transport import CHECK_SIZE
 
         r = self.selected()
-        if r is None or r.judge != found["judge"] or found["run"] != self.state.current_run:
+        if r is None or r.judge != found.judge or found.run != self.state.current_run:
             return
-        reasons = f" ({'; '.join(found['reasons'])})" if found["reasons"] else ""
-        self.transport.setText(found["short"])
-        self.transport.setToolTip(f"{found['text']}.\n\nIts licence on {found['run']}: {found['tier']}{reasons}.\n\n"
-                                  f"What a check can see: {found['plan_text']}.")
-        planned = found.get("ratings")
+        self.transport.setText(found.short)
+        self.transport.setToolTip(found.tip)
+        planned = found.ratings
         self.transport_size = int(planned) if planned and planned <= 400 else CHECK_SIZE
-        self.transport_button.setText(f"Put {self.transport_size} rows of {found['run']} on the desk")
+        self.transport_button.setText(f"&Put {self.transport_size} rows of {found.run} on the desk")
         self.transport_button.setToolTip(
             "A transport check: a representative sample of the run for this judge's metric, rated blind on the "
             "desk. Its ratings show whether the judge errs there as it did where it was audited; a rise suspends "
             "its licence on that run (rageval transport --draw).")
-        self.transport_button.setVisible(found["status"] != "audited here")
+        self.transport_button.setVisible(found.status != "audited here")
 
     def draw_transport(self) -> None:
         r, run, project = self.selected(), self.state.current_run, self.state.project
         if r is None or not run or project is None:
             return
 
-        def drawn(made: list[dict[str, Any]]) -> None:
+        def drawn(made: list[DrawnCheck]) -> None:
             if made:
-                self.state.status(f"Transport check of {r.judge} on {run}: {made[0]['targets']} rows on the desk.")
-                self.state.navigate("review", sample=made[0]["sample_id"])
+                self.state.status(f"Transport check of {r.judge} on {run}: {made[0].targets} rows on the desk.")
+                self.state.navigate("review", sample=made[0].sample_id)
 
         self.state.run_task(f"Drawing a transport check of {r.judge} on {run}", _draw_check, project, r.judge, run,
                             self.transport_size, on_done=drawn)

@@ -22,6 +22,14 @@ from PySide6.QtWidgets import (
 )
 
 
+def hint(text: str = "") -> QLabel:
+    """A line of the dialog's small print, wrapped."""
+    label = QLabel(text)
+    label.setObjectName("hint")
+    label.setWordWrap(True)
+    return label
+
+
 class PackExportDialog(QDialog):
     def __init__(self, samples: list[dict[str, Any]], folder: Path, parent: QWidget | None = None,
                  current: int | None = None, rates: tuple[float, float] = (0.0, 0.0)) -> None:
@@ -29,12 +37,9 @@ class PackExportDialog(QDialog):
         self.samples, self.rates = {s["id"]: s for s in samples}, rates
         self.setWindowTitle("Export review packs")
         layout = QVBoxLayout(self)
-        intro = QLabel("One file per reviewer with the rows to rate — blind: no judge verdicts, no keys, no other "
-                       "runs. Reviewers open it with RAGEval Desktop, rate, and send it back; import it with "
-                       "File → Import Review Packs….")
-        intro.setWordWrap(True)
-        intro.setObjectName("hint")
-        layout.addWidget(intro)
+        layout.addWidget(hint("One file per reviewer with the rows to rate — blind: no judge verdicts, no keys, no "
+                              "other runs. Reviewers open it with RAGEval Desktop, rate, and send it back; import it "
+                              "with File → Import Review Packs…."))
         form = QFormLayout()
         self.sample_box = QComboBox()
         for s in samples:
@@ -61,16 +66,11 @@ class PackExportDialog(QDialog):
         folder_label.setBuddy(self.folder)    # literal "&Folder:")
         form.addRow(folder_label, row)
         layout.addLayout(form)
-        # what each pack hides (core.review.packs.hide_checks): said before the export, counted apart after it
-        self.hides = QLabel()
-        self.hides.setObjectName("hint")
-        self.hides.setWordWrap(True)
+        self.hides, self.note = hint(), hint()     # what each pack hides (core.review.packs.hide_checks); a problem
         layout.addWidget(self.hides)
+        layout.addWidget(self.note)
         for changed in (self.sample_box.currentIndexChanged, self.reviewers.textChanged, self.overlap.valueChanged):
             changed.connect(self.describe_hidden)
-        self.note = QLabel()
-        self.note.setObjectName("hint")
-        layout.addWidget(self.note)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
         self.buttons.accepted.connect(self.check)

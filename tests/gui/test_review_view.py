@@ -455,7 +455,13 @@ def test_the_desk_draws_the_rows_a_selective_judge_leaves_to_people(window, qtbo
     view = window.page("review")
     view.run_box.setCurrentIndex(view.run_box.findData("v2"))
     view.metric_box.setCurrentIndex(view.metric_box.findData("correctness"))
+    view.bar.refresh_plan()
+    # issue 77: while they are read (8-16 s on the demo) the box says they are coming, greyed
+    reading = view.mode_box.findData("reading:abstainers")
+    assert view.mode_box.itemText(reading) == "left by a judge that decides alone: reading…"
+    assert not view.mode_box.model().item(reading).isEnabled()
     qtbot.waitUntil(lambda: view.mode_box.findData("abstained:minilm-similarity") >= 0, timeout=20_000)
+    assert view.mode_box.findData("reading:abstainers") < 0
     index = view.mode_box.findData("abstained:minilm-similarity")
     assert view.mode_box.itemText(index).startswith("left by minilm-similarity (")
     assert "leaves to people" in view.mode_box.itemData(index, Qt.ItemDataRole.ToolTipRole)

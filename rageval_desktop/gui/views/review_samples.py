@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 
 from rageval_desktop.core.base.vocab import METRICS
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
+READING = "reading:abstainers"     # the mode box's placeholder while the selective judges' rows are read
 UNIT_HINT = {"row": "", "passage": " (per passage)", "nugget": " (per nugget)", "citation": " (per citation)"}
 
 
@@ -131,8 +133,23 @@ class SampleBar(QObject):
         self.state.run_read("review-plan", _plan, project, run, metric, mode, size,
                             on_done=lambda plan: self._planned(key, plan))
         if (run, metric) != self._abstain_for:
+            self._reading_abstainers()
             self.state.run_read("review-abstain", _abstainers, project, run, metric,
                                 on_done=lambda found: self._abstainers_found((run, metric), found))
+
+    def _reading_abstainers(self) -> None:
+        """While the selective judges' rows are read (8-16 s on the demo), the mode box says they are coming: a
+        greyed "left by a judge that decides alone: reading…" item (issue 77: they appeared with no word)."""
+        box = self.mode_box
+        if box.findData(READING) >= 0:
+            return
+        box.blockSignals(True)
+        box.addItem("left by a judge that decides alone: reading…", READING)
+        item = cast(QStandardItemModel, box.model()).item(box.count() - 1)
+        item.setEnabled(False)
+        item.setToolTip("The rows each judge that may decide alone leaves to people are being read; they are "
+                        "offered here when the read lands.")
+        box.blockSignals(False)
 
 
     def _abstainers_found(self, key: tuple[str, str], found: list[dict[str, Any]]) -> None:
@@ -142,7 +159,7 @@ class SampleBar(QObject):
         keep = self.mode_box.currentData()
         self.mode_box.blockSignals(True)
         for i in reversed(range(self.mode_box.count())):
-            if str(self.mode_box.itemData(i)).startswith(ABSTAINED):
+            if str(self.mode_box.itemData(i)).startswith(ABSTAINED) or self.mode_box.itemData(i) == READING:
                 self.mode_box.removeItem(i)
         for f in found:
             self.mode_box.addItem(f"left by {f['judge']} ({f['left']})", ABSTAINED + f["judge"])

@@ -197,3 +197,12 @@ def test_an_empty_forest_plot_says_why_and_the_plots_get_a_line_per_slice():
     comparison["unavailable"].append({"slice": "all", "metric": "correctness", "why": "no licence"})
     assert no_estimate(comparison, "correctness").startswith("no estimate in any slice")
     assert forest_height(6, 7) == 2 * (16 * 7 + 72) + 28 and forest_height(1, 7) == 16 * 7 + 72 + 28
+
+
+def test_slice_names_stand_upright_where_a_slant_would_run_them_together():
+    """Issue 77: at 1024 px the dashboard's four plots of seven slices cut 'adversarial' to 'versarial' and ran the
+    slanted names into each other."""
+    from rageval_desktop.core.reports.plots import label_slant
+
+    assert label_slant(792, 4, 7)["rotation"] == 90          # the 1024-px dashboard
+    assert label_slant(1300, 2, 7)["rotation"] == 35         # room for a slant

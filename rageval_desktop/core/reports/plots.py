@@ -142,6 +142,13 @@ def _err(values: list[float | None], cis: list[Any]) -> Any:
     return np.clip(np.array([low, high], dtype=float), 0, None)
 
 
+def label_slant(width_px: float, n_plots: int, n_slices: int) -> dict[str, object]:
+    """How the slice names under bars stand: slanted, or upright where a slant would run each into the next and the
+    first off the plot's left — under ~24 px a slice, as on a 1024-px dashboard's four plots of seven slices."""
+    spacing = width_px / max(1, n_plots) * 0.75 / max(1, n_slices)
+    return {"rotation": 35, "ha": "right"} if spacing >= 24 else {"rotation": 90, "ha": "center"}
+
+
 @_plain_text
 def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tuple[int, int] | None = None,
                regions: list[Region] | None = None) -> bytes:
@@ -165,6 +172,7 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
     fig, axes = _figure(size, (3.4 * len(metrics), 3.4), ncols=len(metrics))
     x = np.arange(len(slices))
     drawn: list[tuple[Any, str, str]] = []
+    slant = label_slant(fig.get_figwidth() * fig.dpi, len(metrics), len(slices))
     for ax, metric in zip(axes[0], metrics, strict=True):
         values = [summary["slices"][s].get(metric) for s in slices]
         cis = [summary["slices"][s].get(f"{metric}_ci") for s in slices]
@@ -183,7 +191,7 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
                       color=theme.accent, label=summary["run"], yerr=_err(values, cis), **kw)
         drawn += [(bar, s, metric) for bar, s in zip(bars, slices, strict=True)]
         ax.set_title(metric, fontsize=10)
-        ax.set_xticks(x, slices, fontsize=7, rotation=35, ha="right")
+        ax.set_xticks(x, slices, fontsize=7, **slant)
         ax.set_ylim(0, 100)
         ax.set_ylabel("score (0–100), 95% CI", fontsize=8)
         ax.set_facecolor("none")

@@ -95,6 +95,10 @@ class ChartLabel(QLabel):
         self.setPixmap(pixmap)
         self.regions = list(chart.regions)
         self._drawn_for = size
+        if size != self.pane_size() and self.isVisible():
+            # resized while it was drawn (the page's table filled in below a first read): drawn for a taller pane,
+            # its foot — the slice names — was cut off; drawn again for the pane it has
+            self._timer.start()
 
     def region_at(self, x: float, y: float) -> Any:
         return next((r for r in self.regions if r.contains(x, y)), None)

@@ -4,7 +4,8 @@ what it reads of the window is `WindowHost` (gui/window_host.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shiboken6 import isValid
 
@@ -14,6 +15,7 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.gui.window_host import WindowHost
     from rageval_desktop.gui.workers import Worker
 
@@ -23,6 +25,9 @@ def gone(callback: Any) -> bool:
     calling it raised RuntimeError in Qt's event loop."""
     owner = getattr(callback, "__self__", None)
     return owner is not None and hasattr(owner, "metaObject") and not isValid(owner)
+
+
+T = TypeVar("T")
 
 
 class Lanes:
@@ -40,7 +45,8 @@ class Lanes:
         """The task on the write lane, if one runs."""
         return self._task
 
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+    def run_task(self, label: str, fn: Callable[..., T], *args: object,
+                 on_done: Callable[[T], object] | None = None) -> object:
         if self._task is not None:
             self.w.show_error(f"Please wait: {self.w.task_label.text()} is still running.")
             return None
@@ -81,7 +87,8 @@ class Lanes:
                                    on_cancel=cancelled)
         return self._task
 
-    def run_write(self, label: str, fn: Any, *, on_done: Any = None, on_error: Any = None) -> None:
+    def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
+                  on_error: Callable[[str, str], object] | None = None) -> None:
         """Short writes (ratings, undo, redo) queued in order, never refused, with no progress bar (see
         `workers.WriteQueue`); a result for a project closed meanwhile is dropped."""
         started_on = self.w.project
@@ -98,7 +105,8 @@ class Lanes:
 
         self._writes.put(fn, on_done=done, on_error=failed)
 
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object],
+                 announce: bool = True) -> None:
         """The read lane of a page (dashboard, compare, failures): never refused, whatever else runs; a newer
         request for the same page makes an older one's result stale (dropped when it arrives). `announce`: emit
         `read_finished(page)` when it lands (a read no page waits for, made in the background, does not)."""

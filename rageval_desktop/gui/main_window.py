@@ -10,7 +10,7 @@ import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6 import QtCore
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -37,6 +37,7 @@ workers = lazy("rageval_desktop.gui.workers")
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent
 
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
@@ -61,6 +62,9 @@ def _warm_client(project: Project) -> None:
         preload_client(project)
     except Exception:   # (the project closed meanwhile: nothing to warm)
         pass
+
+
+T = TypeVar("T")
 
 
 class ProjectEvents(QObject):
@@ -402,13 +406,16 @@ class MainWindow(QMainWindow):
                 worker.cancel(detach=detach)
 
     # --- the lanes (the state's host) -----------------------------------------------------------------------------
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+    def run_task(self, label: str, fn: Callable[..., T], *args: object,
+                 on_done: Callable[[T], object] | None = None) -> object:
         return self.lanes.run_task(label, fn, *args, on_done=on_done)
 
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object],
+                 announce: bool = True) -> None:
         self.lanes.run_read(page, fn, *args, on_done=on_done, announce=announce)
 
-    def run_write(self, label: str, fn: Any, *, on_done: Any = None, on_error: Any = None) -> None:
+    def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
+                  on_error: Callable[[str, str], object] | None = None) -> None:
         self.lanes.run_write(label, fn, on_done=on_done, on_error=on_error)
 
     # --- navigation ----------------------------------------------------------------------------

@@ -4,14 +4,21 @@ pack has no judges, runs or dashboards — and sending the ratings back is sendi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow
 
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.state import AppState
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
+
+
+T = TypeVar("T")
 
 
 class PackWindow(QMainWindow):
@@ -72,14 +79,16 @@ class PackWindow(QMainWindow):
     def run_names(self) -> list[str]:
         return []
 
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+    def run_task(self, label: str, fn: Callable[..., T], *args: object,
+                 on_done: Callable[[T], object] | None = None) -> object:
         self.status.setText(label + "…")
         return workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
 
-    def run_write(self, label: str, fn: Any, *, on_done: Any = None, on_error: Any = None) -> None:
+    def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
+                  on_error: Callable[[str, str], object] | None = None) -> None:
         self.writes.put(fn, on_done=on_done, on_error=on_error or self.show_error)
 
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object]) -> None:
         workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
 
     def show_status(self, message: str, ms: int = 6000) -> None:

@@ -9,7 +9,7 @@ pages, one line each.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -17,18 +17,23 @@ from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.gui.undo import make_stack, push
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.ops import OpResult
     from rageval_desktop.core.store.project import Project
 
 
+T = TypeVar("T")
+
+
 class Host(Protocol):
     """What the state asks of the window it lives in (MainWindow, PackWindow)."""
 
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any: ...
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None: ...
-    def run_write(self, label: str, fn: Callable[[Any], Any], *, on_done: Callable[[Any], Any] | None = None,
-                  on_error: Callable[[str, str], Any] | None = None) -> None: ...
+    def run_task(self, label: str, fn: Callable[..., T], *args: object,
+                 on_done: Callable[[T], object] | None = None) -> object: ...
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object]) -> None: ...
+    def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
+                  on_error: Callable[[str, str], object] | None = None) -> None: ...
     def show_error(self, message: str, details: str = "") -> None: ...
     def show_status(self, message: str, ms: int = 6000) -> None: ...
     def reviewer(self, ask: bool = False, force: bool = False) -> str: ...
@@ -112,16 +117,17 @@ class AppState(QObject):
         self.project_changed.emit(project)
 
     # --- the lanes ----------------------------------------------------------------------------------------------
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any:
+    def run_task(self, label: str, fn: Callable[..., T], *args: object,
+                 on_done: Callable[[T], object] | None = None) -> object:
         """The write lane: one task at a time, in a worker; `on_done(result)` back on the GUI thread."""
         return self.host.run_task(label, fn, *args, on_done=on_done)
 
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object]) -> None:
         """The read lane: a page's newest read wins; older results are dropped."""
         self.host.run_read(page, fn, *args, on_done=on_done)
 
-    def run_write(self, label: str, fn: Callable[[Any], Any], *, on_done: Callable[[Any], Any] | None = None,
-                  on_error: Callable[[str, str], Any] | None = None) -> None:
+    def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
+                  on_error: Callable[[str, str], object] | None = None) -> None:
         """The write lane's queue of short writes (a rating, an undo, a redo): in order, one at a time, never
         refused; `fn(ctx)` in a worker, `on_done(result)` back on the GUI thread (not when the project changed
         meanwhile); a failure goes to `on_error`, else to the error dialog."""

@@ -142,8 +142,8 @@ def pool() -> QThreadPool:
     return found
 
 
-def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
-          on_error: Callable[[str, str], None] | None = None,
+def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], object] | None = None,
+          on_error: Callable[[str, str], object] | None = None,
           on_progress: Callable[[int, int, str], None] | None = None,
           on_cancel: Callable[[str], None] | None = None,
           on_stats: Callable[[dict], None] | None = None, **kwargs: Any) -> Worker:
@@ -172,15 +172,15 @@ class WriteQueue:
     rating is still saving runs after it, and a redo after its undo."""
 
     def __init__(self) -> None:
-        self._waiting: list[tuple[Callable[..., Any], Callable[[Any], None] | None,
-                                  Callable[[str, str], None] | None]] = []
+        self._waiting: list[tuple[Callable[..., Any], Callable[[Any], object] | None,
+                                  Callable[[str, str], object] | None]] = []
         self._running = False
 
     def __len__(self) -> int:
         return len(self._waiting) + self._running
 
-    def put(self, fn: Callable[..., Any], *, on_done: Callable[[Any], None] | None = None,
-            on_error: Callable[[str, str], None] | None = None) -> None:
+    def put(self, fn: Callable[..., Any], *, on_done: Callable[[Any], object] | None = None,
+            on_error: Callable[[str, str], object] | None = None) -> None:
         self._waiting.append((fn, on_done, on_error))
         if not self._running:
             self._next()

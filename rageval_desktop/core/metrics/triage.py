@@ -65,7 +65,7 @@ def golden_source(filters: Filters = Filters()) -> TableSource:  # noqa: B008
         params["q"] = _like(filters.search.strip())
     return TableSource(
         key=f"golden:{filters.slice_tag or '*'}", title="Golden set",
-        columns=(Column("id", width=70, sort="id"), Column("slice", "tag", 100, sort="slice_tag"),
+        columns=(Column("id", width=70, sort="id"), Column("slice", "tag", 112, sort="slice_tag"),
                  Column("question", width=330, sort="question"), Column("gold answer", width=360, sort="gold_answer"),
                  Column("gold chunks", "count", 90, sort="json_array_length(gold_chunk_ids)"),
                  Column("status", width=80, sort="status"), Column("source", width=80, sort="source")),
@@ -144,7 +144,7 @@ def run_source(project: Project, run_id: int, run_name: str, filters: Filters = 
     passages = "(SELECT COUNT(*) FROM retrieved_passages p WHERE p.run_row_id = rr.id)"
     # the scores a reviewer reads every minute first, beside the id: at 1280 px they sat past the visible width
     columns = [Column("id", width=70, sort="rr.external_id"),
-               Column("slice", "tag", 90, sort="g.slice_tag", joins=True),
+               Column("slice", "tag", 112, sort="g.slice_tag", joins=True),
                Column("gold@5", "text", 60, sort=gold5, joins=True)]
     # narrow, so that two or three judges' scores show at 1024 px beside the detail pane: a long name is elided in
     # the middle of the header, whole in its tooltip

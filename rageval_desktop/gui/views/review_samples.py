@@ -34,7 +34,7 @@ class SampleBar(QObject):
         super().__init__(parent)
         self.state, self.current = state, current
         self.sample_box = QComboBox()
-        self.sample_box.setMinimumWidth(220)
+        self.sample_box.setMinimumWidth(236)     # "#12 · v2 · correctness · 40 rows" whole (issue 77)
         self.sample_label = QLabel("Sam&ple:")
         self.sample_label.setBuddy(self.sample_box)
         self.run_box = QComboBox()

@@ -112,6 +112,8 @@ class TeamView(QWidget):
         layout.addWidget(self.summary)
         self.people = RecordsModel([], self)
         self.people_view = records_table(self.people, "teamReviewers")
+        # each column as wide as what it holds (a stretched last column was cut to the room left: "with <judge>")
+        self.people_view.horizontalHeader().setStretchLastSection(False)
         self.pairs = RecordsModel([("a", "reviewer"), ("b", "reviewer"), ("n", "n shared"), ("value", "κ [95% CI]")],
                                   self)
         self.pairs_view = records_table(self.pairs, "teamPairs")

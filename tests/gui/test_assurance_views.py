@@ -153,3 +153,16 @@ def test_the_audit_page_says_whether_a_judges_audit_holds_on_the_run_and_puts_a_
     assert (review.sample.run, review.sample.metric, len(review.sample.targets)) == ("v2", "correctness",
                                                                                      audit.transport_size)
     close_window(qtbot, w)
+
+
+def test_the_audit_rule_is_said_in_a_reviewers_words_with_the_statistics_one_hover_away(qtbot, demo_file, tmp_path):
+    path = tmp_path / "d.rageval"
+    shutil.copy(demo_file, path)
+    w = open_window(qtbot, path)
+    with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "audit"):
+        w.select_nav("audit")
+    said, tip = w.page("audit").policy.text(), w.page("audit").policy.toolTip()
+    assert said.startswith("A judge is kept when its agreement with the reviewers is shown to be at least 0.7")
+    assert not any(word in said for word in ("anytime", "effective n", "CI", "κ", "power"))
+    assert "anytime-valid interval" in tip and "effective n" in tip and "80% power" in tip
+    close_window(qtbot, w)

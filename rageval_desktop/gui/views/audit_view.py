@@ -215,15 +215,21 @@ class AuditView(QWidget):
         statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
                      else p.statistic)
         if p.rule == "interval":
-            rule = (f"Keep when the anytime-valid interval of its agreement ({statistic}) is at or above "
-                    f"{p.threshold:g} — it stays right however often you look while rating — retire when it is below; "
-                    f"otherwise 'needs more ratings' (counted in dashboards, flagged), with the ratings that would "
-                    f"settle it with 80% power. At least {p.min_n} ratings (effective n, when the sample was weighted) "
-                    "either way. The table shows the 95% CI for reading.")
+            # in a reviewer's words; the statistics one hover away (issue 77)
+            rule = (f"A judge is kept when its agreement with the reviewers is shown to be at least {p.threshold:g}, "
+                    f"retired when shown to be below, and otherwise needs more ratings (still counted, flagged) — "
+                    f"after at least {p.min_n} ratings. Hover for how it is decided.")
+            tip = (f"Agreement: {statistic}. Kept when the anytime-valid interval of the agreement is at or above "
+                   f"{p.threshold:g} — it stays right however often you look while rating; retired when it is below; "
+                   f"otherwise 'needs more ratings', with the ratings that would settle it with 80% power. At least "
+                   f"{p.min_n} ratings (effective n, when the sample was weighted) either way. The table shows the "
+                   "95% CI for reading.")
         else:
             rule = (f"Point-estimate rule (the old one): retire when the estimate ({statistic}) is under "
                     f"{p.threshold:g} with at least {p.min_n} ratings, whatever its CI.")
+            tip = ""
         self.policy.setText(rule)
+        self.policy.setToolTip(tip)
         # on the read lane: never refused while a job or a write runs, a newer read making an older one stale
         self.state.run_read("audit", _audit, self.state.opened(), on_done=self.show_found)
 

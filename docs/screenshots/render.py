@@ -33,7 +33,8 @@ PAGES: tuple[tuple[str, str, list[str]], ...] = (
     ("judges", "Judges: each judge, its licence and what it would cost", ["--view", "judges"]),
     ("jobs", "Jobs: the judge jobs, their progress and what they cost", ["--view", "jobs"]),
     ("review", "Review: the blind card, its scale and keys", ["--view", "review"]),
-    ("audit", "Audit: judge-human agreement, verdicts and licences", ["--view", "audit"]),
+    ("audit", "Audit: judge-human agreement, verdicts and licences; whether the audit holds on v2",
+     ["--run", "v2", "--view", "audit"]),
     ("team", "Team: reviewers' agreement and the disagreements to settle", ["--view", "team"]),
 )
 

@@ -349,7 +349,7 @@ class AuditView(QWidget):
         if not run or project is None:
             self.transport.setText("")
             return
-        self.transport.setText(f"Does {judge}'s audit hold on {run}? Reading the check…")
+        self.transport.setText(f"Does {judge}'s audit hold on {run}? Checking…")   # (a screenshot waits for it)
         self.state.run_read("audit-transport", _transport, project, judge, run, on_done=self._show_transport)
 
     def _show_transport(self, found: TransportLine) -> None:

@@ -38,7 +38,6 @@ _CHILD = False      # in the child: what it is asked to draw or read, it does it
 IDLE_S = 600.0      # the child ends after this long without work (its libraries, 330 MB, given back); the next ask
 _asked = 0          # starts another. Asks under way (the child is not ended under them)
 _idle: threading.Timer | None = None
-_SPAWN_LOCK = threading.Lock()
 on_lost: Callable[[str], object] | None = None     # told once, in words, when the child cannot be had (the window)
 _LOST = ""
 
@@ -102,6 +101,11 @@ def _pool(take: bool = False) -> ProcessPoolExecutor | None:
 
             _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_watch_parent)
+            try:
+                with _bare_main():      # the pool starts its one child on its first submit: now, bare
+                    _POOL.submit(int)
+            except (BrokenProcessPool, RuntimeError, OSError):
+                pass                    # the asker's own submit meets the same failure and gives up, saying why
         if take and _POOL is not None:
             _asked += 1
             if _idle is not None:
@@ -141,8 +145,7 @@ def warm() -> None:
     pool = _pool()
     if pool is not None:
         try:
-            with _bare_main():
-                pool.submit(_warm)
+            pool.submit(_warm)
         except (BrokenProcessPool, RuntimeError, OSError) as e:
             _give_up(f"it could not be started: {e}")
             return
@@ -182,8 +185,7 @@ def _in_child(ctx: TaskContext | None, fn: Callable[..., T], *args: object) -> l
         return []
     try:
         try:
-            with _bare_main():
-                future = pool.submit(fn, *args)
+            future = pool.submit(fn, *args)
         except (BrokenProcessPool, RuntimeError, OSError) as e:
             _give_up(f"it could not be started: {e}")
             return []
@@ -229,19 +231,19 @@ def pids() -> list[int]:
 
 @contextmanager
 def _bare_main() -> Iterator[None]:
-    """While the pool starts its child (on a submit), `__main__` is a bare module. multiprocessing's spawn re-runs
-    the parent's `__main__` script in the child to find what was pickled; a script that builds the window without a
-    `if __name__ == "__main__"` guard built a second window there, and the child died on its own start (issue 79:
-    the pages then computed in the window, 108.8 s instead of 23.8 s, with no word). The child runs this package's
-    functions only and needs nothing of the script."""
-    with _SPAWN_LOCK:
-        main = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
-        try:
-            yield
-        finally:
-            if main is not None:
-                sys.modules["__main__"] = main
+    """While the pool starts its child (on its first submit, made in `_pool`), `__main__` is a bare module.
+    multiprocessing's spawn re-runs the parent's `__main__` script in the child to find what was pickled; a script that
+    builds the window without a `if __name__ == "__main__"` guard built a second window there, and the child died on
+    its own start (issue 79: the pages then computed in the window, 108.8 s instead of 23.8 s, with no word). The child
+    runs this package's functions only and needs nothing of the script. Later submits start no process (the pool
+    keeps its one child; a dead one breaks the pool, and the app gives up on it)."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 def _give_up(why: str = "") -> None:

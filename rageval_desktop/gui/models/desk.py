@@ -1,7 +1,7 @@
 """The review desk's state and rules, without Qt: the queue (next unrated, skipped ones last), the position, what the
 reviewer has rated, ratings given and not yet committed, keys that wait, and the progress line's words.
 
-ReviewView draws a Desk and forwards keys to it; tests drive a Desk with no window (tests/gui/test_desk_model.py).
+ReviewView draws a Desk and forwards keys to it; tests drive a Desk with no window (tests/test_desk_model.py).
 
 A rating is **optimistic**: the key moves the desk to the next card at once, and the rating is held here (`pending`)
 until its write commits (`committed`) — a second key pressed while the first saves rates the card then on the screen,
@@ -20,9 +20,6 @@ from rageval_desktop.core.review.quality import Check
 from rageval_desktop.core.review.sampling import Sample
 
 Target = tuple[int, int]      # (row id, item)
-
-# The desk's actions, as keys name them (the scores are actions too: ("score", value)).
-MOVES = frozenset({"next", "previous", "next_unrated"})
 
 
 @dataclass(frozen=True)
@@ -175,9 +172,6 @@ class Desk:
         dropped = ", ".join(f"'{a.text}'" for a in self.waiting if a.text)
         self.waiting.clear()
         return dropped
-
-    def saving(self, target: Target) -> bool:
-        return target in self.pending
 
     def undone(self, index: int, target: Target) -> None:
         """A committed rating was taken back: its card is shown again, unrated."""

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.review.quality import Check
     from rageval_desktop.core.review.ratings import Rating as HumanRating
     from rageval_desktop.core.review.sampling import Sample
+    from rageval_desktop.core.store.queries import RowDetail
     from rageval_desktop.gui.state import AppState
 
 class ReviewView(QWidget):
@@ -101,7 +102,7 @@ class ReviewView(QWidget):
         self.all_passages = False
         self.action_keys = review_keys()            # remappable in Preferences › Review keys
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
-        self._details: dict[int, Any] = {}
+        self._details: dict[int, RowDetail] = {}
         self._scale_metric: str | None = None
 
     # the desk's state, read where the card is drawn (and by tests)
@@ -273,9 +274,7 @@ class ReviewView(QWidget):
         if desk is None or not desk.sample.row_ids:
             return
         row_id, item, key = desk.target()
-        if row_id not in self._details:  # a row is read once per sample; judgments arriving later refresh it
-            self._details[row_id] = self.source().detail(row_id)
-        detail = self._details[row_id]
+        detail = self._detail(row_id)
         rated, mine = desk.shown_rated()
         shown = revealed(mine, rated)
         # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
@@ -291,6 +290,12 @@ class ReviewView(QWidget):
         beside = side_by_side(detail, metric, mine, item=item, key=key) if shown and not self.pack_mode else ""
         self.reveal.setText(desk.card_words(beside, pack_mode=self.pack_mode))
         self.shown_at = time.monotonic()
+
+    def _detail(self, row_id: int) -> RowDetail:
+        """A row as the card shows it, read once per sample (judgments arriving later clear these: read again)."""
+        if row_id not in self._details:
+            self._details[row_id] = self.source().detail(row_id)
+        return self._details[row_id]
 
     def _draw_progress(self) -> None:
         """The bar and the line above the card (position, your answer, skips, the next check of the judge)."""
@@ -448,9 +453,7 @@ class ReviewView(QWidget):
         beside = ""
         if not given.skipped and not self.pack_mode:
             row_id, item = given.target
-            if row_id not in self._details:
-                self._details[row_id] = self.source().detail(row_id)
-            beside = side_by_side(self._details[row_id], desk.sample.metric, rating.score, item=item, key=given.key)
+            beside = side_by_side(self._detail(row_id), desk.sample.metric, rating.score, item=item, key=given.key)
         return desk.saved_words(given, rating.score, beside, held=rating.held, pack_mode=self.pack_mode)
 
     def _not_saved(self, desk: Desk, given: Rating, message: str, details: str) -> None:
@@ -499,7 +502,7 @@ class ReviewView(QWidget):
                 if score is None:
                     self.reveal.setText("Skipped.")
                 else:
-                    line = side_by_side(self._details[check.row_id], check.metric, score, item=check.item,
+                    line = side_by_side(self._detail(check.row_id), check.metric, score, item=check.item,
                                         key=check.item_key)
                     self.reveal.setText(f"Saved: {line}.")
                 self.rated.emit(check.row_id)

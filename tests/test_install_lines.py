@@ -50,7 +50,8 @@ def acceptable(word: str) -> bool:
 def install_lines() -> list[tuple[str, str]]:
     found = []
     for doc in DOCS:
-        for line in doc.read_text(encoding="utf-8").splitlines():
+        # a shell line continued with a backslash is one command
+        for line in doc.read_text(encoding="utf-8").replace("\\\n", " ").splitlines():
             for match in INSTALL.finditer(line):
                 found.append((f"{doc.relative_to(REPO)}: {line.strip()}", match.group(1)))
     return found

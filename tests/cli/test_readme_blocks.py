@@ -20,8 +20,8 @@ from tests.conftest import REPO
 from tests.support.fake_openai import FakeOpenAI, Reply, default_content
 
 # the set-up blocks, run elsewhere: the first is how this suite is started; the wheel is installed into a fresh
-# environment by tests/test_install.py
-SET_UP = ("make demo", "python3 -m pip wheel")
+# environment by tests/test_install.py, and the pipx line for the local extra is resolved by tests/test_install_torch.py
+SET_UP = ("make demo", "python3 -m pip wheel", "pipx install")
 # where the README names an endpoint of your own, the loopback server stands in for it
 ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:8080/v1")
 
@@ -95,7 +95,7 @@ def test_every_readme_block_runs_in_order_as_written(tmp_path):
 
     blocks = readme_blocks((REPO / "README.md").read_text(encoding="utf-8"))
     skipped = [b for b in blocks if b.startswith(SET_UP)]
-    assert len(skipped) == 2 and len(blocks) > 20
+    assert len(skipped) == 3 and len(blocks) > 20
     clone = copy_of_the_clone(tmp_path / "my clone")
     home = tmp_path / "home"
     (home / "models").mkdir(parents=True)

@@ -96,6 +96,18 @@ def _jsonl(path, rows):
              {"question": "What is a generator?", "expected_answer": "y", "model_response": "A function that yields.",
               "retrieved_documents": "[]", "correctness_score": "fail"}],
      "ragas-experiment", "What is a generator?", "A function that yields."),
+    ("golden", [{"id": "a1b2", "status": "ACTIVE", "input": {"question": "What is a generator?", "context": "PEP 255"},
+                 "expectedOutput": {"answer": "A function that yields."}, "metadata": {"source": "docs"},
+                 "sourceTraceId": None, "datasetId": "ds1", "datasetName": "qa", "createdAt": "2026-01-01T00:00:00Z",
+                 "updatedAt": "2026-01-02T00:00:00Z"},
+                {"id": "c3d4", "status": "ACTIVE", "input": "What does with do?", "expectedOutput": None}],
+     "langfuse", "What is a generator?", "A function that yields."),
+    ("golden", [{"id": "0e1f", "dataset_id": "d9", "inputs": {"messages": [
+                    {"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is a generator?"}]},
+                 "outputs": {"message": {"role": "assistant", "content": "A function that yields."}},
+                 "metadata": {"dataset_split": ["base"]}, "created_at": "2026-01-01T00:00:00"},
+                {"id": "2a3b", "inputs": {"query": "What does with do?"}, "outputs": {"output": "A context."}}],
+     "langsmith", "What is a generator?", "A function that yields."),
 ])
 def test_peer_layouts_are_detected_not_mapped_by_hand(project, tmp_path, capsys, kind, rows, layout, question,
                                                         answer):
@@ -111,6 +123,34 @@ def test_peer_layouts_are_detected_not_mapped_by_hand(project, tmp_path, capsys,
         sql = ("SELECT question, answer FROM run_rows" if kind == "run" else
                "SELECT question, gold_answer FROM golden_rows")
         assert (question, answer) in p.reader().execute(sql).fetchall()
+
+
+def test_langfuse_and_langsmith_exports_import_as_their_apis_list_them(project, tmp_path, capsys):
+    """Issue 76.2: Langfuse's dataset items as its API pages them ({"data": [...], "meta": ...}; an archived item
+    comes in retired) and LangSmith's examples as `langsmith dataset export` writes them (a JSON list); an object's
+    other values are kept in metadata, and an object that names no question is refused by row and column."""
+    page = {"data": [{"id": "i1", "status": "ARCHIVED", "input": {"question": "Old?", "lang": "en"},
+                      "expectedOutput": "Gone.", "metadata": None},
+                     {"id": "i2", "status": "ACTIVE", "input": "New?", "expectedOutput": "Here."}],
+            "meta": {"page": 1, "limit": 50, "totalItems": 2, "totalPages": 1}}
+    (tmp_path / "langfuse.json").write_text(json.dumps(page))
+    assert main(["import", "golden", str(project), str(tmp_path / "langfuse.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "langfuse"
+    with Project.open(project, read_only=True) as p:
+        rows = p.reader().execute("SELECT id, question, gold_answer, status, metadata FROM golden_rows "
+                                  "WHERE id IN ('i1', 'i2') ORDER BY id").fetchall()
+    assert [r[:4] for r in rows] == [("i1", "Old?", "Gone.", "retired"), ("i2", "New?", "Here.", "approved")]
+    assert json.loads(rows[0][4])["input"] == {"question": "Old?", "lang": "en"}
+    examples = [{"id": "e1", "inputs": {"question": "Q1?"}, "outputs": {"answer": "A1"}, "metadata": {"k": 1}},
+                {"id": "e2", "inputs": {"question": "Q2?"}, "outputs": None}]
+    (tmp_path / "langsmith.json").write_text(json.dumps(examples))
+    assert main(["import", "golden", str(project), str(tmp_path / "langsmith.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "langsmith"
+    vague = [{"inputs": {"a": "x", "b": "y"}, "outputs": {"answer": "z"}}]
+    (tmp_path / "vague.json").write_text(json.dumps(vague))
+    assert main(["import", "golden", str(project), str(tmp_path / "vague.json")]) == 1
+    err = capsys.readouterr().err
+    assert "row 1" in err and "inputs" in err and "'a', 'b': none is named like a question" in err
 
 
 def test_a_deepeval_test_run_file_imports_its_test_cases(project, tmp_path, capsys):

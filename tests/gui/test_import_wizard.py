@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
@@ -194,3 +195,21 @@ def test_the_wizard_imports_the_files_peers_ship(window, qtbot):
             dialog.resize(min(width - 80, 1000), height - 120)
             save_shots(qtbot, dialog, f"wizard-{layout}-{width}")
         dialog.close()
+
+
+def test_langfuse_and_langsmith_files_are_known_by_their_columns(window, qtbot, tmp_path):
+    """Issue 76.2: a Langfuse or LangSmith export named like a run's outputs opens as a golden set of its layout,
+    ready to import (the kind follows the columns, not the file's name)."""
+    files = {"langfuse_items.json": ("langfuse", {"data": [{"id": "i1", "status": "ACTIVE", "input": {"question": "Q?"},
+                                                            "expectedOutput": {"answer": "A."}}]}),
+             "langsmith_examples.json": ("langsmith", [{"id": "e1", "inputs": {"question": "Q?"},
+                                                        "outputs": {"answer": "A."}}])}
+    for name, (layout, content) in files.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(content))
+        dialog = wizard(window, qtbot, path)
+        assert dialog.kind.currentData() == "golden"
+        assert f"detected layout: {layout} golden" in dialog.detected.text()
+        assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+        columns = [dialog.head.horizontalHeaderItem(c).text() for c in range(dialog.head.columnCount())]
+        assert dialog.head.item(0, columns.index("id")).text() in ("i1", "e1")

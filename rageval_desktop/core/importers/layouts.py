@@ -163,20 +163,49 @@ def _examples_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     return _qa_golden(records, c, "question", "expected_answer", set(EXAMPLES_GOLDEN.known))
 
 
-def _turn(c: Cells, r: dict, column: str, i: int) -> str | None:
-    """inspect-ai's `input`: a text, or chat messages ({role, content}) whose last user turn is the question (a
-    content given as parts: their text parts, joined)."""
+def _turn(c: Cells, r: dict, column: str, i: int, role: str = "user", required: bool = True) -> str | None:
+    """inspect-ai's `input`: a text, or chat messages ({role, content}) whose last turn of `role` (the user's: the
+    question) is the text (a content given as parts: their text parts, joined)."""
     value = r.get(column)
     if not isinstance(value, list):
-        return c.text(r, column, i, required=True)
-    users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
-    if not users:
-        raise c.fail("the chat messages hold no user turn to take the question from", i, column)
-    content = users[-1].get("content")
+        return c.text(r, column, i, required=required)
+    turns = [m for m in value if isinstance(m, dict) and m.get("role") == role]
+    if not turns:
+        raise c.fail(f"the chat messages hold no {role} turn to take the text from", i, column)
+    content = turns[-1].get("content")
     if isinstance(content, list):
         content = "\n".join(str(part.get("text", "")) for part in content
                             if isinstance(part, dict) and part.get("type") == "text")
-    return c.text({column: content}, column, i, required=True)
+    return c.text({column: content}, column, i, required=required)
+
+
+# the keys an object-valued input or output (Langfuse's, LangSmith's) names its text by, most telling first
+QUESTION_KEYS = ("question", "query", "input", "user_input", "prompt", "text", "content")
+ANSWER_KEYS = ("answer", "expected_answer", "expected_output", "reference", "ground_truth", "output", "target",
+               "response", "text", "content")
+
+
+def _object_text(c: Cells, r: dict, column: str, i: int, keys: tuple[str, ...], role: str,
+                 meta: dict) -> str | None:
+    """The text of a column that holds a text, chat messages, or an object of named values ({"question": ...},
+    {"messages": [...]}, {"message": {role, content}}): the value under the first of `keys` it has, else its only
+    text. An object's other values are kept: the whole object goes to metadata under the column's name."""
+    value = r.get(column)
+    if not isinstance(value, dict):
+        return _turn(c, r, column, i, role, required=role == "user")
+    if isinstance(value.get("messages"), list):
+        return _turn(c, {column: value["messages"]}, column, i, role, required=role == "user")
+    if isinstance(value.get("message"), dict):
+        return _turn(c, {column: [value["message"]]}, column, i, role, required=role == "user")
+    texts = [k for k, v in value.items() if isinstance(v, str)]
+    key = next((k for k in keys if k in texts), texts[0] if len(texts) == 1 else None)
+    if key is None:
+        names = ", ".join(repr(str(k)) for k in value) or "nothing"
+        raise c.fail(f"its object holds {names}: none is named like a {'question' if role == 'user' else 'answer'}"
+                     f" ({', '.join(keys[:4])}, ...) and it has not exactly one text", i, column)
+    if set(value) != {key}:
+        meta[column] = c.plain(value, i, column, 0)
+    return c.text({column: value[key]}, column, i, required=role == "user")
 
 
 def _inspect_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
@@ -203,6 +232,42 @@ def _inspect_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
 def _deepeval_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
     """DeepEval goldens (`input`, `expected_output`; its `context` and the rest kept in metadata)."""
     return _qa_golden(records, c, "input", "expected_output", set(DEEPEVAL_GOLDEN.known))
+
+
+def _langfuse_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    """Langfuse dataset items (`input`, `expectedOutput`: a text or an object; `status` ACTIVE or ARCHIVED — an
+    archived item comes in retired; its `metadata`, trace and timestamps kept in metadata)."""
+    known = set(LANGFUSE_GOLDEN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        meta = c.extras(r, known, i)
+        status = c.text(r, "status", i)
+        if status not in (None, "ACTIVE", "ARCHIVED"):
+            raise c.fail(f"a Langfuse item's status is ACTIVE or ARCHIVED, got {status!r}", i, "status")
+        out.append(GoldenRecord(row=i, id=c.text(r, "id", i),
+                                question=_object_text(c, r, "input", i, QUESTION_KEYS, "user", meta) or "",
+                                gold_answer=_object_text(c, r, "expectedOutput", i, ANSWER_KEYS, "assistant", meta),
+                                gold_chunk_ids=[], slice_tag=c.text(r, "slice_tag", i), metadata=meta,
+                                status="retired" if status == "ARCHIVED" else None,
+                                given=given_fields(r, known, {"gold_answer": ("expectedOutput",),
+                                                              "slice_tag": ("slice_tag",)})))
+    return out
+
+
+def _langsmith_golden(records: list[dict], c: Cells) -> list[GoldenRecord]:
+    """LangSmith examples (`inputs`, `outputs`: objects of named values; its `metadata`, split and timestamps kept
+    in metadata)."""
+    known = set(LANGSMITH_GOLDEN.known)
+    out = []
+    for i, r in enumerate(records, start=1):
+        meta = c.extras(r, known, i)
+        out.append(GoldenRecord(row=i, id=c.text(r, "id", i),
+                                question=_object_text(c, r, "inputs", i, QUESTION_KEYS, "user", meta) or "",
+                                gold_answer=_object_text(c, r, "outputs", i, ANSWER_KEYS, "assistant", meta),
+                                gold_chunk_ids=[], slice_tag=c.text(r, "slice_tag", i), metadata=meta,
+                                given=given_fields(r, known, {"gold_answer": ("outputs",),
+                                                              "slice_tag": ("slice_tag",)})))
+    return out
 
 
 # --- run layouts -------------------------------------------------------------------------------
@@ -625,6 +690,10 @@ DEEPEVAL_GOLDEN = Layout("deepeval", "golden", ("input", "expected_output"), ("i
                          "DeepEval goldens: input, expected_output")
 INSPECT_GOLDEN = Layout("inspect-ai", "golden", ("input", "target"), ("id", "slice_tag"), _inspect_golden,
                         "inspect-ai dataset: input (text or chat messages), target")
+LANGFUSE_GOLDEN = Layout("langfuse", "golden", ("input", "expectedOutput"), ("id", "status", "slice_tag"),
+                         _langfuse_golden, "Langfuse dataset items: input, expectedOutput (texts or objects)")
+LANGSMITH_GOLDEN = Layout("langsmith", "golden", ("inputs", "outputs"), ("id", "slice_tag"), _langsmith_golden,
+                          "LangSmith examples: inputs, outputs (objects)")
 NATIVE_RUN = Layout("native", "run", ("question", "answer", "retrieved"),
                     ("id", "golden_id", "latency_ms", "cost_usd", "prompt_tokens", "completion_tokens"),
                     _native_run, "question, answer, retrieved [{chunk_id, text, score}] (+ id, golden_id, ...)")
@@ -653,7 +722,8 @@ DEEPEVAL_TEST_RUN = Layout("deepeval-test-run", "run", ("input", "actualOutput")
 
 LAYOUTS: dict[str, tuple[Layout, ...]] = {
     # most specific first: detection takes the first layout whose required columns are all present
-    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, EXAMPLES_GOLDEN, DEEPEVAL_GOLDEN, INSPECT_GOLDEN, NATIVE_GOLDEN),
+    "golden": (RAGAS_GOLDEN, COOKBOOK_GOLDEN, EXAMPLES_GOLDEN, DEEPEVAL_GOLDEN, INSPECT_GOLDEN, LANGFUSE_GOLDEN,
+               LANGSMITH_GOLDEN, NATIVE_GOLDEN),
     "run": (OPEN_RAG_EVAL, RAGAS_RUN, COOKBOOK_RUN, EXPERIMENT_RUN, DEEPEVAL_RUN, DEEPEVAL_TEST_RUN, NATIVE_RUN),
 }
 

@@ -78,6 +78,7 @@ ADDERS = [   # the commands in the order --help lists them; each module keeps a 
     review_cmds.add_agreement,
     review_cmds.add_transport,
     review_cmds.add_selective,
+    review_cmds.add_pairs,
     checks_cmds.add_stability_probe,
     review_cmds.add_retire_reinstate,
     review_cmds.add_settings,

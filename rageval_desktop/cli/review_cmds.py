@@ -445,3 +445,56 @@ def cmd_transport(args: argparse.Namespace) -> int:
              + (f" ({'; '.join(f.held.reasons)})" if f.held.reasons else "") for f in found]
     say(args, [f.as_dict() for f in found], "\n".join(lines) or "no judges")
     return EXIT_OK
+
+
+def add_pairs(command: Command) -> None:
+    """The arguments of `rageval pairs` (its handler follows)."""
+    p = command("pairs", cmd_pairs, "pairwise review: which of two runs' answers is better, by reviewers (blind to "
+                "run and judge) and by a pairwise judge asked in both orders; the win rate and the judge's audit")
+    p.epilog = examples("rageval pairs sample eval.rageval --runs v1 v2 --size 40   # rate it on the Pairwise page",
+                        "rageval pairs judge eval.rageval --sample 1 --judge gpt-correct",
+                        "rageval pairs report eval.rageval --sample 1")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    q = acts.add_parser("sample", help="draw questions both runs answered, each pair's sides shuffled")
+    q.add_argument("project")
+    q.add_argument("--runs", nargs=2, required=True, metavar=("A", "B"), help="the two runs: the win rate is B's")
+    q.add_argument("--size", type=int, default=DEFAULT_SIZE, help=f"pairs to draw (default {DEFAULT_SIZE})")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("list", help="the pair samples, and how many pairs of each are rated")
+    q.add_argument("project")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("judge", help="an LLM judge's endpoint asked which answer is better, in both orders")
+    q.add_argument("project")
+    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID")
+    q.add_argument("--judge", required=True, help="an LLM judge: its endpoint, model and key are used")
+    q.add_argument("--json", action="store_true")
+    q = acts.add_parser("report", help="the reviewers' win rate and each pairwise judge's agreement and licence")
+    q.add_argument("project")
+    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID")
+    q.add_argument("--judge", action="append", help="only this judge (repeat for more)")
+    q.add_argument("--json", action="store_true")
+
+
+def cmd_pairs(args: argparse.Namespace) -> int:
+    from rageval_desktop.core.review import pairwise
+
+    read_only = args.action in ("list", "report")
+    with open_project(args.project, read_only=read_only) as project:
+        if args.action == "sample":
+            sample = pairwise.draw_pairs(project, args.runs[0], args.runs[1], args.size, args.seed)
+            drawn = next(s for s in pairwise.pair_samples(project) if s.id == sample)
+            say(args, asdict(drawn), f"pairwise sample #{sample}: {drawn.pairs} pairs of {drawn.run_a} and "
+                f"{drawn.run_b}; rate them on the Pairwise page, then: rageval pairs report PROJECT --sample {sample}")
+        elif args.action == "list":
+            found = pairwise.pair_samples(project)
+            say(args, [asdict(s) for s in found], "\n".join(s.label() for s in found) or "no pairwise samples")
+        elif args.action == "judge":
+            done = pairwise.judge_pairs(project, args.sample, args.judge)
+            say(args, done.as_dict(), f"{done.judge}: {done.judged} pair(s) judged in both orders ({done.already} "
+                f"judged before, {done.unparsed} order(s) unparsed); {done.calls} calls, {done.cache_hits} from the "
+                "cache")
+        else:
+            report = pairwise.pair_report(project, args.sample, args.judge)
+            say(args, report.as_dict(), "\n".join(report.lines()))
+    return EXIT_OK

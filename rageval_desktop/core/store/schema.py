@@ -863,6 +863,51 @@ CREATE TABLE review_pack_rows (
 """
 
 
+# pairwise review (issue 77): two runs' answers to one question, a reviewer's preference between them (blind to run
+# and judge; `a_left` says which side the desk shows run A's answer on), and a pairwise judge's verdicts in both
+# orders (`first`: A shown first; `second`: B shown first; `preference`: the two agreeing, else 'tie').
+SCHEMA_V25 = """
+CREATE TABLE pair_samples (
+    id         INTEGER PRIMARY KEY,
+    run_a      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    run_b      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seed       INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    CHECK (run_a <> run_b)
+);
+CREATE TABLE pair_sample_rows (
+    sample_id INTEGER NOT NULL REFERENCES pair_samples (id) ON DELETE CASCADE,
+    position  INTEGER NOT NULL,
+    row_a     INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    row_b     INTEGER NOT NULL REFERENCES run_rows (id) ON DELETE CASCADE,
+    a_left    INTEGER NOT NULL CHECK (a_left IN (0, 1)),
+    PRIMARY KEY (sample_id, position)
+) WITHOUT ROWID;
+CREATE TABLE pair_ratings (
+    id            INTEGER PRIMARY KEY,
+    sample_id     INTEGER NOT NULL REFERENCES pair_samples (id) ON DELETE CASCADE,
+    position      INTEGER NOT NULL,
+    reviewer      TEXT NOT NULL,
+    preference    TEXT CHECK (preference IN ('a', 'b', 'tie')),
+    skipped       INTEGER NOT NULL DEFAULT 0 CHECK (skipped IN (0, 1)),
+    seconds_taken REAL,
+    created_at    TEXT NOT NULL,
+    withdrawn_at  TEXT,
+    CHECK (skipped = 1 OR preference IS NOT NULL)
+);
+CREATE INDEX pair_ratings_target ON pair_ratings (sample_id, position, reviewer);
+CREATE TABLE pair_judgments (
+    sample_id  INTEGER NOT NULL REFERENCES pair_samples (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    judge_id   INTEGER NOT NULL REFERENCES judges (id) ON DELETE CASCADE,
+    first      TEXT CHECK (first IN ('a', 'b', 'tie')),
+    second     TEXT CHECK (second IN ('a', 'b', 'tie')),
+    preference TEXT CHECK (preference IN ('a', 'b', 'tie')),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (sample_id, position, judge_id)
+) WITHOUT ROWID;
+"""
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -896,6 +941,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(22, "a large run's per-row values kept once (metrics read them at once)", SCHEMA_V22),
     Migration(23, "a run's kept values looked up without reading the others", SCHEMA_V23),
     Migration(24, "the requests an export for an outside engine asked; review packs' own row ids", SCHEMA_V24),
+    Migration(25, "pairwise review: pair samples, preferences and pairwise judgments", SCHEMA_V25),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -33,6 +33,8 @@ PAGES: tuple[tuple[str, str, list[str]], ...] = (
     ("judges", "Judges: each judge, its licence and what it would cost", ["--view", "judges"]),
     ("jobs", "Jobs: the judge jobs, their progress and what they cost", ["--view", "jobs"]),
     ("review", "Review: the blind card, its scale and keys", ["--view", "review"]),
+    ("pairwise", "Pairwise: two runs' answers side by side, blind to run and judge, rated by keys",
+     ["--view", "pairwise"]),
     ("audit", "Audit: judge-human agreement, verdicts and licences; whether the audit holds on v2",
      ["--run", "v2", "--view", "audit"]),
     ("team", "Team: reviewers' agreement and the disagreements to settle", ["--view", "team"]),

@@ -21,6 +21,7 @@ from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges.embedded import MINILM_ID
 from rageval_desktop.core.judges.registry import add_judge
+from rageval_desktop.core.review.pairwise import draw_pairs
 from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
@@ -29,6 +30,7 @@ EMBEDDINGS = "embeddings.npz"
 RATINGS = "ratings.jsonl"
 JUDGES = ("minilm-similarity", "answer-recall")
 SAMPLE_RUN, SAMPLE_METRIC, SAMPLE_SIZE, SAMPLE_SEED = "v2", "correctness", 40, 7   # a sample ready to rate
+PAIR_SAMPLE_SIZE = 30      # the pair sample of v1 and v2 on the Pairwise page
 
 
 def demo_dir() -> Path:
@@ -135,6 +137,9 @@ def write_demo_project(path: str | Path, ctx: TaskContext | None = None) -> Path
             steps.append((f"run {name}", run_step))
         steps.append(("embedded judges", lambda: add_demo_judges(project)))
         steps.append(("judgments and synthetic ratings", lambda: judge_and_rate(project, src, list(manifest["runs"]))))
+        runs = list(manifest["runs"])
+        # a pair sample of the first two runs for the Pairwise page, not yet rated (what reviewers prefer is theirs)
+        steps.append(("a pair sample", lambda: draw_pairs(project, runs[0], runs[1], PAIR_SAMPLE_SIZE, seed=7)))
         for done, (label, step) in enumerate(steps):
             ctx.report(done, len(steps), f"importing {label}", force=True)
             step()

@@ -70,6 +70,7 @@ def compare(project: Project, baseline: str, candidate: str, size: tuple[int, in
     the gate's verdict at the page's drop `limit` (`gate_verdict`)."""
     from rageval_desktop.core.metrics import gate_config
     from rageval_desktop.core.metrics.gate import apply_licences, gated_comparison, would_ship
+    from rageval_desktop.core.review import pairwise
     from rageval_desktop.gui import chart_process
 
     config = gate_config.resolve(project, None)
@@ -77,6 +78,8 @@ def compare(project: Project, baseline: str, candidate: str, size: tuple[int, in
     apply_licences(project, result)              # the gate's verdict below counts only licensed judges, as the CLI
     result["would_ship"] = would_ship(project, result)
     result["gate_config"] = config
+    preferred = pairwise.between(project, baseline, candidate)     # what reviewers said of the pairs, if asked
+    result["pairwise"] = None if preferred is None else preferred.words()
     order = judged_first(result["shown_metrics"], estimator)      # the plots in the table's order
     png, regions = chart_process.draw("deltas", {**result, "shown_metrics": order}, size, dark)
     return result, png, regions, gate_verdict(result, limit, config)

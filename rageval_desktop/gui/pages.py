@@ -25,6 +25,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("judges", "Judges", "EVALUATE", "judges_view", "JudgesView", counted="judges"),
     PageSpec("jobs", "Jobs", "EVALUATE", "jobs_view", "JobsView"),
     PageSpec("review", "Review", "HUMANS", "review_view", "ReviewView"),
+    PageSpec("pairwise", "Pairwise", "HUMANS", "pairwise_view", "PairwiseView"),
     PageSpec("audit", "Audit", "HUMANS", "audit_view", "AuditView"),
     PageSpec("team", "Team", "HUMANS", "team_view", "TeamView"),
 )

@@ -129,6 +129,9 @@ def test_too_few_ratings_need_more_and_the_cli_reads_the_same(two_runs, capsys):
     assert found["judges"][0]["status"] == "needs more ratings" and "(at least 30)" in found["judges"][0]["text"]
     assert main(["pairs", "list", str(project.path)]) == 0
     assert f"#{sid} · v1 vs v2 · 12 of 12 rated" in capsys.readouterr().out
+    forward, backward = pairwise.between(project, "v1", "v2"), pairwise.between(project, "v2", "v1")
+    assert (forward.wins_b, forward.wins_a) == (backward.wins_a, backward.wins_b) and forward.wins_b > 0
+    assert backward.words().startswith("v1 wins") and pairwise.between(project, "v1", "nope") is None
     assert main(["pairs", "report", str(project.path), "--sample", "99"]) == 2
     assert "no pairwise sample #99" in capsys.readouterr().err
 

@@ -52,6 +52,8 @@ def default_content(prompt: str) -> str:
         return "The passage is related.\nScore: 2"
     if "an attempt to answer" in prompt:
         return "yes"
+    if "Reply 1, 2 or TIE" in prompt:          # a pairwise judge (core.review.pairwise): the first answer
+        return "1"
     if '"verdict"' in prompt:       # ragas' AspectCritic (bench/bench_judge_floor.py's ragas side)
         return '{"reason": "The answer agrees with the reference.", "verdict": 1}'
     return "OK"

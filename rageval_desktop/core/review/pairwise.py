@@ -56,6 +56,9 @@ class PairSample:
     def label(self) -> str:
         return f"#{self.id} · {self.run_a} vs {self.run_b} · {self.rated} of {self.pairs} rated"
 
+    def title(self) -> str:
+        return f"#{self.id} · {self.run_a} vs {self.run_b} · {self.pairs} pairs"
+
 
 @dataclass(frozen=True)
 class PairItem:
@@ -308,6 +311,10 @@ def _store(project: Project, sample_id: int, position: int, judge_id: int, first
 
 
 # --- what the pairs say ------------------------------------------------------------------------------------------
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 @dataclass(frozen=True)
 class WinRate:
     run_a: str
@@ -324,9 +331,10 @@ class WinRate:
     def words(self) -> str:
         if self.n == 0:
             return f"No pair rated yet: rate pairs to compare {self.run_b} with {self.run_a}."
-        share = f"{self.run_b} wins {self.value:.0%} of {self.n} rated pairs" + (
+        share = f"{self.run_b} wins {self.value:.0%} of {_count(self.n, 'rated pair')}" + (
             f" (95% CI {self.ci[0]:.0%}–{self.ci[1]:.0%})" if self.ci else "")
-        counts = f"{self.wins_b} wins, {self.wins_a} losses, {self.ties} ties"
+        counts = (f"{_count(self.wins_b, 'win')}, {_count(self.wins_a, 'loss', 'losses')}, "
+                  f"{_count(self.ties, 'tie')}")
         if self.verdict == "cannot tell":
             return f"{share}: {counts}. Reviewers cannot tell yet which run is better."
         better, worse = (self.run_b, self.run_a) if self.verdict == "b" else (self.run_a, self.run_b)
@@ -363,14 +371,14 @@ class PairAudit:
         if self.n == 0:
             return f"{self.judge}: no pair both judged and rated yet."
         low, high = self.interval
-        shown = f"agrees on {self.agreement:.0%} of {self.n} pairs (kappa {self.kappa:.2f}"
+        shown = f"agrees on {self.agreement:.0%} of {_count(self.n, 'pair')} (kappa {self.kappa:.2f}"
         shown += f", {low:.2f}–{high:.2f} at any look)" if low is not None and high is not None else ")"
         rule = {"kept": f"kept: its agreement is shown to be at least {self.threshold:g}",
                 "retired": f"retired: its agreement is shown to be below {self.threshold:g}",
                 "needs more ratings": f"needs more ratings to show whether its agreement reaches {self.threshold:g}"
                 + (f" (at least {self.min_n})" if self.n < self.min_n else "")}[self.status]
         bias = "" if self.position_bias is None else (
-            f"; it chose the same position in both orders on {self.position_bias:.0%} of {self.judged} pairs")
+            f"; it chose the same position in both orders on {self.position_bias:.0%} of {_count(self.judged, 'pair')}")
         return f"{self.judge} {shown}: {rule}{bias}."
 
 
@@ -453,3 +461,15 @@ def pair_report(project: Project, sample_id: int, judges: list[str] | None = Non
     humans, split = human_preferences(project, sample_id)
     audits = [audit_pairs(project, sample_id, name, humans) for name in (judges or judged_by(project, sample_id))]
     return PairReport(sample, win_rate(list(humans.values()), sample.run_a, sample.run_b), split, audits)
+
+
+def between(project: Project, baseline: str, candidate: str) -> WinRate | None:
+    """The reviewers' win rate of `candidate` over `baseline` on the newest pair sample of those two runs (drawn
+    either way round), or None when there is none."""
+    for sample in reversed(pair_samples(project)):
+        if {sample.run_a, sample.run_b} == {baseline, candidate}:
+            prefs = list(human_preferences(project, sample.id)[0].values())
+            if sample.run_a != baseline:            # drawn the other way round: B's wins are the baseline's
+                prefs = [{"a": "b", "b": "a"}.get(p, p) for p in prefs]
+            return win_rate(prefs, baseline, candidate)
+    return None

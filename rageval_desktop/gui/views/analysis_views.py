@@ -348,6 +348,12 @@ class CompareView(_Analysis):
         self.badge.setTextFormat(Qt.TextFormat.PlainText)
         self.badge.setText("Comparing…")        # shown from the start: the chart is drawn for the room left
         self.layout_.insertWidget(self.layout_.indexOf(self.note), self.badge)
+        self.preferred = QLabel()   # what reviewers said of the two runs' answers side by side (the Pairwise page)
+        self.preferred.setObjectName("hint")
+        self.preferred.setWordWrap(True)
+        self.preferred.setTextFormat(Qt.TextFormat.PlainText)
+        self.preferred.setVisible(False)
+        self.layout_.insertWidget(self.layout_.indexOf(self.note) + 1, self.preferred)
         self.drop = QDoubleSpinBox()
         self.drop.setRange(0, 100)
         self.drop.setValue(2.0)
@@ -472,6 +478,7 @@ class CompareView(_Analysis):
         """Baseline and candidate the same run (the project has one, or both boxes were set alike): nothing to compare
         — said, with what to do, instead of a table of zeros and a gate that cannot decide."""
         self.result = None
+        self.preferred.setVisible(False)
         self.model.set_records([])
         self.table.setVisible(False)         # an empty table says nothing the note does not
         self.shipped_view.setVisible(False)
@@ -492,6 +499,9 @@ class CompareView(_Analysis):
 
         comparison, chart, verdict, limit, size = result
         self.result = comparison
+        preferred = comparison.get("pairwise")
+        self.preferred.setText(f"Side by side (Pairwise page): {preferred}" if preferred else "")
+        self.preferred.setVisible(bool(preferred))
         self.table.setVisible(True)
         metrics = judged_first(comparison["shown_metrics"], str(comparison.get("estimator") or "mean"))
         self.plot.setMinimumHeight(forest_height(len(comparison["shown_metrics"]), len(comparison["slices"])))

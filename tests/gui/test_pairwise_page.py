@@ -104,5 +104,5 @@ def test_draw_rate_by_keys_undo_judge_and_read_the_results(window, qtbot, monkey
     window.select_nav("pairwise")
     for size in ((1280, 720), (1024, 768)):
         window.resize(*size)
-        qtbot.waitUntil(lambda: window.width() == size[0], timeout=5_000)
+        qtbot.waitUntil(lambda width=size[0]: window.width() == width, timeout=5_000)
         save_shots(qtbot, window, f"pairwise-{size[0]}")

@@ -371,6 +371,10 @@ def test_compare_plans_the_gate_and_decides_under_the_saved_plan(window, qtbot, 
     view = window.page("compare")
     with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == "gate-plan"):
         dialog = GatePlanDialog(window.state, "v1", ["v1", "v2"], "v2", view)
+        # issue 77: the wait is said where the plan will appear (it was "Planning…" under an empty table for 6-9 s)
+        assert not dialog.waiting.isHidden() and dialog.table.isHidden()
+        assert "Planning the gate" in dialog.waiting.text()
+    assert dialog.waiting.isHidden() and not dialog.table.isHidden()
     records = [dialog.model.record(r) for r in range(dialog.model.rowCount())]
     cli = plan(window.project, "v1", like="v2")
     assert len(records) == len(cli["cells"]) and dialog.save_button.isEnabled()

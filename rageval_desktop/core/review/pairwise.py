@@ -371,8 +371,12 @@ class PairAudit:
         if self.n == 0:
             return f"{self.judge}: no pair both judged and rated yet."
         low, high = self.interval
-        shown = f"agrees on {self.agreement:.0%} of {_count(self.n, 'pair')} (kappa {self.kappa:.2f}"
-        shown += f", {low:.2f}–{high:.2f} at any look)" if low is not None and high is not None else ")"
+        shown = f"agrees on {self.agreement or 0:.0%} of {_count(self.n, 'pair')}"
+        if self.kappa is None:
+            shown += " (kappa undefined: one side gave a single answer)"
+        else:
+            shown += f" (kappa {self.kappa:.2f}" + (f", {low:.2f}–{high:.2f} at any look)" if low is not None
+                                                     and high is not None else ")")
         rule = {"kept": f"kept: its agreement is shown to be at least {self.threshold:g}",
                 "retired": f"retired: its agreement is shown to be below {self.threshold:g}",
                 "needs more ratings": f"needs more ratings to show whether its agreement reaches {self.threshold:g}"
@@ -394,8 +398,6 @@ def _judge_rows(project: Project, sample_id: int, judge_id: int) -> list[JudgeRo
 def audit_pairs(project: Project, sample_id: int, judge_name: str, humans: dict[int, str] | None = None) -> PairAudit:
     """A pairwise judge against the reviewers on one sample: agreement, its anytime interval, the retirement rule's
     status, and the judge's position bias."""
-    import numpy as np
-
     sample = _sample(project, sample_id)
     judge = get_judge(project, judge_name)
     rules = policy(project)
@@ -406,20 +408,36 @@ def audit_pairs(project: Project, sample_id: int, judge_name: str, humans: dict[
     read = [(f, s) for _, f, s, _ in rows if f is not None and s is not None]
     biased = sum(f != s and "tie" not in (f, s) for f, s in read)
     theirs = win_rate([pref for _, _, _, pref in rows if pref is not None], sample.run_a, sample.run_b)
-    kappa: float | None = None
-    agreement: float | None = None
-    interval: tuple[float | None, float | None] = (None, None)
-    if both:
-        h, j = np.array([x for x, _ in both]), np.array([y for _, y in both])
-        agreement = float((h == j).mean())
-        kappa = float(statistic("cohen_kappa", h, j, 3))
-        draws = posterior("cohen_kappa", h, j, 3)
-        se = float(np.std(draws)) if draws.size > 1 else float("inf")
-        interval = anytime_interval(kappa if np.isfinite(kappa) else None, se, float(len(both)), min_n=rules.min_n)
-    status = _status(interval, len(both), rules.threshold, rules.min_n)
-    return PairAudit(judge.name, len(both), agreement, kappa, interval, rules.threshold, rules.min_n, status,
+    found = agreement_of([x for x, _ in both], [y for _, y in both], rules.threshold, rules.min_n)
+    return PairAudit(judge.name, len(both), found.agreement, found.kappa, found.interval, rules.threshold,
+                     rules.min_n, found.status,
                      biased / len(read) if read else None, wilson(biased, len(read)) if read else None, len(read),
                      theirs)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    agreement: float | None
+    kappa: float | None
+    interval: tuple[float | None, float | None]
+    status: str
+
+
+def agreement_of(human: list[int], judge: list[int], threshold: float, min_n: int) -> Agreement:
+    """A pairwise judge's preferences (indices of PREFERENCES) against the reviewers': the share alike, Cohen's kappa,
+    its anytime-valid interval (the Dirichlet posterior's spread, Robbins' normal-mixture boundary: valid however often
+    it is read) and the retirement rule's status. The rule's error rates: bench/bench_pairwise.py."""
+    import numpy as np
+
+    if not human:
+        return Agreement(None, None, (None, None), "needs more ratings")
+    h, j = np.asarray(human), np.asarray(judge)
+    kappa = float(statistic("cohen_kappa", h, j, 3))
+    draws = posterior("cohen_kappa", h, j, 3)
+    se = float(np.std(draws)) if draws.size > 1 else float("inf")
+    interval = anytime_interval(kappa if np.isfinite(kappa) else None, se, float(len(h)), min_n=min_n)
+    return Agreement(float((h == j).mean()), kappa if np.isfinite(kappa) else None, interval,
+                     _status(interval, len(h), threshold, min_n))
 
 
 def _status(interval: tuple[float | None, float | None], n: int, threshold: float, min_n: int) -> str:

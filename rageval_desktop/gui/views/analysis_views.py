@@ -100,6 +100,10 @@ class ChartLabel(QLabel):
             # its foot — the slice names — was cut off; drawn again for the pane it has
             self._timer.start()
 
+    def stale(self) -> bool:
+        """A chart on screen drawn for another size than its pane's (its redraw is on the way)."""
+        return self.isVisible() and self._drawn_for is not None and self._drawn_for != self.pane_size()
+
     def region_at(self, x: float, y: float) -> Any:
         return next((r for r in self.regions if r.contains(x, y)), None)
 
@@ -252,10 +256,14 @@ class DashboardView(_Analysis):
         self.summary = summary
         metrics = summary["judge_metrics"]
         rated = [m for m in metrics if m in summary.get("rated_metrics", {})]
-        columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"), ("hit@5", "hit@5"),
-                   ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"), ("ndcg@10", "nDCG@10"),
-                   *[c for m in metrics for c in [(m, m)] + ([(f"{m}_ppi_value", f"{m} corrected")]
-                                                              if m in rated else [])],
+        retrieval = [("hit@5", "hit@5"), ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"),
+                     ("ndcg@10", "nDCG@10")]
+        judged = [c for m in metrics for c in [(m, m)] + ([(f"{m}_ppi_value", f"{m}\ncorrected")]
+                                                         if m in rated else [])]
+        # with human ratings, the judge metrics and their corrected values — what a release is decided on — come
+        # first: after five retrieval columns they sat past the right edge at 1024 (issue 77)
+        columns = [("slice", "slice"), ("n", "n"), ("n_with_gold", "with gold"),
+                   *([*judged, *retrieval] if rated else [*retrieval, *judged]),
                    *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
                    ("p95_latency_ms", "p95 latency (ms)"), ("cost_per_query", "cost/query ($)")]
         self.model.columns = columns

@@ -75,6 +75,13 @@ class GatePlanDialog(QDialog):
                                   "needed": "questions this cell would need to catch the wanted tolerance"}
         self.table = records_table(self.model, "gatePlan")
         layout.addWidget(self.table, 1)
+        # a plan takes seconds on a large project: the wait is said where the plan will appear, not under it
+        self.waiting = QLabel("Planning the gate: reading each cell's questions and the smallest drop it can "
+                              "detect…")
+        self.waiting.setObjectName("hint")
+        self.waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.waiting.setWordWrap(True)
+        layout.addWidget(self.waiting, 1)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
@@ -106,13 +113,17 @@ class GatePlanDialog(QDialog):
             return
         self.save_button.setEnabled(False)
         self.file_button.setEnabled(False)
-        self.summary.setText("Planning…")
+        self.summary.clear()
+        self.table.setVisible(False)
+        self.waiting.setVisible(True)
         self.state.run_read("gate-plan", operations.gate_plan, self.state.project, self.baseline,
                             self.like.currentData(), self.tolerance.value(), self.largest.value(),
                             on_done=self.show_plan)
 
     def show_plan(self, found: dict[str, Any]) -> None:
         self.config = found["config"]
+        self.waiting.setVisible(False)
+        self.table.setVisible(True)
         records = [{"slice": r["slice"] + (f" ({', '.join(r['merges'])})" if r.get("merges") else ""),
                     "metric": r["metric"], "n": r["n"],
                     "detects": None if r["detectable"] is None else round(r["detectable"], 1),

@@ -28,6 +28,7 @@ def test_keys_mean_what_the_desk_says():
     assert action_for("", "Down", False) == "next" and action_for("", "Up", False) == "previous"
     assert action_for("", "Backspace", False) == "undo" and action_for("", "Z", True) == "undo"
     assert action_for("1", "", True) is None and action_for("x", "", False) is None
+    assert [action_for(k, "", False) for k in "ujk"] == ["undo", "next", "previous"]     # the score desk's keys
 
 
 def test_a_key_rates_the_pair_on_screen_in_the_runs_terms_and_moves_on():

@@ -278,6 +278,8 @@ def judge_pairs(project: Project, sample_id: int, judge_name: str, ctx: TaskCont
     asyncio.run(_ask_all(project, caller, judge.id, sample_id, items, found, ctx))
     if caller.fatal:
         raise RagevalError(f"pairwise judging stopped: {caller.fatal}")
+    if ctx is not None:
+        ctx.check()             # cancelled: what was judged is kept; a re-run asks only the rest
     found.calls, found.cache_hits, found.cost_usd = caller.calls, caller.cache_hits, caller.cost_usd
     return found
 

@@ -193,7 +193,7 @@ class PairwiseView(QWidget):
             button.clicked.connect(lambda _=False, s=side: self.perform(s))
             self.side_buttons[side] = button
             row.addWidget(button)
-        self.undo_button = QPushButton("&Undo (Backspace)")
+        self.undo_button = QPushButton("&Undo (U)")
         self.undo_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.undo_button.clicked.connect(lambda: self.perform("undo"))
         row.addStretch(1)

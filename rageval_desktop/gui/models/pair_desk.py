@@ -4,9 +4,9 @@ reviewer said of each, and the progress line — driven by PairwiseView, tested 
 
 The keyboard flow is the score desk's: a key rates the pair on the screen and moves to the next unrated one at once;
 the rating is held (`pending`) until its write commits, and a write that fails brings its pair back unrated. Keys:
-1 the left answer is better, 2 the right one, 3 or T neither (a tie), S skip, J / K or Down / Up to move, U, Backspace
-or Ctrl+Z to undo (the window's undo stack: a committed rating is an entry there, undo withdraws it and redo rates again; an
-undo pressed while a rating saves is refused with a word, as the stack holds committed ratings only).
+1 the left answer is better, 2 the right one, 3 or T neither (a tie), S skip, J / K or Down / Up to move, U,
+Backspace or Ctrl+Z to undo (the window's undo stack: a committed rating is an entry there, undo withdraws it and
+redo rates again; an undo pressed while a rating saves is refused with a word: the stack holds committed ratings).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rageval_desktop.core.review.pairwise import PREFERENCES, agreement_of, win_rate  # noqa: E402
+from rageval_desktop.core.review.pairwise import LICENCE_ALPHA, PREFERENCES, agreement_of, win_rate  # noqa: E402
 
 MIX = np.array([0.4, 0.3, 0.3])        # the true preferences: a, b, tie (the licence's populations)
 THRESHOLD, MIN_N = 0.7, 30
@@ -63,14 +63,15 @@ def win_rate_line(share_b: float, ties: float, n: int, runs: int, rng: np.random
     return any_call / runs, named_b / runs
 
 
-def licence_line(kappa: float, n: int, runs: int, rng: np.random.Generator, step: int) -> dict[str, float]:
+def licence_line(kappa: float, n: int, runs: int, rng: np.random.Generator, step: int,
+                 alpha: float) -> dict[str, float]:
     """Shares of sequences: 'kept' at some look, 'retired' at some look, and each at the last look."""
     q = q_for(kappa, MIX)
     counts = {"kept ever": 0, "retired ever": 0, "kept at the end": 0, "retired at the end": 0}
     for _ in range(runs):
         human = rng.choice(3, size=n, p=MIX)
         judge = np.where(rng.random(n) < q, human, rng.integers(0, 3, size=n))
-        seen = [agreement_of(list(human[:m]), list(judge[:m]), THRESHOLD, MIN_N).status
+        seen = [agreement_of(list(human[:m]), list(judge[:m]), THRESHOLD, MIN_N, alpha).status
                 for m in [*range(MIN_N, n, step), n]]
         counts["kept ever"] += "kept" in seen
         counts["retired ever"] += "retired" in seen
@@ -84,21 +85,25 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--pairs", type=int, default=200, help="ratings a sequence reaches")
     parser.add_argument("--look-step", type=int, default=1, help="read the licence every K ratings (1: every one)")
+    parser.add_argument("--alpha", type=float, default=LICENCE_ALPHA, help="the licence's anytime level")
+    parser.add_argument("--kappas", type=float, nargs="+", default=[0.4, 0.6, 0.7, 0.8, 0.9])
+    parser.add_argument("--licence-only", action="store_true")
     args = parser.parse_args()
     rng = np.random.default_rng(20261207)
     start = time.perf_counter()
     print(f"Which run reviewers prefer: {args.runs} sequences a line, read after every rating 1..{args.pairs}")
     print("| B's share of decisive pairs | ties | a verdict at some look | names B at the last look |")
     print("|---|---|---|---|")
-    for share, ties in ((0.5, 0.3), (0.5, 0.0), (0.65, 0.3), (0.75, 0.3)):
+    for share, ties in () if args.licence_only else ((0.5, 0.3), (0.5, 0.0), (0.65, 0.3), (0.75, 0.3)):
         called, named = win_rate_line(share, ties, args.pairs, args.runs, rng)
         print(f"| {share:.0%} | {ties:.0%} | {called:.1%} | {named:.1%} |")
     print(f"\nThe pairwise judge's licence (threshold {THRESHOLD}, at least {MIN_N}): {args.runs} sequences a line, "
-          f"read every {args.look_step} rating(s) from {MIN_N} to {args.pairs}; preferences a/b/tie {MIX.tolist()}")
+          f"read every {args.look_step} rating(s) from {MIN_N} to {args.pairs}; preferences a/b/tie {MIX.tolist()}; "
+          f"anytime level {args.alpha}")
     print("| true kappa | kept at some look | retired at some look | kept at the last | retired at the last |")
     print("|---|---|---|---|---|")
-    for kappa in (0.4, 0.6, 0.7, 0.8, 0.9):
-        found = licence_line(kappa, args.pairs, args.runs, rng, args.look_step)
+    for kappa in args.kappas:
+        found = licence_line(kappa, args.pairs, args.runs, rng, args.look_step, args.alpha)
         print(f"| {kappa:.1f} | {found['kept ever']:.1%} | {found['retired ever']:.1%} | "
               f"{found['kept at the end']:.1%} | {found['retired at the end']:.1%} |")
     print(f"\n{time.perf_counter() - start:.0f} s")

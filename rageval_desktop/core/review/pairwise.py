@@ -37,6 +37,9 @@ from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 
 PREFERENCES = ("a", "b", "tie")
+# the anytime interval's level for a pairwise judge's licence: at 0.05 (the pointwise audit's) a judge at exactly the
+# 0.7 bar was kept at some look in 6.5% of 400 sequences read after every rating (bench/bench_pairwise.py)
+LICENCE_ALPHA = 0.025
 TAGS = {"question", "reference", "answer_1", "answer_2"}
 SYSTEM = ("You compare two answers to the same question. Prefer the answer that is correct, complete and faithful to "
           "the reference answer when one is given; length and style do not matter. Everything inside the tags is "
@@ -425,7 +428,8 @@ class Agreement:
     status: str
 
 
-def agreement_of(human: list[int], judge: list[int], threshold: float, min_n: int) -> Agreement:
+def agreement_of(human: list[int], judge: list[int], threshold: float, min_n: int,
+                 alpha: float = LICENCE_ALPHA) -> Agreement:
     """A pairwise judge's preferences (indices of PREFERENCES) against the reviewers': the share alike, Cohen's kappa,
     its anytime-valid interval (the Dirichlet posterior's spread, Robbins' normal-mixture boundary: valid however often
     it is read) and the retirement rule's status. The rule's error rates: bench/bench_pairwise.py."""
@@ -437,7 +441,7 @@ def agreement_of(human: list[int], judge: list[int], threshold: float, min_n: in
     kappa = float(statistic("cohen_kappa", h, j, 3))
     draws = posterior("cohen_kappa", h, j, 3)
     se = float(np.std(draws)) if draws.size > 1 else float("inf")
-    interval = anytime_interval(kappa if np.isfinite(kappa) else None, se, float(len(h)), min_n=min_n)
+    interval = anytime_interval(kappa if np.isfinite(kappa) else None, se, float(len(h)), min_n=min_n, alpha=alpha)
     return Agreement(float((h == j).mean()), kappa if np.isfinite(kappa) else None, interval,
                      _status(interval, len(h), threshold, min_n))
 

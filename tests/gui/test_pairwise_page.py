@@ -15,9 +15,9 @@ from rageval_desktop.core.judges.registry import add_judge
 from rageval_desktop.core.review import pairwise
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
-from rageval_desktop.gui.main_window import MainWindow, settings
+from rageval_desktop.gui.main_window import settings
 from rageval_desktop.gui.views.pairwise_view import NewPairsDialog
-from tests.gui.conftest import close_window, save_shots
+from tests.gui.conftest import close_window, open_window, save_shots
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 
@@ -36,11 +36,7 @@ def window(qtbot, demo_file, tmp_path, server, monkeypatch):
         add_judge(p, "pair-judge", "correctness", "llm", model="m", base_url=server.url, api_key_ref="PAIR_KEY",
                   params={"timeout": 2.0, "max_retries": 1})
     settings().setValue("reviewer", "kim")
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.project_opened, timeout=20_000):
-        w.open_path(copy)
+    w = open_window(qtbot, copy)
     w.select_nav("pairwise")
     yield w
     close_window(qtbot, w)

@@ -470,6 +470,15 @@ def add_pairs(command: Command) -> None:
                    help="the pair sample (its id: rageval pairs list)")
     q.add_argument("--judge", required=True, help="an LLM judge: its endpoint, model and key are used")
     q.add_argument("--json", action="store_true")
+    q = acts.add_parser("export-packs", help="one pairwise pack per reviewer, every pair of the sample in each, "
+                        "blind (the sides' runs stay in the project); bring them back with: rageval pack import")
+    q.add_argument("project")
+    q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID",
+                   help="the pair sample (its id: rageval pairs list)")
+    q.add_argument("--reviewer", action="append", required=True, metavar="NAME", help="a reviewer (repeat for more)")
+    q.add_argument("--out", required=True,
+                   help="NAME.ragevalpack for one reviewer; a folder for several (pairs<S>-<name>.ragevalpack)")
+    q.add_argument("--json", action="store_true")
     q = acts.add_parser("report", help="the reviewers' win rate and each pairwise judge's agreement and licence")
     q.add_argument("project")
     q.add_argument("--sample", type=int, required=True, metavar="SAMPLE_ID",
@@ -491,6 +500,13 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         elif args.action == "list":
             found = pairwise.pair_samples(project)
             say(args, [asdict(s) for s in found], "\n".join(s.label() for s in found) or "no pairwise samples")
+        elif args.action == "export-packs":
+            from rageval_desktop.core.review.pair_packs import export_pair_packs
+
+            made = export_pair_packs(project, args.sample, args.reviewer, args.out)
+            say(args, [m.as_dict() for m in made], "\n".join(f"{m.reviewer:<16} {m.pairs:>4} pairs  {m.path}"
+                                                              for m in made)
+                + "\nsend each reviewer their file; import it back with: rageval pack import PROJECT FILE")
         elif args.action == "judge":
             done = pairwise.judge_pairs(project, args.sample, args.judge)
             say(args, done.as_dict(), f"{done.judge}: {done.judged} pair(s) judged in both orders ({done.already} "

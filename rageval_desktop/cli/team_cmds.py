@@ -41,10 +41,11 @@ def cmd_pack(args: argparse.Namespace) -> int:
                "rageval reviewers)")
     else:
         from rageval_desktop.core.review.licence import moved, standing
+        from rageval_desktop.core.review.pair_packs import import_review_packs
 
         with open_project(args.project) as project:
             before = standing(project)
-            results = packs.import_packs(project, args.files)   # all the files or none
+            results = import_review_packs(project, args.files)   # all the files or none, pairwise packs too
             changed = moved(before, standing(project), "the pack's ratings" if len(results) == 1 else
                             "the packs' ratings")
         for r in results:

@@ -48,6 +48,11 @@ REVIEW_SHORTCUTS = [(k.removeprefix("Review: "), what) for k, what in SHORTCUTS 
     ("Ctrl+W", "Close the pack (your ratings are already saved in it)")]
 
 
+PAIR_SHORTCUTS = [(k.removeprefix("Pairwise: "), what) for k, what in SHORTCUTS if k.startswith("Pairwise: ")] + [
+    ("Ctrl+Shift+Z", "Redo a rating"), ("F1", "This list"),
+    ("Ctrl+W", "Close the pack (your ratings are already saved in it)")]
+
+
 def shortcut_sheet(parent: Any, rows: list[tuple[str, str]]) -> Any:
     """A two-column table (keys, what they do) that never wraps, sized to its content (within 1000x700 and the
     window: the rest scrolls), opened over `parent`."""

@@ -285,8 +285,9 @@ def export_packs(project: Project, sample_id: int, reviewers: list[str], out: Pa
 
 
 def import_packs(project: Project, paths: list[str | Path], ctx: TaskContext) -> list[dict[str, Any]]:
-    """All the packs or none: every one is checked before any is written (core.review.packs.import_packs)."""
-    from rageval_desktop.core.review.packs import import_packs as merge
+    """All the packs or none, score packs and pairwise packs alike: every one is checked before any is written
+    (core.review.pair_packs.import_review_packs)."""
+    from rageval_desktop.core.review.pair_packs import import_review_packs as merge
 
     ctx.report(0, 1, f"{len(paths)} pack(s)")
     return merge(project, paths)

@@ -1,6 +1,7 @@
 """The review-only window a reviewer gets for a review pack (`rageval-desktop NAME.ragevalpack`): the project's
-review card, keys and undo, rating the pack's rows into the pack itself. Nothing else of a project is here — a
-pack has no judges, runs or dashboards — and sending the ratings back is sending the file."""
+review card, keys and undo, rating the pack's rows into the pack itself — or, for a pairwise pack, the Pairwise
+page's card and keys, rating its pairs. Nothing else of a project is here — a pack has no judges, runs or
+dashboards — and sending the ratings back is sending the file."""
 
 from __future__ import annotations
 
@@ -24,24 +25,47 @@ T = TypeVar("T")
 class PackWindow(QMainWindow):
     def __init__(self, path: str | Path) -> None:
         super().__init__()
-        from rageval_desktop.core.ops.sources import PackSource
+        from rageval_desktop.core.ops.sources import PackSource, PairPackSource
         from rageval_desktop.core.review.packs import Pack
+        from rageval_desktop.core.review.pair_packs import PairPack, is_pair_pack
 
-        self.pack = Pack(path)           # PackRefused (a RagevalError) says why a file cannot be opened
-        self.source_ = PackSource(self.pack)
+        # PackRefused (a RagevalError) says why a file cannot be opened
+        self.pairwise = is_pair_pack(path)
+        if self.pairwise:
+            pairs = PairPack(path)
+            self.pack: PairPack | Pack = pairs
+            self.source_: PairPackSource | PackSource = PairPackSource(pairs)
+            what = f"{len(pairs.pairs)} pairs"
+        else:
+            scores = Pack(path)
+            self.pack, self.source_, what = scores, PackSource(scores), scores.sample().metric
         self.project = None
-        self.state = AppState(self, self)     # the review view sees the pack through the same state as a project
+        self.state = AppState(self, self)     # the page sees the pack through the same state as a project
         self.undo_stack = self.state.undo_stack
         self.last_error = ""
         self.writes = workers.WriteQueue()       # ratings, undo, redo: in order
-        sample = self.pack.sample()
-        self.setWindowTitle(f"Review pack · {self.pack.reviewer} · {sample.metric} · {Path(path).name}")
+        self.setWindowTitle(f"{'Pairwise pack' if self.pairwise else 'Review pack'} · {self.pack.reviewer} · {what}"
+                            f" · {Path(path).name}")
         self.resize(1280, 720)
         self.status = QLabel()
         self.status.setObjectName("packStatus")
         self.statusBar().addWidget(self.status, 1)
         self.status.setText(f"Ratings are saved in {Path(path).name} as you make them; when you are done, send the "
                             "file back to whoever sent it.")
+        self._build_menus()
+        self.shortcut_sheet: Any = None
+        if self.pairwise:
+            from rageval_desktop.gui.views.pairwise_view import PairwiseView
+
+            self.review_view: Any = PairwiseView(self.state)
+        else:
+            from rageval_desktop.gui.views.review_view import ReviewView
+
+            self.review_view = ReviewView(self.state)
+        self.setCentralWidget(self.review_view)
+        self.review_view.refresh([])
+
+    def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         close = QAction("&Close", self)
         close.setShortcut(QKeySequence.StandardKey.Close)
@@ -57,17 +81,11 @@ class PackWindow(QMainWindow):
         keys.setShortcut(QKeySequence("F1"))
         keys.triggered.connect(self.show_shortcuts)
         help_menu.addAction(keys)
-        self.shortcut_sheet: Any = None
-        from rageval_desktop.gui.views.review_view import ReviewView
-
-        self.review_view = ReviewView(self.state)
-        self.setCentralWidget(self.review_view)
-        self.review_view.refresh([])
 
     def show_shortcuts(self) -> None:
-        from rageval_desktop.gui.file_actions import REVIEW_SHORTCUTS, shortcut_sheet
+        from rageval_desktop.gui.file_actions import PAIR_SHORTCUTS, REVIEW_SHORTCUTS, shortcut_sheet
 
-        self.shortcut_sheet = shortcut_sheet(self, REVIEW_SHORTCUTS)
+        self.shortcut_sheet = shortcut_sheet(self, PAIR_SHORTCUTS if self.pairwise else REVIEW_SHORTCUTS)
 
     # --- what the review view asks of its window (the state's Host) -----------------------------------------
     def review_source(self) -> Any:

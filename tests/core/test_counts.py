@@ -93,7 +93,7 @@ def test_the_migration_fills_the_counts_in(tmp_path, demo_file):
         DROP TRIGGER run_values_judgment_insert; DROP TRIGGER run_values_judgment_update;
         DROP TRIGGER run_values_judgment_delete;
         DROP TABLE outside_keys; DROP TABLE outside_exports; DROP TABLE review_pack_rows;   -- and v24
-        DROP TABLE pair_judgments; DROP TABLE pair_ratings; DROP TABLE pair_sample_rows;
+        DROP TABLE pair_packs; DROP TABLE pair_judgments; DROP TABLE pair_ratings; DROP TABLE pair_sample_rows;
         DROP TABLE pair_samples;   -- and v25
         PRAGMA user_version = 15; COMMIT;""")
     conn.close()

@@ -167,7 +167,7 @@ def test_the_v11_migration_keeps_every_judgment_and_a_rerun_still_judges_nothing
         DROP TRIGGER run_values_golden_insert; DROP TRIGGER run_values_golden_update;
         DROP TRIGGER run_values_golden_delete; DROP TABLE run_values;   -- and v22
         DROP TABLE outside_keys; DROP TABLE outside_exports; DROP TABLE review_pack_rows;   -- and v24
-        DROP TABLE pair_judgments; DROP TABLE pair_ratings; DROP TABLE pair_sample_rows;
+        DROP TABLE pair_packs; DROP TABLE pair_judgments; DROP TABLE pair_ratings; DROP TABLE pair_sample_rows;
         DROP TABLE pair_samples;   -- and v25
         PRAGMA user_version = 10; COMMIT;""")
     conn.close()

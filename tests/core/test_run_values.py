@@ -237,7 +237,7 @@ def test_values_kept_in_a_v22_file_are_carried_over_to_a_table_with_rowids(demo_
         PRAGMA legacy_alter_table = ON;
         ALTER TABLE v22 RENAME TO run_values;
         DROP TABLE outside_keys; DROP TABLE outside_exports; DROP TABLE review_pack_rows;   -- v24's
-        DROP TABLE pair_judgments; DROP TABLE pair_ratings; DROP TABLE pair_sample_rows;
+        DROP TABLE pair_packs; DROP TABLE pair_judgments; DROP TABLE pair_ratings; DROP TABLE pair_sample_rows;
         DROP TABLE pair_samples;   -- and v25's
         PRAGMA user_version = 22;""")
     conn.close()

@@ -102,3 +102,46 @@ def test_draw_rate_by_keys_undo_judge_and_read_the_results(window, qtbot, monkey
         window.resize(*size)
         qtbot.waitUntil(lambda width=size[0]: window.width() == width, timeout=5_000)
         save_shots(qtbot, window, f"pairwise-{size[0]}")
+
+
+def test_pairwise_packs_go_out_from_the_page_are_rated_in_the_pack_window_and_come_back(window, qtbot, monkeypatch,
+                                                                                          tmp_path):
+    """Issue 77.7: the review pack carries pairwise items — exported from the Pairwise page, rated by the same keys
+    in the pack's own window (blind: the pack does not know its runs), imported with File › Import Review Packs."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from rageval_desktop.core.review.pair_packs import PairPack
+    from rageval_desktop.gui.pack_window import PackWindow
+
+    view = window.page("pairwise")
+    qtbot.waitUntil(lambda: view.desk is not None, timeout=10_000)
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("ann, bob", True))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path / "packs"))
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        view.export_button.click()
+    ann = tmp_path / "packs" / "pairs1-ann.ragevalpack"
+    assert ann.exists() and (tmp_path / "packs" / "pairs1-bob.ragevalpack").exists()
+    pack_window = PackWindow(ann)
+    qtbot.addWidget(pack_window)
+    pack_window.show()
+    desk_view = pack_window.review_view
+    qtbot.waitUntil(lambda: desk_view.desk is not None, timeout=10_000)
+    assert desk_view.sample_box.currentText() == "#1 · 30 pairs" and not desk_view.new_button.isVisible()
+    assert "Pairwise pack · ann · 30 pairs" in pack_window.windowTitle()
+    first = desk_view.desk.items[0]
+    desk_view.setFocus()
+    qtbot.keyClicks(desk_view, "12")
+    qtbot.waitUntil(lambda: not desk_view.desk.pending and len(PairPack(ann).ratings()) == 2, timeout=10_000)
+    qtbot.keyClick(desk_view, Qt.Key.Key_Backspace)                   # undo the 2: withdrawn in the pack
+    qtbot.waitUntil(lambda: PairPack(ann).ratings()[-1][6] is not None, timeout=10_000)
+    assert [(r[1], r[2]) for r in PairPack(ann).ratings()] == [(first.position, "left"), (2, "right")]
+    save_shots(qtbot, pack_window, "pairwise-pack")
+    pack_window.close()
+    qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
+    with qtbot.waitSignal(window.task_finished, timeout=20_000):
+        window.files.import_packs([str(ann)])
+    items = {i.position: i for i in pairwise.pair_items(window.project, 1)}
+    got = window.project.reader().execute("SELECT position, reviewer, preference, withdrawn_at IS NULL FROM "
+                                          "pair_ratings WHERE origin LIKE 'pairpack:%' ORDER BY id").fetchall()
+    assert got == [(first.position, "ann", "a" if items[first.position].a_left else "b", 1),
+                   (2, "ann", "b" if items[2].a_left else "a", 0)]

@@ -20,7 +20,7 @@ from rageval_desktop.core.base.errors import NotFound, RagevalError
 from rageval_desktop.core.golden import edits
 from rageval_desktop.core.importers.ratings_import import RatingsImport, import_ratings
 from rageval_desktop.core.judges.registry import get_judge, update_judge
-from rageval_desktop.core.review import agreement, quality, ratings
+from rageval_desktop.core.review import agreement, pairwise, quality, ratings
 from rageval_desktop.core.review.licence import record_audit
 from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.changes import Area
@@ -250,6 +250,12 @@ define(OpSpec("rate", (Area.RATINGS,),
                         + (" skipped" if a.get("skipped") else f": {a.get('score')}"), _rating_made, _rate,
               lambda p, i: ratings.withdraw(p, i["rating"])))
 
+define(OpSpec("rate pair", (Area.RATINGS,),
+              lambda a: f"rate pair {a['position']} of pair sample {a['sample_id']} ({a['reviewer']})"
+                        + (" skipped" if a.get("preference") is None else f": {a['preference']}"), _rating_made,
+              lambda p, a: pairwise.rate_pair(p, a["sample_id"], a["position"], a["reviewer"], a.get("preference"),
+                                              a.get("seconds")),
+              lambda p, i: pairwise.withdraw_pair_rating(p, i["rating"])))
 define(OpSpec("check reviewer", (Area.RATINGS,),
               lambda a: f"check {a['reviewer']} on row {a['row']} ({a['metric']}, {a['kind']})",
               lambda p, a: lambda conn: {"check": conn.execute("SELECT last_insert_rowid()").fetchone()[0]},

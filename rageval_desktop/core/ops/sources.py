@@ -11,6 +11,16 @@ from rageval_desktop.core.review import quality
 from rageval_desktop.core.review.card import judge_prompt
 from rageval_desktop.core.review.guidelines import HumanRubric, guidelines, human_rubric, set_guidelines
 from rageval_desktop.core.review.licence import Standing, standing
+from rageval_desktop.core.review.pair_packs import PairPack
+from rageval_desktop.core.review.pairwise import (
+    PairItem,
+    PairReport,
+    PairSample,
+    pair_items,
+    pair_report,
+    pair_samples,
+    withdraw_pair_rating,
+)
 from rageval_desktop.core.review.ratings import Rating, my_ratings, withdraw
 from rageval_desktop.core.review.sampling import Sample, get_sample, list_samples
 from rageval_desktop.core.store import oplog
@@ -93,6 +103,9 @@ class ProjectSource:
     def withdraw_check(self, operation: int) -> None:
         ops.undo(self.project, operation, initiator="gui")
 
+    def pairs(self) -> ProjectPairs:
+        return ProjectPairs(self.project)
+
 
 class PackSource:
     """A review pack: its one sample, blind for good (the pack holds no judge), ratings saved in the pack."""
@@ -143,3 +156,79 @@ class PackSource:
     def licences(self) -> Standing:
         """A pack holds no judge: its ratings change no licence until the project imports them (it says so then)."""
         return Standing({}, {})
+
+    def pairs(self) -> None:
+        """A score pack holds no pairs."""
+        return None
+
+
+class ProjectPairs:
+    """The project's pair samples for the Pairwise page: ratings are logged operations (Ctrl+Z, `rageval undo`)."""
+
+    can_sample = True
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def samples(self) -> list[PairSample]:
+        return pair_samples(self.project)
+
+    def items(self, sample_id: int, reviewer: str) -> list[PairItem]:
+        return pair_items(self.project, sample_id, reviewer)
+
+    def rate(self, sample_id: int, position: int, reviewer: str, preference: str | None,
+             seconds: float | None) -> int:
+        args = {"sample_id": sample_id, "position": position, "reviewer": reviewer, "preference": preference,
+                "seconds": seconds}
+        result = ops.run(self.project, "rate pair", args, initiator="gui")
+        assert result.operation is not None
+        made = oplog.get(self.project, result.operation)
+        assert made is not None
+        return int(made.inverse["rating"])
+
+    def withdraw(self, rating_id: int) -> None:
+        operation = oplog.made_by(self.project, "rate pair", "rating", rating_id)
+        if operation is not None:
+            ops.undo(self.project, operation, initiator="gui")
+        else:
+            withdraw_pair_rating(self.project, rating_id)
+
+    def report(self, sample_id: int) -> PairReport | None:
+        return pair_report(self.project, sample_id)
+
+
+class PackPairs:
+    """A pairwise pack: its one pair sample, rated into the pack (core.review.pair_packs); no results to show."""
+
+    can_sample = False
+
+    def __init__(self, pack: PairPack) -> None:
+        self.pack = pack
+
+    def samples(self) -> list[PairSample]:
+        return [self.pack.sample()]
+
+    def items(self, sample_id: int, reviewer: str) -> list[PairItem]:
+        return self.pack.items()
+
+    def rate(self, sample_id: int, position: int, reviewer: str, preference: str | None,
+             seconds: float | None) -> int:
+        return self.pack.rate(position, preference, seconds)
+
+    def withdraw(self, rating_id: int) -> None:
+        self.pack.withdraw(rating_id)
+
+    def report(self, sample_id: int) -> PairReport | None:
+        return None
+
+
+class PairPackSource:
+    """What a pairwise pack's window offers its page: the pairs, nothing else of a project."""
+
+    can_sample = False
+
+    def __init__(self, pack: PairPack) -> None:
+        self.pack = pack
+
+    def pairs(self) -> PackPairs:
+        return PackPairs(self.pack)

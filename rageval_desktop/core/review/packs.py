@@ -432,13 +432,13 @@ class Pack:
                                "golden_id FROM pack_rows WHERE run_row_id = ?", (row_id,)).fetchone()
             if row is None:
                 raise PackRefused(f"{self.path.name}: row {row_id} is not in the pack")
-            ext, question, answer, gold_answer, gold_ids, slice_tag, gid = (_text(v) for v in row)
+            ext, question, answer, gold_answer, gold_ids, slice_tag, gid = (cell_text(v) for v in row)
             try:
                 gold = [str(g) for g in json.loads(gold_ids or "[]")]
             except (ValueError, TypeError):
                 gold = []
-            passages = [Passage(rank if isinstance(rank, int) else k, _text(cid), _text(text) or "", None,
-                                _text(cid) in gold)
+            passages = [Passage(rank if isinstance(rank, int) else k, cell_text(cid), cell_text(text) or "", None,
+                                cell_text(cid) in gold)
                         for k, (rank, cid, text) in enumerate(conn.execute(
                             "SELECT rank, chunk_id, text FROM pack_passages WHERE run_row_id = ? ORDER BY rank",
                             (row_id,)), start=1)]
@@ -499,7 +499,7 @@ class Pack:
             conn.close()
 
 
-def _text(value: object) -> str | None:
+def cell_text(value: object) -> str | None:
     """A pack cell as text (a pack is a file anyone can edit: a number or bytes where text belongs is shown, not
     obeyed or crashed on)."""
     if value is None or isinstance(value, str):
@@ -510,7 +510,7 @@ def _text(value: object) -> str | None:
 
 
 # --- back in the project ------------------------------------------------------------------------------------
-def _timestamp(value: Any, name: str, rid: int) -> str:
+def checked_time(value: Any, name: str, rid: int) -> str:
     try:
         datetime.fromisoformat(str(value))
     except ValueError:
@@ -528,16 +528,16 @@ def import_packs(project: Project, paths: list[str | Path]) -> list[dict[str, An
     all are written in one transaction (was: `pack import P good bad` merged the good one, then failed on the bad
     one without saying the first was in)."""
     try:
-        prepared = [_prepare(project, path) for path in paths]
+        prepared = [prepare_pack(project, path) for path in paths]
     except PackRefused as exc:
         if len(paths) > 1:
             raise PackRefused(f"{exc}; none of the {len(paths)} packs was imported") from None
         raise
     with project.write("import review packs", changed=(Area.RATINGS, Area.REVIEW)) as conn:
-        return [_merge(project, conn, item) for item in prepared]
+        return [merge_pack(project, conn, item) for item in prepared]
 
 
-def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
+def prepare_pack(project: Project, path: str | Path) -> dict[str, Any]:
     """A pack read and checked, its rows ready to insert; PackRefused (naming the file) when anything is off."""
     path = Path(path)
     pack = Pack(path)
@@ -593,25 +593,25 @@ def _prepare(project: Project, path: str | Path) -> dict[str, Any]:
         if seconds is not None and (not isinstance(seconds, int | float) or seconds < 0):
             raise PackRefused(f"{name}: rating {rid}: seconds taken must be a number >= 0")
         row, item, key = where[position]
-        created = _timestamp(created, name, rid)
+        created = checked_time(created, name, rid)
         if position in hidden:    # a check: its latest answer standing (an undone re-rating: the one before)
             kind, expected = hidden[position]
             if gone and position in answers and answers[position][11] is None:
                 continue
             answers[position] = (reviewer, metric, row, item, key, kind, expected, None if skipped else float(score),
-                                 seconds, sample_id, created, _timestamp(gone, name, rid) if gone else None,
+                                 seconds, sample_id, created, checked_time(gone, name, rid) if gone else None,
                                  f"pack:{meta['pack_id']}:pos{position}")
             continue
         origin = f"pack:{meta['pack_id']}:{rid}"
         rows.append((row, metric, item, key, reviewer, None if skipped else float(score), int(skipped), comment,
-                     seconds, sample_id, created, _timestamp(gone, name, rid) if gone else None, origin))
+                     seconds, sample_id, created, checked_time(gone, name, rid) if gone else None, origin))
         if gone:
-            withdrawn.append((_timestamp(gone, name, rid), origin))
+            withdrawn.append((checked_time(gone, name, rid), origin))
     return {"name": name, "meta": meta, "reviewer": reviewer, "sample_id": sample_id, "found": len(found),
             "rows": rows, "withdrawn": withdrawn, "checks": list(answers.values())}
 
 
-def _merge(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any]:
+def merge_pack(project: Project, conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any]:
     name, meta, reviewer, sample_id = item["name"], item["meta"], item["reviewer"], item["sample_id"]
     rows, withdrawn = item["rows"], item["withdrawn"]
     # the rows these statements changed (a cursor's rowcount; the connection's total_changes also counts what the

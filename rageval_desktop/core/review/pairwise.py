@@ -60,7 +60,8 @@ class PairSample:
         return f"#{self.id} · {self.run_a} vs {self.run_b} · {self.rated} of {self.pairs} rated"
 
     def title(self) -> str:
-        return f"#{self.id} · {self.run_a} vs {self.run_b} · {self.pairs} pairs"
+        runs = f" · {self.run_a} vs {self.run_b}" if self.run_a else ""      # a pack does not know its runs
+        return f"#{self.id}{runs} · {self.pairs} pairs"
 
 
 @dataclass(frozen=True)

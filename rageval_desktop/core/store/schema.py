@@ -893,9 +893,22 @@ CREATE TABLE pair_ratings (
     seconds_taken REAL,
     created_at    TEXT NOT NULL,
     withdrawn_at  TEXT,
+    origin        TEXT,       -- 'pairpack:<pack id>:<rating id in the pack>': importing a pack twice adds nothing
     CHECK (skipped = 1 OR preference IS NOT NULL)
 );
 CREATE INDEX pair_ratings_target ON pair_ratings (sample_id, position, reviewer);
+CREATE UNIQUE INDEX pair_ratings_origin ON pair_ratings (origin) WHERE origin IS NOT NULL;
+-- pairwise review packs: what was exported to whom (the files hold the pairs as shown; the sides stay here)
+CREATE TABLE pair_packs (
+    id          TEXT PRIMARY KEY,
+    sample_id   INTEGER REFERENCES pair_samples (id) ON DELETE SET NULL,
+    reviewer    TEXT NOT NULL,
+    pairs       INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    file_name   TEXT,
+    created_at  TEXT NOT NULL,
+    imported_at TEXT
+);
 CREATE TABLE pair_judgments (
     sample_id  INTEGER NOT NULL REFERENCES pair_samples (id) ON DELETE CASCADE,
     position   INTEGER NOT NULL,
@@ -941,7 +954,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(22, "a large run's per-row values kept once (metrics read them at once)", SCHEMA_V22),
     Migration(23, "a run's kept values looked up without reading the others", SCHEMA_V23),
     Migration(24, "the requests an export for an outside engine asked; review packs' own row ids", SCHEMA_V24),
-    Migration(25, "pairwise review: pair samples, preferences and pairwise judgments", SCHEMA_V25),
+    Migration(25, "pairwise review: pair samples, preferences, pairwise judgments and packs", SCHEMA_V25),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -6,6 +6,7 @@ the reviewers' win rate and each pairwise judge's agreement, licence and positio
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -33,10 +34,16 @@ from rageval_desktop.gui.undo import EditCommand
 from rageval_desktop.gui.views.common import page_frame
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.ops.sources import PackPairs, ProjectPairs
+    from rageval_desktop.core.review.pair_packs import PairPackInfo
     from rageval_desktop.core.review.pairwise import PairItem, PairJudging, PairReport, PairSample
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
+
+    Pairs: TypeAlias = ProjectPairs | PackPairs     # where the page reads pairs and rates: the project, or a pack
 
 EMPTY = ("No pair sample yet. A pair sample shows two runs' answers to the same question side by side, in an order "
          "that hides which run wrote which: press New pair sample… to draw one.")
@@ -45,22 +52,16 @@ SIDES = (("left", "&1 · Left is better"), ("right", "&2 · Right is better"), (
 
 
 # --- the workers (values in, values out) ---------------------------------------------------------------------------
-def _samples(project: Project, ctx: TaskContext) -> list[PairSample]:
-    from rageval_desktop.core.review.pairwise import pair_samples
-
-    return pair_samples(project)
+def _samples(source: Pairs, ctx: TaskContext) -> list[PairSample]:
+    return source.samples()
 
 
-def _items(project: Project, sample: int, reviewer: str, ctx: TaskContext) -> list[PairItem]:
-    from rageval_desktop.core.review.pairwise import pair_items
-
-    return pair_items(project, sample, reviewer)
+def _items(source: Pairs, sample: int, reviewer: str, ctx: TaskContext) -> list[PairItem]:
+    return source.items(sample, reviewer)
 
 
-def _report(project: Project, sample: int, ctx: TaskContext) -> PairReport:
-    from rageval_desktop.core.review.pairwise import pair_report
-
-    return pair_report(project, sample)
+def _report(source: Pairs, sample: int, ctx: TaskContext) -> PairReport | None:
+    return source.report(sample)
 
 
 def _llm_judges(project: Project, ctx: TaskContext) -> list[str]:
@@ -73,6 +74,12 @@ def _draw(project: Project, run_a: str, run_b: str, size: int, ctx: TaskContext)
     from rageval_desktop.core.review.pairwise import draw_pairs
 
     return draw_pairs(project, run_a, run_b, size, seed=int(time.time()) % 100_000)
+
+
+def _export(project: Project, sample: int, reviewers: list[str], folder: str, ctx: TaskContext) -> list[PairPackInfo]:
+    from rageval_desktop.core.review.pair_packs import export_pair_packs
+
+    return export_pair_packs(project, sample, reviewers, folder)
 
 
 def _judge(project: Project, sample: int, judge: str, ctx: TaskContext) -> PairJudging:
@@ -140,10 +147,14 @@ class PairwiseView(QWidget):
         self.judge_button = QPushButton("&Judge pairs…")
         self.judge_button.setToolTip("Ask an LLM judge which answer of each pair is better, in both orders (a judge "
                                      "that follows the position cancels itself, and its position bias is shown)")
+        self.export_button = QPushButton("Export &packs…")
+        self.export_button.setToolTip("One pairwise pack per reviewer, every pair in each, blind: they rate it in the "
+                                      "app and send the file back (File › Import Review Packs…)")
         self.results_button = QCheckBox("Show &results")
         self.results_button.setToolTip("Show or hide the reviewers' win rate and each pairwise judge's agreement: "
                                        "hidden while you rate, so the others' verdicts cannot lead you")
-        for w in (QLabel("Sample:"), self.sample_box, self.new_button, self.judge_button, self.results_button):
+        for w in (QLabel("Sample:"), self.sample_box, self.new_button, self.judge_button, self.export_button,
+                  self.results_button):
             top.addWidget(w)
         self.empty = QLabel(EMPTY)
         self.empty.setWordWrap(True)
@@ -162,6 +173,7 @@ class PairwiseView(QWidget):
         self.sample_box.currentIndexChanged.connect(self._sample_chosen)
         self.new_button.clicked.connect(self.new_sample)
         self.judge_button.clicked.connect(self.ask_judge)
+        self.export_button.clicked.connect(self.export_packs)
         self.results_button.toggled.connect(self._show_results)
         self._show()
 
@@ -207,10 +219,17 @@ class PairwiseView(QWidget):
         card.addWidget(self.progress)
 
     # --- reading ---------------------------------------------------------------------------------------------------
+    def source(self) -> ProjectPairs | PackPairs | None:
+        review = self.state.review_source()
+        return None if review is None else review.pairs()
+
     def refresh(self, runs: list[str] | None = None) -> None:
-        if self.state.project is None:
+        source = self.source()
+        if source is None:
             return
-        self.state.run_read("pairwise", _samples, self.state.opened(), on_done=self.show_samples)
+        for w in (self.new_button, self.judge_button, self.export_button, self.results_button):
+            w.setVisible(source.can_sample)         # a pack: rate its pairs, nothing else
+        self.state.run_read("pairwise", _samples, source, on_done=self.show_samples)
 
     def show_samples(self, samples: list[PairSample]) -> None:
         keep = self.sample
@@ -236,8 +255,10 @@ class PairwiseView(QWidget):
         if sample is None:
             return
         self.sample = int(sample)
-        self.state.run_read("pairwise.items", _items, self.state.opened(), self.sample, self.state.reviewer(),
-                            on_done=self.show_items)
+        source = self.source()
+        if source is not None:
+            self.state.run_read("pairwise.items", _items, source, self.sample, self.state.reviewer(),
+                                on_done=self.show_items)
         self._read_results()
 
     def show_items(self, items: list[PairItem]) -> None:
@@ -246,13 +267,13 @@ class PairwiseView(QWidget):
         self.setFocus()
 
     def _read_results(self) -> None:
-        if self.sample is not None and self.results.isVisible():
+        source = self.source()
+        if self.sample is not None and self.results.isVisible() and source is not None:
             self.results.setText("Reading the results…")
-            self.state.run_read("pairwise.report", _report, self.state.opened(), self.sample,
-                                on_done=self.show_report)
+            self.state.run_read("pairwise.report", _report, source, self.sample, on_done=self.show_report)
 
-    def show_report(self, report: PairReport) -> None:
-        self.results.setText("\n".join(report.lines()[1:]))
+    def show_report(self, report: PairReport | None) -> None:
+        self.results.setText("" if report is None else "\n".join(report.lines()[1:]))
 
     def _show_results(self, on: bool) -> None:
         self.results.setVisible(on)
@@ -271,6 +292,7 @@ class PairwiseView(QWidget):
         self.empty.setVisible(self.sample_box.count() == 0)
         self.card.setVisible(desk is not None)
         self.judge_button.setEnabled(self.sample is not None)
+        self.export_button.setEnabled(self.sample is not None)
         self.results_button.setEnabled(self.sample is not None)
         if desk is None:
             return
@@ -328,12 +350,11 @@ class PairwiseView(QWidget):
             return
         item, preference = rated
         seconds = time.monotonic() - self.shown_at
-        project = self.state.opened()
+        source = self.source()
+        assert source is not None
 
         def write(ctx: TaskContext) -> int:
-            from rageval_desktop.core.review.pairwise import rate_pair
-
-            return rate_pair(project, sample, item.position, reviewer, preference, seconds)
+            return source.rate(sample, item.position, reviewer, preference, seconds)
 
         def failed(message: str, details: str) -> None:
             desk.failed(item.position)
@@ -350,18 +371,15 @@ class PairwiseView(QWidget):
 
     def _command(self, desk: PairDesk, sample: int, item: PairItem, said: str, rating: int) -> EditCommand:
         """The rating on the window's undo stack: undo withdraws it, redo rates the pair again the same way."""
-        project, reviewer, made = self.state.opened(), self.state.reviewer(), [rating]
+        source, reviewer, made = self.source(), self.state.reviewer(), [rating]
+        assert source is not None
         preference = None if said == "skip" else said
 
         def undo(ctx: TaskContext) -> None:
-            from rageval_desktop.core.review.pairwise import withdraw_pair_rating
-
-            withdraw_pair_rating(project, made[0])
+            source.withdraw(made[0])
 
         def redo(ctx: TaskContext) -> int:
-            from rageval_desktop.core.review.pairwise import rate_pair
-
-            return rate_pair(project, sample, item.position, reviewer, preference)
+            return source.rate(sample, item.position, reviewer, preference, None)
 
         def undone(_: None) -> None:
             desk.undone(item.position)
@@ -393,6 +411,24 @@ class PairwiseView(QWidget):
         run_a, run_b, size = dialog.choice()
         self.state.run_task("Drawing pairs", _draw, self.state.opened(), run_a, run_b, size,
                             on_done=self.select_sample)
+
+    def export_packs(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        if self.sample is None:
+            return
+        names, ok = QInputDialog.getText(self, "Export pairwise packs", "Reviewers, separated by commas:")
+        reviewers = [n.strip() for n in names.split(",") if n.strip()] if ok else []
+        if not reviewers:
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Write the packs to")
+        if folder:
+            self.state.run_task("Exporting pairwise packs", _export, self.state.opened(), self.sample, reviewers,
+                                folder, on_done=self._exported)
+
+    def _exported(self, made: list[PairPackInfo]) -> None:
+        self.state.status(f"{len(made)} pairwise pack(s) written to {Path(made[0].path).parent}: send each reviewer "
+                          "theirs, then File › Import Review Packs…" if made else "no pack written", 15000)
 
     def ask_judge(self) -> None:
         if self.sample is not None:

@@ -19,6 +19,18 @@ def server():
         yield s
 
 
+def test_columns_no_judge_fills_are_hidden_and_come_back_with_an_llm_judge(window, qtbot, server):
+    """Issue 77: at 1280 the demo's judges (local, no model or endpoint) had empty model and endpoint columns past
+    the right edge, behind a scroll bar."""
+    window.select_nav("judges")
+    view = window.page("judges")
+    keys = [k for k, _ in view.model.columns]
+    assert all(view.table.isColumnHidden(keys.index(k)) for k in ("model", "base_url", "api_key_ref"))
+    add_judge(window.project, "llm-correct", "correctness", "llm", model="m", base_url=server.url)
+    view.refresh(window.run_names())
+    assert not any(view.table.isColumnHidden(keys.index(k)) for k in ("model", "base_url"))
+
+
 def test_run_cancel_resume_from_the_window(window, qtbot, server):
     add_judge(window.project, "llm-correct", "correctness", "llm", model="m", base_url=server.url,
               params={"concurrency": 2})

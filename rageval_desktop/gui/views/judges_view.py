@@ -154,6 +154,9 @@ class JudgesView(QWidget):
         sentence pushed judgments, model and endpoint past the right edge at 1280 (issue 77)."""
         self.table.resizeColumnsToContents()
         keys = [k for k, _ in COLUMNS]
+        for key in ("model", "base_url", "api_key_ref"):    # local judges only (the demo's): no empty columns
+            if key in keys:
+                self.table.setColumnHidden(keys.index(key), not any(r.get(key) for r in self.model.records))
         for key, most in CAPPED.items():
             if key in keys and self.table.columnWidth(keys.index(key)) > most:
                 self.table.setColumnWidth(keys.index(key), most)

@@ -62,12 +62,18 @@ def assert_tables_intact(md: str) -> None:
 
 @pytest.mark.parametrize("ext", [".pdf", ".html", ".md"])
 def test_reports_with_hostile_names(hostile, tmp_path, ext):
+    from rageval_desktop.core.review import pairwise
+
+    sample = pairwise.draw_pairs(hostile, BASE, CAND, 6, seed=1)     # the side-by-side line names both runs
+    for item in pairwise.pair_items(hostile, sample):
+        pairwise.rate_pair(hostile, sample, item.position, "ann", "b")
     out = write_report(hostile, CAND, tmp_path / f"r{ext}", baseline=BASE)
     if ext == ".pdf":
         assert out.read_bytes().startswith(b"%PDF")
         return
     text = out.read_text()
     assert "<img src=x" not in text and "<script>alert" not in text
+    assert "Side by side (pairwise review): " in text and "of 6 rated pairs" in text
     if ext == ".md":
         assert "undefinedmacro" in text and "</details>" not in text and "](http://evil" not in text
         assert_tables_intact(text)

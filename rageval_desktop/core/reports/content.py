@@ -17,6 +17,7 @@ from rageval_desktop.core.metrics.gate_config import GateConfig
 from rageval_desktop.core.metrics.gate_text import SAID, headline, settle_hint
 from rageval_desktop.core.metrics.retrieval import definition
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
+from rageval_desktop.core.review import pairwise
 from rageval_desktop.core.review.licence import last_check, licence
 from rageval_desktop.core.review.system import system_agreement
 from rageval_desktop.core.store import reads
@@ -113,6 +114,8 @@ def _build_report(project: Project, run: str, baseline: str | None, failures: in
         "dashboard": summary,
         "comparison": comparison,
         "gate": _gate(comparison, max_slice_drop, config),
+        # what reviewers said of the two runs' answers side by side (the Pairwise page), when they were asked
+        "pairwise": _side_by_side(project, baseline, run),
         "definitions": {m: definition(m) for m in ("hit@5", "recall@5", "mrr", "ndcg@10")},
         "judge_health": judge_health(project, data.run_id, len(data.frame)),
         "corrected": corrected_rows(summary),
@@ -120,6 +123,11 @@ def _build_report(project: Project, run: str, baseline: str | None, failures: in
         "failures": failure_rows(project, run, sample=failures, classified=frame),
         "distributions": distributions(project, [run] if not baseline else [baseline, run], data),
     }
+
+
+def _side_by_side(project: Project, baseline: str | None, run: str) -> str | None:
+    preferred = pairwise.between(project, baseline, run) if baseline else None
+    return None if preferred is None else preferred.words()
 
 
 def corrected_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -100,7 +100,8 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
             fig = _page(pdf, f"{c['candidate']} vs {c['baseline']}",
                         f"{c['shared_questions']} shared questions · delta in points with paired t 95% CI · "
                         f"{verdict} ({g['rule']})" + (f" · covered: {g['covers']}" if g.get("covers") else "")
-                        + "".join(f" · {w}" for w in c.get("warnings", [])))
+                        + "".join(f" · {w}" for w in c.get("warnings", []))
+                        + (f" · side by side: {report['pairwise']}" if report.get("pairwise") else ""))
             rows = [[name, str(e["n"]), *[("—" if not e.get(m) else
                                             f"{e[m]['delta']:+.1f} [{e[m]['ci'][0]:+.1f}, {e[m]['ci'][1]:+.1f}]")
                                            for m in c["metrics"]]] for name, e in c["slices"].items()]

@@ -134,6 +134,8 @@ def write_markdown(report: dict[str, Any], out: Path) -> None:
             lines.append(f"What it covered: {_md(g['covers'])}.")
         if g["settle"]:
             lines.append(f"What would settle it: {_md(g['settle'])}.")
+        if report.get("pairwise"):
+            lines.append(f"Side by side (pairwise review): {_md(report['pairwise'])}")
         lines += [f"- not evaluated: {_md(u['metric'] or 'the gate')} — {_md(u['why'])}" for u in g["not_evaluated"]]
         for r in g["regressions"]:
             lines.append(f"- {_md(r['slice'])} {_md(r['metric'])}: {_md(drop_text(r))}")

@@ -38,8 +38,10 @@ def test_a_key_rates_the_pair_on_screen_in_the_runs_terms_and_moves_on():
     assert (item.position, preference) == (2, "b") and desk.index == 2
     item, preference = desk.rate("left")                     # pair 3 shows run A on the left
     assert (item.position, preference) == (3, "a")
-    assert desk.rate("skip")[1] is None and desk.index == 4 and desk.current() is None
-    assert desk.progress() == "every pair is rated · 3 rated, 1 skipped · saving 3…"
+    assert desk.rate("skip")[1] is None and desk.index == 3           # a skipped pair comes back when all else is
+    assert desk.progress() == "pair 4 of 4 · 3 rated, 1 skipped · saving 3…"
+    desk.rate("tie")
+    assert desk.current() is None and desk.progress() == "every pair is rated · 4 rated · saving 3…"
 
 
 def test_a_failed_write_gives_its_pair_back_and_undo_and_redo_move_the_desk():

@@ -46,9 +46,13 @@ class PairDesk:
         return self.pending.get(item.position, item.rated)
 
     def _next_unrated(self, start: int) -> int:
-        """The first pair from `start` on (then from the top) not yet rated; len(items) when every one is."""
+        """The first pair from `start` on (then from the top) not yet rated — a skipped one only when every other is
+        rated, as the score desk brings skipped rows back last; len(items) when every one is rated."""
         order = [*range(start, len(self.items)), *range(0, start)]
-        return next((i for i in order if self.said(self.items[i]) is None), len(self.items))
+        fresh = next((i for i in order if self.said(self.items[i]) is None), None)
+        if fresh is not None:
+            return fresh
+        return next((i for i in order if self.said(self.items[i]) == "skip"), len(self.items))
 
     def rate(self, side: str) -> tuple[PairItem, str | None] | None:
         """The pair on the screen rated by a key ('left', 'right', 'tie', 'skip'): what to write (the pair, its

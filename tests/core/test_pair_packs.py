@@ -94,6 +94,13 @@ def test_a_tampered_foreign_or_forged_pack_is_refused_and_changes_nothing(demo, 
 
     with Project.open(other) as elsewhere, pytest.raises(PackRefused, match="another project|never exported"):
         import_review_packs(elsewhere, [good])
+    newer = tmp_path / "newer.ragevalpack"
+    shutil.copy(good, newer)
+    conn = sqlite3.connect(newer)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(PackRefused, match="made by a newer RAGEval Desktop"):
+        PairPack(newer)
     (tmp_path / "junk.ragevalpack").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     with pytest.raises(PackRefused):
         PairPack(tmp_path / "junk.ragevalpack")

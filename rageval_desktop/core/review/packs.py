@@ -333,7 +333,10 @@ def _write_pack(project: Project, conn: sqlite3.Connection, path: Path, sample: 
 
 
 # --- the reviewer's side ------------------------------------------------------------------------------------
-def _check_header(path: Path) -> None:
+def check_header(path: Path, application_id: int = PACK_APPLICATION_ID, newest: int = PACK_FORMAT,
+                 what: str = "review pack") -> None:
+    """A pack's first 100 bytes (read as bytes: nothing is written) say it is an SQLite file of its kind, of a format
+    this app reads, and not too large; PackRefused naming the file otherwise."""
     try:
         size = path.stat().st_size
         with path.open("rb") as fh:
@@ -343,11 +346,33 @@ def _check_header(path: Path) -> None:
     if size > MAX_PACK_BYTES:
         raise PackRefused(f"{path.name}: {size:,} bytes is far more than a review pack holds; refused")
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-        raise PackRefused(f"{path.name}: not a review pack (not an SQLite file)")
-    if int.from_bytes(header[68:72], "big") != PACK_APPLICATION_ID:
-        raise PackRefused(f"{path.name}: not a review pack (an SQLite file of another kind)")
-    if int.from_bytes(header[60:64], "big") > PACK_FORMAT:
+        raise PackRefused(f"{path.name}: not a {what} (not an SQLite file)")
+    if int.from_bytes(header[68:72], "big") != application_id:
+        raise PackRefused(f"{path.name}: not a {what} (an SQLite file of another kind)")
+    if int.from_bytes(header[60:64], "big") > newest:
         raise PackRefused(f"{path.name}: made by a newer RAGEval Desktop; update the app to open it")
+
+
+def connect_pack(path: Path, read_only: bool = False) -> sqlite3.Connection:
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
+
+
+def check_schema(conn: sqlite3.Connection, name: str, columns: dict[str, frozenset[str]],
+                 what: str = "review pack") -> None:
+    """Every page sound, every table and column the pack's kind has: a damaged or edited schema is named, not a
+    traceback."""
+    if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+        raise PackRefused(f"{name}: the file is damaged")
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if missing := [t for t in columns if t not in names]:
+        raise PackRefused(f"{name}: not a complete {what} (no {', '.join(missing)})")
+    for table, wanted in columns.items():
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if lacking := sorted(wanted - have):
+            raise PackRefused(f"{name}: not a complete {what} ({table} has no {', '.join(lacking)})")
 
 
 class Pack:
@@ -355,11 +380,11 @@ class Pack:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        _check_header(self.path)
+        check_header(self.path)
         try:
-            conn = self._connect(read_only=True)
+            conn = connect_pack(self.path, read_only=True)
             try:
-                self._check_schema(conn)
+                check_schema(conn, self.path.name, _columns())
                 self.meta = dict(conn.execute("SELECT key, value FROM pack_meta"))
                 if any(not isinstance(k, str) or not isinstance(v, str) for k, v in self.meta.items()):
                     raise PackRefused(f"{self.path.name}: the pack's settings are damaged (not text)")
@@ -384,26 +409,6 @@ class Pack:
             raise PackRefused(f"{self.path.name}: the pack's scale is damaged") from None
         self.scale = HumanRubric(self.metric, self.meta.get("criterion", ""), tuple(points))
 
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        """Every page sound, every table and column a pack has: a damaged or edited schema is named, not a
-        traceback."""
-        if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-            raise PackRefused(f"{self.path.name}: the file is damaged")
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if missing := [t for t in TABLES if t not in names]:
-            raise PackRefused(f"{self.path.name}: not a complete review pack (no {', '.join(missing)})")
-        for table, columns in _columns().items():
-            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-            if lacking := sorted(columns - have):
-                raise PackRefused(f"{self.path.name}: not a complete review pack ({table} has no "
-                                  f"{', '.join(lacking)})")
-
-    def _connect(self, read_only: bool = False) -> sqlite3.Connection:
-        uri = f"{self.path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout = 5000")
-        return conn
-
     @property
     def metric(self) -> str:
         return self.meta["metric"]
@@ -426,7 +431,7 @@ class Pack:
         return self.meta.get("guidelines", "")
 
     def detail(self, row_id: int) -> RowDetail:
-        conn = self._connect(read_only=True)
+        conn = connect_pack(self.path, read_only=True)
         try:
             row = conn.execute("SELECT external_id, question, answer, gold_answer, gold_chunk_ids, slice_tag, "
                                "golden_id FROM pack_rows WHERE run_row_id = ?", (row_id,)).fetchone()
@@ -457,7 +462,7 @@ class Pack:
         if (row_id, item) not in self._where:
             raise RagevalError(f"row {row_id} (item {item}) is not in this pack")
         position, key = self._where[row_id, item]
-        conn = self._connect()
+        conn = connect_pack(self.path)
         try:
             cur = conn.execute("INSERT INTO pack_ratings (position, score, skipped, comment, seconds_taken, "
                                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -470,7 +475,7 @@ class Pack:
                       key)
 
     def withdraw(self, rating_id: int) -> None:
-        conn = self._connect()
+        conn = connect_pack(self.path)
         try:
             cur = conn.execute("UPDATE pack_ratings SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL",
                                (utcnow(), rating_id))
@@ -481,7 +486,7 @@ class Pack:
 
     def my_ratings(self) -> dict[tuple[int, int], float | None]:
         where = {p: (r, i) for p, r, i, _ in self.targets}
-        conn = self._connect(read_only=True)
+        conn = connect_pack(self.path, read_only=True)
         try:
             return {where[p]: s for p, s in conn.execute(
                 "SELECT position, score FROM pack_ratings WHERE withdrawn_at IS NULL ORDER BY id") if p in where}
@@ -489,7 +494,7 @@ class Pack:
             conn.close()
 
     def ratings(self) -> list[tuple]:
-        conn = self._connect(read_only=True)
+        conn = connect_pack(self.path, read_only=True)
         try:
             return conn.execute("SELECT id, position, score, skipped, comment, seconds_taken, created_at, "
                                 "withdrawn_at FROM pack_ratings ORDER BY id").fetchall()

@@ -26,11 +26,13 @@ from pathlib import Path
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.review.packs import (
-    MAX_PACK_BYTES,
     SUFFIX,
     PackRefused,
     cell_text,
+    check_header,
+    check_schema,
     checked_time,
+    connect_pack,
     merge_pack,
     pack_paths,
     prepare_pack,
@@ -64,8 +66,10 @@ CREATE TABLE pack_pair_ratings (
     withdrawn_at  TEXT
 );
 """
-COLUMNS = {"pack_meta": {"key", "value"}, "pack_pairs": {"position", "question", "reference", "left", "right"},
-           "pack_pair_ratings": {"id", "position", "side", "skipped", "seconds_taken", "created_at", "withdrawn_at"}}
+COLUMNS = {"pack_meta": frozenset({"key", "value"}),
+           "pack_pairs": frozenset({"position", "question", "reference", "left", "right"}),
+           "pack_pair_ratings": frozenset({"id", "position", "side", "skipped", "seconds_taken", "created_at",
+                                           "withdrawn_at"})}
 
 
 @dataclass(frozen=True)
@@ -164,11 +168,11 @@ class PairPack:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._check_header()
+        check_header(self.path, PAIR_PACK_APPLICATION_ID, PAIR_PACK_FORMAT, "pairwise review pack")
         try:
-            conn = self._connect(read_only=True)
+            conn = connect_pack(self.path, read_only=True)
             try:
-                self._check_schema(conn)
+                check_schema(conn, self.path.name, COLUMNS, "pairwise review pack")
                 self.meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM pack_meta")}
                 rows = conn.execute("SELECT position, question, reference, left, right FROM pack_pairs "
                                     "ORDER BY position").fetchall()
@@ -186,31 +190,6 @@ class PairPack:
         self.pairs = [(int(p), cell_text(q) or "", cell_text(ref), cell_text(left) or "", cell_text(right) or "")
                       for p, q, ref, left, right in rows]
 
-    def _check_header(self) -> None:
-        try:
-            size = self.path.stat().st_size
-        except OSError as exc:
-            raise PackRefused(f"{self.path.name}: cannot be read ({exc.strerror or exc})") from None
-        if size > MAX_PACK_BYTES:
-            raise PackRefused(f"{self.path.name}: {size:,} bytes is far more than a review pack holds; refused")
-        if not is_pair_pack(self.path):
-            raise PackRefused(f"{self.path.name}: not a pairwise review pack")
-
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-            raise PackRefused(f"{self.path.name}: the file is damaged")
-        for table, columns in COLUMNS.items():
-            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-            if lacking := sorted(columns - have):
-                raise PackRefused(f"{self.path.name}: not a complete pairwise pack ({table} has no "
-                                  f"{', '.join(lacking)})")
-
-    def _connect(self, read_only: bool = False) -> sqlite3.Connection:
-        uri = f"{self.path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout = 5000")
-        return conn
-
     @property
     def reviewer(self) -> str:
         return self.meta["reviewer"]
@@ -222,7 +201,7 @@ class PairPack:
 
     def _standing(self) -> dict[int, tuple[str, int]]:
         """position -> (the side said, or 'skip'; the rating's id) of each pair's standing rating."""
-        conn = self._connect(read_only=True)
+        conn = connect_pack(self.path, read_only=True)
         try:
             rows = conn.execute("SELECT position, side, skipped, id FROM pack_pair_ratings WHERE withdrawn_at IS "
                                 "NULL ORDER BY id").fetchall()
@@ -242,7 +221,7 @@ class PairPack:
         if position not in {p for p, *_ in self.pairs}:
             raise RagevalError(f"{self.path.name}: the pack has no pair {position}")
         side = None if preference is None else {"a": "left", "b": "right", "tie": "tie"}[preference]
-        conn = self._connect()
+        conn = connect_pack(self.path)
         try:
             conn.execute("BEGIN IMMEDIATE")
             now = utcnow()
@@ -256,7 +235,7 @@ class PairPack:
         return int(rid or 0)
 
     def withdraw(self, rating_id: int) -> None:
-        conn = self._connect()
+        conn = connect_pack(self.path)
         try:
             conn.execute("UPDATE pack_pair_ratings SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL",
                          (utcnow(), rating_id))
@@ -264,7 +243,7 @@ class PairPack:
             conn.close()
 
     def ratings(self) -> list[tuple[int, int, str | None, int, object, object, object]]:
-        conn = self._connect(read_only=True)
+        conn = connect_pack(self.path, read_only=True)
         try:
             rows = conn.execute("SELECT id, position, side, skipped, seconds_taken, created_at, withdrawn_at FROM "
                                 "pack_pair_ratings ORDER BY id LIMIT ?", (MAX_RATINGS + 1,)).fetchall()

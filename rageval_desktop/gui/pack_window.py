@@ -17,6 +17,8 @@ from rageval_desktop.gui.state import AppState
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.gui.views.pairwise_view import PairwiseView
+    from rageval_desktop.gui.views.review_view import ReviewView
 
 
 T = TypeVar("T")
@@ -57,7 +59,7 @@ class PackWindow(QMainWindow):
         if self.pairwise:
             from rageval_desktop.gui.views.pairwise_view import PairwiseView
 
-            self.review_view: Any = PairwiseView(self.state)
+            self.review_view: PairwiseView | ReviewView = PairwiseView(self.state)
         else:
             from rageval_desktop.gui.views.review_view import ReviewView
 

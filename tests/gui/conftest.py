@@ -95,3 +95,15 @@ def save_shots(qtbot, widget, name: str) -> None:
     widget.grab().save(str(Path(shots) / f"{name}-dark.png"))
     settings().setValue("theme", before)
     apply_appearance()
+
+
+def visit(window, qtbot, key: str, read: str) -> None:
+    """Go to a page and wait for its read named `read` (pages read their lists off the GUI thread)."""
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda page: page == read):
+        window.select_nav(key)
+
+
+def reread(window, qtbot, page, read: str) -> None:
+    """A page's refresh, waited for until its read named `read` has landed."""
+    with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda name: name == read):
+        page.refresh(window.run_names())

@@ -9,7 +9,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import add_judge, get_judge, list_judges
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
-from tests.gui.conftest import save_shots, settle
+from tests.gui.conftest import reread, save_shots, settle, visit
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -22,19 +22,19 @@ def server():
 def test_columns_no_judge_fills_are_hidden_and_come_back_with_an_llm_judge(window, qtbot, server):
     """Issue 77: at 1280 the demo's judges (local, no model or endpoint) had empty model and endpoint columns past
     the right edge, behind a scroll bar."""
-    window.select_nav("judges")
+    visit(window, qtbot, "judges", "judges.list")
     view = window.page("judges")
     keys = [k for k, _ in view.model.columns]
     assert all(view.table.isColumnHidden(keys.index(k)) for k in ("model", "base_url", "api_key_ref"))
     add_judge(window.project, "llm-correct", "correctness", "llm", model="m", base_url=server.url)
-    view.refresh(window.run_names())
+    reread(window, qtbot, view, "judges.list")
     assert not any(view.table.isColumnHidden(keys.index(k)) for k in ("model", "base_url"))
 
 
 def test_run_cancel_resume_from_the_window(window, qtbot, server):
     add_judge(window.project, "llm-correct", "correctness", "llm", model="m", base_url=server.url,
               params={"concurrency": 2})
-    window.select_nav("judges")
+    visit(window, qtbot, "judges", "judges.list")
     assert window.pages.currentWidget() is window.page("judges")
     names = [window.page("judges").model.record(r)["name"] for r in range(window.page("judges").model.rowCount())]
     assert "llm-correct" in names
@@ -49,8 +49,10 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
             "(SELECT id FROM judges WHERE name = 'llm-correct')")
     first = conn.execute(mine).fetchone()[0]
     assert 0 < first < 72
+    # the jobs' list is read off the GUI thread: it lands a moment after the job ends
+    qtbot.waitUntil(lambda: [j["status"] for j in window.page("jobs").model.records][:1] == ["cancelled"],
+                    timeout=10_000)
     jobs = window.page("jobs").model.records
-    assert jobs[0]["status"] == "cancelled"
     window.page("jobs").table.selectRow(0)
     assert window.page("jobs").resume_button.isEnabled()
     # the selected job's whole message under the table, as text
@@ -167,7 +169,7 @@ def test_estimate_cost_before_running(window, qtbot, server):
     from rageval_desktop.gui.views.common import TextDialog
 
     add_judge(window.project, "llm-correct", "correctness", "llm", model="gpt-4o-mini", base_url=server.url)
-    window.select_nav("judges")
+    visit(window, qtbot, "judges", "judges.list")
     view = window.page("judges")
     view.run_box.setCurrentIndex(view.run_box.findData("v2"))
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
@@ -232,7 +234,7 @@ def test_the_judge_dialog_offers_the_kinds_the_registry_holds(window, qtbot):
 def test_run_selected_with_no_judge_chosen_says_so_and_starts_nothing(window, qtbot):
     """Its call passed [None] as the judges to run (found by the type checker once state.actions was typed; the
     button is off without a selection, the call now checks too)."""
-    window.select_nav("judges")
+    visit(window, qtbot, "judges", "judges.list")
     page = window.page("judges")
     page.table.clearSelection()
     assert page.selected_name() is None and not page.run_selected.isEnabled()
@@ -254,7 +256,7 @@ def test_a_job_whose_server_states_no_usage_shows_its_cost_as_estimated(window, 
         with qtbot.waitSignal(window.job_finished, timeout=60_000) as ended:
             window.judging.start_judging("v1", ["silent"])
     assert "72 replies stated no token usage" in ended.args[0]
-    window.page("jobs").refresh()
+    reread(window, qtbot, window.page("jobs"), "jobs")
     job = window.page("jobs").model.records[0]
     assert job["cost"].startswith("~$") and "72 replies stated no token usage" in job["cost__tip"]
     save_shots(qtbot, window, "jobs-estimated-cost")

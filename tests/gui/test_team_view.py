@@ -12,7 +12,7 @@ from rageval_desktop.core.review import packs
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui.main_window import settings
 from tests.conftest import pack_ids, team_packs
-from tests.gui.conftest import close_window, open_window, save_shots
+from tests.gui.conftest import close_window, open_window, save_shots, visit
 
 
 def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, demo_file, tmp_path):
@@ -33,7 +33,7 @@ def test_the_team_page_shows_reviewers_pairs_and_a_queue_a_lead_settles(qtbot, d
     w = open_window(qtbot, copy)
     try:
         w.resize(1280, 720)
-        w.select_nav("team")
+        visit(w, qtbot, "team", "team.samples")
         view = w.page("team")
         with qtbot.waitSignal(w.read_finished, timeout=20_000):
             view.sample_box.setCurrentIndex(view.sample_box.findData(sample.id))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
@@ -11,6 +11,9 @@ from rageval_desktop.gui.appearance import is_dark, verdict_colours
 
 _Index = QModelIndex | QPersistentModelIndex
 # ≥ 4.5:1 on the table's base in each theme (WCAG AA; tests/gui/test_contrast.py measures the pages)
+# a list of records as core reads them (jobs, samples: one dict a row), as a page's read hands it to its table
+Records: TypeAlias = list[dict[str, Any]]
+
 STATUS_COLOURS = {"retired": "#5f6368", "failed": "#b3261e", "interrupted": "#a14f00", "cancelled": "#a14f00",
                   "running": "#1967d2", "done": "#1e7043", "active": "#1e7043"}
 STATUS_COLOURS_DARK = {"retired": "#9aa0a6", "failed": "#f28b82", "interrupted": "#fdd663", "cancelled": "#fdd663",

@@ -10,16 +10,21 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QV
 from rageval_desktop.core.judges.prices import estimated_note
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.models.records_model import Records, RecordsModel
 from rageval_desktop.gui.views.common import records_table
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
 
 COLUMNS = [("id", "#"), ("kind", "kind"), ("run", "run"), ("status", "status"), ("progress", "progress"),
            ("started_local", "started (local time)"), ("duration", "duration"), ("rate", "rows/s"),
            ("cost", "cost ($)"), ("message", "message")]
 RESUMABLE = {"interrupted", "cancelled", "failed"}
+
+
+def _jobs(project: Project, ctx: object = None) -> Records:
+    return records.list_jobs(project)
 
 
 class JobsView(QWidget):
@@ -74,10 +79,12 @@ class JobsView(QWidget):
 
     def refresh(self, runs: list[str] | None = None) -> None:
         project = self.state.project
-        if project is None:
-            return
+        if project is not None:
+            self.state.run_read("jobs", _jobs, project, on_done=self.show_jobs)    # off the GUI thread
+
+    def show_jobs(self, jobs: Records) -> None:
         rows = []
-        for job in records.list_jobs(project):
+        for job in jobs:
             rows.append({**job, "run": job["params"].get("run"), "progress": f"{job['done']}/{job['total'] or 0}",
                          "started_local": _local(job["started_at"] or job["created_at"]),
                          "duration": _duration(job["seconds"]),

@@ -112,21 +112,6 @@ class JudgesView(QWidget):
         project = self.state.project
         if project is None:
             return
-        from rageval_desktop.core.store.queries import judgment_counts
-
-        counts = judgment_counts(project)
-        keep = self.selected_name()
-        records = [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric),
-                    # (issue 77: "…" for 8-12 s said nothing of what was coming)
-                    "licence": self._licences.get(j.name, (READING, ""))[0],
-                    "licence__tip": self._licences.get(j.name, (READING, "The judge's licence is being read from its "
-                                                                         "audit, checks and ratings"))[1]}
-                   for j in list_judges(project)]
-        self.model.set_records(records)
-        self.state.run_read("judges", _licences, project, on_done=self._show_licences)   # agreement: off the GUI
-        for row, rec in enumerate(records):
-            if rec["name"] == keep or (keep is None and row == 0):
-                self.table.selectRow(row)
         # the run chosen anywhere in the window wins; else the box's own choice; else the latest run
         current = self.state.current_run or self.run_box.currentData()
         self.run_box.clear()
@@ -134,6 +119,24 @@ class JudgesView(QWidget):
             self.run_box.addItem(name, name)
         found = self.run_box.findData(current) if current else -1
         self.run_box.setCurrentIndex(found if found >= 0 else self.run_box.count() - 1)
+        self.state.run_read("judges.list", _judges, project, on_done=self._show_judges)   # off the GUI thread
+
+    def _show_judges(self, found: list[dict[str, object]]) -> None:
+        project = self.state.project
+        if project is None:
+            return
+        keep = self.selected_name()
+        records = [{**r,
+                    # (issue 77: "…" for 8-12 s said nothing of what was coming)
+                    "licence": self._licences.get(str(r["name"]), (READING, ""))[0],
+                    "licence__tip": self._licences.get(str(r["name"]), (READING, "The judge's licence is being read "
+                                                                        "from its audit, checks and ratings"))[1]}
+                   for r in found]
+        self.model.set_records(records)
+        self.state.run_read("judges", _licences, project, on_done=self._show_licences)   # agreement: off the GUI
+        for row, rec in enumerate(records):
+            if rec["name"] == keep or (keep is None and row == 0):
+                self.table.selectRow(row)
         self._fit_columns()
         self._update_buttons()
 
@@ -178,6 +181,15 @@ def _scale(metric: str) -> str:
     if spec is None:
         return ""
     return f"{spec.low:g}–{spec.high:g}" + (f" · pass ≥ {spec.pass_mark:g}" if spec.pass_mark is not None else "")
+
+
+def _judges(project: Project, ctx: object = None) -> list[dict[str, object]]:
+    """Each judge's line: what the registry says of it, its judgments counted, its scale."""
+    from rageval_desktop.core.store.queries import judgment_counts
+
+    counts = judgment_counts(project)
+    return [{**judge_summary(j), "judgments": counts.get(j.id, 0), "scale": _scale(j.metric)}
+            for j in list_judges(project)]
 
 
 def _licences(project: Project, ctx: object = None) -> dict[str, tuple[str, str]]:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.models.records_model import Records, RecordsModel
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
@@ -39,6 +39,12 @@ def _team(project: Project, metric: str, sample: int | None, ctx: TaskContext) -
     from rageval_desktop.gui import chart_process, page_numbers
 
     return chart_process.read(page_numbers.team, project, ctx, metric, sample)
+
+
+def _samples(project: Project, ctx: TaskContext) -> Records:
+    from rageval_desktop.core.review.sampling import list_samples
+
+    return list_samples(project)
 
 
 def _settle(project: Any, row: int, metric: str, score: float, reason: str, lead: str, item: int,
@@ -151,16 +157,16 @@ class TeamView(QWidget):
         self.settle_button.clicked.connect(self.settle)
 
     def refresh(self, runs: list[str] | None = None) -> None:
-        from rageval_desktop.core.review.sampling import list_samples
-
         project = self.state.project
-        if project is None:
-            return
+        if project is not None:
+            self.state.run_read("team.samples", _samples, project, on_done=self.show_samples)   # off the GUI thread
+
+    def show_samples(self, samples: Records) -> None:
         keep = self.sample_box.currentData()
         self.sample_box.blockSignals(True)
         self.sample_box.clear()
         self.sample_box.addItem("all of the metric's", None)
-        for s in list_samples(project):
+        for s in samples:
             self.sample_box.addItem(f"sample #{s['id']} · {s['run']} · {s['metric']}", s["id"])
         if keep is not None and self.sample_box.findData(keep) >= 0:
             self.sample_box.setCurrentIndex(self.sample_box.findData(keep))

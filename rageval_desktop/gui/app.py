@@ -102,6 +102,10 @@ def screenshot_when_ready(window: MainWindow, path: Path, app: QApplication, com
     started = time.monotonic()
 
     def grab() -> None:
+        if window.last_error:      # a page's read failed on its lane (its error was shown): no picture of that page
+            print(f"error: {window.last_error}; no screenshot was written", file=sys.stderr)
+            app.exit(1)
+            return
         waiting = unsettled(window)
         if waiting and (time.monotonic() - started) * 1000 < SETTLE_MS:
             QTimer.singleShot(200, grab)

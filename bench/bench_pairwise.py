@@ -1,7 +1,8 @@
 """Pairwise review's two rules, by simulation (issue 77.7), read after every rating as the Pairwise page reads them:
 
 1. **Which run reviewers prefer** (core.review.pairwise.win_rate): a verdict from the decisive pairs' confidence
-   sequence. False alarm: a verdict at any look when neither run is better (B wins half the decisive pairs); power:
+   sequence's running intersection (a verdict reached stays). False alarm: a verdict at any look when neither run is
+   better (B wins half the decisive pairs); power:
    the share of sequences that name B by the last look when B wins 65% (and 75%) of them.
 2. **The pairwise judge's licence** (core.review.pairwise.agreement_of): Cohen's kappa over a/b/tie against the
    retirement threshold 0.7 with the anytime-valid interval. False alarm: "kept" at any look when the judge's true
@@ -28,7 +29,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rageval_desktop.core.review.pairwise import LICENCE_ALPHA, PREFERENCES, agreement_of, win_rate  # noqa: E402
+from rageval_desktop.core.review.pairwise import (  # noqa: E402
+    LICENCE_ALPHA,
+    PREFERENCES,
+    agreement_of,
+    running_sequence,
+    verdict_of,
+)
 
 MIX = np.array([0.4, 0.3, 0.3])        # the true preferences: a, b, tie (the licence's populations)
 THRESHOLD, MIN_N = 0.7, 30
@@ -57,7 +64,8 @@ def win_rate_line(share_b: float, ties: float, n: int, runs: int, rng: np.random
     any_call = named_b = 0
     for _ in range(runs):
         prefs = [PREFERENCES[k] for k in rng.choice(3, size=n, p=probs)]
-        verdicts = [win_rate(prefs[:m], "A", "B").verdict for m in range(1, n + 1)]
+        # the verdict after each rating, as the page reads it (core.review.pairwise.win_rate's running sequence)
+        verdicts = [verdict_of(bounds) for bounds in running_sequence(prefs)] or ["cannot tell"]
         any_call += any(v != "cannot tell" for v in verdicts)
         named_b += verdicts[-1] == "b"
     return any_call / runs, named_b / runs

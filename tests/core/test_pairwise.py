@@ -86,9 +86,15 @@ def test_the_reviewers_win_rate_decides_only_when_the_decisive_pairs_show_it():
     many = pairwise.win_rate(["b"] * 20 + ["a"] * 2 + ["tie"] * 10, "v1", "v2")
     assert many.verdict == "b" and many.value == pytest.approx(25 / 32) and many.ci[0] < many.value < many.ci[1]
     assert "Reviewers prefer v2 to v1" in many.words()
-    even = pairwise.win_rate(["b"] * 15 + ["a"] * 15, "v1", "v2")
+    even = pairwise.win_rate(["b", "a"] * 15, "v1", "v2")      # (in the order rated: an even split all along)
     assert even.verdict == "cannot tell" and "cannot tell yet" in even.words()
     assert pairwise.win_rate(["a"] * 25, "v1", "v2").verdict == "a"
+    # read again after more ratings, a verdict reached stays: B's share falls back to 60%, the sequence of that
+    # moment alone could no longer tell, its running intersection still says B (and is still valid at every look)
+    reached = ["b"] * 20 + ["a"] * 2
+    later = reached + ["a"] * 12
+    alone = pairwise.proportion_sequence(later.count("b"), len(later))
+    assert alone[0] < 0.5 and pairwise.win_rate(later, "v1", "v2").verdict == "b"
 
 
 def test_a_fair_judge_is_kept_and_a_judge_that_follows_the_position_is_retired(two_runs):

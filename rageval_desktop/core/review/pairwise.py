@@ -6,9 +6,10 @@ a pairwise judge — an LLM judge's endpoint asked in both orders, so a judge th
 - **Preferences** are stored in the runs' terms ('a', 'b', 'tie'), whatever side they were shown on; a skip is kept
   as a skip; undo withdraws. Several reviewers: the majority's preference (a split pair is counted, not used).
 - **Win rate** of run B: (B's wins + half the ties) / pairs, with its 95% interval for reading. The verdict — which
-  run reviewers prefer, or that they cannot tell yet — comes from the decisive pairs (ties left out, as a sign test
-  does) by a confidence sequence for a proportion (Robbins' beta-binomial mixture, `evidence.proportion_sequence`),
-  valid however often the page is read while rating goes on.
+  run reviewers prefer, or that they cannot tell yet — comes from the decisive pairs in the order they were rated
+  (ties left out, as a sign test does) by the running intersection of a confidence sequence for a proportion
+  (Robbins' beta-binomial mixture, `evidence.proportion_sequence`): valid however often the page is read while rating
+  goes on, and a verdict once reached stays.
 - **The pairwise judge** is audited as every judge is: Cohen's kappa between its preferences and the reviewers' over
   the three outcomes, with the anytime-valid interval and the project's retirement rule (kept when the interval lies
   at or above the threshold, 0.7 by default; retired when below; else it needs more ratings). Its position bias is the
@@ -198,11 +199,12 @@ def withdraw_pair_rating(project: Project, rating_id: int) -> None:
 
 
 def human_preferences(project: Project, sample_id: int) -> tuple[dict[int, str], int]:
-    """position -> the reviewers' preference (the majority's), and how many rated pairs were split evenly."""
+    """position -> the reviewers' preference (the majority's), in the order the pairs were first rated, and how many
+    rated pairs were split evenly."""
     votes: dict[int, Counter[str]] = {}
     for position, pref in project.reader().execute(
             "SELECT position, preference FROM pair_ratings WHERE sample_id = ? AND withdrawn_at IS NULL "
-            "AND skipped = 0", (sample_id,)):
+            "AND skipped = 0 ORDER BY id", (sample_id,)):     # in the order rated: the verdict reads them so
         votes.setdefault(int(position), Counter())[pref] += 1
     out, split = {}, 0
     for position, counted in votes.items():
@@ -347,15 +349,42 @@ class WinRate:
         return f"{share}: {counts}. Reviewers prefer {better} to {worse}."
 
 
+def running_sequence(prefs: list[str], alpha: float = 0.05) -> list[tuple[float, float]]:
+    """B's share of the decisive pairs, as a confidence sequence read after each preference in the order given: the
+    running intersection of Robbins' beta-binomial sequence (still valid at every look, by Ville), so a verdict once
+    reached is not taken back by a later rating. One bound pair per decisive preference."""
+    out: list[tuple[float, float]] = []
+    a = b = 0
+    low, high = 0.0, 1.0
+    for pref in prefs:
+        if pref == "tie":
+            continue
+        a, b = a + (pref == "a"), b + (pref == "b")
+        now = proportion_sequence(b, a + b, alpha=alpha)
+        low, high = max(low, now[0]), min(high, now[1])
+        out.append((low, high))
+    return out
+
+
+def verdict_of(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    if low > 0.5 and high > 0.5:
+        return "b"
+    if high < 0.5 and low < 0.5:
+        return "a"
+    return "cannot tell"          # (and an empty intersection: the sequence saw both sides, so it cannot tell)
+
+
 def win_rate(prefs: list[str], run_a: str, run_b: str, alpha: float = 0.05) -> WinRate:
+    """Run B's win rate over preferences given in the order they were rated (the verdict's sequence reads them in
+    that order)."""
     counted = Counter(prefs)
     a, b, ties = counted["a"], counted["b"], counted["tie"]
     n = a + b + ties
     value = (b + 0.5 * ties) / n if n else None
     ci = wilson(b + 0.5 * ties, n) if n else None
-    low, high = proportion_sequence(b, a + b, alpha=alpha)
-    verdict = "b" if low > 0.5 else "a" if high < 0.5 else "cannot tell"
-    return WinRate(run_a, run_b, n, a, b, ties, value, ci, (low, high), verdict)
+    bounds = (running_sequence(prefs, alpha) or [(0.0, 1.0)])[-1]
+    return WinRate(run_a, run_b, n, a, b, ties, value, ci, bounds, verdict_of(bounds))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.judges import rubrics
+from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.metrics.dashboard import dashboard
 from tests.core.test_judging import llm_judge, proj  # noqa: F401  (the fixture)
 from tests.support.fake_openai import FakeOpenAI
@@ -76,3 +77,72 @@ def test_a_command_is_one_function_pair_and_one_line(demo_file, monkeypatch, cap
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "hello" in capsys.readouterr().out
+
+
+def r_precision(hits, k):
+    """R-precision: the share of a row's top R retrieved passages that are gold, R its number of gold chunks."""
+    import numpy as np
+
+    inside = hits.ranks <= hits.gold[hits.idx]
+    return hits.share(np.bincount(hits.idx[inside], minlength=hits.n).astype(float), hits.gold.astype(float))
+
+
+R_PRECISION = retrieval.RetrievalMetric(
+    "rprec", "R-precision", "R-precision: mean share of a question's top R passages that are gold, R its number of "
+    "gold chunks", r_precision, cut=False, shown=(retrieval.PLAIN,), headline=(retrieval.PLAIN,),
+    brief=(retrieval.PLAIN,), zero="no gold chunk in the top R")
+
+
+@pytest.fixture
+def with_r_precision(monkeypatch):
+    """docs/architecture.md's recipe: one `register` call (here undone after the test)."""
+    monkeypatch.setattr(retrieval, "REGISTRY", dict(retrieval.REGISTRY))
+    retrieval.register(R_PRECISION)
+
+
+def _json(capsys, argv):
+    code = cli.main(argv)
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_computed_metric_is_one_registry_entry_found_everywhere(demo_file, tmp_path, with_r_precision, capsys):
+    """R-precision declared once reaches the metrics, compare, the gate and its plan, the failing rows, the charts,
+    the reports and the --metrics help, with nothing else touched."""
+    from rageval_desktop.core.metrics.failures import failure_rows
+    from rageval_desktop.core.reports import plots
+    from rageval_desktop.core.reports.content import build_report
+    from rageval_desktop.core.store.project import Project
+
+    p = str(demo_file)
+    _, metrics = _json(capsys, ["metrics", p, "--run", "v2", "--json"])
+    every = metrics["slices"]["all"]
+    assert 0 <= every["rprec"] <= 100 and every["rprec_ci"][0] <= every["rprec"] <= every["rprec_ci"][1]
+    assert cli.main(["metrics", p, "--run", "v2"]) == 0
+    assert "rprec" in capsys.readouterr().out.splitlines()[0]      # the terminal table's head
+    _, compared = _json(capsys, ["compare", p, "--baseline", "v1", "--candidate", "v2", "--json"])
+    assert "rprec" in compared["metrics"]
+    _, decided = _json(capsys, ["gate", p, "--baseline", "v1", "--candidate", "v2", "--json"])
+    assert any(c["metric"] == "rprec" for c in [*decided["undecided"], *decided["safe"], *decided["regressions"]])
+    assert "'all' hit@5 2, hit@10 2, mrr 2, ndcg@10 2, rprec 2" in decided["covers"]
+    _, planned = _json(capsys, ["gate", "plan", p, "--baseline", "v1", "--json"])
+    assert any(c["metric"] == "rprec" for c in planned["cells"])
+    project = Project.open(demo_file, read_only=True)
+    try:
+        missed = failure_rows(project, "v2", metric="rprec")
+        # a row misses R-precision when none of its top R is gold: every row MRR misses, and more
+        assert {r["row_id"] for r in failure_rows(project, "v2", metric="mrr")} < {r["row_id"] for r in missed}
+        report = build_report(project, "v2", baseline="v1")
+    finally:
+        project.close()
+    assert "rprec" in report["definitions"] and "top R" in report["definitions"]["rprec"]
+    regions: list = []
+    plots.slice_bars(report, regions=regions)
+    assert "rprec" in {r.metric for r in regions}
+    assert cli.main(["report", p, "--run", "v2", "--baseline", "v1", "--out", str(tmp_path / "r.md")]) == 0
+    assert "rprec" in (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert cli.main(["report", p, "--run", "v2", "--out", str(tmp_path / "r.html")]) == 0
+    assert "rprec" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--help"])
+    assert "rprec" in capsys.readouterr().out

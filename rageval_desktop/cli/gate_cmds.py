@@ -19,6 +19,7 @@ from rageval_desktop.cli.base import (
     say,
 )
 from rageval_desktop.cli.metrics_cmds import _metric_names, _unsettled_lines
+from rageval_desktop.core.metrics.retrieval import named
 
 
 def _gate_epilog() -> str:
@@ -95,9 +96,9 @@ def add_gate(command: Command) -> None:
     p.add_argument("--min-slice-n", type=int, metavar="K",
                    help="slices with fewer than K questions are reported, not gated (default 10; 'all' is always "
                         "gated)")
-    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + every metric an active judge "
-                   "scored on either run; a judge metric without a gate licence, or not judged on both runs, makes "
-                   "the gate not decision-grade (exit 3); a name that is no metric: exit 2")
+    p.add_argument("--metrics", nargs="+", help=f"default: {' '.join(named('headline'))} + every metric an active "
+                   "judge scored on either run; a judge metric without a gate licence, or not judged on both runs, "
+                   "makes the gate not decision-grade (exit 3); a name that is no metric: exit 2")
     p.add_argument("--allow-unlicensed", metavar="REASON",
                    help="gate judge metrics whose judges hold no gate licence; the waiver (who, when, REASON) is "
                         "reported and kept in the decision record")

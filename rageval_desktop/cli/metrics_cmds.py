@@ -16,6 +16,7 @@ from rageval_desktop.cli.base import (
     open_project,
     say,
 )
+from rageval_desktop.core.metrics.retrieval import named, spelled
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -138,8 +139,8 @@ def add_compare(command: Command) -> None:
     p.add_argument("project")
     p.add_argument("--baseline", required=True)
     p.add_argument("--candidate", required=True)
-    p.add_argument("--metrics", nargs="+", help="default: hit@5 hit@10 mrr ndcg@10 + judged metrics; also "
-                   "recall@k (share of gold chunks in the top k), precision@k, ndcg@k")
+    p.add_argument("--metrics", nargs="+", help=f"default: {' '.join(named('headline'))} + judged metrics; also "
+                   f"{spelled()} for any k (recall@k: share of gold chunks in the top k)")
     p.add_argument("--estimator", choices=["mean", "ppi", "selective"], default="mean",
                    help="judge metrics as the judges' mean (default), corrected by the human ratings (ppi: "
                         "prediction-powered inference; needs 10 rated questions per slice), or as pass rates from "

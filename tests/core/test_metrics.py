@@ -24,9 +24,15 @@ from rageval_desktop.core.store.project import Project
 
 
 # --- pure metrics -------------------------------------------------------------------------------------
+def row_metrics(gold_ranks, n_gold, ks):
+    """One row's every declared retrieval metric, as fractions (the registry's columns on a table of one row)."""
+    table = retrieval.table([0], [n_gold], [0] * len(gold_ranks), gold_ranks, ks)
+    return {name: float(values[0]) for name, values in table.items() if name != "first_rank"}
+
+
 def test_retrieval_metrics_by_hand():
     # gold chunks found at ranks 2 and 7, 3 gold chunks in all
-    m = retrieval.row_metrics([2, 7], 3, (5, 10))
+    m = row_metrics([2, 7], 3, (5, 10))
     assert m["hit@5"] == 1.0 and m["hit@10"] == 1.0
     assert m["recall@5"] == pytest.approx(1 / 3) and m["recall@10"] == pytest.approx(2 / 3)
     assert m["precision@5"] == pytest.approx(1 / 5) and m["precision@10"] == pytest.approx(2 / 10)
@@ -35,7 +41,7 @@ def test_retrieval_metrics_by_hand():
     idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
     assert m["ndcg@10"] == pytest.approx(dcg / idcg)
     assert m["ndcg@5"] == pytest.approx((1 / math.log2(3)) / idcg)
-    miss = retrieval.row_metrics([], 2, (5,))
+    miss = row_metrics([], 2, (5,))
     assert miss["hit@5"] == miss["mrr"] == miss["ndcg@5"] == 0.0
 
 
@@ -53,7 +59,7 @@ def test_ndcg_matches_scikit_learn(seed):
     for k in (5, 10):
         # sklearn's ideal ranking includes the unretrieved gold chunks, as ours does through n_gold
         expected = ndcg_score(truth, scores, k=k) if truth.sum() else 0.0
-        assert retrieval.ndcg_at_k(ranks, n_gold, k) == pytest.approx(expected)
+        assert row_metrics(ranks, n_gold, (k,))[f"ndcg@{k}"] == pytest.approx(expected)
 
 
 def test_the_shipped_quantile_table_is_scipys_own_numbers():
@@ -204,6 +210,20 @@ def test_failure_classes(tmp_path):
         assert len(failure_rows(p, "v2", sample=2)) == 2
 
 
+def by_definition(gold_ranks, n_gold, ks):
+    """The textbook definitions, one row at a time (binary relevance; what the registry's columns must equal)."""
+    out = {}
+    for k in ks:
+        inside = [r for r in gold_ranks if r <= k]
+        out[f"hit@{k}"] = 1.0 if inside else 0.0
+        out[f"recall@{k}"] = len(inside) / n_gold
+        out[f"precision@{k}"] = len(inside) / k
+        ideal = sum(1 / math.log2(i + 1) for i in range(1, min(n_gold, k) + 1))
+        out[f"ndcg@{k}"] = sum(1 / math.log2(r + 1) for r in inside) / ideal
+    out["mrr"] = 1 / min(gold_ranks) if gold_ranks else 0.0
+    return out
+
+
 def test_vectorised_table_equals_the_row_by_row_definition():
     rng = np.random.default_rng(3)
     row_ids = list(range(100, 400))
@@ -220,7 +240,8 @@ def test_vectorised_table_equals_the_row_by_row_definition():
         if g == 0:
             assert math.isnan(cols["mrr"][i])
             continue
-        expected = retrieval.row_metrics(per_row[r], int(g), (5, 10, 50))
+        expected = by_definition(per_row[r], int(g), (5, 10, 50))
+        assert set(expected) == set(cols) - {"first_rank"}
         for name, value in expected.items():
             assert cols[name][i] == pytest.approx(value), (r, name)
 

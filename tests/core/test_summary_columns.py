@@ -11,13 +11,17 @@ import pandas as pd
 import pytest
 
 from rageval_desktop.core.base.stats import mean_ci, percentile
-from rageval_desktop.core.metrics import values
-from rageval_desktop.core.metrics.dashboard import ALL, CI_RETRIEVAL, ordered_slices, retrieval_columns, summarise
+from rageval_desktop.core.metrics import retrieval, values
+from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices, summarise
 from rageval_desktop.core.metrics.ppi import ppi_mean
 from rageval_desktop.core.metrics.rowdata import STATUSES, RunData, keep_values, load_run, per_question
 from rageval_desktop.core.store.browse import list_runs
 
 KS = (5, 10, 50)
+
+
+def retrieval_columns(ks):
+    return [c for c in retrieval.names(ks) if c != "first_rank"]
 
 
 def _reference(rows, questions, data) -> dict:
@@ -28,7 +32,7 @@ def _reference(rows, questions, data) -> dict:
     gold = questions.loc[questions["n_gold"] > 0]
     for col in retrieval_columns(data.ks):
         out[col] = float(gold[col].mean()) if len(gold) else None
-    for col in CI_RETRIEVAL:
+    for col in retrieval.named("headline"):
         if col in gold:
             _, low, high = mean_ci(gold[col])
             out[f"{col}_ci"] = None if low is None else [low, high]
@@ -120,7 +124,8 @@ def test_a_comparison_reads_the_numbers_a_full_load_holds(demo, runs):
     """compare loads lean, with the retrieval metrics asked for computed when asked: each slice's cell is the paired
     cell of the full tables' questions (the demo's second run's row ids are not its golden rows' rowids: a column
     aligned by index instead of taken by position would be NaN)."""
-    from rageval_desktop.core.metrics.compare import compare, is_retrieval, paired_cell
+    from rageval_desktop.core.metrics.compare import compare, paired_cell
+    from rageval_desktop.core.metrics.retrieval import is_retrieval
 
     full_a, full_b = load_run(demo, runs[0]), load_run(demo, runs[1])
     assert not (load_run(demo, "v2").frame.index.to_numpy() == load_run(demo, "v2").frame["qkey"].to_numpy()).all()

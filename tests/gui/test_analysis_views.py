@@ -445,3 +445,34 @@ def test_a_pass_beside_ungated_drops_is_amber_and_says_what_it_covered(window, q
     assert "metrics not gated: correctness" in note
     assert not view.drop.isEnabled()
     save_shots(qtbot, window, f"compare-amber-pass-{size[0]}")
+
+
+def test_a_declared_retrieval_metric_reaches_the_pages(qtbot, demo_file, tmp_path, monkeypatch):
+    """docs/architecture.md's metric recipe, in the app: R-precision declared once (tests/test_recipes.py) is a
+    dashboard column with its label and definition, a chart bar, and a failing-rows choice. (The pages' numbers are
+    read here: the helper process imports the registry as the app ships it.)"""
+    from rageval_desktop.core.metrics import retrieval
+    from rageval_desktop.gui import chart_process
+    from tests.test_recipes import R_PRECISION
+
+    monkeypatch.setattr(retrieval, "REGISTRY", dict(retrieval.REGISTRY))
+    retrieval.register(R_PRECISION)
+    monkeypatch.setattr(chart_process, "_POOL", None)      # no helper: the pages' numbers are worked out here
+    monkeypatch.setattr(chart_process, "_BROKEN", True)
+    copy = tmp_path / "demo.rageval"
+    shutil.copy(demo_file, copy)
+    window = open_window(qtbot, copy)
+    try:
+        open_view(window, qtbot, "dashboard")
+        view = window.page("dashboard")
+        headers = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())]
+        col = headers.index("R-precision")
+        assert "top R passages" in view.model.headerData(col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        assert view.model.record(0)["rprec"] == view.summary["slices"]["all"]["rprec"]
+        open_view(window, qtbot, "failures")
+        box = window.page("failures").metric_box
+        assert box.itemText(box.findData("hit@10")) == "failing hit@10 (no gold chunk in the top 10)"
+        assert box.itemText(box.findData("mrr")) == "failing mrr (no gold chunk retrieved)"
+        assert box.itemText(box.findData("rprec")) == "failing rprec (no gold chunk in the top R)"
+    finally:
+        close_window(qtbot, window)

@@ -19,7 +19,7 @@ from rageval_desktop.core.judges.registry import get_judge
 from rageval_desktop.core.metrics import selective_cells
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.ppi import ESTIMATORS, applies, ppi_delta
-from rageval_desktop.core.metrics.retrieval import canonical_name
+from rageval_desktop.core.metrics.retrieval import canonical_name, is_retrieval, named, spelled
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, per_question, source_metric
 from rageval_desktop.core.review.selective import decidable
 from rageval_desktop.core.store import reads
@@ -29,8 +29,6 @@ from rageval_desktop.core.store.queries import run_id as find_run
 if TYPE_CHECKING:
     from numpy import ndarray
 
-GATE_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
-RETRIEVAL_PREFIXES = ("hit@", "recall@", "precision@", "ndcg@", "mrr")
 MIN_SLICE_N = 10
 
 
@@ -132,7 +130,7 @@ def _side(project: Project, run: str, requested: list[str] | None, estimator: st
     loaded."""
     data = load_run(project, run, lean=True)
     data.let_go_judgments()
-    wanted = [*requested, *(data.metrics if judged else ())] if requested else [*GATE_RETRIEVAL, *data.metrics]
+    wanted = [*requested, *(data.metrics if judged else ())] if requested else [*named("headline"), *data.metrics]
     questions = _questions(data, list(dict.fromkeys(wanted)), rated=estimator == "ppi")
     data.let_go()
     return data, questions
@@ -167,10 +165,6 @@ def paired_cell(before: Any, after: Any) -> dict[str, Any]:
     n = int(len(diffs))
     return {"baseline": float(before.mean()), "candidate": float(after.mean()), "delta": delta, "ci": [low, high],
             "n": n, "se": paired_se(diffs)[1], "df": n - 1}
-
-
-def is_retrieval(metric: str) -> bool:
-    return metric.startswith(RETRIEVAL_PREFIXES)
 
 
 def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
@@ -262,7 +256,7 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     (a, questions_a), (b, questions_b) = (_side(project, baseline, requested, estimator, judged),
                                           _side(project, candidate, requested, estimator, judged))
     judge_metrics = list(dict.fromkeys([*a.metrics, *b.metrics]))
-    wanted = requested or list(dict.fromkeys([*GATE_RETRIEVAL, *judge_metrics]))
+    wanted = requested or list(dict.fromkeys([*named("headline"), *judge_metrics]))
     if requested and judged:
         wanted = list(dict.fromkeys([*requested, *(m for m in a.metrics if m in b.metrics)]))
     if COVERAGE not in wanted:
@@ -275,10 +269,10 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
     unknown = [m for m in wanted if m not in judge_metrics and m not in joined["a"].columns
                and not _judged_somewhere(project, m)]
     if unknown:
-        have = ", ".join([*GATE_RETRIEVAL, *judge_metrics])
+        have = ", ".join([*named("headline"), *judge_metrics])
         raise GateUsageError(f"no metric named {', '.join(unknown)} can be compared: no judge of the project scores "
-                             f"it and it is no retrieval metric (available: {have}, and hit@k, recall@k, "
-                             "precision@k, ndcg@k for k in 5, 10, 50)", cli_hint="check --metrics")
+                             f"it and it is no retrieval metric (available: {have}, and {spelled()} for any k)",
+                             cli_hint="check --metrics")
     missing = [found for m in wanted if (found := _missing(m, a, b, joined)) is not None]
     absent = {found["metric"] for found in missing}
     slice_col = joined[("a", "slice")]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rageval_desktop.core.base.stats import mean_ci, percentile
 from rageval_desktop.core.base.vocab import METRICS, NO_SLICE
 from rageval_desktop.core.judges.registry import get_judge
+from rageval_desktop.core.metrics import retrieval
 from rageval_desktop.core.metrics.ppi import MIN_RATED, ppi_mean
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
 from rageval_desktop.core.metrics.rowdata import STATUSES, RunData, counts_for_row, load_run, per_question, row_status
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
     from pandas import DataFrame, Series
 
 ALL = "all"
-CI_RETRIEVAL = ("hit@5", "hit@10", "mrr", "ndcg@10")
-
-
-def retrieval_columns(ks: tuple[int, ...]) -> list[str]:
-    cols = [f"hit@{k}" for k in ks] + [f"recall@{k}" for k in ks] + ["mrr"] + [f"ndcg@{k}" for k in ks]
-    cols += [f"precision@{k}" for k in ks]
-    return cols
 
 
 class Columns:
@@ -101,9 +95,10 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
     # the headline retrieval metrics get their 95% CI too (charts draw them), from the same column, placed after
     # the means; one column at a time is held
     cis: dict[str, dict[str, Any]] = {part: {} for part in out}
-    listed = retrieval_columns(data.ks)
-    for col in [*listed, *(c for c in CI_RETRIEVAL if c not in listed)]:
-        with_ci = col in CI_RETRIEVAL and questions.has(col)
+    listed = [c for c in retrieval.names(data.ks) if c != "first_rank"]
+    headline = retrieval.named("headline")
+    for col in dict.fromkeys([*listed, *headline]):
+        with_ci = col in headline and questions.has(col)
         if col not in listed and not with_ci:
             continue
         for part, values in of_gold(questions.get(col)).items():
@@ -114,7 +109,7 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
                 cis[part][f"{col}_ci"] = None if low is None else [low, high]
             del values
     for part, found in cis.items():
-        out[part] |= {f"{col}_ci": found[f"{col}_ci"] for col in CI_RETRIEVAL if f"{col}_ci" in found}
+        out[part] |= {f"{col}_ci": found[f"{col}_ci"] for col in headline if f"{col}_ci" in found}
     for metric in data.metrics:
         statuses = rows.each(f"{metric}__status")
         rated = questions.has(f"{metric}__diff")
@@ -187,7 +182,7 @@ def summarise(data: RunData) -> dict[str, Any]:
     # table copied every number column)
     questions = per_question(frame) if repeated else frame
     repeats = int((questions["rows"] > 1).sum()) if repeated else 0
-    headline = [m for m in (*CI_RETRIEVAL, *data.metrics) if m in frame]
+    headline = [m for m in (*retrieval.named("headline"), *data.metrics) if m in frame]
     names = ordered_slices(frame)
 
     def numbers(get: Callable[[str], ndarray]) -> Callable[[str], ndarray]:
@@ -356,7 +351,8 @@ def dashboard_table(summary: dict[str, Any], estimator: str = "mean") -> tuple[l
     ratings); the others stay judge means."""
     metrics = summary["judge_metrics"]
     corrected = {m for m in metrics if estimator == "ppi" and m in summary.get("rated_metrics", {})}
-    headers = ["slice", "n", "with gold", "hit@5", "recall@5", "mrr",
+    brief = retrieval.named("brief")
+    headers = ["slice", "n", "with gold", *brief,
                *[f"{m} (ppi)" if m in corrected else m for m in metrics], "p95 latency ms", "cost/query"]
 
     def value(s: dict[str, Any], m: str) -> Any:
@@ -364,7 +360,7 @@ def dashboard_table(summary: dict[str, Any], estimator: str = "mean") -> tuple[l
 
     rows = []
     for name, s in summary["slices"].items():
-        rows.append([name, s["n"], s["n_with_gold"], s.get("hit@5"), s.get("recall@5"), s.get("mrr"),
+        rows.append([name, s["n"], s["n_with_gold"], *(s.get(m) for m in brief),
                      *[value(s, m) for m in metrics], s.get("p95_latency_ms"), s.get("cost_per_query")])
     return headers, rows
 

@@ -12,8 +12,8 @@ from collections.abc import Collection
 from typing import Any
 
 from rageval_desktop.core.base.vocab import METRICS
-from rageval_desktop.core.metrics.compare import is_retrieval
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
+from rageval_desktop.core.metrics.retrieval import is_retrieval
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, texts
 from rageval_desktop.core.store.project import Project
 

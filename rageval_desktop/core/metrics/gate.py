@@ -37,13 +37,12 @@ from rageval_desktop.core.metrics.compare import (
     GateUsageError,
     compare,
     family_matrix,
-    is_retrieval,
     selective_metric,
 )
 from rageval_desktop.core.metrics.dashboard import ALL
 from rageval_desktop.core.metrics.gate_config import ALPHA, POWER, CellRule, GateConfig
 from rageval_desktop.core.metrics.gate_text import covers_text, rule_text
-from rageval_desktop.core.metrics.retrieval import canonical_name
+from rageval_desktop.core.metrics.retrieval import canonical_name, is_retrieval
 from rageval_desktop.core.review import transport
 from rageval_desktop.core.review.accepts import pass_fail
 from rageval_desktop.core.review.licence import licence

@@ -34,15 +34,13 @@ from rageval_desktop.core.base.stats import detectable_drop_bounded, max_t, norm
 from rageval_desktop.core.metrics.attempts import levels
 from rageval_desktop.core.metrics.compare import (
     COVERAGE,
-    GATE_RETRIEVAL,
     GateUsageError,
     compare,
     family_matrix,
-    is_retrieval,
 )
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.gate_config import CellRule, GateConfig
-from rageval_desktop.core.metrics.retrieval import canonical_name
+from rageval_desktop.core.metrics.retrieval import canonical_name, is_retrieval, named
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.store.project import Project
 
@@ -81,7 +79,7 @@ def _spread_from_baseline(project: Project, baseline: str, metrics: list[str] | 
     data = load_run(project, baseline)
     q = per_question(data.frame)
     q = q[q.index >= 0]                                       # linked to the golden set, as the gate compares
-    wanted = [canonical_name(m) for m in metrics] if metrics else [*GATE_RETRIEVAL, *data.metrics]
+    wanted = [canonical_name(m) for m in metrics] if metrics else [*named("headline"), *data.metrics]
     q[COVERAGE] = 100.0                  # the baseline answered each of its questions: no spread seen (floored)
     wanted += [COVERAGE] if COVERAGE not in wanted else []
     judged[:] = data.metrics

@@ -91,7 +91,7 @@ class RunData:
         self.judgments = self.hits = self._positions = None
 
     def _computed(self, name: str) -> bool:
-        return self.hits is not None and name != "first_rank" and name in retrieval.names(self.ks)
+        return self.hits is not None and retrieval.is_retrieval(name)
 
 
 def load_run(project: Project, run: str, ks: tuple[int, ...] = retrieval.DEFAULT_KS,

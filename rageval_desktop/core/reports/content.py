@@ -15,7 +15,7 @@ from rageval_desktop.core.metrics.failures import CLASSES, classify, failure_row
 from rageval_desktop.core.metrics.gate import apply_licences, evaluate_gate, gated_comparison
 from rageval_desktop.core.metrics.gate_config import GateConfig
 from rageval_desktop.core.metrics.gate_text import SAID, headline, settle_hint
-from rageval_desktop.core.metrics.retrieval import definition
+from rageval_desktop.core.metrics.retrieval import definition, named
 from rageval_desktop.core.metrics.rowdata import load_run, per_question
 from rageval_desktop.core.review import pairwise
 from rageval_desktop.core.review.licence import last_check, licence
@@ -116,7 +116,7 @@ def _build_report(project: Project, run: str, baseline: str | None, failures: in
         "gate": _gate(comparison, max_slice_drop, config),
         # what reviewers said of the two runs' answers side by side (the Pairwise page), when they were asked
         "pairwise": _side_by_side(project, baseline, run),
-        "definitions": {m: definition(m) for m in ("hit@5", "recall@5", "mrr", "ndcg@10")},
+        "definitions": {m: definition(m) for m in named("shown")},
         "judge_health": judge_health(project, data.run_id, len(data.frame)),
         "corrected": corrected_rows(summary),
         "failure_counts": counts,

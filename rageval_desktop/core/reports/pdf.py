@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from rageval_desktop.core.metrics.retrieval import named
 from rageval_desktop.core.reports import plots
 
 A4 = (11.69, 8.27)
@@ -34,18 +35,27 @@ def _page(pdf: Any, title: str, subtitle: str = "") -> Any:
     return fig
 
 
+def _bottom(fig: Any) -> float:
+    """Where the page's last text ends, as a share of the page's height from its foot."""
+    box = fig.texts[-1].get_window_extent(fig.canvas.get_renderer())
+    return float(box.y0 / (fig.get_figheight() * fig.dpi))
+
+
 def _table(fig: Any, rect: list[float], headers: list[str], rows: list[list[str]], font: float = 8) -> None:
     ax = fig.add_axes(rect)
     ax.axis("off")
     if not rows:
         _plain(ax.text(0, 1, "(nothing)", fontsize=font, va="top"))
         return
-    table = ax.table(cellText=rows, colLabels=headers, loc="upper left", cellLoc="left")
+    # each column as wide as its longest value (a slice's name needs more than a number), headers aside: a header
+    # wider than its column (a judge metric's name among a dozen columns) is set smaller, not over the next
+    longest = [max([4, 0.8 * len(headers[c]), *(len(row[c]) for row in rows)]) for c in range(len(headers))]
+    shares = [n / sum(longest) for n in longest]
+    table = ax.table(cellText=rows, colLabels=headers, loc="upper left", cellLoc="left", colWidths=shares)
     table.auto_set_font_size(False)
     table.set_fontsize(font)
     table.scale(1, 1.3)
-    # a header wider than its column (a judge metric's name among a dozen columns) is set smaller, not over the next
-    width_pt = rect[2] * fig.get_figwidth() * 72 / len(headers) * 0.9
+    full_pt = rect[2] * fig.get_figwidth() * 72 * 0.9
     for (r, c), cell in table.get_celld().items():
         _plain(cell.get_text())
         cell.set_edgecolor("#dadce0")
@@ -53,8 +63,8 @@ def _table(fig: Any, rect: list[float], headers: list[str], rows: list[list[str]
             cell.set_facecolor("#f8f9fa")
             cell.get_text().set_weight("bold")
             need = len(headers[c]) * font * 0.62      # bold DejaVu Sans: about 0.62 em a character
-            if need > width_pt:
-                cell.get_text().set_fontsize(font * width_pt / need)
+            if need > full_pt * shares[c]:
+                cell.get_text().set_fontsize(font * full_pt * shares[c] / need)
 
 
 def _image(fig: Any, rect: list[float], png: bytes) -> None:
@@ -77,7 +87,7 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
     d = report["dashboard"]
-    metrics = ["hit@5", "recall@10", "mrr", "ndcg@10", *d["judge_metrics"]]
+    metrics = [*named("shown"), *d["judge_metrics"]]
     with PdfPages(out, metadata={"Title": report["title"], "Creator": report["generator"]}) as pdf:
         sub = f"{report['project']} · generated {report['generated_at']}"
         if d["retired_judges"]:
@@ -105,8 +115,10 @@ def write_pdf(report: dict[str, Any], out: Path) -> None:
             rows = [[name, str(e["n"]), *[("—" if not e.get(m) else
                                             f"{e[m]['delta']:+.1f} [{e[m]['ci'][0]:+.1f}, {e[m]['ci'][1]:+.1f}]")
                                            for m in c["metrics"]]] for name, e in c["slices"].items()]
-            _table(fig, [0.04, 0.55, 0.92, 0.33], ["slice", "n", *c["metrics"]], rows, font=7)
-            _image(fig, [0.04, 0.03, 0.92, 0.5], plots.delta_chart(c))
+            # the table hangs below the subtitle, however many lines the gate's coverage took (it ran into them)
+            top = min(0.88, _bottom(fig) - 0.01)
+            _table(fig, [0.04, top - 0.33, 0.92, 0.33], ["slice", "n", *c["metrics"]], rows, font=7)
+            _image(fig, [0.04, 0.03, 0.92, top - 0.38], plots.delta_chart(c))
             pdf.savefig(fig)
             plt.close(fig)
         if report.get("corrected"):

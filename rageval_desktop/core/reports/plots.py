@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rageval_desktop.core.metrics.retrieval import named
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 ACCENT, GREY = "#1a73e8", "#9aa0a6"
-HEADLINE = ("hit@5", "mrr")          # the retrieval metrics a dashboard chart shows, then the judge metrics
 DPI = 100
 
 
@@ -164,7 +165,8 @@ def slice_bars(report: dict[str, Any], *, theme: Theme | None = None, size: tupl
     # without gold ids the gold-based bars would be empty: the judge-based UMBRELA scores come first instead
     umbrela = [m for m in ("umbrela_p@5", "umbrela_mrr") if m in judged]
     others = [m for m in judged if m not in umbrela]
-    metrics = ([*HEADLINE, *umbrela, *others] if has_gold else [*umbrela, *others] or list(HEADLINE))[:4]
+    brief = named("brief")       # the retrieval metrics a dashboard chart shows, then the judge metrics
+    metrics = ([*brief, *umbrela, *others] if has_gold else [*umbrela, *others] or brief)[:4]
     slices = list(summary["slices"])
     base = report.get("baseline_dashboard")
     comparison: dict[str, Any] = report.get("comparison") or {}

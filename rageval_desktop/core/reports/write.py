@@ -16,6 +16,7 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.base.text import md_escape, neutralise
 from rageval_desktop.core.metrics.gate_text import drop_text
+from rageval_desktop.core.metrics.retrieval import named
 from rageval_desktop.core.reports import plots
 from rageval_desktop.core.reports.content import build_report
 from rageval_desktop.core.reports.pdf import write_pdf
@@ -89,14 +90,14 @@ def write_html(report: dict[str, Any], out: Path) -> None:
     if any(report.get("distributions", {}).values()):
         pngs["boxes"] = base64.b64encode(plots.box_plot(report)).decode()
     html = env.get_template("report.html.j2").render(
-        r=report, plots=pngs, retrieval_cols=["hit@5", "hit@10", "recall@10", "mrr", "ndcg@10"],
+        r=report, plots=pngs, retrieval_cols=named("shown"),
         fmt=fmt, pct=pct, money=money)
     out.write_text(html, encoding="utf-8")
 
 
 def write_markdown(report: dict[str, Any], out: Path) -> None:
     d = report["dashboard"]
-    metrics = ["hit@5", "recall@5", "mrr", *d["judge_metrics"]]
+    metrics = [*named("brief"), *d["judge_metrics"]]
     lines = [f"## {_md(report['title'])}", "", f"_{_md(report['project'])} · {report['generated_at']}_", ""]
     if d["retired_judges"]:
         lines += ["_Retired judges left out: " + ", ".join(_md(j["judge"]) for j in d["retired_judges"]) + "._", ""]

@@ -24,7 +24,8 @@ from shiboken6 import isValid
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.metrics.ppi import describe as describe_ppi
-from rageval_desktop.core.metrics.retrieval import definition
+from rageval_desktop.core.metrics.retrieval import definition, named, parse
+from rageval_desktop.core.metrics.retrieval import label as retrieval_label
 from rageval_desktop.core.reports.plots import forest_height
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui import operations
@@ -256,8 +257,7 @@ class DashboardView(_Analysis):
         self.summary = summary
         metrics = summary["judge_metrics"]
         rated = [m for m in metrics if m in summary.get("rated_metrics", {})]
-        retrieval = [("hit@5", "hit@5"), ("hit@10", "hit@10"), ("recall@10", "recall@10"), ("mrr", "MRR"),
-                     ("ndcg@10", "nDCG@10")]
+        retrieval = [(m, retrieval_label(m)) for m in named("shown")]
         judged = [c for m in metrics for c in [(m, m)] + ([(f"{m}_ppi_value", f"{m}\ncorrected")]
                                                          if m in rated else [])]
         # with human ratings, the judge metrics and their corrected values — what a release is decided on — come
@@ -267,7 +267,7 @@ class DashboardView(_Analysis):
                    *[(f"{m}_coverage_pct", f"{m} scored") for m in metrics],
                    ("p95_latency_ms", "p95 latency (ms)"), ("cost_per_query", "cost/query ($)")]
         self.model.columns = columns
-        self.model.scored = {"hit@5", "hit@10", "recall@10", "mrr", "ndcg@10", *metrics,
+        self.model.scored = {*named("shown"), *metrics,
                              *[f"{m}_ppi_value" for m in rated]}
         self.model.header_tips = {**{key: definition(key) or "" for key, _ in columns if definition(key)},
                                   "n": "questions: a question answered more than once counts once (its repeats "
@@ -725,11 +725,9 @@ class FailuresView(_Analysis):
         self._fill_metrics()
 
     def _fill_metrics(self) -> None:
-        from rageval_desktop.core.metrics.compare import GATE_RETRIEVAL
-
-        for m in GATE_RETRIEVAL:
-            self.metric_box.addItem(f"failing {m} (no gold chunk in the top {m.split('@')[1] if '@' in m else 'k'})"
-                                    if m != "mrr" else "failing mrr (no gold chunk retrieved)", m)
+        for m in named("headline"):
+            if (found := parse(m)) is not None:
+                self.metric_box.addItem(f"failing {m} ({found[0].zero.format(k=found[1])})", m)
         for m, spec in METRICS.items():
             if spec.pass_mark is not None:
                 self.metric_box.addItem(f"failing {m} (under {spec.pass_mark:g})", m)

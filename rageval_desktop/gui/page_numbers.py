@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from rageval_desktop.core.review.agreement import Agreement
     from rageval_desktop.core.review.licence import TransportCheck
     from rageval_desktop.core.review.quality import QualityReport
+    from rageval_desktop.core.review.settings import RetirementPolicy
     from rageval_desktop.core.review.team import TeamReport
     from rageval_desktop.core.store.project import Project
 
     Passes = dict[str, Any] | None     # core.review.accepts.pass_fail
-    AuditRead = tuple[list[Agreement], dict[str, tuple[str, str]], dict[str, Passes], dict[str, dict[str, str]]]
 
 
 def dashboard(project: Project, run: str, baseline: str | None, kind: str, size: tuple[int, int],
@@ -155,14 +155,28 @@ def review_plan(project: Project, run: str, metric: str, mode: str, size: int) -
         return {}
 
 
+@dataclass(frozen=True)
+class AuditRead:
+    """What the Audit page shows, read at once off the GUI thread."""
+
+    results: list[Agreement]                     # every judge's agreement
+    licences: dict[str, tuple[str, str]]         # judge -> (its licence's cell, in words)
+    accepts: dict[str, Passes]                   # judge -> its pass/fail against the reviewers
+    checks: dict[str, dict[str, str]]            # judge -> the cells of its newest checks, run order, selective
+    policy: RetirementPolicy                     # the project's retirement rule
+    history: dict[str, list[dict[str, Any]]]     # judge -> its recorded audits, newest first
+
+
 def audit(project: Project) -> AuditRead:
     """The Audit page's reading: every judge's agreement, its licence (core.review.licence: one rule for every
     screen), its pass/fail against the reviewers (core.review.accepts), and per judge the cells of its newest
-    stability, probe and bias checks, its run order (core.review.system) and where it may decide alone."""
+    stability, probe and bias checks, its run order (core.review.system) and where it may decide alone; the
+    retirement rule and each judge's recorded audits."""
     from rageval_desktop.core.judges.registry import get_judge
     from rageval_desktop.core.review.accepts import pass_fail
-    from rageval_desktop.core.review.agreement import audit_all
+    from rageval_desktop.core.review.agreement import audit_all, audit_history
     from rageval_desktop.core.review.licence import last_check, licence
+    from rageval_desktop.core.review.settings import policy
     from rageval_desktop.core.review.system import system_agreement
     from rageval_desktop.core.store import reads
 
@@ -170,13 +184,15 @@ def audit(project: Project) -> AuditRead:
         results = audit_all(project)
         judges = {r.judge: get_judge(project, r.judge) for r in results}
         held = {r.judge: licence(project, judges[r.judge], r) for r in results}
-        return (results, {name: (h.short(), h.describe()) for name, h in held.items()},
-                {r.judge: pass_fail(project, judges[r.judge]) for r in results},
-                {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
-                                         last_check(project, judges[r.judge], "probe"),
-                                         last_check(project, judges[r.judge], "bias")),
-                           **run_order_texts(system_agreement(project, judges[r.judge])),
-                           "selective": selective_text(project, judges[r.judge])} for r in results})
+        return AuditRead(
+            results, {name: (h.short(), h.describe()) for name, h in held.items()},
+            {r.judge: pass_fail(project, judges[r.judge]) for r in results},
+            {r.judge: {**check_texts(last_check(project, judges[r.judge], "stability"),
+                                     last_check(project, judges[r.judge], "probe"),
+                                     last_check(project, judges[r.judge], "bias")),
+                       **run_order_texts(system_agreement(project, judges[r.judge])),
+                       "selective": selective_text(project, judges[r.judge])} for r in results},
+            policy(project), {r.judge: audit_history(project, r.judge) for r in results})
 
 
 def check_texts(stability: dict[str, Any] | None, probe: dict[str, Any] | None,

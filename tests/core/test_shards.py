@@ -273,7 +273,7 @@ def test_a_reply_longer_than_any_verdict_is_not_kept_live_or_from_a_results_file
     project, server, _ = setup
     huge = "[RESULT] 4 " + "x" * 2_000_000
     with FakeOpenAI(lambda b, n: Reply(huge)) as astray:
-        llm_judge(project, astray, name="astray", max_retries=0)
+        llm_judge(project, astray, name="astray", max_retries=0, timeout=60.0)   # (2 MB a reply: not a race)
         stats = run_judge_job(project, JobSpec(run="v1", judges=["astray"]))
     assert stats.errors_by_kind == {"too_long": 20} and stats.ok == 0
     longest = project.reader().execute("SELECT MAX(LENGTH(raw_output)) FROM judgments").fetchone()[0]

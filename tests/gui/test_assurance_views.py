@@ -37,8 +37,12 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     assert recall["stability"] == "0% [0, 16]" and "20 rows asked 2 times on v2" in recall["stability__tip"]
     assert recall["probe"] == "—" and recall["run_order"] == "—"
     assert "at least 3 runs" in recall["run_order__tip"] or "runs" in recall["run_order__tip"]
+    # the rule and the selected judge's runs come with the page's read (they were read on the GUI thread)
+    assert "shown to be at least 0.7" in audit.policy.text()
     # a probe from the page, on the current run
     audit.table.selectRow(list(records).index("answer-recall"))
+    shown = [audit.history.record(r)["run"] for r in range(audit.history.rowCount())]
+    assert shown and all(name.startswith(("run ", "audit ")) for name in shown)
     monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[3][1], True))
     w.select(run="v2")
     settle(qtbot, w)

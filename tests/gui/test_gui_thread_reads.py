@@ -14,8 +14,6 @@ from rageval_desktop.gui.pages import PAGES
 # the places that still read on the GUI thread, each a page's own read to move onto its lane
 KNOWN = {
     "gui/main_window.py:run_names",              # the runs' names: every page's refresh asks (one small query)
-    "gui/views/audit_view.py:_history",          # the selected judge's audit history
-    "gui/views/audit_view.py:refresh",           # the retirement policy (the project's settings)
     "gui/views/analysis_views.py:_on_row",       # a failure's row detail, on selection
     "gui/views/review_view.py:refresh",          # the samples' list
     "gui/views/review_view.py:load_sample",      # the sample and the reviewer's ratings

@@ -27,6 +27,7 @@ from rageval_desktop.gui.views.common import page_frame
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.review.licence import DrawnCheck
+    from rageval_desktop.core.review.settings import RetirementPolicy
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.page_numbers import AuditRead, TransportLine
     from rageval_desktop.gui.state import AppState
@@ -79,12 +80,6 @@ def _draw_check(project: Project, judge: str, run: str, size: int, ctx: TaskCont
     from rageval_desktop.core.review.licence import draw_transport
 
     return draw_transport(project, [get_judge(project, judge)], run, size)
-
-
-def _history(project: Any, judge: str) -> list[dict[str, Any]]:
-    from rageval_desktop.core.review.agreement import audit_history
-
-    return audit_history(project, judge)
 
 
 class AuditView(QWidget):
@@ -200,6 +195,7 @@ class AuditView(QWidget):
         split.setSizes([300, 360])
         layout.addWidget(split, 1)
         self.results: list[Any] = []
+        self.history_of: dict[str, list[dict[str, Any]]] = {}
         self.apply_button.clicked.connect(self.apply)
         self.retire_button.clicked.connect(lambda: self.set_status("retired"))
         self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
@@ -209,9 +205,10 @@ class AuditView(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_row)
 
     def refresh(self, runs: list[str] | None = None) -> None:
-        from rageval_desktop.core.review.settings import policy
+        # on the read lane: never refused while a job or a write runs, a newer read making an older one stale
+        self.state.run_read("audit", _audit, self.state.opened(), on_done=self.show_found)
 
-        p = policy(self.state.opened())
+    def _show_policy(self, p: RetirementPolicy) -> None:
         statistic = ("quadratic-weighted κ for ordinal scales, Cohen κ for binary" if p.statistic == "auto"
                      else p.statistic)
         if p.rule == "interval":
@@ -230,14 +227,11 @@ class AuditView(QWidget):
             tip = ""
         self.policy.setText(rule)
         self.policy.setToolTip(tip)
-        # on the read lane: never refused while a job or a write runs, a newer read making an older one stale
-        self.state.run_read("audit", _audit, self.state.opened(), on_done=self.show_found)
 
-    def show_found(self, found: tuple[list[Any], dict[str, tuple[str, str]], dict[str, Any], dict[str, Any]]
-                   ) -> None:
-        results, licences, self.accepts, checks = found
-        self.checks = checks
-        self.results = results
+    def show_found(self, found: AuditRead) -> None:
+        results, licences, self.accepts, checks = found.results, found.licences, found.accepts, found.checks
+        self.checks, self.results, self.history_of = checks, results, found.history
+        self._show_policy(found.policy)
         records = []
         for r in results:
             value = "—" if r.value is None else (f"{r.value:.3f} [{r.ci[0]:.3f}, {r.ci[1]:.3f}]"
@@ -337,7 +331,7 @@ class AuditView(QWidget):
         rows = [{"run": f"run {name}", "n": v["n"], "value": value(v["value"], v.get("ci")), "verdict": ""}
                 for name, v in r.per_run.items()]
         rows += [{"run": f"audit {h['at']}", "n": h["n"], "value": value(h["value"]), "verdict": h["verdict"]}
-                 for h in _history(self.state.project, r.judge)]
+                 for h in self.history_of.get(r.judge, [])]
         self.history.set_records(rows)
         self.history_view.resizeColumnsToContents()   # "0.545 [0.372, 0.711]" whole, not cut
         self.retire_button.setEnabled(r.judge_status == "active")

@@ -108,7 +108,8 @@ class PackWindow(QMainWindow):
                   on_error: Callable[[str, str], object] | None = None) -> None:
         self.writes.put(fn, on_done=on_done, on_error=on_error or self.show_error)
 
-    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object]) -> None:
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object],
+                 announce: bool = True) -> None:
         workers.start(fn, *args, on_done=on_done, on_error=self.show_error)
 
     def show_status(self, message: str, ms: int = 6000) -> None:

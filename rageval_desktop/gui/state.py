@@ -31,7 +31,8 @@ class Host(Protocol):
 
     def run_task(self, label: str, fn: Callable[..., T], *args: object,
                  on_done: Callable[[T], object] | None = None) -> object: ...
-    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object]) -> None: ...
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object],
+                 announce: bool = True) -> None: ...
     def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
                   on_error: Callable[[str, str], object] | None = None) -> None: ...
     def show_error(self, message: str, details: str = "") -> None: ...
@@ -122,9 +123,11 @@ class AppState(QObject):
         """The write lane: one task at a time, in a worker; `on_done(result)` back on the GUI thread."""
         return self.host.run_task(label, fn, *args, on_done=on_done)
 
-    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object]) -> None:
-        """The read lane: a page's newest read wins; older results are dropped."""
-        self.host.run_read(page, fn, *args, on_done=on_done)
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object],
+                 announce: bool = True) -> None:
+        """The read lane: a page's newest read wins; older results are dropped. `announce`: the window says when it
+        lands (`read_finished`); a detail read on selection, which no page's refresh waits for, does not."""
+        self.host.run_read(page, fn, *args, on_done=on_done, announce=announce)
 
     def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
                   on_error: Callable[[str, str], object] | None = None) -> None:

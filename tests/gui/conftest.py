@@ -107,3 +107,14 @@ def reread(window, qtbot, page, read: str) -> None:
     """A page's refresh, waited for until its read named `read` has landed."""
     with qtbot.waitSignal(window.read_finished, timeout=30_000, check_params_cb=lambda name: name == read):
         page.refresh(window.run_names())
+
+
+def select_row(window, qtbot, row: int) -> None:
+    """Select a row of the run table and wait for its detail (read on the read lane)."""
+    table = window.rows.table
+    with qtbot.waitSignal(window.rows.row_shown, timeout=30_000,
+                          check_params_cb=lambda i: i == table.model().row_id(row)):
+        if table.currentIndex().row() == row:      # already current: no selection change to ask for it again
+            window.rows.on_row(table.currentIndex())
+        else:
+            table.selectRow(row)

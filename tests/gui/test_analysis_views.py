@@ -163,7 +163,7 @@ def test_failure_browser_filters_and_samples(window, qtbot):
         view.sample_button.click()
     assert view.model.rowCount() == 10
     view.table.selectRow(0)
-    assert "QUESTION" in view.detail.toPlainText()
+    qtbot.waitUntil(lambda: "QUESTION" in view.detail.toPlainText(), timeout=30_000)     # read on the read lane
 
 
 def test_export_writes_the_report_of_the_comparison(window, qtbot, tmp_path):

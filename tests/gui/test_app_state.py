@@ -54,7 +54,7 @@ class FakeHost:
         if on_done:
             on_done(result)
 
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any) -> None:
+    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None:
         on_done(fn(*args, ctx=TaskContext()))
 
     def show_error(self, message: str, details: str = "") -> None:

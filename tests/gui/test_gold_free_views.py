@@ -15,7 +15,7 @@ from rageval_desktop.core.jobs.judge_job import run_judge_job
 from rageval_desktop.core.jobs.spec import JobSpec
 from rageval_desktop.core.store.project import Project
 from tests.core.test_gold_free import ORE, Script, add_gold_free_judges
-from tests.gui.conftest import close_window, open_window, settle
+from tests.gui.conftest import close_window, open_window, select_row, settle
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -36,7 +36,7 @@ def test_the_detail_pane_shows_nuggets_and_citations(qtbot, tmp_path, monkeypatc
         w.resize(1280, 720)
         w.select(run="ore")
         settle(qtbot, w)
-        w.rows.table.selectRow(0)
+        select_row(w, qtbot, 0)
         text = w.rows.detail.toPlainText()
         assert "nug · nuggets: " in text and "nuggets (generated list):" in text
         assert "◐ [okay] Blackholes are dense — partial_support" in text

@@ -14,12 +14,10 @@ from rageval_desktop.gui.pages import PAGES
 # the places that still read on the GUI thread, each a page's own read to move onto its lane
 KNOWN = {
     "gui/main_window.py:run_names",              # the runs' names: every page's refresh asks (one small query)
-    "gui/views/analysis_views.py:_on_row",       # a failure's row detail, on selection
     "gui/views/review_view.py:refresh",          # the samples' list
     "gui/views/review_view.py:load_sample",      # the sample and the reviewer's ratings
     "gui/views/review_view.py:_detail",          # a card's row
     "gui/views/review_view.py:_build_scale",     # the metric's scale and guidelines
-    "gui/views/rows_view.py:on_row",             # the golden row's detail, on selection
     "gui/models/lazy_table.py:row_values",       # a page of the table's rows, as it scrolls
 }
 

@@ -9,7 +9,7 @@ from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import add_judge, get_judge, list_judges
 from rageval_desktop.gui import operations
 from rageval_desktop.gui.views.rubric_editor import RubricEditor
-from tests.gui.conftest import reread, save_shots, settle, visit
+from tests.gui.conftest import reread, save_shots, select_row, settle, visit
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -65,7 +65,7 @@ def test_run_cancel_resume_from_the_window(window, qtbot, server):
     # the detail pane shows the row's judgment
     window.select(run="v1")
     settle(qtbot, window)
-    window.rows.table.selectRow(0)
+    select_row(window, qtbot, 0)
     assert "\nllm-correct · correctness: 4" in window.rows.detail.toPlainText().split("JUDGMENTS", 1)[1]
 
 

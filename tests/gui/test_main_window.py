@@ -12,7 +12,7 @@ from rageval_desktop.gui import workers
 from rageval_desktop.gui.main_window import MainWindow
 from tests.conftest import table_dump
 from tests.core.test_importers import GOLDEN, write
-from tests.gui.conftest import close_window, settle
+from tests.gui.conftest import close_window, select_row, settle
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_run_view_detail_marks_gold_passages_as_plain_text(opened, qtbot):
     model = opened.rows.table.model()
     assert model.source.title == "Run v1"
     assert model.rowCount() == 72
-    opened.rows.table.selectRow(0)
+    select_row(opened, qtbot, 0)
     text = opened.rows.detail.toPlainText()
     assert "QUESTION\nWhat does the assert statement do?" in text
     assert "★ GOLD" in text and "assert#000" in text
@@ -70,9 +70,10 @@ def test_slice_filter_carries_across_views(opened, qtbot):
 
 def test_keyboard_moves_through_rows_and_updates_detail(opened, qtbot):
     opened.rows.table.setFocus()
-    opened.rows.table.selectRow(0)
+    select_row(opened, qtbot, 0)
     first = opened.rows.detail.toPlainText()
-    qtbot.keyClick(opened.rows.table, Qt.Key.Key_Down)
+    with qtbot.waitSignal(opened.rows.row_shown, timeout=30_000):
+        qtbot.keyClick(opened.rows.table, Qt.Key.Key_Down)
     assert opened.rows.table.currentIndex().row() == 1
     assert opened.rows.detail.toPlainText() != first
 

@@ -9,7 +9,7 @@ import time
 
 from rageval_desktop.core.judges.registry import add_judge
 from tests.conftest import REPO
-from tests.gui.conftest import close_window, open_window, settle
+from tests.gui.conftest import close_window, open_window, select_row, settle
 from tests.support.fake_openai import FakeOpenAI, Reply, default_content
 
 
@@ -65,7 +65,7 @@ def test_the_detail_pane_keeps_its_place_while_judgments_arrive(window, qtbot):
 
     window.select(run="v1")
     settle(qtbot, window)
-    window.rows.table.selectRow(0)
+    select_row(window, qtbot, 0)
     pane = window.rows.detail
     pane.resize(400, 120)
     detail = pane.detail

@@ -106,8 +106,8 @@ def test_the_detail_pane_says_whether_the_selective_judge_decides_a_row_or_leave
             (decided, "decides this row alone: confidence"),
             (left, "leaves this row to people: confidence"),
         ):
-            w.show_run_row("v2", row)
-            qtbot.waitUntil(lambda: w.rows.detail.detail is not None and w.rows.detail.calls != {}, timeout=10_000)
+            with qtbot.waitSignal(w.rows.row_shown, timeout=30_000, check_params_cb=lambda i, row=row: i == row):
+                w.show_run_row("v2", row)
             text = w.rows.detail.toPlainText()
             line = next(x for x in text.splitlines() if x.startswith("minilm-similarity · correctness:"))
             assert text.splitlines()[text.splitlines().index(line) + 1].startswith(said)
@@ -183,8 +183,8 @@ def test_the_app_shows_a_judge_deciding_the_rows_it_is_sure_of(qtbot, sure):
             assert "agreeing with people on ≥ 90% of them" in shown["minilm-similarity"]["licence__tip"]
             save_shots(qtbot, w, f"sure-judges-{size[0]}")
             qtbot.waitUntil(lambda: "minilm-similarity" in w.rows.selective, timeout=20_000)
-            w.show_run_row("v2", decided)
-            qtbot.waitUntil(lambda: "minilm-similarity" in w.rows.detail.calls, timeout=10_000)
+            with qtbot.waitSignal(w.rows.row_shown, timeout=30_000, check_params_cb=lambda i: i == decided):
+                w.show_run_row("v2", decided)
             assert w.rows.detail.calls["minilm-similarity"].startswith("decides this row alone")
             save_shots(qtbot, w, f"sure-row-{size[0]}")
             with qtbot.waitSignal(w.read_finished, timeout=30_000, check_params_cb=lambda page: page == "compare"):

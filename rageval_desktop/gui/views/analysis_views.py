@@ -798,7 +798,10 @@ class FailuresView(_Analysis):
             self.state.actions.promote_row(self.model.record(rows[0].row())["row_id"])
 
     def _on_row(self, current: Any, _previous: Any = None) -> None:
+        """The selected failure's row, read on the read lane (a newer selection's read wins)."""
         if current.isValid() and self.state.project is not None:
             from rageval_desktop.core.store.queries import run_row_detail
 
-            self.detail.show_detail(run_row_detail(self.state.project, self.model.record(current.row())["row_id"]))
+            self.state.run_read("failure detail", lambda project, row_id, ctx=None: run_row_detail(project, row_id),
+                                self.state.opened(), self.model.record(current.row())["row_id"],
+                                on_done=self.detail.show_detail, announce=False)

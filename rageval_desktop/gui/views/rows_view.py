@@ -33,8 +33,11 @@ from rageval_desktop.gui.views.golden_tools import GoldenBar, GoldenBarActions, 
 from rageval_desktop.gui.views.triage_bar import ColumnChooser
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.review.licence import Licence
     from rageval_desktop.core.store import browse
     from rageval_desktop.core.store.changes import Changes
+    from rageval_desktop.core.store.project import Project
+    from rageval_desktop.core.store.queries import RowDetail
     from rageval_desktop.gui.state import AppState
     from rageval_desktop.gui.views.command_palette import Command
     from rageval_desktop.gui.views.triage_bar import TriageBar
@@ -63,9 +66,26 @@ class RowsHost(GoldenBarHost, Protocol):
     def show_current(self) -> None: ...
 
 
+
+ROW_DETAIL = "row detail"    # the read lane of the table's selected row
+
+
+def _row_detail(project: Project, row_id: int | str, golden: bool, selective: dict[str, Licence],
+                ctx: object = None) -> tuple[RowDetail, dict[str, str]]:
+    """A worker: a golden or run row's detail, and for a run row what each selectively licensed judge does with it."""
+    from rageval_desktop.core.review.licence import row_calls
+    from rageval_desktop.core.store import queries
+
+    if golden:
+        return queries.golden_row_detail(project, str(row_id)), {}
+    run_row = int(row_id)
+    return queries.run_row_detail(project, run_row), row_calls(project, run_row, selective) if selective else {}
+
+
 class RowsView(QSplitter):
     shown = Signal(int)      # a listing of the table is shown (how many rows)
     counted = Signal(str)    # what the status bar says of the table ("72 rows", "listing…", "")
+    row_shown = Signal(object)   # the detail pane shows this row (its id: a run row's number, a golden row's id)
 
     def __init__(self, host: RowsHost, golden: GoldenBarActions, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,7 +129,7 @@ class RowsView(QSplitter):
         self._select_after: Any = None   # a row to select when the listing being read arrives (show_row)
         self.rows_pending = False        # a listing of the table (filter, sort) is being read
         self._failing: dict[tuple[str, int, str], list[int]] = {}   # (project, run id, class) -> rows, until a change
-        self._selective: dict[str, Any] = {}   # judges holding a selective licence (core.review.licence.selective_held)
+        self._selective: dict[str, Licence] = {}   # judges holding a selective licence (licence.selective_held)
 
         center = QWidget()
         cl = QVBoxLayout(center)
@@ -410,22 +430,21 @@ class RowsView(QSplitter):
                            lambda ctx: sample_of_rows(project, run, metric, ids, reason=what), on_done=show)
 
     def on_row(self, current: Any, _previous: Any = None) -> None:
-        from rageval_desktop.core.store import queries
-
+        """The selected row's detail, read on the read lane (`ROW_DETAIL`: a newer selection's read wins)."""
         model: Any = self.table.model()
         if self.host.project is None or model is None or not current.isValid():
             return
         row_id = model.row_id(current.row())
-        if model.source.key.startswith("golden"):
-            self.detail.show_detail(queries.golden_row_detail(self.host.project, row_id))
-        else:
-            from rageval_desktop.core.review.licence import row_calls
 
-            calls = row_calls(self.host.project, row_id, self._selective) if self._selective else {}
-            self.detail.show_detail(queries.run_row_detail(self.host.project, row_id), calls=calls)
+        def show(found: tuple[RowDetail, dict[str, str]]) -> None:
+            self.detail.show_detail(found[0], calls=found[1])
+            self.row_shown.emit(row_id)
+
+        self.host.run_read(ROW_DETAIL, _row_detail, self.host.project, row_id, model.source.key.startswith("golden"),
+                           self._selective, on_done=show, announce=False)     # no page waits for it
 
     @property
-    def selective(self) -> dict[str, Any]:
+    def selective(self) -> dict[str, Licence]:
         """The judges holding a selective licence, as last read (by name)."""
         return self._selective
 

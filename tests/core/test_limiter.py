@@ -91,3 +91,44 @@ def test_a_429_at_a_concurrency_recently_served_is_not_a_ceiling():
 
     before, after = asyncio.run(go())
     assert after == before * 0.9 and after > 10
+
+
+def test_a_plain_429_holds_every_start_for_a_pause_that_doubles_until_a_success(monkeypatch):
+    """A 429 that says nothing of when to come back: every start waits a pause (0.5 s, then 1 s, … at most 2 s) and
+    one call probes when it ends; a success ends the doubling. Was: each refused call backed off on its own up to 30 s,
+    and a job under a limit kept in fixed windows sat idle into each new window (0.75 of the floor,
+    bench/bench_rate_limit.py). A 429 that says when (Retry-After) holds no one else."""
+    clock = fake_clock(monkeypatch)
+
+    async def held(lim: AdaptiveLimiter) -> bool:
+        try:
+            ticket = await asyncio.wait_for(lim.acquire(), 0.05)     # (the fake clock stands still meanwhile)
+        except TimeoutError:
+            return True
+        await lim.release("other", ticket)
+        return False
+
+    async def go() -> list[bool]:
+        lim = AdaptiveLimiter(4)
+        seen = [await held(lim)]                                    # nothing refused yet
+        first = await lim.acquire()
+        await lim.release("overload", first)                        # plain: held 0.5 s
+        seen += [await held(lim)]
+        clock.now += 0.5
+        probe = await lim.acquire()
+        await lim.release("overload", probe)                        # refused again: held 1 s
+        clock.now += 0.6
+        seen += [await held(lim)]
+        clock.now += 0.4
+        ok = await lim.acquire()
+        await lim.release("ok", ok)                                 # admitted: the doubling ends
+        again = await lim.acquire()
+        await lim.release("overload", again)                        # held 0.5 s, not 2
+        clock.now += 0.5
+        seen += [await held(lim)]
+        told = await lim.acquire()
+        await lim.release("overload", told, said_when=True)         # Retry-After: that call waits, no one else
+        seen += [await held(lim)]
+        return seen
+
+    assert asyncio.run(asyncio.wait_for(go(), timeout=30)) == [False, True, True, False, False]

@@ -65,9 +65,22 @@ Responder = Callable[[dict, int], Reply]
 class FakeOpenAI:
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
                  max_in_flight: int | None = None, retry_after: str = "1",
-                 tokens: Callable[[str], int] | None = None) -> None:
+                 tokens: Callable[[str], int] | None = None, rpm: float | None = None, burst: float | None = None,
+                 limit_headers: bool = True, window: float | None = None) -> None:
         self.responder = responder or (lambda body, n: Reply(default_content(body["messages"][-1]["content"])))
         self.latency, self.max_in_flight, self.retry_after = latency, max_in_flight, retry_after
+        # a requests-per-minute limit as providers keep it: a bucket of `burst` requests (a second's worth by
+        # default) refilled at rpm / 60 a second; a request finding it empty gets 429. With `limit_headers` every
+        # reply says the limit as OpenAI's API does (x-ratelimit-limit-requests, -remaining-requests,
+        # -reset-requests) and a 429 says when to come back (retry-after-ms); without, a 429 says nothing more
+        self.rpm, self.limit_headers = rpm, limit_headers
+        # or, with `window` (seconds), a fixed window: rpm * window / 60 requests in each, the count starting again
+        # at each window's start (as many gateways keep a limit); a 429's retry-after-ms says when it starts again
+        self.window = window
+        self._window_start: float | None = None      # the first window starts with the first request
+        self._window_count = 0
+        self.burst = burst if burst is not None else (rpm / 60 if rpm else 0.0)
+        self._bucket, self._filled = self.burst, time.monotonic()
         self.tokens = tokens      # the server's tokenizer (default: 4 characters per token)
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
         self.lock = threading.Lock()
@@ -95,6 +108,46 @@ class FakeOpenAI:
         # embeddings
         self.embedder: Callable[[str], list[float]] | None = None
         self.embedding_requests: list[dict] = []
+
+    def take_request(self) -> dict[str, str] | None:
+        """Under the lock: take a request from the rate limit's bucket; None when it had one, else the 429's headers."""
+        if not self.rpm:
+            return None
+        now = time.monotonic()
+        if self.window:
+            if self._window_start is None:
+                self._window_start = now
+            passed = (now - self._window_start) // self.window
+            if passed:
+                self._window_start += passed * self.window
+                self._window_count = 0
+            if self._window_count < self.rpm * self.window / 60:
+                self._window_count += 1
+                return None
+            wait = self._window_start + self.window - now
+            return {"retry-after-ms": f"{wait * 1000:.0f}", "x-ratelimit-limit-requests": f"{self.rpm:g}",
+                    "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": f"{wait:.3f}s"} \
+                if self.limit_headers else {}
+        self._bucket = min(self.burst, self._bucket + (now - self._filled) * self.rpm / 60)
+        self._filled = now
+        if self._bucket >= 1 - 1e-6:      # (a client pacing exactly at the limit is not refused by rounding)
+            self._bucket -= 1
+            return None
+        if not self.limit_headers:
+            return {}
+        return {**self.limit_said(), "retry-after-ms": f"{(1 - self._bucket) * 60 / self.rpm * 1000:.0f}"}
+
+    def limit_said(self) -> dict[str, str]:
+        """The rate limit's headers as OpenAI's API sends them (the reset: until the bucket is full again)."""
+        assert self.rpm
+        if self.window:
+            assert self._window_start is not None
+            left = int(self.rpm * self.window / 60 - self._window_count)
+            return {"x-ratelimit-limit-requests": f"{self.rpm:g}", "x-ratelimit-remaining-requests": str(left),
+                    "x-ratelimit-reset-requests": f"{self._window_start + self.window - time.monotonic():.3f}s"}
+        full = (self.burst - self._bucket) * 60 / self.rpm
+        return {"x-ratelimit-limit-requests": f"{self.rpm:g}", "x-ratelimit-remaining-requests": str(int(self._bucket)),
+                "x-ratelimit-reset-requests": f"{full:.3f}s"}
 
     @property
     def url(self) -> str:
@@ -158,7 +211,9 @@ class FakeOpenAI:
                     return self.embeddings(json.loads(raw))
                 body = json.loads(raw or b"{}")
                 with fake.lock:
-                    if fake.max_in_flight is not None and fake.in_flight >= fake.max_in_flight:
+                    limited = fake.take_request()
+                    full = fake.max_in_flight is not None and fake.in_flight >= fake.max_in_flight
+                    if limited is not None or full:
                         fake.rejected += 1
                         reject = True
                     else:
@@ -168,6 +223,10 @@ class FakeOpenAI:
                         fake.requests.append(body)
                         fake.auth_headers.append(self.headers.get("Authorization", ""))
                         n = len(fake.requests)
+                if reject and limited is not None:
+                    self.send_json(429, {"error": {"message": "rate limit reached for requests", "type": "requests",
+                                                   "code": "rate_limit_exceeded"}}, limited)
+                    return
                 if reject:
                     self.send_json(429, {"error": {"message": "too many requests in flight", "type": "rate_limit",
                                                    "code": "rate_limit_exceeded"}}, {"Retry-After": fake.retry_after})
@@ -189,7 +248,10 @@ class FakeOpenAI:
                     error = reply.error or {"message": f"scripted {reply.status}", "type": "error", "code": None}
                     self.send_json(reply.status, {"error": error}, reply.headers)
                 else:
-                    self.send_json(200, fake.completion(body, reply, n), {"x-request-id": f"req-{n}", **reply.headers})
+                    with fake.lock:
+                        said = fake.limit_said() if fake.rpm and fake.limit_headers else {}
+                    self.send_json(200, fake.completion(body, reply, n),
+                                   {"x-request-id": f"req-{n}", **said, **reply.headers})
 
             def message_batches(self, method: str, path: str, raw: bytes) -> None:
                 parts = path.split("/")[4:]          # after /v1/messages/batches
@@ -447,6 +509,11 @@ def main() -> None:
     parser.add_argument("--hang-rate", type=float, default=0.0, help="share of requests that hang")
     parser.add_argument("--hang-seconds", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rpm", type=float, help="a requests-per-minute limit (429 beyond it)")
+    parser.add_argument("--burst", type=float, help="requests the limit lets through at once (default: rpm / 60)")
+    parser.add_argument("--window", type=float, help="a fixed window of this many seconds instead of a bucket")
+    parser.add_argument("--no-limit-headers", action="store_true",
+                        help="the limit's 429s and replies say nothing of it")
     args = parser.parse_args()
     responder = None
     if args.rate_429 or args.hang_rate:
@@ -464,8 +531,9 @@ def main() -> None:
             if roll < args.rate_429 + args.hang_rate:
                 return Reply(content, delay=args.hang_seconds)
             return Reply(content)
-    with FakeOpenAI(responder, latency=args.latency, max_in_flight=args.max_in_flight,
-                    retry_after=args.retry_after) as server:
+    with FakeOpenAI(responder, latency=args.latency, max_in_flight=args.max_in_flight, retry_after=args.retry_after,
+                    rpm=args.rpm, burst=args.burst, limit_headers=not args.no_limit_headers,
+                    window=args.window) as server:
         print(server.url, flush=True)
         try:
             while True:

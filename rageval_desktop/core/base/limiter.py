@@ -11,6 +11,14 @@ A call that takes far longer than the others (a hung request) is *stalled*: it s
 hung calls cannot starve the job, and it is not counted as "admitted" when a 429 sets the ceiling. Stalled
 calls are bounded too (at most 4 x `max` of them), so a server that hangs everything is not flooded.
 An optional requests-per-minute cap spaces out the starts.
+
+A 429 that says nothing of when to come back (no Retry-After) is a rate limit the client must find: every new start
+is held for a pause (0.5 s, doubling while refusals go on, at most `PAUSE_MAX_S`), once per round trip, and the
+limit's drop to the calls the server admitted leaves one call to probe when the pause ends. Each refused call used
+to back off on its own, exponentially up to 30 s: against a limit kept in fixed windows a job sat idle for up to half
+a minute into each new window (0.75 of the floor a client that knows the limit reaches; bench/bench_rate_limit.py).
+A 429 that says when (Retry-After) is left to the refused call's own wait: the server said it of that request, and
+holding every start for it cut a concurrency-capped server's throughput.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from collections import deque
 STALL_FACTOR = 5.0      # a call running 5x the typical latency of a success is stalled ...
 STALL_MIN_S = 2.0       # ... but never before 2 s
 STALLED_PER_SLOT = 4    # at most 4 x max hung calls at once: a server that hangs everything is not flooded
+PAUSE_MIN_S = 0.5       # the first hold after a plain 429 ...
+PAUSE_MAX_S = 2.0       # ... doubling to at most this while refusals go on (a probe every 2 s at most)
 
 
 class AdaptiveLimiter:
@@ -43,6 +53,8 @@ class AdaptiveLimiter:
         self._tickets = itertools.count(1)
         self._level: dict[int, int] = {}       # ticket -> live calls in flight when it started
         self._served: deque[tuple[float, int]] = deque()  # (when, level) of recent successes
+        self._held_until = 0.0      # no start before this (a plain 429's pause)
+        self._pause = 0.0           # the last pause: doubled by the next plain 429, reset by a success
 
     @property
     def slots(self) -> int:
@@ -69,10 +81,11 @@ class AdaptiveLimiter:
         async with self._cond:
             while True:
                 self._expire_stalled()
-                if self.in_flight < self.slots:
+                held = self._held_until - time.monotonic()
+                if self.in_flight < self.slots and held <= 0:
                     break
                 try:
-                    await asyncio.wait_for(self._cond.wait(), timeout=0.25)
+                    await asyncio.wait_for(self._cond.wait(), timeout=min(0.25, held) if held > 0 else 0.25)
                 except TimeoutError:
                     pass
             self.in_flight += 1
@@ -89,10 +102,11 @@ class AdaptiveLimiter:
             await asyncio.sleep(wait)
         return ticket
 
-    async def release(self, outcome: str, ticket: int) -> None:
-        """outcome: 'ok', 'overload' (429), 'timeout', or 'other' (no change)."""
+    async def release(self, outcome: str, ticket: int, said_when: bool = False) -> None:
+        """outcome: 'ok', 'overload' (429), 'timeout', or 'other' (no change). `said_when`: the 429 said when to come
+        back (Retry-After): the refused call waits for it; a plain one holds every start for a pause."""
         async with self._cond:
-            self._release(outcome, ticket)
+            self._release(outcome, ticket, said_when)
             self._cond.notify_all()
 
     def release_nowait(self, ticket: int) -> None:
@@ -107,7 +121,7 @@ class AdaptiveLimiter:
             self._served.popleft()
         return max((level for _, level in self._served), default=0)
 
-    def _release(self, outcome: str, ticket: int) -> None:
+    def _release(self, outcome: str, ticket: int, said_when: bool = False) -> None:
         now = time.monotonic()
         if ticket in self._stalled_tickets:
             self._level.pop(ticket, None)
@@ -124,6 +138,7 @@ class AdaptiveLimiter:
             self._typical_s = took if self._typical_s is None else 0.9 * self._typical_s + 0.1 * took
             self.limit = min(float(self.max), self.limit + 1.0 / self.limit)
             self._served.append((now, level))
+            self._pause = 0.0
         elif outcome == "overload":
             if started >= self._last_decrease:  # one decrease per round trip
                 admitted = self.in_flight  # the live calls the server held when it refused this one
@@ -131,6 +146,9 @@ class AdaptiveLimiter:
                 self.limit = max(1.0, min(ceiling, self.limit * 0.9))
                 self._last_decrease = now
                 self.decreases += 1
+                if not said_when:       # a limit to find: hold every start, longer while refusals go on
+                    self._pause = min(PAUSE_MAX_S, max(PAUSE_MIN_S, 2 * self._pause))
+                    self._held_until = max(self._held_until, now + self._pause)
         elif outcome == "timeout" and now - self._last_halving > 1.0:
             self.limit = max(1.0, self.limit / 2)
             self._last_halving = now

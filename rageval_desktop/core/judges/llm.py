@@ -365,7 +365,8 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
                 raise classify(exc, model, timeout) from exc
         except CallFailed as failure:
             await limiter.release("overload" if failure.kind == "rate_limit" else
-                                  "timeout" if failure.kind == "timeout" else "other", ticket)
+                                  "timeout" if failure.kind == "timeout" else "other", ticket,
+                                  said_when=failure.retry_after is not None)
             ticket = None
             overloads += failure.kind == "rate_limit"
             budget_spent = (overloads > max(retries, RATE_LIMIT_RETRIES) if failure.kind == "rate_limit"
@@ -375,7 +376,9 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
                 raise
             if on_retry:
                 on_retry(failure.kind)
-            await asyncio.sleep(backoff_seconds(failure, attempt))
+            if failure.kind != "rate_limit" or failure.retry_after is not None:
+                await asyncio.sleep(backoff_seconds(failure, attempt))
+            # (a plain 429: the limiter holds every start for its pause, this call's next one with them)
             continue
         except BaseException:  # Stopped, or the task was cancelled mid-call: the slot goes back, no await
             limiter.release_nowait(ticket)

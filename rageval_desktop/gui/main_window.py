@@ -142,6 +142,7 @@ class MainWindow(QMainWindow):
         self.judging = JudgingActions(self)
         self.golden = GoldenActions(self)
         self._pending: list[Callable[[], object]] = []   # calls made before the window was built
+        self._run_names: list[str] = []        # the runs, as the navigation last read them (`run_names`)
         self.last_info = ""                    # the last message shown with show_info (tests and screenshots read it)
         self.last_error = ""
         self.setWindowTitle("RAGEval Desktop")
@@ -423,7 +424,9 @@ class MainWindow(QMainWindow):
         from rageval_desktop.core.store import browse, queries
 
         assert self.project is not None
-        self.nav.fill(queries.project_info(self.project), browse.list_runs(self.project))
+        runs = browse.list_runs(self.project)
+        self._run_names = [name for _, name, _ in runs]
+        self.nav.fill(queries.project_info(self.project), runs)
 
     def select(self, run: str | None = None, slice_tag: str | None = None) -> None:
         """Show a run (by name) and/or a slice; used by the command line and by other views."""
@@ -445,9 +448,9 @@ class MainWindow(QMainWindow):
         return self.nav.current_key() if self.project is not None else None
 
     def run_names(self) -> list[str]:
-        from rageval_desktop.core.store import browse
-
-        return [name for _, name, _ in browse.list_runs(self.project)] if self.project else []
+        """The project's runs, as the navigation last read them (at the open and after each change of runs): every
+        page's refresh asks, and asked the project each time."""
+        return list(self._run_names) if self.project else []
 
     def review_source(self) -> Any:
         """Where the review screen reads and rates: this window's project."""

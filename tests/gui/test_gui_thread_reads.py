@@ -13,7 +13,6 @@ from rageval_desktop.gui.pages import PAGES
 
 # the places that still read on the GUI thread, each a page's own read to move onto its lane
 KNOWN = {
-    "gui/main_window.py:run_names",              # the runs' names: every page's refresh asks (one small query)
     "gui/views/review_view.py:refresh",          # the samples' list
     "gui/views/review_view.py:load_sample",      # the sample and the reviewer's ratings
     "gui/views/review_view.py:_detail",          # a card's row

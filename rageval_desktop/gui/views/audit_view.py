@@ -22,7 +22,7 @@ from rageval_desktop.core.review.agreement_stats import label as st_label
 from rageval_desktop.core.review.evidence import bias_text
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
-from rageval_desktop.gui.views.common import page_frame
+from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
@@ -88,6 +88,35 @@ class AuditView(QWidget):
         super().__init__()
         self.state = state
         layout, top = page_frame(self, "Judge audit")
+        for b in self._buttons():
+            top.addWidget(b)
+        self.policy = QLabel()
+        self.policy.setObjectName("hint")
+        self.policy.setWordWrap(True)
+        layout.addWidget(self.policy)
+        self.model = RecordsModel(COLUMNS, self)
+        self.model.header_tips = {
+            "bias_text": "judge − human, mean in points of the 0–100 scale (hover a cell for its 95% CI and the "
+                         "limits of agreement); ⚑: shown beyond the bias margin, so the means it feeds are off",
+            "needed_text": "more ratings that would settle the verdict with 80% power if the estimate holds",
+            "value_text": "the 95% CI is for reading; the verdict uses the anytime-valid interval, which stays right "
+                          "however often you look — or, once every target of a planned sample is rated, its final "
+                          "look's fixed-size interval"}
+        self.table = records_table(self.model, "audit")
+        self.table.setSortingEnabled(False)      # (a row is the judge at its place in `results`)
+        self.accepts: dict[str, Any] = {}
+        self.checks: dict[str, Any] = {}
+        self.results: list[Any] = []
+        self.history_of: dict[str, list[dict[str, Any]]] = {}
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self._upper())
+        split.addWidget(self._lower())
+        split.setSizes([300, 360])
+        layout.addWidget(split, 1)
+        self.table.selectionModel().selectionChanged.connect(self._on_row)
+
+    def _buttons(self) -> list[QPushButton]:
+        """The page's actions, each wired to its handler."""
         self.apply_button = QPushButton("&Record audit and apply")
         self.apply_button.setToolTip("Retire judges under the threshold (with enough ratings), reinstate retired "
                                      "judges that now pass; every audit is kept")
@@ -106,66 +135,17 @@ class AuditView(QWidget):
                                      "does it notice a dropped fact, a negation, padding, an injected instruction? "
                                      "bias battery: is it moved by the passages' order, a fake citation, length, "
                                      "its own family named as the author?)")
-        for b in (self.apply_button, self.rerun_button, self.align_button, self.check_button, self.retire_button,
-                  self.reinstate_button):
-            top.addWidget(b)
-        self.policy = QLabel()
-        self.policy.setObjectName("hint")
-        self.policy.setWordWrap(True)
-        layout.addWidget(self.policy)
-        self.model = RecordsModel(COLUMNS, self)
-        self.model.header_tips = {
-            "bias_text": "judge − human, mean in points of the 0–100 scale (hover a cell for its 95% CI and the "
-                         "limits of agreement); ⚑: shown beyond the bias margin, so the means it feeds are off",
-            "needed_text": "more ratings that would settle the verdict with 80% power if the estimate holds",
-            "value_text": "the 95% CI is for reading; the verdict uses the anytime-valid interval, which stays right "
-                          "however often you look — or, once every target of a planned sample is rated, its final "
-                          "look's fixed-size interval"}
-        self.table = QTableView()
-        self.table.setObjectName("audit")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.confusion = RecordsModel([], self, heat=True)
-        self.confusion_view = QTableView()
-        self.confusion_view.setModel(self.confusion)
-        self.confusion_view.verticalHeader().setVisible(False)
-        self.history = RecordsModel([("run", "run / audit"), ("n", "n"), ("value", "value"), ("verdict", "verdict")],
-                                    self)
-        self.history_view = QTableView()
-        self.history_view.setModel(self.history)
-        self.history_view.verticalHeader().setVisible(False)
-        self.history_view.horizontalHeader().setStretchLastSection(True)
-        self.accepts: dict[str, Any] = {}
-        self.checks: dict[str, Any] = {}
-        self.false_accepts = RecordsModel([("run", "run"), ("judge_score", "judge"), ("human_score", "human"),
-                                           ("slice", "slice"), ("run_row_id", "row")], self)
-        self.false_accepts_view = QTableView()
-        self.false_accepts_view.setModel(self.false_accepts)
-        self.false_accepts_view.verticalHeader().setVisible(False)
-        self.false_accepts_view.horizontalHeader().setStretchLastSection(True)
-        self.false_accepts_label = QLabel("False accepts")
-        self.false_accepts_label.setWordWrap(True)
-        self.false_accepts_label.setToolTip("Rows the judge passes and the reviewers fail: what a gate on this judge "
-                                            "would ship. The rate is the share of what the reviewers failed, with "
-                                            "its 95% interval (weighted when the sample was). Double-click or Enter "
-                                            "on a row opens it on the review card.")
-        self.false_accepts_view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.false_accepts_view.activated.connect(self.open_false_accept)
-        lower = QSplitter()
-        box0, box1, box2 = QWidget(), QWidget(), QWidget()
-        l0, l1, l2 = QVBoxLayout(box0), QVBoxLayout(box1), QVBoxLayout(box2)
-        l0.addWidget(self.false_accepts_label)
-        l0.addWidget(self.false_accepts_view)
-        l1.addWidget(QLabel("Confusion (rows: humans, columns: judge)"))
-        l1.addWidget(self.confusion_view)
-        l2.addWidget(QLabel("Agreement per run and recorded audits"))
-        l2.addWidget(self.history_view)
-        lower.addWidget(box0)
-        lower.addWidget(box1)
-        lower.addWidget(box2)
+        self.apply_button.clicked.connect(self.apply)
+        self.retire_button.clicked.connect(lambda: self.set_status("retired"))
+        self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
+        self.rerun_button.clicked.connect(self.run_on_rated)
+        self.align_button.clicked.connect(self.align)
+        self.check_button.clicked.connect(self.check_judge)
+        return [self.apply_button, self.rerun_button, self.align_button, self.check_button, self.retire_button,
+                self.reinstate_button]
+
+    def _upper(self) -> QWidget:
+        """The judges' table, the advice on the selected one, and whether its audit travels to the run chosen."""
         self.advice = QLabel()
         self.advice.setObjectName("advice")
         self.advice.setWordWrap(True)
@@ -189,20 +169,37 @@ class AuditView(QWidget):
         lu.addWidget(self.table, 1)
         lu.addWidget(self.advice)
         lu.addLayout(travel)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(upper)
-        split.addWidget(lower)
-        split.setSizes([300, 360])
-        layout.addWidget(split, 1)
-        self.results: list[Any] = []
-        self.history_of: dict[str, list[dict[str, Any]]] = {}
-        self.apply_button.clicked.connect(self.apply)
-        self.retire_button.clicked.connect(lambda: self.set_status("retired"))
-        self.reinstate_button.clicked.connect(lambda: self.set_status("active"))
-        self.rerun_button.clicked.connect(self.run_on_rated)
-        self.align_button.clicked.connect(self.align)
-        self.check_button.clicked.connect(self.check_judge)
-        self.table.selectionModel().selectionChanged.connect(self._on_row)
+        return upper
+
+    def _lower(self) -> QSplitter:
+        """The selected judge's false accepts, confusion matrix, and agreement per run and recorded audits."""
+        self.confusion = RecordsModel([], self, heat=True)
+        self.confusion_view = QTableView()
+        self.confusion_view.setModel(self.confusion)
+        self.confusion_view.verticalHeader().setVisible(False)
+        self.history = RecordsModel([("run", "run / audit"), ("n", "n"), ("value", "value"), ("verdict", "verdict")],
+                                    self)
+        self.history_view = records_table(self.history)
+        self.false_accepts = RecordsModel([("run", "run"), ("judge_score", "judge"), ("human_score", "human"),
+                                           ("slice", "slice"), ("run_row_id", "row")], self)
+        self.false_accepts_view = records_table(self.false_accepts)
+        self.false_accepts_label = QLabel("False accepts")
+        self.false_accepts_label.setWordWrap(True)
+        self.false_accepts_label.setToolTip("Rows the judge passes and the reviewers fail: what a gate on this judge "
+                                            "would ship. The rate is the share of what the reviewers failed, with "
+                                            "its 95% interval (weighted when the sample was). Double-click or Enter "
+                                            "on a row opens it on the review card.")
+        self.false_accepts_view.activated.connect(self.open_false_accept)
+        lower = QSplitter()
+        for title, view in ((self.false_accepts_label, self.false_accepts_view),
+                            (QLabel("Confusion (rows: humans, columns: judge)"), self.confusion_view),
+                            (QLabel("Agreement per run and recorded audits"), self.history_view)):
+            box = QWidget()
+            column = QVBoxLayout(box)
+            column.addWidget(title)
+            column.addWidget(view)
+            lower.addWidget(box)
+        return lower
 
     def refresh(self, runs: list[str] | None = None) -> None:
         # on the read lane: never refused while a job or a write runs, a newer read making an older one stale

@@ -74,8 +74,22 @@ class ImportDialog(QDialog):
         self._pending = 0                 # previews asked for; only the newest answer is shown
         self._guessing = True             # the first preview may correct the kind guessed from the file's name
         outer = QVBoxLayout(self)
+        outer.addLayout(self._what(path, run_names))
+        outer.addLayout(self._body(), 1)
+        self._end(outer)
+        self.boxes: dict[str, QComboBox] = {}
+        self._debounce = QTimer(self)
+        self._debounce.setObjectName("previewDelay")
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(150)
+        self._debounce.timeout.connect(self.refresh_preview)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        self.format.currentIndexChanged.connect(lambda _i: self._debounce.start())
+        self.run_name.textChanged.connect(self._update)
+        self._kind_changed()
 
-        # 1. what it is
+    def _what(self, path: Path, run_names: set[str]) -> QFormLayout:
+        """1. What the file is: its kind (guessed from its name), the run's name, its format."""
         form = QFormLayout()
         file_label = QLabel(path.name)
         file_label.setToolTip(str(path))
@@ -93,10 +107,11 @@ class ImportDialog(QDialog):
         for key, label in formats():
             self.format.addItem(label, key)
         form.addRow("&Format:", self.format)
-        outer.addLayout(form)
+        return form
 
+    def _body(self) -> QHBoxLayout:
+        """2. The file's first rows and the layout detected; 3. the column mapping."""
         body = QHBoxLayout()
-        # 2. preview of the first rows, and the layout detected
         left = QGroupBox("The file's first rows")
         ll = QVBoxLayout(left)
         self.head = QTableWidget()
@@ -121,9 +136,10 @@ class ImportDialog(QDialog):
         self.mapping_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         rl.addWidget(self.mapping_table)
         body.addWidget(right, 2)
-        outer.addLayout(body, 1)
+        return body
 
-        # 4. the summary, and Import
+    def _end(self, outer: QVBoxLayout) -> None:
+        """4. The summary, what clears labels, the problem if any, and Import."""
         self.summary = QLabel()
         self.summary.setObjectName("importSummary")
         self.summary.setWordWrap(True)
@@ -146,17 +162,6 @@ class ImportDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
-
-        self.boxes: dict[str, QComboBox] = {}
-        self._debounce = QTimer(self)
-        self._debounce.setObjectName("previewDelay")
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(150)
-        self._debounce.timeout.connect(self.refresh_preview)
-        self.kind.currentIndexChanged.connect(self._kind_changed)
-        self.format.currentIndexChanged.connect(lambda _i: self._debounce.start())
-        self.run_name.textChanged.connect(self._update)
-        self._kind_changed()
 
     # --- the preview ---------------------------------------------------------------------------
     def _kind_changed(self, *_: object) -> None:

@@ -36,8 +36,20 @@ class PreferencesDialog(QDialog):
         self.setWindowTitle("Preferences")
         self.setMinimumWidth(560)
         self.project = project
-        s = settings()
         tabs = QTabWidget()
+        tabs.addTab(self._you(), "You")
+        tabs.addTab(self._keys(), "Review keys")
+        tabs.addTab(self._project(project), "This project")
+        layout = QVBoxLayout(self)
+        layout.addWidget(tabs)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _you(self) -> QWidget:
+        """The reviewer's own settings: name, default endpoint, model and concurrency, theme, font size."""
+        s = settings()
         mine = QWidget()
         form = QFormLayout(mine)
         self.reviewer = QLineEdit(str(s.value("reviewer", "") or ""))
@@ -62,7 +74,10 @@ class PreferencesDialog(QDialog):
         self.font_size.setValue(int(str(s.value("font_size", 10) or 10)))
         self.font_size.setSuffix(" pt")
         form.addRow("&Font size:", self.font_size)
-        tabs.addTab(mine, "You")
+        return mine
+
+    def _keys(self) -> QWidget:
+        """The review desk's action keys."""
         keys_tab = QWidget()
         kform = QFormLayout(keys_tab)
         current = review_keys()
@@ -82,7 +97,10 @@ class PreferencesDialog(QDialog):
         self.keys_problem.setObjectName("problem")
         self.keys_problem.setWordWrap(True)
         kform.addRow(self.keys_problem)
-        tabs.addTab(keys_tab, "Review keys")
+        return keys_tab
+
+    def _project(self, project: Any) -> QWidget:
+        """The project's rules: retirement, selective judging, prices (disabled without a project)."""
         proj = QWidget()
         pform = QFormLayout(proj)
         self.statistic = QComboBox()
@@ -108,25 +126,7 @@ class PreferencesDialog(QDialog):
         self.prices.setPlaceholderText("model  input  output  [batch-input  batch-output]: USD per million tokens, "
                                        "one model per line (batch prices left out: half the live price)")
         if project is not None:
-            from rageval_desktop.core.judges.prices import all_prices
-            from rageval_desktop.core.review.settings import RULES, STATISTICS, policy
-
-            for name, text in RULES.items():
-                self.rule.addItem(text[0].upper() + text[1:], name)
-
-            for st in STATISTICS:
-                self.statistic.addItem(st, st)
-            pol = policy(project)
-            self.statistic.setCurrentIndex(self.statistic.findData(pol.statistic))
-            self.threshold.setValue(pol.threshold)
-            self.min_n.setValue(pol.min_n)
-            self.rule.setCurrentIndex(self.rule.findData(pol.rule))
-            self.selective_alpha.setValue(pol.selective_alpha)
-            self.selective_delta.setValue(pol.selective_delta)
-            table = sorted(all_prices(project).items())
-            self.prices.setPlainText("\n".join(
-                f"{m}  {p['input_per_mtok']:g}  {p['output_per_mtok']:g}  {p['batch_input_per_mtok']:g}  "
-                f"{p['batch_output_per_mtok']:g}" for m, p in table))
+            self._fill_project(project)
         else:
             proj.setEnabled(False)
         pform.addRow("Retirement &statistic:", self.statistic)
@@ -141,13 +141,28 @@ class PreferencesDialog(QDialog):
         self.prices_hint.setObjectName("hint")
         self.prices_hint.setWordWrap(True)
         pform.addRow("", self.prices_hint)
-        tabs.addTab(proj, "This project")
-        layout = QVBoxLayout(self)
-        layout.addWidget(tabs)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        return proj
+
+    def _fill_project(self, project: Any) -> None:
+        """The project's retirement rule, selective levels and prices, as set now."""
+        from rageval_desktop.core.judges.prices import all_prices
+        from rageval_desktop.core.review.settings import RULES, STATISTICS, policy
+
+        for name, text in RULES.items():
+            self.rule.addItem(text[0].upper() + text[1:], name)
+        for st in STATISTICS:
+            self.statistic.addItem(st, st)
+        pol = policy(project)
+        self.statistic.setCurrentIndex(self.statistic.findData(pol.statistic))
+        self.threshold.setValue(pol.threshold)
+        self.min_n.setValue(pol.min_n)
+        self.rule.setCurrentIndex(self.rule.findData(pol.rule))
+        self.selective_alpha.setValue(pol.selective_alpha)
+        self.selective_delta.setValue(pol.selective_delta)
+        table = sorted(all_prices(project).items())
+        self.prices.setPlainText("\n".join(
+            f"{m}  {p['input_per_mtok']:g}  {p['output_per_mtok']:g}  {p['batch_input_per_mtok']:g}  "
+            f"{p['batch_output_per_mtok']:g}" for m, p in table))
 
     def chosen_keys(self) -> dict[str, str]:
         return {a: e.text().strip().lower() for a, e in self.key_edits.items()}

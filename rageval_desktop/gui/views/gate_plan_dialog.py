@@ -42,6 +42,14 @@ class GatePlanDialog(QDialog):
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(intro)
+        layout.addLayout(self._choices(baseline, runs, like))
+        self._body(layout)
+        self._wire()
+        self.resize(900, 520)
+        self.compute()
+
+    def _choices(self, baseline: str, runs: list[str], like: str | None) -> QHBoxLayout:
+        """How much pull requests change answers, the wanted tolerance and the largest."""
         row = QHBoxLayout()
         self.like = QComboBox()
         for run in runs:
@@ -65,7 +73,10 @@ class GatePlanDialog(QDialog):
             row.addWidget(label)
             row.addWidget(widget)
         row.addStretch(1)
-        layout.addLayout(row)
+        return row
+
+    def _body(self, layout: QVBoxLayout) -> None:
+        """The plan's table (and the wait said where it will appear), its summary, and the saving buttons."""
         self.model = RecordsModel([("slice", "slice"), ("metric", "metric"), ("n", "n"), ("detects", "detects"),
                                    ("tolerance", "tolerance"), ("needed", "n for wanted"), ("gated", "gated"),
                                    ("why", "why")], self)
@@ -101,11 +112,12 @@ class GatePlanDialog(QDialog):
         close.clicked.connect(self.reject)
         self.save_button.clicked.connect(self.save)
         self.file_button.clicked.connect(self.save_file)
+
+    def _wire(self) -> None:
+        """A changed choice plans again."""
         for box in (self.tolerance, self.largest):
             box.valueChanged.connect(self.compute)
         self.like.currentIndexChanged.connect(self.compute)
-        self.resize(900, 520)
-        self.compute()
 
     def compute(self, *_: object) -> None:
         if self.largest.value() < self.tolerance.value():

@@ -64,7 +64,13 @@ class WelcomePage(QWidget):
         subtitle.setWordWrap(True)
         grid.addWidget(title, 0, 0, 1, 2)
         grid.addWidget(subtitle, 1, 0, 1, 2)
+        grid.addLayout(self._start(window, choose_import), 2, 0)
+        grid.addLayout(self._recent(), 2, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
 
+    def _start(self, window: WelcomeHost, choose_import: Callable[[], None]) -> QVBoxLayout:
+        """The ways in: the demo, a new project, a project file, a file to import."""
         start = QVBoxLayout()
         start.setSpacing(10)
         head = QLabel("Start")
@@ -89,8 +95,10 @@ class WelcomePage(QWidget):
             start.addWidget(button)
             start.addWidget(hint)
         start.addStretch(1)
-        grid.addLayout(start, 2, 0)
+        return start
 
+    def _recent(self) -> QVBoxLayout:
+        """The recent projects (filled when the page shows), or a word that there are none."""
         recent_box = QVBoxLayout()
         head = QLabel("Recent projects")
         head.setObjectName("sectionTitle")
@@ -105,9 +113,7 @@ class WelcomePage(QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         recent_box.addWidget(self.recent, 1)
         recent_box.addWidget(self.empty, 1)
-        grid.addLayout(recent_box, 2, 1)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
+        return recent_box
 
     def _open_item(self, item: QListWidgetItem) -> None:
         self.window_.open_path(item.data(Qt.ItemDataRole.UserRole))

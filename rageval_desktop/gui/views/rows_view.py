@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6 import QtCore
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QModelIndex, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -429,7 +429,7 @@ class RowsView(QSplitter):
         self.host.run_task("Making a review sample",
                            lambda ctx: sample_of_rows(project, run, metric, ids, reason=what), on_done=show)
 
-    def on_row(self, current: Any, _previous: Any = None) -> None:
+    def on_row(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
         """The selected row's detail, read on the read lane (`ROW_DETAIL`: a newer selection's read wins)."""
         model: Any = self.table.model()
         if self.host.project is None or model is None or not current.isValid():

@@ -108,6 +108,12 @@ class DetailPane(QTextEdit):
                 cur.insertText(f"{i}. [{n.get('importance')}] {n.get('text')}\n", base)
         if detail.judgments:
             self._judgments(cur, detail, heading, base)
+        self._passages(cur, detail, heading, base)
+
+    def _passages(self, cur: QTextCursor, detail: RowDetail, heading: QTextCharFormat,
+                  base: QTextCharFormat) -> None:
+        """The retrieved passages (a golden row's gold chunks), gold ones framed and tinted; the rest folded or cut
+        at SHOWN_PASSAGES, with a line saying how many and why."""
         gold = ", ".join(detail.gold_chunk_ids) or "none"
         what = "RETRIEVED PASSAGES" if detail.kind == "run" else "GOLD CHUNKS"
         cur.insertText(f"\n{what} ({len(detail.passages)}; gold chunks: {gold})\n", heading)

@@ -26,6 +26,7 @@ from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.review.agreement import Agreement
     from rageval_desktop.core.review.licence import DrawnCheck
     from rageval_desktop.core.review.settings import RetirementPolicy
     from rageval_desktop.core.store.project import Project
@@ -296,6 +297,13 @@ class AuditView(QWidget):
                                                         len(labels), strict=True)])
         self.confusion_view.resizeColumnsToContents()
         self._show_false_accepts(self.accepts.get(r.judge))
+        self.advice.setText(self._advice(r))
+        self._read_transport(r.judge)
+        self._show_history(r)
+
+    def _advice(self, r: Agreement) -> str:
+        """What the audit says of the selected judge: when to stop rating, its weighting, bias, an expired licence,
+        its checks, a planned sample's final look, where it may decide alone."""
         advice = f"{r.judge}: {r.stopping[0].upper()}{r.stopping[1:]}." if r.stopping else ""
         if r.weighting:
             advice += f" {r.weighting[0].upper()}{r.weighting[1:]}."
@@ -317,8 +325,10 @@ class AuditView(QWidget):
             advice += f" {said[0].upper()}{said[1:]}."
         if checks.get("selective"):
             advice += f" {checks['selective']}"
-        self.advice.setText(advice)
-        self._read_transport(r.judge)
+        return advice
+
+    def _show_history(self, r: Agreement) -> None:
+        """The selected judge's agreement per run and its recorded audits; Retire/Reinstate as its status allows."""
 
         def value(v: float | None, ci: list | None = None) -> str:  # agreement has 3 places; ratings 1 would hide it
             if v is None:

@@ -8,7 +8,7 @@ errors are phrased for the app — never `--map` advice.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -33,6 +33,9 @@ from shiboken6 import isValid
 from rageval_desktop.core.importers.golden_import import LABELS, kept_text
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.common import fit_dialog
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.importers.preview import Preview
 
 KINDS = (("run", "Outputs of a RAG run"), ("golden", "Golden set"), ("corpus", "Corpus chunks"))
 def formats() -> list[tuple[str, str]]:
@@ -61,6 +64,28 @@ def guess_run_name(path: Path, taken: set[str]) -> str:
     while name in taken:
         name, n = f"{stem}-{n}", n + 1
     return name
+
+
+def summary_text(kind: str, s: dict[str, Any]) -> str:
+    """What the import will do, in words: rows (for a run, linked and unlinked), new slices, labels kept or cleared,
+    the first warnings."""
+    parts = [f"{s['rows']:,} rows"]
+    if kind == "run":
+        parts += [f"{s['linked']:,} linked to the golden set", f"{s['unlinked']:,} unlinked"
+                  + (" (they get no retrieval metrics)" if s["unlinked"] else "")]
+    if s.get("new_slices"):
+        parts.append("new slices: " + ", ".join(s["new_slices"]))
+    notes = []
+    if s.get("kept"):
+        notes.append(kept_text(s["kept"]).capitalize() + ".")
+    clears = s.get("clears") or {}
+    if clears:
+        notes.append("Empty cells would clear " + ", ".join(f"the {LABELS[f]} of {n:,} row(s)"
+                                                          for f, n in clears.items())
+                     + ": import is refused unless you tick the box below.")
+    return ("Will import " + " · ".join(parts) + "." + "".join("\n" + n for n in notes)
+            + "".join("\n" + w[:1].upper() + w[1:] for w in s.get("warnings", [])[:3]))
+
 
 
 class ImportDialog(QDialog):
@@ -203,7 +228,7 @@ class ImportDialog(QDialog):
         workers.start(lambda ctx: preview(project, path, kind, fmt=fmt, mapping=mapping), on_done=done,
                       on_error=failed)
 
-    def show_preview(self, p: Any) -> None:
+    def show_preview(self, p: Preview) -> None:
         guessing, self._guessing = self._guessing, False
         if guessing and p.fits and p.kind not in p.fits:      # its columns say what it is: that kind, once
             self.kind.setCurrentIndex([k for k, _ in KINDS].index(p.fits[0]))
@@ -227,33 +252,13 @@ class ImportDialog(QDialog):
             self.detected.setText(f"{p.rows:,} rows · no {p.kind} layout matches yet; closest: {p.closest}, "
                                   f"which still needs {', '.join(p.missing)}. Map the columns on the right.")
         self._fill_mapping(p)
-        if p.summary:
-            s = p.summary
-            parts = [f"{s['rows']:,} rows"]
-            if p.kind == "run":
-                parts += [f"{s['linked']:,} linked to the golden set", f"{s['unlinked']:,} unlinked"
-                          + (" (they get no retrieval metrics)" if s["unlinked"] else "")]
-            if s.get("new_slices"):
-                parts.append("new slices: " + ", ".join(s["new_slices"]))
-            notes = []
-            if s.get("kept"):
-                notes.append(kept_text(s["kept"]).capitalize() + ".")
-            clears = s.get("clears") or {}
-            if clears:
-                notes.append("Empty cells would clear " + ", ".join(f"the {LABELS[f]} of {n:,} row(s)"
-                                                                  for f, n in clears.items())
-                             + ": import is refused unless you tick the box below.")
-            self.clear_labels.setVisible(bool(clears))
-            self.summary.setText("Will import " + " · ".join(parts) + "."
-                                 + "".join("\n" + n for n in notes)
-                                 + "".join("\n" + w[:1].upper() + w[1:] for w in s.get("warnings", [])[:3]))
-        else:
-            self.clear_labels.setVisible(False)
-            self.summary.setText("")
+        clears = (p.summary or {}).get("clears") or {}
+        self.clear_labels.setVisible(bool(clears))
+        self.summary.setText(summary_text(p.kind, p.summary) if p.summary else "")
         self.problem.setText(p.error or "")
         self._update()
 
-    def _fill_mapping(self, p: Any) -> None:
+    def _fill_mapping(self, p: Preview) -> None:
         if p.kind == "corpus":
             self.mapping_table.setRowCount(0)
             return

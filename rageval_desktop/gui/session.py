@@ -22,7 +22,7 @@ workers = lazy("rageval_desktop.gui.workers")
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from PySide6.QtWidgets import QMenu
+    from PySide6.QtWidgets import QMenu, QProgressDialog
 
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.window_host import WindowHost
@@ -41,6 +41,20 @@ def remember(path: Path) -> None:
     items = [str(path.resolve())] + [p for p in recent_projects() if p != str(path.resolve())]
     settings().setValue("recent", items[:MAX_RECENT])
 
+
+
+def _finish_closing(project: Project) -> str:
+    """On a worker: wait for the cancelled work, back up what changed since the last backup, close the file; what
+    went wrong, in words ("" when nothing did)."""
+    workers.pool().waitForDone(60_000)  # the cancelled job ends within a second; tasks finish their step
+    message = ""
+    if project.changes_since_backup:
+        try:
+            project.backup("on-close")
+        except Exception as exc:  # a failed backup must not keep the file open
+            message = f"The closing backup failed: {exc}"
+    project.close()
+    return message
 
 class Session(QObject):
     opened = Signal(object)       # the Project now open (the app state has it already)
@@ -113,8 +127,6 @@ class Session(QObject):
         """Detach the project from the window at once; cancelling its work (calls in flight included), the
         closing backup and closing the file happen on a thread behind a progress dialog — the GUI thread never
         waits. `then` runs once the file is closed (opening another project, quitting)."""
-        from PySide6.QtWidgets import QProgressDialog
-
         if self.project is None:
             if then is not None:
                 then()
@@ -125,6 +137,28 @@ class Session(QObject):
         project.listeners.clear()
         self.closed.emit()
         self.closing += 1
+        dialog, done_closing = self._closing_dialog(project)
+
+        def closed(message: str) -> None:
+            done_closing.append(True)
+            try:
+                self.closing -= 1
+                dialog.reset()
+                dialog.deleteLater()
+                if message:
+                    self.w.show_status(message, 15_000)
+            except RuntimeError:  # the window (and its dialog) was deleted meanwhile: nothing left to tell
+                return
+            if then is not None:
+                then()
+
+        workers.in_thread(lambda: _finish_closing(project), on_done=closed,
+                          on_error=lambda m: closed(f"Closing failed: {m}"))
+
+    def _closing_dialog(self, project: Project) -> tuple[QProgressDialog, list[bool]]:
+        """A busy dialog shown only if closing takes over 400 ms, and the flag that says it is done."""
+        from PySide6.QtWidgets import QProgressDialog
+
         dialog = QProgressDialog(self.w.frame)
         dialog.setLabelText(f"Closing {project.path.name}: stopping its work and saving a backup…")
         dialog.setRange(0, 0)
@@ -141,32 +175,7 @@ class Session(QObject):
                     pass
 
         QTimer.singleShot(400, show_if_slow)
-
-        def finish(project: Project = project) -> str:
-            workers.pool().waitForDone(60_000)  # the cancelled job ends within a second; tasks finish their step
-            message = ""
-            if project.changes_since_backup:
-                try:
-                    project.backup("on-close")
-                except Exception as exc:  # a failed backup must not keep the file open
-                    message = f"The closing backup failed: {exc}"
-            project.close()
-            return message
-
-        def closed(message: str) -> None:
-            done_closing.append(True)
-            try:
-                self.closing -= 1
-                dialog.reset()
-                dialog.deleteLater()
-                if message:
-                    self.w.show_status(message, 15_000)
-            except RuntimeError:  # the window (and its dialog) was deleted meanwhile: nothing left to tell
-                return
-            if then is not None:
-                then()
-
-        workers.in_thread(finish, on_done=closed, on_error=lambda m: closed(f"Closing failed: {m}"))
+        return dialog, done_closing
 
     def restore_backup(self, backup: str | None = None, *, confirm: bool = True) -> None:
         """Close the project, restore it from a backup (the current state is backed up first; see

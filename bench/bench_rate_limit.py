@@ -22,17 +22,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rageval_desktop.core.jobs.judge_job import run_judge_job  # noqa: E402
-from rageval_desktop.core.jobs.spec import JobSpec  # noqa: E402
-from rageval_desktop.core.judges.registry import add_judge  # noqa: E402
-from tests.core.test_judging import make_project  # noqa: E402
+from judge_throughput import job  # noqa: E402  (bench/ is the script's folder)
 
 
 def serve(rpm: float, burst: float, latency: float, headers: bool,
@@ -83,14 +79,7 @@ def anchor(url: str, rows: int, rpm: float, burst: float, window: float | None) 
 
 
 def app(url: str, rows: int, concurrency: int) -> tuple[float, int]:
-    with tempfile.TemporaryDirectory() as tmp:
-        project = make_project(Path(tmp) / "bench.rageval", n=rows)
-        add_judge(project, "bench", "correctness", "llm", model="gpt-4o-mini", base_url=url,
-                  params={"concurrency": concurrency, "timeout": 30})
-        t0 = time.perf_counter()
-        stats = run_judge_job(project, JobSpec(run="v1", use_cache=False))
-        seconds = time.perf_counter() - t0
-        project.close()
+    seconds, stats = job(url, rows, concurrency)
     return seconds, stats.ok
 
 

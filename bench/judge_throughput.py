@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,6 +29,20 @@ from rageval_desktop.core.judges.registry import add_judge  # noqa: E402
 from tests.core.test_judging import make_project  # noqa: E402
 
 
+def job(url: str, rows: int, concurrency: int) -> tuple[float, Any]:
+    """A judge job over `rows` rows of a new project against `url`, asking for `concurrency` calls at once: (seconds,
+    its stats)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = make_project(Path(tmp) / "bench.rageval", n=rows)
+        add_judge(project, "bench", "correctness", "llm", model="gpt-4o-mini", base_url=url,
+                  params={"concurrency": concurrency, "timeout": 30})
+        t0 = time.perf_counter()
+        stats = run_judge_job(project, JobSpec(run="v1", use_cache=False))
+        seconds = time.perf_counter() - t0
+        project.close()
+    return seconds, stats
+
+
 def scenario(rows: int, latency: float, concurrency: int, max_in_flight: int | None, retry_after: str) -> dict:
     """The server runs in its own process, as a real endpoint would (it must not share the client's GIL)."""
     cmd = [sys.executable, "-m", "tests.support.fake_openai", "--latency", str(latency), "--retry-after", retry_after]
@@ -36,14 +51,7 @@ def scenario(rows: int, latency: float, concurrency: int, max_in_flight: int | N
     server = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         url = server.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp:
-            project = make_project(Path(tmp) / "bench.rageval", n=rows)
-            add_judge(project, "bench", "correctness", "llm", model="gpt-4o-mini", base_url=url,
-                      params={"concurrency": concurrency, "timeout": 30})
-            t0 = time.perf_counter()
-            stats = run_judge_job(project, JobSpec(run="v1", use_cache=False))
-            seconds = time.perf_counter() - t0
-            project.close()
+        seconds, stats = job(url, rows, concurrency)
         time.sleep(1.1)
         counters = {}
         server.send_signal(signal.SIGINT)

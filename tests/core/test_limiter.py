@@ -93,11 +93,12 @@ def test_a_429_at_a_concurrency_recently_served_is_not_a_ceiling():
     assert after == before * 0.9 and after > 10
 
 
-def test_a_plain_429_holds_every_start_for_a_pause_that_doubles_until_a_success(monkeypatch):
-    """A 429 that says nothing of when to come back: every start waits a pause (0.5 s, then 1 s, … at most 2 s) and
-    one call probes when it ends; a success ends the doubling. Was: each refused call backed off on its own up to 30 s,
-    and a job under a limit kept in fixed windows sat idle into each new window (0.75 of the floor,
-    bench/bench_rate_limit.py). A 429 that says when (Retry-After) holds no one else."""
+def test_plain_429s_that_go_on_hold_every_start_for_a_pause_that_doubles_until_a_success(monkeypatch):
+    """429s that say nothing of when to come back and go on (a second decrease with no success between): every start
+    waits a pause (0.5 s, then 1 s, … at most 2 s) and one call probes when it ends; a success ends it. Was: each
+    refused call backed off on its own up to 30 s, and a job under a limit kept in fixed windows sat idle into each
+    new window (0.75 of the floor, bench/bench_rate_limit.py). One refusal between successes (a provider refusing a
+    random share) holds no one; nor does a 429 that says when (Retry-After)."""
     clock = fake_clock(monkeypatch)
 
     async def held(lim: AdaptiveLimiter) -> bool:
@@ -108,27 +109,32 @@ def test_a_plain_429_holds_every_start_for_a_pause_that_doubles_until_a_success(
         await lim.release("other", ticket)
         return False
 
+    async def refuse(lim: AdaptiveLimiter, said_when: bool = False) -> None:
+        ticket = await lim.acquire()
+        await lim.release("overload", ticket, said_when=said_when)
+
     async def go() -> list[bool]:
         lim = AdaptiveLimiter(4)
-        seen = [await held(lim)]                                    # nothing refused yet
-        first = await lim.acquire()
-        await lim.release("overload", first)                        # plain: held 0.5 s
+        await refuse(lim)                                           # one refusal: no hold
+        seen = [await held(lim)]
+        clock.now += 0.01
+        await refuse(lim)                                           # a second with no success between: 0.5 s
         seen += [await held(lim)]
         clock.now += 0.5
-        probe = await lim.acquire()
-        await lim.release("overload", probe)                        # refused again: held 1 s
+        await refuse(lim)                                           # refused again: held 1 s
         clock.now += 0.6
         seen += [await held(lim)]
         clock.now += 0.4
         ok = await lim.acquire()
-        await lim.release("ok", ok)                                 # admitted: the doubling ends
-        again = await lim.acquire()
-        await lim.release("overload", again)                        # held 0.5 s, not 2
-        clock.now += 0.5
-        seen += [await held(lim)]
-        told = await lim.acquire()
-        await lim.release("overload", told, said_when=True)         # Retry-After: that call waits, no one else
+        await lim.release("ok", ok)                                 # admitted: the streak ends
+        await refuse(lim)
+        seen += [await held(lim)]                                   # one refusal after a success: no hold
+        clock.now += 0.01
+        for _ in range(3):
+            await refuse(lim, said_when=True)                       # Retry-After: that call waits, no one else
+            clock.now += 0.01
         seen += [await held(lim)]
         return seen
 
     assert asyncio.run(asyncio.wait_for(go(), timeout=30)) == [False, True, True, False, False]
+    assert AdaptiveLimiter.plain_wait(30.0) == limiter_mod.PAUSE_MAX_S and AdaptiveLimiter.plain_wait(0.3) == 0.3

@@ -12,12 +12,14 @@ hung calls cannot starve the job, and it is not counted as "admitted" when a 429
 calls are bounded too (at most 4 x `max` of them), so a server that hangs everything is not flooded.
 An optional requests-per-minute cap spaces out the starts.
 
-A 429 that says nothing of when to come back (no Retry-After) is a rate limit the client must find: every new start
-is held for a pause (0.5 s, doubling while refusals go on, at most `PAUSE_MAX_S`), once per round trip, and the
-limit's drop to the calls the server admitted leaves one call to probe when the pause ends. Each refused call used
-to back off on its own, exponentially up to 30 s: against a limit kept in fixed windows a job sat idle for up to half
-a minute into each new window (0.75 of the floor a client that knows the limit reaches; bench/bench_rate_limit.py).
-A 429 that says when (Retry-After) is left to the refused call's own wait: the server said it of that request, and
+Refusals that go on — a second decrease with no success since the first, from 429s that say nothing of when to come
+back (no Retry-After) — are a rate limit the client must find: every new start is held for a pause (0.5 s, doubling
+while refusals go on, at most `PAUSE_MAX_S`), and the limit's drop to the calls the server admitted leaves one call
+to probe when the pause ends; the refused calls' own waits are capped at the same (`plain_wait`). Each refused call
+used to back off on its own, exponentially up to 30 s: against a limit kept in fixed windows a job sat idle for up to
+half a minute into each new window (0.75 of the floor a client that knows the limit reaches;
+bench/bench_rate_limit.py). A single refusal between successes (a provider refusing a random share) holds no one. A
+429 that says when (Retry-After) is left to the refused call's own wait: the server said it of that request, and
 holding every start for it cut a concurrency-capped server's throughput.
 """
 
@@ -55,6 +57,7 @@ class AdaptiveLimiter:
         self._served: deque[tuple[float, int]] = deque()  # (when, level) of recent successes
         self._held_until = 0.0      # no start before this (a plain 429's pause)
         self._pause = 0.0           # the last pause: doubled by the next plain 429, reset by a success
+        self._refusals = 0          # decreases from plain 429s since the last success
 
     @property
     def slots(self) -> int:
@@ -109,6 +112,12 @@ class AdaptiveLimiter:
             self._release(outcome, ticket, said_when)
             self._cond.notify_all()
 
+    @staticmethod
+    def plain_wait(backoff: float) -> float:
+        """A call refused by a 429 that said nothing of when waits its backoff, at most PAUSE_MAX_S: the limiter's
+        hold paces the probing, and a long wait of its own left the call idle after the limit opened again."""
+        return min(backoff, PAUSE_MAX_S)
+
     def release_nowait(self, ticket: int) -> None:
         """Give a slot back from a call that was cancelled (no awaiting inside a cancelled task)."""
         if ticket in self._stalled_tickets or ticket in self._started:
@@ -138,7 +147,7 @@ class AdaptiveLimiter:
             self._typical_s = took if self._typical_s is None else 0.9 * self._typical_s + 0.1 * took
             self.limit = min(float(self.max), self.limit + 1.0 / self.limit)
             self._served.append((now, level))
-            self._pause = 0.0
+            self._pause, self._refusals = 0.0, 0
         elif outcome == "overload":
             if started >= self._last_decrease:  # one decrease per round trip
                 admitted = self.in_flight  # the live calls the server held when it refused this one
@@ -146,7 +155,8 @@ class AdaptiveLimiter:
                 self.limit = max(1.0, min(ceiling, self.limit * 0.9))
                 self._last_decrease = now
                 self.decreases += 1
-                if not said_when:       # a limit to find: hold every start, longer while refusals go on
+                self._refusals += not said_when
+                if self._refusals >= 2:     # refusals go on: a limit to find; hold every start, longer each time
                     self._pause = min(PAUSE_MAX_S, max(PAUSE_MIN_S, 2 * self._pause))
                     self._held_until = max(self._held_until, now + self._pause)
         elif outcome == "timeout" and now - self._last_halving > 1.0:

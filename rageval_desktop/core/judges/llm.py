@@ -333,6 +333,9 @@ def backoff_seconds(failure: CallFailed, attempt: int) -> float:
 # waits its turn again. So rate-limit rejections have their own, larger budget than other errors (`retries`): a
 # server that admits fewer calls than asked costs retries, never rows; one that never admits any still ends.
 RATE_LIMIT_RETRIES = 20
+# A 429 that says nothing of when is probed every 2 s at most (the limiter's hold): 20 such refusals are 40 s, less
+# than a per-minute window, so a plain 429's budget is also one of time — the row gives up once refused for this long
+RATE_LIMIT_PATIENCE_S = 180.0
 
 
 async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
@@ -342,12 +345,14 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
     """(reply, attempts). Takes a limiter slot for each attempt (or starts with the slot `ticket` the caller
     already holds) and always gives it back — also when the task is cancelled. Raises CallFailed (with
     `.attempts`) when the failure is fatal, not worth retrying, or its budget ran out (`retries` for errors,
-    RATE_LIMIT_RETRIES for rate limits); Stopped when `stopping()` says the caller is winding down. `on_retry(kind)` is
-    told why before each retry (rate_limit, timeout, connection, server_error, …). `request`: another call than a
-    chat completion (an embeddings request: a coroutine function), with the same limiter, retries and failures."""
+    RATE_LIMIT_RETRIES for rate limits, and RATE_LIMIT_PATIENCE_S of refusals too for 429s that do not say when);
+    Stopped when `stopping()` says the caller is winding down. `on_retry(kind)` is told why before each retry
+    (rate_limit, timeout, connection, server_error, …). `request`: another call than a chat completion (an
+    embeddings request: a coroutine function), with the same limiter, retries and failures."""
     import asyncio
 
     attempt = overloads = 0
+    first_refused: float | None = None
     while True:
         if ticket is None:
             ticket = await limiter.acquire()
@@ -369,16 +374,22 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
                                   said_when=failure.retry_after is not None)
             ticket = None
             overloads += failure.kind == "rate_limit"
-            budget_spent = (overloads > max(retries, RATE_LIMIT_RETRIES) if failure.kind == "rate_limit"
-                            else attempt - overloads > retries)
+            plain = failure.kind == "rate_limit" and failure.retry_after is None
+            if plain and first_refused is None:
+                first_refused = time.monotonic()
+            if failure.kind != "rate_limit":
+                budget_spent = attempt - overloads > retries
+            else:       # a count, and for plain 429s also a time: refused for RATE_LIMIT_PATIENCE_S
+                patient = plain and first_refused is not None and \
+                    time.monotonic() - first_refused < RATE_LIMIT_PATIENCE_S
+                budget_spent = overloads > max(retries, RATE_LIMIT_RETRIES) and not patient
             if failure.fatal or not failure.retryable or budget_spent:
                 failure.attempts = attempt  # type: ignore[attr-defined]
                 raise
             if on_retry:
                 on_retry(failure.kind)
-            if failure.kind != "rate_limit" or failure.retry_after is not None:
-                await asyncio.sleep(backoff_seconds(failure, attempt))
-            # (a plain 429: the limiter holds every start for its pause, this call's next one with them)
+            wait = backoff_seconds(failure, attempt)
+            await asyncio.sleep(limiter.plain_wait(wait) if plain else wait)
             continue
         except BaseException:  # Stopped, or the task was cancelled mid-call: the slot goes back, no await
             limiter.release_nowait(ticket)

@@ -137,4 +137,7 @@ def test_plain_429s_that_go_on_hold_every_start_for_a_pause_that_doubles_until_a
         return seen
 
     assert asyncio.run(asyncio.wait_for(go(), timeout=30)) == [False, True, True, False, False]
-    assert AdaptiveLimiter.plain_wait(30.0) == limiter_mod.PAUSE_MAX_S and AdaptiveLimiter.plain_wait(0.3) == 0.3
+    from rageval_desktop.core.judges.llm import CallFailed, backoff_seconds
+
+    plain = CallFailed("rate_limit", "rate limited (429)", retryable=True, overload=True)
+    assert max(backoff_seconds(plain, 12) for _ in range(50)) <= limiter_mod.PAUSE_MAX_S   # (was up to 30 s)

@@ -15,11 +15,11 @@ An optional requests-per-minute cap spaces out the starts.
 Refusals that go on — a second decrease with no success since the first, from 429s that say nothing of when to come
 back (no Retry-After) — are a rate limit the client must find: every new start is held for a pause (0.5 s, doubling
 while refusals go on, at most `PAUSE_MAX_S`), and the limit's drop to the calls the server admitted leaves one call
-to probe when the pause ends; the refused calls' own waits are capped at the same (`plain_wait`). Each refused call
-used to back off on its own, exponentially up to 30 s: against a limit kept in fixed windows a job sat idle for up to
-half a minute into each new window (0.75 of the floor a client that knows the limit reaches;
-bench/bench_rate_limit.py). A single refusal between successes (a provider refusing a random share) holds no one. A
-429 that says when (Retry-After) is left to the refused call's own wait: the server said it of that request, and
+to probe when the pause ends; the refused calls' own waits are capped at the same (judges.llm.backoff_seconds).
+Each refused call used to back off on its own, exponentially up to 30 s: against a limit kept in fixed windows a
+job sat idle for up to half a minute into each new window (0.70 of the floor a client that knows the limit reaches;
+bench/bench_rate_limit.py). A single refusal between successes (a provider refusing a random share) holds no one.
+A 429 that says when (Retry-After) is left to the refused call's own wait: the server said it of that request, and
 holding every start for it cut a concurrency-capped server's throughput.
 """
 
@@ -111,12 +111,6 @@ class AdaptiveLimiter:
         async with self._cond:
             self._release(outcome, ticket, said_when)
             self._cond.notify_all()
-
-    @staticmethod
-    def plain_wait(backoff: float) -> float:
-        """A call refused by a 429 that said nothing of when waits its backoff, at most PAUSE_MAX_S: the limiter's
-        hold paces the probing, and a long wait of its own left the call idle after the limit opened again."""
-        return min(backoff, PAUSE_MAX_S)
 
     def release_nowait(self, ticket: int) -> None:
         """Give a slot back from a call that was cancelled (no awaiting inside a cancelled task)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.imports import import_frozen
+from rageval_desktop.core.base.limiter import PAUSE_MAX_S
 from rageval_desktop.core.judges.secrets import safe_endpoint
 
 if TYPE_CHECKING:   # imported where a call is made: a job with nothing to send never loads the client (~0.4 s)
@@ -321,12 +322,16 @@ def cache_entry(key: str, model: str | None, reply: Reply, scrub: Any) -> dict[s
 
 
 def backoff_seconds(failure: CallFailed, attempt: int) -> float:
-    """Honour the server's Retry-After (plus a little jitter); else exponential backoff with jitter, capped."""
+    """Honour the server's Retry-After (plus a little jitter); else exponential backoff with jitter, capped (at 2 s
+    for a rate limit, 30 s for other errors)."""
     import random
 
     if failure.retry_after is not None:
         return failure.retry_after + random.uniform(0, 0.1)
-    return min(30.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+    # a 429 that does not say when: at most the limiter's hold (it paces the probing; a long wait of the call's own
+    # left it idle after the limit opened again)
+    cap = PAUSE_MAX_S if failure.kind == "rate_limit" else 30.0
+    return min(cap, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
 # A 429 is flow control, not a failure of the request: the adaptive limiter halves the calls in flight and the call
@@ -336,6 +341,17 @@ RATE_LIMIT_RETRIES = 20
 # A 429 that says nothing of when is probed every 2 s at most (the limiter's hold): 20 such refusals are 40 s, less
 # than a per-minute window, so a plain 429's budget is also one of time — the row gives up once refused for this long
 RATE_LIMIT_PATIENCE_S = 180.0
+
+
+def _spent(failure: CallFailed, attempt: int, overloads: int, retries: int, first_refused: float | None) -> bool:
+    """Whether a retryable failure's budget ran out: `retries` for errors; RATE_LIMIT_RETRIES (or `retries`, if
+    larger) for rate limits, and for 429s that do not say when, also RATE_LIMIT_PATIENCE_S of refusals (since the
+    call's first such refusal, `first_refused`)."""
+    if failure.kind != "rate_limit":
+        return attempt - overloads > retries
+    patient = failure.retry_after is None and first_refused is not None and \
+        time.monotonic() - first_refused < RATE_LIMIT_PATIENCE_S
+    return overloads > max(retries, RATE_LIMIT_RETRIES) and not patient
 
 
 async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str, messages: list[dict],
@@ -374,22 +390,14 @@ async def call_with_retries(client: openai.AsyncOpenAI, limiter: Any, model: str
                                   said_when=failure.retry_after is not None)
             ticket = None
             overloads += failure.kind == "rate_limit"
-            plain = failure.kind == "rate_limit" and failure.retry_after is None
-            if plain and first_refused is None:
-                first_refused = time.monotonic()
-            if failure.kind != "rate_limit":
-                budget_spent = attempt - overloads > retries
-            else:       # a count, and for plain 429s also a time: refused for RATE_LIMIT_PATIENCE_S
-                patient = plain and first_refused is not None and \
-                    time.monotonic() - first_refused < RATE_LIMIT_PATIENCE_S
-                budget_spent = overloads > max(retries, RATE_LIMIT_RETRIES) and not patient
-            if failure.fatal or not failure.retryable or budget_spent:
+            if failure.kind == "rate_limit" and failure.retry_after is None:
+                first_refused = first_refused or time.monotonic()
+            if failure.fatal or not failure.retryable or _spent(failure, attempt, overloads, retries, first_refused):
                 failure.attempts = attempt  # type: ignore[attr-defined]
                 raise
             if on_retry:
                 on_retry(failure.kind)
-            wait = backoff_seconds(failure, attempt)
-            await asyncio.sleep(limiter.plain_wait(wait) if plain else wait)
+            await asyncio.sleep(backoff_seconds(failure, attempt))
             continue
         except BaseException:  # Stopped, or the task was cancelled mid-call: the slot goes back, no await
             limiter.release_nowait(ticket)

@@ -97,7 +97,7 @@ def test_plain_429s_that_go_on_hold_every_start_for_a_pause_that_doubles_until_a
     """429s that say nothing of when to come back and go on (a second decrease with no success between): every start
     waits a pause (0.5 s, then 1 s, … at most 2 s) and one call probes when it ends; a success ends it. Was: each
     refused call backed off on its own up to 30 s, and a job under a limit kept in fixed windows sat idle into each
-    new window (0.75 of the floor, bench/bench_rate_limit.py). One refusal between successes (a provider refusing a
+    new window (0.70 of the floor, bench/bench_rate_limit.py). One refusal between successes (a provider refusing a
     random share) holds no one; nor does a 429 that says when (Retry-After)."""
     clock = fake_clock(monkeypatch)
 

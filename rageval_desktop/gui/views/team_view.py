@@ -180,11 +180,18 @@ class TeamView(QWidget):
         metric, sample = self.metric_box.currentData(), self.sample_box.currentData()
         self.state.run_read("team", _team, project, metric, sample, on_done=self.show_found)
 
-    def show_found(self, found: Any) -> None:
-        from rageval_desktop.core.review.quality import describe
-
+    def show_found(self, found: tuple[TeamReport, QualityReport]) -> None:
         report, quality = found
         self.report, self.quality = report, quality
+        self._show_people(report, quality)
+        self._show_pairs(report)
+        self._show_queue(report)
+        self._show_summary(report, quality)
+
+    def _show_people(self, report: TeamReport, quality: QualityReport) -> None:
+        """The reviewers' table: status, ratings, time, gold checks, agreement with the others and each judge."""
+        from rageval_desktop.core.review.quality import describe
+
         checked = {q.reviewer: q for q in quality.reviewers}
         judges = sorted({j for r in report.reviewers for j in r.with_judges})
         self.people.columns = [("reviewer", "reviewer"), ("status", "status"), ("rated", "rated"),
@@ -223,6 +230,9 @@ class TeamView(QWidget):
             for who in people])
         self._aside_state()
         self.people_view.resizeColumnsToContents()
+
+    def _show_pairs(self, report: TeamReport) -> None:
+        """Agreement between each pair of reviewers, and Krippendorff's α over all."""
         self.pairs.set_records([{**p, "value": _value(p)} for p in report.pairwise])
         self.pairs_view.resizeColumnsToContents()
         # the pairs pane as wide as its columns (was: κ cut at 1280 px), the queue takes the rest
@@ -232,6 +242,9 @@ class TeamView(QWidget):
             self.split.setSizes([min(need, total // 2), total - min(need, total // 2)])
         alpha = "—" if report.alpha is None else f"{report.alpha:.3f}"
         self.alpha_label.setText(f"Between reviewers · Krippendorff's α (all): {alpha}")
+
+    def _show_queue(self, report: TeamReport) -> None:
+        """The disagreements waiting for a lead."""
         self.queue.set_records([{
             "where": f"{q['run']} · {q['external_id']}", "what": q["what"] if not q.get("item_key") else
             f"{q['what']}: {q['item_key']}", "said": ", ".join(f"{w} {s:g}" for w, s in q["ratings"].items()),
@@ -241,7 +254,11 @@ class TeamView(QWidget):
         self.queue_view.resizeColumnsToContents()
         self.queue_title.setText(f"To adjudicate: {len(report.queue)} (settled: {report.settled})")
         self.settle_button.setEnabled(bool(report.queue))
+
+    def _show_summary(self, report: TeamReport, quality: QualityReport) -> None:
+        """The page's summary: who counts, how agreement is read, what the checks are and who fails them."""
         conf = quality.settings
+        floor = conf["floor"]
         checks = (f" Checks: one target in {round(1 / conf['gold_rate'])} is a hidden gold item "
                   f"({quality.gold_items} settled)" if conf["gold_rate"] else " Checks: no gold items")
         checks += (f", one in {round(1 / conf['retest_rate'])} a retest" if conf["retest_rate"] else "") + (

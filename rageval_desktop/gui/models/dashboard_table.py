@@ -80,6 +80,24 @@ class Table:
             notes.append("Retired judges left out: " + ", ".join(r["judge"] for r in summary["retired_judges"]) + ".")
         if summary["unsettled_judges"]:
             notes.append("⚑ " + unsettled_text(summary["unsettled_judges"]))
+        notes += self._judges_said()
+        if summary["repeated_questions"]:
+            c = summary["slices"]["all"].get("consistency") or {}
+            moves = ", ".join(f"{m} ±{v['mean_std']:.1f}" for m, v in c.get("metrics", {}).items()
+                              if v["mean_std"] is not None)
+            notes.append(f"{summary['repeated_questions']} question(s) answered more than once (up to "
+                         f"{c.get('max_repeats', 2)} times): averaged" + (f"; between repeats scores move by {moves} "
+                                                                          "points (mean std)" if moves else "") + ".")
+        if summary["golden_set_changed_since_run"]:
+            notes.append("The golden set changed since this run was imported.")
+        if not self.metrics:
+            notes.append("No judge has scored this run yet: run judges from the Judges view.")
+        return " ".join(notes)
+
+    def _judges_said(self) -> list[str]:
+        """What the note says of the judges behind the means: a selective judge's share, a judge's own noise, rows
+        it did not score."""
+        summary, notes = self.summary, []
         for metric, sel in summary.get("selective", {}).items():
             whole = sel["slices"].get("all", {}).get("decided")
             notes.append(f"{metric} from {sel['judge']} (selective licence): it decides "
@@ -96,18 +114,7 @@ class Table:
             notes.append("Not scored (left out of the means, listed in the run table's status filter): " + "; ".join(
                 f"{judge} {u['rows']} rows (" + ", ".join(f"{n} {r}" for r, n in u["reasons"].items()) + ")"
                 for judge, u in summary["unscored"].items()) + ".")
-        if summary["repeated_questions"]:
-            c = summary["slices"]["all"].get("consistency") or {}
-            moves = ", ".join(f"{m} ±{v['mean_std']:.1f}" for m, v in c.get("metrics", {}).items()
-                              if v["mean_std"] is not None)
-            notes.append(f"{summary['repeated_questions']} question(s) answered more than once (up to "
-                         f"{c.get('max_repeats', 2)} times): averaged" + (f"; between repeats scores move by {moves} "
-                                                                          "points (mean std)" if moves else "") + ".")
-        if summary["golden_set_changed_since_run"]:
-            notes.append("The golden set changed since this run was imported.")
-        if not self.metrics:
-            notes.append("No judge has scored this run yet: run judges from the Judges view.")
-        return " ".join(notes)
+        return notes
 
 
 def unsettled_text(items: list[Fields]) -> str:

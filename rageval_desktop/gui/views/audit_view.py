@@ -103,8 +103,7 @@ class AuditView(QWidget):
             "value_text": "the 95% CI is for reading; the verdict uses the anytime-valid interval, which stays right "
                           "however often you look — or, once every target of a planned sample is rated, its final "
                           "look's fixed-size interval"}
-        self.table = records_table(self.model, "audit")
-        self.table.setSortingEnabled(False)      # (a row is the judge at its place in `results`)
+        self.table = records_table(self.model, "audit", sortable=False)   # (a row is its place in `results`)
         self.accepts: dict[str, Any] = {}
         self.checks: dict[str, Any] = {}
         self.results: list[Any] = []

@@ -43,8 +43,9 @@ def page_frame(widget: QWidget, title: str) -> tuple[QVBoxLayout, TopRow]:
     return layout, top
 
 
-def records_table(model: RecordsModel, name: str = "") -> QTableView:
-    """A read-only table over a RecordsModel: whole rows selected, one at a time, no row numbers."""
+def records_table(model: RecordsModel, name: str = "", *, sortable: bool = True) -> QTableView:
+    """A read-only table over a RecordsModel: whole rows selected, one at a time, no row numbers; a header click
+    sorts unless `sortable` is off (a page that reads a row by its place in a list of its own)."""
     view = QTableView()
     if name:
         view.setObjectName(name)
@@ -54,7 +55,7 @@ def records_table(model: RecordsModel, name: str = "") -> QTableView:
     view.verticalHeader().setVisible(False)
     view.horizontalHeader().setStretchLastSection(True)
     view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)   # the model's own order first
-    view.setSortingEnabled(True)    # then a header click sorts (RecordsModel.sort; "all" stays last)
+    view.setSortingEnabled(sortable)    # then a header click sorts (RecordsModel.sort; "all" stays last)
     return view
 
 

@@ -358,7 +358,7 @@ class Project:
         from rageval_desktop.core.importers import import_ratings
 
         if isinstance(source, (str, Path)):
-            done = ops.run(self.core, "import ratings", {"path": str(Path(source).resolve()), "sample_id": sample_id},
+            done = ops.run(self.core, ops.ImportRatings(str(Path(source).resolve()), sample_id),
                            initiator=self.initiator)
             return cast("RatingsImport", done.value)
         with _as_file(source) as (path, named):
@@ -520,7 +520,7 @@ class Project:
         with reads.shared(self.core):        # each judge's pairs, the ratings and the samples' designs read once
             for r in agreement.audit_all(self.core, judge):
                 # an operation of core's: `rageval undo` (the app's Ctrl+Z) takes the audit back
-                action = ops.run(self.core, "record audit", {"name": r.judge, "reason": None},
+                action = ops.run(self.core, ops.RecordAudit(r.judge),
                                  initiator=self.initiator).outcome if apply else None
                 held = get_judge(self.core, r.judge)
                 item = {"judge": r.judge, "metric": r.metric, "n": r.n, "statistic": r.statistic, "value": r.value,

@@ -1,5 +1,6 @@
-"""docs/architecture.md's "How to add …" recipes, followed as written: a metric (a MetricSpec and a rubric file) and a
-command (an `add_*` beside its `cmd_*`, one line in ADDERS). A judge kind is followed by
+"""docs/architecture.md's "How to add …" recipes, followed as written: a metric (a MetricSpec and a rubric file), a
+computed metric (one `register`), an undoable operation (its arguments and one `define`) and a command (an `add_*`
+beside its `cmd_*`, one line in ADDERS). A judge kind is followed by
 tests/core/test_judge_kinds.py and a page by tests/gui/test_app_state.py."""
 
 from __future__ import annotations
@@ -7,11 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 
 from rageval_desktop import cli
 from rageval_desktop.cli.base import EXIT_OK, Command, UsageError, open_project, say
+from rageval_desktop.core import ops
 from rageval_desktop.core.base import vocab
 from rageval_desktop.core.base.paths import resources_dir
 from rageval_desktop.core.jobs.judge_job import run_judge_job
@@ -146,3 +150,41 @@ def test_a_computed_metric_is_one_registry_entry_found_everywhere(demo_file, tmp
     with pytest.raises(SystemExit):
         cli.main(["compare", "--help"])
     assert "rprec" in capsys.readouterr().out
+
+
+@dataclass(frozen=True)
+class SetJudgeTimeout(ops.Op):
+    """docs/architecture.md's recipe for an undoable operation: its typed arguments…"""
+    NAME: ClassVar[str] = "set judge timeout"
+    name: str
+    seconds: float
+
+
+def test_an_undoable_operation_is_its_arguments_and_one_spec(demo_file, monkeypatch, capsys):
+    """… and one `define(OpSpec(...))`: `ops.run` logs it, `rageval undo` lists and undoes it, and a redo reads its
+    logged arguments back into its class."""
+    from rageval_desktop.core.judges.registry import get_judge, update_judge
+    from rageval_desktop.core.store import oplog
+    from rageval_desktop.core.store.changes import Area
+    from rageval_desktop.core.store.project import Project
+
+    monkeypatch.setattr(ops, "SPECS", dict(ops.SPECS))
+    ops.define(ops.OpSpec(SetJudgeTimeout, (Area.JUDGES,), lambda a: f"set {a.name}'s timeout to {a.seconds:g} s",
+                          lambda p, a: {"name": a.name, "timeout": get_judge(p, a.name).params.get("timeout")},
+                          lambda p, a: update_judge(p, a.name, timeout=a.seconds),
+                          lambda p, i: update_judge(p, i["name"], unset=("timeout",)) if i["timeout"] is None
+                          else update_judge(p, i["name"], timeout=i["timeout"])))
+    with Project.open(demo_file) as project:
+        judge = next(iter(j for j in project.reader().execute("SELECT name FROM judges ORDER BY id")))[0]
+        before = get_judge(project, judge).params.get("timeout")
+        done = ops.run(project, SetJudgeTimeout(judge, 7.5), initiator="api")
+        assert get_judge(project, judge).params["timeout"] == 7.5
+    assert cli.main(["undo", str(demo_file), "--list"]) == 0
+    assert f"set {judge}'s timeout to 7.5 s" in capsys.readouterr().out
+    assert cli.main(["undo", str(demo_file), "--yes"]) == 0
+    with Project.open(demo_file) as project:
+        assert get_judge(project, judge).params.get("timeout") == before
+        undo = oplog.recent(project)[0]
+        assert undo is not None and undo.name == oplog.UNDO and undo.args == {"of": done.operation}
+        ops.redo(project, undo.id)
+        assert get_judge(project, judge).params["timeout"] == 7.5

@@ -60,8 +60,8 @@ def _promote(project: Project, args: argparse.Namespace) -> tuple[dict[str, obje
     """rageval golden promote: an operation of core's — `rageval undo` (the app's Ctrl+Z) retires the draft it made."""
     from rageval_desktop.core import ops
 
-    data = cast("dict[str, object]", ops.run(project, "promote failure", {
-        "row": args.row_id, "slice": args.slice, "reason": args.reason}, initiator="cli").value)
+    data = cast("dict[str, object]", ops.run(project, ops.PromoteFailure(
+        args.row_id, args.slice, args.reason), initiator="cli").value)
     return data, (f"added draft golden row {data['id']} ({args.slice}) from a production failure: "
                   f"{data['question']!r}; add its gold answer and chunks, then approve it")
 

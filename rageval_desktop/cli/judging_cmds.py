@@ -154,7 +154,7 @@ def _edit(args: argparse.Namespace, project: Any) -> int:
     if not changes:
         raise UsageError("say what to change (--model, --rubric, --temperature, --base-url, ...)")
     before = licence(project, registry.get_judge(project, args.name))
-    result = ops.run(project, "edit judge", {"name": args.name, "changes": changes}, initiator="cli")
+    result = ops.run(project, ops.EditJudge(args.name, changes), initiator="cli")
     after = licence(project, registry.get_judge(project, args.name))
     out = {**result.as_dict(), "licence_before": before.as_dict(), "licence": after.as_dict()}
     text = (f"{result.label}: " + ", ".join(sorted(changes)) + f"; licence {before.tier} -> {after.describe()}"

@@ -214,9 +214,8 @@ def cmd_judge_status(args: argparse.Namespace) -> int:
     from rageval_desktop.core import ops
 
     with open_project(args.project) as project:   # an operation: `rageval undo` (or the app's Ctrl+Z) takes it back
-        ops.run(project, "set judge status", {"name": args.name, "reason": args.reason,
-                                              "status": "retired" if args.action == "retire" else "active"},
-                initiator="cli")
+        status = "retired" if args.action == "retire" else "active"
+        ops.run(project, ops.SetJudgeStatus(args.name, status, args.reason), initiator="cli")
     say(args, {"judge": args.name, "status": args.action}, f"{args.name}: {args.action}d")
     return EXIT_OK
 

@@ -165,14 +165,12 @@ def cmd_reviewers(args: argparse.Namespace) -> int:
         if args.set_aside:
             if not args.reason or not args.lead:
                 raise UsageError("setting a reviewer aside needs --reason and --lead")
-            ops.run(project, "set reviewer aside", {"reviewer": args.set_aside, "metric": args.metric,
-                                                    "reason": args.reason, "lead": args.lead}, initiator="cli")
+            ops.run(project, ops.SetReviewerAside(args.set_aside, args.metric, args.reason, args.lead), initiator="cli")
             held = quality.hold_of(project, args.set_aside, args.metric) or {}
             said.append(f"{args.set_aside}'s {held.get('ratings', 0)} rating(s) of {args.metric} set aside; "
                         "`rageval undo` or --bring-back counts them again")
         if args.bring_back:
-            ops.run(project, "bring reviewer back", {"reviewer": args.bring_back, "metric": args.metric},
-                    initiator="cli")
+            ops.run(project, ops.BringReviewerBack(args.bring_back, args.metric), initiator="cli")
             said.append(f"{args.bring_back}'s ratings of {args.metric} count again")
         report = quality.quality_report(project, args.metric)
     found = report.as_dict()

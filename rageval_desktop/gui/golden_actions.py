@@ -37,19 +37,20 @@ class GoldenActions:
         existing = row(self.w.project, golden_id) if golden_id else None
         dialog = GoldenRowDialog(self.w.project, browse.slice_choices(self.w.project), existing, self.w.frame)
         if dialog.exec() == GoldenRowDialog.DialogCode.Accepted:   # an operation of core: Ctrl+Z takes it back
-            self.w.state.run_op("Saving the golden row", *dialog.operation(),
+            self.w.state.run_op("Saving the golden row", dialog.operation(),
                                 on_done=lambda r: self.w.statusBar().showMessage(f"Saved: {r.label}", 8000))
 
     def retire_golden(self) -> None:
         from PySide6.QtWidgets import QInputDialog
+
+        from rageval_desktop.core.ops import SetGoldenStatus
 
         gid = self.selected_golden_id()
         if gid is None or self.w.project is None:
             return
         reason, ok = QInputDialog.getText(self.w.frame, "Retire golden row", f"Why retire {gid}? (kept in its history)")
         if ok and reason.strip():
-            self.w.state.run_op("Retiring the row", "set golden status", {"id": gid, "status": "retired",
-                                                                          "reason": reason})
+            self.w.state.run_op("Retiring the row", SetGoldenStatus(gid, "retired", reason))
 
     def save_golden_version(self) -> None:
         from PySide6.QtWidgets import QInputDialog
@@ -103,10 +104,12 @@ class GoldenActions:
                                                        duplicates_text(*found), self.w.frame).open())
 
     def approve_golden(self) -> None:
+        from rageval_desktop.core.ops import SetGoldenStatus
+
         gid = self.selected_golden_id()
         if gid is not None and self.w.project is not None:
-            self.w.state.run_op("Approving the row", "set golden status",
-                                {"id": gid, "status": "approved", "reason": f"approved by {self.w.project.actor}"})
+            self.w.state.run_op("Approving the row",
+                                SetGoldenStatus(gid, "approved", f"approved by {self.w.project.actor}"))
 
     def generate_golden(self) -> None:
         from PySide6.QtWidgets import QInputDialog
@@ -176,6 +179,7 @@ class GoldenActions:
     def promote_row(self, row_id: int) -> None:
         from PySide6.QtWidgets import QInputDialog
 
+        from rageval_desktop.core.ops import PromoteFailure
         from rageval_desktop.core.store import browse
 
         if self.w.project is None:
@@ -183,7 +187,7 @@ class GoldenActions:
         tag, ok = QInputDialog.getItem(self.w.frame, "Add to the golden set", "Slice of the new golden row:",
                                        browse.slice_choices(self.w.project), 0, False)
         if ok:       # an operation of core's: Ctrl+Z retires the draft it made
-            self.w.state.run_op("Adding to the golden set", "promote failure", {"row": row_id, "slice": tag},
+            self.w.state.run_op("Adding to the golden set", PromoteFailure(row_id, tag),
                                 on_done=lambda r: self.w.statusBar().showMessage(
                                     f"{r.label}: a draft golden row (production failure); approve it after review — "
                                     "Ctrl+Z takes it back", 10_000))

@@ -42,6 +42,7 @@ class JudgingActions:
         if self.w.project is None or not record:
             return
         from rageval_desktop.core.judges.registry import list_judges
+        from rageval_desktop.core.ops import EditJudge
         from rageval_desktop.gui.views.judge_dialog import JudgeDialog
 
         dialog = JudgeDialog({j.name for j in list_judges(self.w.project)}, self.w.frame, existing=record)
@@ -51,7 +52,7 @@ class JudgingActions:
         if not changes:        # saved as it was: no write, no undo step
             self.w.statusBar().showMessage(f"{record['name']}: nothing changed", 6000)
             return
-        self.w.state.run_op("Saving the judge", "edit judge", {"name": record["name"], "changes": changes},   # Ctrl+Z
+        self.w.state.run_op("Saving the judge", EditJudge(record["name"], changes),   # Ctrl+Z
                             on_done=lambda r: self.w.statusBar().showMessage(f"Saved: {r.label}", 8000))
 
     def test_judge(self, name: str | None) -> None:
@@ -64,6 +65,7 @@ class JudgingActions:
             return
         from rageval_desktop.core.judges import rubrics
         from rageval_desktop.core.judges.registry import get_judge
+        from rageval_desktop.core.ops import EditJudge
         from rageval_desktop.core.store.queries import preview_fields
         from rageval_desktop.gui.views.rubric_editor import RubricEditor
 
@@ -80,7 +82,7 @@ class JudgingActions:
             return
         if editor.in_place.isChecked():      # an operation of core: Ctrl+Z gives the judge its old version back
             changes = {"rubric": editor.template()}
-            self.w.state.run_op("Saving the rubric", "edit judge", {"name": name, "changes": changes},
+            self.w.state.run_op("Saving the rubric", EditJudge(name, changes),
                                 on_done=lambda r: self.w.statusBar().showMessage(
                                   f"{name}: a new rubric version; its licence expires until audited again", 10_000))
             return

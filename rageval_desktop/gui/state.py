@@ -19,7 +19,7 @@ from rageval_desktop.gui.undo import make_stack, push
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs.spec import JobSpec
-    from rageval_desktop.core.ops import OpResult
+    from rageval_desktop.core.ops import Op, OpResult
     from rageval_desktop.core.store.project import Project
 
 
@@ -136,8 +136,8 @@ class AppState(QObject):
         meanwhile); a failure goes to `on_error`, else to the error dialog."""
         self.host.run_write(label, fn, on_done=on_done, on_error=on_error)
 
-    def run_op(self, label: str, name: str, args: dict[str, Any], on_done: Callable[[OpResult], Any] | None = None,
-               *, by: object = None) -> Any:
+    def run_op(self, label: str, op: Op, on_done: Callable[[OpResult], object] | None = None, *,
+               by: object = None) -> object:
         """An undoable operation of core (core/ops) on the write lane, pushed on the undo stack when it is done.
         `by`: the page asking, which refreshes itself in `on_done` — the changes it announces do not refresh it
         again (they carry it as their initiator)."""
@@ -154,9 +154,9 @@ class AppState(QObject):
 
         def run(ctx: Any) -> OpResult:
             if by is None:
-                return ops.run(project, name, args, initiator="gui")
+                return ops.run(project, op, initiator="gui")
             with project.initiated_by(initiator_of(by)):
-                return ops.run(project, name, args, initiator="gui")
+                return ops.run(project, op, initiator="gui")
 
         return self.run_task(label, run, on_done=done)
 

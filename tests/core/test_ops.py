@@ -23,7 +23,7 @@ def first_golden(project) -> str:
 def test_an_edit_its_undo_and_its_redo_are_each_logged(demo):
     gid = first_golden(demo)
     before = row(demo, gid)["gold_answer"]
-    done = ops.run(demo, "edit golden row", {"id": gid, "fields": {"gold_answer": "New."}, "reason": "clearer"},
+    done = ops.run(demo, ops.EditGoldenRow(id=gid, fields={"gold_answer": "New."}, reason="clearer"),
                    initiator="gui")
     assert row(demo, gid)["gold_answer"] == "New." and done.areas == {Area.GOLDEN, Area.OPERATIONS}
     logged = oplog.get(demo, done.operation)
@@ -38,43 +38,58 @@ def test_an_edit_its_undo_and_its_redo_are_each_logged(demo):
     assert oplog.last_undoable(demo).id == redone.operation
 
 
-@pytest.mark.parametrize("name, args, check", [
-    ("set golden status", lambda p: {"id": first_golden(p), "status": "retired", "reason": "dup"},
-     lambda p: row(p, first_golden(p))["status"]),
-    ("edit judge", lambda p: {"name": "answer-recall", "changes": {"concurrency": 3}},
+@pytest.mark.parametrize("args, check", [
+    (lambda p: ops.SetGoldenStatus(first_golden(p), "retired", "dup"), lambda p: row(p, first_golden(p))["status"]),
+    (lambda p: ops.EditJudge("answer-recall", {"concurrency": 3}),
      lambda p: get_judge(p, "answer-recall").params.get("concurrency")),
-    ("set judge status", lambda p: {"name": "answer-recall", "status": "retired", "reason": "weak"},
-     lambda p: get_judge(p, "answer-recall").status),
-    ("rate", lambda p: {"row": 1, "metric": "correctness", "reviewer": "zed", "score": 2},
+    (lambda p: ops.SetJudgeStatus("answer-recall", "retired", "weak"), lambda p: get_judge(p, "answer-recall").status),
+    (lambda p: ops.Rate(1, "correctness", "zed", 2),
      lambda p: p.reader().execute("SELECT COUNT(*) FROM human_ratings WHERE reviewer = 'zed' AND "
                                   "withdrawn_at IS NULL").fetchone()[0]),
-    ("add golden row", lambda p: {"question": "What does ops.undo do?", "slice_tag": "easy"},
+    (lambda p: ops.AddGoldenRow("What does ops.undo do?", slice_tag="easy"),
      lambda p: p.reader().execute("SELECT status FROM golden_rows WHERE question = 'What does ops.undo do?'")
      .fetchone()),
 ])
-def test_every_operation_is_undone_by_its_inverse(demo, name, args, check):
+def test_every_operation_is_undone_by_its_inverse(demo, args, check):
     before = check(demo)
-    ops.run(demo, name, args(demo), initiator="api")
+    op = args(demo)
+    ops.run(demo, op, initiator="api")
     after = check(demo)
     assert after != before
     ops.undo(demo)
     restored = check(demo)
-    if name == "add golden row":          # rows are retired, never deleted
+    if isinstance(op, ops.AddGoldenRow):          # rows are retired, never deleted
         assert restored == ("retired",)
     else:
         assert restored == before
 
 
+def test_an_operations_arguments_are_typed_and_kept_as_their_fields(demo):
+    """Anki's typed operation arguments: the log keeps the fields under the operation's name, and a redo reads them
+    back into the same class. A name and a dict are not an operation (issue 78)."""
+    op = ops.SetJudgeStatus("answer-recall", "retired", "weak")
+    done = ops.run(demo, op)
+    logged = oplog.get(demo, done.operation)
+    assert (logged.name, logged.args) == ("set judge status", {"name": "answer-recall", "status": "retired",
+                                                               "reason": "weak", "force": False})
+    assert ops.SPECS[logged.name].load(logged.args) == op
+    assert ops.SPECS["rate"].load({"row": 1, "metric": "m", "reviewer": "r"}) == ops.Rate(1, "m", "r")  # older logs
+    with pytest.raises(TypeError):
+        ops.run(demo, "set judge status", {"name": "answer-recall"})          # type: ignore[arg-type,call-arg]
+    assert {spec.name for spec in ops.SPECS.values()} == set(ops.SPECS) and all(
+        name == spec.args.NAME for name, spec in ops.SPECS.items())
+
+
 def test_an_operation_that_changes_nothing_logs_nothing(demo):
     gid = first_golden(demo)
     same = row(demo, gid)["gold_answer"]
-    result = ops.run(demo, "edit golden row", {"id": gid, "fields": {"gold_answer": same}, "reason": "none"})
+    result = ops.run(demo, ops.EditGoldenRow(id=gid, fields={"gold_answer": same}, reason="none"))
     assert result.operation is None and oplog.recent(demo) == []
 
 
 def test_a_failed_operation_logs_nothing(demo):
     with pytest.raises(Exception, match="say why"):
-        ops.run(demo, "set judge status", {"name": "answer-recall", "status": "retired", "reason": " "})
+        ops.run(demo, ops.SetJudgeStatus(name="answer-recall", status="retired", reason=" "))
     assert oplog.recent(demo) == []
     with pytest.raises(NotFound, match="nothing to undo"):
         ops.undo(demo)

@@ -84,8 +84,8 @@ def test_a_failing_reviewer_is_set_aside_and_brought_back(team):
     assert _standing(project, "carol") == 30
     with pytest.raises(RagevalError, match="needs a reason"):
         quality.set_aside(project, "carol", "correctness", " ", "lead")
-    done = ops.run(project, "set reviewer aside", {"reviewer": "carol", "metric": "correctness",
-                                                     "reason": "failed gold checks", "lead": "lee"})
+    done = ops.run(project, ops.SetReviewerAside(reviewer="carol", metric="correctness",
+                                                     reason="failed gold checks", lead="lee"))
     assert _standing(project, "carol") == 0 and _standing(project, "ann") == 20
     assert agreement.agreement(project, judge).n == counted - 30
     # a rating made while held is saved, held, and shown to her as rated

@@ -270,7 +270,7 @@ def test_an_undone_golden_edit_keeps_the_values_again(demo_file, tmp_path, monke
     with Project.open(path) as p:
         golden = p.reader().execute("SELECT golden_id FROM run_rows WHERE golden_id IS NOT NULL ORDER BY id "
                                     "LIMIT 1").fetchone()[0]
-        ops.run(p, "edit golden row", {"id": golden, "fields": {"slice_tag": "edge"}, "reason": "test"},
+        ops.run(p, ops.EditGoldenRow(id=golden, fields={"slice_tag": "edge"}, reason="test"),
                 initiator="test")
         rowdata.keep_missing_values(p)
         runs = [name for _, name, _ in list_runs(p)]

@@ -21,7 +21,7 @@ def _colleague(demo) -> Project:
 def test_undo_refuses_to_write_over_a_colleagues_later_import_of_the_row(demo, tmp_path):
     gid = demo.reader().execute("SELECT id FROM golden_rows ORDER BY id LIMIT 1").fetchone()[0]
     question = row(demo, gid)["question"]
-    done = ops.run(demo, "edit golden row", {"id": gid, "fields": {"gold_answer": "Mine."}, "reason": "clearer"})
+    done = ops.run(demo, ops.EditGoldenRow(id=gid, fields={"gold_answer": "Mine."}, reason="clearer"))
     (tmp_path / "theirs.csv").write_text(f'id,question,gold_answer\n{gid},"{question}",Theirs.\n', encoding="utf-8")
     with _colleague(demo) as bea:
         assert import_golden(bea, tmp_path / "theirs.csv").updated == 1
@@ -34,13 +34,13 @@ def test_undo_refuses_to_write_over_a_colleagues_later_import_of_the_row(demo, t
 def test_undo_of_an_edit_nobody_touched_since_still_works(demo):
     gid = demo.reader().execute("SELECT id FROM golden_rows ORDER BY id LIMIT 1").fetchone()[0]
     before = row(demo, gid)["gold_answer"]
-    ops.run(demo, "edit golden row", {"id": gid, "fields": {"gold_answer": "Mine."}, "reason": "clearer"})
+    ops.run(demo, ops.EditGoldenRow(id=gid, fields={"gold_answer": "Mine."}, reason="clearer"))
     ops.undo(demo)
     assert row(demo, gid)["gold_answer"] == before
 
 
 def test_undo_cannot_reinstate_a_judge_an_audit_has_spoken_on_since(demo, capsys):
-    ops.run(demo, "set judge status", {"name": "minilm-similarity", "status": "retired", "reason": "noisy"})
+    ops.run(demo, ops.SetJudgeStatus(name="minilm-similarity", status="retired", reason="noisy"))
     agreement.apply(demo, agreement.agreement(demo, get_judge(demo, "minilm-similarity")))   # an audit since
     with pytest.raises(ops.UndoRefused, match="was changed since"):
         ops.undo(demo)
@@ -53,7 +53,7 @@ def test_undo_cannot_reinstate_a_judge_an_audit_has_spoken_on_since(demo, capsys
 
 
 def test_undo_of_a_retirement_just_made_reinstates(demo):
-    ops.run(demo, "set judge status", {"name": "minilm-similarity", "status": "retired", "reason": "by mistake"})
+    ops.run(demo, ops.SetJudgeStatus(name="minilm-similarity", status="retired", reason="by mistake"))
     ops.undo(demo)
     assert get_judge(demo, "minilm-similarity").status == "active"
 
@@ -62,7 +62,7 @@ def test_undo_refuses_a_judge_edit_someone_changed_again(demo):
     from rageval_desktop.core.judges.registry import add_judge, update_judge
 
     add_judge(demo, "gpt", "correctness", "llm", model="m-1", base_url="http://127.0.0.1:9/v1")
-    ops.run(demo, "edit judge", {"name": "gpt", "changes": {"model": "m-2"}})
+    ops.run(demo, ops.EditJudge(name="gpt", changes={"model": "m-2"}))
     with _colleague(demo) as bea:
         update_judge(bea, "gpt", model="m-3")
     with pytest.raises(ops.UndoRefused, match="edit judge by bea"):

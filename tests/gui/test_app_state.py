@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
+from rageval_desktop.core import ops
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.changes import Area, Changes
@@ -118,6 +119,6 @@ def test_the_state_runs_an_operation_and_puts_it_on_its_undo_stack(qtbot, demo):
     state = AppState(FakeHost())
     state.set_project(demo)
     gid = demo.reader().execute("SELECT id FROM golden_rows ORDER BY id LIMIT 1").fetchone()[0]
-    state.run_op("retire", "set golden status", {"id": gid, "status": "retired", "reason": "test"})
+    state.run_op("retire", ops.SetGoldenStatus(id=gid, status="retired", reason="test"))
     assert state.undo_stack.count() == 1 and state.undo_stack.undoText() == f"retire golden row {gid}"
     assert oplog.last_undoable(demo).label == f"retire golden row {gid}"

@@ -30,7 +30,7 @@ def test_edit_a_row_with_reason_and_a_chunk_found_by_search(window, qtbot):
     assert " — " in first.text() and len(first.text()) > len(dialog.chunk_ids()[0]) + 10
     dialog.reason.setText("more precise reference")
     with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
-        window.state.run_op("save", *dialog.operation())
+        window.state.run_op("save", dialog.operation())
     assert done.args == ["done"]
     saved = row(window.project, gid)
     assert saved["revision"] == 2 and saved["gold_answer"].startswith("It raises")
@@ -48,7 +48,7 @@ def test_invalid_edit_is_refused_with_a_message(window, qtbot):
     assert dialog.gold.item(dialog.gold.count() - 1).text() == "no-such-chunk#9999 — (not in the project's corpus)"
     dialog.reason.setText("test")
     with qtbot.waitSignal(window.task_finished, timeout=10_000) as done:
-        window.state.run_op("save", *dialog.operation())
+        window.state.run_op("save", dialog.operation())
     assert done.args == ["failed"] and "not in the corpus" in window.last_error
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QPlainTextEdit
 
+from rageval_desktop.core import ops
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import add_judge, get_judge, list_judges
 from rageval_desktop.gui import operations
@@ -160,7 +161,7 @@ def test_edit_dialog_changes_how_a_judge_is_reached_and_its_model(window, qtbot,
     dialog.key_env.setText("OTHER_KEY")
     assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
     with qtbot.waitSignal(window.task_finished, timeout=10_000):
-        window.state.run_op("edit", "edit judge", {"name": "ed", "changes": dialog.changes()})
+        window.state.run_op("edit", ops.EditJudge(name="ed", changes=dialog.changes()))
     judge = get_judge(window.project, "ed")
     assert (judge.api_key_ref, judge.params["concurrency"], judge.model) == ("env:OTHER_KEY", 3, "m2")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog, QUndoView
 
+from rageval_desktop.core import ops
 from rageval_desktop.core.golden.edits import history, row
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.views.golden_tools import GoldenRowDialog
@@ -125,8 +126,8 @@ def test_a_page_refreshes_once_after_its_own_operation(qtbot, window, monkeypatc
     wait_workers(qtbot)
     assert len(refreshes) == 1
     refreshes.clear()
-    w.state.run_op("Reinstating", "set judge status", {"name": "answer-recall", "status": "active", "reason": "x",
-                                                     "force": True})
+    w.state.run_op("Reinstating", ops.SetJudgeStatus(name="answer-recall", status="active", reason="x",
+                                                     force=True))
     qtbot.waitUntil(lambda: len(refreshes) >= 1, timeout=10_000)
     wait_workers(qtbot)
     close_window(qtbot, w)

@@ -60,9 +60,8 @@ class ProjectSource:
     def rate(self, row_id: int, metric: str, reviewer: str, score: float | None, *, sample_id: int,
              comment: str | None, seconds: float | None, skipped: bool, item: int, item_key: str | None) -> Rating:
         """A logged operation (initiator: the app): Ctrl+Z in the app and `rageval undo` both undo it."""
-        args = {"row": row_id, "metric": metric, "reviewer": reviewer, "score": score, "sample_id": sample_id,
-                "comment": comment, "seconds": seconds, "skipped": skipped, "item": item, "item_key": item_key}
-        result = ops.run(self.project, "rate", args, initiator="gui")
+        result = ops.run(self.project, ops.Rate(row_id, metric, reviewer, score, sample_id, comment, seconds, skipped,
+                                                item, item_key), initiator="gui")
         assert result.operation is not None
         made = oplog.get(self.project, result.operation)
         assert made is not None
@@ -72,7 +71,7 @@ class ProjectSource:
     def withdraw(self, rating_id: int) -> None:
         """Undo a rating: the operation that made it is undone (logged), or, made before operations were logged,
         the rating is withdrawn."""
-        operation = oplog.made_by(self.project, "rate", "rating", rating_id)
+        operation = oplog.made_by(self.project, ops.Rate.NAME, "rating", rating_id)
         if operation is not None:
             ops.undo(self.project, operation, initiator="gui")
         else:
@@ -93,10 +92,9 @@ class ProjectSource:
     def record_check(self, sample_id: int, reviewer: str, check: quality.Check, score: float | None,
                      seconds: float | None) -> int:
         """A logged operation: undone as a rating is. Its id."""
-        args = {"sample_id": sample_id, "reviewer": reviewer, "kind": check.kind, "row": check.row_id,
-                "metric": check.metric, "item": check.item, "item_key": check.item_key, "expected": check.expected,
-                "score": score, "seconds": seconds}
-        result = ops.run(self.project, "check reviewer", args, initiator="gui")
+        result = ops.run(self.project, ops.CheckReviewer(reviewer, check.kind, check.row_id, check.metric,
+                                                         check.expected, sample_id, check.item, check.item_key, score,
+                                                         seconds), initiator="gui")
         assert result.operation is not None
         return result.operation
 
@@ -178,16 +176,15 @@ class ProjectPairs:
 
     def rate(self, sample_id: int, position: int, reviewer: str, preference: str | None,
              seconds: float | None) -> int:
-        args = {"sample_id": sample_id, "position": position, "reviewer": reviewer, "preference": preference,
-                "seconds": seconds}
-        result = ops.run(self.project, "rate pair", args, initiator="gui")
+        result = ops.run(self.project, ops.RatePair(sample_id, position, reviewer, preference, seconds),
+                         initiator="gui")
         assert result.operation is not None
         made = oplog.get(self.project, result.operation)
         assert made is not None
         return int(made.inverse["rating"])
 
     def withdraw(self, rating_id: int) -> None:
-        operation = oplog.made_by(self.project, "rate pair", "rating", rating_id)
+        operation = oplog.made_by(self.project, ops.RatePair.NAME, "rating", rating_id)
         if operation is not None:
             ops.undo(self.project, operation, initiator="gui")
         else:

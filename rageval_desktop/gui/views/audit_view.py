@@ -485,16 +485,17 @@ class AuditView(QWidget):
 
         # an operation of core's each: the app's undo (and `rageval undo`) takes an audit back
         self.state.run_task("Recording the audit", lambda ctx: [
-            ops.run(project, "record audit", {"name": r.judge, "reason": None}, initiator="gui") for r in results],
+            ops.run(project, ops.RecordAudit(r.judge), initiator="gui") for r in results],
             on_done=recorded)
 
     def set_status(self, status: str) -> None:
+        from rageval_desktop.core.ops import SetJudgeStatus
+
         r = self.selected()
         if r is None:
             return
         verb = "retire" if status == "retired" else "reinstate"
         reason, ok = QInputDialog.getText(self, f"{verb.title()} {r.judge}", f"Why {verb} '{r.judge}'?")
         if ok and reason.strip():   # an operation of core: Ctrl+Z (or `rageval undo`) takes it back
-            self.state.run_op(f"{verb.title()} {r.judge}", "set judge status",
-                              {"name": r.judge, "status": status, "reason": reason},
+            self.state.run_op(f"{verb.title()} {r.judge}", SetJudgeStatus(r.judge, status, reason),
                               on_done=lambda _r: self.refresh(), by=self)   # (refreshed once: here)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from rageval_desktop.gui.views.common import ButtonBar
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.ops import AddGoldenRow, EditGoldenRow
     from rageval_desktop.core.store.project import Project
 
 
@@ -115,12 +116,15 @@ class GoldenRowDialog(QDialog):
                 "gold_answer": self.answer.toPlainText().strip() or None,
                 "gold_chunk_ids": self.chunk_ids(), "slice_tag": self.slice_box.currentData()}
 
-    def operation(self) -> tuple[str, dict[str, Any]]:
+    def operation(self) -> AddGoldenRow | EditGoldenRow:
         """The undoable operation of core (core/ops) that saves the dialog: add a row, or edit this one."""
+        from rageval_desktop.core.ops import AddGoldenRow, EditGoldenRow
+
         values, reason = self.values(), self.reason.text().strip()
         if self.row is None:
-            return "add golden row", {**values, "reason": reason or "added by hand"}
-        return "edit golden row", {"id": self.row["id"], "fields": values, "reason": reason}
+            return AddGoldenRow(self.question.toPlainText().strip(), self.answer.toPlainText().strip() or None,
+                                self.chunk_ids(), self.slice_box.currentData(), reason or "added by hand")
+        return EditGoldenRow(self.row["id"], values, reason)
 
 def _chunk_texts(project: Any, ids: list[str]) -> dict[str, str]:
     from rageval_desktop.core.golden.edits import chunk_texts

@@ -368,6 +368,8 @@ class ReviewView(QWidget):
         """R (and Fix reference…): the reviewer corrects the golden row's reference answer from the card. An
         undoable golden edit with its reason, kept in the row's history; the judgments made against the old
         reference are marked as such where reports show them."""
+        from rageval_desktop.core.ops import EditGoldenRow
+
         if self.sample is None or not self.sample.row_ids or self.pack_mode:
             return
         row_id, _, _ = self._target()
@@ -388,8 +390,7 @@ class ReviewView(QWidget):
             self.show_row()
             self.reveal.setText(f"Reference of {golden} fixed ({result.label}); Ctrl+Z takes it back.")
 
-        self.state.run_op("Fixing the reference", "edit golden row",
-                          {"id": golden, "fields": {"gold_answer": text}, "reason": reason}, on_done=done)
+        self.state.run_op("Fixing the reference", EditGoldenRow(golden, {"gold_answer": text}, reason), on_done=done)
         self.setFocus()
 
     def ask_comment(self) -> None:

@@ -292,13 +292,14 @@ class TeamView(QWidget):
         operation (Ctrl+Z, `rageval undo`)."""
         from PySide6.QtWidgets import QInputDialog
 
+        from rageval_desktop.core.ops import BringReviewerBack, SetReviewerAside
+
         q = self._selected_reviewer()
         if q is None or self.quality is None:
             return
         metric = self.quality.metric
         if q.held:
-            self.state.run_op("Bringing a reviewer back", "bring reviewer back",
-                              {"reviewer": q.reviewer, "metric": metric})   # (the page follows RATINGS)
+            self.state.run_op("Bringing a reviewer back", BringReviewerBack(q.reviewer, metric))  # (follows RATINGS)
             return
         lead = self.state.reviewer(ask=True)
         if not lead:
@@ -307,8 +308,7 @@ class TeamView(QWidget):
                                           f"Why set {q.reviewer}'s ratings of {metric} aside? (recorded)")
         if not ok or not reason.strip():
             return
-        self.state.run_op("Setting a reviewer aside", "set reviewer aside",
-                          {"reviewer": q.reviewer, "metric": metric, "reason": reason.strip(), "lead": lead})
+        self.state.run_op("Setting a reviewer aside", SetReviewerAside(q.reviewer, metric, reason.strip(), lead))
 
     def settle(self) -> None:
         from rageval_desktop.core.review.guidelines import human_rubric

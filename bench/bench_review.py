@@ -36,7 +36,10 @@ def main() -> None:
         w.project_opened.connect(lambda _p: loop.quit())
         w.open_path(path)
         loop.exec()
+        opened = QEventLoop()
+        w.read_finished.connect(lambda page: opened.quit() if page == "review" else None)
         w.select_nav("review")
+        opened.exec()                           # the desk's sample, read on the read lane
         view = w.page("review")
         view.setFocus()
         drawn, saved = [], []

@@ -480,17 +480,9 @@ class MainWindow(QMainWindow):
 
         if page == "review" and where.get("row") is not None:
             self.select_nav("review")
-            if self.page("review").open_row(int(where["row"]), where.get("metric")):
-                return
-            if where.get("or_sample") and where.get("run") and where.get("metric") and self.project is not None:
-                # rated outside any sample (imported ratings): the rows asked for become a sample of their own
-                # (chosen, so no audit counts it as drawn), and the card opens on the row
-                self._sample_and_open(where["run"], where["metric"], list(where["or_sample"]), int(where["row"]),
-                                      str(where.get("reason") or "chosen rows"))
-                return
-            if where.get("run"):        # rated outside a sample (imported ratings): the row in its run's table
-                self.show_run_row(where["run"], int(where["row"]))
-                self.show_status(f"row {where['row']} is in no review sample: shown in run {where['run']}")
+            row, run, metric = int(where["row"]), where.get("run"), where.get("metric")
+            rows, reason = where.get("or_sample"), str(where.get("reason") or "chosen rows")
+            self.page("review").open_row(row, metric, lambda: self._row_elsewhere(row, run, metric, rows, reason))
             return
         if page == "review" and where.get("sample") is not None:    # a sample drawn elsewhere, opened on the desk
             self.select_nav("review")
@@ -515,6 +507,17 @@ class MainWindow(QMainWindow):
         else:
             self.select_nav("failures")
 
+    def _row_elsewhere(self, row: int, run: str | None, metric: str | None, rows: list[int] | None,
+                       reason: str) -> None:
+        """A row asked for on the desk is in no review sample (rated outside one: imported ratings)."""
+        if rows and run and metric and self.project is not None:
+            # the rows asked for (`rows`) become a sample of their own (chosen, so no audit counts it as drawn), and
+            # the card opens on the row
+            self._sample_and_open(run, metric, list(rows), row, reason)
+        elif run:        # the row in its run's table
+            self.show_run_row(run, row)
+            self.show_status(f"row {row} is in no review sample: shown in run {run}")
+
     def _sample_and_open(self, run: str, metric: str, rows: list[int], row: int, reason: str) -> None:
         from rageval_desktop.core.review.sampling import sample_of_rows
 
@@ -523,10 +526,7 @@ class MainWindow(QMainWindow):
             return
 
         def made(sample: Sample) -> None:
-            review: Any = self.page("review")
-            review.refresh(self.run_names())
-            review.select_sample(sample.id)
-            review.open_row(row, metric)
+            self.page("review").open_row(row, metric)        # the newest sample holding it: the one just made
 
         self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, rows, reason=reason),
                       on_done=made)

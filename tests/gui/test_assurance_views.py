@@ -72,8 +72,9 @@ def test_the_audit_page_shows_checks_and_runs_a_probe_and_a_false_accept_opens_o
     sampled = next(i for i, a in enumerate(accepts) if a["run"] == "v2")      # the demo's sample is of v2
     audit.open_false_accept(audit.false_accepts.index(sampled, 0))
     review = w.page("review")
-    assert w.pages.currentWidget() is review
-    assert review.sample is not None and review.sample.row_ids[review.index] == accepts[sampled]["run_row_id"]
+    assert w.pages.currentWidget() is review          # the desk reads the sample holding it on the read lane
+    qtbot.waitUntil(lambda: review.sample is not None and review.sample.row_ids[review.index]
+                    == accepts[sampled]["run_row_id"], timeout=20_000)
     w.select_nav("audit")
     qtbot.waitUntil(lambda: audit.false_accepts.rowCount() > 0, timeout=30_000)
     audit.table.selectRow([audit.model.record(r)["judge"] for r in range(audit.model.rowCount())]
@@ -153,7 +154,8 @@ def test_the_audit_page_says_whether_a_judges_audit_holds_on_the_run_and_puts_a_
         audit.transport_button.click()
     settle(qtbot, w)
     review = w.page("review")
-    assert w.pages.currentWidget() is review and review.sample.id not in before
+    qtbot.waitUntil(lambda: review.sample is not None and review.sample.id not in before, timeout=20_000)
+    assert w.pages.currentWidget() is review
     assert (review.sample.run, review.sample.metric, len(review.sample.targets)) == ("v2", "correctness",
                                                                                      audit.transport_size)
     close_window(qtbot, w)

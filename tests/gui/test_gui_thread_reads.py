@@ -13,10 +13,6 @@ from rageval_desktop.gui.pages import PAGES
 
 # the places that still read on the GUI thread, each a page's own read to move onto its lane
 KNOWN = {
-    "gui/views/review_view.py:refresh",          # the samples' list
-    "gui/views/review_view.py:load_sample",      # the sample and the reviewer's ratings
-    "gui/views/review_view.py:_detail",          # a card's row
-    "gui/views/review_view.py:_build_scale",     # the metric's scale and guidelines
     "gui/models/lazy_table.py:row_values",       # a page of the table's rows, as it scrolls
 }
 

@@ -44,6 +44,7 @@ def test_export_rate_in_the_pack_window_and_import(window, qtbot, tmp_path):
     qtbot.addWidget(pack_window)
     pack_window.show()
     view = pack_window.review_view
+    qtbot.waitUntil(lambda: view.sample is not None, timeout=20_000)        # read on the read lane
     ids = pack_ids(window.project, SimpleNamespace(pack_id=Pack(paths[0]).meta["pack_id"]))
     assert view.sample is not None and view.sample.row_ids == [ids[r] for r in sample.row_ids]
     assert not view.new_button.isVisible() and not view.prompt_button.isVisible()   # rate only

@@ -13,7 +13,7 @@ from rageval_desktop.core.review.sampling import create_sample
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.gui import workers
 from rageval_desktop.gui.main_window import MainWindow, settings
-from tests.gui.conftest import close_window, save_shots
+from tests.gui.conftest import close_window, save_shots, visit
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def window(qtbot, demo_file, tmp_path):
     w.show()
     with qtbot.waitSignal(w.project_opened, timeout=20_000):
         w.open_path(copy)
-    w.select_nav("review")
+    visit(w, qtbot, "review", "review")          # the desk reads its sample on the read lane
     yield w
     close_window(qtbot, w)
     assert workers.active() == 0
@@ -310,6 +310,7 @@ def test_the_pack_window_says_no_verdict_is_hidden_and_has_a_shortcut_sheet(qtbo
     qtbot.addWidget(w)
     w.show()
     view = w.review_view
+    qtbot.waitUntil(lambda: view.sample is not None, timeout=20_000)       # read on the read lane
     assert "hidden" not in view.reveal.text() and "saved in the pack" in view.reveal.text()
     w.show_shortcuts()
     from PySide6.QtWidgets import QTableWidget
@@ -335,7 +336,7 @@ def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_f
     assert "folded" in view.detail.toPlainText()
     view.sample_box.setCurrentIndex(view.sample_box.findData(1))     # the demo's correctness sample: 1-5 anchors
     window.resize(1280, 720)
-    qtbot.waitUntil(lambda: view.score_buttons and view.score_buttons[3].text() == "&4 · Mostly correct",
+    qtbot.waitUntil(lambda: len(view.score_buttons) == 5 and view.score_buttons[3].text() == "&4 · Mostly correct",
                     timeout=5_000)
     window.resize(1024, 768)
     qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)

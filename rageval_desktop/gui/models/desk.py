@@ -15,11 +15,72 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from rageval_desktop.core.review.guidelines import HumanRubric, human_rubric
 from rageval_desktop.core.review.quality import Check
 from rageval_desktop.core.review.sampling import Sample
+from rageval_desktop.core.store.queries import RowDetail
 
 Target = tuple[int, int]      # (row id, item)
+
+
+class DeskSource(Protocol):
+    """What the desk reads from where its samples live: the project or a review pack (core/ops/sources.py)."""
+
+    def samples(self) -> list[dict[str, Any]]: ...
+    def sample(self, sample_id: int) -> Sample: ...
+    def my_ratings(self, sample_id: int, reviewer: str) -> dict[Target, float | None]: ...
+    def detail(self, row_id: int) -> RowDetail: ...
+    def scale(self, metric: str) -> HumanRubric: ...
+    def guidelines(self, metric: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class DeskRead:
+    """Everything the desk draws for one sample, read at once on the read lane (issue 78: the desk read on the GUI
+    thread — the samples, the sample, the reviewer's ratings, the scale and guidelines, and each card's row as it was
+    shown). `samples`: the sample box's list; `sample` None when there is none yet; `details`: every row of the
+    sample, so moving from card to card reads nothing; `at_row`: the row to open the card on (a link from another
+    page), else the first target not yet answered."""
+
+    samples: list[dict[str, Any]]
+    sample: Sample | None
+    mine: dict[Target, float | None]
+    metric: str
+    scale: HumanRubric
+    guidelines: str
+    details: dict[int, RowDetail]
+    at_row: int | None = None
+
+
+def read_desk(source: DeskSource | None, wanted: int | None, reviewer: str, metric: str,
+              at_row: int | None = None) -> DeskRead:
+    """The desk's read of sample `wanted` (one no longer listed, or None: the newest, as the sample box chooses).
+    `metric`: the scale shown when there is no sample. In a worker: the source's reads only."""
+    if source is None:
+        return DeskRead([], None, {}, metric, human_rubric(metric), "", {})
+    samples = source.samples()
+    ids = [s["id"] for s in samples]
+    sid = wanted if wanted in ids else (ids[-1] if ids else None)
+    if sid is None:
+        return DeskRead(samples, None, {}, metric, source.scale(metric), source.guidelines(metric), {})
+    sample = source.sample(sid)
+    return DeskRead(samples, sample, source.my_ratings(sid, reviewer), sample.metric, source.scale(sample.metric),
+                    source.guidelines(sample.metric), details(source, sample.row_ids), at_row)
+
+
+def details(source: DeskSource, row_ids: list[int]) -> dict[int, RowDetail]:
+    """Each row as the card shows it, read once (a row rated per passage or nugget is one read)."""
+    return {row: source.detail(row) for row in dict.fromkeys(row_ids)}
+
+
+def sample_holding(source: DeskSource, row_id: int, metric: str | None) -> int | None:
+    """The newest sample (of `metric`, if named) that holds the row: where a link to a rated row opens the desk."""
+    for s in reversed(source.samples()):
+        if (not metric or s["metric"] == metric) and row_id in source.sample(s["id"]).row_ids:
+            return int(s["id"])
+    return None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ wait and are applied in order (gui/models/desk.py holds the desk's state and rul
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -26,7 +27,16 @@ from PySide6.QtWidgets import (
 )
 
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.gui.models.desk import Action, Desk, Rating, action_for
+from rageval_desktop.gui.models.desk import (
+    Action,
+    Desk,
+    DeskRead,
+    Rating,
+    action_for,
+    details,
+    read_desk,
+    sample_holding,
+)
 from rageval_desktop.gui.prefs import review_keys
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
@@ -35,6 +45,8 @@ from rageval_desktop.gui.views.review_samples import SampleBar
 from rageval_desktop.gui.views.review_undo import check_command, rating_command
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.ops import OpResult
+    from rageval_desktop.core.ops.sources import PackSource, ProjectSource
     from rageval_desktop.core.review.licence import Standing
     from rageval_desktop.core.review.quality import Check
     from rageval_desktop.core.review.ratings import Rating as HumanRating
@@ -102,8 +114,8 @@ class ReviewView(QWidget):
         self.all_passages = False
         self.action_keys = review_keys()            # remappable in Preferences › Review keys
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
-        self._details: dict[int, RowDetail] = {}
-        self._scale_metric: str | None = None
+        self._details: dict[int, RowDetail] = {}      # the sample's rows, as read with it (DeskRead.details)
+        self._scale: DeskRead | None = None          # the read whose scale the buttons and the guide show
 
     # the desk's state, read where the card is drawn (and by tests)
     @property
@@ -156,32 +168,27 @@ class ReviewView(QWidget):
         source = self.source()
         return source is not None and not source.can_sample
 
-    def source(self) -> Any:
+    def source(self) -> ProjectSource | PackSource | None:
         """Where samples and ratings live: the project, or the review pack this window opened."""
         return self.state.review_source()
 
-    def _build_scale(self, metric: str) -> None:
-        """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes), rebuilt when it changes."""
-        from rageval_desktop.core.review.guidelines import human_rubric
-
-        if metric == self._scale_metric:
-            return
-        self._scale_metric = metric
-        source = self.source()
-        scale = source.scale(metric) if source is not None else human_rubric(metric)
-        self.keys = {point.key: point.score for point in scale.points}
+    def _build_scale(self, read: DeskRead) -> None:
+        """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes) and its guidelines, as read."""
+        self._scale = read
+        self.keys = {point.key: point.score for point in read.scale.points}
         self.action_keys = review_keys()
         self.action_row.set_keys(self.action_keys)
         self.status_row.set_keys(list(self.keys), self.action_keys)
-        self.scores.set_scale(scale)
-        self.guide.show_scale(scale, source.guidelines(metric) if source is not None else "")
+        self.scores.set_scale(read.scale)
+        self.guide.show_scale(read.scale, read.guidelines)
 
     @property
     def score_buttons(self) -> list[QPushButton]:
         return self.scores.buttons
 
     # --- samples -------------------------------------------------------------------------------
-    def refresh(self, runs: list[str]) -> None:
+    def refresh(self, runs: list[str], sample_id: int | None = None) -> None:
+        """The page's read: the samples, and the one chosen (`sample_id`, else the sample box's) with its rows."""
         source = self.source()
         sampling = source is None or source.can_sample      # a pack: rate its rows, nothing else
         for w in (self.run_box, self.metric_box, self.size_box, self.mode_box, self.new_button, self.extend_button,
@@ -192,32 +199,61 @@ class ReviewView(QWidget):
         if not sampling:
             self.guide.text.setPlaceholderText("No guidelines came with this pack.")
         self.bar.set_runs(runs)
-        self.bar.set_samples(source.samples() if source is not None else [])
-        self.load_sample()
+        self._read(sample_id if sample_id is not None else self.sample_box.currentData())
 
     def select_sample(self, sample_id: int) -> None:
-        self.sample_box.blockSignals(True)
-        self.refresh(self.state.run_names())
-        self.sample_box.setCurrentIndex(self.sample_box.findData(sample_id))
-        self.sample_box.blockSignals(False)
-        self.load_sample()
+        self.refresh(self.state.run_names(), sample_id)
 
     def load_sample(self, *_: object) -> None:
-        sid = self.sample_box.currentData()
-        source = self.source()
-        if sid is None or source is None:
+        """The sample box's choice: read it (on the read lane) and open the desk on it when it lands."""
+        self._read(self.sample_box.currentData())
+
+    def _read(self, wanted: int | None, row: int | None = None, metric: str | None = None,
+              otherwise: Callable[[], object] | None = None) -> None:
+        """The desk's read (gui/models/desk.py: read_desk) on the read lane; a newer read wins. With `row`: the
+        newest sample (of `metric`) holding it, the card on it — `otherwise` when no sample holds it."""
+        source, reviewer = self.source(), self.state.reviewer()
+        fallback = self.metric_box.currentData() or "correctness"
+
+        def read(ctx: object) -> DeskRead | None:
+            if row is None:
+                return read_desk(source, wanted, reviewer, fallback)
+            holding = sample_holding(source, row, metric) if source is not None else None
+            return None if holding is None else read_desk(source, holding, reviewer, fallback, at_row=row)
+
+        def arrived(found: DeskRead | None) -> None:
+            if found is None:
+                if otherwise is not None:
+                    otherwise()
+                return
+            self._open(found)
+
+        self.state.run_read("review", read, on_done=arrived)
+
+    def _open(self, read: DeskRead) -> None:
+        """The read landed: the sample box lists the samples, and the desk opens on the sample read — at the row
+        asked for, else at its first target not yet answered. The same sample with ratings still saving keeps its
+        desk (and position): only its rows are renewed."""
+        box = self.sample_box
+        box.blockSignals(True)
+        self.bar.set_samples(read.samples)
+        box.setCurrentIndex(box.findData(read.sample.id) if read.sample is not None else box.count() - 1)
+        box.blockSignals(False)
+        sample = read.sample
+        if sample is None:
             self.desk = None
             self.detail.show_detail(None)
             self.status_row.show_progress(0, 0, "No sample yet: choose a run and a metric, then New sample.")
-            self._build_scale(self.metric_box.currentData() or "correctness")
+            self._build_scale(read)
             return
-        sample = source.sample(sid)
+        self._details = dict(read.details)
+        if self.desk is not None and self.desk.sample.id == sample.id and self.saving and read.at_row is None:
+            return
         self.bar.follow(sample)
-        self._details.clear()
-        self._scale_metric = None
-        self._build_scale(sample.metric)
-        reviewer = self.state.reviewer()
-        self.desk = Desk.open(sample, source.my_ratings(sid, reviewer))
+        self._build_scale(read)
+        self.desk = Desk.open(sample, read.mine)
+        if read.at_row is not None and read.at_row in sample.row_ids:
+            self.desk.index = sample.row_ids.index(read.at_row)
         self.show_row()
         self.setFocus()
         self._ask_check()
@@ -242,23 +278,15 @@ class ReviewView(QWidget):
 
         self.state.run_read("review-licences", lambda ctx: source.licences(), on_done=arrived)
 
-    def open_row(self, row_id: int, metric: str | None = None) -> bool:
+    def open_row(self, row_id: int, metric: str | None = None, otherwise: Callable[[], object] | None = None) -> None:
         """Show a rated row on the card (a false accept clicked on the Audit page): the newest sample of the metric
-        that holds it. False when no sample does."""
+        that holds it, read on the read lane. `otherwise` when no sample does (or this is a pack)."""
         source = self.source()
         if source is None or not source.can_sample:
-            return False
-        for s in reversed(source.samples()):
-            if metric and s["metric"] != metric:
-                continue
-            sample = source.sample(s["id"])
-            if row_id in sample.row_ids:
-                self.select_sample(s["id"])
-                if self.sample is not None and self.sample.id == s["id"]:
-                    self.index = self.sample.row_ids.index(row_id)
-                    self.show_row()
-                return True
-        return False
+            if otherwise is not None:
+                otherwise()
+            return
+        self._read(None, row_id, metric, otherwise)
 
     # --- showing -------------------------------------------------------------------------------
     def _target(self) -> tuple[int, int, str | None]:
@@ -274,7 +302,10 @@ class ReviewView(QWidget):
         if desk is None or not desk.sample.row_ids:
             return
         row_id, item, key = desk.target()
-        detail = self._detail(row_id)
+        detail = self._details.get(row_id)
+        if detail is None:          # not read with the sample (it changed under the desk): read, then shown
+            self._read_rows([row_id])
+            return
         rated, mine = desk.shown_rated()
         shown = revealed(mine, rated)
         # blind: the judges' verdicts, latency, cost and tokens stay hidden until this reviewer has rated the target
@@ -291,11 +322,23 @@ class ReviewView(QWidget):
         self.reveal.setText(desk.card_words(beside, pack_mode=self.pack_mode))
         self.shown_at = time.monotonic()
 
-    def _detail(self, row_id: int) -> RowDetail:
-        """A row as the card shows it, read once per sample (judgments arriving later clear these: read again)."""
-        if row_id not in self._details:
-            self._details[row_id] = self.source().detail(row_id)
-        return self._details[row_id]
+    def _read_rows(self, rows: list[int], show: bool = True, said: str = "") -> None:
+        """Rows read again on the read lane (judgments arrived, a reference fixed, a row the desk has not read): kept
+        for the cards; `show`: the card is drawn when they land (else the card in front of the reviewer does not
+        move), with `said` under it."""
+        desk, source = self.desk, self.source()
+        if desk is None or source is None:
+            return
+
+        def arrived(found: dict[int, RowDetail]) -> None:
+            if self.desk is desk:
+                self._details.update(found)
+                if show:
+                    self.show_row()
+                if said:
+                    self.reveal.setText(said)
+
+        self.state.run_read("review-rows", lambda ctx: details(source, rows), on_done=arrived, announce=False)
 
     def _draw_progress(self) -> None:
         """The bar and the line above the card (position, your answer, skips, the next check of the judge)."""
@@ -307,9 +350,10 @@ class ReviewView(QWidget):
 
     def show_prompt(self) -> None:
         """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""
-        if self.sample is None or not self.sample.row_ids:
+        source = self.source()
+        if self.sample is None or not self.sample.row_ids or source is None:
             return
-        source, metric = self.source(), self.sample.metric
+        metric = self.sample.metric
         row_id, item, key = self._target()
         self.state.run_task("Rendering the judge's prompt", lambda ctx: source.judge_prompt(metric, row_id,
                                                                                                item, key),
@@ -360,9 +404,8 @@ class ReviewView(QWidget):
 
     def keys_changed(self) -> None:
         """Preferences › Review keys was saved: the keys, the buttons and the help line follow."""
-        metric = self._scale_metric or (self.sample.metric if self.sample is not None else "correctness")
-        self._scale_metric = None
-        self._build_scale(metric)
+        if self._scale is not None:
+            self._build_scale(self._scale)
 
     def fix_reference(self) -> None:
         """R (and Fix reference…): the reviewer corrects the golden row's reference answer from the card. An
@@ -385,10 +428,8 @@ class ReviewView(QWidget):
             return
         text, reason = dialog.values()
 
-        def done(result: Any) -> None:
-            self._details.pop(row_id, None)         # read again: the card shows the new reference
-            self.show_row()
-            self.reveal.setText(f"Reference of {golden} fixed ({result.label}); Ctrl+Z takes it back.")
+        def done(result: OpResult) -> None:         # read again: the card shows the new reference
+            self._read_rows([row_id], said=f"Reference of {golden} fixed ({result.label}); Ctrl+Z takes it back.")
 
         self.state.run_op("Fixing the reference", EditGoldenRow(golden, {"gold_answer": text}, reason), on_done=done)
         self.setFocus()
@@ -416,15 +457,15 @@ class ReviewView(QWidget):
         """Rate the card shown: the desk moves on at once and the rating is written behind it (gui/models/desk.py);
         it leaves memory only once committed, and a failed write brings its card back."""
         reviewer = self.state.reviewer(ask=True)
-        desk = self.desk
-        if not reviewer or desk is None:
+        desk, source = self.desk, self.source()
+        if not reviewer or desk is None or source is None:
             return
         if desk.check is not None:
             self._save_check(reviewer, score)
             return
         given = desk.rate(score, skipped=skipped, seconds=round(time.monotonic() - self.shown_at, 2))
         self.show_row()
-        source, metric = self.source(), desk.sample.metric
+        metric = desk.sample.metric
         (row_id, item), number = given.target, given.index + 1
         self.state.run_write(f"Rating {desk.sample.unit} {number}",
                              lambda ctx: source.rate(row_id, metric, reviewer, given.score, sample_id=given.sample_id,
@@ -454,7 +495,9 @@ class ReviewView(QWidget):
         beside = ""
         if not given.skipped and not self.pack_mode:
             row_id, item = given.target
-            beside = side_by_side(self._detail(row_id), desk.sample.metric, rating.score, item=item, key=given.key)
+            detail = self._details.get(row_id)
+            beside = "" if detail is None else side_by_side(detail, desk.sample.metric, rating.score, item=item,
+                                                            key=given.key)
         return desk.saved_words(given, rating.score, beside, held=rating.held, pack_mode=self.pack_mode)
 
     def _not_saved(self, desk: Desk, given: Rating, message: str, details: str) -> None:
@@ -476,22 +519,27 @@ class ReviewView(QWidget):
             return
         sid = desk.sample.id
 
-        def arrived(check: Check | None) -> None:
-            if check is None or self.desk is not desk or desk.check is not None:
+        def read(ctx: object) -> tuple[Check, RowDetail] | None:
+            check = source.due_check(sid, reviewer)
+            return None if check is None else (check, source.detail(check.row_id))    # its row, read with it
+
+        def arrived(found: tuple[Check, RowDetail] | None) -> None:
+            if found is None or self.desk is not desk or desk.check is not None:
                 return
             said = self.reveal.text()        # what the last save said stays (it names the row just rated)
-            desk.check = check
+            desk.check, self._details[found[0].row_id] = found
             self.show_row()
             self.reveal.setText(said)
 
-        self.state.run_read("review-check", lambda ctx: source.due_check(sid, reviewer), on_done=arrived)
+        self.state.run_read("review-check", read, on_done=arrived)
 
     def _save_check(self, reviewer: str, score: float | None) -> None:
+        from rageval_desktop.core.ops.sources import ProjectSource
         from rageval_desktop.core.review.card import side_by_side
 
-        desk = self.desk
-        assert desk is not None and desk.check is not None
-        check, source, sid = desk.check, self.source(), desk.sample.id
+        desk, source = self.desk, self.source()
+        assert desk is not None and desk.check is not None and isinstance(source, ProjectSource)  # (a pack has none)
+        check, sid = desk.check, desk.sample.id
         seconds = round(time.monotonic() - self.shown_at, 2)
         self.set_busy(True)
 
@@ -503,9 +551,10 @@ class ReviewView(QWidget):
                 if score is None:
                     self.reveal.setText("Skipped.")
                 else:
-                    line = side_by_side(self._detail(check.row_id), check.metric, score, item=check.item,
-                                        key=check.item_key)
-                    self.reveal.setText(f"Saved: {line}.")
+                    detail = self._details.get(check.row_id)
+                    line = "" if detail is None else ": " + side_by_side(detail, check.metric, score, item=check.item,
+                                                                         key=check.item_key)
+                    self.reveal.setText(f"Saved{line}.")
                 self.rated.emit(check.row_id)
                 self._ask_check()
             self.set_busy(False)
@@ -525,9 +574,11 @@ class ReviewView(QWidget):
         self.reveal.setText("Undid the last rating.")
 
     def changes_arrived(self, changes: object) -> None:
-        """New judgments arrived (a job is running): re-read rows when they are next shown (the card in front of a
-        reviewer does not move)."""
-        self._details.clear()
+        """New judgments arrived (a job is running): the sample's rows are read again on the read lane, for the cards
+        shown next (the card in front of a reviewer does not move)."""
+        if self.desk is not None:
+            check = self.desk.check
+            self._read_rows([*self.desk.sample.row_ids, *([check.row_id] if check is not None else [])], show=False)
 
     def undo(self) -> None:
         """u (and Ctrl+Z): the window's undo stack takes back the last edit, a rating here."""

@@ -136,3 +136,54 @@ def test_the_words_under_the_card():
     done = desk.rate(1.0)
     assert desk.saved_words(done, 1.0, "", pack_mode=True) == "Sample complete. Row 2 saved in the pack: you 1."
 
+
+
+class Source:
+    """A source as the desk reads it (core/ops/sources.py's calls), counting its reads."""
+
+    def __init__(self, samples: dict[int, Sample]) -> None:
+        self.by_id, self.reads = samples, []
+
+    def samples(self):
+        self.reads.append("samples")
+        return [{"id": s.id, "metric": s.metric} for s in self.by_id.values()]
+
+    def sample(self, sample_id):
+        self.reads.append(("sample", sample_id))
+        return self.by_id[sample_id]
+
+    def my_ratings(self, sample_id, reviewer):
+        return {(self.by_id[sample_id].row_ids[0], 0): 3.0}
+
+    def detail(self, row_id):
+        self.reads.append(("detail", row_id))
+        return f"row {row_id}"
+
+    def scale(self, metric):
+        from rageval_desktop.core.review.guidelines import human_rubric
+
+        return human_rubric(metric)
+
+    def guidelines(self, metric):
+        return f"{metric} guidelines"
+
+
+def test_the_desk_reads_a_sample_at_once_off_the_gui_thread():
+    """Issue 78: read_desk gives all the desk draws in one read — the sample asked for (one gone: the newest), the
+    reviewer's ratings, the scale and guidelines, and each row once (a row rated per passage is one read)."""
+    from rageval_desktop.gui.models.desk import read_desk, sample_holding
+
+    per_item = Sample(9, "v2", "passage_relevance", 1, [300, 300, 301], [1, 2, 1], [None] * 3)
+    source = Source({7: sample(3), 9: per_item})
+    read = read_desk(source, 7, "kim", "correctness")
+    assert (read.sample.id, read.metric, read.guidelines, read.mine) == (7, "correctness", "correctness guidelines",
+                                                                         {(100, 0): 3.0})
+    assert read.details == {100: "row 100", 101: "row 101", 102: "row 102"}
+    newest = read_desk(source, 42, "kim", "correctness")
+    assert newest.sample.id == 9 and list(newest.details) == [300, 301]
+    assert [r for r in source.reads if r == ("detail", 300)] == [("detail", 300)]
+    empty = read_desk(Source({}), None, "kim", "faithfulness")
+    assert (empty.sample, empty.metric, empty.details) == (None, "faithfulness", {})
+    assert read_desk(None, None, "kim", "correctness").scale.points
+    assert sample_holding(source, 301, None) == 9 and sample_holding(source, 101, "correctness") == 7
+    assert sample_holding(source, 101, "passage_relevance") is None and sample_holding(source, 999, None) is None

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.queries import RowDetail
+    from rageval_desktop.gui.models.lazy_table import Listing, Page
     from rageval_desktop.gui.state import AppState
     from rageval_desktop.gui.views.command_palette import Command
     from rageval_desktop.gui.views.triage_bar import TriageBar
@@ -173,6 +174,7 @@ class RowsView(QSplitter):
     def show_key(self, key: tuple | None) -> None:
         """Show the golden set or a run (`key` from the navigation): its filter row, then its listing when read."""
         from rageval_desktop.core.metrics import triage
+        from rageval_desktop.gui.models.lazy_table import read_listing
 
         QTimer.singleShot(0, self.restore_detail_width)   # after the page is laid out
         project = self.host.project
@@ -190,8 +192,8 @@ class RowsView(QSplitter):
         order = order if order and order[0] < len(source.columns) else None
         self.counted.emit("listing…")     # the count comes with the listing
         # the ids under these filters and this sort are read off the GUI thread; what is shown stays until they come
-        self._read_rows(lambda ctx: source.ids(project, order),
-                        lambda ids: self._show_rows(kind, source, order, ids))
+        self._read_rows(lambda ctx: read_listing(project, source, order),
+                        lambda listing: self._show_rows(kind, source, order, listing))
 
     def show_row(self, row_id: int) -> None:
         """Select a row of the listing shown, or of the one being read (when it arrives)."""
@@ -296,12 +298,13 @@ class RowsView(QSplitter):
 
         self.host.run_read("failure classes", lambda ctx: triage.failing_ids(project, run, failure), on_done=done)
 
-    def _show_rows(self, kind: str, source: Any, order: tuple[int, bool] | None, ids: list[Any]) -> None:
+    def _show_rows(self, kind: str, source: Any, order: tuple[int, bool] | None, listing: Listing) -> None:
         from rageval_desktop.gui.models.lazy_table import LazyTableModel
 
         if self.host.project is None:
             return
-        model = LazyTableModel(self.host.project, source, self.table, order, ids=ids, reader=self._read_rows)
+        model = LazyTableModel(self.host.project, source, self.table, order, listing=listing, reader=self._read_rows,
+                               page_reader=self._read_page)
         model.sorted_to.connect(lambda _order, model=model: self._reselect(model))
         old: Any = self.table.model()
         # the same table shown again (after saving a version, an edit, an import): keep the row the user was on
@@ -392,10 +395,15 @@ class RowsView(QSplitter):
             self.table.selectRow(row)
             self.table.scrollTo(model.index(row, 0))
 
-    def _read_rows(self, fn: Any, on_done: Any) -> None:
+    def _read_rows(self, fn: Callable[[object], Listing], on_done: Callable[[Listing], object]) -> None:
         """The run table's reads (its ids under a filter or a sort): the read lane, the newest request wins."""
         self.rows_pending = True      # cleared when the newest read lands, or fails (read_finished)
         self.host.run_read("rows", fn, on_done=on_done)
+
+    def _read_page(self, page_no: int, fn: Callable[[object], Page | None],
+                   on_done: Callable[[Page | None], object]) -> None:
+        """A page of the table's rows, scrolled to: the read lane, a page's read its own (no page drops another)."""
+        self.host.run_read(f"rows page {page_no}", fn, on_done=on_done, announce=False)
 
     def review_listed(self) -> None:
         """"Review these": the rows listed now (filters and sort as shown) become a review sample."""
@@ -419,7 +427,7 @@ class RowsView(QSplitter):
         if not ok:
             return
         model.fetch_all()
-        ids = [model.row_id(r) for r in range(min(model.rowCount(), MAX_CHOSEN))]
+        ids = [int(model.row_id(r)) for r in range(min(model.rowCount(), MAX_CHOSEN))]     # a run's rows
         what = triage.describe(self.triage.filters(self.slice_box.currentData()))
 
         def show(sample: Any) -> None:

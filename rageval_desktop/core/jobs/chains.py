@@ -25,6 +25,7 @@ from rageval_desktop.core.golden import nuggets as nugget_store
 from rageval_desktop.core.jobs.steps import Gone, StepFailed, Trace, ask
 from rageval_desktop.core.jobs.work import Item, idem_key
 from rageval_desktop.core.judges import parsers, rubrics
+from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.store.project import Project
 
@@ -200,9 +201,22 @@ def sub_key(item: Item, rank: int) -> str:
 def prepare(project: Project, items: list[Item]) -> None:
     """Fill in what the multi-call judges need, just before they run (after the passage graders of the same job
     ran): the passages graded relevant for nugget creation, and the passages a citation number names."""
-
     conn = project.reader()
-    rows = sorted({i.run_row_id for i in items if i.judge.spec.items})
+    passages = _listed_passages(conn, sorted({i.run_row_id for i in items if i.judge.spec.items}))
+    graders: dict[int, Judge | None] = {}
+    for item in items:
+        judge = item.judge
+        listed = passages.get(item.run_row_id, [])
+        if judge.spec.items == "citation":
+            item.meta["passages_by_number"] = citations.by_number(listed)
+        elif judge.spec.items == "nugget" and not item.meta.get("golden_list"):
+            if judge.id not in graders:
+                graders[judge.id] = _grader(project, judge)
+            _relevant_passages(conn, item, listed, graders[judge.id])
+
+
+def _listed_passages(conn: sqlite3.Connection, rows: list[int]) -> dict[int, list[tuple[int, str | None, str]]]:
+    """Each row's retrieved passages as (rank, chunk id, text), the corpus's text where the run gave none."""
     passages: dict[int, list[tuple[int, str | None, str]]] = {}
     for start in range(0, len(rows), 500):
         chunk = rows[start:start + 500]
@@ -211,46 +225,46 @@ def prepare(project: Project, items: list[Item]) -> None:
                 f"corpus_chunks c ON c.chunk_id = p.chunk_id WHERE p.run_row_id IN ({','.join('?' * len(chunk))}) "
                 f"ORDER BY p.run_row_id, p.rank", chunk):
             passages.setdefault(rid, []).append((rank, chunk_id, text if text is not None else (chunk_text or "")))
-    graders: dict[int, Any] = {}
-    for item in items:
-        judge = item.judge
-        listed = passages.get(item.run_row_id, [])
-        if judge.spec.items == "citation":
-            item.meta["passages_by_number"] = citations.by_number(listed)
-            continue
-        if judge.spec.items != "nugget" or item.meta.get("golden_list"):
-            continue
-        if judge.id not in graders:
-            name = judge.params.get("grader")
-            if name:
-                graders[judge.id] = get_judge(project, name)
-            else:
-                graders[judge.id] = next((j for j in list_judges(project) if j.metric == "passage_relevance"
-                                          and j.status == "active"), None)
-        grader = graders[judge.id]
-        if grader is not None and grader.status != "active":   # a retired grader no longer counts anywhere
-            item.meta["relevant_passages"] = None
-            item.meta["grades_note"] = (f"the grader '{grader.name}' is retired: its passage grades no longer count; "
-                                        f"give the nugget judge an active UMBRELA judge")
-            continue
-        if grader is None:
-            item.meta.update(relevant_passages=[(rank, text) for rank, _, text in listed if text.strip()],
-                             grader=None)
-            continue
-        grades = dict(conn.execute(
-            "SELECT passage_rank, score FROM judgments WHERE judge_id = ? AND run_row_id = ? AND status = 'ok' "
-            "AND passage_rank >= 1 ORDER BY id", (grader.id, item.run_row_id)))
-        item.meta["grader"] = grader.name
-        if not grades:
-            item.meta["relevant_passages"] = None
-            item.meta["grades_note"] = (f"the passages of this row have no grade from '{grader.name}' (UMBRELA): "
-                                        f"run that judge on this run first, or in the same job")
-            continue
-        item.meta["relevant_passages"] = [(rank, text) for rank, _, text in listed
-                                          if grades.get(rank, 0) >= 1 and text.strip()]
+    return passages
 
 
-def planned_calls(project: Project, items: list[Item]) -> dict[str, list[tuple[list[dict], str]]]:
+def _grader(project: Project, judge: Judge) -> Judge | None:
+    """The passage grader (UMBRELA) a nugget judge reads: the one it names, else the project's active one."""
+    name = judge.params.get("grader")
+    if name:
+        return get_judge(project, name)
+    return next((j for j in list_judges(project) if j.metric == "passage_relevance" and j.status == "active"), None)
+
+
+def _relevant_passages(conn: sqlite3.Connection, item: Item, listed: list[tuple[int, str | None, str]],
+                       grader: Judge | None) -> None:
+    """The passages nugget creation reads (`relevant_passages`): those its grader graded relevant; every passage
+    when there is no grader; None, with why (`grades_note`), when the grader is retired or has not graded them."""
+    if grader is not None and grader.status != "active":   # a retired grader no longer counts anywhere
+        item.meta["relevant_passages"] = None
+        item.meta["grades_note"] = (f"the grader '{grader.name}' is retired: its passage grades no longer count; "
+                                    f"give the nugget judge an active UMBRELA judge")
+        return
+    if grader is None:
+        item.meta.update(relevant_passages=[(rank, text) for rank, _, text in listed if text.strip()], grader=None)
+        return
+    grades = dict(conn.execute(
+        "SELECT passage_rank, score FROM judgments WHERE judge_id = ? AND run_row_id = ? AND status = 'ok' "
+        "AND passage_rank >= 1 ORDER BY id", (grader.id, item.run_row_id)))
+    item.meta["grader"] = grader.name
+    if not grades:
+        item.meta["relevant_passages"] = None
+        item.meta["grades_note"] = (f"the passages of this row have no grade from '{grader.name}' (UMBRELA): "
+                                    f"run that judge on this run first, or in the same job")
+        return
+    item.meta["relevant_passages"] = [(rank, text) for rank, _, text in listed
+                                      if grades.get(rank, 0) >= 1 and text.strip()]
+
+
+Calls = list[tuple[list[dict], str]]       # (messages, a typical reply) per call
+
+
+def planned_calls(project: Project, items: list[Item]) -> dict[str, Calls]:
     """For the dry run: the calls each multi-call row would send, as (messages, a typical reply), by item key.
     Citation calls are exact (sentences and passages are known). A nugget list not made yet is assumed to hold one
     nugget per passage graded relevant (ungraded passages count as relevant), as long as its first 12 words —
@@ -258,50 +272,58 @@ def planned_calls(project: Project, items: list[Item]) -> dict[str, list[tuple[l
     are exact."""
     prepare(project, items)
     conn = project.reader()
-    out: dict[str, list[tuple[list[dict], str]]] = {}
+    out: dict[str, Calls] = {}
     made: set[tuple[str, str]] = set()
     helpers: dict[tuple[int, str], rubrics.Rubric] = {}
-
     for item in items:
         judge = item.judge
         rubric = rubrics.load(conn, judge.rubric_key)
-        calls: list[tuple[list[dict], str]] = []
         if judge.spec.items == "citation":
-            found = citations.statements(item.fields["answer"])
-            passages = item.meta["passages_by_number"]
-            for index, number in citations.pairs(found):
-                if number in passages:
-                    calls.append((rubric.render({"statement": found[index].text, "citation": passages[number]}),
-                                  "partial_support"))
-            out[item.idem_key] = calls
+            out[item.idem_key] = _citation_calls(item, rubric)
             continue
+        calls: Calls = []
         key = (item.meta["question_key"], nugget_store.run_scope(item.meta["run_id"], judge.id))
         listed = item.meta.get("golden_list") or nugget_store.stored_list(project, *key, judge_id=judge.id)
         if listed is None:
-            relevant = item.meta.get("relevant_passages")
-            if relevant is None:   # not graded yet (the grader runs first in the same job): assume all relevant
-                relevant = _all_passages(conn, item.run_row_id)
-            texts = [" ".join(t.split()[:12]).rstrip(".") for _, t in relevant][:nuggets.MAX_NUGGETS]
-            if key not in made and texts:
-                made.add(key)
-                so_far: list[str] = []
-                creation = helper_rubric(conn, judge, "creation", helpers)
-                for window in nuggets.windows(relevant):
-                    prompt = creation.render(creation_values(item.fields["question"], window, so_far))
-                    so_far = texts[:len(so_far) + len(window)]
-                    calls.append((prompt, json.dumps(so_far, ensure_ascii=False)))
-                importance = helper_rubric(conn, judge, "importance", helpers)
-                for _, batch in batches(texts):
-                    calls.append((importance.render(batch_values(item.fields["question"], batch)),
-                                  json.dumps(["vital"] * len(batch))))
-            listed = {"nuggets": [{"text": t} for t in texts[:nuggets.KEEP]] or
-                      [{"text": nuggets.NO_ANSWER_NUGGET}]}
+            listed = _list_made(conn, item, key, made, helpers, calls)
         names = [n["text"] for n in listed["nuggets"]]
         for _, batch in batches(names):
             calls.append((rubric.render(batch_values(item.fields["question"], batch, item.fields["answer"])),
                           json.dumps(["not_support"] * len(batch))))
         out[item.idem_key] = calls
     return out
+
+
+def _citation_calls(item: Item, rubric: rubrics.Rubric) -> Calls:
+    """One call per (statement, cited passage) pair whose number names a passage."""
+    found = citations.statements(item.fields["answer"])
+    passages = item.meta["passages_by_number"]
+    return [(rubric.render({"statement": found[index].text, "citation": passages[number]}), "partial_support")
+            for index, number in citations.pairs(found) if number in passages]
+
+
+def _list_made(conn: sqlite3.Connection, item: Item, key: tuple[str, str], made: set[tuple[str, str]],
+               helpers: dict[tuple[int, str], rubrics.Rubric], calls: Calls) -> dict[str, Any]:
+    """A nugget list not made yet, as the dry run assumes it: one nugget per relevant passage (its first 12 words);
+    its creation and importance calls are added to `calls` for the first row of its question (`key` not yet in
+    `made`, which then holds it)."""
+    relevant = item.meta.get("relevant_passages")
+    if relevant is None:   # not graded yet (the grader runs first in the same job): assume all relevant
+        relevant = _all_passages(conn, item.run_row_id)
+    texts = [" ".join(t.split()[:12]).rstrip(".") for _, t in relevant][:nuggets.MAX_NUGGETS]
+    if key not in made and texts:
+        made.add(key)
+        so_far: list[str] = []
+        creation = helper_rubric(conn, item.judge, "creation", helpers)
+        for window in nuggets.windows(relevant):
+            prompt = creation.render(creation_values(item.fields["question"], window, so_far))
+            so_far = texts[:len(so_far) + len(window)]
+            calls.append((prompt, json.dumps(so_far, ensure_ascii=False)))
+        importance = helper_rubric(conn, item.judge, "importance", helpers)
+        for _, batch in batches(texts):
+            calls.append((importance.render(batch_values(item.fields["question"], batch)),
+                          json.dumps(["vital"] * len(batch))))
+    return {"nuggets": [{"text": t} for t in texts[:nuggets.KEEP]] or [{"text": nuggets.NO_ANSWER_NUGGET}]}
 
 
 def _all_passages(conn: sqlite3.Connection, row_id: int) -> list[tuple[int, str]]:

@@ -17,6 +17,7 @@ per rating (60 s when none are recorded) into time.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from rageval_desktop.core.base.errors import RagevalError
@@ -184,6 +185,10 @@ def _plan_audit(project: Project, run: str, metric: str, *, mode: str, kappa: fl
                            "kappa_source": source, "threshold": pol.threshold, "power": power,
                            "sigma_per_rating": sig, "effective_needed": needed}
     seconds = _seconds_per_rating(project, metric)
+
+    def deff_at(n: int) -> float:
+        return design_effect(project, rid, metric, mode, n, kappa=kappa, margins=margins, statistic=statistic)
+
     if needed is None:
         out.update({"ratings": None, "design_effect": None, "minutes": None,
                     "why": (f"a judge at {statistic} {kappa:.2f} cannot be kept against the threshold "
@@ -196,19 +201,11 @@ def _plan_audit(project: Project, run: str, metric: str, *, mode: str, kappa: fl
                             f"rating all of them decides about {chance:.0%} of the time (rate a larger run, or "
                             "audit on several runs)")})
     else:
-        def deff_at(n: int) -> float:
-            return design_effect(project, rid, metric, mode, n, kappa=kappa, margins=margins, statistic=statistic)
-
-        deff = deff_at(max(int(needed), pol.min_n))
-        ratings = int(math.ceil(needed * deff))
-        for _ in range(12):           # the design effect at the size it asks for: grow until that size has the power
-            deff = deff_at(ratings)
-            if ratings >= available or power_at(kappa, sig, pol.threshold, pol.min_n, ratings / deff) >= power:
-                break
-            ratings = min(available, max(ratings + 1, int(math.ceil(needed * deff)), int(ratings * 1.03)))
+        ratings, deff = _grown(deff_at, lambda n: power_at(kappa, sig, pol.threshold, pol.min_n, n), needed,
+                               max(int(needed), pol.min_n), available, power)
         out.update({"ratings": ratings, "design_effect": deff, "minutes": ratings * seconds / 60.0, "why": None})
     if size is not None:
-        deff = design_effect(project, rid, metric, mode, size, kappa=kappa, margins=margins, statistic=statistic)
+        deff = deff_at(size)
         chance = power_at(kappa, sig, pol.threshold, pol.min_n, size / deff)
         out["requested"] = {"size": size, "design_effect": deff, "effective_n": size / deff, "power": chance}
         if chance < 0.5:
@@ -216,6 +213,20 @@ def _plan_audit(project: Project, run: str, metric: str, *, mode: str, kappa: fl
                               f"time (effective n {size / deff:.1f}): most audits of it will end 'needs more "
                               "ratings'" + (f"; plan {out['ratings']} for {power:.0%}" if out.get("ratings") else ""))
     return out
+
+
+def _grown(deff_at: Callable[[int], float], power_of: Callable[[float], float], needed: float, start: int,
+           available: int, power: float) -> tuple[int, float]:
+    """The ratings that reach `power`: the effective n needed times the design effect at the size it asks for,
+    grown until that size has the power (or every target is asked); and that design effect."""
+    deff = deff_at(start)
+    ratings = int(math.ceil(needed * deff))
+    for _ in range(12):
+        deff = deff_at(ratings)
+        if ratings >= available or power_of(ratings / deff) >= power:
+            break
+        ratings = min(available, max(ratings + 1, int(math.ceil(needed * deff)), int(ratings * 1.03)))
+    return ratings, deff
 
 
 def _last_audit(project: Project, metric: str, judge: str | None) -> tuple[float, str]:

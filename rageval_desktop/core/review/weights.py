@@ -249,22 +249,28 @@ def _prefix_designs(project: Project, metric: str, sid: int, sizes: tuple[int, .
         if len(prefix) < m or any((r, i) not in done for r, i, *_ in prefix):
             break
         rated = [p for p in prefix if done[(p[0], p[1])] and (p[4] or 0) > 0]
-        out: dict[tuple[int, str], float] = {}
-        if weighted:
-            assert isinstance(found, dict)
-            for r, i, key, _, _ in rated:
-                weight = found["members"][f"{r}:{i}"][1]
-                out[(int(r), target_id(kind, int(i), key))] = prefix_probability(weight, m, found)
-            strata.append(0)
-        else:
-            counts: dict[str, int] = {}
-            for p in rated:
-                counts[p[3]] = counts.get(p[3], 0) + 1
-            for r, i, key, stratum, p in rated:   # stored p is n_h / N_h: r_h / N_h for the prefix
-                out[(int(r), target_id(kind, int(i), key))] = float(p) * counts[stratum] / drawn[stratum]
-            strata.append(len(counts))
+        out, used = _look(kind, rated, m, found if weighted else None, drawn)
         reached.append(out)
+        strata.append(used)
     return tuple(reached), tuple(strata)
+
+
+def _look(kind: str, rated: list[tuple], m: int, design: dict[str, Any] | None,
+          drawn: dict[str, int]) -> tuple[dict[tuple[int, str], float], int]:
+    """One look's rated targets -> inclusion probability at size `m`, and its strata: a weighted sample's by the
+    sequential Poisson sample of that size (`design`), a stratified one's as r_h / N_h (no strata for a weighted)."""
+    out: dict[tuple[int, str], float] = {}
+    if design is not None:
+        for r, i, key, _, _ in rated:
+            weight = design["members"][f"{r}:{i}"][1]
+            out[(int(r), target_id(kind, int(i), key))] = prefix_probability(weight, m, design)
+        return out, 0
+    counts: dict[str, int] = {}
+    for p in rated:
+        counts[p[3]] = counts.get(p[3], 0) + 1
+    for r, i, key, stratum, p in rated:   # stored p is n_h / N_h: r_h / N_h for the prefix
+        out[(int(r), target_id(kind, int(i), key))] = float(p) * counts[stratum] / drawn[stratum]
+    return out, len(counts)
 
 
 def strata_used(project: Project, metric: str) -> int:

@@ -177,38 +177,55 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
         "statistic": result.statistic, "value": result.value, "anytime_ci": list(result.anytime_ci), "n": result.n,
         "threshold": pol.threshold, "min_n": pol.min_n, "monitor_floor": pol.monitor_floor}
     few = [f"n = {result.n} < {pol.min_n}"] if result.n < pol.min_n else []
-    for kind, said in (("probe", "failed probe"), ("bias", "failed bias battery")):
-        probe = last_check(project, judge, kind)
-        if probe is not None:
-            evidence[kind] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
-            if probe.get("passed") is False:
-                few.append(f"{said}: {', '.join(probe.get('failed', []))}")
+    few += _probe_failures(project, judge, evidence)
     if low is not None and low >= pol.threshold and not few:
         suspended = _suspended(project, judge, run, evidence, when) if run is not None else None
         return suspended or Licence(judge.name, "gate", (), when, (), evidence)
-    if _selective_ok(few):
-        found = _selective(project, judge)
-        if found is not None:
-            evidence["selective"] = found
-            if found["whole_run"]:
-                # a level that decides every rated row is a licence for the whole run by another door: held to
-                # the whole run's bar, which the interval above did not clear (issue 75: a token-F1 judge at lower
-                # bound 0.54 gated every row as "selective" at confidence >= 0.07)
-                few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides {found['coverage']:.0%} "
-                           "of the rated rows: that is a licence for the whole run, held to the whole run's bar")
-            elif found["level"] is not None:
-                suspended = (_suspended(project, judge, run, evidence, when, level=found["level"])
-                             if run is not None else None)
-                if suspended is not None:
-                    return suspended
-                below = ([f"lower bound {low:.2f} < {pol.threshold:g}"] if low is not None and low < pol.threshold
-                         else ["no interval yet"] if low is None else [])
-                return Licence(judge.name, "selective", tuple(below + few), when, (), evidence)
+    if _selective_ok(few) and (selective := _selective_licence(project, judge, run, evidence, when, few, low)):
+        return selective
     if low is not None and low >= pol.monitor_floor:
         below = [f"lower bound {low:.2f} < {pol.threshold:g}"] if low < pol.threshold else []
         return Licence(judge.name, "monitor", tuple(below + few), when, (), evidence)
     weak = ["no interval yet"] if low is None else [f"lower bound {low:.2f} < {pol.monitor_floor:g} (monitor floor)"]
     return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)
+
+
+def _probe_failures(project: Project, judge: Judge, evidence: dict[str, Any]) -> list[str]:
+    """The judge's last probe and bias battery, in `evidence`; the ones that failed, in words."""
+    failed = []
+    for kind, said in (("probe", "failed probe"), ("bias", "failed bias battery")):
+        probe = last_check(project, judge, kind)
+        if probe is not None:
+            evidence[kind] = {"id": probe["id"], "passed": probe.get("passed"), "failed": probe.get("failed", [])}
+            if probe.get("passed") is False:
+                failed.append(f"{said}: {', '.join(probe.get('failed', []))}")
+    return failed
+
+
+def _selective_licence(project: Project, judge: Judge, run: str | None, evidence: dict[str, Any], when: str,
+                       few: list[str], low: float | None) -> Licence | None:
+    """A selective licence (the rows it decides at its level), or None (then `few` may say why not, a level that
+    decides the whole run)."""
+    found = _selective(project, judge)
+    if found is None:
+        return None
+    evidence["selective"] = found
+    if found["whole_run"]:
+        # a level that decides every rated row is a licence for the whole run by another door: held to the whole
+        # run's bar, which the interval did not clear (issue 75: a token-F1 judge at lower bound 0.54 gated every
+        # row as "selective" at confidence >= 0.07)
+        few.append(f"its selective level (confidence ≥ {found['level']:.2f}) decides {found['coverage']:.0%} "
+                   "of the rated rows: that is a licence for the whole run, held to the whole run's bar")
+        return None
+    if found["level"] is None:
+        return None
+    suspended = _suspended(project, judge, run, evidence, when, level=found["level"]) if run is not None else None
+    if suspended is not None:
+        return suspended
+    threshold = policy(project).threshold
+    below = ([f"lower bound {low:.2f} < {threshold:g}"] if low is not None and low < threshold
+             else ["no interval yet"] if low is None else [])
+    return Licence(judge.name, "selective", tuple(below + few), when, (), evidence)
 
 
 @dataclass(frozen=True)

@@ -119,36 +119,8 @@ def from_dict(data: Any, source: str = "") -> GateConfig:
         min_n = data.get("min_slice_n", 1)
         if isinstance(min_n, bool) or not isinstance(min_n, int) or min_n < 1:
             raise ConfigError(f"min_slice_n must be a whole number, 1 or more (got {min_n!r})")
-        groups: dict[str, tuple[str, ...]] = {}
-        raw_groups = data.get("groups") or {}
-        if not isinstance(raw_groups, dict):
-            raise ConfigError("groups must map a group's name to the list of its slices")
-        member: dict[str, str] = {}
-        for name, slices in raw_groups.items():
-            if not isinstance(slices, list) or len(slices) < 2 or not all(isinstance(s, str) for s in slices):
-                raise ConfigError(f"group '{name}' must list two or more slices by name")
-            for s in slices:
-                if s in member:
-                    raise ConfigError(f"slice '{s}' is in two groups ('{member[s]}' and '{name}')")
-                member[s] = name
-            groups[str(name)] = tuple(slices)
-        cells: dict[tuple[str, str], CellRule] = {}
-        raw_cells = data.get("cells")
-        if not isinstance(raw_cells, list) or not raw_cells:
-            raise ConfigError("cells must list at least one cell: {\"slice\", \"metric\", \"tolerance\"}")
-        for i, cell in enumerate(raw_cells, 1):
-            if not isinstance(cell, dict) or not isinstance(cell.get("slice"), str) or \
-                    not isinstance(cell.get("metric"), str):
-                raise ConfigError(f"cell {i} must name its slice and metric")
-            key = (cell["slice"], cell["metric"])
-            if key in cells:
-                raise ConfigError(f"cell {i} ({key[0]}, {key[1]}) is listed twice")
-            tolerance = _number(cell.get("tolerance"), f"cell {i}'s tolerance", 0.0, 100.0)
-            allowed = _number(cell.get("allowed", 0.0), f"cell {i}'s allowed drop", 0.0, 100.0)
-            if allowed >= tolerance:
-                raise ConfigError(f"cell {i} ({key[0]}, {key[1]}): the allowed drop ({allowed:g}) must be below "
-                                  f"the tolerance ({tolerance:g}) — the gate must be able to tell them apart")
-            cells[key] = CellRule(tolerance, allowed, power)
+        groups = _groups(data.get("groups") or {})
+        cells = _cells(data.get("cells"), power)
         planned = data.get("planned") or {}
         if not isinstance(planned, dict):
             raise ConfigError("planned must be an object")
@@ -160,6 +132,44 @@ def from_dict(data: Any, source: str = "") -> GateConfig:
         raise ConfigError(where + str(exc), cli_hint="write a new one with rageval gate plan") from None
     return GateConfig(cells, groups, alpha, power, min_n, planned, source, not_gated, new_slices, missing,
                       str(retries))
+
+
+def _groups(raw: object) -> dict[str, tuple[str, ...]]:
+    """The slice groups (gated together), checked: two or more slices each, no slice in two."""
+    if not isinstance(raw, dict):
+        raise ConfigError("groups must map a group's name to the list of its slices")
+    groups: dict[str, tuple[str, ...]] = {}
+    member: dict[str, str] = {}
+    for name, slices in raw.items():
+        if not isinstance(slices, list) or len(slices) < 2 or not all(isinstance(s, str) for s in slices):
+            raise ConfigError(f"group '{name}' must list two or more slices by name")
+        for s in slices:
+            if s in member:
+                raise ConfigError(f"slice '{s}' is in two groups ('{member[s]}' and '{name}')")
+            member[s] = name
+        groups[str(name)] = tuple(slices)
+    return groups
+
+
+def _cells(raw: object, power: float) -> dict[tuple[str, str], CellRule]:
+    """The gated cells, checked: each names its slice and metric once, with a tolerance above its allowed drop."""
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError("cells must list at least one cell: {\"slice\", \"metric\", \"tolerance\"}")
+    cells: dict[tuple[str, str], CellRule] = {}
+    for i, cell in enumerate(raw, 1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("slice"), str) or \
+                not isinstance(cell.get("metric"), str):
+            raise ConfigError(f"cell {i} must name its slice and metric")
+        key = (cell["slice"], cell["metric"])
+        if key in cells:
+            raise ConfigError(f"cell {i} ({key[0]}, {key[1]}) is listed twice")
+        tolerance = _number(cell.get("tolerance"), f"cell {i}'s tolerance", 0.0, 100.0)
+        allowed = _number(cell.get("allowed", 0.0), f"cell {i}'s allowed drop", 0.0, 100.0)
+        if allowed >= tolerance:
+            raise ConfigError(f"cell {i} ({key[0]}, {key[1]}): the allowed drop ({allowed:g}) must be below "
+                              f"the tolerance ({tolerance:g}) — the gate must be able to tell them apart")
+        cells[key] = CellRule(tolerance, allowed, power)
+    return cells
 
 
 def _perimeter(data: dict[str, object], cells: dict[tuple[str, str], CellRule]) -> tuple[dict[str, str], str, str]:

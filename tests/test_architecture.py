@@ -93,7 +93,7 @@ def test_any_only_goes_down():
 # Functions over 50 lines and over McCabe complexity 10 (bench/arch_counts.py): the ceilings only come down. A change
 # that lengthens or branches a function past them pays by splitting another (issue 78: 40 -> 60 and 37 -> 50 in nine
 # days, before this ratchet).
-LONG_CEILING, COMPLEX_CEILING = 50, 42
+LONG_CEILING, COMPLEX_CEILING = 43, 35
 
 
 def test_long_and_complex_functions_only_go_down():

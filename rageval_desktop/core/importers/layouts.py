@@ -432,9 +432,37 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
     import numpy as np
     import pyarrow as pa
 
-    items = values.type.value_type
-    if values.null_count or not pa.types.is_struct(items):
+    if values.null_count or (types := _plain_fields(values.type.value_type)) is None:
         return None                           # (a missing list reads as none: rare enough to go the long way)
+    score_type, in_prompt_type = types
+    values.validate(full=True)                # UTF-8 throughout, offsets in bounds (ArrowInvalid: the long way)
+    ends = _offsets(values, pa.types.is_large_list(values.type))     # (no list is missing: checked above)
+    flat = values.values.slice(int(ends[0]), int(ends[-1] - ends[0]))  # (flatten() would import pyarrow.compute)
+    if flat.null_count:
+        return None                           # a null item: refused the long way, naming it
+    chunk_ids, texts = flat.field("chunk_id"), flat.field("text")
+    if chunk_ids.null_count or texts.null_count:
+        return None                           # a passage without an id goes to the corpus; one without a text
+    if _bytes_of_sized_texts(texts) is None:
+        return None
+    scores = _column_scores(flat, score_type)
+    if scores is None:
+        return None
+    if in_prompt_type is None or pa.types.is_null(in_prompt_type):
+        in_prompt: list[bool | None] = [None] * len(flat)
+    else:
+        in_prompt = flat.field("in_prompt").to_pylist()
+    counts = np.diff(ends).tolist()
+    return ColumnPassages(counts, chunk_ids.to_pylist(), texts.to_pylist(), scores, in_prompt)
+
+
+def _plain_fields(items: pa.DataType) -> tuple[pa.DataType | None, pa.DataType | None] | None:
+    """A passage struct's score and in_prompt types when its fields are plain (chunk_id and text strings, each
+    field named once, a score a number, in_prompt a boolean; either may be absent or null) — else None."""
+    import pyarrow as pa
+
+    if not pa.types.is_struct(items):
+        return None
     names = [items.field(k).name for k in range(items.num_fields)]
     if any(names.count(name) > 1 for name in ("chunk_id", "text", "score", "in_prompt")):
         return None                           # a field named twice: which one a dict keeps is the long way's
@@ -448,37 +476,27 @@ def _column_passages(values: pa.Array) -> ColumnPassages | None:
         return None
     if in_prompt_type is not None and not (pa.types.is_boolean(in_prompt_type) or pa.types.is_null(in_prompt_type)):
         return None
-    values.validate(full=True)                # UTF-8 throughout, offsets in bounds (ArrowInvalid: the long way)
-    ends = _offsets(values, pa.types.is_large_list(values.type))     # (no list is missing: checked above)
-    flat = values.values.slice(int(ends[0]), int(ends[-1] - ends[0]))  # (flatten() would import pyarrow.compute)
-    if flat.null_count:
-        return None                           # a null item: refused the long way, naming it
-    chunk_ids, texts = flat.field("chunk_id"), flat.field("text")
-    if chunk_ids.null_count or texts.null_count:
-        return None                           # a passage without an id goes to the corpus; one without a text
-    if _bytes_of_sized_texts(texts) is None:
-        return None
-    scores: list[float | None]
+    return score_type, in_prompt_type
+
+
+def _column_scores(flat: pa.StructArray, score_type: pa.DataType | None) -> list[float | None] | None:
+    """The passages' scores as floats (None where missing), or None when one is beyond int64's range (or NaN)."""
+    import numpy as np
+    import pyarrow as pa
+
     if score_type is None or pa.types.is_null(score_type):
-        scores = [None] * len(flat)
-    else:
-        column = flat.field("score")
-        scores = column.to_pylist()
-        if pa.types.is_integer(score_type):
-            scores = [None if v is None else float(v) for v in scores]
-        elif column.null_count:
-            if not all(v is None or -_BEYOND_INT64 < v < _BEYOND_INT64 for v in scores):
-                return None
-        elif len(column):      # (as `_offsets` reads its buffer)
-            floats = np.frombuffer(column.buffers()[1], dtype=score_type.to_pandas_dtype())
-            if not (np.abs(floats[column.offset:column.offset + len(column)]) < _BEYOND_INT64).all():  # NaN: False
-                return None
-    if in_prompt_type is None or pa.types.is_null(in_prompt_type):
-        in_prompt: list[bool | None] = [None] * len(flat)
-    else:
-        in_prompt = flat.field("in_prompt").to_pylist()
-    counts = np.diff(ends).tolist()
-    return ColumnPassages(counts, chunk_ids.to_pylist(), texts.to_pylist(), scores, in_prompt)
+        return [None] * len(flat)
+    column = flat.field("score")
+    scores: list[float | None] = column.to_pylist()
+    if pa.types.is_integer(score_type):
+        return [None if v is None else float(v) for v in scores]
+    if column.null_count:
+        return scores if all(v is None or -_BEYOND_INT64 < v < _BEYOND_INT64 for v in scores) else None
+    if len(column):      # (as `_offsets` reads its buffer)
+        floats = np.frombuffer(column.buffers()[1], dtype=score_type.to_pandas_dtype())
+        if not (np.abs(floats[column.offset:column.offset + len(column)]) < _BEYOND_INT64).all():  # NaN: False
+            return None
+    return scores
 
 
 def _bytes_of_sized_texts(texts: pa.Array) -> NDArray[np.uint8] | None:

@@ -303,7 +303,7 @@ def _citation_calls(item: Item, rubric: rubrics.Rubric) -> Calls:
 
 
 def _list_made(conn: sqlite3.Connection, item: Item, key: tuple[str, str], made: set[tuple[str, str]],
-               helpers: dict[tuple[int, str], rubrics.Rubric], calls: Calls) -> dict[str, Any]:
+               helpers: dict[tuple[int, str], rubrics.Rubric], calls: Calls) -> dict[str, list[dict[str, str]]]:
     """A nugget list not made yet, as the dry run assumes it: one nugget per relevant passage (its first 12 words);
     its creation and importance calls are added to `calls` for the first row of its question (`key` not yet in
     `made`, which then holds it)."""

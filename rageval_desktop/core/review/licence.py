@@ -190,7 +190,7 @@ def licence(project: Project, judge: Judge, result: Agreement | None = None, *, 
     return Licence(judge.name, "explore", tuple(weak + few), when, (), evidence)
 
 
-def _probe_failures(project: Project, judge: Judge, evidence: dict[str, Any]) -> list[str]:
+def _probe_failures(project: Project, judge: Judge, evidence: dict[str, object]) -> list[str]:
     """The judge's last probe and bias battery, in `evidence`; the ones that failed, in words."""
     failed = []
     for kind, said in (("probe", "failed probe"), ("bias", "failed bias battery")):
@@ -202,7 +202,7 @@ def _probe_failures(project: Project, judge: Judge, evidence: dict[str, Any]) ->
     return failed
 
 
-def _selective_licence(project: Project, judge: Judge, run: str | None, evidence: dict[str, Any], when: str,
+def _selective_licence(project: Project, judge: Judge, run: str | None, evidence: dict[str, object], when: str,
                        few: list[str], low: float | None) -> Licence | None:
     """A selective licence (the rows it decides at its level), or None (then `few` may say why not, a level that
     decides the whole run)."""

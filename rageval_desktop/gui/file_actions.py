@@ -222,11 +222,13 @@ class FileActions:
 
     def export_target(self) -> tuple[str | None, str | None]:
         """(run, baseline) the user is looking at: the compare view's pair, the dashboard's run, or a run page."""
+        from rageval_desktop.gui.views.analysis_views import CompareView, DashboardView
+
         page = self.w.pages.currentWidget()
-        if page is self.w.built_page("compare") and self.w.page("compare").cand_box.currentData():
-            return self.w.page("compare").cand_box.currentData(), self.w.page("compare").base_box.currentData()
-        if page is self.w.built_page("dashboard") and self.w.page("dashboard").run_box.currentData():
-            return self.w.page("dashboard").run_box.currentData(), None
+        if isinstance(page, CompareView) and page.cand_box.currentData():
+            return page.cand_box.currentData(), page.base_box.currentData()
+        if isinstance(page, DashboardView) and page.run_box.currentData():
+            return page.run_box.currentData(), None
         key = self.w.current_key()
         if key and key[0] == "run":
             return key[1][1], None
@@ -258,11 +260,12 @@ class FileActions:
         from rageval_desktop.core.review import quality
         from rageval_desktop.core.review.sampling import list_samples
         from rageval_desktop.gui.views.pack_dialog import PackExportDialog
+        from rageval_desktop.gui.views.review_view import ReviewView
 
         if self.w.project is None:
             return
-        review: Any = self.w.built_page("review")       # (a page not built yet has no sample chosen)
-        current = review.sample.id if review is not None and review.sample is not None else None
+        review = self.w.built_page("review")       # (a page not built yet has no sample chosen)
+        current = review.sample.id if isinstance(review, ReviewView) and review.sample is not None else None
         project = self.w.project
         conf = quality.settings(project)
         dialog = PackExportDialog(list_samples(project), project.path.parent / "review-packs", self.w.frame, current,
@@ -304,7 +307,7 @@ class FileActions:
                 for r in results))
             review = self.w.built_page("review")
             if review is not None and self.w.pages.currentWidget() is review:
-                self.w.page("review").refresh(self.w.run_names())   # the sample's counts include the new ratings
+                review.refresh(self.w.run_names())   # the sample's counts include the new ratings
 
         self.w.run_task("Importing review packs", operations.import_packs, self.w.project, list(paths), on_done=done)
 

@@ -10,6 +10,7 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
+    from rageval_desktop.gui.views.jobs_view import JobsView
     from rageval_desktop.gui.window_host import WindowHost
     from rageval_desktop.gui.workers import Worker
 
@@ -109,7 +110,7 @@ class JudgingActions:
         if spec.batch:
             self._start_batch(spec, job_id)
             return
-        self.w.page("jobs").live_label.setText(f"Starting: {spec.run}…")
+        self._jobs().live_label.setText(f"Starting: {spec.run}…")
         self.w.task_label.setText(f"Judging {spec.run}")
         ended = self._job_ended
 
@@ -128,17 +129,23 @@ class JudgingActions:
             self.w.show_error(message, details)
 
         self._job = workers.start(operations.run_judges, self.w.project, spec, on_done=done, on_error=failed,
-                                  on_stats=self.w.page("jobs").show_stats)
+                                  on_stats=self._jobs().show_stats)
         self.w.select_nav("jobs")
+
+    def _jobs(self) -> JobsView:
+        """The Jobs page, where a job's progress and its end are shown."""
+        from rageval_desktop.gui.views.jobs_view import JobsView
+
+        return self.w.view(JobsView)
 
     def _job_ended(self, summary: str) -> None:
         self._job = None
         self.w.task_label.clear()
-        self.w.page("jobs").job_ended(summary)
+        self._jobs().job_ended(summary)
         self.w.job_finished.emit(summary)
 
     def _start_batch(self, spec: Any, job_id: int | None) -> None:
-        jobs = self.w.page("jobs")
+        jobs = self._jobs()
         jobs.live_label.setText(f"{'Collecting' if job_id else 'Preparing'} the batch job on {spec.run}…")
         self.w.task_label.setText(f"Batch job on {spec.run}")
         ended = self._job_ended
@@ -162,8 +169,8 @@ class JudgingActions:
             ended("Batch job cancelled: the remote batches too")
 
         self._job = workers.start(operations.run_batch, self.w.project, spec, job_id, on_done=done, on_error=failed,
-                                  on_cancel=cancelled, on_progress=self.w.page("jobs").show_progress,
-                                  on_stats=self.w.page("jobs").show_stats)
+                                  on_cancel=cancelled, on_progress=self._jobs().show_progress,
+                                  on_stats=self._jobs().show_stats)
         self.w.select_nav("jobs")
 
     def collect_batch_jobs(self) -> None:
@@ -187,7 +194,7 @@ class JudgingActions:
     def cancel_job(self) -> None:
         if self._job is not None:
             self._job.cancel()
-            self.w.page("jobs").live_label.setText("Cancelling: finishing the calls in flight…")
+            self._jobs().live_label.setText("Cancelling: finishing the calls in flight…")
 
     def resume_job(self, job: dict[str, Any]) -> None:
         from rageval_desktop.core.jobs.spec import JobSpec

@@ -30,6 +30,7 @@ from rageval_desktop.gui.lazy import lazy
 from rageval_desktop.gui.page_actions import WindowActions
 from rageval_desktop.gui.prefs import settings
 from rageval_desktop.gui.session import Session
+from rageval_desktop.gui.state import Page
 
 operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: after the first paint)
 workers = lazy("rageval_desktop.gui.workers")
@@ -65,6 +66,7 @@ def _warm_client(project: Project) -> None:
 
 
 T = TypeVar("T")
+P = TypeVar("P", bound=Page)
 
 
 class ProjectEvents(QObject):
@@ -225,7 +227,7 @@ class MainWindow(QMainWindow):
         self.read_finished.connect(lambda page: setattr(self.rows, "rows_pending", False) if page == "rows" else None)
         self.pages = QStackedWidget()
         self.pages.addWidget(self.rows_page)
-        self._pages: dict[str, QWidget] = {}  # built on first visit: the first window shows sooner
+        self._pages: dict[str, Page] = {}  # built on first visit: the first window shows sooner
         self.splitter = QSplitter()
         self.splitter.addWidget(self.nav)
         self.splitter.addWidget(self.pages)
@@ -318,9 +320,10 @@ class MainWindow(QMainWindow):
             return
         dialog.save_user()
         apply_appearance()
-        review: Any = self._pages.get("review")
-        if review is not None:               # the review keys may have changed
-            review.keys_changed()
+        if "review" in self._pages:               # the review keys may have changed
+            from rageval_desktop.gui.views.review_view import ReviewView
+
+            self.view(ReviewView).keys_changed()
         if self.project is None:
             return
         try:
@@ -333,7 +336,8 @@ class MainWindow(QMainWindow):
                       on_done=lambda _: self.statusBar().showMessage("Preferences saved", 5000))
 
     # --- pages ---------------------------------------------------------------------------------
-    def page(self, kind: str) -> Any:
+    def page(self, kind: str) -> Page:
+        """The page of `kind` (its key in gui/pages.py), built on first asking."""
         if kind not in self._pages:
             import importlib  # pages are built (and their modules imported) on first visit: a faster first window
 
@@ -344,7 +348,13 @@ class MainWindow(QMainWindow):
             self.state.subscribe(widget)
         return self._pages[kind]
 
-    def built_page(self, kind: str) -> Any | None:
+    def view(self, cls: type[P]) -> P:
+        """A page by its class, typed: what is asked of it is checked (`window.view(ReviewView).open_row(...)`)."""
+        found = self.page(page_list.BY_CLASS[cls.__name__].key)
+        assert isinstance(found, cls)
+        return found
+
+    def built_page(self, kind: str) -> Page | None:
         """The page if it was built (visited) already, else None."""
         return self._pages.get(kind)
 
@@ -477,16 +487,17 @@ class MainWindow(QMainWindow):
         """A page asked to show another (the state's `navigate`): the failure browser comes with a run, slice and
         (judge) metric — a click on a chart."""
         from rageval_desktop.core.metrics.dashboard import ALL
+        from rageval_desktop.gui.views.review_view import ReviewView
 
         if page == "review" and where.get("row") is not None:
             self.select_nav("review")
             row, run, metric = int(where["row"]), where.get("run"), where.get("metric")
             rows, reason = where.get("or_sample"), str(where.get("reason") or "chosen rows")
-            self.page("review").open_row(row, metric, lambda: self._row_elsewhere(row, run, metric, rows, reason))
+            self.view(ReviewView).open_row(row, metric, lambda: self._row_elsewhere(row, run, metric, rows, reason))
             return
         if page == "review" and where.get("sample") is not None:    # a sample drawn elsewhere, opened on the desk
             self.select_nav("review")
-            self.page("review").select_sample(int(where["sample"]))
+            self.view(ReviewView).select_sample(int(where["sample"]))
             return
         if page != "failures" or not where:
             self.select_nav(page)
@@ -499,7 +510,9 @@ class MainWindow(QMainWindow):
         box.setCurrentIndex(max(box.findData(None if slice_tag == ALL else slice_tag), 0))
         box.blockSignals(False)
         self.state.current_slice = box.currentData()
-        shown: Any = self.page("failures")
+        from rageval_desktop.gui.views.analysis_views import FailuresView
+
+        shown = self.view(FailuresView)
         metric = where.get("metric")
         shown.filter_to(metric or None)
         if self.pages.currentIndex() == self.pages.indexOf(shown):
@@ -526,7 +539,9 @@ class MainWindow(QMainWindow):
             return
 
         def made(sample: Sample) -> None:
-            self.page("review").open_row(row, metric)        # the newest sample holding it: the one just made
+            from rageval_desktop.gui.views.review_view import ReviewView
+
+            self.view(ReviewView).open_row(row, metric)        # the newest sample holding it: the one just made
 
         self.run_task("Making a review sample", lambda ctx: sample_of_rows(project, run, metric, rows, reason=reason),
                       on_done=made)

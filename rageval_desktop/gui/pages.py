@@ -30,3 +30,4 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("team", "Team", "HUMANS", "team_view", "TeamView"),
 )
 BY_KEY = {p.key: p for p in PAGES}
+BY_CLASS = {p.cls: p for p in PAGES}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.gui.undo import make_stack, push
@@ -56,6 +57,19 @@ class PageActions(Protocol):
     def cancel_job(self) -> None: ...
     def resume_job(self, job: dict[str, Any]) -> None: ...
     def promote_row(self, row_id: int) -> None: ...
+
+
+class Page(QWidget):
+    """What every page of the window is (napari's layers contract): a widget built with the `AppState` alone, its
+    listing read again by `refresh(runs)`, and `shows`, the areas of the project whose changes refresh it (a page
+    with `changes_arrived(changes)` handles them itself). `gui/pages.py` lists them; `MainWindow.view(cls)` gives
+    one typed."""
+
+    shows: frozenset[Area] = frozenset()
+    refresh_delay_ms = 800          # on screen: a change refreshes it once the changes settle this long
+
+    def refresh(self, runs: list[str]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not say how it refreshes")
 
 
 class AppState(QObject):
@@ -197,16 +211,21 @@ class AppState(QObject):
         for timer in self._timers:
             timer.stop()
 
-    def subscribe(self, page: Any) -> None:
+    def subscribe(self, page: Page) -> None:
         """A page refreshes itself when a change touches what it `shows`: if it is on screen, once the changes settle
         (`refresh_delay_ms`, so a job's stream of batches is one recompute); else when it is next shown (the
         window refreshes a page it switches to). A page with `changes_arrived(changes)` handles them itself."""
-        shown: frozenset[Area] = getattr(page, "shows", frozenset())
+        shown = page.shows
         timer = QTimer(page)
         self._timers.append(timer)
         timer.setSingleShot(True)
-        timer.setInterval(getattr(page, "refresh_delay_ms", 800))
-        timer.timeout.connect(lambda: page.isVisible() and self.project is not None and page.refresh(self.run_names()))
+        timer.setInterval(page.refresh_delay_ms)
+
+        def due() -> None:
+            if page.isVisible() and self.project is not None:
+                page.refresh(self.run_names())
+
+        timer.timeout.connect(due)
 
         mine = initiator_of(page)
 

@@ -4,7 +4,7 @@ the whole GUI). Nothing here is imported before the first paint."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     )
 
     from rageval_desktop.core.store.project import Project
-    from rageval_desktop.gui.state import AppState
+    from rageval_desktop.gui.state import AppState, Page
     from rageval_desktop.gui.views.nav_list import NavList
     from rageval_desktop.gui.views.notice_bar import NoticeBar
     from rageval_desktop.gui.views.rows_view import RowsView
 
+
+P = TypeVar("P", bound="Page")
 
 class WindowHost(Protocol):
     # the window's signals (class attributes of MainWindow)
@@ -51,8 +53,9 @@ class WindowHost(Protocol):
     def busy(self) -> bool: ...
     def statusBar(self) -> QStatusBar: ...
     # what one object calls of another, or of the window
-    def page(self, key: str) -> Any: ...
-    def built_page(self, key: str) -> Any | None: ...
+    def page(self, key: str) -> Page: ...
+    def view(self, cls: type[P]) -> P: ...
+    def built_page(self, key: str) -> Page | None: ...
     def select_nav(self, key: str) -> None: ...
     def current_key(self) -> tuple | None: ...
     def run_names(self) -> list[str]: ...

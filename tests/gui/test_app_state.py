@@ -31,13 +31,14 @@ def test_a_new_page_is_one_module_and_one_line(qtbot, monkeypatch, demo_file, tm
         (*pages.PAGES, pages.PageSpec("runs_count", "Runs count", "EVALUATE", "extra_page", "RunsCountPage")),
     )
     monkeypatch.setattr(pages, "BY_KEY", {p.key: p for p in pages.PAGES})
+    monkeypatch.setattr(pages, "BY_CLASS", {p.cls: p for p in pages.PAGES})
     shutil.copy(demo_file, tmp_path / "d.rageval")
     w = open_window(qtbot, tmp_path / "d.rageval")
     titles = [w.nav.item(i).text() for i in range(w.nav.count())]
     assert "Runs count" in titles
     w.select_nav("runs_count")
     page = w.page("runs_count")
-    assert w.pages.currentWidget() is page and page.refreshes == 1
+    assert w.pages.currentWidget() is page and page.refreshes == 1 and w.view(module.RunsCountPage) is page
     assert page.label.text().startswith("2 runs")
     close_window(qtbot, w)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout
 
 from rageval_desktop.core.store.changes import Area
-from rageval_desktop.gui.state import AppState
+from rageval_desktop.gui.state import AppState, Page
 
 
-class RunsCountPage(QWidget):
+class RunsCountPage(Page):
     shows = frozenset({Area.RUNS})
     refresh_delay_ms = 0
 

@@ -37,21 +37,21 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 Key = int | str                  # a row's id: a run row's number, a golden row's id
-Page = dict[Key, tuple]          # a page's rows by id
+RowsPage = dict[Key, tuple]          # a page's rows by id
 
 
 @dataclass(frozen=True)
 class Listing:
     """A table's ids in order, and its first page's rows, read together on the read lane."""
     ids: list[Key]
-    first: Page
+    first: RowsPage
 
 
 # reader(fn, on_done): runs fn(ctx) off the GUI thread and calls on_done(result) on it, unless a newer read of the
 # same table came since (the window's read lane)
 Reader = Callable[[Callable[[object], Listing], Callable[[Listing], object]], None]
 # page_reader(page_no, fn, on_done): the same, a page at a time (a page's read never drops another's)
-PageReader = Callable[[int, Callable[[object], Page | None], Callable[[Page | None], object]], None]
+PageReader = Callable[[int, Callable[[object], RowsPage | None], Callable[[RowsPage | None], object]], None]
 
 
 def read_listing(project: Project, source: TableSource, order: tuple[int, bool] | None) -> Listing:
@@ -72,7 +72,7 @@ class LazyTableModel(QAbstractTableModel):
         self.page_reader = page_reader
         self._ids: list[Key] = []
         self._cursor: Any = None
-        self._pages: OrderedDict[int, Page] = OrderedDict()
+        self._pages: OrderedDict[int, RowsPage] = OrderedDict()
         self._asked: dict[int, None] = {}   # pages asked of the read lane, not yet landed, oldest first
         self._wanted: dict[int, None] = {}  # pages painted empty since the last ask
         self._listing = 0                   # which listing the pages belong to (a sort makes a new one)
@@ -252,12 +252,12 @@ class LazyTableModel(QAbstractTableModel):
         reader = self.page_reader
         assert reader is not None
 
-        def read(ctx: object) -> Page | None:
+        def read(ctx: object) -> RowsPage | None:
             return source.page(project, ids) if page_no in asked else None
 
         reader(page_no, read, lambda page: self._landed(listing, page_no, page))
 
-    def _landed(self, listing: int, page_no: int, page: Page | None) -> None:
+    def _landed(self, listing: int, page_no: int, page: RowsPage | None) -> None:
         if listing != self._listing or page is None:   # a sort came since (the rows moved), or scrolled past
             return
         self._asked.pop(page_no, None)
@@ -269,7 +269,7 @@ class LazyTableModel(QAbstractTableModel):
     def _page_ids(self, page_no: int) -> list[Key]:
         return self._ids[page_no * PAGE:(page_no + 1) * PAGE]
 
-    def _keep(self, page_no: int, page: Page) -> Page:
+    def _keep(self, page_no: int, page: RowsPage) -> RowsPage:
         self._pages[page_no] = page
         while len(self._pages) > MAX_PAGES:
             self._pages.popitem(last=False)

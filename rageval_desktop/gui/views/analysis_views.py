@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
-    QWidget,
 )
 from shiboken6 import isValid
 
@@ -32,6 +31,7 @@ from rageval_desktop.gui.models import dashboard_table
 from rageval_desktop.gui.models.dashboard_table import unsettled_text
 from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.page_numbers import judged_first
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import TopRow, records_table
 from rageval_desktop.gui.views.detail_pane import DetailPane
 
@@ -156,7 +156,7 @@ class ChartLabel(QLabel):
         workers.start(draw, *args, size, is_dark(), on_done=done, on_error=lambda *_: None)
 
 
-class _Analysis(QWidget):
+class _Analysis(Page):
     shows = frozenset({Area.GOLDEN, Area.RUNS, Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS})
     title = ""
 

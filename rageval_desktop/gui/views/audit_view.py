@@ -22,6 +22,7 @@ from rageval_desktop.core.review.agreement_stats import label as st_label
 from rageval_desktop.core.review.evidence import bias_text
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def _draw_check(project: Project, judge: str, run: str, size: int, ctx: TaskCont
     return draw_transport(project, [get_judge(project, judge)], run, size)
 
 
-class AuditView(QWidget):
+class AuditView(Page):
     shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.AUDIT})
     def __init__(self, state: AppState) -> None:
         super().__init__()

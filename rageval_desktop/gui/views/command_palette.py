@@ -3,7 +3,7 @@ record audit, export, each golden-set tool) — filtered as you type, run with E
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
@@ -42,7 +42,7 @@ def from_button(page: str, button: QPushButton, show: Callable[[], None]) -> Com
     return Command(f"{page} › {button.text().replace('&', '').rstrip('.…')}", "", run)
 
 
-def commands_of(menu_bar: QMenuBar, pages: list[tuple[str, QWidget, Callable[[], None]]]) -> list[Command]:
+def commands_of(menu_bar: QMenuBar, pages: Sequence[tuple[str, QWidget, Callable[[], None]]]) -> list[Command]:
     """The menus' enabled actions, then each page's buttons (title, page, what shows it)."""
     commands = [from_action(a) for menu in menu_bar.findChildren(QMenu) for a in menu.actions()
                 if not a.isSeparator() and a.menu() is None and a.text() and a.isEnabled()]

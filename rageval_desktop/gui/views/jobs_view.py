@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from rageval_desktop.core.judges.prices import estimated_note
 from rageval_desktop.core.store import records
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import Records, RecordsModel
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import records_table
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def _jobs(project: Project, ctx: object = None) -> Records:
     return records.list_jobs(project)
 
 
-class JobsView(QWidget):
+class JobsView(Page):
     shows = frozenset({Area.JOBS})
     refresh_delay_ms = 0
     def __init__(self, state: AppState) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.judges.registry import judge_summary, list_judges
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import RecordsModel
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import ButtonBar, page_frame, records_table
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ COLUMNS = [("name", "judge"), ("metric", "metric"), ("scale", "scale · pass mar
            ("base_url", "endpoint"), ("api_key_ref", "API key from")]
 
 
-class JudgesView(QWidget):
+class JudgesView(Page):
     shows = frozenset({Area.JUDGES, Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.AUDIT})
     refresh_delay_ms = 800   # a refresh reads every judge's licence (an agreement each): once a job's batches settle
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from rageval_desktop.core.store.changes import Area, Changes
 from rageval_desktop.gui.models.pair_desk import PairDesk, action_for
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.undo import EditCommand
 from rageval_desktop.gui.views.common import page_frame
 
@@ -129,7 +130,7 @@ def _text_box() -> QPlainTextEdit:
     return box
 
 
-class PairwiseView(QWidget):
+class PairwiseView(Page):
     shows = frozenset({Area.REVIEW, Area.RATINGS, Area.JUDGMENTS, Area.RUNS})
 
     def __init__(self, state: AppState) -> None:

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QVBoxLayout,
-    QWidget,
 )
 
 from rageval_desktop.core.store.changes import Area
@@ -38,6 +37,7 @@ from rageval_desktop.gui.models.desk import (
     sample_holding,
 )
 from rageval_desktop.gui.prefs import review_keys
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.review_card import ActionRow, ProgressRow, ReferenceDialog, ReviewGuide, ScoreRow
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.queries import RowDetail
     from rageval_desktop.gui.state import AppState
 
-class ReviewView(QWidget):
+class ReviewView(Page):
     shows = frozenset({Area.JUDGMENTS})
     rated = Signal(int)   # row id, after the rating is committed (tests and benchmarks wait on it)
 

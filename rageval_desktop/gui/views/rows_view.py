@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6 import QtCore
 from PySide6.QtCore import QModelIndex, QTimer, Signal
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.queries import RowDetail
-    from rageval_desktop.gui.models.lazy_table import Listing, Page
-    from rageval_desktop.gui.state import AppState
+    from rageval_desktop.gui.models.lazy_table import Listing, RowsPage
+    from rageval_desktop.gui.state import AppState, Page
     from rageval_desktop.gui.views.command_palette import Command
     from rageval_desktop.gui.views.triage_bar import TriageBar
 
@@ -52,6 +52,9 @@ def _pop_up(box: QComboBox) -> None:
     box.showPopup()
 
 
+P = TypeVar("P", bound="Page")
+
+
 class RowsHost(GoldenBarHost, Protocol):
     """What the rows page asks of the window it sits in."""
 
@@ -61,7 +64,7 @@ class RowsHost(GoldenBarHost, Protocol):
     def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any: ...
     def show_error(self, message: str, details: str = "") -> None: ...
     def select_nav(self, key: str) -> None: ...
-    def page(self, key: str) -> Any: ...
+    def view(self, cls: type[P]) -> P: ...
     def run_names(self) -> list[str]: ...
     def current_key(self) -> tuple | None: ...
     def show_current(self) -> None: ...
@@ -400,8 +403,8 @@ class RowsView(QSplitter):
         self.rows_pending = True      # cleared when the newest read lands, or fails (read_finished)
         self.host.run_read("rows", fn, on_done=on_done)
 
-    def _read_page(self, page_no: int, fn: Callable[[object], Page | None],
-                   on_done: Callable[[Page | None], object]) -> None:
+    def _read_page(self, page_no: int, fn: Callable[[object], RowsPage | None],
+                   on_done: Callable[[RowsPage | None], object]) -> None:
         """A page of the table's rows, scrolled to: the read lane, a page's read its own (no page drops another)."""
         self.host.run_read(f"rows page {page_no}", fn, on_done=on_done, announce=False)
 
@@ -432,7 +435,9 @@ class RowsView(QSplitter):
 
         def show(sample: Any) -> None:
             self.host.select_nav("review")
-            self.host.page("review").select_sample(sample.id)
+            from rageval_desktop.gui.views.review_view import ReviewView
+
+            self.host.view(ReviewView).select_sample(sample.id)
 
         self.host.run_task("Making a review sample",
                            lambda ctx: sample_of_rows(project, run, metric, ids, reason=what), on_done=show)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.records_model import Records, RecordsModel
+from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class SettleDialog(QDialog):
         layout.addWidget(self.buttons)
 
 
-class TeamView(QWidget):
+class TeamView(Page):
     shows = frozenset({Area.JUDGMENTS, Area.JOBS, Area.RATINGS, Area.REVIEW})
     def __init__(self, state: AppState) -> None:
         super().__init__()

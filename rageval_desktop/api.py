@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rageval_desktop.core.base.errors import (
     ImportFailed,
@@ -631,26 +631,42 @@ def _mapping(mapping: dict[str, str] | None) -> dict[str, str] | None:
     return dict(mapping) if mapping else None
 
 
+class _Report(Protocol):
+    file: str
+
+
+Report = TypeVar("Report", bound=_Report)
+
+
+class _Namer(Protocol):
+    def __call__(self, report: Report, /) -> Report: ...
+
+
+def _same(report: Report) -> Report:
+    return report
+
+
+def _named(report: Report) -> Report:
+    report.file = "a DataFrame"
+    return report
+
+
 @contextmanager
-def _as_file(source: Any) -> Iterator[tuple[Path, Callable[[Any], Any]]]:
+def _as_file(source: object) -> Iterator[tuple[Path, _Namer]]:
     """(a path, a function that names the source in an import's report). A path is used as it is; a DataFrame is
     written to a temporary JSONL file, removed afterwards, so the importers' own checks apply to it as to any file,
     and their report and errors name "the DataFrame" (rows count from 1), not the temporary file."""
     if isinstance(source, str | Path):
-        yield Path(source), lambda report: report
+        yield Path(source), _same
         return
-    if not hasattr(source, "to_json"):
+    to_json = getattr(source, "to_json", None)
+    if to_json is None:
         raise UsageError(f"import from a file path or a pandas DataFrame (got {type(source).__name__})")
-
-    def named(report: Any) -> Any:
-        report.file = "a DataFrame"
-        return report
-
     with tempfile.TemporaryDirectory(prefix="rageval-") as folder:
         path = Path(folder) / "dataframe.jsonl"
-        source.to_json(path, orient="records", lines=True, force_ascii=False, date_format="iso")
+        to_json(path, orient="records", lines=True, force_ascii=False, date_format="iso")
         try:
-            yield path, named
+            yield path, _named
         except ImportFailed as exc:
             raise ImportFailed(exc.detail, file="the DataFrame", row=exc.row, column=exc.column,
                                cli_hint=exc.cli_hint, gui_hint=exc.gui_hint) from None

@@ -157,7 +157,8 @@ def _failed(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        return args.func(args)
+        code: int = args.func(args)         # each command's handler says its exit code
+        return code
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

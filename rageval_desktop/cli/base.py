@@ -155,8 +155,8 @@ class InertStream:
 
     def write(self, text: str) -> int:
         if text.startswith("\r"):       # a progress line's own return to the line's start: kept, the rest inert
-            return self._stream.write("\r" + inert_text(text[1:]))
-        return self._stream.write(inert_text(text))
+            return int(self._stream.write("\r" + inert_text(text[1:])))
+        return int(self._stream.write(inert_text(text)))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

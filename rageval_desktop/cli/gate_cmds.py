@@ -222,7 +222,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         say(args, data, "\n".join(lines))
     except BrokenPipeError:          # `rageval gate … | head`: the reader left, the verdict stands (never 0 for it)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-    return result.exit_code
+    code: int = result.exit_code
+    return code
 
 
 def add_gate_plan(command: Command) -> None:

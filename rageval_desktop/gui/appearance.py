@@ -15,7 +15,7 @@ def system_dark(*, remembered: bool = False) -> bool:
     if remembered:
         seen = prefs.value(SEEN_KEY)
         if seen in ("dark", "light"):
-            return seen == "dark"
+            return bool(seen == "dark")
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 

@@ -168,7 +168,8 @@ def read(fn: Callable[..., T], project: Project, ctx: TaskContext | None, *args:
     if isinstance(path, Path) and path.is_file():
         found = _in_child(ctx, _read, fn, str(path), args)
         if found:
-            return found[0]
+            value: T = found[0]
+            return value
     return fn(project, *args)
 
 

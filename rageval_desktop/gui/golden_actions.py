@@ -25,7 +25,7 @@ class GoldenActions:
         index = self.w.rows.table.currentIndex()
         if model is None or not index.isValid() or not model.source.key.startswith("golden"):
             return None
-        return model.row_id(index.row())
+        return str(model.row_id(index.row()))       # (a golden row's id)
 
     def edit_golden(self, golden_id: str | None) -> None:
         from rageval_desktop.core.golden.edits import row

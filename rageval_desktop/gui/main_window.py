@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent
 
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.ops.sources import ProjectSource
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
@@ -462,7 +463,7 @@ class MainWindow(QMainWindow):
         page's refresh asks, and asked the project each time."""
         return list(self._run_names) if self.project else []
 
-    def review_source(self) -> Any:
+    def review_source(self) -> ProjectSource | None:
         """Where the review screen reads and rates: this window's project."""
         from rageval_desktop.core.ops.sources import ProjectSource
 

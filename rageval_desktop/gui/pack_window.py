@@ -17,6 +17,7 @@ from rageval_desktop.gui.state import AppState
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.ops.sources import PackSource, PairPackSource
     from rageval_desktop.gui.views.pairwise_view import PairwiseView
     from rageval_desktop.gui.views.review_view import ReviewView
 
@@ -90,7 +91,7 @@ class PackWindow(QMainWindow):
         self.shortcut_sheet = shortcut_sheet(self, PAIR_SHORTCUTS if self.pairwise else REVIEW_SHORTCUTS)
 
     # --- what the review view asks of its window (the state's Host) -----------------------------------------
-    def review_source(self) -> Any:
+    def review_source(self) -> PairPackSource | PackSource:
         return self.source_
 
     def reviewer(self, ask: bool = False, force: bool = False) -> str:

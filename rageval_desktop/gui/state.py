@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.core.ops import Op, OpResult
+    from rageval_desktop.core.ops.sources import ReviewSource
     from rageval_desktop.core.store.project import Project
 
 
@@ -39,7 +40,7 @@ class Host(Protocol):
     def show_error(self, message: str, details: str = "") -> None: ...
     def show_status(self, message: str, ms: int = 6000) -> None: ...
     def reviewer(self, ask: bool = False, force: bool = False) -> str: ...
-    def review_source(self) -> Any: ...
+    def review_source(self) -> ReviewSource | None: ...
     def run_names(self) -> list[str]: ...
     def navigate(self, page: str, **where: Any) -> None: ...
 
@@ -185,7 +186,7 @@ class AppState(QObject):
     def reviewer(self, ask: bool = False, force: bool = False) -> str:
         return self.host.reviewer(ask=ask, force=force)
 
-    def review_source(self) -> Any:
+    def review_source(self) -> ReviewSource | None:
         return self.host.review_source()
 
     def run_names(self) -> list[str]:

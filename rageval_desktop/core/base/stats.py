@@ -84,14 +84,14 @@ def large_corrections() -> ndarray:
     ulps = exact.view(np.int64) - t_expansion(df, float(ndtri(TABLE_Q))).view(np.int64)
     if np.abs(ulps).max() > 127:
         raise RuntimeError("the expansion is too far from scipy's numbers to store its corrections")
-    return ulps.astype(np.int8)
+    return np.asarray(ulps, dtype=np.int8)
 
 
 @lru_cache(maxsize=1)
 def large_table() -> ndarray:
     import numpy as np
 
-    return np.load(resources_dir() / "stats" / "t975_large.npy", mmap_mode="r")
+    return np.asarray(np.load(resources_dir() / "stats" / "t975_large.npy", mmap_mode="r"))
 
 
 # scipy.special's ndtri at the levels the default paths ask for besides TABLE_Q (0.8: an audit's power to settle),

@@ -391,7 +391,7 @@ def _plain_texts(column: pa.Array | None, required: bool) -> list | None:
     if not (large or pa.types.is_string(column.type)):
         return None
     column.validate(full=True)               # (ArrowInvalid: the long way says what is wrong)
-    values = column.to_pylist()
+    values: list[str | None] = column.to_pylist()
     if not len(values):
         return values
     raw = _bytes_of_sized_texts(column)

@@ -188,7 +188,8 @@ class ReaderProcess:
                                + (f": {said}" if said else "") + "; nothing was imported")
         if message[0] == "error":
             raise _rebuild(message[1], message[2])
-        return message
+        got: tuple[Any, ...] = message
+        return got
 
     def layout(self, ctx: TaskContext) -> tuple[str, str]:
         _, name, file = self._next(ctx)

@@ -771,7 +771,7 @@ def _as_text(file: str, batch: Any) -> Any:
 
 def _batch_rows(file: str, batch: pa.RecordBatch, names: list[str]) -> Rows:
     """A Parquet batch's rows as dicts, keyed by the stripped `names`: binary columns as text, NaN as None."""
-    rows = _as_text(file, batch).to_pylist()
+    rows: Rows = _as_text(file, batch).to_pylist()
     for record in rows:
         for key, value in record.items():
             if isinstance(value, float) and math.isnan(value):

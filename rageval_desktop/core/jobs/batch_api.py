@@ -61,8 +61,9 @@ class Provider:
                               f"({self.scrub(str(exc))[:200]})") from None
 
     def upload(self, name: str, data: bytes) -> str:
-        return self._call("uploading the requests", self.client.files.create, file=(name, data, "application/jsonl"),
-                          purpose="batch").id
+        made = self._call("uploading the requests", self.client.files.create, file=(name, data, "application/jsonl"),
+                          purpose="batch")
+        return str(made.id)
 
     def create(self, input_file_id: str, metadata: dict[str, str]) -> Remote:
         return self._call("creating the batch", self.client.batches.create, input_file_id=input_file_id,
@@ -91,7 +92,7 @@ class Provider:
         return self._call("cancelling the batch", self.client.batches.cancel, remote_id)
 
     def content(self, file_id: str) -> bytes:
-        return self._call("downloading the results", self.client.files.content, file_id).content
+        return bytes(self._call("downloading the results", self.client.files.content, file_id).content)
 
     def parse(self, line: bytes, scrub: Scrubber, batch_job: int | None) -> tuple[CacheRow | None, str]:
         """(a request cache row, '') for a reply line of a results file; (None, why) for a request that failed."""

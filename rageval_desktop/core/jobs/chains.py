@@ -74,7 +74,8 @@ class Chains:
         """The row's nugget list: approved/edited for its question, else generated for its run (made once)."""
         meta = item.meta
         if meta.get("golden_list"):
-            return meta["golden_list"]
+            listed: dict[str, Any] = meta["golden_list"]
+            return listed
         key = (meta["question_key"], nugget_store.run_scope(meta["run_id"], item.judge.id))
         lock = self.locks.setdefault(key, asyncio.Lock())
         async with lock:

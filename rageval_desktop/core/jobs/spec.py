@@ -83,5 +83,5 @@ def pending_for(project: Project, judge_ids: list[int], run_id: int, except_job:
         except RagevalError:
             continue
         if ids is None or ids & set(judge_ids):
-            return jid
+            return int(jid)
     return None

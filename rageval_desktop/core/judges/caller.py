@@ -87,7 +87,8 @@ class CachedCaller:
         self.usage_estimated += estimated
         entry = llm.cache_entry(key, self.judge.model, reply, self.scrub)
         await asyncio.to_thread(self._store, entry)
-        return dataclasses.replace(reply, content=entry["content"], request_id=entry["request_id"])
+        stored: llm.Reply = dataclasses.replace(reply, content=entry["content"], request_id=entry["request_id"])
+        return stored
 
     def _store(self, entry: dict[str, Any]) -> None:
         with self.project.write("cache request", changed=(Area.CACHES,)) as conn:

@@ -117,6 +117,7 @@ class EndpointModel:
             def count() -> None:
                 self.requests += 1
 
+            vectors: ndarray
             try:
                 vectors, _ = await llm.call_with_retries(client, limiter, end.model, [], {}, TIMEOUT, RETRIES,
                                                          stopping=lambda: bool(failed), request=request,

@@ -45,7 +45,7 @@ HOW_TO_ADD = ("no HHEM model is registered. Download Vectara's model folder (hug
               "hallucination_evaluation_model) and google/flan-t5-base (its config and tokenizer files) on a machine "
               "with a network, copy them here, then run: rageval models add hhem HHEM_DIR --foundation FLAN_T5_DIR")
 _LOCK = threading.Lock()
-_LOADED: dict[tuple[str, str], Any] = {}
+_LOADED: dict[tuple[str, str], HHEM] = {}
 
 
 class ModelMissing(RagevalError):
@@ -205,7 +205,8 @@ def _load_state(path: Path) -> dict[str, Any]:
         return load_file(str(path))
     import torch
 
-    return torch.load(str(path), map_location="cpu", weights_only=True)
+    weights: dict[str, Any] = torch.load(str(path), map_location="cpu", weights_only=True)
+    return weights
 
 
 def load() -> HHEM:

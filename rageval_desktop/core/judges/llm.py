@@ -145,10 +145,11 @@ class Silence:
 
 
 def make_client(base_url: str | None, api_key: str, timeout: float) -> openai.AsyncOpenAI:
-    openai = client_library()
+    library = client_library()
     # retries are ours (bounded, with jitter, adaptive); the client's own would hide 429s from the limiter
-    return openai.AsyncOpenAI(base_url=resolved_base_url(base_url) or DEFAULT_BASE_URL, api_key=api_key,
-                              timeout=timeout, max_retries=0)
+    client: openai.AsyncOpenAI = library.AsyncOpenAI(base_url=resolved_base_url(base_url) or DEFAULT_BASE_URL,
+                                                     api_key=api_key, timeout=timeout, max_retries=0)
+    return client
 
 
 def cache_key(base_url: str | None, model: str | None, messages: list[dict], params: dict[str, Any]) -> str:
@@ -331,7 +332,7 @@ def backoff_seconds(failure: CallFailed, attempt: int) -> float:
     # a 429 that does not say when: at most the limiter's hold (it paces the probing; a long wait of the call's own
     # left it idle after the limit opened again)
     cap = PAUSE_MAX_S if failure.kind == "rate_limit" else 30.0
-    return min(cap, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+    return float(min(cap, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
 
 
 # A 429 is flow control, not a failure of the request: the adaptive limiter halves the calls in flight and the call

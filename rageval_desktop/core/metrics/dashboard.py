@@ -201,7 +201,7 @@ def summarise(data: RunData) -> dict[str, Any]:
             if name not in table:   # a retrieval metric a lean load computes when asked
                 return data.column(name)
             column = table[name]
-            return column.cat.codes.to_numpy() if name.endswith("__status") else column.to_numpy()
+            return np.asarray(column.cat.codes.to_numpy() if name.endswith("__status") else column.to_numpy())
         return Columns(numbers(get) if as_numbers else get, lambda name: name in table or data.has(name),
                        {**parts, ALL: None}, len(table))
 

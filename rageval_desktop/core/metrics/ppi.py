@@ -71,7 +71,7 @@ def _finite(values: Any) -> Floats:
     import numpy as np
 
     data = np.asarray(values, dtype=float)
-    return data[np.isfinite(data)]
+    return np.asarray(data[np.isfinite(data)], dtype=np.float64)
 
 
 def _clip(value: float, bounds: tuple[float, float]) -> float:

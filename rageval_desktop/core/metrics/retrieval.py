@@ -85,7 +85,7 @@ class Hits:
         """counts / of, 0 where `of` is 0."""
         import numpy as np
 
-        return np.divide(counts, of, out=np.zeros(self.n), where=of > 0)
+        return np.asarray(np.divide(counts, of, out=np.zeros(self.n), where=of > 0))
 
 
 def _hit(h: Hits, k: int) -> ndarray:

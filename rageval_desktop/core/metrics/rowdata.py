@@ -64,7 +64,8 @@ class RunData:
     def column(self, name: str) -> ndarray:
         """A column of the frame, or a retrieval metric a lean load computes when asked (on 0-100, as the frame's)."""
         if name in self.frame or not self._computed(name):
-            return self.frame[name].to_numpy()
+            values: ndarray = self.frame[name].to_numpy()
+            return values
         assert self.hits is not None
         values = self.hits.column(name)
         values *= 100.0       # (in place: the column is this call's own)
@@ -558,7 +559,7 @@ def positions(index: Index, ids: ndarray) -> ndarray:
             np.int32 if len(keys) < 2 ** 31 else np.int64, copy=False)
         hit = keys[found] == ids
         return found if hit.all() else np.where(hit, found, -1)
-    return index.get_indexer(ids)
+    return np.asarray(index.get_indexer(ids))
 
 
 def counts_for_row(spec: Any, rank: Any) -> Any:

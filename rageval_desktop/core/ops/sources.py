@@ -3,7 +3,7 @@ received (core.review.packs). One interface, so the card, its keys and its undo 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core import ops
 from rageval_desktop.core.base.errors import RagevalError
@@ -26,6 +26,9 @@ from rageval_desktop.core.review.sampling import Sample, get_sample, list_sample
 from rageval_desktop.core.store import oplog
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import RowDetail, run_row_detail
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.review.packs import Pack
 
 
 class ProjectSource:
@@ -110,7 +113,7 @@ class PackSource:
 
     can_sample = False
 
-    def __init__(self, pack: Any) -> None:
+    def __init__(self, pack: Pack) -> None:
         self.pack = pack
 
     def samples(self) -> list[dict[str, Any]]:
@@ -229,3 +232,6 @@ class PairPackSource:
 
     def pairs(self) -> PackPairs:
         return PackPairs(self.pack)
+
+
+ReviewSource = ProjectSource | PackSource | PairPackSource     # what a window's review pages read and rate through

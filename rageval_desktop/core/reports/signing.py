@@ -61,7 +61,7 @@ def _public_line(private: Any) -> str:
     from cryptography.hazmat.primitives import serialization
 
     text = private.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
-    return text.decode("ascii")
+    return str(text.decode("ascii"))
 
 
 def new_key(name: str = "default", signer: str | None = None) -> tuple[Signer, Path]:

@@ -58,7 +58,8 @@ def add_last(x: NDArray[np.float64]) -> NDArray[np.float64]:
     numbers (numpy's reduction over a short last axis took 0.43 ms for a posterior's 2,000 matrices' margins, these
     adds 0.12)."""
     if x.shape[-1] >= 8 or x.ndim < 2:
-        return x.sum(axis=-1)
+        total: NDArray[np.float64] = x.sum(axis=-1)
+        return total
     out = x[..., 0].copy()
     for m in range(1, x.shape[-1]):
         out += x[..., m]

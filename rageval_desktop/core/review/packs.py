@@ -385,7 +385,7 @@ class Pack:
             conn = connect_pack(self.path, read_only=True)
             try:
                 check_schema(conn, self.path.name, _columns())
-                self.meta = dict(conn.execute("SELECT key, value FROM pack_meta"))
+                self.meta: dict[str, str] = dict(conn.execute("SELECT key, value FROM pack_meta"))  # (checked:)
                 if any(not isinstance(k, str) or not isinstance(v, str) for k, v in self.meta.items()):
                     raise PackRefused(f"{self.path.name}: the pack's settings are damaged (not text)")
                 self.targets = conn.execute("SELECT position, run_row_id, item, item_key FROM pack_targets "

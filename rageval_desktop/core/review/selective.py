@@ -498,7 +498,7 @@ def cascade(project: Project, judges: list[Judge], *, alpha: float | None = None
 
 
 def abstained_sample(project: Project, judges: Judge | list[Judge], run: str, *, size: int | None = None,
-                     alpha: float | None = None, delta: float | None = None, seed: int = 0) -> Any:
+                     alpha: float | None = None, delta: float | None = None, seed: int = 0) -> sampling.Sample:
     """A review sample of the rows a selective judge — or a cascade, cheapest first — leaves to people in `run`:
     all of them, or a uniform `size` of them (each with probability size / abstained, recorded), so that as they
     are rated `combined` can stand for every abstention. It is not a sample of the run, and the audit leaves it out

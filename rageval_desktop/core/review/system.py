@@ -45,7 +45,8 @@ def tau_b(x: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     i, j = np.triu_indices(x.shape[-1], k=1)
     sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (sx * sy).sum(axis=-1) / np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1))
+        return np.asarray((sx * sy).sum(axis=-1) / np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1)),
+                          dtype=np.float64)
 
 
 def _draws(project: Project, n: int, resamples: int, seed: int) -> list[NDArray[np.float64]]:

@@ -558,7 +558,7 @@ class Project:
 
     # --- facts ---------------------------------------------------------------------------------
     def schema_version(self) -> int:
-        return self.reader().execute("PRAGMA user_version").fetchone()[0]
+        return int(self.reader().execute("PRAGMA user_version").fetchone()[0])
 
     @staticmethod
     def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:

@@ -16,7 +16,7 @@ def project_info(project: Project) -> dict[str, Any]:
     conn = project.reader()
 
     def count(sql: str) -> int:
-        return conn.execute(sql).fetchone()[0]
+        return int(conn.execute(sql).fetchone()[0])
 
     # counts the triggers keep (schema 16 and 18): the same at 5 MB and at 1 GB
     kept = dict(conn.execute("SELECT name, n FROM table_counts"))
@@ -53,7 +53,7 @@ def run_id(project: Project, name: str) -> int:
     if row is None:
         names = [r[0] for r in project.reader().execute("SELECT name FROM runs WHERE purpose = 'run' ORDER BY id")]
         raise NotFound(f"no run named '{name}' (runs: {', '.join(names) or 'none'})")
-    return row[0]
+    return int(row[0])
 
 
 @dataclass(frozen=True)

@@ -175,7 +175,7 @@ class Desk:
         order = [*range(after + 1, len(targets)), *range(0, after + 1)]
         fresh = [i for i in order if targets[i] not in self.mine]
         if fresh:
-            return fresh[0]
+            return int(fresh[0])
         skipped = [i for i in order if targets[i] in self.mine and self.mine[targets[i]] is None]
         later = [i for i in skipped if i != after]
         return later[0] if later else skipped[0] if skipped else None

@@ -51,7 +51,7 @@ class PairDesk:
         order = [*range(start, len(self.items)), *range(0, start)]
         fresh = next((i for i in order if self.said(self.items[i]) is None), None)
         if fresh is not None:
-            return fresh
+            return int(fresh)
         return next((i for i in order if self.said(self.items[i]) == "skip"), len(self.items))
 
     def rate(self, side: str) -> tuple[PairItem, str | None] | None:

@@ -46,7 +46,8 @@ class NavList(QListWidget):
 
     def current_key(self) -> tuple | None:
         item = self.currentItem()
-        return item.data(KEY) if item is not None else None
+        key: tuple | None = item.data(KEY) if item is not None else None     # (a key set by this list)
+        return key
 
     def select_key(self, kind: str) -> None:
         """The first item of that kind (a page's key, "golden")."""

@@ -3,13 +3,14 @@ rating (undo withdraws it and shows the check again; redo is the operation's red
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.gui.undo import EditCommand
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.ops.sources import PackSource, ProjectSource
     from rageval_desktop.core.review.quality import Check
     from rageval_desktop.core.review.ratings import Rating
     from rageval_desktop.gui.models.desk import Desk
@@ -22,7 +23,7 @@ class DeskView(Protocol):
     state: AppState
     desk: Desk | None
 
-    def source(self) -> Any: ...
+    def source(self) -> ProjectSource | PackSource | None: ...
     def set_busy(self, busy: bool) -> None: ...
     def show_row(self) -> None: ...
     def rating_undone(self, sample_id: int, index: int, rating: Rating) -> None: ...
@@ -30,9 +31,11 @@ class DeskView(Protocol):
     def check_undone(self, sample_id: int, check: Check) -> None: ...
 
 
-def rating_command(view: DeskView, sample_id: int, index: int, rating: Rating, extra: dict[str, object]) -> EditCommand:
+def rating_command(view: DeskView, sample_id: int, index: int, rating: Rating, comment: str | None,
+                   seconds: float | None) -> EditCommand:
     """A rating on the window's undo stack: undo withdraws it, redo rates again (a new rating, same values)."""
     source, made = view.source(), [rating]
+    assert source is not None          # (it was rated through it)
 
     def undo(ctx: TaskContext) -> None:
         source.withdraw(made[0].id)
@@ -40,7 +43,7 @@ def rating_command(view: DeskView, sample_id: int, index: int, rating: Rating, e
     def redo(ctx: TaskContext) -> Rating:
         r = made[0]
         return source.rate(r.run_row_id, r.metric, r.reviewer, r.score, sample_id=sample_id, skipped=r.skipped,
-                           item=r.item, item_key=r.item_key, **extra)
+                           item=r.item, item_key=r.item_key, comment=comment, seconds=seconds)
 
     def redone(new: Rating) -> None:
         made[0] = new
@@ -54,8 +57,11 @@ def rating_command(view: DeskView, sample_id: int, index: int, rating: Rating, e
 
 def check_command(view: DeskView, sample_id: int, check: Check, operation: int) -> EditCommand:
     """A check's rating on the window's undo stack: undo withdraws it (the check is shown again), redo rates it
-    again with the same score."""
+    again with the same score (checks are the project's: a pack has none)."""
+    from rageval_desktop.core.ops.sources import ProjectSource
+
     source, made = view.source(), [operation]
+    assert isinstance(source, ProjectSource)
 
     def undo(ctx: TaskContext) -> None:
         source.withdraw_check(made[0])

@@ -170,7 +170,10 @@ class ReviewView(Page):
 
     def source(self) -> ProjectSource | PackSource | None:
         """Where samples and ratings live: the project, or the review pack this window opened."""
-        return self.state.review_source()
+        from rageval_desktop.core.ops.sources import PairPackSource
+
+        found = self.state.review_source()
+        return None if isinstance(found, PairPackSource) else found     # (a pair pack has no score desk)
 
     def _build_scale(self, read: DeskRead) -> None:
         """Score buttons and the guide for the metric's scale (1–5, 0–3, or No/Yes) and its guidelines, as read."""
@@ -477,8 +480,8 @@ class ReviewView(Page):
     def _committed(self, desk: Desk, given: Rating, rating: HumanRating) -> None:
         """A rating's write committed: on the undo stack, said under the card (beside the judges it was blind to)."""
         desk.committed(given, rating.score)
-        self.state.undo_stack.push(rating_command(self, given.sample_id, given.index, rating,
-                                                  dict(comment=given.comment, seconds=given.seconds)))
+        self.state.undo_stack.push(rating_command(self, given.sample_id, given.index, rating, given.comment,
+                                                  given.seconds))
         if desk is not self.desk:       # another sample is open now: the rating is kept, there is nothing to draw
             return
         self._draw_progress()

@@ -28,6 +28,7 @@ from rageval_desktop.core.store.queries import run_id as find_run
 
 if TYPE_CHECKING:
     from numpy import ndarray
+    from pandas import DataFrame
 
 MIN_SLICE_N = 10
 
@@ -44,7 +45,8 @@ MISSING_RULES = {"fail": "a baseline question the candidate did not answer count
                               "coverage counts it)"}
 
 
-def _paired(every_a: Any, every_b: Any, failed: Collection[int] = (), missing: str = "fail") -> tuple[Any, int, Any]:
+def _paired(every_a: DataFrame, every_b: DataFrame, failed: Collection[int] = (),
+            missing: str = "fail") -> tuple[DataFrame, int, ndarray]:
     """Every golden question the baseline answered (of each run's `_questions`), side by side: the candidate's scores
     where it answered, and where it did not — no row, or a row whose answer failed (`failed`) — the floor on every
     metric (`missing="fail"`) or nothing (`"leave out"`); its `coverage` 100 where it answered, else 0. Returns the
@@ -84,7 +86,7 @@ def _shown_metrics(comparison: dict[str, Any]) -> list[str]:
     return [m for m in comparison["metrics"] if m != COVERAGE or lost]
 
 
-def _perimeter(joined: Any, lost: Any, every_b: Any) -> dict[str, Any]:
+def _perimeter(joined: DataFrame, lost: ndarray, every_b: DataFrame) -> dict[str, Any]:
     """What the comparison's perimeter holds beyond the questions both runs answered: the baseline's questions the
     candidate did not answer (no row, or no answer in its rows), and the candidate's linked questions the baseline
     did not answer, per slice, with the slices only the candidate has (`new_slices`)."""
@@ -123,7 +125,7 @@ def _failed_answers(project: Project, baseline_id: int, candidate_id: int) -> se
 
 
 def _side(project: Project, run: str, requested: list[str] | None, estimator: str,
-          judged: bool = False) -> tuple[RunData, Any]:
+          judged: bool = False) -> tuple[RunData, DataFrame]:
     """A run loaded for comparing and its questions, with what comparing reads (the metrics asked for, or the
     gate's retrieval metrics and the run's judge metrics: another run's judge metric is not one of its columns;
     the human differences only for the `ppi` estimator); the rest of its numbers let go before the other run is
@@ -136,7 +138,7 @@ def _side(project: Project, run: str, requested: list[str] | None, estimator: st
     return data, questions
 
 
-def _questions(data: RunData, wanted: list[str], *, rated: bool = True) -> Any:
+def _questions(data: RunData, wanted: list[str], *, rated: bool = True) -> DataFrame:
     """The run's questions (`per_question`) with only what comparing `wanted` reads: each metric, its human
     differences and weights, and the metric it is derived from (a million questions' every column, copied three
     times over, was most of the comparison's memory)."""
@@ -167,14 +169,14 @@ def paired_cell(before: Any, after: Any) -> dict[str, Any]:
             "n": n, "se": paired_se(diffs)[1], "df": n - 1}
 
 
-def _ppi_cell(part: Any, m: str) -> dict[str, Any]:
+def _ppi_cell(part: DataFrame, m: str) -> dict[str, Any]:
     """A PPI cell over the questions the candidate answered: a floor filled in for an unanswered one is no judge score
     to correct (its human score is the floor too, and no rating says so), so the unanswered count through coverage."""
     import numpy as np
 
     part = part[part[("b", COVERAGE)].to_numpy() > 0]
 
-    def column(side: str, suffix: str) -> Any:
+    def column(side: str, suffix: str) -> ndarray:
         key = (side, f"{m}{suffix}")
         return part[key].to_numpy(dtype=float) if key in part else np.full(len(part), np.nan)
 
@@ -192,7 +194,7 @@ def selective_metric(metric: str) -> bool:
     return applies(metric) and decidable(metric) is None
 
 
-def _selective_cells(project: Project, out: dict[str, Any], joined: Any, members: dict[str, set[str]],
+def _selective_cells(project: Project, out: dict[str, Any], joined: DataFrame, members: dict[str, set[str]],
                      absent: set[str]) -> dict[str, dict[str, Any]]:
     """metric -> slice -> cell (or why), for the metrics the selective estimator compares."""
     questions = {int(q) for q in joined.index}
@@ -369,7 +371,7 @@ def _judged_somewhere(project: Project, metric: str) -> bool:
     return found is not None
 
 
-def _missing(m: str, a: RunData, b: RunData, joined: Any) -> dict[str, Any] | None:
+def _missing(m: str, a: RunData, b: RunData, joined: DataFrame) -> dict[str, Any] | None:
     """Why judge metric `m` cannot be compared between the runs (None: it can, or it is no judge metric)."""
     on_a, on_b = m in a.metrics, m in b.metrics
     if not on_a and not on_b and m in joined["a"].columns:     # a retrieval metric: no judge, but gold ids
@@ -486,7 +488,8 @@ def _shared_source(sa: str, sb: str, members: dict[str, set[str]] | None) -> str
     return None
 
 
-def _coverage(runs: list[tuple[RunData, Any]], joined: Any, wanted: list[str]) -> tuple[dict[str, Any], list[str]]:
+def _coverage(runs: list[tuple[RunData, DataFrame]], joined: DataFrame,
+              wanted: list[str]) -> tuple[dict[str, Any], list[str]]:
     """What each run has that the comparison leaves out, and a warning where that changes the story: the
     dashboard's 'all' counts every question a run answered, the comparison only the golden questions both did."""
     import pandas as pd

@@ -137,7 +137,7 @@ def slice_summaries(rows: Columns, questions: Columns, data: RunData) -> dict[st
     return out
 
 
-def ordered_slices(frame: Any) -> list[str]:
+def ordered_slices(frame: DataFrame) -> list[str]:
     """The slices the rows fall in, the standard ones first — none when no row has one (a project without slices:
     every row is in "all" alone, not also in a slice of them all)."""
     present = [str(s) for s in frame["slice"].unique()]
@@ -147,7 +147,7 @@ def ordered_slices(frame: Any) -> list[str]:
     return known + sorted(s for s in present if s not in known)
 
 
-def consistency(rows: Any, metrics: list[str]) -> dict[str, Any]:
+def consistency(rows: DataFrame, metrics: list[str]) -> dict[str, Any]:
     """Over questions answered more than once (open-rag-eval's query_run): per metric, how much a question's score
     moves between its repeats — the mean standard deviation (points) and the mean coefficient of variation (std /
     mean, questions with a positive mean) — and how many questions that is."""

@@ -41,7 +41,7 @@ DEFAULT_PROMPT_K = 5  # passages assumed to reach the prompt when a run does not
 class RunData:
     run: str
     run_id: int
-    frame: Any                                   # pandas.DataFrame indexed by run row id
+    frame: DataFrame                             # indexed by run row id
     metrics: list[str]                           # judge metrics with at least one active judge that scored
     judges: dict[str, list[str]] = field(default_factory=dict)   # metric -> active judge names used
     retired: list[dict[str, Any]] = field(default_factory=list)  # judges left out, and why
@@ -49,8 +49,9 @@ class RunData:
     ks: tuple[int, ...] = retrieval.DEFAULT_KS
     golden_changed: bool = False
     rated: dict[str, int] = field(default_factory=dict)           # metric -> rows with a human rating (PPI)
-    judgments: Any = None      # every judgment of the run's rows, as numbers (`_judgment_frame`: row_id, judge_id,
-    #                            passage_rank, status, score), for what is worked out per judge (the unscored rows)
+    # every judgment of the run's rows, as numbers (`_judgment_frame`: row_id, judge_id, passage_rank, status,
+    # score), for what is worked out per judge (the unscored rows); None once let go
+    judgments: DataFrame | None = None
     hits: retrieval.Hits | None = None   # a lean load's retrieval metrics, when they are not columns of the frame
     _positions: ndarray | None = None
     _repeated: bool | None = None
@@ -58,6 +59,7 @@ class RunData:
     def judgment_positions(self) -> ndarray:
         """Each judgment's row position in the frame (-1: not one of its rows), looked up once."""
         if self._positions is None:
+            assert self.judgments is not None, "the run's judgments were let go before their positions were asked"
             self._positions = positions(self.frame.index, self.judgments["row_id"].to_numpy())
         return self._positions
 
@@ -253,7 +255,7 @@ def _judgment_read(project: Project, rid: int) -> tuple[Any, ...]:
             f"ELSE 2 END AS status, x.score FROM judgments x WHERE {where}", params))
 
 
-def _judgment_frame(read: tuple[Any, ...]) -> Any:
+def _judgment_frame(read: tuple[Any, ...]) -> DataFrame:
     """`_judgment_read`'s columns as a frame (row_id, judge_id, passage_rank, status as a category, score)."""
     import numpy as np
     import pandas as pd
@@ -414,7 +416,7 @@ def _no_slice(codes: ndarray, names: list[str], unlinked: ndarray) -> tuple[ndar
     return codes, names
 
 
-def _rows_frame(read: tuple[Any, ...]) -> Any:
+def _rows_frame(read: tuple[Any, ...]) -> DataFrame:
     """The run's rows in order (`_rows_read`): slice, gold-id count, question key, latency, cost. The
     question key is an integer: the golden row's rowid for a linked row, a negative code for an unlinked one (its
     open-rag-eval query id, or the row itself)."""
@@ -680,7 +682,7 @@ def _put_derived(data: RunData, metric: str, names: tuple[str, ...],
 DERIVED_NAMES = set(umbrela.NAMES) | {n for names, _ in DERIVED.values() for n in names}
 
 
-def per_question(frame: Any) -> Any:
+def per_question(frame: DataFrame) -> DataFrame:
     """One row per question (index `qkey`): numbers averaged over the question's repeats (NaN ignored), its
     slice and gold-id count, and `rows`, how many run rows answered it."""
     import pandas as pd
@@ -695,7 +697,7 @@ def per_question(frame: Any) -> Any:
     return grouped_questions(frame, numeric)
 
 
-def grouped_questions(frame: Any, numeric: list[str]) -> Any:
+def grouped_questions(frame: DataFrame, numeric: list[str]) -> DataFrame:
     """`per_question` by grouping (what its short way for a run without repeats must equal)."""
     grouped = frame.groupby("qkey", sort=False)
     out = grouped[numeric].mean()

@@ -22,7 +22,8 @@ def place() -> str:
     return f"gui/{inner.filename.split('rageval_desktop/gui/')[-1]}:{inner.name}"
 
 
-def test_no_page_reads_the_project_on_the_gui_thread_from_a_new_place(window, qtbot, monkeypatch):
+def gui_thread_reads(monkeypatch) -> set[str]:
+    """The places of gui/ that call `Project.reader` on the main thread from now on (filled as they do)."""
     found: set[str] = set()
     real = Project.reader
 
@@ -32,6 +33,11 @@ def test_no_page_reads_the_project_on_the_gui_thread_from_a_new_place(window, qt
         return real(self)
 
     monkeypatch.setattr(Project, "reader", spy)
+    return found
+
+
+def test_no_page_reads_the_project_on_the_gui_thread_from_a_new_place(window, qtbot, monkeypatch):
+    found = gui_thread_reads(monkeypatch)
     for spec in PAGES:
         with qtbot.waitSignal(window.read_finished, timeout=20_000, raising=False):
             window.select_nav(spec.key)
@@ -66,15 +72,8 @@ def test_scrolling_the_run_table_reads_its_pages_on_the_read_lane(qtbot, demo_fi
         window.open_path(path)
     window.select(run="big")
     settle(qtbot, window)
-    found: set[str] = set()
     real = Project.reader
-
-    def spy(self: Project):
-        if threading.current_thread() is threading.main_thread():
-            found.add(place())
-        return real(self)
-
-    monkeypatch.setattr(Project, "reader", spy)
+    found = gui_thread_reads(monkeypatch)
     table = window.rows.table
     model = table.model()
     question = [c.header for c in model.source.columns].index("question")

@@ -1,12 +1,15 @@
 """The window's lanes: the write lane (one task at a time, with progress and cancel in the status bar), the read lane
-(a page's newest read wins) and the backup lane (silent, one at a time). An object the window holds (`window.lanes`);
-what it reads of the window is `WindowHost` (gui/window_host.py)."""
+(a page's newest read wins) and the backup lane (silent, one at a time). An object the window holds (`window.lanes`).
+What the lanes read of the window and tell it is `LaneHost` (the open project, two signals, an error, a line in the
+status bar); a task's progress goes to a `TaskBar` (its label, bar and cancel button) — the lanes touch no other
+widget of the window."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 from shiboken6 import isValid
 
 from rageval_desktop.gui.lazy import lazy
@@ -15,9 +18,63 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+
     from rageval_desktop.core.base.context import TaskContext
-    from rageval_desktop.gui.window_host import WindowHost
+    from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.workers import Worker
+
+
+class LaneHost(Protocol):
+    """What the lanes read of the window they serve, and tell it."""
+
+    last_error: str                     # the newest task's failure (a screenshot run prints it as it exits)
+
+    @property
+    def project(self) -> Project | None: ...
+    @property
+    def read_finished(self) -> SignalInstance: ...     # a page's read landed (its name)
+    @property
+    def task_finished(self) -> SignalInstance: ...     # the write lane's task ended (done, failed, cancelled)
+    def show_error(self, message: str, details: str = "") -> None: ...
+    def show_status(self, message: str, ms: int = 6000) -> None: ...
+
+
+class TaskBar:
+    """The write lane's task in the status bar: its label, a progress bar and a cancel button (the window places
+    them; the lanes say what they show)."""
+
+    def __init__(self) -> None:
+        self.label = QLabel()
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.setVisible(False)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setVisible(False)
+
+    @property
+    def standing(self) -> bool:
+        """The window is still there (it may close while a task ends)."""
+        return isValid(self.label)
+
+    def started(self, label: str) -> None:
+        self.label.setText(label)
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
+        self.cancel.setVisible(True)
+
+    def progressed(self, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+        if message:
+            self.progress.setFormat(f"{message} %p%")
+            self.progress.setToolTip(message)
+
+    def ended(self, message: str = "") -> None:
+        self.label.setText(message)
+        self.progress.setVisible(False)
+        self.cancel.setVisible(False)
 
 
 def gone(callback: Any) -> bool:
@@ -31,8 +88,9 @@ T = TypeVar("T")
 
 
 class Lanes:
-    def __init__(self, window: WindowHost) -> None:
+    def __init__(self, window: LaneHost, bar: TaskBar) -> None:
         self.w = window
+        self.bar = bar
         self._task: Worker | None = None
         self._reads: dict[str, int] = {}       # page -> generation of its newest read (older results are stale)
         self._backup: Worker | None = None
@@ -48,24 +106,19 @@ class Lanes:
     def run_task(self, label: str, fn: Callable[..., T], *args: object,
                  on_done: Callable[[T], object] | None = None) -> object:
         if self._task is not None:
-            self.w.show_error(f"Please wait: {self.w.task_label.text()} is still running.")
+            self.w.show_error(f"Please wait: {self.bar.label.text()} is still running.")
             return None
-        self.w.task_label.setText(label)
-        self.w.progress.setRange(0, 0)
-        self.w.progress.setVisible(True)
-        self.w.cancel_button.setVisible(True)
+        self.bar.started(label)
 
         def finish(kind: str, message: str = "") -> None:
             self._task = None
-            self.w.task_label.setText(message)
-            self.w.progress.setVisible(False)
-            self.w.cancel_button.setVisible(False)
+            self.bar.ended(message)
             self.w.task_finished.emit(kind)
 
         started_on = self.w.project
 
         def done(result: Any) -> None:
-            if not isValid(self.w.task_label):  # the window closed while the task finished: nothing to show
+            if not self.bar.standing:  # the window closed while the task finished: nothing to show
                 return
             finish("done")
             # a result for a project that has since been closed is stale: nothing is left to show it in
@@ -73,7 +126,7 @@ class Lanes:
                 on_done(result)
 
         def failed(message: str, details: str) -> None:
-            if not isValid(self.w.task_label):
+            if not self.bar.standing:
                 return
             self.w.last_error = message     # (before the signal: a screenshot run prints it as it exits)
             finish("failed")
@@ -81,9 +134,9 @@ class Lanes:
 
         def cancelled(message: str) -> None:
             finish("cancelled", "Cancelled")
-            self.w.statusBar().showMessage(message, 8000)
+            self.w.show_status(message, 8000)
 
-        self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self._on_progress,
+        self._task = workers.start(fn, *args, on_done=done, on_error=failed, on_progress=self.bar.progressed,
                                    on_cancel=cancelled)
         return self._task
 
@@ -139,11 +192,11 @@ class Lanes:
         def finished(path: Any = None) -> None:
             self._backup = None
             if path:
-                self.w.statusBar().showMessage(f"Backup written to {path}", 10_000)
+                self.w.show_status(f"Backup written to {path}", 10_000)
 
         def failed(message: str, _details: str) -> None:
             self._backup = None
-            self.w.statusBar().showMessage(f"Backup failed: {message}", 20_000)
+            self.w.show_status(f"Backup failed: {message}", 20_000)
 
         self._backup = workers.start(fn, project, on_done=finished, on_error=failed,
                                      on_cancel=lambda _m: finished())
@@ -168,21 +221,13 @@ class Lanes:
 
         def failed(message: str, _details: str) -> None:
             self._upkeep = None
-            self.w.statusBar().showMessage(f"The runs' values were not kept for quick reads: {message}", 20_000)
+            self.w.show_status(f"The runs' values were not kept for quick reads: {message}", 20_000)
 
         self._upkeep = workers.start(operations.keep_values, project, on_done=finished, on_error=failed,
                                      on_cancel=lambda _m: finished())
 
-    def _on_progress(self, done: int, total: int, message: str) -> None:
-        if total > 0:
-            self.w.progress.setRange(0, total)
-            self.w.progress.setValue(done)
-        if message:
-            self.w.progress.setFormat(f"{message} %p%")
-            self.w.progress.setToolTip(message)
-
     def cancel_task(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            self.w.task_label.setText("Cancelling…")
+            self.bar.label.setText("Cancelling…")
 

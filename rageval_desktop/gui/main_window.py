@@ -25,7 +25,7 @@ from rageval_desktop.gui.appearance import apply_appearance, scheme_differs
 from rageval_desktop.gui.file_actions import FileActions
 from rageval_desktop.gui.golden_actions import GoldenActions
 from rageval_desktop.gui.judging_actions import JudgingActions
-from rageval_desktop.gui.lanes import Lanes
+from rageval_desktop.gui.lanes import Lanes, TaskBar
 from rageval_desktop.gui.lazy import lazy
 from rageval_desktop.gui.page_actions import WindowActions
 from rageval_desktop.gui.prefs import settings
@@ -140,7 +140,10 @@ class MainWindow(QMainWindow):
         self.session = Session(self)
         self.session.opened.connect(self._show_project)
         self.session.closed.connect(self._show_no_project)
-        self.lanes = Lanes(self)
+        self.task_bar = TaskBar()             # the write lane's task: label, progress, cancel (the lanes say them)
+        self.task_label, self.progress, self.cancel_button = self.task_bar.label, self.task_bar.progress, \
+            self.task_bar.cancel
+        self.lanes = Lanes(self, self.task_bar)
         self.files = FileActions(self, self.session, self.lanes)
         self.judging = JudgingActions(self)
         self.golden = GoldenActions(self)
@@ -203,8 +206,6 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         from PySide6.QtWidgets import (
             QLabel,
-            QProgressBar,
-            QPushButton,
             QSplitter,
             QStackedWidget,
             QVBoxLayout,
@@ -253,12 +254,6 @@ class MainWindow(QMainWindow):
         self.saved_label = QLabel()
         self.saved_label.setToolTip("Every change is written to the project file when it is made; there is "
                                     "nothing to save")
-        self.task_label = QLabel()
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(180)
-        self.progress.setVisible(False)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.lanes.cancel_task)
         bar = self.statusBar()
         bar.addWidget(self.path_label, 1)

@@ -8,14 +8,18 @@ are exactly its metric's: `failure_rows(metric=…)` lists the rows failing that
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.vocab import METRICS
 from rageval_desktop.core.metrics.dashboard import ALL, ordered_slices
 from rageval_desktop.core.metrics.retrieval import is_retrieval
 from rageval_desktop.core.metrics.rowdata import RunData, load_run, texts
 from rageval_desktop.core.store.project import Project
+
+if TYPE_CHECKING:
+    from numpy import ndarray
+    from pandas import DataFrame
 
 CLASSES = ("retrieval", "reranker", "generation")
 
@@ -31,7 +35,7 @@ def _judged_bad(data: RunData) -> dict[str, Any]:
     return out
 
 
-def classify(data: RunData) -> Any:
+def classify(data: RunData) -> DataFrame:
     """The run's rows with `failure` (a class or None) and `<metric>__fails` per judged metric, column at a time: a
     million rows classify in well under a second. Which judges a row fails (`failed_judges`) is listed for the rows a
     caller shows (`failure_rows`)."""
@@ -60,30 +64,30 @@ FAILS = "__fails"     # a `classify` column per judge metric with a pass mark: t
 MISSES = "__misses"   # a `classify` column per retrieval metric: the row has gold ids and none in its top k
 
 
-def metric_fails(frame: Any, metric: str) -> Any:
+def metric_fails(frame: DataFrame, metric: str) -> ndarray:
     """The rows of a `classify` frame failing one metric (judge or retrieval); all False when it has no verdict."""
     import numpy as np
 
     for suffix in (FAILS, MISSES):
         if f"{metric}{suffix}" in frame:
-            return frame[f"{metric}{suffix}"].to_numpy()
+            return np.asarray(frame[f"{metric}{suffix}"].to_numpy(), dtype=bool)
     return np.zeros(len(frame), dtype=bool)
 
 
-def _failed_metrics(frame: Any, positions: Any) -> list[list[str]]:
+def _failed_metrics(frame: DataFrame, positions: Iterable[int]) -> list[list[str]]:
     """For the rows at these positions of a `classify` frame: the judge metrics each scores under its pass mark."""
     flags = {c[:-len(FAILS)]: frame[c].to_numpy() for c in frame.columns if c.endswith(FAILS)}
     return [[m for m, under in flags.items() if under[i]] for i in positions]
 
 
-def pass_marks(frame: Any) -> dict[str, dict[str, Any]]:
+def pass_marks(frame: DataFrame) -> dict[str, dict[str, Any]]:
     """What a failure is, per judge metric of a `classify` frame: its pass mark, scale and judges."""
     judges = frame.attrs.get("judges", {})
     return {m: {"pass_mark": METRICS[m].pass_mark, "high": METRICS[m].high, "judges": judges.get(m, [])}
             for m in (c[:-len(FAILS)] for c in frame.columns if c.endswith(FAILS))}
 
 
-def failure_counts(project: Project, run: str, classified: Any = None) -> dict[str, Any]:
+def failure_counts(project: Project, run: str, classified: DataFrame | None = None) -> dict[str, Any]:
     """Failing rows per class and slice. `classified`: the run's `classify` frame, if the caller has it (a million
     rows take seconds to load and classify: load once, ask both questions)."""
     frame = classify(load_run(project, run)) if classified is None else classified
@@ -103,7 +107,7 @@ def failing_row_ids(project: Project, run: str, failure: str | None = None) -> l
 
 def failure_rows(project: Project, run: str, *, failure: str | None = None, slice_tag: str | None = None,
                  metric: str | None = None, sample: int | None = None, seed: int = 7,
-                 classified: Any = None) -> list[dict[str, Any]]:
+                 classified: DataFrame | None = None) -> list[dict[str, Any]]:
     """Failing rows, filtered; `sample` picks that many at random (reproducible from the seed). `classified`: as in
     `failure_counts`."""
     import numpy as np

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import RagevalError
@@ -35,6 +35,9 @@ from rageval_desktop.core.review.targets import unit
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import row_fields
+
+if TYPE_CHECKING:
+    from pandas import DataFrame, Index
 
 MAX_FIELD = 600          # characters of a question, answer or reference in one example
 MIN_RATED = 10
@@ -99,7 +102,7 @@ def aligned_template(base: rubrics.Rubric, examples: list[dict[str, Any]]) -> st
     return examples_block(examples, base.template) + base.template if examples else base.template
 
 
-def _rated(project: Project, judge: Judge) -> Any:
+def _rated(project: Project, judge: Judge) -> DataFrame:
     """One row per rated row the judge scored: human and judge as scale indices, the humans' score, a comment."""
 
     merged, latest = pairs(project, judge)
@@ -115,7 +118,7 @@ def _rated(project: Project, judge: Judge) -> Any:
     return merged
 
 
-def _pick(frame: Any, rows: Any, limit: int) -> list[dict[str, Any]]:
+def _pick(frame: DataFrame, rows: Index, limit: int) -> list[dict[str, Any]]:
     """Up to `limit` disagreements among `rows`: the largest gaps first, then by row id (reproducible)."""
     part = frame.loc[rows]
     part = part[part["human"] != part["judge"]].copy()
@@ -244,7 +247,8 @@ def align(project: Project, judge_name: str, *, folds: int = 5, examples: int = 
 
 
 def create_aligned(project: Project, judge_name: str, *, examples: int = 6, name: str | None = None,
-                   checked: AlignReport | None = None, frame: Any = None) -> tuple[str, list[dict[str, Any]]]:
+                   checked: AlignReport | None = None,
+                   frame: DataFrame | None = None) -> tuple[str, list[dict[str, Any]]]:
     """The aligned judge: a new rubric version carrying up to `examples` disagreements from every rated row, as a
     new judge (`<judge>-aligned`). No call is made; `checked` (the cross-validation that justified it) is
     recorded with it. Returns its name and the examples (row ids, scores, comments)."""

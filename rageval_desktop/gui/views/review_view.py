@@ -41,8 +41,9 @@ from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import TextDialog, TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
 from rageval_desktop.gui.views.review_card import ActionRow, ProgressRow, ReferenceDialog, ReviewGuide, ScoreRow
+from rageval_desktop.gui.views.review_checks import ask_check, save_check
 from rageval_desktop.gui.views.review_samples import SampleBar
-from rageval_desktop.gui.views.review_undo import check_command, rating_command
+from rageval_desktop.gui.views.review_undo import rating_command
 
 if TYPE_CHECKING:
     from rageval_desktop.core.ops import OpResult
@@ -114,7 +115,7 @@ class ReviewView(Page):
         self.all_passages = False
         self.action_keys = review_keys()            # remappable in Preferences › Review keys
         self.keys: dict[str, float] = {}                       # key -> score, from the metric's scale
-        self._details: dict[int, RowDetail] = {}      # the sample's rows, as read with it (DeskRead.details)
+        self.details: dict[int, RowDetail] = {}      # the sample's rows, as read with it (DeskRead.details)
         self._scale: DeskRead | None = None          # the read whose scale the buttons and the guide show
 
     # the desk's state, read where the card is drawn (and by tests)
@@ -249,7 +250,7 @@ class ReviewView(Page):
             self.status_row.show_progress(0, 0, "No sample yet: choose a run and a metric, then New sample.")
             self._build_scale(read)
             return
-        self._details = dict(read.details)
+        self.details = dict(read.details)
         if self.desk is not None and self.desk.sample.id == sample.id and self.saving and read.at_row is None:
             return
         self.bar.follow(sample)
@@ -259,7 +260,7 @@ class ReviewView(Page):
             self.desk.index = sample.row_ids.index(read.at_row)
         self.show_row()
         self.setFocus()
-        self._ask_check()
+        ask_check(self)
         self._licences = None
         self._read_licences()
 
@@ -305,7 +306,7 @@ class ReviewView(Page):
         if desk is None or not desk.sample.row_ids:
             return
         row_id, item, key = desk.target()
-        detail = self._details.get(row_id)
+        detail = self.details.get(row_id)
         if detail is None:          # not read with the sample (it changed under the desk): read, then shown
             self._read_rows([row_id])
             return
@@ -335,7 +336,7 @@ class ReviewView(Page):
 
         def arrived(found: dict[int, RowDetail]) -> None:
             if self.desk is desk:
-                self._details.update(found)
+                self.details.update(found)
                 if show:
                     self.show_row()
                 if said:
@@ -419,7 +420,7 @@ class ReviewView(Page):
         if self.sample is None or not self.sample.row_ids or self.pack_mode:
             return
         row_id, _, _ = self._target()
-        detail = self._details.get(row_id)
+        detail = self.details.get(row_id)
         golden = detail.facts.get("golden row") if detail is not None else None
         if not golden or golden == "unlinked":
             self.reveal.setText("This row is not linked to a golden row: there is no reference to fix.")
@@ -464,7 +465,7 @@ class ReviewView(Page):
         if not reviewer or desk is None or source is None:
             return
         if desk.check is not None:
-            self._save_check(reviewer, score)
+            save_check(self, reviewer, score)
             return
         given = desk.rate(score, skipped=skipped, seconds=round(time.monotonic() - self.shown_at, 2))
         self.show_row()
@@ -488,7 +489,7 @@ class ReviewView(Page):
         self.reveal.setText(self._said(desk, given, rating))
         self.rated.emit(given.target[0])
         if not desk.complete:
-            self._ask_check()
+            ask_check(self)
         self._read_licences()
         self._apply_waiting()
 
@@ -498,7 +499,7 @@ class ReviewView(Page):
         beside = ""
         if not given.skipped and not self.pack_mode:
             row_id, item = given.target
-            detail = self._details.get(row_id)
+            detail = self.details.get(row_id)
             beside = "" if detail is None else side_by_side(detail, desk.sample.metric, rating.score, item=item,
                                                             key=given.key)
         return desk.saved_words(given, rating.score, beside, held=rating.held, pack_mode=self.pack_mode)
@@ -514,61 +515,6 @@ class ReviewView(Page):
         self.state.show_error(message, details)
 
     # --- checks: hidden gold items and retests (core.review.quality) -------------------------------------------------
-    def _ask_check(self) -> None:
-        """Ask (in a worker) whether a check is due in this reviewer's queue; show it in place of the next target.
-        It looks like any target: the card, the keys and the progress line do not change."""
-        source, desk, reviewer = self.source(), self.desk, self.state.reviewer()
-        if source is None or desk is None or not reviewer or self.pack_mode:
-            return
-        sid = desk.sample.id
-
-        def read(ctx: object) -> tuple[Check, RowDetail] | None:
-            check = source.due_check(sid, reviewer)
-            return None if check is None else (check, source.detail(check.row_id))    # its row, read with it
-
-        def arrived(found: tuple[Check, RowDetail] | None) -> None:
-            if found is None or self.desk is not desk or desk.check is not None:
-                return
-            said = self.reveal.text()        # what the last save said stays (it names the row just rated)
-            desk.check, self._details[found[0].row_id] = found
-            self.show_row()
-            self.reveal.setText(said)
-
-        self.state.run_read("review-check", read, on_done=arrived)
-
-    def _save_check(self, reviewer: str, score: float | None) -> None:
-        from rageval_desktop.core.ops.sources import ProjectSource
-        from rageval_desktop.core.review.card import side_by_side
-
-        desk, source = self.desk, self.source()
-        assert desk is not None and desk.check is not None and isinstance(source, ProjectSource)  # (a pack has none)
-        check, sid = desk.check, desk.sample.id
-        seconds = round(time.monotonic() - self.shown_at, 2)
-        self.set_busy(True)
-
-        def done(operation: int) -> None:
-            desk.check = None
-            self.state.undo_stack.push(check_command(self, sid, check, operation))
-            if desk is self.desk:
-                self.show_row()
-                if score is None:
-                    self.reveal.setText("Skipped.")
-                else:
-                    detail = self._details.get(check.row_id)
-                    line = "" if detail is None else ": " + side_by_side(detail, check.metric, score, item=check.item,
-                                                                         key=check.item_key)
-                    self.reveal.setText(f"Saved{line}.")
-                self.rated.emit(check.row_id)
-                self._ask_check()
-            self.set_busy(False)
-
-        def failed(message: str, details: str) -> None:
-            self.set_busy(False)
-            self.state.show_error(message, details)
-
-        self.state.run_write("Saving the rating", lambda ctx: source.record_check(sid, reviewer, check, score, seconds),
-                             on_done=done, on_error=failed)
-
     def check_undone(self, sample_id: int, check: Check) -> None:
         if self.desk is None or self.desk.sample.id != sample_id:
             return

@@ -572,3 +572,20 @@ def test_the_desk_says_which_licences_a_rating_changed(window, qtbot, monkeypatc
     press(qtbot, view, None, "0")                # nothing moved this time: nothing said
     qtbot.waitUntil(lambda: len(seen) >= 3, timeout=10_000)
     assert "Your ratings changed" not in view.reveal.text()
+
+
+def test_a_refresh_of_the_page_does_not_move_the_card_or_wipe_the_line_under_it(window, qtbot):
+    """The desk reads on the read lane: a refresh landing late (under load, after a key or a fixed reference) reopened
+    the desk at its first unrated card and wiped the line under it — CI lost "Reference of … fixed" so."""
+    view = window.page("review")
+    view.setFocus()
+    press(qtbot, view, None, "1")
+    view.index = 5
+    view.show_row()
+    view.reveal.setText("what the last action said")
+    with qtbot.waitSignal(window.read_finished, timeout=20_000, check_params_cb=lambda page: page == "review"):
+        view.refresh(window.run_names())
+    assert view.index == 5 and view.reveal.text().startswith("what the last action said")   # (a licence may add)
+    with qtbot.waitSignal(window.read_finished, timeout=20_000, check_params_cb=lambda page: page == "review"):
+        view.load_sample()                    # choosing the sample again opens it afresh, at its first unrated card
+    assert view.index == 1

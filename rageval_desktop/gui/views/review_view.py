@@ -203,7 +203,7 @@ class ReviewView(Page):
         if not sampling:
             self.guide.text.setPlaceholderText("No guidelines came with this pack.")
         self.bar.set_runs(runs)
-        self._read(sample_id if sample_id is not None else self.sample_box.currentData())
+        self._read(sample_id if sample_id is not None else self.sample_box.currentData(), keep=sample_id is None)
 
     def select_sample(self, sample_id: int) -> None:
         self.refresh(self.state.run_names(), sample_id)
@@ -213,7 +213,7 @@ class ReviewView(Page):
         self._read(self.sample_box.currentData())
 
     def _read(self, wanted: int | None, row: int | None = None, metric: str | None = None,
-              otherwise: Callable[[], object] | None = None) -> None:
+              otherwise: Callable[[], object] | None = None, *, keep: bool = False) -> None:
         """The desk's read (gui/models/desk.py: read_desk) on the read lane; a newer read wins. With `row`: the
         newest sample (of `metric`) holding it, the card on it — `otherwise` when no sample holds it."""
         source, reviewer = self.source(), self.state.reviewer()
@@ -230,14 +230,15 @@ class ReviewView(Page):
                 if otherwise is not None:
                     otherwise()
                 return
-            self._open(found)
+            self._open(found, keep)
 
         self.state.run_read("review", read, on_done=arrived)
 
-    def _open(self, read: DeskRead) -> None:
+    def _open(self, read: DeskRead, keep: bool = False) -> None:
         """The read landed: the sample box lists the samples, and the desk opens on the sample read — at the row
-        asked for, else at its first target not yet answered. The same sample with ratings still saving keeps its
-        desk (and position): only its rows are renewed."""
+        asked for, else at its first target not yet answered. A page's refresh (`keep`) of the sample already on the
+        desk keeps its desk: the card in front of the reviewer does not move (a refresh landing late, under load,
+        reopened it and wiped the line under the card); its rows, scale and guidelines are renewed."""
         box = self.sample_box
         box.blockSignals(True)
         self.bar.set_samples(read.samples)
@@ -250,9 +251,12 @@ class ReviewView(Page):
             self.status_row.show_progress(0, 0, "No sample yet: choose a run and a metric, then New sample.")
             self._build_scale(read)
             return
-        self.details = dict(read.details)
-        if self.desk is not None and self.desk.sample.id == sample.id and self.saving and read.at_row is None:
+        if keep and self.desk is not None and self.desk.sample.id == sample.id and read.at_row is None:
+            self.details.update(read.details)
+            self._build_scale(read)
+            self._draw_progress()
             return
+        self.details = dict(read.details)
         self.bar.follow(sample)
         self._build_scale(read)
         self.desk = Desk.open(sample, read.mine)
@@ -342,7 +346,10 @@ class ReviewView(Page):
                 if said:
                     self.reveal.setText(said)
 
-        self.state.run_read("review-rows", lambda ctx: details(source, rows), on_done=arrived, announce=False)
+        # a read that draws the card is not dropped by one that only renews rows behind it (judgments arriving
+        # while a fixed reference is read again lost its "Reference of … fixed" under load)
+        lane = "review-rows shown" if show else "review-rows"
+        self.state.run_read(lane, lambda ctx: details(source, rows), on_done=arrived, announce=False)
 
     def _draw_progress(self) -> None:
         """The bar and the line above the card (position, your answer, skips, the next check of the judge)."""

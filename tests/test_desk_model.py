@@ -37,13 +37,15 @@ def test_a_rating_moves_on_at_once_and_is_pending_until_committed():
     desk = Desk.open(sample(), {})
     first = desk.rate(4.0, seconds=2.5)
     second = desk.rate(2.0)
-    assert desk.index == 2 and set(desk.pending) == {(100, 0), (101, 0)}
+    assert desk.index == 2 and set(desk.pending) == {(100, 0), (101, 0)} and desk.saving
     assert desk.rated_count() == 2 and desk.you((100, 0)) == "4 (saving…)"
     desk.committed(first, 4.0)
     assert desk.you((100, 0)) == "4" and set(desk.pending) == {(101, 0)}
     assert (first.index, first.seconds, first.sample_id) == (0, 2.5, 7)
     desk.committed(second, 2.0)
-    assert not desk.pending
+    assert not desk.pending and not desk.saving
+    desk.busy = True                    # an undo in flight is saving too
+    assert desk.saving
 
 
 def test_a_failed_write_brings_its_card_back_with_its_comment_and_drops_what_waited():

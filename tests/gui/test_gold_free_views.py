@@ -105,7 +105,7 @@ def test_review_rates_one_nugget_at_a_time_blind_with_n_p_f(qtbot, tmp_path, mon
         view = w.page("review")
         qtbot.waitUntil(lambda: view.sample is not None and view.sample.id == sample.id, timeout=10_000)
         view.setFocus()
-        assert [b.text() for b in view.score_buttons] == ["not_support  [&n]", "partial_support  [&p]",
+        assert [b.text() for b in view.scores.buttons] == ["not_support  [&n]", "partial_support  [&p]",
                                                           "support  [&f]"]
         text = view.detail.toPlainText()
         key = sample.keys[0]

@@ -141,7 +141,7 @@ def test_two_keys_pressed_0_ms_apart_during_a_slow_save_are_both_applied_in_orde
     qtbot.keyClicks(view, "u")              # waits: the undo stack holds committed ratings only
     assert "'u' will be applied once it is saved" in view.reveal.text()
     slow_saves.set()
-    qtbot.waitUntil(lambda: not view.saving and workers.active() == 0, timeout=20_000)
+    qtbot.waitUntil(lambda: not view.desk.saving and workers.active() == 0, timeout=20_000)
     assert kims(window) == [(first[0], 1.0)]            # both saved in order; the undo took back the second
     assert view.index == 1 and "Undid the rating of row 2" in view.reveal.text()
 
@@ -162,7 +162,7 @@ def test_a_rating_whose_write_fails_brings_its_card_back(window, qtbot, monkeypa
     qtbot.waitUntil(lambda: workers.active() == 0, timeout=10_000)
     qtbot.keyClicks(view, "1")
     assert view.index == 1
-    qtbot.waitUntil(lambda: not view.saving, timeout=10_000)
+    qtbot.waitUntil(lambda: not view.desk.saving, timeout=10_000)
     assert view.index == 0 and view.sample.targets[0] not in view.mine and kims(window) == []
     assert "Row 1 was not saved: rate it again." in view.reveal.text()
     assert any("the disk is full" in e for e in errors)
@@ -219,7 +219,7 @@ def test_ratings_are_on_the_window_undo_stack_with_redo(window, qtbot):
 
 def test_score_buttons_follow_the_scale_and_rate_like_keys(window, qtbot):
     view = window.page("review")
-    buttons = view.score_buttons
+    buttons = view.scores.buttons
     assert [b.text() for b in buttons] == ["No  [&0]", "Yes  [&1]"]         # binary: yes/no with their keys
     assert "contradicts the reference" in buttons[0].toolTip()
     with qtbot.waitSignal(view.rated, timeout=10_000):
@@ -248,7 +248,7 @@ def test_a_five_point_metric_gets_five_buttons_and_the_judge_prompt_is_one_click
     with qtbot.waitSignal(window.task_finished, timeout=20_000):
         view.new_button.click()
     qtbot.waitUntil(lambda: view.sample is not None and view.sample.metric == "correctness", timeout=10_000)
-    assert [b.text().split(" ·")[0].split("\n")[0] for b in view.score_buttons] == ["&1", "&2", "&3", "&4", "&5"]
+    assert [b.text().split(" ·")[0].split("\n")[0] for b in view.scores.buttons] == ["&1", "&2", "&3", "&4", "&5"]
     assert "Completely correct" in view.guide.scale.toPlainText()
     with qtbot.waitSignal(window.task_finished, timeout=10_000):   # rendered on a worker
         view.prompt_button.click()
@@ -336,7 +336,7 @@ def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_f
     assert "folded" in view.detail.toPlainText()
     view.sample_box.setCurrentIndex(view.sample_box.findData(1))     # the demo's correctness sample: 1-5 anchors
     window.resize(1280, 720)
-    qtbot.waitUntil(lambda: len(view.score_buttons) == 5 and view.score_buttons[3].text() == "&4 · Mostly correct",
+    qtbot.waitUntil(lambda: len(view.scores.buttons) == 5 and view.scores.buttons[3].text() == "&4 · Mostly correct",
                     timeout=5_000)
     window.resize(1024, 768)
     qtbot.waitUntil(lambda: window.width() == 1024, timeout=5_000)
@@ -344,10 +344,10 @@ def test_a_row_card_folds_the_passages_its_rubric_does_not_read_and_the_window_f
     # tight: the key above, the scale's words below, wrapped over two lines of the button's share of the row — whole
     # (issue 48: "1 · Completely i…" hid the words), never widening the window
     qtbot.wait(50)
-    texts = [b.text() for b in view.score_buttons]
+    texts = [b.text() for b in view.scores.buttons]
     assert [t.split("\n")[0] for t in texts] == ["&1", "&2", "&3", "&4", "&5"], texts
     assert " ".join(texts[0].split("\n")[1:]) == "Completely incorrect" and not any("…" in t for t in texts), texts
-    for b in view.score_buttons:
+    for b in view.scores.buttons:
         assert all(b.fontMetrics().horizontalAdvance(line.replace("&", "")) <= b.width()
                    for line in b.text().split("\n")), b.text()
         assert b.height() >= b.fontMetrics().lineSpacing() * len(b.text().split("\n")), b.text()
@@ -357,7 +357,7 @@ def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit
     """Issue 31: a reviewer who sees a wrong reference answer fixes it where they read it, recorded as a golden edit
     with its reason and history, and Ctrl+Z takes it back."""
     from rageval_desktop.core.golden.edits import row
-    from rageval_desktop.gui.views import review_view
+    from rageval_desktop.gui.views import review_edits
 
     view = window.page("review")
     view.setFocus()
@@ -369,9 +369,9 @@ def test_a_reviewer_fixes_the_reference_from_the_card_as_an_undoable_golden_edit
         assert dialog.text.toPlainText() == before
         dialog.text.setPlainText("A corrected reference answer.")
         dialog.reason.setText("the reference was out of date")
-        return review_view.QDialog.DialogCode.Accepted
+        return review_edits.QDialog.DialogCode.Accepted
 
-    monkeypatch.setattr(review_view.ReferenceDialog, "exec", answer)
+    monkeypatch.setattr(review_edits.ReferenceDialog, "exec", answer)
     qtbot.keyClick(view, Qt.Key.Key_R)
     qtbot.waitUntil(lambda: "Reference of" in view.reveal.text(), timeout=20_000)
     assert row(window.project, golden)["gold_answer"] == "A corrected reference answer."

@@ -243,6 +243,11 @@ class Desk:
         self.mine[target] = score
 
     # --- keys that wait ----------------------------------------------------------------------------------------------
+    @property
+    def saving(self) -> bool:
+        """A rating, an undo, a redo or a check's rating is still being written."""
+        return self.busy or bool(self.pending)
+
     def must_wait(self, action: Action) -> bool:
         """Whether `action` waits for the desk to be free: every key while an undo, redo or check is in flight; an
         undo while ratings are saving."""

@@ -16,14 +16,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (
-    QDialog,
-    QInputDialog,
-    QLabel,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-)
+from PySide6.QtWidgets import QLabel, QPushButton, QSplitter, QVBoxLayout
 
 from rageval_desktop.core.store.changes import Area
 from rageval_desktop.gui.models.desk import (
@@ -38,15 +31,15 @@ from rageval_desktop.gui.models.desk import (
 )
 from rageval_desktop.gui.prefs import review_keys
 from rageval_desktop.gui.state import Page
-from rageval_desktop.gui.views.common import TextDialog, TopRow
+from rageval_desktop.gui.views.common import TopRow
 from rageval_desktop.gui.views.detail_pane import DetailPane
-from rageval_desktop.gui.views.review_card import ActionRow, ProgressRow, ReferenceDialog, ReviewGuide, ScoreRow
+from rageval_desktop.gui.views.review_card import ActionRow, ProgressRow, ReviewGuide, ScoreRow
 from rageval_desktop.gui.views.review_checks import ask_check, save_check
+from rageval_desktop.gui.views.review_edits import ask_comment, fix_reference, show_prompt
 from rageval_desktop.gui.views.review_samples import SampleBar
 from rageval_desktop.gui.views.review_undo import rating_command
 
 if TYPE_CHECKING:
-    from rageval_desktop.core.ops import OpResult
     from rageval_desktop.core.ops.sources import PackSource, ProjectSource
     from rageval_desktop.core.review.licence import Standing
     from rageval_desktop.core.review.quality import Check
@@ -108,7 +101,7 @@ class ReviewView(Page):
         self.reveal.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(self.action_row)     # below the scale: the scale's buttons get the row's width
         layout.addWidget(self.reveal)      # what a rating did, the whole width (it names licences it moved)
-        self.prompt_button.clicked.connect(self.show_prompt)
+        self.prompt_button.clicked.connect(lambda: show_prompt(self, self))
         self.sample_box.currentIndexChanged.connect(self.load_sample)
         self.desk: Desk | None = None      # the sample being rated: queue, position, ratings (gui/models/desk.py)
         self.shown_at = time.monotonic()
@@ -139,10 +132,6 @@ class ReviewView(Page):
     @property
     def mine(self) -> dict[tuple[int, int], float | None]:
         return self.desk.mine if self.desk is not None else {}
-
-    @property
-    def saving(self) -> bool:
-        return self.desk is not None and (self.desk.busy or bool(self.desk.pending))
 
     def set_busy(self, busy: bool) -> None:
         """An undo, a redo or a check's rating is in flight (True), or has landed: the keys that waited apply."""
@@ -185,10 +174,6 @@ class ReviewView(Page):
         self.status_row.set_keys(list(self.keys), self.action_keys)
         self.scores.set_scale(read.scale)
         self.guide.show_scale(read.scale, read.guidelines)
-
-    @property
-    def score_buttons(self) -> list[QPushButton]:
-        return self.scores.buttons
 
     # --- samples -------------------------------------------------------------------------------
     def refresh(self, runs: list[str], sample_id: int | None = None) -> None:
@@ -254,7 +239,7 @@ class ReviewView(Page):
         if keep and self.desk is not None and self.desk.sample.id == sample.id and read.at_row is None:
             self.details.update(read.details)
             self._build_scale(read)
-            self._draw_progress()
+            self.draw_progress()
             return
         self.details = dict(read.details)
         self.bar.follow(sample)
@@ -297,11 +282,6 @@ class ReviewView(Page):
         self._read(None, row_id, metric, otherwise)
 
     # --- showing -------------------------------------------------------------------------------
-    def _target(self) -> tuple[int, int, str | None]:
-        """(row, item, key) at the current position: a check due in the queue, or the sample's target."""
-        assert self.desk is not None
-        return self.desk.target()
-
     def show_row(self) -> None:
         from rageval_desktop.core.review.card import blinded, revealed, side_by_side
         from rageval_desktop.core.review.targets import card, reads_passages
@@ -312,7 +292,7 @@ class ReviewView(Page):
         row_id, item, key = desk.target()
         detail = self.details.get(row_id)
         if detail is None:          # not read with the sample (it changed under the desk): read, then shown
-            self._read_rows([row_id])
+            self.read_rows([row_id])
             return
         rated, mine = desk.shown_rated()
         shown = revealed(mine, rated)
@@ -324,13 +304,13 @@ class ReviewView(Page):
             self.detail.fold_passages = fold
             self.detail.detail = None                  # drawn again with the passages folded or not
         self.detail.show_detail(detail if shown else blinded(detail), card(detail, metric, item, key))
-        self._draw_progress()
+        self.draw_progress()
         self.scores.show_score(mine if shown else None)
         beside = side_by_side(detail, metric, mine, item=item, key=key) if shown and not self.pack_mode else ""
         self.reveal.setText(desk.card_words(beside, pack_mode=self.pack_mode))
         self.shown_at = time.monotonic()
 
-    def _read_rows(self, rows: list[int], show: bool = True, said: str = "") -> None:
+    def read_rows(self, rows: list[int], show: bool = True, said: str = "") -> None:
         """Rows read again on the read lane (judgments arrived, a reference fixed, a row the desk has not read): kept
         for the cards; `show`: the card is drawn when they land (else the card in front of the reviewer does not
         move), with `said` under it."""
@@ -351,24 +331,13 @@ class ReviewView(Page):
         lane = "review-rows shown" if show else "review-rows"
         self.state.run_read(lane, lambda ctx: details(source, rows), on_done=arrived, announce=False)
 
-    def _draw_progress(self) -> None:
+    def draw_progress(self) -> None:
         """The bar and the line above the card (position, your answer, skips, the next check of the judge)."""
         desk = self.desk
         if desk is None:
             return
         line, tip = desk.progress(self.pack_mode)     # ratings only on the bar: a skipped row is still to do
         self.status_row.show_progress(desk.rated_count(), len(desk.targets), line, tip)
-
-    def show_prompt(self) -> None:
-        """The LLM prompt for this target, one click away from the human rubric (it shows no verdict)."""
-        source = self.source()
-        if self.sample is None or not self.sample.row_ids or source is None:
-            return
-        metric = self.sample.metric
-        row_id, item, key = self._target()
-        self.state.run_task("Rendering the judge's prompt", lambda ctx: source.judge_prompt(metric, row_id,
-                                                                                               item, key),
-                              on_done=lambda text: TextDialog("The judge's prompt", text, self).open())
 
     # --- keys ----------------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -404,12 +373,12 @@ class ReviewView(Page):
         elif name == "next_unrated":
             self.go_next_unrated()
         elif name == "reference":
-            self.fix_reference()
+            fix_reference(self, self)
         elif name == "passages":
             self.all_passages = not self.all_passages     # the passages a rubric does not read: shown or folded
             self.show_row()
         elif name == "comment":
-            self.ask_comment()
+            ask_comment(self, self)
         elif name == "undo":
             self.undo()
 
@@ -417,39 +386,6 @@ class ReviewView(Page):
         """Preferences › Review keys was saved: the keys, the buttons and the help line follow."""
         if self._scale is not None:
             self._build_scale(self._scale)
-
-    def fix_reference(self) -> None:
-        """R (and Fix reference…): the reviewer corrects the golden row's reference answer from the card. An
-        undoable golden edit with its reason, kept in the row's history; the judgments made against the old
-        reference are marked as such where reports show them."""
-        from rageval_desktop.core.ops import EditGoldenRow
-
-        if self.sample is None or not self.sample.row_ids or self.pack_mode:
-            return
-        row_id, _, _ = self._target()
-        detail = self.details.get(row_id)
-        golden = detail.facts.get("golden row") if detail is not None else None
-        if not golden or golden == "unlinked":
-            self.reveal.setText("This row is not linked to a golden row: there is no reference to fix.")
-            return
-        assert detail is not None
-        dialog = ReferenceDialog(golden, detail.gold_answer or "", self)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            self.setFocus()
-            return
-        text, reason = dialog.values()
-
-        def done(result: OpResult) -> None:         # read again: the card shows the new reference
-            self._read_rows([row_id], said=f"Reference of {golden} fixed ({result.label}); Ctrl+Z takes it back.")
-
-        self.state.run_op("Fixing the reference", EditGoldenRow(golden, {"gold_answer": text}, reason), on_done=done)
-        self.setFocus()
-
-    def ask_comment(self) -> None:
-        text, ok = QInputDialog.getText(self, "Comment", "Comment for this row's rating:")
-        if ok and self.desk is not None:
-            self.desk.comment = text.strip() or None
-            self._draw_progress()
 
     def go_next_unrated(self) -> None:
         if self.desk is None or not self.desk.sample.row_ids:
@@ -492,7 +428,7 @@ class ReviewView(Page):
                                                   given.seconds))
         if desk is not self.desk:       # another sample is open now: the rating is kept, there is nothing to draw
             return
-        self._draw_progress()
+        self.draw_progress()
         self.reveal.setText(self._said(desk, given, rating))
         self.rated.emit(given.target[0])
         if not desk.complete:
@@ -534,7 +470,7 @@ class ReviewView(Page):
         shown next (the card in front of a reviewer does not move)."""
         if self.desk is not None:
             check = self.desk.check
-            self._read_rows([*self.desk.sample.row_ids, *([check.row_id] if check is not None else [])], show=False)
+            self.read_rows([*self.desk.sample.row_ids, *([check.row_id] if check is not None else [])], show=False)
 
     def undo(self) -> None:
         """u (and Ctrl+Z): the window's undo stack takes back the last edit, a rating here."""

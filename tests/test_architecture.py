@@ -79,7 +79,7 @@ def test_core_types_its_connections_projects_and_contexts():
 
 # Lines that say `Any`, per area: the ceiling only comes down. Lower it when a change types more (the test says so
 # once an area is 10 under); a change that adds `Any` pays for it by typing something else.
-ANY_CEILING = {"cli": 29, "core": 650, "gui": 186, "top": 16}
+ANY_CEILING = {"cli": 29, "core": 627, "gui": 123, "top": 16}
 
 
 def test_any_only_goes_down():

@@ -14,10 +14,14 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.text import inert_text, json_inert
+
+if TYPE_CHECKING:
+    from rageval_desktop import api
+    from rageval_desktop.core.store.project import Project as CoreProject
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_TOOL_FAILED = 4          # a verdict's command (gate, decisions, check) that could not reach its verdict
@@ -162,7 +166,7 @@ class InertStream:
         return getattr(self._stream, name)
 
 
-def open_project(path: str, *, read_only: bool = False):
+def open_project(path: str, *, read_only: bool = False) -> CoreProject:
     """Core's project, opened as the API opens it (`api.open`): commands that only read open read-only (nothing
     written, no sidecar files made, never migrated: an older file is read through a migrated temporary copy, and
     the command says so)."""
@@ -174,7 +178,7 @@ class Opened(Protocol):
     def opening_notes(self) -> list[str]: ...
 
 
-def open_api(path: str, *, read_only: bool = False):
+def open_api(path: str, *, read_only: bool = False) -> api.Project:
     """`api.open`, saying on stderr when an older file is read through a migrated copy (the file is unchanged)."""
     from rageval_desktop import api
 

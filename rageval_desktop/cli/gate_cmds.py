@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rageval_desktop import api
 from rageval_desktop.cli.base import (
@@ -20,6 +21,9 @@ from rageval_desktop.cli.base import (
 )
 from rageval_desktop.cli.metrics_cmds import _metric_names, _unsettled_lines
 from rageval_desktop.core.metrics.retrieval import named
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.metrics.gate_config import GateConfig
 
 
 def _gate_epilog() -> str:
@@ -42,7 +46,7 @@ GATE_EXAMPLES = """examples:
 """
 
 
-def _gate_config(args: argparse.Namespace, project: api.Project):
+def _gate_config(args: argparse.Namespace, project: api.Project) -> GateConfig | None:
     """The configuration this gate runs under: --config FILE, else the project's saved one (none with --no-config);
     limits given on the command line beside one are refused, not silently ignored."""
     from rageval_desktop.core.metrics import gate_config

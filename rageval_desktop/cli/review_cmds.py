@@ -376,8 +376,8 @@ def cmd_selective(args: argparse.Namespace) -> int:
         if args.cascade:
             if args.judge:
                 raise UsageError("give --judge or --cascade, not both")
-            found = project.cascade(args.cascade.split(","), alpha=args.alpha, delta=args.delta, run=args.run)
-            say(args, found, selective.describe_cascade(found))
+            chain = project.cascade(args.cascade.split(","), alpha=args.alpha, delta=args.delta, run=args.run)
+            say(args, chain, selective.describe_cascade(chain))
             return EXIT_OK
         found = project.selective(args.judge, alpha=args.alpha, delta=args.delta, run=args.run)
     say(args, found, "\n".join(selective.describe(f) for f in found) or "no judge with a pass mark")

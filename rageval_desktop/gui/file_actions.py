@@ -14,6 +14,8 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 if TYPE_CHECKING:   # the project module loads when one is opened, after the first window
     from PySide6.QtGui import QDropEvent
 
+    from rageval_desktop.core.golden.dedupe import NewRowsCheck
+    from rageval_desktop.core.store.integrity import CheckReport
     from rageval_desktop.gui.lanes import Lanes
     from rageval_desktop.gui.session import Session
     from rageval_desktop.gui.window_host import WindowHost
@@ -157,7 +159,7 @@ class FileActions:
         self.w.run_read("near-duplicates", operations.check_new_golden, self.w.project, ids,
                         on_done=self._new_golden_checked)
 
-    def _new_golden_checked(self, found: Any) -> None:
+    def _new_golden_checked(self, found: NewRowsCheck) -> None:
         from rageval_desktop.gui.views.common import TextDialog
         from rageval_desktop.gui.views.golden_tools import duplicates_text
 
@@ -200,7 +202,7 @@ class FileActions:
         self.w.notice_bar.show_notice(text, tone="info", topic="integrity")
         self.w.run_read("integrity", operations.check_project, project, reason, on_done=self._project_checked)
 
-    def _project_checked(self, report: Any) -> None:
+    def _project_checked(self, report: CheckReport) -> None:
         from rageval_desktop.core.store.backup import list_backups
 
         if report.ok:

@@ -10,6 +10,9 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.jobs.batch import BatchStats
+    from rageval_desktop.core.jobs.judge_job import JobStats
+    from rageval_desktop.core.jobs.spec import JobSpec
     from rageval_desktop.gui.views.jobs_view import JobsView
     from rageval_desktop.gui.window_host import WindowHost
     from rageval_desktop.gui.workers import Worker
@@ -91,8 +94,8 @@ class JudgingActions:
                         on_done=lambda j: self.w.statusBar().showMessage(
                           f"Saved as a new rubric version; new judge '{j.name}'", 10_000))
 
-    def start_judging(self, run: str | None, judges: list[str] | None, spec: Any = None, *, batch: bool = False,
-                      job_id: int | None = None) -> None:
+    def start_judging(self, run: str | None, judges: list[str] | None, spec: JobSpec | None = None, *,
+                      batch: bool = False, job_id: int | None = None) -> None:
         """A judging job in the background; `batch`: through the provider's Batch API (`job_id`: resume that
         batch job)."""
         if self.w.project is None or (run is None and spec is None):
@@ -114,7 +117,7 @@ class JudgingActions:
         self.w.task_label.setText(f"Judging {spec.run}")
         ended = self._job_ended
 
-        def done(stats: Any) -> None:
+        def done(stats: JobStats) -> None:
             if stats.stopped in ("fatal", "write_failed"):
                 self.w.show_error(f"The job stopped: {stats.message}")
             text = (f"Job #{stats.job_id} {stats.stopped or 'finished'}: {stats.ok} ok, {stats.unparsed} unparsed, "
@@ -144,13 +147,13 @@ class JudgingActions:
         self._jobs().job_ended(summary)
         self.w.job_finished.emit(summary)
 
-    def _start_batch(self, spec: Any, job_id: int | None) -> None:
+    def _start_batch(self, spec: JobSpec, job_id: int | None) -> None:
         jobs = self._jobs()
         jobs.live_label.setText(f"{'Collecting' if job_id else 'Preparing'} the batch job on {spec.run}…")
         self.w.task_label.setText(f"Batch job on {spec.run}")
         ended = self._job_ended
 
-        def done(stats: Any) -> None:
+        def done(stats: BatchStats) -> None:
             judged = stats.judged or {}
             if stats.status == "failed":
                 self.w.show_error(f"The batch job stopped: {stats.message}")

@@ -7,7 +7,7 @@ widget of the window."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 from shiboken6 import isValid
@@ -18,6 +18,8 @@ operations = lazy("rageval_desktop.gui.operations")   # (imported on first use: 
 workers = lazy("rageval_desktop.gui.workers")
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from PySide6.QtCore import SignalInstance
 
     from rageval_desktop.core.base.context import TaskContext
@@ -77,7 +79,7 @@ class TaskBar:
         self.cancel.setVisible(False)
 
 
-def gone(callback: Any) -> bool:
+def gone(callback: Callable[..., object]) -> bool:
     """The callback is a method of a Qt object deleted meanwhile (a dialog closed, a page rebuilt while its read ran):
     calling it raised RuntimeError in Qt's event loop."""
     owner = getattr(callback, "__self__", None)
@@ -117,7 +119,7 @@ class Lanes:
 
         started_on = self.w.project
 
-        def done(result: Any) -> None:
+        def done(result: T) -> None:
             if not self.bar.standing:  # the window closed while the task finished: nothing to show
                 return
             finish("done")
@@ -146,7 +148,7 @@ class Lanes:
         `workers.WriteQueue`); a result for a project closed meanwhile is dropped."""
         started_on = self.w.project
 
-        def done(result: Any) -> None:
+        def done(result: T) -> None:
             if on_done is not None and self.w.project is started_on and not gone(on_done):
                 on_done(result)
 
@@ -167,7 +169,7 @@ class Lanes:
         self._reads[page] = generation
         started_on = self.w.project
 
-        def done(result: Any) -> None:
+        def done(result: T) -> None:
             if self._reads.get(page) == generation and self.w.project is started_on and started_on is not None \
                     and not gone(on_done):
                 on_done(result)
@@ -189,7 +191,7 @@ class Lanes:
             return
         fn = operations.backup if reason == "manual" else operations.periodic_backup
 
-        def finished(path: Any = None) -> None:
+        def finished(path: Path | None = None) -> None:
             self._backup = None
             if path:
                 self.w.show_status(f"Backup written to {path}", 10_000)

@@ -12,9 +12,18 @@ from rageval_desktop.core.base.paths import user_data_dir
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage
 
+    from rageval_desktop.core.golden.dedupe import NewRowsCheck
     from rageval_desktop.core.importers.common import ImportReport
+    from rageval_desktop.core.jobs.batch import BatchStats
+    from rageval_desktop.core.jobs.judge_job import JobStats
+    from rageval_desktop.core.jobs.spec import JobSpec
+    from rageval_desktop.core.judges.judge import Judge
     from rageval_desktop.core.metrics.gate import GateResult
+    from rageval_desktop.core.metrics.gate_config import GateConfig
+    from rageval_desktop.core.review.packs import PackInfo
+    from rageval_desktop.core.store.integrity import CheckReport
     from rageval_desktop.core.store.project import Project  # imported inside the functions: not on the start-up path
+    from rageval_desktop.core.store.restore import RestoreReport
 
 
 WINDOW_READER_CACHE_KIB = 4 * 1024
@@ -38,13 +47,13 @@ def open_project(path: Path, ctx: TaskContext) -> Project:
     return Project.open(path, check="defer")
 
 
-def check_new_golden(project: Project, ids: list[str], ctx: TaskContext):
+def check_new_golden(project: Project, ids: list[str], ctx: TaskContext) -> NewRowsCheck:
     from rageval_desktop.core.golden.dedupe import check_new
 
     return check_new(project, ids, ctx=ctx)
 
 
-def check_project(project: Project, reason: str, ctx: TaskContext):
+def check_project(project: Project, reason: str, ctx: TaskContext) -> CheckReport:
     """Every page of the file (read-only, its own connection); a passing check is recorded (and clears the marks an
     unclean shutdown left)."""
     from rageval_desktop.core.store import integrity
@@ -141,20 +150,20 @@ def keep_values(project: Project, ctx: TaskContext) -> int:
     return kept
 
 
-def restore_backup(project_path: Path, backup: Path, ctx: TaskContext):
+def restore_backup(project_path: Path, backup: Path, ctx: TaskContext) -> RestoreReport:
     from rageval_desktop.core.store.restore import restore
 
     return restore(project_path, backup)
 
 
-def add_judge(project: Project, values: dict[str, object], ctx: TaskContext):
+def add_judge(project: Project, values: dict[str, object], ctx: TaskContext) -> Judge:
     """The judge dialog's values (a dict: run_task passes arguments by position, the context last)."""
     from rageval_desktop.core.judges.registry import add_judge as add
 
     return add(project, **values)  # type: ignore[arg-type]
 
 
-def clone_judge(project: Project, judge_name: str, template: str, ctx: TaskContext):
+def clone_judge(project: Project, judge_name: str, template: str, ctx: TaskContext) -> Judge:
     from rageval_desktop.core.judges.registry import clone_with_rubric, get_judge
 
     return clone_with_rubric(project, get_judge(project, judge_name), template)
@@ -167,7 +176,7 @@ def test_connection(project: Project, judge_name: str, ctx: TaskContext) -> str:
     return check_connection(project, judge_name).describe()
 
 
-def run_judges(project: Project, spec, ctx: TaskContext):
+def run_judges(project: Project, spec: JobSpec, ctx: TaskContext) -> JobStats:
     from rageval_desktop.core.jobs.judge_job import run_judge_job
 
     return run_judge_job(project, spec, ctx)
@@ -176,7 +185,7 @@ def run_judges(project: Project, spec, ctx: TaskContext):
 BATCH_POLL_SECONDS = 30.0
 
 
-def run_batch(project: Project, spec, job_id: int | None, ctx: TaskContext):
+def run_batch(project: Project, spec: JobSpec, job_id: int | None, ctx: TaskContext) -> BatchStats:
     """A batch job (new, or resumed by id): submit, poll until the provider is done, judge the rows."""
     from rageval_desktop.core.jobs.batch import run_batch_job
 
@@ -243,13 +252,13 @@ def gate_plan(project: Project, baseline: str, like: str | None, tolerance: floa
     return plan(project, baseline, like=like, churn=1.0, tolerance=tolerance, max_tolerance=max_tolerance)
 
 
-def save_gate_config(project: Project, config: Any, ctx: TaskContext) -> None:
+def save_gate_config(project: Project, config: GateConfig, ctx: TaskContext) -> None:
     from rageval_desktop.core.metrics import gate_config
 
     gate_config.save(project, config)
 
 
-def write_gate_config(config: Any, path: str, ctx: TaskContext) -> str:
+def write_gate_config(config: GateConfig, path: str, ctx: TaskContext) -> str:
     from rageval_desktop.core.metrics import gate_config
 
     return str(gate_config.write_file(config, path))
@@ -278,7 +287,7 @@ def export_report(project: Project, run: str, out: Path, baseline: str | None, c
 
 
 def export_packs(project: Project, sample_id: int, reviewers: list[str], out: Path, overlap: int,
-                 ctx: TaskContext) -> list[Any]:
+                 ctx: TaskContext) -> list[PackInfo]:
     from rageval_desktop.core.review.packs import export_packs as write
 
     return write(project, sample_id, reviewers, out, overlap)

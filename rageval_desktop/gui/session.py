@@ -9,7 +9,7 @@ waits."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenu, QProgressDialog
 
     from rageval_desktop.core.store.project import Project
+    from rageval_desktop.core.store.restore import RestoreReport
     from rageval_desktop.gui.window_host import WindowHost
 
 MAX_RECENT = 8
@@ -74,7 +75,7 @@ class Session(QObject):
     def open_demo(self) -> None:
         self.w.run_task("Preparing the demo project", operations.ensure_demo_project, on_done=self.open_path)
 
-    def create(self, path: Path, then: Callable[[Project], Any] | None = None) -> None:
+    def create(self, path: Path, then: Callable[[Project], object] | None = None) -> None:
         """A new project file at `path`, opened (then `then(project)`)."""
         def created(project: Project) -> None:
             self.adopt(project)
@@ -123,7 +124,7 @@ class Session(QObject):
             menu.addAction("(none yet)").setEnabled(False)
 
     # --- closing ------------------------------------------------------------------------------------------------
-    def close(self, then: Callable[[], Any] | None = None) -> None:
+    def close(self, then: Callable[[], object] | None = None) -> None:
         """Detach the project from the window at once; cancelling its work (calls in flight included), the
         closing backup and closing the file happen on a thread behind a progress dialog — the GUI thread never
         waits. `then` runs once the file is closed (opening another project, quitting)."""
@@ -202,7 +203,7 @@ class Session(QObject):
             return
         chosen = Path(backup)
 
-        def restored(report: Any) -> None:
+        def restored(report: RestoreReport) -> None:
             self.w.open_path(path)
             warned = "".join(f" — warning: {w}" for w in report.warnings)
             self.w.show_status(f"Restored from {chosen.name}; the state before is saved as "

@@ -6,15 +6,21 @@ and redo on the write lane (`AppState.run_write`: in order, behind the write tha
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDialog, QWidget
 
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.ops import OpResult
     from rageval_desktop.core.store.project import Project
+
+T = TypeVar("T")
+U = TypeVar("U")      # what an entry's undo returns (handed to `undone`)
+R = TypeVar("R")      # what its redo returns (handed to `redone`)
 
 
 class UndoOwner(Protocol):
@@ -22,20 +28,20 @@ class UndoOwner(Protocol):
 
     @property
     def project(self) -> Project | None: ...
-    def run_write(self, label: str, fn: Callable[[Any], Any], *, on_done: Callable[[Any], Any] | None = None,
-                  on_error: Callable[[str, str], Any] | None = None) -> None: ...
+    def run_write(self, label: str, fn: Callable[[TaskContext], T], *, on_done: Callable[[T], object] | None = None,
+                  on_error: Callable[[str, str], object] | None = None) -> None: ...
     def status(self, message: str, ms: int = 6000) -> None: ...
     def show_error(self, message: str, details: str = "") -> None: ...
 
 
-class EditCommand(QUndoCommand):
+class EditCommand(QUndoCommand, Generic[U, R]):
     """One edit on the stack. `undo` and `redo` run in a worker, queued on the write lane; `undone` and `redone` get
     what they returned, on the GUI thread; `busy(True)` is called as either is asked, `busy(False)` once it has
     landed and `undone` or `redone` ran."""
 
-    def __init__(self, owner: UndoOwner, label: str, undo: Callable[[Any], Any], redo: Callable[[Any], Any],
-                 undone: Callable[[Any], Any] | None = None, redone: Callable[[Any], Any] | None = None,
-                 busy: Callable[[bool], Any] | None = None) -> None:
+    def __init__(self, owner: UndoOwner, label: str, undo: Callable[[TaskContext], U],
+                 redo: Callable[[TaskContext], R], undone: Callable[[U], object] | None = None,
+                 redone: Callable[[R], object] | None = None, busy: Callable[[bool], object] | None = None) -> None:
         super().__init__(label)
         self.owner = owner
         self._undo, self._redo, self._undone, self._redone, self._busy = undo, redo, undone, redone, busy
@@ -50,12 +56,12 @@ class EditCommand(QUndoCommand):
     def undo(self) -> None:
         self._run(self._undo, f"Undo: {self.text()}", self._undone)
 
-    def _run(self, fn: Callable[[Any], Any], label: str, after: Callable[[Any], Any] | None) -> None:
+    def _run(self, fn: Callable[[TaskContext], T], label: str, after: Callable[[T], object] | None) -> None:
         owner, busy = self.owner, self._busy
         if busy is not None:
             busy(True)
 
-        def done(result: Any) -> None:
+        def done(result: T) -> None:
             try:
                 if after is not None:
                     after(result)
@@ -72,7 +78,7 @@ class EditCommand(QUndoCommand):
         owner.run_write(label, fn, on_done=done, on_error=failed)
 
 
-def op_command(owner: UndoOwner, result: OpResult) -> EditCommand:
+def op_command(owner: UndoOwner, result: OpResult) -> EditCommand[OpResult, OpResult]:
     """A logged operation of core: its undo and redo are operations too (logged, undoable)."""
     from rageval_desktop.core.base.errors import RagevalError
 
@@ -81,12 +87,12 @@ def op_command(owner: UndoOwner, result: OpResult) -> EditCommand:
         raise RuntimeError("an operation is pushed while its project is open")
     ids: dict[str, int | None] = {"operation": result.operation, "undo": None}
 
-    def undo(ctx: Any) -> OpResult:
+    def undo(ctx: TaskContext) -> OpResult:
         from rageval_desktop.core import ops  # start-up deferral: the operations' modules load on first undo
 
         return ops.undo(project, ids["operation"], initiator="gui")
 
-    def redo(ctx: Any) -> OpResult:
+    def redo(ctx: TaskContext) -> OpResult:
         from rageval_desktop.core import ops
 
         if ids["undo"] is None:       # (its undo failed: there is nothing to redo)
@@ -103,7 +109,7 @@ def push(owner: UndoOwner, stack: QUndoStack, result: OpResult) -> None:
         stack.push(op_command(owner, result))
 
 
-def make_stack(parent: Any) -> QUndoStack:
+def make_stack(parent: QObject | None) -> QUndoStack:
     stack = QUndoStack(parent)
     stack.setUndoLimit(200)
     return stack

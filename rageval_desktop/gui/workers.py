@@ -10,13 +10,16 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance
 
 from rageval_desktop.core.base.context import Cancelled, TaskContext
 from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.memory import glibc
+
+R = TypeVar("R")      # what a worker's function returns, handed to its on_done
+V = TypeVar("V")
 
 
 class WorkerSignals(QObject):
@@ -28,7 +31,7 @@ class WorkerSignals(QObject):
 
 
 class Worker(QRunnable):
-    def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    def __init__(self, fn: Callable[..., object], *args: object, **kwargs: object) -> None:
         super().__init__()
         self.setAutoDelete(False)  # Python owns it (kept in _ACTIVE until it ends)
         self.signals = WorkerSignals()
@@ -142,11 +145,11 @@ def pool() -> QThreadPool:
     return found
 
 
-def start(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], object] | None = None,
+def start(fn: Callable[..., R], *args: object, on_done: Callable[[R], object] | None = None,
           on_error: Callable[[str, str], object] | None = None,
           on_progress: Callable[[int, int, str], None] | None = None,
           on_cancel: Callable[[str], None] | None = None,
-          on_stats: Callable[[dict], None] | None = None, **kwargs: Any) -> Worker:
+          on_stats: Callable[[dict], None] | None = None, **kwargs: object) -> Worker:
     cap_arenas()
     worker = Worker(fn, *args, **kwargs)
     if on_done:
@@ -172,16 +175,15 @@ class WriteQueue:
     rating is still saving runs after it, and a redo after its undo."""
 
     def __init__(self) -> None:
-        self._waiting: list[tuple[Callable[..., Any], Callable[[Any], object] | None,
-                                  Callable[[str, str], object] | None]] = []
+        self._waiting: list[Callable[[], None]] = []      # each starts its write, with its callbacks
         self._running = False
 
     def __len__(self) -> int:
         return len(self._waiting) + self._running
 
-    def put(self, fn: Callable[..., Any], *, on_done: Callable[[Any], object] | None = None,
+    def put(self, fn: Callable[..., R], *, on_done: Callable[[R], object] | None = None,
             on_error: Callable[[str, str], object] | None = None) -> None:
-        self._waiting.append((fn, on_done, on_error))
+        self._waiting.append(lambda: self._start(fn, on_done, on_error))
         if not self._running:
             self._next()
 
@@ -190,9 +192,11 @@ class WriteQueue:
             self._running = False
             return
         self._running = True
-        fn, on_done, on_error = self._waiting.pop(0)
+        self._waiting.pop(0)()
 
-        def done(value: Any) -> None:
+    def _start(self, fn: Callable[..., R], on_done: Callable[[R], object] | None,
+               on_error: Callable[[str, str], object] | None) -> None:
+        def done(value: R) -> None:
             try:
                 if on_done is not None:
                     on_done(value)
@@ -218,7 +222,7 @@ _THREADS: set[threading.Thread] = set()
 _SIGNALS: set[_ThreadSignals] = set()  # owned by the GUI thread until their queued signal was delivered
 
 
-def in_thread(fn: Callable[[], Any], *, on_done: Callable[[Any], None] | None = None,
+def in_thread(fn: Callable[[], R], *, on_done: Callable[[R], None] | None = None,
               on_error: Callable[[str], None] | None = None) -> threading.Thread:
     """Run `fn` on a plain thread outside the pool — for work that waits for the pool itself (closing a project
     waits for its workers): the GUI thread never waits. Results come back through queued signals; the signal
@@ -228,8 +232,8 @@ def in_thread(fn: Callable[[], Any], *, on_done: Callable[[Any], None] | None = 
     signals = _ThreadSignals()
     _SIGNALS.add(signals)
 
-    def delivered(callback: Callable[[Any], None] | None) -> Callable[[Any], None]:
-        def slot(value: Any) -> None:
+    def delivered(callback: Callable[[V], None] | None) -> Callable[[V], None]:
+        def slot(value: V) -> None:
             try:
                 if callback:
                     callback(value)
@@ -256,7 +260,7 @@ def in_thread(fn: Callable[[], Any], *, on_done: Callable[[Any], None] | None = 
     return thread
 
 
-def _tell(signal: Any, value: Any) -> None:
+def _tell(signal: SignalInstance, value: object) -> None:
     """Emit from a plain thread; when the application (and with it the signal's object) is already gone — a close
     finishing as the process exits — there is no one left to tell."""
     try:

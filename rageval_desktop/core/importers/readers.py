@@ -21,6 +21,7 @@ from rageval_desktop.core.base.errors import ImportFailed
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pandas import DataFrame
 
 Rows = list[dict[str, Any]]    # a chunk of a file's rows, keyed by column name
 
@@ -301,7 +302,7 @@ def _named_records(path: Path, rows: Rows) -> tuple[Rows, list[str]]:
     return rows, names
 
 
-def _binary(path: Path, fmt: str, raw: bytes):
+def _binary(path: Path, fmt: str, raw: bytes) -> DataFrame:
     import pandas as pd
 
     if fmt == "xlsx":

@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rageval_desktop.core.base.scoring import citations, nuggets
 from rageval_desktop.core.base.scoring.nuggets import batch_values
@@ -29,32 +30,40 @@ from rageval_desktop.core.judges.judge import Judge
 from rageval_desktop.core.judges.registry import get_judge, list_judges
 from rageval_desktop.core.store.project import Project
 
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from rageval_desktop.core.base.limiter import AdaptiveLimiter
+    from rageval_desktop.core.jobs.judge_job import JudgeJob
+
+T = TypeVar("T")
+
 
 class Chains:
     """Per-job state of the multi-call judges: their rubrics, the nugget lists made or approved, and locks."""
 
-    def __init__(self, job: Any) -> None:
+    def __init__(self, job: JudgeJob) -> None:
         self.job = job
         self.lists: dict[tuple[str, str], dict[str, Any]] = {}   # (question key, scope) -> list made in this job
         self.locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.helpers: dict[tuple[int, str], rubrics.Rubric] = {}   # (judge id, role) -> creation/importance rubric
 
-    def rubric(self, judge: Any, role: str) -> rubrics.Rubric:
+    def rubric(self, judge: Judge, role: str) -> rubrics.Rubric:
         return helper_rubric(self.job.project.reader(), judge, role, self.helpers)
 
-    async def ask(self, item: Item, client: Any, limiter: Any, rubric: rubrics.Rubric, values: dict[str, str],
-                  parse: Any, trace: Trace, step: str) -> Any:
+    async def ask(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, rubric: rubrics.Rubric,
+                  values: dict[str, str], parse: Callable[[str], T], trace: Trace, step: str) -> T:
         return await ask(self.job, item, client, limiter, rubric, values, parse, trace, step)
 
     # --- a row --------------------------------------------------------------------------------------
-    async def run(self, item: Item, client: Any, limiter: Any, rubric: rubrics.Rubric) -> None:
+    async def run(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, rubric: rubrics.Rubric) -> None:
         estimate = self.job.estimates.pop(item.idem_key, 0.0)
         try:
             await self._run(item, client, limiter, rubric)
         finally:
             self.job.in_flight_estimate = max(0.0, self.job.in_flight_estimate - estimate)
 
-    async def _run(self, item: Item, client: Any, limiter: Any, rubric: rubrics.Rubric) -> None:
+    async def _run(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, rubric: rubrics.Rubric) -> None:
         trace = Trace()
         try:
             if item.judge.metric == nuggets.SOURCE_METRIC:
@@ -70,7 +79,8 @@ class Chains:
         self.job.record(item, "ok", verdict=verdict, detail=detail, subs=subs, replaces=True, **trace.record_args())
 
     # --- nuggets ------------------------------------------------------------------------------------
-    async def nugget_list(self, item: Item, client: Any, limiter: Any, trace: Trace) -> dict[str, Any]:
+    async def nugget_list(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter,
+                          trace: Trace) -> dict[str, Any]:
         """The row's nugget list: approved/edited for its question, else generated for its run (made once)."""
         meta = item.meta
         if meta.get("golden_list"):
@@ -91,7 +101,7 @@ class Chains:
             self.lists[key] = {"nuggets": made["nuggets"], "status": "generated", "scope": key[1], "revision": 1}
             return self.lists[key]
 
-    async def create(self, item: Item, client: Any, limiter: Any, trace: Trace) -> dict[str, Any]:
+    async def create(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, trace: Trace) -> dict[str, Any]:
         judge = item.judge
         passages = item.meta["relevant_passages"]
         if passages is None:
@@ -115,7 +125,7 @@ class Chains:
         source["calls"] = len(trace.raw)
         return {"nuggets": nuggets.sort_by_importance(texts, labels), "source": source}
 
-    async def nugget_row(self, item: Item, client: Any, limiter: Any, rubric: rubrics.Rubric,
+    async def nugget_row(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, rubric: rubrics.Rubric,
                          trace: Trace) -> tuple[parsers.Verdict, dict, list]:
         listed = await self.nugget_list(item, client, limiter, trace)
         items = listed["nuggets"]
@@ -142,7 +152,7 @@ class Chains:
         return verdict, detail, subs
 
     # --- citations ----------------------------------------------------------------------------------
-    async def citation_row(self, item: Item, client: Any, limiter: Any, rubric: rubrics.Rubric,
+    async def citation_row(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, rubric: rubrics.Rubric,
                            trace: Trace) -> tuple[parsers.Verdict, dict, list]:
         found = citations.statements(item.fields["answer"])
         passages = item.meta["passages_by_number"]
@@ -182,14 +192,14 @@ def batches(texts: list[str]) -> list[tuple[int, list[str]]]:
 
 
 def helper_rubric(conn: sqlite3.Connection,
-                  judge: Any, role: str, cache: dict[tuple[int, str], rubrics.Rubric]) -> rubrics.Rubric:
+                  judge: Judge, role: str, cache: dict[tuple[int, str], rubrics.Rubric]) -> rubrics.Rubric:
     """A nugget judge's creation or importance rubric (stored with the judge), loaded once."""
     if (judge.id, role) not in cache:
         cache[(judge.id, role)] = rubrics.load(conn, judge.params[f"{role}_rubric_id"])
     return cache[(judge.id, role)]
 
 
-def labels_of(allowed: tuple[str, ...], count: int) -> Any:
+def labels_of(allowed: tuple[str, ...], count: int) -> Callable[[str], list[str]]:
     """The parser of one batch's reply: exactly `count` labels from `allowed`."""
     return lambda text: parsers.parse_label_list(text, allowed, count)
 

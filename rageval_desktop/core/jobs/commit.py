@@ -13,10 +13,11 @@ only file — stops the lane: `error` says why, the results not committed stay i
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, TypeVar
 
 from rageval_desktop.core.base.context import TaskContext
 from rageval_desktop.core.base.errors import WriteFailed
@@ -25,9 +26,10 @@ from rageval_desktop.core.store.owners import HEARTBEAT_S
 from rageval_desktop.core.store.project import Project
 
 BUSY_GIVE_UP_S = 600.0
+T = TypeVar("T")
 
 
-def while_busy(write: Callable[[], Any], ctx: TaskContext | None = None, give_up_s: float = BUSY_GIVE_UP_S) -> Any:
+def while_busy(write: Callable[[], T], ctx: TaskContext | None = None, give_up_s: float = BUSY_GIVE_UP_S) -> T:
     """`write()`, retried with backoff while another process holds the write lock, up to `give_up_s` of
     continuous refusal (the commit lane's policy; a starting job gave up after the 10 s busy timeout while a running
     one waited ten minutes); `ctx.report` says that it waits. Other failures are raised at once."""
@@ -45,13 +47,16 @@ def while_busy(write: Callable[[], Any], ctx: TaskContext | None = None, give_up
             delay = min(2.0, delay * 2)
 
 
-class CommitLane:
-    def __init__(self, project: Project, write: Callable[[Any, list], None], *,
-                 on_committed: Callable[[list], None] | None = None, heartbeat: Callable[[Any], None] | None = None,
+class CommitLane(Generic[T]):
+    """Results of type T, committed in batches by a thread of its own (`write(conn, batch)`), counted once committed."""
+
+    def __init__(self, project: Project, write: Callable[[sqlite3.Connection, list[T]], None], *,
+                 on_committed: Callable[[list[T]], None] | None = None,
+                 heartbeat: Callable[[sqlite3.Connection], None] | None = None,
                  op: str = "save results", changed: tuple[Area, ...] = (), busy_give_up_s: float = BUSY_GIVE_UP_S):
         self.project, self._write, self._on_committed, self._heartbeat = project, write, on_committed, heartbeat
         self.op, self.changed, self.busy_give_up_s = op, changed, busy_give_up_s
-        self._items: list = []
+        self._items: list[T] = []
         self._cond = threading.Condition()
         self._closing = False
         self._committing = 0
@@ -61,12 +66,12 @@ class CommitLane:
         self._thread: threading.Thread | None = None
 
     # --- the producer's side -------------------------------------------------------------------
-    def start(self) -> CommitLane:
+    def start(self) -> CommitLane[T]:
         self._thread = threading.Thread(target=self._run, name="commit-lane", daemon=True)
         self._thread.start()
         return self
 
-    def put(self, item: Any) -> None:
+    def put(self, item: T) -> None:
         with self._cond:
             self._items.append(item)
             self._cond.notify_all()
@@ -128,7 +133,7 @@ class CommitLane:
                     except Exception:  # counting must never stop the saving
                         pass
 
-    def _commit(self, batch: list) -> bool:
+    def _commit(self, batch: list[T]) -> bool:
         delay, refused_since = 0.05, None
         while True:
             try:

@@ -16,9 +16,9 @@ import json
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.core.base.clock import utcnow
 from rageval_desktop.core.base.context import TaskContext
@@ -39,6 +39,9 @@ from rageval_desktop.core.store.changes import Area
 from rageval_desktop.core.store.project import Project
 from rageval_desktop.core.store.queries import run_id as find_run
 from rageval_desktop.core.store.schema import JUDGMENT_TARGET
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 SUB_INSERT = ("INSERT INTO judgments (judge_id, run_row_id, passage_rank, idem_key, status, score, label, rationale, "
               "detail, attempts, job_id, created_at, cache_hit) VALUES (?, ?, ?, ?, 'ok', ?, ?, ?, ?, 0, ?, ?, ?) "
@@ -124,9 +127,9 @@ class JudgeJob:
         self.scrub = Scrubber()
         self.fatal: str | None = None
         self.silence: defaultdict[tuple, llm.Silence] = defaultdict(llm.Silence)   # per endpoint: is it answering
-        self.lane: CommitLane | None = None
+        self.lane: CommitLane[Entry] | None = None
         self._last_report = 0.0
-        self._wake: Any = None         # tells the dispatcher (in the event loop) that a commit made room
+        self._wake: Callable[[], object] | None = None   # tells the dispatcher (in the loop) that a commit made room
         self._limiters: list[AdaptiveLimiter] = []
         self._room: asyncio.Event | None = None  # set (in the event loop) when a call ended or a commit made room
         self.chains = chains.Chains(self)
@@ -449,7 +452,7 @@ class JudgeJob:
 
     # --- LLM judges ----------------------------------------------------------------------------
     async def run_llm(self, work: Plan, judges: list[Judge]) -> None:
-        clients: dict[tuple, Any] = {}
+        clients: dict[tuple[str | None, str | None], AsyncOpenAI] = {}
         limiters: dict[tuple, AdaptiveLimiter] = {}
         rubric_cache: dict[int, rubrics.Rubric] = {}
         conn = self.project.reader()
@@ -599,7 +602,7 @@ class JudgeJob:
         self.estimates[item.idem_key] = per_call
         return False
 
-    async def guarded(self, item: Item, work: Any) -> None:
+    async def guarded(self, item: Item, work: Awaitable[object]) -> None:
         """A bug in scoring one row becomes that row's recorded error, not a silently lost row. A cancelled call
         records nothing: the row is left to do."""
         try:
@@ -607,7 +610,7 @@ class JudgeJob:
         except Exception as exc:
             self.record(item, "error", error_kind="internal", raw=f"{type(exc).__name__}: {exc}", attempts=0)
 
-    async def judge_one(self, item: Item, rubric: rubrics.Rubric, client: Any, limiter: AdaptiveLimiter,
+    async def judge_one(self, item: Item, rubric: rubrics.Rubric, client: AsyncOpenAI, limiter: AdaptiveLimiter,
                         ticket: int) -> None:
         """Starts holding the limiter slot (`ticket`) the dispatcher acquired; the first call releases it."""
         estimate = self.estimates.pop(item.idem_key, 0.0)
@@ -635,7 +638,7 @@ class JudgeJob:
         return llm.cache_entry(llm.cache_key(item.judge.base_url, item.judge.model, messages, params),
                                item.judge.model, reply, self.scrub)
 
-    async def call(self, item: Item, client: Any, limiter: AdaptiveLimiter, messages: list[dict], params: dict,
+    async def call(self, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, messages: list[dict], params: dict,
                    ticket: int | None = None) -> tuple[llm.Reply, bool, int] | None:
         """(reply, from cache, attempts), or None when the item ended as an error (recorded here) or the job is
         stopping (left to do)."""

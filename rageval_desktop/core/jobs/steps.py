@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rageval_desktop.core.judges import parsers, prices, rubrics
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from rageval_desktop.core.base.limiter import AdaptiveLimiter
+    from rageval_desktop.core.jobs.judge_job import JudgeJob
+    from rageval_desktop.core.jobs.work import Item
+    from rageval_desktop.core.judges.llm import Reply
+
+T = TypeVar("T")
 
 REMINDER = "reply to the format reminder"
 
@@ -45,7 +55,8 @@ class Trace:
     tokens_stated: bool = True           # every reply said what it used (else the tokens are unknown: NULL)
     estimated: int = 0                   # paid replies that stated no usage: their cost is estimated from their length
 
-    def take(self, label: str, reply: Any, hit: bool, attempts: int, price: Any, cache: dict | None,
+    def take(self, label: str, reply: Reply, hit: bool, attempts: int,
+             price: tuple[tuple[float, float] | None, tuple[float, float] | None], cache: dict | None,
              messages: list[dict]) -> None:
         self.raw.append(f"--- {label} ---\n{reply.content}" if label else reply.content)
         self.attempts += attempts
@@ -73,8 +84,9 @@ class Trace:
                 "confidence": self.confidence}
 
 
-async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Rubric, values: dict[str, str],
-              parse: Callable[[str], Any], trace: Trace, step: str = "", ticket: int | None = None) -> Any:
+async def ask(job: JudgeJob, item: Item, client: AsyncOpenAI, limiter: AdaptiveLimiter, rubric: rubrics.Rubric,
+              values: dict[str, str], parse: Callable[[str], T], trace: Trace, step: str = "",
+              ticket: int | None = None) -> T:
     """Render `rubric` with `values`, call, parse; on a ParseError one repair retry with the format reminder.
     `step` names the step in the raw replies and the failure ('' for a judge with a single step); `ticket` is a
     limiter slot the caller already holds (the first call uses it)."""
@@ -108,7 +120,7 @@ async def ask(job: Any, item: Any, client: Any, limiter: Any, rubric: rubrics.Ru
             raise StepFailed("unparsed", step or "unparsed", f"{step}: {note}" if step else note) from None
 
 
-def _sure(found: Any, reply: Any, item: Any, params: dict[str, Any], trace: Trace, step: str) -> Any:
+def _sure(found: T, reply: Reply, item: Item, params: dict[str, Any], trace: Trace, step: str) -> T:
     """A single-call judge that asked for log-probabilities: its verdict's confidence, kept on the trace."""
     mark = item.judge.spec.pass_mark
     if params.get("logprobs") and not step and isinstance(found, parsers.Verdict) and mark is not None:

@@ -26,8 +26,11 @@ from rageval_desktop.gui.state import Page
 from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QModelIndex
+
     from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.review.agreement import Agreement
+    from rageval_desktop.core.review.align import AlignReport
     from rageval_desktop.core.review.licence import DrawnCheck
     from rageval_desktop.core.review.settings import RetirementPolicy
     from rageval_desktop.core.store.project import Project
@@ -53,7 +56,7 @@ def _audit(project: Project, ctx: TaskContext) -> AuditRead:
     return chart_process.read(page_numbers.audit, project, ctx)
 
 
-def _check(project: Any, kind: str, judge: str, run: str, ctx: Any) -> dict[str, Any]:
+def _check(project: Project, kind: str, judge: str, run: str, ctx: TaskContext) -> dict[str, Any]:
     """Stability, a probe or the bias battery of a judge on a run, as `rageval stability|probe [--battery]` with
     their defaults, recorded."""
     from rageval_desktop.core.jobs import checks
@@ -107,7 +110,7 @@ class AuditView(Page):
         self.table = records_table(self.model, "audit", sortable=False)   # (a row is its place in `results`)
         self.accepts: dict[str, Any] = {}
         self.checks: dict[str, Any] = {}
-        self.results: list[Any] = []
+        self.results: list[Agreement] = []
         self.history_of: dict[str, list[dict[str, Any]]] = {}
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self._upper())
@@ -273,15 +276,16 @@ class AuditView(Page):
                                          "human_score": f"{a['human_score']:g}"} for a in found["false_accepts"]])
         self.false_accepts_view.resizeColumnsToContents()
 
-    def open_false_accept(self, index: Any) -> None:
+    def open_false_accept(self, index: QModelIndex) -> None:
         r = self.selected()
         row = self.false_accepts.record(index.row()) if r is not None else None
-        if row is not None:     # a row in no sample (imported ratings) comes to the card in a sample of the run's
-            same_run = [a["run_row_id"] for a in self.false_accepts.records if a["run"] == row["run"]]   # false accepts
+        if r is not None and row is not None:
+            # a row in no sample (imported ratings) comes to the card in a sample of the run's false accepts
+            same_run = [a["run_row_id"] for a in self.false_accepts.records if a["run"] == row["run"]]
             self.state.navigate("review", row=row["run_row_id"], metric=r.metric, run=row["run"],
                                 or_sample=same_run, reason=f"false accepts of {r.judge} on {row['run']}")
 
-    def selected(self) -> Any:
+    def selected(self) -> Agreement | None:
         rows = self.table.selectionModel().selectedRows()
         return self.results[rows[0].row()] if rows else None
 
@@ -454,7 +458,7 @@ class AuditView(Page):
         self.state.run_task(f"Aligning {judge} on the ratings", lambda ctx: align(project, judge, ctx=ctx),
                               on_done=self._aligned)
 
-    def _aligned(self, report: Any) -> None:
+    def _aligned(self, report: AlignReport) -> None:
         from rageval_desktop.core.review.align import create_aligned, describe
 
         box = QMessageBox(self)
@@ -473,7 +477,7 @@ class AuditView(Page):
                                   lambda ctx: create_aligned(project, judge, checked=report),
                                   on_done=lambda made: self._created(made))
 
-    def _created(self, made: Any) -> None:
+    def _created(self, made: tuple[str, list[dict[str, Any]]]) -> None:
         self.state.status(f"Created judge {made[0]} with {len(made[1])} examples: run it from the Judges view", 15_000)
 
     def apply(self) -> None:

@@ -23,6 +23,7 @@ from rageval_desktop.gui.models.records_model import RecordsModel
 from rageval_desktop.gui.views.common import records_table
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.metrics.gate_config import GateConfig
     from rageval_desktop.gui.state import AppState
 
 ASSUME_ALL = "every answer anew (cautious)"
@@ -34,7 +35,7 @@ class GatePlanDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Plan the gate against {baseline}")
         self.state, self.baseline = state, baseline
-        self.config: Any = None
+        self.config: GateConfig | None = None
         layout = QVBoxLayout(self)
         intro = QLabel("Per cell: its questions, the drop it can detect with 80% power at a 5% family-wise error, "
                        "the tolerance it can honour, and the questions a wanted tolerance would need. Slices that "

@@ -3,7 +3,8 @@ their diffs, near-duplicates. Every change goes through core ops, which keep who
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -24,8 +25,11 @@ from PySide6.QtWidgets import (
 from rageval_desktop.gui.views.common import ButtonBar
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.golden.synth import SynthStats
     from rageval_desktop.core.ops import AddGoldenRow, EditGoldenRow
     from rageval_desktop.core.store.project import Project
+
+T = TypeVar("T")
 
 
 class GoldenRowDialog(QDialog):
@@ -126,7 +130,7 @@ class GoldenRowDialog(QDialog):
                                 self.chunk_ids(), self.slice_box.currentData(), reason or "added by hand")
         return EditGoldenRow(self.row["id"], values, reason)
 
-def _chunk_texts(project: Any, ids: list[str]) -> dict[str, str]:
+def _chunk_texts(project: Project, ids: list[str]) -> dict[str, str]:
     from rageval_desktop.core.golden.edits import chunk_texts
 
     return chunk_texts(project, ids) if project is not None and ids else {}
@@ -173,7 +177,8 @@ class GoldenBarHost(Protocol):
 
     @property
     def project(self) -> Project | None: ...
-    def run_read(self, page: str, fn: Any, *args: Any, on_done: Any, announce: bool = True) -> None: ...
+    def run_read(self, page: str, fn: Callable[..., T], *args: object, on_done: Callable[[T], object],
+                 announce: bool = True) -> None: ...
 
 
 def _balance(project: Project, ctx: object = None) -> dict[str, Any]:
@@ -238,7 +243,7 @@ def lab_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def synth_text(stats: Any) -> str:
+def synth_text(stats: SynthStats) -> str:
     rejected = "\n".join(f"  {why}: {n}" for why, n in sorted(stats.rejected.items())) or "  none"
     return (f"{stats.chunks} chunks sampled → {stats.candidates} candidate questions → {stats.kept} draft golden rows "
             f"waiting for approval.\n\nRejected:\n{rejected}\n\n{stats.calls} calls, {stats.cache_hits} from the "

@@ -5,15 +5,19 @@ keeps working, reads it when ready, and closes it (Esc on the bar, or ×)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QKeyEvent
 
 TONES = ("info", "ok", "warning", "error")
 
 
 class NoticeBar(QFrame):
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("noticeBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -63,7 +67,7 @@ class NoticeBar(QFrame):
             self.setVisible(False)
             self.topic = ""
 
-    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
         if event.key() == Qt.Key.Key_Escape:
             self.dismiss()
             return

@@ -25,13 +25,14 @@ from rageval_desktop.core.base.vocab import LLM_DEFAULTS
 from rageval_desktop.gui.prefs import REVIEW_ACTIONS, check_review_keys, review_keys, settings
 
 if TYPE_CHECKING:
+    from rageval_desktop.core.base.context import TaskContext
     from rageval_desktop.core.store.project import Project
 
 THEMES = ("system", "light", "dark")
 
 
 class PreferencesDialog(QDialog):
-    def __init__(self, project: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Preferences")
         self.setMinimumWidth(560)
@@ -99,7 +100,7 @@ class PreferencesDialog(QDialog):
         kform.addRow(self.keys_problem)
         return keys_tab
 
-    def _project(self, project: Any) -> QWidget:
+    def _project(self, project: Project | None) -> QWidget:
         """The project's rules: retirement, selective judging, prices (disabled without a project)."""
         proj = QWidget()
         pform = QFormLayout(proj)
@@ -143,7 +144,7 @@ class PreferencesDialog(QDialog):
         pform.addRow("", self.prices_hint)
         return proj
 
-    def _fill_project(self, project: Any) -> None:
+    def _fill_project(self, project: Project) -> None:
         """The project's retirement rule, selective levels and prices, as set now."""
         from rageval_desktop.core.judges.prices import all_prices
         from rageval_desktop.core.review.settings import RULES, STATISTICS, policy
@@ -207,10 +208,11 @@ class PreferencesDialog(QDialog):
         return policy, prices
 
 
-def save_project_preferences(project: Project, policy: dict[str, Any], prices: list[tuple]) -> Callable[[Any], None]:
+def save_project_preferences(project: Project, policy: dict[str, Any],
+                             prices: list[tuple]) -> Callable[[TaskContext], None]:
     """The write lane's task that saves the dialog's project part: the retirement policy, and each price that
     changed (a batch price shown as derived — half the live one — stays derived)."""
-    def save(ctx: Any) -> None:
+    def save(ctx: TaskContext) -> None:
         from rageval_desktop.core.judges.prices import all_prices, set_price
         from rageval_desktop.core.review.settings import set_policy
 

@@ -53,6 +53,7 @@ def _pop_up(box: QComboBox) -> None:
 
 
 P = TypeVar("P", bound="Page")
+T = TypeVar("T")
 
 
 class RowsHost(GoldenBarHost, Protocol):
@@ -61,7 +62,8 @@ class RowsHost(GoldenBarHost, Protocol):
     state: AppState
     pages: QStackedWidget
 
-    def run_task(self, label: str, fn: Any, *args: Any, on_done: Any = None) -> Any: ...
+    def run_task(self, label: str, fn: Callable[..., T], *args: object,
+                 on_done: Callable[[T], object] | None = None) -> object: ...
     def show_error(self, message: str, details: str = "") -> None: ...
     def select_nav(self, key: str) -> None: ...
     def view(self, cls: type[P]) -> P: ...

@@ -5,7 +5,7 @@ core.review.team, computed in a worker; the lead's decision is written by a work
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -29,7 +29,8 @@ from rageval_desktop.gui.views.common import page_frame, records_table
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
-    from rageval_desktop.core.review.quality import QualityReport
+    from rageval_desktop.core.review.guidelines import ScalePoint
+    from rageval_desktop.core.review.quality import QualityReport, ReviewerQuality
     from rageval_desktop.core.review.team import TeamReport
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.gui.state import AppState
@@ -48,8 +49,8 @@ def _samples(project: Project, ctx: TaskContext) -> Records:
     return list_samples(project)
 
 
-def _settle(project: Any, row: int, metric: str, score: float, reason: str, lead: str, item: int,
-            key: str | None, ctx: Any) -> int:
+def _settle(project: Project, row: int, metric: str, score: float, reason: str, lead: str, item: int,
+            key: str | None, ctx: TaskContext) -> int:
     from rageval_desktop.core.review.team import adjudicate
 
     return adjudicate(project, row, metric, score, reason, lead, item=item, item_key=key)
@@ -65,7 +66,7 @@ def _value(e: dict) -> str:
 class SettleDialog(QDialog):
     """The consensus score for one target, and why."""
 
-    def __init__(self, item: dict, points: list[Any], parent: QWidget | None = None) -> None:
+    def __init__(self, item: dict, points: list[ScalePoint], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Set the consensus score")
         layout = QVBoxLayout(self)
@@ -149,8 +150,8 @@ class TeamView(Page):
         split.addWidget(lower)
         split.setSizes([260, 360])
         layout.addWidget(split, 1)
-        self.report: Any = None
-        self.quality: Any = None
+        self.report: TeamReport | None = None
+        self.quality: QualityReport | None = None
         self.people_view.selectionModel().selectionChanged.connect(lambda *_: self._aside_state())
         self.aside_button.clicked.connect(self.set_aside)
         self.metric_box.currentIndexChanged.connect(lambda _i: self.load())
@@ -276,7 +277,7 @@ class TeamView(Page):
                 f"rated by two or more. Agreement is {report.statistic} with its bootstrap 95% CI. A disagreement "
                 "of more than one point (any, on a scale of three points or fewer) waits for a lead below." + checks)
 
-    def _selected_reviewer(self) -> Any:
+    def _selected_reviewer(self) -> ReviewerQuality | None:
         rows = self.people_view.selectionModel().selectedRows()
         if not rows or self.quality is None:
             return None

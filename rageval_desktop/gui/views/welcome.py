@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QShowEvent
 
 
 class WelcomeHost(Protocol):
@@ -118,7 +121,7 @@ class WelcomePage(QWidget):
     def _open_item(self, item: QListWidgetItem) -> None:
         self.window_.open_path(item.data(Qt.ItemDataRole.UserRole))
 
-    def showEvent(self, event) -> None:  # noqa: ANN001
+    def showEvent(self, event: QShowEvent) -> None:
         self.recent.clear()
         for path in self.window_.recent_projects():
             item = QListWidgetItem(f"{Path(path).name}\n{Path(path).parent}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop import api
 from rageval_desktop.cli.base import (
@@ -19,6 +19,9 @@ from rageval_desktop.cli.base import (
     say,
     say_opening_notes,
 )
+
+if TYPE_CHECKING:
+    from rageval_desktop.core.store.project import Project as CoreProject
 
 
 def add_new(command: Command) -> None:
@@ -104,28 +107,51 @@ def add_migrate(command: Command) -> None:
     """The arguments of `rageval migrate` (its handler follows)."""
     p = command("migrate", cmd_migrate, "upgrade a project made by an earlier release to this release's schema, in "
                                         "place, after a backup (commands that only read never migrate: they read "
-                                        "an older file through a migrated temporary copy)")
+                                        "an older file through a migrated temporary copy), and keep the values of "
+                                        "large runs that are not kept (rageval info names them)")
     p.add_argument("project")
     p.add_argument("--json", action="store_true")
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     from rageval_desktop.core.base.errors import NeedsMigration
+    from rageval_desktop.core.metrics import values
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.schema import SCHEMA_VERSION
 
     try:
-        Project.open(args.project, read_only=True).close()
+        with Project.open(args.project, read_only=True) as looked:
+            due = values.not_kept(looked.reader())
     except NeedsMigration as exc:
         with Project.open(args.project) as project:      # opened for writing: a backup, then the migration
             say_opening_notes(project)
-        say(args, {"path": args.project, "from": exc.version, "to": SCHEMA_VERSION, "migrated": True},
-               f"migrated {args.project} from schema {exc.version} to {SCHEMA_VERSION} (a backup was taken first: "
-               f"rageval backups {args.project} lists it)")
+            kept = _keep(project)
+        say(args, {"path": args.project, "from": exc.version, "to": SCHEMA_VERSION, "migrated": True,
+                   "values_kept_for": kept},
+            f"migrated {args.project} from schema {exc.version} to {SCHEMA_VERSION} (a backup was taken first: "
+            f"rageval backups {args.project} lists it)" + _kept_words(kept))
         return EXIT_OK
-    say(args, {"path": args.project, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "migrated": False},
-           f"{args.project} is already at schema {SCHEMA_VERSION}: nothing to do")
+    kept = []
+    if due:
+        with Project.open(args.project) as project:
+            kept = _keep(project)
+    say(args, {"path": args.project, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "migrated": False,
+               "values_kept_for": kept},
+        f"{args.project} is already at schema {SCHEMA_VERSION}" + (_kept_words(kept) if kept else ": nothing to do"))
     return EXIT_OK
+
+
+def _keep(project: CoreProject) -> list[str]:
+    """Keep the values of the large runs that lack them (core.metrics.rowdata.keep_missing_values): their names."""
+    from rageval_desktop.core.metrics.rowdata import keep_missing_values
+
+    names = dict(project.reader().execute("SELECT id, name FROM runs"))
+    return [names[rid] for rid in keep_missing_values(project)]
+
+
+def _kept_words(kept: list[str]) -> str:
+    return (f"; kept the values of {len(kept)} large run(s) for quick reads ({', '.join(kept)}): metrics and compare "
+            "no longer read their tables") if kept else ""
 
 
 def add_info(command: Command) -> None:
@@ -138,6 +164,7 @@ def add_info(command: Command) -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from rageval_desktop.core.base.errors import NeedsMigration
+    from rageval_desktop.core.metrics import values
     from rageval_desktop.core.store.project import Project
     from rageval_desktop.core.store.queries import project_info
     from rageval_desktop.core.store.schema import SCHEMA_VERSION
@@ -155,6 +182,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     with project:
         info = project_info(project)
         info["samples"] = list_samples(project)
+        info["values_not_kept"] = [name for name, _ in values.not_kept(project.reader())]
     runs = ", ".join(f"{r['name']} ({r['rows']} row{'' if r['rows'] == 1 else 's'})" for r in info["runs"]) or "none"
     slices = ", ".join(f"{k} {v}" for k, v in info["slices"].items())
     text = (f"{info['name']} — {info['path']} (schema {info['schema_version']})\n"
@@ -162,6 +190,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             f"corpus chunks: {info['corpus_chunks']}\n"
             f"runs: {runs}\njudges: {info['judges']}, judgments: {info['judgments']}, "
             f"human ratings: {info['human_ratings']}")
+    if info["values_not_kept"]:
+        text += (f"\nvalues not kept: {', '.join(info['values_not_kept'])} — metrics and compare read these large "
+                 f"runs' tables on every call (several times the CPU); keep them with: rageval migrate {args.project}")
     if info["samples"]:      # their ids: pack export --sample, ratings import --sample
         text += "\nreview samples: " + ", ".join(f"#{s['id']} {s['run']} {s['metric']} ({s['rated']}/{s['rows']} rated)"
                                                   for s in info["samples"])

@@ -35,6 +35,19 @@ PARTS = ("rows", "judgments", "passages")
 Read = tuple[object, ...]    # one read's output (core.metrics.rowdata.READS): arrays, and the rows' texts
 KEEP_FROM = 50_000    # a run's rows from which its values are kept
 
+
+
+def not_kept(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """(name, rows) of each run of KEEP_FROM rows or more whose values are not all kept: `metrics` and `compare` read
+    its tables instead (4-5x the CPU at 1M rows), until a write keeps them (`rageval migrate` does; a read never
+    writes). A file made before values were kept, or a golden edit made by a script calling core, leaves them so."""
+    return [(name, rows) for name, rows in conn.execute(
+        "SELECT r.name, c.rows FROM runs r JOIN run_counts c ON c.run_id = r.id "
+        "WHERE r.purpose = 'run' AND c.rows >= ? AND (SELECT COUNT(*) FROM run_values v WHERE v.run_id = r.id "
+        "AND v.data IS NOT NULL) < ? ORDER BY r.id",
+        (KEEP_FROM, len(PARTS)))]
+
+
 _ROW_NUMBERS = ("id", "position", "golden", "n_gold", "latency_ms", "cost_usd")
 _JUDGMENT_NUMBERS = ("row_id", "judge_id", "passage_rank", "status", "score")
 _PASSAGE_NUMBERS = ("hit_rows", "hit_ranks", "prompt_rows", "prompt_k")

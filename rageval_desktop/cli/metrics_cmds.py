@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_desktop.cli.base import (
     EXIT_OK,
@@ -17,6 +17,9 @@ from rageval_desktop.cli.base import (
     say,
 )
 from rageval_desktop.core.metrics.retrieval import named, spelled
+
+if TYPE_CHECKING:
+    from rageval_desktop import api
 
 
 def _ks(text: str | None) -> tuple[int, ...]:
@@ -92,6 +95,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     from rageval_desktop.core.metrics.dashboard import dashboard_table, ppi_lines
 
     with open_api(args.project, read_only=True) as project:
+        _say_not_kept(project, args.project, [args.run])
         summary = project.metrics(args.run, k=_ks(args.k), estimator=args.estimator).data
     headers, rows = dashboard_table(summary, args.estimator)
     lines = ["  ".join(f"{h:>14}" for h in headers)]
@@ -149,8 +153,20 @@ def add_compare(command: Command) -> None:
     p.add_argument("--json", action="store_true")
 
 
+def _say_not_kept(project: api.Project, path: str, runs: list[str]) -> None:
+    """A note on stderr when a large run read here has no kept values (core.metrics.values.not_kept): the read takes
+    several times the CPU, every time, until `rageval migrate` keeps them (a read never writes)."""
+    from rageval_desktop.core.metrics.values import not_kept
+
+    slow = [f"{name} ({rows:,} rows)" for name, rows in not_kept(project.core.reader()) if name in runs]
+    if slow:
+        print(f"note: the values of {', '.join(slow)} are not kept, so this reads the tables (several times the CPU); "
+              f"keep them once with: rageval migrate {path}", file=sys.stderr)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     with open_api(args.project, read_only=True) as project:
+        _say_not_kept(project, args.project, [args.baseline, args.candidate])
         result = project.compare(args.baseline, args.candidate, metrics=_metric_names(args.metrics),
                                  estimator=args.estimator).data
     lines = []

@@ -39,3 +39,24 @@ def test_info_names_the_runs_without_kept_values_and_migrate_keeps_them(demo_fil
     assert "values not kept" not in capsys.readouterr().out
     assert main(["migrate", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["values_kept_for"] == []     # nothing left to keep: nothing written
+
+
+def test_metrics_and_compare_say_when_they_read_a_large_runs_tables(demo_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(values, "KEEP_FROM", 1)
+    path = tmp_path / "old.rageval"
+    path.write_bytes(demo_file.read_bytes())
+    with Project.open(path) as p:
+        with p.write("test: as a file from before v22 left it") as w:
+            w.execute("DELETE FROM run_values")
+        first, second = [name for (name,) in p.reader().execute(
+            "SELECT name FROM runs WHERE purpose = 'run' ORDER BY id")][:2]
+    assert main(["metrics", str(path), "--run", first, "--json"]) == 0
+    out = capsys.readouterr()
+    assert f"note: the values of {first} (" in out.err and f"rageval migrate {path}" in out.err
+    json.loads(out.out)                                  # the JSON on stdout is untouched
+    assert main(["compare", str(path), "--baseline", first, "--candidate", second]) == 0
+    assert f"{first} (" in capsys.readouterr().err
+    assert main(["migrate", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["metrics", str(path), "--run", first]) == 0
+    assert "note:" not in capsys.readouterr().err

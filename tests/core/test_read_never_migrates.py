@@ -82,7 +82,7 @@ def test_migrate_upgrades_on_purpose_after_a_backup(tmp_path, capsys):
     path = _old_project(tmp_path / "old.rageval")
     assert main(["migrate", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == {"path": str(path), "from": 1, "to": SCHEMA_VERSION, "migrated": True}
+    assert out == {"path": str(path), "from": 1, "to": SCHEMA_VERSION, "migrated": True, "values_kept_for": []}
     saved = backups.list_backups(path)
     assert len(saved) == 1 and "pre-migration-v1" in saved[0].name
     assert main(["migrate", str(path)]) == 0

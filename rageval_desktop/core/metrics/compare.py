@@ -305,7 +305,7 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
         entry: dict[str, Any] = {"n": int(mask.sum()), "n_with_gold": int((mask & gold).sum())}
         # each metric's differences written where the moments read them (a dict of columns stacked afterwards held
         # them twice: 48 MB at a million questions)
-        stack, columns = np.empty((len(part), len(wanted))), list[str]()
+        stack, columns = np.empty((len(part), len(wanted)), order="F"), list[str]()   # a column's values together
         for m in wanted:
             if m in absent:
                 entry[m] = None
@@ -337,7 +337,7 @@ def _compare(project: Project, baseline: str, candidate: str, metrics: list[str]
             stack[:, len(columns)] = (after - before).where(both).to_numpy(dtype=float)
             columns.append(m)
         out["slices"][name] = entry
-        moments[name] = (columns, *stacked_moments(np.ascontiguousarray(stack[:, :len(columns)])))
+        moments[name] = (columns, *stacked_moments(stack[:, :len(columns)]))     # (its first columns: no copy)
         del stack
     out["cell_correlation"] = cell_correlation(out, moments, members)
     out["coverage"], out["warnings"] = _coverage([(a, questions_a), (b, questions_b)], joined, wanted)
@@ -425,10 +425,15 @@ def stacked_moments(diffs: ndarray) -> tuple[Any, Any]:
 
     if not diffs.shape[1]:
         return np.zeros((0, 0)), np.zeros((0, 0))
-    known = np.isfinite(diffs).astype(float)
+    # a byte a value, and the counts and sums a column at a time: as floats, `known` was the matrix held twice more
+    # (63 MB at a million questions, and as much again where `d.T @ known` converted it), at compare's peak
+    known = np.isfinite(diffs)
     d = np.nan_to_num(diffs, copy=False)       # (the matrix is this function's own)
-    n = known.T @ known
-    sums = d.T @ known                         # sums[c, c']: the sum of c's differences where c' is known too
+    k = d.shape[1]
+    n, sums = np.empty((k, k)), np.empty((k, k))   # sums[c, c']: the sum of c's differences where c' is known too
+    for c in range(k):
+        n[:, c] = np.count_nonzero(known & known[:, c:c + 1], axis=0)
+        sums[:, c] = d.T @ known[:, c].astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         cov = (d.T @ d - sums * sums.T / n) / (n - 1)
     return n, np.where(n >= 2, cov, 0.0)

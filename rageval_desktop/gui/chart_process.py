@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from rageval_desktop.core.base.context import TaskContext
+    from rageval_desktop.core.reports.plots import Region
     from rageval_desktop.core.store.project import Project
 
 T = TypeVar("T")
@@ -42,11 +43,11 @@ on_lost: Callable[[str], object] | None = None     # told once, in words, when t
 _LOST = ""
 
 
-def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
+def _draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list[Region]]:
     """Runs in the child (and as the fallback): (PNG, the clickable regions)."""
     from rageval_desktop.core.reports.plots import Theme, box_plot, delta_chart, slice_bars
 
-    regions: list = []
+    regions: list[Region] = []
     if kind == "bars":
         png = slice_bars(payload, theme=Theme(dark), size=size, regions=regions)
     elif kind == "boxes":
@@ -154,7 +155,7 @@ def warm() -> None:
                 _arm()
 
 
-def draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list]:
+def draw(kind: str, payload: dict[str, Any], size: tuple[int, int], dark: bool) -> tuple[bytes, list[Region]]:
     found = _in_child(None, _draw, kind, payload, size, dark)
     return found[0] if found else _draw(kind, payload, size, dark)
 
@@ -205,7 +206,7 @@ def _in_child(ctx: TaskContext | None, fn: Callable[..., T], *args: object) -> l
         _done()
 
 
-def _read(fn: Callable[..., T], path: str, args: tuple) -> T:
+def _read(fn: Callable[..., T], path: str, args: tuple[object, ...]) -> T:
     """Runs in the child: `fn` on the project opened for reading, then what the read freed given back to the
     system (glibc keeps it otherwise: the child would stay at its largest read's size)."""
     import gc

@@ -232,7 +232,7 @@ class FileActions:
         if isinstance(page, DashboardView) and page.run_box.currentData():
             return page.run_box.currentData(), None
         key = self.w.current_key()
-        if key and key[0] == "run":
+        if key and key[0] == "run" and key[1] is not None:
             return key[1][1], None
         runs = self.w.run_names()
         return (runs[-1] if runs else None), None

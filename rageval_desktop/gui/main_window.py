@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.review.sampling import Sample
     from rageval_desktop.core.store.changes import Changes
     from rageval_desktop.core.store.project import Project
+    from rageval_desktop.gui.views.nav_list import NavKey
 
 BACKUP_EVERY_MS = 10 * 60 * 1000
 UPKEEP_AFTER_MS = 3000          # a pause in golden-set edits before the large runs' values are kept again
@@ -450,7 +451,7 @@ class MainWindow(QMainWindow):
     def _on_nav(self, *_: object) -> None:
         self.show_current()
 
-    def current_key(self) -> tuple | None:
+    def current_key(self) -> NavKey | None:
         return self.nav.current_key() if self.project is not None else None
 
     def run_names(self) -> list[str]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.judges.judge import Judge
     from rageval_desktop.core.metrics.gate import GateResult
     from rageval_desktop.core.metrics.gate_config import GateConfig
+    from rageval_desktop.core.reports.plots import Region
     from rageval_desktop.core.review.packs import PackInfo
     from rageval_desktop.core.store.integrity import CheckReport
     from rageval_desktop.core.store.project import Project  # imported inside the functions: not on the start-up path
@@ -111,11 +112,11 @@ def import_file(project: Project, path: Path, kind: str, run_name: str | None, f
 @dataclass(frozen=True)
 class Chart:
     png: bytes
-    regions: list   # plots.Region: what a click on the chart is about
+    regions: list[Region]   # what a click on the chart is about
     image: QImage | None = None    # the PNG decoded in the worker: decoding it on the GUI thread took 8 ms a chart
 
 
-def _chart(png: bytes, regions: list) -> Chart:
+def _chart(png: bytes, regions: list[Region]) -> Chart:
     """A chart with its image decoded here, off the GUI thread (a QImage may be made on any thread; the label makes
     its pixmap from it)."""
     from PySide6.QtGui import QImage

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from rageval_desktop.core.judges.judge import Judge
     from rageval_desktop.core.metrics.gate import GateResult
     from rageval_desktop.core.metrics.gate_config import GateConfig
+    from rageval_desktop.core.reports.plots import Region
     from rageval_desktop.core.review.agreement import Agreement
     from rageval_desktop.core.review.licence import TransportCheck
     from rageval_desktop.core.review.quality import QualityReport
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def dashboard(project: Project, run: str, baseline: str | None, kind: str, size: tuple[int, int],
-              dark: bool) -> tuple[dict, dict | None, bytes, list]:
+              dark: bool) -> tuple[dict, dict | None, bytes, list[Region]]:
     """The run's dashboard, the baseline run's (overlaid on the chart), and the chart drawn for the pane: `kind`
     "slices" (bars per slice with CIs) or "boxes" (the gold-free metrics per question, open-rag-eval style; the
     per-question values ride along in the summary as `distributions`). The chart as (PNG, clickable regions)."""
@@ -55,7 +56,7 @@ def plain(value: T) -> T:
 
 
 def dashboard_png(summary: dict, base: dict | None, kind: str, size: tuple[int, int],
-                  dark: bool) -> tuple[bytes, list]:
+                  dark: bool) -> tuple[bytes, list[Region]]:
     from rageval_desktop.gui import chart_process
 
     if kind == "boxes":
@@ -65,7 +66,7 @@ def dashboard_png(summary: dict, base: dict | None, kind: str, size: tuple[int, 
 
 
 def compare(project: Project, baseline: str, candidate: str, size: tuple[int, int], dark: bool,
-            estimator: str, limit: float) -> tuple[dict, bytes, list, GateResult]:
+            estimator: str, limit: float) -> tuple[dict, bytes, list[Region], GateResult]:
     """The comparison under the project's gate (the one `rageval gate` runs), its licences applied, its chart, and
     the gate's verdict at the page's drop `limit` (`gate_verdict`)."""
     from rageval_desktop.core.metrics import gate_config

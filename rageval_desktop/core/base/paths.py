@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -32,6 +33,18 @@ APP = "rageval-desktop"
 
 
 def _user_dir(kind: str, xdg: str, default: str, legacy: tuple[str, ...] = ()) -> Path:
+    """`_found`, once a process for the environment that names it (the settings are read three times before the
+    first window is painted: 2 ms each)."""
+    path = _found(kind, xdg, default, legacy, os.environ.get("RAGEVAL_DATA_DIR"), os.environ.get(xdg),
+                  os.environ.get("HOME"))
+    if not path.is_dir():      # removed meanwhile: made again
+        path = _found.__wrapped__(kind, xdg, default, legacy, os.environ.get("RAGEVAL_DATA_DIR"), os.environ.get(xdg),
+                                  os.environ.get("HOME"))
+    return path
+
+
+@functools.cache
+def _found(kind: str, xdg: str, default: str, legacy: tuple[str, ...], *environment: str | None) -> Path:
     """One of the user's folders, where the operating system keeps them (platformdirs: the XDG base-directory spec on
     Linux, `~/Library/Application Support` on macOS, `%LOCALAPPDATA%` on Windows — it was XDG's on every OS);
     RAGEVAL_DATA_DIR (tests, portable installs) holds them all. `legacy`: files an earlier release kept elsewhere (the

@@ -152,7 +152,7 @@ def reader_main(path: str, fmt: str | None, mapping: dict[str, str] | None, rank
 
 
 class ReaderProcess:
-    def __init__(self, process: subprocess.Popen, errors: Any) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
         self.process, self.errors = process, errors
         self.summary: dict[str, Any] = {}
         self.cell_warnings: list[str] = []

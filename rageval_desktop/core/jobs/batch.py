@@ -42,7 +42,7 @@ from rageval_desktop.core.jobs.message_batches import MessageBatches, flavour
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import llm, rubrics
-from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.judge import Endpoint, Judge
 from rageval_desktop.core.judges.registry import note_endpoints
 from rageval_desktop.core.judges.secrets import Scrubber
 from rageval_desktop.core.store import owners, records
@@ -145,7 +145,7 @@ class BatchJob:
         self.job_id, self.poll_seconds = job_id, poll_seconds
         self.stats = BatchStats(job_id=job_id)
         self.scrub = Scrubber()
-        self.providers: dict[tuple, Provider] = {}
+        self.providers: dict[Endpoint, Provider] = {}
         self.failed_kinds: Counter[str] = Counter()
         self._poll_failures = 0        # polls in a row that failed (the provider unreachable)
 
@@ -313,8 +313,8 @@ class BatchJob:
         batched = [j for j in judges if j.calls_llm and not j.spec.items]
         if round_ == 1:
             self.stats.live = work.count([j for j in judges if j.calls_llm and j.spec.items])
-        parts: dict[tuple, list[bytes]] = {}      # endpoint -> request lines of the file being filled
-        sizes: dict[tuple, int] = {}
+        parts: dict[Endpoint, list[bytes]] = {}      # endpoint -> request lines of the file being filled
+        sizes: dict[Endpoint, int] = {}
         part = self.project.reader().execute("SELECT COALESCE(MAX(part), 0) FROM batches WHERE job_id = ?",
                                              (self.job_id,)).fetchone()[0]
         sent_before = self.stats.sent
@@ -349,7 +349,7 @@ class BatchJob:
     def cached_keys(self, keys: list[str]) -> set[str]:
         return cached_keys(self.project, keys)
 
-    def send(self, endpoint: tuple, lines: list[bytes], round_: int, part: int) -> None:
+    def send(self, endpoint: Endpoint, lines: list[bytes], round_: int, part: int) -> None:
         """Upload one file, record it, create its batch, record the batch id."""
         self.ctx.check()
         provider = self.provider(*endpoint)

@@ -29,7 +29,7 @@ from rageval_desktop.core.jobs.commit import CommitLane, while_busy
 from rageval_desktop.core.jobs.spec import JobSpec, job_items, job_judges, pending_for, still_waiting
 from rageval_desktop.core.jobs.work import Item, Plan
 from rageval_desktop.core.judges import llm, parsers, prices, rubrics
-from rageval_desktop.core.judges.judge import Judge
+from rageval_desktop.core.judges.judge import Endpoint, Judge
 from rageval_desktop.core.judges.kinds import KindUnavailable, kind_origin, scored_problem
 from rageval_desktop.core.judges.registry import note_endpoints
 from rageval_desktop.core.judges.secrets import Scrubber, key_problems, resolve_api_key
@@ -126,7 +126,7 @@ class JudgeJob:
         self._prices: dict[tuple[str | None, bool], tuple[float, float] | None] = {}
         self.scrub = Scrubber()
         self.fatal: str | None = None
-        self.silence: defaultdict[tuple, llm.Silence] = defaultdict(llm.Silence)   # per endpoint: is it answering
+        self.silence: defaultdict[Endpoint, llm.Silence] = defaultdict(llm.Silence)   # per endpoint: is it answering
         self.lane: CommitLane[Entry] | None = None
         self._last_report = 0.0
         self._wake: Callable[[], object] | None = None   # tells the dispatcher (in the loop) that a commit made room
@@ -452,8 +452,8 @@ class JudgeJob:
 
     # --- LLM judges ----------------------------------------------------------------------------
     async def run_llm(self, work: Plan, judges: list[Judge]) -> None:
-        clients: dict[tuple[str | None, str | None], AsyncOpenAI] = {}
-        limiters: dict[tuple, AdaptiveLimiter] = {}
+        clients: dict[Endpoint, AsyncOpenAI] = {}
+        limiters: dict[Endpoint, AdaptiveLimiter] = {}
         rubric_cache: dict[int, rubrics.Rubric] = {}
         conn = self.project.reader()
         for j in judges:
@@ -469,7 +469,7 @@ class JudgeJob:
                                                      self.spec.rpm or j.param("rpm"))
             if j.rubric_key not in rubric_cache:
                 rubric_cache[j.rubric_key] = rubrics.load(conn, j.rubric_key)
-        tasks: set[asyncio.Task] = set()
+        tasks: set[asyncio.Task[None]] = set()
         cap = max(limiter.max for limiter in limiters.values())
         self._limiters = list(limiters.values())
         self._room = asyncio.Event()
@@ -519,7 +519,7 @@ class JudgeJob:
                     yield item
 
     async def dispatch(self, items: Iterator[Item], clients: dict, limiters: dict, rubric_cache: dict,
-                       tasks: set[asyncio.Task], cap: int) -> None:
+                       tasks: set[asyncio.Task[None]], cap: int) -> None:
         room = self._room
         assert room is not None
         loop = asyncio.get_running_loop()
@@ -551,8 +551,8 @@ class JudgeJob:
             self.report()
 
     @staticmethod
-    def _done_callback(tasks: set[asyncio.Task], room: asyncio.Event) -> Callable[[asyncio.Task], None]:
-        def done(task: asyncio.Task) -> None:
+    def _done_callback(tasks: set[asyncio.Task[None]], room: asyncio.Event) -> Callable[[asyncio.Task[None]], None]:
+        def done(task: asyncio.Task[None]) -> None:
             tasks.discard(task)
             room.set()
         return done
@@ -563,13 +563,13 @@ class JudgeJob:
         assert self.stats.job_id is not None
         return self.stats.job_id
 
-    def busy_slots(self, tasks: set[asyncio.Task]) -> int:
+    def busy_slots(self, tasks: set[asyncio.Task[None]]) -> int:
         """Calls in flight (not counting hung ones the limiter gave up waiting for) + results not committed."""
         assert self.lane is not None
         stalled = sum(limiter.stalled for limiter in self._limiters)
         return len(tasks) - stalled + self.lane.pending()
 
-    async def watch(self, dispatcher: asyncio.Task, tasks: set[asyncio.Task]) -> None:
+    async def watch(self, dispatcher: asyncio.Task[None], tasks: set[asyncio.Task[None]]) -> None:
         """Within a second of a cancel (or of a failed write), cancel the calls in flight, not only new ones."""
         while True:
             await asyncio.sleep(CANCEL_POLL_SECONDS)

@@ -9,6 +9,8 @@ from rageval_desktop.core.base.errors import RagevalError
 from rageval_desktop.core.base.vocab import LLM_DEFAULTS, METRICS, MetricSpec
 from rageval_desktop.core.judges.kinds import JudgeKind, get_kind, guarded, kind_origin
 
+Endpoint = tuple[str | None, str | None]   # (base URL, API key's reference): one client, one limiter, one batch file
+
 
 @dataclass
 class Judge:

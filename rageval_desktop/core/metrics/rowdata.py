@@ -188,7 +188,8 @@ def keep_missing_values(project: Project, *, parallel: bool = True,
 STATUSES = ("ok", "unparsed", "error")
 
 
-def numeric_columns(conn: sqlite3.Connection, columns: list[tuple[str, type]], source: str, params: tuple = (),
+def numeric_columns(conn: sqlite3.Connection, columns: list[tuple[str, type]], source: str,
+                    params: tuple[object, ...] = (),
                     strings: list[str] | None = None) -> Any:
     """Number columns of a query's rows, read in one step: SQLite writes each column as one JSON array (a double
     that holds a whole number as that integer, any other with 17 significant digits, so each under 1e100 in

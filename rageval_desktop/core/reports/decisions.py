@@ -59,7 +59,7 @@ def digest(record: Record) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ the inputs' tree
-def _hash_rows(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> Record:
+def _hash_rows(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> Record:
     h = hashlib.sha256()
     n = 0
     for row in conn.execute(sql, params):

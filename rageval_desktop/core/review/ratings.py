@@ -128,7 +128,7 @@ def current(project: Project, metric: str, reviewer: str | None = None) -> dict[
     """Each row's latest standing score for a metric (by one reviewer, or the latest of anyone)."""
     sql = ("SELECT run_row_id, score FROM human_ratings WHERE metric = ? AND withdrawn_at IS NULL AND skipped = 0"
            + (" AND reviewer = ?" if reviewer else "") + " ORDER BY id")
-    params: tuple = (metric, reviewer) if reviewer else (metric,)
+    params: tuple[str, ...] = (metric, reviewer) if reviewer else (metric,)
     return {row: score for row, score in project.reader().execute(sql, params)}
 
 

@@ -181,7 +181,7 @@ def dead_sessions(conn: sqlite3.Connection) -> list[str]:
     return out
 
 
-def _quick_write(conn: sqlite3.Connection, sql: str, params: tuple) -> bool:
+def _quick_write(conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> bool:
     """One small statement, waiting at most SESSION_TIMEOUT_MS for another process's write; False if it could not."""
 
     try:

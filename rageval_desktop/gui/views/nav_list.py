@@ -11,6 +11,9 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from rageval_desktop.gui import pages as page_list
 
+# what an item of the list stands for: ("golden", None), ("run", (run id, name)) or (a page's key, None)
+NavKey = tuple[str, tuple[int, str] | None]
+
 KEY = Qt.ItemDataRole.UserRole
 
 
@@ -44,9 +47,9 @@ class NavList(QListWidget):
         finally:
             self.blockSignals(False)
 
-    def current_key(self) -> tuple | None:
+    def current_key(self) -> NavKey | None:
         item = self.currentItem()
-        key: tuple | None = item.data(KEY) if item is not None else None     # (a key set by this list)
+        key: NavKey | None = item.data(KEY) if item is not None else None     # (a key set by this list)
         return key
 
     def select_key(self, kind: str) -> None:
@@ -63,7 +66,7 @@ class NavList(QListWidget):
             if key and key[0] == "run" and key[1][1] == name:
                 self.setCurrentRow(i)
 
-    def _item(self, text: str, key: tuple) -> None:
+    def _item(self, text: str, key: NavKey) -> None:
         item = QListWidgetItem(text)
         item.setData(KEY, key)
         self.addItem(item)

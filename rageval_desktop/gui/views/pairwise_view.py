@@ -370,7 +370,8 @@ class PairwiseView(Page):
 
         self.state.run_write("Rating a pair", write, on_done=saved, on_error=failed)
 
-    def _command(self, desk: PairDesk, sample: int, item: PairItem, said: str, rating: int) -> EditCommand:
+    def _command(self, desk: PairDesk, sample: int, item: PairItem, said: str,
+                 rating: int) -> EditCommand[None, int]:
         """The rating on the window's undo stack: undo withdraws it, redo rates the pair again the same way."""
         source, reviewer, made = self.source(), self.state.reviewer(), [rating]
         assert source is not None

@@ -32,7 +32,7 @@ class DeskView(Protocol):
 
 
 def rating_command(view: DeskView, sample_id: int, index: int, rating: Rating, comment: str | None,
-                   seconds: float | None) -> EditCommand:
+                   seconds: float | None) -> EditCommand[None, Rating]:
     """A rating on the window's undo stack: undo withdraws it, redo rates again (a new rating, same values)."""
     source, made = view.source(), [rating]
     assert source is not None          # (it was rated through it)
@@ -55,7 +55,7 @@ def rating_command(view: DeskView, sample_id: int, index: int, rating: Rating, c
                        redone=redone, busy=view.set_busy)
 
 
-def check_command(view: DeskView, sample_id: int, check: Check, operation: int) -> EditCommand:
+def check_command(view: DeskView, sample_id: int, check: Check, operation: int) -> EditCommand[None, int]:
     """A check's rating on the window's undo stack: undo withdraws it (the check is shown again), redo rates it
     again with the same score (checks are the project's: a pack has none)."""
     from rageval_desktop.core.ops.sources import ProjectSource

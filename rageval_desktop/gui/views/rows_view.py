@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from rageval_desktop.gui.models.lazy_table import Listing, RowsPage
     from rageval_desktop.gui.state import AppState, Page
     from rageval_desktop.gui.views.command_palette import Command
+    from rageval_desktop.gui.views.nav_list import NavKey
     from rageval_desktop.gui.views.triage_bar import TriageBar
 
 ROW_HEIGHT = 24
@@ -68,7 +69,7 @@ class RowsHost(GoldenBarHost, Protocol):
     def select_nav(self, key: str) -> None: ...
     def view(self, cls: type[P]) -> P: ...
     def run_names(self) -> list[str]: ...
-    def current_key(self) -> tuple | None: ...
+    def current_key(self) -> NavKey | None: ...
     def show_current(self) -> None: ...
 
 
@@ -176,7 +177,7 @@ class RowsView(QSplitter):
         """The table the navigation chose, listed again under the filters and the sort (read off the GUI thread)."""
         self.show_key(self.host.current_key())
 
-    def show_key(self, key: tuple | None) -> None:
+    def show_key(self, key: NavKey | None) -> None:
         """Show the golden set or a run (`key` from the navigation): its filter row, then its listing when read."""
         from rageval_desktop.core.metrics import triage
         from rageval_desktop.gui.models.lazy_table import read_listing
@@ -274,18 +275,19 @@ class RowsView(QSplitter):
             return None
         kind, arg = key
         project = self.host.project
-        if project is None:
+        if project is None or (kind == "run" and arg is None):
             return None
-        if kind == "run":
+        if arg is not None:
             self.host.state.current_run = arg[1]
         filters = self.triage.filters(self.slice_box.currentData())
-        if kind == "golden":
+        if kind == "golden" or arg is None:
             return triage.golden_source(filters)
-        failing = self._failing.get((str(project.path), arg[0], filters.failure)) if filters.failure else None
+        run_id, run = arg
+        failing = self._failing.get((str(project.path), run_id, filters.failure)) if filters.failure else None
         if filters.failure and failing is None:
-            self._classify(arg[0], arg[1], filters.failure)   # in a worker; the listing follows when it is done
+            self._classify(run_id, run, filters.failure)   # in a worker; the listing follows when it is done
             return None
-        return triage.run_source(project, arg[0], arg[1], filters, failing)
+        return triage.run_source(project, run_id, run, filters, failing)
 
     def _classify(self, run_id: int, run: str, failure: str) -> None:
         """A failure-class filter: classify the run's rows on a worker (seconds at 200k rows), then list them."""

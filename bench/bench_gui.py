@@ -81,6 +81,55 @@ def rss_mb() -> tuple[float, float]:
     return now, peak
 
 
+def family_mb() -> float:
+    """Resident MB of this process and every process it started, and theirs (the helper, multiprocessing's resource
+    tracker): what the machine pays for the app, read from /proc."""
+    import os
+
+    parent: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    ours, grew = {os.getpid()}, True
+    while grew:
+        found = {pid for pid, ppid in parent.items() if ppid in ours} - ours
+        grew = bool(found)
+        ours |= found
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for pid in ours:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 2**20
+
+
+class FamilyPeak:
+    """The largest `family_mb` seen, sampled every 50 ms on a thread of its own (VmHWM is one process's peak; the
+    app's processes peak at different moments)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            self.peak = max(self.peak, family_mb())
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
 def memory_of(path: Path) -> None:
     """In a process of its own: the window on `path` — its run shown, scrolled to the end, then each page visited and
     left to read (until no read of the window runs) — printing what it holds resident after each step, as JSON."""
@@ -91,6 +140,7 @@ def memory_of(path: Path) -> None:
 
     app = make_app()
     out: dict[str, float] = {"started": rss_mb()[0]}
+    family = FamilyPeak()
     w = open_window(app, path)
     w.resize(1280, 720)
 
@@ -134,6 +184,15 @@ def memory_of(path: Path) -> None:
         status = Path(f"/proc/{pid}/status").read_text()
         out["helper process"] = int(status.split("VmRSS:")[1].split()[0]) / 1024
         out["helper's peak"] = int(status.split("VmHWM:")[1].split()[0]) / 1024
+    # the machine's memory (issue 79.1): every process of the app, after the last read and once idle past the helper's
+    # idle time (it ends then, giving back its libraries), and the largest sum seen on the way
+    out["all processes, after the last read"] = family_mb()
+    end = time.perf_counter() + chart_process.IDLE_S + 5
+    while time.perf_counter() < end:
+        app.processEvents()
+        time.sleep(0.05)
+    out["all processes, idle"] = family_mb()
+    out["all processes, peak"] = family.stop()
     close_and_wait(app, w)
     print(json.dumps(out))
 

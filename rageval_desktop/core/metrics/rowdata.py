@@ -448,16 +448,19 @@ def _rows_frame(read: tuple[Any, ...]) -> DataFrame:
         "qkey": qkey}, index=index, copy=False)     # (the read's own arrays: no copy)
 
 
-def texts(project: Project, row_ids: list[int]) -> dict[int, tuple[str, str, str | None, str | None, str | None]]:
-    """(row id in the file, question, answer, gold answer, golden id) of these run rows."""
+def texts(project: Project, row_ids: list[int],
+          answers: bool = True) -> dict[int, tuple[str, str, str | None, str | None, str | None]]:
+    """(row id in the file, question, answer, gold answer, golden id) of these run rows; without `answers`, the
+    answer and the gold answer are None (not read: a listing that shows neither)."""
     conn = project.reader()
     out: dict[int, tuple[str, str, str | None, str | None, str | None]] = {}
+    said = ("rr.answer, g.gold_answer" if answers else "NULL, NULL")
+    joined = "LEFT JOIN golden_rows g ON g.id = rr.golden_id " if answers else ""
     for start in range(0, len(row_ids), 500):
         chunk = row_ids[start:start + 500]
         for rid, external, question, answer, gold, golden in conn.execute(
-                "SELECT rr.id, rr.external_id, rr.question, rr.answer, g.gold_answer, rr.golden_id FROM run_rows rr "
-                f"LEFT JOIN golden_rows g ON g.id = rr.golden_id WHERE rr.id IN ({','.join('?' * len(chunk))})",
-                chunk):
+                f"SELECT rr.id, rr.external_id, rr.question, {said}, rr.golden_id FROM run_rows rr {joined}"
+                f"WHERE rr.id IN ({','.join('?' * len(chunk))})", chunk):
             out[rid] = (external, question, answer, gold, golden)
     return out
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
+from rageval_desktop.gui import boot  # noqa: F401  (first: PySide6 no longer reads our modules' sources)
 from rageval_desktop.gui.main_window import MainWindow
 from rageval_desktop.gui.pages import BY_KEY
 

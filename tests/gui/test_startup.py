@@ -87,3 +87,29 @@ def test_a_computed_page_is_grabbed_once_settled_never_mid_read(demo_file, tmp_p
         seen = json.loads(result.stdout.strip().splitlines()[-1])
         assert seen == {"unsettled": [], "has_result": True, "exit": 0}, (view, seen)
         assert shot.stat().st_size > 10_000
+
+
+UNREAD = textwrap.dedent("""
+    import inspect, json
+    read = []
+    asked = inspect.getsource
+
+    def spy(obj):
+        read.append(getattr(obj, "__name__", "?"))
+        return asked(obj)
+
+    inspect.getsource = spy      # what PySide6's __feature__ hook reads of each module imported after it
+    from rageval_desktop.gui import app
+    print(json.dumps(sorted(n for n in read if n.startswith("rageval_desktop") and n != "rageval_desktop.gui.boot")))
+""")
+
+
+def test_pyside_reads_none_of_our_sources_on_the_way_to_the_window():
+    """Issue 79.3: PySide6's hook read the whole source of every module imported after it (inspect.getsource) to see
+    whether it names PySide6 — about thirty of ours before the first window, 3-4 ms of the start. gui/boot.py answers
+    for ours; before it, this listed rageval_desktop.gui.main_window and the rest."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", UNREAD], capture_output=True, text=True, timeout=120, cwd=REPO,
+                            env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []

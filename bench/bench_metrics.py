@@ -110,7 +110,7 @@ def kept_copy(path: Path, rageval: str) -> Path:
         wall, cpu, peak = timed([rageval, "migrate", str(kept)])
         print(f"  {said[:60]}…\n  rageval migrate (keeps them, once): wall {wall:.2f} s  CPU {cpu:.2f} s  "
               f"peak {peak:.0f} MB", flush=True)
-    if not said or KEEP_FROM > 0 and _rows(kept) < KEEP_FROM:
+    if _rows(kept) < KEEP_FROM:        # no write keeps a small run's values: the script does
         subprocess.run([sys.executable, "-c", KEEP, str(kept)], check=True)
     return kept
 

@@ -81,8 +81,10 @@ def launch(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
         marks.setdefault(line.strip(), time.perf_counter() - t0)
         if line.strip() == "painted":
             marks.setdefault("cpu at painted", cpu_so_far(proc.pid))
-    _, _, usage = os.wait4(proc.pid, 0)
-    proc.returncode = 0
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"the measured process failed (exit {proc.returncode}): {args}")
     marks["exit"], marks["cpu"] = time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
     return marks
 

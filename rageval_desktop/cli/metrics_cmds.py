@@ -158,7 +158,7 @@ def _say_not_kept(project: api.Project, path: str, runs: list[str]) -> None:
     several times the CPU, every time, until `rageval migrate` keeps them (a read never writes)."""
     from rageval_desktop.core.metrics.values import not_kept
 
-    slow = [f"{name} ({rows:,} rows)" for name, rows in not_kept(project.core.reader()) if name in runs]
+    slow = [f"{name} ({rows:,} rows)" for _, name, rows in not_kept(project.core.reader()) if name in runs]
     if slow:
         print(f"note: the values of {', '.join(slow)} are not kept, so this reads the tables (several times the CPU); "
               f"keep them once with: rageval migrate {path}", file=sys.stderr)

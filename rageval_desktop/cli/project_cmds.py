@@ -143,10 +143,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def _keep(project: CoreProject) -> list[str]:
     """Keep the values of the large runs that lack them (core.metrics.rowdata.keep_missing_values): their names."""
+    from rageval_desktop.core.metrics import values
     from rageval_desktop.core.metrics.rowdata import keep_missing_values
 
-    names = dict(project.reader().execute("SELECT id, name FROM runs"))
-    return [names[rid] for rid in keep_missing_values(project)]
+    due = values.not_kept(project.reader())
+    kept = keep_missing_values(project)
+    return [name for rid, name, _ in due if rid in kept]
 
 
 def _kept_words(kept: list[str]) -> str:
@@ -182,7 +184,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     with project:
         info = project_info(project)
         info["samples"] = list_samples(project)
-        info["values_not_kept"] = [name for name, _ in values.not_kept(project.reader())]
+        info["values_not_kept"] = [name for _, name, _ in values.not_kept(project.reader())]
     runs = ", ".join(f"{r['name']} ({r['rows']} row{'' if r['rows'] == 1 else 's'})" for r in info["runs"]) or "none"
     slices = ", ".join(f"{k} {v}" for k, v in info["slices"].items())
     text = (f"{info['name']} — {info['path']} (schema {info['schema_version']})\n"

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from PySide6.QtCore import QObject
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QObject
     from PySide6.QtWidgets import QDialog, QWidget
 
     from rageval_desktop.core.base.context import TaskContext

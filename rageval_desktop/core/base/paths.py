@@ -37,9 +37,7 @@ def _user_dir(kind: str, xdg: str, default: str, legacy: tuple[str, ...] = ()) -
     first window is painted: 2 ms each)."""
     path = _found(kind, xdg, default, legacy, os.environ.get("RAGEVAL_DATA_DIR"), os.environ.get(xdg),
                   os.environ.get("HOME"))
-    if not path.is_dir():      # removed meanwhile: made again
-        path = _found.__wrapped__(kind, xdg, default, legacy, os.environ.get("RAGEVAL_DATA_DIR"), os.environ.get(xdg),
-                                  os.environ.get("HOME"))
+    path.mkdir(parents=True, exist_ok=True)      # (removed meanwhile: made again)
     return path
 
 

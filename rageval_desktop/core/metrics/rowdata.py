@@ -174,12 +174,8 @@ def keep_missing_values(project: Project, *, parallel: bool = True,
     """Keep every large run's values that are not kept (`keep_values`), as after a change to the golden set took
     them away from the runs linked to it: run id -> the parts kept. For what writes the golden set (a golden import,
     the app after an edit); a read never keeps."""
-    found = project.reader().execute(
-        "SELECT c.run_id FROM run_counts c WHERE c.rows >= ? AND (SELECT COUNT(*) FROM run_values v "
-        "WHERE v.run_id = c.run_id AND v.data IS NOT NULL) < ? ORDER BY c.run_id",
-        (run_values.KEEP_FROM, len(run_values.PARTS))).fetchall()
     out = {}
-    for (rid,) in found:
+    for rid, _, _ in run_values.not_kept(project.reader()):
         if kept := keep_values(project, rid, parallel=parallel, read=read):
             out[rid] = kept
     return out

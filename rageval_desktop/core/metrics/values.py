@@ -36,15 +36,14 @@ Read = tuple[object, ...]    # one read's output (core.metrics.rowdata.READS): a
 KEEP_FROM = 50_000    # a run's rows from which its values are kept
 
 
-
-def not_kept(conn: sqlite3.Connection) -> list[tuple[str, int]]:
-    """(name, rows) of each run of KEEP_FROM rows or more whose values are not all kept: `metrics` and `compare` read
-    its tables instead (4-5x the CPU at 1M rows), until a write keeps them (`rageval migrate` does; a read never
-    writes). A file made before values were kept, or a golden edit made by a script calling core, leaves them so."""
-    return [(name, rows) for name, rows in conn.execute(
-        "SELECT r.name, c.rows FROM runs r JOIN run_counts c ON c.run_id = r.id "
-        "WHERE r.purpose = 'run' AND c.rows >= ? AND (SELECT COUNT(*) FROM run_values v WHERE v.run_id = r.id "
-        "AND v.data IS NOT NULL) < ? ORDER BY r.id",
+def not_kept(conn: sqlite3.Connection) -> list[tuple[int, str, int]]:
+    """(id, name, rows) of each run of KEEP_FROM rows or more whose values are not all kept: `metrics` and `compare`
+    read its tables instead (4-5x the CPU at 1M rows), until a write keeps them (`rowdata.keep_missing_values`:
+    `rageval migrate`, a golden import, the app; a read never writes). A file made before values were kept, or a
+    golden edit made by a script calling core, leaves them so."""
+    return [(rid, name, rows) for rid, name, rows in conn.execute(
+        "SELECT r.id, r.name, c.rows FROM runs r JOIN run_counts c ON c.run_id = r.id WHERE c.rows >= ? AND "
+        "(SELECT COUNT(*) FROM run_values v WHERE v.run_id = r.id AND v.data IS NOT NULL) < ? ORDER BY r.id",
         (KEEP_FROM, len(PARTS)))]
 
 

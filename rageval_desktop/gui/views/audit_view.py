@@ -278,12 +278,13 @@ class AuditView(Page):
 
     def open_false_accept(self, index: QModelIndex) -> None:
         r = self.selected()
-        row = self.false_accepts.record(index.row()) if r is not None else None
-        if r is not None and row is not None:
-            # a row in no sample (imported ratings) comes to the card in a sample of the run's false accepts
-            same_run = [a["run_row_id"] for a in self.false_accepts.records if a["run"] == row["run"]]
-            self.state.navigate("review", row=row["run_row_id"], metric=r.metric, run=row["run"],
-                                or_sample=same_run, reason=f"false accepts of {r.judge} on {row['run']}")
+        if r is None:
+            return
+        row = self.false_accepts.record(index.row())
+        # a row in no sample (imported ratings) comes to the card in a sample of the run's false accepts
+        same_run = [a["run_row_id"] for a in self.false_accepts.records if a["run"] == row["run"]]
+        self.state.navigate("review", row=row["run_row_id"], metric=r.metric, run=row["run"],
+                            or_sample=same_run, reason=f"false accepts of {r.judge} on {row['run']}")
 
     def selected(self) -> Agreement | None:
         rows = self.table.selectionModel().selectedRows()
